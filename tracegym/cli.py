@@ -1,0 +1,54 @@
+"""The `tracegym` command line: thin commands over the library.
+
+Heavy imports (torch, transformers) happen inside the commands that need
+them, so `tracegym --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from tracegym.commands import ingest, inspect
+from tracegym.errors import TracegymError
+
+
+class _App(TyperGroup):
+    """Every command's `TracegymError` ends here: a red panel on stderr, exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except TracegymError as e:
+            if os.environ.get("TRACEGYM_DEBUG"):
+                raise
+            from rich.panel import Panel
+
+            from tracegym.output import err
+
+            err.print(Panel(str(e), title=e.title, border_style="red", title_align="left"))
+            raise typer.Exit(2) from None
+
+
+app = typer.Typer(
+    name="tracegym",
+    cls=_App,
+    help="Turn production agent traces into RL environments, and train your model on them.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+ingest.register(app)
+inspect.register(app)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

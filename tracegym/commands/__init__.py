@@ -1,0 +1,1 @@
+"""One module per command group; each exposes `register(app)`."""

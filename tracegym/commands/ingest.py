@@ -1,0 +1,54 @@
+"""`tracegym ingest PATH...`"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracegym.output import JsonOpt, StoreOpt, emit, err, print_json, progress
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ingest")(ingest)
+
+
+def ingest(
+    paths: Annotated[list[str], typer.Argument(help="Files, folders (recursive) or - for stdin.")],
+    fmt: Annotated[str | None, typer.Option("--format", help="Skip detection and read every file as this format.")] = None,
+    mapping: Annotated[Path | None, typer.Option("--mapping", help="Field-path mapping file for --format generic.")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 2 if any record could not be ingested.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Load agent traces into the store; the format of each file is detected unless --format is given."""
+    from tracegym.ingest.pipeline import expand_paths, ingest_paths
+    from tracegym.store import open_store
+
+    options = {"mapping": mapping} if mapping else {}
+    files = list(expand_paths(paths))
+    with open_store(store) as st, progress("ingesting", total=len(files)) as bar:
+        summary = ingest_paths(st, [str(f) for f in files], fmt, options, on_file=lambda p: bar.advance())
+    data = summary.to_dict()
+    if as_json:
+        print_json(data)
+    else:
+        _print_summary(data)
+    nothing_loaded = data["traces"] == 0 and data["duplicates_skipped"] == 0 and data["files_skipped_already_ingested"] == 0
+    if data["errors"] and (strict or nothing_loaded):
+        raise typer.Exit(2)
+
+
+def _print_summary(data: dict) -> None:
+    rows = [{"format": k, **v} for k, v in sorted(data["by_format"].items())]
+    emit(rows, False, title="Ingested")
+    err.print(
+        f"{data['traces']} traces, {data['messages']} messages, {data['tool_calls']} tool calls; "
+        f"{data['errors']} bad records, {data['duplicates_skipped']} duplicate traces skipped, "
+        f"{data['conflicts']} id conflicts, {data['files_skipped_already_ingested']} files already ingested."
+    )
+    if data["traces"] == 0 and (data["files_skipped_already_ingested"] or data["duplicates_skipped"]):
+        err.print("Nothing new: everything here was already in the store.")
+    if data["errors"]:
+        err.print("Bad records are in the ingest_errors table: `tracegym sql \"SELECT * FROM ingest_errors\"`.")

@@ -1,0 +1,102 @@
+"""Looking at the store: `traces list/show`, `sql`, `store stats`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tracegym.output import JsonOpt, StoreOpt, emit, out, print_json
+
+traces_app = typer.Typer(help="Look at ingested traces.", no_args_is_help=True)
+store_app = typer.Typer(help="The DuckDB store.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(traces_app, name="traces")
+    app.add_typer(store_app, name="store")
+    app.command("sql")(sql)
+
+
+@traces_app.command("list")
+def traces_list(
+    fmt: Annotated[str | None, typer.Option("--format", help="Only this format.")] = None,
+    outcome: Annotated[str | None, typer.Option(help="success, failure or none.")] = None,
+    model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many rows.")] = 50,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List traces with their outcome and tool-call counts."""
+    from tracegym.store import open_store
+    from tracegym.store.queries import list_traces
+
+    with open_store(store, read_only=True) as st:
+        emit(list_traces(st, fmt, outcome, model, limit), as_json, title="Traces")
+
+
+@traces_app.command("show")
+def traces_show(
+    trace_id: Annotated[str, typer.Argument(help="The trace id (see `tracegym traces list`).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one trace as a readable conversation with its tool calls and results."""
+    from tracegym.store import open_store
+    from tracegym.store.queries import get_trace
+
+    with open_store(store, read_only=True) as st:
+        trace = get_trace(st, trace_id)
+    if as_json:
+        print_json(trace)
+        return
+    _render_conversation(trace)
+
+
+def _render_conversation(trace: dict) -> None:
+    from rich.markup import escape
+    from rich.panel import Panel
+
+    colors = {"system": "magenta", "user": "green", "assistant": "cyan", "tool": "yellow"}
+    out.print(f"[bold]{trace['trace_id']}[/bold]  format={trace['format']}  model={trace['model']}  "
+              f"outcome={trace['outcome']}")
+    calls_by_msg: dict[int, list[dict]] = {}
+    for call in trace["tool_calls"]:
+        calls_by_msg.setdefault(call["message_idx"], []).append(call)
+    for msg in trace["messages"]:
+        body = escape(msg["content"] or "")
+        for call in calls_by_msg.get(msg["idx"], []):
+            flag = " [red]ERROR[/red]" if call["is_error"] else ""
+            body += f"\n[bold]→ {escape(call['name'])}[/bold]({escape(str(call['arguments']))}){flag}"
+        out.print(Panel(body or "[dim](empty)[/dim]", title=f"{msg['idx']} {msg['role']}",
+                        border_style=colors.get(msg["role"], "white"), title_align="left"))
+    for s in trace["scores"]:
+        out.print(f"score {s['name']} = {s['value']} {s['label'] or ''} ({s['kind']})")
+
+
+def sql(
+    query: Annotated[str, typer.Argument(help="SQL to run (read-only).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run read-only SQL over the store."""
+    from tracegym.store import open_store
+
+    with open_store(store, read_only=True) as st:
+        emit(st.query(query), as_json)
+
+
+@store_app.command("stats")
+def store_stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Row counts per table and traces per format."""
+    from tracegym.store import open_store
+    from tracegym.store.queries import stats
+
+    with open_store(store, read_only=True) as st:
+        data = stats(st)
+    if as_json:
+        print_json(data)
+        return
+    out.print(f"store: {data['path']}")
+    emit([{"table": k, "rows": v} for k, v in data["tables"].items()], False, title="Tables")
+    emit(data["by_format"], False, title="Traces by format")

@@ -1,0 +1,43 @@
+"""Typed errors: the one path by which problems reach users.
+
+The library raises a `TracegymError` subclass; the CLI prints its message on
+stderr and exits with code 2. Anything else is a bug and shows a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class TracegymError(Exception):
+    """An error meant for the user: a clear message, no traceback."""
+
+    title = "tracegym error"
+
+    def __init__(self, message: str, title: str | None = None) -> None:
+        super().__init__(message)
+        if title is not None:
+            self.title = title
+
+
+class StoreError(TracegymError):
+    title = "Store error"
+
+
+class IngestError(TracegymError):
+    title = "Ingest error"
+
+
+class ConfigError(TracegymError):
+    title = "Configuration error"
+
+
+class NotFoundError(TracegymError):
+    title = "Not found"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """A ' Did you mean X?' suffix when a close spelling exists, else ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""

@@ -1,0 +1,27 @@
+"""One module per trace format. `ADAPTERS` lists them in detection order."""
+
+from __future__ import annotations
+
+from tracegym.ingest.adapters.base import Adapter
+from tracegym.ingest.adapters.tau_bench import TauBenchAdapter
+
+# Most specific first: detection asks each in turn and takes the first that claims the file.
+ADAPTERS: list[Adapter] = [
+    TauBenchAdapter(),
+]
+
+
+def adapter_names() -> list[str]:
+    return [a.name for a in ADAPTERS]
+
+
+def get_adapter(name: str) -> Adapter:
+    from tracegym.errors import IngestError, did_you_mean
+
+    for adapter in ADAPTERS:
+        if adapter.name == name:
+            return adapter
+    raise IngestError(
+        f"Unknown format {name!r}.{did_you_mean(name, adapter_names())} "
+        f"Known formats: {', '.join(adapter_names())}."
+    )

@@ -1,0 +1,155 @@
+"""Helpers adapters share: roles, content flattening, times, tool-error detection."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from tracegym.ingest.records import ToolCall, Trace
+
+ROLE_ALIASES = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "model": "assistant",
+    "agent": "assistant",
+    "tool": "tool",
+    "function": "tool",
+    "ipython": "tool",
+    "observation": "tool",
+    "environment": "tool",
+}
+
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\w+(Error|Exception): ", re.M)
+
+
+def normalize_role(role: Any) -> str:
+    """Map a format's role name onto system|user|assistant|tool."""
+    if not isinstance(role, str):
+        raise ValueError(f"role must be a string, got {type(role).__name__}")
+    key = role.strip().lower()
+    if key not in ROLE_ALIASES:
+        raise ValueError(f"unknown role {role!r}")
+    return ROLE_ALIASES[key]
+
+
+def content_text(content: Any) -> str | None:
+    """Flatten str / content-part lists / dicts into text (tool parts as JSON)."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [_part_text(p) for p in content]
+        return "\n".join(p for p in parts if p is not None)
+    if isinstance(content, dict):
+        return _part_text(content)
+    if isinstance(content, (int, float, bool)):
+        return str(content)
+    raise ValueError(f"content must be text or parts, got {type(content).__name__}")
+
+
+def _part_text(part: Any) -> str | None:
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
+        return str(part)
+    for key in ("text", "content", "output_text", "input_text"):
+        if isinstance(part.get(key), str):
+            return part[key]
+    if isinstance(part.get("content"), list):
+        return content_text(part["content"])
+    return to_json(part)
+
+
+def to_json(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
+
+
+def parse_arguments(arguments: Any) -> Any:
+    """Tool-call arguments as a JSON value; an unparseable string stays a string."""
+    if isinstance(arguments, str):
+        try:
+            return orjson.loads(arguments) if arguments.strip() else {}
+        except orjson.JSONDecodeError:
+            return arguments
+    return {} if arguments is None else arguments
+
+
+def parse_ts(value: Any) -> datetime | None:
+    """ISO-8601 strings or epoch seconds/ms/µs/ns to a naive UTC datetime."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError("timestamp must not be a boolean")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+        while seconds > 1e11:  # ms, µs or ns since the epoch
+            seconds /= 1000
+        return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None)
+    if isinstance(value, str):
+        text = value.strip().replace("Z", "+00:00")
+        dt = datetime.fromisoformat(text)
+        return dt.astimezone(UTC).replace(tzinfo=None) if dt.tzinfo else dt
+    raise ValueError(f"timestamp must be a string or a number, got {type(value).__name__}")
+
+
+def opt_int(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"expected a number, got {type(value).__name__}")
+    return int(value)
+
+
+def looks_like_error(text: str | None) -> bool:
+    """Results that begin with 'Error:' or carry a Python traceback."""
+    if not text:
+        return False
+    head = text.lstrip()[:200].lower()
+    return head.startswith("error:") or head.startswith("error ") or bool(_TRACEBACK.search(text))
+
+
+def link_tool_results(trace: Trace) -> None:
+    """Attach each tool message to the call it answers, and flag errors.
+
+    Calls are matched by id; a tool message without an id answers the oldest
+    unanswered call of the same name (older formats do not carry ids).
+    """
+    by_id = {c.call_id: c for c in trace.tool_calls if c.call_id}
+    pending: list[ToolCall] = []
+    for idx, msg in enumerate(trace.messages):
+        pending.extend(c for c in trace.tool_calls if c.message_idx == idx)
+        if msg.role != "tool":
+            continue
+        call = by_id.get(msg.tool_call_id) if msg.tool_call_id else None
+        if call is None:
+            call = next((c for c in pending if c.name == msg.name), None) if msg.name else None
+        if call is None or call.result_message_idx is not None:
+            continue
+        call.result = msg.content
+        call.result_message_idx = idx
+        if call in pending:
+            pending.remove(call)
+    for call in trace.tool_calls:
+        flagged = call.is_error or (call.exit_code not in (None, 0))
+        call.is_error = bool(flagged or looks_like_error(call.result))
+
+
+def content_hash(trace: Trace) -> str:
+    """A stable hash of what the trace says, to tell re-ingests from id clashes."""
+    body = to_json(
+        [
+            trace.outcome,
+            trace.model,
+            [(m.role, m.content, m.tool_call_id) for m in trace.messages],
+            [(c.name, c.arguments, c.call_id) for c in trace.tool_calls],
+            [(s.name, s.value, s.label) for s in trace.scores],
+        ]
+    )
+    return hashlib.sha256(body.encode()).hexdigest()[:32]

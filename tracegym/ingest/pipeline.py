@@ -1,0 +1,236 @@
+"""`tracegym ingest`: files -> adapters -> batches -> the store, one transaction per file."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracegym.errors import IngestError
+from tracegym.ingest.adapters import ADAPTERS, get_adapter
+from tracegym.ingest.adapters.base import Adapter, SourceFile
+from tracegym.ingest.batch import TraceBatch, append_tables
+from tracegym.ingest.normalize import link_tool_results, to_json
+from tracegym.ingest.reading import clip_raw, take_sample
+from tracegym.ingest.records import BadRecord, RawRecord, Trace
+from tracegym.store import Store
+
+BATCH_TRACES = 2000
+SKIP_SUFFIXES = {".md", ".txt", ".csv", ".py", ".yaml", ".yml", ".patch", ".diff", ".log", ".html"}
+
+
+@dataclass
+class FileResult:
+    path: str
+    format: str | None
+    status: str  # 'loaded' | 'already ingested' | 'failed' | 'companion'
+    traces: int = 0
+    messages: int = 0
+    tool_calls: int = 0
+    errors: int = 0
+    duplicates: int = 0
+    conflicts: int = 0
+
+
+@dataclass
+class IngestSummary:
+    files: list[FileResult] = field(default_factory=list)
+
+    def total(self, key: str) -> int:
+        return sum(getattr(f, key) for f in self.files)
+
+    def by_format(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for f in self.files:
+            if f.format is None:
+                continue
+            row = out.setdefault(f.format, {"files": 0, "traces": 0, "messages": 0, "tool_calls": 0, "errors": 0})
+            row["files"] += 1
+            for key in ("traces", "messages", "tool_calls", "errors"):
+                row[key] += getattr(f, key)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": len(self.files),
+            "files_skipped_already_ingested": sum(f.status == "already ingested" for f in self.files),
+            "traces": self.total("traces"),
+            "messages": self.total("messages"),
+            "tool_calls": self.total("tool_calls"),
+            "errors": self.total("errors"),
+            "duplicates_skipped": self.total("duplicates"),
+            "conflicts": self.total("conflicts"),
+            "by_format": self.by_format(),
+            "details": [asdict(f) for f in self.files],
+        }
+
+
+def expand_paths(paths: Iterable[str]) -> Iterator[Path]:
+    """Files as given, folders recursively (sorted), '-' as stdin copied to a temp file."""
+    for p in paths:
+        if p == "-":
+            yield _stdin_to_file()
+            continue
+        path = Path(p)
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                if child.is_file() and not child.name.startswith(".") and child.suffix.lower() not in SKIP_SUFFIXES:
+                    yield child
+        elif path.is_file():
+            yield path
+        else:
+            raise IngestError(f"No such file or folder: {p}")
+
+
+def _stdin_to_file() -> Path:
+    tmp = tempfile.NamedTemporaryFile(prefix="tracegym-stdin-", suffix=".jsonl", delete=False)
+    with tmp:
+        shutil.copyfileobj(sys.stdin.buffer, tmp)
+    return Path(tmp.name)
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def detect(src_path: Path, sample: Any) -> Adapter | None:
+    for adapter in ADAPTERS:
+        try:
+            if adapter.sniff(sample):
+                return adapter
+        except Exception:  # noqa: BLE001 - a sniffer that chokes on odd input just says no
+            continue
+    return None
+
+
+def ingest_paths(
+    store: Store,
+    paths: Iterable[str],
+    fmt: str | None = None,
+    options: dict[str, Any] | None = None,
+    on_file: Callable[[Path], None] | None = None,
+) -> IngestSummary:
+    """Ingest every file under `paths`; each file is all-or-nothing in the store."""
+    forced = get_adapter(fmt) if fmt else None
+    summary = IngestSummary()
+    for path in list(expand_paths(paths)):
+        if on_file:
+            on_file(path)
+        summary.files.append(ingest_file(store, path, forced, options or {}))
+    return summary
+
+
+def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any]) -> FileResult:
+    source_id = file_sha256(path)
+    if store.scalar("SELECT count(*) FROM sources WHERE source_id = ?", [source_id]):
+        return FileResult(str(path), None, "already ingested")
+    if path.stat().st_size == 0:
+        return _record_failure(store, path, source_id, "empty file", "")
+    sample = take_sample(path)
+    adapter = forced or detect(path, sample)
+    if adapter is None:
+        head = sample.head.decode("utf-8", errors="backslashreplace")
+        return _record_failure(store, path, source_id, "unknown format: no adapter recognised this file", head)
+    if getattr(adapter, "companion_only", False):
+        return FileResult(str(path), adapter.name, "companion")
+    src = SourceFile(path, source_id, sample, options)
+    with store.transaction() as con:
+        result = _load(con, adapter, src)
+        con.execute(
+            "INSERT INTO sources VALUES (?, ?, ?, ?, current_timestamp, ?, ?, ?, ?, ?, ?)",
+            [source_id, str(path), adapter.name, path.stat().st_size, result.traces, result.messages,
+             result.tool_calls, result.errors, result.duplicates, result.conflicts],
+        )
+    return result
+
+
+def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: str) -> FileResult:
+    with store.transaction() as con:
+        con.execute(
+            "INSERT INTO ingest_errors (source_id, path, locator, error, raw) VALUES (?, ?, ?, ?, ?)",
+            [source_id, str(path), "file", error, clip_raw(raw)],
+        )
+    return FileResult(str(path), None, "failed", errors=1)
+
+
+def _load(con: Any, adapter: Adapter, src: SourceFile) -> FileResult:
+    result = FileResult(str(src.path), adapter.name, "loaded")
+    batch, seen = TraceBatch(src.source_id), set()
+    for item in _traces(adapter, src):
+        if isinstance(item, BadRecord):
+            _insert_error(con, src, item)
+            result.errors += 1
+            continue
+        if item.trace_id in seen:
+            result.duplicates += 1
+            continue
+        seen.add(item.trace_id)
+        batch.add(item)
+        if len(batch) >= BATCH_TRACES:
+            _flush(con, batch, src, result)
+            batch = TraceBatch(src.source_id)
+    _flush(con, batch, src, result)
+    return result
+
+
+def _traces(adapter: Adapter, src: SourceFile) -> Iterator[Trace | BadRecord]:
+    """Normalize each record; a record that raises becomes a bad record with its raw text."""
+    for rec in adapter.records(src):
+        if isinstance(rec, BadRecord):
+            yield rec
+            continue
+        try:
+            traces = list(adapter.to_traces(rec, src))
+            for trace in traces:
+                link_tool_results(trace)
+        except Exception as e:  # noqa: BLE001 - the record boundary: bad input is data, not a crash
+            yield BadRecord(rec.locator, f"{type(e).__name__}: {e}", _raw_of(rec))
+            continue
+        yield from traces
+
+
+def _raw_of(rec: RawRecord) -> str:
+    return clip_raw(rec.raw if rec.raw is not None else to_json(rec.value))
+
+
+def _insert_error(con: Any, src: SourceFile, bad: BadRecord) -> None:
+    con.execute(
+        "INSERT INTO ingest_errors (source_id, path, locator, error, raw) VALUES (?, ?, ?, ?, ?)",
+        [src.source_id, str(src.path), bad.locator, bad.error, clip_raw(bad.raw)],
+    )
+
+
+def _flush(con: Any, batch: TraceBatch, src: SourceFile, result: FileResult) -> None:
+    """Append new traces; skip exact re-ingests; report same-id-different-content clashes."""
+    if not len(batch):
+        return
+    tables = batch.tables()
+    con.register("_incoming", tables["traces"].select(["trace_id", "content_hash"]))
+    clashes = con.execute(
+        "SELECT i.trace_id, i.content_hash = t.content_hash FROM _incoming i JOIN traces t USING (trace_id)"
+    ).fetchall()
+    con.unregister("_incoming")
+    existing = {tid: same for tid, same in clashes}
+    for tid, same in existing.items():
+        if same:
+            result.duplicates += 1
+        else:
+            result.conflicts += 1
+            _insert_error(con, src, BadRecord(
+                f"trace {tid}", "conflict: a trace with this id but different content is already in the store; "
+                "kept the stored one", tid))
+    keep = [row[0] for row in batch.traces if row[0] not in existing]
+    append_tables(con, tables, keep)
+    kept = set(keep)
+    result.traces += len(keep)
+    result.messages += sum(1 for m in batch.messages if m[0] in kept)
+    result.tool_calls += sum(1 for c in batch.tool_calls if c[0] in kept)

@@ -1,0 +1,147 @@
+"""Reading source files into raw records without loading more than needed.
+
+JSONL is streamed line by line. A JSON document that is an array is decoded
+item by item, so a truncated file still yields every complete item before the
+cut, and the cut itself becomes one bad record.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tracegym.ingest.records import BadRecord, RawRecord
+
+SAMPLE_BYTES = 1 << 16
+RAW_LIMIT = 1 << 20  # keep the raw text of bad records up to 1 MB
+
+
+def clip_raw(text: str) -> str:
+    """Keep raw text whole up to 1 MB; above that, truncate and say so."""
+    if len(text) <= RAW_LIMIT:
+        return text
+    return text[:RAW_LIMIT] + f"\n…[truncated by tracegym: {len(text)} characters in all]"
+
+
+def decode_bytes(data: bytes) -> str:
+    """UTF-8, or raise with the offset; bad bytes are kept visible as escapes."""
+    return data.decode("utf-8")
+
+
+def raw_text(data: bytes) -> str:
+    return clip_raw(data.decode("utf-8", errors="backslashreplace"))
+
+
+@dataclass(slots=True)
+class Sample:
+    """What format detection sees: the path, its first bytes, its first record."""
+
+    path: Path
+    head: bytes
+    first: Any  # the first parsed JSON value (first line of JSONL, or the document's first item)
+    jsonl: bool  # True when the file is one JSON value per line
+    top: Any = None  # for JSON documents: the top-level value when it is an object
+
+
+def take_sample(path: Path) -> Sample:
+    with path.open("rb") as f:
+        head = f.read(SAMPLE_BYTES)
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    stripped = text.lstrip()
+    first_line = stripped.split("\n", 1)[0]
+    try:
+        first = orjson.loads(first_line)
+        if isinstance(first, dict) and ("\n" in stripped.rstrip() or len(stripped) < SAMPLE_BYTES):
+            return Sample(path, head, first, jsonl=True)
+    except orjson.JSONDecodeError:
+        pass
+    top = _top_value(path, text)
+    if isinstance(top, list):
+        return Sample(path, head, top[0] if top else None, jsonl=False)
+    return Sample(path, head, top, jsonl=False, top=top)
+
+
+def _top_value(path: Path, head_text: str) -> Any:
+    """The whole document when it is small; its first array item or key otherwise."""
+    if path.stat().st_size <= 64 << 20:
+        try:
+            return orjson.loads(path.read_bytes())
+        except orjson.JSONDecodeError:
+            pass
+    stripped = head_text.lstrip()
+    if stripped.startswith("["):
+        try:
+            item, _ = json.JSONDecoder().raw_decode(stripped[1:].lstrip())
+            return [item]
+        except json.JSONDecodeError:
+            return None
+    return None
+
+
+def iter_jsonl(path: Path) -> Iterator[RawRecord | BadRecord]:
+    """One record per non-blank line; a bad line is a bad record, never the end."""
+    with path.open("rb") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                text = decode_bytes(line)
+                value = orjson.loads(text)
+            except (UnicodeDecodeError, orjson.JSONDecodeError) as e:
+                yield BadRecord(f"line {lineno}", f"{type(e).__name__}: {e}", raw_text(line))
+                continue
+            yield RawRecord(f"line {lineno}", value, text)
+
+
+def iter_json_document(path: Path) -> Iterator[RawRecord | BadRecord]:
+    """A JSON document: each item of a top-level array, or the one object."""
+    data = path.read_bytes()
+    try:
+        text = decode_bytes(data)
+    except UnicodeDecodeError as e:
+        yield BadRecord(f"byte {e.start}", f"invalid UTF-8: {e}", raw_text(data))
+        return
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        yield from _salvage_array(text)
+        return
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            yield RawRecord(f"$[{i}]", item)
+    else:
+        yield RawRecord("$", value, text)
+
+
+def _salvage_array(text: str) -> Iterator[RawRecord | BadRecord]:
+    """Decode a broken document item by item, keeping every complete item."""
+    decoder = json.JSONDecoder()
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if not stripped.startswith("["):
+        yield BadRecord("$", "not valid JSON (and not an array to salvage)", clip_raw(text))
+        return
+    pos, i = text.index("[") + 1, 0
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text):
+            yield BadRecord(f"$[{i}]", "truncated JSON: the array never closes", "")
+            return
+        if text[pos] == "]":
+            return
+        try:
+            item, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            yield BadRecord(f"$[{i}] (byte {pos})", f"JSONDecodeError: {e}", clip_raw(text[pos:]))
+            return
+        yield RawRecord(f"$[{i}]", item)
+        pos, i = end, i + 1
+
+
+def iter_json_values(path: Path, jsonl: bool) -> Iterator[RawRecord | BadRecord]:
+    return iter_jsonl(path) if jsonl else iter_json_document(path)

@@ -1,0 +1,88 @@
+"""Opening the store: path resolution, migrations, read-only access."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from tracegym.errors import StoreError
+from tracegym.store.migrations import migrate
+
+DEFAULT_STORE = Path(".tracegym") / "store.duckdb"
+
+
+def default_store_path() -> Path:
+    """`TRACEGYM_STORE` if set, else `.tracegym/store.duckdb` under the current folder."""
+    env = os.environ.get("TRACEGYM_STORE")
+    return Path(env) if env else DEFAULT_STORE
+
+
+class Store:
+    """A migrated DuckDB connection with a few helpers for the commands."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
+        self.con = con
+        self.path = path
+        self.read_only = read_only
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+        """Run SQL and return rows as dicts; DuckDB errors become `StoreError`."""
+        try:
+            cur = self.con.execute(sql, params or [])
+            if cur.description is None:
+                return []
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+        except duckdb.Error as e:
+            raise StoreError(str(e), title="DuckDB raised an error running the query") from e
+
+    def scalar(self, sql: str, params: list[Any] | None = None) -> Any:
+        row = self.con.execute(sql, params or []).fetchone()
+        return None if row is None else row[0]
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """All or nothing: a crash inside leaves the store as it was before."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield self.con
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_store(path: Path | str | None = None, read_only: bool = False) -> Store:
+    """Open (creating and migrating if needed) the store at `path`."""
+    path = Path(path) if path is not None else default_store_path()
+    if read_only and not path.exists():
+        raise StoreError(
+            f"No store at {path}. Run `tracegym ingest PATH` first, or point --store at one."
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if read_only:
+            # A store from an older version is migrated once, writable, then reopened.
+            with duckdb.connect(str(path)) as con:
+                migrate(con)
+            con = duckdb.connect(str(path), read_only=True)
+        else:
+            con = duckdb.connect(str(path))
+            migrate(con)
+    except duckdb.Error as e:
+        raise StoreError(f"Cannot open the store at {path}: {e}") from e
+    return Store(con, path, read_only)

@@ -1,0 +1,156 @@
+"""Named schema migrations, applied in order and recorded in `_migrations`.
+
+Add a migration by appending a decorated function; never edit one that has
+shipped (stores in the wild have already applied it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import duckdb
+
+Migration = Callable[[duckdb.DuckDBPyConnection], None]
+MIGRATIONS: list[Migration] = []
+migration = MIGRATIONS.append
+
+
+@migration
+def m001_traces(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        """
+        CREATE TABLE sources (
+            source_id VARCHAR,          -- sha256 of the file's bytes
+            path VARCHAR,
+            format VARCHAR,
+            size_bytes BIGINT,
+            ingested_at TIMESTAMP DEFAULT current_timestamp,
+            n_traces INTEGER,
+            n_messages BIGINT,
+            n_tool_calls BIGINT,
+            n_errors INTEGER,
+            n_duplicates INTEGER,
+            n_conflicts INTEGER
+        );
+        CREATE TABLE traces (
+            trace_id VARCHAR,
+            source_id VARCHAR,
+            format VARCHAR,
+            session_id VARCHAR,
+            model VARCHAR,
+            started_at TIMESTAMP,
+            ended_at TIMESTAMP,
+            outcome VARCHAR,            -- 'success' | 'failure' | NULL
+            n_messages INTEGER,
+            content_hash VARCHAR,       -- detects the same id with different content
+            tools JSON,                 -- tool schemas the trace declared, if any
+            metadata JSON
+        );
+        CREATE TABLE messages (
+            trace_id VARCHAR,
+            idx INTEGER,
+            role VARCHAR,               -- system | user | assistant | tool
+            content VARCHAR,
+            tool_call_id VARCHAR,
+            name VARCHAR,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            latency_ms DOUBLE,
+            ts TIMESTAMP
+        );
+        CREATE TABLE tool_calls (
+            trace_id VARCHAR,
+            message_idx INTEGER,        -- the assistant message that made the call
+            call_id VARCHAR,
+            name VARCHAR,
+            arguments JSON,
+            result VARCHAR,
+            result_message_idx INTEGER, -- the message that carried the result
+            is_error BOOLEAN,
+            exit_code INTEGER
+        );
+        CREATE TABLE scores (
+            trace_id VARCHAR,
+            name VARCHAR,
+            value DOUBLE,
+            label VARCHAR,
+            kind VARCHAR,               -- eval | human | environment
+            comment VARCHAR
+        );
+        CREATE TABLE ingest_errors (
+            source_id VARCHAR,
+            path VARCHAR,
+            locator VARCHAR,            -- 'line 12', '$[3].traj[4]', 'byte 1024'
+            error VARCHAR,
+            raw VARCHAR,
+            created_at TIMESTAMP DEFAULT current_timestamp
+        );
+        """
+    )
+
+
+@migration
+def m002_failures_and_tasks(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        """
+        CREATE TABLE failures (
+            trace_id VARCHAR,
+            detector VARCHAR,
+            signature VARCHAR,
+            evidence VARCHAR,
+            message_idx INTEGER
+        );
+        CREATE TABLE clusters (
+            cluster_id VARCHAR,
+            detector VARCHAR,
+            signature VARCHAR,
+            n_traces INTEGER,
+            n_failures INTEGER,
+            failure_rate DOUBLE,        -- share of its traces whose outcome is failure
+            rank INTEGER,
+            example_trace_id VARCHAR
+        );
+        CREATE TABLE task_sets (
+            task_set_id VARCHAR,
+            path VARCHAR,
+            created_at TIMESTAMP DEFAULT current_timestamp,
+            n_tasks INTEGER,
+            seed INTEGER,
+            manifest JSON
+        );
+        CREATE TABLE tasks (
+            task_id VARCHAR,
+            task_set_id VARCHAR,
+            split VARCHAR,
+            source_trace_id VARCHAR,
+            cluster_id VARCHAR,
+            detector VARCHAR,
+            harness VARCHAR,
+            path VARCHAR,
+            spec JSON
+        );
+        """
+    )
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply the migrations this store has not seen; return their names."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations "
+        "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMP DEFAULT current_timestamp)"
+    )
+    done = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
+    applied = []
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            fn(con)
+            con.execute("INSERT INTO _migrations (name) VALUES (?)", [fn.__name__])
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+        applied.append(fn.__name__)
+    return applied
