@@ -1,0 +1,62 @@
+"""Shared fixtures: the real public traces, fresh stores, and the CLI runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+TRACES = SHARED / "data" / "traces"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture
+def traces_dir() -> Path:
+    """../shared/data/traces, the real public agent traces; skip where it is absent."""
+    if not TRACES.is_dir():
+        pytest.skip(f"real traces not found at {TRACES} (they live in ../shared beside the checkout)")
+    return TRACES
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    return tmp_path / "store.duckdb"
+
+
+@pytest.fixture
+def store(store_path: Path):
+    from tracegym.store import open_store
+
+    st = open_store(store_path)
+    yield st
+    st.close()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the developer's own store or caches."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TRACEGYM_STORE", raising=False)
+    monkeypatch.setenv("TRACEGYM_HOME", str(tmp_path / "home"))
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture
+def cli():
+    """Run `tracegym ARGS...` in-process; returns the click Result (exit_code, stdout, stderr)."""
+    from tracegym.cli import app
+
+    runner = CliRunner()
+
+    def run(*args: str, input: str | None = None):
+        return runner.invoke(app, [str(a) for a in args], input=input, catch_exceptions=False)
+
+    return run
