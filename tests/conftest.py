@@ -45,7 +45,6 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads or writes the developer's own store or caches."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("TRACEGYM_STORE", raising=False)
-    monkeypatch.setenv("TRACEGYM_HOME", str(tmp_path / "home"))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
