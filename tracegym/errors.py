@@ -37,6 +37,10 @@ class NotFoundError(TracegymError):
     title = "Not found"
 
 
+class ModelError(TracegymError):
+    title = "Model error"
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """A ' Did you mean X?' suffix when a close spelling exists, else ''."""
     close = difflib.get_close_matches(word, list(choices), n=1)
