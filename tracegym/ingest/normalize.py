@@ -118,7 +118,8 @@ def looks_like_error(text: str | None) -> bool:
 def link_tool_results(trace: Trace) -> None:
     """Attach each tool message to the call it answers, and flag errors.
 
-    Calls are matched by id; a tool message without an id answers the oldest
+    Calls are matched by id, preferring the oldest unanswered call with that id
+    (some traces reuse ids); a tool message without an id answers the oldest
     unanswered call of the same name (older formats do not carry ids).
     """
     by_id = {c.call_id: c for c in trace.tool_calls if c.call_id}
@@ -127,7 +128,10 @@ def link_tool_results(trace: Trace) -> None:
         pending.extend(c for c in trace.tool_calls if c.message_idx == idx)
         if msg.role != "tool":
             continue
-        call = by_id.get(msg.tool_call_id) if msg.tool_call_id else None
+        call = None
+        if msg.tool_call_id:
+            call = next((c for c in pending if c.call_id == msg.tool_call_id and c.result_message_idx is None), None)
+            call = call or by_id.get(msg.tool_call_id)
         if call is None:
             call = next((c for c in pending if c.name == msg.name), None) if msg.name else None
         if call is None or call.result_message_idx is not None:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from tracegym.ingest.adapters.base import Adapter
+from tracegym.ingest.adapters.mini_swe_agent import MiniSweAgentAdapter
+from tracegym.ingest.adapters.openhands import OpenHandsAdapter
+from tracegym.ingest.adapters.swe_agent import SweAgentAdapter
+from tracegym.ingest.adapters.swebench import SweBenchCompanionAdapter
 from tracegym.ingest.adapters.tau_bench import TauBenchAdapter
 
 # Most specific first: detection asks each in turn and takes the first that claims the file.
 ADAPTERS: list[Adapter] = [
     TauBenchAdapter(),
+    MiniSweAgentAdapter(),
+    SweAgentAdapter(),
+    OpenHandsAdapter(),
+    SweBenchCompanionAdapter(),
 ]
 
 
