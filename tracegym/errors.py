@@ -37,6 +37,10 @@ class NotFoundError(TracegymError):
     title = "Not found"
 
 
+class SandboxError(TracegymError):
+    title = "Sandbox error"
+
+
 class ModelError(TracegymError):
     title = "Model error"
 
