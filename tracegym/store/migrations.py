@@ -96,18 +96,22 @@ def m002_failures_and_tasks(con: duckdb.DuckDBPyConnection) -> None:
         CREATE TABLE failures (
             trace_id VARCHAR,
             detector VARCHAR,
-            signature VARCHAR,
+            signature VARCHAR,          -- the evidence with numbers, ids, paths, quoted values stripped
             evidence VARCHAR,
-            message_idx INTEGER
+            message_idx INTEGER,        -- the message that shows it; NULL for the whole trace
+            cluster_id VARCHAR          -- = clusters.cluster_id, a hash of detector and signature
         );
         CREATE TABLE clusters (
-            cluster_id VARCHAR,
+            cluster_id VARCHAR,         -- stable across runs: md5(detector, signature), 10 hex digits
             detector VARCHAR,
             signature VARCHAR,
-            n_traces INTEGER,
-            n_failures INTEGER,
-            failure_rate DOUBLE,        -- share of its traces whose outcome is failure
-            rank INTEGER,
+            n_traces INTEGER,           -- traces with at least one finding in the cluster
+            n_findings INTEGER,
+            n_failed INTEGER,           -- of those traces, how many failed
+            n_known INTEGER,            -- of those traces, how many have a known outcome
+            failure_rate DOUBLE,        -- n_failed / n_known; NULL when no outcome is known
+            score DOUBLE,               -- n_traces x Wilson lower bound of failure_rate: the ranking key
+            rank INTEGER,               -- 1 = most important
             example_trace_id VARCHAR
         );
         CREATE TABLE task_sets (
