@@ -169,12 +169,13 @@ class _Stream:
         if kind in SKIPPED_OBSERVATIONS:
             self.skipped += 1
             return
-        content = _text(event.get("content"), event.get("message"))
         ts = parse_ts(event.get("timestamp"))
         call = self._answered_call(event)
         if call is None or call.result_message_idx is not None:
-            self._append(Message("user", content, ts=ts))
+            self._append(Message("user", _text(event.get("content"), event.get("message")), ts=ts))
             return
+        # A result keeps the tool's own output, even when empty; `message` is only the UI's summary of it.
+        content = content_text(event.get("content")) if "content" in event else _text(None, event.get("message"))
         call.result_message_idx = self._append(Message("tool", content, tool_call_id=call.call_id, name=call.name, ts=ts))
         call.result = content
         extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
