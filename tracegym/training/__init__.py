@@ -1,0 +1,6 @@
+"""Training: the GRPO loss with its corrections, advantages, samplers, the trainer, weight sync.
+
+Kept import-light on purpose: `tracegym --help` imports the CLI, which must not pull in
+torch. Import what you need from the submodules, e.g.
+`from tracegym.training.loss import token_loss`.
+"""
