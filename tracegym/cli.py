@@ -13,7 +13,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from tracegym.commands import ingest, inspect, quickstart
+from tracegym.commands import evals, ingest, inspect, quickstart
 from tracegym.errors import TracegymError
 
 
@@ -45,6 +45,7 @@ app = typer.Typer(
 ingest.register(app)
 inspect.register(app)
 quickstart.register(app)
+evals.register(app)
 
 
 def main() -> None:

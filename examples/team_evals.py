@@ -1,0 +1,28 @@
+"""An eval a team might already run, used by examples/evals.yaml (kind: python).
+
+τ-bench airline policy: before any action that changes a booking, the agent
+lists the details and gets an explicit "yes" from the user.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+WRITE_TOOLS = {
+    "book_reservation", "cancel_reservation", "update_reservation_flights",
+    "update_reservation_baggages", "update_reservation_passengers",
+}
+
+
+def confirmed_before_write(trajectory: Any) -> tuple[float, dict[str, Any]]:
+    """The share of booking changes made right after the user said yes (1.0 when there were none)."""
+    last_user = ""
+    writes = confirmed = 0
+    for msg in trajectory.messages:
+        if msg["role"] == "user":
+            last_user = (msg.get("content") or "").casefold()
+        for call in msg.get("tool_calls") or []:
+            if call["function"]["name"] in WRITE_TOOLS:
+                writes += 1
+                confirmed += "yes" in last_user
+    return (confirmed / writes if writes else 1.0), {"writes": writes, "confirmed": confirmed}

@@ -1,0 +1,100 @@
+"""`tracegym evals check` and `tracegym evals list`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tracegym.output import JsonOpt, StoreOpt, emit, err, out, print_json, progress
+
+evals_app = typer.Typer(help="Eval definitions (evals.yaml) and their scorers.", no_args_is_help=True)
+
+EvalsOpt = Annotated[Path, typer.Option("--evals", help="The evals.yaml declaring your evals.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(evals_app, name="evals")
+
+
+@evals_app.command("list")
+def evals_list(evals: EvalsOpt = Path("evals.yaml"), as_json: JsonOpt = False) -> None:
+    """Validate an evals.yaml and list its evals."""
+    from tracegym.evals.config import load_evals
+
+    loaded = load_evals(evals)
+    rows = [{"name": e.name, "kind": e.kind, "weight": e.weight, "line": loaded.lines[e.name],
+             "description": e.description} for e in loaded.config.evals]
+    emit(rows, as_json, title=str(evals))
+
+
+@evals_app.command("check")
+def evals_check(
+    names: Annotated[list[str], typer.Option("--eval", help="Eval to check, NAME or NAME:WEIGHT; repeat to combine.")],
+    evals: EvalsOpt = Path("evals.yaml"),
+    fmt: Annotated[str | None, typer.Option("--format", help="Only traces of this format.")] = None,
+    threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="A reward at or above this predicts success.")] = 0.5,
+    show_errors: Annotated[int, typer.Option(min=0, help="List at most this many scorer errors.")] = 10,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Score recorded traces that have a production outcome and report how well the scorer agrees."""
+    from tracegym.errors import ConfigError
+    from tracegym.evals.check import check_report, score_traces
+    from tracegym.evals.config import load_evals
+    from tracegym.evals.recorded import iter_recorded
+    from tracegym.evals.scorers import ScorerContext, scorer_for
+    from tracegym.store import open_store
+
+    loaded = load_evals(evals)
+    weighted = [_name_weight(n) for n in names]
+    with open_store(store, read_only=True) as st:
+        scorer = scorer_for(loaded, weighted, ScorerContext(loaded.folder, st))
+        where, params = "outcome IS NOT NULL", []
+        if fmt:
+            where += " AND format = ?"
+            params.append(fmt)
+        total = st.scalar(f"SELECT count(*) FROM traces WHERE {where}", params)
+        if not total:
+            raise ConfigError(f"No traces with an outcome{' of format ' + fmt if fmt else ''} in {st.path}. "
+                              "Fix: ingest traces that record success or failure, or drop --format.")
+        with progress(f"scoring with {scorer.name}", total=total) as bar:
+            scored = score_traces(scorer, iter_recorded(st, where, params), on_each=bar.advance)
+    report = {"eval": scorer.name, "evals_file": str(evals), "format": fmt,
+              **check_report(scored, threshold, show_errors)}
+    if as_json:
+        print_json(report)
+    else:
+        _print_report(report)
+
+
+def _name_weight(text: str) -> tuple[str, float]:
+    from tracegym.errors import ConfigError
+
+    name, _, weight = text.partition(":")
+    try:
+        value = float(weight) if weight else 1.0
+    except ValueError:
+        raise ConfigError(f"--eval {text!r}: the weight after ':' must be a number, e.g. {name}:0.5.") from None
+    if value <= 0:
+        raise ConfigError(f"--eval {text!r}: weights must be > 0.")
+    return name, value
+
+
+def _print_report(r: dict[str, Any]) -> None:
+    a, d, s = r["agreement"], r["reward"], r["no_signal"]
+    out.print(f"[bold]{r['eval']}[/bold] on {r['traces']} traces with an outcome "
+              f"({r['scored']} scored, {r['scorer_errors']} scorer errors); success = reward >= {r['threshold']:g}")
+    emit({k: a[k] for k in ("n", "accuracy", "precision", "recall", "f1", "cohen_kappa")}, False, title="Agreement")
+    c = a["confusion"]
+    emit([{"": "production success", "scored success": c["true_positive"], "scored failure": c["false_negative"]},
+          {"": "production failure", "scored success": c["false_positive"], "scored failure": c["true_negative"]}],
+         False, title="Confusion matrix")
+    if d.get("n"):
+        emit({k: d[k] for k in ("mean", "std", "min", "p25", "median", "p75", "max", "distinct_values")}, False,
+             title="Reward distribution")
+        emit([{"bin": k, "count": v} for k, v in d["histogram"].items()], False, title="Reward histogram")
+    emit(s, False, title="Tasks whose attempts all score the same (no GRPO signal)")
+    for e in r["errors"]:
+        err.print(f"[red]scorer error[/red] {e['trace_id']}: {e['error']}")
