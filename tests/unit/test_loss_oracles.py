@@ -326,7 +326,7 @@ def test_oracle_12_tail_model():
                 zz = z.clone().requires_grad_(True)
                 loss, metrics = token_loss(
                     zz[None], torch.tensor([token]), torch.tensor([0.9], dtype=F64), q[token].log()[None],
-                    ids, offsets, q[head].log(), top_p_replay=False, support_kind="top_k_head", **weighting,
+                    ids, offsets, q[head].log(), top_p_replay=False, support_kind="head", **weighting,
                 )
                 loss.sum().backward()
                 exact = _module_grad(z, token, 0.9, q, list(range(vocab)), top_p_replay=False, **weighting)

@@ -65,7 +65,7 @@ def group_advantages(
     members: dict[Hashable, list[int]] = {}
     for index, (reward, group) in enumerate(zip(rewards, group_ids, strict=True)):
         if not isinstance(reward, int | float) or not math.isfinite(reward):
-            raise AdvantageInputError(f"reward {reward!r} of sample {index} (group {group!r}) is not finite")
+            raise AdvantageInputError(f"reward {reward!r} of sample {index} (group {group!r}) is not a finite number")
         members.setdefault(group, []).append(index)
     advantages = [0.0] * len(rewards)
     trainable = [False] * len(rewards)

@@ -8,8 +8,9 @@ Notation, per completion position (the index t is dropped):
   z      trainer logits, sampling temperature already applied                  [V]
   a, A   the sampled token and its sequence's GRPO advantage (a constant here)
   mu     the sampler's distribution; log mu(a) arrives as `sampler_logprobs`
-  S      the sampler's kept support (a top-p/top-k truncation), or, with
-         support_kind="top_k_head", the top-k head H of its untruncated distribution
+  S      the sampler's kept support (a top-p/top-k truncation: support_kind="exact"), or
+         the top-k head H of its untruncated distribution (support_kind="head"); the
+         names are those of `tracegym.models.support.Support.kind`
   pi     the trainer's distribution: softmax(z), or with top-p replay its renormalisation
            log pi^S_v = z_v - logsumexp_{u in S} z_u
          (DeepSeek-V3.2 "Keep Sampling Mask", arXiv:2512.02556 §3.1; prime-rl
@@ -46,10 +47,10 @@ from torch import Tensor
 
 from tracegym.errors import TracegymError
 
-SupportKind = Literal["truncation", "top_k_head"]
+SupportKind = Literal["exact", "head"]
 LabelOutsideSupport = Literal["error", "full_vocab"]
 AggregationMode = Literal["token", "sequence"]
-SUPPORT_KINDS = ("truncation", "top_k_head")
+SUPPORT_KINDS = ("exact", "head")
 
 
 class LossInputError(TracegymError, ValueError):
@@ -135,6 +136,7 @@ def pad_support(
     non-finite log-probs.
     """
     _check_csr(support_ids, support_offsets, support_logprobs, num_positions, vocab_size)
+    support_ids, support_offsets = support_ids.long(), support_offsets.long()  # samplers store int32 ids
     lengths = support_offsets[1:] - support_offsets[:-1]  # [T]
     width = int(lengths.max())
     slot = torch.arange(width, device=support_ids.device)  # [K]
@@ -217,7 +219,7 @@ def token_loss(
     top_p_replay: bool = True,
     *,
     tis_clip: float | None = None,
-    support_kind: SupportKind = "truncation",
+    support_kind: SupportKind = "exact",
     label_outside_support: LabelOutsideSupport = "error",
     tail_eps: float = 1e-6,
 ) -> tuple[Tensor, dict[str, Tensor]]:
@@ -229,17 +231,18 @@ def token_loss(
         advantages: float [T], each token's sequence advantage; detached here.
         sampler_logprobs: float [T], log mu(token) as the sampler computed it (over its kept
             support when it truncated; over its full distribution for a top-k head).
-        support_ids, support_offsets: the support in CSR form, long [N] and long [T+1].
+        support_ids, support_offsets: the support in CSR form, integer [N] and [T+1].
         support_logprobs: float [N], the sampler's log-probs of support_ids: normalised over
-            the kept support (truncation) or over the vocabulary (top-k head).
+            the kept support ("exact") or over the vocabulary ("head").
         mis: the masked-IS band [lo, hi], or None.
         score_centering: subtract sum_{v in S} sg(mu_v w_v) log pi_v; needs the support and its
             log-probs (a clear error otherwise).
         top_p_replay: renormalise the trainer over the replayed truncation support.
         tis_clip: truncated IS with cap C instead of MIS (then pass mis=None).
-        support_kind: "truncation" when the sampler drew only from S (exact centering), or
-            "top_k_head" when S is the top-k of an untruncated sampler (tail model; no replay).
-        label_outside_support: a truncation that misses its own sampled token is corrupt;
+        support_kind: "exact" when the sampler drew only from S (a top-p/top-k truncation;
+            exact centering), or "head" when S is the top-k of an untruncated sampler (the
+            tail model; no replay).
+        label_outside_support: an exact support that misses its own sampled token is corrupt;
             "error" raises, "full_vocab" scores that position on the full vocabulary with no
             centering (prime-rl's fallback) and counts it in `support/fallback_frac`.
         tail_eps: the floor on tail masses in the tail ratio r.
@@ -248,35 +251,42 @@ def token_loss(
         per_token_loss, float [T] with grad to `logits`, and detached scalar metrics:
         is_ratio/{min,mean,max}; mis/masked_frac (sampled tokens outside the band);
         mismatch/k3_kl (mean of r - 1 - log r, r = pi(a)/mu(a): estimates KL(mu || pi));
-        tis/clipped_frac with TIS; support/fallback_frac with a truncation support;
+        tis/clipped_frac with TIS; support/fallback_frac with an exact support;
         sc/{tail_ratio,train_head_mass,rollout_head_mass} (means) with centering.
     """
     weighting = ISWeighting(mis=mis, tis_clip=tis_clip)
     _check_token_inputs(logits, tokens, advantages, sampler_logprobs)
-    _check_modes(support_ids, support_offsets, support_logprobs, score_centering, top_p_replay, support_kind)
-    if label_outside_support not in ("error", "full_vocab"):
-        raise LossInputError(f"label_outside_support must be 'error' or 'full_vocab', got {label_outside_support!r}")
+    _check_modes(
+        support_ids, support_offsets, support_logprobs, score_centering, top_p_replay, support_kind,
+        label_outside_support,
+    )
     if logits.dtype not in (torch.float32, torch.float64):
         logits = logits.float()  # low-precision logsumexp loses the small log-ratios MIS tests
     num_positions, vocab_size = logits.shape
     metrics: dict[str, Tensor] = {}
+    tokens = tokens.to(logits.device, torch.long)
     z_label = logits.gather(1, tokens[:, None]).squeeze(1)  # [T]
     correction = None
     if support_ids is None:
         log_pi_label = z_label - logits.logsumexp(dim=-1)
     else:
-        support = pad_support(support_ids, support_offsets, support_logprobs, num_positions, vocab_size)
+        if support_logprobs is not None:
+            support_logprobs = support_logprobs.to(logits)
+        support = pad_support(
+            support_ids.to(logits.device), support_offsets.to(logits.device), support_logprobs,
+            num_positions, vocab_size,
+        )
         log_pi_label, correction = _support_terms(
             logits, tokens, z_label, support, weighting, score_centering, top_p_replay,
             support_kind, label_outside_support, tail_eps, metrics,
         )
     with torch.no_grad():
-        log_ratio = log_pi_label.detach() - sampler_logprobs.to(logits.dtype)  # [T]
+        log_ratio = log_pi_label.detach() - sampler_logprobs.to(logits)  # [T]
         weight = weighting.weight(log_ratio)  # [T]
     surrogate = weight * log_pi_label
     if correction is not None:
         surrogate = surrogate - correction
-    per_token_loss = -advantages.detach().to(logits.dtype) * surrogate  # [T]
+    per_token_loss = -advantages.detach().to(logits) * surrogate  # [T]
     metrics.update(_ratio_metrics(log_ratio, weighting))
     return per_token_loss, metrics
 
@@ -296,7 +306,7 @@ def _support_terms(
 ) -> tuple[Tensor, Tensor | None]:
     """log pi(a) [T] and the centering term [T] (or None) when a support is given."""
     rows = torch.ones_like(tokens, dtype=torch.bool)  # [T] positions whose support is usable
-    if support_kind == "truncation":
+    if support_kind == "exact":
         rows = ((support.ids == tokens[:, None]) & support.valid).any(dim=-1)
         metrics["support/fallback_frac"] = (~rows).to(logits.dtype).mean()
         if not bool(rows.all()) and label_outside_support == "error":
@@ -306,7 +316,7 @@ def _support_terms(
                 "the support is corrupt (or pass label_outside_support='full_vocab' to score such positions "
                 "on the full vocabulary)"
             )
-    if top_p_replay:  # a truncation: _check_modes rejects replay of a top-k head
+    if top_p_replay:  # an exact support: _check_modes rejects replay of a head
         log_pi_support, support_norm = support_log_probs(logits, support)  # [T, K], [T]
         label_norm = support_norm
         if not bool(rows.all()):
@@ -342,7 +352,7 @@ def _centering_coefficients(
         train_mass = torch.where(valid, log_pi.exp(), 0.0).sum(dim=-1)  # [T]
         rollout_mass = torch.where(valid, support.log_mu.exp(), 0.0).sum(dim=-1)  # [T]
         tail_ratio = (1 - rollout_mass).clamp(min=tail_eps) / (1 - train_mass).clamp(min=tail_eps)  # [T]
-        if support_kind == "top_k_head":
+        if support_kind == "head":
             alpha = weighting.tail_scale(tail_ratio)  # [T]
             coef = coef - alpha[:, None] * torch.where(valid, log_pi.exp(), 0.0)
         metrics["sc/tail_ratio"] = tail_ratio.mean()
@@ -389,7 +399,10 @@ def _check_modes(
     score_centering: bool,
     top_p_replay: bool,
     support_kind: str,
+    label_outside_support: str,
 ) -> None:
+    if label_outside_support not in ("error", "full_vocab"):
+        raise LossInputError(f"label_outside_support must be 'error' or 'full_vocab', got {label_outside_support!r}")
     if support_kind not in SUPPORT_KINDS:
         raise LossInputError(f"support_kind must be one of {SUPPORT_KINDS}, got {support_kind!r}")
     if (support_ids is None) != (support_offsets is None):
@@ -399,14 +412,14 @@ def _check_modes(
     if support_ids is None and score_centering:
         raise LossInputError(
             "score_centering=True needs the sampler's support: pass support_ids, support_offsets and "
-            "support_logprobs (its kept support, or its top-k head with support_kind='top_k_head'), "
+            "support_logprobs (its kept support, or its top-k head with support_kind='head'), "
             "or set score_centering=False"
         )
     if support_ids is None and top_p_replay:
         raise LossInputError("top_p_replay=True needs support_ids and support_offsets, or set top_p_replay=False")
     if score_centering and support_logprobs is None:
         raise LossInputError("score_centering=True needs support_logprobs, the sampler's log-probs over its support")
-    if support_kind == "top_k_head" and top_p_replay:
+    if support_kind == "head" and top_p_replay:
         raise LossInputError(
             "a top-k head is not a truncation: the sampler drew from its full distribution, so there is "
             "no support to replay; set top_p_replay=False"
@@ -433,19 +446,21 @@ def aggregate(
     """
     if per_token_loss.ndim != 1:
         raise LossInputError(f"per_token_loss must be [T], got {tuple(per_token_loss.shape)}")
-    mask = torch.ones_like(per_token_loss) if loss_mask is None else loss_mask.to(per_token_loss.dtype)
+    mask = torch.ones_like(per_token_loss) if loss_mask is None else loss_mask.to(per_token_loss)
     if mask.shape != per_token_loss.shape:
-        raise LossInputError(f"loss_mask has shape {tuple(mask.shape)}; per_token_loss has {tuple(per_token_loss.shape)}")
+        raise LossInputError(
+            f"loss_mask has shape {tuple(mask.shape)}; per_token_loss has {tuple(per_token_loss.shape)}"
+        )
     masked = per_token_loss * mask  # [T]
     if mode == "token":
-        count = mask.sum() if denominator is None else torch.as_tensor(denominator, dtype=masked.dtype)
+        count = mask.sum() if denominator is None else torch.as_tensor(denominator).to(masked)
         return masked.sum() / count.clamp(min=1)
     if mode != "sequence":
         raise LossInputError(f"mode must be 'token' or 'sequence', got {mode!r}")
     if seq_ids is None or seq_ids.shape != per_token_loss.shape:
         raise LossInputError("sequence aggregation needs seq_ids, one sequence id per token [T]")
-    unique, dense = torch.unique(seq_ids, return_inverse=True)  # [G], [T]
+    unique, dense = torch.unique(seq_ids.to(masked.device), return_inverse=True)  # [G], [T]
     sums = masked.new_zeros(unique.numel()).index_add(0, dense, masked)  # [G]
     lengths = mask.new_zeros(unique.numel()).index_add(0, dense, mask)  # [G]
-    count = torch.as_tensor(unique.numel() if denominator is None else denominator, dtype=masked.dtype)
+    count = torch.as_tensor(unique.numel() if denominator is None else denominator).to(masked)
     return (sums / lengths.clamp(min=1)).sum() / count.clamp(min=1)
