@@ -1,13 +1,14 @@
-"""Columnar batches: normalized traces -> Arrow tables -> DuckDB appends."""
+"""Columnar batches: normalized traces -> Arrow tables -> staged for `append.append_staged`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import duckdb
 import pyarrow as pa
 
-from tracegym.ingest.normalize import content_hash, to_json
+from tracegym.ingest.normalize import to_json
 from tracegym.ingest.records import Trace
 
 TRACE_SCHEMA = pa.schema(
@@ -15,7 +16,7 @@ TRACE_SCHEMA = pa.schema(
         ("trace_id", pa.string()), ("source_id", pa.string()), ("format", pa.string()),
         ("session_id", pa.string()), ("model", pa.string()), ("started_at", pa.timestamp("us")),
         ("ended_at", pa.timestamp("us")), ("outcome", pa.string()), ("n_messages", pa.int32()),
-        ("content_hash", pa.string()), ("tools", pa.string()), ("metadata", pa.string()),
+        ("tools", pa.string()), ("metadata", pa.string()),
     ]
 )
 MESSAGE_SCHEMA = pa.schema(
@@ -57,7 +58,7 @@ class TraceBatch:
         tools = to_json(t.tools) if t.tools is not None else None
         self.traces.append(
             (t.trace_id, self.source_id, t.format, t.session_id, t.model, t.started_at, t.ended_at,
-             t.outcome, len(t.messages), content_hash(t), tools, to_json(t.metadata))
+             t.outcome, len(t.messages), tools, to_json(t.metadata))
         )
         tid = t.trace_id
         self.messages.extend(
@@ -85,15 +86,14 @@ def _table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, schema, strict=True)], schema=schema)
 
 
-def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], keep: Iterable[str]) -> None:
-    """Append the rows of the traces in `keep` (ids) to the store's tables."""
-    keep_tbl = pa.table({"trace_id": pa.array(list(keep), type=pa.string())})
-    con.register("_keep", keep_tbl)
+@contextmanager
+def staged(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> Iterator[dict[str, str]]:
+    """Register the batch's Arrow tables with DuckDB; yield the relation name of each."""
+    names = {table: f"_batch_{table}" for table in tables}
+    for table, name in names.items():
+        con.register(name, tables[table])
     try:
-        for name, table in tables.items():
-            con.register("_batch", table)
-            cols = ", ".join(f.name for f in table.schema)
-            con.execute(f"INSERT INTO {name} ({cols}) SELECT {cols} FROM _batch SEMI JOIN _keep USING (trace_id)")
-            con.unregister("_batch")
+        yield names
     finally:
-        con.unregister("_keep")
+        for name in names.values():
+            con.unregister(name)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -144,16 +143,3 @@ def link_tool_results(trace: Trace) -> None:
         flagged = call.is_error or (call.exit_code not in (None, 0))
         call.is_error = bool(flagged or looks_like_error(call.result))
 
-
-def content_hash(trace: Trace) -> str:
-    """A stable hash of what the trace says, to tell re-ingests from id clashes."""
-    body = to_json(
-        [
-            trace.outcome,
-            trace.model,
-            [(m.role, m.content, m.tool_call_id) for m in trace.messages],
-            [(c.name, c.arguments, c.call_id) for c in trace.tool_calls],
-            [(s.name, s.value, s.label) for s in trace.scores],
-        ]
-    )
-    return hashlib.sha256(body.encode()).hexdigest()[:32]

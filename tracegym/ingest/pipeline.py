@@ -14,7 +14,8 @@ from typing import Any
 from tracegym.errors import IngestError
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import Adapter, SourceFile
-from tracegym.ingest.batch import TraceBatch, append_tables
+from tracegym.ingest.append import Appended, append_staged
+from tracegym.ingest.batch import TraceBatch, staged
 from tracegym.ingest.normalize import link_tool_results, to_json
 from tracegym.ingest.reading import clip_raw, take_sample
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
@@ -213,24 +214,19 @@ def _flush(con: Any, batch: TraceBatch, src: SourceFile, result: FileResult) -> 
     """Append new traces; skip exact re-ingests; report same-id-different-content clashes."""
     if not len(batch):
         return
-    tables = batch.tables()
-    con.register("_incoming", tables["traces"].select(["trace_id", "content_hash"]))
-    clashes = con.execute(
-        "SELECT i.trace_id, i.content_hash = t.content_hash FROM _incoming i JOIN traces t USING (trace_id)"
-    ).fetchall()
-    con.unregister("_incoming")
-    existing = {tid: same for tid, same in clashes}
-    for tid, same in existing.items():
-        if same:
-            result.duplicates += 1
-        else:
-            result.conflicts += 1
-            _insert_error(con, src, BadRecord(
-                f"trace {tid}", "conflict: a trace with this id but different content is already in the store; "
-                "kept the stored one", tid))
-    keep = [row[0] for row in batch.traces if row[0] not in existing]
-    append_tables(con, tables, keep)
-    kept = set(keep)
-    result.traces += len(keep)
-    result.messages += sum(1 for m in batch.messages if m[0] in kept)
-    result.tool_calls += sum(1 for c in batch.tool_calls if c[0] in kept)
+    with staged(con, batch.tables()) as names:
+        appended = append_staged(con, names)
+    record_appended(con, src, result, appended)
+
+
+def record_appended(con: Any, src: SourceFile, result: FileResult, appended: Appended) -> None:
+    """Count what was stored; each id conflict becomes an ingest error naming the trace."""
+    result.traces += appended.traces
+    result.messages += appended.messages
+    result.tool_calls += appended.tool_calls
+    result.duplicates += appended.duplicates
+    result.conflicts += len(appended.conflicts)
+    for tid in appended.conflicts:
+        _insert_error(con, src, BadRecord(
+            f"trace {tid}", "conflict: a trace with this id but different content is already in the store; "
+            "kept the stored one", tid))

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -19,6 +19,7 @@ from tracegym.ingest.records import BadRecord, RawRecord
 
 SAMPLE_BYTES = 1 << 16
 RAW_LIMIT = 1 << 20  # keep the raw text of bad records up to 1 MB
+FIRST_LINE_LIMIT = 64 << 20  # detection reads at most this much of a long first line
 
 
 def clip_raw(text: str) -> str:
@@ -51,19 +52,30 @@ class Sample:
 def take_sample(path: Path) -> Sample:
     with path.open("rb") as f:
         head = f.read(SAMPLE_BYTES)
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    stripped = text.lstrip()
-    first_line = stripped.split("\n", 1)[0]
+        line, rest = _first_line(f, head)
     try:
-        first = orjson.loads(first_line)
-        if isinstance(first, dict) and ("\n" in stripped.rstrip() or len(stripped) < SAMPLE_BYTES):
-            return Sample(path, head, first, jsonl=True)
+        first = orjson.loads(line)
     except orjson.JSONDecodeError:
-        pass
+        first = None
+    # One JSON value per line: a first line that is an object or an array, with more lines after it.
+    # A file that is one short object counts too; a one-line array is a document of items.
+    if (isinstance(first, dict) and len(head) < SAMPLE_BYTES) or (isinstance(first, (dict, list)) and rest.strip()):
+        return Sample(path, head, first, jsonl=True)
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
     top = _top_value(path, text)
     if isinstance(top, list):
         return Sample(path, head, top[0] if top else None, jsonl=False)
     return Sample(path, head, top, jsonl=False, top=top)
+
+
+def _first_line(f: BinaryIO, head: bytes) -> tuple[bytes, bytes]:
+    """The first non-blank line, read whole even past the head (up to 64 MB), and a peek at what follows."""
+    body = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    line, sep, rest = body.partition(b"\n")
+    if not sep and len(head) == SAMPLE_BYTES:
+        line += f.readline(FIRST_LINE_LIMIT).rstrip(b"\n")
+        rest = f.read(SAMPLE_BYTES)
+    return line, rest
 
 
 def _top_value(path: Path, head_text: str) -> Any:

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+from tracegym.ingest.adapters.anthropic import AnthropicAdapter
 from tracegym.ingest.adapters.base import Adapter
+from tracegym.ingest.adapters.generic import GenericAdapter
 from tracegym.ingest.adapters.mini_swe_agent import MiniSweAgentAdapter
+from tracegym.ingest.adapters.openai_chat import OpenAIChatAdapter
+from tracegym.ingest.adapters.openai_responses import OpenAIResponsesAdapter
 from tracegym.ingest.adapters.openhands import OpenHandsAdapter
 from tracegym.ingest.adapters.swe_agent import SweAgentAdapter
 from tracegym.ingest.adapters.swebench import SweBenchCompanionAdapter
+from tracegym.ingest.adapters.tau2_bench import Tau2BenchAdapter
 from tracegym.ingest.adapters.tau_bench import TauBenchAdapter
 
 # Most specific first: detection asks each in turn and takes the first that claims the file.
 ADAPTERS: list[Adapter] = [
     TauBenchAdapter(),
+    Tau2BenchAdapter(),
     MiniSweAgentAdapter(),
     SweAgentAdapter(),
     OpenHandsAdapter(),
     SweBenchCompanionAdapter(),
+    # Plain API logs last: their shapes (a `messages` list, a request/response pair) hide inside richer formats.
+    AnthropicAdapter(),
+    OpenAIResponsesAdapter(),
+    OpenAIChatAdapter(),
+    GenericAdapter(),  # never claims a file; only --format generic
 ]
 
 
