@@ -64,9 +64,11 @@ class OpenHandsAdapter(Adapter):
             return
         data = src.path.read_bytes()
         try:
-            yield RawRecord("$", orjson.loads(data))
+            value = orjson.loads(data)
         except orjson.JSONDecodeError as e:
             yield BadRecord("$", f"JSONDecodeError: {e}", raw_text(data))
+            return
+        yield RawRecord("$", value, data.decode())  # orjson accepted it, so it is valid UTF-8
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         value = record.value
