@@ -205,6 +205,17 @@ def test_invalid_utf8_costs_only_its_record(cli: Any, store_path: Path, tmp_path
     assert errors[SWE.name][0].startswith("byte ") and "SETT\\xc3(NG" in errors[SWE.name][2]
 
 
+def test_unpaired_surrogate_escape_costs_only_its_record(cli: Any, store_path: Path, tmp_path: Path) -> None:
+    good = tau_lines()[:3]
+    spoiled = good[1].replace('"content": "', '"content": "\\ud800', 1)  # valid JSON syntax, invalid Unicode
+    path = write(tmp_path / "runs.json", "[" + ", ".join([good[0], spoiled, good[2]]) + "]")
+    code, summary = ingest(cli, store_path, path)
+
+    assert code == 0 and summary["traces"] == 2 and summary["errors"] == 1
+    ((_, locator, error, raw),) = bad_rows(store_path)
+    assert locator.startswith("$[1]") and "surrogate" in error and raw == spoiled
+
+
 def test_unknown_format(cli: Any, store_path: Path, tmp_path: Path) -> None:
     text = json.dumps({"hello": "world", "items": [1, 2, 3]})
     code, summary = ingest(cli, store_path, write(tmp_path / "mystery.json", text))

@@ -116,7 +116,12 @@ def iter_json_document(path: Path) -> Iterator[RawRecord | BadRecord]:
     try:
         text = decode_bytes(data)
     except UnicodeDecodeError as e:
-        yield BadRecord(f"byte {e.start}", f"invalid UTF-8: {e}", raw_text(data))
+        # An array is salvaged item by item, so only the items holding the bad bytes are lost.
+        text = data.decode("utf-8", errors="surrogateescape")
+        if not text.lstrip("\ufeff \t\r\n").startswith("["):
+            yield BadRecord(f"byte {e.start}", f"invalid UTF-8: {e}", raw_text(data))
+            return
+        yield from _salvage_array(text)
         return
     try:
         value = orjson.loads(text)
@@ -147,12 +152,26 @@ def _salvage_array(text: str) -> Iterator[RawRecord | BadRecord]:
         if text[pos] == "]":
             return
         try:
-            item, end = decoder.raw_decode(text, pos)
+            _, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as e:
-            yield BadRecord(f"$[{i}] (byte {pos})", f"JSONDecodeError: {e}", clip_raw(text[pos:]))
+            yield BadRecord(f"$[{i}] (byte {pos})", f"JSONDecodeError: {e}", _escaped(text[pos:]))
             return
-        yield RawRecord(f"$[{i}]", item)
+        yield _strict_item(text[pos:end], f"$[{i}]", pos)
         pos, i = end, i + 1
+
+
+def _strict_item(span: str, locator: str, pos: int) -> RawRecord | BadRecord:
+    """The lenient decoder found the item's end; orjson rejects what the store cannot hold
+    (bytes that were not UTF-8, unpaired surrogates)."""
+    try:
+        return RawRecord(locator, orjson.loads(span))
+    except orjson.JSONDecodeError as e:
+        return BadRecord(f"{locator} (byte {pos})", f"invalid UTF-8 or unpaired surrogate: {e}", _escaped(span))
+
+
+def _escaped(text: str) -> str:
+    """Text decoded with surrogateescape, with the undecodable bytes shown as \\xNN escapes."""
+    return raw_text(text.encode("utf-8", errors="surrogateescape"))
 
 
 def iter_json_values(path: Path, jsonl: bool) -> Iterator[RawRecord | BadRecord]:
