@@ -5,10 +5,14 @@ from __future__ import annotations
 from tracegym.ingest.adapters.anthropic import AnthropicAdapter
 from tracegym.ingest.adapters.base import Adapter
 from tracegym.ingest.adapters.generic import GenericAdapter
+from tracegym.ingest.adapters.langfuse import LangfuseAdapter
+from tracegym.ingest.adapters.langsmith import LangSmithAdapter
 from tracegym.ingest.adapters.mini_swe_agent import MiniSweAgentAdapter
 from tracegym.ingest.adapters.openai_chat import OpenAIChatAdapter
 from tracegym.ingest.adapters.openai_responses import OpenAIResponsesAdapter
 from tracegym.ingest.adapters.openhands import OpenHandsAdapter
+from tracegym.ingest.adapters.openinference import OpenInferenceAdapter
+from tracegym.ingest.adapters.otel_genai import OtelGenAIAdapter
 from tracegym.ingest.adapters.swe_agent import SweAgentAdapter
 from tracegym.ingest.adapters.swebench import SweBenchCompanionAdapter
 from tracegym.ingest.adapters.tau2_bench import Tau2BenchAdapter
@@ -18,6 +22,10 @@ from tracegym.ingest.adapters.tau_bench import TauBenchAdapter
 ADAPTERS: list[Adapter] = [
     TauBenchAdapter(),
     Tau2BenchAdapter(),
+    OpenInferenceAdapter(),
+    OtelGenAIAdapter(),
+    LangfuseAdapter(),
+    LangSmithAdapter(),
     MiniSweAgentAdapter(),
     SweAgentAdapter(),
     OpenHandsAdapter(),
