@@ -309,8 +309,11 @@ def _resolve(root: list[Any], path: tuple) -> tuple[Any, Any]:
             parent = parent[key]
         except (KeyError, IndexError, TypeError):
             return None, None
-    if isinstance(parent, dict) and path[-1] in parent or isinstance(parent, list) and path[-1] < len(parent):
-        return parent, path[-1]
+    key = path[-1]
+    if isinstance(parent, dict) and key in parent:
+        return parent, key
+    if isinstance(parent, list) and isinstance(key, int) and key < len(parent):
+        return parent, key
     return None, None
 
 
@@ -330,10 +333,19 @@ def serialize(data: st.DataObject, value: Any, jsonl: bool) -> bytes:
 
 
 def count_records(path: Path, name: str) -> int:
+    """Records in the file as the adapter splits it; a split that raises leaves one record for the rest."""
     if path.stat().st_size == 0:
         return 1  # the pipeline reports an empty file as one bad record
-    adapter = get_adapter(name)
-    return sum(1 for _ in adapter.records(SourceFile(path, "count", take_sample(path))))
+    records = get_adapter(name).records(SourceFile(path, "count", take_sample(path)))
+    n = 0
+    while True:
+        try:
+            next(records)
+        except StopIteration:
+            return n
+        except Exception:  # noqa: BLE001 - mirrors the pipeline's file boundary
+            return n + 1
+        n += 1
 
 
 @pytest.mark.parametrize("name", [a.name for a in ADAPTERS if not getattr(a, "companion_only", False)])

@@ -65,7 +65,27 @@ def take_sample(path: Path) -> Sample:
     top = _top_value(path, text)
     if isinstance(top, list):
         return Sample(path, head, top[0] if top else None, jsonl=False)
+    later = _later_object_line(rest) if first is None and top is None else None
+    if later is not None:  # JSONL whose first line is broken: detect from the next good line
+        return Sample(path, head, later, jsonl=True)
     return Sample(path, head, top, jsonl=False, top=top)
+
+
+def _later_object_line(rest: bytes) -> dict[str, Any] | None:
+    """The first line after the first that is a whole JSON object starting at column 0.
+
+    Column 0 keeps a broken pretty-printed document (whose nested objects are
+    indented) from passing for JSONL.
+    """
+    for line in rest.split(b"\n"):
+        if line.startswith(b"{"):
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
 
 
 def _first_line(f: BinaryIO, head: bytes) -> tuple[bytes, bytes]:
