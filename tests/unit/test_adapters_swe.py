@@ -144,6 +144,20 @@ def test_mini_timeouts_and_format_errors_stay_harness_messages(tmp_path: Path) -
     assert trace.trace_id == "mini-swe-agent:test-model:demo__demo-1" and trace.outcome is None
 
 
+def test_mini_tool_calling_messages_keep_their_ids_and_return_codes(tmp_path: Path) -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls /nope"}'}}
+    messages = [
+        {"role": "user", "content": "list it"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "ls: cannot access", "extra": {"returncode": 2}},
+    ]
+    trace = only(write_json(tmp_path / "y.traj.json", _mini_run(messages)))
+
+    (made,) = trace.tool_calls
+    assert made.call_id == "call_1" and made.arguments == {"command": "ls /nope"}
+    assert made.result_message_idx == 2 and made.exit_code == 2 and made.is_error
+
+
 def test_mini_wrong_types_raise_with_the_field_named(tmp_path: Path) -> None:
     bad = _mini_run([{"role": "assistant", "content": "x", "extra": {"response": {"usage": "lots"}}}])
     path = write_json(tmp_path / "bad.traj.json", bad)

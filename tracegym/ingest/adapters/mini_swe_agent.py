@@ -140,14 +140,14 @@ def _append_messages(trace: Trace, messages: list[Any], harness: _HarnessText) -
         where = f"messages[{i}]"
         if not isinstance(raw, dict):
             raise ValueError(f"{where} must be an object, got {type(raw).__name__}")
+        extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
         if isinstance(raw.get("tool_calls"), list) or raw.get("role") == "tool":
-            # Tool-calling models (mini-swe-agent 2): already OpenAI tool calls and tool messages.
-            append_openai_message(trace, raw, where)
+            # Tool-calling models: already OpenAI tool calls, answered by `tool` messages.
+            _append_tool_calling(trace, raw, extra, where)
             pending = None
             continue
         role = normalize_role(raw.get("role"))
         content = content_text(raw.get("content"))
-        extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
         msg = Message(role=role, content=content, ts=_message_ts(extra))
         if pending is not None and role == "user":
             _answer(pending, msg, len(trace.messages), extra, harness)
@@ -156,6 +156,17 @@ def _append_messages(trace: Trace, messages: list[Any], harness: _HarnessText) -
             _usage(msg, _response(raw), where)
             pending = _action(trace, content, len(trace.messages))
         trace.messages.append(msg)
+
+
+def _append_tool_calling(trace: Trace, raw: dict[str, Any], extra: dict[str, Any], where: str) -> None:
+    msg = append_openai_message(trace, raw, where)
+    msg.ts = _message_ts(extra)
+    code = opt_int(extra.get("returncode"))
+    if msg.role == "tool" and code is not None:
+        for call in trace.tool_calls:
+            if call.call_id == msg.tool_call_id and call.exit_code is None:
+                call.exit_code = code
+                break
 
 
 def _action(trace: Trace, content: str | None, idx: int) -> ToolCall | None:
