@@ -1,0 +1,1 @@
+"""Harnesses: the environments episodes run in (chat, tools, trace replay, sandboxed shell)."""

@@ -1,0 +1,78 @@
+"""The fallback sandbox: a plain child process under rlimits, for machines without bubblewrap.
+
+It enforces every `Limits` field except `network`, but it does not isolate:
+the command shares the host's network and sees the host's filesystem. As root
+the command runs as the workspace's own sandbox uid, so it cannot write what
+root owns (it can still write world-writable places such as /tmp) and
+RLIMIT_NPROC bounds its processes; as an ordinary user it runs as that user and
+can write whatever the user can. Every result says so in `warnings`.
+
+Processes that leave the command's process group (setsid) escape cleanup when
+not running as root; as root every process of the sandbox uid is killed.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import subprocess
+import warnings
+from pathlib import Path
+
+from tracegym.harnesses.sandbox import identity
+from tracegym.harnesses.sandbox.base import Limits
+from tracegym.harnesses.sandbox.process import ProcessSandbox
+
+NOT_ISOLATED = (
+    "subprocess sandbox: the command is NOT isolated; it can reach the network and write any file "
+    "its user may write outside the workspace. Install bubblewrap (`apt-get install bubblewrap`) "
+    "or use the docker sandbox for untrusted commands."
+)
+log = logging.getLogger(__name__)
+
+
+class SandboxIsolationWarning(UserWarning):
+    """Commands will run without filesystem and network isolation."""
+
+
+class SubprocessSandbox(ProcessSandbox):
+    """Runs commands as child processes in the workspace under rlimits; see the module docstring."""
+
+    kind = "subprocess"
+    isolated = False
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        super().__init__(env)
+        # Python's warning filters show this once per call site; the log line comes once per process.
+        warnings.warn(NOT_ISOLATED, SandboxIsolationWarning, stacklevel=2)
+        _log_once()
+
+    def _inside_path(self, workspace: Path) -> str:
+        return str(workspace)
+
+    def _launcher_cwd(self, inside: str) -> str | None:
+        # Popen already entered the workspace as root; the sandbox uid may not be able to walk its parents.
+        return None
+
+    def _wrap(self, launcher: list[str], workspace: Path, limits: Limits, info_fd: int) -> list[str]:
+        return launcher
+
+    def _nproc(self, uid: int | None, limits: Limits) -> int:
+        if uid is not None:
+            return limits.max_processes
+        # Without a uid of its own the command shares the user's count, so the budget comes on top of it.
+        return identity.count_threads(os.getuid()) + limits.max_processes
+
+    def _kill(self, process: subprocess.Popen[bytes], uid: int | None, info: bytes) -> None:
+        identity.kill_group(process.pid)
+        if uid is not None:
+            identity.kill_uid(uid)
+
+    def _warnings(self, limits: Limits) -> list[str]:
+        return [NOT_ISOLATED]
+
+
+@functools.cache
+def _log_once() -> None:
+    log.warning(NOT_ISOLATED)

@@ -1,0 +1,199 @@
+"""Watch a started command: read its output under a byte budget, enforce wall time and disk, reap it.
+
+Everything here is backend-neutral; a backend hands over the started process,
+the read ends of its pipes, and a `kill` that takes down every process the
+command started.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tracegym.harnesses.sandbox.base import KillReason, Limits
+from tracegym.harnesses.sandbox.results import Outcome
+
+_READ_CHUNK = 65536
+_EXIT_DRAIN_S = 0.5
+"""How long output may keep arriving after the command exited (from processes being killed)."""
+_TICK_S = 0.05
+"""Longest sleep between checks on a command that has closed its pipes but not exited."""
+
+
+@dataclass
+class OutputBudget:
+    """stdout and stderr as read so far; the two share one byte budget."""
+
+    budget: int
+    out: bytearray = field(default_factory=bytearray)
+    err: bytearray = field(default_factory=bytearray)
+    truncated: bool = False
+
+    def keep(self, buffer: bytearray, data: bytes) -> None:
+        room = self.budget - len(self.out) - len(self.err)
+        buffer += data[: max(room, 0)]
+        if len(data) > room:
+            self.truncated = True
+
+
+def supervise(
+    process: subprocess.Popen[bytes],
+    side_pipes: dict[int, bytearray],
+    limits: Limits,
+    workspace: Path,
+    kill: Callable[[], None],
+) -> Outcome:
+    """Run `process` to its end under `limits`; `kill` is called on any limit breach and after exit.
+
+    `side_pipes` are further read ends (the launcher's marker, bwrap's info pipe)
+    whose bytes are collected into the given buffers. All read ends are closed
+    before returning.
+    """
+    started = time.monotonic()
+    assert process.stdout is not None and process.stderr is not None
+    output = OutputBudget(budget=limits.output_bytes)
+    pipes = _Pipes(output, {process.stdout.fileno(): output.out, process.stderr.fileno(): output.err, **side_pipes})
+    disk = DiskWatch(workspace, limits.disk_mb)
+    killed: KillReason | None = None
+    status: tuple[int, float] | None = None
+    deadline = started + limits.wall_seconds
+    try:
+        while status is None:
+            killed = breach(output, disk, deadline)
+            if killed is not None:
+                break
+            pipes.pump(timeout=min(_TICK_S, max(deadline - time.monotonic(), 0)))
+            status = _reap(process, block=False)
+        # Whether it exited or broke a limit, nothing it started may outlive the call.
+        pipes.pump(timeout=0)
+        kill()
+        status = status or _reap(process, block=True)
+        pipes.drain(_EXIT_DRAIN_S)
+    finally:
+        pipes.close()
+        for fd in side_pipes:
+            os.close(fd)
+        process.stdout.close()
+        process.stderr.close()
+    exit_code, cpu = status
+    return Outcome(
+        exit_code=exit_code,
+        stdout=bytes(output.out),
+        stderr=bytes(output.err),
+        truncated=output.truncated,
+        killed=killed,
+        duration_s=time.monotonic() - started,
+        cpu_seconds=cpu,
+    )
+
+
+def breach(output: OutputBudget, disk: DiskWatch, deadline: float) -> KillReason | None:
+    """The limit the running command has just broken, if any."""
+    if output.truncated:
+        return "output"
+    if time.monotonic() >= deadline:
+        return "wall_time"
+    if disk.over():
+        return "disk"
+    return None
+
+
+class _Pipes:
+    """Non-blocking reads from several pipes into their buffers; stdout and stderr go through the budget."""
+
+    def __init__(self, output: OutputBudget, buffers: dict[int, bytearray]) -> None:
+        self._output = output
+        self._buffers = buffers
+        self._selector = selectors.DefaultSelector()
+        for fd in buffers:
+            os.set_blocking(fd, False)
+            self._selector.register(fd, selectors.EVENT_READ)
+
+    def pump(self, timeout: float) -> None:
+        """Read whatever is ready within `timeout`; a pipe at EOF is dropped."""
+        if not self._selector.get_map():
+            time.sleep(timeout)
+            return
+        for key, _ in self._selector.select(timeout):
+            fd = int(key.fd)
+            try:
+                data = os.read(fd, _READ_CHUNK)
+            except BlockingIOError:
+                continue
+            if not data:
+                self._selector.unregister(fd)
+                continue
+            buffer = self._buffers[fd]
+            if buffer is self._output.out or buffer is self._output.err:
+                self._output.keep(buffer, data)
+            else:
+                buffer += data
+
+    def drain(self, within_s: float) -> None:
+        """Read until every pipe is at EOF, for at most `within_s` (a process that escaped may hold one open)."""
+        until = time.monotonic() + within_s
+        while self._selector.get_map() and time.monotonic() < until:
+            self.pump(timeout=until - time.monotonic())
+
+    def close(self) -> None:
+        self._selector.close()
+
+
+def _reap(process: subprocess.Popen[bytes], block: bool) -> tuple[int, float] | None:
+    """(exit code as the shell reports it, CPU seconds of it and its reaped descendants), or None if still running."""
+    pid, status, usage = os.wait4(process.pid, 0 if block else os.WNOHANG)
+    if pid == 0:
+        return None
+    code = os.waitstatus_to_exitcode(status)
+    # Popen would otherwise think the child still runs and try to wait for it again.
+    process.returncode = code
+    exit_code = 128 - code if code < 0 else code
+    return exit_code, usage.ru_utime + usage.ru_stime
+
+
+class DiskWatch:
+    """Polls the workspace size, no more often than its own cost allows (about 5% of the time)."""
+
+    _MIN_INTERVAL_S = 0.1
+
+    def __init__(self, workspace: Path, limit_mb: int) -> None:
+        self._workspace = workspace
+        self._limit = limit_mb * 1024 * 1024
+        self._interval = self._MIN_INTERVAL_S
+        self._next = time.monotonic() + self._interval
+
+    def over(self) -> bool:
+        now = time.monotonic()
+        if now < self._next:
+            return False
+        size = tree_bytes(self._workspace)
+        cost = time.monotonic() - now
+        self._interval = max(self._MIN_INTERVAL_S, 20 * cost)
+        self._next = time.monotonic() + self._interval
+        return size > self._limit
+
+
+def tree_bytes(root: Path) -> int:
+    """Bytes allocated on disk under `root` (sparse files count what they really use), symlinks not followed."""
+    total = 0
+    stack = [str(root)]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            total += info.st_blocks * 512
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    return total
+
