@@ -49,8 +49,7 @@ class _HarnessText:
 
     @classmethod
     def from_config(cls, info: dict[str, Any]) -> _HarnessText:
-        config = info.get("config") if isinstance(info.get("config"), dict) else {}
-        agent = config.get("agent") if isinstance(config.get("agent"), dict) else {}
+        agent = _obj(_obj(info, "config"), "agent")
         return cls(
             _template_prefix(agent.get("timeout_template"), DEFAULT_TIMEOUT_PREFIX),
             _template_prefix(agent.get("format_error_template"), DEFAULT_FORMAT_ERROR_PREFIX),
@@ -107,9 +106,14 @@ def _instance_id(run: dict[str, Any], path: Path) -> str:
     return value
 
 
+def _obj(parent: Any, key: str) -> dict[str, Any]:
+    """parent[key] when both are objects, else {} (optional sections may be absent or malformed)."""
+    value = parent.get(key) if isinstance(parent, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 def _model(info: dict[str, Any], messages: list[Any]) -> str | None:
-    config = info.get("config") if isinstance(info.get("config"), dict) else {}
-    model_cfg = config.get("model") if isinstance(config.get("model"), dict) else {}
+    model_cfg = _obj(_obj(info, "config"), "model")
     if isinstance(model_cfg.get("model_name"), str):
         return model_cfg["model_name"]
     for msg in messages:
@@ -120,7 +124,7 @@ def _model(info: dict[str, Any], messages: list[Any]) -> str | None:
 
 
 def _metadata(run: dict[str, Any], info: dict[str, Any], instance_id: str) -> dict[str, Any]:
-    config = info.get("config") if isinstance(info.get("config"), dict) else {}
+    config = _obj(info, "config")
     return {
         "instance_id": instance_id,
         "trajectory_format": run.get("trajectory_format"),
@@ -129,7 +133,7 @@ def _metadata(run: dict[str, Any], info: dict[str, Any], instance_id: str) -> di
         "model_stats": info.get("model_stats"),
         "mini_version": info.get("mini_version"),
         "agent_type": config.get("agent_type"),
-        "environment": (config.get("environment") or {}).get("image") if isinstance(config.get("environment"), dict) else None,
+        "environment": _obj(config, "environment").get("image"),
     }
 
 
@@ -140,7 +144,7 @@ def _append_messages(trace: Trace, messages: list[Any], harness: _HarnessText) -
         where = f"messages[{i}]"
         if not isinstance(raw, dict):
             raise ValueError(f"{where} must be an object, got {type(raw).__name__}")
-        extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
+        extra = _obj(raw, "extra")
         if isinstance(raw.get("tool_calls"), list) or raw.get("role") == "tool":
             # Tool-calling models: already OpenAI tool calls, answered by `tool` messages.
             _append_tool_calling(trace, raw, extra, where)
@@ -192,8 +196,7 @@ def _answer(call: ToolCall, msg: Message, idx: int, extra: dict[str, Any], harne
 
 
 def _response(raw: Any) -> dict[str, Any]:
-    extra = raw.get("extra") if isinstance(raw, dict) and isinstance(raw.get("extra"), dict) else {}
-    return extra["response"] if isinstance(extra.get("response"), dict) else {}
+    return _obj(_obj(raw, "extra"), "response")
 
 
 def _usage(msg: Message, response: dict[str, Any], where: str) -> None:
@@ -209,8 +212,7 @@ def _usage(msg: Message, response: dict[str, Any], where: str) -> None:
 def _message_ts(extra: dict[str, Any]) -> datetime | None:
     if extra.get("timestamp") is not None:
         return parse_ts(extra["timestamp"])
-    response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
-    return parse_ts(response.get("created"))  # when the model answered, for runs without timestamps
+    return parse_ts(_obj(extra, "response").get("created"))  # when the model answered, for runs without timestamps
 
 
 def _set_times(trace: Trace) -> None:
