@@ -154,7 +154,7 @@ def _append_messages(trace: Trace, messages: list[Any], harness: _HarnessText) -
         content = content_text(raw.get("content"))
         msg = Message(role=role, content=content, ts=_message_ts(extra))
         if pending is not None and role == "user":
-            _answer(pending, msg, len(trace.messages), extra, harness)
+            _answer(pending, msg, extra, harness)
         pending = None
         if role == "assistant":
             _usage(msg, _response(raw), where)
@@ -182,7 +182,7 @@ def _action(trace: Trace, content: str | None, idx: int) -> ToolCall | None:
     return call
 
 
-def _answer(call: ToolCall, msg: Message, idx: int, extra: dict[str, Any], harness: _HarnessText) -> None:
+def _answer(call: ToolCall, msg: Message, extra: dict[str, Any], harness: _HarnessText) -> None:
     """The harness's reply to a call: an observation (made a `tool` message) or a correction (left as is)."""
     text = msg.content or ""
     if text.lstrip().startswith(harness.timeout):
