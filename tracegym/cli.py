@@ -13,7 +13,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from tracegym.commands import evals, ingest, inspect, quickstart
+from tracegym.commands import evals, ingest, inspect, quickstart, tasks
 from tracegym.errors import TracegymError
 
 
@@ -46,6 +46,7 @@ ingest.register(app)
 inspect.register(app)
 quickstart.register(app)
 evals.register(app)
+tasks.register(app)
 
 
 def main() -> None:

@@ -42,13 +42,13 @@ def evals_check(
     """Score recorded traces that have a production outcome and report how well the scorer agrees."""
     from tracegym.errors import ConfigError
     from tracegym.evals.check import check_report, score_traces
-    from tracegym.evals.config import load_evals
+    from tracegym.evals.config import load_evals, parse_eval_ref
     from tracegym.evals.recorded import iter_recorded
     from tracegym.evals.scorers import ScorerContext, scorer_for
     from tracegym.store import open_store
 
     loaded = load_evals(evals)
-    weighted = [_name_weight(n) for n in names]
+    weighted = [parse_eval_ref(n) for n in names]
     with open_store(store, read_only=True) as st:
         scorer = scorer_for(loaded, weighted, ScorerContext(loaded.folder, st))
         where, params = "outcome IS NOT NULL", []
@@ -67,19 +67,6 @@ def evals_check(
         print_json(report)
     else:
         _print_report(report)
-
-
-def _name_weight(text: str) -> tuple[str, float]:
-    from tracegym.errors import ConfigError
-
-    name, _, weight = text.partition(":")
-    try:
-        value = float(weight) if weight else 1.0
-    except ValueError:
-        raise ConfigError(f"--eval {text!r}: the weight after ':' must be a number, e.g. {name}:0.5.") from None
-    if value <= 0:
-        raise ConfigError(f"--eval {text!r}: weights must be > 0.")
-    return name, value
 
 
 def _print_report(r: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tracegym.errors import ConfigError, did_you_mean
-from tracegym.evals.yamlfile import load_model, node_line
+from tracegym.evals.yamlfile import compose, load_model, node_line
 
 _NAME = r"^[A-Za-z0-9_.-]+$"
 
@@ -262,7 +262,8 @@ def load_evals(path: Path | str, text: str | None = None) -> EvalsFile:
     path = Path(path)
     if text is None and not path.is_file():
         raise ConfigError(f"No evals file at {path}. Fix: pass --evals PATH (see examples/evals.yaml).")
-    config, node = load_model(path, EvalsConfig, text)
+    config, text = load_model(path, EvalsConfig, text)
+    node = compose(text)
     lines = [node_line(node, ("evals", i)) for i in range(len(config.evals))]
     problem = reference_problem(config)
     if problem:
@@ -289,3 +290,15 @@ def reference_problem(config: EvalsConfig) -> tuple[int, str] | None:
                 return i, (f"weighted eval {e.name!r} contains the weighted eval {part!r}. "
                            "Fix: list that eval's parts directly.")
     return None
+
+
+def parse_eval_ref(text: str) -> tuple[str, float]:
+    """`NAME` or `NAME:WEIGHT` (as --eval takes it) -> (name, weight)."""
+    name, _, weight = text.partition(":")
+    try:
+        value = float(weight) if weight else 1.0
+    except ValueError:
+        raise ConfigError(f"--eval {text!r}: the weight after ':' must be a number, e.g. {name}:0.5.") from None
+    if value <= 0:
+        raise ConfigError(f"--eval {text!r}: weights must be > 0.")
+    return name, value

@@ -1,0 +1,167 @@
+"""TaskSpec: validation, YAML round trips, and the pieces generation builds it from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tracegym.errors import ConfigError
+from tracegym.evals.recorded import RecordedCall, RecordedTrace
+from tracegym.tasks.cuts import build_prompt, cut_points, duplicate_key
+from tracegym.tasks.schemas import declared_tools, infer_schema, inferred_tools
+from tracegym.tasks.spec import (
+    ChatMessage,
+    EvalRef,
+    Prompt,
+    Provenance,
+    ScorerBinding,
+    TaskSpec,
+    dump_spec,
+    load_spec,
+)
+from tracegym.tasks.splits import assign_splits
+
+TRICKY = ["yes", "null", "~", "0x1F", "1e3", "# not a comment", "key: value", "  leading", "trailing  \n",
+          "tab\there", "line\n\n  indented\nend", "émoji 🚀", "- dash", "'quoted'", '"double"', ""]
+
+
+def _spec(content: str = "hi", metadata: dict | None = None, system: str | None = "policy") -> TaskSpec:
+    return TaskSpec(
+        task_id="t-1", split="train", harness="replay",
+        prompt=Prompt(system=system, messages=[
+            ChatMessage(role="user", content=content),
+            ChatMessage.model_validate({"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "function": {"name": "get", "arguments": json.dumps({"id": content})}}]}),
+            ChatMessage(role="tool", content=content, tool_call_id="c1", name="get"),
+        ]),
+        scorer=ScorerBinding(evals=[EvalRef(name="gold", weight=2.0)]),
+        metadata=metadata if metadata is not None else {"task": {"actions": [{"name": "get", "kwargs": {"id": 1}}]}},
+        provenance=Provenance(trace_id="trace-1", format="tau-bench", source_task="tau-bench:task_id=1",
+                              cut_message_idx=4),
+    )
+
+
+def _round_trip(spec: TaskSpec, tmp_path: Path) -> TaskSpec:
+    path = tmp_path / "task.yaml"
+    path.write_text(dump_spec(spec), encoding="utf-8")
+    return load_spec(path)
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_round_trip_keeps_awkward_text_exactly(tmp_path, text):
+    spec = _spec(text, {"answer": text, "n": [1, 2.5, None, True]}, system=text)
+    loaded = _round_trip(spec, tmp_path)
+    assert loaded == spec
+    assert dump_spec(loaded) == dump_spec(spec)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**12, 10**12) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(content=st.text(max_size=200), metadata=st.dictionaries(st.text(max_size=10), json_values, max_size=5))
+def test_round_trip_property(tmp_path_factory, content, metadata):
+    spec = _spec(content, metadata)
+    assert _round_trip(spec, tmp_path_factory.mktemp("rt")) == spec
+
+
+def test_invalid_spec_errors_name_the_line_and_fix(tmp_path):
+    text = dump_spec(_spec()).replace("split: train", "split: training").replace("harness: replay", "harnes: replay")
+    path = tmp_path / "task.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_spec(path)
+    message = str(info.value)
+    assert f"{path}:3: split: Input should be 'train' or 'heldout'. Fix: use 'train' or 'heldout'." in message
+    assert f"{path}:4: harnes: Extra inputs are not permitted. Fix: remove 'harnes'. Did you mean 'harness'?" in message
+    assert "harness: Field required. Fix: add 'harness' (replay: answer tool calls" in message
+
+
+def test_trajectory_puts_the_prompt_before_the_attempt():
+    spec = _spec()
+    traj = spec.trajectory([{"role": "assistant", "content": "Done, booked."}])
+    assert traj.messages[0] == {"role": "system", "content": "policy"}
+    assert traj.messages[2]["tool_calls"][0]["function"]["name"] == "get"
+    assert traj.final_answer == "Done, booked." and traj.trace_id == "trace-1" and traj.task_id == "t-1"
+    assert traj.metadata["task"]["actions"][0]["kwargs"] == {"id": 1}
+
+
+def test_infer_schema_types_required_and_nesting():
+    schema = infer_schema([{"a": 1, "b": [{"x": "s"}], "c": None}, {"a": 2.5, "b": [{"x": "t", "y": True}]}])
+    assert schema["required"] == ["a", "b"]
+    assert schema["properties"]["a"] == {"type": "number"}
+    assert schema["properties"]["b"]["items"] == {
+        "type": "object", "properties": {"x": {"type": "string"}, "y": {"type": "boolean"}}, "required": ["x"]}
+    assert infer_schema(["x", 3]) == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    tools = inferred_tools([("run", "ls -la"), ("get", {"id": 1}), ("get", {"id": 2})])
+    assert [t.name for t in tools] == ["get", "run"] and tools[1].parameters["required"] == ["input"]
+
+
+def test_declared_tools_accept_openai_and_flat_shapes():
+    raw = [{"type": "function", "function": {"name": "b", "description": "B", "parameters": {"type": "object"}}},
+           {"name": "a", "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}]
+    tools = declared_tools(raw)
+    assert [(t.name, t.source) for t in tools] == [("a", "declared"), ("b", "declared")]
+    assert tools[0].parameters["properties"] == {"q": {"type": "string"}} and declared_tools(None) is None
+
+
+def _trace() -> RecordedTrace:
+    rows = [("system", "policy " * 50), ("user", "hello"), ("assistant", "hi, your id?"), ("user", "u1"),
+            ("assistant", None), ("tool", "{}"), ("assistant", "done"), ("user", "thanks")]
+    messages = [{"idx": i, "role": r, "content": c, "tool_call_id": "c1" if r == "tool" else None,
+                 "name": "get" if r == "tool" else None} for i, (r, c) in enumerate(rows)]
+    calls = [RecordedCall(4, "c1", "get", {"id": "u1"}, "{}", 5)]
+    return RecordedTrace("tr", "tau-bench", "s", "failure", {"task_id": 3, "trial": 0}, None, messages, calls)
+
+
+def test_cut_points_take_the_agent_turn_that_went_wrong():
+    trace = _trace()
+    assert cut_points(trace, 5, "failure") == [4]  # an error result: the call before it
+    assert cut_points(trace, 7, "failure") == [6]  # a user complaint: the reply before it
+    assert cut_points(trace, None, "failure") == [2]  # the whole trace: from the first agent turn
+    assert cut_points(trace, 5, "turns") == [2, 4]
+    assert cut_points(trace, 1, "failure") == []
+
+
+def test_build_prompt_context_modes_and_system_cut():
+    trace = _trace()
+    full = build_prompt(trace, 6, "full", None)
+    assert [m.role for m in full.messages] == ["user", "assistant", "user", "assistant", "tool"]
+    assert full.messages[3].tool_calls[0].function.name == "get" and full.dropped_messages == 0
+    short = build_prompt(trace, 6, "last-user", 20)
+    assert [m.role for m in short.messages] == ["user", "assistant", "tool"] and short.dropped_messages == 2
+    assert short.system.startswith("policy policy policy") and short.system_chars == 350
+    assert "[… 330 characters cut …]" in short.system
+
+
+def test_duplicate_key_ignores_numbers_ids_and_attempts_but_not_task_data():
+    a, b = _trace(), _trace()
+    b.messages[3]["content"] = "U2"
+    b.metadata = {"task_id": 3, "trial": 1}
+    key = lambda t: duplicate_key(build_prompt(t, 4, "full", None), "replay", t.metadata)  # noqa: E731
+    assert key(a) == key(b)
+    b.metadata = {"task_id": 4, "trial": 1}
+    assert key(a) != key(b)
+
+
+def test_splits_keep_groups_together_and_are_deterministic():
+    keys = [[f"task:{i % 7}", f"trace:{i}"] for i in range(40)] + [["task:0", "trace:x"], ["task:6", "trace:0"]]
+    splits = assign_splits(keys, 0.3, seed=1)
+    by_task: dict[str, set[str]] = {}
+    for k, s in zip(keys, splits, strict=True):
+        by_task.setdefault(k[0], set()).add(s)
+    assert all(len(v) == 1 for v in by_task.values())
+    assert {"train", "heldout"} == set(splits)
+    assert splits == assign_splits(keys, 0.3, seed=1)
+    assert any(assign_splits(keys, 0.3, seed=s) != splits for s in range(2, 6))
+    assert set(assign_splits([["a"], ["b"]], 0.01, seed=0)) == {"train", "heldout"}
+    assert set(assign_splits([["a"], ["b"]], 0.0, seed=0)) == {"train"}

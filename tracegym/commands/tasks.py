@@ -1,0 +1,126 @@
+"""`tracegym tasks generate / list / show`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracegym.output import JsonOpt, StoreOpt, emit, err, out, print_json
+
+tasks_app = typer.Typer(help="Task sets generated from failure clusters.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(tasks_app, name="tasks")
+
+
+@tasks_app.command("generate")
+def tasks_generate(
+    out_dir: Annotated[Path, typer.Option("--out", help="The task-set folder to write, e.g. tasks/NAME.")],
+    evals: Annotated[Path, typer.Option("--evals", help="The evals.yaml whose evals score the tasks.")],
+    clusters: Annotated[list[str] | None, typer.Option("--cluster", help="A cluster id (or unique prefix); repeatable.")] = None,
+    top: Annotated[int | None, typer.Option("--top", min=1, help="Also take the N highest-ranked clusters.")] = None,
+    eval_names: Annotated[list[str] | None, typer.Option(
+        "--eval", help="Bind this eval (NAME or NAME:WEIGHT); repeatable. Default: every eval whose applies_to matches.")] = None,
+    name: Annotated[str | None, typer.Option(help="Task-set name [default: the --out folder's name].")] = None,
+    seed: Annotated[int, typer.Option(help="Seeds the held-out draw and sampling.")] = 0,
+    heldout: Annotated[float, typer.Option("--heldout", min=0.0, max=1.0, help="Share of task groups held out.")] = 0.2,
+    split_by: Annotated[str, typer.Option(help="task: attempts at one source task stay on one side; "
+                                                "cluster: whole clusters too.")] = "task",
+    cuts: Annotated[str, typer.Option(help="failure: one task at the turn that went wrong; "
+                                           "turns: one at every agent turn up to it.")] = "failure",
+    max_cuts: Annotated[int | None, typer.Option(min=1, help="With --cuts turns, the last N turns only.")] = None,
+    context: Annotated[str, typer.Option(help="full: the whole conversation before the cut; last-user: the system "
+                                              "prompt and the turns since the last user message (short prompts for "
+                                              "small models, losing earlier context).")] = "full",
+    system_max_chars: Annotated[int | None, typer.Option(
+        min=1, help="Cut longer system prompts to this many characters (default: keep whole; the policy in them "
+                    "often decides what the right action is).")] = None,
+    max_tasks_per_cluster: Annotated[int | None, typer.Option(min=1, help="At most N tasks per cluster (seeded).")] = None,
+    templates: Annotated[Path | None, typer.Option(help="A folder of templates overriding task.yaml.j2, "
+                                                        "manifest.yaml.j2, README.md.j2.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing task-set folder.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write task specs for failure clusters into a task-set folder and register it in the store."""
+    from pydantic import ValidationError
+
+    from tracegym.errors import ConfigError
+    from tracegym.evals.config import parse_eval_ref
+    from tracegym.store import open_store
+    from tracegym.tasks.generate import GenerateOptions, create_task_set
+
+    try:
+        options = GenerateOptions(
+            name=name or out_dir.resolve().name, clusters=clusters or [], top=top,
+            eval_names=[parse_eval_ref(n) for n in eval_names or []], seed=seed, heldout_fraction=heldout,
+            split_by=split_by, cuts=cuts, max_cuts=max_cuts, context=context, system_max_chars=system_max_chars,
+            max_tasks_per_cluster=max_tasks_per_cluster)
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise ConfigError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}.") from None
+    with open_store(store) as st:
+        task_set = create_task_set(st, options, evals, out_dir, templates, force)
+    m = task_set.manifest
+    if as_json:
+        print_json({"name": m.name, "path": str(task_set.path), **m.counts, "clusters": [c.model_dump() for c in m.clusters]})
+        return
+    emit([c.model_dump() for c in m.clusters], False, title=f"Task set {m.name}")
+    err.print(f"{m.counts['tasks']} tasks ({m.counts['train']} train, {m.counts['heldout']} held out) in "
+              f"{task_set.path}; {m.counts['duplicates_merged']} near-duplicates merged.")
+
+
+@tasks_app.command("list")
+def tasks_list(
+    task_set: Annotated[str | None, typer.Argument(help="A task set's name: list its tasks. Omit to list task sets.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List task sets, or the tasks of one."""
+    from tracegym.errors import NotFoundError
+    from tracegym.store import open_store
+
+    with open_store(store, read_only=True) as st:
+        if task_set is None:
+            rows = st.query("SELECT task_set_id AS name, n_tasks, seed, path, created_at FROM task_sets ORDER BY name")
+        else:
+            rows = st.query("SELECT task_id, split, harness, cluster_id, detector, source_trace_id FROM tasks "
+                            "WHERE task_set_id = ? ORDER BY task_id", [task_set])
+            if not rows:
+                names = [r["task_set_id"] for r in st.query("SELECT task_set_id FROM task_sets")]
+                from tracegym.errors import did_you_mean
+
+                raise NotFoundError(f"No task set {task_set!r} in the store.{did_you_mean(task_set, names)}")
+    emit(rows, as_json, title="Task sets" if task_set is None else f"Tasks in {task_set}")
+
+
+@tasks_app.command("show")
+def tasks_show(
+    task: Annotated[str, typer.Argument(help="A task id (or unique prefix), or a task file's path.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one task spec."""
+    from tracegym.errors import NotFoundError
+    from tracegym.tasks.spec import dump_spec, load_spec
+
+    path = Path(task)
+    if not path.is_file():
+        from tracegym.store import open_store
+
+        with open_store(store, read_only=True) as st:
+            rows = st.query("SELECT DISTINCT task_id, path FROM tasks WHERE starts_with(task_id, ?) "
+                            "ORDER BY task_id LIMIT 5", [task])
+        if len(rows) != 1:
+            found = f" (it matches {', '.join(r['task_id'] for r in rows)})" if rows else ""
+            raise NotFoundError(f"No single task {task!r} in the store{found}. "
+                                "Fix: use a full id from `tracegym tasks list SET`, or a task file's path.")
+        path = Path(rows[0]["path"])
+    spec = load_spec(path)
+    if as_json:
+        print_json(spec.model_dump(mode="json", exclude_none=True))
+    else:
+        out.print(dump_spec(spec), markup=False, highlight=False)

@@ -1,0 +1,106 @@
+"""Writing a task set: jinja2 templates (the user's, where given, else ours), checked, then swapped in whole."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from tracegym.errors import ConfigError
+from tracegym.tasks.spec import TaskSpec, load_spec, to_yaml
+from tracegym.tasks.taskset import EVALS_COPY, MANIFEST, TASKS_DIR, Manifest, load_manifest
+
+DEFAULT_TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = ("task.yaml.j2", "manifest.yaml.j2", "README.md.j2")
+
+
+def environment(user_dir: Path | None) -> jinja2.Environment:
+    """Templates from `user_dir` where it has them, else the built-in ones."""
+    if user_dir is not None and not user_dir.is_dir():
+        raise ConfigError(f"--templates {user_dir} is not a folder. Fix: point it at a folder holding any of "
+                          f"{', '.join(TEMPLATES)} (copy them from {DEFAULT_TEMPLATES}).")
+    folders = [str(user_dir)] if user_dir else []
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader([*folders, str(DEFAULT_TEMPLATES)]),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    env.filters.update(yaml=lambda data: to_yaml(data).rstrip("\n"), pick=_pick, oneline=_oneline)
+    return env
+
+
+def _pick(data: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: data[k] for k in keys if k in data}
+
+
+def _oneline(text: Any, limit: int = 200) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def render(env: jinja2.Environment, name: str, **variables: Any) -> str:
+    template = None
+    try:
+        template = env.get_template(name)
+        return template.render(**variables)
+    except jinja2.TemplateSyntaxError as e:
+        raise ConfigError(f"{e.filename or name}:{e.lineno}: template error: {e.message}. "
+                          "Fix: correct the template, or remove it to use the built-in one.") from None
+    except jinja2.UndefinedError as e:
+        where = template.filename if template is not None else name
+        raise ConfigError(f"{where}: {e.message}. Fix: use only the variables the built-in {name} uses.") from None
+
+
+def write_task_set(out: Path, specs: list[TaskSpec], manifest: Manifest, evals_path: Path,
+                   templates: Path | None, force: bool) -> None:
+    """Render every file into a scratch folder beside `out`, check each, then move it into place."""
+    if out.exists() and not force:
+        raise ConfigError(f"{out} already exists. Fix: pass --force to replace it, or choose another --out.")
+    env = environment(templates)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+    try:
+        (scratch / TASKS_DIR).mkdir()
+        for spec in specs:
+            _write_spec(env, scratch / TASKS_DIR / f"{spec.task_id}.yaml", spec)
+        data = manifest.model_dump(mode="json")
+        text = render(env, "manifest.yaml.j2", manifest=data)
+        _check(scratch / MANIFEST, text, load_manifest, manifest)
+        (scratch / MANIFEST).write_text(text, encoding="utf-8")
+        (scratch / "README.md").write_text(render(env, "README.md.j2", manifest=data), encoding="utf-8")
+        shutil.copyfile(evals_path, scratch / EVALS_COPY)
+        _swap(scratch, out)
+    finally:
+        if scratch.exists():
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _write_spec(env: jinja2.Environment, path: Path, spec: TaskSpec) -> None:
+    text = render(env, "task.yaml.j2", spec=spec, data=spec.model_dump(mode="json", exclude_none=True))
+    _check(path, text, load_spec, spec)
+    path.write_text(text, encoding="utf-8")
+
+
+def _check(path: Path, text: str, load: Any, expected: Any) -> None:
+    """A template may rearrange and comment, but what it writes must load back as the same thing."""
+    loaded = load(path, text)
+    if loaded != expected:
+        raise ConfigError(f"{path.name}: the template wrote a file that loads as something else than the task set "
+                          "holds. Fix: keep every field the built-in template writes, with its value.")
+
+
+def _swap(scratch: Path, out: Path) -> None:
+    """Replace `out` by `scratch` so that a reader sees the old set or the new one, never a mix."""
+    if not out.exists():
+        scratch.rename(out)
+        return
+    old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
+    old.rmdir()
+    out.rename(old)
+    scratch.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,207 @@
+"""TaskSpec: everything a harness needs to replay one situation where the agent went wrong.
+
+A spec is a YAML file in a task-set folder. It holds the conversation up to the
+turn the agent must take, the tools it had, the recorded calls and results (so
+a replay environment can answer), the harness, the scorer binding and where it
+all came from. `spec_version` changes whenever a field changes meaning.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from tracegym.evals.trajectory import Trajectory
+from tracegym.evals.yamlfile import load_model
+
+SPEC_VERSION = 1
+Harness = Literal["replay", "shell", "chat"]
+Split = Literal["train", "heldout"]
+Context = Literal["full", "last-user"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class FunctionCall(_Strict):
+    name: str
+    """Tool name."""
+    arguments: str
+    """Arguments as a JSON string, as OpenAI chat messages carry them."""
+
+
+class ToolCallMessage(_Strict):
+    id: str | None = None
+    """The call id the tool result refers to."""
+    type: Literal["function"] = "function"
+    """Always function."""
+    function: FunctionCall
+    """The call."""
+
+
+class ChatMessage(_Strict):
+    """One message in OpenAI chat form."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    """Who speaks."""
+    content: str | None = None
+    """The text (None for an assistant turn that only calls tools)."""
+    tool_calls: list[ToolCallMessage] | None = None
+    """Tool calls an assistant turn makes."""
+    tool_call_id: str | None = None
+    """For a tool message: the call it answers."""
+    name: str | None = None
+    """For a tool message: the tool's name."""
+
+
+class Prompt(_Strict):
+    system: str | None = None
+    """The system prompt (possibly cut to --system-max-chars)."""
+    messages: list[ChatMessage]
+    """The conversation after the system prompt, up to the turn the agent must take."""
+    context: Context = "full"
+    """full: every earlier message; last-user: only those since the last user message."""
+    dropped_messages: int = Field(0, ge=0)
+    """Earlier messages the context mode left out."""
+    system_chars: int | None = None
+    """The full system prompt's length when it was cut; None when kept whole."""
+
+
+class ToolSchema(_Strict):
+    name: str
+    """Tool name."""
+    description: str = ""
+    """What the tool does, when the trace declared it."""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON schema of the arguments."""
+    source: Literal["declared", "inferred"]
+    """declared: from the trace's own tool definitions; inferred: from the arguments of recorded calls."""
+
+
+class RecordedCall(_Strict):
+    message_idx: int
+    """The assistant message (in the source trace) that made the call."""
+    call_id: str | None = None
+    """The call's id in the source trace."""
+    name: str
+    """Tool name."""
+    arguments: Any = None
+    """Parsed arguments (or the raw string when they were not JSON)."""
+    result: str | None = None
+    """What the tool answered."""
+    is_error: bool | None = None
+    """Whether the result was an error."""
+
+
+class EvalRef(_Strict):
+    name: str
+    """An eval defined in the task set's evals file."""
+    weight: float = Field(1.0, gt=0)
+    """Its weight in the task's reward (a weighted mean over the bound evals)."""
+
+
+class ScorerBinding(_Strict):
+    evals_file: str = "evals.yaml"
+    """The evals file, relative to the task-set folder."""
+    evals: list[EvalRef] = Field(min_length=1)
+    """The evals that score this task."""
+
+
+class Duplicate(_Strict):
+    trace_id: str
+    """A trace whose task was merged into this one."""
+    cluster_id: str | None = None
+    """Its failure cluster."""
+    cut_message_idx: int
+    """Where its conversation was cut."""
+
+
+class Provenance(_Strict):
+    trace_id: str
+    """The source trace."""
+    format: str
+    """The source trace's format."""
+    source_task: str
+    """What the agent was asked to do (a τ-bench task id, an instance, a session): splits never separate these."""
+    cluster_id: str | None = None
+    """The failure cluster this task was drawn from."""
+    detector: str | None = None
+    """The detector that found the failure."""
+    signature: str | None = None
+    """The failure's signature."""
+    evidence: str | None = None
+    """What the detector saw."""
+    failure_message_idx: int | None = None
+    """The message that shows the failure; None when it concerns the whole trace."""
+    cut_message_idx: int
+    """The prompt holds the source trace's messages before this index."""
+    recorded_turn: ChatMessage | None = None
+    """What the agent actually did at the cut, for comparison."""
+    duplicates: list[Duplicate] = []
+    """Near-duplicate tasks merged into this one."""
+
+
+class TaskSpec(_Strict):
+    spec_version: Literal[1] = SPEC_VERSION
+    """Format version of this file."""
+    task_id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    """Unique within its task set; also the file name."""
+    split: Split
+    """train or heldout; near-twins are never on both sides."""
+    harness: Harness
+    """replay: answer tool calls from the recording; shell: run commands in a sandbox; chat: talk only."""
+    prompt: Prompt
+    """Where the agent must act."""
+    tools: list[ToolSchema] = []
+    """The tools the agent has."""
+    replay: list[RecordedCall] = []
+    """Every tool call recorded in the source trace, with its result."""
+    scorer: ScorerBinding
+    """How attempts are rewarded."""
+    metadata: dict[str, Any] = {}
+    """The source trace's metadata (gold actions, expected answers, ...), which scorers read."""
+    provenance: Provenance
+    """Where the task came from."""
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The prompt as OpenAI chat messages, system prompt first."""
+        head = [{"role": "system", "content": self.prompt.system}] if self.prompt.system is not None else []
+        return head + [m.model_dump(exclude_none=True) for m in self.prompt.messages]
+
+    def trajectory(self, continuation: list[dict[str, Any]], workspace: Path | None = None) -> Trajectory:
+        """A scorer's view of an attempt: the prompt followed by what the agent (and tools, user) said next."""
+        messages = self.messages() + continuation
+        answer = next((m["content"] for m in reversed(continuation)
+                       if m.get("role") == "assistant" and (m.get("content") or "").strip()), None)
+        return Trajectory(messages, answer, workspace, dict(self.metadata), self.provenance.trace_id, self.task_id)
+
+
+def dump_spec(spec: TaskSpec) -> str:
+    """The spec as YAML (multi-line text as literal blocks; unset optional fields left out)."""
+    return to_yaml(spec.model_dump(mode="json", exclude_none=True))
+
+
+def load_spec(path: Path, text: str | None = None) -> TaskSpec:
+    """Read and validate a task file; errors name the file, the line and the fix."""
+    spec, _ = load_model(Path(path), TaskSpec, text)
+    return spec
+
+
+class _BlockDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Multi-line strings as `|` blocks, so prompts read like prompts."""
+
+
+def _str(dumper: Any, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _str)
+
+
+def to_yaml(data: Any) -> str:
+    return yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100)

@@ -1,0 +1,135 @@
+"""Task-set folders: the manifest, loading a folder back, and registering it in the store.
+
+A task set is a folder:
+
+    manifest.yaml    what was generated, from which clusters, with which options
+    README.md        the same, for people
+    evals.yaml       a copy of the evals the tasks are bound to
+    tasks/*.yaml     one TaskSpec per file
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tracegym.errors import ConfigError, NotFoundError
+from tracegym.evals.yamlfile import load_model
+from tracegym.tasks.spec import Harness, Split, TaskSpec, load_spec
+
+MANIFEST = "manifest.yaml"
+TASKS_DIR = "tasks"
+EVALS_COPY = "evals.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class ClusterEntry(_Strict):
+    cluster_id: str
+    """The failure cluster."""
+    rank: int | None = None
+    """Its rank when mined (1 = most important)."""
+    detector: str
+    """The detector that found it."""
+    signature: str
+    """Its signature."""
+    tasks: int = Field(ge=0)
+    """Tasks drawn from it (after merging duplicates)."""
+
+
+class TaskEntry(_Strict):
+    task_id: str
+    """The task's id."""
+    file: str
+    """Its file, relative to the task-set folder."""
+    split: Split
+    """train or heldout."""
+    harness: Harness
+    """Its harness."""
+    cluster_id: str | None = None
+    """Its failure cluster."""
+    trace_id: str
+    """Its source trace."""
+
+
+class Manifest(_Strict):
+    manifest_version: Literal[1] = 1
+    """Format version of the manifest."""
+    name: str
+    """The task set's name and store id."""
+    seed: int
+    """The seed it was generated with."""
+    evals_file: str = EVALS_COPY
+    """The evals file, relative to the folder."""
+    evals_sha256: str
+    """Hash of the evals file as generated (edits show up as a mismatch)."""
+    options: dict[str, Any]
+    """The generation options."""
+    counts: dict[str, int]
+    """tasks, train, heldout, failures, duplicates_merged, ..."""
+    clusters: list[ClusterEntry]
+    """The clusters drawn from, in rank order."""
+    tasks: list[TaskEntry]
+    """Every task, in file order."""
+
+
+@dataclass
+class TaskSet:
+    path: Path
+    manifest: Manifest
+    tasks: list[TaskSpec]
+
+    def split(self, split: Split) -> list[TaskSpec]:
+        return [t for t in self.tasks if t.split == split]
+
+    @property
+    def evals_path(self) -> Path:
+        return self.path / self.manifest.evals_file
+
+
+def load_task_set(path: Path | str) -> TaskSet:
+    """Read a task-set folder and validate every file in it against the manifest."""
+    path = Path(path)
+    if not (path / MANIFEST).is_file():
+        raise NotFoundError(f"{path} is not a task set: it has no {MANIFEST}. "
+                            "Fix: point at a folder written by `tracegym tasks generate`.")
+    manifest = load_manifest(path / MANIFEST)
+    tasks = []
+    for entry in manifest.tasks:
+        file = path / entry.file
+        if not file.is_file():
+            raise ConfigError(f"{path / MANIFEST}: lists {entry.file}, which is missing. Fix: regenerate the task set.")
+        spec = load_spec(file)
+        if spec.task_id != entry.task_id or spec.split != entry.split:
+            raise ConfigError(f"{file}: task_id/split ({spec.task_id}, {spec.split}) differ from the manifest's "
+                              f"({entry.task_id}, {entry.split}). Fix: regenerate the task set.")
+        tasks.append(spec)
+    return TaskSet(path, manifest, tasks)
+
+
+def load_manifest(path: Path, text: str | None = None) -> Manifest:
+    manifest, _ = load_model(path, Manifest, text)
+    return manifest
+
+
+def register_task_set(store: Any, task_set: TaskSet) -> None:
+    """Record the task set and its tasks in the store, replacing an earlier one of the same name."""
+    m = task_set.manifest
+    with store.transaction() as con:
+        con.execute("DELETE FROM tasks WHERE task_set_id = ?", [m.name])
+        con.execute("DELETE FROM task_sets WHERE task_set_id = ?", [m.name])
+        con.execute("INSERT INTO task_sets (task_set_id, path, n_tasks, seed, manifest) VALUES (?, ?, ?, ?, ?)",
+                    [m.name, str(task_set.path.resolve()), len(task_set.tasks), m.seed, m.model_dump_json()])
+        con.executemany(
+            "INSERT INTO tasks (task_id, task_set_id, split, source_trace_id, cluster_id, detector, harness, path, spec) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [[t.task_id, m.name, t.split, t.provenance.trace_id, t.provenance.cluster_id, t.provenance.detector,
+              t.harness, str((task_set.path / TASKS_DIR / f"{t.task_id}.yaml").resolve()),
+              json.dumps(t.model_dump(mode="json", exclude_none=True))] for t in task_set.tasks],
+        )
