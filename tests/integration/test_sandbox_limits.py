@@ -16,15 +16,19 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from tracegym.errors import SandboxError
 from tracegym.harnesses.sandbox import Limits, Sandbox, Workspaces, bwrap_problem
 from tracegym.harnesses.sandbox.bwrap import BwrapSandbox
-from tracegym.harnesses.sandbox.subprocess_rlimit import SandboxIsolationWarning, SubprocessSandbox
+from tracegym.harnesses.sandbox.subprocess_rlimit import (
+    SandboxIsolationWarning,
+    SubprocessSandbox,
+)
 from tracegym.harnesses.sandbox.supervise import tree_bytes
-from tracegym.errors import SandboxError
 
 MIB = 1024 * 1024
 QUICK = Limits(wall_seconds=10, cpu_seconds=5, memory_mb=256, file_size_mb=16, disk_mb=64, max_processes=32)
@@ -116,18 +120,33 @@ def test_system_is_read_only(sandbox: Sandbox, workspace: Path) -> None:
     assert not probe.exists()
 
 
-def _listener() -> tuple[socket.socket, int]:
+@contextmanager
+def _listener() -> Iterator[int]:
+    """A TCP server on the host's loopback, accepting until the block ends; yields its port."""
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.bind(("127.0.0.1", 0))
     server.listen(8)
-    threading.Thread(target=lambda: [server.accept()[0].close() for _ in range(4)], daemon=True).start()
-    return server, server.getsockname()[1]
+
+    def serve() -> None:
+        try:
+            while True:
+                server.accept()[0].close()
+        except OSError:  # shut down by the test
+            return
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept(); close() alone would not
+        server.close()
+        thread.join(timeout=5)
 
 
 def test_network_is_unreachable(isolated: Sandbox, workspace: Path) -> None:
-    server, port = _listener()
-    connect = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
-    with server:
+    with _listener() as port:
+        connect = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
         outside = subprocess.run(["bash", "-c", connect], capture_output=True, text=True, timeout=10)
         inside = isolated.run(connect, workspace, QUICK)
     # The same connection works from the host, so only the sandbox's namespace can have stopped it.
@@ -137,9 +156,9 @@ def test_network_is_unreachable(isolated: Sandbox, workspace: Path) -> None:
 
 def test_network_when_allowed(workspace: Path) -> None:
     sandbox = _bwrap()
-    server, port = _listener()
-    with server:
-        result = sandbox.run(f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected", workspace, QUICK.model_copy(update={"network": True}))
+    with _listener() as port:
+        command = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+        result = sandbox.run(command, workspace, QUICK.model_copy(update={"network": True}))
     assert result.stdout == "connected\n"
 
 

@@ -223,7 +223,8 @@ def test_arun_runs_from_an_event_loop(any_sandbox, tmp_path: Path) -> None:
     paths = [workspaces.create(f"ep-{i}") for i in range(3)]
 
     async def main():
-        return await asyncio.gather(*(any_sandbox.arun(f"echo {i}", p, Limits(wall_seconds=10)) for i, p in enumerate(paths)))
+        limits = Limits(wall_seconds=10)
+        return await asyncio.gather(*(any_sandbox.arun(f"echo {i}", p, limits) for i, p in enumerate(paths)))
 
     results = asyncio.run(main())
     assert [r.stdout for r in results] == ["0\n", "1\n", "2\n"]

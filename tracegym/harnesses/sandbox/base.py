@@ -83,13 +83,17 @@ class Sandbox(ABC):
 
     @abstractmethod
     def run(self, command: str, workspace: Path, limits: Limits | None = None) -> CommandResult:
-        """Run `command` with `/bin/bash -c` (or `/bin/sh`) in `workspace`; return once all its processes are gone."""
+        """Run `command` with `/bin/bash -c` (or `/bin/sh`) in `workspace`; return once all its processes are gone.
+
+        One command at a time per workspace: whatever a command leaves running is
+        killed when it ends, and that cleanup may reach a concurrent command there.
+        """
 
     async def arun(self, command: str, workspace: Path, limits: Limits | None = None) -> CommandResult:
         """`run` on a worker thread, so an event loop keeps serving other episodes meanwhile."""
         return await asyncio.to_thread(self.run, command, workspace, limits)
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most backends hold nothing between commands
         """Release what the sandbox holds (containers, for docker); commands already finished keep their results."""
 
     def __enter__(self) -> Sandbox:

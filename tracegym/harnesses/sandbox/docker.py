@@ -102,8 +102,6 @@ class DockerSandbox(Sandbox):
         )
 
     def _container(self, workspace: Path, limits: Limits) -> Any:
-        import docker
-
         with self._lock:
             key = (workspace, limits)
             if key not in self._containers:
@@ -119,12 +117,7 @@ class DockerSandbox(Sandbox):
                     pids_limit=limits.max_processes + 2,  # the init and `sleep infinity` count too
                     cap_drop=["ALL"],
                     security_opt=["no-new-privileges"],
-                    ulimits=[
-                        docker.types.Ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds + 1),
-                        docker.types.Ulimit(name="data", soft=limits.memory_mb * _MIB, hard=limits.memory_mb * _MIB),
-                        docker.types.Ulimit(name="fsize", soft=limits.file_size_mb * _MIB, hard=limits.file_size_mb * _MIB),
-                        docker.types.Ulimit(name="core", soft=0, hard=0),
-                    ],
+                    ulimits=_ulimits(limits),
                     tmpfs={"/tmp": f"size={limits.disk_mb}m,mode=1777"},
                     shm_size=f"{min(limits.disk_mb, _SHM_MB)}m",
                     volumes={str(workspace): {"bind": self._workdir, "mode": "rw"}},
@@ -147,6 +140,22 @@ class DockerSandbox(Sandbox):
     def close(self) -> None:
         for workspace, limits in list(self._containers):
             self._forget(workspace, limits)
+
+
+def _ulimits(limits: Limits) -> list[Any]:
+    import docker
+
+    def fixed(name: str, value: int) -> Any:
+        return docker.types.Ulimit(name=name, soft=value, hard=value)
+
+    return [
+        # The hard CPU limit a second later turns an ignored SIGXCPU into SIGKILL.
+        docker.types.Ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds + 1),
+        # Docker has no RLIMIT_AS; RLIMIT_DATA covers heap and anonymous mappings alike.
+        fixed("data", limits.memory_mb * _MIB),
+        fixed("fsize", limits.file_size_mb * _MIB),
+        fixed("core", 0),
+    ]
 
 
 def _read(stream: Any, output: OutputBudget) -> None:

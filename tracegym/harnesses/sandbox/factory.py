@@ -25,8 +25,11 @@ def make_sandbox(
     takes its environment from the image. Raises SandboxError when the asked-for
     kind cannot run here, saying what to install or start.
     """
-    if kind not in get_args(SandboxKind):
-        raise ConfigError(f"unknown sandbox kind {kind!r}; choose one of {get_args(SandboxKind)}.{did_you_mean(kind, get_args(SandboxKind))}")
+    kinds = get_args(SandboxKind)
+    if kind not in kinds:
+        raise ConfigError(
+            f"unknown sandbox kind {kind!r}; choose one of {', '.join(kinds)}.{did_you_mean(kind, kinds)}"
+        )
     if kind == "docker":
         from tracegym.harnesses.sandbox.docker import DockerSandbox
 

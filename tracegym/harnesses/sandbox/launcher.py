@@ -18,7 +18,6 @@ import os
 import resource
 import sys
 
-
 _PR_SET_NO_NEW_PRIVS = 38
 
 
