@@ -28,7 +28,7 @@ from tracegym.harnesses.sandbox.subprocess_rlimit import (
     SandboxIsolationWarning,
     SubprocessSandbox,
 )
-from tracegym.harnesses.sandbox.supervise import tree_bytes
+from tracegym.harnesses.sandbox.watches import tree_bytes
 
 MIB = 1024 * 1024
 QUICK = Limits(wall_seconds=10, cpu_seconds=5, memory_mb=256, file_size_mb=16, disk_mb=64, max_processes=32)
@@ -64,6 +64,12 @@ def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
         yield from _docker()
     else:
         yield _bwrap() if request.param == "bwrap" else _subprocess()
+
+
+@pytest.fixture(params=["bwrap", "subprocess"])
+def process_backend(request: pytest.FixtureRequest) -> Sandbox:
+    """The backends that run commands as host processes under rlimits and polled watches."""
+    return _bwrap() if request.param == "bwrap" else _subprocess()
 
 
 @pytest.fixture(params=["bwrap", "docker"])
@@ -188,6 +194,14 @@ def test_stopped_at_memory_limit(sandbox: Sandbox, workspace: Path) -> None:
     result = sandbox.run("python3 -c 'bytearray(2 * 1024**3)'", workspace, QUICK)
     assert result.killed == "memory", result.stderr
     assert result.exit_code != 0
+
+
+def test_memory_of_many_processes_together_is_limited(process_backend: Sandbox, workspace: Path) -> None:
+    # Each process stays under RLIMIT_AS; only the polled total of the tree can stop them.
+    hog = "python3 -c 'import time; b = bytearray(100 * 2**20); time.sleep(10)'"
+    result = process_backend.run(f"for i in $(seq 8); do {hog} & done; wait", workspace, QUICK)
+    assert result.killed == "memory"
+    assert result.duration_s < 5
 
 
 def test_fork_bomb_is_contained(sandbox: Sandbox, workspace: Path) -> None:

@@ -6,6 +6,9 @@ import asyncio
 import os
 import resource
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pydantic
@@ -20,11 +23,13 @@ from tracegym.harnesses.sandbox import (
     SubprocessSandbox,
     Workspaces,
     bwrap_problem,
+    identity,
     make_sandbox,
 )
 from tracegym.harnesses.sandbox.process import rlimits_for
 from tracegym.harnesses.sandbox.results import Outcome, make_result, stop_reason
-from tracegym.harnesses.sandbox.supervise import OutputBudget, tree_bytes
+from tracegym.harnesses.sandbox.supervise import OutputBudget
+from tracegym.harnesses.sandbox.watches import Watch, tree_bytes, tree_rss
 
 MIB = 1024 * 1024
 
@@ -116,6 +121,44 @@ def test_tree_bytes_counts_allocation_not_apparent_size(tmp_path: Path) -> None:
         sparse.truncate(100 * MIB)
     os.symlink("/usr", tmp_path / "link")
     assert MIB <= tree_bytes(tmp_path) < 2 * MIB
+
+
+def test_tree_rss_counts_descendants() -> None:
+    hog = "import time; b = bytearray(64 * 2**20); time.sleep(5)"
+    spawn_hog = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {hog!r}])"
+    parent = subprocess.Popen([sys.executable, "-c", spawn_hog])
+    try:
+        deadline = time.monotonic() + 5
+        while tree_rss(parent.pid) < 64 * MIB and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert tree_rss(parent.pid) >= 64 * MIB
+    finally:
+        for task in identity.iter_tasks():
+            if task.pid != parent.pid and _descends(task.pid, parent.pid):
+                os.kill(task.pid, signal.SIGKILL)
+        parent.kill()
+        parent.wait()
+
+
+def _descends(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+        except FileNotFoundError:
+            return False
+        if pid == ancestor:
+            return True
+    return False
+
+
+def test_watch_polls_no_more_often_than_its_interval() -> None:
+    calls = []
+    watch = Watch(lambda: calls.append(1) or 10, limit=5, min_interval_s=0.2)
+    assert watch.over() is False  # not yet due
+    time.sleep(0.25)
+    assert watch.over() is True
+    assert watch.over() is False  # measured just now
+    assert len(calls) == 1
 
 
 def test_workspace_from_template_and_files(tmp_path: Path) -> None:

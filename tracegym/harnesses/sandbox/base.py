@@ -28,8 +28,9 @@ class Limits(BaseModel):
     """CPU seconds each process may burn (RLIMIT_CPU); past it the process gets SIGXCPU, then SIGKILL a second later."""
     wall_seconds: float = Field(120.0, gt=0)
     """Seconds from start to finish; past it every process the command started is killed."""
-    memory_mb: int = Field(1024, ge=32)
-    """MiB of address space each process may map (RLIMIT_AS); allocations past it fail."""
+    memory_mb: int = Field(1024, ge=64)
+    """MiB of memory: each process's address space (RLIMIT_AS, allocations past it fail), and the resident
+    memory of all the command's processes together (polled; past it the command is killed)."""
     output_bytes: int = Field(256 * 1024, ge=1)
     """Bytes of stdout and stderr, together, kept; one byte more and the command is killed."""
     file_size_mb: int = Field(256, ge=1)

@@ -21,7 +21,8 @@ from tracegym.errors import SandboxError
 from tracegym.harnesses.sandbox import identity
 from tracegym.harnesses.sandbox.base import CommandResult, KillReason, Limits, Sandbox
 from tracegym.harnesses.sandbox.results import Outcome, make_result
-from tracegym.harnesses.sandbox.supervise import DiskWatch, OutputBudget, breach
+from tracegym.harnesses.sandbox.supervise import OutputBudget, breach, limit_watches
+from tracegym.harnesses.sandbox.watches import Watch
 
 _MIB = 1024 * 1024
 _SHM_MB = 64
@@ -82,7 +83,9 @@ class DockerSandbox(Sandbox):
         reader = threading.Thread(target=_read, args=(stream, output), daemon=True)
         started = time.monotonic()
         reader.start()
-        killed = _watch(reader, output, DiskWatch(workspace, limits.disk_mb), started + limits.wall_seconds)
+        # Memory is the container's cgroup's job; only the workspace's size needs polling.
+        watches = limit_watches(limits, workspace, root_pid=None)
+        killed = _watch(reader, output, watches, started + limits.wall_seconds)
         if killed is not None:
             self._forget(workspace, limits)  # removing the container is the only way to stop an exec
             code = 137
@@ -168,10 +171,12 @@ def _read(stream: Any, output: OutputBudget) -> None:
             return
 
 
-def _watch(reader: threading.Thread, output: OutputBudget, disk: DiskWatch, deadline: float) -> KillReason | None:
-    """Wait for the exec's output to end; the limit broken first, if any ends it sooner."""
+def _watch(
+    reader: threading.Thread, output: OutputBudget, watches: list[tuple[KillReason, Watch]], deadline: float
+) -> KillReason | None:
+    """Wait for the exec's output to end; the limit broken first, if any, ends it sooner."""
     while reader.is_alive():
-        killed = breach(output, disk, deadline)
+        killed = breach(output, watches, deadline)
         if killed is not None:
             return killed
         reader.join(timeout=_TICK_S)

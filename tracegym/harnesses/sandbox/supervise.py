@@ -1,4 +1,4 @@
-"""Watch a started command: read its output under a byte budget, enforce wall time and disk, reap it.
+"""Watch a started command: read its output under a byte budget, enforce wall time, disk and memory, reap it.
 
 Everything here is backend-neutral; a backend hands over the started process,
 the read ends of its pipes, and a `kill` that takes down every process the
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tracegym.harnesses.sandbox.base import KillReason, Limits
 from tracegym.harnesses.sandbox.results import Outcome
+from tracegym.harnesses.sandbox.watches import Watch, tree_bytes, tree_rss
 
 _READ_CHUNK = 65536
 _EXIT_DRAIN_S = 0.5
@@ -59,13 +60,13 @@ def supervise(
     output = OutputBudget(budget=limits.output_bytes)
     pipes = _Pipes(output, {process.stdout.fileno(): output.out, process.stderr.fileno(): output.err, **side_pipes})
     pipes.wake_on_exit(process.pid)
-    disk = DiskWatch(workspace, limits.disk_mb)
+    watches = limit_watches(limits, workspace, process.pid)
     killed: KillReason | None = None
     status: tuple[int, float] | None = None
     deadline = started + limits.wall_seconds
     try:
         while status is None:
-            killed = breach(output, disk, deadline)
+            killed = breach(output, watches, deadline)
             if killed is not None:
                 break
             pipes.pump(timeout=min(_TICK_S, max(deadline - time.monotonic(), 0)))
@@ -96,14 +97,24 @@ def supervise(
     )
 
 
-def breach(output: OutputBudget, disk: DiskWatch, deadline: float) -> KillReason | None:
+def limit_watches(limits: Limits, workspace: Path, root_pid: int | None) -> list[tuple[KillReason, Watch]]:
+    """The polled limits: the workspace's size, and the resident memory of the process tree under `root_pid`."""
+    mib = 1024 * 1024
+    watches: list[tuple[KillReason, Watch]] = [("disk", Watch(lambda: tree_bytes(workspace), limits.disk_mb * mib))]
+    if root_pid is not None:
+        watches.append(("memory", Watch(lambda: tree_rss(root_pid), limits.memory_mb * mib)))
+    return watches
+
+
+def breach(output: OutputBudget, watches: list[tuple[KillReason, Watch]], deadline: float) -> KillReason | None:
     """The limit the running command has just broken, if any."""
     if output.truncated:
         return "output"
     if time.monotonic() >= deadline:
         return "wall_time"
-    if disk.over():
-        return "disk"
+    for reason, watch in watches:
+        if watch.over():
+            return reason
     return None
 
 
@@ -178,45 +189,3 @@ def _reap(process: subprocess.Popen[bytes], block: bool) -> tuple[int, float] | 
     process.returncode = code
     exit_code = 128 - code if code < 0 else code
     return exit_code, usage.ru_utime + usage.ru_stime
-
-
-class DiskWatch:
-    """Polls the workspace size, no more often than its own cost allows (about 5% of the time)."""
-
-    _MIN_INTERVAL_S = 0.1
-
-    def __init__(self, workspace: Path, limit_mb: int) -> None:
-        self._workspace = workspace
-        self._limit = limit_mb * 1024 * 1024
-        self._interval = self._MIN_INTERVAL_S
-        self._next = time.monotonic() + self._interval
-
-    def over(self) -> bool:
-        now = time.monotonic()
-        if now < self._next:
-            return False
-        size = tree_bytes(self._workspace)
-        cost = time.monotonic() - now
-        self._interval = max(self._MIN_INTERVAL_S, 20 * cost)
-        self._next = time.monotonic() + self._interval
-        return size > self._limit
-
-
-def tree_bytes(root: Path) -> int:
-    """Bytes allocated on disk under `root` (sparse files count what they really use), symlinks not followed."""
-    total = 0
-    stack = [str(root)]
-    while stack:
-        try:
-            entries = list(os.scandir(stack.pop()))
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            total += info.st_blocks * 512
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(entry.path)
-    return total
