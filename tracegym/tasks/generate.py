@@ -32,7 +32,7 @@ from tracegym.tasks.spec import (
 )
 from tracegym.tasks.render import sha256_file, write_task_set
 from tracegym.tasks.splits import SplitBy, assign_splits
-from tracegym.tasks.taskset import TASKS_DIR, ClusterEntry, Manifest, TaskEntry, TaskSet, load_task_set, register_task_set
+from tracegym.tasks.taskset import TASKS_DIR, ClusterEntry, Manifest, TaskEntry, TaskSet, register_task_set
 
 # Agents whose actions are shell commands: their tasks run in a sandboxed shell, not a replay.
 SHELL_FORMATS = frozenset({"mini-swe-agent", "swe-agent"})
@@ -145,25 +145,27 @@ def _failures(store: Any, cluster_ids: list[str]) -> list[dict[str, Any]]:
     )
 
 
-def harness_for(trace: RecordedTrace) -> Literal["replay", "shell", "chat"]:
-    if trace.format in SHELL_FORMATS:
+def harness_for(fmt: str, tools: list[ToolSchema]) -> Literal["replay", "shell", "chat"]:
+    """shell for bash-action agents; replay when the agent had tools (its own or its format's); else chat."""
+    if fmt in SHELL_FORMATS:
         return "shell"
-    return "replay" if trace.calls or trace.tools else "chat"
+    return "replay" if tools else "chat"
 
 
 def _draft(store: Any, cluster: dict[str, Any], failure: dict[str, Any], trace: RecordedTrace, cut: int,
            options: GenerateOptions, evals: EvalsFile, tools: dict[str, list[ToolSchema]]) -> Draft:
-    harness = harness_for(trace)
-    prompt = build_prompt(trace, cut, options.context, options.system_max_chars)
     own = declared_tools(trace.tools)
     if own is None and trace.format not in tools:
         tools[trace.format] = format_tools(store, trace.format)
+    available = own if own is not None else tools[trace.format]
+    harness = harness_for(trace.format, available)
+    prompt = build_prompt(trace, cut, options.context, options.system_max_chars)
     fields = {
         # Unique in the store (rollouts and eval results name tasks by id), and stable when regenerated.
         "task_id": "t-" + hashlib.sha256(f"{options.name}\x1f{trace.trace_id}\x1f{cut}".encode()).hexdigest()[:12],
         "harness": harness,
         "prompt": prompt,
-        "tools": own if own is not None else tools[trace.format],
+        "tools": available,
         "replay": [RecordedCall(message_idx=c.message_idx, call_id=c.call_id, name=c.name, arguments=c.arguments,
                                 result=c.result, is_error=c.is_error) for c in trace.calls],
         "scorer": ScorerBinding(evals=bind_evals(evals, options.eval_names, trace, harness)),
@@ -239,14 +241,15 @@ def _spec(d: Draft, split: str) -> TaskSpec:
 
 def create_task_set(store: Any, options: GenerateOptions, evals_path: Path, out: Path,
                     templates: Path | None = None, force: bool = False) -> TaskSet:
-    """Generate, write the folder, read it back (every file validated) and register it in the store."""
+    """Generate, write the folder (every file checked to load back as its spec) and register it in the store."""
     evals = load_evals(evals_path)
     generated = generate(store, options, evals)
     if not generated.specs:
         raise NotFoundError(f"The chosen clusters gave no tasks ({generated.counts['failures']} failures, none with an "
                             "agent turn to cut at). Fix: choose other clusters.")
-    write_task_set(out, generated.specs, manifest_for(generated, sha256_file(evals_path)), evals_path, templates, force)
-    task_set = load_task_set(out)
+    manifest = manifest_for(generated, sha256_file(evals_path))
+    write_task_set(out, generated.specs, manifest, evals_path, templates, force)
+    task_set = TaskSet(out, manifest, generated.specs)  # each file was checked to load back as these
     register_task_set(store, task_set)
     return task_set
 

@@ -1,0 +1,235 @@
+"""`tracegym tasks generate` on the real τ-bench runs: valid, traceable, round-tripping, deterministic tasks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from tracegym.evals.config import load_evals
+from tracegym.evals.recorded import iter_recorded
+from tracegym.evals.scorers import ScorerContext, build_scorer
+from tracegym.store import open_store
+from tracegym.tasks import dump_spec, load_spec, load_task_set
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EVALS = EXAMPLES / "evals.yaml"
+
+
+@pytest.fixture
+def tau_store(cli, traces_dir, store_path) -> Path:
+    """τ-bench ingested, with two hand-made clusters: every failed run, and every tool error."""
+    assert cli("ingest", traces_dir / "tau-bench", "--store", store_path).exit_code == 0
+    with open_store(store_path) as st:
+        st.con.execute("""
+            INSERT INTO failures (trace_id, detector, signature, evidence, message_idx, cluster_id)
+            SELECT trace_id, 'outcome', 'trace outcome: failure', 'reward 0', NULL, 'c-outcome'
+            FROM traces WHERE outcome = 'failure';
+            INSERT INTO failures (trace_id, detector, signature, evidence, message_idx, cluster_id)
+            SELECT trace_id, 'tool_error', 'tool error', left(result, 80), result_message_idx, 'c-toolerr'
+            FROM tool_calls WHERE is_error AND result_message_idx IS NOT NULL;
+            INSERT INTO clusters (cluster_id, detector, signature, n_traces, n_findings, rank, example_trace_id)
+            SELECT cluster_id, any_value(detector), any_value(signature), count(DISTINCT trace_id), count(*),
+                   CASE cluster_id WHEN 'c-outcome' THEN 1 ELSE 2 END, min(trace_id)
+            FROM failures GROUP BY cluster_id;
+        """)
+    return store_path
+
+
+def _generate(cli, store: Path, out: Path, *args: str) -> dict:
+    result = cli("tasks", "generate", "--evals", EVALS, "--out", out, "--store", store, "--json", *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _files(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_every_task_validates_names_its_trace_and_round_trips(cli, tau_store, tmp_path):
+    summary = _generate(cli, tau_store, tmp_path / "tasks" / "tau", "--cluster", "c-outcome", "--cluster", "c-tool")
+    task_set = load_task_set(tmp_path / "tasks" / "tau")  # validates every file against TaskSpec
+    assert summary["tasks"] == len(task_set.tasks) > 100
+    with open_store(tau_store, read_only=True) as st:
+        traces = {r["trace_id"] for r in st.query("SELECT trace_id FROM traces")}
+        registered = st.query("SELECT task_id, split, source_trace_id, path FROM tasks WHERE task_set_id = 'tau'")
+        assert st.scalar("SELECT n_tasks FROM task_sets WHERE task_set_id = 'tau'") == len(task_set.tasks)
+    assert {r["task_id"] for r in registered} == {t.task_id for t in task_set.tasks}
+    for spec, entry in zip(task_set.tasks, task_set.manifest.tasks, strict=True):
+        assert spec.provenance.trace_id in traces and entry.trace_id == spec.provenance.trace_id
+        assert load_spec(Path("again.yaml"), dump_spec(spec)) == spec
+        assert spec.harness == "replay" and spec.scorer.evals[0].name == "tau_reward"
+    assert {t.provenance.cluster_id for t in task_set.tasks} == {"c-outcome", "c-toolerr"}
+
+
+def test_generation_is_deterministic_for_the_same_store_and_seed(cli, tau_store, tmp_path):
+    args = ("--cluster", "c-toolerr", "--name", "tau", "--seed", "7", "--max-tasks-per-cluster", "30")
+    _generate(cli, tau_store, tmp_path / "a", *args)
+    _generate(cli, tau_store, tmp_path / "b", *args)
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+    _generate(cli, tau_store, tmp_path / "c", "--cluster", "c-toolerr", "--name", "tau", "--seed", "8",
+              "--max-tasks-per-cluster", "30")
+    first, other = load_task_set(tmp_path / "a"), load_task_set(tmp_path / "c")
+    assert [(t.task_id, t.split) for t in first.tasks] != [(t.task_id, t.split) for t in other.tasks]
+
+
+def test_heldout_tasks_have_no_twin_in_training(cli, tau_store, tmp_path):
+    _generate(cli, tau_store, tmp_path / "s", "--cluster", "c-outcome", "--cluster", "c-toolerr", "--heldout", "0.3")
+    tasks = load_task_set(tmp_path / "s").tasks
+    sides: dict[str, set[str]] = {}
+    for t in tasks:
+        sides.setdefault(t.provenance.source_task, set()).add(t.split)
+    assert all(len(s) == 1 for s in sides.values())
+    held = sum(1 for t in tasks if t.split == "heldout")
+    assert 0.1 < held / len(tasks) < 0.5
+
+
+def test_near_duplicates_are_merged_into_one_task(cli, tau_store, tmp_path):
+    summary = _generate(cli, tau_store, tmp_path / "d", "--cluster", "c-outcome")
+    tasks = load_task_set(tmp_path / "d").tasks
+    merged = [t for t in tasks if t.provenance.duplicates]
+    assert merged and summary["duplicates_merged"] == sum(len(t.provenance.duplicates) for t in merged)
+    with open_store(tau_store, read_only=True) as st:
+        by_trace = {t.trace_id: t for t in iter_recorded(st)}
+    for task in merged:
+        for dup in task.provenance.duplicates:
+            twin = by_trace[dup.trace_id]
+            assert twin.task_key() == task.provenance.source_task
+            # Same first request, up to case and spacing: the recorded conversations really are twins.
+            first_user = next(m["content"] for m in twin.messages if m["role"] == "user")
+            assert " ".join(first_user.casefold().split()) == " ".join(
+                task.prompt.messages[0].content.casefold().split())
+
+
+@pytest.mark.slow
+def test_cut_modes_and_short_contexts(cli, tau_store, tmp_path):
+    one = _generate(cli, tau_store, tmp_path / "one", "--cluster", "c-toolerr")
+    turns = _generate(cli, tau_store, tmp_path / "turns", "--cluster", "c-toolerr", "--cuts", "turns", "--max-cuts", "3")
+    assert one["tasks"] < turns["tasks"] <= 3 * one["failures"]
+    _generate(cli, tau_store, tmp_path / "short", "--cluster", "c-toolerr", "--context", "last-user",
+              "--system-max-chars", "400")
+    for t in load_task_set(tmp_path / "short").tasks:
+        assert t.prompt.context == "last-user" and t.prompt.messages[0].role == "user"
+        assert len(t.prompt.system) < 460 and t.prompt.system_chars > 400
+    full = {t.provenance.trace_id: t for t in load_task_set(tmp_path / "one").tasks}
+    short = {t.provenance.trace_id: t for t in load_task_set(tmp_path / "short").tasks}
+    assert sum(t.prompt.dropped_messages for t in short.values()) > 0
+    assert all(len(short[k].prompt.messages) <= len(full[k].prompt.messages) for k in short)
+
+
+def test_tools_replay_and_the_recorded_turn(cli, tau_store, tmp_path):
+    _generate(cli, tau_store, tmp_path / "r", "--cluster", "c-toolerr")
+    task = load_task_set(tmp_path / "r").tasks[0]
+    tools = {t.name: t for t in task.tools}
+    assert {"book_reservation", "get_user_details", "cancel_reservation"} <= set(tools)
+    assert tools["get_user_details"].source == "inferred"
+    assert tools["get_user_details"].parameters["required"] == ["user_id"]
+    assert task.replay and all(c.result is not None for c in task.replay)
+    turn = task.provenance.recorded_turn
+    assert turn.role == "assistant" and turn.tool_calls  # the failing call the agent made
+    assert task.provenance.failure_message_idx == task.provenance.cut_message_idx + 1
+
+
+def test_tasks_score_like_the_traces_they_came_from(cli, tau_store, tmp_path):
+    """The prompt plus the recorded rest of the trace, scored from the task set, equals scoring the trace."""
+    _generate(cli, tau_store, tmp_path / "sc", "--cluster", "c-outcome", "--max-tasks-per-cluster", "40")
+    task_set = load_task_set(tmp_path / "sc")
+    evals = load_evals(task_set.evals_path)
+    scorer = build_scorer(evals.get("gold_actions"), ScorerContext(evals.folder), evals)
+    with open_store(tau_store, read_only=True) as st:
+        traces = {t.trace_id: t for t in iter_recorded(st)}
+    rewards = []
+    for task in task_set.tasks:
+        trace = traces[task.provenance.trace_id]
+        rest = trace.openai_messages()[task.provenance.cut_message_idx:]
+        from_task = scorer.score(task.trajectory(rest))
+        assert from_task == scorer.score(trace.trajectory())
+        rewards.append(from_task.reward)
+    assert len(task_set.tasks) == 40 and set(rewards) <= {0.0, 1.0}
+
+
+def test_eval_binding(cli, tau_store, tmp_path):
+    _generate(cli, tau_store, tmp_path / "w", "--cluster", "c-toolerr", "--eval", "gold_actions:2", "--eval", "outputs")
+    evals = load_task_set(tmp_path / "w").tasks[0].scorer.evals
+    assert [(e.name, e.weight) for e in evals] == [("gold_actions", 2.0), ("outputs", 1.0)]
+    only_chat = tmp_path / "chat-evals.yaml"
+    only_chat.write_text("evals:\n  - name: a\n    kind: match\n    mode: exact\n    expected: x\n"
+                         "    applies_to: {harnesses: [chat]}\n")
+    result = cli("tasks", "generate", "--evals", only_chat, "--out", tmp_path / "x", "--store", tau_store,
+                 "--cluster", "c-toolerr")
+    assert result.exit_code == 2 and "No eval in" in result.stderr and not (tmp_path / "x").exists()
+
+
+def test_templates_can_be_overridden_and_are_checked(cli, tau_store, tmp_path):
+    from tracegym.tasks.render import DEFAULT_TEMPLATES
+
+    mine = tmp_path / "tpl"
+    mine.mkdir()
+    text = (DEFAULT_TEMPLATES / "task.yaml.j2").read_text()
+    (mine / "task.yaml.j2").write_text("# Reviewed by the airline team; trace: {{ spec.provenance.trace_id }}\n" + text)
+    _generate(cli, tau_store, tmp_path / "t", "--cluster", "c-toolerr", "--templates", mine)
+    first = sorted((tmp_path / "t" / "tasks").glob("*.yaml"))[0]
+    assert first.read_text().startswith("# Reviewed by the airline team; trace: tau-bench:")
+    (mine / "task.yaml.j2").write_text(text.replace('{{ data | pick("metadata") | yaml }}', ""))
+    dropped = cli("tasks", "generate", "--evals", EVALS, "--out", tmp_path / "t2", "--store", tau_store,
+                  "--cluster", "c-toolerr", "--templates", mine)
+    assert dropped.exit_code == 2 and _says(dropped.stderr, "loads as something else")
+    (mine / "task.yaml.j2").write_text("{{ spec.task_id }\n")
+    broken = cli("tasks", "generate", "--evals", EVALS, "--out", tmp_path / "t3", "--store", tau_store,
+                 "--cluster", "c-toolerr", "--templates", mine)
+    assert broken.exit_code == 2 and _says(broken.stderr, "task.yaml.j2:1: template error")
+    assert not (tmp_path / "t2").exists() and not (tmp_path / "t3").exists()
+
+
+def test_user_errors_name_the_file_line_and_fix(cli, tau_store, tmp_path):
+    bad = tmp_path / "evals.yaml"
+    bad.write_text("evals:\n  - name: gold\n    kind: tool_calls\n    expected_from: metadata.task.actions\n"
+                   "    partial: true\n")
+    result = cli("tasks", "generate", "--evals", bad, "--out", tmp_path / "o", "--store", tau_store, "--top", "1")
+    assert result.exit_code == 2
+    assert _says(result.stderr, f"{bad}:5: evals.0.tool_calls.partial: Extra inputs are not permitted")
+    unknown = cli("tasks", "generate", "--evals", EVALS, "--out", tmp_path / "o", "--store", tau_store,
+                  "--cluster", "c-outcone")
+    assert unknown.exit_code == 2 and _says(unknown.stderr, "Did you mean 'c-outcome'")
+    _generate(cli, tau_store, tmp_path / "o", "--top", "1", "--max-tasks-per-cluster", "3")
+    again = cli("tasks", "generate", "--evals", EVALS, "--out", tmp_path / "o", "--store", tau_store, "--top", "1")
+    assert again.exit_code == 2 and _says(again.stderr, "already exists. Fix: pass --force")
+
+
+def test_no_clusters_says_to_mine_first(cli, traces_dir, store_path, tmp_path):
+    cli("ingest", traces_dir / "tau-bench", "--store", store_path)
+    result = cli("tasks", "generate", "--evals", EVALS, "--out", tmp_path / "o", "--store", store_path, "--top", "2")
+    assert result.exit_code == 2 and _says(result.stderr, "run `tracegym mine failures` first")
+
+
+def test_list_and_show(cli, tau_store, tmp_path):
+    _generate(cli, tau_store, tmp_path / "ls", "--cluster", "c-toolerr")
+    sets = json.loads(cli("tasks", "list", "--store", tau_store, "--json").stdout)
+    assert [s["name"] for s in sets] == ["ls"]
+    tasks = json.loads(cli("tasks", "list", "ls", "--store", tau_store, "--json").stdout)
+    shown = cli("tasks", "show", tasks[0]["task_id"], "--store", tau_store)
+    assert shown.exit_code == 0 and f"task_id: {tasks[0]['task_id']}" in shown.stdout
+    assert json.loads(cli("tasks", "show", tasks[0]["task_id"], "--store", tau_store, "--json").stdout)[
+        "provenance"]["trace_id"] == tasks[0]["source_trace_id"]
+
+
+@pytest.mark.slow
+def test_ingest_mine_generate_end_to_end(cli, traces_dir, store_path, tmp_path):
+    assert cli("ingest", traces_dir / "tau-bench", "--store", store_path).exit_code == 0
+    mined = cli("mine", "failures", "--store", store_path, "--json")
+    assert mined.exit_code == 0, mined.output
+    summary = _generate(cli, store_path, tmp_path / "mined", "--top", "3", "--context", "last-user")
+    task_set = load_task_set(tmp_path / "mined")
+    ranked = json.loads(mined.stdout)["clusters"][:3]
+    assert [c.cluster_id for c in task_set.manifest.clusters] == [c["cluster_id"] for c in ranked]
+    assert summary["tasks"] == len(task_set.tasks) > 0
+    assert all(t.provenance.cluster_id in {c["cluster_id"] for c in ranked} for t in task_set.tasks)
+
+
+def _says(panel: str, needle: str) -> bool:
+    """Whether an error panel holds `needle`, ignoring its border and where rich wrapped the lines."""
+    text = "".join(line.strip().strip("│") for line in panel.splitlines() if line.strip().startswith("│"))
+    return "".join(needle.split()) in "".join(text.split())
