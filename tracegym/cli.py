@@ -13,7 +13,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from tracegym.commands import evals, ingest, inspect, quickstart, tasks
+from tracegym.commands import evals, ingest, inspect, mine, quickstart, tasks
 from tracegym.errors import TracegymError
 
 
@@ -47,6 +47,7 @@ inspect.register(app)
 quickstart.register(app)
 evals.register(app)
 tasks.register(app)
+mine.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,115 @@
+"""Time of `mine failures` on a large store, beside a plain DuckDB GROUP BY over the same tool-call results.
+
+The store is the real τ-bench file ingested once, then replicated in SQL with
+fresh trace ids (`<id>:r<k>`) until it holds --traces traces; every table the
+detectors read (traces, messages, tool_calls, scores) is replicated. The
+baseline is what someone would write without tracegym to group identical tool
+results: `SELECT name, result, count(*) FROM tool_calls WHERE result IS NOT
+NULL GROUP BY name, result`. Mining runs all built-in detectors, writes the
+failures and clusters tables and reads back the ranked clusters.
+
+    python benchmarks/mine.py --traces 50000
+
+Each figure is the median of --repeats timed runs after one warm-up run, as
+wall-clock (the figures in the JSON) and as this process's CPU time (steadier on
+a shared machine). The last line is one JSON object:
+{"traces", "mine_s", "groupby_s", "ratio"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tracegym.ingest.pipeline import ingest_paths
+from tracegym.mining import mine_failures
+from tracegym.store import Store, open_store
+
+TAU_BENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "tau-bench"
+REPLICATED = {
+    "traces": "trace_id",
+    "messages": "trace_id",
+    "tool_calls": "trace_id",
+    "scores": "trace_id",
+}
+GROUP_BY = "SELECT name, result, count(*) AS n FROM tool_calls WHERE result IS NOT NULL GROUP BY name, result"
+
+
+def build_store(path: Path, source: Path, traces: int) -> int:
+    """Ingest `source`, then replicate its rows until the store holds about `traces` traces; returns the count.
+
+    Copies are appended one after another, as ingesting a replicated file would lay them out: a
+    copy made row by row (each row followed by its duplicates) would let DuckDB compress the
+    duplicates away and make every scan, the baseline's included, unrealistically cheap.
+    """
+    with open_store(path) as store:
+        ingest_paths(store, [str(source)])
+        base = store.scalar("SELECT count(*) FROM traces")
+        copies = max(1, -(-traces // base))  # ceil: the store holds copies x base traces
+        with store.transaction() as con:
+            for table in REPLICATED:
+                con.execute(f"CREATE TEMP TABLE base_{table} AS SELECT * FROM {table}")
+            for r in range(1, copies):
+                for table, key in REPLICATED.items():
+                    columns = [row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()]
+                    select = ", ".join(f"{key} || ':r{r}' AS {key}" if c == key else c for c in columns)
+                    con.execute(f"INSERT INTO {table} SELECT {select} FROM base_{table}")
+        store.con.execute("CHECKPOINT")
+        return int(store.scalar("SELECT count(*) FROM traces"))
+
+
+def timed(run: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Median wall-clock and median process CPU seconds of `repeats` runs, after one warm-up run."""
+    run()  # warm-up: the buffer pool holds the columns and the macros exist for every timed run
+    wall, cpu = [], []
+    for _ in range(repeats):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        run()
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def measure(store: Store, repeats: int) -> dict[str, float]:
+    # Interleaved so that load from other processes on the machine weighs on both alike.
+    mine_s, mine_cpu = timed(lambda: mine_failures(store), repeats)
+    groupby_s, groupby_cpu = timed(lambda: store.con.execute(GROUP_BY).fetchall(), repeats)
+    return {"mine_s": mine_s, "groupby_s": groupby_s, "mine_cpu_s": mine_cpu, "groupby_cpu_s": groupby_cpu}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", type=int, default=50_000, help="traces in the replicated store")
+    parser.add_argument("--source", type=Path, default=TAU_BENCH, help="trace files to ingest and replicate")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs of each; the median is reported")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "store.duckdb"
+        start = time.perf_counter()
+        n = build_store(path, args.source, args.traces)
+        built_s = time.perf_counter() - start
+        with open_store(path) as store:
+            sizes = {t: store.scalar(f"SELECT count(*) FROM {t}") for t in ("messages", "tool_calls", "scores")}
+            figures = measure(store, args.repeats)
+            summary = mine_failures(store)
+    ratio = figures["mine_s"] / figures["groupby_s"]
+    print(f"store: {n} traces, {sizes['messages']} messages, {sizes['tool_calls']} tool calls, "
+          f"{sizes['scores']} scores (built in {built_s:.1f} s)")
+    print(f"mine failures: {figures['mine_s']:.3f} s wall, {figures['mine_cpu_s']:.3f} s CPU  "
+          f"({summary.findings} findings, {len(summary.clusters)} clusters)")
+    print(f"GROUP BY name, result over tool_calls: {figures['groupby_s']:.4f} s wall, "
+          f"{figures['groupby_cpu_s']:.4f} s CPU")
+    print(f"ratio: {ratio:.1f}x wall, {figures['mine_cpu_s'] / max(figures['groupby_cpu_s'], 1e-9):.1f}x CPU "
+          f"(target: within 5x); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(json.dumps({"traces": n, "mine_s": round(figures["mine_s"], 4), "groupby_s": round(figures["groupby_s"], 4),
+                      "ratio": round(ratio, 3)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""Each built-in detector, clustering and ranking, on a small hand-built store."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import pytest
+
+from tracegym.mining import DETECTORS, MineConfig, mine_failures
+from tracegym.mining.clusters import wilson_lower_sql
+
+
+def _trace(store, trace_id, outcome=None, fmt="demo", metadata="{}"):
+    store.con.execute("INSERT INTO traces (trace_id, format, outcome, metadata) VALUES (?, ?, ?, ?)",
+                      [trace_id, fmt, outcome, metadata])
+
+
+def _msg(store, trace_id, idx, role, content):
+    store.con.execute("INSERT INTO messages (trace_id, idx, role, content) VALUES (?, ?, ?, ?)",
+                      [trace_id, idx, role, content])
+
+
+def _call(store, trace_id, idx, name, arguments, result, is_error=False, exit_code=None):
+    store.con.execute(
+        "INSERT INTO tool_calls (trace_id, message_idx, call_id, name, arguments, result, result_message_idx, "
+        "is_error, exit_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [trace_id, idx, f"c{idx}", name, arguments, result, idx + 1, is_error, exit_code],
+    )
+
+
+def _score(store, trace_id, name, value, kind, label=None):
+    store.con.execute("INSERT INTO scores (trace_id, name, value, kind, label) VALUES (?, ?, ?, ?, ?)",
+                      [trace_id, name, value, kind, label])
+
+
+@pytest.fixture
+def demo(store):
+    """Five traces, each showing a few of the failures the detectors look for."""
+    # t1 failed: it retried a failing call unchanged, and got a timeout.
+    _trace(store, "t1", "failure")
+    _call(store, "t1", 1, "refund", '{"order": 17}', "Error: order 17 is not refundable", is_error=True)
+    _call(store, "t1", 3, "refund", '{"order": 17}', "Error: order 17 is not refundable", is_error=True)
+    _call(store, "t1", 5, "bash", '{"command": "sleep 99"}', "The command timed out after 60 s", exit_code=-9)
+    # t2 succeeded, but looked the same thing up three times; its user repeated themselves and got a thumbs down.
+    _trace(store, "t2", "success")
+    for idx in (1, 3, 5):
+        _call(store, "t2", idx, "lookup", '{"id": "A1"}', '{"status": "open"}')
+    _msg(store, "t2", 0, "user", "Please cancel my order A1 right now.")
+    _msg(store, "t2", 2, "assistant", "Let me check.")
+    _msg(store, "t2", 6, "user", "please cancel my order A1 right now!")
+    _msg(store, "t2", 8, "user", "That's not what I asked for.")
+    _score(store, "t2", "thumbs", None, "human", label="thumbs_down")
+    # t3 has no outcome: a low eval score, arguments that are not JSON, and a harness correction.
+    _trace(store, "t3")
+    _call(store, "t3", 1, "search", '"{query: unquoted"', "Error: bad arguments", is_error=True)
+    _score(store, "t3", "helpfulness", 0.2, "eval")
+    _msg(store, "t3", 1, "assistant", "```bash\nls\n```\n```bash\npwd\n```")
+    _msg(store, "t3", 2, "user", "Please always provide EXACTLY ONE action in triple backticks, found 2 actions.")
+    # t4 hit its step limit with nothing submitted, after many turns, and handed off without gold actions.
+    _trace(store, "t4", "failure", metadata='{"exit_status": "LimitsExceeded", "submission": ""}')
+    for idx in range(0, 40, 2):
+        _msg(store, "t4", idx, "assistant", "thinking")
+    _call(store, "t4", 38, "escalate_to_supervisor", '{"reason": "stuck"}', "ok")
+    # t5: a τ-bench-like hand-off the gold actions expected, which is not a failure.
+    _trace(store, "t5", "success", metadata='{"task": {"actions": [{"name": "transfer_to_human_agents"}]}}')
+    _call(store, "t5", 1, "transfer_to_human_agents", '{"summary": "x"}', "Transfer successful")
+    _msg(store, "t5", 0, "assistant", "one turn")
+    return store
+
+
+def _by_detector(store) -> dict[str, set[tuple[str, str]]]:
+    found: dict[str, set[tuple[str, str]]] = {}
+    for row in store.query("SELECT detector, trace_id, signature FROM failures"):
+        found.setdefault(row["detector"], set()).add((row["trace_id"], row["signature"]))
+    return found
+
+
+def test_each_detector_finds_its_failures(demo):
+    summary = mine_failures(demo, MineConfig(max_turns=10))
+    found = _by_detector(demo)
+    assert found["outcome"] == {("t1", "trace outcome: failure"), ("t4", "trace outcome: failure")}
+    assert found["low_score"] == {("t3", "eval score helpfulness below 0.5")}
+    assert found["negative_feedback"] == {("t2", "negative feedback: thumbs")}
+    assert found["tool_error"] == {("t1", "Error: order <n> is not refundable"), ("t1", "timeout"),
+                                   ("t3", "Error: bad arguments")}
+    assert found["format_error"] == {
+        ("t3", "Please always provide EXACTLY ONE action in triple backticks, found <n> actions."),
+        ("t3", "tool-call arguments are not valid JSON")}
+    assert found["repeated_call"] == {("t1", "retried unchanged after an error: refund"),
+                                      ("t2", "repeated call: lookup with identical arguments and result")}
+    assert found["runaway_turns"] == {("t4", "runaway: over 10 assistant turns")}
+    assert found["handoff"] == {("t4", "hand-off: escalate_to_supervisor")}
+    assert found["terminated"] == {("t4", "terminated: LimitsExceeded")}
+    assert found["empty_submission"] == {("t4", "empty submission")}
+    assert found["user_repeat"] == {("t2", "user repeats an earlier message"),
+                                    ("t2", "user corrects or turns down the agent")}
+    assert "failing_tests" not in found
+    assert summary.by_detector == {d.name: sum(1 for r in demo.query(
+        "SELECT 1 FROM failures WHERE detector = ?", [d.name])) for d in DETECTORS}
+
+
+def test_runaway_turns_defaults_to_three_times_the_median_of_the_format(demo):
+    for i in range(3):  # three more one-turn demo traces: the median is 1, so t4's 20 turns are a runaway
+        _trace(demo, f"short{i}", "success")
+        _msg(demo, f"short{i}", 0, "assistant", "done")
+    mine_failures(demo)
+    assert _by_detector(demo)["runaway_turns"] == {("t4", "runaway: over 3x the median turns of its format")}
+
+
+def test_thresholds_are_options(demo):
+    mine_failures(demo, MineConfig(score_threshold=0.1, min_repeats=4))
+    found = _by_detector(demo)
+    assert "low_score" not in found
+    assert "repeated_call" in found and all(t != "t2" for t, _ in found["repeated_call"])
+
+
+def test_cluster_counts_failure_rate_and_stable_id(demo):
+    mine_failures(demo)
+    (c,) = demo.query("SELECT * FROM clusters WHERE detector = 'tool_error' AND signature LIKE 'Error: order%'")
+    assert c["cluster_id"] == hashlib.md5(b"tool_error\x1fError: order <n> is not refundable").hexdigest()[:10]
+    assert (c["n_traces"], c["n_findings"], c["n_failed"], c["n_known"]) == (1, 2, 1, 1)
+    # t3 has no outcome, but a low eval score is a verdict: it failed.
+    (bad_json,) = demo.query("SELECT * FROM clusters WHERE signature = 'tool-call arguments are not valid JSON'")
+    assert (bad_json["n_failed"], bad_json["n_known"], bad_json["failure_rate"]) == (1, 1, 1.0)
+    # t2's outcome is success, but a thumbs-down is a verdict too.
+    (loop,) = demo.query("SELECT * FROM clusters WHERE signature LIKE 'repeated call: lookup%'")
+    assert (loop["n_failed"], loop["n_known"], loop["failure_rate"]) == (1, 1, 1.0)
+    (handoff,) = demo.query("SELECT * FROM clusters WHERE detector = 'handoff'")
+    assert handoff["example_trace_id"] == "t4"
+
+
+def test_mining_again_replaces_findings(demo):
+    first = mine_failures(demo)
+    second = mine_failures(demo)
+    assert second.findings == first.findings == demo.scalar("SELECT count(*) FROM failures")
+    assert [c.cluster_id for c in second.clusters] == [c.cluster_id for c in first.clusters]
+
+
+def test_ranking_prefers_reliable_failures_over_small_samples(store):
+    # 40 of 50 traces failing outranks 2 of 2: the Wilson bound discounts the tiny sample.
+    for i in range(50):
+        _trace(store, f"a{i}", "failure" if i < 40 else "success")
+        _call(store, f"a{i}", 1, "pay", "{}", "Error: card declined", is_error=True)
+    for i in range(2):
+        _trace(store, f"b{i}", "failure")
+        _call(store, f"b{i}", 1, "ship", "{}", "Error: no courier", is_error=True)
+    clusters = {c.signature: c for c in mine_failures(store).clusters}
+    declined, courier = clusters["Error: card declined"], clusters["Error: no courier"]
+    assert courier.failure_rate == 1.0 > declined.failure_rate == 0.8
+    assert declined.rank < courier.rank
+
+
+def _wilson(k: int, n: int, z: float = 1.96) -> float:
+    p = k / n
+    return (p + z * z / (2 * n) - z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)
+
+
+@pytest.mark.parametrize(("k", "n"), [(2, 2), (40, 50), (0, 7), (1, 3)])
+def test_wilson_lower_bound_sql(store, k, n):
+    assert store.scalar(f"SELECT {wilson_lower_sql(str(k), str(n))}") == pytest.approx(_wilson(k, n))
+    assert store.scalar(f"SELECT {wilson_lower_sql('0', '0')}") == 0.0

@@ -1,0 +1,128 @@
+"""`tracegym mine failures`, `tracegym failures show CLUSTER`, `tracegym failures list`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracegym.output import JsonOpt, StoreOpt, emit, err, out, print_json, print_table
+
+mine_app = typer.Typer(help="Find where the agent fails.", no_args_is_help=True)
+failures_app = typer.Typer(help="Look at mined failures and their clusters.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(mine_app, name="mine")
+    app.add_typer(failures_app, name="failures")
+
+
+@mine_app.command("failures")
+def mine_failures(
+    rules: Annotated[Path | None, typer.Option("--rules", help="YAML file of extra detectors written as SQL.")] = None,
+    score_threshold: Annotated[float, typer.Option(
+        help="Eval and human-feedback scores below this are failures (scores in [0, 1]).")] = 0.5,
+    min_repeats: Annotated[int, typer.Option(
+        min=2, help="An identical tool call with an identical result this many times in a trace is a loop.")] = 3,
+    max_turns: Annotated[int | None, typer.Option(
+        min=1, help="More assistant turns is a runaway (default: 3x the median of the trace's format).")] = None,
+    top: Annotated[int | None, typer.Option(
+        min=1, help="Show only the N top-ranked clusters (default: 30 in the table, all with --json).")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the failure detectors over the store, group the findings into clusters and rank them.
+
+    Earlier findings are replaced. `tracegym failures show CLUSTER` shows one cluster's evidence.
+
+    Clusters rank by the traces they affect times how reliably those traces fail (a Wilson lower bound).
+    """
+    from tracegym.mining import MineConfig
+    from tracegym.mining import mine_failures as mine
+    from tracegym.store import open_store
+
+    config = MineConfig(score_threshold=score_threshold, min_repeats=min_repeats, max_turns=max_turns)
+    with open_store(store) as st:
+        summary = mine(st, config, rules)
+    data = summary.to_dict()
+    if as_json:
+        data["clusters"] = data["clusters"][:top]
+        print_json(data)
+        return
+    if summary.traces == 0:
+        err.print("The store has no traces: run `tracegym ingest PATH` first.")
+        return
+    rows = [_table_row(c) for c in data["clusters"][: top or 30]]
+    print_table(rows, title="Failure clusters, ranked")
+    err.print(
+        f"{summary.findings} findings in {summary.traces_with_findings} of {summary.traces} traces, "
+        f"{len(summary.clusters)} clusters. `tracegym failures show CLUSTER` shows a cluster's evidence."
+    )
+
+
+def _table_row(cluster: dict) -> dict:
+    rate = cluster["failure_rate"]
+    return {
+        "rank": cluster["rank"],
+        "cluster": cluster["cluster_id"],
+        "detector": cluster["detector"],
+        "traces": cluster["n_traces"],
+        "failed": "?" if rate is None else f"{rate:.0%}",
+        "signature": cluster["signature"],
+    }
+
+
+@failures_app.command("show")
+def failures_show(
+    cluster: Annotated[str, typer.Argument(help="A cluster id, or its start (see `tracegym mine failures`).")],
+    traces: Annotated[int, typer.Option(min=1, help="Show evidence from at most this many traces.")] = 10,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one failure cluster: its detector, evidence and example traces."""
+    from tracegym.mining.queries import cluster_evidence, describe_detector, get_cluster
+    from tracegym.store import open_store
+
+    with open_store(store, read_only=True) as st:
+        found = get_cluster(st, cluster)
+        evidence = cluster_evidence(st, found.cluster_id, traces)
+    detector = describe_detector(found.detector)
+    if as_json:
+        print_json({"cluster": found.to_dict(), "detector": detector, "evidence": evidence})
+        return
+    _render_cluster(found.to_dict(), detector, evidence)
+
+
+def _render_cluster(cluster: dict, detector: dict, evidence: list[dict]) -> None:
+    from rich.markup import escape
+
+    rate = "unknown" if cluster["failure_rate"] is None else f"{cluster['failure_rate']:.0%}"
+    out.print(f"[bold]cluster {cluster['cluster_id']}[/bold]  rank {cluster['rank']}  detector "
+              f"{escape(cluster['detector'])}\nsignature: {escape(cluster['signature'])}\n"
+              f"{cluster['n_traces']} traces, {cluster['n_findings']} findings; {cluster['n_failed']} of "
+              f"{cluster['n_known']} traces with a known outcome failed ({rate})\n"
+              f"[dim]{escape(detector['description'])}[/dim]")
+    for row in evidence:
+        at = "" if row["message_idx"] is None else f" message {row['message_idx']}"
+        title = f"{row['trace_id']}{at}  outcome={row['outcome']}  ({row['findings_in_trace']} in this trace)"
+        out.print(f"\n[bold]{escape(title)}[/bold]")
+        out.print(escape(row["evidence"] or ""), highlight=False)
+    out.print(f"\nExample trace: `tracegym traces show {cluster['example_trace_id']}`")
+
+
+@failures_app.command("list")
+def failures_list(
+    detector: Annotated[str | None, typer.Option(help="Only this detector.")] = None,
+    trace: Annotated[str | None, typer.Option(help="Only this trace.")] = None,
+    cluster: Annotated[str | None, typer.Option(help="Only this cluster id.")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many rows.")] = 50,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List individual findings (one row per failure found in a trace)."""
+    from tracegym.mining.queries import list_findings
+    from tracegym.store import open_store
+
+    with open_store(store, read_only=True) as st:
+        emit(list_findings(st, detector, trace, cluster, limit), as_json, title="Findings")

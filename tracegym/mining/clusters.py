@@ -1,0 +1,113 @@
+"""Grouping findings into clusters and ranking them.
+
+A cluster is every finding with the same detector and signature. Its id is a
+hash of the two, so the same failure keeps its id when the store is mined
+again (tasks and eval results refer to clusters by id).
+
+Ranking. Two things make a cluster matter: how many traces show it, and how
+reliably the traces that show it fail. A trace failed when a verdict detector
+(outcome, low_score, failing_tests, negative_feedback) flagged it or its
+outcome is 'failure'; its outcome is known when it has an outcome, a score, or
+failed. `failure_rate` = failed / known traces of the cluster. The ranking key
+is `score = n_traces × wilson_lower(failure_rate, n_known)`, the 95% Wilson
+lower bound, which discounts rates measured on few traces: 2 of 2 failed
+(lower bound 0.34) ranks below 40 of 50 (0.66). Clusters whose traces have no
+known outcome score 0 and rank by size after the others. Ties go to the
+larger cluster, then by detector and signature, so the order is deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+WILSON_Z = 1.96
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    cluster_id: str
+    detector: str
+    signature: str
+    n_traces: int
+    n_findings: int
+    n_failed: int
+    n_known: int
+    failure_rate: float | None
+    score: float
+    rank: int
+    example_trace_id: str
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Cluster:
+        return cls(**{name: row[name] for name in cls.__slots__})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+def cluster_id_sql(detector: str, signature: str) -> str:
+    """SQL for the id of the cluster of (detector, signature): stable across runs and stores."""
+    return f"left(md5({detector} || chr(31) || {signature}), 10)"
+
+
+def wilson_lower_sql(successes: str, n: str, z: float = WILSON_Z) -> str:
+    """SQL for the Wilson score interval's lower bound of successes/n (0 when n is 0)."""
+    p = f"({successes}::DOUBLE / {n})"
+    z2 = z * z
+    return (
+        f"CASE WHEN {n} = 0 THEN 0.0 ELSE "
+        f"({p} + {z2 / 2} / {n} - {z} * sqrt({p} * (1 - {p}) / {n} + {z2 / 4} / ({n} * {n}))) / (1 + {z2} / {n}) END"
+    )
+
+
+def build_clusters(con: duckdb.DuckDBPyConnection, verdict_detectors: list[str]) -> None:
+    """Replace the clusters table with the grouping and ranking of the failures table."""
+    verdicts = ", ".join("'" + name.replace("'", "''") + "'" for name in verdict_detectors) or "NULL"
+    con.execute("DELETE FROM clusters")
+    con.execute(
+        f"""
+        INSERT INTO clusters
+        WITH per_trace AS (
+            SELECT cluster_id, detector, signature, trace_id, count(*) AS n
+            FROM failures GROUP BY ALL
+        ), flagged AS (
+            SELECT DISTINCT trace_id FROM failures WHERE detector IN ({verdicts})
+        ), scored AS (
+            SELECT DISTINCT trace_id FROM scores
+        ), status AS (
+            SELECT p.trace_id,
+                   bool_or(t.outcome = 'failure' OR f.trace_id IS NOT NULL) AS failed,
+                   bool_or(t.outcome IS NOT NULL OR f.trace_id IS NOT NULL OR s.trace_id IS NOT NULL) AS known
+            FROM (SELECT DISTINCT trace_id FROM failures) p
+            LEFT JOIN traces t USING (trace_id)
+            LEFT JOIN flagged f USING (trace_id)
+            LEFT JOIN scored s USING (trace_id)
+            GROUP BY p.trace_id
+        ), grouped AS (
+            SELECT cluster_id, detector, signature,
+                   count(*) AS n_traces, sum(n) AS n_findings,
+                   count(*) FILTER (failed) AS n_failed, count(*) FILTER (known) AS n_known,
+                   first(trace_id ORDER BY failed DESC, n DESC, trace_id) AS example_trace_id
+            FROM per_trace JOIN status USING (trace_id)
+            GROUP BY cluster_id, detector, signature
+        ), ranked AS (
+            SELECT *, n_failed / nullif(n_known, 0) AS failure_rate,
+                   n_traces * ({wilson_lower_sql('n_failed', 'n_known')}) AS score
+            FROM grouped
+        )
+        SELECT cluster_id, detector, signature, n_traces, n_findings, n_failed, n_known, failure_rate, score,
+               row_number() OVER (ORDER BY score DESC, n_traces DESC, detector, signature) AS rank,
+               example_trace_id
+        FROM ranked
+        """
+    )
+
+
+def ranked_clusters(con: duckdb.DuckDBPyConnection, limit: int | None = None) -> list[Cluster]:
+    cur = con.execute("SELECT * FROM clusters ORDER BY rank" + (" LIMIT ?" if limit is not None else ""),
+                      [limit] if limit is not None else [])
+    cols = [d[0] for d in cur.description]
+    return [Cluster.from_row(dict(zip(cols, row, strict=True))) for row in cur.fetchall()]

@@ -1,0 +1,366 @@
+"""The built-in failure detectors: each a named, documented SQL rule over the store.
+
+Every detector is one SELECT returning the columns
+`trace_id, message_idx, signature, evidence` (one row per finding). DuckDB does
+the work, so mining a large store costs a few scans, not a Python loop per
+trace. Detectors may call the macros from `signature.py` (`tg_signature`,
+`tg_error_line`) and read the thresholds of `MineConfig` as `$name` parameters.
+
+Signatures built from text go through `tg_signature` (numbers, ids, paths,
+quoted values and amounts stripped); signatures that name a kind of event are
+written out in full ("unneeded hand-off: transfer_to_human_agents").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Category = Literal["outcome", "tool_errors", "protocol_errors", "loops", "give_ups", "user_signals", "rule"]
+
+
+@dataclass(frozen=True, slots=True)
+class Detector:
+    name: str
+    category: Category
+    description: str
+    sql: str
+    verdict: bool = False
+    """A finding means the trace failed; failure rates count these traces as failed."""
+    origin: str | None = None
+    """Where a user rule was written ('rules.yaml:7'); None for the built-ins."""
+
+    def parameters(self) -> set[str]:
+        """The `$name` parameters the SQL reads."""
+        return set(re.findall(r"\$([a-z_]+)", self.sql))
+
+
+# The harness correcting the agent's output format: mini-swe-agent, SWE-agent (text and
+# function-calling modes) and OpenAI-style tool-call parsers. Anchored at the start of the
+# message, where harnesses put it: an anchored RE2 pattern rejects most messages at their first
+# character, so the whole messages table is scanned quickly.
+HARNESS_CORRECTION = (
+    r"(?i)^\s*(?:error:?\s*)?(?:please always provide exactly one action|your output was not formatted correctly"
+    r"|your bash command contained syntax errors and was not executed|your last output did not use any tool calls"
+    r"|invalid (?:tool|function)[ _-]?calls?"
+    r"|(?:could not|failed to|unable to) parse (?:your |the )?(?:action|response|output|(?:tool|function)[ _-]?calls?"
+    r"|arguments)|invalid json (?:in|for) (?:the )?(?:tool|function)"
+    r"|no (?:tool|function)[ _-]?calls? (?:were |was )?found|format error)"
+)
+
+# A harness reporting that a command ran out of time, where it did not flag the result as an error.
+TIMEOUT_MESSAGE = r"(?is)^\s*(?:execution timed out|timed out|the (?:last )?command .{0,500}?timed out)"
+
+# Tools whose call hands the conversation to a person.
+HANDOFF_TOOL = r"(?i)(transfer_to_human|human_agent|escalat|hand_?off|handover)"
+
+# Exit statuses of runs that ended because the agent finished, not because a limit or an error stopped them.
+NORMAL_EXIT = r"(?i)^\s*(submitted|agent_stop|user_stop|stop|end_turn|completed?|finished|success|done)\s*$"
+
+# A user turning the agent down or correcting it, at the start of their message.
+USER_CORRECTION = (
+    r"(?i)^\s*(?:(?:hmm|sorry|wait|well|oh|um|ah),?\s+)?(?:no,? (?:that.s|that is|it.s|it is) not"
+    r"|(?:that.s|that is|this is) not what|not what i (?:asked|wanted|meant|said)"
+    r"|i (?:already|just) (?:said|told|asked|mentioned|gave)|as i (?:said|mentioned|told you)|i said\b"
+    r"|you misunderstood|(?:that.s|that is) (?:wrong|incorrect)|actually,? i (?:meant|mean|want|wanted|need|said)"
+    r"|i meant\b|let me repeat|once again|no,? i (?:really )?(?:don.t|do not) want)"
+)
+
+NEGATIVE_LABELS = (
+    "('fail', 'failed', 'failure', 'incorrect', 'wrong', 'bad', 'negative', 'thumbs_down', 'thumbs-down', "
+    "'dislike', 'no', 'false', 'unhelpful')"
+)
+
+
+def _q(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+OUTCOME = Detector(
+    "outcome",
+    "outcome",
+    "The trace failed: its outcome is 'failure' (τ-bench reward below 1, an unresolved SWE-bench instance, …). "
+    "The evidence lists the environment scores below 1.",
+    """
+    SELECT t.trace_id, NULL::INTEGER AS message_idx,
+           CASE WHEN s.unresolved THEN 'SWE-bench instance not resolved' ELSE 'trace outcome: failure' END AS signature,
+           'outcome=failure' || coalesce('; ' || s.low, '') AS evidence
+    FROM traces t
+    LEFT JOIN (
+        SELECT trace_id,
+               string_agg(name || '=' || round(value, 3), ', ' ORDER BY name) FILTER (value < 1) AS low,
+               bool_or(name = 'resolved' AND value = 0) AS unresolved
+        FROM scores WHERE kind = 'environment' GROUP BY trace_id
+    ) s USING (trace_id)
+    WHERE t.outcome = 'failure'
+    """,
+    verdict=True,
+)
+
+LOW_SCORE = Detector(
+    "low_score",
+    "outcome",
+    "An eval score below --score-threshold, or labelled as a failure (fail, incorrect, wrong, …). "
+    "Scores are taken to lie in [0, 1]; set the threshold for other scales.",
+    f"""
+    SELECT trace_id, NULL::INTEGER AS message_idx,
+           'eval score ' || name || ' below ' || $score_threshold AS signature,
+           name || '=' || coalesce(CAST(value AS VARCHAR), '∅') || coalesce(' (' || label || ')', '')
+               || coalesce(': ' || left(comment, 500), '') AS evidence
+    FROM scores
+    WHERE kind = 'eval' AND (value < $score_threshold OR lower(label) IN {NEGATIVE_LABELS})
+    """,
+    verdict=True,
+)
+
+FAILING_TESTS = Detector(
+    "failing_tests",
+    "outcome",
+    "SWE-bench tests that fail after the agent's patch, from the evaluation report in the trace metadata: "
+    "target tests still failing (FAIL_TO_PASS), or tests the patch broke (PASS_TO_PASS). One finding per trace "
+    "and group, not per test: test names are specific to their repository and would each form a cluster of one; "
+    "the evidence names the tests.",
+    """
+    WITH status AS (
+        SELECT trace_id, json_extract(metadata, '$.tests_status') AS s
+        FROM traces
+        WHERE contains(CAST(metadata AS VARCHAR), '"FAIL_TO_PASS"')
+          AND json_exists(metadata, '$.tests_status.FAIL_TO_PASS')
+    ), groups AS (
+        SELECT trace_id, 'FAIL_TO_PASS' AS grp, json_extract_string(s, '$.FAIL_TO_PASS.failure[*]') AS failing,
+               json_array_length(s, '$.FAIL_TO_PASS.success') AS passing
+        FROM status
+        UNION ALL
+        SELECT trace_id, 'PASS_TO_PASS', json_extract_string(s, '$.PASS_TO_PASS.failure[*]'),
+               json_array_length(s, '$.PASS_TO_PASS.success')
+        FROM status
+    )
+    SELECT trace_id, NULL::INTEGER AS message_idx,
+           CASE grp WHEN 'FAIL_TO_PASS' THEN 'target tests still fail (FAIL_TO_PASS)'
+                    ELSE 'patch broke passing tests (PASS_TO_PASS)' END AS signature,
+           grp || ': ' || len(failing) || ' of ' || (len(failing) + coalesce(passing, 0)) || ' failing: '
+               || array_to_string(failing[1:10], ', ') || CASE WHEN len(failing) > 10 THEN ', …' ELSE '' END AS evidence
+    FROM groups WHERE len(failing) > 0
+    """,
+    verdict=True,
+)
+
+TOOL_ERROR = Detector(
+    "tool_error",
+    "tool_errors",
+    "A tool result that is an error: flagged is_error at ingest (results starting 'Error', Python tracebacks, "
+    "errors the format itself marks), a non-zero exit code, or a harness timeout message. The signature is the "
+    "line naming the error (a traceback's exception line), normalised, or 'timeout'; the tool's name is in the "
+    "evidence, not the signature, so one error family raised by several tools is one cluster.",
+    f"""
+    WITH flagged AS (
+        SELECT trace_id, coalesce(result_message_idx, message_idx) AS message_idx, name, result, exit_code
+        FROM tool_calls
+        WHERE is_error OR coalesce(exit_code, 0) <> 0 OR regexp_matches(result, {_q(TIMEOUT_MESSAGE)})
+    ), texts AS (
+        -- Normalised once per distinct text: the same error text recurs across traces.
+        SELECT result, regexp_matches(left(result, 300), '(?i)\\btimed out\\b') AS timed_out,
+               tg_signature(tg_error_line(unwrapped)) AS line
+        FROM (SELECT result, tg_unwrap(result) AS unwrapped FROM (SELECT DISTINCT result FROM flagged))
+    )
+    SELECT trace_id, message_idx,
+           CASE WHEN timed_out THEN 'timeout'
+                WHEN result IS NULL OR trim(result) = '' THEN
+                    'error with no output' || coalesce(' (exit code ' || nullif(exit_code, 0) || ')', '')
+                WHEN coalesce(exit_code, 0) <> 0 THEN
+                    'exit code ' || exit_code || coalesce(': ' || nullif(line, ''), '')
+                ELSE coalesce(nullif(line, ''), 'error') END AS signature,
+           name || coalesce(' exit ' || exit_code, '') || ': ' || coalesce(left(result, 1500), '∅') AS evidence
+    FROM flagged LEFT JOIN texts USING (result)
+    """,
+)
+
+FORMAT_ERROR = Detector(
+    "format_error",
+    "protocol_errors",
+    "The harness had to correct the agent's output format: a user message or tool result that opens with a "
+    "correction (\"Please always provide EXACTLY ONE action\", \"Your output was not formatted correctly\", "
+    "\"Failed to parse tool call\"), or a tool call whose arguments are not valid JSON.",
+    f"""
+    WITH corrections AS (
+        SELECT trace_id, idx AS message_idx, content AS text
+        FROM messages WHERE role = 'user' AND regexp_matches(content, {_q(HARNESS_CORRECTION)})
+        UNION ALL
+        -- Tool messages are read through tool_calls.result: the same text in a much narrower column.
+        SELECT trace_id, coalesce(result_message_idx, message_idx), result
+        FROM tool_calls WHERE regexp_matches(result, {_q(HARNESS_CORRECTION)})
+    )
+    SELECT trace_id, message_idx, tg_signature(regexp_extract(text, '(?m)^\\s*(\\S[^\\n]*)', 1)) AS signature,
+           left(text, 1500) AS evidence
+    FROM corrections
+    UNION ALL
+    -- Arguments that did not parse are stored as a JSON string rather than an object.
+    SELECT trace_id, message_idx, 'tool-call arguments are not valid JSON' AS signature,
+           name || ' arguments: ' || left(arguments->>'$', 1500) AS evidence
+    FROM tool_calls WHERE starts_with(CAST(arguments AS VARCHAR), '"')
+    """,
+)
+
+REPEATED_CALL = Detector(
+    "repeated_call",
+    "loops",
+    "The same tool call (same name and arguments) that got the same result, made --min-repeats times or more in "
+    "one trace, or retried unchanged after it returned an error. One finding per repeated call, at its second "
+    "occurrence.",
+    """
+    WITH calls AS (
+        SELECT trace_id, message_idx, name, CAST(arguments AS VARCHAR) AS args, result, is_error FROM tool_calls
+    ), repeated AS (
+        -- Cheap first pass on the short columns; results are compared only for calls made twice or more.
+        SELECT trace_id, name, args FROM calls GROUP BY ALL HAVING count(*) >= 2
+    )
+    SELECT trace_id, list(message_idx ORDER BY message_idx)[2] AS message_idx,
+           CASE WHEN count(*) >= $min_repeats THEN 'repeated call: ' || name || ' with identical arguments and result'
+                ELSE 'retried unchanged after an error: ' || name END AS signature,
+           name || '(' || left(args, 300) || ') called ' || count(*) || ' times with the same result, at messages '
+               || array_to_string(list(message_idx ORDER BY message_idx), ', ')
+               || CASE WHEN bool_or(is_error) THEN '; result: ' || coalesce(left(any_value(result), 300), '∅')
+                       ELSE '' END
+               AS evidence
+    FROM calls SEMI JOIN repeated USING (trace_id, name, args)
+    GROUP BY trace_id, name, args, hash(result)
+    HAVING count(*) >= $min_repeats OR (count(*) >= 2 AND bool_or(is_error))
+    """,
+)
+
+RUNAWAY_TURNS = Detector(
+    "runaway_turns",
+    "loops",
+    "More assistant turns than --max-turns, or, when that is not set, more than three times the median number of "
+    "assistant turns of traces of the same format.",
+    """
+    WITH turns AS (
+        SELECT n.trace_id, t.format, n.turns
+        FROM (SELECT trace_id, count(*) AS turns FROM messages WHERE role = 'assistant' GROUP BY trace_id) n
+        JOIN traces t USING (trace_id)
+    ), limits AS (
+        SELECT format, coalesce($max_turns, 3 * median(turns)) AS max_turns FROM turns GROUP BY format
+    )
+    SELECT trace_id, NULL::INTEGER AS message_idx,
+           CASE WHEN $max_turns IS NULL THEN 'runaway: over 3x the median turns of its format'
+                ELSE 'runaway: over ' || $max_turns || ' assistant turns' END AS signature,
+           turns || ' assistant turns; the limit for ' || coalesce(format, '?') || ' traces is '
+               || round(max_turns, 1) AS evidence
+    FROM turns JOIN limits USING (format)
+    WHERE turns > max_turns
+    """,
+)
+
+HANDOFF = Detector(
+    "handoff",
+    "give_ups",
+    "The agent handed the conversation to a person (a tool named like transfer_to_human_agents, escalate, "
+    "handoff). Where the trace's task lists gold actions (τ-bench `metadata.task.actions`), only hand-offs the "
+    "gold actions do not include are findings ('unneeded hand-off'); without gold actions every hand-off is.",
+    f"""
+    WITH calls AS (
+        SELECT c.trace_id, c.message_idx, c.name, CAST(c.arguments AS VARCHAR) AS args,
+               CASE WHEN json_type(t.metadata, '$.task.actions') = 'ARRAY'
+                    THEN json_extract_string(t.metadata, '$.task.actions[*].name') END AS gold
+        FROM tool_calls c JOIN traces t USING (trace_id)
+        WHERE regexp_matches(c.name, {_q(HANDOFF_TOOL)})
+    )
+    SELECT trace_id, message_idx,
+           CASE WHEN gold IS NULL THEN 'hand-off: ' || name
+                ELSE 'unneeded hand-off: ' || name || ' (not in the gold actions)' END AS signature,
+           name || '(' || left(args, 1000) || '); '
+               || CASE WHEN gold IS NULL THEN 'no gold actions to compare with'
+                       WHEN len(gold) = 0 THEN 'the gold actions are empty: nothing needed a person'
+                       ELSE 'gold actions: ' || array_to_string(gold, ', ') END AS evidence
+    FROM calls
+    WHERE gold IS NULL OR NOT list_contains(gold, name)
+    """,
+)
+
+TERMINATED = Detector(
+    "terminated",
+    "give_ups",
+    "The run was stopped rather than finished: its exit status (metadata exit_status, termination_reason or "
+    "stop_reason) is not a normal completion, e.g. max steps, cost or context limits, too many format errors.",
+    f"""
+    SELECT trace_id, NULL::INTEGER AS message_idx, 'terminated: ' || tg_signature(status) AS signature,
+           'the run ended with status ' || status AS evidence
+    FROM (SELECT trace_id, coalesce(metadata->>'$.exit_status', metadata->>'$.termination_reason',
+                                    metadata->>'$.stop_reason') AS status
+          FROM traces
+          -- Reading the text is cheaper than parsing every trace's metadata.
+          WHERE contains(CAST(metadata AS VARCHAR), '"exit_status"')
+             OR contains(CAST(metadata AS VARCHAR), '"termination_reason"')
+             OR contains(CAST(metadata AS VARCHAR), '"stop_reason"'))
+    WHERE status IS NOT NULL AND NOT regexp_matches(status, {_q(NORMAL_EXIT)})
+    """,
+)
+
+EMPTY_SUBMISSION = Detector(
+    "empty_submission",
+    "give_ups",
+    "The run has a submission field (SWE-agent, mini-swe-agent) and it is empty: the agent submitted no patch.",
+    """
+    SELECT trace_id, NULL::INTEGER AS message_idx, 'empty submission' AS signature,
+           'exit status ' || coalesce(metadata->>'$.exit_status', '∅') || '; the submission is empty' AS evidence
+    FROM traces
+    WHERE contains(CAST(metadata AS VARCHAR), '"submission"')
+      AND json_exists(metadata, '$.submission') AND trim(coalesce(metadata->>'$.submission', '')) = ''
+    """,
+)
+
+NEGATIVE_FEEDBACK = Detector(
+    "negative_feedback",
+    "user_signals",
+    "A human feedback score below --score-threshold or labelled negative (thumbs_down, bad, incorrect, …).",
+    f"""
+    SELECT trace_id, NULL::INTEGER AS message_idx, 'negative feedback: ' || name AS signature,
+           name || '=' || coalesce(CAST(value AS VARCHAR), '∅') || coalesce(' (' || label || ')', '')
+               || coalesce(': ' || left(comment, 500), '') AS evidence
+    FROM scores
+    WHERE kind = 'human' AND (value < $score_threshold OR lower(label) IN {NEGATIVE_LABELS})
+    """,
+    verdict=True,
+)
+
+USER_REPEAT = Detector(
+    "user_repeat",
+    "user_signals",
+    "The user repeats an earlier message of theirs (the same words, ignoring case and punctuation; 20 characters "
+    "or more), or opens a message by correcting or turning down the agent (\"that's not what I asked\", "
+    "\"actually, I meant\", \"no, I don't want\"). Harness corrections written as user messages are left to "
+    "format_error.",
+    f"""
+    WITH said AS MATERIALIZED (
+        -- One pass over the user messages' text, the widest column the detectors read.
+        SELECT trace_id, idx, content, hash(trace_id, lower(left(ltrim(content), 12))) AS opening,
+               regexp_matches(content, {_q(USER_CORRECTION)}) AS corrects
+        FROM messages
+        WHERE role = 'user' AND length(content) <= 2000 AND NOT regexp_matches(content, {_q(HARNESS_CORRECTION)})
+    ), candidates AS (
+        -- Messages opening like another of the same trace (a hash of trace and first letters); only
+        -- these get the slow normalisation (regexp_replace), which on every user message would dominate.
+        SELECT trace_id, idx, content, lower(regexp_replace(content, '[^A-Za-z0-9]+', ' ', 'g')) AS words
+        FROM said
+        WHERE length(content) >= 20
+          AND opening IN (SELECT opening FROM said WHERE length(content) >= 20 GROUP BY opening HAVING count(*) >= 2)
+    ), repeats AS (
+        SELECT later.trace_id, later.idx, later.content, min(earlier.idx) AS first_idx
+        FROM candidates later JOIN candidates earlier
+          ON earlier.trace_id = later.trace_id AND earlier.words = later.words AND earlier.idx < later.idx
+        GROUP BY ALL
+    )
+    SELECT trace_id, idx AS message_idx, 'user repeats an earlier message' AS signature,
+           'message ' || idx || ' repeats message ' || first_idx || ': ' || left(content, 500) AS evidence
+    FROM repeats
+    UNION ALL
+    SELECT trace_id, idx, 'user corrects or turns down the agent', left(content, 500)
+    FROM said WHERE corrects
+    """,
+)
+
+DETECTORS: tuple[Detector, ...] = (
+    OUTCOME, LOW_SCORE, FAILING_TESTS, TOOL_ERROR, FORMAT_ERROR, REPEATED_CALL, RUNAWAY_TURNS, HANDOFF,
+    TERMINATED, EMPTY_SUBMISSION, NEGATIVE_FEEDBACK, USER_REPEAT,
+)

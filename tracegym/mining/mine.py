@@ -1,0 +1,93 @@
+"""Running the detectors: findings into `failures`, then `clusters`, in one transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from pydantic import BaseModel, ConfigDict, Field
+
+from tracegym.errors import ConfigError, StoreError
+from tracegym.mining.clusters import Cluster, build_clusters, cluster_id_sql, ranked_clusters
+from tracegym.mining.detectors import DETECTORS, Detector
+from tracegym.mining.rules import load_rules, prepare_rules
+from tracegym.mining.signature import install_macros
+from tracegym.store.connection import Store
+
+
+class MineConfig(BaseModel):
+    """The thresholds the detectors read (as `$name` parameters in their SQL)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    score_threshold: float = 0.5
+    """Eval and human-feedback scores below this are failures (low_score, negative_feedback); scores in [0, 1]."""
+    min_repeats: int = Field(3, ge=2)
+    """An identical tool call with an identical result made this many times in one trace is a loop."""
+    max_turns: int | None = Field(None, ge=1)
+    """More assistant turns than this is a runaway; None: three times the median of the trace's format."""
+
+
+@dataclass(slots=True)
+class MineSummary:
+    """What one mining run found; `clusters` are ranked, most important first."""
+
+    traces: int
+    traces_with_findings: int
+    findings: int
+    by_detector: dict[str, int]
+    clusters: list[Cluster] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "traces": self.traces,
+            "traces_with_findings": self.traces_with_findings,
+            "findings": self.findings,
+            "by_detector": self.by_detector,
+            "clusters": [c.to_dict() for c in self.clusters],
+        }
+
+
+def mine_failures(store: Store, config: MineConfig | None = None, rules: Path | None = None) -> MineSummary:
+    """Run every built-in detector (and the rules in `rules`), replacing earlier findings and clusters."""
+    config = config or MineConfig()
+    params = config.model_dump()
+    install_macros(store.con)
+    detectors = list(DETECTORS)
+    if rules is not None:
+        # Checked before the transaction: a bad rule stops the run with the store untouched.
+        detectors += prepare_rules(store.con, load_rules(rules), params)
+    with store.transaction() as con:
+        con.execute("DELETE FROM failures")
+        by_detector = {det.name: insert_findings(con, det, params) for det in detectors}
+        build_clusters(con, [det.name for det in detectors if det.verdict])
+    return MineSummary(
+        traces=store.scalar("SELECT count(*) FROM traces"),
+        traces_with_findings=store.scalar("SELECT count(DISTINCT trace_id) FROM failures"),
+        findings=sum(by_detector.values()),
+        by_detector=by_detector,
+        clusters=ranked_clusters(store.con),
+    )
+
+
+def insert_findings(con: duckdb.DuckDBPyConnection, det: Detector, params: dict[str, Any]) -> int:
+    """Append `det`'s findings to `failures`; returns how many."""
+    name = "'" + det.name.replace("'", "''") + "'"
+    sql = f"""
+        INSERT INTO failures (trace_id, detector, signature, evidence, message_idx, cluster_id)
+        SELECT trace_id, {name}, sig, evidence, message_idx, {cluster_id_sql(name, 'sig')}
+        FROM (SELECT trace_id, message_idx, evidence, coalesce(nullif(signature, ''), '(empty)') AS sig
+              FROM ({det.sql}) AS found
+              WHERE trace_id IS NOT NULL)
+    """
+    try:
+        row = con.execute(sql, {k: v for k, v in params.items() if k in det.parameters()}).fetchone()
+    except duckdb.Error as e:
+        if det.origin is not None:
+            raise ConfigError(f"{det.origin}: rule {det.name!r} failed while running: {e}. "
+                              "Fix: correct the SQL; try it with `tracegym sql`.") from None
+        raise StoreError(f"The {det.name} detector failed on this store: {e}",
+                         title="DuckDB raised an error while mining") from e
+    return int(row[0]) if row else 0
