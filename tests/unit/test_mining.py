@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 
 import pytest
@@ -160,3 +161,11 @@ def _wilson(k: int, n: int, z: float = 1.96) -> float:
 def test_wilson_lower_bound_sql(store, k, n):
     assert store.scalar(f"SELECT {wilson_lower_sql(str(k), str(n))}") == pytest.approx(_wilson(k, n))
     assert store.scalar(f"SELECT {wilson_lower_sql('0', '0')}") == 0.0
+
+
+def test_mine_detectors_lists_every_detector_with_its_description(cli):
+    result = cli("mine", "detectors", "--json")
+    assert result.exit_code == 0
+    listed = {row["name"]: row for row in json.loads(result.stdout)}
+    assert set(listed) == {d.name for d in DETECTORS}
+    assert all(row["description"] and row["category"] for row in listed.values())

@@ -73,6 +73,24 @@ def _table_row(cluster: dict) -> dict:
     }
 
 
+@mine_app.command("detectors")
+def mine_detectors(as_json: JsonOpt = False) -> None:
+    """List the built-in failure detectors: name, category and what each finds."""
+    from tracegym.mining import DETECTORS
+
+    rows = [{"name": d.name, "category": d.category, "verdict": d.verdict, "description": d.description}
+            for d in DETECTORS]
+    if as_json:
+        print_json(rows)
+        return
+    from rich.markup import escape
+
+    for row in rows:
+        verdict = ", a verdict: the trace failed" if row["verdict"] else ""
+        out.print(f"[bold]{row['name']}[/bold] [dim]({row['category']}{verdict})[/dim]")
+        out.print(f"  {escape(row['description'])}\n", highlight=False)
+
+
 @failures_app.command("show")
 def failures_show(
     cluster: Annotated[str, typer.Argument(help="A cluster id, or its start (see `tracegym mine failures`).")],

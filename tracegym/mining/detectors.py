@@ -210,10 +210,11 @@ REPEATED_CALL = Detector(
     "occurrence.",
     """
     WITH calls AS (
-        SELECT trace_id, message_idx, name, CAST(arguments AS VARCHAR) AS args, result, is_error FROM tool_calls
-    ), repeated AS (
-        -- Cheap first pass on the short columns; results are compared only for calls made twice or more.
-        SELECT trace_id, name, args FROM calls GROUP BY ALL HAVING count(*) >= 2
+        SELECT trace_id, message_idx, name, CAST(arguments AS VARCHAR) AS args, result, is_error
+        FROM tool_calls
+        -- A cheap first pass on one hash of the short columns: results are compared only for calls made twice.
+        WHERE hash(trace_id, name, arguments) IN (
+            SELECT hash(trace_id, name, arguments) FROM tool_calls GROUP BY ALL HAVING count(*) >= 2)
     )
     SELECT trace_id, list(message_idx ORDER BY message_idx)[2] AS message_idx,
            CASE WHEN count(*) >= $min_repeats THEN 'repeated call: ' || name || ' with identical arguments and result'
@@ -223,7 +224,7 @@ REPEATED_CALL = Detector(
                || CASE WHEN bool_or(is_error) THEN '; result: ' || coalesce(left(any_value(result), 300), '∅')
                        ELSE '' END
                AS evidence
-    FROM calls SEMI JOIN repeated USING (trace_id, name, args)
+    FROM calls
     GROUP BY trace_id, name, args, hash(result)
     HAVING count(*) >= $min_repeats OR (count(*) >= 2 AND bool_or(is_error))
     """,
