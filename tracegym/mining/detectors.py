@@ -46,7 +46,7 @@ HARNESS_CORRECTION = (
     r"|invalid (?:tool|function)[ _-]?calls?"
     r"|(?:could not|failed to|unable to) parse (?:your |the )?(?:action|response|output|(?:tool|function)[ _-]?calls?"
     r"|arguments)|invalid json (?:in|for) (?:the )?(?:tool|function)"
-    r"|no (?:tool|function)[ _-]?calls? (?:were |was )?found|format error)"
+    r"|no (?:tool|function)[ _-]?calls? (?:were |was )?found)"
 )
 
 # A harness reporting that a command ran out of time, where it did not flag the result as an error.
@@ -80,12 +80,12 @@ def _q(text: str) -> str:
 OUTCOME = Detector(
     "outcome",
     "outcome",
-    "The trace failed: its outcome is 'failure' (τ-bench reward below 1, an unresolved SWE-bench instance, …). "
-    "The evidence lists the environment scores below 1.",
+    "The trace failed: its outcome is 'failure' (τ-bench reward below 1, an unresolved SWE-bench instance, …), "
+    "or a SWE-bench `resolved` score is 0. The evidence lists the environment scores below 1.",
     """
     SELECT t.trace_id, NULL::INTEGER AS message_idx,
            CASE WHEN s.unresolved THEN 'SWE-bench instance not resolved' ELSE 'trace outcome: failure' END AS signature,
-           'outcome=failure' || coalesce('; ' || s.low, '') AS evidence
+           'outcome=' || coalesce(t.outcome, '∅') || coalesce('; ' || s.low, '') AS evidence
     FROM traces t
     LEFT JOIN (
         SELECT trace_id,
@@ -93,7 +93,7 @@ OUTCOME = Detector(
                bool_or(name = 'resolved' AND value = 0) AS unresolved
         FROM scores WHERE kind = 'environment' GROUP BY trace_id
     ) s USING (trace_id)
-    WHERE t.outcome = 'failure'
+    WHERE t.outcome = 'failure' OR s.unresolved
     """,
     verdict=True,
 )
@@ -237,7 +237,7 @@ RUNAWAY_TURNS = Detector(
     "assistant turns of traces of the same format.",
     """
     WITH turns AS (
-        SELECT n.trace_id, t.format, n.turns
+        SELECT n.trace_id, coalesce(t.format, '?') AS format, n.turns
         FROM (SELECT trace_id, count(*) AS turns FROM messages WHERE role = 'assistant' GROUP BY trace_id) n
         JOIN traces t USING (trace_id)
     ), limits AS (
@@ -246,7 +246,7 @@ RUNAWAY_TURNS = Detector(
     SELECT trace_id, NULL::INTEGER AS message_idx,
            CASE WHEN $max_turns IS NULL THEN 'runaway: over 3x the median turns of its format'
                 ELSE 'runaway: over ' || $max_turns || ' assistant turns' END AS signature,
-           turns || ' assistant turns; the limit for ' || coalesce(format, '?') || ' traces is '
+           turns || ' assistant turns; the limit for ' || format || ' traces is '
                || round(max_turns, 1) AS evidence
     FROM turns JOIN limits USING (format)
     WHERE turns > max_turns

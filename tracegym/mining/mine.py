@@ -52,6 +52,9 @@ class MineSummary:
 
 def mine_failures(store: Store, config: MineConfig | None = None, rules: Path | None = None) -> MineSummary:
     """Run every built-in detector (and the rules in `rules`), replacing earlier findings and clusters."""
+    if store.read_only:
+        raise StoreError(f"The store at {store.path} is open read-only; mining writes the failures and clusters "
+                         "tables. Fix: open it writable.")
     config = config or MineConfig()
     params = config.model_dump()
     install_macros(store.con)

@@ -35,7 +35,6 @@ from tracegym.evals.yamlfile import compose, load_model, node_line
 from tracegym.mining.detectors import DETECTORS, Detector
 
 REQUIRED_COLUMNS = ("trace_id", "evidence")
-OPTIONAL_COLUMNS = ("message_idx", "signature")
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
