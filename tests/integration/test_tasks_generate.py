@@ -107,7 +107,8 @@ def test_near_duplicates_are_merged_into_one_task(cli, tau_store, tmp_path):
 @pytest.mark.slow
 def test_cut_modes_and_short_contexts(cli, tau_store, tmp_path):
     one = _generate(cli, tau_store, tmp_path / "one", "--cluster", "c-toolerr")
-    turns = _generate(cli, tau_store, tmp_path / "turns", "--cluster", "c-toolerr", "--cuts", "turns", "--max-cuts", "3")
+    turns = _generate(cli, tau_store, tmp_path / "turns", "--cluster", "c-toolerr", "--cuts", "turns",
+                      "--max-cuts", "3")
     assert one["tasks"] < turns["tasks"] <= 3 * one["failures"]
     _generate(cli, tau_store, tmp_path / "short", "--cluster", "c-toolerr", "--context", "last-user",
               "--system-max-chars", "400")

@@ -131,7 +131,7 @@ def test_ordered_matching_is_a_longest_common_subsequence():
     same = lambda g, a: g == a  # noqa: E731
     pairs = ordered_matching(list("abcbdab"), list("bdcaba"), same)
     assert len(pairs) == 4
-    assert all(i1 < i2 and j1 < j2 for (i1, j1), (i2, j2) in zip(pairs, pairs[1:]))
+    assert all(i1 < i2 and j1 < j2 for (i1, j1), (i2, j2) in zip(pairs, pairs[1:], strict=False))
 
 
 # match ----------------------------------------------------------------------
@@ -148,13 +148,15 @@ def test_match_exact_normalises_case_and_space(tmp_path):
 
 
 def test_match_contains_list_with_partial_credit(tmp_path):
-    scorer = _match(tmp_path, "mode: contains\ntarget: assistant_text\nexpected: [refund, '1,200']\npartial_credit: true\n")
+    body = "mode: contains\ntarget: assistant_text\nexpected: [refund, '1,200']\npartial_credit: true\n"
+    scorer = _match(tmp_path, body)
     result = scorer.score(_traj(answer="Your REFUND is on its way."))
     assert result.reward == 0.5 and result.details["missing"] == ["1,200"]
 
 
 def test_match_regex_and_numeric_tolerance(tmp_path):
-    assert _match(tmp_path, r"mode: regex" + "\nexpected: '^order #\\d+$'\n").score(_traj(answer="Order #42")).reward == 1.0
+    regex = _match(tmp_path, "mode: regex\nexpected: '^order #\\d+$'\n")
+    assert regex.score(_traj(answer="Order #42")).reward == 1.0
     numeric = _match(tmp_path, "mode: numeric\nexpected: 1200\nrel_tolerance: 0.01\n")
     assert numeric.score(_traj(answer="The total is 1,205.50 dollars")).reward == 1.0
     assert numeric.score(_traj(answer="The total is 1,300")).reward == 0.0
@@ -378,7 +380,8 @@ def test_judge_over_an_openai_compatible_endpoint(tmp_path, judge_server, monkey
     assert "Did the agent answer the capital of Norway? Answer: Oslo" in request["body"]["messages"][1]["content"]
 
 
-@pytest.mark.parametrize("reply, message", [("Looks fine to me.", "has no 'Score: N'"), ("Score: 9", "outside its scale")])
+@pytest.mark.parametrize("reply, message", [("Looks fine to me.", "has no 'Score: N'"),
+                                            ("Score: 9", "outside its scale")])
 def test_judge_garbage_replies_are_recorded_errors(tmp_path, judge_server, reply, message):
     scorer = _scorer(JUDGE.format(extra=f"base_url: {judge_server}\n    model: grader-1"), tmp_path)
     _Judge.reply = reply
@@ -486,3 +489,14 @@ def test_coerce_result_rejects_garbage():
     assert "not a number" in coerce_result(None, "x").error
     with pytest.raises(ValueError):
         ScoreResult(1.2)
+
+
+@pytest.mark.slow
+def test_judge_default_local_model_is_smollm2_and_answers_with_a_score(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRACEGYM_JUDGE_BASE_URL", raising=False)
+    monkeypatch.delenv("TRACEGYM_JUDGE_MODEL", raising=False)
+    scorer = _scorer(JUDGE.format(extra=""), tmp_path)
+    result = scorer.score(_traj(answer="The capital of Norway is Oslo.", question="the capital of Norway"))
+    assert result.ok and 0.0 <= result.reward <= 1.0
+    # The instruct model, asked for `Score: N`, puts most of its next-token mass on the scale's digits.
+    assert result.details["digit_mass"] > 0.3

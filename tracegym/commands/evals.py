@@ -34,7 +34,8 @@ def evals_check(
     names: Annotated[list[str], typer.Option("--eval", help="Eval to check, NAME or NAME:WEIGHT; repeat to combine.")],
     evals: EvalsOpt = Path("evals.yaml"),
     fmt: Annotated[str | None, typer.Option("--format", help="Only traces of this format.")] = None,
-    threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="A reward at or above this predicts success.")] = 0.5,
+    threshold: Annotated[float, typer.Option(
+        min=0.0, max=1.0, help="A reward at or above this predicts success.")] = 0.5,
     show_errors: Annotated[int, typer.Option(min=0, help="List at most this many scorer errors.")] = 10,
     store: StoreOpt = None,
     as_json: JsonOpt = False,

@@ -20,10 +20,12 @@ def register(app: typer.Typer) -> None:
 def tasks_generate(
     out_dir: Annotated[Path, typer.Option("--out", help="The task-set folder to write, e.g. tasks/NAME.")],
     evals: Annotated[Path, typer.Option("--evals", help="The evals.yaml whose evals score the tasks.")],
-    clusters: Annotated[list[str] | None, typer.Option("--cluster", help="A cluster id (or unique prefix); repeatable.")] = None,
+    clusters: Annotated[list[str] | None, typer.Option(
+        "--cluster", help="A cluster id (or unique prefix); repeatable.")] = None,
     top: Annotated[int | None, typer.Option("--top", min=1, help="Also take the N highest-ranked clusters.")] = None,
     eval_names: Annotated[list[str] | None, typer.Option(
-        "--eval", help="Bind this eval (NAME or NAME:WEIGHT); repeatable. Default: every eval whose applies_to matches.")] = None,
+        "--eval", help="Bind this eval (NAME or NAME:WEIGHT); repeatable. "
+                       "Default: every eval whose applies_to matches.")] = None,
     name: Annotated[str | None, typer.Option(help="Task-set name [default: the --out folder's name].")] = None,
     seed: Annotated[int, typer.Option(help="Seeds the held-out draw and sampling.")] = 0,
     heldout: Annotated[float, typer.Option("--heldout", min=0.0, max=1.0, help="Share of task groups held out.")] = 0.2,
@@ -38,7 +40,8 @@ def tasks_generate(
     system_max_chars: Annotated[int | None, typer.Option(
         min=1, help="Cut longer system prompts to this many characters (default: keep whole; the policy in them "
                     "often decides what the right action is).")] = None,
-    max_tasks_per_cluster: Annotated[int | None, typer.Option(min=1, help="At most N tasks per cluster (seeded).")] = None,
+    max_tasks_per_cluster: Annotated[int | None, typer.Option(
+        min=1, help="At most N tasks per cluster (seeded).")] = None,
     templates: Annotated[Path | None, typer.Option(help="A folder of templates overriding task.yaml.j2, "
                                                         "manifest.yaml.j2, README.md.j2.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing task-set folder.")] = False,
@@ -66,7 +69,8 @@ def tasks_generate(
         task_set = create_task_set(st, options, evals, out_dir, templates, force)
     m = task_set.manifest
     if as_json:
-        print_json({"name": m.name, "path": str(task_set.path), **m.counts, "clusters": [c.model_dump() for c in m.clusters]})
+        print_json({"name": m.name, "path": str(task_set.path), **m.counts,
+                    "clusters": [c.model_dump() for c in m.clusters]})
         return
     emit([c.model_dump() for c in m.clusters], False, title=f"Task set {m.name}")
     err.print(f"{m.counts['tasks']} tasks ({m.counts['train']} train, {m.counts['heldout']} held out) in "
@@ -75,7 +79,8 @@ def tasks_generate(
 
 @tasks_app.command("list")
 def tasks_list(
-    task_set: Annotated[str | None, typer.Argument(help="A task set's name: list its tasks. Omit to list task sets.")] = None,
+    task_set: Annotated[str | None, typer.Argument(
+        help="A task set's name: list its tasks. Omit to list task sets.")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -35,7 +35,8 @@ def score_traces(scorer: Scorer, traces: Iterable[RecordedTrace],
     for trace in traces:
         if trace.outcome not in ("success", "failure"):
             continue
-        scored.append(Scored(trace.trace_id, trace.task_key(), trace.outcome == "success", scorer.score(trace.trajectory())))
+        result = scorer.score(trace.trajectory())
+        scored.append(Scored(trace.trace_id, trace.task_key(), trace.outcome == "success", result))
         if on_each:
             on_each()
     return scored

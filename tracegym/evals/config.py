@@ -177,6 +177,9 @@ class JudgeEval(_Eval):
     """The rubric's score range; the reward is (score - low) / (high - low)."""
     max_tokens: int = Field(256, ge=1)
     """Reply length for the endpoint judge."""
+    max_transcript_chars: int = Field(6000, ge=200)
+    """The conversation given to the rubric keeps its last this-many characters (small local models are slow
+    on long prompts)."""
 
     @field_validator("scale")
     @classmethod

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from tracegym.evals.recorded import RecordedTrace

@@ -19,6 +19,7 @@ from tracegym.errors import ConfigError, NotFoundError, did_you_mean
 from tracegym.evals.config import EvalsFile, load_evals
 from tracegym.evals.recorded import RecordedTrace, iter_recorded
 from tracegym.tasks.cuts import CutMode, build_prompt, cut_points, duplicate_key, recorded_turn
+from tracegym.tasks.render import sha256_file, write_task_set
 from tracegym.tasks.schemas import declared_tools, format_tools
 from tracegym.tasks.spec import (
     Context,
@@ -30,7 +31,6 @@ from tracegym.tasks.spec import (
     TaskSpec,
     ToolSchema,
 )
-from tracegym.tasks.render import sha256_file, write_task_set
 from tracegym.tasks.splits import SplitBy, assign_splits
 from tracegym.tasks.taskset import TASKS_DIR, ClusterEntry, Manifest, TaskEntry, TaskSet, register_task_set
 
@@ -127,7 +127,8 @@ def select_clusters(store: Any, ids: list[str], top: int | None) -> list[dict[st
                           "See them with `tracegym sql \"SELECT cluster_id, rank, signature FROM clusters\"`.")
     chosen = {r["cluster_id"]: r for r in rows[:top or 0]}
     for ident in ids:
-        matches = [r for r in rows if r["cluster_id"] == ident] or [r for r in rows if r["cluster_id"].startswith(ident)]
+        matches = ([r for r in rows if r["cluster_id"] == ident]
+                   or [r for r in rows if r["cluster_id"].startswith(ident)])
         if len(matches) != 1:
             what = "is ambiguous" if matches else "is not a cluster in the store"
             raise NotFoundError(f"--cluster {ident!r} {what}.{did_you_mean(ident, [r['cluster_id'] for r in rows])} "

@@ -127,8 +127,8 @@ def register_task_set(store: Any, task_set: TaskSet) -> None:
         con.execute("INSERT INTO task_sets (task_set_id, path, n_tasks, seed, manifest) VALUES (?, ?, ?, ?, ?)",
                     [m.name, str(task_set.path.resolve()), len(task_set.tasks), m.seed, m.model_dump_json()])
         con.executemany(
-            "INSERT INTO tasks (task_id, task_set_id, split, source_trace_id, cluster_id, detector, harness, path, spec) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO tasks (task_id, task_set_id, split, source_trace_id, cluster_id, detector, harness, "
+            "path, spec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [[t.task_id, m.name, t.split, t.provenance.trace_id, t.provenance.cluster_id, t.provenance.detector,
               t.harness, str((task_set.path / TASKS_DIR / f"{t.task_id}.yaml").resolve()),
               json.dumps(t.model_dump(mode="json", exclude_none=True))] for t in task_set.tasks],

@@ -38,7 +38,8 @@ class CommandScorer(Scorer):
             dump = Path(scratch) / "trajectory.json"
             dump.write_text(json.dumps(traj.to_dict(), default=str), encoding="utf-8")
             code, stdout, stderr = self._run(cwd, dump, traj.final_answer or "")
-            details: dict[str, Any] = {"exit_code": code, "stdout_tail": stdout[-_TAIL:], "stderr_tail": stderr[-_TAIL:]}
+            details: dict[str, Any] = {"exit_code": code, "stdout_tail": stdout[-_TAIL:],
+                                       "stderr_tail": stderr[-_TAIL:]}
             if self.spec.reward_from == "exit_code":
                 return ScoreResult(1.0 if code == 0 else 0.0, details)
             if self.spec.reward_from == "junit":

@@ -20,7 +20,6 @@ from tracegym.evals.trajectory import ScoreResult, Trajectory
 
 SYSTEM = "You are a strict evaluator of an AI agent's work. Follow the rubric exactly."
 _SCORE = re.compile(r"score\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
-_TRANSCRIPT_CHARS = 6000
 
 
 class JudgeScorer(Scorer):
@@ -47,7 +46,8 @@ class JudgeScorer(Scorer):
         self._local: _LocalJudge | None = None
 
     def prompt(self, traj: Trajectory) -> str:
-        rubric = self.template.render(conversation=transcript(traj), final_answer=traj.final_answer or "",
+        rubric = self.template.render(conversation=transcript(traj, self.spec.max_transcript_chars),
+                                      final_answer=traj.final_answer or "",
                                       metadata=traj.metadata, trajectory=traj)
         return (f"{rubric.strip()}\n\nGive your verdict as `Score: N`, where N is an integer from "
                 f"{self.low} (worst) to {self.high} (best).")
@@ -132,7 +132,7 @@ class _LocalJudge:
         return context, [ids[-1] for ids in encoded]
 
 
-def transcript(traj: Trajectory, limit: int = _TRANSCRIPT_CHARS) -> str:
+def transcript(traj: Trajectory, limit: int) -> str:
     """The conversation as readable text (the system prompt left out), its end kept when too long."""
     lines = []
     for msg in traj.messages:

@@ -40,7 +40,8 @@ class LabelScorer(Scorer):
                 raise LookupError(f"recorded label {key!r} is not in labels: ({', '.join(self.spec.labels)})")
             return ScoreResult(self.spec.labels[key], details)
         if row["value"] is None:
-            raise ValueError(f"score {self.spec.score!r} has a label ({row['label']!r}) but no value; map it with labels:")
+            raise ValueError(f"score {self.spec.score!r} has a label ({row['label']!r}) but no value; "
+                             "map it with labels:")
         low, high = self.spec.value_range
         return ScoreResult((float(row["value"]) - low) / (high - low), details)
 

@@ -30,7 +30,8 @@ class MatchScorer(Scorer):
         text = target if isinstance(target, str) else json.dumps(target)
         if self.spec.mode == "json_schema":
             return _json_schema(text, self.spec.json_schema or {})
-        expected = self.spec.expected if self.spec.expected_from is None else resolve_path(traj, self.spec.expected_from)
+        source = self.spec.expected_from
+        expected = self.spec.expected if source is None else resolve_path(traj, source)
         if expected is None:
             raise ValueError(f"the expected value ({self.spec.expected_from}) is null")
         if self.spec.mode == "numeric":
