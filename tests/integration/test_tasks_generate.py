@@ -139,17 +139,18 @@ def test_tasks_score_like_the_traces_they_came_from(cli, tau_store, tmp_path):
     _generate(cli, tau_store, tmp_path / "sc", "--cluster", "c-outcome", "--max-tasks-per-cluster", "40")
     task_set = load_task_set(tmp_path / "sc")
     evals = load_evals(task_set.evals_path)
-    scorer = build_scorer(evals.get("gold_actions"), ScorerContext(evals.folder), evals)
+    gold = build_scorer(evals.get("gold_actions"), ScorerContext(evals.folder), evals)
     with open_store(tau_store, read_only=True) as st:
         traces = {t.trace_id: t for t in iter_recorded(st)}
     rewards = []
     for task in task_set.tasks:
         trace = traces[task.provenance.trace_id]
-        rest = trace.openai_messages()[task.provenance.cut_message_idx:]
-        from_task = scorer.score(task.trajectory(rest))
-        assert from_task == scorer.score(trace.trajectory())
-        rewards.append(from_task.reward)
-    assert len(task_set.tasks) == 40 and set(rewards) <= {0.0, 1.0}
+        attempt = task.trajectory(trace.openai_messages()[task.provenance.cut_message_idx:])
+        bound = task_set.scorer(task)  # tau_reward: gold actions and outputs, by weight
+        assert bound.score(attempt) == bound.score(trace.trajectory())
+        assert gold.score(attempt) == gold.score(trace.trajectory())
+        rewards.append(bound.score(attempt).reward)
+    assert len(task_set.tasks) == 40 and set(rewards) <= {0.0, 0.5, 1.0} and len(set(rewards)) > 1
 
 
 def test_eval_binding(cli, tau_store, tmp_path):

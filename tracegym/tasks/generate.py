@@ -134,7 +134,7 @@ def select_clusters(store: Any, ids: list[str], top: int | None) -> list[dict[st
             raise NotFoundError(f"--cluster {ident!r} {what}.{did_you_mean(ident, [r['cluster_id'] for r in rows])} "
                                 "Fix: use a full id from the clusters table.")
         chosen[matches[0]["cluster_id"]] = matches[0]
-    return sorted(chosen.values(), key=lambda r: (r["rank"], r["cluster_id"]))
+    return sorted(chosen.values(), key=lambda r: (r["rank"] is None, r["rank"] or 0, r["cluster_id"]))
 
 
 def _failures(store: Any, cluster_ids: list[str]) -> list[dict[str, Any]]:

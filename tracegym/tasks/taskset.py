@@ -11,13 +11,15 @@ A task set is a folder:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tracegym.errors import ConfigError, NotFoundError
+from tracegym.evals.config import load_evals
+from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
 from tracegym.evals.yamlfile import load_model
 from tracegym.tasks.spec import Harness, Split, TaskSpec, load_spec
 
@@ -84,6 +86,7 @@ class TaskSet:
     path: Path
     manifest: Manifest
     tasks: list[TaskSpec]
+    _scorers: dict[tuple[Any, ...], Scorer] = field(default_factory=dict, repr=False)
 
     def split(self, split: Split) -> list[TaskSpec]:
         return [t for t in self.tasks if t.split == split]
@@ -91,6 +94,15 @@ class TaskSet:
     @property
     def evals_path(self) -> Path:
         return self.path / self.manifest.evals_file
+
+    def scorer(self, task: TaskSpec, store: Any = None) -> Scorer:
+        """The scorer `task` is bound to, built once per binding (`store` is needed by label evals only)."""
+        refs = tuple((e.name, e.weight) for e in task.scorer.evals)
+        key = (task.scorer.evals_file, refs, id(store))
+        if key not in self._scorers:
+            evals = load_evals(self.path / task.scorer.evals_file)
+            self._scorers[key] = scorer_for(evals, list(refs), ScorerContext(evals.folder, store))
+        return self._scorers[key]
 
 
 def load_task_set(path: Path | str) -> TaskSet:
