@@ -73,8 +73,14 @@ def _independent_confusion(traces_dir: Path) -> Counter:
     for run in runs:
         gold = Counter(json.dumps([a["name"], norm(a["kwargs"])], sort_keys=True)
                        for a in run["info"]["task"]["actions"] if a["name"] in WRITES)
-        made = Counter(json.dumps([c["function"]["name"], norm(json.loads(c["function"]["arguments"]))], sort_keys=True)
-                       for m in run["traj"] for c in m.get("tool_calls") or [] if c["function"]["name"] in WRITES)
+        made: Counter = Counter()
+        for i, m in enumerate(run["traj"]):
+            for c in m.get("tool_calls") or []:
+                # In these runs each call is answered by the very next message; a rejected write changed nothing.
+                rejected = (run["traj"][i + 1].get("content") or "").startswith("Error")
+                if c["function"]["name"] in WRITES and not rejected:
+                    made[json.dumps([c["function"]["name"], norm(json.loads(c["function"]["arguments"]))],
+                                    sort_keys=True)] += 1
         counts[(gold == made, run["reward"] == 1.0)] += 1
     return counts
 

@@ -92,6 +92,19 @@ def test_tool_calls_only_tools_ignores_reads_on_both_sides(tmp_path):
     assert only.score(traj).reward == 1.0
 
 
+def test_tool_calls_can_leave_out_rejected_calls_even_with_reused_ids(tmp_path):
+    book = {"id": "A1", "amount": 250}
+    msgs = [{"role": "user", "content": "book"}]
+    for args, result in ((book | {"amount": 999}, "Error: payment amount does not add up"), (book, "{'ok': true}")):
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [_call("book", args, "same-id")]})
+        msgs.append({"role": "tool", "tool_call_id": "same-id", "name": "book", "content": result})
+    traj = Trajectory(msgs, None, None, {"task": {"actions": ACTIONS[:1]}})
+    assert [c.result[:6] for c in traj.tool_calls()] == ["Error:", "{'ok':"]
+    assert _scorer(GOLD.format(extra="extra_calls: fail"), tmp_path).score(traj).reward == 0.0
+    skipping = _scorer(GOLD.format(extra="extra_calls: fail\n    skip_failed_calls: true"), tmp_path)
+    assert skipping.score(traj).reward == 1.0
+
+
 def test_tool_calls_strict_order_and_subset_arguments(tmp_path):
     text = """
     evals:

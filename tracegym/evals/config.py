@@ -150,6 +150,9 @@ class ToolCallsEval(_Eval):
     """Consider only these tools on both sides (e.g. the ones that change state)."""
     ignore_tools: list[str] = []
     """Never consider these tools."""
+    skip_failed_calls: bool = False
+    """Leave out calls whose result is an error (it starts with 'Error'): they changed nothing, as when a
+    database rejects a write."""
     extra_calls: Literal["ignore", "fail"] = "ignore"
     """fail: a considered call that matches no gold call fails the trajectory (or, with partial credit, counts
     against it)."""

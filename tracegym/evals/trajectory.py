@@ -16,11 +16,12 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class CallView:
-    """One tool call the agent made, with its arguments parsed when they are JSON."""
+    """One tool call the agent made, with its arguments parsed when they are JSON, and the tool's answer."""
 
     name: str
     arguments: Any
     call_id: str | None = None
+    result: str | None = None
 
 
 @dataclass(slots=True)
@@ -41,13 +42,26 @@ class Trajectory:
     """The task this attempt was made on, when it came from a task set."""
 
     def tool_calls(self) -> list[CallView]:
-        """Every tool call in the assistant messages, in order."""
-        calls = []
+        """Every tool call in the assistant messages, in order, each with the tool message that answered it.
+
+        A tool message answers the latest unanswered call with its id (agents
+        reuse ids within a conversation, so a plain id lookup can pick the wrong call).
+        """
+        calls: list[CallView] = []
+        waiting: dict[Any, list[int]] = {}
         for msg in self.messages:
+            if msg.get("role") == "tool":
+                pending = waiting.get(msg.get("tool_call_id"))
+                if pending:
+                    i = pending.pop()
+                    c = calls[i]
+                    calls[i] = CallView(c.name, c.arguments, c.call_id, msg.get("content"))
+                continue
             if msg.get("role") != "assistant":
                 continue
             for call in msg.get("tool_calls") or []:
                 fn = call.get("function") or {}
+                waiting.setdefault(call.get("id"), []).append(len(calls))
                 calls.append(CallView(str(fn.get("name")), parse_arguments(fn.get("arguments")), call.get("id")))
         return calls
 

@@ -7,6 +7,7 @@ in order by longest common subsequence. Numbers compare by value (250 == 250.0).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from tracegym.evals.scorers.base import Scorer
 from tracegym.evals.trajectory import ScoreResult, Trajectory, resolve_path
 
 Call = tuple[str, Any]
+_ERROR = re.compile(r"\s*error\b", re.IGNORECASE)
 
 
 class ToolCallsScorer(Scorer):
@@ -24,7 +26,8 @@ class ToolCallsScorer(Scorer):
 
     def _score(self, traj: Trajectory) -> ScoreResult:
         expected = [c for c in self._expected(traj) if self._considered(c[0])]
-        actual = [(c.name, c.arguments) for c in traj.tool_calls() if self._considered(c.name)]
+        actual = [(c.name, c.arguments) for c in traj.tool_calls()
+                  if self._considered(c.name) and not (self.spec.skip_failed_calls and _failed(c.result))]
         match = self._matches
         pairs = ordered_matching(expected, actual, match) if self.spec.order == "strict" else any_order_matching(
             expected, actual, match)
@@ -61,6 +64,10 @@ class ToolCallsScorer(Scorer):
             return want == have
         return isinstance(want, dict) and isinstance(have, dict) and all(
             k in have and have[k] == v for k, v in want.items())
+
+
+def _failed(result: str | None) -> bool:
+    return bool(result) and _ERROR.match(result) is not None
 
 
 def _gold_call(item: Any, i: int, where: str) -> Call:
