@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from tracegym.cli import app
 
+TRACES = Path(__file__).resolve().parents[3] / "shared" / "data" / "traces"
 TAU_FILE = Path("tau-bench") / "gpt-4o-airline.json"
 MINI = Path("mini-swe-agent")
 
@@ -22,10 +23,8 @@ MINI = Path("mini-swe-agent")
 @pytest.fixture(scope="module")
 def mined(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """All real traces ingested and mined once through the CLI; the JSON output and the store path."""
-    from tests.conftest import TRACES
-
     if not TRACES.is_dir():
-        pytest.skip(f"real traces not found at {TRACES}")
+        pytest.skip(f"real traces not found at {TRACES} (they live in ../shared beside the checkout)")
     store = tmp_path_factory.mktemp("mine") / "store.duckdb"
     runner = CliRunner()
     ingested = runner.invoke(app, ["ingest", str(TRACES), "--store", str(store), "--json"], catch_exceptions=False)
