@@ -1,0 +1,168 @@
+"""The GRPO trainer step on real token records: completions sampled by the engine from a tiny random Llama.
+
+Rewards are a fixed function of the sampled tokens (the share of even ids), so groups have real
+variance; one group is given equal rewards where a test needs a zero-variance group.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+
+import pytest
+import torch
+
+from tracegym.harnesses.episode import Episode, TurnRecord, build_token_record
+from tracegym.models.sampling import SampledSequence, SamplingEngine, SamplingParams
+from tracegym.models.tiny import tiny_llama
+from tracegym.training.config import GRPOSection, LossSection, OptimSection
+from tracegym.training.loss import aggregate, token_loss
+from tracegym.training.rollouts import RolloutGroup
+from tracegym.training.trainer import Trainer
+
+VOCAB = 256
+TEMPERATURE = 0.8
+
+
+def _episode(seq: SampledSequence, task_id: str, k: int, reward: float | None) -> Episode:
+    ids = seq.prompt_ids + seq.completion_ids
+    trainable = [False] * len(seq.prompt_ids) + [True] * len(seq.completion_ids)
+    tokens = build_token_record(ids, trainable, [seq.logprobs], [seq.support])
+    turn = TurnRecord(seq.finish_reason, seq.sampler_id, seq.policy_version, seq.seed, 0.0,
+                      start=len(seq.prompt_ids), end=len(ids))
+    return Episode(rollout_id=uuid.uuid4().hex, task_id=task_id, task_set_id=None, split="train", harness="chat",
+                   sample_idx=k, seed=seq.seed, model="tiny", sampling={}, messages=[], n_prompt_messages=0,
+                   tokens=tokens, turns=[turn], stop_reason="model_done", reward=reward)
+
+
+def _even_share(seq: SampledSequence) -> float:
+    return sum(t % 2 == 0 for t in seq.completion_ids) / len(seq.completion_ids)
+
+
+def _groups(model, n_groups: int = 3, k: int = 4, seed: int = 0) -> list[RolloutGroup]:
+    engine = SamplingEngine(copy.deepcopy(model), eos_token_ids=[2], seed=seed)
+    # A few dozen stop ids end completions at different lengths, as real replies do.
+    params = SamplingParams(temperature=TEMPERATURE, top_p=0.9, max_new_tokens=12, stop_token_ids=tuple(range(3, 40)))
+    gen = torch.Generator().manual_seed(seed)
+    groups = []
+    for g in range(n_groups):
+        prompt = torch.randint(3, VOCAB, (5 + 3 * g,), generator=gen).tolist()
+        seqs = engine.generate([prompt] * k, params, seeds=[seed * 1000 + g * 10 + i for i in range(k)])
+        groups.append(RolloutGroup(f"task-{g}", [_episode(s, f"task-{g}", i, _even_share(s))
+                                                 for i, s in enumerate(seqs)], g))
+    return groups
+
+
+@pytest.fixture
+def model():
+    return tiny_llama(VOCAB, seed=3, eos_token_id=2)
+
+
+def _trainer(model, micro_batch_tokens: int = 4096, aggregation: str = "token", lr: float = 1e-3) -> Trainer:
+    return Trainer(copy.deepcopy(model), OptimSection(lr=lr, micro_batch_tokens=micro_batch_tokens),
+                   GRPOSection(aggregation=aggregation), LossSection(), temperature=TEMPERATURE)
+
+
+def _with_variance(groups: list[RolloutGroup]) -> list[RolloutGroup]:
+    assert all(len({e.reward for e in g.episodes}) > 1 for g in groups), "pick a seed with reward variance"
+    return groups
+
+
+def test_step_changes_parameters_with_finite_loss(model) -> None:
+    groups = _with_variance(_groups(model))
+    trainer = _trainer(model)
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    metrics = trainer.step(groups)
+    assert metrics["train/optimizer_step"] == 1.0
+    assert torch.isfinite(torch.tensor(metrics["train/loss"]))
+    assert metrics["train/grad_norm"] > 0
+    assert metrics["grpo/skipped_groups"] == 0
+    changed = [n for n, p in trainer.model.named_parameters() if not torch.equal(p, before[n])]
+    assert len(changed) == len(before), f"unchanged: {set(before) - set(changed)}"
+
+
+def test_trainer_recomputes_the_sampler_logprobs_on_policy(model) -> None:
+    """Same weights, fp32, top-p replay: pi^S(a) / mu(a) = 1 at every token (temperature and positions align)."""
+    metrics = _trainer(model).accumulate(_groups(model))
+    assert abs(metrics["is_ratio/min"] - 1) < 1e-4 and abs(metrics["is_ratio/max"] - 1) < 1e-4
+    assert metrics["mis/masked_frac"] == 0.0
+    assert abs(metrics["sc/train_head_mass"] - 1) < 1e-5 and abs(metrics["sc/rollout_head_mass"] - 1) < 1e-5
+
+
+def test_zero_variance_groups_are_skipped_and_counted(model) -> None:
+    groups = _groups(model)
+    for e in groups[1].episodes:
+        e.reward = 0.5
+    trainer = _trainer(model)
+    metrics = trainer.step(groups)
+    assert metrics["grpo/groups"] == 3 and metrics["grpo/skipped_groups"] == 1
+    assert metrics["train/sequences"] == 8  # the two groups with variance, four episodes each
+
+    flat = _groups(model)
+    for g in flat:
+        for e in g.episodes:
+            e.reward = 1.0
+    trainer = _trainer(model)
+    before = [p.detach().clone() for p in trainer.model.parameters()]
+    metrics = trainer.step(flat)
+    assert metrics["grpo/skipped_groups"] == 3 and metrics["train/optimizer_step"] == 0.0
+    assert all(torch.equal(a, b) for a, b in zip(before, trainer.model.parameters(), strict=True))
+
+
+def test_failed_episodes_are_counted_and_not_trained(model) -> None:
+    groups = _groups(model)
+    groups[0].episodes[0].reward = None
+    groups[0].episodes[0].scorer_error = "ValueError: boom"
+    metrics = _trainer(model).accumulate(groups)
+    assert metrics["grpo/failed_episodes"] == 1
+    assert metrics["train/sequences"] == 11
+
+
+def _grads(trainer: Trainer) -> dict[str, torch.Tensor]:
+    return {n: p.grad.detach().clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
+
+
+@pytest.mark.parametrize("aggregation", ["token", "sequence"])
+def test_micro_batching_gives_the_gradient_of_one_batch(model, aggregation: str) -> None:
+    groups = _groups(model)
+    whole = _trainer(model, micro_batch_tokens=100_000, aggregation=aggregation)
+    split = _trainer(model, micro_batch_tokens=24, aggregation=aggregation)
+    m_whole, m_split = whole.accumulate(groups), split.accumulate(groups)
+    assert m_whole["train/micro_batches"] == 1 and m_split["train/micro_batches"] >= 6
+    assert m_split["train/loss"] == pytest.approx(m_whole["train/loss"], rel=1e-5, abs=1e-7)
+    g_whole, g_split = _grads(whole), _grads(split)
+    assert g_whole.keys() == g_split.keys()
+    for name in g_whole:
+        torch.testing.assert_close(g_split[name], g_whole[name], rtol=1e-4, atol=2e-6, msg=name)  # fp32 sum order
+
+
+def _manual_losses(model, groups: list[RolloutGroup]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token losses [T] and sequence ids [T], one sequence at a time, straight from token_loss."""
+    from tracegym.training.advantages import group_advantages
+
+    episodes = [e for g in groups for e in g.episodes]
+    adv = group_advantages([e.reward for e in episodes], [g.task_id for g in groups for _ in g.episodes]).advantages
+    losses, seq_ids = [], []
+    for i, (e, a) in enumerate(zip(episodes, adv, strict=True)):
+        rec = e.tokens
+        targets = rec.loss_mask.nonzero().squeeze(-1)
+        with torch.no_grad():
+            logits = model(input_ids=rec.input_ids[None]).logits[0, targets - 1].float() / TEMPERATURE
+        s = rec.support
+        per_token, _ = token_loss(logits, rec.input_ids[targets], torch.full((len(targets),), a),
+                                  rec.sampler_logprobs[targets], s.ids, s.offsets, s.logprobs)
+        losses.append(per_token)
+        seq_ids.append(torch.full((len(targets),), i))
+    return torch.cat(losses), torch.cat(seq_ids)
+
+
+def test_token_and_sequence_aggregation_match_their_definitions(model) -> None:
+    groups = _with_variance(_groups(model))
+    lengths = {e.tokens.n_trainable for g in groups for e in g.episodes}
+    assert len(lengths) > 1, "completions of different lengths tell the two aggregations apart"
+    per_token, seq_ids = _manual_losses(model, groups)
+    token = _trainer(model, aggregation="token").accumulate(groups)["train/loss"]
+    sequence = _trainer(model, aggregation="sequence").accumulate(groups)["train/loss"]
+    assert token == pytest.approx(float(per_token.sum() / per_token.numel()), rel=1e-4, abs=1e-7)
+    assert sequence == pytest.approx(float(aggregate(per_token, seq_ids, mode="sequence")), rel=1e-4, abs=1e-7)
+    assert token != pytest.approx(sequence, rel=1e-3)

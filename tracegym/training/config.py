@@ -1,0 +1,275 @@
+"""`tracegym train CONFIG`: the run's YAML file, validated by pydantic.
+
+```yaml
+run_dir: runs/tau
+steps: 20
+model: {ref: smollm2-135m}
+tasks: {task_set: tasks/tau}
+sampler: {temperature: 1.0, top_p: 0.95}
+grpo: {group_size: 8, batch_groups: 4}
+optim: {lr: 1.0e-5}
+async: {max_staleness: 1}
+warmup: {steps: 30}
+```
+Every section is optional except `tasks`. Unknown keys are errors that name the file, the line and the
+nearest valid key. The resolved config (defaults filled in) is written into the run folder as JSON.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from tracegym.errors import ConfigError, did_you_mean
+from tracegym.evals.yamlfile import compose, model_at, node_line, read_yaml
+from tracegym.harnesses.config import HarnessConfig, HarnessName
+from tracegym.harnesses.replay import ReplayConfig
+from tracegym.harnesses.runner import EpisodeLimits
+from tracegym.harnesses.shell import ShellConfig
+from tracegym.harnesses.tools_harness import ToolsConfig
+from tracegym.tasks.spec import Context, Split
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
+
+
+class ModelSection(_Section):
+    ref: str = "smollm2-135m"
+    """The policy to train: 'smollm2-135m' (the default), or a Hugging Face model folder."""
+
+
+class TasksSection(_Section):
+    task_set: Path
+    """The task-set folder (written by `tracegym tasks generate`), relative to the working folder."""
+    split: Split = "train"
+    """The split GRPO trains on; the other one stays held out."""
+    clusters: list[str] | None = None
+    """Only tasks of these failure clusters (ids); None takes every task of the split."""
+    max_tasks: int | None = Field(None, ge=1)
+    """At most this many tasks (the first in task-set order)."""
+
+
+class PromptSection(_Section):
+    """How prompts are shortened to fit a small model and a CPU, for warm-start examples and tasks alike."""
+
+    context: Context = "last-user"
+    """last-user: only the messages since the last user message; full: the whole conversation."""
+    system_max_chars: int | None = Field(None, ge=0)
+    """Cut the system prompt to this many characters (0 drops it); None keeps it whole."""
+    tool_schemas: Literal["full", "compact"] = "full"
+    """compact: each tool keeps its name, description and top-level argument names and types only."""
+
+
+class HarnessSection(_Section):
+    kind: HarnessName | None = None
+    """Run every task in this harness (chat, tools, replay, shell); None uses the harness each task names."""
+    replay: ReplayConfig = ReplayConfig()
+    """The replay harness: how calls outside the recording are answered, terminal tools."""
+    tools: ToolsConfig = ToolsConfig()
+    """The tools harness: the Python functions."""
+    shell: ShellConfig = ShellConfig()
+    """The shell harness: sandbox, limits, workspaces."""
+    limits: EpisodeLimits = EpisodeLimits(max_turns=1)
+    """When an episode stops: turns, tokens, prompt length, time."""
+
+    def harness_config(self) -> HarnessConfig:
+        return HarnessConfig(harness=self.kind, replay=self.replay, tools=self.tools, shell=self.shell)
+
+
+class SamplerSection(_Section):
+    temperature: float = Field(1.0, gt=0)
+    """Sampling temperature; the trainer divides its logits by the same value."""
+    top_p: float = Field(0.95, gt=0, le=1)
+    """Nucleus sampling threshold; 1 turns it off."""
+    top_k: int = Field(0, ge=0)
+    """Top-k cap; 0 is off (a top-p sampler still keeps at most max_support tokens)."""
+    max_support: int = Field(64, ge=1)
+    """Most tokens in a recorded support (the top-k cap applied under top-p)."""
+    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
+    """The samplers' weight precision; the trainer keeps fp32 master weights."""
+    n_samplers: int = Field(1, ge=1)
+    """Sampler processes (with max_staleness > 0)."""
+    max_new_tokens: int = Field(128, ge=1)
+    """Most tokens per model turn."""
+    concurrency: int = Field(16, ge=1)
+    """Episodes in flight at once per sampler (their turns are batched together)."""
+
+    @property
+    def truncated(self) -> bool:
+        return self.top_k > 0 or self.top_p < 1.0
+
+
+class GRPOSection(_Section):
+    group_size: int = Field(8, ge=2)
+    """Episodes per task; advantages compare rewards within a group."""
+    batch_groups: int = Field(4, ge=1)
+    """Groups per optimizer step."""
+    std_normalization: bool = False
+    """Divide advantages by the group's reward std (GRPO); off is Dr.GRPO mean-centring."""
+    aggregation: Literal["token", "sequence"] = "token"
+    """token: sum over all tokens / their count (DAPO, Miles --calculate-per-token-loss); sequence: mean per
+    sequence, then over sequences (DeepSeekMath)."""
+
+
+class LossSection(_Section):
+    mis: tuple[float, float] | None = (0.5, 5.0)
+    """Masked importance sampling band [lo, hi] on pi/mu (IcePop); null turns it off."""
+    tis_clip: float | None = Field(None, gt=0)
+    """Truncated importance sampling cap C instead of MIS (set mis: null)."""
+    score_centering: bool = True
+    """Subtract the sampler-weighted expected score over the recorded support (Marek & Ryabinin)."""
+    top_p_replay: bool = True
+    """Renormalise the trainer's distribution over the sampler's recorded top-p support."""
+
+    @model_validator(mode="after")
+    def _one_weighting(self) -> LossSection:
+        if self.mis is not None and self.tis_clip is not None:
+            raise ValueError("loss: mis and tis_clip are alternatives; set mis: null to use tis_clip")
+        if self.mis is not None and not 0 < self.mis[0] <= self.mis[1]:
+            raise ValueError(f"loss.mis must be [lo, hi] with 0 < lo <= hi, got {list(self.mis)}")
+        return self
+
+
+class OptimSection(_Section):
+    lr: float = Field(1e-6, gt=0)
+    """AdamW learning rate."""
+    betas: tuple[float, float] = (0.9, 0.98)
+    """AdamW betas."""
+    eps: float = Field(1e-8, gt=0)
+    """AdamW epsilon."""
+    weight_decay: float = Field(0.1, ge=0)
+    """AdamW decoupled weight decay."""
+    grad_clip: float | None = Field(1.0, gt=0)
+    """Clip the global gradient norm to this; null turns clipping off."""
+    micro_batch_tokens: int = Field(4096, ge=1)
+    """Most padded tokens (sequences x longest length) in one forward/backward pass; bounds memory."""
+
+
+class AsyncSection(_Section):
+    max_staleness: int = Field(1, ge=0)
+    """How many weight versions a rollout may lag the trainer; older groups are dropped and counted.
+    0 samples in-process with the current weights before every step (synchronous, on-policy)."""
+
+
+class WarmupSection(_Section):
+    steps: int = Field(0, ge=0)
+    """Supervised steps before GRPO; 0 skips the warm start."""
+    source: Literal["successful_traces"] = Field("successful_traces", alias="from")
+    """Where examples come from: the assistant turns of traces in the store whose outcome is success."""
+    formats: list[str] | None = None
+    """Only traces of these formats (e.g. tau-bench); None takes every format."""
+    turns: Literal["tool_calls", "all"] = "all"
+    """Which assistant turns are targets: all, or only those that call a tool."""
+    exclude_heldout: bool = True
+    """Leave out traces of the source tasks behind any held-out task, so evaluation stays honest."""
+    lr: float = Field(2e-5, gt=0)
+    """AdamW learning rate of the warm start."""
+    batch_size: int = Field(8, ge=1)
+    """Examples per supervised step."""
+    max_examples: int | None = Field(None, ge=1)
+    """Use at most this many examples (a seeded sample)."""
+
+
+class TrainConfig(_Section):
+    run_dir: Path
+    """The run folder: resolved config, checkpoints, display log. Relative to the working folder."""
+    tasks: TasksSection
+    """The task set GRPO trains on."""
+    model: ModelSection = ModelSection()
+    """The policy."""
+    prompt: PromptSection = PromptSection()
+    """The context policy for prompts."""
+    harness: HarnessSection = HarnessSection()
+    """The environment episodes run in."""
+    sampler: SamplerSection = SamplerSection()
+    """How episodes are sampled."""
+    grpo: GRPOSection = GRPOSection()
+    """Groups and advantages."""
+    loss: LossSection = LossSection()
+    """The corrections for sampler/trainer mismatch (each can be turned off)."""
+    optim: OptimSection = OptimSection()
+    """The optimizer."""
+    async_: AsyncSection = Field(AsyncSection(), alias="async")
+    """Asynchronous sampling."""
+    warmup: WarmupSection = WarmupSection()
+    """The supervised warm start on successful traces."""
+    steps: int = Field(10, ge=0)
+    """GRPO optimizer steps (one per rollout batch)."""
+    checkpoint_every: int = Field(10, ge=1)
+    """Save a checkpoint every N steps (warm-start steps included); the last step is always saved."""
+    keep_checkpoints: int = Field(2, ge=1)
+    """Checkpoints kept on disk (the newest); older ones are deleted after a new one is written."""
+    seed: int = 0
+    """Seeds the task order, sampling and the warm start's example order."""
+
+    @model_validator(mode="after")
+    def _support_for_corrections(self) -> TrainConfig:
+        if not self.sampler.truncated and (self.loss.score_centering or self.loss.top_p_replay):
+            raise ValueError(
+                "loss.score_centering and loss.top_p_replay need the sampler's recorded support, which exists "
+                "only with truncation: set sampler.top_p < 1 or sampler.top_k > 0, or turn both corrections off"
+            )
+        if not math.isfinite(self.optim.lr):
+            raise ValueError("optim.lr must be finite")
+        return self
+
+    def resolved(self) -> dict[str, Any]:
+        """The config with every default filled in, as JSON-ready data (YAML key names)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def load_train_config(path: Path | str) -> TrainConfig:
+    """Read and validate a train config; errors name the file, the line and the fix."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"No train config at {path}. Fix: pass a YAML file (see examples/train-tau.yaml).")
+    data, text = read_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}:1: a train config is a YAML mapping of sections (run_dir, tasks, ...).")
+    return parse_train_config(data, path, text)
+
+
+def parse_train_config(data: Any, path: Path, text: str | None = None) -> TrainConfig:
+    """Validate already-parsed data (`text` gives line numbers in messages)."""
+    try:
+        return TrainConfig.model_validate(data)
+    except ValidationError as e:
+        node = compose(text) if text else None
+        lines = [_describe(path, err, node) for err in e.errors()[:8]]
+        raise ConfigError("\n".join(lines), title=f"Invalid {path.name}") from None
+
+
+def _describe(path: Path, err: Any, node: Any) -> str:
+    loc = tuple(err["loc"])
+    where = ".".join(str(p) for p in loc) or "(top level)"
+    line = node_line(node, loc)
+    if err["type"] == "extra_forbidden":
+        owner = section_at(loc[:-1])
+        allowed = yaml_names(owner) if owner else []
+        key = str(loc[-1])
+        return (f"{path}:{line}: unknown key {where!r}.{did_you_mean(key, allowed)} "
+                f"Fix: remove or rename it; allowed here: {', '.join(allowed)}.")
+    if err["type"] == "value_error":
+        return f"{path}:{line}: {where}: {err['msg'].removeprefix('Value error, ')}."
+    if err["type"] == "missing":
+        return f"{path}:{line}: {where} is required. Fix: add it."
+    return f"{path}:{line}: {where}: {err['msg']}. Fix: give it a value of the right type."
+
+
+def section_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The config section (pydantic model) at a path of YAML keys, which may be aliases such as `async`."""
+    names: list[str] = []
+    for key in loc:
+        owner = model_at(TrainConfig, tuple(names))
+        python = next((n for n, f in owner.model_fields.items() if f.alias == str(key)), None) if owner else None
+        names.append(python or str(key))
+    return model_at(TrainConfig, tuple(names))
+
+
+def yaml_names(model: type[BaseModel]) -> list[str]:
+    """The keys a section accepts in YAML (aliases where a field has one), sorted."""
+    return sorted(info.alias or name for name, info in model.model_fields.items())

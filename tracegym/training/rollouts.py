@@ -1,0 +1,84 @@
+"""What rollout sources hand the trainer: groups of scored episodes, batches of groups, and the task order.
+
+A `RolloutGroup` is the k episodes of one task (one prompt), each with its reward; GRPO compares
+rewards within a group. A `RolloutBatch` is what one trainer step consumes, with counters about what
+the source dropped on the way (stale groups, failed episodes). Sources (`SyncRollouts` in-process,
+the orchestrator's sampler processes) implement `tracegym.training.orchestrator.RolloutSource`.
+
+Data position. Tasks are drawn in a seeded order that depends only on the index of the group being
+drawn (`TaskOrder.task_at`): group i of a run always asks for the same task. A source is built with
+`start_index` (the number of groups the trainer consumed before a resume, dropped ones included) and
+reports the groups it handed out or dropped in `RolloutBatch.consumed`; the trainer's checkpoint
+stores the running total as its data position.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from tracegym.harnesses.episode import Episode
+
+T = TypeVar("T")
+
+
+@dataclass
+class RolloutGroup:
+    """The episodes of one task sampled together, all from the same prompt."""
+
+    task_id: str
+    episodes: list[Episode]
+    group_index: int = 0
+    """The group's position in the run's task order (see the module doc)."""
+
+    @property
+    def rewards(self) -> list[float | None]:
+        return [e.reward for e in self.episodes]
+
+    @property
+    def policy_version(self) -> int:
+        """The oldest weights version among the episodes (0 when none recorded one): staleness is measured from it."""
+        versions = [e.policy_version for e in self.episodes if e.policy_version is not None]
+        return min(versions) if versions else 0
+
+
+@dataclass
+class RolloutBatch:
+    """The groups of one trainer step, and what the source did to produce them."""
+
+    groups: list[RolloutGroup]
+    consumed: int = 0
+    """Groups taken from the task order for this batch: the groups below plus the ones dropped."""
+    stats: dict[str, float] = field(default_factory=dict)
+    """Source counters for this batch, e.g. dropped_stale, sampler_tokens, sampler_seconds, wait_seconds."""
+
+    @property
+    def episodes(self) -> list[Episode]:
+        return [e for g in self.groups for e in g.episodes]
+
+
+class TaskOrder(Generic[T]):
+    """A seeded, epoch-by-epoch shuffled order over tasks, addressable by group index.
+
+    Epoch e is a permutation drawn from Random((seed, e)); group i asks for task
+    perm_{i // n}[i % n]. No state: resuming at group index i draws exactly what an
+    uninterrupted run would have drawn.
+    """
+
+    def __init__(self, tasks: Sequence[T], seed: int) -> None:
+        if not tasks:
+            raise ValueError("a task order needs at least one task")
+        self.tasks = list(tasks)
+        self.seed = seed
+        self._epochs: dict[int, list[int]] = {}
+
+    def task_at(self, index: int) -> T:
+        epoch, offset = divmod(index, len(self.tasks))
+        if epoch not in self._epochs:
+            order = list(range(len(self.tasks)))
+            random.Random(f"{self.seed}\x1f{epoch}").shuffle(order)
+            self._epochs = {epoch: order}  # one epoch at a time is all a run ever reads
+        return self.tasks[self._epochs[epoch][offset]]
+

@@ -1,0 +1,207 @@
+"""The GRPO trainer step: fp32 master weights, AdamW, micro-batched backward, gradient clipping.
+
+One call to `Trainer.step` is one optimizer step over one rollout batch:
+
+1. Episodes that cannot be trained on are left out and counted: no token record (an API client), a
+   harness or scorer failure (no reward), no sampled tokens.
+2. GRPO advantages within each group (`tracegym.training.advantages`); groups whose rewards are all
+   equal carry no signal and are skipped and counted.
+3. The remaining episodes are packed into micro-batches (`tracegym.training.batching`); each is run
+   forward at the sampler's temperature, scored by `token_loss` with the configured corrections,
+   reduced by `aggregate` with the denominator of the whole step (the token count, or the number of
+   sequences) so the accumulated gradient equals that of one big batch, and backpropagated.
+4. The global gradient norm is clipped and AdamW steps. A batch with nothing to train on takes no
+   optimizer step (momentum and weight decay stay put).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import torch
+from torch import Tensor
+
+from tracegym.training.advantages import group_advantages
+from tracegym.training.batching import MicroBatch, TrainSample, check_plain_lm_head, completion_logits, pack
+from tracegym.training.batching import sample_from_record
+from tracegym.training.loss import aggregate, token_loss
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
+    from tracegym.training.config import GRPOSection, LossSection, OptimSection
+    from tracegym.training.rollouts import RolloutGroup
+
+
+@dataclass
+class Prepared:
+    """A batch's trainable samples and what was left out."""
+
+    samples: list[TrainSample]
+    groups: int = 0
+    skipped_groups: int = 0
+    failed_episodes: int = 0
+    """Episodes without a reward: harness, policy or scorer failures."""
+    untrainable_episodes: int = 0
+    """Episodes with no token record or no sampled token."""
+    rewards: list[float] = field(default_factory=list)
+    advantages: list[float] = field(default_factory=list)
+
+
+def prepare(groups: Sequence[RolloutGroup], std_normalization: bool) -> Prepared:
+    """GRPO advantages per group and the samples of the groups that carry signal."""
+    kept, ids, rewards = [], [], []
+    out = Prepared(samples=[], groups=len(groups))
+    for index, group in enumerate(groups):
+        for episode in group.episodes:
+            if episode.reward is None or episode.harness_error is not None:
+                out.failed_episodes += 1
+            elif episode.tokens is None or episode.tokens.n_trainable == 0:
+                out.untrainable_episodes += 1
+            else:
+                kept.append(episode)
+                ids.append(index)
+                rewards.append(float(episode.reward))
+    result = group_advantages(rewards, ids, std_normalization=std_normalization)
+    # A group that lost members to failures still counts once; one that lost all is skipped too.
+    out.skipped_groups = result.skipped_groups + (len(groups) - result.num_groups)
+    out.rewards = rewards
+    for episode, advantage, trainable in zip(kept, result.advantages, result.trainable, strict=True):
+        if trainable:
+            out.samples.append(sample_from_record(episode.tokens, advantage))
+            out.advantages.append(advantage)
+    return out
+
+
+class Trainer:
+    """Owns the fp32 policy and its optimizer; `step` trains on one rollout batch."""
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        optim: OptimSection,
+        grpo: GRPOSection,
+        loss: LossSection,
+        temperature: float = 1.0,
+        pad_id: int = 0,
+    ) -> None:
+        check_plain_lm_head(model)
+        self.model = model.float().train()
+        self.optim, self.grpo, self.loss = optim, grpo, loss
+        self.temperature = temperature
+        self.pad_id = pad_id
+        self.optimizer = make_optimizer(self.model, optim.lr, optim)
+
+    def step(self, groups: Sequence[RolloutGroup]) -> dict[str, float]:
+        """One optimizer step on the groups; returns flat, slash-named metrics."""
+        metrics = self.accumulate(groups)
+        if metrics["train/sequences"] == 0:
+            metrics["train/optimizer_step"] = 0.0
+            return metrics
+        metrics["train/grad_norm"] = clip_and_step(self.model, self.optimizer, self.optim.grad_clip)
+        metrics["train/optimizer_step"] = 1.0
+        return metrics
+
+    def accumulate(self, groups: Sequence[RolloutGroup]) -> dict[str, float]:
+        """Zero the gradients, then backpropagate the batch's loss into them (no optimizer step)."""
+        self.optimizer.zero_grad(set_to_none=True)
+        prepared = prepare(groups, self.grpo.std_normalization)
+        metrics = _batch_metrics(prepared)
+        metrics["train/sequences"] = float(len(prepared.samples))
+        if not prepared.samples:
+            return metrics
+        micro = pack(prepared.samples, self.optim.micro_batch_tokens, self.pad_id)
+        total_tokens = sum(mb.num_tokens for mb in micro)
+        denominator = float(total_tokens if self.grpo.aggregation == "token" else len(prepared.samples))
+        tracker = _LossMetrics()
+        for mb in micro:
+            loss, loss_metrics = self._micro_loss(mb, denominator)
+            loss.backward()
+            tracker.add(float(loss.detach()), loss_metrics, mb.num_tokens)
+        metrics.update(tracker.result())
+        metrics.update({"train/tokens": float(total_tokens), "train/micro_batches": float(len(micro))})
+        return metrics
+
+    def _micro_loss(self, mb: MicroBatch, denominator: float) -> tuple[Tensor, dict[str, Tensor]]:
+        logits = completion_logits(self.model, mb, self.temperature)  # [T, V]
+        support = mb.support
+        per_token, loss_metrics = token_loss(
+            logits, mb.tokens.to(logits.device), mb.advantages.to(logits.device),
+            mb.sampler_logprobs.to(logits.device),
+            support.ids if support is not None else None,
+            support.offsets if support is not None else None,
+            support.logprobs if support is not None else None,
+            mis=self.loss.mis, score_centering=self.loss.score_centering, top_p_replay=self.loss.top_p_replay,
+            tis_clip=self.loss.tis_clip, support_kind=support.kind if support is not None else "exact",
+        )
+        loss = aggregate(per_token, mb.seq_ids.to(logits.device), mode=self.grpo.aggregation,
+                         denominator=denominator)
+        return loss, loss_metrics
+
+
+def make_optimizer(model: torch.nn.Module, lr: float, optim: OptimSection) -> torch.optim.AdamW:
+    """AdamW over the trainable parameters; foreach=False keeps the update order fixed across runs."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    return torch.optim.AdamW(params, lr=lr, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay,
+                             foreach=False)
+
+
+def clip_and_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, grad_clip: float | None) -> float:
+    """Clip the global gradient norm (when set), step, and return the norm before clipping."""
+    params = [p for p in model.parameters() if p.grad is not None]
+    norm = torch.nn.utils.clip_grad_norm_(params, grad_clip if grad_clip is not None else math.inf)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return float(norm)
+
+
+def _batch_metrics(prepared: Prepared) -> dict[str, float]:
+    metrics = {
+        "grpo/groups": float(prepared.groups),
+        "grpo/skipped_groups": float(prepared.skipped_groups),
+        "grpo/failed_episodes": float(prepared.failed_episodes),
+        "grpo/untrainable_episodes": float(prepared.untrainable_episodes),
+    }
+    metrics.update(_stats("reward", prepared.rewards))
+    metrics.update(_stats("advantage", prepared.advantages))
+    return metrics
+
+
+def _stats(name: str, values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    mean = math.fsum(values) / len(values)
+    var = math.fsum((v - mean) ** 2 for v in values) / len(values)
+    return {f"{name}/mean": mean, f"{name}/std": math.sqrt(var), f"{name}/min": min(values),
+            f"{name}/max": max(values)}
+
+
+class _LossMetrics:
+    """Combines per-micro-batch loss metrics: sums for the loss, token-weighted means, min of mins, max of maxes."""
+
+    def __init__(self) -> None:
+        self.loss = 0.0
+        self.tokens = 0
+        self.weighted: dict[str, float] = {}
+        self.extremes: dict[str, float] = {}
+
+    def add(self, loss: float, metrics: dict[str, Tensor], tokens: int) -> None:
+        self.loss += loss
+        self.tokens += tokens
+        for key, value in metrics.items():
+            v = float(value)
+            if key.endswith("/min"):
+                self.extremes[key] = min(self.extremes.get(key, v), v)
+            elif key.endswith("/max"):
+                self.extremes[key] = max(self.extremes.get(key, v), v)
+            else:
+                self.weighted[key] = self.weighted.get(key, 0.0) + v * tokens
+
+    def result(self) -> dict[str, float]:
+        out = {"train/loss": self.loss}
+        out.update({k: v / max(self.tokens, 1) for k, v in self.weighted.items()})
+        out.update(self.extremes)
+        return out
