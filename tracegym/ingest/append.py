@@ -1,10 +1,11 @@
-"""Appending staged rows to the store: content hashes, re-ingest detection, id conflicts.
+"""Appending staged rows to the store: re-ingest detection and id conflicts.
 
 Both ingest paths stage a batch as four relations shaped like the store's
-`traces` (without `content_hash`), `messages`, `tool_calls` and `scores`, with
-trace ids unique within the batch. The content hash is computed here, in SQL,
-from exactly the rows about to be stored, so a trace hashes the same whichever
-path normalized it.
+`traces`, `messages`, `tool_calls` and `scores`, with trace ids unique within
+the batch. A staged trace whose id is already stored is compared by content
+hash, computed in SQL from the rows themselves on both sides (the staged rows
+and the stored ones), so a trace hashes the same whichever path normalized it.
+Only clashing ids are hashed: new traces cost no hashing at all.
 """
 
 from __future__ import annotations
@@ -41,31 +42,33 @@ def _field(expr: str) -> str:
     return f"coalesce(length({expr})::VARCHAR || ':' || {expr}, '-') || ';'"
 
 
-def _hash_sql(staged: dict[str, str]) -> str:
-    # Long text (content, results) is digested once with md5; the digests, in order, then go through sha256.
+def _hashes(tables: dict[str, str], ids: str) -> str:
+    """SQL for (trace_id, content_hash) of the traces in relation `ids`, read from `tables`."""
+    # Long text (content, arguments) is digested once with sha1; the digests, in order, then go through sha256.
     return f"""
-        CREATE OR REPLACE TEMP TABLE _staged_hashes AS
         WITH m AS (
-            SELECT trace_id, string_agg({_field('role')} || coalesce(md5(content), '-') || {_field('tool_call_id')},
+            SELECT trace_id, string_agg({_field('role')} || coalesce(sha1(content), '-') || {_field('tool_call_id')},
                                         '' ORDER BY idx) AS h
-            FROM {staged['messages']} GROUP BY trace_id
+            FROM {tables['messages']} SEMI JOIN {ids} USING (trace_id) GROUP BY trace_id
         ), c AS (
             SELECT trace_id, string_agg(d, '' ORDER BY message_idx, d) AS h FROM (
                 SELECT trace_id, message_idx,
-                       {_field('name')} || coalesce(md5(CAST(arguments AS VARCHAR)), '-') || {_field('call_id')} AS d
-                FROM {staged['tool_calls']}
+                       {_field('name')} || coalesce(sha1(CAST(arguments AS VARCHAR)), '-') || {_field('call_id')} AS d
+                FROM {tables['tool_calls']} SEMI JOIN {ids} USING (trace_id)
             ) GROUP BY trace_id
         ), s AS (
             SELECT trace_id, string_agg(d, '' ORDER BY d) AS h FROM (
                 SELECT trace_id, {_field('name')} || {_field('CAST(value AS VARCHAR)')} || {_field('label')} AS d
-                FROM {staged['scores']}
+                FROM {tables['scores']} SEMI JOIN {ids} USING (trace_id)
             ) GROUP BY trace_id
         )
-        SELECT t.trace_id, left(sha256(concat(
-            {_field('t.outcome')}, {_field('t.model')}, '|', m.h, '|', c.h, '|', s.h)), 32) AS content_hash
-        FROM {staged['traces']} t
+        SELECT t.trace_id, sha256(concat({_field('t.outcome')}, {_field('t.model')}, '|', m.h, '|', c.h, '|', s.h))
+        FROM {tables['traces']} t SEMI JOIN {ids} USING (trace_id)
         LEFT JOIN m USING (trace_id) LEFT JOIN c USING (trace_id) LEFT JOIN s USING (trace_id)
     """
+
+
+STORE = {table: table for table in COLUMNS}
 
 
 def append_staged(con: duckdb.DuckDBPyConnection, staged: dict[str, str]) -> Appended:
@@ -73,32 +76,28 @@ def append_staged(con: duckdb.DuckDBPyConnection, staged: dict[str, str]) -> App
 
     `staged` maps each store table to the relation holding its incoming rows.
     """
-    con.execute(_hash_sql(staged))
-    clashes = con.execute(
-        "SELECT h.trace_id, h.content_hash = t.content_hash FROM _staged_hashes h JOIN traces t USING (trace_id) "
-        "ORDER BY h.trace_id"
-    ).fetchall()
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE _staged_keep AS SELECT trace_id, content_hash FROM _staged_hashes "
-        "ANTI JOIN traces USING (trace_id)"
-    )
-    out = Appended(duplicates=sum(1 for _, same in clashes if same), conflicts=[t for t, same in clashes if not same])
-    cols = ", ".join(TRACE_COLUMNS)
-    out.traces = _inserted(con.execute(
-        f"INSERT INTO traces ({cols}, content_hash) SELECT {cols}, k.content_hash "
-        f"FROM {staged['traces']} JOIN _staged_keep k USING (trace_id)"
-    ))
-    counts = {}
-    for table in ("messages", "tool_calls", "scores"):
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _staged_clash AS SELECT trace_id FROM {staged['traces']} "
+                "SEMI JOIN traces USING (trace_id)")
+    out = Appended()
+    if con.execute("SELECT count(*) FROM _staged_clash").fetchall()[0][0]:
+        incoming = dict(con.execute(_hashes(staged, "_staged_clash")).fetchall())
+        stored = dict(con.execute(_hashes(STORE, "_staged_clash")).fetchall())
+        for trace_id in sorted(incoming):
+            if incoming[trace_id] == stored.get(trace_id):
+                out.duplicates += 1
+            else:
+                out.conflicts.append(trace_id)
+    for table in COLUMNS:
         cols = ", ".join(COLUMNS[table])
-        counts[table] = _inserted(con.execute(
-            f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {staged[table]} SEMI JOIN _staged_keep USING (trace_id)"
+        inserted = _inserted(con.execute(
+            f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {staged[table]} ANTI JOIN _staged_clash USING (trace_id)"
         ))
-    out.messages, out.tool_calls = counts["messages"], counts["tool_calls"]
-    con.execute("DROP TABLE _staged_hashes; DROP TABLE _staged_keep")
+        if table != "scores":
+            setattr(out, table, inserted)
+    con.execute("DROP TABLE _staged_clash")
     return out
 
 
 def _inserted(cur: duckdb.DuckDBPyConnection) -> int:
-    row = cur.fetchone()
-    return int(row[0]) if row else 0
+    rows = cur.fetchall()
+    return int(rows[0][0]) if rows else 0

@@ -164,39 +164,62 @@ def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: s
 
 
 def _load(con: Any, adapter: Adapter, src: SourceFile) -> FileResult:
-    result = FileResult(str(src.path), adapter.name, "loaded")
-    batch, seen = TraceBatch(src.source_id), set()
-    for item in _traces(adapter, src):
-        if isinstance(item, BadRecord):
-            _insert_error(con, src, item)
-            result.errors += 1
-            continue
-        if item.trace_id in seen:
-            result.duplicates += 1
-            continue
-        seen.add(item.trace_id)
-        batch.add(item)
-        if len(batch) >= BATCH_TRACES:
-            _flush(con, batch, src, result)
-            batch = TraceBatch(src.source_id)
-    _flush(con, batch, src, result)
-    return result
+    load = FileLoad(con, adapter, src)
+    if not adapter.bulk_load(con, src, load):
+        for item in adapter.records(src):
+            load.take(item)
+    load.flush()
+    return load.result
 
 
-def _traces(adapter: Adapter, src: SourceFile) -> Iterator[Trace | BadRecord]:
-    """Normalize each record; a record that raises becomes a bad record with its raw text."""
-    for rec in adapter.records(src):
-        if isinstance(rec, BadRecord):
-            yield rec
-            continue
-        try:
-            traces = list(adapter.to_traces(rec, src))
-            for trace in traces:
-                link_tool_results(trace)
-        except Exception as e:  # noqa: BLE001 - the record boundary: bad input is data, not a crash
-            yield BadRecord(rec.locator, f"{type(e).__name__}: {e}", _raw_of(rec))
-            continue
-        yield from traces
+class FileLoad:
+    """One file's ingest inside its transaction: normalize records, dedupe, batch, append.
+
+    Adapters with a bulk path (`Adapter.bulk_load`) drive it directly: `claim` ids
+    they normalized themselves, `take` the records they hand back, `append` staged rows.
+    """
+
+    def __init__(self, con: Any, adapter: Adapter, src: SourceFile) -> None:
+        self.con, self.adapter, self.src = con, adapter, src
+        self.result = FileResult(str(src.path), adapter.name, "loaded")
+        self.batch = TraceBatch(src.source_id)
+        self.seen: set[str] = set()
+
+    def claim(self, trace_id: str) -> bool:
+        """True the first time a file shows this id; later repeats count as duplicates."""
+        if trace_id in self.seen:
+            self.result.duplicates += 1
+            return False
+        self.seen.add(trace_id)
+        return True
+
+    def take(self, item: RawRecord | BadRecord) -> None:
+        """Normalize one record; a record that raises becomes a bad record with its raw text."""
+        if isinstance(item, RawRecord):
+            try:
+                traces = list(self.adapter.to_traces(item, self.src))
+                for trace in traces:
+                    link_tool_results(trace)
+            except Exception as e:  # noqa: BLE001 - the record boundary: bad input is data, not a crash
+                item = BadRecord(item.locator, f"{type(e).__name__}: {e}", _raw_of(item))
+            else:
+                for trace in traces:
+                    if self.claim(trace.trace_id):
+                        self.batch.add(trace)
+                if len(self.batch) >= BATCH_TRACES:
+                    self.flush()
+                return
+        _insert_error(self.con, self.src, item)
+        self.result.errors += 1
+
+    def append(self, staged_names: dict[str, str]) -> None:
+        """Append rows the adapter staged itself (see `append.append_staged`)."""
+        record_appended(self.con, self.src, self.result, append_staged(self.con, staged_names))
+
+    def flush(self) -> None:
+        if len(self.batch):
+            _flush(self.con, self.batch, self.src, self.result)
+            self.batch = TraceBatch(self.src.source_id)
 
 
 def _raw_of(rec: RawRecord) -> str:

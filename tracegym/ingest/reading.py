@@ -119,15 +119,18 @@ def iter_jsonl(path: Path) -> Iterator[RawRecord | BadRecord]:
     """One record per non-blank line; a bad line is a bad record, never the end."""
     with path.open("rb") as f:
         for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                text = decode_bytes(line)
-                value = orjson.loads(text)
-            except (UnicodeDecodeError, orjson.JSONDecodeError) as e:
-                yield BadRecord(f"line {lineno}", f"{type(e).__name__}: {e}", raw_text(line))
-                continue
-            yield RawRecord(f"line {lineno}", value, text)
+            if line.strip():
+                yield parse_line(lineno, line)
+
+
+def parse_line(lineno: int, line: bytes) -> RawRecord | BadRecord:
+    """One non-blank JSONL line (1-based `lineno`) as a record, or a bad record saying why."""
+    try:
+        text = decode_bytes(line)
+        value = orjson.loads(text)
+    except (UnicodeDecodeError, orjson.JSONDecodeError) as e:
+        return BadRecord(f"line {lineno}", f"{type(e).__name__}: {e}", raw_text(line))
+    return RawRecord(f"line {lineno}", value, text)
 
 
 def iter_json_document(path: Path) -> Iterator[RawRecord | BadRecord]:

@@ -137,6 +137,13 @@ def m002_failures_and_tasks(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m010_traces_hash_on_demand(con: duckdb.DuckDBPyConnection) -> None:
+    """Ingest compares a re-sent trace with the stored one by hashing both when their ids clash
+    (tracegym/ingest/append.py), so a stored hash column is no longer kept."""
+    con.execute("ALTER TABLE traces DROP COLUMN content_hash")
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
+
+import duckdb
 
 from tracegym.ingest.reading import Sample, iter_json_values
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
@@ -19,6 +21,19 @@ class SourceFile:
     source_id: str
     sample: Sample
     options: dict[str, Any] = field(default_factory=dict)  # e.g. the generic adapter's mapping
+
+
+class FileSink(Protocol):
+    """What a bulk loader hands its results to (the pipeline's per-file load)."""
+
+    def claim(self, trace_id: str) -> bool:
+        """True the first time the file shows this id; False for a repeat (counted as a duplicate)."""
+
+    def take(self, item: RawRecord | BadRecord) -> None:
+        """Normalize and store one record exactly as the record-by-record path would."""
+
+    def append(self, staged_names: dict[str, str]) -> None:
+        """Append rows staged in DuckDB relations shaped like the store's tables."""
 
 
 class Adapter:
@@ -41,6 +56,13 @@ class Adapter:
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         raise NotImplementedError
+
+    def bulk_load(self, con: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink) -> bool:
+        """Load the whole file in one go (in SQL, say) instead of record by record; False declines.
+
+        What it stores must equal what `records` and `to_traces` would have stored.
+        """
+        return False
 
 
 def require(obj: Any, key: str, kind: type | tuple[type, ...], where: str = "") -> Any:

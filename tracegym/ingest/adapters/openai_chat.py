@@ -21,7 +21,9 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from tracegym.ingest.adapters.base import Adapter, SourceFile
+import duckdb
+
+from tracegym.ingest.adapters.base import Adapter, FileSink, SourceFile
 from tracegym.ingest.adapters.chat_messages import append_openai_message, append_openai_messages
 from tracegym.ingest.normalize import opt_int, parse_ts, to_json
 from tracegym.ingest.reading import Sample, raw_text
@@ -52,6 +54,15 @@ class OpenAIChatAdapter(Adapter):
             return
         yield from super().records(src)
 
+    def bulk_load(self, con: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink) -> bool:
+        """JSONL goes through DuckDB (see openai_chat_sql); a JSON document is read record by record."""
+        if not src.sample.jsonl:
+            return False
+        from tracegym.ingest.adapters.openai_chat_sql import load_chat_jsonl
+
+        load_chat_jsonl(con, src, sink)
+        return True
+
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         value = record.value
         if isinstance(value, list):
@@ -74,9 +85,9 @@ def chat_trace(rec: dict[str, Any]) -> Trace:
         response, request = rec, {}
     if response is not None and not isinstance(response, dict):
         raise ValueError(f"response must be an object, got {type(response).__name__}")
-    trace = Trace(trace_id=_trace_id(rec, response), format=FORMAT, metadata=_metadata(request))
+    trace = Trace(trace_id=_trace_id(rec, response), format=FORMAT, metadata=request_metadata(request))
     trace.model = _opt_str(request.get("model"), "model")
-    trace.session_id = _session(trace.metadata)
+    trace.session_id = session_of(trace.metadata)
     tools = request.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
@@ -103,7 +114,7 @@ def derived_id(value: Any, fmt: str = FORMAT) -> str:
     return f"{fmt}:{hashlib.sha256(to_json(value).encode()).hexdigest()[:24]}"
 
 
-def _metadata(request: dict[str, Any]) -> dict[str, Any]:
+def request_metadata(request: dict[str, Any]) -> dict[str, Any]:
     metadata = request.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise ValueError(f"metadata must be an object, got {type(metadata).__name__}")
@@ -113,7 +124,7 @@ def _metadata(request: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _session(metadata: dict[str, Any]) -> str | None:
+def session_of(metadata: dict[str, Any]) -> str | None:
     for key in SESSION_KEYS:
         if isinstance(metadata.get(key), str) and metadata[key]:
             return metadata[key]

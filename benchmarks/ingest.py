@@ -1,0 +1,121 @@
+"""Time of `tracegym ingest` on a large OpenAI-chat JSONL, beside DuckDB's own read_json of the same file.
+
+The file replicates the real τ-bench runs (../shared/data/traces/tau-bench) as
+OpenAI chat conversations, one per line, `{id, model, messages, metadata}`, each
+copy with a fresh trace id: 50,000 traces are about 1.3 M messages and 880 MB.
+The baseline is the floor for reading the file at all:
+`CREATE TABLE t AS SELECT * FROM read_json(FILE)` into a fresh DuckDB file.
+tracegym's figure is `ingest_paths` into a fresh store: hashing the file,
+detection, normalization into traces/messages/tool_calls, tool-result linking,
+error flags, content hashes and the commit. Each side runs in its own
+subprocess (imports and store creation not timed); the peak RSS is the ingest
+subprocess's, from getrusage. With --record-path the record-by-record path is
+timed too, on the same file (slow: use a small --traces).
+
+    python benchmarks/ingest.py --traces 50000
+
+The last line is one JSON object: {"traces", "tracegym_s", "duckdb_read_s", "ratio", "peak_rss_mb"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import orjson
+
+TAU_BENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "tau-bench" / "gpt-4o-airline.json"
+
+INGEST = """
+import json, resource, sys, time
+from tracegym.store import open_store
+from tracegym.ingest.pipeline import ingest_paths
+if sys.argv[3] == "record":  # time the record-by-record path: decline the adapter's bulk path
+    from tracegym.ingest.adapters.openai_chat import OpenAIChatAdapter
+    OpenAIChatAdapter.bulk_load = lambda self, con, src, sink: False
+with open_store(sys.argv[2]) as store:
+    start = time.perf_counter()
+    summary = ingest_paths(store, [sys.argv[1]]).to_dict()
+    seconds = time.perf_counter() - start
+rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "rss_mb": rss_mb, "traces": summary["traces"],
+                  "messages": summary["messages"], "errors": summary["errors"]}))
+"""
+
+READ_JSON = """
+import json, sys, time, duckdb
+con = duckdb.connect(sys.argv[2])
+start = time.perf_counter()
+con.execute("CREATE TABLE t AS SELECT * FROM read_json(?)", [sys.argv[1]])
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "rows": con.execute("SELECT count(*) FROM t").fetchone()[0]}))
+"""
+
+
+def build_file(path: Path, traces: int, seed: int = 0) -> int:
+    """Write `traces` conversations replicating the τ-bench runs; returns the message count."""
+    runs = orjson.loads(TAU_BENCH.read_bytes())
+    rng = random.Random(seed)
+    messages = 0
+    with path.open("wb") as f:
+        for i in range(traces):
+            run = runs[i % len(runs)]
+            line = {
+                "id": f"bench-{i:07d}-{rng.getrandbits(64):016x}",
+                "model": "gpt-4o",
+                "messages": run["traj"],
+                "metadata": {"task_id": str(run["task_id"]), "trial": str(run["trial"]), "reward": str(run["reward"])},
+            }
+            f.write(orjson.dumps(line) + b"\n")
+            messages += len(run["traj"])
+    return messages
+
+
+def run_child(script: str, *args: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", script, *args], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--traces", type=int, default=50_000, help="conversations in the generated file")
+    parser.add_argument("--workdir", type=Path, default=None, help="where to write the file and stores (default: a temp dir)")
+    parser.add_argument("--record-path", action="store_true", help="also time the record-by-record path")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        work = Path(tmp)
+        data = work / "chat.jsonl"
+        messages = build_file(data, args.traces)
+        size_mb = data.stat().st_size / 1e6
+        print(f"file: {args.traces} traces, {messages} messages, {size_mb:.0f} MB", flush=True)
+
+        base = run_child(READ_JSON, str(data), str(work / "read_json.duckdb"))
+        print(f"duckdb read_json into a table: {base['seconds']:.2f} s ({base['rows']} rows)", flush=True)
+        ours = run_child(INGEST, str(data), str(work / "store.duckdb"), "bulk")
+        print(f"tracegym ingest: {ours['seconds']:.2f} s, peak RSS {ours['rss_mb']:.0f} MB "
+              f"({ours['traces']} traces, {ours['messages']} messages, {ours['errors']} errors)", flush=True)
+        if ours["traces"] != args.traces or ours["messages"] != messages:
+            raise SystemExit(f"ingest stored {ours['traces']} traces / {ours['messages']} messages, "
+                             f"expected {args.traces} / {messages}")
+        if args.record_path:
+            slow = run_child(INGEST, str(data), str(work / "record.duckdb"), "record")
+            print(f"tracegym ingest, record by record: {slow['seconds']:.2f} s "
+                  f"({slow['seconds'] / base['seconds']:.1f}x read_json), peak RSS {slow['rss_mb']:.0f} MB", flush=True)
+
+    print(json.dumps({
+        "traces": args.traces,
+        "tracegym_s": round(ours["seconds"], 3),
+        "duckdb_read_s": round(base["seconds"], 3),
+        "ratio": round(ours["seconds"] / base["seconds"], 3),
+        "peak_rss_mb": round(ours["rss_mb"], 1),
+    }))
+
+
+if __name__ == "__main__":
+    main()

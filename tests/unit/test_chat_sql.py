@@ -1,0 +1,205 @@
+"""The SQL path for OpenAI-chat JSONL stores exactly what the record-by-record path stores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from tracegym.ingest.adapters import openai_chat_sql
+from tracegym.ingest.adapters.openai_chat import OpenAIChatAdapter
+from tracegym.ingest.normalize import looks_like_error
+from tracegym.ingest.pipeline import ingest_paths
+from tracegym.store import open_store
+
+TABLES = {
+    "traces": "trace_id, source_id, format, session_id, model, started_at, ended_at, outcome, n_messages, "
+              "tools::VARCHAR, metadata::VARCHAR",
+    "messages": "*",
+    "tool_calls": "trace_id, message_idx, call_id, name, arguments::VARCHAR, result, result_message_idx, is_error, "
+                  "exit_code",
+    "scores": "*",
+    "ingest_errors": "source_id, path, locator, error, raw",
+    "sources": "source_id, path, format, size_bytes, n_traces, n_messages, n_tool_calls, n_errors, n_duplicates, "
+               "n_conflicts",
+}
+
+
+def msg(role: str, content: Any = None, **kw: Any) -> dict[str, Any]:
+    return {"role": role, "content": content, **kw}
+
+
+def call(cid: str | None, name: str, arguments: Any = "{}") -> dict[str, Any]:
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def conv(trace_id: Any, messages: list[Any], **kw: Any) -> dict[str, Any]:
+    return {"id": trace_id, "model": "gpt-4o", "messages": messages, **kw}
+
+
+def ask(cid: str, name: str, result: str, args: str = '{"q": 1}') -> list[dict[str, Any]]:
+    return [msg("assistant", None, tool_calls=[call(cid, name, args)]), msg("tool", result, tool_call_id=cid)]
+
+
+# Tool results that test each clause of looks_like_error, in SQL and in Python alike.
+RESULTS = [
+    "Error: payment declined", "error: lower case", "  \t Error: after spaces", "\u00a0\u3000Error: after Unicode spaces",
+    "ERROR disk full", "Error", "Errors: plural", "no error here", "",
+    "Traceback (most recent call last):\n  File x\nValueError: bad", "ok\nKeyError: 'k'", "ok\n KeyError: indented",
+    "ÉchecError: accented name", "résuméException: x", "ok\r\nValueError: after CRLF", "Warning: not an error",
+    "x" * 300 + "\nRuntimeError: late in a long result", "\u2028Error: line separator first",
+]
+
+
+SQL, RECORDS, BLANK = "sql", "records", "blank"  # which path each edge line should take
+
+
+def edge_lines() -> list[tuple[str, str]]:
+    """Lines that exercise every reason to leave the SQL path, and tricky ones that stay on it."""
+    values = [
+        (SQL, conv("tricky-results", [msg("user", "go"), *[m for i, r in enumerate(RESULTS) for m in ask(f"c{i}", "t", r)]])),
+        (SQL, conv("dup-ids", [msg("user", "x"), *ask("same", "a", "first"), *ask("same", "a", "Error: second"),
+                               msg("tool", "extra answer", tool_call_id="same")])),
+        (SQL, conv("parallel", [msg("system", "s"), msg("assistant", "both", tool_calls=[call("p1", "a"), call("p2", "b")]),
+                                msg("tool", "B", tool_call_id="p2"), msg("tool", "Error: A", tool_call_id="p1")])),
+        (SQL, conv("roles", [msg(" Developer ", "d"), msg("HUMAN", "h"), msg("ai", "a", tool_calls=[call("r1", "fn")]),
+                             msg("function", "f", tool_call_id="r1")], metadata={"session_id": "s-1", "n": 2},
+                   tools=[{"type": "function", "function": {"name": "fn", "parameters": {"b": 1, "a": 2}}}])),
+        (SQL, conv("refusal", [msg("user", "x"), msg("assistant", None, refusal="no"), msg("assistant", refusal="also no")])),
+        (SQL, conv("args", [msg("user", "x"), msg("assistant", None, tool_calls=[
+            call("a1", "f", '{"z": 1, "a": [true, null]}'), call("a2", "f", "not json"), call("a3", "f", "  "),
+            call("", "f", "{}"), call(None, "f", "{}")])])),
+        (SQL, conv("no-calls-null", [msg("user", "x", tool_calls=None), msg("assistant", "y", tool_calls=[])])),
+        (SQL, conv("unicode", [msg("user", "café ☕ \U0001F600"), msg("assistant", "naïve")])),
+        (SQL, conv("float-metadata", [msg("user", "x")], metadata={"score": 0.5, "big": 1e30, "n": -3})),
+        (RECORDS, conv("parts", [msg("user", [{"type": "text", "text": "hi"}]), msg("assistant", "yo")])),
+        (RECORDS, conv("unknown-role", [msg("wizard", "x")])),
+        (RECORDS, conv("tool-without-id", [msg("assistant", None, tool_calls=[call("n1", "f")]), msg("tool", "r", name="f")])),
+        (RECORDS, conv("answer-before-call", [msg("tool", "early", tool_call_id="b1"),
+                                              msg("assistant", None, tool_calls=[call("b1", "f")])])),
+        (RECORDS, conv("answer-to-nobody", [msg("assistant", None, tool_calls=[call("k1", "f")]),
+                                            msg("tool", "r", tool_call_id="zz", name="f")])),
+        (RECORDS, conv("usage", [msg("assistant", "x", usage={"prompt_tokens": 3, "completion_tokens": 1})])),
+        (RECORDS, conv("legacy", [msg("assistant", None, function_call={"name": "f", "arguments": "{}"})])),
+        (RECORDS, conv("flat-call", [msg("assistant", None, tool_calls=[{"id": "f1", "name": "f", "arguments": {"a": 1}}])])),
+        (RECORDS, conv("no-args", [msg("assistant", None, tool_calls=[{"id": "g1", "function": {"name": "f"}}])])),
+        (RECORDS, conv("empty-name", [msg("assistant", None, tool_calls=[call("e1", "")])])),
+        (RECORDS, conv(7, [msg("user", "int id")])),
+        (RECORDS, conv("", [msg("user", "empty id")])),
+        (RECORDS, conv("bad-metadata", [msg("user", "x")], metadata="oops")),
+        (RECORDS, conv("bad-tools", [msg("user", "x")], tools={"not": "a list"})),
+        (RECORDS, conv("no-messages", [])),
+        (RECORDS, conv("null-message", [msg("user", "x"), None])),
+        (RECORDS, conv("content-number", [msg("user", 42)])),
+        (RECORDS, conv("huge-exponent", [msg("user", "x")], metadata={"v": 1e300})),
+        (RECORDS, {"request": {"model": "gpt-4o", "messages": [msg("user", "q")]},
+                   "response": {"id": "chatcmpl-1", "object": "chat.completion", "created": 1727000000, "model": "gpt-4o",
+                                "choices": [{"index": 0, "message": msg("assistant", "a"), "finish_reason": "stop"}],
+                                "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}}),
+        (RECORDS, [msg("user", "a bare message list"), msg("assistant", "ok")]),
+        (RECORDS, conv("with-user", [msg("user", "x")], user="u-1")),
+    ]
+    lines = [(path, json.dumps(v, ensure_ascii=False)) for path, v in values]
+    lines += [
+        (RECORDS, '{"id": "nan", "messages": [{"role": "user", "content": "x"}], "metadata": {"v": NaN}}'),
+        (RECORDS, '{"id": "trailing-comma", "messages": [{"role": "user", "content": "x"},]}'),
+        (RECORDS, '{"id": "overflow", "messages": [{"role": "user", "content": "x"}], "metadata": {"v": 1e400}}'),
+        (RECORDS, '{"id": "surrogate", "messages": [{"role": "user", "content": "\\ud800"}]}'),
+        (SQL, '{"id": "escaped-pair", "messages": [{"role": "user", "content": "\\ud83d\\ude00 \\u00e9"}]}'),
+        (RECORDS, '{"id": "broken", "messages": ['),
+        (RECORDS, "not json at all"),
+        (BLANK, "   "),
+        (BLANK, ""),
+        (SQL, '{"id": "crlf", "messages": [{"role": "user", "content": "windows"}]}\r'),
+        (SQL, json.dumps(conv("dup-ids", [msg("user", "a later line with a taken id")]))),
+        (SQL, json.dumps(conv("parts", [msg("user", "a taken id, first seen on the record path")]))),
+    ]
+    return [(text, path) for path, text in lines]
+
+
+def tau_lines(traces_dir: Path) -> list[str]:
+    runs = json.loads((traces_dir / "tau-bench" / "gpt-4o-airline.json").read_text())
+    return [json.dumps(conv(f"tau-{i}", r["traj"], metadata={"task_id": str(r["task_id"]), "reward": str(r["reward"])}))
+            for i, r in enumerate(runs)]
+
+
+def dump(store_path: Path) -> dict[str, list[tuple]]:
+    with open_store(store_path, read_only=True) as store:
+        return {t: sorted(store.con.execute(f"SELECT {cols} FROM {t}").fetchall(), key=repr) for t, cols in TABLES.items()}
+
+
+def ingest_both(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict, int]:
+    """Ingest `path` through the SQL path (in small chunks) and through the record path; count routed lines."""
+    routed = []
+    parse_line = openai_chat_sql.parse_line
+    monkeypatch.setattr(openai_chat_sql, "parse_line", lambda n, line: routed.append(n) or parse_line(n, line))
+    monkeypatch.setattr(openai_chat_sql, "CHUNK_BYTES", 1 << 18)
+    with open_store(tmp_path / "sql.duckdb") as store:
+        ingest_paths(store, [str(path)])
+    with monkeypatch.context() as m:
+        m.setattr(OpenAIChatAdapter, "bulk_load", lambda self, con, src, sink: False)
+        with open_store(tmp_path / "records.duckdb") as store:
+            ingest_paths(store, [str(path)])
+    return dump(tmp_path / "sql.duckdb"), dump(tmp_path / "records.duckdb"), len(routed)
+
+
+def test_sql_path_stores_what_the_record_path_stores(traces_dir: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    tau, edges = tau_lines(traces_dir), edge_lines()
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(tau[:100] + [text for text, _ in edges] + tau[100:]) + "\n", encoding="utf-8")
+
+    via_sql, via_records, routed = ingest_both(path, tmp_path, monkeypatch)
+
+    for table in TABLES:
+        assert via_sql[table] == via_records[table], table
+    # The real runs (which reuse call ids) and the tricky-but-plain lines all took the SQL path.
+    assert routed == sum(path == RECORDS for _, path in edges)
+    stored = {row[0] for row in via_sql["traces"]}
+    assert {f"tau-{i}" for i in range(len(tau))} <= stored
+    assert len(via_sql["ingest_errors"]) >= 10 and via_sql["sources"][0][-2] == 2  # two repeated ids
+
+
+def test_sql_path_flags_the_same_errors_as_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text(edge_lines()[0][0] + "\n", encoding="utf-8")
+    via_sql, _, routed = ingest_both(path, tmp_path, monkeypatch)
+    assert routed == 0
+    flags = {row[2]: (row[5], row[7]) for row in via_sql["tool_calls"]}
+    assert [flags[f"c{i}"] for i in range(len(RESULTS))] == [(r, looks_like_error(r)) for r in RESULTS]
+    assert sum(looks_like_error(r) for r in RESULTS) >= 10
+
+
+def test_invalid_utf8_lines_are_reported_and_the_rest_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    good = [json.dumps(conv(f"ok-{i}", [msg("user", "x"), msg("assistant", "y")])) for i in range(3)]
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(good[0].encode() + b"\n" + b'{"id": "bad", "messages": [{"role": "user", "content": "\xff"}]}\n'
+                     + "\n".join(good[1:]).encode())  # no final newline either
+    via_sql, via_records, _ = ingest_both(path, tmp_path, monkeypatch)
+    assert via_sql == via_records
+    assert [row[0] for row in via_sql["traces"]] == ["ok-0", "ok-1", "ok-2"]
+    assert [(row[2], row[3].split(":")[0]) for row in via_sql["ingest_errors"]] == [("line 2", "UnicodeDecodeError")]
+
+
+def test_a_line_longer_than_a_chunk_is_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    long = json.dumps(conv("long", [msg("user", "x" * 300_000), *ask("l1", "f", "Error: " + "y" * 200_000)]))
+    path = tmp_path / "long.jsonl"
+    path.write_text(long + "\n" + json.dumps(conv("short", [msg("user", "s")])) + "\n")
+    via_sql, via_records, routed = ingest_both(path, tmp_path, monkeypatch)
+    assert via_sql == via_records and routed == 0
+    assert [row[0] for row in via_sql["traces"]] == ["long", "short"]
+
+
+def test_python_whitespace_class_is_str_isspace() -> None:
+    """The RE2 class used for str.strip()/lstrip() matches exactly the characters Python strips."""
+    con = duckdb.connect()
+    matched = {
+        cp for (cp,) in con.execute(
+            "SELECT cp FROM (SELECT range AS cp FROM range(1, 55296) UNION ALL SELECT range FROM range(57344, 1114112)) "
+            f"WHERE regexp_full_match(chr(cp::INTEGER), '[{openai_chat_sql._PY_SPACE}]')"
+        ).fetchall()
+    }
+    assert matched == {cp for cp in range(1, 0x110000) if chr(cp).isspace() and not 0xD800 <= cp <= 0xDFFF}

@@ -1,0 +1,314 @@
+"""The bulk path for OpenAI-chat JSONL: normalization in DuckDB, not one Python object per message.
+
+The file is read in chunks of whole lines, handed to DuckDB as Arrow strings
+without copying. A line takes the SQL path only when it is a plain
+conversation `{id, messages, model?, metadata?, tools?}` that the record path
+would read the same way; every other line (a request/response pair, a bare
+message list, an unknown role, a tool message answering no call, anything
+orjson would parse differently from DuckDB) goes through the adapter's
+`to_traces`, one record at a time. So the two paths store the same rows, which
+`tests/unit/test_chat_sql.py` checks table by table.
+
+Per chunk: DuckDB describes each line's JSON structure (`json_structure`); the
+few distinct structures are checked in Python (`plain_shape`); matching lines
+are parsed once into typed structs (`json_transform`), unnested into
+messages and tool calls, linked and error-flagged in SQL; the small JSON
+values that must match the record path byte for byte (tool arguments, metadata,
+tool schemas) are re-serialized with the same Python function; then the rows
+are appended like any batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from tracegym.ingest.adapters.base import FileSink, SourceFile
+from tracegym.ingest.normalize import normalize_role, parse_arguments, to_json
+from tracegym.ingest.reading import parse_line
+
+CHUNK_BYTES = 64 << 20
+FORMAT = "openai-chat"
+# What str.strip() removes (every c with c.isspace()), as an RE2 class body.
+_PY_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
+_BLANK_LINE = r"[ \t\n\r\x0b\x0c]*"  # what bytes.strip() removes: a line of only these is skipped
+# Text orjson rejects but DuckDB's parser accepts goes to the record path, which reports it as it always does:
+# trailing commas anywhere, and (in lines whose structure has a DOUBLE) NaN, Infinity or exponents that may overflow.
+_TRAILING_COMMA = r",[ \t\r\n]*[\]}]"
+_LENIENT_NUMBER = r"[:\[,][ \t\r\n]*-?(?:NaN|Infinity|[0-9]+(?:\.[0-9]+)?[eE][+-]?[0-9]{3})"
+# normalize.looks_like_error in RE2 (where [\p{L}\p{N}_] is exactly Python's Unicode \w).
+_ERROR = (rf"(?m)\A[{_PY_SPACE}]*(?i:error)[: ]|Traceback \(most recent call last\)"
+          r"|^[\p{L}\p{N}_]+(?:Error|Exception): ")
+_VALUES = orjson.dumps({
+    "id": "VARCHAR", "model": "VARCHAR", "metadata": "JSON", "tools": "JSON",
+    "messages": [{
+        "role": "VARCHAR", "content": "VARCHAR", "refusal": "VARCHAR", "tool_call_id": "VARCHAR", "name": "VARCHAR",
+        "tool_calls": [{"id": "VARCHAR", "function": {"name": "VARCHAR", "arguments": "VARCHAR"}}],
+    }],
+}).decode()
+# Keys the record path reads at the top level besides those above: any of them sends the line there.
+_OTHER_SHAPES = ("request", "response", "object", "user")
+_STRING = ("VARCHAR", "NULL")
+_TEMP_TABLES = ("_chat_st", "_chat_msg", "_chat_roles", "_chat_call", "_chat_answer", "_chat_link", "_chat_bad", "_chat_fast")
+_VIEWS = ("_chat_traces", "_chat_messages", "_chat_tool_calls", "_chat_scores")
+
+
+def plain_shape(structure: Any) -> bool:
+    """Whether lines of this `json_structure` can take the SQL path (values are checked in SQL after)."""
+    if not isinstance(structure, dict) or any(k in structure for k in _OTHER_SHAPES):
+        return False
+    if structure.get("id") != "VARCHAR" or structure.get("model", "NULL") not in _STRING:
+        return False
+    messages = structure.get("messages")
+    if not (isinstance(messages, list) and len(messages) == 1 and isinstance(messages[0], dict)):
+        return False
+    msg = messages[0]
+    if "usage" in msg or "function_call" in msg or msg.get("role") != "VARCHAR":
+        return False
+    if any(msg.get(k, "NULL") not in _STRING for k in ("content", "refusal", "tool_call_id", "name")):
+        return False
+    calls = msg.get("tool_calls", "NULL")
+    if calls in ("NULL", ["NULL"]):
+        return True
+    if not (isinstance(calls, list) and len(calls) == 1 and isinstance(calls[0], dict)):
+        return False
+    fn = calls[0].get("function")
+    return (calls[0].get("id", "NULL") in _STRING and isinstance(fn, dict)
+            and fn.get("name") == "VARCHAR" and fn.get("arguments") == "VARCHAR")
+
+
+def _role_or_none(raw: str) -> str | None:
+    try:
+        return normalize_role(raw)
+    except ValueError:
+        return None
+
+
+@dataclass
+class LineChunk:
+    """Whole lines of a file: `data[starts[i]:starts[i+1]]` is line `first_lineno + i`, newline included."""
+
+    first_lineno: int
+    data: memoryview
+    starts: list[int]
+
+    def line(self, lineno: int) -> bytes:
+        i = lineno - self.first_lineno
+        return bytes(self.data[self.starts[i]:self.starts[i + 1]])
+
+    def arrow(self) -> pa.Table:
+        n = len(self.starts) - 1
+        offsets = pa.array(self.starts, type=pa.int64())
+        lines = pa.LargeStringArray.from_buffers(n, offsets.buffers()[1], pa.py_buffer(self.data))
+        lines.validate(full=True)  # raises on invalid UTF-8
+        return pa.table({"lineno": pa.array(range(self.first_lineno, self.first_lineno + n), pa.int64()),
+                         "line": lines})
+
+
+def iter_line_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk]:
+    """The file in chunks of whole lines (a chunk grows to hold a line longer than `chunk_bytes`)."""
+    lineno, pos, size = 1, 0, chunk_bytes
+    with path.open("rb") as f:
+        while True:
+            f.seek(pos)
+            data = f.read(size)
+            if not data:
+                return
+            cut = data.rfind(b"\n") + 1
+            if cut == 0 and len(data) == size:
+                size *= 2
+                continue
+            cut = cut or len(data)  # the last line of a file without a final newline
+            starts = [0]
+            nl = data.find(b"\n", 0, cut)
+            while nl != -1:
+                starts.append(nl + 1)
+                nl = data.find(b"\n", nl + 1, cut)
+            if starts[-1] != cut:
+                starts.append(cut)
+            yield LineChunk(lineno, memoryview(data)[:cut], starts)
+            lineno += len(starts) - 1
+            pos, size = pos + cut, chunk_bytes
+
+
+def load_chat_jsonl(con: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink,
+                    chunk_bytes: int | None = None) -> None:
+    try:
+        for chunk in iter_line_chunks(src.path, chunk_bytes or CHUNK_BYTES):
+            try:
+                table = chunk.arrow()
+            except pa.ArrowInvalid:  # invalid UTF-8 somewhere: the record path names each bad line
+                for lineno in range(chunk.first_lineno, chunk.first_lineno + len(chunk.starts) - 1):
+                    if chunk.line(lineno).strip():
+                        sink.take(parse_line(lineno, chunk.line(lineno)))
+                continue
+            with _registered(con, {"_chat_chunk": table}):
+                _load_chunk(con, src, sink, chunk)
+    finally:
+        con.execute("".join(f"DROP VIEW IF EXISTS {v}; " for v in _VIEWS)
+                    + "".join(f"DROP TABLE IF EXISTS {t}; " for t in _TEMP_TABLES))
+
+
+@contextmanager
+def _registered(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> Iterator[None]:
+    for name, table in tables.items():
+        con.register(name, table)
+    try:
+        yield
+    finally:
+        for name in tables:
+            con.unregister(name)
+
+
+def _load_chunk(con: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink, chunk: LineChunk) -> None:
+    _classify_and_parse(con)
+    _check_values(con)
+    fast = dict(con.execute("SELECT lineno, trace_id FROM _chat_fast").fetchall())
+    routed = [row[0] for row in con.execute("SELECT lineno FROM _chat_st ANTI JOIN _chat_fast USING (lineno)").fetchall()]
+    keep = []
+    # In file order, so that the first of two lines with one id wins whichever path each takes.
+    for lineno in sorted([*fast, *routed]):
+        if lineno in fast:
+            if sink.claim(fast[lineno]):
+                keep.append(lineno)
+        else:
+            sink.take(parse_line(lineno, chunk.line(lineno)))
+    if not keep:
+        return
+    with _registered(con, {"_chat_keep": pa.table({"lineno": pa.array(keep, pa.int64())})}):
+        with _registered(con, {"_chat_trace_json": _trace_json(con), "_chat_args": _arguments(con)}):
+            _stage(con, src)
+            sink.append({"traces": "_chat_traces", "messages": "_chat_messages", "tool_calls": "_chat_tool_calls",
+                         "scores": "_chat_scores"})
+
+
+def _classify_and_parse(con: duckdb.DuckDBPyConnection) -> None:
+    """Describe each non-blank line's structure; parse the plain conversations into message rows."""
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _chat_st AS
+        SELECT lineno, CASE WHEN regexp_matches(line, '{_TRAILING_COMMA}') THEN NULL
+                            ELSE TRY(json_structure(line)) END AS st
+        FROM _chat_chunk WHERE NOT regexp_full_match(line, '{_BLANK_LINE}')
+    """)
+    shapes = [row[0] for row in con.execute("SELECT DISTINCT st FROM _chat_st WHERE st IS NOT NULL").fetchall()]
+    plain = [s for s in shapes if plain_shape(orjson.loads(s))]
+    table = pa.table({"st": pa.array(plain, pa.string()), "has_double": pa.array(['"DOUBLE"' in s for s in plain])})
+    with _registered(con, {"_chat_plain": table}):
+        # Trace-level fields ride on each line's first message row; lines of a plain shape have at least one.
+        con.execute(f"""
+            CREATE OR REPLACE TEMP TABLE _chat_msg AS
+            SELECT lineno, r.id AS trace_id, i - 1 AS idx,
+                   CASE WHEN i = 1 THEN r.model END AS model, CASE WHEN i = 1 THEN r.metadata END AS metadata,
+                   CASE WHEN i = 1 THEN r.tools END AS tools, CASE WHEN i = 1 THEN len(r.messages) END AS n_messages,
+                   m.role AS raw_role, coalesce(m.content, m.refusal) AS content, m.tool_call_id, m.name, m.tool_calls
+            FROM (
+                SELECT lineno, r, unnest(r.messages) AS m, generate_subscripts(r.messages, 1) AS i
+                FROM (
+                    SELECT c.lineno, json_transform(c.line, '{_VALUES}') AS r
+                    FROM _chat_chunk c JOIN _chat_st s USING (lineno) JOIN _chat_plain p ON s.st = p.st
+                    WHERE NOT p.has_double OR NOT regexp_matches(c.line, '{_LENIENT_NUMBER}')
+                )
+            )
+        """)
+
+
+def _check_values(con: duckdb.DuckDBPyConnection) -> None:
+    """Map roles, pair tool messages with calls, and sort lines into `_chat_fast` and the rest.
+
+    Pairing follows `link_tool_results` where it needs no fallback: per id, the k-th
+    tool message answers the k-th call (ids may repeat), provided that call came
+    first; extra answers answer nothing. A line where a tool message has no id,
+    names an id no call has, or precedes its call goes to the record path.
+    """
+    raw_roles = [r for (r,) in con.execute("SELECT DISTINCT raw_role FROM _chat_msg WHERE raw_role IS NOT NULL").fetchall()]
+    con.execute("CREATE OR REPLACE TEMP TABLE _chat_roles (raw_role VARCHAR, role VARCHAR)")
+    con.executemany("INSERT INTO _chat_roles VALUES (?, ?)", [(r, _role_or_none(r)) for r in raw_roles])
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE _chat_call AS
+        SELECT lineno, trace_id, idx AS message_idx, j - 1 AS pos, c.id AS call_id,
+               c.function.name AS name, c.function.arguments AS raw_arguments
+        FROM (SELECT lineno, trace_id, idx, unnest(tool_calls) AS c, generate_subscripts(tool_calls, 1) AS j
+              FROM _chat_msg WHERE tool_calls IS NOT NULL);
+        CREATE OR REPLACE TEMP TABLE _chat_answer AS
+        SELECT lineno, tool_call_id AS call_id, idx, row_number() OVER (PARTITION BY lineno, tool_call_id ORDER BY idx) AS k
+        FROM _chat_msg JOIN _chat_roles USING (raw_role) WHERE role = 'tool';
+        CREATE OR REPLACE TEMP TABLE _chat_link AS
+        SELECT c.lineno, c.message_idx, c.pos, a.idx AS result_message_idx
+        FROM (SELECT lineno, call_id, message_idx, pos,
+                     row_number() OVER (PARTITION BY lineno, call_id ORDER BY message_idx, pos) AS k
+              FROM _chat_call WHERE call_id <> '') c
+        JOIN _chat_answer a USING (lineno, call_id, k);
+    """)
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE _chat_bad AS
+        SELECT lineno FROM _chat_msg LEFT JOIN _chat_roles USING (raw_role)
+        WHERE role IS NULL OR (idx = 0 AND (trace_id = '' OR (metadata IS NOT NULL AND left(metadata, 1) <> '{')
+                                            OR (tools IS NOT NULL AND left(tools, 1) <> '[')))
+        UNION SELECT lineno FROM _chat_answer WHERE coalesce(call_id, '') = ''
+        UNION SELECT lineno FROM _chat_answer a ANTI JOIN _chat_call c USING (lineno, call_id)
+        UNION SELECT lineno FROM _chat_call WHERE coalesce(name, '') = '' OR raw_arguments IS NULL
+        UNION SELECT lineno FROM _chat_link WHERE message_idx > result_message_idx;
+        CREATE OR REPLACE TEMP TABLE _chat_fast AS
+        SELECT lineno, trace_id FROM _chat_msg WHERE idx = 0 AND lineno NOT IN (SELECT lineno FROM _chat_bad);
+    """)
+
+
+def _stage(con: duckdb.DuckDBPyConnection, src: SourceFile) -> None:
+    """Views shaped like the store's tables over the kept lines, for `append_staged`."""
+    con.execute(f"""
+        CREATE OR REPLACE TEMP VIEW _chat_traces AS
+        SELECT m.trace_id, '{src.source_id}' AS source_id, '{FORMAT}' AS format, j.session_id, m.model,
+               NULL::TIMESTAMP AS started_at, NULL::TIMESTAMP AS ended_at, NULL::VARCHAR AS outcome,
+               m.n_messages, j.tools, j.metadata
+        FROM _chat_msg m JOIN _chat_trace_json j USING (lineno) WHERE m.idx = 0;
+        CREATE OR REPLACE TEMP VIEW _chat_messages AS
+        SELECT trace_id, idx, role, content, tool_call_id, name, NULL::INTEGER AS input_tokens,
+               NULL::INTEGER AS output_tokens, NULL::DOUBLE AS latency_ms, NULL::TIMESTAMP AS ts
+        FROM _chat_msg JOIN _chat_roles USING (raw_role) SEMI JOIN _chat_keep USING (lineno);
+        CREATE OR REPLACE TEMP VIEW _chat_tool_calls AS
+        SELECT c.trace_id, c.message_idx, c.call_id, c.name, a.arguments, m.content AS result,
+               l.result_message_idx, coalesce(regexp_matches(m.content, '{_ERROR}'), false) AS is_error,
+               NULL::INTEGER AS exit_code
+        FROM _chat_call c JOIN _chat_args a USING (lineno, message_idx, pos)
+        LEFT JOIN _chat_link l USING (lineno, message_idx, pos)
+        LEFT JOIN _chat_msg m ON m.lineno = l.lineno AND m.idx = l.result_message_idx;
+        CREATE OR REPLACE TEMP VIEW _chat_scores AS
+        SELECT NULL::VARCHAR AS trace_id, NULL::VARCHAR AS name, NULL::DOUBLE AS value, NULL::VARCHAR AS label,
+               NULL::VARCHAR AS kind, NULL::VARCHAR AS comment
+        WHERE false;
+    """)
+
+
+def _trace_json(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """Metadata, session and tool schemas of the kept lines, serialized as the record path does."""
+    from tracegym.ingest.adapters.openai_chat import request_metadata, session_of
+
+    rows = con.execute(
+        "SELECT lineno, metadata, tools FROM _chat_msg SEMI JOIN _chat_keep USING (lineno) WHERE idx = 0"
+    ).fetchall()
+    linenos, sessions, metadata, tools = [], [], [], []
+    for lineno, meta_json, tools_json in rows:
+        meta = request_metadata({"metadata": orjson.loads(meta_json) if meta_json is not None else None})
+        linenos.append(lineno)
+        sessions.append(session_of(meta))
+        metadata.append(to_json(meta))
+        tools.append(to_json(orjson.loads(tools_json)) if tools_json is not None else None)
+    return pa.table({"lineno": pa.array(linenos, pa.int64()), "session_id": pa.array(sessions, pa.string()),
+                     "metadata": pa.array(metadata, pa.string()), "tools": pa.array(tools, pa.string())})
+
+
+def _arguments(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """Each kept call's arguments as the record path stores them: parsed, then sorted-key JSON."""
+    calls = con.sql(
+        "SELECT lineno, message_idx, pos, raw_arguments FROM _chat_call SEMI JOIN _chat_keep USING (lineno)"
+    ).to_arrow_table()
+    raw = calls.column("raw_arguments").to_pylist()
+    canonical = pa.array([to_json(parse_arguments(a)) for a in raw], pa.string())
+    return calls.drop_columns(["raw_arguments"]).append_column("arguments", canonical)
