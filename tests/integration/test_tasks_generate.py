@@ -91,7 +91,7 @@ def test_near_duplicates_are_merged_into_one_task(cli, tau_store, tmp_path):
     summary = _generate(cli, tau_store, tmp_path / "d", "--cluster", "c-outcome")
     tasks = load_task_set(tmp_path / "d").tasks
     merged = [t for t in tasks if t.provenance.duplicates]
-    assert merged and summary["duplicates_merged"] == sum(len(t.provenance.duplicates) for t in merged)
+    assert merged and summary["drafts_merged"] == sum(len(t.provenance.duplicates) for t in merged)
     with open_store(tau_store, read_only=True) as st:
         by_trace = {t.trace_id: t for t in iter_recorded(st)}
     for task in merged:
@@ -229,6 +229,10 @@ def test_ingest_mine_generate_end_to_end(cli, traces_dir, store_path, tmp_path):
     assert [c.cluster_id for c in task_set.manifest.clusters] == [c["cluster_id"] for c in ranked]
     assert summary["tasks"] == len(task_set.tasks) > 0
     assert all(t.provenance.cluster_id in {c["cluster_id"] for c in ranked} for t in task_set.tasks)
+    # Every chosen cluster is covered: by tasks of its own, or merged into another cluster's task at the same cut.
+    covered = {t.provenance.cluster_id for t in task_set.tasks}
+    covered |= {d.cluster_id for t in task_set.tasks for d in t.provenance.duplicates}
+    assert covered == {c["cluster_id"] for c in ranked}
 
 
 def _says(panel: str, needle: str) -> bool:

@@ -74,7 +74,7 @@ def tasks_generate(
         return
     emit([c.model_dump() for c in m.clusters], False, title=f"Task set {m.name}")
     err.print(f"{m.counts['tasks']} tasks ({m.counts['train']} train, {m.counts['heldout']} held out) in "
-              f"{task_set.path}; {m.counts['duplicates_merged']} near-duplicates merged.")
+              f"{task_set.path}; {m.counts['drafts_merged']} near-duplicate drafts merged.")
 
 
 @tasks_app.command("list")

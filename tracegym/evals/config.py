@@ -49,7 +49,8 @@ class _Eval(_Strict):
     applies_to: AppliesTo | None = None
     """Tasks that `tasks generate` binds this eval to by default; omitted means only when named with --eval."""
     timeout_s: float = Field(60.0, gt=0)
-    """Longest one scoring may take; past it the trajectory gets a scorer error."""
+    """Longest one scoring may take (python, command and judge evals); past it the trajectory gets a scorer
+    error."""
 
 
 class PythonEval(_Eval):

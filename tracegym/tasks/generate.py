@@ -113,7 +113,7 @@ def generate(store: Any, options: GenerateOptions, evals: EvalsFile) -> Generate
     specs = [_spec(d, split) for d, split in zip(kept, splits, strict=True)]
     counts = {"tasks": len(specs), "train": splits.count("train"), "heldout": splits.count("heldout"),
               "failures": len(failures), "failures_without_agent_turn": skipped,
-              "duplicates_merged": len(drafts) - len(merged), "dropped_by_cap": len(merged) - len(kept)}
+              "drafts_merged": len(drafts) - len(merged), "dropped_by_cap": len(merged) - len(kept)}
     return Generated(specs, clusters, counts, options)
 
 
@@ -194,14 +194,20 @@ def _applies(spec: Any, fmt: str, harness: str, named: bool) -> bool:
 
 
 def _merge(drafts: list[Draft]) -> list[Draft]:
-    """Near-duplicates (same key) collapse into the first, which records the others."""
+    """Near-duplicates (same key) collapse into the first, which records the others.
+
+    The same cut of the same trace reached from another cluster is recorded
+    too, so every chosen cluster stays traceable to the tasks that cover it.
+    """
     first: dict[str, Draft] = {}
     for d in drafts:
-        if d.key not in first:
-            first[d.key] = d
-        elif (d.trace.trace_id, d.cut) != (first[d.key].trace.trace_id, first[d.key].cut):
-            first[d.key].duplicates.append(
-                Duplicate(trace_id=d.trace.trace_id, cluster_id=d.cluster["cluster_id"], cut_message_idx=d.cut))
+        keep = first.setdefault(d.key, d)
+        if keep is d:
+            continue
+        dup = Duplicate(trace_id=d.trace.trace_id, cluster_id=d.cluster["cluster_id"], cut_message_idx=d.cut)
+        same = (keep.trace.trace_id, keep.cluster["cluster_id"], keep.cut) == (dup.trace_id, dup.cluster_id, d.cut)
+        if not same and dup not in keep.duplicates:
+            keep.duplicates.append(dup)
     return list(first.values())
 
 
@@ -256,9 +262,12 @@ def create_task_set(store: Any, options: GenerateOptions, evals_path: Path, out:
 
 
 def manifest_for(generated: Generated, evals_sha256: str) -> Manifest:
-    per_cluster: dict[str, int] = {}
+    per_cluster: dict[str | None, int] = {}
+    merged: dict[str | None, int] = {}
     for spec in generated.specs:
-        per_cluster[str(spec.provenance.cluster_id)] = per_cluster.get(str(spec.provenance.cluster_id), 0) + 1
+        per_cluster[spec.provenance.cluster_id] = per_cluster.get(spec.provenance.cluster_id, 0) + 1
+        for dup in spec.provenance.duplicates:
+            merged[dup.cluster_id] = merged.get(dup.cluster_id, 0) + 1
     return Manifest(
         name=generated.options.name,
         seed=generated.options.seed,
@@ -266,7 +275,8 @@ def manifest_for(generated: Generated, evals_sha256: str) -> Manifest:
         options=generated.options.model_dump(mode="json", exclude={"name", "seed"}),
         counts=generated.counts,
         clusters=[ClusterEntry(cluster_id=c["cluster_id"], rank=c["rank"], detector=c["detector"],
-                               signature=c["signature"], tasks=per_cluster.get(c["cluster_id"], 0))
+                               signature=c["signature"], tasks=per_cluster.get(c["cluster_id"], 0),
+                               merged=merged.get(c["cluster_id"], 0))
                   for c in generated.clusters],
         tasks=[TaskEntry(task_id=s.task_id, file=f"{TASKS_DIR}/{s.task_id}.yaml", split=s.split, harness=s.harness,
                          cluster_id=s.provenance.cluster_id, trace_id=s.provenance.trace_id)

@@ -43,6 +43,8 @@ class ClusterEntry(_Strict):
     """Its signature."""
     tasks: int = Field(ge=0)
     """Tasks drawn from it (after merging duplicates)."""
+    merged: int = Field(0, ge=0)
+    """Its cuts merged into tasks of an earlier cluster or trace (listed in their provenance.duplicates)."""
 
 
 class TaskEntry(_Strict):
@@ -74,7 +76,7 @@ class Manifest(_Strict):
     options: dict[str, Any]
     """The generation options."""
     counts: dict[str, int]
-    """tasks, train, heldout, failures, duplicates_merged, ..."""
+    """tasks, train, heldout, failures, drafts_merged, ..."""
     clusters: list[ClusterEntry]
     """The clusters drawn from, in rank order."""
     tasks: list[TaskEntry]

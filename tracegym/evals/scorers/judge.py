@@ -15,7 +15,7 @@ import re
 
 from tracegym.errors import ConfigError
 from tracegym.evals.config import EvalsFile, JudgeEval
-from tracegym.evals.scorers.base import Scorer, ScorerContext
+from tracegym.evals.scorers.base import Scorer, ScorerContext, call_with_timeout
 from tracegym.evals.trajectory import ScoreResult, Trajectory
 
 SYSTEM = "You are a strict evaluator of an AI agent's work. Follow the rubric exactly."
@@ -57,8 +57,9 @@ class JudgeScorer(Scorer):
         if self.backend == "openai":
             return self._from_reply(self._ask_endpoint(prompt))
         if self._local is None:
-            self._local = _LocalJudge(self.model_ref, self.low, self.high)  # loaded on first use
-        expected, probs, mass = self._local.expected_score(prompt)
+            self._local = _LocalJudge(self.model_ref, self.low, self.high)  # loaded on first use, not timed
+        local = self._local
+        expected, probs, mass = call_with_timeout(lambda: local.expected_score(prompt), self.timeout_s)
         details = {"expected_score": expected, "probabilities": probs, "digit_mass": mass}
         return ScoreResult(self._normalise(expected), details)
 
