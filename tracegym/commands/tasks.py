@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -26,15 +26,18 @@ def tasks_generate(
     eval_names: Annotated[list[str] | None, typer.Option(
         "--eval", help="Bind this eval (NAME or NAME:WEIGHT); repeatable. "
                        "Default: every eval whose applies_to matches.")] = None,
-    name: Annotated[str | None, typer.Option(help="Task-set name [default: the --out folder's name].")] = None,
+    name: Annotated[str | None, typer.Option(help="Task-set name (default: the --out folder's name).")] = None,
     seed: Annotated[int, typer.Option(help="Seeds the held-out draw and sampling.")] = 0,
     heldout: Annotated[float, typer.Option("--heldout", min=0.0, max=1.0, help="Share of task groups held out.")] = 0.2,
-    split_by: Annotated[str, typer.Option(help="task: attempts at one source task stay on one side; "
-                                                "cluster: whole clusters too.")] = "task",
-    cuts: Annotated[str, typer.Option(help="failure: one task at the turn that went wrong; "
+    split_by: Annotated[Literal["task", "cluster"], typer.Option(
+                                          help="task: attempts at one source task stay on one side; "
+                                               "cluster: whole clusters too.")] = "task",
+    cuts: Annotated[Literal["failure", "turns"], typer.Option(
+                                      help="failure: one task at the turn that went wrong; "
                                            "turns: one at every agent turn up to it.")] = "failure",
     max_cuts: Annotated[int | None, typer.Option(min=1, help="With --cuts turns, the last N turns only.")] = None,
-    context: Annotated[str, typer.Option(help="full: the whole conversation before the cut; last-user: the system "
+    context: Annotated[Literal["full", "last-user"], typer.Option(
+                                         help="full: the whole conversation before the cut; last-user: the system "
                                               "prompt and the turns since the last user message (short prompts for "
                                               "small models, losing earlier context).")] = "full",
     system_max_chars: Annotated[int | None, typer.Option(

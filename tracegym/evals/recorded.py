@@ -96,8 +96,9 @@ def iter_recorded(store: Any, where: str = "TRUE", params: Sequence[Any] = ()) -
         ids = [h["trace_id"] for h in chunk]
         messages = _grouped(store, "SELECT trace_id, idx, role, content, tool_call_id, name FROM messages "
                                    "WHERE trace_id IN (SELECT unnest(?)) ORDER BY trace_id, idx", ids)
+        # rowid keeps several calls of one message in the order they were recorded.
         calls = _grouped(store, "SELECT * FROM tool_calls WHERE trace_id IN (SELECT unnest(?)) "
-                                "ORDER BY trace_id, message_idx", ids)
+                                "ORDER BY trace_id, message_idx, rowid", ids)
         for head in chunk:
             tid = head["trace_id"]
             trace = RecordedTrace(tid, head["format"], head["session_id"], head["outcome"],

@@ -91,7 +91,7 @@ def format_tools(store: Any, fmt: str) -> list[ToolSchema]:
     rows = store.query(
         """SELECT name, arguments FROM (
                SELECT c.name, c.arguments,
-                      row_number() OVER (PARTITION BY c.name ORDER BY c.trace_id, c.message_idx, c.call_id) AS n
+                      row_number() OVER (PARTITION BY c.name ORDER BY c.trace_id, c.message_idx, c.rowid) AS n
                FROM tool_calls c JOIN traces t USING (trace_id) WHERE t.format = ?)
            WHERE n <= ? ORDER BY name, n""",
         [fmt, _SAMPLE],
