@@ -276,3 +276,11 @@ def test_arun_runs_from_an_event_loop(any_sandbox, tmp_path: Path) -> None:
 
     results = asyncio.run(main())
     assert [r.stdout for r in results] == ["0\n", "1\n", "2\n"]
+
+
+def test_commands_longer_than_the_kernel_argument_limit_run(any_sandbox, tmp_path: Path) -> None:
+    workspace = Workspaces(tmp_path / "runs").create("ep")
+    body = "x" * 300_000
+    result = any_sandbox.run(f"cat > big.txt <<'EOF'\n{body}\nEOF\nwc -c < big.txt", workspace, Limits(wall_seconds=10))
+    assert (result.exit_code, result.stdout) == (0, f"{len(body) + 1}\n")
+

@@ -3,13 +3,22 @@
 The command sees a read-only system (/usr, /etc and the Python it needs), its
 workspace read-write at `/workspace`, a private size-capped /tmp and
 /dev/shm, its own PID, IPC and UTS namespaces, and no network but its own
-loopback. Killing the namespace's first process kills everything the command
-started, even processes that left its session.
+loopback.
+
+The launcher is the PID namespace's init (`--as-pid-1`): it runs the shell as
+its child, reaps orphans, and exits with the shell's status, whereupon the
+kernel kills whatever else is left in the namespace. bwrap exits only after
+that, so when `run` returns nothing the command started is alive, even
+processes that left its session; CPU time of the whole tree reaches the
+result. (bwrap's own init would let bwrap return as soon as the shell exits,
+while the rest dies asynchronously.)
 
 As root, bubblewrap runs privileged without a user namespace and the launcher
 drops to the workspace's sandbox uid (see identity.py), so RLIMIT_NPROC bounds
-fork bombs. As an ordinary user it runs unprivileged inside a new user
-namespace, which makes RLIMIT_NPROC count the sandbox's own tasks only.
+fork bombs. The command may still create nested user namespaces (if the host
+allows unprivileged ones); RLIMIT_NPROC keeps holding inside them. As an
+ordinary user bubblewrap runs unprivileged in a new user namespace (nested
+ones disabled), which makes RLIMIT_NPROC count the sandbox's own tasks only.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 It runs as `python -I -S -c <this source> SPEC_FD`, so it imports nothing from
 tracegym (the package is not visible inside bubblewrap). The spec arrives as
-JSON on an unlinked temporary file, so a command of any length fits:
+JSON on an unlinked temporary file, so a command of any length fits (one over
+the kernel's per-argument limit reaches the shell as a script instead of `-c`):
 
     {"rlimits": {"RLIMIT_AS": [soft, hard], ...}, "uid": int | null, "gid": int | null,
      "cwd": str | null, "shell": str, "command": str, "env": {...}, "marker_fd": int, "as_init": bool}
@@ -57,9 +58,19 @@ def main(argv: list) -> None:
     _exec_shell(spec, marker)
 
 
+_ARG_MAX = 100_000
+"""Longer commands go to the shell as a script; the kernel refuses any one argument over 128 KiB."""
+
+
 def _exec_shell(spec: dict, marker: int) -> None:
+    shell, command = spec["shell"], spec["command"]
     try:
-        os.execve(spec["shell"], [spec["shell"], "-c", spec["command"]], spec["env"])
+        if len(command.encode()) <= _ARG_MAX:
+            os.execve(shell, [shell, "-c", command], spec["env"])
+        script = os.memfd_create("command", 0)  # stays open across exec for the shell to read
+        os.write(script, command.encode())
+        os.lseek(script, 0, os.SEEK_SET)
+        os.execve(shell, [shell, f"/proc/self/fd/{script}"], spec["env"])
     except OSError as exc:
         _fail(marker, exc)
 
