@@ -13,7 +13,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from tracegym.commands import evals, ingest, inspect, mine, quickstart, tasks
+from tracegym.commands import evals, ingest, inspect, mine, quickstart, run, tasks
 from tracegym.errors import TracegymError
 
 
@@ -48,6 +48,7 @@ quickstart.register(app)
 evals.register(app)
 tasks.register(app)
 mine.register(app)
+run.register(app)
 
 
 def main() -> None:

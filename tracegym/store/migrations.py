@@ -144,6 +144,86 @@ def m010_traces_hash_on_demand(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE traces DROP COLUMN content_hash")
 
 
+@migration
+def m030_rollouts(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        """
+        CREATE TABLE rollouts (
+            rollout_id VARCHAR,
+            run_id VARCHAR,
+            task_set_id VARCHAR,
+            task_id VARCHAR,
+            split VARCHAR,
+            harness VARCHAR,
+            sample_idx INTEGER,
+            seed BIGINT,                -- 63-bit, derived from the run seed, task and sample
+            model VARCHAR,
+            policy_version INTEGER,     -- the oldest version that wrote a token of the episode
+            policy_versions INTEGER[],  -- per model turn
+            sampler_id VARCHAR,
+            sampling JSON,              -- temperature, top_p, top_k, max_new_tokens, max_support
+            reward DOUBLE,              -- NULL when unscored (harness error) or the scorer failed
+            scorer_details JSON,
+            scorer_error VARCHAR,
+            harness_error VARCHAR,
+            stop_reason VARCHAR,
+            n_turns INTEGER,
+            n_tool_calls INTEGER,
+            n_malformed_tool_calls INTEGER,
+            n_replay_hits INTEGER,
+            n_replay_misses INTEGER,
+            left_recorded_path BOOLEAN,
+            messages JSON,              -- the whole conversation, prompt first
+            n_prompt_messages INTEGER,
+            turns JSON,                 -- per turn: span in input_ids, finish reason, version, sampler, seed, latency
+            input_ids INTEGER[],        -- NULL for clients without token ids
+            loss_mask BOOLEAN[],        -- true on the model's own tokens
+            sampler_logprobs FLOAT[],   -- aligned with input_ids; NaN where masked
+            support_kind VARCHAR,       -- 'exact' | 'head' | NULL
+            support_ids INTEGER[],      -- CSR over the trainable tokens, in order
+            support_offsets BIGINT[],
+            support_logprobs FLOAT[],
+            metrics JSON,
+            created_at TIMESTAMP,
+            latency_s DOUBLE,
+            tokens_in INTEGER,
+            tokens_out INTEGER
+        );
+        """
+    )
+
+
+@migration
+def m040_runs(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        """
+        CREATE TABLE runs (
+            run_id VARCHAR PRIMARY KEY,
+            config JSON,                -- the resolved train config
+            status VARCHAR,             -- running | completed | failed
+            started_at TIMESTAMP,
+            updated_at TIMESTAMP,
+            run_dir VARCHAR,
+            base_model VARCHAR,
+            task_set_id VARCHAR
+        );
+        CREATE TABLE metrics (
+            run_id VARCHAR,
+            step INTEGER,               -- optimizer steps so far (warm start included) = policy version
+            key VARCHAR,                -- slash-named, e.g. reward/mean, train/grad_norm, warmup/loss
+            value DOUBLE
+        );
+        CREATE TABLE checkpoints (
+            run_id VARCHAR,
+            step INTEGER,
+            path VARCHAR,               -- a Hugging Face model folder
+            policy_version INTEGER,
+            created_at TIMESTAMP
+        );
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(

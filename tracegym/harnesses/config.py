@@ -1,0 +1,86 @@
+"""Which harness runs a task, and how each is configured: one small YAML file for a whole run.
+
+```yaml
+harness: null            # run every task in this harness instead of the one its spec names
+replay:
+  unseen: error          # or: fallback, with fallback: my_env:answer
+  terminal_tools: [transfer_to_human_agents]
+tools:
+  functions: [{function: airline_tools:get_user_details}]
+shell:
+  sandbox: auto
+  limits: {wall_seconds: 30}
+```
+Every section is optional; relative paths are resolved from the file's folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from tracegym.harnesses.base import Harness
+from tracegym.harnesses.chat_harness import ChatHarness
+from tracegym.harnesses.replay import ReplayConfig, ReplayHarness, load_fallback
+from tracegym.harnesses.shell import SandboxProvider, ShellConfig, ShellHarness, workspaces_for
+from tracegym.harnesses.tools_harness import ToolsConfig, ToolsHarness, bind_tools
+from tracegym.tasks.spec import TaskSpec
+
+HarnessName = Literal["chat", "tools", "replay", "shell"]
+HARNESSES: tuple[str, ...] = ("chat", "tools", "replay", "shell")
+
+
+class HarnessConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    harness: HarnessName | None = None
+    """Run every task in this harness; None uses the harness each task names."""
+    replay: ReplayConfig = ReplayConfig()
+    """The replay harness: how unseen calls are answered."""
+    tools: ToolsConfig = ToolsConfig()
+    """The tools harness: the Python functions."""
+    shell: ShellConfig = ShellConfig()
+    """The shell harness: sandbox, limits, workspaces."""
+
+
+def load_harness_config(path: Path | None) -> tuple[HarnessConfig, Path]:
+    """The config in `path` (defaults when None) and the folder its relative paths start from."""
+    if path is None:
+        return HarnessConfig(), Path.cwd()
+    from tracegym.evals.yamlfile import load_model
+
+    config, _ = load_model(Path(path), HarnessConfig)
+    return config, Path(path).resolve().parent
+
+
+class HarnessFactory:
+    """Makes a fresh harness per episode; what is expensive (imports, the sandbox) is made once per run."""
+
+    def __init__(self, config: HarnessConfig | None = None, base_dir: Path | None = None) -> None:
+        self.config = config or HarnessConfig()
+        self.base_dir = base_dir or Path.cwd()
+        self._fallback = load_fallback(self.config.replay, self.base_dir)
+        self._tools = bind_tools(self.config.tools, self.base_dir) if self.config.tools.functions else []
+        self._sandboxes = SandboxProvider(self.config.shell)
+        self._workspaces = None
+
+    def name_for(self, task: TaskSpec) -> str:
+        return self.config.harness or task.harness
+
+    def make(self, task: TaskSpec, episode_id: str) -> Harness:
+        """The harness for one episode of `task`; `episode_id` names its workspace."""
+        name = self.name_for(task)
+        if name == "chat":
+            return ChatHarness()
+        if name == "replay":
+            return ReplayHarness(self.config.replay, self._fallback)
+        if name == "tools":
+            return ToolsHarness(self.config.tools, self._tools)
+        if self._workspaces is None:
+            self._workspaces = workspaces_for(self.config.shell, self.base_dir)
+        return ShellHarness(self.config.shell, self._sandboxes, self._workspaces, episode_id, self.base_dir)
+
+    def close(self) -> None:
+        self._sandboxes.close()
