@@ -13,6 +13,7 @@ import copy
 import itertools
 import json
 import random
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,10 @@ from hypothesis import strategies as st
 
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import SourceFile
-from tracegym.ingest.pipeline import detect, file_sha256, ingest_paths
+from tracegym.ingest.adapters.tau_bench import TauBenchAdapter
+from tracegym.ingest.pipeline import detect, file_sha256, ingest_file, ingest_paths
 from tracegym.ingest.reading import take_sample
+from tracegym.ingest.records import BadRecord, RawRecord
 from tracegym.store import open_store
 
 TRACES = Path(__file__).resolve().parents[3] / "shared" / "data" / "traces"
@@ -216,6 +219,18 @@ def test_unpaired_surrogate_escape_costs_only_its_record(cli: Any, store_path: P
     assert locator.startswith("$[1]") and "surrogate" in error and raw == spoiled
 
 
+def test_numbers_the_store_cannot_hold_cost_only_their_record(cli: Any, store_path: Path, tmp_path: Path) -> None:
+    doc = json.loads(MINI.read_text())
+    doc["messages"][2]["extra"]["response"]["usage"]["prompt_tokens"] = 2**40
+    write(tmp_path / "in" / MINI.name, json.dumps(doc, indent=1))
+    write(tmp_path / "in" / "runs.jsonl", tau_lines()[0] + "\n")
+    code, summary = ingest(cli, store_path, tmp_path / "in")
+
+    assert code == 0 and summary["traces"] == 1 and summary["errors"] == 1
+    ((name, locator, error, _),) = bad_rows(store_path)
+    assert (name, locator) == (MINI.name, "$") and "messages[2].input_tokens" in error and "32-bit" in error
+
+
 def test_unknown_format(cli: Any, store_path: Path, tmp_path: Path) -> None:
     text = json.dumps({"hello": "world", "items": [1, 2, 3]})
     code, summary = ingest(cli, store_path, write(tmp_path / "mystery.json", text))
@@ -228,6 +243,39 @@ def test_strict_fails_on_any_error_but_still_loads(cli: Any, store_path: Path, t
     code, summary = ingest(cli, store_path, path, strict=True)
     assert code == 2 and summary["traces"] == 2 and summary["errors"] == 1
     assert n_traces(store_path) == 2
+
+
+class _SplitsBadly(TauBenchAdapter):
+    """A τ-bench reader that chokes after two records, as a buggy adapter would."""
+
+    def records(self, src: SourceFile) -> Iterator[RawRecord | BadRecord]:
+        for i, rec in enumerate(super().records(src)):
+            if i == 2:
+                raise RuntimeError("reader bug")
+            yield rec
+
+
+class _LoadsBadly(TauBenchAdapter):
+    """An adapter whose bulk path raises halfway through a file."""
+
+    def bulk_load(self, con: Any, src: SourceFile, sink: Any) -> bool:
+        con.execute("INSERT INTO scores (trace_id, name) VALUES ('half-written', 'x')")
+        raise RuntimeError("bulk path bug")
+
+
+def test_a_buggy_adapter_costs_its_file_at_most_never_the_run(store_path: Path, tmp_path: Path) -> None:
+    path = write(tmp_path / "runs.jsonl", "\n".join(tau_lines()[:4]) + "\n")
+    with open_store(store_path) as store:
+        split = ingest_file(store, path, _SplitsBadly(), {})
+        assert (split.traces, split.errors) == (2, 1)  # the records before the failure are kept
+        other = write(tmp_path / "other.jsonl", "\n".join(tau_lines()[4:6]) + "\n")
+        loaded = ingest_file(store, other, _LoadsBadly(), {})
+        assert (loaded.status, loaded.traces, loaded.errors) == ("failed", 0, 1)
+        assert store.scalar("SELECT count(*) FROM scores WHERE trace_id = 'half-written'") == 0
+        assert store.scalar("SELECT count(*) FROM sources WHERE path = ?", [str(other)]) == 0
+    errors = bad_rows(store_path)
+    assert [(name, loc) for name, loc, _, _ in errors] == [("runs.jsonl", "file"), ("other.jsonl", "file")]
+    assert "reader bug" in errors[0][2] and "bulk path bug" in errors[1][2] and "nothing from this file" in errors[1][2]
 
 
 # --- property: mutated real records, every adapter ---------------------------------------------------

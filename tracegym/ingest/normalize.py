@@ -114,6 +114,23 @@ def looks_like_error(text: str | None) -> bool:
     return head.startswith("error:") or head.startswith("error ") or bool(_TRACEBACK.search(text))
 
 
+INT32 = (-(2**31), 2**31 - 1)
+
+
+def check_storable(trace: Trace) -> None:
+    """Raise ValueError for values the store's columns cannot hold (integers beyond 32 bits).
+
+    Called at the record boundary, so such a trace becomes one bad record instead
+    of failing the Arrow conversion of the whole batch later.
+    """
+    fields = [(f"messages[{i}].{name}", getattr(m, name)) for i, m in enumerate(trace.messages)
+              for name in ("input_tokens", "output_tokens")]
+    fields += [(f"tool_calls[{i}].exit_code", c.exit_code) for i, c in enumerate(trace.tool_calls)]
+    for where, value in fields:
+        if value is not None and not INT32[0] <= value <= INT32[1]:
+            raise ValueError(f"{where} = {value} does not fit a 32-bit integer")
+
+
 def link_tool_results(trace: Trace) -> None:
     """Attach each tool message to the call it answers, and flag errors.
 

@@ -11,13 +11,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracegym.errors import IngestError
+from tracegym.errors import IngestError, TracegymError
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.append import Appended, append_staged
 from tracegym.ingest.batch import TraceBatch, staged
-from tracegym.ingest.normalize import link_tool_results, to_json
-from tracegym.ingest.reading import clip_raw, take_sample
+from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
+from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
 from tracegym.store import Store
 
@@ -144,13 +144,19 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     if getattr(adapter, "companion_only", False):
         return FileResult(str(path), adapter.name, "companion")
     src = SourceFile(path, source_id, sample, options)
-    with store.transaction() as con:
-        result = _load(con, adapter, src)
-        con.execute(
-            "INSERT INTO sources VALUES (?, ?, ?, ?, current_timestamp, ?, ?, ?, ?, ?, ?)",
-            [source_id, str(path), adapter.name, path.stat().st_size, result.traces, result.messages,
-             result.tool_calls, result.errors, result.duplicates, result.conflicts],
-        )
+    try:
+        with store.transaction() as con:
+            result = _load(con, adapter, src)
+            con.execute(
+                "INSERT INTO sources VALUES (?, ?, ?, ?, current_timestamp, ?, ?, ?, ?, ?, ?)",
+                [source_id, str(path), adapter.name, path.stat().st_size, result.traces, result.messages,
+                 result.tool_calls, result.errors, result.duplicates, result.conflicts],
+            )
+    except TracegymError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the file boundary: an adapter bug costs this file, not the run
+        error = f"{type(e).__name__} while loading with {adapter.name}; nothing from this file was stored: {e}"
+        return _record_failure(store, path, source_id, error, sample.head.decode("utf-8", errors="backslashreplace"))
     return result
 
 
@@ -166,7 +172,7 @@ def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: s
 def _load(con: Any, adapter: Adapter, src: SourceFile) -> FileResult:
     load = FileLoad(con, adapter, src)
     if not adapter.bulk_load(con, src, load):
-        for item in adapter.records(src):
+        for item in _guarded_records(adapter, src):
             load.take(item)
     load.flush()
     return load.result
@@ -200,6 +206,7 @@ class FileLoad:
                 traces = list(self.adapter.to_traces(item, self.src))
                 for trace in traces:
                     link_tool_results(trace)
+                    check_storable(trace)
             except Exception as e:  # noqa: BLE001 - the record boundary: bad input is data, not a crash
                 item = BadRecord(item.locator, f"{type(e).__name__}: {e}", _raw_of(item))
             else:
@@ -220,6 +227,22 @@ class FileLoad:
         if len(self.batch):
             _flush(self.con, self.batch, self.src, self.result)
             self.batch = TraceBatch(self.src.source_id)
+
+
+def _guarded_records(adapter: Adapter, src: SourceFile) -> Iterator[RawRecord | BadRecord]:
+    """The adapter's records; if splitting the file raises, the records before it stay and the rest is one bad record."""
+    records = adapter.records(src)
+    while True:
+        try:
+            rec = next(records)
+        except StopIteration:
+            return
+        except Exception as e:  # noqa: BLE001 - the file boundary: a reader choking on odd input is data, not a crash
+            with src.path.open("rb") as f:
+                head = f.read(RAW_LIMIT)
+            yield BadRecord("file", f"{type(e).__name__} while splitting the file into records: {e}", raw_text(head))
+            return
+        yield rec
 
 
 def _raw_of(rec: RawRecord) -> str:
