@@ -222,11 +222,12 @@ def test_bad_prompts_are_clear_errors(policy):
         eng.generate([[1, 10**7]], SamplingParams())
 
 
-def test_bf16_sampler_records_its_own_distribution(policy, prompts):
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_low_precision_sampler_records_its_own_distribution(policy, prompts, dtype):
     model, tokenizer = policy
-    bf16 = tiny_llama(len(tokenizer), seed=0).to(torch.bfloat16)
+    low = tiny_llama(len(tokenizer), seed=0).to(dtype)
     params = SamplingParams(top_p=0.9, max_new_tokens=16)
-    seqs = SamplingEngine(bf16, eos_token_ids=[tokenizer.eos_token_id]).generate(prompts, params, seeds=[1, 2, 3])
+    seqs = SamplingEngine(low, eos_token_ids=[tokenizer.eos_token_id]).generate(prompts, params, seeds=[1, 2, 3])
     with torch.no_grad():
         fp32 = batch_logprobs_of(
             model, [s.prompt_ids for s in seqs], [s.completion_ids for s in seqs], supports=[s.support for s in seqs]
@@ -234,7 +235,7 @@ def test_bf16_sampler_records_its_own_distribution(policy, prompts):
     for seq, lp in zip(seqs, fp32, strict=True):
         seq.support.validate(seq.completion_ids)
         gap = (lp - seq.logprobs).abs()
-        assert float(gap.max()) > 0  # bf16 and fp32 really differ
+        assert float(gap.max()) > 0  # the low precision and fp32 really differ
         assert float(gap.mean()) < 0.5  # ...but they are the same policy
 
 

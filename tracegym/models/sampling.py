@@ -317,14 +317,12 @@ class SamplingEngine:
         prefill_s = time.perf_counter() - start
         active = torch.arange(batch)  # original row of each live batch row
         next_pos = positions[:, -1] + 1
-        finish: list[FinishReason] = ["length"] * batch
         while True:
             dist = truncated_distribution(logits, params)
             uniforms = torch.cat([torch.rand(1, generator=generators[r], dtype=torch.float64) for r in active.tolist()])
             tokens = rec.record(active, dist, draw(dist, uniforms))
             stopped = torch.isin(tokens, stops)
-            for r in active[stopped].tolist():
-                finish[r] = "stop"
+            rec.mark_stopped(active[stopped])
             live = ~(stopped | (rec.counts[active] >= limits[active]))
             if not bool(live.any()):
                 break
@@ -341,7 +339,7 @@ class SamplingEngine:
                 completion_ids=rec.tokens[r],
                 logprobs=torch.tensor(rec.logprobs[r], dtype=torch.float32),
                 support=rec.support(r),
-                finish_reason=finish[r],
+                finish_reason=rec.finish[r],
                 policy_version=self.policy_version,
                 sampler_id=self.sampler_id,
                 seed=int(seeds[r]),
@@ -362,6 +360,12 @@ class _Recorder:
         self.logprobs: list[list[float]] = [[] for _ in range(batch)]
         self.rows: list[list[tuple[torch.Tensor, torch.Tensor]]] = [[] for _ in range(batch)]
         self.counts = torch.zeros(batch, dtype=torch.int64)
+        self.finish: list[FinishReason] = ["length"] * batch
+
+    def mark_stopped(self, rows: torch.Tensor) -> None:
+        """Rows whose last token was a stop token end with finish_reason 'stop'."""
+        for r in rows.tolist():
+            self.finish[r] = "stop"
 
     def record(self, active: torch.Tensor, dist: Distribution, cols: torch.Tensor) -> torch.Tensor:
         """Store the drawn column of each live row; returns the token ids (B_live,)."""
