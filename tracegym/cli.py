@@ -13,7 +13,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from tracegym.commands import evals, ingest, inspect, mine, quickstart, run, tasks
+from tracegym.commands import evals, ingest, inspect, mine, quickstart, run, tasks, train
 from tracegym.errors import TracegymError
 
 
@@ -49,6 +49,7 @@ evals.register(app)
 tasks.register(app)
 mine.register(app)
 run.register(app)
+train.register(app)
 
 
 def main() -> None:

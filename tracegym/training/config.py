@@ -48,7 +48,9 @@ class TasksSection(_Section):
     split: Split = "train"
     """The split GRPO trains on; the other one stays held out."""
     clusters: list[str] | None = None
-    """Only tasks of these failure clusters (ids); None takes every task of the split."""
+    """Only tasks of these failure clusters (ids); None takes every cluster."""
+    detectors: list[str] | None = None
+    """Only tasks whose failure was found by these detectors (tool_error, handoff, ...); None takes all."""
     max_tasks: int | None = Field(None, ge=1)
     """At most this many tasks (the first in task-set order)."""
 
@@ -61,7 +63,10 @@ class PromptSection(_Section):
     system_max_chars: int | None = Field(None, ge=0)
     """Cut the system prompt to this many characters (0 drops it); None keeps it whole."""
     tool_schemas: Literal["full", "compact"] = "full"
-    """compact: each tool keeps its name, description and top-level argument names and types only."""
+    """compact: one signature line per tool (name and argument names) in the system prompt instead of JSON
+    schemas; the harness then no longer checks arguments against the schemas."""
+    max_tokens: int | None = Field(None, ge=1)
+    """Leave out tasks and warm-start examples whose rendered prompt is longer (they are counted)."""
 
 
 class HarnessSection(_Section):

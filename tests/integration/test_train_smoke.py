@@ -1,0 +1,70 @@
+"""`tracegym train` end to end: warm start on real successful traces, then GRPO through the real runner,
+replay harness and scorer; metrics and rollouts in the store; checkpoints load with transformers."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.integration.train_workspace import Workspace, build_workspace, tiny_config, write_config
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    from tests.conftest import TRACES
+
+    if not TRACES.is_dir():
+        pytest.skip(f"real traces not found at {TRACES}")
+    return build_workspace(tmp_path_factory.mktemp("train"), TRACES)
+
+
+def _weights(folder: Path) -> dict[str, torch.Tensor]:
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, local_files_only=True)
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def test_train_tiny_end_to_end(workspace: Workspace, tmp_path: Path, cli) -> None:
+    config = write_config(tmp_path / "run.yaml", tiny_config(workspace, tmp_path / "run"))
+    result = cli("train", str(config), "--store", str(workspace.store), "--json")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["step"] == 6 and summary["warmup"]["examples"] == 64
+    assert summary["warmup"]["excluded_traces"] > 0  # successful attempts at held-out source tasks
+
+    from tracegym.store import open_store
+    from tracegym.training.metrics import read_metrics
+
+    with open_store(workspace.store, read_only=True) as store:
+        metrics = read_metrics(store, summary["run_id"])
+        rollouts = store.query("SELECT policy_version, reward FROM rollouts WHERE run_id = ?", [summary["run_id"]])
+        checkpoints = store.query("SELECT step, path FROM checkpoints WHERE run_id = ? ORDER BY step",
+                                  [summary["run_id"]])
+        status = store.scalar("SELECT status FROM runs WHERE run_id = ?", [summary["run_id"]])
+    assert status == "completed"
+    assert sorted(metrics["warmup/loss"]) == [1, 2] and sorted(metrics["reward/mean"]) == [3, 4, 5, 6]
+    assert all(math.isfinite(v) for v in metrics["reward/mean"].values())
+    for key in ("train/grad_norm", "advantage/std", "is_ratio/mean", "staleness/lag_0", "time/wait_s",
+                "sampler/tokens_per_s", "train/tokens_per_s", "grpo/skipped_groups"):
+        assert key in metrics, key
+    assert sum(metrics["train/optimizer_step"].values()) >= 1, "some group had reward variance"
+    assert len(rollouts) == 4 * 2 * 4 and {r["policy_version"] for r in rollouts} == {2, 3, 4, 5}
+    assert [c["step"] for c in checkpoints] == [2, 4, 6]
+
+    warm, final = Path(summary["warm_start_checkpoint"]), Path(summary["checkpoint"])
+    base, warm_w, final_w = _weights(workspace.tiny_model), _weights(warm), _weights(final)
+    assert any(not torch.equal(base[k], warm_w[k]) for k in base), "the warm start changed the weights"
+    assert any(not torch.equal(warm_w[k], final_w[k]) for k in base), "GRPO changed the weights"
+
+
+def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Path, cli) -> None:
+    config = tiny_config(workspace, tmp_path / "run")
+    config["grpo"] = {"group_sise": 4}
+    result = cli("train", str(write_config(tmp_path / "bad.yaml", config)), "--store", str(workspace.store))
+    assert result.exit_code == 2
+    assert "grpo.group_sise" in result.stderr and "group_size" in result.stderr and "bad.yaml:" in result.stderr

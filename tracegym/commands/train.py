@@ -1,0 +1,42 @@
+"""`tracegym train CONFIG [--resume]`: GRPO (after an optional warm start) on a task set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracegym.output import JsonOpt, StoreOpt, err, print_json
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train)
+
+
+def train(
+    config: Annotated[Path, typer.Argument(help="The run's YAML config (see examples/train-tau.yaml).")],
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in the config's run_dir from its "
+                                                          "latest checkpoint.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Train a model on a task set: a supervised warm start on successful traces, then GRPO.
+
+    Metrics go to the store per step (tables runs, metrics, checkpoints; rollouts by run_id); checkpoints
+    are Hugging Face model folders under RUN_DIR/checkpoints.
+    """
+    from tracegym.training.config import load_train_config
+    from tracegym.training.loop import train as run_training
+
+    loaded = load_train_config(config)
+    result = run_training(loaded, resume=resume, store_path=store)
+    summary = {"run_id": result.run_id, "run_dir": str(result.run_dir), "step": result.step,
+               "checkpoint": str(result.checkpoint) if result.checkpoint else None,
+               "warm_start_checkpoint": str(result.warm_start_checkpoint) if result.warm_start_checkpoint else None,
+               **result.counts}
+    if as_json:
+        print_json(summary)
+        return
+    err.print(f"Run {result.run_id} finished at step {result.step}; latest checkpoint: {summary['checkpoint']}.\n"
+              f"Metrics: tracegym sql \"SELECT step, key, value FROM metrics WHERE run_id = '{result.run_id}'\"")

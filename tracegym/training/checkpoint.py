@@ -1,0 +1,184 @@
+"""Run folders and checkpoints: Hugging Face model folders plus the trainer state, written atomically.
+
+    RUN_DIR/
+      config.json                 the resolved train config
+      run.json                    run id and creation time
+      checkpoints/
+        step-000010/              loadable by transformers.AutoModelForCausalLM.from_pretrained
+          config.json  generation_config.json  model.safetensors  tokenizer files
+          trainer_state.pt        optimizer state, RNG states, step, data position, phase
+        latest                    the name of the newest complete checkpoint
+
+A checkpoint is written into a temporary sibling folder and renamed into place, then `latest` is
+replaced (write + rename), so a run killed at any moment leaves either the previous checkpoint or the
+new one, never half of one. `RUN_DIR` itself is accepted as a model reference (its latest checkpoint).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from tracegym.errors import ConfigError, NotFoundError
+from tracegym.models.load import register_resolver
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+CHECKPOINTS = "checkpoints"
+LATEST = "latest"
+STATE_FILE = "trainer_state.pt"
+RUN_FILE = "run.json"
+CONFIG_FILE = "config.json"
+
+
+@dataclass
+class TrainerState:
+    """Everything besides the weights that a resumed run needs to continue exactly."""
+
+    step: int
+    """Optimizer steps taken (warm start included): the policy version of the weights."""
+    optimizer_phase: str
+    """'warmup' or 'grpo': which optimizer `optimizer` holds the state of."""
+    optimizer: dict[str, Any]
+    groups_consumed: int = 0
+    """The data position: groups taken from the task order so far."""
+    rng: dict[str, Any] = field(default_factory=dict)
+    keep: bool = False
+    """Never deleted by the keep-the-newest-N rule (the end of the warm start)."""
+
+
+def capture_rng() -> dict[str, Any]:
+    state: dict[str, Any] = {"torch": torch.get_rng_state(), "python": random.getstate()}
+    try:
+        import numpy as np
+
+        state["numpy"] = np.random.get_state()
+    except ImportError:
+        pass
+    return state
+
+
+def restore_rng(state: dict[str, Any]) -> None:
+    if "torch" in state:
+        torch.set_rng_state(state["torch"])
+    if "python" in state:
+        random.setstate(state["python"])
+    if "numpy" in state:
+        import numpy as np
+
+        np.random.set_state(state["numpy"])
+
+
+def checkpoint_name(step: int) -> str:
+    return f"step-{step:06d}"
+
+
+def save_checkpoint(
+    run_dir: Path, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, state: TrainerState, keep_last: int
+) -> Path:
+    """Write a checkpoint atomically, point `latest` at it, and delete older ones beyond `keep_last`."""
+    root = run_dir / CHECKPOINTS
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / checkpoint_name(state.step)
+    tmp = root / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
+    try:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        torch.save(state.__dict__, tmp / STATE_FILE)
+        if final.exists():  # written by a run killed before it could move `latest` here
+            shutil.rmtree(final)
+        os.rename(tmp, final)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    _write_atomic(root / LATEST, final.name)
+    _prune(root, keep_last, final.name)
+    return final
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _prune(root: Path, keep_last: int, newest: str) -> None:
+    done = sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("step-"))
+    kept = {p.name for p in done[-keep_last:]} | {newest}
+    for folder in done:
+        if folder.name in kept or _is_kept(folder):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+    for stale in root.glob(".tmp-*"):  # left by a run killed while writing
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _is_kept(folder: Path) -> bool:
+    return bool((folder / ".keep").exists())
+
+
+def mark_kept(folder: Path) -> None:
+    """Exempt a checkpoint from pruning (the warm-start model, which evaluation compares against)."""
+    (folder / ".keep").touch()
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    pointer = run_dir / CHECKPOINTS / LATEST
+    if not pointer.is_file():
+        return None
+    folder = run_dir / CHECKPOINTS / pointer.read_text(encoding="utf-8").strip()
+    return folder if (folder / STATE_FILE).is_file() else None
+
+
+def load_state(checkpoint: Path) -> TrainerState:
+    data = torch.load(checkpoint / STATE_FILE, weights_only=False)  # our own file: RNG states are Python objects
+    return TrainerState(**data)
+
+
+def init_run_dir(run_dir: Path, resolved_config: dict[str, Any], resume: bool) -> str:
+    """Create (or, on resume, check) the run folder; returns the run id."""
+    run_file, config_file = run_dir / RUN_FILE, run_dir / CONFIG_FILE
+    if resume:
+        if not run_file.is_file():
+            raise NotFoundError(f"--resume: {run_dir} holds no run ({RUN_FILE} is missing). Fix: start it without "
+                                "--resume, or point run_dir at the killed run's folder.")
+        saved = json.loads(config_file.read_text(encoding="utf-8"))
+        # `steps` may grow: a finished run can be continued for more steps.
+        changed = sorted(k for k in set(saved) | set(resolved_config)
+                         if k != "steps" and saved.get(k) != resolved_config.get(k))
+        if changed:
+            raise ConfigError(f"--resume: the config differs from the one {run_dir} was started with (sections: "
+                              f"{', '.join(changed)}). Fix: resume with the original config, or start a new run_dir.")
+        return str(json.loads(run_file.read_text(encoding="utf-8"))["run_id"])
+    if run_file.exists():
+        raise ConfigError(f"{run_dir} already holds a run. Fix: pass --resume to continue it, or choose another "
+                          "run_dir.")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    run_id = f"{run_dir.resolve().name}-{uuid.uuid4().hex[:8]}"
+    _write_atomic(config_file, json.dumps(resolved_config, indent=2))
+    _write_atomic(run_file, json.dumps({"run_id": run_id, "created_at": datetime.now().isoformat()}, indent=2))
+    return run_id
+
+
+def resolve_run_ref(text: str) -> Path | None:
+    """A run folder names its latest checkpoint (a model resolver for `tracegym.models.load`)."""
+    path = Path(text).expanduser()
+    if not (path / RUN_FILE).is_file():
+        return None
+    return latest_checkpoint(path)
+
+
+register_resolver(resolve_run_ref)

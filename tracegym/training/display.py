@@ -1,0 +1,79 @@
+"""Progress of a training run on stderr: a rich live panel on a terminal, one line per step otherwise."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+SHOWN = (
+    ("reward/mean", "reward"), ("advantage/std", "adv std"), ("train/loss", "loss"), ("train/grad_norm", "grad"),
+    ("is_ratio/mean", "ratio"), ("mis/masked_frac", "masked"), ("grpo/skipped_groups", "skipped"),
+    ("warmup/loss", "sft loss"), ("warmup/token_accuracy", "sft acc"), ("time/wait_s", "wait s"),
+    ("time/train_s", "train s"), ("sampler/tokens_per_s", "sample tok/s"), ("train/tokens_per_s", "train tok/s"),
+)
+
+
+class RunDisplay:
+    """`update(step, metrics)` after each step; use as a context manager."""
+
+    def __init__(self, console: Console, run_id: str, total_steps: int, warmup_steps: int) -> None:
+        self.console = console
+        self.run_id = run_id
+        self.total = total_steps
+        self.warmup = warmup_steps
+        self.started = time.perf_counter()
+        self.last: dict[str, float] = {}
+        self.step = 0
+        self.events: list[str] = []
+        self._live: Live | None = None
+
+    def __enter__(self) -> RunDisplay:
+        if self.console.is_terminal:
+            self._live = Live(self._render(), console=self.console, refresh_per_second=2, transient=False)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._live is not None:
+            self._live.__exit__(*exc)
+
+    def note(self, message: str) -> None:
+        """An event worth seeing (a sampler died, a checkpoint was written)."""
+        self.events = [*self.events[-4:], message]
+        if self._live is None:
+            self.console.print(message, highlight=False, soft_wrap=True)
+        else:
+            self._live.update(self._render())
+
+    def update(self, step: int, metrics: Mapping[str, float]) -> None:
+        self.step = step
+        self.last.update(metrics)
+        if self._live is not None:
+            self._live.update(self._render())
+            return
+        phase = "warmup" if step <= self.warmup else "grpo"
+        shown = " ".join(f"{label}={_fmt(metrics[key])}" for key, label in SHOWN if key in metrics)
+        self.console.print(f"step {step}/{self.total} [{phase}] {shown}", highlight=False, soft_wrap=True)
+
+    def _render(self) -> Table:
+        elapsed = time.perf_counter() - self.started
+        phase = "warm start" if self.step < self.warmup else "GRPO"
+        table = Table(title=f"run {self.run_id}: step {self.step}/{self.total} ({phase}), {elapsed:.0f} s",
+                      show_header=False, title_justify="left")
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        for key, label in SHOWN:
+            if key in self.last:
+                table.add_row(label, _fmt(self.last[key]))
+        for event in self.events:
+            table.add_row("[dim]event[/dim]", event)
+        return table
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"

@@ -1,0 +1,287 @@
+"""`tracegym train`: the warm start, then GRPO steps pulled from a rollout source, with checkpoints and metrics.
+
+Steps are counted once across both phases: warm-start steps 1..W, then GRPO steps W+1..W+N. The step
+count is also the policy version of the weights, what staleness is measured in, and the checkpoint name.
+
+    resume? -> load the latest checkpoint (weights, optimizer, RNG, step, data position); forget later rows
+    warm start (W steps): supervised next-action steps on successful traces; checkpoint kept at step W
+    GRPO (N steps): batch = source.next_batch(...); trainer.step(batch); source.publish(weights, step)
+    every `checkpoint_every` steps and at the end: checkpoint; every step: metrics (+ rollouts) to the store
+
+A run killed with SIGKILL at any point resumes from its latest checkpoint and repeats the steps after
+it exactly: the task order, the warm-start batches and every episode's sampling seed are functions of
+the step and the run seed, and the optimizer state and weights are restored bit for bit.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from tracegym.errors import ConfigError, NotFoundError
+from tracegym.training.checkpoint import (
+    TrainerState,
+    capture_rng,
+    init_run_dir,
+    latest_checkpoint,
+    load_state,
+    mark_kept,
+    restore_rng,
+    save_checkpoint,
+)
+from tracegym.training.config import TrainConfig
+from tracegym.training.display import RunDisplay
+from tracegym.training.metrics import RunRecorder
+from tracegym.training.prompts import openai_tool_list, shorten_task
+from tracegym.training.rollouts import RolloutBatch
+from tracegym.training.trainer import Trainer, make_optimizer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    from tracegym.tasks.spec import TaskSpec
+    from tracegym.tasks.taskset import TaskSet
+
+
+@dataclass
+class TrainResult:
+    run_id: str
+    run_dir: Path
+    step: int
+    checkpoint: Path | None
+    warm_start_checkpoint: Path | None = None
+    counts: dict[str, Any] = field(default_factory=dict)
+
+
+def select_tasks(
+    task_set: TaskSet, config: TrainConfig, tokenizer: PreTrainedTokenizerBase, split: str | None = None
+) -> tuple[list[TaskSpec], int]:
+    """The tasks of the split (default: the training split), shortened by the context policy, and how many
+    were left out for a prompt longer than `prompt.max_tokens`."""
+    from tracegym.harnesses.chat import ChatRenderer
+
+    chosen = task_set.split(split or config.tasks.split)  # type: ignore[arg-type]
+    if config.tasks.clusters is not None:
+        chosen = [t for t in chosen if t.provenance.cluster_id in set(config.tasks.clusters)]
+    if config.tasks.detectors is not None:
+        chosen = [t for t in chosen if t.provenance.detector in set(config.tasks.detectors)]
+    tasks, too_long = [], 0
+    for task in chosen:
+        short = shorten_task(task, config.prompt)
+        if config.prompt.max_tokens is not None:
+            n = len(ChatRenderer(tokenizer, openai_tool_list(short.tools)).ids(short.messages()))
+            if n > config.prompt.max_tokens:
+                too_long += 1
+                continue
+        tasks.append(short)
+    if config.tasks.max_tasks is not None:
+        tasks = tasks[: config.tasks.max_tasks]
+    return tasks, too_long
+
+
+def heldout_source_tasks(task_set: TaskSet, train_split: str) -> set[str]:
+    """The source tasks (τ-bench task ids, instances, sessions) behind every task outside the training split."""
+    return {t.provenance.source_task for t in task_set.tasks if t.split != train_split}
+
+
+class _Run:
+    """The state of one `train` call."""
+
+    def __init__(self, config: TrainConfig, store_path: Path | None, console: Console, resume: bool) -> None:
+        from tracegym.models.load import load_tokenizer
+        from tracegym.tasks.taskset import load_task_set
+
+        self.config = config
+        self.store_path = store_path
+        self.run_id = init_run_dir(config.run_dir, config.resolved(), resume)
+        self.recorder = RunRecorder(store_path, self.run_id)
+        self.tokenizer = load_tokenizer(config.model.ref)
+        self.task_set = load_task_set(config.tasks.task_set)
+        self.tasks, too_long = select_tasks(self.task_set, config, self.tokenizer)
+        if not self.tasks:
+            raise NotFoundError(f"No {config.tasks.split} tasks to train on in {config.tasks.task_set} "
+                                f"({too_long} longer than prompt.max_tokens). Fix: check tasks.split, "
+                                "tasks.clusters and prompt.max_tokens.")
+        self.counts: dict[str, Any] = {"tasks": len(self.tasks), "tasks_too_long": too_long}
+        self.model, self.state = self._load(resume)
+        self.console = console
+        self.total = config.warmup.steps + config.steps
+        self.warm_checkpoint: Path | None = None
+        self.last_checkpoint: Path | None = None
+
+    def _load(self, resume: bool) -> tuple[PreTrainedModel, TrainerState]:
+        from tracegym.models.load import load_model
+
+        checkpoint = latest_checkpoint(self.config.run_dir) if resume else None
+        if checkpoint is None:
+            torch.manual_seed(self.config.seed)
+            random.seed(self.config.seed)
+            model = load_model(self.config.model.ref, "fp32")
+            return model.train(), TrainerState(step=0, optimizer_phase="none", optimizer={})
+        state = load_state(checkpoint)
+        restore_rng(state.rng)
+        return load_model(checkpoint, "fp32").train(), state
+
+    @property
+    def pad_id(self) -> int:
+        pad = self.tokenizer.pad_token_id
+        return int(pad if pad is not None else self.tokenizer.eos_token_id)
+
+    def checkpoint(self, optimizer: torch.optim.Optimizer, phase: str, keep: bool = False) -> None:
+        self.state.optimizer, self.state.optimizer_phase = optimizer.state_dict(), phase
+        self.state.rng, self.state.keep = capture_rng(), keep
+        folder = save_checkpoint(self.config.run_dir, self.model, self.tokenizer, self.state,
+                                 self.config.keep_checkpoints)
+        if keep:
+            mark_kept(folder)
+            self.warm_checkpoint = folder
+        self.last_checkpoint = folder
+        self.recorder.checkpoint(self.state.step, folder, self.state.step)
+
+    def due(self, step: int) -> bool:
+        return step % self.config.checkpoint_every == 0 or step == self.total
+
+
+def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None = None,
+          console: Console | None = None) -> TrainResult:
+    """Run (or resume) a training run to its last step; see the module doc."""
+    from tracegym.output import err
+
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # the run's own display reports progress
+    run = _Run(config, store_path, console or err, resume)
+    run.recorder.start(config.resolved(), config.run_dir, config.model.ref, run.task_set.manifest.name)
+    run.recorder.forget_after(run.state.step)
+    try:
+        with RunDisplay(run.console, run.run_id, run.total, config.warmup.steps) as display:
+            if run.state.step < config.warmup.steps:
+                _warm_start(run, display)
+            if run.state.step < run.total:
+                _grpo(run, display)
+    except BaseException:
+        run.recorder.finish("failed")
+        raise
+    run.recorder.finish("completed")
+    warm = run.warm_checkpoint or _kept_checkpoint(config.run_dir, config.warmup.steps)
+    return TrainResult(run.run_id, config.run_dir, run.state.step, latest_checkpoint(config.run_dir), warm,
+                       run.counts)
+
+
+def _kept_checkpoint(run_dir: Path, step: int) -> Path | None:
+    from tracegym.training.checkpoint import CHECKPOINTS, checkpoint_name
+
+    folder = run_dir / CHECKPOINTS / checkpoint_name(step)
+    return folder if step > 0 and folder.is_dir() else None
+
+
+def _warm_start(run: _Run, display: RunDisplay) -> None:
+    from tracegym.models.load import stop_token_ids
+    from tracegym.store import open_store
+    from tracegym.training.warmup import build_examples, supervised_step, warmup_batch
+
+    config = run.config
+    with open_store(run.store_path) as store:
+        data = build_examples(store, run.tokenizer, config.warmup, config.prompt,
+                              stop_token_ids(run.model, run.tokenizer),
+                              heldout_source_tasks(run.task_set, config.tasks.split), config.seed)
+    run.counts["warmup"] = data.counts
+    if not data.examples:
+        raise NotFoundError(f"The warm start found no examples ({data.counts}). Fix: ingest traces with outcome "
+                            "success (of warmup.formats), or set warmup.steps: 0.")
+    display.note(f"warm start: {len(data.examples)} examples from {data.counts['traces']} successful traces")
+    optimizer = make_optimizer(run.model, config.warmup.lr, config.optim)
+    if run.state.optimizer_phase == "warmup":
+        optimizer.load_state_dict(run.state.optimizer)
+    for step in range(run.state.step, config.warmup.steps):
+        batch = warmup_batch(data.examples, step, config.warmup.batch_size, config.seed)
+        started = time.perf_counter()
+        metrics = supervised_step(run.model, optimizer, batch, config.optim.micro_batch_tokens,
+                                  config.optim.grad_clip, run.pad_id)
+        metrics["time/train_s"] = time.perf_counter() - started
+        run.state.step = step + 1
+        run.recorder.log(run.state.step, metrics)
+        display.update(run.state.step, metrics)
+        if run.state.step == config.warmup.steps or run.due(run.state.step):
+            run.checkpoint(optimizer, "warmup", keep=run.state.step == config.warmup.steps)
+
+
+def _grpo(run: _Run, display: RunDisplay) -> None:
+    config = run.config
+    trainer = Trainer(run.model, config.optim, config.grpo, config.loss, config.sampler.temperature, run.pad_id)
+    if run.state.optimizer_phase == "grpo":
+        trainer.optimizer.load_state_dict(run.state.optimizer)
+    source = _make_source(run)
+    try:
+        source.start()
+        for step in range(run.state.step, run.total):
+            metrics, batch = _grpo_step(run, trainer, source, step)
+            run.recorder.log(run.state.step, metrics, batch.episodes)
+            display.update(run.state.step, metrics)
+            if run.due(run.state.step):
+                run.checkpoint(trainer.optimizer, "grpo")
+    finally:
+        source.close()
+
+
+def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int) -> tuple[dict[str, float], RolloutBatch]:
+    started = time.perf_counter()
+    batch = source.next_batch(run.config.grpo.batch_groups, trainer_version=step)
+    waited = time.perf_counter() - started
+    metrics = trainer.step(batch.groups)
+    trained = time.perf_counter() - started - waited
+    run.state.step = step + 1
+    run.state.groups_consumed += batch.consumed
+    source.publish(trainer.model.state_dict(), run.state.step)
+    metrics.update({"time/wait_s": waited, "time/train_s": trained,
+                    "time/publish_s": time.perf_counter() - started - waited - trained,
+                    "train/tokens_per_s": metrics.get("train/tokens", 0.0) / trained if trained > 0 else 0.0})
+    metrics.update({k if "/" in k else f"source/{k}": float(v) for k, v in batch.stats.items() if k != "dropped_stale"})
+    metrics.update(_staleness(step, batch))
+    metrics.update({f"source/{k}": float(v) for k, v in source.stats().items() if isinstance(v, (int, float))})
+    return metrics, batch
+
+
+def _staleness(version: int, batch: RolloutBatch) -> dict[str, float]:
+    """Histogram of how many versions each trained group lags the trainer, plus the dropped ones."""
+    lags = [version - g.policy_version for g in batch.groups]
+    out = {f"staleness/lag_{lag}": float(n) for lag, n in sorted(Counter(lags).items())}
+    if lags:
+        out["staleness/mean"] = sum(lags) / len(lags)
+        out["staleness/max"] = float(max(lags))
+    out["staleness/dropped_groups"] = float(batch.stats.get("dropped_stale", 0.0))
+    return out
+
+
+def _make_source(run: _Run) -> Any:
+    from tracegym.models.load import DTYPES, stop_token_ids
+
+    config = run.config
+    eos = stop_token_ids(run.model, run.tokenizer)
+    if config.async_.max_staleness == 0:
+        from tracegym.training.sync_rollouts import SyncRollouts
+
+        sampler_model = copy.deepcopy(run.model).to(DTYPES[config.sampler.precision]).eval()
+        return SyncRollouts(config, run.task_set, run.tasks, sampler_model, run.tokenizer, eos, run.state.step,
+                            start_index=run.state.groups_consumed)
+    return _async_source(run, eos)
+
+
+def _async_source(run: _Run, eos: Sequence[int]) -> Any:
+    try:
+        from tracegym.training.orchestrator import AsyncRollouts
+    except ImportError as e:
+        raise ConfigError("async.max_staleness > 0 runs sampler processes (tracegym.training.orchestrator), which "
+                          f"this installation cannot import ({e}). Fix: set async.max_staleness: 0.") from e
+    return AsyncRollouts(run.config, run.tasks, task_set=run.task_set, tokenizer=run.tokenizer,
+                         eos_token_ids=list(eos), state_dict=run.model.state_dict(), policy_version=run.state.step,
+                         start_index=run.state.groups_consumed)

@@ -1,0 +1,98 @@
+"""A run in the store: its `runs` row, per-step `metrics` (long format), `checkpoints`, and its rollouts.
+
+The store is opened for each write and closed again, so other processes (`tracegym sql`, a notebook)
+can read it while a run goes on. Each step's metrics and rollouts go in one transaction. On resume,
+whatever a killed run wrote after its last checkpoint is deleted first: the resumed run writes those
+steps again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from tracegym.store import open_store
+
+if TYPE_CHECKING:
+    from tracegym.harnesses.episode import Episode
+    from tracegym.store.connection import Store
+
+
+class RunRecorder:
+    """Writes one run's rows; `store_path` None means the default store."""
+
+    def __init__(self, store_path: Path | None, run_id: str) -> None:
+        self.store_path = store_path
+        self.run_id = run_id
+
+    @contextmanager
+    def _store(self) -> Iterator[Store]:
+        store = open_store(self.store_path)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def start(self, config: Mapping[str, Any], run_dir: Path, base_model: str, task_set_id: str | None) -> None:
+        """Insert the run (or mark a resumed one running again)."""
+        now = datetime.now()
+        with self._store() as store, store.transaction() as con:
+            con.execute("DELETE FROM runs WHERE run_id = ?", [self.run_id])
+            con.execute(
+                "INSERT INTO runs (run_id, config, status, started_at, updated_at, run_dir, base_model, task_set_id) "
+                "VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
+                [self.run_id, orjson.dumps(config).decode(), now, now, str(run_dir.resolve()), base_model,
+                 task_set_id],
+            )
+
+    def forget_after(self, step: int) -> None:
+        """Delete what a killed run wrote after `step` (its last checkpoint): those steps run again."""
+        with self._store() as store, store.transaction() as con:
+            con.execute("DELETE FROM metrics WHERE run_id = ? AND step > ?", [self.run_id, step])
+            con.execute("DELETE FROM checkpoints WHERE run_id = ? AND step > ?", [self.run_id, step])
+            # A rollout sampled by weights newer than the checkpoint belongs to the steps that run again.
+            con.execute("DELETE FROM rollouts WHERE run_id = ? AND policy_version >= ?", [self.run_id, step])
+
+    def log(self, step: int, metrics: Mapping[str, float], episodes: Sequence[Episode] = ()) -> None:
+        """One step's metrics (non-finite values are stored as NULL) and the episodes it trained on."""
+        from tracegym.harnesses.rollouts import write_rollouts
+
+        rows = [[self.run_id, step, key, _finite(value)] for key, value in sorted(metrics.items())]
+        with self._store() as store:
+            with store.transaction() as con:
+                con.executemany("INSERT INTO metrics (run_id, step, key, value) VALUES (?, ?, ?, ?)", rows)
+                con.execute("UPDATE runs SET updated_at = ? WHERE run_id = ?", [datetime.now(), self.run_id])
+            if episodes:
+                write_rollouts(store, episodes, self.run_id)
+
+    def checkpoint(self, step: int, path: Path, policy_version: int) -> None:
+        with self._store() as store, store.transaction() as con:
+            con.execute("DELETE FROM checkpoints WHERE run_id = ? AND step = ?", [self.run_id, step])
+            con.execute(
+                "INSERT INTO checkpoints (run_id, step, path, policy_version, created_at) VALUES (?, ?, ?, ?, ?)",
+                [self.run_id, step, str(path.resolve()), policy_version, datetime.now()],
+            )
+
+    def finish(self, status: str) -> None:
+        with self._store() as store:
+            store.con.execute("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?",
+                              [status, datetime.now(), self.run_id])
+
+
+def _finite(value: float) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def read_metrics(store: Store, run_id: str) -> dict[str, dict[int, float | None]]:
+    """key -> {step: value} for one run."""
+    out: dict[str, dict[int, float | None]] = {}
+    for row in store.query("SELECT step, key, value FROM metrics WHERE run_id = ? ORDER BY key, step", [run_id]):
+        out.setdefault(row["key"], {})[row["step"]] = row["value"]
+    return out

@@ -1,0 +1,113 @@
+"""In-process rollouts with the trainer's current weights: `async.max_staleness: 0`, exactly on-policy.
+
+Implements the `RolloutSource` protocol of `tracegym.training.orchestrator` without processes: each
+`next_batch` runs the next groups of the task order through the episode runner (one `run_many` per
+group, all groups concurrently so the sampler batches their turns together), with an engine that holds
+its own copy of the weights in the sampler precision; `publish` copies the trainer's new weights in.
+Every episode's seed is fixed by the run seed and its group's index in the task order, so a resumed
+run samples exactly what the uninterrupted one would have.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from tracegym.harnesses.config import HarnessFactory
+from tracegym.harnesses.policy import HFPolicy
+from tracegym.harnesses.runner import RunOptions, derive_seed, run_many
+from tracegym.harnesses.taskrun import TaskScorers
+from tracegym.models.sampling import SamplingEngine, SamplingParams
+from tracegym.training.rollouts import RolloutBatch, RolloutGroup, TaskOrder
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    from tracegym.harnesses.episode import Episode
+    from tracegym.tasks.spec import TaskSpec
+    from tracegym.tasks.taskset import TaskSet
+    from tracegym.training.config import TrainConfig
+
+
+def sampling_params(config: TrainConfig) -> SamplingParams:
+    s = config.sampler
+    return SamplingParams(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, max_support=s.max_support,
+                          max_new_tokens=s.max_new_tokens)
+
+
+class SyncRollouts:
+    """Samples each batch on demand with the latest published weights."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        task_set: TaskSet,
+        tasks: Sequence[TaskSpec],
+        sampler_model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        eos_token_ids: Sequence[int],
+        policy_version: int,
+        start_index: int = 0,
+        base_dir: Path | None = None,
+    ) -> None:
+        self.config = config
+        self.task_set = task_set
+        self.order = TaskOrder(list(tasks), config.seed)
+        self.next_index = start_index
+        engine = SamplingEngine(sampler_model, eos_token_ids=eos_token_ids, sampler_id="sync-0",
+                                policy_version=policy_version, max_batch_size=config.sampler.concurrency,
+                                seed=config.seed)
+        self.policy = HFPolicy(engine, tokenizer)
+        self.harnesses = HarnessFactory(config.harness.harness_config(), base_dir or Path.cwd())
+        self.scorers = TaskScorers(task_set)
+        self.params = sampling_params(config)
+        self._loop = asyncio.new_event_loop()
+        self._totals = {"sampled_tokens": 0.0, "sampling_seconds": 0.0, "episodes": 0.0}
+
+    def start(self) -> None:
+        """Build every task's scorer now, so a broken evals file stops the run before any episode."""
+        self.scorers.prepare(self.order.tasks)
+
+    def next_batch(self, n_groups: int, trainer_version: int) -> RolloutBatch:
+        """The next `n_groups` groups of the task order, sampled now with the current weights."""
+        indices = list(range(self.next_index, self.next_index + n_groups))
+        started = time.perf_counter()
+        episodes = self._loop.run_until_complete(self._sample(indices))
+        seconds = time.perf_counter() - started
+        self.next_index += n_groups
+        groups = [RolloutGroup(self.order.task_at(i).task_id, eps, i) for i, eps in zip(indices, episodes,
+                                                                                       strict=True)]
+        tokens = float(sum(e.tokens_out or 0 for eps in episodes for e in eps))
+        self._totals["sampled_tokens"] += tokens
+        self._totals["sampling_seconds"] += seconds
+        self._totals["episodes"] += sum(len(eps) for eps in episodes)
+        stats = {"sampler/tokens": tokens, "sampler/seconds": seconds,
+                 "sampler/tokens_per_s": tokens / seconds if seconds > 0 else 0.0, "dropped_stale": 0.0}
+        return RolloutBatch(groups, consumed=n_groups, stats=stats)
+
+    async def _sample(self, indices: list[int]) -> list[list[Episode]]:
+        return list(await asyncio.gather(*(self._group(i) for i in indices)))
+
+    async def _group(self, index: int) -> list[Episode]:
+        options = RunOptions(samples=self.config.grpo.group_size, concurrency=self.config.grpo.group_size,
+                             seed=derive_seed(self.config.seed, "group", index), sampling=self.params,
+                             limits=self.config.harness.limits)
+        return await run_many(self.policy, [self.order.task_at(index)], self.harnesses.make, options, self.scorers,
+                              self.task_set.manifest.name, self.config.model.ref)
+
+    def publish(self, state_dict: Mapping[str, torch.Tensor], version: int) -> None:
+        """Copy the trainer's weights (cast to the sampler precision) into the engine."""
+        self.policy.engine.load_weights(state_dict, version)
+
+    def stats(self) -> dict[str, Any]:
+        return {**self._totals, "next_group_index": self.next_index, "samplers_alive": 1}
+
+    def close(self) -> None:
+        self._loop.run_until_complete(self.policy.aclose())
+        self._loop.close()
+        self.harnesses.close()
