@@ -67,7 +67,6 @@ class SyncRollouts:
         self.scorers = TaskScorers(task_set)
         self.params = sampling_params(config)
         self._loop = asyncio.new_event_loop()
-        self._totals = {"sampled_tokens": 0.0, "sampling_seconds": 0.0, "episodes": 0.0}
 
     def start(self) -> None:
         """Build every task's scorer now, so a broken evals file stops the run before any episode."""
@@ -83,9 +82,6 @@ class SyncRollouts:
         groups = [RolloutGroup(self.order.task_at(i).task_id, eps, i) for i, eps in zip(indices, episodes,
                                                                                        strict=True)]
         tokens = float(sum(e.tokens_out or 0 for eps in episodes for e in eps))
-        self._totals["sampled_tokens"] += tokens
-        self._totals["sampling_seconds"] += seconds
-        self._totals["episodes"] += sum(len(eps) for eps in episodes)
         stats = {"sampler/tokens": tokens, "sampler/seconds": seconds,
                  "sampler/tokens_per_s": tokens / seconds if seconds > 0 else 0.0, "dropped_stale": 0.0}
         return RolloutBatch(groups, consumed=n_groups, stats=stats)
@@ -105,7 +101,8 @@ class SyncRollouts:
         self.policy.engine.load_weights(state_dict, version)
 
     def stats(self) -> dict[str, Any]:
-        return {**self._totals, "next_group_index": self.next_index, "samplers_alive": 1}
+        """The data position and the sampler count (per-batch figures are in each batch's stats)."""
+        return {"next_group_index": self.next_index, "samplers_alive": 1}
 
     def close(self) -> None:
         self._loop.run_until_complete(self.policy.aclose())

@@ -1,0 +1,99 @@
+"""SIGKILL a `tracegym train` process mid-run; `--resume` finishes it exactly as an uninterrupted run would.
+
+Run A goes uninterrupted. Run B (same config and seed, another run folder) runs as a subprocess and is
+killed with SIGKILL right after its step-4 checkpoint (2 warm-start steps + 2 GRPO steps), while step 5
+is under way; then it resumes. Every metric of steps 5-8 and the final weights must equal run A's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.integration.train_workspace import Workspace, build_workspace, tiny_config, write_config
+
+# Wall-clock figures differ between any two runs; everything else must match.
+_TIMING = ("time/", "tokens_per_s", "seconds", "sampler/seconds", "sampling_seconds")
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    from tests.conftest import TRACES
+
+    if not TRACES.is_dir():
+        pytest.skip(f"real traces not found at {TRACES}")
+    return build_workspace(tmp_path_factory.mktemp("resume"), TRACES)
+
+
+def _metrics(store_path: Path, run_dir: Path) -> dict[int, dict[str, float | None]]:
+    import json
+
+    from tracegym.store import open_store
+
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    with open_store(store_path, read_only=True) as store:
+        rows = store.query("SELECT step, key, value FROM metrics WHERE run_id = ? ORDER BY step, key", [run_id])
+    out: dict[int, dict[str, float | None]] = {}
+    for row in rows:
+        if not any(part in row["key"] for part in _TIMING):
+            out.setdefault(row["step"], {})[row["key"]] = row["value"]
+    return out
+
+
+def _weights(folder: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(folder / "model.safetensors")
+
+
+def _kill_after_checkpoint(config: Path, store: Path, run_dir: Path, step: int) -> int:
+    """Start `tracegym train CONFIG` and SIGKILL it once `latest` names checkpoint `step`; its exit code."""
+    latest = run_dir / "checkpoints" / "latest"
+    proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", "train", str(config), "--store", str(store)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and proc.poll() is None:
+            if latest.is_file() and latest.read_text().strip() == f"step-{step:06d}":
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+            time.sleep(0.02)
+        return proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, tmp_path: Path, cli) -> None:
+    settings = {"steps": 6, "checkpoint_every": 2, "keep_checkpoints": 10}
+    run_a, run_b = tmp_path / "a", tmp_path / "b"
+    config_a = write_config(tmp_path / "a.yaml", tiny_config(workspace, run_a, **settings))
+    config_b = write_config(tmp_path / "b.yaml", tiny_config(workspace, run_b, **settings))
+
+    assert cli("train", str(config_a), "--store", str(workspace.store)).exit_code == 0
+    code = _kill_after_checkpoint(config_b, workspace.store, run_b, step=4)
+    assert code == -signal.SIGKILL, "the run finished before it could be killed"
+    assert not (run_b / "checkpoints" / "step-000008").exists()
+
+    resumed = cli("train", str(config_b), "--resume", "--store", str(workspace.store))
+    assert resumed.exit_code == 0, resumed.stderr
+
+    a, b = _metrics(workspace.store, run_a), _metrics(workspace.store, run_b)
+    assert sorted(b) == sorted(a) == list(range(1, 9))
+    for step in range(1, 9):
+        assert b[step] == a[step], f"step {step} differs"
+    assert sum(a[s]["train/optimizer_step"] for s in range(5, 9)) >= 1, "GRPO trained after the resume point"
+    for step in (4, 8):
+        wa = _weights(run_a / "checkpoints" / f"step-{step:06d}")
+        wb = _weights(run_b / "checkpoints" / f"step-{step:06d}")
+        assert wa.keys() == wb.keys()
+        assert all(torch.equal(wa[k], wb[k]) for k in wa), f"weights at step {step} differ"
