@@ -328,33 +328,30 @@ NEGATIVE_FEEDBACK = Detector(
 USER_REPEAT = Detector(
     "user_repeat",
     "user_signals",
-    "The user repeats an earlier message of theirs (the same words, ignoring case and punctuation; 20 characters "
-    "or more), or opens a message by correcting or turning down the agent (\"that's not what I asked\", "
-    "\"actually, I meant\", \"no, I don't want\"). Harness corrections written as user messages are left to "
-    "format_error.",
+    "The user repeats an earlier message of theirs (the same text, ignoring case and a final . ! or ?; 20 "
+    "characters or more), or opens a message by correcting or turning down the agent "
+    "(\"that's not what I asked\", \"actually, I meant\", \"no, I don't want\"). Harness corrections written "
+    "as user messages are left to format_error.",
     f"""
-    WITH said AS MATERIALIZED (
+    WITH said AS (
         -- One pass over the user messages' text, the widest column the detectors read.
-        SELECT trace_id, idx, content, hash(trace_id, lower(left(ltrim(content), 12))) AS opening,
-               regexp_matches(content, {_q(USER_CORRECTION)}) AS corrects
+        SELECT trace_id, idx, content, regexp_matches(content, {_q(USER_CORRECTION)}) AS corrects,
+               -- DuckDB's trim functions are slow on long columns; a final . ! or ? is cut by slicing.
+               CASE WHEN length(content) >= 20 THEN hash(trace_id, lower(
+                   CASE WHEN suffix(content, '.') OR suffix(content, '!') OR suffix(content, '?') THEN content[:-2]
+                        ELSE content END)) END AS text_key
         FROM messages
         WHERE role = 'user' AND length(content) <= 2000 AND NOT regexp_matches(content, {_q(HARNESS_CORRECTION)})
-    ), candidates AS (
-        -- Messages opening like another of the same trace (a hash of trace and first letters); only
-        -- these get the slow normalisation (regexp_replace), which on every user message would dominate.
-        SELECT trace_id, idx, content, lower(regexp_replace(content, '[^A-Za-z0-9]+', ' ', 'g')) AS words
+    ), repeated AS (
+        -- Keys first (a cheap aggregate of integers), then the few repeated messages themselves.
+        SELECT any_value(trace_id) AS trace_id, list(idx ORDER BY idx) AS idxs, any_value(content) AS content
         FROM said
-        WHERE length(content) >= 20
-          AND opening IN (SELECT opening FROM said WHERE length(content) >= 20 GROUP BY opening HAVING count(*) >= 2)
-    ), repeats AS (
-        SELECT later.trace_id, later.idx, later.content, min(earlier.idx) AS first_idx
-        FROM candidates later JOIN candidates earlier
-          ON earlier.trace_id = later.trace_id AND earlier.words = later.words AND earlier.idx < later.idx
-        GROUP BY ALL
+        WHERE text_key IN (SELECT text_key FROM said GROUP BY text_key HAVING count(*) >= 2)
+        GROUP BY text_key
     )
-    SELECT trace_id, idx AS message_idx, 'user repeats an earlier message' AS signature,
-           'message ' || idx || ' repeats message ' || first_idx || ': ' || left(content, 500) AS evidence
-    FROM repeats
+    SELECT trace_id, unnest(idxs[2:]) AS message_idx, 'user repeats an earlier message' AS signature,
+           'repeats message ' || idxs[1] || ': ' || left(content, 500) AS evidence
+    FROM repeated
     UNION ALL
     SELECT trace_id, idx, 'user corrects or turns down the agent', left(content, 500)
     FROM said WHERE corrects
