@@ -140,8 +140,8 @@ def test_empty_files_and_binary_garbage(cli: Any, store_path: Path, tmp_path: Pa
 
     write(tmp_path / "in" / "runs.jsonl", tau_lines()[0] + "\n")
     code, summary = ingest(cli, store_path, tmp_path / "in")
-    assert code == 0 and summary["traces"] == 1  # anything loaded: exit 0, the bad files are reported again
-    assert summary["errors"] == 2
+    assert code == 0 and summary["traces"] == 1  # anything loaded: exit 0
+    assert summary["errors"] == 2 and len(bad_rows(store_path)) == 2  # reported again, stored once
 
 
 def test_wrong_types_in_known_fields(cli: Any, store_path: Path, tmp_path: Path) -> None:
@@ -406,7 +406,8 @@ def test_mutated_real_records_never_crash_and_are_never_lost(name: str, tmp_path
     store = open_store(tmp_path / "store.duckdb")
     counter = itertools.count()
 
-    @settings(max_examples=30, deadline=None, database=None,
+    # Derandomized: the same examples every run, so the suite never flakes and a failure reproduces.
+    @settings(max_examples=30, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(data=st.data())
     def check(data: st.DataObject) -> None:

@@ -161,10 +161,13 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
 
 
 def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: str) -> FileResult:
+    """Report a file that could not be loaded; the row is written once, however often the file is retried."""
     with store.transaction() as con:
         con.execute(
-            "INSERT INTO ingest_errors (source_id, path, locator, error, raw) VALUES (?, ?, ?, ?, ?)",
-            [source_id, str(path), "file", error, clip_raw(raw)],
+            """INSERT INTO ingest_errors (source_id, path, locator, error, raw)
+               SELECT ?, ?, 'file', ?, ? WHERE NOT EXISTS
+               (SELECT 1 FROM ingest_errors WHERE source_id = ? AND locator = 'file' AND error = ?)""",
+            [source_id, str(path), error, clip_raw(raw), source_id, error],
         )
     return FileResult(str(path), None, "failed", errors=1)
 

@@ -229,7 +229,8 @@ def _check_values(con: duckdb.DuckDBPyConnection) -> None:
     """
     raw_roles = [r for (r,) in con.execute("SELECT DISTINCT raw_role FROM _chat_msg WHERE raw_role IS NOT NULL").fetchall()]
     con.execute("CREATE OR REPLACE TEMP TABLE _chat_roles (raw_role VARCHAR, role VARCHAR)")
-    con.executemany("INSERT INTO _chat_roles VALUES (?, ?)", [(r, _role_or_none(r)) for r in raw_roles])
+    if raw_roles:  # executemany rejects an empty list (a chunk with no role to map)
+        con.executemany("INSERT INTO _chat_roles VALUES (?, ?)", [(r, _role_or_none(r)) for r in raw_roles])
     con.execute("""
         CREATE OR REPLACE TEMP TABLE _chat_call AS
         SELECT lineno, trace_id, idx AS message_idx, j - 1 AS pos, c.id AS call_id,
