@@ -18,9 +18,20 @@ from tracegym.evals.scorers import ScorerContext, build_scorer
 from tracegym.harnesses.base import Harness, Reply, Reset, Step
 from tracegym.harnesses.config import HarnessConfig, HarnessFactory
 from tracegym.harnesses.episode import Episode
-from tracegym.harnesses.policy import HFPolicy, OpenAIPolicy, OpenAIPolicyConfig, PolicyClient
+from tracegym.harnesses.policy import (
+    HFPolicy,
+    OpenAIPolicy,
+    OpenAIPolicyConfig,
+    PolicyClient,
+)
 from tracegym.harnesses.rollouts import read_rollouts, write_rollouts
-from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits, RunOptions, run_episode, run_many
+from tracegym.harnesses.runner import (
+    EpisodeJob,
+    EpisodeLimits,
+    RunOptions,
+    run_episode,
+    run_many,
+)
 from tracegym.models.sampling import SamplingEngine, SamplingParams
 from tracegym.models.scoring import batch_logprobs_of
 from tracegym.models.tiny import tiny_policy
@@ -217,8 +228,8 @@ def test_a_failing_harness_ends_its_episode_and_the_batch_goes_on(tiny, tmp_path
 
 
 def test_a_sandbox_that_cannot_start_is_recorded(tiny, tmp_path):
-    from tracegym.harnesses.sandbox.docker import connect
     from tracegym.errors import SandboxError
+    from tracegym.harnesses.sandbox.docker import connect
 
     try:
         connect().close()
@@ -320,7 +331,8 @@ def test_a_messages_only_client_runs_replay_and_leaves_the_recorded_path(store):
 
 def test_the_stored_row_holds_the_record_as_columns(tiny, store):
     model, tokenizer = tiny
-    options = RunOptions(samples=1, sampling=SamplingParams(top_k=5, max_new_tokens=6), limits=EpisodeLimits(max_turns=1))
+    options = RunOptions(samples=1, sampling=SamplingParams(top_k=5, max_new_tokens=6),
+                         limits=EpisodeLimits(max_turns=1))
     [ep] = run(hf(model, tokenizer), [task("chat")], options)
     write_rollouts(store, [ep], "r")
     row = store.query("SELECT * FROM rollouts")[0]
@@ -328,7 +340,7 @@ def test_the_stored_row_holds_the_record_as_columns(tiny, store):
     masked = [lp for lp, m in zip(row["sampler_logprobs"], row["loss_mask"], strict=True) if not m]
     assert masked and all(math.isnan(lp) for lp in masked)
     assert len(row["support_offsets"]) == 7 and row["support_kind"] == "exact"
-    assert max(b - a for a, b in zip(row["support_offsets"], row["support_offsets"][1:])) <= 5
+    assert max(b - a for a, b in zip(row["support_offsets"], row["support_offsets"][1:], strict=False)) <= 5
     assert (row["stop_reason"], row["n_turns"], row["tokens_out"], row["task_set_id"]) == ("max_new_tokens", 1, 6,
                                                                                            "set")
     assert json.loads(row["turns"])[0]["end"] == len(row["input_ids"])

@@ -16,6 +16,7 @@ Every section is optional; relative paths are resolved from the file's folder.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Literal
 
@@ -24,12 +25,12 @@ from pydantic import BaseModel, ConfigDict
 from tracegym.harnesses.base import Harness
 from tracegym.harnesses.chat_harness import ChatHarness
 from tracegym.harnesses.replay import ReplayConfig, ReplayHarness, load_fallback
+from tracegym.harnesses.sandbox import Workspaces
 from tracegym.harnesses.shell import SandboxProvider, ShellConfig, ShellHarness, workspaces_for
 from tracegym.harnesses.tools_harness import ToolsConfig, ToolsHarness, bind_tools
 from tracegym.tasks.spec import TaskSpec
 
 HarnessName = Literal["chat", "tools", "replay", "shell"]
-HARNESSES: tuple[str, ...] = ("chat", "tools", "replay", "shell")
 
 
 class HarnessConfig(BaseModel):
@@ -64,7 +65,8 @@ class HarnessFactory:
         self._fallback = load_fallback(self.config.replay, self.base_dir)
         self._tools = bind_tools(self.config.tools, self.base_dir) if self.config.tools.functions else []
         self._sandboxes = SandboxProvider(self.config.shell)
-        self._workspaces = None
+        self._workspaces: Workspaces | None = None
+        self._temporary_root = False
 
     def name_for(self, task: TaskSpec) -> str:
         return self.config.harness or task.harness
@@ -79,8 +81,11 @@ class HarnessFactory:
         if name == "tools":
             return ToolsHarness(self.config.tools, self._tools)
         if self._workspaces is None:
-            self._workspaces = workspaces_for(self.config.shell, self.base_dir)
+            self._workspaces, self._temporary_root = workspaces_for(self.config.shell, self.base_dir)
         return ShellHarness(self.config.shell, self._sandboxes, self._workspaces, episode_id, self.base_dir)
 
     def close(self) -> None:
+        """Release the sandbox; remove the run's temporary workspace root unless workspaces are kept."""
         self._sandboxes.close()
+        if self._workspaces is not None and self._temporary_root and not self.config.shell.keep_workspaces:
+            shutil.rmtree(self._workspaces.root, ignore_errors=True)

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tracegym.errors import ConfigError, TracegymError
+from tracegym.errors import ConfigError, ModelError, TracegymError
 from tracegym.evals.scorers.base import Scorer
 from tracegym.harnesses.base import Harness, Reply, Reset, Step
 from tracegym.harnesses.chat import ChatRenderer, TokenConversation
@@ -138,9 +138,17 @@ class _EpisodeRun:
             stop = self._stop_after(step, reply, turn)
             if stop is not None:
                 return stop
-            if self.conv is not None:
-                self.conv.add_environment(step.observations)
+            self._observe(step)
             turn += 1
+
+    def _observe(self, step: Step) -> None:
+        """Append the environment's answer to the token record, as the chat template renders it."""
+        if self.conv is None:
+            return
+        try:
+            self.conv.add_environment(step.observations)
+        except ModelError as e:  # the template cannot append this answer token-exactly: the environment's turn
+            raise _Failed("harness_error", e) from e
 
     def _stop_after(self, step: Step, reply: Reply, turn: int) -> StopReason | None:
         if step.done:

@@ -71,9 +71,12 @@ class SandboxProvider:
                 self._sandbox = None
 
 
-def workspaces_for(config: ShellConfig, base_dir: Path) -> Workspaces:
-    root = Path(config.workspaces) if config.workspaces else Path(tempfile.mkdtemp(prefix="tracegym-ws-"))
-    return Workspaces(root if root.is_absolute() else base_dir / root)
+def workspaces_for(config: ShellConfig, base_dir: Path) -> tuple[Workspaces, bool]:
+    """The run's workspaces, and whether their root is a temporary folder of the run's own."""
+    if config.workspaces is None:
+        return Workspaces(Path(tempfile.mkdtemp(prefix="tracegym-ws-"))), True
+    root = Path(config.workspaces)
+    return Workspaces(root if root.is_absolute() else base_dir / root), False
 
 
 class ShellHarness(Harness):

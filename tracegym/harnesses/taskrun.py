@@ -112,7 +112,8 @@ def select_tasks(task_set: TaskSet, split: SplitChoice = "all", task_ids: Sequen
         tasks = [known[i] for i in task_ids]
     tasks = tasks[:limit] if limit is not None else tasks
     if not tasks:
-        raise NotFoundError(f"Task set {task_set.manifest.name} has no {split} tasks to run. Fix: choose another --split.")
+        raise NotFoundError(f"Task set {task_set.manifest.name} has no {split} tasks to run. "
+                            "Fix: choose another --split.")
     return tasks
 
 

@@ -1,0 +1,99 @@
+"""`tracegym run` end to end on the real τ-bench traces: ingest, mine failures, generate tasks, run through replay.
+
+Every prompt carries τ-bench's airline policy and its 14 tool schemas (~1,700 tokens with the system prompt
+cut to 600 characters), so the real SmolLM2 run is kept to 4 tasks x 2 samples of at most 2 short turns.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from tracegym.harnesses.rollouts import read_rollouts
+from tracegym.models.load import load_model
+from tracegym.models.scoring import completion_logits, token_logprobs
+from tracegym.models.tiny import smollm2_tokenizer, tiny_llama
+from tracegym.store import open_store
+
+EVALS = Path(__file__).resolve().parents[2] / "examples" / "evals.yaml"
+
+
+@pytest.fixture
+def tau_tasks(cli, traces_dir, store_path, tmp_path) -> Path:
+    """The τ-bench runs ingested and mined; a task set from the top-ranked tool-error cluster."""
+    assert cli("ingest", traces_dir / "tau-bench", "--store", store_path).exit_code == 0
+    assert cli("mine", "failures", "--store", store_path, "--json").exit_code == 0
+    with open_store(store_path, read_only=True) as st:
+        cluster = st.scalar("SELECT cluster_id FROM clusters WHERE detector = 'tool_error' ORDER BY rank LIMIT 1")
+    out = tmp_path / "tasks" / "tau-errors"
+    result = cli("tasks", "generate", "--evals", EVALS, "--out", out, "--store", store_path, "--cluster", cluster,
+                 "--context", "last-user", "--system-max-chars", "600", "--json")
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def run_json(cli, *args) -> dict:
+    result = cli("run", *[str(a) for a in args], "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def assert_stored_record(store_path: Path, run_id: str, episodes: int) -> list:
+    with open_store(store_path, read_only=True) as st:
+        stored = read_rollouts(st, run_id=run_id)
+        tasks = {r["task_id"] for r in st.query("SELECT task_id FROM tasks WHERE task_set_id = 'tau-errors'")}
+    assert len(stored) == episodes
+    for episode in stored:
+        assert episode.task_id in tasks and episode.harness == "replay" and episode.harness_error is None
+        assert episode.reward is not None and episode.scorer_error is None  # tau_reward: gold actions + outputs
+        assert episode.tokens is not None and len(episode.turns) >= 1
+        episode.tokens.validate()
+        assert episode.messages[: episode.n_prompt_messages][0]["role"] == "system"
+    return stored
+
+
+def test_run_with_a_model_folder_stores_scored_rollouts(cli, tau_tasks, store_path, tmp_path):
+    tokenizer = smollm2_tokenizer()
+    # SmolLM2's context (8k) rather than tiny_policy's 2k: some τ-bench prompts are longer than 2k tokens.
+    model = tiny_llama(len(tokenizer), seed=1, eos_token_id=tokenizer.eos_token_id, max_positions=8192)
+    folder = tmp_path / "tiny-model"
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    summary = run_json(cli, tau_tasks, "--model", folder, "--limit", 2, "-k", 2, "--max-turns", 2,
+                       "--max-new-tokens", 8, "--top-p", 0.9, "--seed", 3, "--store", store_path)
+    overall = summary["overall"]
+    assert (overall["episodes"], overall["tasks"], overall["scored"], overall["harness_errors"]) == (4, 2, 4, 0)
+    assert overall["replay_episodes"] == 4 and overall["replay_off_path_rate"] is not None
+    assert sum(overall["stop_reasons"].values()) == 4
+    assert [row["samples"] for row in summary["tasks"]] == [2, 2]
+    stored = assert_stored_record(store_path, summary["run_id"], 4)
+    assert {e.model for e in stored} == {str(folder)} and {e.sample_idx for e in stored} == {0, 1}
+
+    missing = cli("run", tmp_path / "nowhere", "--model", folder, "--store", store_path)
+    assert missing.exit_code == 2 and "No task set" in missing.stderr
+    bad_split = cli("run", tau_tasks, "--split", "heldot", "--store", store_path)
+    assert bad_split.exit_code == 2 and "Did you mean 'heldout'" in bad_split.stderr
+
+
+@pytest.mark.slow
+def test_smollm2_runs_tau_tasks_through_replay_with_an_exact_token_record(cli, tau_tasks, store_path):
+    summary = run_json(cli, tau_tasks, "--limit", 4, "-k", 2, "--max-turns", 2, "--max-new-tokens", 24,
+                       "--temperature", 0.8, "--top-p", 0.95, "--store", store_path)
+    overall = summary["overall"]
+    assert (overall["episodes"], overall["tasks"], overall["harness_errors"], overall["scorer_errors"]) == (8, 4, 0, 0)
+    stored = assert_stored_record(store_path, summary["run_id"], 8)
+
+    # The trainer's view: one forward pass over each episode's flat record, log-probs at its trainable tokens.
+    model = load_model("smollm2-135m", "fp32")
+    for episode in stored:
+        record, first, last = episode.tokens, episode.turns[0].start, episode.turns[-1].end
+        assert episode.sampling["temperature"] == 0.8 and record.support.kind == "exact"
+        ids = record.input_ids.tolist()
+        with torch.no_grad():
+            [logits] = completion_logits(model, [ids[:first]], [ids[first:last]])
+        trainable = record.loss_mask[first:last]
+        rescored = token_logprobs(logits[trainable], record.input_ids[first:last][trainable], 0.8, record.support)
+        torch.testing.assert_close(rescored, record.sampler_logprobs[record.loss_mask], atol=1e-4, rtol=0)
