@@ -84,7 +84,8 @@ def run_child(script: str, *args: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--traces", type=int, default=50_000, help="conversations in the generated file")
-    parser.add_argument("--workdir", type=Path, default=None, help="where to write the file and stores (default: a temp dir)")
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="where to write the file and the stores (default: a temp dir)")
     parser.add_argument("--record-path", action="store_true", help="also time the record-by-record path")
     args = parser.parse_args()
 

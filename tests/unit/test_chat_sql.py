@@ -46,7 +46,8 @@ def ask(cid: str, name: str, result: str, args: str = '{"q": 1}') -> list[dict[s
 
 # Tool results that test each clause of looks_like_error, in SQL and in Python alike.
 RESULTS = [
-    "Error: payment declined", "error: lower case", "  \t Error: after spaces", "\u00a0\u3000Error: after Unicode spaces",
+    "Error: payment declined", "error: lower case", "  \t Error: after spaces",
+    "\u00a0\u3000Error: after Unicode spaces",
     "ERROR disk full", "Error", "Errors: plural", "no error here", "",
     "Traceback (most recent call last):\n  File x\nValueError: bad", "ok\nKeyError: 'k'", "ok\n KeyError: indented",
     "ÉchecError: accented name", "résuméException: x", "ok\r\nValueError: after CRLF", "Warning: not an error",
@@ -60,15 +61,18 @@ SQL, RECORDS, BLANK = "sql", "records", "blank"  # which path each edge line sho
 def edge_lines() -> list[tuple[str, str]]:
     """Lines that exercise every reason to leave the SQL path, and tricky ones that stay on it."""
     values = [
-        (SQL, conv("tricky-results", [msg("user", "go"), *[m for i, r in enumerate(RESULTS) for m in ask(f"c{i}", "t", r)]])),
+        (SQL, conv("tricky-results", [msg("user", "go"),
+                                      *[m for i, r in enumerate(RESULTS) for m in ask(f"c{i}", "t", r)]])),
         (SQL, conv("dup-ids", [msg("user", "x"), *ask("same", "a", "first"), *ask("same", "a", "Error: second"),
                                msg("tool", "extra answer", tool_call_id="same")])),
-        (SQL, conv("parallel", [msg("system", "s"), msg("assistant", "both", tool_calls=[call("p1", "a"), call("p2", "b")]),
+        (SQL, conv("parallel", [msg("system", "s"),
+                                msg("assistant", "both", tool_calls=[call("p1", "a"), call("p2", "b")]),
                                 msg("tool", "B", tool_call_id="p2"), msg("tool", "Error: A", tool_call_id="p1")])),
         (SQL, conv("roles", [msg(" Developer ", "d"), msg("HUMAN", "h"), msg("ai", "a", tool_calls=[call("r1", "fn")]),
                              msg("function", "f", tool_call_id="r1")], metadata={"session_id": "s-1", "n": 2},
                    tools=[{"type": "function", "function": {"name": "fn", "parameters": {"b": 1, "a": 2}}}])),
-        (SQL, conv("refusal", [msg("user", "x"), msg("assistant", None, refusal="no"), msg("assistant", refusal="also no")])),
+        (SQL, conv("refusal", [msg("user", "x"), msg("assistant", None, refusal="no"),
+                               msg("assistant", refusal="also no")])),
         (SQL, conv("args", [msg("user", "x"), msg("assistant", None, tool_calls=[
             call("a1", "f", '{"z": 1, "a": [true, null]}'), call("a2", "f", "not json"), call("a3", "f", "  "),
             call("", "f", "{}"), call(None, "f", "{}")])])),
@@ -77,14 +81,16 @@ def edge_lines() -> list[tuple[str, str]]:
         (SQL, conv("float-metadata", [msg("user", "x")], metadata={"score": 0.5, "big": 1e30, "n": -3})),
         (RECORDS, conv("parts", [msg("user", [{"type": "text", "text": "hi"}]), msg("assistant", "yo")])),
         (RECORDS, conv("unknown-role", [msg("wizard", "x")])),
-        (RECORDS, conv("tool-without-id", [msg("assistant", None, tool_calls=[call("n1", "f")]), msg("tool", "r", name="f")])),
+        (RECORDS, conv("tool-without-id", [msg("assistant", None, tool_calls=[call("n1", "f")]),
+                                           msg("tool", "r", name="f")])),
         (RECORDS, conv("answer-before-call", [msg("tool", "early", tool_call_id="b1"),
                                               msg("assistant", None, tool_calls=[call("b1", "f")])])),
         (RECORDS, conv("answer-to-nobody", [msg("assistant", None, tool_calls=[call("k1", "f")]),
                                             msg("tool", "r", tool_call_id="zz", name="f")])),
         (RECORDS, conv("usage", [msg("assistant", "x", usage={"prompt_tokens": 3, "completion_tokens": 1})])),
         (RECORDS, conv("legacy", [msg("assistant", None, function_call={"name": "f", "arguments": "{}"})])),
-        (RECORDS, conv("flat-call", [msg("assistant", None, tool_calls=[{"id": "f1", "name": "f", "arguments": {"a": 1}}])])),
+        (RECORDS, conv("flat-call", [msg("assistant", None,
+                                         tool_calls=[{"id": "f1", "name": "f", "arguments": {"a": 1}}])])),
         (RECORDS, conv("no-args", [msg("assistant", None, tool_calls=[{"id": "g1", "function": {"name": "f"}}])])),
         (RECORDS, conv("empty-name", [msg("assistant", None, tool_calls=[call("e1", "")])])),
         (RECORDS, conv(7, [msg("user", "int id")])),
@@ -96,7 +102,8 @@ def edge_lines() -> list[tuple[str, str]]:
         (RECORDS, conv("content-number", [msg("user", 42)])),
         (RECORDS, conv("huge-exponent", [msg("user", "x")], metadata={"v": 1e300})),
         (RECORDS, {"request": {"model": "gpt-4o", "messages": [msg("user", "q")]},
-                   "response": {"id": "chatcmpl-1", "object": "chat.completion", "created": 1727000000, "model": "gpt-4o",
+                   "response": {"id": "chatcmpl-1", "object": "chat.completion", "created": 1727000000,
+                                "model": "gpt-4o",
                                 "choices": [{"index": 0, "message": msg("assistant", "a"), "finish_reason": "stop"}],
                                 "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}}),
         (RECORDS, [msg("user", "a bare message list"), msg("assistant", "ok")]),
@@ -128,21 +135,25 @@ def tau_lines(traces_dir: Path) -> list[str]:
 
 def dump(store_path: Path) -> dict[str, list[tuple]]:
     with open_store(store_path, read_only=True) as store:
-        return {t: sorted(store.con.execute(f"SELECT {cols} FROM {t}").fetchall(), key=repr) for t, cols in TABLES.items()}
+        return {table: sorted(store.con.execute(f"SELECT {cols} FROM {table}").fetchall(), key=repr)
+                for table, cols in TABLES.items()}
 
 
-def ingest_both(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict, int]:
-    """Ingest `path` through the SQL path (in small chunks) and through the record path; count routed lines."""
+def ingest_both(path: Path | list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict, int]:
+    """Ingest the file(s) through the SQL path (in small chunks) and through the record path; count routed lines."""
+    paths = [str(p) for p in (path if isinstance(path, list) else [path])]
     routed = []
     parse_line = openai_chat_sql.parse_line
     monkeypatch.setattr(openai_chat_sql, "parse_line", lambda n, line: routed.append(n) or parse_line(n, line))
     monkeypatch.setattr(openai_chat_sql, "CHUNK_BYTES", 1 << 18)
     with open_store(tmp_path / "sql.duckdb") as store:
-        ingest_paths(store, [str(path)])
+        for p in paths:
+            ingest_paths(store, [p])
     with monkeypatch.context() as m:
         m.setattr(OpenAIChatAdapter, "bulk_load", lambda self, con, src, sink: False)
         with open_store(tmp_path / "records.duckdb") as store:
-            ingest_paths(store, [str(path)])
+            for p in paths:
+                ingest_paths(store, [p])
     return dump(tmp_path / "sql.duckdb"), dump(tmp_path / "records.duckdb"), len(routed)
 
 
@@ -173,6 +184,22 @@ def test_sql_path_flags_the_same_errors_as_python(tmp_path: Path, monkeypatch: p
     assert sum(looks_like_error(r) for r in RESULTS) >= 10
 
 
+def test_re_sent_traces_are_duplicates_and_edited_ones_conflicts(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = [conv(f"t{i}", [msg("user", f"q{i}"), *ask(f"c{i}", "f", f"r{i}")]) for i in range(5)]
+    first, second = tmp_path / "day1.jsonl", tmp_path / "day2.jsonl"
+    first.write_text("\n".join(json.dumps(r) for r in runs) + "\n")
+    runs[2]["messages"][-1]["content"] = "Error: edited after the fact"
+    second.write_text("\n".join(json.dumps(r) for r in [*runs, conv("t5", [msg("user", "new")])]) + "\n")
+    via_sql, via_records, routed = ingest_both([first, second], tmp_path, monkeypatch)
+    assert via_sql == via_records and routed == 0
+    day2 = [row for row in via_sql["sources"] if row[1] == str(second)][0]
+    assert day2[4:] == (1, 1, 0, 0, 4, 1)  # traces, messages, tool calls, errors, duplicates, conflicts
+    assert [(row[2], row[4]) for row in via_sql["ingest_errors"]] == [("trace t2", "t2")]
+    stored = {row[2]: row[5] for row in via_sql["tool_calls"]}
+    assert stored["c2"] == "r2"  # the stored trace is kept
+
+
 def test_invalid_utf8_lines_are_reported_and_the_rest_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     good = [json.dumps(conv(f"ok-{i}", [msg("user", "x"), msg("assistant", "y")])) for i in range(3)]
     path = tmp_path / "mixed.jsonl"
@@ -198,7 +225,8 @@ def test_python_whitespace_class_is_str_isspace() -> None:
     con = duckdb.connect()
     matched = {
         cp for (cp,) in con.execute(
-            "SELECT cp FROM (SELECT range AS cp FROM range(1, 55296) UNION ALL SELECT range FROM range(57344, 1114112)) "
+            "SELECT cp FROM (SELECT range AS cp FROM range(1, 55296) "
+            "UNION ALL SELECT range FROM range(57344, 1114112)) "
             f"WHERE regexp_full_match(chr(cp::INTEGER), '[{openai_chat_sql._PY_SPACE}]')"
         ).fetchall()
     }

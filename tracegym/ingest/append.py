@@ -1,10 +1,10 @@
-"""Appending staged rows to the store: re-ingest detection and id conflicts.
+"""Appending a batch of normalized rows to the store: re-ingest detection and id conflicts.
 
-Both ingest paths stage a batch as four relations shaped like the store's
+Both ingest paths hand over a batch as Arrow tables shaped like the store's
 `traces`, `messages`, `tool_calls` and `scores`, with trace ids unique within
-the batch. A staged trace whose id is already stored is compared by content
-hash, computed in SQL from the rows themselves on both sides (the staged rows
-and the stored ones), so a trace hashes the same whichever path normalized it.
+the batch. A trace whose id is already stored is compared by content hash,
+computed in SQL from the rows themselves on both sides (the incoming rows and
+the stored ones), so a trace hashes the same whichever path normalized it.
 Only clashing ids are hashed: new traces cost no hashing at all.
 """
 
@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
 
 TRACE_COLUMNS = (
     "trace_id", "source_id", "format", "session_id", "model", "started_at", "ended_at", "outcome", "n_messages",
@@ -25,7 +27,9 @@ TOOL_CALL_COLUMNS = (
     "trace_id", "message_idx", "call_id", "name", "arguments", "result", "result_message_idx", "is_error", "exit_code",
 )
 SCORE_COLUMNS = ("trace_id", "name", "value", "label", "kind", "comment")
-COLUMNS = {"traces": TRACE_COLUMNS, "messages": MESSAGE_COLUMNS, "tool_calls": TOOL_CALL_COLUMNS, "scores": SCORE_COLUMNS}
+COLUMNS = {
+    "traces": TRACE_COLUMNS, "messages": MESSAGE_COLUMNS, "tool_calls": TOOL_CALL_COLUMNS, "scores": SCORE_COLUMNS,
+}
 
 
 @dataclass
@@ -43,7 +47,7 @@ def _field(expr: str) -> str:
 
 
 def _hashes(tables: dict[str, str], ids: str) -> str:
-    """SQL for (trace_id, content_hash) of the traces in relation `ids`, read from `tables`."""
+    """SQL for (trace_id, content_hash) of the traces listed in `ids`, read from `tables`."""
     # Long text (content, arguments) is digested once with sha1; the digests, in order, then go through sha256.
     return f"""
         WITH m AS (
@@ -68,34 +72,50 @@ def _hashes(tables: dict[str, str], ids: str) -> str:
     """
 
 
-STORE = {table: table for table in COLUMNS}
+STORED = {table: table for table in COLUMNS}
+# DuckDB reads a batch's Arrow tables through local variables of these names (replacement scans).
+# Registering them as views instead would keep every batch in memory until the file's transaction commits.
+STAGED = {table: f"staged_{table}" for table in COLUMNS}
 
 
-def append_staged(con: duckdb.DuckDBPyConnection, staged: dict[str, str]) -> Appended:
-    """Store the staged traces that are new; count re-ingests and report id conflicts.
-
-    `staged` maps each store table to the relation holding its incoming rows.
-    """
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _staged_clash AS SELECT trace_id FROM {staged['traces']} "
-                "SEMI JOIN traces USING (trace_id)")
+def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> Appended:
+    """Store the batch's traces that are new; count exact re-ingests and report id conflicts."""
     out = Appended()
-    if con.execute("SELECT count(*) FROM _staged_clash").fetchall()[0][0]:
-        incoming = dict(con.execute(_hashes(staged, "_staged_clash")).fetchall())
-        stored = dict(con.execute(_hashes(STORE, "_staged_clash")).fetchall())
-        for trace_id in sorted(incoming):
-            if incoming[trace_id] == stored.get(trace_id):
-                out.duplicates += 1
-            else:
-                out.conflicts.append(trace_id)
-    for table in COLUMNS:
-        cols = ", ".join(COLUMNS[table])
-        inserted = _inserted(con.execute(
-            f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {staged[table]} ANTI JOIN _staged_clash USING (trace_id)"
-        ))
-        if table != "scores":
-            setattr(out, table, inserted)
-    con.execute("DROP TABLE _staged_clash")
+    clashing = _clashing(con, tables["traces"])
+    if clashing:
+        out.duplicates, out.conflicts = _compare(con, tables, clashing)
+        keep = {t: pc.invert(pc.is_in(rows["trace_id"], pa.array(clashing, pa.string()))) for t, rows in tables.items()}
+        tables = {t: rows.filter(keep[t]) for t, rows in tables.items()}
+    counts = _insert(con, tables)
+    out.traces, out.messages, out.tool_calls = counts["traces"], counts["messages"], counts["tool_calls"]
     return out
+
+
+def _clashing(con: duckdb.DuckDBPyConnection, staged_traces: pa.Table) -> list[str]:
+    """Ids of the batch that the store already holds."""
+    query = "SELECT trace_id FROM staged_traces SEMI JOIN traces USING (trace_id) ORDER BY trace_id"
+    return [tid for (tid,) in con.execute(query).fetchall()]
+
+
+def _compare(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], clashing: list[str]) -> tuple[int, list[str]]:
+    """(re-ingests, conflicts) among the clashing ids, by hashing the incoming and the stored rows alike."""
+    staged_traces, staged_messages = tables["traces"], tables["messages"]  # noqa: F841 - read by name in SQL
+    staged_tool_calls, staged_scores = tables["tool_calls"], tables["scores"]  # noqa: F841
+    staged_clash = pa.table({"trace_id": pa.array(clashing, pa.string())})  # noqa: F841
+    incoming = dict(con.execute(_hashes(STAGED, "staged_clash")).fetchall())
+    stored = dict(con.execute(_hashes(STORED, "staged_clash")).fetchall())
+    conflicts = [tid for tid in clashing if incoming[tid] != stored.get(tid)]
+    return len(clashing) - len(conflicts), conflicts
+
+
+def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> dict[str, int]:
+    staged_traces, staged_messages = tables["traces"], tables["messages"]  # noqa: F841 - read by name in SQL
+    staged_tool_calls, staged_scores = tables["tool_calls"], tables["scores"]  # noqa: F841
+    counts = {}
+    for table, cols in COLUMNS.items():
+        names = ", ".join(cols)
+        counts[table] = _inserted(con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {STAGED[table]}"))
+    return counts
 
 
 def _inserted(cur: duckdb.DuckDBPyConnection) -> int:

@@ -1,11 +1,7 @@
-"""Columnar batches: normalized traces -> Arrow tables -> staged for `append.append_staged`."""
+"""Columnar batches: normalized traces -> Arrow tables for `append.append_tables`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-import duckdb
 import pyarrow as pa
 
 from tracegym.ingest.normalize import to_json
@@ -84,16 +80,3 @@ class TraceBatch:
 def _table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
     columns = list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
     return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, schema, strict=True)], schema=schema)
-
-
-@contextmanager
-def staged(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> Iterator[dict[str, str]]:
-    """Register the batch's Arrow tables with DuckDB; yield the relation name of each."""
-    names = {table: f"_batch_{table}" for table in tables}
-    for table, name in names.items():
-        con.register(name, tables[table])
-    try:
-        yield names
-    finally:
-        for name in names.values():
-            con.unregister(name)

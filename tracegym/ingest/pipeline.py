@@ -7,21 +7,25 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from tracegym.errors import IngestError, TracegymError
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import Adapter, SourceFile
-from tracegym.ingest.append import Appended, append_staged
-from tracegym.ingest.batch import TraceBatch, staged
+from tracegym.ingest.append import Appended, append_tables
+from tracegym.ingest.batch import TraceBatch
 from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
 from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
-from tracegym.ingest.records import BadRecord, RawRecord, Trace
+from tracegym.ingest.records import BadRecord, RawRecord
 from tracegym.store import Store
 
 BATCH_TRACES = 2000
+INGEST_MEMORY_LIMIT = "512MB"
 SKIP_SUFFIXES = {".md", ".txt", ".csv", ".py", ".yaml", ".yml", ".patch", ".diff", ".log", ".html"}
 
 
@@ -123,11 +127,27 @@ def ingest_paths(
     """Ingest every file under `paths`; each file is all-or-nothing in the store."""
     forced = get_adapter(fmt) if fmt else None
     summary = IngestSummary()
-    for path in list(expand_paths(paths)):
-        if on_file:
-            on_file(path)
-        summary.files.append(ingest_file(store, path, forced, options or {}))
+    with _memory_capped(store):
+        for path in list(expand_paths(paths)):
+            if on_file:
+                on_file(path)
+            summary.files.append(ingest_file(store, path, forced, options or {}))
     return summary
+
+
+@contextmanager
+def _memory_capped(store: Store) -> Iterator[None]:
+    """Cap DuckDB's buffer pool while ingesting, then restore the store's own setting.
+
+    Left at its default (most of the machine's RAM), DuckDB keeps every block a
+    long ingest writes cached in memory, so a 1 GB file would cost gigabytes.
+    """
+    before = store.scalar("SELECT current_setting('memory_limit')")
+    store.con.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
+    try:
+        yield
+    finally:
+        store.con.execute(f"SET memory_limit = '{before}'")
 
 
 def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any]) -> FileResult:
@@ -222,9 +242,9 @@ class FileLoad:
         _insert_error(self.con, self.src, item)
         self.result.errors += 1
 
-    def append(self, staged_names: dict[str, str]) -> None:
-        """Append rows the adapter staged itself (see `append.append_staged`)."""
-        record_appended(self.con, self.src, self.result, append_staged(self.con, staged_names))
+    def append(self, tables: dict[str, pa.Table]) -> None:
+        """Append a batch the adapter normalized itself (see `append.append_tables`)."""
+        record_appended(self.con, self.src, self.result, append_tables(self.con, tables))
 
     def flush(self) -> None:
         if len(self.batch):
@@ -263,9 +283,7 @@ def _flush(con: Any, batch: TraceBatch, src: SourceFile, result: FileResult) -> 
     """Append new traces; skip exact re-ingests; report same-id-different-content clashes."""
     if not len(batch):
         return
-    with staged(con, batch.tables()) as names:
-        appended = append_staged(con, names)
-    record_appended(con, src, result, appended)
+    record_appended(con, src, result, append_tables(con, batch.tables()))
 
 
 def record_appended(con: Any, src: SourceFile, result: FileResult, appended: Appended) -> None:

@@ -30,6 +30,7 @@ ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", 
 THINKING = {"thinking", "redacted_thinking"}
 PLACEHOLDER_BLOCKS = {"image", "document"}  # their payload is base64 or a URL: keep a marker, not the bytes
 RESPONSE_KEYS = ("stop_reason", "stop_sequence", "usage")
+PROMPT_USAGE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 class AnthropicAdapter(Adapter):
@@ -152,7 +153,7 @@ def _add_response(builder: _Builder, response: dict[str, Any]) -> None:
     usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
     if msg is not None and usage:
         # Anthropic's input_tokens leave out cached tokens; the prompt is all three together.
-        parts = [opt_int(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+        parts = [opt_int(usage.get(k)) for k in PROMPT_USAGE]
         msg.input_tokens = sum(p for p in parts if p is not None) if parts[0] is not None else None
         msg.output_tokens = opt_int(usage.get("output_tokens"))
     trace.metadata["response_id"] = response.get("id")
@@ -186,6 +187,7 @@ def _is_message_response(value: Any) -> bool:
 def _has_anthropic_blocks(messages: list[Any]) -> bool:
     for msg in messages[:20]:
         content = msg.get("content") if isinstance(msg, dict) else None
-        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in ANTHROPIC_BLOCKS for b in content):
+        blocks = content if isinstance(content, list) else []
+        if any(isinstance(b, dict) and b.get("type") in ANTHROPIC_BLOCKS for b in blocks):
             return True
     return False

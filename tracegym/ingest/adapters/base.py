@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import duckdb
+import pyarrow as pa
 
 from tracegym.ingest.reading import Sample, iter_json_values
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
@@ -32,8 +33,8 @@ class FileSink(Protocol):
     def take(self, item: RawRecord | BadRecord) -> None:
         """Normalize and store one record exactly as the record-by-record path would."""
 
-    def append(self, staged_names: dict[str, str]) -> None:
-        """Append rows staged in DuckDB relations shaped like the store's tables."""
+    def append(self, tables: dict[str, pa.Table]) -> None:
+        """Append a batch of Arrow tables shaped like the store's traces, messages, tool_calls and scores."""
 
 
 class Adapter:

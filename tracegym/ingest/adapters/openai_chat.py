@@ -60,7 +60,7 @@ class OpenAIChatAdapter(Adapter):
             return False
         from tracegym.ingest.adapters.openai_chat_sql import load_chat_jsonl
 
-        load_chat_jsonl(con, src, sink)
+        load_chat_jsonl(src, sink)
         return True
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:

@@ -35,6 +35,8 @@ from tracegym.ingest.normalize import normalize_role, parse_arguments, to_json
 from tracegym.ingest.reading import parse_line
 
 CHUNK_BYTES = 64 << 20
+BATCH_BYTES = 2 << 20  # Arrow batches of about this size let DuckDB spread a chunk over its threads
+EXPORT_ROWS = 8192
 FORMAT = "openai-chat"
 # What str.strip() removes (every c with c.isspace()), as an RE2 class body.
 _PY_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
@@ -56,8 +58,9 @@ _VALUES = orjson.dumps({
 # Keys the record path reads at the top level besides those above: any of them sends the line there.
 _OTHER_SHAPES = ("request", "response", "object", "user")
 _STRING = ("VARCHAR", "NULL")
-_TEMP_TABLES = ("_chat_st", "_chat_msg", "_chat_roles", "_chat_call", "_chat_answer", "_chat_link", "_chat_bad", "_chat_fast")
-_VIEWS = ("_chat_traces", "_chat_messages", "_chat_tool_calls", "_chat_scores")
+_VIEWS = {"traces": "_chat_traces", "messages": "_chat_messages", "tool_calls": "_chat_tool_calls",
+          "scores": "_chat_scores"}
+SCRATCH_MEMORY = "256MB"  # one chunk's working tables fit well within it
 
 
 def plain_shape(structure: Any) -> bool:
@@ -104,12 +107,19 @@ class LineChunk:
         return bytes(self.data[self.starts[i]:self.starts[i + 1]])
 
     def arrow(self) -> pa.Table:
+        """The lines as Arrow strings over the chunk's bytes (no copy), in batches DuckDB scans in parallel."""
         n = len(self.starts) - 1
         offsets = pa.array(self.starts, type=pa.int64())
         lines = pa.LargeStringArray.from_buffers(n, offsets.buffers()[1], pa.py_buffer(self.data))
         lines.validate(full=True)  # raises on invalid UTF-8
-        return pa.table({"lineno": pa.array(range(self.first_lineno, self.first_lineno + n), pa.int64()),
-                         "line": lines})
+        table = pa.table({"lineno": pa.array(range(self.first_lineno, self.first_lineno + n), pa.int64()),
+                          "line": lines})
+        cuts = [0]
+        for i in range(1, n):
+            if self.starts[i] - self.starts[cuts[-1]] >= BATCH_BYTES:
+                cuts.append(i)
+        cuts.append(n)
+        return pa.concat_tables(table.slice(a, b - a) for a, b in zip(cuts, cuts[1:], strict=False))
 
 
 def iter_line_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk]:
@@ -138,9 +148,16 @@ def iter_line_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Lin
             pos, size = pos + cut, chunk_bytes
 
 
-def load_chat_jsonl(con: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink,
-                    chunk_bytes: int | None = None) -> None:
+def load_chat_jsonl(src: SourceFile, sink: FileSink, chunk_bytes: int | None = None) -> None:
+    """Load the file through `sink`, which appends each chunk's rows in the file's transaction.
+
+    The per-chunk work runs on a scratch in-memory database: tables created and
+    replaced inside the store's long transaction would stay in memory until it
+    commits, so memory would grow with the file.
+    """
+    scratch = duckdb.connect(config={"memory_limit": SCRATCH_MEMORY})
     try:
+        scratch.execute("SET enable_progress_bar = false")
         for chunk in iter_line_chunks(src.path, chunk_bytes or CHUNK_BYTES):
             try:
                 table = chunk.arrow()
@@ -149,11 +166,10 @@ def load_chat_jsonl(con: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileS
                     if chunk.line(lineno).strip():
                         sink.take(parse_line(lineno, chunk.line(lineno)))
                 continue
-            with _registered(con, {"_chat_chunk": table}):
-                _load_chunk(con, src, sink, chunk)
+            with _registered(scratch, {"_chat_chunk": table}):
+                _load_chunk(scratch, src, sink, chunk)
     finally:
-        con.execute("".join(f"DROP VIEW IF EXISTS {v}; " for v in _VIEWS)
-                    + "".join(f"DROP TABLE IF EXISTS {t}; " for t in _TEMP_TABLES))
+        scratch.close()
 
 
 @contextmanager
@@ -167,11 +183,12 @@ def _registered(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> 
             con.unregister(name)
 
 
-def _load_chunk(con: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink, chunk: LineChunk) -> None:
-    _classify_and_parse(con)
-    _check_values(con)
-    fast = dict(con.execute("SELECT lineno, trace_id FROM _chat_fast").fetchall())
-    routed = [row[0] for row in con.execute("SELECT lineno FROM _chat_st ANTI JOIN _chat_fast USING (lineno)").fetchall()]
+def _load_chunk(scratch: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink, chunk: LineChunk) -> None:
+    _classify_and_parse(scratch)
+    _check_values(scratch)
+    fast = dict(scratch.execute("SELECT lineno, trace_id FROM _chat_fast").fetchall())
+    routed_sql = "SELECT lineno FROM _chat_st ANTI JOIN _chat_fast USING (lineno)"
+    routed = [r for (r,) in scratch.execute(routed_sql).fetchall()]
     keep = []
     # In file order, so that the first of two lines with one id wins whichever path each takes.
     for lineno in sorted([*fast, *routed]):
@@ -182,11 +199,13 @@ def _load_chunk(con: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink,
             sink.take(parse_line(lineno, chunk.line(lineno)))
     if not keep:
         return
-    with _registered(con, {"_chat_keep": pa.table({"lineno": pa.array(keep, pa.int64())})}):
-        with _registered(con, {"_chat_trace_json": _trace_json(con), "_chat_args": _arguments(con)}):
-            _stage(con, src)
-            sink.append({"traces": "_chat_traces", "messages": "_chat_messages", "tool_calls": "_chat_tool_calls",
-                         "scores": "_chat_scores"})
+    with _registered(scratch, {"_chat_keep": pa.table({"lineno": pa.array(keep, pa.int64())})}):
+        with _registered(scratch, {"_chat_trace_json": _trace_json(scratch), "_chat_args": _arguments(scratch)}):
+            _stage(scratch, src)
+            # Batches of a few thousand rows, so that the store's INSERT spreads over its threads too.
+            staged = {table: scratch.sql(f"SELECT * FROM {view}").to_arrow_table(EXPORT_ROWS)
+                      for table, view in _VIEWS.items()}
+    sink.append(staged)
 
 
 def _classify_and_parse(con: duckdb.DuckDBPyConnection) -> None:
@@ -227,7 +246,8 @@ def _check_values(con: duckdb.DuckDBPyConnection) -> None:
     first; extra answers answer nothing. A line where a tool message has no id,
     names an id no call has, or precedes its call goes to the record path.
     """
-    raw_roles = [r for (r,) in con.execute("SELECT DISTINCT raw_role FROM _chat_msg WHERE raw_role IS NOT NULL").fetchall()]
+    roles_sql = "SELECT DISTINCT raw_role FROM _chat_msg WHERE raw_role IS NOT NULL"
+    raw_roles = [r for (r,) in con.execute(roles_sql).fetchall()]
     con.execute("CREATE OR REPLACE TEMP TABLE _chat_roles (raw_role VARCHAR, role VARCHAR)")
     if raw_roles:  # executemany rejects an empty list (a chunk with no role to map)
         con.executemany("INSERT INTO _chat_roles VALUES (?, ?)", [(r, _role_or_none(r)) for r in raw_roles])
@@ -238,7 +258,8 @@ def _check_values(con: duckdb.DuckDBPyConnection) -> None:
         FROM (SELECT lineno, trace_id, idx, unnest(tool_calls) AS c, generate_subscripts(tool_calls, 1) AS j
               FROM _chat_msg WHERE tool_calls IS NOT NULL);
         CREATE OR REPLACE TEMP TABLE _chat_answer AS
-        SELECT lineno, tool_call_id AS call_id, idx, row_number() OVER (PARTITION BY lineno, tool_call_id ORDER BY idx) AS k
+        SELECT lineno, tool_call_id AS call_id, idx,
+               row_number() OVER (PARTITION BY lineno, tool_call_id ORDER BY idx) AS k
         FROM _chat_msg JOIN _chat_roles USING (raw_role) WHERE role = 'tool';
         CREATE OR REPLACE TEMP TABLE _chat_link AS
         SELECT c.lineno, c.message_idx, c.pos, a.idx AS result_message_idx

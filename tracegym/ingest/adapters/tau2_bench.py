@@ -44,7 +44,8 @@ class Tau2BenchAdapter(Adapter):
                 continue
             results = doc.value
             if not isinstance(results, dict) or not isinstance(results.get("simulations"), list):
-                yield BadRecord(doc.locator, "not a τ²-bench results object: no simulations list", clip_raw(doc.raw or to_json(doc.value)))
+                raw = clip_raw(doc.raw or to_json(doc.value))
+                yield BadRecord(doc.locator, "not a τ²-bench results object: no simulations list", raw)
                 continue
             yield from _simulations(results)
 
@@ -99,13 +100,14 @@ def _add_message(trace: Trace, raw: dict[str, Any], where: str, calls_by_id: dic
     role = normalize_role(raw.get("role"))
     usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else {}
     seconds = raw.get("generation_time_seconds")
+    timed = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
     msg = Message(
         role=role,
         content=content_text(raw.get("content")),
         tool_call_id=_opt_id(raw.get("id"), where) if role == "tool" else None,
         input_tokens=opt_int(usage.get("prompt_tokens")),
         output_tokens=opt_int(usage.get("completion_tokens")),
-        latency_ms=float(seconds) * 1000 if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else None,
+        latency_ms=float(seconds) * 1000 if timed else None,
         ts=parse_ts(raw.get("timestamp")),
     )
     idx = len(trace.messages)
