@@ -4,17 +4,59 @@ A rollout source hands the trainer batches of scored groups and takes the traine
 every optimizer step. `SyncRollouts` (`tracegym.training.sync_rollouts`) samples in-process with the
 current weights (`async.max_staleness: 0`); `AsyncRollouts` runs sampler processes that produce groups
 continuously while the trainer trains.
+
+AsyncRollouts, in the trainer process:
+
+- Pools of sampler processes (`PoolConfig`: engine, precision, processes, threads each), started with
+  'spawn'; sampler ids are `pool/index`. Each runs `tracegym.training.sampler_worker.main`.
+- One monitor thread owns every pipe. It hands out tasks in the run's seeded task order (group index i
+  always asks for the same task), reads finished groups into the buffer, reads heartbeats, and watches
+  for deaths: a process that exits, or whose heartbeats stop for `heartbeat_timeout_s` (it is killed),
+  is reported on stderr and in `stats()`, its groups in flight go back to the front of the queue, and a
+  replacement starts. A slot whose processes fail `max_failures` times in a row without producing a
+  group is given up; when every slot is given up, `next_batch` raises with the last error.
+- The buffer is bounded by credits: a task is handed out only while the groups handed out and not yet
+  consumed number fewer than `buffer_groups`, so samplers wait instead of running ahead.
+- `next_batch` takes buffered groups lowest index first and drops (and counts) those sampled by weights
+  more than `max_staleness` versions behind the trainer. `publish` writes the weights through a
+  `FilesystemBroadcast` that every sampler polls.
+
+The data position (`RolloutBatch.consumed`) counts groups taken or dropped; groups in flight when a run
+is killed are sampled again after a resume, so a resumed asynchronous run repeats the task order up to
+the reordering the buffer allows, not bit for bit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+import multiprocessing
+import pickle
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tracegym.errors import ConfigError, ModelError
+from tracegym.models.load import Precision
+from tracegym.training.weights import TOKENIZER_DIR
 
 if TYPE_CHECKING:
-    from torch import Tensor
+    from multiprocessing.process import BaseProcess
 
-    from tracegym.training.rollouts import RolloutBatch
+    from torch import Tensor
+    from transformers import PreTrainedTokenizerBase
+
+    from tracegym.tasks.spec import TaskSpec
+    from tracegym.tasks.taskset import TaskSet
+    from tracegym.training.config import TrainConfig
+    from tracegym.training.rollouts import RolloutBatch, RolloutGroup
+    from tracegym.training.sampler_worker import SamplerSpec
 
 
 class RolloutSource(Protocol):
@@ -35,3 +77,435 @@ class RolloutSource(Protocol):
 
     def close(self) -> None:
         """Stop sampling and release every process, thread and file handle."""
+
+
+class PoolConfig(BaseModel):
+    """A pool of identical sampler processes."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    name: str | None = None
+    """The pool's name in sampler ids (`name/index`); the precision by default."""
+    engine: Literal["hf"] = "hf"
+    """The sampling engine: the built-in PyTorch sampler (vLLM is not installed here)."""
+    precision: Precision = "fp32"
+    """The samplers' weight precision; the broadcast writes weights in it."""
+    processes: int = Field(1, ge=1)
+    """Sampler processes in the pool."""
+    threads: int = Field(1, ge=1)
+    """torch threads per process."""
+    device: str = "cpu"
+    """torch device of the pool's samplers."""
+
+    @property
+    def label(self) -> str:
+        return self.name or self.precision
+
+
+@dataclass
+class _Process:
+    """One running sampler process and what the trainer knows about it."""
+
+    process: BaseProcess
+    conn: Connection
+    started: float
+    last_beat: float
+    ready: bool = False
+    in_flight: dict[int, TaskSpec] = field(default_factory=dict)
+    counters: dict[str, float] = field(default_factory=dict)
+    produced: int = 0
+    error: str | None = None
+
+
+@dataclass
+class _Slot:
+    """A sampler id across restarts."""
+
+    spec: SamplerSpec
+    current: _Process | None = None
+    deaths: int = 0
+    restarts: int = 0
+    failures_in_a_row: int = 0
+    given_up: bool = False
+    past: Counter[str] = field(default_factory=Counter)
+    """Counters of its earlier, dead processes."""
+
+
+class AsyncRollouts:
+    """Sampler processes producing groups into a bounded buffer; see the module doc."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        tasks: Sequence[TaskSpec],
+        *,
+        task_set: TaskSet,
+        tokenizer: PreTrainedTokenizerBase,
+        eos_token_ids: Sequence[int],
+        state_dict: Mapping[str, Tensor],
+        policy_version: int,
+        start_index: int = 0,
+        base_dir: Path | None = None,
+        pools: Sequence[PoolConfig] | None = None,
+        weights_dir: Path | None = None,
+        buffer_groups: int | None = None,
+        heartbeat_timeout_s: float = 120.0,
+        startup_timeout_s: float = 600.0,
+        max_failures: int = 3,
+    ) -> None:
+        from tracegym.training.rollouts import TaskOrder
+
+        self.config = config
+        self.task_set = task_set
+        self.order = TaskOrder(list(tasks), config.seed)
+        self.max_staleness = config.async_.max_staleness
+        self.pools = list(pools) if pools else [PoolConfig(precision=config.sampler.precision,
+                                                            processes=config.sampler.n_samplers)]
+        self.weights_dir = weights_dir or config.run_dir / "weights"
+        self.capacity = buffer_groups or config.grpo.batch_groups * (self.max_staleness + 1)
+        self.heartbeat_timeout_s, self.startup_timeout_s = heartbeat_timeout_s, startup_timeout_s
+        self.max_failures = max_failures
+        self._initial = (state_dict, policy_version)
+        self._tokenizer = tokenizer
+        self._slots = self._make_slots(eos_token_ids, base_dir or Path.cwd())
+        self._ctx = multiprocessing.get_context("spawn")
+        self._broadcast: Any = None
+        self._next_index = start_index
+        self._retry: list[tuple[int, TaskSpec]] = []
+        self._buffer: list[RolloutGroup] = []
+        self._cond = threading.Condition()
+        self._wake_r, self._wake_w = multiprocessing.Pipe(duplex=False)
+        self._closing = False
+        self._monitor: threading.Thread | None = None
+        self._failure: BaseException | None = None
+        self._totals: Counter[str] = Counter()
+        self._staleness: Counter[int] = Counter()
+        self._version = policy_version
+        self._started_at = 0.0
+
+    def _make_slots(self, eos: Sequence[int], base_dir: Path) -> list[_Slot]:
+        from tracegym.models.load import resolve_model_ref
+        from tracegym.training.sampler_worker import SamplerSpec
+        from tracegym.training.sync_rollouts import sampling_params
+
+        config = self.config
+        groups_in_flight = max(1, config.sampler.concurrency // config.grpo.group_size)
+        model_ref = str(resolve_model_ref(config.model.ref))
+        slots = []
+        for pool in self.pools:
+            for index in range(pool.processes):
+                spec = SamplerSpec(
+                    sampler_id=f"{pool.label}/{index}", model_ref=model_ref,
+                    tokenizer_dir=self.weights_dir / TOKENIZER_DIR,
+                    eos_token_ids=tuple(int(i) for i in eos), precision=pool.precision, device=pool.device,
+                    threads=pool.threads, weights_dir=self.weights_dir, task_set=self.task_set.path,
+                    harness=config.harness.harness_config(), base_dir=base_dir, params=sampling_params(config),
+                    limits=config.harness.limits, group_size=config.grpo.group_size,
+                    groups_in_flight=groups_in_flight, seed=config.seed, model_name=config.model.ref,
+                )
+                slots.append(_Slot(spec))
+        if len({s.spec.sampler_id for s in slots}) != len(slots):
+            raise ConfigError("two sampler pools share a name. Fix: give each pool its own `name`.")
+        return slots
+
+    # -- the trainer's side -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Check every task's scorer, publish the starting weights, start the samplers and the monitor."""
+        from tracegym.harnesses.taskrun import TaskScorers
+        from tracegym.training.weights import FilesystemBroadcast
+
+        TaskScorers(self.task_set).prepare(self.order.tasks)  # a broken evals file stops the run here
+        self._broadcast = FilesystemBroadcast(self.weights_dir, [p.precision for p in self.pools])
+        # Samplers load the trainer's own tokenizer from here; pickled into the spawn arguments it would
+        # block this thread until each child had imported transformers to read them.
+        self._tokenizer.save_pretrained(self.weights_dir / TOKENIZER_DIR)
+        self.publish(*self._initial)
+        self._started_at = time.perf_counter()
+        for slot in self._slots:
+            self._spawn(slot)
+        self._monitor = threading.Thread(target=self._watch, name="tracegym-orchestrator", daemon=True)
+        self._monitor.start()
+
+    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> None:
+        started = time.perf_counter()
+        self._broadcast.publish(state_dict, version)
+        self._version = version
+        self._totals["publish_s"] += time.perf_counter() - started
+        self._totals["publishes"] += 1
+
+    def next_batch(self, n_groups: int, trainer_version: int) -> RolloutBatch:
+        """The next `n_groups` fresh-enough groups, waiting for the samplers as long as needed."""
+        from tracegym.training.rollouts import RolloutBatch
+
+        started = time.perf_counter()
+        kept: list[RolloutGroup] = []
+        lags: list[int] = []
+        dropped = 0
+        with self._cond:
+            while len(kept) < n_groups:
+                if self._failure is not None:
+                    raise self._failure
+                if not self._buffer:
+                    self._cond.wait(timeout=0.5)
+                    continue
+                group = min(self._buffer, key=lambda g: g.group_index)
+                self._buffer.remove(group)
+                lag = max(0, trainer_version - group.policy_version)
+                self._staleness[lag] += 1
+                if lag > self.max_staleness:
+                    dropped += 1
+                else:
+                    kept.append(group)
+                    lags.append(lag)
+        self._wake()  # credits freed: the monitor hands out more tasks
+        waited = time.perf_counter() - started
+        self._totals.update({"dropped_stale": dropped, "groups_consumed": len(kept) + dropped,
+                             "trainer_wait_s": waited})
+        tokens = float(sum(e.tokens_out or 0 for g in kept for e in g.episodes))
+        stats = {"dropped_stale": float(dropped), "async/wait_s": waited, "sampler/tokens": tokens,
+                 "async/buffered_groups": float(len(self._buffer))}
+        if lags:
+            stats.update({"async/staleness_mean": sum(lags) / len(lags), "async/staleness_max": float(max(lags))})
+        return RolloutBatch(kept, consumed=len(kept) + dropped, stats=stats)
+
+    def stats(self) -> dict[str, Any]:
+        """Flat running totals (numbers), plus `staleness` {lag: groups} and per-sampler `samplers` details."""
+        with self._cond:
+            samplers = {s.spec.sampler_id: self._sampler_stats(s) for s in self._slots}
+            staleness = dict(sorted(self._staleness.items()))
+            buffered = len(self._buffer)
+        working = sum(s["working_s"] for s in samplers.values())
+        tokens = sum(s["tokens"] for s in samplers.values())
+        return {
+            "groups_consumed": float(self._totals["groups_consumed"]),
+            "dropped_stale": float(self._totals["dropped_stale"]),
+            "groups_received": float(self._totals["groups_received"]),
+            "buffered_groups": float(buffered),
+            "next_group_index": float(self._next_index),
+            "sampler_deaths": float(sum(s.deaths for s in self._slots)),
+            "sampler_restarts": float(sum(s.restarts for s in self._slots)),
+            "samplers_alive": float(sum(1 for s in self._slots if s.current is not None)),
+            "sampler_tokens_per_s": tokens / working if working > 0 else 0.0,
+            "sampler_working_s": working,
+            "sampler_waiting_s": sum(s["waiting_s"] for s in samplers.values()),
+            "trainer_wait_s": float(self._totals["trainer_wait_s"]),
+            "publish_s": float(self._totals["publish_s"]),
+            "staleness": staleness,
+            "samplers": samplers,
+        }
+
+    def _sampler_stats(self, slot: _Slot) -> dict[str, Any]:
+        live = slot.current.counters if slot.current is not None else {}
+        merged = Counter(slot.past)
+        merged.update({k: v for k, v in live.items() if k != "version"})
+        working = float(merged["working_s"])
+        return {
+            "pid": slot.current.process.pid if slot.current is not None else None,
+            "version": live.get("version"),
+            "ready": bool(slot.current is not None and slot.current.ready),
+            "in_flight": len(slot.current.in_flight) if slot.current is not None else 0,
+            "process_groups": slot.current.produced if slot.current is not None else 0,
+            "deaths": slot.deaths, "restarts": slot.restarts, "given_up": slot.given_up,
+            "working_s": working, "waiting_s": float(merged["waiting_s"]), "tokens": float(merged["tokens"]),
+            "groups": float(merged["groups"]), "tokens_per_s": merged["tokens"] / working if working > 0 else 0.0,
+            "weight_loads": float(merged["weight_loads"]),
+        }
+
+    def close(self) -> None:
+        """Stop every sampler (asking first, then SIGTERM, then SIGKILL) and the monitor thread."""
+        self._closing = True
+        self._wake()
+        if self._monitor is not None:
+            self._monitor.join(timeout=30)
+        processes = [s.current for s in self._slots if s.current is not None]
+        for p in processes:
+            try:
+                p.conn.send(("stop",))
+            except (OSError, ValueError):
+                pass  # already gone
+        _drain_until_exit(processes, deadline=time.monotonic() + 15)
+        for p in processes:
+            _terminate(p.process)
+            p.conn.close()
+        for slot in self._slots:
+            slot.current = None
+        self._wake_r.close()
+        self._wake_w.close()
+
+    def _wake(self) -> None:
+        try:
+            self._wake_w.send_bytes(b"")
+        except (OSError, ValueError):
+            pass  # closed: nothing left to wake
+
+    # -- the monitor thread -------------------------------------------------------------------------------
+
+    def _spawn(self, slot: _Slot) -> None:
+        from tracegym.training.sampler_worker import main
+
+        parent, child = self._ctx.Pipe(duplex=True)
+        name = f"tracegym-sampler-{slot.spec.sampler_id.replace('/', '-')}"
+        process = self._ctx.Process(target=main, args=(slot.spec, child), name=name, daemon=True)
+        process.start()
+        child.close()
+        now = time.monotonic()
+        slot.current = _Process(process, parent, now, now)
+
+    def _watch(self) -> None:
+        try:
+            while not self._closing:
+                self._step()
+        except BaseException as e:  # noqa: BLE001 - handed to the trainer, whose next_batch raises it
+            with self._cond:
+                self._failure = e
+                self._cond.notify_all()
+
+    def _step(self) -> None:
+        live = [s.current for s in self._slots if s.current is not None]
+        waitables: list[Any] = [self._wake_r]
+        for p in live:
+            waitables += [p.conn, p.process.sentinel]
+        for ready in wait(waitables, timeout=0.2):
+            if ready is self._wake_r:
+                while self._wake_r.poll():
+                    self._wake_r.recv_bytes()
+        for slot in self._slots:
+            if slot.current is not None:
+                self._read(slot, slot.current)
+        self._check_health()
+        self._dispatch()
+
+    def _read(self, slot: _Slot, p: _Process) -> None:
+        """Every message waiting on the process's pipe; EOF leaves its death to `_check_health`."""
+        try:
+            while p.conn.poll():
+                self._handle(slot, p, p.conn.recv())
+        except (EOFError, OSError):
+            return
+
+    def _handle(self, slot: _Slot, p: _Process, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        p.last_beat = time.monotonic()
+        if kind == "group":
+            group = pickle.loads(message[1])
+            p.in_flight.pop(group.group_index, None)
+            p.produced += 1
+            slot.failures_in_a_row = 0
+            with self._cond:
+                self._buffer.append(group)
+                self._totals["groups_received"] += 1
+                self._cond.notify_all()
+        elif kind == "beat":
+            p.counters = dict(message[1])
+        elif kind == "ready":
+            p.ready = True
+        elif kind == "error":
+            p.error = str(message[1])
+
+    def _check_health(self) -> None:
+        now = time.monotonic()
+        for slot in self._slots:
+            p = slot.current
+            if p is None:
+                continue
+            if p.process.exitcode is not None:
+                self._read(slot, p)  # its last words (an error, a finished group) come first
+                self._bury(slot, f"exited with code {p.process.exitcode}")
+                continue
+            limit = self.heartbeat_timeout_s if p.ready else self.startup_timeout_s
+            if now - p.last_beat > limit:
+                _terminate(p.process)
+                self._bury(slot, f"sent no heartbeat for {now - p.last_beat:.0f} s (killed)")
+
+    def _bury(self, slot: _Slot, how: str) -> None:
+        """Report a dead process, requeue its groups in flight, and start a replacement unless it keeps failing."""
+        p = slot.current
+        assert p is not None
+        slot.current = None
+        slot.deaths += 1
+        slot.past.update({k: v for k, v in p.counters.items() if k != "version"})
+        self._retry.extend(p.in_flight.items())
+        self._retry.sort(key=lambda item: item[0])
+        p.conn.close()
+        slot.failures_in_a_row = 0 if p.produced else slot.failures_in_a_row + 1
+        detail = f": {p.error.strip().splitlines()[0]}" if p.error else ""
+        if slot.failures_in_a_row >= self.max_failures:
+            slot.given_up = True
+            _warn(f"sampler {slot.spec.sampler_id} {how}{detail}; it failed {slot.failures_in_a_row} times in a "
+                  "row without producing a group, so it is not restarted")
+            self._give_up_if_none_left(p.error or how)
+            return
+        _warn(f"sampler {slot.spec.sampler_id} {how}{detail}; {len(p.in_flight)} group(s) it was sampling go to "
+              "the others; starting a replacement")
+        self._spawn(slot)
+        slot.restarts += 1
+
+    def _give_up_if_none_left(self, last_error: str) -> None:
+        if any(not s.given_up for s in self._slots):
+            return
+        with self._cond:
+            self._failure = ModelError(
+                "Every sampler process failed repeatedly without producing a group. The last error:\n"
+                f"{last_error.strip()}\nFix: the error above, or set async.max_staleness: 0 to sample in-process."
+            )
+            self._cond.notify_all()
+
+    def _dispatch(self) -> None:
+        """Hand out tasks while credits last, each to the live sampler with the fewest groups in flight."""
+        while True:
+            live = [(s, s.current) for s in self._slots if s.current is not None]
+            with self._cond:
+                outstanding = len(self._buffer) + sum(len(p.in_flight) for _, p in live)
+            free = [(s, p) for s, p in live if len(p.in_flight) < s.spec.groups_in_flight]
+            if outstanding >= self.capacity or not free:
+                return
+            _, target = min(free, key=lambda sp: (not sp[1].ready, len(sp[1].in_flight)))
+            index, task = self._next_task()
+            try:
+                target.conn.send(("task", index, task))
+            except (OSError, ValueError):
+                self._retry.append((index, task))  # the process is dying; `_check_health` will see it
+                self._retry.sort(key=lambda item: item[0])
+                return
+            target.in_flight[index] = task
+
+    def _next_task(self) -> tuple[int, TaskSpec]:
+        if self._retry:
+            return self._retry.pop(0)
+        index = self._next_index
+        self._next_index += 1
+        return index, self.order.task_at(index)
+
+
+def _warn(text: str) -> None:
+    from tracegym.output import err
+
+    err.print(f"[yellow]warning:[/yellow] {text}", highlight=False, markup=True)
+    sys.stderr.flush()
+
+
+def _drain_until_exit(processes: Sequence[_Process], deadline: float) -> None:
+    """Read (and discard) what stopping samplers still send, so none blocks on a full pipe, until all exit."""
+    while time.monotonic() < deadline:
+        alive = [p for p in processes if p.process.exitcode is None]
+        if not alive:
+            return
+        waitables: list[Any] = [p.process.sentinel for p in alive] + [p.conn for p in alive if not p.conn.closed]
+        for ready in wait(waitables, timeout=0.2):
+            if isinstance(ready, Connection):
+                try:
+                    while ready.poll():
+                        ready.recv_bytes()
+                except (EOFError, OSError):
+                    ready.close()
+
+
+def _terminate(process: BaseProcess) -> None:
+    """SIGTERM, then SIGKILL if it is still there after 5 s; always joined, so no zombie is left."""
+    if process.exitcode is None:
+        process.terminate()
+        process.join(timeout=5)
+    if process.exitcode is None:
+        process.kill()
+    process.join()

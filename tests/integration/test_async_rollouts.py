@@ -1,0 +1,220 @@
+"""AsyncRollouts with real sampler processes over a tiny random Llama: versions, staleness, publish, deaths.
+
+The task set is a handful of chat tasks scored by a regex (the reply starts with a capital letter), so
+the tiny model earns a reward by chance. Two pools (fp32 and bf16, one process each) share one source
+across the steps of the first test, since starting a process (torch, transformers, the model) takes
+seconds.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import multiprocessing
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from tracegym.models.load import stop_token_ids
+from tracegym.models.scoring import batch_logprobs_of
+from tracegym.models.tiny import tiny_policy
+from tracegym.tasks.spec import TaskSpec, dump_spec
+from tracegym.tasks.taskset import Manifest, TaskEntry, load_task_set
+from tracegym.training.config import TrainConfig
+from tracegym.training.orchestrator import AsyncRollouts, PoolConfig
+from tracegym.training.rollouts import RolloutBatch
+
+EVALS = """\
+version: 1
+evals:
+  - name: starts_upper
+    kind: match
+    mode: regex
+    expected: "^[A-Z]"
+    case_sensitive: true
+"""
+TEMPERATURE = 1.0
+
+
+def _task(i: int) -> TaskSpec:
+    return TaskSpec.model_validate({
+        "task_id": f"t-{i}", "split": "train", "harness": "chat",
+        "prompt": {"system": "Answer briefly.", "messages": [{"role": "user", "content": f"Name a city, {i}."}]},
+        "scorer": {"evals": [{"name": "starts_upper"}]},
+        "provenance": {"trace_id": f"tr-{i}", "format": "synthetic", "source_task": f"s-{i}", "cut_message_idx": 1},
+    })
+
+
+def write_task_set(folder: Path, tasks: list[TaskSpec]) -> Path:
+    (folder / "tasks").mkdir(parents=True)
+    (folder / "evals.yaml").write_text(EVALS)
+    for t in tasks:
+        (folder / "tasks" / f"{t.task_id}.yaml").write_text(dump_spec(t))
+    manifest = Manifest(
+        name="async-test", seed=0, evals_sha256=hashlib.sha256(EVALS.encode()).hexdigest(), options={},
+        counts={"tasks": len(tasks)}, clusters=[],
+        tasks=[TaskEntry(task_id=t.task_id, file=f"tasks/{t.task_id}.yaml", split="train", harness="chat",
+                         trace_id=t.provenance.trace_id) for t in tasks],
+    )
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest.model_dump(mode="json"), sort_keys=False))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("async")
+    model, tokenizer = tiny_policy(seed=0)
+    model.save_pretrained(root / "tiny")
+    tokenizer.save_pretrained(root / "tiny")
+    task_set = load_task_set(write_task_set(root / "tasks", [_task(i) for i in range(6)]))
+    return root, model, tokenizer, task_set
+
+
+def _source(workspace, run_dir: Path, max_staleness: int, pools: list[PoolConfig], state_dict=None,
+            batch_groups: int = 2) -> AsyncRollouts:
+    root, model, tokenizer, task_set = workspace
+    config = TrainConfig.model_validate({
+        "run_dir": str(run_dir), "seed": 3, "model": {"ref": str(root / "tiny")},
+        "tasks": {"task_set": str(task_set.path)},
+        "harness": {"kind": "chat", "limits": {"max_turns": 1}},
+        "sampler": {"temperature": TEMPERATURE, "top_p": 0.9, "max_new_tokens": 6, "concurrency": 2},
+        "grpo": {"group_size": 2, "batch_groups": batch_groups},
+        "async": {"max_staleness": max_staleness},
+    })
+    return AsyncRollouts(config, task_set.tasks, task_set=task_set, tokenizer=tokenizer,
+                         eos_token_ids=stop_token_ids(model, tokenizer),
+                         state_dict=state_dict if state_dict is not None else model.state_dict(), policy_version=0,
+                         base_dir=root, pools=pools, heartbeat_timeout_s=60)
+
+
+def _until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.05)
+
+
+def _perturbed(model) -> dict[str, torch.Tensor]:
+    """The weights moved by a little noise (tied weights stay tied)."""
+    moved = copy.deepcopy(model)
+    gen = torch.Generator().manual_seed(11)
+    with torch.no_grad():
+        for p in moved.parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=gen))
+    return moved.state_dict()
+
+
+def _rescored(model, episode) -> torch.Tensor:
+    inputs = episode.tokens.turn_inputs(episode.turns)
+    with torch.no_grad():
+        out = batch_logprobs_of(model, [p for p, _, _ in inputs], [c for _, c, _ in inputs], TEMPERATURE,
+                                [s for _, _, s in inputs])
+    return torch.cat(out)
+
+
+def _sampled_with(model, state_dict, episode) -> bool:
+    model.load_state_dict(state_dict)
+    record = episode.tokens
+    return torch.allclose(_rescored(model, episode), record.sampler_logprobs[record.loss_mask], atol=2e-4, rtol=0)
+
+
+def _check_batch(batch: RolloutBatch, n: int, trainer_version: int, max_staleness: int) -> None:
+    assert len(batch.groups) == n and batch.consumed == n + batch.stats["dropped_stale"]
+    for group in batch.groups:
+        assert len(group.episodes) == 2 and trainer_version - group.policy_version <= max_staleness
+        for e in group.episodes:
+            e.tokens.validate()
+            assert e.harness_error is None and e.reward in (0.0, 1.0) and e.sampler_id in ("fp32/0", "bf16/0")
+
+
+@pytest.mark.slow
+def test_samplers_produce_versioned_groups_follow_publishes_and_survive_a_kill(workspace, tmp_path, capfd) -> None:
+    _, model, _, _ = workspace
+    scorer_model = tiny_policy(seed=0)[0]
+    source = _source(workspace, tmp_path / "run", 1, [PoolConfig(precision="fp32"), PoolConfig(precision="bf16")])
+    seen: list[int] = []
+    pids: list[int] = []
+    try:
+        source.start()
+        first = source.next_batch(2, trainer_version=0)
+        _check_batch(first, 2, 0, 1)
+        assert all(g.policy_version == 0 for g in first.groups)
+        seen += [g.group_index for g in first.groups]
+        pids += [s["pid"] for s in source.stats()["samplers"].values()]
+
+        # Publish: the samplers load the new version, and what they sample afterwards comes from it.
+        new = _perturbed(model)
+        source.publish(new, 1)
+        _until(lambda: all(s["version"] == 1 for s in source.stats()["samplers"].values()), "samplers load v1")
+        fresh = []
+        while len(fresh) < 2:
+            batch = source.next_batch(2, trainer_version=1)
+            _check_batch(batch, 2, 1, 1)
+            seen += [g.group_index for g in batch.groups]
+            fresh += [e for g in batch.groups if g.policy_version == 1 for e in g.episodes if e.sampler_id == "fp32/0"]
+        assert all(_sampled_with(scorer_model, new, e) for e in fresh)
+        assert not any(_sampled_with(scorer_model, model.state_dict(), e) for e in fresh)
+
+        # Staleness: a full buffer of groups from versions <= 1 is dropped (and counted) at trainer version 3.
+        _until(lambda: source.stats()["buffered_groups"] >= source.capacity, "the buffer fills")
+        dropped_before = source.stats()["dropped_stale"]
+        source.publish(new, 2)
+        source.publish(new, 3)
+        late = source.next_batch(2, trainer_version=3)
+        _check_batch(late, 2, 3, 1)
+        seen += [g.group_index for g in late.groups]
+        assert late.stats["dropped_stale"] >= source.capacity
+        stats = source.stats()
+        assert stats["dropped_stale"] - dropped_before == late.stats["dropped_stale"]
+        assert sum(v for lag, v in stats["staleness"].items() if lag >= 2) >= source.capacity
+
+        # A sampler killed with SIGKILL is reported and replaced; the run goes on and the replacement samples.
+        victim = stats["samplers"]["fp32/0"]["pid"]
+        os.kill(victim, signal.SIGKILL)
+        _until(lambda: source.stats()["sampler_restarts"] == 1, "the dead sampler is replaced")
+        _until(lambda: source.stats()["samplers"]["fp32/0"]["process_groups"] >= 1, "the replacement produces",
+               timeout=90)
+        after = source.next_batch(2, trainer_version=3)
+        _check_batch(after, 2, 3, 1)
+        seen += [g.group_index for g in after.groups]
+        stats = source.stats()
+        assert stats["sampler_deaths"] == 1 and stats["samplers"]["fp32/0"]["deaths"] == 1
+        assert stats["samplers"]["fp32/0"]["pid"] != victim and stats["samplers_alive"] == 2
+        assert "sampler fp32/0 exited with code -9" in capfd.readouterr().err
+        pids += [s["pid"] for s in stats["samplers"].values()]
+        assert len(seen) == len(set(seen))  # no group handed out twice, the requeued ones included
+    finally:
+        source.close()
+    _assert_gone(pids)
+
+
+def _assert_gone(pids: list[int]) -> None:
+    assert not [p for p in multiprocessing.active_children() if p.pid in pids]
+    assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()], "a sampler process outlived close()"
+
+
+@pytest.mark.slow
+def test_max_staleness_zero_keeps_only_groups_of_the_current_weights(workspace, tmp_path) -> None:
+    _, model, _, _ = workspace
+    source = _source(workspace, tmp_path / "run", 0, [PoolConfig(precision="fp32")])
+    try:
+        source.start()
+        first = source.next_batch(2, trainer_version=0)
+        _check_batch(first, 2, 0, 0)
+        _until(lambda: source.stats()["buffered_groups"] >= source.capacity, "the buffer fills")
+        source.publish(model.state_dict(), 1)
+        batch = source.next_batch(2, trainer_version=1)
+        _check_batch(batch, 2, 1, 0)
+        assert all(g.policy_version == 1 for g in batch.groups)
+        assert batch.stats["dropped_stale"] >= source.capacity and batch.consumed == 2 + batch.stats["dropped_stale"]
+        assert source.stats()["staleness"].get(1, 0) == batch.stats["dropped_stale"]
+        pids = [s["pid"] for s in source.stats()["samplers"].values()]
+    finally:
+        source.close()
+    _assert_gone(pids)

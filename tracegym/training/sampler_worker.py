@@ -1,0 +1,270 @@
+"""One sampler process: load the model in its pool's precision, run the groups it is sent, send them back.
+
+The trainer process (`tracegym.training.orchestrator.AsyncRollouts`) starts this with the 'spawn'
+method and talks to it over one duplex pipe:
+
+    trainer -> sampler   ("task", group_index, TaskSpec)    run a group of this task
+                         ("stop",)                          finish: close and exit
+    sampler -> trainer   ("ready", version)                 weights loaded, taking tasks
+                         ("group", bytes)                   a pickled RolloutGroup
+                         ("beat", counters)                 every `heartbeat_s`, from the event loop
+                         ("error", text)                    the setup failed; the process exits
+
+Several groups run at once (their turns are batched together by `HFPolicy`), so tool calls that wait on
+the world overlap with generation. A background task polls the `WeightWatcher` and loads each new
+version as soon as it appears; the engine applies it between two generation batches, so an episode in
+flight may finish on newer weights (its turns record their versions, and staleness is measured from the
+oldest). If the trainer process goes away, the pipe closes and the sampler exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tracegym.harnesses.config import HarnessConfig
+from tracegym.harnesses.runner import EpisodeLimits
+from tracegym.models.load import Precision
+from tracegym.models.sampling import SamplingParams
+from tracegym.tasks.spec import TaskSpec
+
+
+@dataclass(frozen=True)
+class SamplerSpec:
+    """Everything a sampler process needs; picklable, so it crosses the 'spawn' boundary."""
+
+    sampler_id: str
+    model_ref: str
+    """Model folder giving the architecture; the weights come from `weights_dir`."""
+    tokenizer_dir: Path
+    """The trainer's tokenizer, saved by the trainer, so prompts are tokenized as the trainer does."""
+    eos_token_ids: tuple[int, ...]
+    precision: Precision
+    device: str
+    threads: int
+    weights_dir: Path
+    task_set: Path
+    harness: HarnessConfig
+    base_dir: Path
+    params: SamplingParams
+    limits: EpisodeLimits
+    group_size: int
+    groups_in_flight: int
+    seed: int
+    model_name: str | None
+    heartbeat_s: float = 0.5
+    poll_s: float = 0.05
+
+
+class _Clock:
+    """Working time (some group in flight) versus waiting time (none), and what was produced."""
+
+    def __init__(self) -> None:
+        self.busy = 0
+        self.since = time.perf_counter()
+        self.working_s = self.waiting_s = 0.0
+        self.tokens = self.groups = self.episodes = self.weight_loads = 0
+        self.load_s = 0.0
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        if self.busy:
+            self.working_s += now - self.since
+        else:
+            self.waiting_s += now - self.since
+        self.since = now
+
+    def begin(self) -> None:
+        self._tick()
+        self.busy += 1
+
+    def end(self) -> None:
+        self._tick()
+        self.busy -= 1
+
+    def counters(self, version: int) -> dict[str, float]:
+        self._tick()
+        return {"version": float(version), "working_s": self.working_s, "waiting_s": self.waiting_s,
+                "tokens": float(self.tokens), "groups": float(self.groups), "episodes": float(self.episodes),
+                "weight_loads": float(self.weight_loads), "load_s": self.load_s}
+
+
+class _Channel:
+    """Sends on the pipe from any thread, one message at a time."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.lock = threading.Lock()
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        with self.lock:
+            self.conn.send(message)
+
+
+def main(spec: SamplerSpec, conn: Connection) -> None:
+    """The process entry point."""
+    import torch
+
+    torch.set_num_threads(spec.threads)
+    channel = _Channel(conn)
+    try:
+        sampler = _Sampler(spec)
+    except Exception as e:  # noqa: BLE001 - reported to the trainer, which decides whether to retry
+        channel.send(("error", _describe(spec, "could not start", e)))
+        _exit(1)
+    try:
+        asyncio.run(sampler.serve(conn, channel))
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        _exit(0)  # the trainer went away: nothing left to sample for
+    except Exception as e:  # noqa: BLE001 - reported, then the process exits non-zero and is replaced
+        channel.send(("error", _describe(spec, "failed", e)))
+        _exit(1)
+    _exit(0)
+
+
+def _exit(code: int) -> NoReturn:
+    """Exit now, skipping the interpreter's teardown: with torch loaded it takes seconds, and everything this
+    process opened (episodes, harnesses, the policy's threads) is closed or reported by then."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _describe(spec: SamplerSpec, what: str, error: Exception) -> str:
+    return f"sampler {spec.sampler_id} {what}: {type(error).__name__}: {error}\n{traceback.format_exc(limit=6)}"
+
+
+class _Sampler:
+    def __init__(self, spec: SamplerSpec) -> None:
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        from tracegym.harnesses.config import HarnessFactory
+        from tracegym.harnesses.policy import HFPolicy
+        from tracegym.harnesses.taskrun import TaskScorers
+        from tracegym.models.load import load_model
+        from tracegym.models.sampling import SamplingEngine
+        from tracegym.tasks.taskset import load_task_set
+        from tracegym.training.weights import WeightWatcher
+
+        self.spec = spec
+        hf_logging.disable_progress_bar()  # one bar per sampler start would clutter the trainer's display
+        model = load_model(spec.model_ref, spec.precision, spec.device)
+        engine = SamplingEngine(model, eos_token_ids=spec.eos_token_ids, sampler_id=spec.sampler_id,
+                                max_batch_size=spec.group_size * spec.groups_in_flight, seed=spec.seed)
+        self.policy = HFPolicy(engine, AutoTokenizer.from_pretrained(spec.tokenizer_dir, local_files_only=True))
+        self.task_set = load_task_set(spec.task_set)
+        self.scorers = TaskScorers(self.task_set)
+        self.harnesses = HarnessFactory(spec.harness, spec.base_dir)
+        self.watcher = WeightWatcher(spec.weights_dir, spec.precision)
+        self.clock = _Clock()
+
+    async def serve(self, conn: Connection, channel: _Channel) -> None:
+        """Run until told to stop; a failure inside a worker ends the process with the error reported."""
+        loop = asyncio.get_running_loop()
+        tasks: asyncio.Queue[tuple[int, TaskSpec]] = asyncio.Queue()
+        stop = asyncio.Event()
+        threading.Thread(target=_receive, args=(conn, loop, tasks, stop), daemon=True).start()
+        await self._first_weights(stop)
+        if stop.is_set():
+            return
+        await asyncio.to_thread(channel.send, ("ready", self.policy.engine.policy_version))
+        running = [loop.create_task(self._beat(channel)), loop.create_task(self._watch())]
+        running += [loop.create_task(self._work(tasks, channel)) for _ in range(self.spec.groups_in_flight)]
+        stopped = loop.create_task(stop.wait())
+        done, _ = await asyncio.wait([*running, stopped], return_when=asyncio.FIRST_COMPLETED)
+        for task in [*running, stopped]:
+            task.cancel()
+        await asyncio.gather(*running, stopped, return_exceptions=True)
+        await self.policy.aclose()
+        self.harnesses.close()
+        failed = next((t for t in done if t is not stopped and not t.cancelled() and t.exception()), None)
+        if failed is not None:
+            raise failed.exception()  # type: ignore[misc]
+
+    async def _first_weights(self, stop: asyncio.Event) -> None:
+        """Wait for the trainer's first published version: the model folder's own weights may be older."""
+        while not stop.is_set():
+            if await self._load_newer():
+                return
+            await asyncio.sleep(self.spec.poll_s)
+
+    async def _load_newer(self) -> bool:
+        found = await asyncio.to_thread(self.watcher.poll)
+        if found is None:
+            return False
+        version, state_dict = found
+        started = time.perf_counter()
+        await asyncio.to_thread(self.policy.engine.load_weights, state_dict, version)
+        self.clock.load_s += time.perf_counter() - started
+        self.clock.weight_loads += 1
+        return True
+
+    async def _watch(self) -> None:
+        while True:
+            await self._load_newer()
+            await asyncio.sleep(self.spec.poll_s)
+
+    async def _beat(self, channel: _Channel) -> None:
+        while True:
+            counters = self.clock.counters(self.policy.engine.policy_version)
+            await asyncio.to_thread(channel.send, ("beat", counters))
+            await asyncio.sleep(self.spec.heartbeat_s)
+
+    async def _work(self, tasks: asyncio.Queue[tuple[int, TaskSpec]], channel: _Channel) -> None:
+        while True:
+            index, task = await tasks.get()
+            self.clock.begin()
+            try:
+                group = await self.run_group(index, task)
+            finally:
+                self.clock.end()
+            self.clock.groups += 1
+            self.clock.episodes += len(group.episodes)
+            self.clock.tokens += sum(e.tokens_out or 0 for e in group.episodes)
+            payload = pickle.dumps(group, protocol=pickle.HIGHEST_PROTOCOL)
+            await asyncio.to_thread(channel.send, ("group", payload))
+
+    async def run_group(self, index: int, task: TaskSpec) -> Any:
+        """The group of `task` at position `index` of the task order, seeded as `SyncRollouts` seeds it."""
+        from tracegym.harnesses.runner import RunOptions, derive_seed, run_many
+        from tracegym.training.rollouts import RolloutGroup
+
+        spec = self.spec
+        options = RunOptions(samples=spec.group_size, concurrency=spec.group_size,
+                             seed=derive_seed(spec.seed, "group", index), sampling=spec.params, limits=spec.limits)
+        episodes = await run_many(self.policy, [task], self.harnesses.make, options, self.scorers,
+                                  self.task_set.manifest.name, spec.model_name)
+        return RolloutGroup(task.task_id, episodes, index)
+
+
+def _receive(conn: Connection, loop: asyncio.AbstractEventLoop, tasks: asyncio.Queue, stop: asyncio.Event) -> None:
+    """Reader thread: tasks into the event loop's queue; 'stop' or a closed pipe ends the sampler."""
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            break
+        if message[0] == "stop":
+            break
+        if message[0] == "task" and not _call(loop, tasks.put_nowait, (message[1], message[2])):
+            return
+    _call(loop, stop.set)
+
+
+def _call(loop: asyncio.AbstractEventLoop, fn: Any, *args: Any) -> bool:
+    """Schedule `fn(*args)` on the loop; False when the loop has already closed."""
+    try:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:
+        return False
+    return True
