@@ -260,6 +260,8 @@ def _guarded_records(adapter: Adapter, src: SourceFile) -> Iterator[RawRecord | 
             rec = next(records)
         except StopIteration:
             return
+        except TracegymError:  # a problem with how tracegym was asked to read (e.g. a bad --mapping), not the data
+            raise
         except Exception as e:  # noqa: BLE001 - the file boundary: a reader choking on odd input is data, not a crash
             with src.path.open("rb") as f:
                 head = f.read(RAW_LIMIT)
