@@ -166,3 +166,20 @@ def test_token_and_sequence_aggregation_match_their_definitions(model) -> None:
     assert token == pytest.approx(float(per_token.sum() / per_token.numel()), rel=1e-4, abs=1e-7)
     assert sequence == pytest.approx(float(aggregate(per_token, seq_ids, mode="sequence")), rel=1e-4, abs=1e-7)
     assert token != pytest.approx(sequence, rel=1e-3)
+
+
+def test_train_layers_and_frozen_embeddings_stay_put(model) -> None:
+    from tracegym.training.trainer import make_optimizer, set_trainable
+
+    groups = _with_variance(_groups(model))
+    trainer = _trainer(model)
+    optim = OptimSection(lr=1e-3, train_layers=1, freeze_embeddings=True)
+    n = set_trainable(trainer.model, optim)
+    trainer.optimizer = make_optimizer(trainer.model, optim.lr, optim)
+    assert 0 < n < sum(p.numel() for p in trainer.model.parameters())
+    before = {name: p.detach().clone() for name, p in trainer.model.named_parameters()}
+    trainer.step(groups)
+    after = dict(trainer.model.named_parameters())
+    assert torch.equal(after["model.embed_tokens.weight"], before["model.embed_tokens.weight"])
+    assert all(torch.equal(after[k], before[k]) for k in before if k.startswith("model.layers.0."))
+    assert all(not torch.equal(after[k], before[k]) for k in before if k.startswith("model.layers.1.mlp"))

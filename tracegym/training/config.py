@@ -152,6 +152,11 @@ class OptimSection(_Section):
     """Clip the global gradient norm to this; null turns clipping off."""
     micro_batch_tokens: int = Field(4096, ge=1)
     """Most padded tokens (sequences x longest length) in one forward/backward pass; bounds memory."""
+    train_layers: int | None = Field(None, ge=1)
+    """Train only the last N transformer blocks (and what follows them); None trains every block. Backward
+    then stops at the lowest trained block: on a CPU, the way to afford more steps."""
+    freeze_embeddings: bool = False
+    """Keep the token embeddings (and an output layer tied to them) fixed."""
 
 
 class AsyncSection(_Section):

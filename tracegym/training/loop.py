@@ -42,7 +42,7 @@ from tracegym.training.display import RunDisplay
 from tracegym.training.metrics import RunRecorder
 from tracegym.training.prompts import openai_tool_list, shorten_task
 from tracegym.training.rollouts import RolloutBatch
-from tracegym.training.trainer import Trainer, make_optimizer
+from tracegym.training.trainer import Trainer, make_optimizer, set_trainable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -113,6 +113,7 @@ class _Run:
                                 "tasks.clusters and prompt.max_tokens.")
         self.counts: dict[str, Any] = {"tasks": len(self.tasks), "tasks_too_long": too_long}
         self.model, self.state = self._load(resume)
+        self.counts["trainable_parameters"] = set_trainable(self.model, config.optim)
         self.console = console
         self.total = config.warmup.steps + config.steps
         self.warm_checkpoint: Path | None = None

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import Tensor
 
+from tracegym.errors import ModelError
 from tracegym.training.advantages import group_advantages
 from tracegym.training.batching import MicroBatch, TrainSample, check_plain_lm_head, completion_logits, pack
 from tracegym.training.batching import sample_from_record
@@ -140,6 +141,25 @@ class Trainer:
         loss = aggregate(per_token, mb.seq_ids.to(logits.device), mode=self.grpo.aggregation,
                          denominator=denominator)
         return loss, loss_metrics
+
+
+def set_trainable(model: PreTrainedModel, optim: OptimSection) -> int:
+    """Freeze what `optim` says (embeddings, blocks below the last `train_layers`); returns trainable params."""
+    frozen: list[torch.nn.Module] = []
+    if optim.freeze_embeddings:
+        frozen += [model.get_input_embeddings(), model.get_output_embeddings()]
+    if optim.train_layers is not None:
+        blocks = getattr(model.base_model, "layers", None)
+        if not isinstance(blocks, torch.nn.ModuleList):
+            raise ModelError(f"optim.train_layers: {type(model).__name__} has no `layers` list of blocks; "
+                             "set train_layers: null to train the whole model")
+        frozen += list(blocks[: max(len(blocks) - optim.train_layers, 0)])
+    for param in model.parameters():
+        param.requires_grad_(True)
+    for module in frozen:
+        for param in module.parameters():
+            param.requires_grad_(False)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def make_optimizer(model: torch.nn.Module, lr: float, optim: OptimSection) -> torch.optim.AdamW:

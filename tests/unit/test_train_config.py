@@ -1,0 +1,69 @@
+"""The train config: every shipped example parses; mistakes are errors that name the file, line and fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracegym.errors import ConfigError
+from tracegym.training.config import TrainConfig, load_train_config, parse_train_config
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MINIMAL = "run_dir: runs/x\ntasks:\n  task_set: tasks/t\n"
+
+
+def _load(tmp_path: Path, text: str) -> TrainConfig:
+    path = tmp_path / "train.yaml"
+    path.write_text(text)
+    return load_train_config(path)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("train-*.yaml")), ids=lambda p: p.name)
+def test_every_example_train_config_parses(path: Path) -> None:
+    config = load_train_config(path)
+    assert config.tasks.task_set and config.model.ref
+
+
+def test_example_exists() -> None:
+    assert (EXAMPLES / "train-tau.yaml").is_file()
+
+
+def test_defaults_and_yaml_names(tmp_path: Path) -> None:
+    config = _load(tmp_path, MINIMAL + "async:\n  max_staleness: 2\nwarmup:\n  from: successful_traces\n")
+    assert config.async_.max_staleness == 2 and config.grpo.aggregation == "token"
+    resolved = config.resolved()
+    assert resolved["async"] == {"max_staleness": 2} and resolved["warmup"]["from"] == "successful_traces"
+    assert parse_train_config(resolved, tmp_path / "again.json") == config  # the resolved config reloads
+
+
+@pytest.mark.parametrize(("text", "line", "suggestion"), [
+    (MINIMAL + "sampler:\n  temprature: 0.7\n", 5, "temperature"),
+    (MINIMAL + "asynk:\n  max_staleness: 1\n", 4, "async"),
+    (MINIMAL + "async:\n  max_stalenes: 1\n", 5, "max_staleness"),
+    (MINIMAL + "harness:\n  replay:\n    unsen: error\n", 6, "unseen"),
+    (MINIMAL + "warmup:\n  form: successful_traces\n", 5, "from"),
+])
+def test_unknown_key_names_the_line_and_the_nearest_valid_name(tmp_path: Path, text: str, line: int,
+                                                                suggestion: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _load(tmp_path, text)
+    message = str(caught.value)
+    assert f"train.yaml:{line}:" in message and f"Did you mean {suggestion!r}" in message
+
+
+def test_missing_task_set_and_bad_values(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"tasks is required"):
+        _load(tmp_path, "run_dir: runs/x\n")
+    with pytest.raises(ConfigError, match=r"train.yaml:5: grpo.group_size"):
+        _load(tmp_path, MINIMAL + "grpo:\n  group_size: 1\n")
+    with pytest.raises(ConfigError, match=r"mis and tis_clip are alternatives"):
+        _load(tmp_path, MINIMAL + "loss:\n  tis_clip: 2.0\n")
+
+
+def test_corrections_need_a_recorded_support(tmp_path: Path) -> None:
+    untruncated = MINIMAL + "sampler:\n  top_p: 1.0\n"
+    with pytest.raises(ConfigError, match=r"top_p < 1"):
+        _load(tmp_path, untruncated)
+    config = _load(tmp_path, untruncated + "loss:\n  score_centering: false\n  top_p_replay: false\n")
+    assert not config.sampler.truncated
