@@ -39,21 +39,24 @@ if sys.argv[3] == "record":  # time the record-by-record path: decline the adapt
     from tracegym.ingest.adapters.openai_chat import OpenAIChatAdapter
     OpenAIChatAdapter.bulk_load = lambda self, con, src, sink: False
 with open_store(sys.argv[2]) as store:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     summary = ingest_paths(store, [sys.argv[1]]).to_dict()
-    seconds = time.perf_counter() - start
-rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"seconds": seconds, "rss_mb": rss_mb, "traces": summary["traces"],
-                  "messages": summary["messages"], "errors": summary["errors"]}))
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": seconds, "cpu_s": cpu, "rss_mb": usage.ru_maxrss / 1024,
+                  "traces": summary["traces"], "messages": summary["messages"], "errors": summary["errors"]}))
 """
 
 READ_JSON = """
-import json, sys, time, duckdb
+import json, resource, sys, time, duckdb
 con = duckdb.connect(sys.argv[2])
-start = time.perf_counter()
+con.execute("SET enable_progress_bar = false")
+start, cpu = time.perf_counter(), time.process_time()
 con.execute("CREATE TABLE t AS SELECT * FROM read_json(?)", [sys.argv[1]])
-seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "rows": con.execute("SELECT count(*) FROM t").fetchone()[0]}))
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": seconds, "cpu_s": cpu, "rss_mb": usage.ru_maxrss / 1024,
+                  "rows": con.execute("SELECT count(*) FROM t").fetchall()[0][0]}))
 """
 
 
@@ -97,10 +100,12 @@ def main() -> None:
         print(f"file: {args.traces} traces, {messages} messages, {size_mb:.0f} MB", flush=True)
 
         base = run_child(READ_JSON, str(data), str(work / "read_json.duckdb"))
-        print(f"duckdb read_json into a table: {base['seconds']:.2f} s ({base['rows']} rows)", flush=True)
+        print(f"duckdb read_json into a table: {base['seconds']:.2f} s (process CPU {base['cpu_s']:.1f} s, "
+              f"peak RSS {base['rss_mb']:.0f} MB, {base['rows']} rows)", flush=True)
         ours = run_child(INGEST, str(data), str(work / "store.duckdb"), "bulk")
-        print(f"tracegym ingest: {ours['seconds']:.2f} s, peak RSS {ours['rss_mb']:.0f} MB "
-              f"({ours['traces']} traces, {ours['messages']} messages, {ours['errors']} errors)", flush=True)
+        print(f"tracegym ingest: {ours['seconds']:.2f} s (process CPU {ours['cpu_s']:.1f} s, "
+              f"peak RSS {ours['rss_mb']:.0f} MB; {ours['traces']} traces, {ours['messages']} messages, "
+              f"{ours['errors']} errors)", flush=True)
         if ours["traces"] != args.traces or ours["messages"] != messages:
             raise SystemExit(f"ingest stored {ours['traces']} traces / {ours['messages']} messages, "
                              f"expected {args.traces} / {messages}")

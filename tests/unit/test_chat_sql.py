@@ -52,6 +52,7 @@ RESULTS = [
     "Traceback (most recent call last):\n  File x\nValueError: bad", "ok\nKeyError: 'k'", "ok\n KeyError: indented",
     "ÉchecError: accented name", "résuméException: x", "ok\r\nValueError: after CRLF", "Warning: not an error",
     "x" * 300 + "\nRuntimeError: late in a long result", "\u2028Error: line separator first",
+    " " * 250 + "error after many spaces", " " * 250 + "fine after many spaces", "y" * 300 + " Error no colon",
 ]
 
 

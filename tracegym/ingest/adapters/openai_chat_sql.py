@@ -20,7 +20,7 @@ are appended like any batch.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,7 @@ from typing import Any
 import duckdb
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from tracegym.ingest.adapters.base import FileSink, SourceFile
 from tracegym.ingest.normalize import normalize_role, parse_arguments, to_json
@@ -48,6 +49,18 @@ _LENIENT_NUMBER = r"[:\[,][ \t\r\n]*-?(?:NaN|Infinity|[0-9]+(?:\.[0-9]+)?[eE][+-
 # normalize.looks_like_error in RE2 (where [\p{L}\p{N}_] is exactly Python's Unicode \w).
 _ERROR = (rf"(?m)\A[{_PY_SPACE}]*(?i:error)[: ]|Traceback \(most recent call last\)"
           r"|^[\p{L}\p{N}_]+(?:Error|Exception): ")
+
+
+def _error_sql(text: str) -> str:
+    """normalize.looks_like_error in SQL: the regex, run only where a cheap necessary condition holds."""
+    # Each clause of the regex needs one of these: "Error: "/"Exception: " or the traceback header somewhere,
+    # or "error" (any case) within the first 256 characters unless at least 200 of them are spaces.
+    maybe = (f"contains({text}, 'Error: ') OR contains({text}, 'Exception: ') "
+             f"OR contains({text}, 'Traceback (most recent call last)') "
+             f"OR regexp_matches(left({text}, 256), '(?i)error|\\A[{_PY_SPACE}]{{200}}')")
+    return f"coalesce(CASE WHEN {maybe} THEN regexp_matches({text}, '{_ERROR}') ELSE false END, false)"
+
+
 _VALUES = orjson.dumps({
     "id": "VARCHAR", "model": "VARCHAR", "metadata": "JSON", "tools": "JSON",
     "messages": [{
@@ -58,8 +71,7 @@ _VALUES = orjson.dumps({
 # Keys the record path reads at the top level besides those above: any of them sends the line there.
 _OTHER_SHAPES = ("request", "response", "object", "user")
 _STRING = ("VARCHAR", "NULL")
-_VIEWS = {"traces": "_chat_traces", "messages": "_chat_messages", "tool_calls": "_chat_tool_calls",
-          "scores": "_chat_scores"}
+_VIEWS = {"traces": "_chat_traces", "tool_calls": "_chat_tool_calls", "scores": "_chat_scores"}
 SCRATCH_MEMORY = "256MB"  # one chunk's working tables fit well within it
 
 
@@ -184,8 +196,44 @@ def _registered(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> 
 
 
 def _load_chunk(scratch: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink, chunk: LineChunk) -> None:
-    _classify_and_parse(scratch)
-    _check_values(scratch)
+    with _scope(scratch) as register:
+        msgs = _parse(scratch)
+        register("_chat_msg", msgs)
+        roles = _roles(msgs)
+        register("_chat_roles", roles)
+        _check_values(scratch)
+        keep = _claim_or_route(scratch, sink, chunk)
+        if not keep:
+            return
+        register("_chat_keep", pa.table({"lineno": pa.array(keep, pa.int64())}))
+        register("_chat_trace_json", _trace_json(scratch))
+        register("_chat_args", _arguments(scratch))
+        _stage(scratch, src)
+        # Batches of a few thousand rows, so that the store's INSERT spreads over its threads too.
+        staged = {table: scratch.sql(f"SELECT * FROM {view}").to_arrow_table(EXPORT_ROWS)
+                  for table, view in _VIEWS.items()}
+    staged["messages"] = _messages(msgs, keep, roles)
+    sink.append(staged)
+
+
+@contextmanager
+def _scope(scratch: duckdb.DuckDBPyConnection) -> Iterator[Callable[[str, pa.Table], None]]:
+    """Arrow tables registered for one chunk, all unregistered when it is done."""
+    names: list[str] = []
+
+    def register(name: str, table: pa.Table) -> None:
+        scratch.register(name, table)
+        names.append(name)
+
+    try:
+        yield register
+    finally:
+        for name in names:
+            scratch.unregister(name)
+
+
+def _claim_or_route(scratch: duckdb.DuckDBPyConnection, sink: FileSink, chunk: LineChunk) -> list[int]:
+    """Lines to store from SQL (first time their id is seen); every other line goes to the record path."""
     fast = dict(scratch.execute("SELECT lineno, trace_id FROM _chat_fast").fetchall())
     routed_sql = "SELECT lineno FROM _chat_st ANTI JOIN _chat_fast USING (lineno)"
     routed = [r for (r,) in scratch.execute(routed_sql).fetchall()]
@@ -197,19 +245,11 @@ def _load_chunk(scratch: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileS
                 keep.append(lineno)
         else:
             sink.take(parse_line(lineno, chunk.line(lineno)))
-    if not keep:
-        return
-    with _registered(scratch, {"_chat_keep": pa.table({"lineno": pa.array(keep, pa.int64())})}):
-        with _registered(scratch, {"_chat_trace_json": _trace_json(scratch), "_chat_args": _arguments(scratch)}):
-            _stage(scratch, src)
-            # Batches of a few thousand rows, so that the store's INSERT spreads over its threads too.
-            staged = {table: scratch.sql(f"SELECT * FROM {view}").to_arrow_table(EXPORT_ROWS)
-                      for table, view in _VIEWS.items()}
-    sink.append(staged)
+    return keep
 
 
-def _classify_and_parse(con: duckdb.DuckDBPyConnection) -> None:
-    """Describe each non-blank line's structure; parse the plain conversations into message rows."""
+def _parse(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """Describe each non-blank line's structure; parse the plain conversations into message rows (Arrow)."""
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _chat_st AS
         SELECT lineno, CASE WHEN regexp_matches(line, '{_TRAILING_COMMA}') THEN NULL
@@ -221,11 +261,11 @@ def _classify_and_parse(con: duckdb.DuckDBPyConnection) -> None:
     table = pa.table({"st": pa.array(plain, pa.string()), "has_double": pa.array(['"DOUBLE"' in s for s in plain])})
     with _registered(con, {"_chat_plain": table}):
         # Trace-level fields ride on each line's first message row; lines of a plain shape have at least one.
-        con.execute(f"""
-            CREATE OR REPLACE TEMP TABLE _chat_msg AS
-            SELECT lineno, r.id AS trace_id, i - 1 AS idx,
+        return con.sql(f"""
+            SELECT lineno, r.id AS trace_id, (i - 1)::INTEGER AS idx,
                    CASE WHEN i = 1 THEN r.model END AS model, CASE WHEN i = 1 THEN r.metadata END AS metadata,
-                   CASE WHEN i = 1 THEN r.tools END AS tools, CASE WHEN i = 1 THEN len(r.messages) END AS n_messages,
+                   CASE WHEN i = 1 THEN r.tools END AS tools,
+                   CASE WHEN i = 1 THEN len(r.messages)::INTEGER END AS n_messages,
                    m.role AS raw_role, coalesce(m.content, m.refusal) AS content, m.tool_call_id, m.name, m.tool_calls
             FROM (
                 SELECT lineno, r, unnest(r.messages) AS m, generate_subscripts(r.messages, 1) AS i
@@ -235,25 +275,42 @@ def _classify_and_parse(con: duckdb.DuckDBPyConnection) -> None:
                     WHERE NOT p.has_double OR NOT regexp_matches(c.line, '{_LENIENT_NUMBER}')
                 )
             )
-        """)
+        """).to_arrow_table(EXPORT_ROWS)
+
+
+def _roles(msgs: pa.Table) -> pa.Table:
+    """Each distinct raw role of the chunk and its normalized role (NULL where normalize_role raises)."""
+    raw = pc.unique(msgs["raw_role"].drop_null()) if msgs.num_rows else pa.array([], pa.string())
+    return pa.table({"raw_role": raw.cast(pa.string()),
+                     "role": pa.array([_role_or_none(r) for r in raw.to_pylist()], pa.string())})
+
+
+def _messages(msgs: pa.Table, keep: list[int], roles: pa.Table) -> pa.Table:
+    """The kept lines' messages as the store's rows; the content is not copied when every line is kept."""
+    kept_lines = pa.array(keep, pa.int64())
+    if len(keep) < len(pc.unique(msgs["lineno"])):
+        msgs = msgs.filter(pc.is_in(msgs["lineno"], value_set=kept_lines))
+    role = pc.take(roles["role"], pc.index_in(msgs["raw_role"], value_set=roles["raw_role"]))
+    n = msgs.num_rows
+    return pa.table({
+        "trace_id": msgs["trace_id"], "idx": msgs["idx"], "role": role, "content": msgs["content"],
+        "tool_call_id": msgs["tool_call_id"], "name": msgs["name"], "input_tokens": pa.nulls(n, pa.int32()),
+        "output_tokens": pa.nulls(n, pa.int32()), "latency_ms": pa.nulls(n, pa.float64()),
+        "ts": pa.nulls(n, pa.timestamp("us")),
+    })
 
 
 def _check_values(con: duckdb.DuckDBPyConnection) -> None:
-    """Map roles, pair tool messages with calls, and sort lines into `_chat_fast` and the rest.
+    """Pair tool messages with calls, and sort lines into `_chat_fast` and the rest.
 
     Pairing follows `link_tool_results` where it needs no fallback: per id, the k-th
     tool message answers the k-th call (ids may repeat), provided that call came
     first; extra answers answer nothing. A line where a tool message has no id,
     names an id no call has, or precedes its call goes to the record path.
     """
-    roles_sql = "SELECT DISTINCT raw_role FROM _chat_msg WHERE raw_role IS NOT NULL"
-    raw_roles = [r for (r,) in con.execute(roles_sql).fetchall()]
-    con.execute("CREATE OR REPLACE TEMP TABLE _chat_roles (raw_role VARCHAR, role VARCHAR)")
-    if raw_roles:  # executemany rejects an empty list (a chunk with no role to map)
-        con.executemany("INSERT INTO _chat_roles VALUES (?, ?)", [(r, _role_or_none(r)) for r in raw_roles])
     con.execute("""
         CREATE OR REPLACE TEMP TABLE _chat_call AS
-        SELECT lineno, trace_id, idx AS message_idx, j - 1 AS pos, c.id AS call_id,
+        SELECT lineno, trace_id, idx AS message_idx, (j - 1)::INTEGER AS pos, c.id AS call_id,
                c.function.name AS name, c.function.arguments AS raw_arguments
         FROM (SELECT lineno, trace_id, idx, unnest(tool_calls) AS c, generate_subscripts(tool_calls, 1) AS j
               FROM _chat_msg WHERE tool_calls IS NOT NULL);
@@ -283,20 +340,16 @@ def _check_values(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _stage(con: duckdb.DuckDBPyConnection, src: SourceFile) -> None:
-    """Views shaped like the store's tables over the kept lines, for `append_staged`."""
+    """Views shaped like the store's tables over the kept lines (messages are built in Arrow, `_messages`)."""
     con.execute(f"""
         CREATE OR REPLACE TEMP VIEW _chat_traces AS
         SELECT m.trace_id, '{src.source_id}' AS source_id, '{FORMAT}' AS format, j.session_id, m.model,
                NULL::TIMESTAMP AS started_at, NULL::TIMESTAMP AS ended_at, NULL::VARCHAR AS outcome,
                m.n_messages, j.tools, j.metadata
         FROM _chat_msg m JOIN _chat_trace_json j USING (lineno) WHERE m.idx = 0;
-        CREATE OR REPLACE TEMP VIEW _chat_messages AS
-        SELECT trace_id, idx, role, content, tool_call_id, name, NULL::INTEGER AS input_tokens,
-               NULL::INTEGER AS output_tokens, NULL::DOUBLE AS latency_ms, NULL::TIMESTAMP AS ts
-        FROM _chat_msg JOIN _chat_roles USING (raw_role) SEMI JOIN _chat_keep USING (lineno);
         CREATE OR REPLACE TEMP VIEW _chat_tool_calls AS
         SELECT c.trace_id, c.message_idx, c.call_id, c.name, a.arguments, m.content AS result,
-               l.result_message_idx, coalesce(regexp_matches(m.content, '{_ERROR}'), false) AS is_error,
+               l.result_message_idx, {_error_sql('m.content')} AS is_error,
                NULL::INTEGER AS exit_code
         FROM _chat_call c JOIN _chat_args a USING (lineno, message_idx, pos)
         LEFT JOIN _chat_link l USING (lineno, message_idx, pos)
