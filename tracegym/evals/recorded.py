@@ -134,7 +134,8 @@ def pair_results(trace: RecordedTrace) -> None:
 
     Re-pairs from the messages rather than trusting `tool_calls.result`:
     agents reuse call ids within a trace (gpt-4o does in the public τ-bench
-    runs), and an id-only join hands a result to the wrong call.
+    runs), and stores ingested before ingest handled that joined by id alone,
+    handing results to the wrong calls.
     """
     pending: list[RecordedCall] = []
     by_msg: dict[int, list[RecordedCall]] = {}
