@@ -172,15 +172,14 @@ class HFPolicy(PolicyClient):
         return self._queue
 
     async def _run(self, queue: asyncio.Queue) -> None:
-        loop = asyncio.get_running_loop()
+        limit = self.engine.max_batch_size
         while True:
             pending = [await queue.get()]
-            deadline = loop.time() + self.batch_window_s
-            while len(pending) < self.engine.max_batch_size:
-                try:
-                    pending.append(await asyncio.wait_for(queue.get(), max(0.0, deadline - loop.time())))
-                except TimeoutError:
-                    break
+            # Sleep, then drain: a queue.get() cancelled by wait_for can lose its item before Python 3.12.
+            if self.batch_window_s and queue.qsize() < limit - 1:
+                await asyncio.sleep(self.batch_window_s)
+            while len(pending) < limit and not queue.empty():
+                pending.append(queue.get_nowait())
             groups: dict[SamplingParams, list] = defaultdict(list)
             for item in pending:
                 groups[item[0].params].append(item)
