@@ -68,3 +68,35 @@ def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Pa
     result = cli("train", str(write_config(tmp_path / "bad.yaml", config)), "--store", str(workspace.store))
     assert result.exit_code == 2
     assert "grpo.group_sise" in result.stderr and "group_size" in result.stderr and "bad.yaml:" in result.stderr
+
+
+@pytest.mark.slow
+def test_train_default_model_two_steps(workspace: Workspace, tmp_path: Path, cli) -> None:
+    """SmolLM2-135M: one warm-start step and one GRPO step; the checkpoint loads and generates."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    config = tiny_config(workspace, tmp_path / "run", steps=1, checkpoint_every=1,
+                         model={"ref": "smollm2-135m"},
+                         tasks={"max_tasks": 2}, sampler={"max_new_tokens": 12}, grpo={"group_size": 3, "batch_groups": 1},
+                         optim={"lr": 1e-5, "train_layers": 2, "freeze_embeddings": True},
+                         warmup={"steps": 1, "batch_size": 2, "max_examples": 8})
+    result = cli("train", str(write_config(tmp_path / "run.yaml", config)), "--store", str(workspace.store),
+                 "--json")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["step"] == 2 and summary["trainable_parameters"] > 0
+
+    from tracegym.store import open_store
+    from tracegym.training.metrics import read_metrics
+
+    with open_store(workspace.store, read_only=True) as store:
+        metrics = read_metrics(store, summary["run_id"])
+    assert math.isfinite(metrics["warmup/loss"][1]) and math.isfinite(metrics["reward/mean"][2])
+
+    folder = Path(summary["checkpoint"])
+    model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    ids = tokenizer.apply_chat_template([{"role": "user", "content": "Hi"}], add_generation_prompt=True,
+                                        return_tensors="pt", return_dict=True)
+    out = model.generate(**ids, max_new_tokens=4, do_sample=False)
+    assert out.shape[1] > ids["input_ids"].shape[1]

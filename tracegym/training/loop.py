@@ -222,12 +222,17 @@ def _grpo(run: _Run, display: RunDisplay) -> None:
     if run.state.optimizer_phase == "grpo":
         trainer.optimizer.load_state_dict(run.state.optimizer)
     source = _make_source(run)
+    deaths = 0.0
     try:
         source.start()
         for step in range(run.state.step, run.total):
             metrics, batch = _grpo_step(run, trainer, source, step)
             run.recorder.log(run.state.step, metrics, batch.episodes)
             display.update(run.state.step, metrics)
+            if metrics.get("source/sampler_deaths", 0.0) > deaths:
+                deaths = metrics["source/sampler_deaths"]
+                display.note(f"step {run.state.step}: a sampler process died ({deaths:.0f} so far, "
+                             f"{metrics.get('source/sampler_restarts', 0.0):.0f} restarted); training goes on")
             if run.due(run.state.step):
                 run.checkpoint(trainer.optimizer, "grpo")
     finally:

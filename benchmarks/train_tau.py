@@ -1,0 +1,195 @@
+"""Learning on CPU, measured: base vs warm start vs warm start + GRPO on held-out τ-bench failure tasks.
+
+    python benchmarks/train_tau.py --workdir /tmp/train-tau [--config examples/train-tau.yaml] [--samples 4]
+
+1. Ingests the public τ-bench traces into a fresh store, mines failures, and generates the task set bound to
+   the `gold_tool` reward (examples/evals-train.yaml), as examples/train-tau.yaml's header says.
+2. Evaluates the base model on the held-out split (the config's detectors and context policy applied, as
+   in training): --samples episodes per task, sampled as in training, the same episode seeds for every model.
+3. Trains with the config (warm start, then GRPO) through `tracegym.training.loop.train`.
+4. Evaluates the warm-start checkpoint and the final one the same way.
+5. Saves the curve (warm-start loss, GRPO training reward, held-out rewards with 95% CIs) as a PNG.
+
+Confidence intervals are percentile bootstraps over tasks (10,000 resamples) of the mean of per-task mean
+rewards; GRPO's gain is the paired per-task difference against the warm start, with its own interval.
+The last line is one JSON object: {"base", "warm_start", "grpo", "grpo_minus_warm_start",
+"warm_start_minus_base", "heldout_tasks", "samples_per_task", "train_steps", "minutes", "threads"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+from typer.testing import CliRunner
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = REPO.parent / "shared" / "data" / "traces" / "tau-bench"
+
+
+def prepare(workdir: Path) -> tuple[Path, Path]:
+    """Fresh store and task set under `workdir` (reused when already there)."""
+    from tracegym.cli import app
+
+    store, task_set = workdir / "store.duckdb", workdir / "tasks" / "tau"
+    if (task_set / "manifest.yaml").is_file():
+        return store, task_set
+    runner = CliRunner()
+    for args in (["ingest", str(TRACES)], ["mine", "failures"],
+                 ["tasks", "generate", "--out", str(task_set), "--evals", str(REPO / "examples" / "evals-train.yaml"),
+                  "--eval", "gold_tool", "--top", "12", "--context", "last-user"]):
+        result = runner.invoke(app, [*args, "--store", str(store)], catch_exceptions=False)
+        if result.exit_code != 0:
+            raise SystemExit(f"{' '.join(args)} failed: {result.stderr}")
+    return store, task_set
+
+
+def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any], samples: int, store: Path,
+             label: str) -> list[float]:
+    """Per-task mean reward of `samples` episodes per held-out task (failed episodes count as 0)."""
+    from tracegym.harnesses.config import HarnessFactory
+    from tracegym.harnesses.policy import HFPolicy
+    from tracegym.harnesses.runner import RunOptions
+    from tracegym.harnesses.taskrun import run_task_set
+    from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
+    from tracegym.models.sampling import SamplingEngine
+    from tracegym.store import open_store
+    from tracegym.training.sync_rollouts import sampling_params
+
+    model, tokenizer = load_model(model_ref, config.sampler.precision), load_tokenizer(model_ref)
+    engine = SamplingEngine(model, eos_token_ids=stop_token_ids(model, tokenizer), sampler_id=f"eval-{label}",
+                            max_batch_size=32, seed=config.seed)
+    policy = HFPolicy(engine, tokenizer)
+    options = RunOptions(samples=samples, concurrency=32, seed=config.seed + 1, sampling=sampling_params(config),
+                         limits=config.harness.limits)
+    harnesses = HarnessFactory(config.harness.harness_config())
+
+    async def go() -> Any:
+        try:
+            return await run_task_set(st, task_set, tasks, policy, options, harnesses, str(model_ref),
+                                      run_id=f"eval-{label}-{int(time.time())}")
+        finally:
+            await policy.aclose()
+            harnesses.close()
+
+    with open_store(store) as st:
+        result = asyncio.run(go())
+    by_task: dict[str, list[float]] = {}
+    for episode in result.episodes:
+        by_task.setdefault(episode.task_id, []).append(episode.reward or 0.0)
+    return [statistics.fmean(by_task[t.task_id]) for t in tasks]
+
+
+def bootstrap(values: list[float], seed: int = 0, resamples: int = 10_000) -> dict[str, float]:
+    """Mean and 95% percentile-bootstrap interval over tasks."""
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(statistics.fmean(rng.choices(values, k=n)) for _ in range(resamples))
+    return {"mean": statistics.fmean(values), "ci95_low": means[int(0.025 * resamples)],
+            "ci95_high": means[int(0.975 * resamples) - 1]}
+
+
+def plot(metrics: dict[str, dict[int, float | None]], results: dict[str, dict[str, float]], warm_steps: int,
+         path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, middle, right) = plt.subplots(1, 3, figsize=(13, 3.6))
+    loss = metrics.get("warmup/loss", {})
+    left.plot(list(loss), list(loss.values()), marker="o", ms=3)
+    left.set(title="warm start: target-token loss", xlabel="step", ylabel="cross-entropy")
+    reward = {s: v for s, v in metrics.get("reward/mean", {}).items() if v is not None}
+    middle.plot([s - warm_steps for s in reward], list(reward.values()), marker="o", ms=3, color="tab:green")
+    middle.set(title="GRPO: mean reward of training groups", xlabel="GRPO step", ylabel="gold_tool reward")
+    labels = list(results)
+    means = [results[k]["mean"] for k in labels]
+    errors = [[results[k]["mean"] - results[k]["ci95_low"] for k in labels],
+              [results[k]["ci95_high"] - results[k]["mean"] for k in labels]]
+    right.bar(labels, means, yerr=errors, capsize=6, color=["tab:gray", "tab:blue", "tab:green"])
+    right.set(title="held-out failure tasks (95% CI)", ylabel="mean gold_tool reward")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=80)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workdir", type=Path, required=True)
+    parser.add_argument("--config", type=Path, default=REPO / "examples" / "train-tau.yaml")
+    parser.add_argument("--samples", type=int, default=4, help="Episodes per held-out task and model.")
+    parser.add_argument("--max-heldout", type=int, default=None, help="Evaluate only the first N held-out tasks.")
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
+                        help="Override a config key, e.g. --set steps=4 --set warmup.steps=8 (repeatable).")
+    parser.add_argument("--plot", type=Path, default=REPO / "docs" / "train-tau-curve.png")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    started = time.perf_counter()
+    clock: dict[str, float] = {}
+
+    from tracegym.models.load import load_tokenizer
+    from tracegym.store import open_store
+    from tracegym.tasks.taskset import load_task_set
+    from tracegym.training.config import parse_train_config
+    from tracegym.training.loop import select_tasks, train
+    from tracegym.training.metrics import read_metrics
+
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    store, task_set_dir = prepare(args.workdir)
+    data = yaml.safe_load(args.config.read_text())
+    data["tasks"]["task_set"], data["run_dir"] = str(task_set_dir), str(args.workdir / "run")
+    for item in args.set:
+        key, _, value = item.partition("=")
+        *parents, leaf = key.split(".")
+        node = data
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = yaml.safe_load(value)
+    config = parse_train_config(data, args.config)
+    task_set = load_task_set(task_set_dir)
+    heldout, _ = select_tasks(task_set, config, load_tokenizer(config.model.ref), split="heldout")
+    heldout = heldout[: args.max_heldout]
+    clock["setup"] = time.perf_counter() - started
+
+    per_task: dict[str, list[float]] = {}
+    mark = time.perf_counter()
+    per_task["base"] = evaluate(config.model.ref, config, task_set, heldout, args.samples, store, "base")
+    clock["eval_base"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    result = train(config, store_path=store)
+    clock["train"] = time.perf_counter() - mark
+    for label, folder in (("warm_start", result.warm_start_checkpoint), ("grpo", result.checkpoint)):
+        mark = time.perf_counter()
+        per_task[label] = evaluate(folder, config, task_set, heldout, args.samples, store, label)
+        clock[f"eval_{label}"] = time.perf_counter() - mark
+
+    summary = {k: bootstrap(v) for k, v in per_task.items()}
+    gains = {
+        "grpo_minus_warm_start": bootstrap([g - w for g, w in zip(per_task["grpo"], per_task["warm_start"],
+                                                                   strict=True)]),
+        "warm_start_minus_base": bootstrap([w - b for w, b in zip(per_task["warm_start"], per_task["base"],
+                                                                   strict=True)]),
+    }
+    with open_store(store, read_only=True) as st:
+        metrics = read_metrics(st, result.run_id)
+    plot(metrics, summary, config.warmup.steps, args.plot)
+    clock["total"] = time.perf_counter() - started
+    out = {**summary, **gains, "heldout_tasks": len(heldout), "samples_per_task": args.samples,
+           "train_steps": {"warm_start": config.warmup.steps, "grpo": config.steps}, "run_id": result.run_id,
+           "per_task": per_task, "minutes": {k: round(v / 60, 2) for k, v in clock.items()},
+           "threads": args.threads}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
