@@ -10,7 +10,8 @@ detection, normalization into traces/messages/tool_calls, tool-result linking,
 error flags, content hashes and the commit. Each side runs in its own
 subprocess (imports and store creation not timed); the peak RSS is the ingest
 subprocess's, from getrusage. With --record-path the record-by-record path is
-timed too, on the same file (slow: use a small --traces).
+timed too, on the same file (slow: use a small --traces). On a shared machine,
+--repeats N alternates the two sides N times and reports the medians.
 
     python benchmarks/ingest.py --traces 50000
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -87,6 +89,8 @@ def run_child(script: str, *args: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--traces", type=int, default=50_000, help="conversations in the generated file")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="alternate the two sides this many times and report medians (for a noisy machine)")
     parser.add_argument("--workdir", type=Path, default=None,
                         help="where to write the file and the stores (default: a temp dir)")
     parser.add_argument("--record-path", action="store_true", help="also time the record-by-record path")
@@ -96,30 +100,30 @@ def main() -> None:
         work = Path(tmp)
         data = work / "chat.jsonl"
         messages = build_file(data, args.traces)
-        size_mb = data.stat().st_size / 1e6
-        print(f"file: {args.traces} traces, {messages} messages, {size_mb:.0f} MB", flush=True)
-
-        base = run_child(READ_JSON, str(data), str(work / "read_json.duckdb"))
-        print(f"duckdb read_json into a table: {base['seconds']:.2f} s (process CPU {base['cpu_s']:.1f} s, "
-              f"peak RSS {base['rss_mb']:.0f} MB, {base['rows']} rows)", flush=True)
-        ours = run_child(INGEST, str(data), str(work / "store.duckdb"), "bulk")
-        print(f"tracegym ingest: {ours['seconds']:.2f} s (process CPU {ours['cpu_s']:.1f} s, "
-              f"peak RSS {ours['rss_mb']:.0f} MB; {ours['traces']} traces, {ours['messages']} messages, "
-              f"{ours['errors']} errors)", flush=True)
-        if ours["traces"] != args.traces or ours["messages"] != messages:
-            raise SystemExit(f"ingest stored {ours['traces']} traces / {ours['messages']} messages, "
-                             f"expected {args.traces} / {messages}")
+        print(f"file: {args.traces} traces, {messages} messages, {data.stat().st_size / 1e6:.0f} MB", flush=True)
+        bases, ours = [], []
+        for i in range(args.repeats):
+            bases.append(run_child(READ_JSON, str(data), str(work / f"read_json{i}.duckdb")))
+            print(f"duckdb read_json into a table: {bases[-1]['seconds']:.2f} s (process CPU "
+                  f"{bases[-1]['cpu_s']:.1f} s, peak RSS {bases[-1]['rss_mb']:.0f} MB)", flush=True)
+            ours.append(run_child(INGEST, str(data), str(work / f"store{i}.duckdb"), "bulk"))
+            print(f"tracegym ingest: {ours[-1]['seconds']:.2f} s (process CPU {ours[-1]['cpu_s']:.1f} s, "
+                  f"peak RSS {ours[-1]['rss_mb']:.0f} MB)", flush=True)
+            if (ours[-1]["traces"], ours[-1]["messages"], ours[-1]["errors"]) != (args.traces, messages, 0):
+                raise SystemExit(f"ingest stored {ours[-1]}, expected {args.traces} traces, {messages} messages")
         if args.record_path:
             slow = run_child(INGEST, str(data), str(work / "record.duckdb"), "record")
-            print(f"tracegym ingest, record by record: {slow['seconds']:.2f} s "
-                  f"({slow['seconds'] / base['seconds']:.1f}x read_json), peak RSS {slow['rss_mb']:.0f} MB", flush=True)
+            print(f"tracegym ingest, record by record: {slow['seconds']:.2f} s (process CPU {slow['cpu_s']:.1f} s, "
+                  f"peak RSS {slow['rss_mb']:.0f} MB)", flush=True)
 
+    ours_s = statistics.median(r["seconds"] for r in ours)
+    base_s = statistics.median(r["seconds"] for r in bases)
     print(json.dumps({
         "traces": args.traces,
-        "tracegym_s": round(ours["seconds"], 3),
-        "duckdb_read_s": round(base["seconds"], 3),
-        "ratio": round(ours["seconds"] / base["seconds"], 3),
-        "peak_rss_mb": round(ours["rss_mb"], 1),
+        "tracegym_s": round(ours_s, 3),
+        "duckdb_read_s": round(base_s, 3),
+        "ratio": round(ours_s / base_s, 3),
+        "peak_rss_mb": round(max(r["rss_mb"] for r in ours), 1),
     }))
 
 

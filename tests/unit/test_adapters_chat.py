@@ -14,8 +14,11 @@ from typing import Any
 import pytest
 
 from tracegym.errors import ConfigError
+from tracegym.ingest.adapters.anthropic import AnthropicAdapter
+from tracegym.ingest.adapters.base import SourceFile
 from tracegym.ingest.pipeline import detect, ingest_paths
 from tracegym.ingest.reading import take_sample
+from tracegym.ingest.records import RawRecord
 from tracegym.store import Store
 
 
@@ -88,6 +91,20 @@ def test_detection_keeps_tau_bench_for_its_real_file(traces_dir: Path) -> None:
     # τ-bench's `traj` is itself a chat message list: the τ-bench adapter must still win.
     path = traces_dir / "tau-bench" / "gpt-4o-airline.json"
     assert detect(path, take_sample(path)).name == "tau-bench"
+
+
+def test_openai_calls_beside_a_top_level_system_are_not_read_as_anthropic(store: Store, tmp_path: Path) -> None:
+    line = {"id": "mixed", "system": "be brief", "messages": [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Error: nope"}]}
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    assert detect(path, take_sample(path)).name == "openai-chat"
+    ingest(store, path)
+    assert calls(store, "mixed")["c1"][3:] == (1, True)
+    with pytest.raises(ValueError, match="OpenAI-style tool_calls"):  # forced through the Anthropic reader
+        list(AnthropicAdapter().to_traces(RawRecord("line 1", line), SourceFile(path, "x", take_sample(path))))
 
 
 def test_generic_is_never_detected(fixtures_dir: Path) -> None:

@@ -46,7 +46,8 @@ class AnthropicAdapter(Adapter):
         request = first.get("request", first)
         if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
             return False
-        return "system" in request or _has_anthropic_blocks(request["messages"])
+        messages = request["messages"]
+        return _has_anthropic_blocks(messages) or ("system" in request and not _has_openai_calls(messages))
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         rec = record.value
@@ -95,6 +96,8 @@ class _Builder:
 
     def add(self, raw: Any, where: str) -> Message | None:
         role = normalize_role(require(raw, "role", str, where))
+        if "tool_calls" in raw:  # an OpenAI-style turn: its calls would be lost here, so refuse it loudly
+            raise ValueError(f"{where} has OpenAI-style tool_calls; read this log with --format openai-chat")
         content = raw.get("content")
         if isinstance(content, str) or content is None:
             return self.add_text_message(role, content)
@@ -182,6 +185,10 @@ def _is_message_response(value: Any) -> bool:
         isinstance(value, dict) and value.get("type") == "message" and isinstance(value.get("content"), list)
         and ("stop_reason" in value or "usage" in value)
     )
+
+
+def _has_openai_calls(messages: list[Any]) -> bool:
+    return any(isinstance(m, dict) and ("tool_calls" in m or "tool_call_id" in m) for m in messages[:50])
 
 
 def _has_anthropic_blocks(messages: list[Any]) -> bool:

@@ -20,6 +20,7 @@ are appended like any batch.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -72,7 +73,7 @@ _VALUES = orjson.dumps({
 _OTHER_SHAPES = ("request", "response", "object", "user")
 _STRING = ("VARCHAR", "NULL")
 _VIEWS = {"traces": "_chat_traces", "tool_calls": "_chat_tool_calls", "scores": "_chat_scores"}
-SCRATCH_MEMORY = "256MB"  # one chunk's working tables fit well within it
+SCRATCH_MEMORY = "1GB"  # one chunk's working tables fit well within it
 
 
 def plain_shape(structure: Any) -> bool:
@@ -167,7 +168,8 @@ def load_chat_jsonl(src: SourceFile, sink: FileSink, chunk_bytes: int | None = N
     replaced inside the store's long transaction would stay in memory until it
     commits, so memory would grow with the file.
     """
-    scratch = duckdb.connect(config={"memory_limit": SCRATCH_MEMORY})
+    spill = tempfile.TemporaryDirectory(prefix="tracegym-scratch-")  # not a .tmp folder in the user's cwd
+    scratch = duckdb.connect(config={"memory_limit": SCRATCH_MEMORY, "temp_directory": spill.name})
     try:
         scratch.execute("SET enable_progress_bar = false")
         for chunk in iter_line_chunks(src.path, chunk_bytes or CHUNK_BYTES):
@@ -182,6 +184,7 @@ def load_chat_jsonl(src: SourceFile, sink: FileSink, chunk_bytes: int | None = N
                 _load_chunk(scratch, src, sink, chunk)
     finally:
         scratch.close()
+        spill.cleanup()
 
 
 @contextmanager
