@@ -13,7 +13,8 @@ The token record is one flat sequence per episode, never rebuilt from text:
 Each `TurnRecord` names its completion's span [start, end) in `input_ids`, the policy version and the
 sampler that produced it, so `turn_inputs` gives the trainer (and the re-scoring tests) each turn's exact
 prompt and completion ids. An observation that follows the last model turn is in `messages` only: the
-model never saw it.
+model never saw it (except when the episode stops because that observation made the next prompt too long
+for the context: then its masked tokens end the record, so the overflow can be seen).
 """
 
 from __future__ import annotations

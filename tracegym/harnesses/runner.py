@@ -26,11 +26,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from tracegym.errors import ConfigError, ModelError, TracegymError
 from tracegym.evals.scorers.base import Scorer
-from tracegym.harnesses.base import Harness, Reply, Reset, Step
+from tracegym.evals.trajectory import Trajectory
+from tracegym.harnesses.base import ExternalHarness, Harness, Reply, Reset, Step
 from tracegym.harnesses.chat import ChatRenderer, TokenConversation
 from tracegym.harnesses.episode import Episode, Message, StopReason, TokenRecord, TurnRecord, build_token_record
 from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
@@ -79,7 +81,8 @@ class _TokenAccess:
     context_length: int | None
 
 
-def _token_access(policy: PolicyClient, params: SamplingParams) -> _TokenAccess | None:
+def token_access(policy: PolicyClient, params: SamplingParams) -> _TokenAccess | None:
+    """Tokenizer, stop ids and context of a token-level client; None for a messages-only one."""
     if not policy.token_level:
         return None
     tokenizer = getattr(policy, "tokenizer", None)
@@ -99,12 +102,12 @@ class _EpisodeRun:
                  limits: EpisodeLimits, seed: int) -> None:
         self.policy, self.harness, self.task = policy, harness, task
         self.params, self.limits, self.seed = params, limits, seed
-        self.access = _token_access(policy, params)
+        self.access = token_access(policy, params)
         self.messages: list[Message] = []
         self.tools: list[dict[str, Any]] | None = None
         self.conv: TokenConversation | None = None
         self.turns: list[TurnRecord] = []
-        self.logprobs: list[Any] = []
+        self.logprobs: list[torch.Tensor] = []
         self.supports: list[Support | None] = []
         self.tokens_out = 0
         self.started = time.perf_counter()
@@ -234,7 +237,7 @@ class EpisodeJob:
 
 async def run_episode(
     policy: PolicyClient,
-    harness: Harness,
+    harness: Harness | ExternalHarness,
     job: EpisodeJob,
     params: SamplingParams,
     limits: EpisodeLimits | None = None,
@@ -243,6 +246,9 @@ async def run_episode(
     rollout_id: str | None = None,
 ) -> Episode:
     """Run one episode to a stop condition, score it (unless the harness or policy failed) and return it."""
+    if isinstance(harness, ExternalHarness):
+        return await harness.run_episode(policy, job, params, limits or EpisodeLimits(), scorer, model,
+                                         rollout_id or uuid.uuid4().hex)
     run = _EpisodeRun(policy, harness, job.task, params, limits or EpisodeLimits(), job.seed)
     error: _Failed | None = None
     n_prompt = 0
@@ -254,7 +260,7 @@ async def run_episode(
     episode = Episode(
         rollout_id=rollout_id or uuid.uuid4().hex, task_id=job.task.task_id, task_set_id=job.task_set_id,
         split=job.task.split, harness=harness.name, sample_idx=job.sample_idx, seed=job.seed, model=model,
-        sampling=_sampling(params), messages=run.messages, n_prompt_messages=n_prompt, tokens=run.token_record(),
+        sampling=sampling_record(params), messages=run.messages, n_prompt_messages=n_prompt, tokens=run.token_record(),
         turns=run.turns, stop_reason=stop, counts=harness.counts, harness_error=error.text if error else None,
         metrics=_metrics(harness, run),
     )
@@ -267,7 +273,8 @@ async def run_episode(
     return episode
 
 
-def _sampling(params: SamplingParams) -> dict[str, Any]:
+def sampling_record(params: SamplingParams) -> dict[str, Any]:
+    """What an episode records of its sampling: what re-scoring needs."""
     return params.model_dump(include={"temperature", "top_p", "top_k", "max_new_tokens", "max_support"})
 
 
@@ -279,7 +286,11 @@ def _metrics(harness: Harness, run: _EpisodeRun) -> dict[str, Any]:
 
 
 async def _score(episode: Episode, task: TaskSpec, harness: Harness, scorer: Scorer) -> None:
-    trajectory = task.trajectory(episode.continuation, harness.workspace)
+    await score_trajectory(episode, task.trajectory(episode.continuation, harness.workspace), scorer)
+
+
+async def score_trajectory(episode: Episode, trajectory: Trajectory, scorer: Scorer) -> None:
+    """Score `trajectory` off the event loop and put the reward (or the scorer's error) on `episode`."""
     try:
         result = await asyncio.to_thread(scorer.score, trajectory)
     except TracegymError as e:  # a scorer that cannot run here (a judge model that will not load): recorded
@@ -315,7 +326,7 @@ class RunOptions(BaseModel):
 async def run_many(
     policy: PolicyClient,
     tasks: Sequence[TaskSpec],
-    make_harness: Callable[[TaskSpec, str], Harness],
+    make_harness: Callable[[TaskSpec, str], Harness | ExternalHarness],
     options: RunOptions,
     scorer_for: Callable[[TaskSpec], Scorer | None] | None = None,
     task_set_id: str | None = None,
