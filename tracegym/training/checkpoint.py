@@ -1,7 +1,7 @@
 """Run folders and checkpoints: Hugging Face model folders plus the trainer state, written atomically.
 
     RUN_DIR/
-      config.json                 the resolved train config
+      train_config.json           the resolved train config
       run.json                    run id and creation time
       checkpoints/
         step-000010/              loadable by transformers.AutoModelForCausalLM.from_pretrained
@@ -38,7 +38,7 @@ CHECKPOINTS = "checkpoints"
 LATEST = "latest"
 STATE_FILE = "trainer_state.pt"
 RUN_FILE = "run.json"
-CONFIG_FILE = "config.json"
+CONFIG_FILE = "train_config.json"  # not config.json: that name marks a model folder
 
 
 @dataclass
