@@ -17,11 +17,17 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from tracegym.harnesses.episode import EpisodeCounts, Message
+from tracegym.harnesses.episode import Episode, EpisodeCounts, Message
 from tracegym.harnesses.toolcalls import ParseResult, ToolCall, ToolCallStats, parse_tool_calls
 from tracegym.tasks.spec import TaskSpec
+
+if TYPE_CHECKING:
+    from tracegym.evals.scorers.base import Scorer
+    from tracegym.harnesses.policy import PolicyClient
+    from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits
+    from tracegym.models.sampling import SamplingParams
 
 DoneReason = Literal["model_done", "env_done"]
 # Hermes tool-call blocks (closed or left open at the end), removed from the text a scorer reads as the reply.
@@ -84,6 +90,23 @@ class Harness(ABC):
 
     async def close(self) -> None:
         """Release what the episode holds (workspaces, processes); called once, after scoring."""
+
+
+class ExternalHarness(ABC):
+    """A harness whose agent is a program of its own that calls the model itself (through the proxy).
+
+    The program, not the runner, decides when the model is called, so the runner hands such a harness the
+    whole episode: `run_episode` runs the program with the policy behind it, scores what it did and returns
+    the episode; harness failures end up on the episode (`harness_error`), never raised.
+    """
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    async def run_episode(self, policy: PolicyClient, job: EpisodeJob, params: SamplingParams,
+                          limits: EpisodeLimits, scorer: Scorer | None, model: str | None,
+                          rollout_id: str) -> Episode:
+        """Run, score and return one episode of `job`."""
 
 
 def openai_tools(task: TaskSpec) -> list[dict[str, Any]]:

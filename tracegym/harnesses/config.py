@@ -10,6 +10,8 @@ tools:
 shell:
   sandbox: auto
   limits: {wall_seconds: 30}
+proxy:
+  command: python my_agent.py   # with harness: proxy, the team's own agent runs each episode
 ```
 Every section is optional; relative paths are resolved from the file's folder.
 """
@@ -20,17 +22,18 @@ import shutil
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
-from tracegym.harnesses.base import Harness
+from tracegym.harnesses.base import ExternalHarness, Harness
 from tracegym.harnesses.chat_harness import ChatHarness
+from tracegym.harnesses.proxy import ProxyConfig, ProxyHarness, proxy_workspaces
 from tracegym.harnesses.replay import ReplayConfig, ReplayHarness, load_fallback
 from tracegym.harnesses.sandbox import Workspaces
 from tracegym.harnesses.shell import SandboxProvider, ShellConfig, ShellHarness, workspaces_for
 from tracegym.harnesses.tools_harness import ToolsConfig, ToolsHarness, bind_tools
 from tracegym.tasks.spec import TaskSpec
 
-HarnessName = Literal["chat", "tools", "replay", "shell"]
+HarnessName = Literal["chat", "tools", "replay", "shell", "proxy"]
 
 
 class HarnessConfig(BaseModel):
@@ -44,6 +47,15 @@ class HarnessConfig(BaseModel):
     """The tools harness: the Python functions."""
     shell: ShellConfig = ShellConfig()
     """The shell harness: sandbox, limits, workspaces."""
+    proxy: ProxyConfig = ProxyConfig()
+    """The proxy harness: the agent program's command, limits, workspaces."""
+
+    @model_validator(mode="after")
+    def _proxy_has_a_command(self) -> HarnessConfig:
+        if self.harness == "proxy" and not self.proxy.command:
+            raise ValueError("harness: proxy runs the agent in proxy.command, which is not set "
+                             "(e.g. proxy: {command: python my_agent.py})")
+        return self
 
 
 def load_harness_config(path: Path | None) -> tuple[HarnessConfig, Path]:
@@ -67,11 +79,13 @@ class HarnessFactory:
         self._sandboxes = SandboxProvider(self.config.shell)
         self._workspaces: Workspaces | None = None
         self._temporary_root = False
+        self._proxy_workspaces: Workspaces | None = None
+        self._proxy_temporary_root = False
 
     def name_for(self, task: TaskSpec) -> str:
         return self.config.harness or task.harness
 
-    def make(self, task: TaskSpec, episode_id: str) -> Harness:
+    def make(self, task: TaskSpec, episode_id: str) -> Harness | ExternalHarness:
         """The harness for one episode of `task`; `episode_id` names its workspace."""
         name = self.name_for(task)
         if name == "chat":
@@ -80,6 +94,11 @@ class HarnessFactory:
             return ReplayHarness(self.config.replay, self._fallback)
         if name == "tools":
             return ToolsHarness(self.config.tools, self._tools)
+        if name == "proxy":
+            if self._proxy_workspaces is None:
+                self._proxy_workspaces, self._proxy_temporary_root = proxy_workspaces(self.config.proxy,
+                                                                                      self.base_dir)
+            return ProxyHarness(self.config.proxy, self._proxy_workspaces, episode_id, self.base_dir)
         if self._workspaces is None:
             self._workspaces, self._temporary_root = workspaces_for(self.config.shell, self.base_dir)
         return ShellHarness(self.config.shell, self._sandboxes, self._workspaces, episode_id, self.base_dir)
@@ -89,3 +108,5 @@ class HarnessFactory:
         self._sandboxes.close()
         if self._workspaces is not None and self._temporary_root and not self.config.shell.keep_workspaces:
             shutil.rmtree(self._workspaces.root, ignore_errors=True)
+        if self._proxy_workspaces is not None and self._proxy_temporary_root and not self.config.proxy.keep_workspaces:
+            shutil.rmtree(self._proxy_workspaces.root, ignore_errors=True)
