@@ -26,10 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from tracegym.errors import ConfigError, did_you_mean
 from tracegym.evals.yamlfile import compose, model_at, node_line, read_yaml
 from tracegym.harnesses.config import HarnessConfig, HarnessName
-from tracegym.harnesses.replay import ReplayConfig
 from tracegym.harnesses.runner import EpisodeLimits
-from tracegym.harnesses.shell import ShellConfig
-from tracegym.harnesses.tools_harness import ToolsConfig
 from tracegym.tasks.spec import Context, Split
 
 
@@ -69,20 +66,18 @@ class PromptSection(_Section):
     """Leave out tasks and warm-start examples whose rendered prompt is longer (they are counted)."""
 
 
-class HarnessSection(_Section):
-    kind: HarnessName | None = None
-    """Run every task in this harness (chat, tools, replay, shell); None uses the harness each task names."""
-    replay: ReplayConfig = ReplayConfig()
-    """The replay harness: how calls outside the recording are answered, terminal tools."""
-    tools: ToolsConfig = ToolsConfig()
-    """The tools harness: the Python functions."""
-    shell: ShellConfig = ShellConfig()
-    """The shell harness: sandbox, limits, workspaces."""
+class HarnessSection(HarnessConfig):
+    """The harness config of `tracegym run` (replay, tools, shell, ... sections), plus the episode limits."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
+
+    harness: HarnessName | None = Field(None, alias="kind")
+    """Run every task in this harness (chat, tools, replay, shell, ...); None uses the harness each task names."""
     limits: EpisodeLimits = EpisodeLimits(max_turns=1)
     """When an episode stops: turns, tokens, prompt length, time."""
 
     def harness_config(self) -> HarnessConfig:
-        return HarnessConfig(harness=self.kind, replay=self.replay, tools=self.tools, shell=self.shell)
+        return HarnessConfig.model_validate(self.model_dump(exclude={"limits"}))
 
 
 class SamplerSection(_Section):

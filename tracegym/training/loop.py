@@ -28,8 +28,10 @@ import torch
 
 from tracegym.errors import ConfigError, NotFoundError
 from tracegym.training.checkpoint import (
+    CHECKPOINTS,
     TrainerState,
     capture_rng,
+    checkpoint_name,
     init_run_dir,
     latest_checkpoint,
     load_state,
@@ -117,7 +119,6 @@ class _Run:
         self.console = console
         self.total = config.warmup.steps + config.steps
         self.warm_checkpoint: Path | None = None
-        self.last_checkpoint: Path | None = None
 
     def _load(self, resume: bool) -> tuple[PreTrainedModel, TrainerState]:
         from tracegym.models.load import load_model
@@ -145,7 +146,6 @@ class _Run:
         if keep:
             mark_kept(folder)
             self.warm_checkpoint = folder
-        self.last_checkpoint = folder
         self.recorder.checkpoint(self.state.step, folder, self.state.step)
 
     def due(self, step: int) -> bool:
@@ -155,9 +155,9 @@ class _Run:
 def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None = None,
           console: Console | None = None) -> TrainResult:
     """Run (or resume) a training run to its last step; see the module doc."""
-    from tracegym.output import err
-
     from transformers.utils import logging as hf_logging
+
+    from tracegym.output import err
 
     hf_logging.disable_progress_bar()  # the run's own display reports progress
     run = _Run(config, store_path, console or err, resume)
@@ -179,8 +179,6 @@ def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None 
 
 
 def _kept_checkpoint(run_dir: Path, step: int) -> Path | None:
-    from tracegym.training.checkpoint import CHECKPOINTS, checkpoint_name
-
     folder = run_dir / CHECKPOINTS / checkpoint_name(step)
     return folder if step > 0 and folder.is_dir() else None
 
