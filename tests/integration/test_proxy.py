@@ -100,12 +100,12 @@ def spec(task_id: str) -> TaskSpec:
 
 
 def run(tiny, tmp_path: Path, task_ids: list[str], concurrency: int, limits: EpisodeLimits = EpisodeLimits(),
-        **proxy) -> list[Episode]:
+        batch_window_s: float = 0.005, **proxy) -> list[Episode]:
     model, tokenizer = tiny
     (tmp_path / "agent.py").write_text(AGENT)
     config = HarnessConfig(harness="proxy", proxy={"command": f"python {tmp_path / 'agent.py'}", **proxy})
     factory = HarnessFactory(config, tmp_path)
-    policy = HFPolicy(SamplingEngine(model, eos_token_ids=[tokenizer.eos_token_id]), tokenizer)
+    policy = HFPolicy(SamplingEngine(model, eos_token_ids=[tokenizer.eos_token_id]), tokenizer, batch_window_s)
     scorer = build_scorer(MatchEval(kind="match", name="done", mode="contains", expected="DONE",
                                     target="metadata.agent_process.stdout"), ScorerContext(tmp_path))
     options = RunOptions(concurrency=concurrency, sampling=SAMPLING, limits=limits)
@@ -137,6 +137,7 @@ def assert_exact_record(episode: Episode, model) -> None:
     torch.testing.assert_close(torch.cat(rescored), record.sampler_logprobs[record.loss_mask], atol=2e-4, rtol=0)
 
 
+@pytest.mark.slow
 def test_an_agent_program_becomes_a_stored_episode_with_an_exact_token_record_and_a_reward(tiny, tmp_path, store):
     episodes = run(tiny, tmp_path, ["plain", "rewrite"], concurrency=2)
     write_rollouts(store, episodes, "run-proxy")
@@ -168,8 +169,12 @@ def test_an_agent_program_becomes_a_stored_episode_with_an_exact_token_record_an
     assert_exact_record(rewrite, tiny[0])
 
 
+@pytest.mark.slow
 def test_a_crash_and_a_disconnect_are_recorded_harness_errors_and_the_run_goes_on(tiny, tmp_path):
-    episodes = run(tiny, tmp_path, ["crash", "disconnect", "plain"], concurrency=1, wall_seconds=60)
+    # The batcher waits half a second before each generation, so the client that hangs up right after sending
+    # its request is gone before the reply could be written, however the machine schedules it.
+    episodes = run(tiny, tmp_path, ["crash", "disconnect", "plain"], concurrency=1, batch_window_s=0.5,
+                   wall_seconds=30)
     crash, disconnect, plain = episodes
     assert crash.stop_reason == "harness_error" and crash.reward is None
     assert "exited with code 1: RuntimeError: the agent hit a bug" in crash.harness_error

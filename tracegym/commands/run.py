@@ -34,7 +34,7 @@ def run(
     task_ids: Annotated[list[str] | None, typer.Option("--task", help="Run only this task; repeatable.")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Run at most N tasks.")] = None,
     harness_config: Annotated[Path | None, typer.Option(
-        help="YAML: harness override, replay/tools/shell options (see tracegym/harnesses/config.py).")] = None,
+        help="YAML: harness override, replay/tools/shell/proxy options (see tracegym/harnesses/config.py).")] = None,
     precision: Annotated[str, typer.Option(help="Sampler precision: fp32, bf16 or fp16.")] = "fp32",
     device: Annotated[str, typer.Option(help="torch device of the sampler.")] = "cpu",
     base_url: Annotated[str | None, typer.Option(

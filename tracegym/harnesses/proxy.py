@@ -133,9 +133,15 @@ class ProxyHarness(ExternalHarness):
                 await score_trajectory(episode, self._trajectory(episode, job.task, workspace, outcome), scorer)
         finally:
             if workspace is not None and not self.config.keep_workspaces:
-                self.workspaces.remove(workspace)
+                self._remove(workspace, episode)
         episode.latency_s = time.perf_counter() - started
         return episode
+
+    def _remove(self, workspace: Path, episode: Episode) -> None:
+        try:
+            self.workspaces.remove(workspace)
+        except Exception as e:  # noqa: BLE001 - the episode is complete; a failed cleanup is noted, not fatal
+            episode.metrics["harness/close_error"] = f"{type(e).__name__}: {e}"
 
     def _workspace(self) -> Path:
         template = self.base_dir / self.config.template if self.config.template else None
