@@ -224,6 +224,92 @@ def m040_runs(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m050_eval(con: duckdb.DuckDBPyConnection) -> None:
+    """Checkpoint evaluation (tracegym/training/evaluate.py) and the `lineage` view: cluster -> tasks ->
+    rollouts trained on them -> checkpoints of those runs -> eval results, one query."""
+    con.execute(
+        """
+        CREATE TABLE evaluations (
+            eval_id VARCHAR PRIMARY KEY,  -- hash of the task set and settings: the same settings reuse samples
+            task_set_id VARCHAR,
+            settings JSON,              -- prompt policy, harness, sampling, limits, seed, pass threshold
+            created_at TIMESTAMP,
+            updated_at TIMESTAMP
+        );
+        CREATE TABLE eval_models (
+            eval_id VARCHAR,
+            checkpoint_id VARCHAR,      -- identity: sha256 of the weight files, or endpoint + model name
+            checkpoint VARCHAR,         -- its label in tables
+            checkpoint_path VARCHAR,    -- the model folder; the endpoint URL for an API baseline
+            run_id VARCHAR,             -- the training run of a trainer checkpoint; NULL otherwise
+            step INTEGER,
+            base_checkpoint_id VARCHAR, -- what it was compared against; NULL for the base itself
+            created_at TIMESTAMP
+        );
+        CREATE TABLE eval_results (
+            eval_id VARCHAR,
+            checkpoint VARCHAR,
+            checkpoint_id VARCHAR,
+            checkpoint_path VARCHAR,
+            run_id VARCHAR,
+            step INTEGER,
+            task_set_id VARCHAR,
+            task_id VARCHAR,
+            cluster_id VARCHAR,
+            split VARCHAR,
+            sample_idx INTEGER,
+            seed BIGINT,                -- derived from the eval seed, the task and the sample, alike for every model
+            rollout_id VARCHAR,         -- the episode in `rollouts` (run_id = eval_id)
+            reward DOUBLE,              -- NULL when the harness, the policy or the scorer failed
+            pass BOOLEAN,               -- reward >= the pass threshold; false when unscored
+            scorer_details JSON,
+            scorer_error VARCHAR,
+            harness_error VARCHAR,
+            stop_reason VARCHAR,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            latency_s DOUBLE,
+            created_at TIMESTAMP,
+            PRIMARY KEY (eval_id, checkpoint_id, task_id, sample_idx)
+        );
+        CREATE VIEW lineage AS
+        WITH trained AS (
+            SELECT r.run_id, r.task_set_id, r.task_id, count(*) AS train_rollouts, avg(r.reward) AS train_reward
+            FROM rollouts r JOIN runs USING (run_id)
+            GROUP BY r.run_id, r.task_set_id, r.task_id
+        ),
+        cluster_runs AS (
+            SELECT DISTINCT t.cluster_id, t.task_set_id, tr.run_id
+            FROM trained tr JOIN tasks t ON t.task_set_id = tr.task_set_id AND t.task_id = tr.task_id
+        ),
+        per_task AS (
+            SELECT eval_id, checkpoint_id, task_set_id, task_id, count(*) AS samples,
+                   avg(coalesce(reward, 0)) AS reward, avg(CAST(pass AS DOUBLE)) AS pass_rate
+            FROM eval_results
+            GROUP BY eval_id, checkpoint_id, task_set_id, task_id
+        )
+        SELECT c.cluster_id, c.detector, c.signature, c.rank AS cluster_rank,
+               t.task_set_id, t.task_id, t.split,
+               cr.run_id, coalesce(tr.train_rollouts, 0) AS train_rollouts, tr.train_reward,
+               k.step AS checkpoint_step, k.path AS checkpoint_path,
+               m.eval_id, m.checkpoint AS checkpoint,
+               e.samples AS eval_samples, e.reward AS eval_reward, e.pass_rate AS eval_pass_rate,
+               b.reward AS base_eval_reward, b.pass_rate AS base_eval_pass_rate
+        FROM clusters c
+        JOIN tasks t ON t.cluster_id = c.cluster_id
+        LEFT JOIN cluster_runs cr ON cr.cluster_id = c.cluster_id AND cr.task_set_id = t.task_set_id
+        LEFT JOIN trained tr ON tr.run_id = cr.run_id AND tr.task_set_id = t.task_set_id AND tr.task_id = t.task_id
+        LEFT JOIN checkpoints k ON k.run_id = cr.run_id
+        LEFT JOIN eval_models m ON m.run_id = k.run_id AND m.step = k.step
+        LEFT JOIN per_task e ON e.eval_id = m.eval_id AND e.checkpoint_id = m.checkpoint_id
+                            AND e.task_set_id = t.task_set_id AND e.task_id = t.task_id
+        LEFT JOIN per_task b ON b.eval_id = m.eval_id AND b.checkpoint_id = m.base_checkpoint_id
+                            AND b.task_set_id = t.task_set_id AND b.task_id = t.task_id;
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(
