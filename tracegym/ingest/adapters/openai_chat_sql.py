@@ -9,13 +9,14 @@ orjson would parse differently from DuckDB) goes through the adapter's
 `to_traces`, one record at a time. So the two paths store the same rows, which
 `tests/unit/test_chat_sql.py` checks table by table.
 
-Per chunk: DuckDB describes each line's JSON structure (`json_structure`); the
-few distinct structures are checked in Python (`plain_shape`); matching lines
-are parsed once into typed structs (`json_transform`), unnested into
-messages and tool calls, linked and error-flagged in SQL; the small JSON
+Per chunk (on a scratch in-memory database): DuckDB describes each line's
+JSON structure (`json_structure`); the few distinct structures are checked in
+Python (`plain_shape`); matching lines are parsed into typed structs
+(`json_transform`) and unnested into message rows (Arrow), then calls are
+unnested, paired with their results and error-flagged in SQL; the small JSON
 values that must match the record path byte for byte (tool arguments, metadata,
-tool schemas) are re-serialized with the same Python function; then the rows
-are appended like any batch.
+tool schemas) are re-serialized with the same Python function; the rows then
+go to the store like any batch (`FileSink.append`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from tracegym.ingest.reading import parse_line
 CHUNK_BYTES = 64 << 20
 BATCH_BYTES = 2 << 20  # Arrow batches of about this size let DuckDB spread a chunk over its threads
 EXPORT_ROWS = 8192
+SCRATCH_MEMORY = "1GB"  # one chunk's working tables fit well within it
 FORMAT = "openai-chat"
 # What str.strip() removes (every c with c.isspace()), as an RE2 class body.
 _PY_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
@@ -50,18 +52,6 @@ _LENIENT_NUMBER = r"[:\[,][ \t\r\n]*-?(?:NaN|Infinity|[0-9]+(?:\.[0-9]+)?[eE][+-
 # normalize.looks_like_error in RE2 (where [\p{L}\p{N}_] is exactly Python's Unicode \w).
 _ERROR = (rf"(?m)\A[{_PY_SPACE}]*(?i:error)[: ]|Traceback \(most recent call last\)"
           r"|^[\p{L}\p{N}_]+(?:Error|Exception): ")
-
-
-def _error_sql(text: str) -> str:
-    """normalize.looks_like_error in SQL: the regex, run only where a cheap necessary condition holds."""
-    # Each clause of the regex needs one of these: "Error: "/"Exception: " or the traceback header somewhere,
-    # or "error" (any case) within the first 256 characters unless at least 200 of them are spaces.
-    maybe = (f"contains({text}, 'Error: ') OR contains({text}, 'Exception: ') "
-             f"OR contains({text}, 'Traceback (most recent call last)') "
-             f"OR regexp_matches(left({text}, 256), '(?i)error|\\A[{_PY_SPACE}]{{200}}')")
-    return f"coalesce(CASE WHEN {maybe} THEN regexp_matches({text}, '{_ERROR}') ELSE false END, false)"
-
-
 _VALUES = orjson.dumps({
     "id": "VARCHAR", "model": "VARCHAR", "metadata": "JSON", "tools": "JSON",
     "messages": [{
@@ -73,7 +63,16 @@ _VALUES = orjson.dumps({
 _OTHER_SHAPES = ("request", "response", "object", "user")
 _STRING = ("VARCHAR", "NULL")
 _VIEWS = {"traces": "_chat_traces", "tool_calls": "_chat_tool_calls", "scores": "_chat_scores"}
-SCRATCH_MEMORY = "1GB"  # one chunk's working tables fit well within it
+
+
+def _error_sql(text: str) -> str:
+    """normalize.looks_like_error in SQL: the regex, run only where a cheap necessary condition holds."""
+    # Each clause of the regex needs one of these: "Error: "/"Exception: " or the traceback header somewhere,
+    # or "error" (any case) within the first 256 characters unless at least 200 of them are spaces.
+    maybe = (f"contains({text}, 'Error: ') OR contains({text}, 'Exception: ') "
+             f"OR contains({text}, 'Traceback (most recent call last)') "
+             f"OR regexp_matches(left({text}, 256), '(?i)error|\\A[{_PY_SPACE}]{{200}}')")
+    return f"coalesce(CASE WHEN {maybe} THEN regexp_matches({text}, '{_ERROR}') ELSE false END, false)"
 
 
 def plain_shape(structure: Any) -> bool:
