@@ -12,7 +12,9 @@ failures and clusters tables and reads back the ranked clusters.
 
 Each figure is the median of --repeats timed runs after one warm-up run, as
 wall-clock (the figures in the JSON) and as this process's CPU time (steadier on
-a shared machine). The last line is one JSON object:
+a shared machine). Before the figures comes where mining spends its time: each
+step of the run (shared scans, detectors, clustering, commit), median wall and
+CPU seconds over the timed runs. The last line is one JSON object:
 {"traces", "mine_s", "groupby_s", "ratio"}.
 """
 
@@ -26,9 +28,11 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from tracegym.ingest.pipeline import ingest_paths
 from tracegym.mining import mine_failures
+from tracegym.mining.mine import MineSummary, StepTime
 from tracegym.store import Store, open_store
 
 TAU_BENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "tau-bench"
@@ -38,6 +42,7 @@ REPLICATED = {
     "tool_calls": "trace_id",
     "scores": "trace_id",
 }
+T = TypeVar("T")
 GROUP_BY = "SELECT name, result, count(*) AS n FROM tool_calls WHERE result IS NOT NULL GROUP BY name, result"
 
 
@@ -64,23 +69,37 @@ def build_store(path: Path, source: Path, traces: int) -> int:
         return int(store.scalar("SELECT count(*) FROM traces"))
 
 
-def timed(run: Callable[[], object], repeats: int) -> tuple[float, float]:
-    """Median wall-clock and median process CPU seconds of `repeats` runs, after one warm-up run."""
-    run()  # warm-up: the buffer pool holds the columns and the macros exist for every timed run
-    wall, cpu = [], []
-    for _ in range(repeats):
+class Timer(Generic[T]):
+    """Wall-clock and process CPU seconds of each call of `run`."""
+
+    def __init__(self, run: Callable[[], T]) -> None:
+        self.run = run
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def __call__(self) -> T:
         start, start_cpu = time.perf_counter(), time.process_time()
-        run()
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-    return statistics.median(wall), statistics.median(cpu)
+        result = self.run()
+        self.wall.append(time.perf_counter() - start)
+        self.cpu.append(time.process_time() - start_cpu)
+        return result
 
 
-def measure(store: Store, repeats: int) -> dict[str, float]:
-    # Interleaved so that load from other processes on the machine weighs on both alike.
-    mine_s, mine_cpu = timed(lambda: mine_failures(store), repeats)
-    groupby_s, groupby_cpu = timed(lambda: store.con.execute(GROUP_BY).fetchall(), repeats)
-    return {"mine_s": mine_s, "groupby_s": groupby_s, "mine_cpu_s": mine_cpu, "groupby_cpu_s": groupby_cpu}
+def measure(store: Store, repeats: int) -> tuple[dict[str, float], dict[str, StepTime]]:
+    """Median figures of `repeats` timed runs of each side, and the median time of each step of mining."""
+    mine_failures(store)  # warm-up: the buffer pool holds the columns and the macros exist for every timed run
+    store.con.execute(GROUP_BY).fetchall()
+    mine, groupby = Timer(lambda: mine_failures(store)), Timer(lambda: store.con.execute(GROUP_BY).fetchall())
+    summaries: list[MineSummary] = []
+    for _ in range(repeats):  # alternated, so that load from other processes weighs on both sides alike
+        summaries.append(mine())
+        groupby()
+    steps = {name: StepTime(statistics.median(s.timings[name].wall_s for s in summaries),
+                            statistics.median(s.timings[name].cpu_s for s in summaries))
+             for name in summaries[0].timings}
+    figures = {"mine_s": statistics.median(mine.wall), "groupby_s": statistics.median(groupby.wall),
+               "mine_cpu_s": statistics.median(mine.cpu), "groupby_cpu_s": statistics.median(groupby.cpu)}
+    return figures, steps
 
 
 def main() -> None:
@@ -96,8 +115,12 @@ def main() -> None:
         built_s = time.perf_counter() - start
         with open_store(path) as store:
             sizes = {t: store.scalar(f"SELECT count(*) FROM {t}") for t in ("messages", "tool_calls", "scores")}
-            figures = measure(store, args.repeats)
+            figures, steps = measure(store, args.repeats)
             summary = mine_failures(store)
+    print("where mining spends its time (median of the timed runs):")
+    for name, step in steps.items():
+        found = f"  {summary.by_detector[name]} findings" if name in summary.by_detector else ""
+        print(f"  {name:<28} {step.wall_s:7.3f} s wall {step.cpu_s:7.3f} s CPU{found}")
     ratio = figures["mine_s"] / figures["groupby_s"]
     print(f"store: {n} traces, {sizes['messages']} messages, {sizes['tool_calls']} tool calls, "
           f"{sizes['scores']} scores (built in {built_s:.1f} s)")

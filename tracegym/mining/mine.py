@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,14 @@ class MineConfig(BaseModel):
     """More assistant turns than this is a runaway; None: three times the median of the trace's format."""
 
 
+@dataclass(frozen=True, slots=True)
+class StepTime:
+    """Time one step of a mining run took: wall clock, and CPU of this process (all DuckDB threads)."""
+
+    wall_s: float
+    cpu_s: float
+
+
 @dataclass(slots=True)
 class MineSummary:
     """What one mining run found; `clusters` are ranked, most important first."""
@@ -39,6 +50,10 @@ class MineSummary:
     findings: int
     by_detector: dict[str, int]
     clusters: list[Cluster] = field(default_factory=list)
+    timings: dict[str, StepTime] = field(default_factory=dict)
+    """Per step, in order: deleting earlier findings, each shared scan, each detector, clustering, the commit,
+    reading the summary back.
+    Not in `to_dict`, so the CLI's JSON output stays the same from run to run."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,17 +77,45 @@ def mine_failures(store: Store, config: MineConfig | None = None, rules: Path | 
     if rules is not None:
         # Checked before the transaction: a bad rule stops the run with the store untouched.
         detectors += prepare_rules(store.con, load_rules(rules), params)
+    timings: dict[str, StepTime] = {}
     with store.transaction() as con:
-        con.execute("DELETE FROM failures")
-        by_detector = {det.name: insert_findings(con, det, params) for det in detectors}
-        build_clusters(con, [det.name for det in detectors if det.verdict])
-    return MineSummary(
-        traces=store.scalar("SELECT count(*) FROM traces"),
-        traces_with_findings=store.scalar("SELECT count(DISTINCT trace_id) FROM failures"),
-        findings=sum(by_detector.values()),
-        by_detector=by_detector,
-        clusters=ranked_clusters(store.con),
-    )
+        with timed(timings, "delete"):
+            con.execute("DELETE FROM failures")
+        by_detector = {}
+        for det in detectors:
+            with timed(timings, det.name):
+                by_detector[det.name] = insert_findings(con, det, params)
+        with timed(timings, "clusters"):
+            build_clusters(con, [det.name for det in detectors if det.verdict])
+        committing = _clock()
+    timings["commit"] = _since(committing)
+    with timed(timings, "summary"):
+        summary = MineSummary(
+            traces=store.scalar("SELECT count(*) FROM traces"),
+            traces_with_findings=store.scalar("SELECT count(DISTINCT trace_id) FROM failures"),
+            findings=sum(by_detector.values()),
+            by_detector=by_detector,
+            clusters=ranked_clusters(store.con),
+            timings=timings,
+        )
+    return summary
+
+
+def _clock() -> StepTime:
+    return StepTime(time.perf_counter(), time.process_time())
+
+
+def _since(start: StepTime) -> StepTime:
+    now = _clock()
+    return StepTime(now.wall_s - start.wall_s, now.cpu_s - start.cpu_s)
+
+
+@contextmanager
+def timed(timings: dict[str, StepTime], step: str) -> Iterator[None]:
+    """Record the wall-clock and process CPU time of the block as `timings[step]`."""
+    start = _clock()
+    yield
+    timings[step] = _since(start)
 
 
 def insert_findings(con: duckdb.DuckDBPyConnection, det: Detector, params: dict[str, Any]) -> int:
