@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from tracegym.mining.scans import METADATA, RESULT_TEXTS, TOOL_NAMES, USER_TEXTS, Scan
+
 Category = Literal["outcome", "tool_errors", "protocol_errors", "loops", "give_ups", "user_signals", "rule"]
 
 
@@ -30,6 +32,8 @@ class Detector:
     """A finding means the trace failed; failure rates count these traces as failed."""
     origin: str | None = None
     """Where a user rule was written ('rules.yaml:7'); None for the built-ins."""
+    scans: tuple[Scan, ...] = ()
+    """Shared scans the SQL reads (their temporary tables exist while it runs)."""
 
     def parameters(self) -> set[str]:
         """The `$name` parameters the SQL reads."""
@@ -91,7 +95,8 @@ OUTCOME = Detector(
         SELECT trace_id,
                string_agg(name || '=' || round(value, 3), ', ' ORDER BY name) FILTER (value < 1) AS low,
                bool_or(name = 'resolved' AND value = 0) AS unresolved
-        FROM scores WHERE kind = 'environment' GROUP BY trace_id
+        -- Only scores below 1 are listed or mean unresolved: the others need not be grouped.
+        FROM scores WHERE kind = 'environment' AND value < 1 GROUP BY trace_id
     ) s USING (trace_id)
     WHERE t.outcome = 'failure' OR s.unresolved
     """,
@@ -123,26 +128,28 @@ FAILING_TESTS = Detector(
     "the evidence names the tests.",
     """
     WITH status AS (
-        SELECT trace_id, json_extract(metadata, '$.tests_status') AS s
-        FROM traces
+        -- Parsed once per distinct metadata (see scans.py), and only where the key is in the text.
+        SELECT metadata, json_extract(metadata, '$.tests_status') AS s
+        FROM tg_metadata
         WHERE contains(CAST(metadata AS VARCHAR), '"FAIL_TO_PASS"')
           AND json_exists(metadata, '$.tests_status.FAIL_TO_PASS')
     ), groups AS (
-        SELECT trace_id, 'FAIL_TO_PASS' AS grp, json_extract_string(s, '$.FAIL_TO_PASS.failure[*]') AS failing,
+        SELECT metadata, 'FAIL_TO_PASS' AS grp, json_extract_string(s, '$.FAIL_TO_PASS.failure[*]') AS failing,
                json_array_length(s, '$.FAIL_TO_PASS.success') AS passing
         FROM status
         UNION ALL
-        SELECT trace_id, 'PASS_TO_PASS', json_extract_string(s, '$.PASS_TO_PASS.failure[*]'),
+        SELECT metadata, 'PASS_TO_PASS', json_extract_string(s, '$.PASS_TO_PASS.failure[*]'),
                json_array_length(s, '$.PASS_TO_PASS.success')
         FROM status
     )
-    SELECT trace_id, NULL::INTEGER AS message_idx,
+    SELECT t.trace_id, NULL::INTEGER AS message_idx,
            CASE grp WHEN 'FAIL_TO_PASS' THEN 'target tests still fail (FAIL_TO_PASS)'
                     ELSE 'patch broke passing tests (PASS_TO_PASS)' END AS signature,
            grp || ': ' || len(failing) || ' of ' || (len(failing) + coalesce(passing, 0)) || ' failing: '
                || array_to_string(failing[1:10], ', ') || CASE WHEN len(failing) > 10 THEN ', …' ELSE '' END AS evidence
-    FROM groups WHERE len(failing) > 0
+    FROM groups JOIN traces t USING (metadata) WHERE len(failing) > 0
     """,
+    scans=(METADATA,),
     verdict=True,
 )
 
@@ -157,7 +164,8 @@ TOOL_ERROR = Detector(
     WITH flagged AS (
         SELECT trace_id, coalesce(result_message_idx, message_idx) AS message_idx, name, result, exit_code
         FROM tool_calls
-        WHERE is_error OR coalesce(exit_code, 0) <> 0 OR regexp_matches(result, {_q(TIMEOUT_MESSAGE)})
+        WHERE is_error OR coalesce(exit_code, 0) <> 0
+           OR result IN (SELECT result FROM tg_result_texts WHERE regexp_matches(result, {_q(TIMEOUT_MESSAGE)}))
     ), texts AS (
         -- Normalised once per distinct text: the same error text recurs across traces.
         SELECT result, regexp_matches(left(result, 300), '(?i)\\btimed out\\b') AS timed_out,
@@ -174,6 +182,7 @@ TOOL_ERROR = Detector(
            name || coalesce(' exit ' || exit_code, '') || ': ' || coalesce(left(result, 1500), '∅') AS evidence
     FROM flagged LEFT JOIN texts USING (result)
     """,
+    scans=(RESULT_TEXTS,),
 )
 
 FORMAT_ERROR = Detector(
@@ -184,22 +193,29 @@ FORMAT_ERROR = Detector(
     "\"Failed to parse tool call\"), or a tool call whose arguments are not valid JSON.",
     f"""
     WITH corrections AS (
-        SELECT trace_id, idx AS message_idx, content AS text
-        FROM messages WHERE role = 'user' AND regexp_matches(content, {_q(HARNESS_CORRECTION)})
+        SELECT m.trace_id, m.idx AS message_idx, u.text
+        FROM (SELECT content AS text, unnest(rowids) AS row_id FROM tg_user_texts
+              WHERE regexp_matches(content, {_q(HARNESS_CORRECTION)})) u
+        JOIN messages m ON m.rowid = u.row_id
         UNION ALL
         -- Tool messages are read through tool_calls.result: the same text in a much narrower column.
         SELECT trace_id, coalesce(result_message_idx, message_idx), result
-        FROM tool_calls WHERE regexp_matches(result, {_q(HARNESS_CORRECTION)})
+        FROM tool_calls
+        WHERE result IN (SELECT result FROM tg_result_texts WHERE regexp_matches(result, {_q(HARNESS_CORRECTION)}))
+    ), signatures AS (
+        -- The signature (a chain of regexes) once per distinct text.
+        SELECT text, tg_signature(regexp_extract(text, '(?m)^\\s*(\\S[^\\n]*)', 1)) AS signature
+        FROM (SELECT DISTINCT text FROM corrections)
     )
-    SELECT trace_id, message_idx, tg_signature(regexp_extract(text, '(?m)^\\s*(\\S[^\\n]*)', 1)) AS signature,
-           left(text, 1500) AS evidence
-    FROM corrections
+    SELECT trace_id, message_idx, signature, left(text, 1500) AS evidence
+    FROM corrections JOIN signatures USING (text)
     UNION ALL
     -- Arguments that did not parse are stored as a JSON string rather than an object.
     SELECT trace_id, message_idx, 'tool-call arguments are not valid JSON' AS signature,
            name || ' arguments: ' || left(arguments->>'$', 1500) AS evidence
     FROM tool_calls WHERE starts_with(CAST(arguments AS VARCHAR), '"')
     """,
+    scans=(USER_TEXTS, RESULT_TEXTS),
 )
 
 REPEATED_CALL = Detector(
@@ -261,11 +277,15 @@ HANDOFF = Detector(
     "gold actions do not include are findings ('unneeded hand-off'); without gold actions every hand-off is.",
     f"""
     WITH calls AS (
-        SELECT c.trace_id, c.message_idx, c.name, CAST(c.arguments AS VARCHAR) AS args,
-               CASE WHEN json_type(t.metadata, '$.task.actions') = 'ARRAY'
-                    THEN json_extract_string(t.metadata, '$.task.actions[*].name') END AS gold
+        SELECT c.trace_id, c.message_idx, c.name, CAST(c.arguments AS VARCHAR) AS args, t.metadata
         FROM tool_calls c JOIN traces t USING (trace_id)
-        WHERE regexp_matches(c.name, {_q(HANDOFF_TOOL)})
+        -- The pattern is matched once per tool name, not once per call.
+        WHERE c.name IN (SELECT name FROM tg_tool_names WHERE regexp_matches(name, {_q(HANDOFF_TOOL)}))
+    ), golds AS (
+        -- Parsed once per distinct metadata of the traces that handed off.
+        SELECT metadata, CASE WHEN json_type(metadata, '$.task.actions') = 'ARRAY'
+                              THEN json_extract_string(metadata, '$.task.actions[*].name') END AS gold
+        FROM (SELECT DISTINCT metadata FROM calls)
     )
     SELECT trace_id, message_idx,
            CASE WHEN gold IS NULL THEN 'hand-off: ' || name
@@ -274,9 +294,10 @@ HANDOFF = Detector(
                || CASE WHEN gold IS NULL THEN 'no gold actions to compare with'
                        WHEN len(gold) = 0 THEN 'the gold actions are empty: nothing needed a person'
                        ELSE 'gold actions: ' || array_to_string(gold, ', ') END AS evidence
-    FROM calls
+    FROM calls LEFT JOIN golds USING (metadata)
     WHERE gold IS NULL OR NOT list_contains(gold, name)
     """,
+    scans=(TOOL_NAMES,),
 )
 
 TERMINATED = Detector(
@@ -285,17 +306,20 @@ TERMINATED = Detector(
     "The run was stopped rather than finished: its exit status (metadata exit_status, termination_reason or "
     "stop_reason) is not a normal completion, e.g. max steps, cost or context limits, too many format errors.",
     f"""
-    SELECT trace_id, NULL::INTEGER AS message_idx, 'terminated: ' || tg_signature(status) AS signature,
+    SELECT t.trace_id, NULL::INTEGER AS message_idx, 'terminated: ' || signature AS signature,
            'the run ended with status ' || status AS evidence
-    FROM (SELECT trace_id, coalesce(metadata->>'$.exit_status', metadata->>'$.termination_reason',
-                                    metadata->>'$.stop_reason') AS status
-          FROM traces
-          -- Reading the text is cheaper than parsing every trace's metadata.
-          WHERE contains(CAST(metadata AS VARCHAR), '"exit_status"')
-             OR contains(CAST(metadata AS VARCHAR), '"termination_reason"')
-             OR contains(CAST(metadata AS VARCHAR), '"stop_reason"'))
-    WHERE status IS NOT NULL AND NOT regexp_matches(status, {_q(NORMAL_EXIT)})
+    FROM (SELECT metadata, status, tg_signature(status) AS signature
+          FROM (SELECT metadata, coalesce(metadata->>'$.exit_status', metadata->>'$.termination_reason',
+                                          metadata->>'$.stop_reason') AS status
+                FROM tg_metadata
+                -- Once per distinct metadata (see scans.py); reading the text is cheaper than parsing it.
+                WHERE contains(CAST(metadata AS VARCHAR), '"exit_status"')
+                   OR contains(CAST(metadata AS VARCHAR), '"termination_reason"')
+                   OR contains(CAST(metadata AS VARCHAR), '"stop_reason"'))
+          WHERE status IS NOT NULL AND NOT regexp_matches(status, {_q(NORMAL_EXIT)})) s
+    JOIN traces t USING (metadata)
     """,
+    scans=(METADATA,),
 )
 
 EMPTY_SUBMISSION = Detector(
@@ -303,12 +327,14 @@ EMPTY_SUBMISSION = Detector(
     "give_ups",
     "The run has a submission field (SWE-agent, mini-swe-agent) and it is empty: the agent submitted no patch.",
     """
-    SELECT trace_id, NULL::INTEGER AS message_idx, 'empty submission' AS signature,
-           'exit status ' || coalesce(metadata->>'$.exit_status', '∅') || '; the submission is empty' AS evidence
-    FROM traces
-    WHERE contains(CAST(metadata AS VARCHAR), '"submission"')
-      AND json_exists(metadata, '$.submission') AND trim(coalesce(metadata->>'$.submission', '')) = ''
+    SELECT t.trace_id, NULL::INTEGER AS message_idx, 'empty submission' AS signature,
+           'exit status ' || coalesce(m.metadata->>'$.exit_status', '∅') || '; the submission is empty' AS evidence
+    FROM (SELECT metadata FROM tg_metadata
+          WHERE contains(CAST(metadata AS VARCHAR), '"submission"')
+            AND json_exists(metadata, '$.submission') AND trim(coalesce(metadata->>'$.submission', '')) = '') m
+    JOIN traces t USING (metadata)
     """,
+    scans=(METADATA,),
 )
 
 NEGATIVE_FEEDBACK = Detector(
@@ -334,28 +360,34 @@ USER_REPEAT = Detector(
     "as user messages are left to format_error.",
     f"""
     WITH said AS (
-        -- One pass over the user messages' text, the widest column the detectors read.
-        SELECT trace_id, idx, content, regexp_matches(content, {_q(USER_CORRECTION)}) AS corrects,
+        -- Each distinct text of a user message once (see scans.py), not each message.
+        SELECT content, rowids, trace_keys, regexp_matches(content, {_q(USER_CORRECTION)}) AS corrects,
                -- DuckDB's trim functions are slow on long columns; a final . ! or ? is cut by slicing.
-               CASE WHEN length(content) >= 20 THEN hash(trace_id, lower(
+               CASE WHEN length(content) >= 20 THEN lower(
                    CASE WHEN suffix(content, '.') OR suffix(content, '!') OR suffix(content, '?') THEN content[:-2]
-                        ELSE content END)) END AS text_key
-        FROM messages
-        WHERE role = 'user' AND length(content) <= 2000 AND NOT regexp_matches(content, {_q(HARNESS_CORRECTION)})
+                        ELSE content END) END AS text_key
+        FROM tg_user_texts
+        WHERE length(content) <= 2000 AND NOT regexp_matches(content, {_q(HARNESS_CORRECTION)})
+    ), keys AS (
+        -- Texts that read the same, where some trace holds two of them: the hashed trace ids show it
+        -- without reading any message; the grouping by trace below then checks it exactly.
+        SELECT text_key FROM said WHERE text_key IS NOT NULL GROUP BY text_key
+        HAVING len(list_distinct(flatten(list(trace_keys)))) < sum(len(trace_keys))
+    ), candidates AS (
+        SELECT s.text_key, s.content, unnest(s.rowids) AS row_id FROM said s SEMI JOIN keys USING (text_key)
     ), repeated AS (
-        -- Keys first (a cheap aggregate of integers), then the few repeated messages themselves.
-        SELECT any_value(trace_id) AS trace_id, list(idx ORDER BY idx) AS idxs, any_value(content) AS content
-        FROM said
-        WHERE text_key IN (SELECT text_key FROM said GROUP BY text_key HAVING count(*) >= 2)
-        GROUP BY text_key
+        SELECT m.trace_id, list(m.idx ORDER BY m.idx) AS idxs, arg_min(c.content, m.idx) AS content
+        FROM candidates c JOIN messages m ON m.rowid = c.row_id
+        GROUP BY c.text_key, m.trace_id HAVING count(*) >= 2
     )
     SELECT trace_id, unnest(idxs[2:]) AS message_idx, 'user repeats an earlier message' AS signature,
            'repeats message ' || idxs[1] || ': ' || left(content, 500) AS evidence
     FROM repeated
     UNION ALL
-    SELECT trace_id, idx, 'user corrects or turns down the agent', left(content, 500)
-    FROM said WHERE corrects
+    SELECT m.trace_id, m.idx, 'user corrects or turns down the agent', left(c.content, 500)
+    FROM (SELECT content, unnest(rowids) AS row_id FROM said WHERE corrects) c JOIN messages m ON m.rowid = c.row_id
     """,
+    scans=(USER_TEXTS,),
 )
 
 DETECTORS: tuple[Detector, ...] = (

@@ -81,10 +81,16 @@ def mine_failures(store: Store, config: MineConfig | None = None, rules: Path | 
     with store.transaction() as con:
         with timed(timings, "delete"):
             con.execute("DELETE FROM failures")
+        scans = list(dict.fromkeys(scan for det in detectors for scan in det.scans))
+        for scan in scans:
+            with timed(timings, f"scan {scan.table}"):
+                con.execute(f"CREATE OR REPLACE TEMP TABLE {scan.table} AS {scan.sql}")
         by_detector = {}
         for det in detectors:
             with timed(timings, det.name):
                 by_detector[det.name] = insert_findings(con, det, params)
+        for scan in scans:
+            con.execute(f"DROP TABLE {scan.table}")
         with timed(timings, "clusters"):
             build_clusters(con, [det.name for det in detectors if det.verdict])
         committing = _clock()
