@@ -13,7 +13,8 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from tracegym.commands import evals, ingest, inspect, mine, quickstart, run, tasks, train
+from tracegym.commands import eval as eval_command
+from tracegym.commands import evals, ingest, inspect, lineage, mine, quickstart, report, run, runs, tasks, train
 from tracegym.errors import TracegymError
 
 
@@ -50,6 +51,10 @@ tasks.register(app)
 mine.register(app)
 run.register(app)
 train.register(app)
+eval_command.register(app)
+runs.register(app)
+report.register(app)
+lineage.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,133 @@
+"""`tracegym eval CHECKPOINT... --tasks SET`: did a checkpoint get better, per failure cluster, beyond noise?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from tracegym.output import JsonOpt, StoreOpt, err, out, print_json, progress
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)
+
+
+def eval_command(
+    checkpoints: Annotated[list[str] | None, typer.Argument(
+        help="Models to compare with the base: run folders (their latest checkpoint), checkpoint folders, "
+             "Hugging Face model folders.")] = None,
+    tasks: Annotated[str, typer.Option("--tasks", help="The task set: a folder or its name in the store.")] = ...,
+    base: Annotated[str | None, typer.Option(
+        help="The base model [default: the model the checkpoints' run started from, else smollm2-135m]; "
+             "MODEL@URL for an endpoint.")] = None,
+    api: Annotated[list[str] | None, typer.Option(
+        "--api", help="An OpenAI-compatible endpoint as a baseline: MODEL@BASE_URL (key from $OPENAI_API_KEY); "
+                      "repeatable.")] = None,
+    split: Annotated[Literal["heldout", "train"], typer.Option(help="Which tasks to evaluate on.")] = "heldout",
+    samples: Annotated[int, typer.Option("--samples", "-k", min=1, help="Episodes per task and model.")] = 4,
+    seed: Annotated[int, typer.Option(help="Episode seeds derive from it, the same for every model.")] = 0,
+    config: Annotated[Path | None, typer.Option(
+        help="A train config whose prompt, harness, sampler and task filters to evaluate with [default: the "
+             "checkpoints' run config, else the trainer's defaults].")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 16,
+    pass_threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="A sample passes at this reward.")] = 1.0,
+    precision: Annotated[Literal["fp32", "bf16", "fp16"], typer.Option(help="Local models' precision.")] = "fp32",
+    device: Annotated[str, typer.Option(help="torch device of local models.")] = "cpu",
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Evaluate the base model and each checkpoint on held-out tasks; compare them overall and per cluster.
+
+    Mean reward, pass@1 and pass@k with 95% bootstrap intervals over tasks; each change against the base with
+    a paired permutation test (beyond noise at p < 0.05); tasks the base passed and a checkpoint fails.
+    Every sample goes to the store (eval_results; the episode in rollouts with run_id = the eval id). An
+    evaluation that stopped resumes where it stopped: samples already stored are not run again.
+    """
+    from tracegym.store import open_store
+    from tracegym.training.comparison import ModelRef, compare
+    from tracegym.training.evaluate import EvalOptions, plan_evaluation
+
+    options = EvalOptions(split=split, samples=samples, seed=seed, concurrency=concurrency,
+                          pass_threshold=pass_threshold, precision=precision, device=device)
+    with open_store(store) as st:
+        plan = plan_evaluation(st, tasks, checkpoints or [], base, api or [], config, options)
+        err.print(f"Evaluating {len(plan.candidates)} models on {len(plan.tasks)} {split} tasks of "
+                  f"{plan.task_set.manifest.name} x {samples} samples (settings: {plan.config_source}"
+                  f"{f'; {plan.too_long} tasks left out as too long' if plan.too_long else ''}).")
+        result = _run(st, plan, options)
+        refs = [ModelRef(c.label, c.checkpoint_id, c.run_id, c.step) for c in result.candidates]
+        table = compare(st, result.eval_id, refs[0], refs[1:], samples, [t.task_id for t in result.tasks], seed)
+    table["counts"] = {label: c.__dict__ for label, c in result.counts.items()}
+    if as_json:
+        print_json(table)
+        return
+    print_comparison(table)
+    err.print(f"Every sample: tracegym sql \"SELECT * FROM eval_results WHERE eval_id = '{result.eval_id}'\"")
+
+
+def _run(st: Any, plan: Any, options: Any) -> Any:
+    from tracegym.training.evaluate import evaluate
+
+    with progress("samples", total=len(plan.tasks) * options.samples * len(plan.candidates)) as bar:
+        def on_model(candidate: Any, counts: Any) -> None:
+            bar.advance(counts.reused, description=f"eval {candidate.label}")
+            err.print(f"{candidate.label}: {counts.reused} of {counts.total} samples already in the store, "
+                      f"{counts.total - counts.reused} to run")
+
+        return evaluate(st, plan.task_set, plan.tasks, plan.candidates, plan.config, options,
+                        on_sample=lambda c, e: bar.advance(), on_model=on_model)
+
+
+def fmt_cell(cell: dict[str, float], change: dict[str, Any] | None) -> str:
+    """'0.412', '[0.31, 0.52]' and, against the base, '+0.120 ▲ p=0.01', one under the other."""
+    text = f"{cell['value']:.3f}\n[{cell['low']:.2f}, {cell['high']:.2f}]"
+    if change is None:
+        return text
+    mark = ("▲" if change["diff"] > 0 else "▼") if change["beyond_noise"] else "≈"
+    return f"{text}\n{change['diff']:+.3f} {mark} p={change['p_value']:.2g}"
+
+
+def group_title(group: dict[str, Any]) -> str:
+    if group["cluster_id"] is None:
+        return "overall"
+    detail = f" {group['detector']}, rank {group['rank']}" if group.get("detector") else ""
+    return f"cluster {group['cluster_id']}{detail}"
+
+
+def print_comparison(table: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    k = table["samples"]
+    view = Table(title=f"{table['eval_id']}: {table['tasks']} tasks x {k} samples against {table['base']}",
+                 caption="mean [95% interval] over tasks; below: change against the base, ▲▼ beyond noise "
+                         "(paired permutation test, p < 0.05), ≈ within it")
+    for col in ("model", "tasks", "reward", "pass@1", f"pass@{k}"):
+        view.add_column(col, overflow="fold")
+    for group in table["groups"]:
+        view.add_row(f"[bold]{group_title(group)}[/bold]", str(group["tasks"]), "", "", "")
+        for i, row in enumerate(group["rows"]):
+            change = row["change"] or {}
+            errors = f" ({row['errors']} unscored)" if row["errors"] else ""
+            view.add_row(f"  {row['model']}{errors}", "", fmt_cell(row["reward"], change.get("reward")),
+                         fmt_cell(row["pass@1"], change.get("pass@1")), fmt_cell(row["pass@k"], change.get("pass@k")),
+                         end_section=i == len(group["rows"]) - 1)
+    out.print(view)
+    for group in table["groups"][1:]:
+        if group.get("signature"):
+            out.print(f"[dim]{group['cluster_id']}: {group['signature'][:160]}[/dim]", highlight=False)
+    _print_regressions(table)
+
+
+def _print_regressions(table: dict[str, Any]) -> None:
+    regressions = table["regressions"]
+    if regressions:
+        out.print(f"[bold red]{len(regressions)} regressions[/bold red] (the base passed, the model fails):")
+        for r in regressions:
+            out.print(f"  {r['model']}: {r['task_id']} (cluster {r['cluster_id']}): pass rate "
+                      f"{r['base_pass_rate']:.2f} -> {r['pass_rate']:.2f}")
+    else:
+        out.print("No regressions: no task the base passed is failed by a compared model.")
+    for label, n in table["fixed"].items():
+        out.print(f"{label}: {n} task{'' if n == 1 else 's'} the base failed now pass{'es' if n == 1 else ''}.")

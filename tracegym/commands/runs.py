@@ -1,0 +1,85 @@
+"""`tracegym runs list` and `tracegym runs show RUN [--plot DIR]`: what training runs did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from tracegym.output import JsonOpt, StoreOpt, emit, err, out, print_json, print_table
+
+if TYPE_CHECKING:
+    from tracegym.report.rundata import RunData
+
+runs_app = typer.Typer(help="Training runs: status, metrics, charts.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(runs_app, name="runs")
+
+
+@runs_app.command("list")
+def runs_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Every run in the store, newest first: status, step, checkpoints, last training reward, evaluations."""
+    from tracegym.report.rundata import list_runs
+    from tracegym.store import open_store
+
+    with open_store(store, read_only=True) as st:
+        rows = list_runs(st)
+    if as_json:
+        print_json(rows)
+        return
+    columns = ("run_id", "status", "started", "step", "checkpoints", "last_reward", "evaluations")
+    print_table([{**r, "started": str(r["started_at"])[:16]} for r in rows], title="Runs", columns=columns)
+    if rows:
+        err.print("`tracegym runs show RUN` for one run; --json for every column.")
+
+
+@runs_app.command("show")
+def runs_show(
+    run: Annotated[str, typer.Argument(help="A run id (or unique prefix), or a run folder.")],
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Write PNG charts into this folder (and TensorBoard event files beside the run, "
+                       "when tensorboard is installed).")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """A run's config, status, metrics per key, checkpoints and its newest evaluation."""
+    from tracegym.report.rundata import load_run, metric_summary
+    from tracegym.store import open_store
+
+    with open_store(store, read_only=True) as st:
+        data = load_run(st, run)
+    if plot is not None:
+        _plot(data, plot)
+    if as_json:
+        print_json({"run": data.run, "metrics": metric_summary(data.metrics), "checkpoints": data.checkpoints,
+                    "evaluation": data.comparison})
+        return
+    info = {k: v for k, v in data.run.items() if k != "config"}
+    emit(info, False, title=f"Run {data.run_id}")
+    print_table(metric_summary(data.metrics), title="Metrics (per key, over steps)")
+    print_table(data.checkpoints, title="Checkpoints")
+    if data.comparison is not None:
+        from tracegym.commands.eval import print_comparison
+
+        print_comparison(data.comparison)
+    else:
+        out.print(f"Not evaluated yet: tracegym eval {data.run['run_dir']} --tasks {data.run['task_set_id']}")
+    err.print(f"Config: tracegym sql \"SELECT config FROM runs WHERE run_id = '{data.run_id}'\" "
+              f"or {data.run['run_dir']}/config.json")
+
+
+def _plot(data: RunData, folder: Path) -> None:
+    from tracegym.report.plots import build_charts, write_pngs
+    from tracegym.report.tensorboard import write_events
+
+    charts, missing = build_charts(data)
+    for path in write_pngs(charts, folder):
+        err.print(f"wrote {path}")
+    for line in missing:
+        err.print(f"[dim]{line}[/dim]")
+    events = write_events(data, Path(data.run["run_dir"]) / "tensorboard")
+    if events is not None:
+        err.print(f"TensorBoard: tensorboard --logdir {events}")

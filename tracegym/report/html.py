@@ -1,0 +1,72 @@
+"""One self-contained HTML page per run: its charts (inline base64 PNG), the per-cluster eval table, its config.
+
+Nothing is fetched when the page opens (no scripts, fonts or stylesheets from elsewhere), so it can be
+mailed, attached to a ticket or opened from a file share.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from tracegym.report.plots import build_charts, png_bytes
+from tracegym.report.rundata import RunData
+
+_TEMPLATES = Path(__file__).parent / "templates"
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(_TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = lambda v, digits=3: "–" if v is None else f"{v:.{digits}f}"
+    env.filters["signed"] = lambda v: "–" if v is None else f"{v:+.3f}"
+    return env
+
+
+def _change_class(change: dict[str, Any] | None) -> str:
+    if not change or not change["beyond_noise"]:
+        return "noise"
+    return "up" if change["diff"] > 0 else "down"
+
+
+def _headline(data: RunData) -> list[tuple[str, str]]:
+    run, config = data.run, data.run["config"]
+    warm = (config.get("warmup") or {}).get("steps", 0)
+    items = [("status", str(run["status"])), ("base model", str(run["base_model"])),
+             ("task set", str(run["task_set_id"])), ("steps", f"{data.last_step() or 0} ({warm} warm start)"),
+             ("checkpoints", str(len(data.checkpoints))), ("started", str(run["started_at"])[:19]),
+             ("updated", str(run["updated_at"])[:19])]
+    if data.comparison is not None:
+        overall = data.comparison["groups"][0]["rows"]
+        best = overall[-1]
+        change = best["change"]["reward"] if best["change"] else None
+        if change is not None:
+            verdict = "beyond noise" if change["beyond_noise"] else "within noise"
+            text = (f"{overall[0]['reward']['value']:.3f} → {best['reward']['value']:.3f} "
+                    f"({change['diff']:+.3f}, {verdict})")
+            items.append(("held-out reward", text))
+    return items
+
+
+def render_report(data: RunData) -> str:
+    """The page as a string."""
+    charts, missing = build_charts(data)
+    images = [{"title": c.title, "name": c.name, "wide": len(c.figure.axes) > 1,
+               "src": "data:image/png;base64," + base64.b64encode(png_bytes(c.figure)).decode()} for c in charts]
+    template = _env().get_template("report.html.j2")
+    return template.render(
+        run=data.run, headline=_headline(data), charts=images, missing=missing, comparison=data.comparison,
+        change_class=_change_class, config_json=json.dumps(data.run["config"], indent=2, default=str),
+        generated=datetime.now().isoformat(timespec="seconds"), checkpoints=data.checkpoints,
+    )
+
+
+def write_report(data: RunData, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_report(data), encoding="utf-8")
+    return path

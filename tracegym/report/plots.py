@@ -1,0 +1,211 @@
+"""A run's charts as PNG: matplotlib figures (Agg, no display), each with a title and axes labelled with units.
+
+One chart per question a person asks of a run: is the reward going up, did held-out failures improve
+per checkpoint, do sampler and trainer disagree (per pool), how much do the importance-sampling
+corrections cut, is the gradient sane, how stale are rollouts, what does weight sync cost against dense.
+A chart whose metrics this run did not record is not drawn; `not_recorded` says which and why.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from tracegym.report.rundata import RunData
+
+Series = dict[int, float | None]
+STEP = "optimizer step (count)"
+REWARD_RANGE = (-0.02, 1.02)
+
+
+@dataclass(frozen=True)
+class Chart:
+    name: str
+    """File stem, e.g. 'reward'."""
+    title: str
+    figure: Figure
+
+
+def _series(data: RunData, key: str) -> tuple[list[int], list[float]]:
+    points = sorted((s, v) for s, v in data.metrics.get(key, {}).items() if v is not None)
+    return [s for s, _ in points], [v for _, v in points]
+
+
+def _line(ax: Axes, data: RunData, key: str, label: str | None = None, scale: float = 1.0, **style: object) -> bool:
+    """Draw one metric; False when the run recorded none of it."""
+    steps, values = _series(data, key)
+    if not steps:
+        return False
+    ax.plot(steps, [v * scale for v in values], marker="o", markersize=3, label=label or key, **style)
+    return True
+
+
+def _figure(panels: int = 1) -> tuple[Figure, list[Axes]]:
+    fig = Figure(figsize=(6.4 * panels, 3.6), dpi=100, layout="constrained")
+    axes = fig.subplots(1, panels, squeeze=False)[0]
+    return fig, list(axes)
+
+
+def _lines(ax: Axes, data: RunData, keys: list[tuple[str, str | None]], scale: float = 1.0) -> bool:
+    """Draw every metric of `keys` (no short-circuit: each recorded one gets its line); whether any was drawn."""
+    drawn = [_line(ax, data, key, label, scale) for key, label in keys]
+    return any(drawn)
+
+
+def _finish(ax: Axes, title: str, ylabel: str, xlabel: str = STEP, legend: bool = True,
+            ylim: tuple[float | None, float | None] = (None, None)) -> None:
+    """Title, labels with units, whole-number steps on x; `ylim` pins a bound (0 for counts and fractions)."""
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.ticklabel_format(axis="y", useOffset=False)
+    bottom, top = ylim
+    if bottom is not None:
+        ax.set_ylim(bottom=bottom)
+    if top is not None:
+        ax.set_ylim(top=top)
+    ax.grid(alpha=0.3)
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+
+
+def reward_chart(data: RunData) -> Figure | None:
+    fig, (ax,) = _figure()
+    if not _line(ax, data, "reward/mean", "GRPO batch mean"):
+        return None
+    _finish(ax, "Training reward per GRPO step", "mean reward (0-1)", ylim=REWARD_RANGE)
+    return fig
+
+
+def warmup_chart(data: RunData) -> Figure | None:
+    fig, (ax,) = _figure()
+    if not _line(ax, data, "warmup/loss", "target-token loss"):
+        return None
+    _finish(ax, "Warm start: supervised loss", "cross-entropy (nats/token)")
+    return fig
+
+
+def eval_chart(data: RunData) -> Figure | None:
+    if not data.eval_points:
+        return None
+    fig, (ax,) = _figure()
+    points = data.eval_points
+    steps = [p["step"] for p in points]
+    values = [p["value"] for p in points]
+    errors = [[p["value"] - p["low"] for p in points], [p["high"] - p["value"] for p in points]]
+    ax.errorbar(steps, values, yerr=errors, fmt="o-", capsize=5, label="mean over held-out tasks, 95% CI")
+    for p in points:
+        ax.annotate(p["label"], (p["step"], p["value"]), textcoords="offset points", xytext=(4, 6), fontsize="x-small")
+    _finish(ax, "Held-out eval reward per checkpoint (step 0 = base)", "mean reward (0-1)", "checkpoint step (count)",
+            ylim=REWARD_RANGE)
+    return fig
+
+
+def mismatch_chart(data: RunData) -> Figure | None:
+    keys = sorted(k for k in data.metrics if k.startswith("mismatch/"))
+    fig, (ax,) = _figure()
+    if not _lines(ax, data, [(k, None) for k in keys]):
+        return None
+    _finish(ax, "Trainer/sampler mismatch per pool", "KL(mu || pi) estimate (nats/token)")
+    return fig
+
+
+def importance_chart(data: RunData) -> Figure | None:
+    fig, (ratio, masked) = _figure(2)
+    drew_ratio = _lines(ratio, data, [(f"is_ratio/{s}", s) for s in ("min", "mean", "max")])
+    drew_mask = _lines(masked, data, [("mis/masked_frac", "MIS masked"), ("tis/clipped_frac", "TIS clipped")])
+    if not (drew_ratio or drew_mask):
+        return None
+    _finish(ratio, "Importance ratio pi/mu over trained tokens", "ratio (pi/mu, unitless)")
+    _finish(masked, "Tokens masked (MIS) or clipped (TIS)", "fraction of tokens (0-1)", ylim=(0, None))
+    return fig
+
+
+def grad_norm_chart(data: RunData) -> Figure | None:
+    fig, (ax,) = _figure()
+    if not _lines(ax, data, [("warmup/grad_norm", "warm start"), ("train/grad_norm", "GRPO")]):
+        return None
+    _finish(ax, "Gradient norm before clipping", "global L2 norm (unitless)", ylim=(0, None))
+    return fig
+
+
+def staleness_chart(data: RunData) -> Figure | None:
+    fig, (lag, dropped) = _figure(2)
+    drew_lag = _lines(lag, data, [(f"staleness/{s}", s) for s in ("mean", "max")])
+    drew_drop = _line(dropped, data, "staleness/dropped_groups", "dropped as too stale")
+    if not (drew_lag or drew_drop):
+        return None
+    _finish(lag, "Rollout staleness at training time", "lag (policy versions)", ylim=(0, None))
+    _finish(dropped, "Groups dropped for staleness", "groups per step (count)", ylim=(0, None))
+    return fig
+
+
+def sync_chart(data: RunData) -> Figure | None:
+    keys = sorted(k for k in data.metrics if k.startswith("sync/") and "bytes" in k)
+    fig, (ax,) = _figure()
+    if not _lines(ax, data, [(k, None) for k in keys], scale=1e-6):
+        return None
+    _finish(ax, "Bytes per weight sync vs dense", "size per sync (MB)", ylim=(0, None))
+    return fig
+
+
+CHARTS: dict[str, tuple[str, Callable[[RunData], Figure | None], str]] = {
+    "reward": ("Training reward", reward_chart, "reward/mean"),
+    "eval": ("Held-out eval reward per checkpoint", eval_chart, "an evaluation (`tracegym eval`)"),
+    "warmup": ("Warm-start loss", warmup_chart, "warmup/loss"),
+    "mismatch": ("Per-pool mismatch", mismatch_chart, "mismatch/*"),
+    "importance": ("IS ratio and masked fraction", importance_chart, "is_ratio/*, mis/masked_frac"),
+    "grad_norm": ("Gradient norm", grad_norm_chart, "train/grad_norm"),
+    "staleness": ("Staleness", staleness_chart, "staleness/*"),
+    "sync": ("Weight-sync bytes vs dense", sync_chart, "sync/*bytes*"),
+}
+
+
+def missing_labels(fig: Figure) -> list[str]:
+    """What a figure lacks: per axes a title, an x label and a y label ending in a unit in parentheses."""
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_title():
+            problems.append(f"axes {i}: no title")
+        for name, text in (("x", ax.get_xlabel()), ("y", ax.get_ylabel())):
+            if not text or not text.rstrip().endswith(")") or "(" not in text:
+                problems.append(f"axes {i}: {name} label {text!r} names no unit in parentheses")
+    return problems
+
+
+def build_charts(data: RunData) -> tuple[list[Chart], list[str]]:
+    """The charts this run has data for, and a line for each one it has not."""
+    charts, missing = [], []
+    for name, (title, build, needs) in CHARTS.items():
+        fig = build(data)
+        if fig is None:
+            missing.append(f"{title}: not recorded by this run (needs {needs})")
+            continue
+        problems = missing_labels(fig)
+        if problems:
+            raise AssertionError(f"chart {name} is not labelled: {'; '.join(problems)}")
+        charts.append(Chart(name, title, fig))
+    return charts, missing
+
+
+def png_bytes(fig: Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def write_pngs(charts: list[Chart], folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for chart in charts:
+        path = folder / f"{chart.name}.png"
+        path.write_bytes(png_bytes(chart.figure))
+        paths.append(path)
+    return paths

@@ -1,0 +1,97 @@
+"""Everything the views of a run show, read from the store once: its row, metrics, checkpoints, evaluation."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracegym.errors import NotFoundError, did_you_mean
+
+
+@dataclass
+class RunData:
+    run: dict[str, Any]
+    """The `runs` row; `config` parsed."""
+    metrics: dict[str, dict[int, float | None]]
+    """key -> {step: value}."""
+    checkpoints: list[dict[str, Any]]
+    comparison: dict[str, Any] | None = None
+    """The newest evaluation of the run's checkpoints against their base (`training.comparison.compare`)."""
+    eval_points: list[dict[str, Any]] = field(default_factory=list)
+    """Overall held-out mean reward per evaluated model: step (0 for the base), label, value, low, high."""
+
+    @property
+    def run_id(self) -> str:
+        return str(self.run["run_id"])
+
+    def last_step(self) -> int | None:
+        steps = [s for values in self.metrics.values() for s in values]
+        return max(steps) if steps else None
+
+
+def find_run(store: Any, ref: str) -> str:
+    """The run id `ref` names: an id, a unique prefix, or a run folder."""
+    folder = Path(ref)
+    if (folder / "run.json").is_file():
+        return str(json.loads((folder / "run.json").read_text(encoding="utf-8"))["run_id"])
+    ids = [r["run_id"] for r in store.query("SELECT run_id FROM runs ORDER BY run_id")]
+    if ref in ids:
+        return ref
+    matches = [i for i in ids if i.startswith(ref)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise NotFoundError(f"Run prefix {ref!r} matches {', '.join(matches[:5])}. Fix: give more of the id.")
+    raise NotFoundError(f"No run {ref!r} in the store.{did_you_mean(ref, ids)} Fix: see `tracegym runs list`, or "
+                        "pass the run folder.")
+
+
+def load_run(store: Any, ref: str) -> RunData:
+    from tracegym.training.comparison import latest_comparison
+    from tracegym.training.metrics import read_metrics
+
+    run_id = find_run(store, ref)
+    rows = store.query("SELECT * FROM runs WHERE run_id = ?", [run_id])
+    if not rows:
+        raise NotFoundError(f"Run {run_id} (from {ref}) is not in this store. Fix: pass the --store it trained with.")
+    run = rows[0]
+    run["config"] = json.loads(run["config"]) if run["config"] else {}
+    checkpoints = store.query("SELECT step, path, policy_version, created_at FROM checkpoints WHERE run_id = ? "
+                              "ORDER BY step", [run_id])
+    data = RunData(run, read_metrics(store, run_id), checkpoints, latest_comparison(store, run_id))
+    data.eval_points = _eval_points(data.comparison)
+    return data
+
+
+def _eval_points(comparison: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if comparison is None:
+        return []
+    overall = comparison["groups"][0]["rows"]
+    return [{"step": row["step"] if i else 0, "label": row["model"], **row["reward"]} for i, row in enumerate(overall)
+            if i == 0 or row["step"] is not None]
+
+
+def list_runs(store: Any) -> list[dict[str, Any]]:
+    """One line per run: status, progress, checkpoints, last training reward, evaluations."""
+    return store.query(
+        """SELECT r.run_id, r.status, r.base_model, r.task_set_id, r.started_at, r.updated_at,
+                  (SELECT max(step) FROM metrics m WHERE m.run_id = r.run_id) AS step,
+                  (SELECT count(*) FROM checkpoints c WHERE c.run_id = r.run_id) AS checkpoints,
+                  (SELECT arg_max(value, step) FROM metrics m WHERE m.run_id = r.run_id AND m.key = 'reward/mean')
+                      AS last_reward,
+                  (SELECT count(DISTINCT eval_id) FROM eval_models e WHERE e.run_id = r.run_id) AS evaluations,
+                  r.run_dir
+           FROM runs r ORDER BY r.started_at DESC""")
+
+
+def metric_summary(metrics: dict[str, dict[int, float | None]]) -> list[dict[str, Any]]:
+    """Per metric key: how many steps recorded it, its value at the last of them, min, mean and max."""
+    rows = []
+    for key, values in sorted(metrics.items()):
+        finite = [v for v in values.values() if v is not None]
+        rows.append({"key": key, "steps": len(values), "last": values[max(values)],
+                     "min": min(finite) if finite else None, "mean": sum(finite) / len(finite) if finite else None,
+                     "max": max(finite) if finite else None})
+    return rows
