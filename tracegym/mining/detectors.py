@@ -277,15 +277,17 @@ HANDOFF = Detector(
     "gold actions do not include are findings ('unneeded hand-off'); without gold actions every hand-off is.",
     f"""
     WITH calls AS (
-        SELECT c.trace_id, c.message_idx, c.name, CAST(c.arguments AS VARCHAR) AS args, t.metadata
-        FROM tool_calls c JOIN traces t USING (trace_id)
+        SELECT trace_id, message_idx, name, CAST(arguments AS VARCHAR) AS args
+        FROM tool_calls
         -- The pattern is matched once per tool name, not once per call.
-        WHERE c.name IN (SELECT name FROM tg_tool_names WHERE regexp_matches(name, {_q(HANDOFF_TOOL)}))
+        WHERE name IN (SELECT name FROM tg_tool_names WHERE regexp_matches(name, {_q(HANDOFF_TOOL)}))
     ), golds AS (
         -- Parsed once per distinct metadata of the traces that handed off.
         SELECT metadata, CASE WHEN json_type(metadata, '$.task.actions') = 'ARRAY'
                               THEN json_extract_string(metadata, '$.task.actions[*].name') END AS gold
-        FROM (SELECT DISTINCT metadata FROM calls)
+        FROM (SELECT DISTINCT metadata FROM traces WHERE trace_id IN (SELECT trace_id FROM calls))
+    ), traced AS (
+        SELECT c.*, g.gold FROM calls c JOIN traces t USING (trace_id) LEFT JOIN golds g ON g.metadata = t.metadata
     )
     SELECT trace_id, message_idx,
            CASE WHEN gold IS NULL THEN 'hand-off: ' || name
@@ -294,7 +296,7 @@ HANDOFF = Detector(
                || CASE WHEN gold IS NULL THEN 'no gold actions to compare with'
                        WHEN len(gold) = 0 THEN 'the gold actions are empty: nothing needed a person'
                        ELSE 'gold actions: ' || array_to_string(gold, ', ') END AS evidence
-    FROM calls LEFT JOIN golds USING (metadata)
+    FROM traced
     WHERE gold IS NULL OR NOT list_contains(gold, name)
     """,
     scans=(TOOL_NAMES,),
