@@ -371,12 +371,15 @@ USER_REPEAT = Detector(
         FROM tg_user_texts
         WHERE length(content) <= 2000 AND NOT regexp_matches(content, {_q(HARNESS_CORRECTION)})
     ), keys AS (
-        -- Texts that read the same, where some trace holds two of them: the hashed trace ids show it
-        -- without reading any message; the grouping by trace below then checks it exactly.
-        SELECT text_key FROM said WHERE text_key IS NOT NULL GROUP BY text_key
-        HAVING len(list_distinct(flatten(list(trace_keys)))) < sum(len(trace_keys))
+        -- Texts that read the same and that some trace holds twice, told apart by integers alone (the hash
+        -- of the text and the hashed trace ids) without reading a message. A hash collision can only add a
+        -- candidate, which the grouping by trace below then drops.
+        SELECT text_hash FROM (SELECT hash(text_key) AS text_hash, unnest(trace_keys) AS trace_key
+                               FROM said WHERE text_key IS NOT NULL)
+        GROUP BY text_hash, trace_key HAVING count(*) >= 2
     ), candidates AS (
-        SELECT s.text_key, s.content, unnest(s.rowids) AS row_id FROM said s SEMI JOIN keys USING (text_key)
+        SELECT text_key, content, unnest(rowids) AS row_id FROM said
+        WHERE text_key IS NOT NULL AND hash(text_key) IN (SELECT text_hash FROM keys)
     ), repeated AS (
         SELECT m.trace_id, list(m.idx ORDER BY m.idx) AS idxs, arg_min(c.content, m.idx) AS content
         FROM candidates c JOIN messages m ON m.rowid = c.row_id
