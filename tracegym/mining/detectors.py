@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from tracegym.mining.scans import METADATA, RESULT_TEXTS, TOOL_NAMES, USER_TEXTS, Scan
+from tracegym.mining.scans import RUN_METADATA, TOOL_NAMES, USER_TEXTS, Scan
 
 Category = Literal["outcome", "tool_errors", "protocol_errors", "loops", "give_ups", "user_signals", "rule"]
 
@@ -127,29 +127,23 @@ FAILING_TESTS = Detector(
     "and group, not per test: test names are specific to their repository and would each form a cluster of one; "
     "the evidence names the tests.",
     """
-    WITH status AS (
-        -- Parsed once per distinct metadata (see scans.py), and only where the key is in the text.
-        SELECT metadata, json_extract(metadata, '$.tests_status') AS s
-        FROM tg_metadata
-        WHERE contains(CAST(metadata AS VARCHAR), '"FAIL_TO_PASS"')
-          AND json_exists(metadata, '$.tests_status.FAIL_TO_PASS')
-    ), groups AS (
-        SELECT metadata, 'FAIL_TO_PASS' AS grp, json_extract_string(s, '$.FAIL_TO_PASS.failure[*]') AS failing,
-               json_array_length(s, '$.FAIL_TO_PASS.success') AS passing
-        FROM status
+    WITH groups AS (
+        SELECT trace_id, 'FAIL_TO_PASS' AS grp, json_extract_string(tests_status, '$.FAIL_TO_PASS.failure[*]') AS failing,
+               json_array_length(tests_status, '$.FAIL_TO_PASS.success') AS passing
+        FROM tg_run_metadata WHERE tests_status IS NOT NULL
         UNION ALL
-        SELECT metadata, 'PASS_TO_PASS', json_extract_string(s, '$.PASS_TO_PASS.failure[*]'),
-               json_array_length(s, '$.PASS_TO_PASS.success')
-        FROM status
+        SELECT trace_id, 'PASS_TO_PASS', json_extract_string(tests_status, '$.PASS_TO_PASS.failure[*]'),
+               json_array_length(tests_status, '$.PASS_TO_PASS.success')
+        FROM tg_run_metadata WHERE tests_status IS NOT NULL
     )
-    SELECT t.trace_id, NULL::INTEGER AS message_idx,
+    SELECT trace_id, NULL::INTEGER AS message_idx,
            CASE grp WHEN 'FAIL_TO_PASS' THEN 'target tests still fail (FAIL_TO_PASS)'
                     ELSE 'patch broke passing tests (PASS_TO_PASS)' END AS signature,
            grp || ': ' || len(failing) || ' of ' || (len(failing) + coalesce(passing, 0)) || ' failing: '
                || array_to_string(failing[1:10], ', ') || CASE WHEN len(failing) > 10 THEN ', …' ELSE '' END AS evidence
-    FROM groups JOIN traces t USING (metadata) WHERE len(failing) > 0
+    FROM groups WHERE len(failing) > 0
     """,
-    scans=(METADATA,),
+    scans=(RUN_METADATA,),
     verdict=True,
 )
 
@@ -164,8 +158,7 @@ TOOL_ERROR = Detector(
     WITH flagged AS (
         SELECT trace_id, coalesce(result_message_idx, message_idx) AS message_idx, name, result, exit_code
         FROM tool_calls
-        WHERE is_error OR coalesce(exit_code, 0) <> 0
-           OR result IN (SELECT result FROM tg_result_texts WHERE regexp_matches(result, {_q(TIMEOUT_MESSAGE)}))
+        WHERE is_error OR coalesce(exit_code, 0) <> 0 OR regexp_matches(result, {_q(TIMEOUT_MESSAGE)})
     ), texts AS (
         -- Normalised once per distinct text: the same error text recurs across traces.
         SELECT result, regexp_matches(left(result, 300), '(?i)\\btimed out\\b') AS timed_out,
@@ -182,7 +175,6 @@ TOOL_ERROR = Detector(
            name || coalesce(' exit ' || exit_code, '') || ': ' || coalesce(left(result, 1500), '∅') AS evidence
     FROM flagged LEFT JOIN texts USING (result)
     """,
-    scans=(RESULT_TEXTS,),
 )
 
 FORMAT_ERROR = Detector(
@@ -200,8 +192,7 @@ FORMAT_ERROR = Detector(
         UNION ALL
         -- Tool messages are read through tool_calls.result: the same text in a much narrower column.
         SELECT trace_id, coalesce(result_message_idx, message_idx), result
-        FROM tool_calls
-        WHERE result IN (SELECT result FROM tg_result_texts WHERE regexp_matches(result, {_q(HARNESS_CORRECTION)}))
+        FROM tool_calls WHERE regexp_matches(result, {_q(HARNESS_CORRECTION)})
     ), signatures AS (
         -- The signature (a chain of regexes) once per distinct text.
         SELECT text, tg_signature(regexp_extract(text, '(?m)^\\s*(\\S[^\\n]*)', 1)) AS signature
@@ -215,7 +206,7 @@ FORMAT_ERROR = Detector(
            name || ' arguments: ' || left(arguments->>'$', 1500) AS evidence
     FROM tool_calls WHERE starts_with(CAST(arguments AS VARCHAR), '"')
     """,
-    scans=(USER_TEXTS, RESULT_TEXTS),
+    scans=(USER_TEXTS,),
 )
 
 REPEATED_CALL = Detector(
@@ -308,20 +299,12 @@ TERMINATED = Detector(
     "The run was stopped rather than finished: its exit status (metadata exit_status, termination_reason or "
     "stop_reason) is not a normal completion, e.g. max steps, cost or context limits, too many format errors.",
     f"""
-    SELECT t.trace_id, NULL::INTEGER AS message_idx, 'terminated: ' || signature AS signature,
+    SELECT trace_id, NULL::INTEGER AS message_idx, 'terminated: ' || tg_signature(status) AS signature,
            'the run ended with status ' || status AS evidence
-    FROM (SELECT metadata, status, tg_signature(status) AS signature
-          FROM (SELECT metadata, coalesce(metadata->>'$.exit_status', metadata->>'$.termination_reason',
-                                          metadata->>'$.stop_reason') AS status
-                FROM tg_metadata
-                -- Once per distinct metadata (see scans.py); reading the text is cheaper than parsing it.
-                WHERE contains(CAST(metadata AS VARCHAR), '"exit_status"')
-                   OR contains(CAST(metadata AS VARCHAR), '"termination_reason"')
-                   OR contains(CAST(metadata AS VARCHAR), '"stop_reason"'))
-          WHERE status IS NOT NULL AND NOT regexp_matches(status, {_q(NORMAL_EXIT)})) s
-    JOIN traces t USING (metadata)
+    FROM tg_run_metadata
+    WHERE status IS NOT NULL AND NOT regexp_matches(status, {_q(NORMAL_EXIT)})
     """,
-    scans=(METADATA,),
+    scans=(RUN_METADATA,),
 )
 
 EMPTY_SUBMISSION = Detector(
@@ -329,14 +312,12 @@ EMPTY_SUBMISSION = Detector(
     "give_ups",
     "The run has a submission field (SWE-agent, mini-swe-agent) and it is empty: the agent submitted no patch.",
     """
-    SELECT t.trace_id, NULL::INTEGER AS message_idx, 'empty submission' AS signature,
-           'exit status ' || coalesce(m.metadata->>'$.exit_status', '∅') || '; the submission is empty' AS evidence
-    FROM (SELECT metadata FROM tg_metadata
-          WHERE contains(CAST(metadata AS VARCHAR), '"submission"')
-            AND json_exists(metadata, '$.submission') AND trim(coalesce(metadata->>'$.submission', '')) = '') m
-    JOIN traces t USING (metadata)
+    SELECT trace_id, NULL::INTEGER AS message_idx, 'empty submission' AS signature,
+           'exit status ' || coalesce(exit_status, '∅') || '; the submission is empty' AS evidence
+    FROM tg_run_metadata
+    WHERE empty_submission
     """,
-    scans=(METADATA,),
+    scans=(RUN_METADATA,),
 )
 
 NEGATIVE_FEEDBACK = Detector(

@@ -1,28 +1,28 @@
 """Scans that detectors share, made once per mining run into temporary tables.
 
-Most texts the detectors examine recur: the same tool result, error, tool name
-or task metadata in many traces. A scan here lists each distinct value once,
-and detectors run their expensive expressions (regular expressions, JSON
-parsing, signatures) over that list, then join back to the rows. DuckDB does
-not do this by itself: it evaluates a regular expression once per row even on
-a dictionary-compressed column, and it pushes a filter on `SELECT DISTINCT`'s
-output below the DISTINCT (even out of a MATERIALIZED CTE), back onto every row;
-a filter on a separate temporary table stays where it is written.
+A scan reads a wide column once for every detector that needs it, and keeps
+only what they need. Reading message text is the largest cost of mining: the
+content column is stored with a dictionary per segment, and a segment of
+messages holds mostly different texts, so every read decompresses nearly all
+of it, about 0.12 CPU-s per 1.3 M messages even when a filter on `role` keeps
+few rows. The users' messages are therefore read once, here, for format_error
+and user_repeat.
 
-Reading message text is the largest cost of mining. The content column is
-stored with a dictionary per segment, and a segment of messages holds mostly
-different texts, so every read decompresses nearly all of it: about 0.12 CPU-s
-per 1.3 M messages, even when a filter on `role` keeps few rows (a column like
-`tool_calls.result`, whose segments repeat a few texts, costs a tenth of that).
-The users' messages are therefore read once, here, for every detector that
-needs them (format_error, user_repeat).
+They are grouped by their text as they are read, so that a detector runs its
+regular expressions and lower-casing once per distinct text, and reaches the
+messages behind a text through their row ids, joined back to `messages`
+without reading its text again. Users repeat themselves ("yes", "thank you",
+the same request in every trial of a task); where every text differs, the
+grouping costs about what examining each message would.
 
-They are grouped by their text as they are read: a detector examines each
-distinct text once (regular expressions, lower-casing) and reaches the messages
-behind a text through their row ids, joined back to `messages` without reading
-its text again. Users repeat themselves ("yes", "thank you", the same request
-in every trial of a task), so there are far fewer texts than messages; when
-every text differs the grouping costs about what reading the column does.
+Why detectors need a separate statement for per-distinct work: DuckDB runs a
+regular expression once per row, even over a dictionary-compressed column, and
+pushes a filter on the output of `SELECT DISTINCT` below the DISTINCT (even out
+of a MATERIALIZED CTE), back onto every row. A filter on a temporary table made
+by an earlier statement stays where it is written. Distinct values pay off only
+where they are few: tool names always are; tool results and metadata often are
+not (every file listing, every trace id in the metadata), and hashing each of
+those costs more than an anchored regex over it, so those are read row by row.
 """
 
 from __future__ import annotations
@@ -50,10 +50,23 @@ USER_TEXTS = Scan(
     """,
 )
 
-RESULT_TEXTS = Scan("tg_result_texts", "SELECT DISTINCT result FROM tool_calls WHERE result IS NOT NULL")
-
 TOOL_NAMES = Scan("tg_tool_names", "SELECT DISTINCT name FROM tool_calls WHERE name IS NOT NULL")
 
-# Traces of one task or run often share their metadata; where each trace's differs, this costs a
-# hash of each, less than the JSON parsing it replaces.
-METADATA = Scan("tg_metadata", "SELECT DISTINCT metadata FROM traces WHERE metadata IS NOT NULL")
+RUN_METADATA = Scan(
+    "tg_run_metadata",
+    # The fields that say how a run ended (SWE-agent, mini-swe-agent and the like; τ-bench has none),
+    # parsed once for failing_tests, terminated and empty_submission. One regex over the metadata text
+    # picks the traces that have any of them, so JSON is parsed only for those.
+    """
+    SELECT trace_id,
+           coalesce(metadata->>'$.exit_status', metadata->>'$.termination_reason', metadata->>'$.stop_reason') AS status,
+           metadata->>'$.exit_status' AS exit_status,
+           CASE WHEN json_exists(metadata, '$.submission')
+                THEN trim(coalesce(metadata->>'$.submission', '')) = '' END AS empty_submission,
+           CASE WHEN json_exists(metadata, '$.tests_status.FAIL_TO_PASS')
+                THEN json_extract(metadata, '$.tests_status') END AS tests_status
+    FROM traces
+    WHERE regexp_matches(CAST(metadata AS VARCHAR),
+                         '"(?:exit_status|termination_reason|stop_reason|submission|FAIL_TO_PASS)"')
+    """,
+)
