@@ -9,6 +9,13 @@ NULL GROUP BY name, result`. Mining runs all built-in detectors, writes the
 failures and clusters tables and reads back the ranked clusters.
 
     python benchmarks/mine.py --traces 50000
+    python benchmarks/mine.py --traces 50000 --distinct-texts
+
+Copies share their texts (trials of one task), so most texts recur; the
+baseline then groups a dictionary-compressed column of a few hundred distinct
+results, its cheapest case. --distinct-texts gives every copy its own message
+texts, tool results and metadata: the worst case for mining's work done once
+per distinct text, and a baseline that must hash every result.
 
 Each figure is the median of --repeats timed runs after one warm-up run, as
 wall-clock (the figures in the JSON) and as this process's CPU time (steadier on
@@ -42,16 +49,26 @@ REPLICATED = {
     "tool_calls": "trace_id",
     "scores": "trace_id",
 }
+# With --distinct-texts, what makes each copy's texts its own (r is the copy's number).
+DISTINCT_TEXTS = {
+    ("messages", "content"): "content || ' #{r}'",
+    ("tool_calls", "result"): "result || ' #{r}'",
+    ("traces", "metadata"): """json_merge_patch(metadata, '{{"copy": {r}}}')""",
+}
 T = TypeVar("T")
 GROUP_BY = "SELECT name, result, count(*) AS n FROM tool_calls WHERE result IS NOT NULL GROUP BY name, result"
 
 
-def build_store(path: Path, source: Path, traces: int) -> int:
+def build_store(path: Path, source: Path, traces: int, distinct_texts: bool = False) -> int:
     """Ingest `source`, then replicate its rows until the store holds about `traces` traces; returns the count.
 
     Copies are appended one after another, as ingesting a replicated file would lay them out: a
     copy made row by row (each row followed by its duplicates) would let DuckDB compress the
     duplicates away and make every scan, the baseline's included, unrealistically cheap.
+
+    Copies share their texts, as trials of one task do, so both mining and the baseline see few
+    distinct texts. With `distinct_texts` every copy after the first gets its own message texts,
+    tool results and metadata (a suffix, a key), as traces of different tasks would have.
     """
     with open_store(path) as store:
         ingest_paths(store, [str(source)])
@@ -63,10 +80,19 @@ def build_store(path: Path, source: Path, traces: int) -> int:
             for r in range(1, copies):
                 for table, key in REPLICATED.items():
                     columns = [row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()]
-                    select = ", ".join(f"{key} || ':r{r}' AS {key}" if c == key else c for c in columns)
+                    select = ", ".join(_copied(table, c, key, r, distinct_texts) for c in columns)
                     con.execute(f"INSERT INTO {table} SELECT {select} FROM base_{table}")
         store.con.execute("CHECKPOINT")
         return int(store.scalar("SELECT count(*) FROM traces"))
+
+
+def _copied(table: str, column: str, key: str, r: int, distinct_texts: bool) -> str:
+    """The SQL for `column` of copy `r`."""
+    if column == key:
+        return f"{key} || ':r{r}' AS {key}"
+    if distinct_texts and (table, column) in DISTINCT_TEXTS:
+        return DISTINCT_TEXTS[table, column].format(r=r) + f" AS {column}"
+    return column
 
 
 class Timer(Generic[T]):
@@ -107,11 +133,13 @@ def main() -> None:
     parser.add_argument("--traces", type=int, default=50_000, help="traces in the replicated store")
     parser.add_argument("--source", type=Path, default=TAU_BENCH, help="trace files to ingest and replicate")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of each; the median is reported")
+    parser.add_argument("--distinct-texts", action="store_true",
+                        help="give every copy its own texts (the worst case for work done once per distinct text)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "store.duckdb"
         start = time.perf_counter()
-        n = build_store(path, args.source, args.traces)
+        n = build_store(path, args.source, args.traces, args.distinct_texts)
         built_s = time.perf_counter() - start
         with open_store(path) as store:
             sizes = {t: store.scalar(f"SELECT count(*) FROM {t}") for t in ("messages", "tool_calls", "scores")}
@@ -123,7 +151,8 @@ def main() -> None:
         print(f"  {name:<28} {step.wall_s:7.3f} s wall {step.cpu_s:7.3f} s CPU{found}")
     ratio = figures["mine_s"] / figures["groupby_s"]
     print(f"store: {n} traces, {sizes['messages']} messages, {sizes['tool_calls']} tool calls, "
-          f"{sizes['scores']} scores (built in {built_s:.1f} s)")
+          f"{sizes['scores']} scores, {'distinct' if args.distinct_texts else 'shared'} texts across copies "
+          f"(built in {built_s:.1f} s)")
     print(f"mine failures: {figures['mine_s']:.3f} s wall, {figures['mine_cpu_s']:.3f} s CPU  "
           f"({summary.findings} findings, {len(summary.clusters)} clusters)")
     print(f"GROUP BY name, result over tool_calls: {figures['groupby_s']:.4f} s wall, "
