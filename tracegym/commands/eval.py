@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from tracegym.output import JsonOpt, StoreOpt, err, out, print_json, progress
+
+if TYPE_CHECKING:
+    from tracegym.store import Store
+    from tracegym.training.evaluate import EvalOptions, EvalPlan, Evaluation
 
 
 def register(app: typer.Typer) -> None:
@@ -46,7 +50,6 @@ def eval_command(
     evaluation that stopped resumes where it stopped: samples already stored are not run again.
     """
     from tracegym.store import open_store
-    from tracegym.training.comparison import ModelRef, compare
     from tracegym.training.evaluate import EvalOptions, plan_evaluation
 
     options = EvalOptions(split=split, samples=samples, seed=seed, concurrency=concurrency,
@@ -56,18 +59,27 @@ def eval_command(
         err.print(f"Evaluating {len(plan.candidates)} models on {len(plan.tasks)} {split} tasks of "
                   f"{plan.task_set.manifest.name} x {samples} samples (settings: {plan.config_source}"
                   f"{f'; {plan.too_long} tasks left out as too long' if plan.too_long else ''}).")
-        result = _run(st, plan, options)
-        refs = [ModelRef(c.label, c.checkpoint_id, c.run_id, c.step) for c in result.candidates]
-        table = compare(st, result.eval_id, refs[0], refs[1:], samples, [t.task_id for t in result.tasks], seed)
-    table["counts"] = {label: c.__dict__ for label, c in result.counts.items()}
+        table = evaluate_and_compare(st, plan, options)
     if as_json:
         print_json(table)
         return
     print_comparison(table)
-    err.print(f"Every sample: tracegym sql \"SELECT * FROM eval_results WHERE eval_id = '{result.eval_id}'\"")
+    err.print(f"Every sample: tracegym sql \"SELECT * FROM eval_results WHERE eval_id = '{table['eval_id']}'\"")
 
 
-def _run(st: Any, plan: Any, options: Any) -> Any:
+def evaluate_and_compare(st: Store, plan: EvalPlan, options: EvalOptions) -> dict[str, Any]:
+    """Run the plan (with a progress bar), then the comparison of its models against its base, with counts."""
+    from tracegym.training.comparison import ModelRef, compare
+
+    result = _run(st, plan, options)
+    refs = [ModelRef(c.label, c.checkpoint_id, c.run_id, c.step) for c in result.candidates]
+    table = compare(st, result.eval_id, refs[0], refs[1:], options.samples, [t.task_id for t in result.tasks],
+                    options.seed)
+    table["counts"] = {label: c.__dict__ for label, c in result.counts.items()}
+    return table
+
+
+def _run(st: Store, plan: EvalPlan, options: EvalOptions) -> Evaluation:
     from tracegym.training.evaluate import evaluate
 
     with progress("samples", total=len(plan.tasks) * options.samples * len(plan.candidates)) as bar:

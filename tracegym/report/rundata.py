@@ -66,11 +66,14 @@ def load_run(store: Any, ref: str) -> RunData:
 
 
 def _eval_points(comparison: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The overall row of each model, base first (at step 0), then checkpoints by step."""
     if comparison is None:
         return []
-    overall = comparison["groups"][0]["rows"]
-    return [{"step": row["step"] if i else 0, "label": row["model"], **row["reward"]} for i, row in enumerate(overall)
-            if i == 0 or row["step"] is not None]
+    base, *checkpoints = comparison["groups"][0]["rows"]
+    points = [{"step": 0, "label": base["model"], **base["reward"]}]
+    points += sorted(({"step": row["step"], "label": row["model"], **row["reward"]} for row in checkpoints),
+                     key=lambda p: p["step"])
+    return points
 
 
 def list_runs(store: Any) -> list[dict[str, Any]]:
