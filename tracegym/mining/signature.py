@@ -91,7 +91,8 @@ def error_line_sql(arg: str) -> str:
     In order: the exception line of the last Python traceback, pytest's summary
     line, the last line naming an `...Error`/`...Exception`, else the first
     non-blank line. `arg` should be a column, not an expression: it is read
-    several times.
+    several times. Each candidate appears once (a CASE testing and then
+    returning it would run its regexes twice).
     """
     # After the last traceback header, the first unindented `name: message` line is the exception.
     raised = (rf"regexp_extract(regexp_extract({arg}, '(?s).*Traceback \(most recent call last\):(.*)', 1), "
@@ -99,8 +100,7 @@ def error_line_sql(arg: str) -> str:
     pytest = rf"regexp_extract({arg}, '(?m)^=+ ([^=\n]*\b(?:failed|errors?)\b[^=\n]*) =+$', 1)"
     named = rf"regexp_extract_all({arg}, '(?m)^[\w.]*(?:Error|Exception)(?::[^\n]*)?$')"
     first = rf"regexp_extract({arg}, '(?m)^\s*(\S[^\n]*)', 1)"
-    return (f"CASE WHEN {raised} <> '' THEN {raised} WHEN {pytest} <> '' THEN 'pytest: ' || {pytest} "
-            f"WHEN len({named}) > 0 THEN {named}[-1] ELSE {first} END")
+    return f"coalesce(nullif({raised}, ''), 'pytest: ' || nullif({pytest}, ''), {named}[-1], {first})"
 
 
 @functools.lru_cache(maxsize=1)
