@@ -101,6 +101,32 @@ def test_each_detector_finds_its_failures(demo):
         "SELECT 1 FROM failures WHERE detector = ?", [d.name])) for d in DETECTORS}
 
 
+def test_user_repeats_count_within_one_trace_only(store):
+    # t1 says it three times (case and final punctuation differ); t2 and t3 say it once each.
+    text = "I need to change the date of my flight"
+    for trace_id in ("t1", "t2", "t3"):
+        _trace(store, trace_id)
+    _msg(store, "t1", 0, "user", text + ".")
+    _msg(store, "t1", 2, "user", text.upper() + "!")
+    _msg(store, "t1", 4, "user", text)
+    _msg(store, "t2", 0, "user", text + ".")
+    _msg(store, "t3", 0, "user", text)
+    for idx in (2, 4):  # under 20 characters: saying it again is no finding
+        _msg(store, "t2", idx, "user", "yes")
+    mine_failures(store)
+    rows = store.query("SELECT trace_id, message_idx, evidence FROM failures WHERE detector = 'user_repeat' "
+                       "ORDER BY message_idx")
+    assert [(r["trace_id"], r["message_idx"]) for r in rows] == [("t1", 2), ("t1", 4)]
+    assert {r["evidence"] for r in rows} == {f"repeats message 0: {text}."}
+
+
+def test_mining_times_each_step_and_leaves_no_scratch_tables(demo):
+    summary = mine_failures(demo)
+    assert {d.name for d in DETECTORS} | {"clusters", "commit"} <= set(summary.timings)
+    assert "timings" not in summary.to_dict()
+    assert not demo.query("SELECT table_name FROM duckdb_tables() WHERE temporary")
+
+
 def test_runaway_turns_defaults_to_three_times_the_median_of_the_format(demo):
     for i in range(3):  # three more one-turn demo traces: the median is 1, so t4's 20 turns are a runaway
         _trace(demo, f"short{i}", "success")

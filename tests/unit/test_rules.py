@@ -138,6 +138,7 @@ def test_a_rule_failing_while_running_rolls_back(tmp_path, refunds):
     with pytest.raises(ConfigError, match=r"rules.yaml:3: rule 'bad_cast' failed while running: .*Conversion"):
         mine_failures(refunds, rules=path)
     assert refunds.query("SELECT * FROM clusters ORDER BY rank") == before
+    assert not refunds.query("SELECT table_name FROM duckdb_tables() WHERE temporary")  # the shared scans too
 
 
 def test_cli_reports_a_bad_rules_file(tmp_path, cli, refunds):
