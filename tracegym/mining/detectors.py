@@ -4,7 +4,13 @@ Every detector is one SELECT returning the columns
 `trace_id, message_idx, signature, evidence` (one row per finding). DuckDB does
 the work, so mining a large store costs a few scans, not a Python loop per
 trace. Detectors may call the macros from `signature.py` (`tg_signature`,
-`tg_error_line`) and read the thresholds of `MineConfig` as `$name` parameters.
+`tg_error_line`), read the thresholds of `MineConfig` as `$name` parameters,
+and read the temporary tables of the shared scans they list (`scans.py`): the
+users' messages and the run metadata are read once for all their detectors.
+
+Where a text recurs across traces (errors, corrections, task metadata), the
+expensive expressions (signatures, JSON) run once per distinct text and are
+joined back; `benchmarks/mine.py` prints what each detector costs.
 
 Signatures built from text go through `tg_signature` (numbers, ids, paths,
 quoted values and amounts stripped); signatures that name a kind of event are
