@@ -134,7 +134,8 @@ FAILING_TESTS = Detector(
     "the evidence names the tests.",
     """
     WITH groups AS (
-        SELECT trace_id, 'FAIL_TO_PASS' AS grp, json_extract_string(tests_status, '$.FAIL_TO_PASS.failure[*]') AS failing,
+        SELECT trace_id, 'FAIL_TO_PASS' AS grp,
+               json_extract_string(tests_status, '$.FAIL_TO_PASS.failure[*]') AS failing,
                json_array_length(tests_status, '$.FAIL_TO_PASS.success') AS passing
         FROM tg_run_metadata WHERE tests_status IS NOT NULL
         UNION ALL

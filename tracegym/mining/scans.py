@@ -59,7 +59,8 @@ RUN_METADATA = Scan(
     # picks the traces that have any of them, so JSON is parsed only for those.
     """
     SELECT trace_id,
-           coalesce(metadata->>'$.exit_status', metadata->>'$.termination_reason', metadata->>'$.stop_reason') AS status,
+           coalesce(metadata->>'$.exit_status', metadata->>'$.termination_reason',
+                    metadata->>'$.stop_reason') AS status,
            metadata->>'$.exit_status' AS exit_status,
            CASE WHEN json_exists(metadata, '$.submission')
                 THEN trim(coalesce(metadata->>'$.submission', '')) = '' END AS empty_submission,
