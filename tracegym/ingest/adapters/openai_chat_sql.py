@@ -353,7 +353,7 @@ def _stage(con: duckdb.DuckDBPyConnection, src: SourceFile) -> None:
         SELECT c.trace_id, c.message_idx, c.call_id, c.name, a.arguments, m.content AS result,
                l.result_message_idx, {_error_sql('m.content')} AS is_error,
                NULL::INTEGER AS exit_code
-        FROM _chat_call c JOIN _chat_args a USING (lineno, message_idx, pos)
+        FROM _chat_call c SEMI JOIN _chat_keep USING (lineno) JOIN _chat_args a USING (raw_arguments)
         LEFT JOIN _chat_link l USING (lineno, message_idx, pos)
         LEFT JOIN _chat_msg m ON m.lineno = l.lineno AND m.idx = l.result_message_idx;
         CREATE OR REPLACE TEMP VIEW _chat_scores AS
@@ -382,10 +382,8 @@ def _trace_json(con: duckdb.DuckDBPyConnection) -> pa.Table:
 
 
 def _arguments(con: duckdb.DuckDBPyConnection) -> pa.Table:
-    """Each kept call's arguments as the record path stores them: parsed, then sorted-key JSON."""
-    calls = con.sql(
-        "SELECT lineno, message_idx, pos, raw_arguments FROM _chat_call SEMI JOIN _chat_keep USING (lineno)"
-    ).to_arrow_table()
-    raw = calls.column("raw_arguments").to_pylist()
-    canonical = pa.array([to_json(parse_arguments(a)) for a in raw], pa.string())
-    return calls.drop_columns(["raw_arguments"]).append_column("arguments", canonical)
+    """Each distinct raw arguments string of the kept calls, as the record path stores it (parsed, sorted keys)."""
+    query = "SELECT DISTINCT raw_arguments FROM _chat_call SEMI JOIN _chat_keep USING (lineno)"
+    raw = [a for (a,) in con.execute(query).fetchall()]
+    canonical = [to_json(parse_arguments(a)) for a in raw]
+    return pa.table({"raw_arguments": pa.array(raw, pa.string()), "arguments": pa.array(canonical, pa.string())})
