@@ -42,12 +42,12 @@ def _headline(data: RunData) -> list[tuple[str, str]]:
              ("checkpoints", str(len(data.checkpoints))), ("started", str(run["started_at"])[:19]),
              ("updated", str(run["updated_at"])[:19])]
     if data.comparison is not None:
-        overall = data.comparison["groups"][0]["rows"]
-        best = overall[-1]
-        change = best["change"]["reward"] if best["change"] else None
-        if change is not None:
+        base, *checkpoints = data.comparison["groups"][0]["rows"]
+        latest = max(checkpoints, key=lambda row: row["step"] or 0, default=None)
+        change = latest["change"]["reward"] if latest is not None else None
+        if latest is not None and change is not None:
             verdict = "beyond noise" if change["beyond_noise"] else "within noise"
-            text = (f"{overall[0]['reward']['value']:.3f} → {best['reward']['value']:.3f} "
+            text = (f"{base['reward']['value']:.3f} → {latest['reward']['value']:.3f} at step {latest['step']} "
                     f"({change['diff']:+.3f}, {verdict})")
             items.append(("held-out reward", text))
     return items

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +41,9 @@ from tracegym.tasks.taskset import TaskSet, register_task_set
 from tracegym.training.candidates import Candidate, api_candidate, eval_config, local_candidate
 from tracegym.training.config import TrainConfig
 from tracegym.training.sync_rollouts import sampling_params
+
+if TYPE_CHECKING:
+    from tracegym.store import Store
 
 SplitChoice = Literal["train", "heldout"]
 
@@ -113,10 +116,13 @@ class Evaluation:
 SampleHook = Callable[[Candidate, Episode], None]
 
 
-def evaluate(store: Any, task_set: TaskSet, tasks: Sequence[TaskSpec], candidates: Sequence[Candidate],
+def evaluate(store: Store, task_set: TaskSet, tasks: Sequence[TaskSpec], candidates: Sequence[Candidate],
              config: TrainConfig, options: EvalOptions, on_sample: SampleHook | None = None,
              on_model: Callable[[Candidate, ModelCounts], None] | None = None) -> Evaluation:
     """Evaluate every candidate (the first is the base) on `tasks`, skipping samples already stored."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # the evaluation reports its own progress
     settings = settings_record(config, options)
     result = Evaluation(evaluation_id(task_set, settings), task_set, list(tasks), list(candidates), options)
     _record_evaluation(store, result, settings)
@@ -137,7 +143,7 @@ def evaluate(store: Any, task_set: TaskSet, tasks: Sequence[TaskSpec], candidate
     return result
 
 
-def _record_evaluation(store: Any, result: Evaluation, settings: dict[str, Any]) -> None:
+def _record_evaluation(store: Store, result: Evaluation, settings: dict[str, Any]) -> None:
     now = datetime.now()
     name = result.task_set.manifest.name
     if not store.scalar("SELECT count(*) FROM task_sets WHERE task_set_id = ?", [name]):
@@ -157,7 +163,7 @@ def _record_evaluation(store: Any, result: Evaluation, settings: dict[str, Any])
                         [result.eval_id, c.checkpoint_id, c.label, c.location, c.run_id, c.step, compared_to, now])
 
 
-def _forget_unfinished(store: Any, eval_id: str) -> None:
+def _forget_unfinished(store: Store, eval_id: str) -> None:
     """Delete episodes a killed evaluation stored without their result row: those samples run again."""
     with store.transaction() as con:
         con.execute("DELETE FROM rollouts WHERE run_id = ? AND rollout_id NOT IN "
@@ -165,14 +171,14 @@ def _forget_unfinished(store: Any, eval_id: str) -> None:
                     [eval_id, eval_id])
 
 
-def done_samples(store: Any, eval_id: str, checkpoint_id: str) -> set[tuple[str, int]]:
+def done_samples(store: Store, eval_id: str, checkpoint_id: str) -> set[tuple[str, int]]:
     """(task_id, sample_idx) of the samples this model already has in this evaluation."""
     rows = store.con.execute("SELECT task_id, sample_idx FROM eval_results WHERE eval_id = ? AND checkpoint_id = ?",
                              [eval_id, checkpoint_id]).fetchall()
     return {(task_id, int(idx)) for task_id, idx in rows}
 
 
-def _evaluate_one(store: Any, result: Evaluation, candidate: Candidate, run: RunOptions, harnesses: HarnessFactory,
+def _evaluate_one(store: Store, result: Evaluation, candidate: Candidate, run: RunOptions, harnesses: HarnessFactory,
                   scorers: TaskScorers, on_sample: SampleHook | None,
                   on_model: Callable[[Candidate, ModelCounts], None] | None) -> ModelCounts:
     done = done_samples(store, result.eval_id, candidate.checkpoint_id)
@@ -226,7 +232,7 @@ async def _run_jobs(policy: PolicyClient, jobs: Sequence[EpisodeJob], harnesses:
         await policy.aclose()
 
 
-def _write_result(store: Any, result: Evaluation, candidate: Candidate, task: TaskSpec, episode: Episode) -> None:
+def _write_result(store: Store, result: Evaluation, candidate: Candidate, task: TaskSpec, episode: Episode) -> None:
     passed = episode.reward is not None and episode.reward >= result.options.pass_threshold
     row = [result.eval_id, candidate.label, candidate.checkpoint_id, candidate.location, candidate.run_id,
            candidate.step, result.task_set.manifest.name, task.task_id, task.provenance.cluster_id, task.split,
@@ -249,7 +255,7 @@ class EvalPlan:
     too_long: int
 
 
-def plan_evaluation(store: Any, task_set_ref: str, checkpoints: Sequence[str], base: str | None,
+def plan_evaluation(store: Store, task_set_ref: str, checkpoints: Sequence[str], base: str | None,
                     apis: Sequence[str], config_file: Path | None, options: EvalOptions) -> EvalPlan:
     """Resolve the models, the settings (`--config`, else the checkpoints' run, else defaults) and the tasks."""
     from tracegym.harnesses.taskrun import resolve_task_set

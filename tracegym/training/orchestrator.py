@@ -16,7 +16,8 @@ AsyncRollouts, in the trainer process:
   replacement starts. A slot whose processes fail `max_failures` times in a row without producing a
   group is given up; when every slot is given up, `next_batch` raises with the last error.
 - The buffer is bounded by credits: a task is handed out only while the groups handed out and not yet
-  consumed number fewer than `buffer_groups`, so samplers wait instead of running ahead.
+  consumed number fewer than `buffer_groups` (default: batch_groups x max_staleness), so samplers wait
+  instead of running ahead into groups that would be too stale to train on.
 - `next_batch` takes buffered groups lowest index first and drops (and counts) those sampled by weights
   more than `max_staleness` versions behind the trainer. `publish` writes the weights through a
   `FilesystemBroadcast` that every sampler polls.
@@ -162,7 +163,9 @@ class AsyncRollouts:
         self.pools = list(pools) if pools else [PoolConfig(precision=config.sampler.precision,
                                                             processes=config.sampler.n_samplers)]
         self.weights_dir = weights_dir or config.run_dir / "weights"
-        self.capacity = buffer_groups or config.grpo.batch_groups * (self.max_staleness + 1)
+        # Groups handed out wait about capacity / batch_groups steps to be trained: a pipeline that deep keeps
+        # most of them within max_staleness (weights load a moment after each publish, so a few lag one more).
+        self.capacity = buffer_groups or config.grpo.batch_groups * max(1, self.max_staleness)
         self.heartbeat_timeout_s, self.startup_timeout_s = heartbeat_timeout_s, startup_timeout_s
         self.max_failures = max_failures
         self._initial = (state_dict, policy_version)
@@ -180,8 +183,6 @@ class AsyncRollouts:
         self._failure: BaseException | None = None
         self._totals: Counter[str] = Counter()
         self._staleness: Counter[int] = Counter()
-        self._version = policy_version
-        self._started_at = 0.0
 
     def _make_slots(self, eos: Sequence[int], base_dir: Path) -> list[_Slot]:
         from tracegym.models.load import resolve_model_ref
@@ -221,7 +222,6 @@ class AsyncRollouts:
         # block this thread until each child had imported transformers to read them.
         self._tokenizer.save_pretrained(self.weights_dir / TOKENIZER_DIR)
         self.publish(*self._initial)
-        self._started_at = time.perf_counter()
         for slot in self._slots:
             self._spawn(slot)
         self._monitor = threading.Thread(target=self._watch, name="tracegym-orchestrator", daemon=True)
@@ -230,7 +230,6 @@ class AsyncRollouts:
     def publish(self, state_dict: Mapping[str, Tensor], version: int) -> None:
         started = time.perf_counter()
         self._broadcast.publish(state_dict, version)
-        self._version = version
         self._totals["publish_s"] += time.perf_counter() - started
         self._totals["publishes"] += 1
 
