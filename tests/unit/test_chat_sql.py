@@ -53,6 +53,7 @@ RESULTS = [
     "ÉchecError: accented name", "résuméException: x", "ok\r\nValueError: after CRLF", "Warning: not an error",
     "x" * 300 + "\nRuntimeError: late in a long result", "\u2028Error: line separator first",
     " " * 250 + "error after many spaces", " " * 250 + "fine after many spaces", "y" * 300 + " Error no colon",
+    "\t" * 300 + "error beyond the first 256 characters",
 ]
 
 

@@ -71,7 +71,8 @@ def _error_sql(text: str) -> str:
     # or "error" (any case) within the first 256 characters unless at least 200 of them are spaces.
     maybe = (f"contains({text}, 'Error: ') OR contains({text}, 'Exception: ') "
              f"OR contains({text}, 'Traceback (most recent call last)') "
-             f"OR regexp_matches(left({text}, 256), '(?i)error|\\A[{_PY_SPACE}]{{200}}')")
+             f"OR regexp_matches(left({text}, 256), '(?i)error') "
+             f"OR regexp_full_match(left({text}, 200), '[{_PY_SPACE}]{{200}}')")
     return f"coalesce(CASE WHEN {maybe} THEN regexp_matches({text}, '{_ERROR}') ELSE false END, false)"
 
 
