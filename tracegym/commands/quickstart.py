@@ -39,7 +39,7 @@ evals:
 
 
 def train_config(task_set: Path, run_dir: Path) -> dict[str, Any]:
-    """examples/train-tau.yaml cut to a few minutes of a 2-core CPU: 8 warm-start steps, 4 GRPO steps."""
+    """examples/train-tau.yaml cut to minutes of a 2-core CPU: 6 warm-start steps of 6 examples, 4 GRPO steps."""
     return {
         "run_dir": str(run_dir), "seed": 0, "steps": 4, "checkpoint_every": 4, "keep_checkpoints": 2,
         "model": {"ref": "smollm2-135m"},
@@ -51,7 +51,7 @@ def train_config(task_set: Path, run_dir: Path) -> dict[str, Any]:
         "grpo": {"group_size": 4, "batch_groups": 2},
         "optim": {"lr": 3.0e-5, "micro_batch_tokens": 2048, "train_layers": 10, "freeze_embeddings": True},
         "async": {"max_staleness": 0},
-        "warmup": {"steps": 8, "formats": ["tau-bench"], "lr": 5.0e-5, "batch_size": 8},
+        "warmup": {"steps": 6, "formats": ["tau-bench"], "lr": 5.0e-5, "batch_size": 6},
     }
 
 
