@@ -21,6 +21,7 @@ import pytest
 import torch
 import yaml
 
+from tracegym.errors import ModelError
 from tracegym.models.load import stop_token_ids
 from tracegym.models.scoring import batch_logprobs_of
 from tracegym.models.tiny import tiny_policy
@@ -77,7 +78,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _source(workspace, run_dir: Path, max_staleness: int, pools: list[PoolConfig], state_dict=None,
-            batch_groups: int = 2) -> AsyncRollouts:
+            batch_groups: int = 2, heartbeat_timeout_s: float = 60, max_failures: int = 3) -> AsyncRollouts:
     root, model, tokenizer, task_set = workspace
     config = TrainConfig.model_validate({
         "run_dir": str(run_dir), "seed": 3, "model": {"ref": str(root / "tiny")},
@@ -90,7 +91,8 @@ def _source(workspace, run_dir: Path, max_staleness: int, pools: list[PoolConfig
     return AsyncRollouts(config, task_set.tasks, task_set=task_set, tokenizer=tokenizer,
                          eos_token_ids=stop_token_ids(model, tokenizer),
                          state_dict=state_dict if state_dict is not None else model.state_dict(), policy_version=0,
-                         base_dir=root, pools=pools, heartbeat_timeout_s=60)
+                         base_dir=root, pools=pools, heartbeat_timeout_s=heartbeat_timeout_s,
+                         max_failures=max_failures)
 
 
 def _until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
@@ -98,6 +100,24 @@ def _until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> N
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting until {what}"
         time.sleep(0.05)
+
+
+def _consume_until_the_replacement_produces(source: AsyncRollouts, sampler_id: str, trainer_version: int,
+                                            max_staleness: int, max_batches: int = 12) -> list[int]:
+    """Wait for a replacement sampler to start (spawn and imports take tens of seconds on a loaded machine),
+    then consume batches until it has delivered a group; the group indices taken.
+
+    Credits bound the buffer, so a replacement gets work only as the trainer consumes: waiting for its group
+    without consuming can wait forever on the other samplers having filled the buffer first."""
+    _until(lambda: source.stats()["samplers"][sampler_id]["ready"], f"the replacement {sampler_id} is ready", 300)
+    taken: list[int] = []
+    for _ in range(max_batches):
+        batch = source.next_batch(2, trainer_version=trainer_version)
+        _check_batch(batch, 2, trainer_version, max_staleness)
+        taken += [g.group_index for g in batch.groups]
+        if source.stats()["samplers"][sampler_id]["process_groups"] >= 1:
+            return taken
+    raise AssertionError(f"the replacement {sampler_id} produced nothing in {max_batches} batches")
 
 
 def _perturbed(model) -> dict[str, torch.Tensor]:
@@ -178,11 +198,7 @@ def test_samplers_produce_versioned_groups_follow_publishes_and_survive_a_kill(w
         victim = stats["samplers"]["fp32/0"]["pid"]
         os.kill(victim, signal.SIGKILL)
         _until(lambda: source.stats()["sampler_restarts"] == 1, "the dead sampler is replaced")
-        _until(lambda: source.stats()["samplers"]["fp32/0"]["process_groups"] >= 1, "the replacement produces",
-               timeout=90)
-        after = source.next_batch(2, trainer_version=3)
-        _check_batch(after, 2, 3, 1)
-        seen += [g.group_index for g in after.groups]
+        seen += _consume_until_the_replacement_produces(source, "fp32/0", trainer_version=3, max_staleness=1)
         stats = source.stats()
         assert stats["sampler_deaths"] == 1 and stats["samplers"]["fp32/0"]["deaths"] == 1
         assert stats["samplers"]["fp32/0"]["pid"] != victim and stats["samplers_alive"] == 2
@@ -200,9 +216,11 @@ def _assert_gone(pids: list[int]) -> None:
 
 
 @pytest.mark.slow
-def test_max_staleness_zero_keeps_only_groups_of_the_current_weights(workspace, tmp_path) -> None:
+def test_max_staleness_zero_keeps_only_current_groups_and_a_hung_sampler_is_replaced(workspace, tmp_path,
+                                                                                       capfd) -> None:
     _, model, _, _ = workspace
-    source = _source(workspace, tmp_path / "run", 0, [PoolConfig(precision="fp32")])
+    source = _source(workspace, tmp_path / "run", 0, [PoolConfig(precision="fp32")], heartbeat_timeout_s=10)
+    pids: list[int] = []
     try:
         source.start()
         first = source.next_batch(2, trainer_version=0)
@@ -214,7 +232,32 @@ def test_max_staleness_zero_keeps_only_groups_of_the_current_weights(workspace, 
         assert all(g.policy_version == 1 for g in batch.groups)
         assert batch.stats["dropped_stale"] >= source.capacity and batch.consumed == 2 + batch.stats["dropped_stale"]
         assert source.stats()["staleness"].get(1, 0) == batch.stats["dropped_stale"]
-        pids = [s["pid"] for s in source.stats()["samplers"].values()]
+
+        # A sampler that stops answering (SIGSTOP: alive, but no heartbeat) is killed and replaced.
+        hung = source.stats()["samplers"]["fp32/0"]["pid"]
+        pids.append(hung)
+        os.kill(hung, signal.SIGSTOP)
+        _until(lambda: source.stats()["sampler_restarts"] == 1, "the hung sampler is replaced")
+        _consume_until_the_replacement_produces(source, "fp32/0", trainer_version=1, max_staleness=0)
+        stats = source.stats()
+        assert stats["sampler_deaths"] == 1 and stats["sampler_restarts"] == 1
+        assert stats["samplers"]["fp32/0"]["pid"] != hung
+        assert "sampler fp32/0 sent no heartbeat" in capfd.readouterr().err
+        pids += [s["pid"] for s in stats["samplers"].values()]
     finally:
         source.close()
     _assert_gone(pids)
+
+
+@pytest.mark.slow
+def test_a_sampler_that_cannot_start_is_given_up_and_the_error_reaches_the_trainer(workspace, tmp_path) -> None:
+    source = _source(workspace, tmp_path / "run", 1, [PoolConfig(precision="fp32", device="nodevice:0")],
+                     max_failures=1)
+    try:
+        source.start()
+        with pytest.raises(ModelError, match=r"(?s)Every sampler process failed.*could not start.*nodevice"):
+            source.next_batch(2, trainer_version=0)
+        stats = source.stats()
+        assert stats["samplers"]["fp32/0"]["given_up"] and stats["samplers_alive"] == 0
+    finally:
+        source.close()

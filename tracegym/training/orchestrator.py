@@ -356,9 +356,7 @@ class AsyncRollouts:
             while not self._closing:
                 self._step()
         except BaseException as e:  # noqa: BLE001 - handed to the trainer, whose next_batch raises it
-            with self._cond:
-                self._failure = e
-                self._cond.notify_all()
+            self._fail(e)
 
     def _step(self) -> None:
         live = [s.current for s in self._slots if s.current is not None]
@@ -441,13 +439,16 @@ class AsyncRollouts:
         slot.restarts += 1
 
     def _give_up_if_none_left(self, last_error: str) -> None:
-        if any(not s.given_up for s in self._slots):
-            return
-        with self._cond:
-            self._failure = ModelError(
+        if all(s.given_up for s in self._slots):
+            self._fail(ModelError(
                 "Every sampler process failed repeatedly without producing a group. The last error:\n"
                 f"{last_error.strip()}\nFix: the error above, or set async.max_staleness: 0 to sample in-process."
-            )
+            ))
+
+    def _fail(self, error: BaseException) -> None:
+        with self._cond:
+            if self._failure is None:
+                self._failure = error
             self._cond.notify_all()
 
     def _dispatch(self) -> None:
