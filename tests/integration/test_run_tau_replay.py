@@ -1,7 +1,8 @@
 """`tracegym run` end to end on the real τ-bench traces: ingest, mine failures, generate tasks, run through replay.
 
-Every prompt carries τ-bench's airline policy and its 14 tool schemas (~1,700 tokens with the system prompt
-cut to 600 characters), so the real SmolLM2 run is kept to 4 tasks x 2 samples of at most 2 short turns.
+With τ-bench's airline policy and its 14 JSON tool schemas a prompt is ~1,700 tokens (system prompt cut to 600
+characters); the real SmolLM2 run lists the tools as one signature line each (`--tool-schemas compact`) and is
+kept to 4 tasks x 2 samples of at most 2 short turns, so that it takes a couple of minutes on a 2-core CPU.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def test_run_with_a_model_folder_stores_scored_rollouts(cli, tau_tasks, store_pa
 @pytest.mark.slow
 def test_smollm2_runs_tau_tasks_through_replay_with_an_exact_token_record(cli, tau_tasks, store_path):
     summary = run_json(cli, tau_tasks, "--limit", 4, "-k", 2, "--max-turns", 2, "--max-new-tokens", 24,
-                       "--temperature", 0.8, "--top-p", 0.95, "--store", store_path)
+                       "--temperature", 0.8, "--top-p", 0.95, "--tool-schemas", "compact", "--store", store_path)
     overall = summary["overall"]
     assert (overall["episodes"], overall["tasks"], overall["harness_errors"], overall["scorer_errors"]) == (8, 4, 0, 0)
     stored = assert_stored_record(store_path, summary["run_id"], 8)

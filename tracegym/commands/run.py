@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -39,6 +39,9 @@ def run(
     device: Annotated[str, typer.Option(help="torch device of the sampler.")] = "cpu",
     base_url: Annotated[str | None, typer.Option(
         help="Sample from an OpenAI-compatible endpoint instead (messages only: no token record).")] = None,
+    tool_schemas: Annotated[Literal["full", "compact"], typer.Option(
+        help="compact: one signature line per tool in the system prompt instead of JSON schemas (much shorter "
+             "prompts; as the training config's prompt.tool_schemas).")] = "full",
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -48,6 +51,8 @@ def run(
     from tracegym.harnesses.config import HarnessFactory, load_harness_config
     from tracegym.harnesses.taskrun import resolve_task_set, run_task_set, select_tasks
     from tracegym.store import open_store
+    from tracegym.training.config import PromptSection
+    from tracegym.training.prompts import shorten_task
 
     options = _options(samples, concurrency, seed, temperature, top_p, top_k, max_new_tokens, max_turns, max_tokens,
                        max_prompt_tokens, time_budget)
@@ -55,6 +60,8 @@ def run(
     with open_store(store) as st:
         ts = resolve_task_set(st, task_set)
         tasks = select_tasks(ts, _split(split), task_ids, limit)
+        if tool_schemas == "compact":
+            tasks = [shorten_task(t, PromptSection(context="full", tool_schemas="compact")) for t in tasks]
         harnesses = HarnessFactory(config, base_dir)
         policy = _policy(model, base_url, precision, device, seed, concurrency)
         err.print(f"Running {len(tasks)} tasks x {samples} samples of {ts.manifest.name} with {model}...")
