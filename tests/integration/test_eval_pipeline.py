@@ -12,21 +12,20 @@ from typing import Any
 
 import pytest
 
-from tests.integration.train_workspace import Workspace, build_workspace, tiny_config, write_config
+from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workspace, Path, dict[str, Any]]:
+def trained(
+    tmp_path_factory: pytest.TempPathFactory, tau_workspace_template: Workspace
+) -> tuple[Workspace, Path, dict[str, Any]]:
     """A workspace, a run of 2 warm-start and 4 GRPO steps, and `tracegym eval RUN` (base and final checkpoint)."""
     from typer.testing import CliRunner
 
-    from tests.conftest import TRACES
     from tracegym.cli import app
 
-    if not TRACES.is_dir():
-        pytest.skip(f"real traces not found at {TRACES}")
     root = tmp_path_factory.mktemp("evalpipe")
-    ws = build_workspace(root, TRACES)
+    ws = copy_workspace(tau_workspace_template, root)
     config = write_config(root / "run.yaml", tiny_config(ws, root / "run"))
     runner = CliRunner()
     result = runner.invoke(app, ["train", str(config), "--store", str(ws.store)], catch_exceptions=False)

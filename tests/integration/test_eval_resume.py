@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.integration.train_workspace import Workspace, build_workspace, tiny_config, write_config
+from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
 
 MARK_EVALS = """\
 version: 1
@@ -43,12 +43,10 @@ def score(traj):
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    from tests.conftest import TRACES
-
-    if not TRACES.is_dir():
-        pytest.skip(f"real traces not found at {TRACES}")
-    return build_workspace(tmp_path_factory.mktemp("resume"), TRACES)
+def workspace(
+    tmp_path_factory: pytest.TempPathFactory, tau_workspace_template: Workspace
+) -> Workspace:
+    return copy_workspace(tau_workspace_template, tmp_path_factory.mktemp("resume"))
 
 
 def _marked_task_set(ws: Workspace, root: Path) -> Path:

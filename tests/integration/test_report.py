@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.train_workspace import Workspace, build_workspace, tiny_config, write_config
+from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -22,17 +22,16 @@ PAGE_ERRORS = re.compile(r"Failed to load resource|net::ERR_|Uncaught|CONSOLE|No
 
 
 @pytest.fixture(scope="module")
-def evaluated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workspace, Path]:
+def evaluated(
+    tmp_path_factory: pytest.TempPathFactory, tau_workspace_template: Workspace
+) -> tuple[Workspace, Path]:
     """A short run (1 warm-start step, 2 GRPO steps) whose checkpoints were evaluated against the base."""
     from typer.testing import CliRunner
 
-    from tests.conftest import TRACES
     from tracegym.cli import app
 
-    if not TRACES.is_dir():
-        pytest.skip(f"real traces not found at {TRACES}")
     root = tmp_path_factory.mktemp("report")
-    ws = build_workspace(root, TRACES)
+    ws = copy_workspace(tau_workspace_template, root)
     config = tiny_config(ws, root / "run", steps=2, checkpoint_every=1, warmup={"steps": 1})
     runner = CliRunner()
     for args in (["train", str(write_config(root / "run.yaml", config))],

@@ -10,16 +10,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.integration.train_workspace import Workspace, build_workspace, tiny_config, write_config
+from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    from tests.conftest import TRACES
-
-    if not TRACES.is_dir():
-        pytest.skip(f"real traces not found at {TRACES}")
-    return build_workspace(tmp_path_factory.mktemp("train"), TRACES)
+def workspace(
+    tmp_path_factory: pytest.TempPathFactory, tau_workspace_template: Workspace
+) -> Workspace:
+    return copy_workspace(tau_workspace_template, tmp_path_factory.mktemp("train"))
 
 
 def _weights(folder: Path) -> dict[str, torch.Tensor]:

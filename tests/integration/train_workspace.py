@@ -7,6 +7,7 @@ GRPO has something to learn, through the real runner, replay harness and scorer.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,19 @@ def build_workspace(root: Path, traces: Path) -> Workspace:
     model.save_pretrained(root / "tiny-model")
     tokenizer.save_pretrained(root / "tiny-model")
     return Workspace(root, store, task_set, root / "tiny-model")
+
+
+def copy_workspace(template: Workspace, root: Path) -> Workspace:
+    """A private copy of a built workspace, so that modules which write to the store do not see each other's
+    runs; the copy's store names the copy's task-set folder. Building one takes ~30 s, copying well under 1 s."""
+    from tracegym.store import open_store
+
+    shutil.copytree(template.root, root, dirs_exist_ok=True)
+    ws = Workspace(root, *(root / p.relative_to(template.root) for p in (template.store, template.task_set,
+                                                                          template.tiny_model)))
+    with open_store(ws.store) as st:
+        st.con.execute("UPDATE task_sets SET path = replace(path, ?, ?)", [str(template.root), str(root)])
+    return ws
 
 
 def tiny_config(ws: Workspace, run_dir: Path, **overrides: Any) -> dict[str, Any]:
