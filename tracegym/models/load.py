@@ -12,6 +12,7 @@ A model reference is one of:
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 import logging
@@ -175,10 +176,19 @@ def _convert_gguf_model(gguf: Path, out: Path) -> None:
 
 
 def load_tokenizer(ref: str | Path | None = None) -> PreTrainedTokenizerBase:
-    """The tokenizer of a model reference, from local files only."""
+    """The tokenizer of a model reference, from local files only; one shared instance per folder.
+
+    Loading SmolLM2's tokenizer takes 1-2 s on a small CPU, and an evaluation asks for it once per model
+    and per policy; nothing in tracegym modifies a tokenizer, so the instance is shared.
+    """
+    return _tokenizer_of(resolve_model_ref(ref).resolve())
+
+
+@functools.lru_cache(maxsize=16)
+def _tokenizer_of(folder: Path) -> PreTrainedTokenizerBase:
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(resolve_model_ref(ref), local_files_only=True)
+    return AutoTokenizer.from_pretrained(folder, local_files_only=True)
 
 
 def load_model(ref: str | Path | None = None, precision: Precision = "fp32", device: str = "cpu") -> PreTrainedModel:
