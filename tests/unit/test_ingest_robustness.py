@@ -286,6 +286,8 @@ def seed_files(name: str) -> list[Path]:
     real = {"tau-bench": [TAU], "mini-swe-agent": [MINI], "swe-agent": [SWE], "openhands": [OPENHANDS]}
     if name in real:
         return real[name]
+    if name == "generic":  # never sniffed: it reads a log through the mapping file beside it
+        return [FIXTURES / "generic" / "agent_log.jsonl"]
     found = []
     for path in sorted(FIXTURES.rglob("*")) if FIXTURES.is_dir() else []:
         if path.is_file() and path.stat().st_size < (1 << 20):
@@ -380,11 +382,16 @@ def serialize(data: st.DataObject, value: Any, jsonl: bool) -> bytes:
     return raw
 
 
+def adapter_options(name: str) -> dict[str, Any]:
+    """What `--format NAME` needs besides the file: the generic adapter's mapping."""
+    return {"mapping": FIXTURES / "generic" / "mapping.yaml"} if name == "generic" else {}
+
+
 def count_records(path: Path, name: str) -> int:
     """Records in the file as the adapter splits it; a split that raises leaves one record for the rest."""
     if path.stat().st_size == 0:
         return 1  # the pipeline reports an empty file as one bad record
-    records = get_adapter(name).records(SourceFile(path, "count", take_sample(path)))
+    records = get_adapter(name).records(SourceFile(path, "count", take_sample(path), adapter_options(name)))
     n = 0
     while True:
         try:
@@ -415,7 +422,7 @@ def test_mutated_real_records_never_crash_and_are_never_lost(name: str, tmp_path
         seed, value, jsonl = loaded[k]
         raw = serialize(data, mutate(data, value, paths[k]), jsonl)
         path = write(tmp_path / str(next(counter)) / seed.name, raw)
-        (result,) = ingest_paths(store, [str(path)], fmt=name).files
+        (result,) = ingest_paths(store, [str(path)], fmt=name, options=adapter_options(name)).files
         if result.status == "already ingested":
             return  # the same bytes as an earlier example
         accounted = result.traces + result.errors + result.duplicates + result.conflicts
