@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 
-from tracegym.tasks.spec import TaskSpec, dump_spec
+from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import Manifest, TaskEntry, TaskSet, load_task_set
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -97,18 +96,20 @@ def weather_tasks(n: int) -> list[TaskSpec]:
 
 
 def write_task_set(folder: Path, name: str, tasks: Sequence[TaskSpec]) -> TaskSet:
-    (folder / "tasks").mkdir(parents=True, exist_ok=True)
+    """A task-set folder of `tasks` (all in the train split), written as `tracegym tasks generate` writes one."""
+    from tracegym.tasks.render import write_task_set as render_task_set
+
     evals = EVALS.format(bench_dir=json.dumps(str(BENCH_DIR)))
-    (folder / "evals.yaml").write_text(evals)
-    for t in tasks:
-        (folder / "tasks" / f"{t.task_id}.yaml").write_text(dump_spec(t))
+    evals_path = folder.parent / f"{folder.name}.evals.yaml"
+    evals_path.parent.mkdir(parents=True, exist_ok=True)
+    evals_path.write_text(evals)
     manifest = Manifest(
         name=name, seed=0, evals_sha256=hashlib.sha256(evals.encode()).hexdigest(), options={},
-        counts={"tasks": len(tasks)}, clusters=[],
+        counts={"tasks": len(tasks), "train": len(tasks), "heldout": 0}, clusters=[],
         tasks=[TaskEntry(task_id=t.task_id, file=f"tasks/{t.task_id}.yaml", split="train", harness="chat",
                          trace_id=t.provenance.trace_id) for t in tasks],
     )
-    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest.model_dump(mode="json"), sort_keys=False))
+    render_task_set(folder, list(tasks), manifest, evals_path, templates=None, force=True)
     return load_task_set(folder)
 
 
