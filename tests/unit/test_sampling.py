@@ -145,6 +145,20 @@ def test_batched_generation_equals_generating_each_alone(policy, prompts):
         assert alone.support.ids.tolist() == seq.support.ids.tolist()
 
 
+def test_a_repeated_prompt_is_prefilled_once_and_samples_as_if_alone(policy, prompts):
+    """A GRPO group: the same prompt several times in one batch, beside other prompts."""
+    params = SamplingParams(top_p=0.9, max_new_tokens=16)
+    batch = [prompts[1], prompts[0], prompts[1], prompts[1], prompts[2]]
+    seeds = [5, 6, 7, 8, 9]
+    shared = engine(policy).generate(batch, params, seeds=seeds)
+    assert len({tuple(s.completion_ids) for s in (shared[0], shared[2], shared[3])}) > 1  # the seeds matter
+    for prompt, seed, seq in zip(batch, seeds, shared, strict=True):
+        alone = engine(policy).generate([prompt], params, seeds=[seed])[0]
+        assert seq.prompt_ids == alone.prompt_ids
+        assert alone.completion_ids == seq.completion_ids
+        torch.testing.assert_close(alone.logprobs, seq.logprobs, atol=2e-4, rtol=0)
+
+
 def test_small_max_batch_size_gives_the_same_sequences(policy, prompts):
     params = SamplingParams(top_k=8, max_new_tokens=12)
     whole = engine(policy).generate(prompts, params, seeds=[1, 2, 3])

@@ -31,6 +31,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tracegym.errors import ModelError
+from tracegym.models.kv_cache import growing_cache
 from tracegym.models.support import Support, SupportKind
 
 if TYPE_CHECKING:
@@ -301,10 +302,11 @@ class SamplingEngine:
     def _generate_batch(
         self, prompts: Sequence[Sequence[int]], params: SamplingParams, seeds: Sequence[int]
     ) -> list[SampledSequence]:
-        from transformers import DynamicCache
-
         dev, batch = self.device, len(prompts)
-        ids, mask = left_pad(prompts, self.pad_token_id)  # (B, L)
+        # A GRPO group is one prompt sampled group_size times: prefill each distinct prompt once and give
+        # every row its copy of that prompt's cache.
+        distinct, row_of = share_prompts(prompts)  # U distinct prompts; row_of (B,) indexes them
+        ids, mask = left_pad(distinct, self.pad_token_id)  # (U, L)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)  # real tokens count from 0 after the padding
         stops = torch.tensor(sorted(set(self.eos_token_ids) | set(params.stop_token_ids)), dtype=torch.int64)
         limits = torch.tensor([min(params.max_new_tokens, self.context_length - len(p)) for p in prompts])
@@ -312,8 +314,11 @@ class SamplingEngine:
         rec = _Recorder(batch, params)
 
         start = time.perf_counter()
-        cache = DynamicCache(config=self.model.config)
-        logits = self._forward(ids.to(dev), mask.to(dev), positions.to(dev), cache).cpu()
+        cache = growing_cache(self.model.config)
+        logits = self._forward(ids.to(dev), mask.to(dev), positions.to(dev), cache).cpu()[row_of]  # (B, V)
+        if len(distinct) < batch:
+            cache.batch_select_indices(row_of.to(dev))
+        mask, positions = mask[row_of], positions[row_of]  # (B, L)
         prefill_s = time.perf_counter() - start
         active = torch.arange(batch)  # original row of each live batch row
         next_pos = positions[:, -1] + 1
@@ -387,6 +392,14 @@ class _Recorder:
     def support(self, row: int) -> Support | None:
         kind = self.params.support_kind
         return Support.from_rows(kind, self.rows[row]) if kind is not None else None
+
+
+def share_prompts(prompts: Sequence[Sequence[int]]) -> tuple[list[Sequence[int]], torch.Tensor]:
+    """The distinct prompts in first-seen order, and for each input row the index (B,) of its distinct prompt."""
+    index: dict[tuple[int, ...], int] = {}
+    row_of = [index.setdefault(tuple(int(t) for t in p), len(index)) for p in prompts]
+    distinct = [list(key) for key in index]
+    return distinct, torch.tensor(row_of, dtype=torch.int64)
 
 
 def left_pad(prompts: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,0 +1,43 @@
+"""The in-place KV cache gives what transformers' concatenating cache gives, through growth and row selection."""
+
+from __future__ import annotations
+
+import torch
+from transformers.cache_utils import DynamicLayer
+
+from tracegym.models.kv_cache import GrowingLayer, growing_cache
+from tracegym.models.tiny import tiny_llama
+
+
+def test_growing_layer_matches_dynamic_layer_through_growth_and_selection():
+    torch.manual_seed(0)
+    ours, theirs = GrowingLayer(), DynamicLayer()
+    steps = [7, 1, 1, 60, 1, 1]  # (B, H, n, D) appends; 70 positions outgrow the first buffer
+    for i, n in enumerate(steps):
+        k, v = torch.randn(4, 2, n, 8), torch.randn(4, 2, n, 8)
+        if i == 3:
+            rows = torch.tensor([2, 0, 0, 3])  # drop row 1, repeat row 0 (a shared prompt's copies)
+            ours.batch_select_indices(rows)
+            theirs.batch_select_indices(rows)
+        got, want = ours.update(k, v), theirs.update(k, v)
+        torch.testing.assert_close(got[0], want[0], rtol=0, atol=0)
+        torch.testing.assert_close(got[1], want[1], rtol=0, atol=0)
+    assert ours.get_seq_length() == sum(steps)
+
+
+def test_a_model_decodes_the_same_logits_with_either_cache():
+    from transformers import DynamicCache
+
+    model = tiny_llama(50, seed=0).eval()
+    ids = torch.randint(0, model.config.vocab_size, (3, 12))
+    outputs = []
+    with torch.inference_mode():
+        for cache in (growing_cache(model.config), DynamicCache(config=model.config)):
+            logits = [model(input_ids=ids[:, :8], cache=cache, use_cache=True).logits[:, -1]]
+            for t in range(8, 12):
+                logits.append(model(input_ids=ids[:, t : t + 1], cache=cache, use_cache=True).logits[:, -1])
+            outputs.append(torch.stack(logits))
+        whole = model(input_ids=ids).logits[:, 7:12].transpose(0, 1)  # (5, B, V): no cache at all
+    assert all(isinstance(layer, GrowingLayer) for layer in growing_cache(model.config).layers)
+    torch.testing.assert_close(outputs[0], outputs[1], rtol=0, atol=1e-5)
+    torch.testing.assert_close(outputs[0], whole, rtol=0, atol=1e-4)  # other matmul shapes
