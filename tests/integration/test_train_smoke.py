@@ -98,3 +98,33 @@ def test_train_default_model_two_steps(workspace: Workspace, tmp_path: Path, cli
                                         return_tensors="pt", return_dict=True)
     out = model.generate(**ids, max_new_tokens=4, do_sample=False)
     assert out.shape[1] > ids["input_ids"].shape[1]
+
+
+def test_difficulty_filter_trains_only_tasks_with_reward_variance(workspace: Workspace, tmp_path: Path, cli) -> None:
+    from tracegym.tasks.taskset import load_task_set
+    from tracegym.training.config import parse_train_config
+    from tracegym.training.difficulty import filter_tasks
+
+    data = tiny_config(workspace, tmp_path / "run", steps=2, warmup={"steps": 0},
+                       tasks={"difficulty": {"samples": 4}})
+    result = cli("train", str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    record = json.loads((tmp_path / "run" / "difficulty.json").read_text())
+    assert len(record["means"]) == 8 and record["counts"]["episodes"] == 32
+    kept = {t for t, m in record["means"].items() if 0 < m < 1}
+    assert set(record["kept"]) == kept and 0 < len(kept) < 8, record["means"]  # ~1 reply in 4 earns 1
+    assert summary["difficulty"]["kept"] == len(kept)
+
+    from tracegym.store import open_store
+
+    with open_store(workspace.store, read_only=True) as store:
+        trained = store.query("SELECT DISTINCT task_id FROM rollouts WHERE run_id = ?", [summary["run_id"]])
+    assert {r["task_id"] for r in trained} <= kept
+
+    # A resumed run reads the record back instead of sampling with weights that have changed since.
+    config = parse_train_config(data, tmp_path / "run.yaml")
+    tasks = load_task_set(workspace.task_set).tasks
+    (tmp_path / "run" / "difficulty.json").write_text(json.dumps({**record, "kept": [tasks[0].task_id]}))
+    again, _ = filter_tasks(config, load_task_set(workspace.task_set), tasks, None, None, [], 0)
+    assert [t.task_id for t in again] == [tasks[0].task_id]

@@ -59,6 +59,8 @@ def test_missing_task_set_and_bad_values(tmp_path: Path) -> None:
         _load(tmp_path, MINIMAL + "grpo:\n  group_size: 1\n")
     with pytest.raises(ConfigError, match=r"mis and tis_clip are alternatives"):
         _load(tmp_path, MINIMAL + "loss:\n  tis_clip: 2.0\n")
+    with pytest.raises(ConfigError, match=r"min_mean=0.6 must be below max_mean=0.5"):
+        _load(tmp_path, MINIMAL + "  difficulty: {min_mean: 0.6, max_mean: 0.5}\n")
 
 
 def test_corrections_need_a_recorded_support(tmp_path: Path) -> None:

@@ -39,6 +39,28 @@ class ModelSection(_Section):
     """The policy to train: 'smollm2-135m' (the default), or a Hugging Face model folder."""
 
 
+class DifficultySection(_Section):
+    """Train only on tasks where the policy GRPO starts from is sometimes right and sometimes wrong.
+
+    A group whose rewards are all equal has zero advantage and trains nothing, so tasks the policy always or
+    never solves only cost sampling time (the offline form of DAPO's dynamic sampling and of prime-rl's
+    difficulty filter). Measured once, before the first GRPO step, and kept in the run folder.
+    """
+
+    samples: int = Field(4, ge=2)
+    """Episodes per training task, sampled with the weights GRPO starts from (after the warm start)."""
+    min_mean: float = Field(0.0, ge=0)
+    """Keep a task only if its mean reward is above this..."""
+    max_mean: float = Field(1.0, le=1)
+    """...and below this."""
+
+    @model_validator(mode="after")
+    def _check_band(self) -> DifficultySection:
+        if self.min_mean >= self.max_mean:
+            raise ValueError(f"min_mean={self.min_mean} must be below max_mean={self.max_mean}")
+        return self
+
+
 class TasksSection(_Section):
     task_set: Path
     """The task-set folder (written by `tracegym tasks generate`), relative to the working folder."""
@@ -50,6 +72,8 @@ class TasksSection(_Section):
     """Only tasks whose failure was found by these detectors (tool_error, handoff, ...); None takes all."""
     max_tasks: int | None = Field(None, ge=1)
     """At most this many tasks (the first in task-set order)."""
+    difficulty: DifficultySection | None = None
+    """Drop the tasks the starting policy always or never solves; None trains on every selected task."""
 
 
 class PromptSection(_Section):

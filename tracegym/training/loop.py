@@ -219,6 +219,8 @@ def _grpo(run: _Run, display: RunDisplay) -> None:
     trainer = Trainer(run.model, config.optim, config.grpo, config.loss, config.sampler.temperature, run.pad_id)
     if run.state.optimizer_phase == "grpo":
         trainer.optimizer.load_state_dict(run.state.optimizer)
+    if config.tasks.difficulty is not None:
+        _filter_by_difficulty(run, display)
     source = _make_source(run)
     deaths = 0.0
     try:
@@ -235,6 +237,18 @@ def _grpo(run: _Run, display: RunDisplay) -> None:
                 run.checkpoint(trainer.optimizer, "grpo")
     finally:
         source.close()
+
+
+def _filter_by_difficulty(run: _Run, display: RunDisplay) -> None:
+    from tracegym.models.load import stop_token_ids
+    from tracegym.training.difficulty import filter_tasks
+
+    display.note(f"difficulty filter: sampling {len(run.tasks)} training tasks x "
+                 f"{run.config.tasks.difficulty.samples} (or reading {run.config.run_dir.name}/difficulty.json)")
+    run.tasks, record = filter_tasks(run.config, run.task_set, run.tasks, run.model, run.tokenizer,
+                                     stop_token_ids(run.model, run.tokenizer), run.config.warmup.steps)
+    run.counts["difficulty"] = record["counts"]
+    display.note(f"difficulty filter: kept {len(run.tasks)} tasks ({record['counts']})")
 
 
 def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int) -> tuple[dict[str, float], RolloutBatch]:

@@ -96,6 +96,17 @@ class SyncRollouts:
         return await run_many(self.policy, [self.order.task_at(index)], self.harnesses.make, options, self.scorers,
                               self.task_set.manifest.name, self.config.model.ref)
 
+    def sample_tasks(self, tasks: Sequence[TaskSpec], samples: int, label: str) -> list[list[Episode]]:
+        """`samples` episodes of each task with the current weights, every task at once; seeds from the run
+        seed and `label`, so the same call samples the same episodes."""
+        options = RunOptions(samples=samples, concurrency=self.config.sampler.concurrency,
+                             seed=derive_seed(self.config.seed, label, 0), sampling=self.params,
+                             limits=self.config.harness.limits)
+        flat = self._loop.run_until_complete(run_many(
+            self.policy, list(tasks), self.harnesses.make, options, self.scorers, self.task_set.manifest.name,
+            self.config.model.ref))
+        return [flat[i * samples:(i + 1) * samples] for i in range(len(tasks))]
+
     def publish(self, state_dict: Mapping[str, torch.Tensor], version: int) -> None:
         """Copy the trainer's weights (cast to the sampler precision) into the engine."""
         self.policy.engine.load_weights(state_dict, version)

@@ -1,0 +1,88 @@
+"""The difficulty filter: keep the training tasks whose reward varies under the policy GRPO starts from.
+
+Each selected task is sampled `tasks.difficulty.samples` times with the weights of the first GRPO step
+(after the warm start), in-process and with the run's sampler settings; a task is kept when its mean reward
+lies strictly inside (min_mean, max_mean). The per-task means and the kept ids are written to
+`RUN_DIR/difficulty.json` before the first GRPO step, and a resumed run reads them back instead of
+sampling again with weights that have since changed, so its task order is the uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import statistics
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tracegym.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    from tracegym.tasks.spec import TaskSpec
+    from tracegym.tasks.taskset import TaskSet
+    from tracegym.training.config import TrainConfig
+
+RECORD = "difficulty.json"
+
+
+def filter_tasks(
+    config: TrainConfig,
+    task_set: TaskSet,
+    tasks: Sequence[TaskSpec],
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    eos_token_ids: Sequence[int],
+    policy_version: int,
+) -> tuple[list[TaskSpec], dict[str, Any]]:
+    """The kept tasks (in their given order) and the record {samples, means, kept, counts}."""
+    path = config.run_dir / RECORD
+    record = json.loads(path.read_text()) if path.is_file() else None
+    if record is None:
+        record = _measure(config, task_set, tasks, model, tokenizer, eos_token_ids, policy_version)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=1))
+        tmp.replace(path)
+    kept_ids = set(record["kept"])
+    kept = [t for t in tasks if t.task_id in kept_ids]
+    if not kept:
+        band = config.tasks.difficulty
+        raise NotFoundError(
+            f"The difficulty filter kept none of {len(tasks)} training tasks ({record['counts']}; see {path}). "
+            f"Fix: widen tasks.difficulty ({band.min_mean if band else 0} < mean < "
+            f"{band.max_mean if band else 1}), warm start longer, or remove tasks.difficulty."
+        )
+    return kept, record
+
+
+def _measure(
+    config: TrainConfig,
+    task_set: TaskSet,
+    tasks: Sequence[TaskSpec],
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    eos_token_ids: Sequence[int],
+    policy_version: int,
+) -> dict[str, Any]:
+    from tracegym.models.load import DTYPES
+    from tracegym.training.sync_rollouts import SyncRollouts
+
+    band = config.tasks.difficulty
+    assert band is not None
+    sampler_model = copy.deepcopy(model).to(DTYPES[config.sampler.precision]).eval()
+    source = SyncRollouts(config, task_set, tasks, sampler_model, tokenizer, eos_token_ids, policy_version)
+    try:
+        source.start()
+        episodes = source.sample_tasks(tasks, band.samples, label="difficulty")
+    finally:
+        source.close()
+    means = {t.task_id: statistics.fmean(e.reward or 0.0 for e in eps) for t, eps in zip(tasks, episodes,
+                                                                                          strict=True)}
+    kept = [task_id for task_id, m in means.items() if band.min_mean < m < band.max_mean]
+    counts = {"tasks": len(means), "kept": len(kept),
+              "at_or_below_min": sum(m <= band.min_mean for m in means.values()),
+              "at_or_above_max": sum(m >= band.max_mean for m in means.values()),
+              "episodes": sum(len(eps) for eps in episodes)}
+    return {"samples": band.samples, "policy_version": policy_version, "means": means, "kept": kept,
+            "counts": counts}
