@@ -8,12 +8,13 @@ import json
 import math
 import socket
 import threading
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import torch
 
-from tracegym.evals.config import MatchEval
+from tracegym.evals.config import MatchEval, PythonEval
 from tracegym.evals.scorers import ScorerContext, build_scorer
 from tracegym.harnesses.base import Harness, Reply, Reset, Step
 from tracegym.harnesses.config import HarnessConfig, HarnessFactory
@@ -344,3 +345,30 @@ def test_the_stored_row_holds_the_record_as_columns(tiny, store):
     assert (row["stop_reason"], row["n_turns"], row["tokens_out"], row["task_set_id"]) == ("max_new_tokens", 1, 6,
                                                                                            "set")
     assert json.loads(row["turns"])[0]["end"] == len(row["input_ids"])
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize(("second", "reward", "malformed", "unknown"), [
+    (api_call("c2", "get_user_details", {"user_id": "bob"}), 1.0, 0, []),
+    (api_call("c2", "translate", {"text": "hi"}), 0.0, 1, []),  # checked against the schemas: rejected, not run
+    ({"role": "assistant", "content": None, "tool_calls": [{"id": "c2", "type": "function", "function": {
+        "name": "get_user_details", "arguments": "{\"user_id\": "}}]}, 0.0, 1, []),
+])
+def test_scorers_see_the_declared_tools_and_the_malformed_calls(second, reward, malformed, unknown):
+    """examples/evals-train.yaml's `well_formed` eval reads Trajectory.tools and .malformed_tool_calls."""
+    spec = task("replay", tools=[{"name": "get_user_details", "parameters": {"type": "object"}, "source": "declared"}],
+                replay=[{"message_idx": 3, "name": "get_user_details", "arguments": {"user_id": "mia"},
+                         "result": '{"name": "Mia"}'}])
+    scorer = build_scorer(PythonEval(kind="python", name="well_formed", function="team_evals:well_formed",
+                                     python_path=["."]), ScorerContext(EXAMPLES))
+    server = ChatServer([api_call("c1", "get_user_details", {"user_id": "mia"}), second,
+                         {"role": "assistant", "content": "Done."}])
+    try:
+        config = OpenAIPolicyConfig(base_url=server.url, model="m", api_key_env=None, logprobs=False)
+        ep = one(OpenAIPolicy(config), HarnessFactory().make(spec, "e"), spec, TOP_P, EpisodeLimits(), scorer)
+    finally:
+        server.close()
+    assert ep.counts.malformed_tool_calls == malformed
+    assert (ep.reward, ep.scorer_details) == (reward, {"malformed": malformed, "unknown_tools": unknown})

@@ -237,7 +237,8 @@ class ProxyHarness(ExternalHarness):
                        if m.get("role") == "assistant" and isinstance(m.get("content"), str) and m["content"].strip()),
                       None)
         metadata = {**task.metadata, "agent_process": outcome.as_metadata()}
-        return Trajectory(list(episode.messages), answer, workspace, metadata, task.provenance.trace_id, task.task_id)
+        return Trajectory(list(episode.messages), answer, workspace, metadata, task.provenance.trace_id, task.task_id,
+                          [t.name for t in task.tools], episode.counts.malformed_tool_calls)
 
 
 def proxy_workspaces(config: ProxyConfig, base_dir: Path) -> tuple[Workspaces, bool]:

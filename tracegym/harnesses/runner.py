@@ -286,7 +286,8 @@ def _metrics(harness: Harness, run: _EpisodeRun) -> dict[str, Any]:
 
 
 async def _score(episode: Episode, task: TaskSpec, harness: Harness, scorer: Scorer) -> None:
-    await score_trajectory(episode, task.trajectory(episode.continuation, harness.workspace), scorer)
+    trajectory = task.trajectory(episode.continuation, harness.workspace, episode.counts.malformed_tool_calls)
+    await score_trajectory(episode, trajectory, scorer)
 
 
 async def score_trajectory(episode: Episode, trajectory: Trajectory, scorer: Scorer) -> None:

@@ -172,12 +172,14 @@ class TaskSpec(_Strict):
         head = [{"role": "system", "content": self.prompt.system}] if self.prompt.system is not None else []
         return head + [m.model_dump(exclude_none=True) for m in self.prompt.messages]
 
-    def trajectory(self, continuation: list[dict[str, Any]], workspace: Path | None = None) -> Trajectory:
+    def trajectory(self, continuation: list[dict[str, Any]], workspace: Path | None = None,
+                   malformed_tool_calls: int | None = None) -> Trajectory:
         """A scorer's view of an attempt: the prompt followed by what the agent (and tools, user) said next."""
         messages = self.messages() + continuation
         answer = next((m["content"] for m in reversed(continuation)
                        if m.get("role") == "assistant" and (m.get("content") or "").strip()), None)
-        return Trajectory(messages, answer, workspace, dict(self.metadata), self.provenance.trace_id, self.task_id)
+        return Trajectory(messages, answer, workspace, dict(self.metadata), self.provenance.trace_id, self.task_id,
+                          [t.name for t in self.tools], malformed_tool_calls)
 
 
 def dump_spec(spec: TaskSpec) -> str:
