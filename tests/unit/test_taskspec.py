@@ -165,3 +165,30 @@ def test_splits_keep_groups_together_and_are_deterministic():
     assert any(assign_splits(keys, 0.3, seed=s) != splits for s in range(2, 6))
     assert set(assign_splits([["a"], ["b"]], 0.01, seed=0)) == {"train", "heldout"}
     assert set(assign_splits([["a"], ["b"]], 0.0, seed=0)) == {"train"}
+
+
+def test_the_evals_copy_keeps_python_path_pointing_at_the_same_folder(tmp_path):
+    from tracegym.evals.config import load_evals
+    from tracegym.evals.scorers import ScorerContext, build_scorer
+    from tracegym.evals.trajectory import Trajectory
+    from tracegym.tasks.render import copy_evals
+
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "graders.py").write_text("def polite(trajectory):\n    return 1.0 if 'please' in "
+                                     "(trajectory.final_answer or '') else 0.0\n")
+    source = team / "evals.yaml"
+    source.write_text("version: 1\nevals:\n  - {name: polite, kind: python, function: 'graders:polite', "
+                      "python_path: ['.']}\n")
+    task_set = tmp_path / "sets" / "polite"
+    task_set.mkdir(parents=True)
+    copy_evals(source, task_set / "evals.yaml", task_set)
+    [spec] = load_evals(task_set / "evals.yaml").config.evals
+    assert spec.python_path == ["../../team"]
+    scorer = build_scorer(spec, ScorerContext(task_set))
+    assert scorer.score(Trajectory([], final_answer="please wait")).reward == 1.0
+
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("# our evals\nversion: 1\nevals:\n  - {name: exact, kind: match, expected: 'ok'}\n")
+    copy_evals(plain, task_set / "evals.yaml", task_set)
+    assert (task_set / "evals.yaml").read_text() == plain.read_text()  # nothing to move: a byte-for-byte copy

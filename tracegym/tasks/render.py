@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import yaml
 
 from tracegym.errors import ConfigError
 from tracegym.tasks.spec import TaskSpec, load_spec, to_yaml
@@ -69,11 +71,35 @@ def write_task_set(out: Path, specs: list[TaskSpec], manifest: Manifest, evals_p
         _check(scratch / MANIFEST, text, load_manifest, manifest)
         (scratch / MANIFEST).write_text(text, encoding="utf-8")
         (scratch / "README.md").write_text(render(env, "README.md.j2", manifest=data), encoding="utf-8")
-        shutil.copyfile(evals_path, scratch / EVALS_COPY)
+        copy_evals(evals_path, scratch / EVALS_COPY, out)
         _swap(scratch, out)
     finally:
         if scratch.exists():
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def copy_evals(source: Path, dest: Path, task_set: Path) -> None:
+    """Copy evals.yaml into the task set. Folders in `python_path` are relative to the file that names them, so
+    relative ones are rewritten to point from the task set to where the source file's pointed; a file without
+    any is copied byte for byte (comments and line numbers kept)."""
+    data = yaml.safe_load(source.read_text(encoding="utf-8"))  # already validated by the caller
+    moved = False
+    for entry in data.get("evals") or []:
+        folders = entry.get("python_path")
+        if isinstance(folders, list) and any(isinstance(f, str) and not Path(f).is_absolute() for f in folders):
+            entry["python_path"] = [_moved(f, source.parent, task_set) for f in folders]
+            moved = True
+    if moved:
+        dest.write_text(f"# Copied from {source.name}; python_path rewritten to stay pointing at the same folders.\n"
+                        + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    else:
+        shutil.copyfile(source, dest)
+
+
+def _moved(folder: Any, old_base: Path, new_base: Path) -> Any:
+    if not isinstance(folder, str) or Path(folder).is_absolute():
+        return folder
+    return os.path.relpath((old_base / folder).resolve(), new_base.resolve())
 
 
 def _write_spec(env: jinja2.Environment, path: Path, spec: TaskSpec) -> None:
