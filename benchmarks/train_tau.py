@@ -3,7 +3,8 @@
     python benchmarks/train_tau.py --workdir /tmp/train-tau [--config examples/train-tau.yaml] [--samples 4]
 
 1. Ingests the public τ-bench traces into a fresh store, mines failures, and generates the task set bound to
-   the `gold_tool` reward (examples/evals-train.yaml), as examples/train-tau.yaml's header says.
+   the reward of examples/evals-train.yaml (the mean of `gold_tool` and `well_formed`), as
+   examples/train-tau.yaml's header says.
 2. Evaluates the base model on the held-out split (the config's detectors and context policy applied, as
    in training): --samples episodes per task, sampled as in training, the same episode seeds for every model.
 3. Trains with the config (warm start, then GRPO) through `tracegym.training.loop.train`.
@@ -45,7 +46,7 @@ def prepare(workdir: Path) -> tuple[Path, Path]:
     runner = CliRunner()
     for args in (["ingest", str(TRACES)], ["mine", "failures"],
                  ["tasks", "generate", "--out", str(task_set), "--evals", str(REPO / "examples" / "evals-train.yaml"),
-                  "--eval", "gold_tool", "--top", "12", "--context", "last-user"]):
+                  "--eval", "gold_tool", "--eval", "well_formed", "--top", "12", "--context", "last-user"]):
         result = runner.invoke(app, [*args, "--store", str(store)], catch_exceptions=False)
         if result.exit_code != 0:
             raise SystemExit(f"{' '.join(args)} failed: {result.stderr}")
@@ -110,13 +111,13 @@ def plot(metrics: dict[str, dict[int, float | None]], results: dict[str, dict[st
     left.set(title="warm start: target-token loss", xlabel="step", ylabel="cross-entropy")
     reward = {s: v for s, v in metrics.get("reward/mean", {}).items() if v is not None}
     middle.plot([s - warm_steps for s in reward], list(reward.values()), marker="o", ms=3, color="tab:green")
-    middle.set(title="GRPO: mean reward of training groups", xlabel="GRPO step", ylabel="gold_tool reward")
+    middle.set(title="GRPO: mean reward of training groups", xlabel="GRPO step", ylabel="reward")
     labels = list(results)
     means = [results[k]["mean"] for k in labels]
     errors = [[results[k]["mean"] - results[k]["ci95_low"] for k in labels],
               [results[k]["ci95_high"] - results[k]["mean"] for k in labels]]
     right.bar(labels, means, yerr=errors, capsize=6, color=["tab:gray", "tab:blue", "tab:green"])
-    right.set(title="held-out failure tasks (95% CI)", ylabel="mean gold_tool reward")
+    right.set(title="held-out failure tasks (95% CI)", ylabel="mean reward")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=80)
