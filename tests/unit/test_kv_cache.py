@@ -12,7 +12,7 @@ from tracegym.models.tiny import tiny_llama
 def test_growing_layer_matches_dynamic_layer_through_growth_and_selection():
     torch.manual_seed(0)
     ours, theirs = GrowingLayer(), DynamicLayer()
-    steps = [7, 1, 1, 60, 1, 1]  # (B, H, n, D) appends; 70 positions outgrow the first buffer
+    steps = [7, 1, 1, 80, 1, 1]  # (B, H, n, D) appends; 89 positions outgrow the first buffer (room for 71)
     for i, n in enumerate(steps):
         k, v = torch.randn(4, 2, n, 8), torch.randn(4, 2, n, 8)
         if i == 3:

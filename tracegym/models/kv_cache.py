@@ -1,9 +1,10 @@
 """A KV cache for the sampling engine that appends in place instead of re-concatenating every step.
 
 transformers' `DynamicLayer.update` does ``keys = torch.cat([keys, new])``: each decode step copies the whole
-cache of every layer. On a CPU with a batch of 32 and ~400 cached positions that copy was ~45% of decode time
-(`python benchmarks/sampling.py`). `GrowingLayer` keeps a buffer with spare room (doubling when full) and exposes
-the filled part as a view, so a step writes one position per layer.
+cache of every layer. Profiling SmolLM2 on a CPU (a batch of 32 prompts of 300 tokens, 96 new tokens), those
+copies took 15 s of a 34 s decode. `GrowingLayer` keeps a buffer with spare room and exposes the filled part as a
+view, so a step writes one position per layer. Room grows by half the length (at least 64
+positions): a prompt of 300 tokens has room for 150 new ones before the buffer is copied.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class GrowingLayer(DynamicLayer):
             self.lazy_initialization(key_states, value_states)
         end = self._length + key_states.shape[-2]
         if self._keys is None or end > self._keys.shape[-2]:
-            self._grow(key_states, value_states, capacity=max(2 * end, 64))
+            self._grow(key_states, value_states, capacity=end + max(end // 2, 64))
         assert self._keys is not None and self._values is not None
         self._keys[..., self._length : end, :] = key_states
         self._values[..., self._length : end, :] = value_states
