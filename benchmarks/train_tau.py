@@ -3,8 +3,7 @@
     python benchmarks/train_tau.py --workdir /tmp/train-tau [--config examples/train-tau.yaml] [--samples 4]
 
 1. Ingests the public τ-bench traces into a fresh store, mines failures, and generates the task set bound to
-   the reward of examples/evals-train.yaml (the mean of `gold_tool` and `well_formed`), as
-   examples/train-tau.yaml's header says.
+   the `gold_tool` reward of examples/evals-train.yaml, as examples/train-tau.yaml's header says.
 2. Evaluates the base model on the held-out split (the config's detectors and context policy applied, as
    in training): --samples episodes per task, sampled as in training, the same episode seeds for every model.
 3. Trains with the config (warm start, then GRPO) through `tracegym.training.loop.train`.
@@ -46,7 +45,7 @@ def prepare(workdir: Path) -> tuple[Path, Path]:
     runner = CliRunner()
     for args in (["ingest", str(TRACES)], ["mine", "failures"],
                  ["tasks", "generate", "--out", str(task_set), "--evals", str(REPO / "examples" / "evals-train.yaml"),
-                  "--eval", "gold_tool", "--eval", "well_formed", "--top", "12", "--context", "last-user"]):
+                  "--eval", "gold_tool", "--top", "12", "--context", "last-user"]):
         result = runner.invoke(app, [*args, "--store", str(store)], catch_exceptions=False)
         if result.exit_code != 0:
             raise SystemExit(f"{' '.join(args)} failed: {result.stderr}")

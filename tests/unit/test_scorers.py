@@ -83,6 +83,21 @@ def test_tool_calls_extra_calls_fail_only_when_asked(tmp_path):
     assert both.reward == pytest.approx(2 / 3)
 
 
+def test_tool_calls_precision_credits_each_call_made_not_each_gold_call(tmp_path):
+    precision = GOLD.format(extra="credit: precision\n    partial_credit: true\n    match_arguments: ignore")
+    one_right = _traj([("cancel", {"id": "anything"})], task={"actions": ACTIONS})
+    assert _scorer(precision, tmp_path).score(one_right).reward == 1.0  # recall would give 0.5
+    assert _scorer(GOLD.format(extra="partial_credit: true\n    match_arguments: ignore"),
+                   tmp_path).score(one_right).reward == 0.5
+    right_and_wrong = _traj([("cancel", {"id": "B2"}), ("lookup", {"q": 1})], task={"actions": ACTIONS})
+    assert _scorer(precision, tmp_path).score(right_and_wrong).reward == 0.5
+    all_or_nothing = GOLD.format(extra="credit: precision\n    match_arguments: ignore")
+    assert _scorer(all_or_nothing, tmp_path).score(right_and_wrong).reward == 0.0
+    # No call at all: right only when no call was expected.
+    assert _scorer(precision, tmp_path).score(_traj(answer="hi", task={"actions": ACTIONS})).reward == 0.0
+    assert _scorer(precision, tmp_path).score(_traj(answer="hi", task={"actions": []})).reward == 1.0
+
+
 def test_tool_calls_only_tools_ignores_reads_on_both_sides(tmp_path):
     actions = [{"name": "get", "kwargs": {"id": "A1"}}, *ACTIONS]
     traj = _traj([("get", {"id": "other"}), ("book", {"id": "A1", "amount": 250}), ("cancel", {"id": "B2"})],

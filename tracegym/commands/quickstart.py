@@ -23,17 +23,17 @@ DEFAULT_WORKDIR = Path(".tracegym") / "quickstart"
 DETECTORS = ("tool_error", "handoff", "repeated_call", "user_repeat")
 """Failures at one agent turn: a single reply can fix them (the whole-trace `outcome` ones it cannot)."""
 
-# examples/evals-train.yaml: a reply earns 1/n per gold-action tool it calls; other tools count against it.
+# examples/evals-train.yaml's gold_tool: the share of the reply's calls that name a gold-action tool.
 EVALS_YAML = """\
 version: 1
 evals:
   - name: gold_tool
     kind: tool_calls
-    description: calls name τ-bench gold-action tools (arguments ignored); other tools count against
+    description: the share of the reply's calls that name a τ-bench gold-action tool (arguments ignored)
     expected_from: metadata.task.actions
     match_arguments: ignore
     partial_credit: true
-    extra_calls: fail
+    credit: precision
     applies_to: {formats: [tau-bench]}
 """
 

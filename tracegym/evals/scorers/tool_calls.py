@@ -34,9 +34,11 @@ class ToolCallsScorer(Scorer):
         matched_gold, matched_actual = {i for i, _ in pairs}, {j for _, j in pairs}
         extra = [c for j, c in enumerate(actual) if j not in matched_actual]
         missing = [c for i, c in enumerate(expected) if i not in matched_gold]
-        penalised = len(extra) if self.spec.extra_calls == "fail" else 0
-        total = len(expected) + penalised
-        fraction = len(pairs) / total if total else 1.0
+        if self.spec.credit == "precision":
+            fraction = len(pairs) / len(actual) if actual else float(not expected)
+        else:
+            total = len(expected) + (len(extra) if self.spec.extra_calls == "fail" else 0)
+            fraction = len(pairs) / total if total else 1.0
         reward = fraction if self.spec.partial_credit else float(fraction == 1.0)
         details = {"expected": len(expected), "matched": len(pairs), "missing": _brief(missing), "extra": _brief(extra)}
         return ScoreResult(reward, details)
