@@ -19,7 +19,11 @@ from tracegym.errors import TracegymError
 
 
 class _App(TyperGroup):
-    """Every command's `TracegymError` ends here: a red panel on stderr, exit code 2."""
+    """Every command's `TracegymError` ends here: its title in red, then its message, on stderr; exit code 2.
+
+    The message is printed unwrapped (no panel, no hard line breaks): it names files as `path:line`, which
+    must survive a narrow terminal whole, to be copied or clicked.
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -27,11 +31,10 @@ class _App(TyperGroup):
         except TracegymError as e:
             if os.environ.get("TRACEGYM_DEBUG"):
                 raise
-            from rich.panel import Panel
-
             from tracegym.output import err
 
-            err.print(Panel(str(e), title=e.title, border_style="red", title_align="left"))
+            err.print(f"{e.title}:", style="bold red", highlight=False)
+            err.print(str(e), soft_wrap=True, markup=False, highlight=False)
             raise typer.Exit(2) from None
 
 
