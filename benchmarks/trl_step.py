@@ -3,7 +3,8 @@
 Part 1, step time, side by side in one process: SmolLM2-135M-Instruct (the converted default model, no
 download), 4 prompts x 4 generations x 32 new tokens, the same learning rate, reward (an even number of
 words: about half the replies earn it, so every group trains) and token-level loss aggregation with
-group-std advantages, fp32, `--threads` CPU threads. TRL runs `GRPOTrainer` (use_vllm=False, bf16=False,
+group-std advantages, fp32 (`--sampler-precision bf16` samples tracegym's completions in bf16 instead, its
+mixed-precision setting; the trainer stays fp32), `--threads` CPU threads. TRL runs `GRPOTrainer` (use_vllm=False, bf16=False,
 use_cpu=True, otherwise its defaults, which include gradient checkpointing); after each TRL step a
 callback runs one tracegym step (SyncRollouts generation + Trainer.step + publish, as `tracegym train`
 with max_staleness 0 runs it), so both see the same machine load. The first step of each is a warm-up
@@ -65,7 +66,7 @@ def _train_config(run_dir: Path, task_set: Path, model: Path, **sections: Any) -
 
 def _sync_parts(config: Any, task_set: Any, model_dir: Path) -> tuple[Any, Any]:
     """A Trainer and a SyncRollouts over fresh copies of the model, as `tracegym train` builds them."""
-    from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
+    from tracegym.models.load import DTYPES, load_model, load_tokenizer, stop_token_ids
     from tracegym.training.sync_rollouts import SyncRollouts
     from tracegym.training.trainer import Trainer
 
@@ -73,7 +74,8 @@ def _sync_parts(config: Any, task_set: Any, model_dir: Path) -> tuple[Any, Any]:
     eos = stop_token_ids(model, tokenizer)
     pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
     trainer = Trainer(model.train(), config.optim, config.grpo, config.loss, config.sampler.temperature, pad)
-    source = SyncRollouts(config, task_set, task_set.tasks, copy.deepcopy(model).eval(), tokenizer, eos, 0,
+    sampler_model = copy.deepcopy(model).to(DTYPES[config.sampler.precision]).eval()
+    source = SyncRollouts(config, task_set, task_set.tasks, sampler_model, tokenizer, eos, 0,
                           base_dir=rl_setup.BENCH_DIR)
     return trainer, source
 
@@ -92,7 +94,7 @@ def step_times(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     task_set = rl_setup.write_task_set(work / "stories", "bench-stories", tasks)
     config = _train_config(work / "run-sync", task_set.path, model_dir,
                            grpo={"group_size": args.generations, "batch_groups": args.prompts},
-                           sampler={"max_new_tokens": args.new_tokens})
+                           sampler={"max_new_tokens": args.new_tokens, "precision": args.sampler_precision})
     trainer, source = _sync_parts(config, task_set, model_dir)
     source.start()
     ours: list[float] = []
@@ -211,6 +213,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--prompts", type=int, default=4, help="part 1: prompts per step")
     parser.add_argument("--generations", type=int, default=4, help="part 1: generations per prompt")
     parser.add_argument("--new-tokens", type=int, default=32, help="part 1: new tokens per generation")
+    parser.add_argument("--sampler-precision", choices=["fp32", "bf16"], default="fp32",
+                        help="part 1: precision of tracegym's sampler (TRL's runs bf16=False)")
     parser.add_argument("--trl-gradient-checkpointing", choices=["default", "off"], default="default",
                         help="part 1: keep TRL's default (on) or turn it off")
     parser.add_argument("--loop-steps", type=int, default=10, help="part 2: steps of each loop")
