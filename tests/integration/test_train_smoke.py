@@ -126,5 +126,5 @@ def test_difficulty_filter_trains_only_tasks_with_reward_variance(workspace: Wor
     config = parse_train_config(data, tmp_path / "run.yaml")
     tasks = load_task_set(workspace.task_set).tasks
     (tmp_path / "run" / "difficulty.json").write_text(json.dumps({**record, "kept": [tasks[0].task_id]}))
-    again, _ = filter_tasks(config, load_task_set(workspace.task_set), tasks, None, None, [], 0)
+    again, _ = filter_tasks(config, tasks, measure=lambda: pytest.fail("the filter sampled again"))
     assert [t.task_id for t in again] == [tasks[0].task_id]

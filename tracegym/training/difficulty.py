@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracegym.errors import NotFoundError
@@ -28,19 +28,14 @@ RECORD = "difficulty.json"
 
 
 def filter_tasks(
-    config: TrainConfig,
-    task_set: TaskSet,
-    tasks: Sequence[TaskSpec],
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    eos_token_ids: Sequence[int],
-    policy_version: int,
+    config: TrainConfig, tasks: Sequence[TaskSpec], measure: Callable[[], dict[str, Any]]
 ) -> tuple[list[TaskSpec], dict[str, Any]]:
-    """The kept tasks (in their given order) and the record {samples, means, kept, counts}."""
+    """The kept tasks (in their given order) and the record {samples, means, kept, counts}: the run folder's,
+    or else `measure()`'s (see `measure`), which is then written there."""
     path = config.run_dir / RECORD
     record = json.loads(path.read_text()) if path.is_file() else None
     if record is None:
-        record = _measure(config, task_set, tasks, model, tokenizer, eos_token_ids, policy_version)
+        record = measure()
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(record, indent=1))
         tmp.replace(path)
@@ -56,7 +51,7 @@ def filter_tasks(
     return kept, record
 
 
-def _measure(
+def measure(
     config: TrainConfig,
     task_set: TaskSet,
     tasks: Sequence[TaskSpec],
@@ -65,6 +60,8 @@ def _measure(
     eos_token_ids: Sequence[int],
     policy_version: int,
 ) -> dict[str, Any]:
+    """Sample every task `tasks.difficulty.samples` times with `model` (in the sampler precision) and keep the
+    tasks whose mean reward lies inside the band."""
     from tracegym.models.load import DTYPES
     from tracegym.training.sync_rollouts import SyncRollouts
 

@@ -241,12 +241,13 @@ def _grpo(run: _Run, display: RunDisplay) -> None:
 
 def _filter_by_difficulty(run: _Run, display: RunDisplay) -> None:
     from tracegym.models.load import stop_token_ids
-    from tracegym.training.difficulty import filter_tasks
+    from tracegym.training.difficulty import filter_tasks, measure
 
     display.note(f"difficulty filter: sampling {len(run.tasks)} training tasks x "
                  f"{run.config.tasks.difficulty.samples} (or reading {run.config.run_dir.name}/difficulty.json)")
-    run.tasks, record = filter_tasks(run.config, run.task_set, run.tasks, run.model, run.tokenizer,
-                                     stop_token_ids(run.model, run.tokenizer), run.config.warmup.steps)
+    run.tasks, record = filter_tasks(run.config, run.tasks, lambda: measure(
+        run.config, run.task_set, run.tasks, run.model, run.tokenizer, stop_token_ids(run.model, run.tokenizer),
+        run.config.warmup.steps))
     run.counts["difficulty"] = record["counts"]
     display.note(f"difficulty filter: kept {len(run.tasks)} tasks ({record['counts']})")
 
