@@ -31,7 +31,6 @@ async_speedup.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import statistics
@@ -66,7 +65,7 @@ def _train_config(run_dir: Path, task_set: Path, model: Path, **sections: Any) -
 
 def _sync_parts(config: Any, task_set: Any, model_dir: Path) -> tuple[Any, Any]:
     """A Trainer and a SyncRollouts over fresh copies of the model, as `tracegym train` builds them."""
-    from tracegym.models.load import DTYPES, load_model, load_tokenizer, stop_token_ids
+    from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
     from tracegym.training.sync_rollouts import SyncRollouts
     from tracegym.training.trainer import Trainer
 
@@ -74,9 +73,8 @@ def _sync_parts(config: Any, task_set: Any, model_dir: Path) -> tuple[Any, Any]:
     eos = stop_token_ids(model, tokenizer)
     pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
     trainer = Trainer(model.train(), config.optim, config.grpo, config.loss, config.sampler.temperature, pad)
-    sampler_model = copy.deepcopy(model).to(DTYPES[config.sampler.precision]).eval()
-    source = SyncRollouts(config, task_set, task_set.tasks, sampler_model, tokenizer, eos, 0,
-                          base_dir=rl_setup.BENCH_DIR)
+    source = SyncRollouts.with_copy_of(model, config, task_set, task_set.tasks, tokenizer, eos, 0,
+                                       base_dir=rl_setup.BENCH_DIR)
     return trainer, source
 
 

@@ -9,7 +9,6 @@ sampling again with weights that have since changed, so its task order is the un
 
 from __future__ import annotations
 
-import copy
 import json
 import statistics
 from collections.abc import Callable, Sequence
@@ -42,11 +41,10 @@ def filter_tasks(
     kept_ids = set(record["kept"])
     kept = [t for t in tasks if t.task_id in kept_ids]
     if not kept:
-        band = config.tasks.difficulty
         raise NotFoundError(
             f"The difficulty filter kept none of {len(tasks)} training tasks ({record['counts']}; see {path}). "
-            f"Fix: widen tasks.difficulty ({band.min_mean if band else 0} < mean < "
-            f"{band.max_mean if band else 1}), warm start longer, or remove tasks.difficulty."
+            "Fix: widen the band (tasks.difficulty min_mean, max_mean), warm start longer, or remove "
+            "tasks.difficulty."
         )
     return kept, record
 
@@ -62,13 +60,11 @@ def measure(
 ) -> dict[str, Any]:
     """Sample every task `tasks.difficulty.samples` times with `model` (in the sampler precision) and keep the
     tasks whose mean reward lies inside the band."""
-    from tracegym.models.load import DTYPES
     from tracegym.training.sync_rollouts import SyncRollouts
 
     band = config.tasks.difficulty
     assert band is not None
-    sampler_model = copy.deepcopy(model).to(DTYPES[config.sampler.precision]).eval()
-    source = SyncRollouts(config, task_set, tasks, sampler_model, tokenizer, eos_token_ids, policy_version)
+    source = SyncRollouts.with_copy_of(model, config, task_set, tasks, tokenizer, eos_token_ids, policy_version)
     try:
         source.start()
         episodes = source.sample_tasks(tasks, band.samples, label="difficulty")

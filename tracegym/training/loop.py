@@ -15,7 +15,6 @@ the step and the run seed, and the optimizer state and weights are restored bit 
 
 from __future__ import annotations
 
-import copy
 import random
 import time
 from collections import Counter
@@ -282,16 +281,15 @@ def _staleness(version: int, batch: RolloutBatch) -> dict[str, float]:
 
 
 def _make_source(run: _Run) -> Any:
-    from tracegym.models.load import DTYPES, stop_token_ids
+    from tracegym.models.load import stop_token_ids
 
     config = run.config
     eos = stop_token_ids(run.model, run.tokenizer)
     if config.async_.max_staleness == 0:
         from tracegym.training.sync_rollouts import SyncRollouts
 
-        sampler_model = copy.deepcopy(run.model).to(DTYPES[config.sampler.precision]).eval()
-        return SyncRollouts(config, run.task_set, run.tasks, sampler_model, run.tokenizer, eos, run.state.step,
-                            start_index=run.state.groups_consumed)
+        return SyncRollouts.with_copy_of(run.model, config, run.task_set, run.tasks, run.tokenizer, eos,
+                                         run.state.step, start_index=run.state.groups_consumed)
     return _async_source(run, eos)
 
 

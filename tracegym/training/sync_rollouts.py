@@ -11,6 +11,7 @@ run samples exactly what the uninterrupted one would have.
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -68,6 +69,16 @@ class SyncRollouts:
         self.params = sampling_params(config)
         self._loop = asyncio.new_event_loop()
 
+    @classmethod
+    def with_copy_of(cls, model: PreTrainedModel, config: TrainConfig, task_set: TaskSet, tasks: Sequence[TaskSpec],
+                     tokenizer: PreTrainedTokenizerBase, eos_token_ids: Sequence[int], policy_version: int,
+                     **kwargs: Any) -> SyncRollouts:
+        """A source sampling from its own copy of the trainer's `model`, cast to the sampler precision."""
+        from tracegym.models.load import DTYPES
+
+        sampler_model = copy.deepcopy(model).to(DTYPES[config.sampler.precision]).eval()
+        return cls(config, task_set, tasks, sampler_model, tokenizer, eos_token_ids, policy_version, **kwargs)
+
     def start(self) -> None:
         """Build every task's scorer now, so a broken evals file stops the run before any episode."""
         self.scorers.prepare(self.order.tasks)
@@ -90,22 +101,21 @@ class SyncRollouts:
         return list(await asyncio.gather(*(self._group(i) for i in indices)))
 
     async def _group(self, index: int) -> list[Episode]:
-        options = RunOptions(samples=self.config.grpo.group_size, concurrency=self.config.grpo.group_size,
-                             seed=derive_seed(self.config.seed, "group", index), sampling=self.params,
-                             limits=self.config.harness.limits)
-        return await run_many(self.policy, [self.order.task_at(index)], self.harnesses.make, options, self.scorers,
-                              self.task_set.manifest.name, self.config.model.ref)
+        return await self._run([self.order.task_at(index)], self.config.grpo.group_size,
+                               self.config.grpo.group_size, derive_seed(self.config.seed, "group", index))
 
     def sample_tasks(self, tasks: Sequence[TaskSpec], samples: int, label: str) -> list[list[Episode]]:
         """`samples` episodes of each task with the current weights, every task at once; seeds from the run
         seed and `label`, so the same call samples the same episodes."""
-        options = RunOptions(samples=samples, concurrency=self.config.sampler.concurrency,
-                             seed=derive_seed(self.config.seed, label, 0), sampling=self.params,
-                             limits=self.config.harness.limits)
-        flat = self._loop.run_until_complete(run_many(
-            self.policy, list(tasks), self.harnesses.make, options, self.scorers, self.task_set.manifest.name,
-            self.config.model.ref))
+        flat = self._loop.run_until_complete(self._run(tasks, samples, self.config.sampler.concurrency,
+                                                       derive_seed(self.config.seed, label, 0)))
         return [flat[i * samples:(i + 1) * samples] for i in range(len(tasks))]
+
+    async def _run(self, tasks: Sequence[TaskSpec], samples: int, concurrency: int, seed: int) -> list[Episode]:
+        options = RunOptions(samples=samples, concurrency=concurrency, seed=seed, sampling=self.params,
+                             limits=self.config.harness.limits)
+        return await run_many(self.policy, list(tasks), self.harnesses.make, options, self.scorers,
+                              self.task_set.manifest.name, self.config.model.ref)
 
     def publish(self, state_dict: Mapping[str, torch.Tensor], version: int) -> None:
         """Copy the trainer's weights (cast to the sampler precision) into the engine."""
