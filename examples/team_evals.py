@@ -29,12 +29,9 @@ def confirmed_before_write(trajectory: Any) -> tuple[float, dict[str, Any]]:
 
 
 def well_formed(trajectory: Any) -> tuple[float, dict[str, Any]]:
-    """1.0 when the harness could parse every reply as the agent meant it and every call names a tool the agent
-    was given: the format half of the reward in examples/evals-train.yaml.
-
-    With `prompt.tool_schemas: compact` the tools are listed in the system prompt and the task carries no
-    schemas, so `trajectory.tools` is empty and only parse errors count here (the replay answers a call to an
-    invented tool with an error, and gold_tool counts it against the reply)."""
+    """1.0 when the harness could parse every reply as a call to a tool the agent was given (or as plain text):
+    the format check in examples/evals-train.yaml. A call to a tool the task does not declare, or with arguments
+    that break its schema, is one of the harness's malformed calls. With `prompt.tool_schemas: compact` the task
+    carries no schemas, so only parse errors count (the replay answers a call to an invented tool with an error)."""
     malformed = trajectory.malformed_tool_calls or 0
-    unknown = sorted({c.name for c in trajectory.tool_calls() if trajectory.tools and c.name not in trajectory.tools})
-    return float(malformed == 0 and not unknown), {"malformed": malformed, "unknown_tools": unknown}
+    return float(malformed == 0), {"malformed": malformed}

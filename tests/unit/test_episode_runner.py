@@ -350,14 +350,14 @@ def test_the_stored_row_holds_the_record_as_columns(tiny, store):
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-@pytest.mark.parametrize(("second", "reward", "malformed", "unknown"), [
-    (api_call("c2", "get_user_details", {"user_id": "bob"}), 1.0, 0, []),
-    (api_call("c2", "translate", {"text": "hi"}), 0.0, 1, []),  # checked against the schemas: rejected, not run
+@pytest.mark.parametrize(("second", "reward", "malformed"), [
+    (api_call("c2", "get_user_details", {"user_id": "bob"}), 1.0, 0),
+    (api_call("c2", "translate", {"text": "hi"}), 0.0, 1),  # not a declared tool: rejected, not run
     ({"role": "assistant", "content": None, "tool_calls": [{"id": "c2", "type": "function", "function": {
-        "name": "get_user_details", "arguments": "{\"user_id\": "}}]}, 0.0, 1, []),
+        "name": "get_user_details", "arguments": "{\"user_id\": "}}]}, 0.0, 1),
 ])
-def test_scorers_see_the_declared_tools_and_the_malformed_calls(second, reward, malformed, unknown):
-    """examples/evals-train.yaml's `well_formed` eval reads Trajectory.tools and .malformed_tool_calls."""
+def test_scorers_see_the_malformed_calls(second, reward, malformed):
+    """examples/evals-train.yaml's `well_formed` eval reads Trajectory.malformed_tool_calls."""
     spec = task("replay", tools=[{"name": "get_user_details", "parameters": {"type": "object"}, "source": "declared"}],
                 replay=[{"message_idx": 3, "name": "get_user_details", "arguments": {"user_id": "mia"},
                          "result": '{"name": "Mia"}'}])
@@ -371,4 +371,4 @@ def test_scorers_see_the_declared_tools_and_the_malformed_calls(second, reward, 
     finally:
         server.close()
     assert ep.counts.malformed_tool_calls == malformed
-    assert (ep.reward, ep.scorer_details) == (reward, {"malformed": malformed, "unknown_tools": unknown})
+    assert (ep.reward, ep.scorer_details) == (reward, {"malformed": malformed})

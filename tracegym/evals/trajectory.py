@@ -40,8 +40,6 @@ class Trajectory:
     """The recorded trace this trajectory is (or was generated from)."""
     task_id: str | None = None
     """The task this attempt was made on, when it came from a task set."""
-    tools: list[str] = field(default_factory=list)
-    """Names of the tools the agent was given; empty when not known (recorded traces)."""
     malformed_tool_calls: int | None = None
     """Replies the harness could not parse as a tool call, or whose call broke its tool's schema; None when
     no harness ran (recorded traces)."""

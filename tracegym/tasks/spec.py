@@ -179,7 +179,7 @@ class TaskSpec(_Strict):
         answer = next((m["content"] for m in reversed(continuation)
                        if m.get("role") == "assistant" and (m.get("content") or "").strip()), None)
         return Trajectory(messages, answer, workspace, dict(self.metadata), self.provenance.trace_id, self.task_id,
-                          [t.name for t in self.tools], malformed_tool_calls)
+                          malformed_tool_calls)
 
 
 def dump_spec(spec: TaskSpec) -> str:
