@@ -8,7 +8,13 @@ import torch
 from pydantic import ValidationError
 
 from tracegym.errors import ModelError
-from tracegym.models.sampling import SamplingEngine, SamplingParams, canonical_top, truncated_distribution
+from tracegym.models.sampling import (
+    SamplingEngine,
+    SamplingParams,
+    canonical_top,
+    share_prompts,
+    truncated_distribution,
+)
 from tracegym.models.scoring import batch_logprobs_of, logprobs_of, token_logprobs
 from tracegym.models.tiny import tiny_llama, tiny_policy
 
@@ -150,6 +156,8 @@ def test_a_repeated_prompt_is_prefilled_once_and_samples_as_if_alone(policy, pro
     params = SamplingParams(top_p=0.9, max_new_tokens=16)
     batch = [prompts[1], prompts[0], prompts[1], prompts[1], prompts[2]]
     seeds = [5, 6, 7, 8, 9]
+    distinct, row_of = share_prompts(batch)  # what the engine prefills: three prompts, not five
+    assert distinct == [prompts[1], prompts[0], prompts[2]] and row_of.tolist() == [0, 1, 0, 0, 2]
     shared = engine(policy).generate(batch, params, seeds=seeds)
     assert len({tuple(s.completion_ids) for s in (shared[0], shared[2], shared[3])}) > 1  # the seeds matter
     for prompt, seed, seq in zip(batch, seeds, shared, strict=True):
