@@ -10,6 +10,7 @@ import pytest
 
 from tracegym.mining import DETECTORS, MineConfig, mine_failures
 from tracegym.mining.clusters import wilson_lower_sql
+from tracegym.mining.detection import Detection
 
 
 def _trace(store, trace_id, outcome=None, fmt="demo", metadata="{}"):
@@ -125,6 +126,33 @@ def test_mining_times_each_step_and_leaves_no_scratch_tables(demo):
     assert {d.name for d in DETECTORS} | {"clusters", "commit"} <= set(summary.timings)
     assert "timings" not in summary.to_dict()
     assert not demo.query("SELECT table_name FROM duckdb_tables() WHERE temporary")
+    _trace(demo, "t6", "failure")  # one new trace: detected from copies of its rows, which are dropped again
+    assert mine_failures(demo).detection == Detection(1, whole_store=False)
+    assert not demo.query("SELECT table_name FROM duckdb_tables() WHERE temporary")
+
+
+def test_mining_again_detects_only_new_traces_and_counts_them_into_their_clusters(demo):
+    first = mine_failures(demo)
+    assert first.detection == Detection(5, whole_store=True)  # rows written directly, not ingested
+    _trace(demo, "t6", "success")
+    _call(demo, "t6", 1, "refund", '{"order": 18}', "Error: order 18 is not refundable", is_error=True)
+    second = mine_failures(demo)
+    assert second.detection == Detection(1, whole_store=False)
+    assert set(second.timings) >= {"runaway_turns", "clusters"} and "tool_error" in second.timings
+    assert "tool_error" not in mine_failures(demo).timings  # nothing new: no per-trace detector runs
+    (c,) = demo.query("SELECT * FROM clusters WHERE signature = 'Error: order <n> is not refundable'")
+    assert (c["n_traces"], c["n_findings"], c["n_failed"], c["n_known"]) == (2, 3, 1, 2)
+    assert c["example_trace_id"] == "t1"  # the failed trace, ahead of t6 (fewer findings, and it succeeded)
+    assert second.findings == first.findings + 1 == demo.scalar("SELECT count(*) FROM failures")
+
+
+def test_summary_counts_traces_with_findings_of_any_detector(demo):
+    for idx in range(0, 30, 2):  # t6: nothing but 15 assistant turns, a runaway over 10
+        _msg(demo, "t6", idx, "assistant", "still thinking")
+    _trace(demo, "t6")
+    summary = mine_failures(demo, MineConfig(max_turns=10))
+    assert ("t6", "runaway: over 10 assistant turns") in _by_detector(demo)["runaway_turns"]
+    assert summary.traces_with_findings == demo.scalar("SELECT count(DISTINCT trace_id) FROM failures") == 5
 
 
 def test_runaway_turns_defaults_to_three_times_the_median_of_the_format(demo):

@@ -29,12 +29,16 @@ def mine_failures(
         min=1, help="More assistant turns is a runaway (default: 3x the median of the trace's format).")] = None,
     top: Annotated[int | None, typer.Option(
         min=1, help="Show only the N top-ranked clusters (default: 30 in the table, all with --json).")] = None,
+    redetect: Annotated[bool, typer.Option(
+        help="Run every detector on every trace again, not only on traces no run has seen.")] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the failure detectors over the store, group the findings into clusters and rank them.
 
-    Earlier findings are replaced. `tracegym failures show CLUSTER` shows one cluster's evidence.
+    Most detectors look at one trace at a time and have already run when it was ingested; mining detects traces
+    not yet seen (every trace when a threshold changed), runs the detectors that compare traces and the --rules
+    again, and ranks. `tracegym failures show CLUSTER` shows one cluster's evidence.
 
     Clusters rank by the traces they affect times how reliably those traces fail (a Wilson lower bound).
     """
@@ -44,7 +48,7 @@ def mine_failures(
 
     config = MineConfig(score_threshold=score_threshold, min_repeats=min_repeats, max_turns=max_turns)
     with open_store(store) as st:
-        summary = mine(st, config, rules)
+        summary = mine(st, config, rules, redetect)
     data = summary.to_dict()
     if as_json:
         data["clusters"] = data["clusters"][:top]

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
 from tracegym.errors import IngestError, TracegymError
@@ -22,6 +23,7 @@ from tracegym.ingest.batch import TraceBatch
 from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
 from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
 from tracegym.ingest.records import BadRecord, RawRecord
+from tracegym.mining.detection import Detection, detect_ingested
 from tracegym.store import Store
 
 BATCH_TRACES = 2000
@@ -45,6 +47,10 @@ class FileResult:
 @dataclass
 class IngestSummary:
     files: list[FileResult] = field(default_factory=list)
+    detection: Detection | None = None
+    """What the failure detectors did after the files were stored (see tracegym/mining/detection.py)."""
+    detection_error: str | None = None
+    """Why detection failed, if it did: the traces are stored, and `mine failures` detects them again."""
 
     def total(self, key: str) -> int:
         return sum(getattr(f, key) for f in self.files)
@@ -71,6 +77,8 @@ class IngestSummary:
             "duplicates_skipped": self.total("duplicates"),
             "conflicts": self.total("conflicts"),
             "by_format": self.by_format(),
+            "traces_detected": self.detection.traces if self.detection else 0,
+            "detection_error": self.detection_error,
             "details": [asdict(f) for f in self.files],
         }
 
@@ -132,7 +140,16 @@ def ingest_paths(
             if on_file:
                 on_file(path)
             summary.files.append(ingest_file(store, path, forced, options or {}))
+    _detect(store, summary)
     return summary
+
+
+def _detect(store: Store, summary: IngestSummary) -> None:
+    """Run the per-trace failure detectors on the new traces, so that mining reads their findings."""
+    try:
+        summary.detection = detect_ingested(store)
+    except (TracegymError, duckdb.Error) as e:
+        summary.detection_error = str(e)
 
 
 @contextmanager

@@ -63,36 +63,67 @@ def wilson_lower_sql(successes: str, n: str, z: float = WILSON_Z) -> str:
     )
 
 
-def build_clusters(con: duckdb.DuckDBPyConnection, verdict_detectors: list[str]) -> None:
-    """Replace the clusters table with the grouping and ranking of the failures table."""
-    verdicts = ", ".join("'" + name.replace("'", "''") + "'" for name in verdict_detectors) or "NULL"
+def quoted_list(names: list[str]) -> str:
+    """SQL for a list of names, usable after IN (NULL when empty: IN (NULL) matches nothing)."""
+    return ", ".join("'" + name.replace("'", "''") + "'" for name in names) or "NULL"
+
+
+def parts_sql(findings: str, flagged: str, traces: str, scores: str, verdicts: list[str]) -> str:
+    """SQL for each cluster's counts over the rows of `findings`, shaped like the `cluster_parts` table.
+
+    A trace failed when a verdict finding in `flagged` names it or `traces` gives it the outcome 'failure';
+    its outcome is known when it has one, was flagged, or has a row in `scores`. Every argument is a table
+    name or a parenthesised SELECT.
+    """
+    return f"""
+        WITH per_trace AS (
+            SELECT cluster_id, detector, signature, trace_id, count(*) AS n
+            FROM {findings} GROUP BY ALL
+        ), found AS (
+            SELECT DISTINCT trace_id FROM per_trace
+        ), flagged AS (
+            -- Read only for the traces found: mining an ingested store counts the parts of few findings.
+            SELECT DISTINCT trace_id FROM {flagged} SEMI JOIN found USING (trace_id)
+            WHERE detector IN ({quoted_list(verdicts)})
+        ), scored AS (
+            SELECT DISTINCT trace_id FROM {scores} SEMI JOIN found USING (trace_id)
+        ), status AS (
+            SELECT p.trace_id,
+                   coalesce(t.outcome = 'failure', false) OR f.trace_id IS NOT NULL AS failed,
+                   t.outcome IS NOT NULL OR f.trace_id IS NOT NULL OR s.trace_id IS NOT NULL AS known
+            FROM found p
+            LEFT JOIN {traces} t USING (trace_id)
+            LEFT JOIN flagged f USING (trace_id)
+            LEFT JOIN scored s USING (trace_id)
+        )
+        SELECT cluster_id, detector, signature,
+               count(*) AS n_traces, sum(n) AS n_findings,
+               count(*) FILTER (failed) AS n_failed, count(*) FILTER (known) AS n_known,
+               arg_min(trace_id, (NOT failed, -n, trace_id)) AS example_trace_id,
+               arg_min(failed, (NOT failed, -n, trace_id)) AS example_failed,
+               arg_min(n, (NOT failed, -n, trace_id)) AS example_findings
+        FROM per_trace JOIN status USING (trace_id)
+        GROUP BY cluster_id, detector, signature
+    """
+
+
+def build_clusters(con: duckdb.DuckDBPyConnection, parts: str) -> None:
+    """Replace the clusters table with the sums of `parts` (rows shaped like `cluster_parts`), ranked.
+
+    Each trace's findings must lie in one part of a cluster: the parts' trace counts are added.
+    """
     con.execute("DELETE FROM clusters")
     con.execute(
         f"""
         INSERT INTO clusters
-        WITH per_trace AS (
-            SELECT cluster_id, detector, signature, trace_id, count(*) AS n
-            FROM failures GROUP BY ALL
-        ), flagged AS (
-            SELECT DISTINCT trace_id FROM failures WHERE detector IN ({verdicts})
-        ), scored AS (
-            SELECT DISTINCT trace_id FROM scores
-        ), status AS (
-            SELECT p.trace_id,
-                   bool_or(t.outcome = 'failure' OR f.trace_id IS NOT NULL) AS failed,
-                   bool_or(t.outcome IS NOT NULL OR f.trace_id IS NOT NULL OR s.trace_id IS NOT NULL) AS known
-            FROM (SELECT DISTINCT trace_id FROM failures) p
-            LEFT JOIN traces t USING (trace_id)
-            LEFT JOIN flagged f USING (trace_id)
-            LEFT JOIN scored s USING (trace_id)
-            GROUP BY p.trace_id
-        ), grouped AS (
-            SELECT cluster_id, detector, signature,
-                   count(*) AS n_traces, sum(n) AS n_findings,
-                   count(*) FILTER (failed) AS n_failed, count(*) FILTER (known) AS n_known,
-                   first(trace_id ORDER BY failed DESC, n DESC, trace_id) AS example_trace_id
-            FROM per_trace JOIN status USING (trace_id)
-            GROUP BY cluster_id, detector, signature
+        WITH grouped AS (
+            SELECT cluster_id, any_value(detector) AS detector, any_value(signature) AS signature,
+                   sum(n_traces) AS n_traces, sum(n_findings) AS n_findings,
+                   sum(n_failed) AS n_failed, sum(n_known) AS n_known,
+                   arg_min(example_trace_id, (NOT example_failed, -example_findings, example_trace_id))
+                       AS example_trace_id
+            FROM ({parts})
+            GROUP BY cluster_id
         ), ranked AS (
             SELECT *, n_failed / nullif(n_known, 0) AS failure_rate,
                    n_traces * ({wilson_lower_sql('n_failed', 'n_known')}) AS score

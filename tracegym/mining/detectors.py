@@ -8,6 +8,13 @@ trace. Detectors may call the macros from `signature.py` (`tg_signature`,
 and read the temporary tables of the shared scans they list (`scans.py`): the
 users' messages and the run metadata are read once for all their detectors.
 
+All but one look at one trace at a time. They name the tables they read as
+`@traces`, `@messages`, `@tool_calls` and `@scores`, which `detection.py`
+points at the whole store or at copies of just the traces it has not yet
+seen (their findings are made once per trace, at ingest). runaway_turns
+compares a trace with the others of its format, so it reads the whole store
+each time the store is mined.
+
 Where a text recurs across traces (errors, corrections, task metadata), the
 expensive expressions (signatures, JSON) run once per distinct text and are
 joined back; `benchmarks/mine.py` prints what each detector costs.
@@ -23,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from tracegym.mining.scans import RUN_METADATA, TOOL_NAMES, USER_TEXTS, Scan
+from tracegym.mining.scans import RUN_METADATA, TOOL_NAMES, USER_TEXTS, Scan, over
 
 Category = Literal["outcome", "tool_errors", "protocol_errors", "loops", "give_ups", "user_signals", "rule"]
 
@@ -40,10 +47,16 @@ class Detector:
     """Where a user rule was written ('rules.yaml:7'); None for the built-ins."""
     scans: tuple[Scan, ...] = ()
     """Shared scans the SQL reads (their temporary tables exist while it runs)."""
+    per_trace: bool = True
+    """Its findings for a trace depend on that trace alone, so they are made once, when the trace is new."""
 
     def parameters(self) -> set[str]:
         """The `$name` parameters the SQL reads."""
         return set(re.findall(r"\$([a-z_]+)", self.sql))
+
+    def over(self, tables: dict[str, str]) -> str:
+        """The SQL with each `@table` it reads replaced by `tables[table]`."""
+        return over(self.sql, tables)
 
 
 # The harness correcting the agent's output format: mini-swe-agent, SWE-agent (text and
@@ -96,13 +109,13 @@ OUTCOME = Detector(
     SELECT t.trace_id, NULL::INTEGER AS message_idx,
            CASE WHEN s.unresolved THEN 'SWE-bench instance not resolved' ELSE 'trace outcome: failure' END AS signature,
            'outcome=' || coalesce(t.outcome, '∅') || coalesce('; ' || s.low, '') AS evidence
-    FROM traces t
+    FROM @traces t
     LEFT JOIN (
         SELECT trace_id,
                string_agg(name || '=' || round(value, 3), ', ' ORDER BY name) FILTER (value < 1) AS low,
                bool_or(name = 'resolved' AND value = 0) AS unresolved
         -- Only scores below 1 are listed or mean unresolved: the others need not be grouped.
-        FROM scores WHERE kind = 'environment' AND value < 1 GROUP BY trace_id
+        FROM @scores WHERE kind = 'environment' AND value < 1 GROUP BY trace_id
     ) s USING (trace_id)
     WHERE t.outcome = 'failure' OR s.unresolved
     """,
@@ -119,7 +132,7 @@ LOW_SCORE = Detector(
            'eval score ' || name || ' below ' || $score_threshold AS signature,
            name || '=' || coalesce(CAST(value AS VARCHAR), '∅') || coalesce(' (' || label || ')', '')
                || coalesce(': ' || left(comment, 500), '') AS evidence
-    FROM scores
+    FROM @scores
     WHERE kind = 'eval' AND (value < $score_threshold OR lower(label) IN {NEGATIVE_LABELS})
     """,
     verdict=True,
@@ -164,7 +177,7 @@ TOOL_ERROR = Detector(
     f"""
     WITH flagged AS (
         SELECT trace_id, coalesce(result_message_idx, message_idx) AS message_idx, name, result, exit_code
-        FROM tool_calls
+        FROM @tool_calls
         WHERE is_error OR coalesce(exit_code, 0) <> 0 OR regexp_matches(result, {_q(TIMEOUT_MESSAGE)})
     ), texts AS (
         -- Normalised once per distinct text: the same error text recurs across traces.
@@ -195,11 +208,11 @@ FORMAT_ERROR = Detector(
         SELECT m.trace_id, m.idx AS message_idx, u.text
         FROM (SELECT content AS text, unnest(rowids) AS row_id FROM tg_user_texts
               WHERE regexp_matches(content, {_q(HARNESS_CORRECTION)})) u
-        JOIN messages m ON m.rowid = u.row_id
+        JOIN @messages m ON m.rowid = u.row_id
         UNION ALL
         -- Tool messages are read through tool_calls.result: the same text in a much narrower column.
         SELECT trace_id, coalesce(result_message_idx, message_idx), result
-        FROM tool_calls WHERE regexp_matches(result, {_q(HARNESS_CORRECTION)})
+        FROM @tool_calls WHERE regexp_matches(result, {_q(HARNESS_CORRECTION)})
     ), signatures AS (
         -- The signature (a chain of regexes) once per distinct text.
         SELECT text, tg_signature(regexp_extract(text, '(?m)^\\s*(\\S[^\\n]*)', 1)) AS signature
@@ -211,7 +224,7 @@ FORMAT_ERROR = Detector(
     -- Arguments that did not parse are stored as a JSON string rather than an object.
     SELECT trace_id, message_idx, 'tool-call arguments are not valid JSON' AS signature,
            name || ' arguments: ' || left(arguments->>'$', 1500) AS evidence
-    FROM tool_calls WHERE starts_with(CAST(arguments AS VARCHAR), '"')
+    FROM @tool_calls WHERE starts_with(CAST(arguments AS VARCHAR), '"')
     """,
     scans=(USER_TEXTS,),
 )
@@ -225,10 +238,10 @@ REPEATED_CALL = Detector(
     """
     WITH calls AS (
         SELECT trace_id, message_idx, name, CAST(arguments AS VARCHAR) AS args, result, is_error
-        FROM tool_calls
+        FROM @tool_calls
         -- A cheap first pass on one hash of the short columns: results are compared only for calls made twice.
         WHERE hash(trace_id, name, arguments) IN (
-            SELECT hash(trace_id, name, arguments) FROM tool_calls GROUP BY ALL HAVING count(*) >= 2)
+            SELECT hash(trace_id, name, arguments) FROM @tool_calls GROUP BY ALL HAVING count(*) >= 2)
     )
     SELECT trace_id, list(message_idx ORDER BY message_idx)[2] AS message_idx,
            CASE WHEN count(*) >= $min_repeats THEN 'repeated call: ' || name || ' with identical arguments and result'
@@ -249,22 +262,22 @@ RUNAWAY_TURNS = Detector(
     "loops",
     "More assistant turns than --max-turns, or, when that is not set, more than three times the median number of "
     "assistant turns of traces of the same format.",
+    # The turn counts were taken once per trace when it was detected (detection.py); traces with none are
+    # left out of the median, as they never had a turn to run away with.
     """
-    WITH turns AS (
-        SELECT n.trace_id, coalesce(t.format, '?') AS format, n.turns
-        FROM (SELECT trace_id, count(*) AS turns FROM messages WHERE role = 'assistant' GROUP BY trace_id) n
-        JOIN traces t USING (trace_id)
-    ), limits AS (
-        SELECT format, coalesce($max_turns, 3 * median(turns)) AS max_turns FROM turns GROUP BY format
+    WITH limits AS (
+        SELECT format, coalesce($max_turns, 3 * median(turns)) AS max_turns
+        FROM detected WHERE turns > 0 GROUP BY format
     )
     SELECT trace_id, NULL::INTEGER AS message_idx,
            CASE WHEN $max_turns IS NULL THEN 'runaway: over 3x the median turns of its format'
                 ELSE 'runaway: over ' || $max_turns || ' assistant turns' END AS signature,
            turns || ' assistant turns; the limit for ' || format || ' traces is '
                || round(max_turns, 1) AS evidence
-    FROM turns JOIN limits USING (format)
+    FROM detected JOIN limits USING (format)
     WHERE turns > max_turns
     """,
+    per_trace=False,
 )
 
 HANDOFF = Detector(
@@ -276,16 +289,16 @@ HANDOFF = Detector(
     f"""
     WITH calls AS (
         SELECT trace_id, message_idx, name, CAST(arguments AS VARCHAR) AS args
-        FROM tool_calls
+        FROM @tool_calls
         -- The pattern is matched once per tool name, not once per call.
         WHERE name IN (SELECT name FROM tg_tool_names WHERE regexp_matches(name, {_q(HANDOFF_TOOL)}))
     ), golds AS (
         -- Parsed once per distinct metadata of the traces that handed off.
         SELECT metadata, CASE WHEN json_type(metadata, '$.task.actions') = 'ARRAY'
                               THEN json_extract_string(metadata, '$.task.actions[*].name') END AS gold
-        FROM (SELECT DISTINCT metadata FROM traces WHERE trace_id IN (SELECT trace_id FROM calls))
+        FROM (SELECT DISTINCT metadata FROM @traces WHERE trace_id IN (SELECT trace_id FROM calls))
     ), traced AS (
-        SELECT c.*, g.gold FROM calls c JOIN traces t USING (trace_id) LEFT JOIN golds g ON g.metadata = t.metadata
+        SELECT c.*, g.gold FROM calls c JOIN @traces t USING (trace_id) LEFT JOIN golds g ON g.metadata = t.metadata
     )
     SELECT trace_id, message_idx,
            CASE WHEN gold IS NULL THEN 'hand-off: ' || name
@@ -335,7 +348,7 @@ NEGATIVE_FEEDBACK = Detector(
     SELECT trace_id, NULL::INTEGER AS message_idx, 'negative feedback: ' || name AS signature,
            name || '=' || coalesce(CAST(value AS VARCHAR), '∅') || coalesce(' (' || label || ')', '')
                || coalesce(': ' || left(comment, 500), '') AS evidence
-    FROM scores
+    FROM @scores
     WHERE kind = 'human' AND (value < $score_threshold OR lower(label) IN {NEGATIVE_LABELS})
     """,
     verdict=True,
@@ -370,7 +383,7 @@ USER_REPEAT = Detector(
         WHERE text_key IS NOT NULL AND hash(text_key) IN (SELECT text_hash FROM keys)
     ), repeated AS (
         SELECT m.trace_id, list(m.idx ORDER BY m.idx) AS idxs, arg_min(c.content, m.idx) AS content
-        FROM candidates c JOIN messages m ON m.rowid = c.row_id
+        FROM candidates c JOIN @messages m ON m.rowid = c.row_id
         GROUP BY c.text_key, m.trace_id HAVING count(*) >= 2
     )
     SELECT trace_id, unnest(idxs[2:]) AS message_idx, 'user repeats an earlier message' AS signature,
@@ -378,7 +391,7 @@ USER_REPEAT = Detector(
     FROM repeated
     UNION ALL
     SELECT m.trace_id, m.idx, 'user corrects or turns down the agent', left(c.content, 500)
-    FROM (SELECT content, unnest(rowids) AS row_id FROM said WHERE corrects) c JOIN messages m ON m.rowid = c.row_id
+    FROM (SELECT content, unnest(rowids) AS row_id FROM said WHERE corrects) c JOIN @messages m ON m.rowid = c.row_id
     """,
     scans=(USER_TEXTS,),
 )
@@ -387,3 +400,4 @@ DETECTORS: tuple[Detector, ...] = (
     OUTCOME, LOW_SCORE, FAILING_TESTS, TOOL_ERROR, FORMAT_ERROR, REPEATED_CALL, RUNAWAY_TURNS, HANDOFF,
     TERMINATED, EMPTY_SUBMISSION, NEGATIVE_FEEDBACK, USER_REPEAT,
 )
+PER_TRACE: tuple[Detector, ...] = tuple(d for d in DETECTORS if d.per_trace)

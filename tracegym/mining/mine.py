@@ -1,44 +1,26 @@
-"""Running the detectors: findings into `failures`, then `clusters`, in one transaction."""
+"""Mining: new traces detected, store-wide detectors and rules run, clusters ranked, in one transaction."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
-from pydantic import BaseModel, ConfigDict, Field
-
-from tracegym.errors import ConfigError, StoreError
-from tracegym.mining.clusters import Cluster, build_clusters, cluster_id_sql, ranked_clusters
-from tracegym.mining.detectors import DETECTORS, Detector
+from tracegym.errors import StoreError
+from tracegym.mining.clusters import (
+    Cluster,
+    build_clusters,
+    parts_sql,
+    quoted_list,
+    ranked_clusters,
+)
+from tracegym.mining.config import MineConfig
+from tracegym.mining.detection import Detection, detect_new_traces, insert_findings
+from tracegym.mining.detectors import DETECTORS, PER_TRACE, Detector
 from tracegym.mining.rules import load_rules, prepare_rules
 from tracegym.mining.signature import install_macros
+from tracegym.mining.timing import Timings, clock, since, timed
 from tracegym.store.connection import Store
-
-
-class MineConfig(BaseModel):
-    """The thresholds the detectors read (as `$name` parameters in their SQL)."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    score_threshold: float = 0.5
-    """Eval and human-feedback scores below this are failures (low_score, negative_feedback); scores in [0, 1]."""
-    min_repeats: int = Field(3, ge=2)
-    """An identical tool call with an identical result made this many times in one trace is a loop."""
-    max_turns: int | None = Field(None, ge=1)
-    """More assistant turns than this is a runaway; None: three times the median of the trace's format."""
-
-
-@dataclass(frozen=True, slots=True)
-class StepTime:
-    """Time one step of a mining run took: wall clock, and CPU of this process (all DuckDB threads)."""
-
-    wall_s: float
-    cpu_s: float
 
 
 @dataclass(slots=True)
@@ -49,10 +31,12 @@ class MineSummary:
     traces_with_findings: int
     findings: int
     by_detector: dict[str, int]
+    detection: Detection
+    """The per-trace detection this run did: none when ingest had detected every trace."""
     clusters: list[Cluster] = field(default_factory=list)
-    timings: dict[str, StepTime] = field(default_factory=dict)
-    """Per step, in order: deleting earlier findings, each shared scan, each detector, clustering, the commit,
-    reading the summary back.
+    timings: Timings = field(default_factory=dict)
+    """Per step, in order: each shared scan and per-trace detector (when traces were detected), deleting the
+    store-wide findings, each store-wide detector and rule, clustering, the commit, reading the summary back.
     Not in `to_dict`, so the CLI's JSON output stays the same from run to run."""
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,81 +49,76 @@ class MineSummary:
         }
 
 
-def mine_failures(store: Store, config: MineConfig | None = None, rules: Path | None = None) -> MineSummary:
-    """Run every built-in detector (and the rules in `rules`), replacing earlier findings and clusters."""
+def mine_failures(store: Store, config: MineConfig | None = None, rules: Path | None = None,
+                  redetect: bool = False) -> MineSummary:
+    """Bring the findings up to date and rank the clusters.
+
+    Traces no detection run has covered are detected (every trace, when the thresholds changed or `redetect`);
+    findings of the detectors that compare traces (runaway_turns) and of the rules in `rules` are made again.
+    """
     if store.read_only:
         raise StoreError(f"The store at {store.path} is open read-only; mining writes the failures and clusters "
                          "tables. Fix: open it writable.")
-    config = config or MineConfig()
-    params = config.model_dump()
-    install_macros(store.con)
-    detectors = list(DETECTORS)
+    params = (config or MineConfig()).model_dump()
+    ruled = []
     if rules is not None:
+        install_macros(store.con)  # rules may call them; detection installs them for itself
         # Checked before the transaction: a bad rule stops the run with the store untouched.
-        detectors += prepare_rules(store.con, load_rules(rules), params)
-    timings: dict[str, StepTime] = {}
+        ruled = prepare_rules(store.con, load_rules(rules), params)
+    store_wide = [d for d in DETECTORS if not d.per_trace] + ruled
+    timings: Timings = {}
     with store.transaction() as con:
+        detection = detect_new_traces(con, params, redetect, timings)
         with timed(timings, "delete"):
-            con.execute("DELETE FROM failures")
-        scans = list(dict.fromkeys(scan for det in detectors for scan in det.scans))
-        for scan in scans:
-            with timed(timings, f"scan {scan.table}"):
-                con.execute(f"CREATE OR REPLACE TEMP TABLE {scan.table} AS {scan.sql}")
-        by_detector = {}
-        for det in detectors:
+            con.execute(f"DELETE FROM failures WHERE detector NOT IN ({quoted_list([d.name for d in PER_TRACE])})")
+        found = {}
+        for det in store_wide:
             with timed(timings, det.name):
-                by_detector[det.name] = insert_findings(con, det, params)
-        for scan in scans:
-            con.execute(f"DROP TABLE {scan.table}")
+                found[det.name] = insert_findings(con, det, params, "failures", det.sql)
         with timed(timings, "clusters"):
-            build_clusters(con, [det.name for det in detectors if det.verdict])
-        committing = _clock()
-    timings["commit"] = _since(committing)
+            build_clusters(con, _parts(store_wide, found))
+        committing = clock()
+    timings["commit"] = since(committing)
     with timed(timings, "summary"):
+        clusters = ranked_clusters(store.con)
+        by_detector = {d.name: 0 for d in (*DETECTORS, *ruled)}
+        for cluster in clusters:  # every finding is in one cluster
+            by_detector[cluster.detector] += cluster.n_findings
         summary = MineSummary(
             traces=store.scalar("SELECT count(*) FROM traces"),
-            traces_with_findings=store.scalar("SELECT count(DISTINCT trace_id) FROM failures"),
+            traces_with_findings=_traces_with_findings(store, store_wide, found),
             findings=sum(by_detector.values()),
             by_detector=by_detector,
-            clusters=ranked_clusters(store.con),
+            detection=detection,
+            clusters=clusters,
             timings=timings,
         )
     return summary
 
 
-def _clock() -> StepTime:
-    return StepTime(time.perf_counter(), time.process_time())
+def _parts(store_wide: list[Detector], found: dict[str, int]) -> str:
+    """SQL for the cluster parts to sum: those stored by detection, and those of this run's store-wide findings.
 
-
-def _since(start: StepTime) -> StepTime:
-    now = _clock()
-    return StepTime(now.wall_s - start.wall_s, now.cpu_s - start.cpu_s)
-
-
-@contextmanager
-def timed(timings: dict[str, StepTime], step: str) -> Iterator[None]:
-    """Record the wall-clock and process CPU time of the block as `timings[step]`."""
-    start = _clock()
-    yield
-    timings[step] = _since(start)
-
-
-def insert_findings(con: duckdb.DuckDBPyConnection, det: Detector, params: dict[str, Any]) -> int:
-    """Append `det`'s findings to `failures`; returns how many."""
-    name = "'" + det.name.replace("'", "''") + "'"
-    sql = f"""
-        INSERT INTO failures (trace_id, detector, signature, evidence, message_idx, cluster_id)
-        SELECT trace_id, {name}, sig, evidence, message_idx, {cluster_id_sql(name, 'sig')}
-        FROM (SELECT trace_id, message_idx, evidence, coalesce(nullif(signature, ''), '(empty)') AS sig
-              FROM ({det.sql}) AS found
-              WHERE trace_id IS NOT NULL)
+    A verdict rule can make a trace failed after its per-trace parts were counted, so with one every cluster is
+    counted again from the findings.
     """
-    try:
-        row = con.execute(sql, {k: v for k, v in params.items() if k in det.parameters()}).fetchone()
-    except duckdb.Error as e:
-        if det.origin is not None:
-            raise ConfigError(f"{det.origin}: rule {det.name!r} failed while running: {e}. "
-                              "Fix: correct the SQL; try it with `tracegym sql`.") from None
-        raise StoreError(f"The {det.name} detector failed on this store: {e}",
-                         title="DuckDB raised an error while mining") from e
-    return int(row[0]) if row else 0
+    verdicts = [d.name for d in (*PER_TRACE, *store_wide) if d.verdict]
+    if any(d.verdict for d in store_wide):
+        return parts_sql("failures", "failures", "traces", "scores", verdicts)
+    if not any(found.values()):
+        return "SELECT * FROM cluster_parts"
+    findings = f"(SELECT * FROM failures WHERE detector IN ({quoted_list([d.name for d in store_wide])}))"
+    counted = parts_sql(findings, "failures", "traces", "scores", verdicts)
+    return f"SELECT * FROM cluster_parts UNION ALL SELECT * FROM ({counted})"
+
+
+def _traces_with_findings(store: Store, store_wide: list[Detector], found: dict[str, int]) -> int:
+    """Traces with any finding: those detection marked, and those only the store-wide detectors found."""
+    marked = store.scalar("SELECT count(*) FROM detected WHERE has_findings")
+    if not any(found.values()):
+        return marked
+    return marked + store.scalar(
+        f"""SELECT count(DISTINCT trace_id) FROM failures
+            ANTI JOIN (SELECT trace_id FROM detected WHERE has_findings) USING (trace_id)
+            WHERE detector IN ({quoted_list([d.name for d in store_wide])})"""
+    )

@@ -27,7 +27,16 @@ those costs more than an anchored regex over it, so those are read row by row.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+STORE_TABLES = {"traces": "traces", "messages": "messages", "tool_calls": "tool_calls", "scores": "scores"}
+"""What detectors' `@table` names mean when they read the whole store."""
+
+
+def over(sql: str, tables: dict[str, str]) -> str:
+    """`sql` with each `@traces`, `@messages`, `@tool_calls` and `@scores` replaced by the table `tables` names."""
+    return re.sub(r"@(traces|messages|tool_calls|scores)\b", lambda m: tables[m.group(1)], sql)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +44,10 @@ class Scan:
     table: str
     """The temporary table the scan fills; detectors read it by this name."""
     sql: str
+
+    def over(self, tables: dict[str, str]) -> str:
+        """The SQL with each `@table` it reads replaced by `tables[table]`."""
+        return over(self.sql, tables)
 
 
 USER_TEXTS = Scan(
@@ -44,13 +57,13 @@ USER_TEXTS = Scan(
     # holds a text twice (a hash of the id: a necessary condition, which it then checks exactly).
     """
     SELECT content, list(rowid) AS rowids, list(hash(trace_id)) AS trace_keys
-    FROM messages
+    FROM @messages
     WHERE role = 'user' AND content IS NOT NULL
     GROUP BY content
     """,
 )
 
-TOOL_NAMES = Scan("tg_tool_names", "SELECT DISTINCT name FROM tool_calls WHERE name IS NOT NULL")
+TOOL_NAMES = Scan("tg_tool_names", "SELECT DISTINCT name FROM @tool_calls WHERE name IS NOT NULL")
 
 RUN_METADATA = Scan(
     "tg_run_metadata",
@@ -66,7 +79,7 @@ RUN_METADATA = Scan(
                 THEN trim(coalesce(metadata->>'$.submission', '')) = '' END AS empty_submission,
            CASE WHEN json_exists(metadata, '$.tests_status.FAIL_TO_PASS')
                 THEN json_extract(metadata, '$.tests_status') END AS tests_status
-    FROM traces
+    FROM @traces
     WHERE regexp_matches(CAST(metadata AS VARCHAR),
                          '"(?:exit_status|termination_reason|stop_reason|submission|FAIL_TO_PASS)"')
     """,

@@ -310,6 +310,38 @@ def m050_eval(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m060_detection(con: duckdb.DuckDBPyConnection) -> None:
+    # Per-trace detection state (tracegym/mining/detection.py). Empty tables mean no trace has been detected:
+    # the next ingest or mine detects the whole store.
+    con.execute(
+        """
+        CREATE TABLE detected (
+            trace_id VARCHAR,           -- the per-trace detectors have run on this trace
+            format VARCHAR,             -- its format ('?' when unknown) and
+            turns INTEGER,              -- its assistant turns, which runaway_turns compares across the store,
+            has_findings BOOLEAN        -- and whether the per-trace detectors found anything in it
+        );
+        CREATE TABLE detection_settings (
+            key VARCHAR,                -- one row: a hash of the detectors and thresholds the findings were made with,
+            params JSON                 -- and those thresholds (MineConfig), which ingest detects new traces with
+        );
+        CREATE TABLE cluster_parts (
+            cluster_id VARCHAR,         -- counts of one cluster over the traces one detection run saw;
+            detector VARCHAR,           -- a cluster's counts are the sums of its parts
+            signature VARCHAR,
+            n_traces INTEGER,
+            n_findings INTEGER,
+            n_failed INTEGER,
+            n_known INTEGER,
+            example_trace_id VARCHAR,   -- the part's best example: failed first, then most findings, then id
+            example_failed BOOLEAN,
+            example_findings INTEGER
+        );
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(
