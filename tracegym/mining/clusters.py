@@ -14,6 +14,12 @@ lower bound, which discounts rates measured on few traces: 2 of 2 failed
 (lower bound 0.34) ranks below 40 of 50 (0.66). Clusters whose traces have no
 known outcome score 0 and rank by size after the others. Ties go to the
 larger cluster, then by detector and signature, so the order is deterministic.
+
+Counting. Every count above adds up over disjoint sets of traces, so clusters
+are counted in parts: each detection run stores the counts over the traces it
+saw (`cluster_parts`), and mining sums the parts with the counts of the
+store-wide findings it has just made. The example trace merges the same way
+(failed first, then most findings, then the smallest id).
 """
 
 from __future__ import annotations

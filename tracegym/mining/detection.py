@@ -33,7 +33,7 @@ from typing import Any
 import duckdb
 
 from tracegym.errors import ConfigError, StoreError
-from tracegym.mining.clusters import cluster_id_sql, parts_sql
+from tracegym.mining.clusters import cluster_id_sql, parts_sql, quoted_list
 from tracegym.mining.config import MineConfig
 from tracegym.mining.detectors import PER_TRACE, Detector
 from tracegym.mining.scans import STORE_TABLES
@@ -108,8 +108,7 @@ def detect_new_traces(con: duckdb.DuckDBPyConnection, params: dict[str, Any], re
 
 def _detect_store(con: duckdb.DuckDBPyConnection, params: dict[str, Any], key: str,
                   timings: Timings) -> Detection:
-    names = ", ".join("'" + d.name + "'" for d in PER_TRACE)
-    con.execute(f"DELETE FROM failures WHERE detector IN ({names})")
+    con.execute(f"DELETE FROM failures WHERE detector IN ({quoted_list([d.name for d in PER_TRACE])})")
     for table in ("detected", "cluster_parts", "detection_settings"):
         con.execute(f"DELETE FROM {table}")
     con.execute("INSERT INTO detection_settings VALUES (?, ?)", [key, json.dumps(params)])
