@@ -16,6 +16,7 @@ from tracegym.harnesses.episode import Episode, TurnRecord, build_token_record
 from tracegym.models.sampling import SampledSequence, SamplingEngine, SamplingParams
 from tracegym.models.tiny import tiny_llama
 from tracegym.training.config import GRPOSection, LossSection, OptimSection
+from tracegym.training.batching import MicroBatch, completion_logits, pack, sample_from_record
 from tracegym.training.loss import aggregate, token_loss
 from tracegym.training.rollouts import RolloutGroup
 from tracegym.training.trainer import Trainer
@@ -183,3 +184,49 @@ def test_train_layers_and_frozen_embeddings_stay_put(model) -> None:
     assert torch.equal(after["model.embed_tokens.weight"], before["model.embed_tokens.weight"])
     assert all(torch.equal(after[k], before[k]) for k in before if k.startswith("model.layers.0."))
     assert all(not torch.equal(after[k], before[k]) for k in before if k.startswith("model.layers.1.mlp"))
+
+
+def _logits_and_grads(model, batches: list[MicroBatch]) -> tuple[dict[int, torch.Tensor], dict[str, torch.Tensor]]:
+    """Each sample's completion logits [n, V] and the gradient of their summed token log-probs."""
+    model = copy.deepcopy(model)
+    per_sample: dict[int, list[torch.Tensor]] = {}
+    total = torch.zeros(())
+    for mb in batches:
+        logits = completion_logits(model, mb, TEMPERATURE)  # [T, V]
+        total = total + torch.log_softmax(logits, -1).gather(1, mb.tokens[:, None]).sum()
+        for i in mb.seq_ids.unique().tolist():
+            per_sample.setdefault(i, []).append(logits[mb.seq_ids == i].detach())
+    total.backward()
+    return ({i: torch.cat(parts) for i, parts in per_sample.items()},
+            {n: p.grad for n, p in model.named_parameters() if p.grad is not None})
+
+
+def test_a_shared_prompt_runs_once_and_gives_the_logits_and_gradients_of_whole_sequences(model) -> None:
+    groups = _groups(model)
+    samples = [sample_from_record(e.tokens, 1.0) for g in groups for e in g.episodes]
+    shared, whole = pack(samples, 4096), pack(samples, 4096, share_prefixes=False)
+    (batch,) = shared  # one micro-batch: each prompt run once, 12 rows on top
+    assert sorted(batch.prefix_mask.sum(-1).tolist()) == [4, 7, 10]  # prompts of 5, 8, 11: all but the last token
+    assert batch.input_ids.shape[0] == len(samples) and batch.row_prefix.bincount().tolist() == [4, 4, 4]
+    assert all(mb.prefix_ids is None for mb in whole)
+    logits_shared, grads_shared = _logits_and_grads(model, shared)
+    logits_whole, grads_whole = _logits_and_grads(model, whole)
+    assert logits_shared.keys() == logits_whole.keys() == set(range(len(samples)))
+    for i in logits_whole:
+        torch.testing.assert_close(logits_shared[i], logits_whole[i], rtol=1e-4, atol=5e-5)
+    assert grads_shared.keys() == grads_whole.keys()
+    for name, grad in grads_whole.items():  # the same sums in another order: fp32 error relative to the largest
+        scale = float(grad.abs().max())
+        torch.testing.assert_close(grads_shared[name], grad, rtol=1e-4, atol=1e-5 * scale, msg=name)
+
+
+def test_groups_over_the_budget_are_split_and_still_give_the_same_gradients(model) -> None:
+    groups = _groups(model)
+    samples = [sample_from_record(e.tokens, 1.0) for g in groups for e in g.episodes]
+    small = pack(samples, 40)
+    assert len(small) > 3 and all(mb.prefix_ids is not None for mb in small)
+    assert sorted(int(i) for mb in small for i in mb.seq_ids.unique()) == list(range(len(samples)))
+    _, grads_small = _logits_and_grads(model, small)
+    _, grads_whole = _logits_and_grads(model, pack(samples, 4096, share_prefixes=False))
+    for name, grad in grads_whole.items():
+        torch.testing.assert_close(grads_small[name], grad, rtol=1e-4, atol=1e-5 * float(grad.abs().max()), msg=name)

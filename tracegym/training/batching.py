@@ -6,12 +6,21 @@ every trainable token as (row, col): the logits at position col of row predict t
 Only those T positions go through the output layer, so the [B, L, V] logits tensor is never built.
 The support CSR of each micro-batch is the concatenation of its episodes' supports, offsets re-based
 to the micro-batch.
+
+Shared prompts. The episodes of a GRPO group start from the same prompt, which is often most of their
+tokens (an agent's system prompt and tool schemas). A micro-batch runs each distinct prefix (the tokens
+before the position that predicts a sequence's first trained token) once, the prefixes left-padded into
+one batch, then runs every sequence's own tokens on top of its prefix's KV cache rows. Gradients reach a
+prefix from every row through the cache, so the result is the same as running each full sequence (up to
+the order of float additions), on fewer tokens: a group of 8 with a 1,000-token prompt and 100-token
+replies runs 1,800 tokens instead of 8,800. Groups share micro-batches, which stay as large as the budget
+allows: on a CPU each micro-batch also pays for a dense gradient of the embedding matrix.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -52,7 +61,11 @@ def sample_from_record(record: TokenRecord, advantage: float) -> TrainSample:
 
 @dataclass(frozen=True)
 class MicroBatch:
-    """Padded sequences and the completion positions to train on; T trained tokens in all."""
+    """Padded sequences and the completion positions to train on; T trained tokens in all.
+
+    With `prefix_ids`, row b's sequence is the prefix `row_prefix[b]` followed by its row of `input_ids`,
+    and `cols` index `input_ids`.
+    """
 
     input_ids: Tensor  # long [B, L], right-padded
     attention_mask: Tensor  # long [B, L]
@@ -63,48 +76,134 @@ class MicroBatch:
     sampler_logprobs: Tensor  # float [T]
     seq_ids: Tensor  # long [T]: the sample's index in the whole step (sequence aggregation)
     support: Support | None  # over the T tokens, in order
+    prefix_ids: Tensor | None = None  # long [G, P]: the distinct prefixes, left-padded, each run once
+    prefix_mask: Tensor | None = None  # long [G, P]
+    row_prefix: Tensor | None = None  # long [B]: the prefix each row continues
 
     @property
     def num_tokens(self) -> int:
         return int(self.tokens.numel())
 
 
-def pack(samples: Sequence[TrainSample], micro_batch_tokens: int, pad_id: int = 0) -> list[MicroBatch]:
-    """Group samples into micro-batches of at most `micro_batch_tokens` padded tokens (B x longest L).
+def pack(samples: Sequence[TrainSample], micro_batch_tokens: int, pad_id: int = 0,
+         share_prefixes: bool = True) -> list[MicroBatch]:
+    """Group samples into micro-batches of at most `micro_batch_tokens` tokens run through the model.
 
-    Samples are taken longest first, so sequences of similar length share a micro-batch; a sample longer
-    than the budget gets a micro-batch of its own. Gradients do not depend on the grouping.
+    With `share_prefixes`, a micro-batch holds whole prompt groups (a group over the budget is split) and
+    counts G x the longest prefix plus B x the longest rest. Without, samples are padded to the longest of
+    their micro-batch (B x longest L), taken longest first so that similar lengths share one. A sample
+    over the budget gets a micro-batch of its own. Gradients do not depend on the grouping.
     """
-    order = sorted(range(len(samples)), key=lambda i: -samples[i].length)
+    # A prefix needs a token before the position that predicts the first trained one.
+    prefixed = [i for i, s in enumerate(samples) if share_prefixes and s.targets.numel() and int(s.targets[0]) >= 2]
+    plain = sorted(set(range(len(samples))) - set(prefixed))
+    batches = [_collate(samples, idx, pad_id) for idx in _fill(plain, samples, micro_batch_tokens)]
+    groups = _prefix_groups(samples, prefixed, micro_batch_tokens)
+    return batches + [_collate_prefixed(samples, chosen, pad_id) for chosen in _fill_groups(groups, micro_batch_tokens)]
+
+
+def _fill(indices: Iterable[int], samples: Sequence[TrainSample], budget: int) -> list[list[int]]:
+    """Split `indices`, longest first, into runs of B x longest L within `budget`."""
     batches: list[list[int]] = []
-    for i in order:
+    for i in sorted(indices, key=lambda i: -samples[i].length):
         current = batches[-1] if batches else None
         width = samples[current[0]].length if current else 0  # the first is the longest
-        if current is not None and (len(current) + 1) * width <= micro_batch_tokens:
+        if current is not None and (len(current) + 1) * width <= budget:
             current.append(i)
         else:
             batches.append([i])
-    return [_collate(samples, idx, pad_id) for idx in batches]
+    return batches
+
+
+@dataclass(frozen=True)
+class _Group:
+    prefix_len: int  # P: the tokens before the position that predicts the first trained token
+    members: list[int]
+    rest: int  # the longest L - P of its members
+
+
+def _prefix_groups(samples: Sequence[TrainSample], indices: list[int], budget: int) -> list[_Group]:
+    """The samples at `indices` grouped by their prefix, longest rest first; a group over `budget` is cut."""
+    by_prefix: dict[tuple[int, ...], list[int]] = {}
+    for i in indices:
+        s = samples[i]
+        by_prefix.setdefault(tuple(s.input_ids[: int(s.targets[0]) - 1].tolist()), []).append(i)
+    groups = []
+    for prefix, members in by_prefix.items():
+        members = sorted(members, key=lambda i: -samples[i].length)
+        rest = samples[members[0]].length - len(prefix)
+        per_batch = max(1, (budget - len(prefix)) // max(rest, 1))
+        groups += [_Group(len(prefix), members[k : k + per_batch], rest) for k in range(0, len(members), per_batch)]
+    return sorted(groups, key=lambda g: -g.rest)
+
+
+def _fill_groups(groups: list[_Group], budget: int) -> list[list[_Group]]:
+    """Whole groups into runs of G x longest prefix + B x longest rest within `budget`."""
+    batches: list[list[_Group]] = []
+    for group in groups:
+        current = batches[-1] if batches else None
+        if current is not None:
+            candidate = [*current, group]
+            cost = (len(candidate) * max(g.prefix_len for g in candidate)
+                    + sum(len(g.members) for g in candidate) * candidate[0].rest)  # the first has the longest rest
+            if cost <= budget:
+                current.append(group)
+                continue
+        batches.append([group])
+    return batches
 
 
 def _collate(samples: Sequence[TrainSample], indices: list[int], pad_id: int) -> MicroBatch:
+    """The samples at `indices` as one micro-batch of right-padded whole sequences."""
     chosen = [samples[i] for i in indices]
-    width = max(s.length for s in chosen)
-    ids = torch.full((len(chosen), width), pad_id, dtype=torch.long)  # [B, L]
-    mask = torch.zeros((len(chosen), width), dtype=torch.long)  # [B, L]
+    ids, mask = _right_padded([s.input_ids for s in chosen], pad_id)  # [B, L]
+    return _with_targets(samples, indices, [0] * len(indices), ids, mask)
+
+
+def _collate_prefixed(samples: Sequence[TrainSample], groups: list[_Group], pad_id: int) -> MicroBatch:
+    """Whole groups as one micro-batch: their prefixes left-padded [G, P], the rests right-padded [B, S]."""
+    indices = [i for g in groups for i in g.members]
+    prefixes = [samples[g.members[0]].input_ids[: g.prefix_len] for g in groups]
+    width = max(p.numel() for p in prefixes)
+    prefix_ids = torch.full((len(groups), width), pad_id, dtype=torch.long)  # [G, P]
+    prefix_mask = torch.zeros((len(groups), width), dtype=torch.long)  # [G, P]
+    for row, prefix in enumerate(prefixes):
+        prefix_ids[row, width - prefix.numel() :] = prefix
+        prefix_mask[row, width - prefix.numel() :] = 1
+    starts = [g.prefix_len for g in groups for _ in g.members]
+    ids, mask = _right_padded([samples[i].input_ids[start:] for i, start in zip(indices, starts, strict=True)],
+                              pad_id)  # [B, S]
+    row_prefix = torch.tensor([k for k, g in enumerate(groups) for _ in g.members], dtype=torch.long)  # [B]
+    return replace(_with_targets(samples, indices, starts, ids, mask), prefix_ids=prefix_ids,
+                   prefix_mask=prefix_mask, row_prefix=row_prefix)
+
+
+def _right_padded(rows: list[Tensor], pad_id: int) -> tuple[Tensor, Tensor]:
+    """long [B, L] ids and mask, each row at the left."""
+    width = max(r.numel() for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for row, r in enumerate(rows):
+        ids[row, : r.numel()] = r
+        mask[row, : r.numel()] = 1
+    return ids, mask
+
+
+def _with_targets(samples: Sequence[TrainSample], indices: list[int], starts: list[int], ids: Tensor,
+                  mask: Tensor) -> MicroBatch:
+    """A micro-batch over `ids` (row b holding sample indices[b] from token starts[b]) and its trained tokens."""
     rows, cols, tokens, advantages, logprobs, seq_ids = [], [], [], [], [], []
-    for row, (index, s) in enumerate(zip(indices, chosen, strict=True)):
-        ids[row, : s.length] = s.input_ids
-        mask[row, : s.length] = 1
+    for row, (index, start) in enumerate(zip(indices, starts, strict=True)):
+        s = samples[index]
         n = s.targets.numel()
         rows.append(torch.full((n,), row, dtype=torch.long))
-        cols.append(s.targets - 1)
+        cols.append(s.targets - 1 - start)
         tokens.append(s.input_ids[s.targets])
         advantages.append(torch.full((n,), s.advantage, dtype=torch.float32))
         logprobs.append(s.sampler_logprobs)
         seq_ids.append(torch.full((n,), index, dtype=torch.long))
     return MicroBatch(ids, mask, torch.cat(rows), torch.cat(cols), torch.cat(tokens), torch.cat(advantages),
-                      torch.cat(logprobs), torch.cat(seq_ids), _joined_support([s.support for s in chosen]))
+               torch.cat(logprobs), torch.cat(seq_ids), _joined_support([samples[i].support for i in indices]))
 
 
 def _joined_support(supports: list[Support | None]) -> Support | None:
@@ -114,6 +213,24 @@ def _joined_support(supports: list[Support | None]) -> Support | None:
     if len(present) != len(supports):
         raise ModelError("some episodes recorded a sampler support and others did not; sample them all alike")
     return Support.concat(present)
+
+
+def _over_prefixes(model: PreTrainedModel, batch: MicroBatch, ids: Tensor, mask: Tensor) -> Tensor:
+    """float [B, S, H]: the hidden states of each row's tokens, run on top of its prefix's KV cache."""
+    assert batch.prefix_ids is not None and batch.prefix_mask is not None and batch.row_prefix is not None
+    device = ids.device
+    prefix_mask, row_prefix = batch.prefix_mask.to(device), batch.row_prefix.to(device)  # [G, P], [B]
+    prefix_positions = (prefix_mask.cumsum(-1) - 1).clamp(min=0)  # [G, P]: left pads share position 0
+    # The prefixes once, with grad: their cache rows, picked for each row, carry every row's gradient back.
+    cache = model.base_model(input_ids=batch.prefix_ids.to(device), attention_mask=prefix_mask,
+                             position_ids=prefix_positions, use_cache=True).cache
+    cache.batch_select_indices(row_prefix)
+    width = prefix_mask.shape[1]
+    positions = prefix_mask.sum(-1)[row_prefix, None] + torch.arange(ids.shape[1], device=device)  # [B, S]
+    return model.base_model(
+        input_ids=ids, attention_mask=torch.cat([prefix_mask[row_prefix], mask], dim=1), position_ids=positions,
+        cache_position=torch.arange(width, width + ids.shape[1], device=device), cache=cache, use_cache=True,
+    ).last_hidden_state  # [B, S, H]
 
 
 def check_plain_lm_head(model: PreTrainedModel) -> None:
@@ -132,9 +249,11 @@ def check_plain_lm_head(model: PreTrainedModel) -> None:
 def completion_logits(model: PreTrainedModel, batch: MicroBatch, temperature: float = 1.0) -> Tensor:
     """float32 [T, V]: the model's logits at the batch's completion positions, divided by the temperature."""
     device = next(model.parameters()).device
-    hidden = model.base_model(
-        input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device)
-    ).last_hidden_state  # [B, L, H]
+    ids, mask = batch.input_ids.to(device), batch.attention_mask.to(device)  # [B, S]
+    if batch.prefix_ids is None:
+        hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state  # [B, S, H]
+    else:
+        hidden = _over_prefixes(model, batch, ids, mask)
     picked = hidden[batch.rows.to(device), batch.cols.to(device)]  # [T, H]
     logits = model.get_output_embeddings()(picked).float()  # [T, V]
     return logits / temperature if temperature != 1.0 else logits
