@@ -3,8 +3,9 @@
 Part 1, step time, side by side in one process: SmolLM2-135M-Instruct (the converted default model, no
 download), 4 prompts x 4 generations x 32 new tokens, the same learning rate, reward (an even number of
 words: about half the replies earn it, so every group trains) and token-level loss aggregation with
-group-std advantages, fp32 (`--sampler-precision bf16` samples tracegym's completions in bf16 instead, its
-mixed-precision setting; the trainer stays fp32), `--threads` CPU threads. TRL runs `GRPOTrainer` (use_vllm=False, bf16=False,
+group-std advantages, fp32 (`--sampler-precision bf16` samples tracegym's completions in bf16 instead;
+`--trainer-autocast bf16` runs its forward and backward in mixed precision, fp32 master weights; `--trl-bf16`
+gives TRL its own mixed precision, bf16=True), `--threads` CPU threads. TRL runs `GRPOTrainer` (use_vllm=False, bf16=False,
 use_cpu=True, otherwise its defaults, which include gradient checkpointing); after each TRL step a
 callback runs one tracegym step (SyncRollouts generation + Trainer.step + publish, as `tracegym train`
 with max_staleness 0 runs it), so both see the same machine load. The first step of each is a warm-up
@@ -92,7 +93,8 @@ def step_times(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     task_set = rl_setup.write_task_set(work / "stories", "bench-stories", tasks)
     config = _train_config(work / "run-sync", task_set.path, model_dir,
                            grpo={"group_size": args.generations, "batch_groups": args.prompts},
-                           sampler={"max_new_tokens": args.new_tokens, "precision": args.sampler_precision})
+                           sampler={"max_new_tokens": args.new_tokens, "precision": args.sampler_precision},
+                           optim={"autocast": args.trainer_autocast})
     trainer, source = _sync_parts(config, task_set, model_dir)
     source.start()
     ours: list[float] = []
@@ -127,7 +129,7 @@ def step_times(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": t.prompt.messages[0].content}]}
                                  for t in tasks])
     trl_config = GRPOConfig(
-        output_dir=str(work / "trl"), use_cpu=True, bf16=False, use_vllm=False, learning_rate=1e-6,
+        output_dir=str(work / "trl"), use_cpu=True, bf16=args.trl_bf16, use_vllm=False, learning_rate=1e-6,
         per_device_train_batch_size=args.prompts * args.generations, num_generations=args.generations,
         max_completion_length=args.new_tokens, max_steps=args.steps, logging_steps=1, save_strategy="no",
         report_to="none", disable_tqdm=True, seed=0,
@@ -213,6 +215,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--new-tokens", type=int, default=32, help="part 1: new tokens per generation")
     parser.add_argument("--sampler-precision", choices=["fp32", "bf16"], default="fp32",
                         help="part 1: precision of tracegym's sampler (TRL's runs bf16=False)")
+    parser.add_argument("--trainer-autocast", choices=["off", "bf16"], default="off",
+                        help="part 1: tracegym's optim.autocast (bf16: mixed-precision forward and backward)")
+    parser.add_argument("--trl-bf16", action="store_true",
+                        help="part 1: run TRL with bf16=True (its mixed precision) instead of the issue's bf16=False")
     parser.add_argument("--trl-gradient-checkpointing", choices=["default", "off"], default="default",
                         help="part 1: keep TRL's default (on) or turn it off")
     parser.add_argument("--loop-steps", type=int, default=10, help="part 2: steps of each loop")

@@ -176,6 +176,10 @@ class OptimSection(_Section):
     then stops at the lowest trained block: on a CPU, the way to afford more steps."""
     freeze_embeddings: bool = False
     """Keep the token embeddings (and an output layer tied to them) fixed."""
+    autocast: Literal["off", "bf16"] = "off"
+    """bf16: run the trainer's forward and backward passes under torch.autocast in bfloat16 (mixed
+    precision: matrix products in bf16; weights, gradients, AdamW state and the loss stay fp32). Faster on
+    GPUs and on CPUs with bf16 matrix units; off trains in fp32 throughout."""
 
 
 class AsyncSection(_Section):

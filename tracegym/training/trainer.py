@@ -7,7 +7,7 @@ One call to `Trainer.step` is one optimizer step over one rollout batch:
 2. GRPO advantages within each group (`tracegym.training.advantages`); groups whose rewards are all
    equal carry no signal and are skipped and counted.
 3. The remaining episodes are packed into micro-batches (`tracegym.training.batching`); each is run
-   forward at the sampler's temperature, scored by `token_loss` with the configured corrections,
+   forward at the sampler's temperature (in fp32, or under bf16 autocast with `optim.autocast`), scored by `token_loss` with the configured corrections,
    reduced by `aggregate` with the denominator of the whole step (the token count, or the number of
    sequences) so the accumulated gradient equals that of one big batch, and backpropagated.
 4. The global gradient norm is clipped and AdamW steps. A batch with nothing to train on takes no
@@ -127,7 +127,9 @@ class Trainer:
         return metrics
 
     def _micro_loss(self, mb: MicroBatch, denominator: float) -> tuple[Tensor, dict[str, Tensor]]:
-        logits = completion_logits(self.model, mb, self.temperature)  # [T, V]
+        device_type = next(self.model.parameters()).device.type
+        with torch.autocast(device_type, dtype=torch.bfloat16, enabled=self.optim.autocast == "bf16"):
+            logits = completion_logits(self.model, mb, self.temperature)  # [T, V], float32
         support = mb.support
         per_token, loss_metrics = token_loss(
             logits, mb.tokens.to(logits.device), mb.advantages.to(logits.device),
