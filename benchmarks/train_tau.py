@@ -11,9 +11,12 @@
 5. Saves the curve (warm-start loss, GRPO training reward, held-out rewards with 95% CIs) as a PNG.
 
 Confidence intervals are percentile bootstraps over tasks (10,000 resamples) of the mean of per-task mean
-rewards; GRPO's gain is the paired per-task difference against the warm start, with its own interval.
+rewards; GRPO's gain is the paired per-task difference against the warm start, with its own interval, and again
+with an interval that resamples whole source tasks (`grpo_minus_warm_start_by_source`): tasks cut from one
+scenario's failures are alike, and a few scenarios can hold most held-out tasks.
 The last line is one JSON object: {"base", "warm_start", "grpo", "grpo_minus_warm_start",
-"warm_start_minus_base", "heldout_tasks", "samples_per_task", "train_steps", "minutes", "threads"}.
+"warm_start_minus_base", "grpo_minus_warm_start_by_source", "heldout_tasks", "samples_per_task", "train_steps",
+"minutes", "threads"}.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO.parent / "shared" / "data" / "traces" / "tau-bench"
 
 
-def prepare(workdir: Path) -> tuple[Path, Path]:
-    """Fresh store and task set under `workdir` (reused when already there)."""
+def prepare(workdir: Path, context: str, heldout: float) -> tuple[Path, Path]:
+    """Fresh store and task set under `workdir` (reused when already there), cut with the config's context,
+    `heldout` of the τ-bench tasks held out."""
     from tracegym.cli import app
 
     store, task_set = workdir / "store.duckdb", workdir / "tasks" / "tau"
@@ -45,7 +49,7 @@ def prepare(workdir: Path) -> tuple[Path, Path]:
     runner = CliRunner()
     for args in (["ingest", str(TRACES)], ["mine", "failures"],
                  ["tasks", "generate", "--out", str(task_set), "--evals", str(REPO / "examples" / "evals-train.yaml"),
-                  "--eval", "gold_tool", "--top", "12", "--context", "last-user"]):
+                  "--eval", "gold_tool", "--top", "12", "--context", context, "--heldout", str(heldout)]):
         result = runner.invoke(app, [*args, "--store", str(store)], catch_exceptions=False)
         if result.exit_code != 0:
             raise SystemExit(f"{' '.join(args)} failed: {result.stderr}")
@@ -97,6 +101,21 @@ def bootstrap(values: list[float], seed: int = 0, resamples: int = 10_000) -> di
             "ci95_high": means[int(0.975 * resamples) - 1]}
 
 
+def bootstrap_by_source(values: list[float], sources: list[str], seed: int = 0,
+                        resamples: int = 10_000) -> dict[str, float]:
+    """Mean and 95% interval resampling whole source tasks (τ-bench scenarios): the tasks cut from one
+    scenario's failures are alike, so this interval is the honest one when a few scenarios hold many tasks."""
+    rng = random.Random(seed)
+    by_source: dict[str, list[float]] = {}
+    for value, source in zip(values, sources, strict=True):
+        by_source.setdefault(source, []).append(value)
+    groups = list(by_source.values())
+    means = sorted(statistics.fmean([v for g in rng.choices(groups, k=len(groups)) for v in g])
+                   for _ in range(resamples))
+    return {"mean": statistics.fmean(values), "ci95_low": means[int(0.025 * resamples)],
+            "ci95_high": means[int(0.975 * resamples) - 1], "sources": len(groups)}
+
+
 def plot(metrics: dict[str, dict[int, float | None]], results: dict[str, dict[str, float]], warm_steps: int,
          path: Path) -> None:
     import matplotlib
@@ -127,6 +146,8 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, required=True)
     parser.add_argument("--config", type=Path, default=REPO / "examples" / "train-tau.yaml")
     parser.add_argument("--samples", type=int, default=4, help="Episodes per held-out task and model.")
+    parser.add_argument("--heldout", type=float, default=0.2,
+                        help="Share of τ-bench tasks (scenarios) held out when generating the task set.")
     parser.add_argument("--max-heldout", type=int, default=None, help="Evaluate only the first N held-out tasks.")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
@@ -145,9 +166,7 @@ def main() -> None:
     from tracegym.training.metrics import read_metrics
 
     args.workdir.mkdir(parents=True, exist_ok=True)
-    store, task_set_dir = prepare(args.workdir)
     data = yaml.safe_load(args.config.read_text())
-    data["tasks"]["task_set"], data["run_dir"] = str(task_set_dir), str(args.workdir / "run")
     for item in args.set:
         key, _, value = item.partition("=")
         *parents, leaf = key.split(".")
@@ -155,6 +174,8 @@ def main() -> None:
         for part in parents:
             node = node.setdefault(part, {})
         node[leaf] = yaml.safe_load(value)
+    store, task_set_dir = prepare(args.workdir, data.get("prompt", {}).get("context", "last-user"), args.heldout)
+    data["tasks"]["task_set"], data["run_dir"] = str(task_set_dir), str(args.workdir / "run")
     config = parse_train_config(data, args.config)
     task_set = load_task_set(task_set_dir)
     heldout, _ = select_tasks(task_set, config, load_tokenizer(config.model.ref), split="heldout")
@@ -180,6 +201,9 @@ def main() -> None:
         "warm_start_minus_base": bootstrap([w - b for w, b in zip(per_task["warm_start"], per_task["base"],
                                                                    strict=True)]),
     }
+    sources = [t.provenance.source_task for t in heldout]
+    gains["grpo_minus_warm_start_by_source"] = bootstrap_by_source(
+        [g - w for g, w in zip(per_task["grpo"], per_task["warm_start"], strict=True)], sources)
     with open_store(store, read_only=True) as st:
         metrics = read_metrics(st, result.run_id)
     plot(metrics, summary, config.warmup.steps, args.plot)

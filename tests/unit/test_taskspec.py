@@ -22,6 +22,7 @@ from tracegym.tasks.spec import (
     TaskSpec,
     dump_spec,
     load_spec,
+    trim_context,
 )
 from tracegym.tasks.splits import assign_splits
 
@@ -141,6 +142,20 @@ def test_build_prompt_context_modes_and_system_cut():
     assert [m.role for m in short.messages] == ["user", "assistant", "tool"] and short.dropped_messages == 2
     assert short.system.startswith("policy policy policy") and short.system_chars == 350
     assert "[… 330 characters cut …]" in short.system
+    exchange = build_prompt(trace, 6, "last-exchange", None)
+    assert [m.content for m in exchange.messages[:2]] == ["hi, your id?", "u1"] and exchange.dropped_messages == 1
+
+
+def test_last_exchange_starts_at_the_agents_last_words_before_the_user():
+    said = {"role": "assistant", "content": "Shall I cancel ABC?"}
+    call = {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "get", "arguments": "{}"}}]}
+    user, tool = {"role": "user", "content": "yes"}, {"role": "tool", "content": "{}"}
+    messages = [{"role": "user", "content": "hi"}, said, call, tool, user, call, tool]
+    assert trim_context(messages, "last-exchange") == [said, call, tool, user, call, tool]
+    assert trim_context(messages, "last-user") == [user, call, tool]
+    assert trim_context(messages, "full") == messages
+    assert trim_context([user, call], "last-exchange") == [user, call]  # nothing said before the user
+    assert trim_context([said, call], "last-exchange") == [said, call]  # no user message: all kept
 
 
 def test_duplicate_key_ignores_numbers_ids_and_attempts_but_not_task_data():

@@ -36,10 +36,11 @@ def tasks_generate(
                                       help="failure: one task at the turn that went wrong; "
                                            "turns: one at every agent turn up to it.")] = "failure",
     max_cuts: Annotated[int | None, typer.Option(min=1, help="With --cuts turns, the last N turns only.")] = None,
-    context: Annotated[Literal["full", "last-user"], typer.Option(
+    context: Annotated[Literal["full", "last-user", "last-exchange"], typer.Option(
                                          help="full: the whole conversation before the cut; last-user: the system "
                                               "prompt and the turns since the last user message (short prompts for "
-                                              "small models, losing earlier context).")] = "full",
+                                              "small models, losing earlier context); last-exchange: also the "
+                                              "agent's last words to the user before it.")] = "full",
     system_max_chars: Annotated[int | None, typer.Option(
         min=1, help="Cut longer system prompts to this many characters (default: keep whole; the policy in them "
                     "often decides what the right action is).")] = None,

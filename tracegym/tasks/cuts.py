@@ -15,7 +15,7 @@ import re
 from typing import Any, Literal
 
 from tracegym.evals.recorded import RecordedTrace
-from tracegym.tasks.spec import ChatMessage, Context, Prompt
+from tracegym.tasks.spec import ChatMessage, Context, Prompt, trim_context
 
 CutMode = Literal["failure", "turns"]
 
@@ -44,10 +44,7 @@ def build_prompt(trace: RecordedTrace, cut: int, context: Context, system_max_ch
     system = None
     if before and before[0]["role"] == "system":
         system = before.pop(0)["content"] or ""
-    kept = before
-    if context == "last-user":
-        users = [i for i, m in enumerate(before) if m["role"] == "user"]
-        kept = before[users[-1]:] if users else before
+    kept = trim_context(before, context)
     full_length = len(system) if system is not None else 0
     cut_system = system is not None and system_max_chars is not None and full_length > system_max_chars
     if cut_system:

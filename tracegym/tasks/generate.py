@@ -61,7 +61,8 @@ class GenerateOptions(BaseModel):
     """With cuts: turns, keep only the last N turns before each failure."""
     context: Context = "full"
     """full: the whole conversation before the cut; last-user: the system prompt and the turns since the last
-    user message (short prompts for small models, at the cost of earlier context)."""
+    user message (short prompts for small models, at the cost of earlier context); last-exchange: also the agent's
+    last words to the user before it."""
     system_max_chars: int | None = Field(None, ge=1)
     """Cut system prompts longer than this (kept whole by default: policies matter to the agent's choices)."""
     max_tasks_per_cluster: int | None = Field(None, ge=1)

@@ -20,7 +20,25 @@ from tracegym.evals.yamlfile import load_model
 SPEC_VERSION = 1
 Harness = Literal["replay", "shell", "chat"]
 Split = Literal["train", "heldout"]
-Context = Literal["full", "last-user"]
+Context = Literal["full", "last-user", "last-exchange"]
+
+
+def trim_context(messages: list[dict[str, Any]], context: Context) -> list[dict[str, Any]]:
+    """The messages (system prompt excluded) that a context policy keeps.
+
+    full: all of them. last-user: those from the last user message on. last-exchange: also the agent's last
+    words to the user before it (its last assistant message with text), which often say what the user is
+    answering ("Shall I cancel reservation ABC123?"): the next action is seldom clear from the reply alone.
+    Without a user message every message is kept."""
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if context == "full" or not users:
+        return messages
+    start = users[-1]
+    if context == "last-exchange":
+        said = [i for i, m in enumerate(messages[:start])
+                if m.get("role") == "assistant" and (m.get("content") or "").strip()]
+        start = said[-1] if said else start
+    return messages[start:]
 
 
 class _Strict(BaseModel):
@@ -64,7 +82,8 @@ class Prompt(_Strict):
     messages: list[ChatMessage]
     """The conversation after the system prompt, up to the turn the agent must take."""
     context: Context = "full"
-    """full: every earlier message; last-user: only those since the last user message."""
+    """full: every earlier message; last-user: only those since the last user message; last-exchange: also the
+    agent's last words to the user before it (`trim_context`)."""
     dropped_messages: int = Field(0, ge=0)
     """Earlier messages the context mode left out."""
     system_chars: int | None = None

@@ -80,7 +80,8 @@ class PromptSection(_Section):
     """How prompts are shortened to fit a small model and a CPU, for warm-start examples and tasks alike."""
 
     context: Context = "last-user"
-    """last-user: only the messages since the last user message; full: the whole conversation."""
+    """last-user: only the messages since the last user message; last-exchange: also the agent's last words to
+    the user before it; full: the whole conversation."""
     system_max_chars: int | None = Field(None, ge=0)
     """Cut the system prompt to this many characters (0 drops it); None keeps it whole."""
     tool_schemas: Literal["full", "compact"] = "full"

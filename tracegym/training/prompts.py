@@ -2,7 +2,8 @@
 
 Three knobs (`PromptSection`):
 
-- `context: last-user` keeps only the messages since the last user message;
+- `context: last-user` keeps only the messages since the last user message, `last-exchange` also the agent's
+  last words to the user before it (`tracegym.tasks.spec.trim_context`);
 - `system_max_chars` cuts the system prompt (0 drops it);
 - `tool_schemas: compact` replaces the JSON tool schemas, which the Hermes-style rendering wraps in
   ~45 tokens of JSON per tool, by one signature line per tool in the system prompt, e.g.
@@ -19,7 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from tracegym.tasks.spec import ChatMessage, TaskSpec, ToolSchema
+from tracegym.tasks.spec import ChatMessage, TaskSpec, ToolSchema, trim_context
 from tracegym.training.config import PromptSection
 
 COMPACT_TOOLS_PROMPT = (
@@ -42,18 +43,11 @@ def compact_tools_text(tools: Sequence[ToolSchema]) -> str:
     return COMPACT_TOOLS_PROMPT.format(signatures="\n".join(signature(t) for t in tools))
 
 
-def since_last_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages from the last user message on (all of them when there is none)."""
-    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-    return messages[users[-1]:] if users else messages
-
-
 def shorten(
     system: str | None, messages: list[dict[str, Any]], tools: Sequence[ToolSchema], policy: PromptSection
 ) -> tuple[str | None, list[dict[str, Any]], list[ToolSchema]]:
     """(system, messages without the system one, tools) after the policy."""
-    if policy.context == "last-user":
-        messages = since_last_user(messages)
+    messages = trim_context(messages, policy.context)
     if system is not None and policy.system_max_chars is not None:
         system = system[: policy.system_max_chars] or None
     tools = list(tools)
