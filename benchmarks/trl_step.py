@@ -223,7 +223,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="part 1: keep TRL's default (on) or turn it off")
     parser.add_argument("--loop-steps", type=int, default=10, help="part 2: steps of each loop")
     parser.add_argument("--repeats", type=int, default=2, help="part 2: rounds of the four loop runs (medians)")
-    parser.add_argument("--samplers", type=int, default=1, help="part 2: sampler processes of the async loop")
+    parser.add_argument("--samplers", type=int, default=2, help="part 2: sampler processes of the async loop")
     parser.add_argument("--sampler-threads", type=int, default=1, help="part 2: torch threads per sampler process")
     parser.add_argument("--async-trainer-threads", type=int, default=1,
                         help="part 2: torch threads of the async loop's trainer (the samplers use the others)")
