@@ -38,9 +38,9 @@ REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO.parent / "shared" / "data" / "traces" / "tau-bench"
 
 
-def prepare(workdir: Path, context: str, heldout: float) -> tuple[Path, Path]:
+def prepare(workdir: Path, context: str, heldout: float, split_seed: int) -> tuple[Path, Path]:
     """Fresh store and task set under `workdir` (reused when already there), cut with the config's context,
-    `heldout` of the τ-bench tasks held out."""
+    `heldout` of the τ-bench tasks held out (drawn with `split_seed`)."""
     from tracegym.cli import app
 
     store, task_set = workdir / "store.duckdb", workdir / "tasks" / "tau"
@@ -49,7 +49,8 @@ def prepare(workdir: Path, context: str, heldout: float) -> tuple[Path, Path]:
     runner = CliRunner()
     for args in (["ingest", str(TRACES)], ["mine", "failures"],
                  ["tasks", "generate", "--out", str(task_set), "--evals", str(REPO / "examples" / "evals-train.yaml"),
-                  "--eval", "gold_tool", "--top", "12", "--context", context, "--heldout", str(heldout)]):
+                  "--eval", "gold_tool", "--top", "12", "--context", context, "--heldout", str(heldout),
+                  "--seed", str(split_seed)]):
         result = runner.invoke(app, [*args, "--store", str(store)], catch_exceptions=False)
         if result.exit_code != 0:
             raise SystemExit(f"{' '.join(args)} failed: {result.stderr}")
@@ -148,6 +149,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=4, help="Episodes per held-out task and model.")
     parser.add_argument("--heldout", type=float, default=0.2,
                         help="Share of τ-bench tasks (scenarios) held out when generating the task set.")
+    parser.add_argument("--split-seed", type=int, default=0, help="Seeds the held-out draw of the task set.")
     parser.add_argument("--max-heldout", type=int, default=None, help="Evaluate only the first N held-out tasks.")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
@@ -174,7 +176,8 @@ def main() -> None:
         for part in parents:
             node = node.setdefault(part, {})
         node[leaf] = yaml.safe_load(value)
-    store, task_set_dir = prepare(args.workdir, data.get("prompt", {}).get("context", "last-user"), args.heldout)
+    store, task_set_dir = prepare(args.workdir, data.get("prompt", {}).get("context", "last-user"), args.heldout,
+                                  args.split_seed)
     data["tasks"]["task_set"], data["run_dir"] = str(task_set_dir), str(args.workdir / "run")
     config = parse_train_config(data, args.config)
     task_set = load_task_set(task_set_dir)
