@@ -93,28 +93,21 @@ def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any]
     return [statistics.fmean(by_task[t.task_id]) for t in tasks]
 
 
-def bootstrap(values: list[float], seed: int = 0, resamples: int = 10_000) -> dict[str, float]:
-    """Mean and 95% percentile-bootstrap interval over tasks."""
-    rng = random.Random(seed)
-    n = len(values)
-    means = sorted(statistics.fmean(rng.choices(values, k=n)) for _ in range(resamples))
-    return {"mean": statistics.fmean(values), "ci95_low": means[int(0.025 * resamples)],
-            "ci95_high": means[int(0.975 * resamples) - 1]}
-
-
-def bootstrap_by_source(values: list[float], sources: list[str], seed: int = 0,
-                        resamples: int = 10_000) -> dict[str, float]:
-    """Mean and 95% interval resampling whole source tasks (τ-bench scenarios): the tasks cut from one
-    scenario's failures are alike, so this interval is the honest one when a few scenarios hold many tasks."""
+def bootstrap(values: list[float], sources: list[str] | None = None, seed: int = 0,
+              resamples: int = 10_000) -> dict[str, float]:
+    """Mean and 95% percentile-bootstrap interval over tasks, or, with `sources`, over whole source tasks
+    (τ-bench scenarios): the tasks cut from one scenario's failures are alike, so that interval is the honest
+    one when a few scenarios hold many tasks."""
     rng = random.Random(seed)
     by_source: dict[str, list[float]] = {}
-    for value, source in zip(values, sources, strict=True):
-        by_source.setdefault(source, []).append(value)
+    for i, value in enumerate(values):
+        by_source.setdefault(sources[i] if sources is not None else str(i), []).append(value)
     groups = list(by_source.values())
     means = sorted(statistics.fmean([v for g in rng.choices(groups, k=len(groups)) for v in g])
                    for _ in range(resamples))
-    return {"mean": statistics.fmean(values), "ci95_low": means[int(0.025 * resamples)],
-            "ci95_high": means[int(0.975 * resamples) - 1], "sources": len(groups)}
+    out = {"mean": statistics.fmean(values), "ci95_low": means[int(0.025 * resamples)],
+           "ci95_high": means[int(0.975 * resamples) - 1]}
+    return out | ({"sources": len(groups)} if sources is not None else {})
 
 
 def plot(metrics: dict[str, dict[int, float | None]], results: dict[str, dict[str, float]], warm_steps: int,
@@ -205,7 +198,7 @@ def main() -> None:
                                                                    strict=True)]),
     }
     sources = [t.provenance.source_task for t in heldout]
-    gains["grpo_minus_warm_start_by_source"] = bootstrap_by_source(
+    gains["grpo_minus_warm_start_by_source"] = bootstrap(
         [g - w for g, w in zip(per_task["grpo"], per_task["warm_start"], strict=True)], sources)
     with open_store(store, read_only=True) as st:
         metrics = read_metrics(st, result.run_id)

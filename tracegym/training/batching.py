@@ -156,36 +156,32 @@ def _fill_groups(groups: list[_Group], budget: int) -> list[list[_Group]]:
 def _collate(samples: Sequence[TrainSample], indices: list[int], pad_id: int) -> MicroBatch:
     """The samples at `indices` as one micro-batch of right-padded whole sequences."""
     chosen = [samples[i] for i in indices]
-    ids, mask = _right_padded([s.input_ids for s in chosen], pad_id)  # [B, L]
+    ids, mask = _padded([s.input_ids for s in chosen], pad_id)  # [B, L]
     return _with_targets(samples, indices, [0] * len(indices), ids, mask)
 
 
 def _collate_prefixed(samples: Sequence[TrainSample], groups: list[_Group], pad_id: int) -> MicroBatch:
     """Whole groups as one micro-batch: their prefixes left-padded [G, P], the rests right-padded [B, S]."""
     indices = [i for g in groups for i in g.members]
-    prefixes = [samples[g.members[0]].input_ids[: g.prefix_len] for g in groups]
-    width = max(p.numel() for p in prefixes)
-    prefix_ids = torch.full((len(groups), width), pad_id, dtype=torch.long)  # [G, P]
-    prefix_mask = torch.zeros((len(groups), width), dtype=torch.long)  # [G, P]
-    for row, prefix in enumerate(prefixes):
-        prefix_ids[row, width - prefix.numel() :] = prefix
-        prefix_mask[row, width - prefix.numel() :] = 1
+    prefix_ids, prefix_mask = _padded([samples[g.members[0]].input_ids[: g.prefix_len] for g in groups], pad_id,
+                                      left=True)  # [G, P]
     starts = [g.prefix_len for g in groups for _ in g.members]
-    ids, mask = _right_padded([samples[i].input_ids[start:] for i, start in zip(indices, starts, strict=True)],
-                              pad_id)  # [B, S]
+    ids, mask = _padded([samples[i].input_ids[start:] for i, start in zip(indices, starts, strict=True)],
+                        pad_id)  # [B, S]
     row_prefix = torch.tensor([k for k, g in enumerate(groups) for _ in g.members], dtype=torch.long)  # [B]
     return replace(_with_targets(samples, indices, starts, ids, mask), prefix_ids=prefix_ids,
                    prefix_mask=prefix_mask, row_prefix=row_prefix)
 
 
-def _right_padded(rows: list[Tensor], pad_id: int) -> tuple[Tensor, Tensor]:
-    """long [B, L] ids and mask, each row at the left."""
+def _padded(rows: list[Tensor], pad_id: int, left: bool = False) -> tuple[Tensor, Tensor]:
+    """long [B, L] ids and mask: each row at the left (right-padded), or at the right with `left` padding."""
     width = max(r.numel() for r in rows)
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for row, r in enumerate(rows):
-        ids[row, : r.numel()] = r
-        mask[row, : r.numel()] = 1
+        span = slice(width - r.numel(), width) if left else slice(0, r.numel())
+        ids[row, span] = r
+        mask[row, span] = 1
     return ids, mask
 
 
@@ -203,7 +199,7 @@ def _with_targets(samples: Sequence[TrainSample], indices: list[int], starts: li
         logprobs.append(s.sampler_logprobs)
         seq_ids.append(torch.full((n,), index, dtype=torch.long))
     return MicroBatch(ids, mask, torch.cat(rows), torch.cat(cols), torch.cat(tokens), torch.cat(advantages),
-               torch.cat(logprobs), torch.cat(seq_ids), _joined_support([samples[i].support for i in indices]))
+                      torch.cat(logprobs), torch.cat(seq_ids), _joined_support([samples[i].support for i in indices]))
 
 
 def _joined_support(supports: list[Support | None]) -> Support | None:

@@ -7,7 +7,8 @@ One call to `Trainer.step` is one optimizer step over one rollout batch:
 2. GRPO advantages within each group (`tracegym.training.advantages`); groups whose rewards are all
    equal carry no signal and are skipped and counted.
 3. The remaining episodes are packed into micro-batches (`tracegym.training.batching`); each is run
-   forward at the sampler's temperature (in fp32, or under bf16 autocast with `optim.autocast`), scored by `token_loss` with the configured corrections,
+   forward at the sampler's temperature (in fp32, or under bf16 autocast with `optim.autocast`), scored
+   by `token_loss` with the configured corrections,
    reduced by `aggregate` with the denominator of the whole step (the token count, or the number of
    sequences) so the accumulated gradient equals that of one big batch, and backpropagated.
 4. The global gradient norm is clipped and AdamW steps. A batch with nothing to train on takes no
