@@ -4,21 +4,21 @@ Part 1, step time, side by side in one process: SmolLM2-135M-Instruct (the conve
 download), 4 prompts x 4 generations x 32 new tokens, the same learning rate, reward (an even number of
 words: about half the replies earn it, so every group trains) and token-level loss aggregation with
 group-std advantages, fp32 (`--sampler-precision bf16` samples tracegym's completions in bf16 instead;
-`--trainer-autocast bf16` runs its forward and backward in mixed precision, fp32 master weights; `--trl-bf16`
-gives TRL its own mixed precision, bf16=True), `--threads` CPU threads. TRL runs `GRPOTrainer` (use_vllm=False, bf16=False,
-use_cpu=True, otherwise its defaults, which include gradient checkpointing); after each TRL step a
-callback runs one tracegym step (SyncRollouts generation + Trainer.step + publish, as `tracegym train`
-with max_staleness 0 runs it), so both see the same machine load. The first step of each is a warm-up
-and is left out of the medians.
+`--trainer-autocast bf16` runs its forward and backward in mixed precision, fp32 master weights;
+`--trl-bf16` gives TRL its own mixed precision, bf16=True), `--threads` CPU threads. TRL runs `GRPOTrainer`
+(use_vllm=False, bf16=False, use_cpu=True, otherwise its defaults, which include gradient checkpointing);
+after each TRL step a callback runs one tracegym step (SyncRollouts generation + Trainer.step + publish, as
+`tracegym train` with max_staleness 0 runs it), so both see the same machine load. The first step of each is
+a warm-up and is left out of the medians.
 
-Part 2, throughput: rollout groups per second of tracegym's synchronous loop (max_staleness 0,
-in-process sampling, `--threads` threads) and of the asynchronous one (AsyncRollouts: `--samplers`
-sampler processes of `--sampler-threads` threads, the trainer on `--async-trainer-threads`), over the
-same batches (4 groups of 4), on agent-like episodes: a tiny Llama warm-started to call get_weather once
-for each of three cities, then answer; each call takes 200 ms. The same again with an instant tool is the
-pure-compute figure. A loop's rate counts the groups trained from the end of its first step to the end
-of its last (process start-up left out); the figures are medians over `--repeats` rounds, each running
-the loops in alternating order.
+Part 2, throughput: rollout groups per second of tracegym's synchronous loop (max_staleness 0, in-process
+sampling, `--threads` threads) and of the asynchronous one (AsyncRollouts: `--samplers` sampler processes of
+`--sampler-threads` threads with `--async-concurrency` episodes in flight each, the trainer on
+`--async-trainer-threads`), over the same batches (4 groups of 4), on agent-like episodes: a tiny Llama
+warm-started to call get_weather once for each of three cities, then answer; each call takes 200 ms. The
+same again with an instant tool is the pure-compute figure. A loop's rate counts the groups trained from the
+end of its first step to the end of its last (process start-up left out); the figures are medians over
+`--repeats` rounds, each running the loops in alternating order.
 
     pip install trl            # TRL is a benchmark-only dependency; it must not replace torch
     python benchmarks/trl_step.py                    # defaults: 3 steps each; 2 rounds of 10 loop steps
@@ -163,7 +163,8 @@ def groups_per_s(args: argparse.Namespace, work: Path, tool: str, asynchronous: 
     config = _train_config(
         work / name, task_set.path, model_dir,
         harness={"kind": "tools", "tools": rl_setup.weather_tools(tool), "limits": {"max_turns": 5}},
-        sampler={"top_p": 0.95, "max_new_tokens": 32, "concurrency": 16, "n_samplers": args.samplers},
+        sampler={"top_p": 0.95, "max_new_tokens": 32, "n_samplers": args.samplers,
+                 "concurrency": args.async_concurrency if asynchronous else 16},
         loss={"score_centering": True, "top_p_replay": True}, optim={"lr": 1e-4},
         **{"async": {"max_staleness": args.max_staleness if asynchronous else 0}},
     )
@@ -190,7 +191,8 @@ def groups_per_s(args: argparse.Namespace, work: Path, tool: str, asynchronous: 
     return {"groups_per_s": rate, "step_s": statistics.median(log.step_s[1:]),
             "reward": _mean(log.metrics, "reward/mean"), "tool_calls_per_episode": _mean(log.metrics, "env/tool_calls"),
             "episode_s": _mean(log.metrics, "env/episode_s"), "dropped_stale": float(stats.get("dropped_stale", 0.0)),
-            "staleness_mean": _mean(log.metrics, "staleness/mean")}
+            "staleness_mean": _mean(log.metrics, "staleness/mean"), "wait_s": _mean(log.metrics[1:], "time/wait_s"),
+            "train_s": _mean(log.metrics[1:], "time/train_s"), "publish_s": _mean(log.metrics[1:], "time/publish_s")}
 
 
 def _episode_figures(_model: Any, batch: Any) -> dict[str, float]:
@@ -227,6 +229,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sampler-threads", type=int, default=1, help="part 2: torch threads per sampler process")
     parser.add_argument("--async-trainer-threads", type=int, default=1,
                         help="part 2: torch threads of the async loop's trainer (the samplers use the others)")
+    parser.add_argument("--async-concurrency", type=int, default=32,
+                        help="part 2: episodes in flight in each sampler process of the async loop (the sync loop "
+                             "runs its whole batch, 16, at once)")
     parser.add_argument("--max-staleness", type=int, default=2, help="part 2: the async loop's max_staleness")
     parser.add_argument("--warm-steps", type=int, default=120, help="part 2: warm-start steps of the tool model")
     parser.add_argument("--parts", nargs="+", choices=["step", "loops"], default=["step", "loops"],

@@ -171,11 +171,14 @@ def test_samplers_produce_versioned_groups_follow_publishes_and_survive_a_kill(w
         # Publish: the samplers load the new version, and what they sample afterwards comes from it.
         new = _perturbed(model)
         source.publish(new, 1)
+        handed_before = source.stats()["next_group_index"]
         _until(lambda: all(s["version"] == 1 for s in source.stats()["samplers"].values()), "samplers load v1")
         fresh = []
         while len(fresh) < 2:
             batch = source.next_batch(2, trainer_version=1)
             _check_batch(batch, 2, 1, 1)
+            # A task handed out after a publish starts on the published weights, never an older copy.
+            assert all(g.policy_version == 1 for g in batch.groups if g.group_index >= handed_before)
             seen += [g.group_index for g in batch.groups]
             fresh += [e for g in batch.groups if g.policy_version == 1 for e in g.episodes if e.sampler_id == "fp32/0"]
         assert all(_sampled_with(scorer_model, new, e) for e in fresh)

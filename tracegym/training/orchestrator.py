@@ -17,7 +17,11 @@ AsyncRollouts, in the trainer process:
   group is given up; when every slot is given up, `next_batch` raises with the last error.
 - The buffer is bounded by credits: a task is handed out only while the groups handed out and not yet
   consumed number fewer than `buffer_groups` (default: batch_groups x max_staleness), so samplers wait
-  instead of running ahead into groups that would be too stale to train on.
+  instead of running ahead into groups that would be too stale to train on. Each task carries the last
+  published version, and the sampler starts it only on weights at least that new: a group handed out
+  while the trainer trains version V is trained at version V + buffer_groups / batch_groups at the
+  latest, so with the default buffer no group is sampled only to be dropped (as prime-rl bounds its
+  inference lag, rather than sampling and discarding).
 - `next_batch` takes buffered groups lowest index first and drops (and counts) those sampled by weights
   more than `max_staleness` versions behind the trainer. `publish` writes the weights through a
   `FilesystemBroadcast` that every sampler polls.
@@ -163,8 +167,8 @@ class AsyncRollouts:
         self.pools = list(pools) if pools else [PoolConfig(precision=config.sampler.precision,
                                                             processes=config.sampler.n_samplers)]
         self.weights_dir = weights_dir or config.run_dir / "weights"
-        # Groups handed out wait about capacity / batch_groups steps to be trained: a pipeline that deep keeps
-        # most of them within max_staleness (weights load a moment after each publish, so a few lag one more).
+        # A group handed out starts on the weights published then and is trained at most capacity /
+        # batch_groups steps later: within max_staleness (module doc).
         self.capacity = buffer_groups or config.grpo.batch_groups * max(1, self.max_staleness)
         self.heartbeat_timeout_s, self.startup_timeout_s = heartbeat_timeout_s, startup_timeout_s
         self.max_failures = max_failures
@@ -174,6 +178,7 @@ class AsyncRollouts:
         self._ctx = multiprocessing.get_context("spawn")
         self._broadcast: Any = None
         self._next_index = start_index
+        self._published = policy_version
         self._retry: list[tuple[int, TaskSpec]] = []
         self._buffer: list[RolloutGroup] = []
         self._cond = threading.Condition()
@@ -230,6 +235,7 @@ class AsyncRollouts:
     def publish(self, state_dict: Mapping[str, Tensor], version: int) -> None:
         started = time.perf_counter()
         self._broadcast.publish(state_dict, version)
+        self._published = version
         self._totals["publish_s"] += time.perf_counter() - started
         self._totals["publishes"] += 1
 
@@ -463,7 +469,7 @@ class AsyncRollouts:
             _, target = min(free, key=lambda sp: (not sp[1].ready, len(sp[1].in_flight)))
             index, task = self._next_task()
             try:
-                target.conn.send(("task", index, task))
+                target.conn.send(("task", index, task, self._published))
             except (OSError, ValueError):
                 self._retry.append((index, task))  # the process is dying; `_check_health` will see it
                 self._retry.sort(key=lambda item: item[0])

@@ -3,7 +3,9 @@
 The trainer process (`tracegym.training.orchestrator.AsyncRollouts`) starts this with the 'spawn'
 method and talks to it over one duplex pipe:
 
-    trainer -> sampler   ("task", group_index, TaskSpec)    run a group of this task
+    trainer -> sampler   ("task", group_index, TaskSpec, version)
+                                                            run a group of this task on weights of
+                                                            this version or newer
                          ("stop",)                          finish: close and exit
     sampler -> trainer   ("ready", version)                 weights loaded, taking tasks
                          ("group", bytes)                   a pickled RolloutGroup
@@ -171,7 +173,7 @@ class _Sampler:
     async def serve(self, conn: Connection, channel: _Channel) -> None:
         """Run until told to stop; a failure inside a worker ends the process with the error reported."""
         loop = asyncio.get_running_loop()
-        tasks: asyncio.Queue[tuple[int, TaskSpec]] = asyncio.Queue()
+        tasks: asyncio.Queue[tuple[int, TaskSpec, int]] = asyncio.Queue()
         stop = asyncio.Event()
         threading.Thread(target=_receive, args=(conn, loop, tasks, stop), daemon=True).start()
         await self._first_weights(stop)
@@ -220,9 +222,11 @@ class _Sampler:
             await asyncio.to_thread(channel.send, ("beat", counters))
             await asyncio.sleep(self.spec.heartbeat_s)
 
-    async def _work(self, tasks: asyncio.Queue[tuple[int, TaskSpec]], channel: _Channel) -> None:
+    async def _work(self, tasks: asyncio.Queue[tuple[int, TaskSpec, int]], channel: _Channel) -> None:
         while True:
-            index, task = await tasks.get()
+            index, task, min_version = await tasks.get()
+            while self.policy.engine.policy_version < min_version:  # `_watch` is loading it
+                await asyncio.sleep(self.spec.poll_s)
             self.clock.begin()
             try:
                 group = await self.run_group(index, task)
@@ -256,7 +260,7 @@ def _receive(conn: Connection, loop: asyncio.AbstractEventLoop, tasks: asyncio.Q
             break
         if message[0] == "stop":
             break
-        if message[0] == "task" and not _call(loop, tasks.put_nowait, (message[1], message[2])):
+        if message[0] == "task" and not _call(loop, tasks.put_nowait, tuple(message[1:4])):
             return
     _call(loop, stop.set)
 
