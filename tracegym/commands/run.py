@@ -46,10 +46,9 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Run a model on a task set: K episodes per task, scored, stored as rollouts with their token records."""
-    import asyncio
-
     from tracegym.harnesses.config import HarnessFactory, load_harness_config
     from tracegym.harnesses.taskrun import resolve_task_set, run_task_set, select_tasks
+    from tracegym.models import compute
     from tracegym.store import open_store
     from tracegym.training.config import PromptSection
     from tracegym.training.prompts import shorten_task
@@ -74,7 +73,7 @@ def run(
                 harnesses.close()
 
         with progress("episodes", total=len(tasks) * samples) as bar:
-            result = asyncio.run(go(bar))
+            result = compute.run(go(bar))
     _report(result, as_json)
 
 

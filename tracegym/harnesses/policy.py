@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tracegym.errors import ModelError
 from tracegym.harnesses.chat import ChatRenderer, Message
+from tracegym.models import compute
 from tracegym.models.sampling import GenerationTiming, SampledSequence, SamplingEngine, SamplingParams
 from tracegym.models.support import Support
 
@@ -107,8 +108,10 @@ class HFPolicy(PolicyClient):
     """Token-level client over a `SamplingEngine`, batching concurrent requests from many episodes.
 
     Requests queue up; a worker collects those arriving within `batch_window_s` (up to the engine's batch
-    size), groups them by sampling params, and runs each group as one batch in a worker thread, so the
-    event loop keeps serving episodes (tool calls, sandboxes) while the model decodes.
+    size), groups them by sampling params, and runs each group as one batch off the event loop, so it keeps
+    serving episodes (tool calls, sandboxes) while the model decodes: on the thread that serves the loop's
+    `tracegym.models.compute.Runner` (the one that loaded the model; see that module for why), or else on
+    a worker thread of its own.
     """
 
     token_level = True
@@ -192,7 +195,8 @@ class HFPolicy(PolicyClient):
         seeds = [request.seed for request, _, _ in items]
         start = time.perf_counter()
         try:
-            seqs = await loop.run_in_executor(self._executor, self.engine.generate, prompts, params, seeds)
+            executor = compute.executor_of(loop) or self._executor
+            seqs = await loop.run_in_executor(executor, self.engine.generate, prompts, params, seeds)
             latency = time.perf_counter() - start
             completions = [self._completion(seq, latency) for seq in seqs]
         except Exception as e:  # noqa: BLE001 - the error belongs to the requests' callers, not to the batcher

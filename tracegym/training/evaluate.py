@@ -36,6 +36,7 @@ from tracegym.harnesses.policy import HFPolicyConfig, OpenAIPolicyConfig, Policy
 from tracegym.harnesses.rollouts import write_rollouts
 from tracegym.harnesses.runner import EpisodeJob, RunOptions, derive_seed, run_episode
 from tracegym.harnesses.taskrun import TaskScorers, ThreadLocalStore
+from tracegym.models import compute
 from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import TaskSet, register_task_set
 from tracegym.training.candidates import Candidate, api_candidate, eval_config, local_candidate
@@ -200,7 +201,7 @@ def _evaluate_one(store: Store, result: Evaluation, candidate: Candidate, run: R
             on_sample(candidate, episode)
 
     policy = _policy(candidate, result.options)
-    asyncio.run(_run_jobs(policy, jobs, harnesses, run, scorers, candidate.label, finished))
+    compute.run(_run_jobs(policy, jobs, harnesses, run, scorers, candidate.label, finished))
     return counts
 
 

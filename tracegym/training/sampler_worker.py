@@ -12,11 +12,13 @@ method and talks to it over one duplex pipe:
                          ("beat", counters)                 every `heartbeat_s`, from the event loop
                          ("error", text)                    the setup failed; the process exits
 
-Several groups run at once (their turns are batched together by `HFPolicy`), so tool calls that wait on
-the world overlap with generation. A background task polls the `WeightWatcher` and loads each new
-version as soon as it appears; the engine applies it between two generation batches, so an episode in
-flight may finish on newer weights (its turns record their versions, and staleness is measured from the
-oldest). If the trainer process goes away, the pipe closes and the sampler exits.
+Several groups run at once (their turns are batched together by `HFPolicy`), so tool calls that wait on the
+world overlap with generation. The event loop runs in a helper thread and all torch work (decoding, loading
+weights) on the process's main thread (`tracegym.models.compute`). A background task polls the
+`WeightWatcher` and loads each new version as soon as it appears; the engine applies it between two
+generation batches, so an episode in flight may finish on newer weights (its turns record their versions,
+and staleness is measured from the oldest). If the trainer process goes away, the pipe closes and the
+sampler exits.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any, NoReturn
 
 from tracegym.harnesses.config import HarnessConfig
 from tracegym.harnesses.runner import EpisodeLimits
+from tracegym.models import compute
 from tracegym.models.load import Precision
 from tracegym.models.sampling import SamplingParams
 from tracegym.tasks.spec import TaskSpec
@@ -124,7 +127,7 @@ def main(spec: SamplerSpec, conn: Connection) -> None:
         channel.send(("error", _describe(spec, "could not start", e)))
         _exit(1)
     try:
-        asyncio.run(sampler.serve(conn, channel))
+        compute.run(sampler.serve(conn, channel))
     except (EOFError, BrokenPipeError, ConnectionResetError):
         _exit(0)  # the trainer went away: nothing left to sample for
     except Exception as e:  # noqa: BLE001 - reported, then the process exits non-zero and is replaced
@@ -201,12 +204,12 @@ class _Sampler:
             await asyncio.sleep(self.spec.poll_s)
 
     async def _load_newer(self) -> bool:
-        found = await asyncio.to_thread(self.watcher.poll)
+        found = await compute.offload(self.watcher.poll)
         if found is None:
             return False
         version, state_dict = found
         started = time.perf_counter()
-        await asyncio.to_thread(self.policy.engine.load_weights, state_dict, version)
+        await compute.offload(self.policy.engine.load_weights, state_dict, version)
         self.clock.load_s += time.perf_counter() - started
         self.clock.weight_loads += 1
         return True

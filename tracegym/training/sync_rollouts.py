@@ -23,6 +23,7 @@ from tracegym.harnesses.config import HarnessFactory
 from tracegym.harnesses.policy import HFPolicy
 from tracegym.harnesses.runner import RunOptions, derive_seed, run_many
 from tracegym.harnesses.taskrun import TaskScorers
+from tracegym.models.compute import Runner
 from tracegym.models.sampling import SamplingEngine, SamplingParams
 from tracegym.training.rollouts import RolloutBatch, RolloutGroup, TaskOrder
 
@@ -67,7 +68,7 @@ class SyncRollouts:
         self.harnesses = HarnessFactory(config.harness.harness_config(), base_dir or Path.cwd())
         self.scorers = TaskScorers(task_set)
         self.params = sampling_params(config)
-        self._loop = asyncio.new_event_loop()
+        self._runner = Runner("tracegym-sync-rollouts")  # decoding stays on the trainer's thread
 
     @classmethod
     def with_copy_of(cls, model: PreTrainedModel, config: TrainConfig, task_set: TaskSet, tasks: Sequence[TaskSpec],
@@ -87,7 +88,7 @@ class SyncRollouts:
         """The next `n_groups` groups of the task order, sampled now with the current weights."""
         indices = list(range(self.next_index, self.next_index + n_groups))
         started = time.perf_counter()
-        episodes = self._loop.run_until_complete(self._sample(indices))
+        episodes = self._runner.run(self._sample(indices))
         seconds = time.perf_counter() - started
         self.next_index += n_groups
         groups = [RolloutGroup(self.order.task_at(i).task_id, eps, i) for i, eps in zip(indices, episodes,
@@ -107,8 +108,8 @@ class SyncRollouts:
     def sample_tasks(self, tasks: Sequence[TaskSpec], samples: int, label: str) -> list[list[Episode]]:
         """`samples` episodes of each task with the current weights, every task at once; seeds from the run
         seed and `label`, so the same call samples the same episodes."""
-        flat = self._loop.run_until_complete(self._run(tasks, samples, self.config.sampler.concurrency,
-                                                       derive_seed(self.config.seed, label, 0)))
+        flat = self._runner.run(self._run(tasks, samples, self.config.sampler.concurrency,
+                                          derive_seed(self.config.seed, label, 0)))
         return [flat[i * samples:(i + 1) * samples] for i in range(len(tasks))]
 
     async def _run(self, tasks: Sequence[TaskSpec], samples: int, concurrency: int, seed: int) -> list[Episode]:
@@ -126,6 +127,6 @@ class SyncRollouts:
         return {"next_group_index": self.next_index, "samplers_alive": 1}
 
     def close(self) -> None:
-        self._loop.run_until_complete(self.policy.aclose())
-        self._loop.close()
+        self._runner.run(self.policy.aclose())
+        self._runner.close()
         self.harnesses.close()
