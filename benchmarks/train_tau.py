@@ -22,7 +22,6 @@ The last line is one JSON object: {"base", "warm_start", "grpo", "grpo_minus_war
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import random
 import statistics
@@ -64,6 +63,7 @@ def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any]
     from tracegym.harnesses.policy import HFPolicy
     from tracegym.harnesses.runner import RunOptions
     from tracegym.harnesses.taskrun import run_task_set
+    from tracegym.models import compute
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
     from tracegym.models.sampling import SamplingEngine
     from tracegym.store import open_store
@@ -86,7 +86,7 @@ def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any]
             harnesses.close()
 
     with open_store(store) as st:
-        result = asyncio.run(go())
+        result = compute.run(go())  # decoding on this thread, as in training
     by_task: dict[str, list[float]] = {}
     for episode in result.episodes:
         by_task.setdefault(episode.task_id, []).append(episode.reward or 0.0)
