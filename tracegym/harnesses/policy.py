@@ -190,13 +190,11 @@ class HFPolicy(PolicyClient):
                 await self._run_group(params, items)
 
     async def _run_group(self, params: SamplingParams, items: list) -> None:
-        loop = asyncio.get_running_loop()
         prompts = [ids for _, ids, _ in items]
         seeds = [request.seed for request, _, _ in items]
         start = time.perf_counter()
         try:
-            executor = compute.executor_of(loop) or self._executor
-            seqs = await loop.run_in_executor(executor, self.engine.generate, prompts, params, seeds)
+            seqs = await compute.offload(self.engine.generate, prompts, params, seeds, fallback=self._executor)
             latency = time.perf_counter() - start
             completions = [self._completion(seq, latency) for seq in seqs]
         except Exception as e:  # noqa: BLE001 - the error belongs to the requests' callers, not to the batcher

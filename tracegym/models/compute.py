@@ -98,15 +98,11 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         return runner.run(coro)
 
 
-async def offload(fn: Callable[..., T], *args: Any) -> T:
-    """Run `fn(*args)` off the event loop: on the thread serving this loop's `Runner`, or else a worker thread."""
+async def offload(fn: Callable[..., T], *args: Any, fallback: Executor | None = None) -> T:
+    """Run `fn(*args)` off the event loop: on the thread serving this loop's `Runner`, or else on `fallback`
+    (None: the loop's default worker threads)."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_QUEUES.get(loop), fn, *args)
-
-
-def executor_of(loop: asyncio.AbstractEventLoop) -> Executor | None:
-    """The compute queue of a loop run by a `Runner`; None for any other loop."""
-    return _QUEUES.get(loop)
+    return await loop.run_in_executor(_QUEUES.get(loop, fallback), fn, *args)
 
 
 async def _cancel_the_rest() -> None:
