@@ -1,15 +1,16 @@
 """tracegym's GRPO step against TRL's GRPOTrainer, and the asynchronous loop against the synchronous one.
 
-Part 1, step time, side by side in one process: SmolLM2-135M-Instruct (the converted default model, no
+Part 1, step time, side by side in one run: SmolLM2-135M-Instruct (the converted default model, no
 download), 4 prompts x 4 generations x 32 new tokens, the same learning rate, reward (an even number of
 words: about half the replies earn it, so every group trains) and token-level loss aggregation with
 group-std advantages, fp32 (`--sampler-precision bf16` samples tracegym's completions in bf16 instead;
 `--trainer-autocast bf16` runs its forward and backward in mixed precision, fp32 master weights;
 `--trl-bf16` gives TRL its own mixed precision, bf16=True), `--threads` CPU threads. TRL runs `GRPOTrainer`
 (use_vllm=False, bf16=False, use_cpu=True, otherwise its defaults, which include gradient checkpointing);
-after each TRL step a callback runs one tracegym step (SyncRollouts generation + Trainer.step + publish, as
-`tracegym train` with max_staleness 0 runs it), so both see the same machine load. The first step of each is
-a warm-up and is left out of the medians.
+after each TRL step a callback has a second process run one tracegym step (SyncRollouts generation +
+Trainer.step + publish, as `tracegym train` with max_staleness 0 runs it), so both see the same machine load
+and each runs with its own process settings (`--trl-keep-freed-memory` gives TRL's process the malloc setting
+tracegym's trainer makes). The first step of each is a warm-up and is left out of the medians.
 
 Part 2, throughput: rollout groups per second of tracegym's synchronous loop (max_staleness 0, in-process
 sampling, `--threads` threads) and of the asynchronous one (AsyncRollouts: `--samplers` sampler processes of
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import statistics
 import tempfile
@@ -86,31 +88,21 @@ def step_times(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from transformers import AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
+    from tracegym.models.allocator import keep_freed_memory
     from tracegym.models.load import resolve_model_ref
 
     model_dir = resolve_model_ref(args.model)
     tasks = rl_setup.story_tasks(args.prompts)
-    task_set = rl_setup.write_task_set(work / "stories", "bench-stories", tasks)
-    config = _train_config(work / "run-sync", task_set.path, model_dir,
-                           grpo={"group_size": args.generations, "batch_groups": args.prompts},
-                           sampler={"max_new_tokens": args.new_tokens, "precision": args.sampler_precision},
-                           optim={"autocast": args.trainer_autocast})
-    trainer, source = _sync_parts(config, task_set, model_dir)
-    source.start()
-    ours: list[float] = []
-    tokens: list[float] = []
-    trained: list[float] = []
-
-    def tracegym_step() -> None:
-        log = rl_setup.run_steps(trainer, source, 1, args.prompts, first_version=len(ours),
-                                 before_step=lambda _, batch: {"completion_tokens": statistics.fmean(
-                                     e.tokens_out or 0 for e in batch.episodes)})
-        ours.append(log.step_s[0])
-        tokens.append(log.metrics[0]["completion_tokens"])
-        trained.append(log.metrics[0]["train/sequences"])
+    ours, ours_end = multiprocessing.get_context("spawn").Pipe()
+    child = multiprocessing.get_context("spawn").Process(target=_tracegym_steps, args=(ours_end, args, work, model_dir))
+    child.start()
+    ours.recv()  # built and sampling
+    steps: list[dict[str, float]] = []
+    if args.trl_keep_freed_memory:
+        keep_freed_memory()
 
     class Interleave(TrainerCallback):
-        """Times each TRL step, then runs one tracegym step before TRL's next."""
+        """Times each TRL step, then has the tracegym process run one step before TRL's next."""
 
         def __init__(self) -> None:
             self.trl: list[float] = []
@@ -121,7 +113,8 @@ def step_times(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
         def on_step_end(self, *_: Any, **__: Any) -> None:
             self.trl.append(time.perf_counter() - self.started)
-            tracegym_step()
+            ours.send(True)
+            steps.append(ours.recv())
 
     def even_words(completions: list[Any], **_: Any) -> list[float]:
         return [bench_env.even_words(c[0]["content"]) for c in completions]
@@ -140,14 +133,45 @@ def step_times(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                       processing_class=AutoTokenizer.from_pretrained(model_dir, local_files_only=True),
                       callbacks=[timer])
     torch.set_num_threads(args.threads)  # in case the trainer's setup changed it
-    trl.train()
-    source.close()
+    try:
+        trl.train()
+    finally:
+        ours.send(False)
+        child.join()
     history = [h for h in trl.state.log_history if "completions/mean_length" in h]
-    return {"trl": timer.trl, "tracegym": ours, "tracegym_mean_completion": statistics.fmean(tokens),
-            "tracegym_trained_sequences": trained,
+    return {"trl": timer.trl, "tracegym": [s["step_s"] for s in steps],
+            "tracegym_mean_completion": statistics.fmean(s["completion_tokens"] for s in steps),
+            "tracegym_trained_sequences": [s["train/sequences"] for s in steps],
             "trl_zero_std_groups": [h.get("frac_reward_zero_std") for h in history],
             "trl_mean_completion": statistics.fmean(h["completions/mean_length"] for h in history) if history
             else float("nan"), "trl_gradient_checkpointing": trl_config.gradient_checkpointing}
+
+
+def _tracegym_steps(conn: Any, args: argparse.Namespace, work: Path, model_dir: Path) -> None:
+    """The tracegym side of part 1, in a process of its own: one synchronous step each time it is asked.
+
+    Each framework then runs with its own process settings (tracegym's trainer keeps freed memory, see
+    tracegym/models/allocator.py; its sampler's OpenMP team is its own), as each would for its users."""
+    torch.set_num_threads(args.threads)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    task_set = rl_setup.write_task_set(work / "stories", "bench-stories", rl_setup.story_tasks(args.prompts))
+    config = _train_config(work / "run-sync", task_set.path, model_dir,
+                           grpo={"group_size": args.generations, "batch_groups": args.prompts},
+                           sampler={"max_new_tokens": args.new_tokens, "precision": args.sampler_precision},
+                           optim={"autocast": args.trainer_autocast})
+    trainer, source = _sync_parts(config, task_set, model_dir)
+    source.start()
+    conn.send("ready")
+    version = 0
+    try:
+        while conn.recv():
+            log = rl_setup.run_steps(trainer, source, 1, args.prompts, first_version=version,
+                                     before_step=lambda _, batch: {"completion_tokens": statistics.fmean(
+                                         e.tokens_out or 0 for e in batch.episodes)})
+            version += 1
+            conn.send({"step_s": log.step_s[0], **log.metrics[0]})
+    finally:
+        source.close()
 
 
 # -- part 2: groups per second, asynchronous against synchronous ------------------------------------------
@@ -221,6 +245,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="part 1: tracegym's optim.autocast (bf16: mixed-precision forward and backward)")
     parser.add_argument("--trl-bf16", action="store_true",
                         help="part 1: run TRL with bf16=True (its mixed precision) instead of the issue's bf16=False")
+    parser.add_argument("--trl-keep-freed-memory", action="store_true",
+                        help="part 1: give TRL's process the malloc setting tracegym's trainer uses")
     parser.add_argument("--trl-gradient-checkpointing", choices=["default", "off"], default="default",
                         help="part 1: keep TRL's default (on) or turn it off")
     parser.add_argument("--loop-steps", type=int, default=10, help="part 2: steps of each loop")

@@ -181,6 +181,10 @@ class OptimSection(_Section):
     """bf16: run the trainer's forward and backward passes under torch.autocast in bfloat16 (mixed
     precision: matrix products in bf16; weights, gradients, AdamW state and the loss stay fp32). Faster on
     GPUs and on CPUs with bf16 matrix units; off trains in fp32 throughout."""
+    keep_freed_memory: bool = True
+    """Linux: have malloc keep freed memory for reuse instead of handing large blocks back to the OS, so a
+    step does not page-fault its buffers back in (about 20% of a CPU trainer step here; see
+    tracegym/models/allocator.py). Process-wide; peak memory grows a few percent."""
 
 
 class AsyncSection(_Section):

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 
 from tracegym.errors import ModelError
+from tracegym.models.allocator import keep_freed_memory
 from tracegym.training.advantages import group_advantages
 from tracegym.training.batching import MicroBatch, TrainSample, check_plain_lm_head, completion_logits, pack
 from tracegym.training.batching import sample_from_record
@@ -91,6 +92,8 @@ class Trainer:
         pad_id: int = 0,
     ) -> None:
         check_plain_lm_head(model)
+        if optim.keep_freed_memory:
+            keep_freed_memory()
         self.model = model.float().train()
         self.optim, self.grpo, self.loss = optim, grpo, loss
         self.temperature = temperature
