@@ -53,6 +53,10 @@ class DifficultySection(_Section):
     """Keep a task only if its mean reward is above this..."""
     max_mean: float = Field(1.0, le=1)
     """...and below this."""
+    keep_solved: float = Field(0.0, ge=0, le=1)
+    """Also keep this share of the tasks at or above max_mean (drawn with the run's seed), as replay. Their
+    groups train nothing while the policy solves them, and push back once it starts to fail them: without
+    them, what the policy already does right (such as not calling a tool) is never rewarded again."""
 
     @model_validator(mode="after")
     def _check_band(self) -> DifficultySection:

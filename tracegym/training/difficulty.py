@@ -2,7 +2,8 @@
 
 Each selected task is sampled `tasks.difficulty.samples` times with the weights of the first GRPO step
 (after the warm start), in-process and with the run's sampler settings; a task is kept when its mean reward
-lies strictly inside (min_mean, max_mean). The per-task means and the kept ids are written to
+lies strictly inside (min_mean, max_mean), and a seeded share (`keep_solved`) of the tasks it already solves
+is kept as replay. The per-task means and the kept ids are written to
 `RUN_DIR/difficulty.json` before the first GRPO step, and a resumed run reads them back instead of
 sampling again with weights that have since changed, so its task order is the uninterrupted run's.
 """
@@ -10,6 +11,7 @@ sampling again with weights that have since changed, so its task order is the un
 from __future__ import annotations
 
 import json
+import random
 import statistics
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
 
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
-    from tracegym.training.config import TrainConfig
+    from tracegym.training.config import DifficultySection, TrainConfig
 
 RECORD = "difficulty.json"
 
@@ -72,10 +74,19 @@ def measure(
         source.close()
     means = {t.task_id: statistics.fmean(e.reward or 0.0 for e in eps) for t, eps in zip(tasks, episodes,
                                                                                           strict=True)}
-    kept = [task_id for task_id, m in means.items() if band.min_mean < m < band.max_mean]
+    kept = choose(means, band, config.seed)
     counts = {"tasks": len(means), "kept": len(kept),
               "at_or_below_min": sum(m <= band.min_mean for m in means.values()),
               "at_or_above_max": sum(m >= band.max_mean for m in means.values()),
+              "kept_solved": sum(means[t] >= band.max_mean for t in kept),
               "episodes": sum(len(eps) for eps in episodes)}
     return {"samples": band.samples, "policy_version": policy_version, "means": means, "kept": kept,
             "counts": counts}
+
+
+def choose(means: dict[str, float], band: DifficultySection, seed: int) -> list[str]:
+    """The task ids inside the band, plus `band.keep_solved` of those at or above its top (a seeded draw),
+    in the order of `means`."""
+    solved = [task_id for task_id, m in means.items() if m >= band.max_mean]
+    replay = set(random.Random(seed).sample(solved, round(band.keep_solved * len(solved))))
+    return [task_id for task_id, m in means.items() if band.min_mean < m < band.max_mean or task_id in replay]
