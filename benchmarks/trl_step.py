@@ -93,8 +93,9 @@ def step_times(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
     model_dir = resolve_model_ref(args.model)
     tasks = rl_setup.story_tasks(args.prompts)
-    ours, ours_end = multiprocessing.get_context("spawn").Pipe()
-    child = multiprocessing.get_context("spawn").Process(target=_tracegym_steps, args=(ours_end, args, work, model_dir))
+    spawn = multiprocessing.get_context("spawn")
+    ours, ours_end = spawn.Pipe()
+    child = spawn.Process(target=_tracegym_steps, args=(ours_end, args, work, model_dir))
     child.start()
     ours.recv()  # built and sampling
     steps: list[dict[str, float]] = []
