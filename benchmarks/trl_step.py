@@ -259,7 +259,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--async-concurrency", type=int, default=32,
                         help="part 2: episodes in flight in each sampler process of the async loop (the sync loop "
                              "runs its whole batch, 16, at once)")
-    parser.add_argument("--max-staleness", type=int, default=2, help="part 2: the async loop's max_staleness")
+    parser.add_argument("--max-staleness", type=int, default=4,
+                        help="part 2: the async loop's max_staleness (4, as the ablation's asynchronous arms; "
+                             "at 2 the buffer is too short to hide the tool waits)")
     parser.add_argument("--warm-steps", type=int, default=120, help="part 2: warm-start steps of the tool model")
     parser.add_argument("--parts", nargs="+", choices=["step", "loops"], default=["step", "loops"],
                         help="which parts to run (step needs TRL)")
