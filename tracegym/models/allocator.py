@@ -1,8 +1,8 @@
 """Keep freed memory in the process, so a training step reuses the last step's buffers.
 
 glibc's malloc serves blocks over its mmap threshold (128 KB, rising to at most 32 MB) with fresh `mmap`
-pages and returns them on `free`, and trims the heap top it no longer uses. A trainer step allocates the same large buffers
-every time (the completion logits [T, V], the gradients of the embedding matrix, activations for the
+pages and returns them on `free`, and trims the heap top it no longer uses. A trainer step allocates the
+same large buffers every time (the completion logits [T, V], the gradients of the embedding matrix, activations for the
 backward pass), so each step page-faults them all back in, zero-filled by the kernel. `mallopt` with
 M_MMAP_MAX=0 sends every allocation through the heap and a high M_TRIM_THRESHOLD keeps what is freed there,
 which is what the jemalloc or tcmalloc that PyTorch's CPU performance guide preloads achieve. Measured on a
