@@ -28,8 +28,14 @@ from torch import Tensor
 from tracegym.errors import ModelError
 from tracegym.models.allocator import keep_freed_memory
 from tracegym.training.advantages import group_advantages
-from tracegym.training.batching import MicroBatch, TrainSample, check_plain_lm_head, completion_logits, pack
-from tracegym.training.batching import sample_from_record
+from tracegym.training.batching import (
+    MicroBatch,
+    TrainSample,
+    check_plain_lm_head,
+    completion_logits,
+    pack,
+    sample_from_record,
+)
 from tracegym.training.loss import aggregate, token_loss
 
 if TYPE_CHECKING:
