@@ -187,8 +187,8 @@ class OptimSection(_Section):
     GPUs and on CPUs with bf16 matrix units; off trains in fp32 throughout."""
     keep_freed_memory: bool = True
     """Linux: have malloc keep freed memory for reuse instead of handing large blocks back to the OS, so a
-    step does not page-fault its buffers back in (about 20% of a CPU trainer step here; see
-    tracegym/models/allocator.py). Process-wide; peak memory grows a few percent."""
+    step does not page-fault its buffers back in (a fifth of a CPU trainer's forward, backward and AdamW
+    here; see tracegym/models/allocator.py). Process-wide; peak memory grows a few percent."""
 
 
 class AsyncSection(_Section):

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from tracegym.errors import ConfigError, NotFoundError
-from tracegym.models.allocator import keep_freed_memory
 from tracegym.training.checkpoint import (
     CHECKPOINTS,
     TrainerState,
@@ -198,8 +197,6 @@ def _warm_start(run: _Run, display: RunDisplay) -> None:
         raise NotFoundError(f"The warm start found no examples ({data.counts}). Fix: ingest traces with outcome "
                             "success (of warmup.formats), or set warmup.steps: 0.")
     display.note(f"warm start: {len(data.examples)} examples from {data.counts['traces']} successful traces")
-    if config.optim.keep_freed_memory:
-        keep_freed_memory()
     optimizer = make_optimizer(run.model, config.warmup.lr, config.optim)
     if run.state.optimizer_phase == "warmup":
         optimizer.load_state_dict(run.state.optimizer)

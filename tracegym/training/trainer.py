@@ -98,8 +98,6 @@ class Trainer:
         pad_id: int = 0,
     ) -> None:
         check_plain_lm_head(model)
-        if optim.keep_freed_memory:
-            keep_freed_memory()
         self.model = model.float().train()
         self.optim, self.grpo, self.loss = optim, grpo, loss
         self.temperature = temperature
@@ -176,7 +174,10 @@ def set_trainable(model: PreTrainedModel, optim: OptimSection) -> int:
 
 def make_optimizer(model: torch.nn.Module, lr: float, optim: OptimSection) -> torch.optim.AdamW:
     """AdamW over the trainable parameters, fused (one kernel over all of them: ~5x faster than per-parameter
-    updates for SmolLM2 on a CPU, and as deterministic)."""
+    updates for SmolLM2 on a CPU, and as deterministic). With `optim.keep_freed_memory` the process's allocator
+    is first set to keep the training steps' buffers (see tracegym/models/allocator.py)."""
+    if optim.keep_freed_memory:
+        keep_freed_memory()
     params = [p for p in model.parameters() if p.requires_grad]
     return torch.optim.AdamW(params, lr=lr, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay,
                              fused=True)
