@@ -2,7 +2,8 @@
 
 Run A goes uninterrupted. Run B (same config and seed, another run folder) runs as a subprocess and is
 killed with SIGKILL right after its step-4 checkpoint (2 warm-start steps + 2 GRPO steps), while step 5
-is under way; then it resumes. Every metric of steps 5-8 and the final weights must equal run A's.
+is under way; then it resumes. Every metric of steps 5-8 and the final weights must equal run A's. Both
+runs carry a KL penalty to the warm start, so the resumed run must also find the same reference model.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def _kill_after_checkpoint(config: Path, store: Path, run_dir: Path, step: int) 
 
 @pytest.mark.slow
 def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, tmp_path: Path, cli) -> None:
-    settings = {"steps": 6, "checkpoint_every": 2, "keep_checkpoints": 10}
+    settings = {"steps": 6, "checkpoint_every": 2, "keep_checkpoints": 10, "loss": {"kl_beta": 0.05}}
     run_a, run_b = tmp_path / "a", tmp_path / "b"
     config_a = write_config(tmp_path / "a.yaml", tiny_config(workspace, run_a, **settings))
     config_b = write_config(tmp_path / "b.yaml", tiny_config(workspace, run_b, **settings))
@@ -90,6 +91,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, 
     for step in range(1, 9):
         assert b[step] == a[step], f"step {step} differs"
     assert sum(a[s]["train/optimizer_step"] for s in range(5, 9)) >= 1, "GRPO trained after the resume point"
+    assert max(a[s].get("kl_ref/k3", 0.0) for s in range(5, 9)) > 0, "the policy moved away from the warm start"
     for step in (4, 8):
         wa = _weights(run_a / "checkpoints" / f"step-{step:06d}")
         wb = _weights(run_b / "checkpoints" / f"step-{step:06d}")

@@ -91,7 +91,7 @@ def tiny_config(ws: Workspace, run_dir: Path, **overrides: Any) -> dict[str, Any
         "warmup": {"steps": 2, "batch_size": 4, "formats": ["tau-bench"], "lr": 1e-3, "max_examples": 64},
     }
     for key, value in overrides.items():
-        config[key] = {**config[key], **value} if isinstance(value, dict) else value
+        config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
     return config
 
 

@@ -15,8 +15,13 @@ import torch
 from tracegym.harnesses.episode import Episode, TurnRecord, build_token_record
 from tracegym.models.sampling import SampledSequence, SamplingEngine, SamplingParams
 from tracegym.models.tiny import tiny_llama
+from tracegym.training.batching import (
+    MicroBatch,
+    completion_logits,
+    pack,
+    sample_from_record,
+)
 from tracegym.training.config import GRPOSection, LossSection, OptimSection
-from tracegym.training.batching import MicroBatch, completion_logits, pack, sample_from_record
 from tracegym.training.loss import aggregate, token_loss
 from tracegym.training.rollouts import RolloutGroup
 from tracegym.training.trainer import Trainer
@@ -248,3 +253,52 @@ def test_bf16_autocast_keeps_fp32_weights_and_a_gradient_close_to_fp32(model) ->
     assert not torch.equal(*flat)  # bf16 products did run
     mixed.step(groups)
     assert all(p.dtype == torch.float32 for p in mixed.model.parameters())
+
+
+def _kl_trainer(model, reference, beta: float) -> Trainer:
+    return Trainer(copy.deepcopy(model), OptimSection(lr=1e-3), GRPOSection(), LossSection(kl_beta=beta),
+                   temperature=TEMPERATURE, reference=copy.deepcopy(reference))
+
+
+def test_kl_to_a_reference_equal_to_the_policy_changes_no_gradient(model) -> None:
+    groups = _with_variance(_groups(model))
+    plain, with_kl = _trainer(model), _kl_trainer(model, model, beta=0.5)
+    plain.accumulate(groups)
+    metrics = with_kl.accumulate(groups)
+    assert metrics["kl_ref/k3"] == pytest.approx(0.0, abs=1e-6)
+    g_plain, g_kl = _grads(plain), _grads(with_kl)
+    for name in g_plain:
+        torch.testing.assert_close(g_kl[name], g_plain[name], rtol=1e-5, atol=1e-7, msg=name)
+
+
+def test_kl_penalty_adds_beta_times_the_mean_k3_of_the_trained_tokens(model) -> None:
+    groups = _with_variance(_groups(model))
+    reference = copy.deepcopy(model)
+    gen = torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        for p in reference.parameters():  # a nearby policy, as a warm start is to GRPO's first steps
+            p.add_(torch.randn(p.shape, generator=gen) * 0.005)
+    beta = 0.25
+    plain = _trainer(model).accumulate(groups)
+    with_kl = _kl_trainer(model, reference, beta).accumulate(groups)
+    k3 = []
+    for e in (e for g in groups for e in g.episodes):
+        rec = e.tokens
+        targets = rec.loss_mask.nonzero().squeeze(-1)
+        with torch.no_grad():
+            log_pi, log_ref = (torch.log_softmax(m(input_ids=rec.input_ids[None]).logits[0, targets - 1] / TEMPERATURE,
+                                                 -1).gather(1, rec.input_ids[targets][:, None]).squeeze(1)
+                               for m in (model, reference))
+        delta = log_ref - log_pi
+        k3.append(delta.exp() - delta - 1)
+    k3 = torch.cat(k3)
+    assert float(k3.mean()) > 1e-3 and float(k3.max()) < 10, "the models differ, and no token reaches the clamp"
+    assert with_kl["kl_ref/k3"] == pytest.approx(float(k3.mean()), rel=1e-4)
+    assert with_kl["train/loss"] - plain["train/loss"] == pytest.approx(beta * float(k3.mean()), rel=1e-4)
+
+
+def test_kl_beta_without_a_reference_is_a_clear_error(model) -> None:
+    from tracegym.errors import ModelError
+
+    with pytest.raises(ModelError, match="reference"):
+        Trainer(copy.deepcopy(model), OptimSection(), GRPOSection(), LossSection(kl_beta=0.1))

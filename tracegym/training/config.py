@@ -153,6 +153,11 @@ class LossSection(_Section):
     """Subtract the sampler-weighted expected score over the recorded support (Marek & Ryabinin)."""
     top_p_replay: bool = True
     """Renormalise the trainer's distribution over the sampler's recorded top-p support."""
+    kl_beta: float = Field(0.0, ge=0)
+    """Weight of a per-token KL penalty to the reference policy, the weights GRPO starts from (the warm-start
+    checkpoint, or the base model without a warm start): TRL's `beta`, Miles' `--kl-loss-coef` with k3. 0 (the
+    default, as Miles and TRL) loads no reference model; above 0 every trained micro-batch also runs forward
+    through the frozen reference."""
 
     @model_validator(mode="after")
     def _one_weighting(self) -> LossSection:

@@ -215,7 +215,8 @@ def _warm_start(run: _Run, display: RunDisplay) -> None:
 
 def _grpo(run: _Run, display: RunDisplay) -> None:
     config = run.config
-    trainer = Trainer(run.model, config.optim, config.grpo, config.loss, config.sampler.temperature, run.pad_id)
+    trainer = Trainer(run.model, config.optim, config.grpo, config.loss, config.sampler.temperature, run.pad_id,
+                      reference=_reference(run) if config.loss.kl_beta > 0 else None)
     if run.state.optimizer_phase == "grpo":
         trainer.optimizer.load_state_dict(run.state.optimizer)
     if config.tasks.difficulty is not None:
@@ -236,6 +237,21 @@ def _grpo(run: _Run, display: RunDisplay) -> None:
                 run.checkpoint(trainer.optimizer, "grpo")
     finally:
         source.close()
+
+
+def _reference(run: _Run) -> PreTrainedModel:
+    """The frozen policy of `loss.kl_beta`: the weights GRPO starts from, read from disk so that a resumed run
+    gets the same one (the kept warm-start checkpoint, or the base model when there is no warm start)."""
+    from tracegym.models.load import load_model
+
+    config = run.config
+    if config.warmup.steps == 0:
+        return load_model(config.model.ref, "fp32")
+    folder = run.warm_checkpoint or _kept_checkpoint(config.run_dir, config.warmup.steps)
+    if folder is None:
+        raise NotFoundError(f"loss.kl_beta needs the warm-start checkpoint (step {config.warmup.steps}) in "
+                            f"{config.run_dir / CHECKPOINTS}, and it is not there. Fix: start the run afresh.")
+    return load_model(folder, "fp32")
 
 
 def _filter_by_difficulty(run: _Run, display: RunDisplay) -> None:

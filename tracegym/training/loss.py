@@ -426,6 +426,50 @@ def _check_modes(
         )
 
 
+KL_CLAMP = 10.0
+"""Per-token bound on the reference KL estimate, as Miles' `--kl-loss-type k3`: one token the policy has
+all but ruled out (pi_ref/pi in the thousands) cannot dominate a step's loss."""
+
+
+def reference_kl(logits: Tensor, tokens: Tensor, ref_logprobs: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
+    """Per-token KL penalty to a frozen reference policy: the k3 estimator at the sampled tokens.
+
+    With l = log pi(a) over the full vocabulary (no replay: the reference knows no support) and
+    r = log pi_ref(a), k3 = exp(r - l) - (r - l) - 1 >= 0, clamped to KL_CLAMP (Schulman's k3, TRL's
+    `per_token_kl`, Miles `low_var_kl`). Its gradient is (1 - pi_ref(a)/pi(a)) grad log pi(a): zero where the
+    policy equals the reference, pushing pi(a) down where it exceeds pi_ref(a). Tokens were drawn by the
+    sampler, not by pi, so the mean is an estimate of KL(pi || pi_ref) only as far as mu is close to pi;
+    TRL and Miles make the same approximation.
+
+    Args:
+        logits: float [T, V], the trainer's logits at the completion positions, temperature applied.
+        tokens: long [T], the sampled ids.
+        ref_logprobs: float [T], log pi_ref(a) at the same temperature, detached.
+
+    Returns:
+        per_token_kl, float [T] with grad to `logits`, and {"kl_ref/k3": its mean, "kl_ref/max": its max}.
+    """
+    if logits.ndim != 2 or tokens.shape != (logits.shape[0],) or ref_logprobs.shape != tokens.shape:
+        raise LossInputError(f"reference_kl needs logits [T, V], tokens [T] and ref_logprobs [T]; got "
+                             f"{tuple(logits.shape)}, {tuple(tokens.shape)}, {tuple(ref_logprobs.shape)}")
+    log_pi = token_logprobs(logits, tokens)  # [T]
+    # log(pi_ref / pi), capped where k3 is clamped anyway (k3 = 10 at ~2.5) so that exp stays finite and the
+    # clamp's zero gradient never meets an infinite one.
+    delta = (ref_logprobs.detach().to(log_pi) - log_pi).clamp(max=20.0)  # [T]
+    per_token = (delta.exp() - delta - 1).clamp(max=KL_CLAMP)  # [T]
+    detached = per_token.detach()
+    metrics = {"kl_ref/k3": detached.mean() if detached.numel() else detached.new_zeros(()),
+               "kl_ref/max": detached.max() if detached.numel() else detached.new_zeros(())}
+    return per_token, metrics
+
+
+def token_logprobs(logits: Tensor, tokens: Tensor) -> Tensor:
+    """log softmax(logits)[t, tokens[t]] over the full vocabulary: float [T] from logits [T, V]."""
+    if logits.dtype not in (torch.float32, torch.float64):
+        logits = logits.float()
+    return logits.gather(1, tokens.to(logits.device, torch.long)[:, None]).squeeze(1) - logits.logsumexp(dim=-1)
+
+
 def aggregate(
     per_token_loss: Tensor,
     seq_ids: Tensor | None = None,

@@ -8,9 +8,10 @@ One call to `Trainer.step` is one optimizer step over one rollout batch:
    equal carry no signal and are skipped and counted.
 3. The remaining episodes are packed into micro-batches (`tracegym.training.batching`); each is run
    forward at the sampler's temperature (in fp32, or under bf16 autocast with `optim.autocast`), scored
-   by `token_loss` with the configured corrections,
-   reduced by `aggregate` with the denominator of the whole step (the token count, or the number of
-   sequences) so the accumulated gradient equals that of one big batch, and backpropagated.
+   by `token_loss` with the configured corrections (plus `loss.kl_beta` times the k3 KL to a frozen
+   reference model, when one is given), reduced by `aggregate` with the denominator of the whole step
+   (the token count, or the number of sequences) so the accumulated gradient equals that of one big
+   batch, and backpropagated.
 4. The global gradient norm is clipped and AdamW steps. A batch with nothing to train on takes no
    optimizer step (momentum and weight decay stay put).
 """
@@ -36,7 +37,7 @@ from tracegym.training.batching import (
     pack,
     sample_from_record,
 )
-from tracegym.training.loss import aggregate, token_loss
+from tracegym.training.loss import aggregate, reference_kl, token_logprobs, token_loss
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -96,9 +97,13 @@ class Trainer:
         loss: LossSection,
         temperature: float = 1.0,
         pad_id: int = 0,
+        reference: PreTrainedModel | None = None,
     ) -> None:
         check_plain_lm_head(model)
+        if loss.kl_beta > 0 and reference is None:
+            raise ModelError("loss.kl_beta > 0 needs a reference model; pass `reference` or set kl_beta: 0")
         self.model = model.float().train()
+        self.reference = reference.float().eval().requires_grad_(False) if loss.kl_beta > 0 and reference else None
         self.optim, self.grpo, self.loss = optim, grpo, loss
         self.temperature = temperature
         self.pad_id = pad_id
@@ -148,6 +153,12 @@ class Trainer:
             mis=self.loss.mis, score_centering=self.loss.score_centering, top_p_replay=self.loss.top_p_replay,
             tis_clip=self.loss.tis_clip, support_kind=support.kind if support is not None else "exact",
         )
+        if self.reference is not None:
+            with torch.no_grad():  # the reference's [T, V] logits are freed once its token log-probs are out
+                ref_logprobs = token_logprobs(completion_logits(self.reference, mb, self.temperature), mb.tokens)
+            kl, kl_metrics = reference_kl(logits, mb.tokens, ref_logprobs)
+            per_token = per_token + self.loss.kl_beta * kl
+            loss_metrics.update(kl_metrics)
         loss = aggregate(per_token, mb.seq_ids.to(logits.device), mode=self.grpo.aggregation,
                          denominator=denominator)
         return loss, loss_metrics
