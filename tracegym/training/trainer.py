@@ -103,7 +103,8 @@ class Trainer:
         if loss.kl_beta > 0 and reference is None:
             raise ModelError("loss.kl_beta > 0 needs a reference model; pass `reference` or set kl_beta: 0")
         self.model = model.float().train()
-        self.reference = reference.float().eval().requires_grad_(False) if loss.kl_beta > 0 and reference else None
+        self.reference = (reference.float().eval().requires_grad_(False)
+                          if reference is not None and loss.kl_beta > 0 else None)
         self.optim, self.grpo, self.loss = optim, grpo, loss
         self.temperature = temperature
         self.pad_id = pad_id
