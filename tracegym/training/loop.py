@@ -147,6 +147,10 @@ class _Run:
             self.warm_checkpoint = folder
         self.recorder.checkpoint(self.state.step, folder, self.state.step)
 
+    def warm_start_folder(self) -> Path | None:
+        """The kept warm-start checkpoint: saved by this process, or found in the run folder on resume."""
+        return self.warm_checkpoint or _kept_checkpoint(self.config.run_dir, self.config.warmup.steps)
+
     def due(self, step: int) -> bool:
         return step % self.config.checkpoint_every == 0 or step == self.total
 
@@ -172,9 +176,8 @@ def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None 
         run.recorder.finish("failed")
         raise
     run.recorder.finish("completed")
-    warm = run.warm_checkpoint or _kept_checkpoint(config.run_dir, config.warmup.steps)
-    return TrainResult(run.run_id, config.run_dir, run.state.step, latest_checkpoint(config.run_dir), warm,
-                       run.counts)
+    return TrainResult(run.run_id, config.run_dir, run.state.step, latest_checkpoint(config.run_dir),
+                       run.warm_start_folder(), run.counts)
 
 
 def _kept_checkpoint(run_dir: Path, step: int) -> Path | None:
@@ -247,7 +250,7 @@ def _reference(run: _Run) -> PreTrainedModel:
     config = run.config
     if config.warmup.steps == 0:
         return load_model(config.model.ref, "fp32")
-    folder = run.warm_checkpoint or _kept_checkpoint(config.run_dir, config.warmup.steps)
+    folder = run.warm_start_folder()
     if folder is None:
         raise NotFoundError(f"loss.kl_beta needs the warm-start checkpoint (step {config.warmup.steps}) in "
                             f"{config.run_dir / CHECKPOINTS}, and it is not there. Fix: start the run afresh.")
