@@ -3,7 +3,8 @@
     python benchmarks/train_tau.py --workdir /tmp/train-tau [--config examples/train-tau.yaml] [--samples 4]
 
 1. Ingests the public τ-bench traces into a fresh store, mines failures, and generates the task set bound to
-   the `gold_tool` reward of examples/evals-train.yaml, as examples/train-tau.yaml's header says.
+   the reward --eval names in examples/evals-train.yaml (`gold_tool`, as examples/train-tau.yaml's header says,
+   unless told otherwise).
 2. Evaluates the base model on the held-out split (the config's detectors and context policy applied, as
    in training): --samples episodes per task, sampled as in training, the same episode seeds for every model.
 3. Trains with the config (warm start, then GRPO) through `tracegym.training.loop.train`.
@@ -37,9 +38,9 @@ REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO.parent / "shared" / "data" / "traces" / "tau-bench"
 
 
-def prepare(workdir: Path, context: str, heldout: float, split_seed: int) -> tuple[Path, Path]:
+def prepare(workdir: Path, context: str, heldout: float, split_seed: int, reward: str) -> tuple[Path, Path]:
     """Fresh store and task set under `workdir` (reused when already there), cut with the config's context,
-    `heldout` of the τ-bench tasks held out (drawn with `split_seed`)."""
+    `heldout` of the τ-bench tasks held out (drawn with `split_seed`), bound to the eval named `reward`."""
     from tracegym.cli import app
 
     store, task_set = workdir / "store.duckdb", workdir / "tasks" / "tau"
@@ -48,7 +49,7 @@ def prepare(workdir: Path, context: str, heldout: float, split_seed: int) -> tup
     runner = CliRunner()
     for args in (["ingest", str(TRACES)], ["mine", "failures"],
                  ["tasks", "generate", "--out", str(task_set), "--evals", str(REPO / "examples" / "evals-train.yaml"),
-                  "--eval", "gold_tool", "--top", "12", "--context", context, "--heldout", str(heldout),
+                  "--eval", reward, "--top", "12", "--context", context, "--heldout", str(heldout),
                   "--seed", str(split_seed)]):
         result = runner.invoke(app, [*args, "--store", str(store)], catch_exceptions=False)
         if result.exit_code != 0:
@@ -143,6 +144,7 @@ def main() -> None:
     parser.add_argument("--heldout", type=float, default=0.2,
                         help="Share of τ-bench tasks (scenarios) held out when generating the task set.")
     parser.add_argument("--split-seed", type=int, default=0, help="Seeds the held-out draw of the task set.")
+    parser.add_argument("--eval", default="gold_tool", help="The eval of examples/evals-train.yaml that scores tasks.")
     parser.add_argument("--max-heldout", type=int, default=None, help="Evaluate only the first N held-out tasks.")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
@@ -170,7 +172,7 @@ def main() -> None:
             node = node.setdefault(part, {})
         node[leaf] = yaml.safe_load(value)
     store, task_set_dir = prepare(args.workdir, data.get("prompt", {}).get("context", "last-user"), args.heldout,
-                                  args.split_seed)
+                                  args.split_seed, args.eval)
     data["tasks"]["task_set"], data["run_dir"] = str(task_set_dir), str(args.workdir / "run")
     config = parse_train_config(data, args.config)
     task_set = load_task_set(task_set_dir)

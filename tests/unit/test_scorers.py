@@ -17,7 +17,7 @@ from tracegym.errors import ConfigError
 from tracegym.evals.config import load_evals
 from tracegym.evals.scorers import ScorerContext, build_scorer, coerce_result
 from tracegym.evals.scorers.tool_calls import any_order_matching, ordered_matching
-from tracegym.evals.trajectory import ScoreResult, Trajectory
+from tracegym.evals.trajectory import CallView, ScoreResult, Trajectory
 
 
 def _scorer(yaml_text: str, tmp_path: Path, name: str | None = None, store=None):
@@ -96,6 +96,40 @@ def test_tool_calls_precision_credits_each_call_made_not_each_gold_call(tmp_path
     # No call at all: right only when no call was expected.
     assert _scorer(precision, tmp_path).score(_traj(answer="hi", task={"actions": ACTIONS})).reward == 0.0
     assert _scorer(precision, tmp_path).score(_traj(answer="hi", task={"actions": []})).reward == 1.0
+
+
+def test_tool_calls_expected_remaining_scores_what_is_left_after_the_cut(tmp_path):
+    remaining = GOLD.format(extra="credit: precision\n    partial_credit: true\n    expected_remaining: true")
+    scorer = _scorer(remaining, tmp_path)
+    booked = [CallView("book", {"id": "A1", "amount": 250.0}, "r1", "ok")]
+
+    def attempt(calls, done=booked, prompt_calls=()):
+        # The prompt (system, user, and the calls it shows) is what the agent was given; the rest is its attempt.
+        traj = _traj([*prompt_calls, *calls], task={"actions": ACTIONS})
+        traj.prompt_messages, traj.prior_calls = 2 + 2 * len(prompt_calls), done
+        return scorer.score(traj)
+
+    assert attempt([("cancel", {"id": "B2"})]).reward == 1.0
+    redo = attempt([("book", {"id": "A1", "amount": 250})])  # already made before the cut: no longer expected
+    assert redo.reward == 0.0 and redo.details == {"expected": 1, "matched": 0, "missing": ['cancel({"id": "B2"})'],
+                                                  "extra": ['book({"amount": 250, "id": "A1"})'], "done_before": 1}
+    # A call the prompt shows is not the agent's: it neither earns nor dilutes the attempt's precision.
+    assert attempt([("cancel", {"id": "B2"})], prompt_calls=[("lookup", {"q": 1})]).reward == 1.0
+    assert attempt([], prompt_calls=[("cancel", {"id": "B2"})]).reward == 0.0
+    # A gold call made before with other arguments was not done (arguments are compared exactly here).
+    other = [CallView("book", {"id": "A1", "amount": 999}, "r1", "ok")]
+    assert attempt([("book", {"id": "A1", "amount": 250})], other).reward == 1.0
+    # Everything done before the cut: the right reply makes no call.
+    both = [CallView("book", {"id": "A1", "amount": 250}), CallView("cancel", {"id": "B2"})]
+    assert attempt([], both).reward == 1.0 and attempt([("cancel", {"id": "B2"})], both).reward == 0.0
+
+
+def test_tool_calls_expected_remaining_on_a_recorded_trace_is_the_plain_score(tmp_path):
+    traj = _traj([("cancel", {"id": "B2"}), ("lookup", {"q": 1})], task={"actions": ACTIONS})
+    for extra in ("partial_credit: true", "credit: precision\n    partial_credit: true"):
+        plain = _scorer(GOLD.format(extra=extra), tmp_path).score(traj)
+        remaining = _scorer(GOLD.format(extra=extra + "\n    expected_remaining: true"), tmp_path).score(traj)
+        assert remaining.reward == plain.reward and remaining.details == {**plain.details, "done_before": 0}
 
 
 def test_tool_calls_only_tools_ignores_reads_on_both_sides(tmp_path):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tracegym.errors import ConfigError
 from tracegym.evals.recorded import RecordedCall, RecordedTrace
+from tracegym.evals.trajectory import Trajectory
 from tracegym.tasks.cuts import build_prompt, cut_points, duplicate_key
 from tracegym.tasks.schemas import declared_tools, infer_schema, inferred_tools
 from tracegym.tasks.spec import (
@@ -24,6 +25,7 @@ from tracegym.tasks.spec import (
     load_spec,
     trim_context,
 )
+from tracegym.tasks.spec import RecordedCall as RecordedCallSpec
 from tracegym.tasks.splits import assign_splits
 
 TRICKY = ["yes", "null", "~", "0x1F", "1e3", "# not a comment", "key: value", "  leading", "trailing  \n",
@@ -94,6 +96,24 @@ def test_trajectory_puts_the_prompt_before_the_attempt():
     assert traj.messages[2]["tool_calls"][0]["function"]["name"] == "get"
     assert traj.final_answer == "Done, booked." and traj.trace_id == "trace-1" and traj.task_id == "t-1"
     assert traj.metadata["task"]["actions"][0]["kwargs"] == {"id": 1}
+
+
+def test_trajectory_knows_the_prompt_and_the_calls_made_before_the_cut():
+    spec = _spec().model_copy(update={"replay": [
+        RecordedCallSpec(message_idx=1, call_id="a", name="get_user", arguments={"id": 7}, result="{}"),
+        RecordedCallSpec(message_idx=2, call_id="b", name="book", arguments={}, result="Error: no", is_error=True),
+        RecordedCallSpec(message_idx=3, call_id="c1", name="get", arguments={"id": "hi"}, result="hi"),
+        RecordedCallSpec(message_idx=4, call_id="d", name="cancel", arguments={"id": 1}, result="done"),
+    ]})
+    traj = spec.trajectory([{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "x", "type": "function", "function": {"name": "cancel", "arguments": '{"id": 1}'}}]}])
+    # Before the cut (message 4) and not rejected; whether the trimmed prompt still shows them does not matter.
+    assert [(c.name, c.arguments, c.result) for c in traj.prior_calls] == [("get_user", {"id": 7}, "{}"),
+                                                                         ("get", {"id": "hi"}, "hi")]
+    assert traj.prompt_messages == 4 and [c.name for c in traj.tool_calls()] == ["get", "cancel"]
+    assert [c.name for c in traj.agent_calls()] == ["cancel"]
+    again = Trajectory.from_dict(json.loads(json.dumps(traj.to_dict())))
+    assert again.prior_calls == traj.prior_calls and again.prompt_messages == 4
 
 
 def test_infer_schema_types_required_and_nesting():

@@ -161,6 +161,11 @@ class ToolCallsEval(_Eval):
     extra_calls: Literal["ignore", "fail"] = "ignore"
     """fail: a considered call that matches no gold call fails the trajectory (or, with partial credit, counts
     against it)."""
+    expected_remaining: bool = False
+    """Score a task cut mid-episode on what is left to do there: the gold calls the source trace already made
+    before the cut (successfully, matched as `match_arguments` says) leave the expected list, and only the calls of
+    this attempt count, not those shown in its prompt. On a recorded trace, where nothing came before, this is the
+    plain score."""
 
     @model_validator(mode="after")
     def _one_source(self) -> ToolCallsEval:

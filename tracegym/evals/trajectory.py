@@ -43,6 +43,12 @@ class Trajectory:
     malformed_tool_calls: int | None = None
     """Replies the harness could not parse as a tool call, or whose call broke its tool's schema; None when
     no harness ran (recorded traces)."""
+    prompt_messages: int = 0
+    """How many leading `messages` the agent was given as its prompt (0 for a recorded trace: all of it is the
+    agent's)."""
+    prior_calls: list[CallView] = field(default_factory=list)
+    """The successful tool calls the source trace made before the task's cut, shown in the prompt or not: what was
+    already done when the agent took over."""
 
     def tool_calls(self) -> list[CallView]:
         """Every tool call in the assistant messages, in order, each with the tool message that answered it.
@@ -68,6 +74,11 @@ class Trajectory:
                 calls.append(CallView(str(fn.get("name")), parse_arguments(fn.get("arguments")), call.get("id")))
         return calls
 
+    def agent_calls(self) -> list[CallView]:
+        """The tool calls of this attempt: those after the prompt."""
+        prompt_calls = Trajectory(self.messages[:self.prompt_messages]).tool_calls()
+        return self.tool_calls()[len(prompt_calls):]
+
     def assistant_text(self) -> str:
         """All assistant message text joined by newlines (what the agent said, not what it called)."""
         return "\n".join(m["content"] for m in self.messages if m.get("role") == "assistant" and m.get("content"))
@@ -87,6 +98,9 @@ class Trajectory:
             metadata=dict(data.get("metadata") or {}),
             trace_id=data.get("trace_id"),
             task_id=data.get("task_id"),
+            malformed_tool_calls=data.get("malformed_tool_calls"),
+            prompt_messages=int(data.get("prompt_messages") or 0),
+            prior_calls=[CallView(**c) for c in data.get("prior_calls") or []],
         )
 
 

@@ -238,7 +238,7 @@ class ProxyHarness(ExternalHarness):
                       None)
         metadata = {**task.metadata, "agent_process": outcome.as_metadata()}
         return Trajectory(list(episode.messages), answer, workspace, metadata, task.provenance.trace_id, task.task_id,
-                          episode.counts.malformed_tool_calls)
+                          episode.counts.malformed_tool_calls, episode.n_prompt_messages, task.prior_calls())
 
 
 def proxy_workspaces(config: ProxyConfig, base_dir: Path) -> tuple[Workspaces, bool]:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from tracegym.evals.trajectory import Trajectory
+from tracegym.evals.trajectory import CallView, Trajectory
 from tracegym.evals.yamlfile import load_model
 
 SPEC_VERSION = 1
@@ -194,11 +194,17 @@ class TaskSpec(_Strict):
     def trajectory(self, continuation: list[dict[str, Any]], workspace: Path | None = None,
                    malformed_tool_calls: int | None = None) -> Trajectory:
         """A scorer's view of an attempt: the prompt followed by what the agent (and tools, user) said next."""
-        messages = self.messages() + continuation
+        prompt = self.messages()
         answer = next((m["content"] for m in reversed(continuation)
                        if m.get("role") == "assistant" and (m.get("content") or "").strip()), None)
-        return Trajectory(messages, answer, workspace, dict(self.metadata), self.provenance.trace_id, self.task_id,
-                          malformed_tool_calls)
+        return Trajectory(prompt + continuation, answer, workspace, dict(self.metadata), self.provenance.trace_id,
+                          self.task_id, malformed_tool_calls, len(prompt), self.prior_calls())
+
+    def prior_calls(self) -> list[CallView]:
+        """The successful calls the source trace made before the cut (the context mode may have left them out of
+        the prompt)."""
+        return [CallView(c.name, c.arguments, c.call_id, c.result) for c in self.replay
+                if c.message_idx < self.provenance.cut_message_idx and not c.is_error]
 
 
 def dump_spec(spec: TaskSpec) -> str:

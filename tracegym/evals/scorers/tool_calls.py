@@ -26,9 +26,15 @@ class ToolCallsScorer(Scorer):
 
     def _score(self, traj: Trajectory) -> ScoreResult:
         expected = [c for c in self._expected(traj) if self._considered(c[0])]
-        actual = [(c.name, c.arguments) for c in traj.tool_calls()
+        made = traj.agent_calls() if self.spec.expected_remaining else traj.tool_calls()
+        actual = [(c.name, c.arguments) for c in made
                   if self._considered(c.name) and not (self.spec.skip_failed_calls and _failed(c.result))]
         match = self._matches
+        done = 0
+        if self.spec.expected_remaining:
+            before = [(c.name, c.arguments) for c in traj.prior_calls]
+            made_before = {i for i, _ in any_order_matching(expected, before, match)}
+            expected, done = [c for i, c in enumerate(expected) if i not in made_before], len(made_before)
         pairs = ordered_matching(expected, actual, match) if self.spec.order == "strict" else any_order_matching(
             expected, actual, match)
         matched_gold, matched_actual = {i for i, _ in pairs}, {j for _, j in pairs}
@@ -41,6 +47,8 @@ class ToolCallsScorer(Scorer):
             fraction = len(pairs) / total if total else 1.0
         reward = fraction if self.spec.partial_credit else float(fraction == 1.0)
         details = {"expected": len(expected), "matched": len(pairs), "missing": _brief(missing), "extra": _brief(extra)}
+        if self.spec.expected_remaining:
+            details["done_before"] = done
         return ScoreResult(reward, details)
 
     def _expected(self, traj: Trajectory) -> list[Call]:
