@@ -71,7 +71,22 @@ def _kill_after_checkpoint(config: Path, store: Path, run_dir: Path, step: int) 
             proc.wait()
 
 
+@pytest.fixture
+def one_thread(monkeypatch: pytest.MonkeyPatch):
+    """Torch on one thread here and in the killed subprocess, as under the README's test command. With two
+    threads (`-n 0` on this 2-core machine) runs A and B differed from step 5 in the last digits, and differently
+    each try (sc/tail_ratio 0.9942 vs 0.9979, then 0.9996 vs 1.0; losses 1e-6 apart). Our reading, not traced
+    further: the sampler and trainer threads of one process each run a 2-thread OpenMP team on 2 cores, and the
+    order of float sums is then not fixed. Bit-for-bit equality is a single-thread promise."""
+    threads = torch.get_num_threads()
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")
 def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, tmp_path: Path, cli) -> None:
     settings = {"steps": 6, "checkpoint_every": 2, "keep_checkpoints": 10, "loss": {"kl_beta": 0.05}}
     run_a, run_b = tmp_path / "a", tmp_path / "b"
