@@ -153,6 +153,40 @@ def test_tasks_score_like_the_traces_they_came_from(cli, tau_store, tmp_path):
     assert len(task_set.tasks) == 40 and set(rewards) <= {0.0, 0.5, 1.0} and len(set(rewards)) > 1
 
 
+def _reply(tool: str) -> list[dict]:
+    return [{"role": "assistant", "content": None,
+             "tool_calls": [{"id": "x", "type": "function", "function": {"name": tool, "arguments": "{}"}}]}]
+
+
+def test_next_gold_tool_scores_what_the_trace_had_left_to_do(cli, tau_store, tmp_path):
+    """examples/evals-train.yaml's two rewards on real tasks cut mid-episode: gold_tool pays any gold tool,
+    next_gold_tool only one the trace had not yet called (successfully) before the cut."""
+    out = tmp_path / "next"
+    result = cli("tasks", "generate", "--evals", EXAMPLES / "evals-train.yaml", "--eval", "next_gold_tool", "--out",
+                 out, "--store", tau_store, "--cluster", "c-toolerr", "--context", "last-user")
+    assert result.exit_code == 0, result.output
+    task_set = load_task_set(out)
+    evals = load_evals(task_set.evals_path)
+    plain = build_scorer(evals.get("gold_tool"), ScorerContext(evals.folder), evals)
+    done_checked = left_checked = 0
+    for task in task_set.tasks:
+        gold = [a["name"] for a in task.metadata["task"]["actions"]]
+        made = [c.name for c in task.prior_calls()]
+        left = [g for g in gold if gold.count(g) > made.count(g)]
+        remaining = task_set.scorer(task)
+        for tool in sorted(set(gold) - set(left)):  # every gold call of this tool was made before the cut
+            attempt = task.trajectory(_reply(tool))
+            assert (plain.score(attempt).reward, remaining.score(attempt).reward) == (1.0, 0.0), (task.task_id, tool)
+            done_checked += 1
+        if left:
+            attempt = task.trajectory(_reply(left[0]))
+            assert plain.score(attempt).reward == remaining.score(attempt).reward == 1.0, task.task_id
+            left_checked += 1
+        text = task.trajectory([{"role": "assistant", "content": "Done."}])
+        assert remaining.score(text).reward == float(not left) and plain.score(text).reward == float(not gold)
+    assert done_checked > 20 and left_checked > 20
+
+
 def test_eval_binding(cli, tau_store, tmp_path):
     _generate(cli, tau_store, tmp_path / "w", "--cluster", "c-toolerr", "--eval", "gold_actions:2", "--eval", "outputs")
     evals = load_task_set(tmp_path / "w").tasks[0].scorer.evals

@@ -96,6 +96,12 @@ def test_tool_calls_precision_credits_each_call_made_not_each_gold_call(tmp_path
     # No call at all: right only when no call was expected.
     assert _scorer(precision, tmp_path).score(_traj(answer="hi", task={"actions": ACTIONS})).reward == 0.0
     assert _scorer(precision, tmp_path).score(_traj(answer="hi", task={"actions": []})).reward == 1.0
+    # Calls the task's prompt shows are not the attempt's: they neither earn nor dilute its precision.
+    shown = _traj([("cancel", {"id": "B2"}), ("lookup", {"q": 1})], task={"actions": ACTIONS})
+    shown.prompt_messages = 4  # system, user, and the cancel call with its result
+    assert _scorer(precision, tmp_path).score(shown).reward == 0.0
+    shown.prompt_messages = 6
+    assert _scorer(precision, tmp_path).score(shown).reward == 0.0  # made none; some were expected
 
 
 def test_tool_calls_expected_remaining_scores_what_is_left_after_the_cut(tmp_path):

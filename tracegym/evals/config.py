@@ -149,8 +149,9 @@ class ToolCallsEval(_Eval):
     """Reward the fraction (see `credit`), instead of all-or-nothing."""
     credit: Literal["recall", "precision"] = "recall"
     """recall: the share of gold calls made (extra calls count against it with extra_calls: fail);
-    precision: the share of the calls made that match a gold call (when none was made: 1 if none was expected,
-    else 0). Precision suits one-turn episodes, where a reply can make one right call but never all of them."""
+    precision: the share of the calls this attempt made (not those its prompt shows) that match a gold call (when
+    it made none: 1 if none was expected, else 0). Precision suits one-turn episodes, where a reply can make one
+    right call but never all of them."""
     only_tools: list[str] | None = None
     """Consider only these tools on both sides (e.g. the ones that change state)."""
     ignore_tools: list[str] = []

@@ -26,7 +26,9 @@ class ToolCallsScorer(Scorer):
 
     def _score(self, traj: Trajectory) -> ScoreResult:
         expected = [c for c in self._expected(traj) if self._considered(c[0])]
-        made = traj.agent_calls() if self.spec.expected_remaining else traj.tool_calls()
+        # Precision is about what this attempt did: calls its prompt shows were made by someone else.
+        own_only = self.spec.expected_remaining or self.spec.credit == "precision"
+        made = traj.agent_calls() if own_only else traj.tool_calls()
         actual = [(c.name, c.arguments) for c in made
                   if self._considered(c.name) and not (self.spec.skip_failed_calls and _failed(c.result))]
         match = self._matches
