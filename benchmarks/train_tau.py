@@ -17,7 +17,8 @@ with an interval that resamples whole source tasks (`grpo_minus_warm_start_by_so
 scenario's failures are alike, and a few scenarios can hold most held-out tasks.
 The last line is one JSON object: {"base", "warm_start", "grpo", "grpo_minus_warm_start",
 "warm_start_minus_base", "grpo_minus_warm_start_by_source", "heldout_tasks", "samples_per_task", "train_steps",
-"minutes", "threads"}.
+"run_id", "per_task", "replies", "minutes", "threads"}; "replies" says, per model on the held-out tasks and for
+GRPO's own training rollouts, which tool the replies called first and the reward on tasks that expect no call vs one.
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ def prepare(workdir: Path, context: str, heldout: float, split_seed: int, reward
 
 
 def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any], samples: int, store: Path,
-             label: str) -> list[float]:
-    """Per-task mean reward of `samples` episodes per held-out task (failed episodes count as 0)."""
+             label: str) -> tuple[list[float], str]:
+    """Per-task mean reward of `samples` episodes per held-out task (failed episodes count as 0), and the run id
+    the episodes are stored under."""
     from tracegym.harnesses.config import HarnessFactory
     from tracegym.harnesses.policy import HFPolicy
     from tracegym.harnesses.runner import RunOptions
@@ -91,7 +93,31 @@ def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any]
     by_task: dict[str, list[float]] = {}
     for episode in result.episodes:
         by_task.setdefault(episode.task_id, []).append(episode.reward or 0.0)
-    return [statistics.fmean(by_task[t.task_id]) for t in tasks]
+    return [statistics.fmean(by_task[t.task_id]) for t in tasks], result.run_id
+
+
+def replies(store: Path, run_id: str) -> dict[str, Any]:
+    """What a run's replies did: the first tool each called ("text" for none), and the mean reward on tasks that
+    expect no call and on those that expect one (as the tool_calls scorer's details say)."""
+    import duckdb
+
+    with duckdb.connect(str(store), read_only=True) as con:
+        rows = con.execute("SELECT reward, messages, n_prompt_messages, scorer_details FROM rollouts "
+                           "WHERE run_id = ?", [run_id]).fetchall()
+    first: dict[str, int] = {}
+    rewards: dict[str, list[float]] = {"no_action": [], "action": []}
+    for reward, messages, n_prompt, details in rows:
+        calls = [c["function"]["name"] for m in json.loads(messages)[n_prompt:] if m.get("role") == "assistant"
+                 for c in m.get("tool_calls") or []]
+        name = calls[0] if calls else "text"
+        first[name] = first.get(name, 0) + 1
+        expected = json.loads(details or "{}").get("expected")
+        if expected is not None:
+            rewards["action" if expected else "no_action"].append(reward or 0.0)
+    top = dict(sorted(first.items(), key=lambda kv: -kv[1])[:8])
+    return {"episodes": len(rows), "first_call": top,
+            **{f"reward_{k}": round(statistics.fmean(v), 3) if v else None for k, v in rewards.items()},
+            **{f"episodes_{k}": len(v) for k, v in rewards.items()}}
 
 
 def bootstrap(values: list[float], sources: list[str] | None = None, seed: int = 0,
@@ -181,15 +207,17 @@ def main() -> None:
     clock["setup"] = time.perf_counter() - started
 
     per_task: dict[str, list[float]] = {}
+    run_ids: dict[str, str] = {}
     mark = time.perf_counter()
-    per_task["base"] = evaluate(config.model.ref, config, task_set, heldout, args.samples, store, "base")
+    per_task["base"], run_ids["base"] = evaluate(config.model.ref, config, task_set, heldout, args.samples, store,
+                                                 "base")
     clock["eval_base"] = time.perf_counter() - mark
     mark = time.perf_counter()
     result = train(config, store_path=store)
     clock["train"] = time.perf_counter() - mark
     for label, folder in (("warm_start", result.warm_start_checkpoint), ("grpo", result.checkpoint)):
         mark = time.perf_counter()
-        per_task[label] = evaluate(folder, config, task_set, heldout, args.samples, store, label)
+        per_task[label], run_ids[label] = evaluate(folder, config, task_set, heldout, args.samples, store, label)
         clock[f"eval_{label}"] = time.perf_counter() - mark
 
     summary = {k: bootstrap(v) for k, v in per_task.items()}
@@ -208,7 +236,9 @@ def main() -> None:
     clock["total"] = time.perf_counter() - started
     out = {**summary, **gains, "heldout_tasks": len(heldout), "samples_per_task": args.samples,
            "train_steps": {"warm_start": config.warmup.steps, "grpo": config.steps}, "run_id": result.run_id,
-           "per_task": per_task, "minutes": {k: round(v / 60, 2) for k, v in clock.items()},
+           "per_task": per_task, "replies": {label: replies(store, run_id) for label, run_id in
+                                              {**run_ids, "grpo_training": result.run_id}.items()},
+           "minutes": {k: round(v / 60, 2) for k, v in clock.items()},
            "threads": args.threads}
     print(json.dumps(out))
 
