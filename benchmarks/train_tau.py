@@ -99,23 +99,23 @@ def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any]
 def replies(store: Path, run_id: str) -> dict[str, Any]:
     """What a run's replies did: the first tool each called ("text" for none), and the mean reward on tasks that
     expect no call and on those that expect one (as the tool_calls scorer's details say)."""
-    import duckdb
+    from tracegym.evals.trajectory import Trajectory
+    from tracegym.harnesses.rollouts import read_rollouts
+    from tracegym.store import open_store
 
-    with duckdb.connect(str(store), read_only=True) as con:
-        rows = con.execute("SELECT reward, messages, n_prompt_messages, scorer_details FROM rollouts "
-                           "WHERE run_id = ?", [run_id]).fetchall()
+    with open_store(store, read_only=True) as st:
+        episodes = read_rollouts(st, run_id=run_id)
     first: dict[str, int] = {}
     rewards: dict[str, list[float]] = {"no_action": [], "action": []}
-    for reward, messages, n_prompt, details in rows:
-        calls = [c["function"]["name"] for m in json.loads(messages)[n_prompt:] if m.get("role") == "assistant"
-                 for c in m.get("tool_calls") or []]
-        name = calls[0] if calls else "text"
+    for episode in episodes:
+        calls = Trajectory(episode.continuation).tool_calls()
+        name = calls[0].name if calls else "text"
         first[name] = first.get(name, 0) + 1
-        expected = json.loads(details or "{}").get("expected")
+        expected = episode.scorer_details.get("expected")
         if expected is not None:
-            rewards["action" if expected else "no_action"].append(reward or 0.0)
+            rewards["action" if expected else "no_action"].append(episode.reward or 0.0)
     top = dict(sorted(first.items(), key=lambda kv: -kv[1])[:8])
-    return {"episodes": len(rows), "first_call": top,
+    return {"episodes": len(episodes), "first_call": top,
             **{f"reward_{k}": round(statistics.fmean(v), 3) if v else None for k, v in rewards.items()},
             **{f"episodes_{k}": len(v) for k, v in rewards.items()}}
 
