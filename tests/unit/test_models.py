@@ -113,3 +113,34 @@ def test_tiny_llama_is_seeded_and_stop_ids_come_from_model_and_tokenizer():
     assert stop_token_ids(a, tokenizer) == [tokenizer.eos_token_id] == [2]
     multi = tiny_llama(len(tokenizer), eos_token_id=[2, 0])
     assert stop_token_ids(multi, tokenizer) == [0, 2]
+
+
+AVX2_ONLY = ("flags\t\t: fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse "
+             "sse2 ht syscall nx mmxext fxsr_opt pdpe1gb rdtscp lm rep_good nopl cpuid extd_apicid tsc_known_freq pni "
+             "pclmulqdq ssse3 fma cx16 pcid sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand hypervisor "
+             "lahf_lm cmp_legacy cr8_legacy abm sse4a misalignsse 3dnowprefetch osvw topoext invpcid_single ibrs ibpb "
+             "stibp vmmcall fsgsbase bmi1 avx2 smep bmi2 erms invpcid rdseed adx smap clflushopt clwb sha_ni xsaveopt "
+             "xsavec xgetbv1 xsaves clzero xsaveerptr wbnoinvd arat npt nrip_save umip pku ospke vaes vpclmulqdq rdpid")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("model name\t: AMD EPYC\n" + AVX2_ONLY, False),
+    ("flags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n", True),  # Cooper Lake and later
+    ("flags\t\t: fpu sse2 avx2 avx512f amx_bf16 amx_tile amx_int8\n", True),  # Sapphire Rapids
+    ("Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics sve svebf16 i8mm bf16 dgh rng\n", True),
+    ("Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimddp ssbs\n", False),
+    ("model name\t: a bf16 CPU\nflags\t\t: fpu sse2\n", False),  # only flag lines count
+])
+def test_bf16_units_are_read_from_cpu_flags(text: str, expected: bool) -> None:
+    assert load.bf16_in_cpuinfo(text) is expected
+
+
+def test_auto_precision_is_bf16_only_where_the_device_computes_it(monkeypatch) -> None:
+    assert [load.resolve_precision(p) for p in ("fp32", "bf16", "fp16")] == ["fp32", "bf16", "fp16"]
+    monkeypatch.setattr(load, "cpu_has_bf16", lambda: True)
+    assert load.resolve_precision("auto", "cpu") == "bf16"
+    assert load.resolve_precision("auto", "mps") == "fp32"
+    monkeypatch.setattr(load, "cpu_has_bf16", lambda: False)
+    assert load.resolve_precision("auto", "cpu") == "fp32"
+    if not torch.cuda.is_available():
+        assert load.resolve_precision("auto", "cuda:0") == "fp32"

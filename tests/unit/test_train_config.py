@@ -37,6 +37,14 @@ def test_defaults_and_yaml_names(tmp_path: Path) -> None:
     assert parse_train_config(resolved, tmp_path / "again.json") == config  # the resolved config reloads
 
 
+def test_auto_sampler_precision_stays_auto_in_the_resolved_config(tmp_path: Path) -> None:
+    config = _load(tmp_path, MINIMAL + "sampler:\n  precision: auto\n")
+    assert config.resolved()["sampler"]["precision"] == "auto"  # a resume on other hardware is the same config
+    assert config.sampler.precision_on("cpu") in ("fp32", "bf16")
+    with pytest.raises(ConfigError, match=r"train.yaml:5: sampler.precision"):
+        _load(tmp_path, MINIMAL + "sampler:\n  precision: bf17\n")
+
+
 @pytest.mark.parametrize(("text", "line", "suggestion"), [
     (MINIMAL + "sampler:\n  temprature: 0.7\n", 5, "temperature"),
     (MINIMAL + "asynk:\n  max_staleness: 1\n", 4, "async"),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -28,6 +28,9 @@ from tracegym.evals.yamlfile import compose, model_at, node_line, read_yaml
 from tracegym.harnesses.config import HarnessConfig, HarnessName
 from tracegym.harnesses.runner import EpisodeLimits
 from tracegym.tasks.spec import Context, Split
+
+if TYPE_CHECKING:
+    from tracegym.models.load import Precision
 
 
 class _Section(BaseModel):
@@ -118,8 +121,10 @@ class SamplerSection(_Section):
     """Top-k cap; 0 is off (a top-p sampler still keeps at most max_support tokens)."""
     max_support: int = Field(64, ge=1)
     """Most tokens in a recorded support (the top-k cap applied under top-p)."""
-    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
-    """The samplers' weight precision; the trainer keeps fp32 master weights."""
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "fp32"
+    """The samplers' weight precision; the trainer keeps fp32 master weights. auto: bf16 where the samplers'
+    device computes in bf16 natively (a GPU that supports it, a CPU with AVX512-BF16, AMX or Arm BF16), else
+    fp32; the run records what it chose."""
     n_samplers: int = Field(1, ge=1)
     """Sampler processes (with max_staleness > 0)."""
     max_new_tokens: int = Field(128, ge=1)
@@ -130,6 +135,12 @@ class SamplerSection(_Section):
     @property
     def truncated(self) -> bool:
         return self.top_k > 0 or self.top_p < 1.0
+
+    def precision_on(self, device: str = "cpu") -> Precision:
+        """The concrete precision of samplers on `device` ("auto" resolved for it)."""
+        from tracegym.models.load import resolve_precision  # torch: imported only when sampling
+
+        return resolve_precision(self.precision, device)
 
 
 class GRPOSection(_Section):

@@ -112,7 +112,8 @@ class _Run:
             raise NotFoundError(f"No {config.tasks.split} tasks to train on in {config.tasks.task_set} "
                                 f"({too_long} longer than prompt.max_tokens). Fix: check tasks.split, "
                                 "tasks.clusters and prompt.max_tokens.")
-        self.counts: dict[str, Any] = {"tasks": len(self.tasks), "tasks_too_long": too_long}
+        self.counts: dict[str, Any] = {"tasks": len(self.tasks), "tasks_too_long": too_long,
+                                       "sampler_precision": config.sampler.precision_on("cpu")}
         self.model, self.state = self._load(resume)
         self.counts["trainable_parameters"] = set_trainable(self.model, config.optim)
         self.console = console

@@ -164,7 +164,7 @@ class AsyncRollouts:
         self.task_set = task_set
         self.order = TaskOrder(list(tasks), config.seed)
         self.max_staleness = config.async_.max_staleness
-        self.pools = list(pools) if pools else [PoolConfig(precision=config.sampler.precision,
+        self.pools = list(pools) if pools else [PoolConfig(precision=config.sampler.precision_on("cpu"),
                                                             processes=config.sampler.n_samplers)]
         self.weights_dir = weights_dir or config.run_dir / "weights"
         # A group handed out starts on the weights published then and is trained at most capacity /

@@ -77,7 +77,8 @@ class SyncRollouts:
         """A source sampling from its own copy of the trainer's `model`, cast to the sampler precision."""
         from tracegym.models.load import DTYPES
 
-        sampler_model = copy.deepcopy(model).to(DTYPES[config.sampler.precision]).eval()
+        device = next(model.parameters()).device.type
+        sampler_model = copy.deepcopy(model).to(DTYPES[config.sampler.precision_on(device)]).eval()
         return cls(config, task_set, tasks, sampler_model, tokenizer, eos_token_ids, policy_version, **kwargs)
 
     def start(self) -> None:
