@@ -9,7 +9,8 @@
    in training): --samples episodes per task, sampled as in training, the same episode seeds for every model.
 3. Trains with the config (warm start, then GRPO) through `tracegym.training.loop.train`.
 4. Evaluates the warm-start checkpoint and the final one the same way.
-5. Saves the curve (warm-start loss, GRPO training reward, held-out rewards with 95% CIs) as a PNG.
+5. Saves the curve (warm-start loss, GRPO training reward, held-out rewards with 95% CIs) as a PNG, and
+   removes the run's checkpoints unless --keep-checkpoints (the store keeps every episode and metric).
 
 Confidence intervals are percentile bootstraps over tasks (10,000 resamples) of the mean of per-task mean
 rewards; GRPO's gain is the paired per-task difference against the warm start, with its own interval, and again
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import statistics
 import time
 from pathlib import Path
@@ -72,7 +74,7 @@ def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any]
     from tracegym.store import open_store
     from tracegym.training.sync_rollouts import sampling_params
 
-    model, tokenizer = load_model(model_ref, config.sampler.precision), load_tokenizer(model_ref)
+    model, tokenizer = load_model(model_ref, config.sampler.precision_on("cpu")), load_tokenizer(model_ref)
     engine = SamplingEngine(model, eos_token_ids=stop_token_ids(model, tokenizer), sampler_id=f"eval-{label}",
                             max_batch_size=32, seed=config.seed)
     policy = HFPolicy(engine, tokenizer)
@@ -176,6 +178,8 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
                         help="Override a config key, e.g. --set steps=4 --set warmup.steps=8 (repeatable).")
     parser.add_argument("--plot", type=Path, default=REPO / "docs" / "train-tau-curve.png")
+    parser.add_argument("--keep-checkpoints", action="store_true",
+                        help="Keep the run's checkpoints (~2.4 GB with the example config) after evaluating them.")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
@@ -233,6 +237,8 @@ def main() -> None:
     with open_store(store, read_only=True) as st:
         metrics = read_metrics(st, result.run_id)
     plot(metrics, summary, config.warmup.steps, args.plot)
+    if not args.keep_checkpoints:  # the figures live in the store and the JSON; the weights are most of the disk
+        shutil.rmtree(config.run_dir / "checkpoints", ignore_errors=True)
     clock["total"] = time.perf_counter() - started
     out = {**summary, **gains, "heldout_tasks": len(heldout), "samples_per_task": args.samples,
            "train_steps": {"warm_start": config.warmup.steps, "grpo": config.steps}, "run_id": result.run_id,
