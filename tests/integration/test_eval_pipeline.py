@@ -187,3 +187,24 @@ def test_an_api_baseline_is_compared_and_earlier_samples_are_reused(
     # 'Hello.' starts with a capital letter: the match eval passes every sample.
     assert api["reward"]["value"] == 1.0 and api["pass@1"]["value"] == 1.0 and api["errors"] == 0
     assert api["change"]["reward"]["diff"] == pytest.approx(1.0 - overall[0]["reward"]["value"])
+
+
+
+@pytest.mark.slow
+def test_auto_precision_is_recorded_as_what_it_resolves_to(trained: tuple[Workspace, Path, dict[str, Any]],
+                                                           cli) -> None:
+    from tracegym.models.load import resolve_precision
+    from tracegym.store import open_store
+
+    ws, run_dir, table = trained  # evaluated in fp32
+    result = cli("eval", run_dir, "--tasks", ws.task_set, "--samples", "3", "--store", ws.store, "--json",
+                 "--precision", "auto")
+    assert result.exit_code == 0, result.stderr
+    again = json.loads(result.stdout)
+    with open_store(ws.store, read_only=True) as st:
+        settings = json.loads(st.query("SELECT settings FROM evaluations WHERE eval_id = ?",
+                                       [again["eval_id"]])[0]["settings"])
+    resolved = resolve_precision("auto", "cpu")
+    assert settings["precision"] == resolved != "auto"
+    # The precision decides samples, so the eval id (and which stored samples are reused) follows it.
+    assert (again["eval_id"] == table["eval_id"]) == (resolved == "fp32")

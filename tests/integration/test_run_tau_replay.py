@@ -64,7 +64,8 @@ def test_run_with_a_model_folder_stores_scored_rollouts(cli, tau_tasks, store_pa
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     summary = run_json(cli, tau_tasks, "--model", folder, "--limit", 2, "-k", 2, "--max-turns", 2,
-                       "--max-new-tokens", 8, "--top-p", 0.9, "--seed", 3, "--store", store_path)
+                       "--max-new-tokens", 8, "--top-p", 0.9, "--seed", 3, "--precision", "auto",
+                       "--store", store_path)
     overall = summary["overall"]
     assert (overall["episodes"], overall["tasks"], overall["scored"], overall["harness_errors"]) == (4, 2, 4, 0)
     assert overall["replay_episodes"] == 4 and overall["replay_off_path_rate"] is not None
@@ -77,6 +78,8 @@ def test_run_with_a_model_folder_stores_scored_rollouts(cli, tau_tasks, store_pa
     assert missing.exit_code == 2 and "No task set" in missing.stderr
     bad_split = cli("run", tau_tasks, "--split", "heldot", "--store", store_path)
     assert bad_split.exit_code == 2 and "Did you mean 'heldout'" in bad_split.stderr
+    bad_precision = cli("run", tau_tasks, "--model", folder, "--precision", "bf17", "--store", store_path)
+    assert bad_precision.exit_code == 2 and "auto" in bad_precision.stderr
 
 
 @pytest.mark.slow

@@ -37,7 +37,8 @@ def eval_command(
              "checkpoints' run config, else the trainer's defaults].")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 16,
     pass_threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="A sample passes at this reward.")] = 1.0,
-    precision: Annotated[Literal["fp32", "bf16", "fp16"], typer.Option(help="Local models' precision.")] = "fp32",
+    precision: Annotated[Literal["auto", "fp32", "bf16", "fp16"], typer.Option(
+        help="Local models' precision; auto is bf16 where the device computes it natively, else fp32.")] = "fp32",
     device: Annotated[str, typer.Option(help="torch device of local models.")] = "cpu",
     store: StoreOpt = None,
     as_json: JsonOpt = False,
@@ -49,11 +50,14 @@ def eval_command(
     Every sample goes to the store (eval_results; the episode in rollouts with run_id = the eval id). An
     evaluation that stopped resumes where it stopped: samples already stored are not run again.
     """
+    from tracegym.models.load import resolve_precision
     from tracegym.store import open_store
     from tracegym.training.evaluate import EvalOptions, plan_evaluation
 
+    # Resolved here: the precision is part of the settings an evaluation's id is hashed from.
     options = EvalOptions(split=split, samples=samples, seed=seed, concurrency=concurrency,
-                          pass_threshold=pass_threshold, precision=precision, device=device)
+                          pass_threshold=pass_threshold, precision=resolve_precision(precision, device),
+                          device=device)
     with open_store(store) as st:
         plan = plan_evaluation(st, tasks, checkpoints or [], base, api or [], config, options)
         err.print(f"Evaluating {len(plan.candidates)} models on {len(plan.tasks)} {split} tasks of "

@@ -35,7 +35,8 @@ def run(
     limit: Annotated[int | None, typer.Option(min=1, help="Run at most N tasks.")] = None,
     harness_config: Annotated[Path | None, typer.Option(
         help="YAML: harness override, replay/tools/shell/proxy options (see tracegym/harnesses/config.py).")] = None,
-    precision: Annotated[str, typer.Option(help="Sampler precision: fp32, bf16 or fp16.")] = "fp32",
+    precision: Annotated[str, typer.Option(
+        help="Sampler precision: fp32, bf16, fp16, or auto (bf16 where the device computes it natively).")] = "fp32",
     device: Annotated[str, typer.Option(help="torch device of the sampler.")] = "cpu",
     base_url: Annotated[str | None, typer.Option(
         help="Sample from an OpenAI-compatible endpoint instead (messages only: no token record).")] = None,

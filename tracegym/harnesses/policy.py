@@ -90,8 +90,9 @@ class HFPolicyConfig(BaseModel):
     type: Literal["hf"] = "hf"
     model: str = "smollm2-135m"
     """A model reference: 'smollm2-135m', a model folder, or a run/checkpoint folder."""
-    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
-    """The sampler's weight and activation precision (logits are processed in fp32 regardless)."""
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "fp32"
+    """The sampler's weight and activation precision (logits are processed in fp32 regardless); auto is bf16
+    where the device computes it natively, else fp32."""
     device: str = "cpu"
     """torch device for the sampler, e.g. 'cpu' or 'cuda:0'."""
     sampler_id: str = "hf-0"
@@ -127,11 +128,11 @@ class HFPolicy(PolicyClient):
 
     @classmethod
     def from_config(cls, config: HFPolicyConfig) -> HFPolicy:
-        from tracegym.models.load import load_tokenizer
+        from tracegym.models.load import load_tokenizer, resolve_precision
 
         engine = SamplingEngine.from_ref(
             config.model,
-            config.precision,
+            resolve_precision(config.precision, config.device),
             config.device,
             sampler_id=config.sampler_id,
             max_batch_size=config.max_batch_size,
