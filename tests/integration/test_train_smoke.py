@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
+from tracegym.models.load import resolve_precision
 
 
 @pytest.fixture(scope="module")
@@ -28,11 +29,14 @@ def _weights(folder: Path) -> dict[str, torch.Tensor]:
 
 
 def test_train_tiny_end_to_end(workspace: Workspace, tmp_path: Path, cli) -> None:
-    config = write_config(tmp_path / "run.yaml", tiny_config(workspace, tmp_path / "run"))
+    data = tiny_config(workspace, tmp_path / "run")
+    data["sampler"]["precision"] = "auto"
+    config = write_config(tmp_path / "run.yaml", data)
     result = cli("train", str(config), "--store", str(workspace.store), "--json")
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["step"] == 6 and summary["warmup"]["examples"] == 64
+    assert summary["sampler_precision"] == resolve_precision("auto", "cpu")  # what auto chose here is said
     assert summary["warmup"]["excluded_traces"] > 0  # successful attempts at held-out source tasks
 
     from tracegym.store import open_store
