@@ -189,11 +189,10 @@ def test_an_api_baseline_is_compared_and_earlier_samples_are_reused(
     assert api["change"]["reward"]["diff"] == pytest.approx(1.0 - overall[0]["reward"]["value"])
 
 
-
 @pytest.mark.slow
 def test_auto_precision_is_recorded_as_what_it_resolves_to(trained: tuple[Workspace, Path, dict[str, Any]],
                                                            cli) -> None:
-    from tracegym.models.load import resolve_precision
+    from tracegym.models.precision import resolve_precision
     from tracegym.store import open_store
 
     ws, run_dir, table = trained  # evaluated in fp32

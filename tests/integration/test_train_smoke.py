@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
-from tracegym.models.load import resolve_precision
+from tracegym.models.precision import resolve_precision
 
 
 @pytest.fixture(scope="module")

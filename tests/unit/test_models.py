@@ -10,6 +10,7 @@ import torch
 
 from tracegym.errors import ModelError
 from tracegym.models import load
+from tracegym.models import precision as precisions
 from tracegym.models.load import (
     cache_dir,
     load_model,
@@ -132,15 +133,15 @@ AVX2_ONLY = ("flags\t\t: fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mc
     ("model name\t: a bf16 CPU\nflags\t\t: fpu sse2\n", False),  # only flag lines count
 ])
 def test_bf16_units_are_read_from_cpu_flags(text: str, expected: bool) -> None:
-    assert load.bf16_in_cpuinfo(text) is expected
+    assert precisions.bf16_in_cpuinfo(text) is expected
 
 
 def test_auto_precision_is_bf16_only_where_the_device_computes_it(monkeypatch) -> None:
-    assert [load.resolve_precision(p) for p in ("fp32", "bf16", "fp16")] == ["fp32", "bf16", "fp16"]
-    monkeypatch.setattr(load, "cpu_has_bf16", lambda: True)
-    assert load.resolve_precision("auto", "cpu") == "bf16"
-    assert load.resolve_precision("auto", "mps") == "fp32"
-    monkeypatch.setattr(load, "cpu_has_bf16", lambda: False)
-    assert load.resolve_precision("auto", "cpu") == "fp32"
+    assert [precisions.resolve_precision(p) for p in ("fp32", "bf16", "fp16")] == ["fp32", "bf16", "fp16"]
+    monkeypatch.setattr(precisions, "cpu_has_bf16", lambda: True)
+    assert precisions.resolve_precision("auto", "cpu") == "bf16"
+    assert precisions.resolve_precision("auto", "mps") == "fp32"
+    monkeypatch.setattr(precisions, "cpu_has_bf16", lambda: False)
+    assert precisions.resolve_precision("auto", "cpu") == "fp32"
     if not torch.cuda.is_available():
-        assert load.resolve_precision("auto", "cuda:0") == "fp32"
+        assert precisions.resolve_precision("auto", "cuda:0") == "fp32"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from tracegym.models.precision import PrecisionChoice, resolve_precision
 from tracegym.output import JsonOpt, StoreOpt, err, out, print_json, progress
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def eval_command(
              "checkpoints' run config, else the trainer's defaults].")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 16,
     pass_threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="A sample passes at this reward.")] = 1.0,
-    precision: Annotated[Literal["auto", "fp32", "bf16", "fp16"], typer.Option(
+    precision: Annotated[PrecisionChoice, typer.Option(
         help="Local models' precision; auto is bf16 where the device computes it natively, else fp32.")] = "fp32",
     device: Annotated[str, typer.Option(help="torch device of local models.")] = "cpu",
     store: StoreOpt = None,
@@ -50,7 +51,6 @@ def eval_command(
     Every sample goes to the store (eval_results; the episode in rollouts with run_id = the eval id). An
     evaluation that stopped resumes where it stopped: samples already stored are not run again.
     """
-    from tracegym.models.load import resolve_precision
     from tracegym.store import open_store
     from tracegym.training.evaluate import EvalOptions, plan_evaluation
 

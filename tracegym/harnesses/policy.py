@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tracegym.errors import ModelError
 from tracegym.harnesses.chat import ChatRenderer, Message
 from tracegym.models import compute
+from tracegym.models.precision import PrecisionChoice, resolve_precision
 from tracegym.models.sampling import GenerationTiming, SampledSequence, SamplingEngine, SamplingParams
 from tracegym.models.support import Support
 
@@ -90,7 +91,7 @@ class HFPolicyConfig(BaseModel):
     type: Literal["hf"] = "hf"
     model: str = "smollm2-135m"
     """A model reference: 'smollm2-135m', a model folder, or a run/checkpoint folder."""
-    precision: Literal["auto", "fp32", "bf16", "fp16"] = "fp32"
+    precision: PrecisionChoice = "fp32"
     """The sampler's weight and activation precision (logits are processed in fp32 regardless); auto is bf16
     where the device computes it natively, else fp32."""
     device: str = "cpu"
@@ -128,7 +129,7 @@ class HFPolicy(PolicyClient):
 
     @classmethod
     def from_config(cls, config: HFPolicyConfig) -> HFPolicy:
-        from tracegym.models.load import load_tokenizer, resolve_precision
+        from tracegym.models.load import load_tokenizer
 
         engine = SamplingEngine.from_ref(
             config.model,

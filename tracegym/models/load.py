@@ -21,19 +21,18 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import torch
 
 from tracegym.errors import ModelError, did_you_mean
+from tracegym.models.precision import Precision
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
 
-Precision = Literal["fp32", "bf16", "fp16"]
-PrecisionChoice = Literal["auto", "fp32", "bf16", "fp16"]
 DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 SMOLLM2 = "smollm2-135m"
@@ -204,37 +203,6 @@ def load_model(ref: str | Path | None = None, precision: Precision = "fp32", dev
     except (OSError, ValueError) as e:
         raise ModelError(f"Could not load the model in {folder}: {e}") from e
     return model.to(device).eval()
-
-
-def resolve_precision(precision: PrecisionChoice, device: str = "cpu") -> Precision:
-    """`precision` itself, or for "auto": bf16 where `device` computes in bf16 natively, else fp32.
-
-    Without bf16 units a CPU emulates bf16 matrix products in fp32 and pays for the conversions: on an AVX2-only
-    CPU, sampling SmolLM2 in bf16 ran at 0.28x the fp32 speed (benchmarks/sampling.py, batch 32), while CPUs with
-    AVX512-BF16 or AMX decode faster in bf16, since a decode step mostly reads weights.
-    """
-    if precision != "auto":
-        return precision
-    if device.startswith("cuda"):
-        return "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp32"
-    return "bf16" if device == "cpu" and cpu_has_bf16() else "fp32"
-
-
-@functools.cache
-def cpu_has_bf16() -> bool:
-    """Whether this CPU has bf16 arithmetic: x86 AVX512-BF16 or AMX-BF16, Arm's BF16 extension (Linux flags)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:  # not Linux: no flags to read, so no claim of bf16 units
-        return False
-    return bf16_in_cpuinfo(text)
-
-
-def bf16_in_cpuinfo(text: str) -> bool:
-    """Whether /proc/cpuinfo text lists a bf16 arithmetic flag (x86 `flags`, Arm `Features` lines)."""
-    flags = {word for line in text.splitlines() if line.lower().startswith(("flags", "features"))
-             for word in line.partition(":")[2].split()}
-    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
 
 
 def stop_token_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase | None = None) -> list[int]:

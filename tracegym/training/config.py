@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -27,10 +27,8 @@ from tracegym.errors import ConfigError, did_you_mean
 from tracegym.evals.yamlfile import compose, model_at, node_line, read_yaml
 from tracegym.harnesses.config import HarnessConfig, HarnessName
 from tracegym.harnesses.runner import EpisodeLimits
+from tracegym.models.precision import Precision, PrecisionChoice, resolve_precision
 from tracegym.tasks.spec import Context, Split
-
-if TYPE_CHECKING:
-    from tracegym.models.load import Precision
 
 
 class _Section(BaseModel):
@@ -121,7 +119,7 @@ class SamplerSection(_Section):
     """Top-k cap; 0 is off (a top-p sampler still keeps at most max_support tokens)."""
     max_support: int = Field(64, ge=1)
     """Most tokens in a recorded support (the top-k cap applied under top-p)."""
-    precision: Literal["auto", "fp32", "bf16", "fp16"] = "fp32"
+    precision: PrecisionChoice = "fp32"
     """The samplers' weight precision; the trainer keeps fp32 master weights. auto: bf16 where the samplers'
     device computes in bf16 natively (a GPU that supports it, a CPU with AVX512-BF16, AMX or Arm BF16), else
     fp32; the run records what it chose."""
@@ -138,8 +136,6 @@ class SamplerSection(_Section):
 
     def precision_on(self, device: str = "cpu") -> Precision:
         """The concrete precision of samplers on `device` ("auto" resolved for it)."""
-        from tracegym.models.load import resolve_precision  # torch: imported only when sampling
-
         return resolve_precision(self.precision, device)
 
 

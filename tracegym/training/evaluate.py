@@ -37,6 +37,7 @@ from tracegym.harnesses.rollouts import write_rollouts
 from tracegym.harnesses.runner import EpisodeJob, RunOptions, derive_seed, run_episode
 from tracegym.harnesses.taskrun import TaskScorers, ThreadLocalStore
 from tracegym.models import compute
+from tracegym.models.precision import Precision
 from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import TaskSet, register_task_set
 from tracegym.training.candidates import Candidate, api_candidate, eval_config, local_candidate
@@ -64,7 +65,7 @@ class EvalOptions(BaseModel):
     """Episodes in flight at once (a local model batches their turns together)."""
     pass_threshold: float = Field(1.0, ge=0, le=1)
     """A sample passes when its reward reaches this."""
-    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
+    precision: Precision = "fp32"
     """Local models' sampling precision."""
     device: str = "cpu"
     """torch device of local models."""
