@@ -60,6 +60,28 @@ def prepare(workdir: Path, context: str, heldout: float, split_seed: int, reward
     return store, task_set
 
 
+def prepared_config(path: Path, overrides: list[str], workdir: Path, heldout: float, split_seed: int,
+                    reward: str) -> tuple[Any, Any, Path]:
+    """The config at `path` with `--set KEY=YAML` overrides, pointed at a task set prepared under `workdir`
+    (see `prepare`) and a run folder there; returns the config, the loaded task set and the store's path."""
+    from tracegym.tasks.taskset import load_task_set
+    from tracegym.training.config import parse_train_config
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    data = yaml.safe_load(path.read_text())
+    for item in overrides:
+        key, _, value = item.partition("=")
+        *parents, leaf = key.split(".")
+        node = data
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = yaml.safe_load(value)
+    store, task_set_dir = prepare(workdir, data.get("prompt", {}).get("context", "last-user"), heldout, split_seed,
+                                  reward)
+    data["tasks"]["task_set"], data["run_dir"] = str(task_set_dir), str(workdir / "run")
+    return parse_train_config(data, path), load_task_set(task_set_dir), store
+
+
 def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any], samples: int, store: Path,
              label: str) -> tuple[list[float], str]:
     """Per-task mean reward of `samples` episodes per held-out task (failed episodes count as 0), and the run id
@@ -187,25 +209,11 @@ def main() -> None:
 
     from tracegym.models.load import load_tokenizer
     from tracegym.store import open_store
-    from tracegym.tasks.taskset import load_task_set
-    from tracegym.training.config import parse_train_config
     from tracegym.training.loop import select_tasks, train
     from tracegym.training.metrics import read_metrics
 
-    args.workdir.mkdir(parents=True, exist_ok=True)
-    data = yaml.safe_load(args.config.read_text())
-    for item in args.set:
-        key, _, value = item.partition("=")
-        *parents, leaf = key.split(".")
-        node = data
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = yaml.safe_load(value)
-    store, task_set_dir = prepare(args.workdir, data.get("prompt", {}).get("context", "last-user"), args.heldout,
-                                  args.split_seed, args.eval)
-    data["tasks"]["task_set"], data["run_dir"] = str(task_set_dir), str(args.workdir / "run")
-    config = parse_train_config(data, args.config)
-    task_set = load_task_set(task_set_dir)
+    config, task_set, store = prepared_config(args.config, args.set, args.workdir, args.heldout, args.split_seed,
+                                              args.eval)
     heldout, _ = select_tasks(task_set, config, load_tokenizer(config.model.ref), split="heldout")
     heldout = heldout[: args.max_heldout]
     clock["setup"] = time.perf_counter() - started
