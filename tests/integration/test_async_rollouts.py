@@ -78,14 +78,15 @@ def workspace(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _source(workspace, run_dir: Path, max_staleness: int, pools: list[PoolConfig], state_dict=None,
-            batch_groups: int = 2, heartbeat_timeout_s: float = 60, max_failures: int = 3) -> AsyncRollouts:
+            batch_groups: int = 2, heartbeat_timeout_s: float = 60, max_failures: int = 3,
+            grpo: dict | None = None) -> AsyncRollouts:
     root, model, tokenizer, task_set = workspace
     config = TrainConfig.model_validate({
         "run_dir": str(run_dir), "seed": 3, "model": {"ref": str(root / "tiny")},
         "tasks": {"task_set": str(task_set.path)},
         "harness": {"kind": "chat", "limits": {"max_turns": 1}},
         "sampler": {"temperature": TEMPERATURE, "top_p": 0.9, "max_new_tokens": 6, "concurrency": 2},
-        "grpo": {"group_size": 2, "batch_groups": batch_groups},
+        "grpo": {"group_size": 2, "batch_groups": batch_groups, **(grpo or {})},
         "async": {"max_staleness": max_staleness},
     })
     return AsyncRollouts(config, task_set.tasks, task_set=task_set, tokenizer=tokenizer,
@@ -250,6 +251,33 @@ def test_max_staleness_zero_keeps_only_current_groups_and_a_hung_sampler_is_repl
     finally:
         source.close()
     _assert_gone(pids)
+
+
+@pytest.mark.slow
+def test_dynamic_sampling_hands_out_only_groups_with_a_signal_and_counts_the_rest(workspace, tmp_path) -> None:
+    """Groups of 2 on a reward the tiny model earns about one time in four: most groups are all 0. The trainer
+    gets only groups whose rewards differ; the others are set aside and counted in the data position, and one
+    step takes at most max_sampling_rounds x batch_groups groups, more than the buffer holds."""
+    source = _source(workspace, tmp_path / "run", 1, [PoolConfig(precision="fp32")],
+                     grpo={"dynamic_sampling": True, "max_sampling_rounds": 3})
+    kept = set_aside = 0
+    taken: list[int] = []
+    try:
+        source.start()
+        for _ in range(4):
+            batch = source.next_batch(2, trainer_version=0)
+            aside = batch.stats["grpo/set_aside_groups"]
+            assert all(g.has_signal for g in batch.groups)
+            assert batch.consumed == len(batch.groups) + aside and batch.stats["dropped_stale"] == 0
+            assert len(batch.groups) == 2 or len(batch.groups) + aside == 6  # full, or three rounds' worth looked at
+            assert 0 <= batch.stats["grpo/sampled_reward_mean"] <= 1
+            kept, set_aside = kept + len(batch.groups), set_aside + int(aside)
+            taken += [g.group_index for g in batch.groups]
+        assert kept > 0 and set_aside > 0
+        assert source.stats()["set_aside_groups"] == set_aside and source.capacity < 6
+        assert len(taken) == len(set(taken))
+    finally:
+        source.close()
 
 
 @pytest.mark.slow

@@ -64,6 +64,32 @@ def test_train_tiny_end_to_end(workspace: Workspace, tmp_path: Path, cli) -> Non
     assert any(not torch.equal(warm_w[k], final_w[k]) for k in base), "GRPO changed the weights"
 
 
+def test_dynamic_sampling_trains_only_on_groups_with_a_signal(workspace: Workspace, tmp_path: Path, cli) -> None:
+    """The tiny model's reward (a capital first letter) leaves many groups of 4 all 0: with dynamic sampling each
+    step samples more groups in their place, trains on none without a signal, and stores every episode."""
+    data = tiny_config(workspace, tmp_path / "run", steps=3, checkpoint_every=3,
+                       grpo={"dynamic_sampling": True, "max_sampling_rounds": 3})
+    result = cli("train", str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
+    assert result.exit_code == 0, result.stderr
+    run_id = json.loads(result.stdout)["run_id"]
+
+    from tracegym.store import open_store
+    from tracegym.training.metrics import read_metrics
+
+    with open_store(workspace.store, read_only=True) as store:
+        metrics = read_metrics(store, run_id)
+        episodes = store.scalar("SELECT count(*) FROM rollouts WHERE run_id = ?", [run_id])
+    steps = sorted(metrics["grpo/set_aside_groups"])
+    assert steps == [3, 4, 5]  # after the two warm-start steps
+    trained = {s: metrics["grpo/groups"][s] for s in steps}
+    aside = {s: metrics["grpo/set_aside_groups"][s] for s in steps}
+    assert all(metrics["grpo/skipped_groups"][s] == 0 for s in steps)
+    assert all(trained[s] == 2 or trained[s] + aside[s] == 6 for s in steps)  # full, or three rounds sampled
+    assert sum(aside.values()) > 0
+    assert episodes == 4 * sum(trained[s] + aside[s] for s in steps)  # set-aside episodes are kept too
+    assert all(0 <= metrics["grpo/sampled_reward_mean"][s] <= 1 for s in steps)
+
+
 def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Path, cli) -> None:
     config = tiny_config(workspace, tmp_path / "run")
     config["grpo"] = {"group_sise": 4}

@@ -71,6 +71,15 @@ def test_missing_task_set_and_bad_values(tmp_path: Path) -> None:
         _load(tmp_path, MINIMAL + "  difficulty: {min_mean: 0.6, max_mean: 0.5}\n")
 
 
+def test_dynamic_sampling_bounds_the_groups_one_step_takes(tmp_path: Path) -> None:
+    config = _load(tmp_path, MINIMAL + "grpo:\n  batch_groups: 4\n  max_sampling_rounds: 3\n")
+    assert not config.grpo.dynamic_sampling and config.grpo.max_groups_per_step == 4  # off: the batch, no more
+    config = _load(tmp_path, MINIMAL + "grpo:\n  batch_groups: 4\n  dynamic_sampling: true\n  max_sampling_rounds: 3\n")
+    assert config.grpo.max_groups_per_step == 12
+    with pytest.raises(ConfigError, match=r"train.yaml:6: grpo.max_sampling_rounds"):
+        _load(tmp_path, MINIMAL + "grpo:\n  dynamic_sampling: true\n  max_sampling_rounds: 0\n")
+
+
 def test_corrections_need_a_recorded_support(tmp_path: Path) -> None:
     untruncated = MINIMAL + "sampler:\n  top_p: 1.0\n"
     with pytest.raises(ConfigError, match=r"top_p < 1"):

@@ -64,6 +64,17 @@ def model():
     return tiny_llama(VOCAB, seed=3, eos_token_id=2)
 
 
+@pytest.fixture
+def one_thread():
+    """Gradients compared across batchings agree to fp32 summation order only with one order: on two threads
+    the embedding gradient's reductions differ by ~1e-4 of its largest entry (as under `pytest -n 0` on two
+    cores); the README's test command runs every worker on one thread anyway."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def _trainer(model, micro_batch_tokens: int = 4096, aggregation: str = "token", lr: float = 1e-3) -> Trainer:
     return Trainer(copy.deepcopy(model), OptimSection(lr=lr, micro_batch_tokens=micro_batch_tokens),
                    GRPOSection(aggregation=aggregation), LossSection(), temperature=TEMPERATURE)
@@ -115,6 +126,31 @@ def test_zero_variance_groups_are_skipped_and_counted(model) -> None:
     assert all(torch.equal(a, b) for a, b in zip(before, trainer.model.parameters(), strict=True))
 
 
+def test_a_group_has_a_signal_exactly_when_the_trainer_trains_on_it(model) -> None:
+    """`RolloutGroup.has_signal` (what dynamic sampling keeps) against the trainer's own skipping."""
+    varied, equal, failed_odd_one, broken_odd_one, one_left = _groups(model, n_groups=5)
+    _with_variance([varied])
+    for e in equal.episodes:
+        e.reward = 0.5
+    for group in (failed_odd_one, broken_odd_one, one_left):
+        for k, e in enumerate(group.episodes):
+            e.reward = 1.0 if k == 0 else 0.0
+    failed_odd_one.episodes[0].reward = None  # the only different reward belongs to an episode without one...
+    broken_odd_one.episodes[0].harness_error = "RuntimeError: the harness broke"  # ...or to a failed episode
+    for e in one_left.episodes[1:]:
+        e.reward = None
+    one_left.episodes[0].reward = 0.0
+    one_left.episodes[1].reward = 1.0
+    one_left.episodes[1].tokens = None  # a record-less episode does not count either
+    cases = {"varied": varied, "equal": equal, "failed": failed_odd_one, "broken": broken_odd_one,
+             "one_left": one_left}
+    assert {name: g.has_signal for name, g in cases.items()} == {
+        "varied": True, "equal": False, "failed": False, "broken": False, "one_left": False}
+    for name, group in cases.items():
+        skipped = _trainer(model).accumulate([group])["grpo/skipped_groups"]
+        assert group.has_signal == (skipped == 0), name
+
+
 def test_failed_episodes_are_counted_and_not_trained(model) -> None:
     groups = _groups(model)
     groups[0].episodes[0].reward = None
@@ -128,6 +164,7 @@ def _grads(trainer: Trainer) -> dict[str, torch.Tensor]:
     return {n: p.grad.detach().clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
 
 
+@pytest.mark.usefixtures("one_thread")
 @pytest.mark.parametrize("aggregation", ["token", "sequence"])
 def test_micro_batching_gives_the_gradient_of_one_batch(model, aggregation: str) -> None:
     groups = _groups(model)
@@ -225,6 +262,7 @@ def test_a_shared_prompt_runs_once_and_gives_the_logits_and_gradients_of_whole_s
         torch.testing.assert_close(grads_shared[name], grad, rtol=1e-4, atol=1e-5 * scale, msg=name)
 
 
+@pytest.mark.usefixtures("one_thread")
 def test_groups_over_the_budget_are_split_and_still_give_the_same_gradients(model) -> None:
     groups = _groups(model)
     samples = [sample_from_record(e.tokens, 1.0) for g in groups for e in g.episodes]

@@ -149,6 +149,19 @@ class GRPOSection(_Section):
     aggregation: Literal["token", "sequence"] = "token"
     """token: sum over all tokens / their count (DAPO, Miles --calculate-per-token-loss); sequence: mean per
     sequence, then over sequences (DeepSeekMath)."""
+    dynamic_sampling: bool = False
+    """Fill each batch with groups whose rewards differ (DAPO's dynamic sampling, verl's `filter_groups`): a group
+    whose rewards are all equal is set aside (its episodes stay in the store; counted in `grpo/set_aside_groups`)
+    and the next group of the task order is sampled in its place. Off, such groups reach the trainer, which skips
+    them (`grpo/skipped_groups`)."""
+    max_sampling_rounds: int = Field(4, ge=1)
+    """With dynamic_sampling, at most this many times `batch_groups` groups are sampled (or, asynchronously, taken
+    from the buffer) for one step, as DAPO's `max_num_gen_batches`; the step trains on what had a signal by then."""
+
+    @property
+    def max_groups_per_step(self) -> int:
+        """The most groups one step samples or takes: batch_groups, times max_sampling_rounds with dynamic_sampling."""
+        return self.batch_groups * (self.max_sampling_rounds if self.dynamic_sampling else 1)
 
 
 class LossSection(_Section):

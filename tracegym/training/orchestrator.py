@@ -23,10 +23,11 @@ AsyncRollouts, in the trainer process:
   latest, so with the default buffer no group is sampled only to be dropped (as prime-rl bounds its
   inference lag, rather than sampling and discarding).
 - `next_batch` takes buffered groups lowest index first and drops (and counts) those sampled by weights
-  more than `max_staleness` versions behind the trainer. `publish` writes the weights through a
+  more than `max_staleness` versions behind the trainer; with `grpo.dynamic_sampling` it also sets aside
+  (and counts) fresh groups whose rewards are all equal. `publish` writes the weights through a
   `FilesystemBroadcast` that every sampler polls.
 
-The data position (`RolloutBatch.consumed`) counts groups taken or dropped; groups in flight when a run
+The data position (`RolloutBatch.consumed`) counts groups taken, dropped or set aside; groups in flight when a run
 is killed are sampled again after a resume, so a resumed asynchronous run repeats the task order up to
 the reordering the buffer allows, not bit for bit.
 """
@@ -240,18 +241,23 @@ class AsyncRollouts:
         self._totals["publishes"] += 1
 
     def next_batch(self, n_groups: int, trainer_version: int) -> RolloutBatch:
-        """The next `n_groups` fresh-enough groups, waiting for the samplers as long as needed."""
-        from tracegym.training.rollouts import RolloutBatch
+        """The next `n_groups` fresh-enough groups, waiting for the samplers as long as needed. With
+        `grpo.dynamic_sampling`, fresh groups whose rewards are all equal are set aside, until `n_groups` have a
+        signal or `grpo.max_groups_per_step` fresh groups were taken."""
+        from tracegym.training.rollouts import RolloutBatch, set_aside_stats
 
+        dynamic, limit = self.config.grpo.dynamic_sampling, self.config.grpo.max_groups_per_step
         started = time.perf_counter()
         kept: list[RolloutGroup] = []
         lags: list[int] = []
+        set_aside: list[RolloutGroup] = []
         dropped = 0
         with self._cond:
-            while len(kept) < n_groups:
+            while len(kept) < n_groups and len(kept) + len(set_aside) < limit:
                 if self._failure is not None:
                     raise self._failure
                 if not self._buffer:
+                    self._wake()  # the groups taken so far freed credits: more tasks can go out while we wait
                     self._cond.wait(timeout=0.5)
                     continue
                 group = min(self._buffer, key=lambda g: g.group_index)
@@ -260,19 +266,23 @@ class AsyncRollouts:
                 self._staleness[lag] += 1
                 if lag > self.max_staleness:
                     dropped += 1
+                elif dynamic and not group.has_signal:
+                    set_aside.append(group)
                 else:
                     kept.append(group)
                     lags.append(lag)
         self._wake()  # credits freed: the monitor hands out more tasks
         waited = time.perf_counter() - started
-        self._totals.update({"dropped_stale": dropped, "groups_consumed": len(kept) + dropped,
-                             "trainer_wait_s": waited})
+        consumed = len(kept) + dropped + len(set_aside)
+        self._totals.update({"dropped_stale": dropped, "set_aside_groups": len(set_aside),
+                             "groups_consumed": consumed, "trainer_wait_s": waited})
         tokens = float(sum(e.tokens_out or 0 for g in kept for e in g.episodes))
         stats = {"dropped_stale": float(dropped), "async/wait_s": waited, "sampler/tokens": tokens,
-                 "async/buffered_groups": float(len(self._buffer))}
+                 "async/buffered_groups": float(len(self._buffer)),
+                 **(set_aside_stats(set_aside, kept) if dynamic else {})}
         if lags:
             stats.update({"async/staleness_mean": sum(lags) / len(lags), "async/staleness_max": float(max(lags))})
-        return RolloutBatch(kept, consumed=len(kept) + dropped, stats=stats)
+        return RolloutBatch(kept, consumed=consumed, stats=stats, set_aside=set_aside)
 
     def stats(self) -> dict[str, Any]:
         """Flat running totals (numbers), plus `staleness` {lag: groups} and per-sampler `samplers` details."""
@@ -285,6 +295,7 @@ class AsyncRollouts:
         return {
             "groups_consumed": float(self._totals["groups_consumed"]),
             "dropped_stale": float(self._totals["dropped_stale"]),
+            "set_aside_groups": float(self._totals["set_aside_groups"]),
             "groups_received": float(self._totals["groups_received"]),
             "buffered_groups": float(buffered),
             "next_group_index": float(self._next_index),

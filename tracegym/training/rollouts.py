@@ -24,6 +24,12 @@ from tracegym.harnesses.episode import Episode
 T = TypeVar("T")
 
 
+def trainable(episode: Episode) -> bool:
+    """An episode the trainer can learn from: scored, no harness failure, and a token record with sampled tokens."""
+    return (episode.reward is not None and episode.harness_error is None and episode.tokens is not None
+            and episode.tokens.n_trainable > 0)
+
+
 @dataclass
 class RolloutGroup:
     """The episodes of one task sampled together, all from the same prompt."""
@@ -38,10 +44,24 @@ class RolloutGroup:
         return [e.reward for e in self.episodes]
 
     @property
+    def has_signal(self) -> bool:
+        """Whether GRPO can learn from the group: trainable episodes with at least two different rewards (a group
+        whose rewards are all equal has every advantage 0)."""
+        return len({e.reward for e in self.episodes if trainable(e)}) > 1
+
+    @property
     def policy_version(self) -> int:
         """The oldest weights version among the episodes (0 when none recorded one): staleness is measured from it."""
         versions = [e.policy_version for e in self.episodes if e.policy_version is not None]
         return min(versions) if versions else 0
+
+
+def set_aside_stats(set_aside: list[RolloutGroup], kept: list[RolloutGroup]) -> dict[str, float]:
+    """What dynamic sampling did in one step: the groups it set aside, and the mean reward over every scored
+    episode it looked at (the trainer's `reward/mean` covers the kept groups only, which leans to the middle)."""
+    rewards = [e.reward for g in (*set_aside, *kept) for e in g.episodes if e.reward is not None]
+    return {"grpo/set_aside_groups": float(len(set_aside)),
+            "grpo/sampled_reward_mean": sum(rewards) / len(rewards) if rewards else float("nan")}
 
 
 @dataclass
@@ -50,13 +70,22 @@ class RolloutBatch:
 
     groups: list[RolloutGroup]
     consumed: int = 0
-    """Groups taken from the task order for this batch: the groups below plus the ones dropped."""
+    """Groups taken from the task order for this batch: the groups below plus the ones dropped or set aside."""
     stats: dict[str, float] = field(default_factory=dict)
     """Source counters for this batch, e.g. dropped_stale, sampler_tokens, sampler_seconds, wait_seconds."""
+    set_aside: list[RolloutGroup] = field(default_factory=list)
+    """Groups that dynamic sampling took for this batch and did not train on (all rewards equal): stored, not
+    trained."""
 
     @property
     def episodes(self) -> list[Episode]:
+        """The episodes of the groups to train on."""
         return [e for g in self.groups for e in g.episodes]
+
+    @property
+    def sampled_episodes(self) -> list[Episode]:
+        """Every episode the batch holds, set-aside groups included: what the store keeps."""
+        return [e for g in (*self.groups, *self.set_aside) for e in g.episodes]
 
 
 class TaskOrder(Generic[T]):

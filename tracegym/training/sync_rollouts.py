@@ -25,7 +25,7 @@ from tracegym.harnesses.runner import RunOptions, derive_seed, run_many
 from tracegym.harnesses.taskrun import TaskScorers
 from tracegym.models.compute import Runner
 from tracegym.models.sampling import SamplingEngine, SamplingParams
-from tracegym.training.rollouts import RolloutBatch, RolloutGroup, TaskOrder
+from tracegym.training.rollouts import RolloutBatch, RolloutGroup, TaskOrder, set_aside_stats
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -86,18 +86,29 @@ class SyncRollouts:
         self.scorers.prepare(self.order.tasks)
 
     def next_batch(self, n_groups: int, trainer_version: int) -> RolloutBatch:
-        """The next `n_groups` groups of the task order, sampled now with the current weights."""
-        indices = list(range(self.next_index, self.next_index + n_groups))
+        """The next `n_groups` groups of the task order, sampled now with the current weights. With
+        `grpo.dynamic_sampling`, groups whose rewards are all equal are set aside and the following groups of the
+        order sampled in their place, round by round, until `n_groups` have a signal or
+        `grpo.max_groups_per_step` were sampled."""
+        dynamic, limit = self.config.grpo.dynamic_sampling, self.config.grpo.max_groups_per_step
         started = time.perf_counter()
-        episodes = self._runner.run(self._sample(indices))
+        kept: list[RolloutGroup] = []
+        set_aside: list[RolloutGroup] = []
+        sampled, tokens = 0, 0.0
+        while len(kept) < n_groups and sampled < limit:
+            indices = list(range(self.next_index, self.next_index + min(n_groups - len(kept), limit - sampled)))
+            episodes = self._runner.run(self._sample(indices))
+            self.next_index += len(indices)
+            sampled += len(indices)
+            tokens += float(sum(e.tokens_out or 0 for eps in episodes for e in eps))
+            for i, eps in zip(indices, episodes, strict=True):
+                group = RolloutGroup(self.order.task_at(i).task_id, eps, i)
+                (kept if group.has_signal or not dynamic else set_aside).append(group)
         seconds = time.perf_counter() - started
-        self.next_index += n_groups
-        groups = [RolloutGroup(self.order.task_at(i).task_id, eps, i) for i, eps in zip(indices, episodes,
-                                                                                       strict=True)]
-        tokens = float(sum(e.tokens_out or 0 for eps in episodes for e in eps))
         stats = {"sampler/tokens": tokens, "sampler/seconds": seconds,
-                 "sampler/tokens_per_s": tokens / seconds if seconds > 0 else 0.0, "dropped_stale": 0.0}
-        return RolloutBatch(groups, consumed=n_groups, stats=stats)
+                 "sampler/tokens_per_s": tokens / seconds if seconds > 0 else 0.0, "dropped_stale": 0.0,
+                 **(set_aside_stats(set_aside, kept) if dynamic else {})}
+        return RolloutBatch(kept, consumed=sampled, stats=stats, set_aside=set_aside)
 
     async def _sample(self, indices: list[int]) -> list[list[Episode]]:
         return list(await asyncio.gather(*(self._group(i) for i in indices)))

@@ -38,6 +38,7 @@ from tracegym.training.batching import (
     sample_from_record,
 )
 from tracegym.training.loss import aggregate, reference_kl, token_logprobs, token_loss
+from tracegym.training.rollouts import trainable
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -69,7 +70,7 @@ def prepare(groups: Sequence[RolloutGroup], std_normalization: bool) -> Prepared
         for episode in group.episodes:
             if episode.reward is None or episode.harness_error is not None:
                 out.failed_episodes += 1
-            elif episode.tokens is None or episode.tokens.n_trainable == 0:
+            elif not trainable(episode):
                 out.untrainable_episodes += 1
             else:
                 kept.append(episode)
@@ -79,8 +80,8 @@ def prepare(groups: Sequence[RolloutGroup], std_normalization: bool) -> Prepared
     # A group that lost members to failures still counts once; one that lost all is skipped too.
     out.skipped_groups = result.skipped_groups + (len(groups) - result.num_groups)
     out.rewards = rewards
-    for episode, advantage, trainable in zip(kept, result.advantages, result.trainable, strict=True):
-        if trainable:
+    for episode, advantage, has_signal in zip(kept, result.advantages, result.trainable, strict=True):
+        if has_signal:
             out.samples.append(sample_from_record(episode.tokens, advantage))
             out.advantages.append(advantage)
     return out
