@@ -89,6 +89,13 @@ def test_dynamic_sampling_trains_only_on_groups_with_a_signal(workspace: Workspa
     assert episodes == 4 * sum(trained[s] + aside[s] for s in steps)  # set-aside episodes are kept too
     assert all(0 <= metrics["grpo/sampled_reward_mean"][s] <= 1 for s in steps)
 
+    from tracegym.report.plots import reward_chart
+    from tracegym.report.rundata import load_run
+
+    with open_store(workspace.store, read_only=True) as store:
+        chart = reward_chart(load_run(store, str(tmp_path / "run")))
+    assert [line.get_label() for line in chart.axes[0].lines] == ["GRPO batch mean", "all sampled (dynamic sampling)"]
+
 
 def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Path, cli) -> None:
     config = tiny_config(workspace, tmp_path / "run")

@@ -78,7 +78,9 @@ def _finish(ax: Axes, title: str, ylabel: str, xlabel: str = STEP, legend: bool 
 
 def reward_chart(data: RunData) -> Figure | None:
     fig, (ax,) = _figure()
-    if not _line(ax, data, "reward/mean", "GRPO batch mean"):
+    # With dynamic sampling the batch holds only groups with a signal; the mean over all sampled is the curve.
+    if not _lines(ax, data, [("reward/mean", "GRPO batch mean"),
+                             ("grpo/sampled_reward_mean", "all sampled (dynamic sampling)")]):
         return None
     _finish(ax, "Training reward per GRPO step", "mean reward (0-1)", ylim=REWARD_RANGE)
     return fig

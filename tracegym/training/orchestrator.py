@@ -276,7 +276,7 @@ class AsyncRollouts:
         consumed = len(kept) + dropped + len(set_aside)
         self._totals.update({"dropped_stale": dropped, "set_aside_groups": len(set_aside),
                              "groups_consumed": consumed, "trainer_wait_s": waited})
-        tokens = float(sum(e.tokens_out or 0 for g in kept for e in g.episodes))
+        tokens = float(sum(e.tokens_out or 0 for g in (*kept, *set_aside) for e in g.episodes))
         stats = {"dropped_stale": float(dropped), "async/wait_s": waited, "sampler/tokens": tokens,
                  "async/buffered_groups": float(len(self._buffer)),
                  **(set_aside_stats(set_aside, kept) if dynamic else {})}
