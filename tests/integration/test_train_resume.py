@@ -87,8 +87,13 @@ def one_thread(monkeypatch: pytest.MonkeyPatch):
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
-def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, tmp_path: Path, cli) -> None:
-    settings = {"steps": 6, "checkpoint_every": 2, "keep_checkpoints": 10, "loss": {"kl_beta": 0.05}}
+@pytest.mark.parametrize("grpo", [{}, {"dynamic_sampling": True, "max_sampling_rounds": 3}],
+                         ids=["default", "dynamic_sampling"])
+def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, tmp_path: Path, cli,
+                                                          grpo: dict) -> None:
+    """Also with dynamic sampling, where a step takes a varying number of groups from the task order, so the data
+    position the checkpoint keeps is no longer steps x batch_groups."""
+    settings = {"steps": 6, "checkpoint_every": 2, "keep_checkpoints": 10, "loss": {"kl_beta": 0.05}, "grpo": grpo}
     run_a, run_b = tmp_path / "a", tmp_path / "b"
     config_a = write_config(tmp_path / "a.yaml", tiny_config(workspace, run_a, **settings))
     config_b = write_config(tmp_path / "b.yaml", tiny_config(workspace, run_b, **settings))
@@ -106,6 +111,8 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, 
     for step in range(1, 9):
         assert b[step] == a[step], f"step {step} differs"
     assert sum(a[s]["train/optimizer_step"] for s in range(5, 9)) >= 1, "GRPO trained after the resume point"
+    if grpo:
+        assert sum(a[s]["grpo/set_aside_groups"] for s in range(3, 5)) > 0, "groups were set aside before the kill"
     assert max(a[s].get("kl_ref/k3", 0.0) for s in range(5, 9)) > 0, "the policy moved away from the warm start"
     for step in (4, 8):
         wa = _weights(run_a / "checkpoints" / f"step-{step:06d}")
