@@ -68,11 +68,11 @@ def score_side(task_set: Any, tasks: list[Any], tokenizer: Any, budget: int) -> 
             reward = scorer.score(task.trajectory(reply)).reward or 0.0
             scored[name] = (reward, reply_tokens(renderer, task, reply) <= budget)
             fixed.setdefault(name, []).append(reward)
-        fits = {n: r for n, (r, ok) in scored.items() if ok}
-        best["fit"].append(max(fits.values()))
+        fits = {n: r for n, (r, ok) in scored.items() if ok}  # a text reply always fits
+        top = max(fits.values())
+        best["fit"].append(top)
         best["fit_no_transfer"].append(max(r for n, r in fits.items() if n != TRANSFER))
         best["any_length"].append(max(r for r, _ in scored.values()))
-        top = max(fits.values())
         best_reply[next(n for n, r in fits.items() if r == top) if top > 0 else "nothing"] += 1
     habits = {n: round(statistics.fmean(v), 3) for n, v in fixed.items() if len(v) == len(tasks)}
     return {
