@@ -194,6 +194,11 @@ def test_samplers_produce_versioned_groups_follow_publishes_and_survive_a_kill(w
         _check_batch(late, 2, 3, 1)
         seen += [g.group_index for g in late.groups]
         assert late.stats["dropped_stale"] >= source.capacity
+        # Dropped groups are handed back to be stored, marked: the store loses nothing that was sampled.
+        assert len(late.stale) == late.stats["dropped_stale"] and all(3 - g.policy_version > 1 for g in late.stale)
+        marked = late.stored_episodes(4)
+        assert sum(e.train_use == "stale" for e in marked) == 2 * len(late.stale)
+        assert len(marked) == 2 * (len(late.stale) + 2)
         stats = source.stats()
         assert stats["dropped_stale"] - dropped_before == late.stats["dropped_stale"]
         assert sum(v for lag, v in stats["staleness"].items() if lag >= 2) >= source.capacity

@@ -95,9 +95,10 @@ def test_lineage_follows_a_cluster_to_eval_results(trained: tuple[Workspace, Pat
                             "WHERE r.run_id = ? AND t.cluster_id IN (SELECT cluster_id FROM eval_results) "
                             "GROUP BY 1 ORDER BY count(*) DESC LIMIT 1", [run_id])
         view = st.query("SELECT * FROM lineage WHERE cluster_id = ?", [cluster])
-        trained_on = st.query("SELECT task_id, count(*) AS n, avg(reward) AS reward FROM rollouts "
-                              "WHERE run_id = ? AND task_id IN (SELECT task_id FROM tasks WHERE cluster_id = ?) "
-                              "GROUP BY task_id", [run_id, cluster])
+        trained_on = st.query("SELECT task_id, count(*) FILTER (WHERE train_use = 'trained') AS n, "
+                              "avg(reward) FILTER (WHERE train_use = 'trained') AS reward, count(*) AS sampled "
+                              "FROM rollouts WHERE run_id = ? AND task_id IN (SELECT task_id FROM tasks "
+                              "WHERE cluster_id = ?) GROUP BY task_id", [run_id, cluster])
         steps = [r["step"] for r in st.query("SELECT step FROM checkpoints WHERE run_id = ? ORDER BY step", [run_id])]
         final_id = st.scalar("SELECT checkpoint_id FROM eval_models WHERE eval_id = ? AND step = 6",
                              [table["eval_id"]])
@@ -110,8 +111,9 @@ def test_lineage_follows_a_cluster_to_eval_results(trained: tuple[Workspace, Pat
     assert sorted({r["checkpoint_step"] for r in view}) == steps
     for t in trained_on:
         rows = [r for r in view if r["task_id"] == t["task_id"]]
-        assert rows and all(r["train_rollouts"] == t["n"] for r in rows)
-        assert all(r["train_reward"] == pytest.approx(t["reward"]) for r in rows)
+        assert rows and all(r["train_rollouts"] == t["n"] and r["sampled_rollouts"] == t["sampled"] for r in rows)
+        assert all(r["train_reward"] == pytest.approx(t["reward"]) if t["n"] else
+                   r["train_reward"] is None for r in rows)
     final_rows = [r for r in view if r["checkpoint_step"] == 6 and r["eval_samples"] is not None]
     assert final_rows, "the final checkpoint's results on the cluster's held-out tasks are in the view"
     for r in final_rows:

@@ -46,6 +46,19 @@ def _metrics(store_path: Path, run_dir: Path) -> dict[int, dict[str, float | Non
     return out
 
 
+def _rollouts(store_path: Path, run_dir: Path) -> list[tuple]:
+    """What the store kept of a run's rollouts, per step: task, sample, reward and what the step did with it."""
+    import json
+
+    from tracegym.store import open_store
+
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    with open_store(store_path, read_only=True) as store:
+        rows = store.query("SELECT train_step, train_use, task_id, sample_idx, reward FROM rollouts "
+                           "WHERE run_id = ? ORDER BY ALL", [run_id])
+    return [tuple(r.values()) for r in rows]
+
+
 def _weights(folder: Path) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
 
@@ -110,6 +123,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, 
     assert sorted(b) == sorted(a) == list(range(1, 9))
     for step in range(1, 9):
         assert b[step] == a[step], f"step {step} differs"
+    assert _rollouts(workspace.store, run_b) == _rollouts(workspace.store, run_a), "the store kept the same rollouts"
     assert sum(a[s]["train/optimizer_step"] for s in range(5, 9)) >= 1, "GRPO trained after the resume point"
     if grpo:
         assert sum(a[s]["grpo/set_aside_groups"] for s in range(3, 5)) > 0, "groups were set aside before the kill"

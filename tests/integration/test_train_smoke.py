@@ -28,6 +28,14 @@ def _weights(folder: Path) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
+def _marks(store, run_id: str) -> dict[tuple[int, str], int]:
+    """Groups per (train_step, train_use) of a run's stored rollouts (4 episodes a group in these configs)."""
+    rows = store.query("SELECT train_step, train_use, count(*) AS n FROM rollouts WHERE run_id = ? GROUP BY ALL",
+                       [run_id])
+    assert all(r["n"] % 4 == 0 for r in rows)
+    return {(r["train_step"], r["train_use"]): r["n"] // 4 for r in rows}
+
+
 def test_train_tiny_end_to_end(workspace: Workspace, tmp_path: Path, cli) -> None:
     data = tiny_config(workspace, tmp_path / "run")
     data["sampler"]["precision"] = "auto"
@@ -45,6 +53,7 @@ def test_train_tiny_end_to_end(workspace: Workspace, tmp_path: Path, cli) -> Non
     with open_store(workspace.store, read_only=True) as store:
         metrics = read_metrics(store, summary["run_id"])
         rollouts = store.query("SELECT policy_version, reward FROM rollouts WHERE run_id = ?", [summary["run_id"]])
+        marks = _marks(store, summary["run_id"])
         checkpoints = store.query("SELECT step, path FROM checkpoints WHERE run_id = ? ORDER BY step",
                                   [summary["run_id"]])
         status = store.scalar("SELECT status FROM runs WHERE run_id = ?", [summary["run_id"]])
@@ -56,6 +65,10 @@ def test_train_tiny_end_to_end(workspace: Workspace, tmp_path: Path, cli) -> Non
         assert key in metrics, key
     assert sum(metrics["train/optimizer_step"].values()) >= 1, "some group had reward variance"
     assert len(rollouts) == 4 * 2 * 4 and {r["policy_version"] for r in rollouts} == {2, 3, 4, 5}
+    # The store says which groups each step trained on: those the trainer did not skip.
+    assert {s: marks.get((s, "no_signal"), 0) for s in range(3, 7)} == metrics["grpo/skipped_groups"]
+    assert {s: marks.get((s, "trained"), 0) for s in range(3, 7)} == {
+        s: 2 - metrics["grpo/skipped_groups"][s] for s in range(3, 7)}
     assert [c["step"] for c in checkpoints] == [2, 4, 6]
 
     warm, final = Path(summary["warm_start_checkpoint"]), Path(summary["checkpoint"])
@@ -79,6 +92,7 @@ def test_dynamic_sampling_trains_only_on_groups_with_a_signal(workspace: Workspa
     with open_store(workspace.store, read_only=True) as store:
         metrics = read_metrics(store, run_id)
         episodes = store.scalar("SELECT count(*) FROM rollouts WHERE run_id = ?", [run_id])
+        marks = _marks(store, run_id)
     steps = sorted(metrics["grpo/set_aside_groups"])
     assert steps == [3, 4, 5]  # after the two warm-start steps
     trained = {s: metrics["grpo/groups"][s] for s in steps}
@@ -87,6 +101,8 @@ def test_dynamic_sampling_trains_only_on_groups_with_a_signal(workspace: Workspa
     assert all(trained[s] == 2 or trained[s] + aside[s] == 6 for s in steps)  # full, or three rounds sampled
     assert sum(aside.values()) > 0
     assert episodes == 4 * sum(trained[s] + aside[s] for s in steps)  # set-aside episodes are kept too
+    assert marks == {**{(s, "trained"): trained[s] for s in steps}, **{(s, "set_aside"): aside[s] for s in steps
+                                                                        if aside[s]}}
     assert all(0 <= metrics["grpo/sampled_reward_mean"][s] <= 1 for s in steps)
 
     from tracegym.report.plots import reward_chart
@@ -112,7 +128,8 @@ def test_train_default_model_two_steps(workspace: Workspace, tmp_path: Path, cli
 
     config = tiny_config(workspace, tmp_path / "run", steps=1, checkpoint_every=1,
                          model={"ref": "smollm2-135m"},
-                         tasks={"max_tasks": 2}, sampler={"max_new_tokens": 12}, grpo={"group_size": 3, "batch_groups": 1},
+                         tasks={"max_tasks": 2}, sampler={"max_new_tokens": 12},
+                         grpo={"group_size": 3, "batch_groups": 1},
                          optim={"lr": 1e-5, "train_layers": 2, "freeze_embeddings": True},
                          warmup={"steps": 1, "batch_size": 2, "max_examples": 8})
     result = cli("train", str(write_config(tmp_path / "run.yaml", config)), "--store", str(workspace.store),

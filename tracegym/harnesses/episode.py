@@ -43,6 +43,12 @@ StopReason = Literal[
     "policy_error",  # the policy client failed (a disconnect, an engine error)
 ]
 STOP_REASONS: tuple[str, ...] = get_args(StopReason)
+TrainUse = Literal[
+    "trained",  # in a step's batch, and the group's rewards differed: the loss learned from it
+    "no_signal",  # in a step's batch, but every reward of its group was equal: advantages 0, skipped
+    "set_aside",  # taken by dynamic sampling and replaced (every reward of its group was equal)
+    "stale",  # sampled by weights more than async.max_staleness versions old: dropped
+]
 
 
 @dataclass
@@ -183,6 +189,10 @@ class Episode:
     latency_s: float = 0.0
     created_at: datetime = field(default_factory=datetime.now)
     run_id: str | None = None
+    train_step: int | None = None
+    """The trainer step whose batch took the episode; None outside training."""
+    train_use: TrainUse | None = None
+    """What that step did with it; None outside training."""
 
     @property
     def continuation(self) -> list[Message]:

@@ -35,7 +35,7 @@ SCHEMA = pa.schema([
     ("support_ids", pa.large_list(pa.int32())), ("support_offsets", pa.list_(pa.int64())),
     ("support_logprobs", pa.large_list(pa.float32())), ("metrics", pa.large_string()),
     ("created_at", pa.timestamp("us")), ("latency_s", pa.float64()), ("tokens_in", pa.int32()),
-    ("tokens_out", pa.int32()),
+    ("tokens_out", pa.int32()), ("train_step", pa.int32()), ("train_use", pa.string()),
 ])
 COLUMNS = tuple(SCHEMA.names)
 
@@ -68,6 +68,7 @@ def _row(episode: Episode, run_id: str | None) -> dict[str, Any]:
         "support_logprobs": support.logprobs.tolist() if support is not None else None,
         "metrics": _json(episode.metrics), "created_at": episode.created_at, "latency_s": episode.latency_s,
         "tokens_in": episode.tokens_in, "tokens_out": episode.tokens_out,
+        "train_step": episode.train_step, "train_use": episode.train_use,
     }
 
 
@@ -133,7 +134,7 @@ def _episode(row: dict[str, Any]) -> Episode:
                              row["n_replay_misses"]),
         reward=row["reward"], scorer_details=data["scorer_details"] or {}, scorer_error=row["scorer_error"],
         harness_error=row["harness_error"], metrics=data["metrics"] or {}, latency_s=row["latency_s"],
-        created_at=row["created_at"], run_id=row["run_id"],
+        created_at=row["created_at"], run_id=row["run_id"], train_step=row["train_step"], train_use=row["train_use"],
     )
 
 

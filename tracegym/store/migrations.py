@@ -342,6 +342,57 @@ def m060_detection(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+
+@migration
+def m070_rollout_train_use(con: duckdb.DuckDBPyConnection) -> None:
+    """Which trainer step took each stored rollout and what it did with it (`Episode.train_use`: trained,
+    no_signal, set_aside, stale), and the `lineage` view counting as trained only the rollouts the loss learned
+    from (rows stored before this migration have no mark and count as trained, as they did). The view is restated
+    in full, m050_eval's text as it shipped with the `trained` CTE changed: a shipped migration is not edited."""
+    con.execute(
+        """
+        ALTER TABLE rollouts ADD COLUMN train_step INTEGER;
+        ALTER TABLE rollouts ADD COLUMN train_use VARCHAR;
+        CREATE OR REPLACE VIEW lineage AS
+        WITH trained AS (
+            SELECT r.run_id, r.task_set_id, r.task_id,
+                   count(*) FILTER (WHERE coalesce(r.train_use, 'trained') = 'trained') AS train_rollouts,
+                   avg(r.reward) FILTER (WHERE coalesce(r.train_use, 'trained') = 'trained') AS train_reward,
+                   count(*) AS sampled_rollouts
+            FROM rollouts r JOIN runs USING (run_id)
+            GROUP BY r.run_id, r.task_set_id, r.task_id
+        ),
+        cluster_runs AS (
+            SELECT DISTINCT t.cluster_id, t.task_set_id, tr.run_id
+            FROM trained tr JOIN tasks t ON t.task_set_id = tr.task_set_id AND t.task_id = tr.task_id
+        ),
+        per_task AS (
+            SELECT eval_id, checkpoint_id, task_set_id, task_id, count(*) AS samples,
+                   avg(coalesce(reward, 0)) AS reward, avg(CAST(pass AS DOUBLE)) AS pass_rate
+            FROM eval_results
+            GROUP BY eval_id, checkpoint_id, task_set_id, task_id
+        )
+        SELECT c.cluster_id, c.detector, c.signature, c.rank AS cluster_rank,
+               t.task_set_id, t.task_id, t.split,
+               cr.run_id, coalesce(tr.train_rollouts, 0) AS train_rollouts, tr.train_reward,
+               coalesce(tr.sampled_rollouts, 0) AS sampled_rollouts,
+               k.step AS checkpoint_step, k.path AS checkpoint_path,
+               m.eval_id, m.checkpoint AS checkpoint,
+               e.samples AS eval_samples, e.reward AS eval_reward, e.pass_rate AS eval_pass_rate,
+               b.reward AS base_eval_reward, b.pass_rate AS base_eval_pass_rate
+        FROM clusters c
+        JOIN tasks t ON t.cluster_id = c.cluster_id
+        LEFT JOIN cluster_runs cr ON cr.cluster_id = c.cluster_id AND cr.task_set_id = t.task_set_id
+        LEFT JOIN trained tr ON tr.run_id = cr.run_id AND tr.task_set_id = t.task_set_id AND tr.task_id = t.task_id
+        LEFT JOIN checkpoints k ON k.run_id = cr.run_id
+        LEFT JOIN eval_models m ON m.run_id = k.run_id AND m.step = k.step
+        LEFT JOIN per_task e ON e.eval_id = m.eval_id AND e.checkpoint_id = m.checkpoint_id
+                            AND e.task_set_id = t.task_set_id AND e.task_id = t.task_id
+        LEFT JOIN per_task b ON b.eval_id = m.eval_id AND b.checkpoint_id = m.base_checkpoint_id
+                            AND b.task_set_id = t.task_set_id AND b.task_id = t.task_id;
+        """
+    )
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(

@@ -1,7 +1,8 @@
 """A failure cluster's lineage: its tasks, the runs that trained on them, and their checkpoints' eval results.
 
-All of it comes from one query of the `lineage` view (store migration m050_eval); this module only
-groups its rows for people: one row per (cluster, task, run, checkpoint, evaluation).
+All of it comes from one query of the `lineage` view (store migration m070_rollout_train_use); this module
+only groups its rows for people: one row per (cluster, task, run, checkpoint, evaluation). A run's rollouts count
+as trained on when the loss learned from their group; `sampled_rollouts` counts every one it stored.
 """
 
 from __future__ import annotations
@@ -42,11 +43,12 @@ def summarize_lineage(rows: list[dict[str, Any]]) -> dict[str, Any]:
     first = rows[0]
     cluster = {k: first[k] for k in ("cluster_id", "detector", "signature", "cluster_rank")}
     tasks = {(r["task_set_id"], r["task_id"]): r["split"] for r in rows}
-    trained: dict[str, dict[tuple[str, str], tuple[int, float | None]]] = defaultdict(dict)
+    trained: dict[str, dict[tuple[str, str], tuple[int, float | None, int]]] = defaultdict(dict)
     evals: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = defaultdict(dict)
     for r in rows:
         if r["run_id"] is not None:
-            trained[r["run_id"]][(r["task_set_id"], r["task_id"])] = (r["train_rollouts"], r["train_reward"])
+            trained[r["run_id"]][(r["task_set_id"], r["task_id"])] = (
+                r["train_rollouts"], r["train_reward"], r["sampled_rollouts"])
         if r["eval_samples"] is not None:
             key = (r["run_id"], r["checkpoint_step"], r["checkpoint"], r["eval_id"])
             evals[key][r["task_id"]] = r
@@ -54,8 +56,9 @@ def summarize_lineage(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for run_id, per_task in trained.items():
         used = {k: v for k, v in per_task.items() if v[0] > 0}
         runs.append({"run_id": run_id, "tasks_trained_on": len(used),
-                     "rollouts": sum(n for n, _ in used.values()),
-                     "train_reward": _mean([reward for _, reward in used.values() if reward is not None])})
+                     "rollouts": sum(n for n, _, _ in used.values()),
+                     "train_reward": _mean([reward for _, reward, _ in used.values() if reward is not None]),
+                     "sampled_rollouts": sum(n for _, _, n in per_task.values())})
     checkpoints = []
     for (run_id, step, label, eval_id), per_task in evals.items():
         values = list(per_task.values())

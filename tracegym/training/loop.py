@@ -231,7 +231,7 @@ def _grpo(run: _Run, display: RunDisplay) -> None:
         source.start()
         for step in range(run.state.step, run.total):
             metrics, batch = _grpo_step(run, trainer, source, step)
-            run.recorder.log(run.state.step, metrics, batch.sampled_episodes)
+            run.recorder.log(run.state.step, metrics, batch.stored_episodes(run.state.step))
             display.update(run.state.step, metrics)
             if metrics.get("source/sampler_deaths", 0.0) > deaths:
                 deaths = metrics["source/sampler_deaths"]

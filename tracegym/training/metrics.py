@@ -56,8 +56,10 @@ class RunRecorder:
         with self._store() as store, store.transaction() as con:
             con.execute("DELETE FROM metrics WHERE run_id = ? AND step > ?", [self.run_id, step])
             con.execute("DELETE FROM checkpoints WHERE run_id = ? AND step > ?", [self.run_id, step])
-            # A rollout sampled by weights newer than the checkpoint belongs to the steps that run again.
-            con.execute("DELETE FROM rollouts WHERE run_id = ? AND policy_version >= ?", [self.run_id, step])
+            # A rollout taken by a later step belongs to the steps that run again; rows stored before the
+            # train_step column only say which weights sampled them: newer than the checkpoint's, then.
+            con.execute("DELETE FROM rollouts WHERE run_id = ? AND (train_step > ? OR (train_step IS NULL "
+                        "AND policy_version >= ?))", [self.run_id, step, step])
 
     def log(self, step: int, metrics: Mapping[str, float], episodes: Sequence[Episode] = ()) -> None:
         """One step's metrics (non-finite values are stored as NULL) and the episodes it trained on."""

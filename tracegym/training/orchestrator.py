@@ -251,7 +251,7 @@ class AsyncRollouts:
         kept: list[RolloutGroup] = []
         lags: list[int] = []
         set_aside: list[RolloutGroup] = []
-        dropped = 0
+        stale: list[RolloutGroup] = []
         with self._cond:
             while len(kept) < n_groups and len(kept) + len(set_aside) < limit:
                 if self._failure is not None:
@@ -265,7 +265,7 @@ class AsyncRollouts:
                 lag = max(0, trainer_version - group.policy_version)
                 self._staleness[lag] += 1
                 if lag > self.max_staleness:
-                    dropped += 1
+                    stale.append(group)
                 elif dynamic and not group.has_signal:
                     set_aside.append(group)
                 else:
@@ -273,16 +273,16 @@ class AsyncRollouts:
                     lags.append(lag)
         self._wake()  # credits freed: the monitor hands out more tasks
         waited = time.perf_counter() - started
-        consumed = len(kept) + dropped + len(set_aside)
-        self._totals.update({"dropped_stale": dropped, "set_aside_groups": len(set_aside),
+        consumed = len(kept) + len(stale) + len(set_aside)
+        self._totals.update({"dropped_stale": len(stale), "set_aside_groups": len(set_aside),
                              "groups_consumed": consumed, "trainer_wait_s": waited})
-        tokens = float(sum(e.tokens_out or 0 for g in (*kept, *set_aside) for e in g.episodes))
-        stats = {"dropped_stale": float(dropped), "async/wait_s": waited, "sampler/tokens": tokens,
+        tokens = float(sum(e.tokens_out or 0 for g in (*kept, *set_aside, *stale) for e in g.episodes))
+        stats = {"dropped_stale": float(len(stale)), "async/wait_s": waited, "sampler/tokens": tokens,
                  "async/buffered_groups": float(len(self._buffer)),
                  **(set_aside_stats(set_aside, kept) if dynamic else {})}
         if lags:
             stats.update({"async/staleness_mean": sum(lags) / len(lags), "async/staleness_max": float(max(lags))})
-        return RolloutBatch(kept, consumed=consumed, stats=stats, set_aside=set_aside)
+        return RolloutBatch(kept, consumed=consumed, stats=stats, set_aside=set_aside, stale=stale)
 
     def stats(self) -> dict[str, Any]:
         """Flat running totals (numbers), plus `staleness` {lag: groups} and per-sampler `samplers` details."""

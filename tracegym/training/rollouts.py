@@ -76,16 +76,25 @@ class RolloutBatch:
     set_aside: list[RolloutGroup] = field(default_factory=list)
     """Groups that dynamic sampling took for this batch and did not train on (all rewards equal): stored, not
     trained."""
+    stale: list[RolloutGroup] = field(default_factory=list)
+    """Groups dropped for lagging more than `async.max_staleness` versions: stored, not trained."""
 
     @property
     def episodes(self) -> list[Episode]:
         """The episodes of the groups to train on."""
         return [e for g in self.groups for e in g.episodes]
 
-    @property
-    def sampled_episodes(self) -> list[Episode]:
-        """Every episode the batch holds, set-aside groups included: what the store keeps."""
-        return [e for g in (*self.groups, *self.set_aside) for e in g.episodes]
+    def stored_episodes(self, step: int) -> list[Episode]:
+        """Every episode the batch holds, each marked with `step` and what the trainer did with it
+        (`Episode.train_use`): what the store keeps."""
+        labelled = [(g, "trained" if g.has_signal else "no_signal") for g in self.groups]
+        labelled += [(g, "set_aside") for g in self.set_aside] + [(g, "stale") for g in self.stale]
+        out = []
+        for group, use in labelled:
+            for episode in group.episodes:
+                episode.train_step, episode.train_use = step, use
+                out.append(episode)
+        return out
 
 
 class TaskOrder(Generic[T]):
