@@ -87,7 +87,7 @@ def _source(workspace, run_dir: Path, max_staleness: int, pools: list[PoolConfig
         "harness": {"kind": "chat", "limits": {"max_turns": 1}},
         "sampler": {"temperature": TEMPERATURE, "top_p": 0.9, "max_new_tokens": 6, "concurrency": 2},
         "grpo": {"group_size": 2, "batch_groups": batch_groups, **(grpo or {})},
-        "async": {"max_staleness": max_staleness},
+        "async": {"max_staleness": max_staleness, "weight_delta": "xor"},
     })
     return AsyncRollouts(config, task_set.tasks, task_set=task_set, tokenizer=tokenizer,
                          eos_token_ids=stop_token_ids(model, tokenizer),
@@ -171,7 +171,11 @@ def test_samplers_produce_versioned_groups_follow_publishes_and_survive_a_kill(w
 
         # Publish: the samplers load the new version, and what they sample afterwards comes from it.
         new = _perturbed(model)
-        source.publish(new, 1)
+        sync = source.publish(new, 1)
+        # Sent as what changed since version 0 in each pool's precision (async.weight_delta: xor).
+        assert sync["sync/whole"] == 0 and 0 < sync["sync/changed"] <= sync["sync/elements"]
+        assert sorted(p.name for p in (source.weights_dir / "step_1").glob("*.safetensors")) == [
+            "bf16.delta.safetensors", "fp32.delta.safetensors"]
         handed_before = source.stats()["next_group_index"]
         _until(lambda: all(s["version"] == 1 for s in source.stats()["samplers"].values()), "samplers load v1")
         fresh = []

@@ -113,6 +113,35 @@ def test_dynamic_sampling_trains_only_on_groups_with_a_signal(workspace: Workspa
     assert [line.get_label() for line in chart.axes[0].lines] == ["GRPO batch mean", "all sampled (dynamic sampling)"]
 
 
+def test_an_asynchronous_run_sends_its_weights_to_the_samplers_as_sparse_deltas(workspace: Workspace, tmp_path: Path,
+                                                                              cli) -> None:
+    """max_staleness 1 runs a sampler process; after the first (whole) version each publish is what changed in the
+    bf16 view, a fraction of the weights' size at a small learning rate, and the sync figures are stored and charted."""
+    data = tiny_config(workspace, tmp_path / "run", steps=3, checkpoint_every=3, sampler={"precision": "bf16"},
+                       optim={"lr": 1e-5},
+                       **{"async": {"max_staleness": 1, "weight_delta": "xor", "full_weights_every": 100}})
+    result = cli("train", str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
+    assert result.exit_code == 0, result.stderr
+    run_id = json.loads(result.stdout)["run_id"]
+
+    from tracegym.report.plots import sync_chart
+    from tracegym.report.rundata import load_run
+    from tracegym.store import open_store
+    from tracegym.training.metrics import read_metrics
+
+    with open_store(workspace.store, read_only=True) as store:
+        metrics = read_metrics(store, run_id)
+        chart = sync_chart(load_run(store, str(tmp_path / "run")))
+    steps = sorted(metrics["sync/bytes"])
+    assert steps == [3, 4, 5] and not any(metrics["sync/whole"].values())
+    for step in steps:  # a step that trained nothing changed nothing, and sends an empty delta
+        moved = metrics["train/optimizer_step"][step] == 1
+        assert (0 < metrics["sync/changed"][step] < metrics["sync/elements"][step]) == moved
+        assert metrics["sync/bytes"][step] < metrics["sync/dense_bytes"][step] / 2
+    assert sum(metrics["train/optimizer_step"][s] for s in steps) >= 1
+    assert chart is not None
+
+
 def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Path, cli) -> None:
     config = tiny_config(workspace, tmp_path / "run")
     config["grpo"] = {"group_sise": 4}

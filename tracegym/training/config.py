@@ -220,6 +220,15 @@ class AsyncSection(_Section):
     max_staleness: int = Field(1, ge=0)
     """How many weight versions a rollout may lag the trainer; older groups are dropped and counted.
     0 samples in-process with the current weights before every step (synchronous, on-policy)."""
+    weight_delta: Literal["none", "xor", "overwrite"] = "none"
+    """How each new version reaches the sampler processes: whole weights every time (none), or what changed since
+    the version they hold, in their precision, verified by checksum (xor: the new bits XOR the old, zstd-compressed,
+    as Miles' disk-delta; overwrite: the changed positions and values, as slime). Off by default, as in Miles and
+    slime: on one machine whole bf16 weights of SmolLM2 publish in 0.13 s and read in 0.03 s, a delta in ~0.5 s
+    each way at ~10x fewer bytes (benchmarks/weight_sync.py); deltas pay where bytes cost more than CPU."""
+    full_weights_every: int = Field(10, ge=1)
+    """With a weight delta, write whole weights every N versions too: a new or restarted sampler starts from the
+    newest whole version and applies the deltas after it."""
 
 
 class WarmupSection(_Section):

@@ -279,7 +279,7 @@ def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int) -> tuple[dic
     trained = time.perf_counter() - started - waited
     run.state.step = step + 1
     run.state.groups_consumed += batch.consumed
-    source.publish(trainer.model.state_dict(), run.state.step)
+    metrics.update(source.publish(trainer.model.state_dict(), run.state.step))
     metrics.update({"time/wait_s": waited, "time/train_s": trained,
                     "time/publish_s": time.perf_counter() - started - waited - trained,
                     "train/tokens_per_s": metrics.get("train/tokens", 0.0) / trained if trained > 0 else 0.0})

@@ -75,8 +75,9 @@ class RolloutSource(Protocol):
         """`n_groups` groups sampled by weights at most `max_staleness` versions older than `trainer_version`;
         older ones are dropped and counted in the batch's stats."""
 
-    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> None:
-        """The trainer's weights after its step number `version`: later groups are sampled with them."""
+    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> dict[str, float]:
+        """The trainer's weights after its step number `version`: later groups are sampled with them. Returns the
+        figures of the weight sync (`sync/bytes`, `sync/dense_bytes`, ...; none when nothing is sent)."""
 
     def stats(self) -> dict[str, Any]:
         """Running totals: staleness histogram, drops, sampler throughput, waiting vs working time, deaths."""
@@ -223,7 +224,10 @@ class AsyncRollouts:
         from tracegym.training.weights import FilesystemBroadcast
 
         TaskScorers(self.task_set).prepare(self.order.tasks)  # a broken evals file stops the run here
-        self._broadcast = FilesystemBroadcast(self.weights_dir, [p.precision for p in self.pools])
+        delta = self.config.async_.weight_delta
+        self._broadcast = FilesystemBroadcast(self.weights_dir, [p.precision for p in self.pools],
+                                              delta=None if delta == "none" else delta,
+                                              full_every=self.config.async_.full_weights_every)
         # Samplers load the trainer's own tokenizer from here; pickled into the spawn arguments it would
         # block this thread until each child had imported transformers to read them.
         self._tokenizer.save_pretrained(self.weights_dir / TOKENIZER_DIR)
@@ -233,12 +237,13 @@ class AsyncRollouts:
         self._monitor = threading.Thread(target=self._watch, name="tracegym-orchestrator", daemon=True)
         self._monitor.start()
 
-    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> None:
+    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> dict[str, float]:
         started = time.perf_counter()
-        self._broadcast.publish(state_dict, version)
+        sync = self._broadcast.publish(state_dict, version)
         self._published = version
         self._totals["publish_s"] += time.perf_counter() - started
         self._totals["publishes"] += 1
+        return sync
 
     def next_batch(self, n_groups: int, trainer_version: int) -> RolloutBatch:
         """The next `n_groups` fresh-enough groups, waiting for the samplers as long as needed. With

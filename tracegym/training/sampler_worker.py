@@ -204,11 +204,11 @@ class _Sampler:
             await asyncio.sleep(self.spec.poll_s)
 
     async def _load_newer(self) -> bool:
-        found = await compute.offload(self.watcher.poll)
+        started = time.perf_counter()
+        found = await compute.offload(self.watcher.poll)  # reads whole weights, or applies the deltas since
         if found is None:
             return False
         version, state_dict = found
-        started = time.perf_counter()
         await compute.offload(self.policy.engine.load_weights, state_dict, version)
         self.clock.load_s += time.perf_counter() - started
         self.clock.weight_loads += 1

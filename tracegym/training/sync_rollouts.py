@@ -130,9 +130,10 @@ class SyncRollouts:
         return await run_many(self.policy, list(tasks), self.harnesses.make, options, self.scorers,
                               self.task_set.manifest.name, self.config.model.ref)
 
-    def publish(self, state_dict: Mapping[str, torch.Tensor], version: int) -> None:
-        """Copy the trainer's weights (cast to the sampler precision) into the engine."""
+    def publish(self, state_dict: Mapping[str, torch.Tensor], version: int) -> dict[str, float]:
+        """Copy the trainer's weights (cast to the sampler precision) into the engine: nothing is sent."""
         self.policy.engine.load_weights(state_dict, version)
+        return {}
 
     def stats(self) -> dict[str, Any]:
         """The data position and the sampler count (per-batch figures are in each batch's stats)."""

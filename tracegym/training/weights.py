@@ -4,13 +4,22 @@ The trainer calls `WeightBroadcast.publish(state_dict, version)` after every opt
 polls a `WeightWatcher` between generation batches and loads what it finds. The filesystem backend lays
 the versions out as
 
-    ROOT/step_12/bf16.safetensors     one file per precision some sampler pool uses
-    ROOT/step_12/STABLE               touched last: a folder without it is still being written
+    ROOT/step_12/bf16.safetensors        whole weights, one file per precision some sampler pool uses, or
+    ROOT/step_13/bf16.delta.safetensors  with `delta` set, what changed since version 12 in that precision
+                                         (`tracegym.training.deltas`): one uint8 payload per changed tensor
+    ROOT/step_13/STABLE                  touched last: a folder without it is still being written
 
 A version is written into a hidden temporary folder, renamed to `step_N`, and only then marked
 `STABLE`, so a reader never loads half a version. The newest `keep` versions stay on disk; older ones
-are deleted. Tied weights (SmolLM2's embedding and output layer share one tensor) are written once and
-listed under the file's `aliases` metadata, which safetensors needs anyway: it refuses shared tensors.
+are deleted, except that the newest whole version and every delta after it always stay. Tied weights (SmolLM2's
+embedding and output layer share one tensor) are written once and listed under the file's `aliases` metadata, which
+safetensors needs anyway: it refuses shared tensors.
+
+With deltas, the broadcast keeps a copy of the view it last published per precision and writes whole weights at
+the first version, every `full_every` versions and after any gap in the versions; a reader holding version v-1
+applies the delta of v, one that holds nothing (a sampler just started or restarted) loads the newest whole version
+and applies the deltas after it in order. Every file carries the xxh3-128 checksum of its version's view; a reader
+verifies what it rebuilt, and on a mismatch rebuilds from whole weights once before it gives up.
 """
 
 from __future__ import annotations
@@ -22,28 +31,43 @@ import shutil
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import torch
 from torch import Tensor
 
+from tracegym.errors import ModelError
 from tracegym.models.load import DTYPES, Precision
+from tracegym.training.deltas import (
+    Encoding,
+    TensorDelta,
+    apply_tensor,
+    checksum,
+    encode_tensor,
+)
 
 STABLE = "STABLE"
 TOKENIZER_DIR = "tokenizer"
 """A folder beside the versions where the trainer saves its tokenizer for the samplers."""
 _STEP = re.compile(r"^step_(\d+)$")
+DELTA_SUFFIX = ".delta.safetensors"
+View = dict[str, Tensor]
 
 
 class WeightBroadcast(ABC):
     """Sends the trainer's weights to the samplers."""
 
     @abstractmethod
-    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> None:
-        """Make `state_dict` (the weights after optimizer step `version`) the newest version readers see."""
+    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> dict[str, float]:
+        """Make `state_dict` (the weights after optimizer step `version`) the newest version readers see; returns
+        the figures of this sync (`sync/bytes` written, `sync/dense_bytes` whole weights would take, ...)."""
 
 
-def precision_view(state_dict: Mapping[str, Tensor], precision: Precision) -> tuple[dict[str, Tensor], dict[str, str]]:
-    """The floating-point tensors cast to `precision` (others as they are), with shared tensors kept once.
+def precision_view(state_dict: Mapping[str, Tensor], precision: Precision,
+                   copy: bool = False) -> tuple[View, dict[str, str]]:
+    """The floating-point tensors cast to `precision` (others as they are), with shared tensors kept once; `copy`
+    makes every tensor a copy even where no cast was needed (a snapshot must not follow the live weights).
 
     Returns (tensors, aliases): aliases maps a left-out name to the name whose tensor it shares.
     """
@@ -57,52 +81,110 @@ def precision_view(state_dict: Mapping[str, Tensor], precision: Precision) -> tu
             aliases[name] = seen[key]
             continue
         seen[key] = name
-        view = tensor.detach().to("cpu", dtype=dtype) if tensor.is_floating_point() else tensor.detach().cpu()
+        view = tensor.detach().to("cpu", dtype=dtype if tensor.is_floating_point() else tensor.dtype, copy=copy)
         out[name] = view.contiguous()
     return out, aliases
 
 
 class FilesystemBroadcast(WeightBroadcast):
-    """Writes `ROOT/step_N/{precision}.safetensors` then `STABLE`; keeps the newest `keep` versions.
+    """Writes `ROOT/step_N/{precision}.safetensors` (or, with `delta`, `{precision}.delta.safetensors`) then
+    `STABLE`; keeps the newest `keep` versions and the newest whole version with the deltas after it.
 
     A new broadcast starts from an empty folder: versions left by an earlier run (a resumed run may have
     gone further than its checkpoint) would otherwise look newer than what this run publishes. Other
     entries in the folder (the samplers' tokenizer) are left alone by the cleanup.
     """
 
-    def __init__(self, root: Path, precisions: Iterable[Precision] = ("fp32",), keep: int = 3) -> None:
-        if keep < 1:
-            raise ValueError("a weight broadcast keeps at least one version")
+    def __init__(self, root: Path, precisions: Iterable[Precision] = ("fp32",), keep: int = 3,
+                 delta: Encoding | None = None, full_every: int = 10) -> None:
+        if keep < 1 or full_every < 1:
+            raise ValueError("a weight broadcast keeps at least one version and writes whole weights at least "
+                             "every version")
         self.root = Path(root)
         self.precisions = tuple(dict.fromkeys(precisions))
         self.keep = keep
+        self.delta = delta
+        self.full_every = full_every
         shutil.rmtree(self.root, ignore_errors=True)
         self.root.mkdir(parents=True, exist_ok=True)
         self.bytes_written = 0
+        self._views: dict[str, View] = {}  # precision -> the view of version self._last
+        self._last: int | None = None
 
-    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> None:
-        from safetensors.torch import save_file
-
+    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> dict[str, float]:
         tmp = self.root / f".step_{version}.tmp-{uuid.uuid4().hex[:8]}"
         tmp.mkdir()
+        whole = (self.delta is None or self._last is None or version != self._last + 1
+                 or version % self.full_every == 0)
+        stats = {"sync/bytes": 0.0, "sync/dense_bytes": 0.0, "sync/changed": 0.0, "sync/elements": 0.0}
         for precision in self.precisions:
-            tensors, aliases = precision_view(state_dict, precision)
-            path = tmp / f"{precision}.safetensors"
-            save_file(tensors, str(path), metadata={"aliases": json.dumps(aliases), "version": str(version)})
-            self.bytes_written += path.stat().st_size
+            tensors, aliases = precision_view(state_dict, precision, copy=self.delta is not None)
+            base = self._views.get(precision)
+            meta = {"aliases": json.dumps(aliases), "version": str(version), "checksum": checksum(tensors)}
+            if whole or base is None or base.keys() != tensors.keys():
+                path, changed = _write_whole(tmp, precision, tensors, meta), None
+            else:
+                path, changed = _write_delta(tmp, precision, tensors, base, meta, self.delta, version - 1)
+            if self.delta is not None:
+                self._views[precision] = tensors
+            size = path.stat().st_size
+            self.bytes_written += size
+            stats["sync/bytes"] += size
+            stats["sync/dense_bytes"] += sum(t.numel() * t.element_size() for t in tensors.values())
+            stats["sync/elements"] += sum(t.numel() for t in tensors.values())
+            stats["sync/changed"] += changed if changed is not None else stats["sync/elements"]
+        self._last = version
         final = self.root / f"step_{version}"
         shutil.rmtree(final, ignore_errors=True)  # a version published again replaces the old files
         os.rename(tmp, final)
         (final / STABLE).touch()
         self._clean(version)
+        stats["sync/whole"] = float(whole)
+        return stats
 
     def _clean(self, newest: int) -> None:
-        """Delete every version but the newest `keep` up to `newest` (any above it is an abandoned future)."""
-        kept = sorted((v for v in stable_versions(self.root) if v <= newest), reverse=True)[: self.keep]
+        """Delete every version but the newest `keep` up to `newest` (any above it is an abandoned future), except
+        the newest whole version at or below `newest` and the deltas after it: a reader starts from those."""
+        versions = [v for v in stable_versions(self.root) if v <= newest]
+        kept = set(sorted(versions, reverse=True)[: self.keep])
+        whole = [v for v in versions if _is_whole(self.root / f"step_{v}", self.precisions[0])]
+        if whole:
+            kept.update(v for v in versions if v >= max(whole))
         for entry in self.root.iterdir():
             match = _STEP.match(entry.name)
             if match and int(match.group(1)) not in kept:
                 shutil.rmtree(entry, ignore_errors=True)
+
+
+def _write_whole(folder: Path, precision: str, tensors: View, meta: dict[str, str]) -> Path:
+    from safetensors.torch import save_file
+
+    path = folder / f"{precision}.safetensors"
+    save_file(tensors, str(path), metadata=meta)
+    return path
+
+
+def _write_delta(folder: Path, precision: str, tensors: View, base: View, meta: dict[str, str],
+                 encoding: Encoding, base_version: int) -> tuple[Path, int]:
+    """One uint8 tensor per changed tensor (its delta's payload); the layout of each in the `entries` metadata."""
+    from safetensors.torch import save_file
+
+    payloads: dict[str, Tensor] = {}
+    entries: dict[str, dict[str, object]] = {}
+    # The publish waits for this; zstd and torch release the GIL, so tensors compress on every core at once.
+    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
+        deltas = pool.map(lambda name: encode_tensor(tensors[name], base[name], encoding), list(tensors))
+    for name, delta in zip(tensors, deltas, strict=True):
+        if delta is not None:
+            payloads[name] = torch.frombuffer(bytearray(delta.payload), dtype=torch.uint8)
+            entries[name] = {"encoding": delta.encoding, "changed": delta.changed, "gap_width": delta.gap_width}
+    path = folder / f"{precision}{DELTA_SUFFIX}"
+    save_file(payloads, str(path), metadata={**meta, "base_version": str(base_version), "entries": json.dumps(entries)})
+    return path, sum(int(e["changed"]) for e in entries.values())  # type: ignore[call-overload]
+
+
+def _is_whole(folder: Path, precision: str) -> bool:
+    return (folder / f"{precision}.safetensors").is_file()
 
 
 def stable_versions(root: Path) -> list[int]:
@@ -118,12 +200,16 @@ def stable_versions(root: Path) -> list[int]:
 
 
 class WeightWatcher:
-    """The reader side: `poll()` returns the newest complete version once, when it is newer than the last."""
+    """The reader side: `poll()` returns the newest complete version once, when it is newer than the last, rebuilt
+    from the version it holds and the deltas since, or from the newest whole version and the deltas after it."""
 
     def __init__(self, root: Path, precision: Precision = "fp32") -> None:
         self.root = Path(root)
         self.precision = precision
         self.version: int | None = None
+        self._held: View | None = None  # the view of `version`, tied tensors once, and their aliases
+        self._aliases: dict[str, str] = {}
+        self.rebuilt_from_whole = 0  # times a checksum mismatch sent this reader back to whole weights
 
     def latest(self) -> int | None:
         versions = stable_versions(self.root)
@@ -139,24 +225,82 @@ class WeightWatcher:
         if newest is None or (self.version is not None and newest <= self.version):
             return None
         try:
-            state_dict = read_version(self.root / f"step_{newest}", self.precision)
+            try:
+                tensors, aliases = self._rebuild(newest, use_held=True)
+            except _ChecksumMismatch:
+                self.rebuilt_from_whole += 1
+                tensors, aliases = self._rebuild(newest, use_held=False)
         except FileNotFoundError:
             return None
-        self.version = newest
+        except _ChecksumMismatch as e:
+            raise ModelError(f"weights of version {newest} in {self.root} do not match their checksum even when "
+                             f"rebuilt from whole weights ({e}). Fix: restart the run with async.weight_delta: none "
+                             "and report it.") from None
+        self.version, self._held, self._aliases = newest, tensors, aliases
+        state_dict = dict(tensors)
+        for name, source in aliases.items():
+            state_dict[name] = state_dict[source]
         return newest, state_dict
 
+    def _rebuild(self, newest: int, use_held: bool) -> tuple[View, dict[str, str]]:
+        """The view of `newest` and its aliases: the deltas from the held version (or from the newest whole version
+        at or below `newest`) applied in order, then checked against the checksum `newest` was published with."""
+        start = self.version if use_held and self._held is not None else None
+        chain: list[int] = []
+        v = newest
+        while v != start and not _is_whole(self.root / f"step_{v}", self.precision):
+            if v <= 0:
+                raise FileNotFoundError(f"no whole weights under {self.root} to rebuild version {newest} from")
+            chain.append(v)
+            v -= 1
+        if v == start and self._held is not None:
+            tensors, aliases, expected = dict(self._held), self._aliases, None
+        else:
+            tensors, meta = _read_whole(self.root / f"step_{v}", self.precision)
+            aliases, expected = json.loads(meta.get("aliases", "{}")), meta.get("checksum")
+        for u in reversed(chain):
+            deltas, meta = _read_delta(self.root / f"step_{u}", self.precision)
+            if int(meta["base_version"]) != u - 1:
+                raise FileNotFoundError(f"version {u}'s delta is against {meta['base_version']}, not {u - 1}")
+            tensors = _applied(tensors, deltas)
+            aliases, expected = json.loads(meta.get("aliases", "{}")), meta.get("checksum")
+        if expected is not None and checksum(tensors) != expected:
+            raise _ChecksumMismatch(f"version {newest}, rebuilt from version {v}")
+        return tensors, aliases
 
-def read_version(folder: Path, precision: Precision) -> dict[str, Tensor]:
-    """The state dict of one version in one precision, tied names restored as the same tensor."""
+
+def _applied(tensors: View, deltas: dict[str, TensorDelta]) -> View:
+    """`tensors` with their deltas applied (decompression releases the GIL: every core at once)."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
+        applied = dict(zip(deltas, pool.map(lambda name: apply_tensor(tensors[name], deltas[name]), list(deltas)),
+                           strict=True))
+    return {name: applied.get(name, tensor) for name, tensor in tensors.items()}
+
+
+class _ChecksumMismatch(Exception):
+    pass
+
+
+def _read_whole(folder: Path, precision: Precision) -> tuple[View, dict[str, str]]:
     from safetensors import safe_open
 
     path = folder / f"{precision}.safetensors"
     if not path.is_file():
         raise FileNotFoundError(path)
     with safe_open(str(path), framework="pt") as f:
-        state_dict = {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118 - safe_open is no mapping
-        aliases = json.loads((f.metadata() or {}).get("aliases", "{}"))
-    for name, source in aliases.items():
-        state_dict[name] = state_dict[source]
-    return state_dict
+        tensors = {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118 - safe_open is no mapping
+        return tensors, dict(f.metadata() or {})
 
+
+def _read_delta(folder: Path, precision: Precision) -> tuple[dict[str, TensorDelta], dict[str, str]]:
+    from safetensors import safe_open
+
+    path = folder / f"{precision}{DELTA_SUFFIX}"
+    if not path.is_file():
+        raise FileNotFoundError(path)
+    with safe_open(str(path), framework="pt") as f:
+        meta = dict(f.metadata() or {})
+        entries = json.loads(meta["entries"])
+        deltas = {name: TensorDelta(e["encoding"], e["changed"], f.get_tensor(name).numpy().tobytes(), e["gap_width"])
+                  for name, e in entries.items()}
+    return deltas, meta
