@@ -135,6 +135,9 @@ def test_a_replica_catching_up_through_every_delta_equals_the_whole_version(tmp_
     for version, state in enumerate(versions):
         stats = broadcast.publish(state, version)
         assert stats["sync/whole"] == (version == 0)
+        if version == 0:  # whole weights in two precisions: every element of each sent
+            once = sum(t.numel() for t in precision_view(state, "bf16")[0].values())  # tied tensors counted once
+            assert stats["sync/changed"] == stats["sync/elements"] == 2 * once
         if version > 0:
             assert 0 < stats["sync/changed"] < stats["sync/elements"]
             assert stats["sync/bytes"] < stats["sync/dense_bytes"]

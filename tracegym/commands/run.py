@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from tracegym.models.precision import PrecisionChoice
 from tracegym.output import JsonOpt, StoreOpt, err, print_json, print_table, progress
 
 
@@ -35,8 +36,8 @@ def run(
     limit: Annotated[int | None, typer.Option(min=1, help="Run at most N tasks.")] = None,
     harness_config: Annotated[Path | None, typer.Option(
         help="YAML: harness override, replay/tools/shell/proxy options (see tracegym/harnesses/config.py).")] = None,
-    precision: Annotated[str, typer.Option(
-        help="Sampler precision: fp32, bf16, fp16, or auto (bf16 where the device computes it natively).")] = "fp32",
+    precision: Annotated[PrecisionChoice, typer.Option(
+        help="Sampler precision; auto: bf16 where the device computes it natively, else fp32.")] = "fp32",
     device: Annotated[str, typer.Option(help="torch device of the sampler.")] = "cpu",
     base_url: Annotated[str | None, typer.Option(
         help="Sample from an OpenAI-compatible endpoint instead (messages only: no token record).")] = None,
@@ -106,7 +107,7 @@ def _split(split: str) -> Any:
     return split
 
 
-def _policy(model: str, base_url: str | None, precision: str, device: str, seed: int, concurrency: int) -> Any:
+def _policy(model: str, base_url: str | None, precision: PrecisionChoice, device: str, seed: int, concurrency: int) -> Any:
     from pydantic import ValidationError
 
     from tracegym.errors import ConfigError

@@ -127,12 +127,12 @@ class FilesystemBroadcast(WeightBroadcast):
                 path, changed = _write_delta(tmp, precision, tensors, base, meta, self.delta, version - 1)
             if self.delta is not None:
                 self._views[precision] = tensors
-            size = path.stat().st_size
+            size, elements = path.stat().st_size, sum(t.numel() for t in tensors.values())
             self.bytes_written += size
             stats["sync/bytes"] += size
             stats["sync/dense_bytes"] += sum(t.numel() * t.element_size() for t in tensors.values())
-            stats["sync/elements"] += sum(t.numel() for t in tensors.values())
-            stats["sync/changed"] += changed if changed is not None else stats["sync/elements"]
+            stats["sync/elements"] += elements
+            stats["sync/changed"] += changed if changed is not None else elements  # whole weights: all of them
         self._last = version
         final = self.root / f"step_{version}"
         shutil.rmtree(final, ignore_errors=True)  # a version published again replaces the old files
