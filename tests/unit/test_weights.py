@@ -64,6 +64,7 @@ def test_a_version_is_visible_only_once_stable_and_only_once(tmp_path: Path) -> 
     broadcast.publish({"w": state["w"] + 1}, 2)
     version, got = watcher.poll()
     assert version == 2 and torch.equal(got["w"], state["w"] + 1)
+    assert watcher._held is None, "without deltas a reader keeps no second copy of the weights"
 
 
 def test_old_versions_are_cleaned_and_a_lower_publish_drops_the_abandoned_future(tmp_path: Path) -> None:

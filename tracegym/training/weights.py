@@ -120,7 +120,8 @@ class FilesystemBroadcast(WeightBroadcast):
         for precision in self.precisions:
             tensors, aliases = precision_view(state_dict, precision, copy=self.delta is not None)
             base = self._views.get(precision)
-            meta = {"aliases": json.dumps(aliases), "version": str(version), "checksum": checksum(tensors)}
+            meta = {"aliases": json.dumps(aliases), "version": str(version), "checksum": checksum(tensors),
+                    "delta": self.delta or "none"}
             if whole or base is None or base.keys() != tensors.keys():
                 path, changed = _write_whole(tmp, precision, tensors, meta), None
             else:
@@ -210,6 +211,7 @@ class WeightWatcher:
         self._held: View | None = None  # the view of `version`, tied tensors once, and their aliases
         self._aliases: dict[str, str] = {}
         self.rebuilt_from_whole = 0  # times a checksum mismatch sent this reader back to whole weights
+        self._deltas_follow = False  # whether the broadcast publishes deltas (its files say)
 
     def latest(self) -> int | None:
         versions = stable_versions(self.root)
@@ -236,7 +238,10 @@ class WeightWatcher:
             raise ModelError(f"weights of version {newest} in {self.root} do not match their checksum even when "
                              f"rebuilt from whole weights ({e}). Fix: restart the run with async.weight_delta: none "
                              "and report it.") from None
-        self.version, self._held, self._aliases = newest, tensors, aliases
+        # A reader keeps a copy of what it read only where deltas will follow (a sampler's weights would else be
+        # in memory twice for nothing).
+        self.version, self._aliases = newest, aliases
+        self._held = tensors if self._deltas_follow else None
         state_dict = dict(tensors)
         for name, source in aliases.items():
             state_dict[name] = state_dict[source]
@@ -258,6 +263,7 @@ class WeightWatcher:
         else:
             tensors, meta = _read_whole(self.root / f"step_{v}", self.precision)
             aliases, expected = json.loads(meta.get("aliases", "{}")), meta.get("checksum")
+            self._deltas_follow = meta.get("delta", "none") != "none"
         for u in reversed(chain):
             deltas, meta = _read_delta(self.root / f"step_{u}", self.precision)
             if int(meta["base_version"]) != u - 1:
