@@ -65,23 +65,27 @@ def _weights(folder: Path) -> dict[str, torch.Tensor]:
     return load_file(folder / "model.safetensors")
 
 
-def _kill_after_checkpoint(config: Path, store: Path, run_dir: Path, step: int) -> int:
-    """Start `tracegym train CONFIG` and SIGKILL it once `latest` names checkpoint `step`; its exit code."""
+def _signal_after_checkpoint(config: Path, store: Path, run_dir: Path, step: int,
+                             sig: signal.Signals = signal.SIGKILL) -> tuple[int, str]:
+    """Start `tracegym train CONFIG`, send it `sig` once `latest` names checkpoint `step`; its exit code and stderr."""
     latest = run_dir / "checkpoints" / "latest"
-    proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", "train", str(config), "--store", str(store)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and proc.poll() is None:
-            if latest.is_file() and latest.read_text().strip() == f"step-{step:06d}":
+    with open(run_dir.parent / f"{run_dir.name}.stderr", "w+") as stderr:  # a file: a pipe could fill and block it
+        proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", "train", str(config), "--store", str(store)],
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+        try:
+            deadline = time.monotonic() + 600
+            while time.monotonic() < deadline and proc.poll() is None:
+                if latest.is_file() and latest.read_text().strip() == f"step-{step:06d}":
+                    os.kill(proc.pid, sig)
+                    break
+                time.sleep(0.02)
+            code = proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
                 os.kill(proc.pid, signal.SIGKILL)
-                break
-            time.sleep(0.02)
-        return proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
+                proc.wait()
+        stderr.seek(0)
+        return code, stderr.read()
 
 
 @pytest.fixture
@@ -112,7 +116,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, 
     config_b = write_config(tmp_path / "b.yaml", tiny_config(workspace, run_b, **settings))
 
     assert cli("train", str(config_a), "--store", str(workspace.store)).exit_code == 0
-    code = _kill_after_checkpoint(config_b, workspace.store, run_b, step=4)
+    code, _ = _signal_after_checkpoint(config_b, workspace.store, run_b, step=4)
     assert code == -signal.SIGKILL, "the run finished before it could be killed"
     assert not (run_b / "checkpoints" / "step-000008").exists()
 
@@ -133,3 +137,25 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, 
         wb = _weights(run_b / "checkpoints" / f"step-{step:06d}")
         assert wa.keys() == wb.keys()
         assert all(torch.equal(wa[k], wb[k]) for k in wa), f"weights at step {step} differ"
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_run_as_interrupted_and_resume_completes_it(workspace: Workspace, tmp_path: Path,
+                                                                      cli) -> None:
+    """`kill` (SIGTERM) ends a run as Ctrl-C does: exit code 130, status `interrupted` in the store, a hint to
+    resume on stderr; `--resume` then finishes it."""
+    import json
+
+    from tracegym.store import open_store
+
+    run_dir = tmp_path / "run"
+    config = write_config(tmp_path / "run.yaml", tiny_config(workspace, run_dir, steps=6, checkpoint_every=2))
+    code, stderr = _signal_after_checkpoint(config, workspace.store, run_dir, step=2, sig=signal.SIGTERM)
+    assert code == 130, stderr
+    assert "--resume" in stderr and "Traceback" not in stderr
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    with open_store(workspace.store, read_only=True) as store:
+        assert store.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id]) == "interrupted"
+    assert cli("train", str(config), "--resume", "--store", str(workspace.store)).exit_code == 0
+    with open_store(workspace.store, read_only=True) as store:
+        assert store.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id]) == "completed"

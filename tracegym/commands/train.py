@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
 
 from tracegym.output import JsonOpt, StoreOpt, err, print_json
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (`kill`, a job scheduler's stop) ends the run as Ctrl-C does: sampler processes are stopped, the run
+    is marked interrupted, and `--resume` continues it."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +53,13 @@ def train(
     from tracegym.training.loop import train as run_training
 
     loaded = load_train_config(config)
-    result = run_training(loaded, resume=resume, store_path=store)
+    try:
+        with _sigterm_interrupts():
+            result = run_training(loaded, resume=resume, store_path=store)
+    except KeyboardInterrupt:
+        err.print(f"Interrupted; the run is marked interrupted in the store. Continue it from its latest checkpoint "
+                  f"with: tracegym train {config} --resume")
+        raise typer.Exit(130) from None
     summary = {"run_id": result.run_id, "run_dir": str(result.run_dir), "step": result.step,
                "checkpoint": str(result.checkpoint) if result.checkpoint else None,
                "warm_start_checkpoint": str(result.warm_start_checkpoint) if result.warm_start_checkpoint else None,

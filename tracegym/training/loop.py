@@ -173,6 +173,9 @@ def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None 
                 _warm_start(run, display)
             if run.state.step < run.total:
                 _grpo(run, display)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM under `tracegym train`: resumable from the last checkpoint
+        run.recorder.finish("interrupted")
+        raise
     except BaseException:
         run.recorder.finish("failed")
         raise
