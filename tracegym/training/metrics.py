@@ -62,7 +62,8 @@ class RunRecorder:
                         "AND policy_version >= ?))", [self.run_id, step, step])
 
     def log(self, step: int, metrics: Mapping[str, float], episodes: Sequence[Episode] = ()) -> None:
-        """One step's metrics (non-finite values are stored as NULL) and the episodes it trained on."""
+        """One step's metrics (non-finite values are stored as NULL) and every episode it took, each marked with
+        what the step did with it (`Episode.train_use`)."""
         from tracegym.harnesses.rollouts import write_rollouts
 
         rows = [[self.run_id, step, key, _finite(value)] for key, value in sorted(metrics.items())]
