@@ -267,3 +267,28 @@ def test_ingest_mine_generate_end_to_end(cli, traces_dir, store_path, tmp_path):
     covered = {t.provenance.cluster_id for t in task_set.tasks}
     covered |= {d.cluster_id for t in task_set.tasks for d in t.provenance.duplicates}
     assert covered == {c["cluster_id"] for c in ranked}
+
+
+def test_tau2_bench_failures_become_tasks_scored_by_the_example_tau2_eval(cli, fixtures_dir, store_path, tmp_path):
+    """τ²-bench results (a fixture written from its public schema) through ingest, mining and generation with the
+    example evals: the tasks are bound to `tau2_actions`, which scores them as it scores their source traces."""
+    assert cli("ingest", fixtures_dir / "tau2-bench" / "results.json", "--store", store_path).exit_code == 0
+    assert cli("mine", "failures", "--store", store_path).exit_code == 0
+    out = tmp_path / "tau2"
+    result = cli("tasks", "generate", "--out", out, "--evals", EVALS, "--top", "4", "--store", store_path)
+    assert result.exit_code == 0, result.stderr
+    task_set = load_task_set(out)
+    assert task_set.tasks and all([e.name for e in t.scorer.evals] == ["tau2_actions"] for t in task_set.tasks)
+    with open_store(store_path, read_only=True) as st:
+        traces = {t.trace_id: t for t in iter_recorded(st)}
+    for task in task_set.tasks:
+        trace = traces[task.provenance.trace_id]
+        attempt = task.trajectory(trace.openai_messages()[task.provenance.cut_message_idx:])
+        assert task_set.scorer(task).score(attempt) == task_set.scorer(task).score(trace.trajectory())
+    evals = load_evals(EVALS)
+    scorer = build_scorer(evals.get("tau2_actions"), ScorerContext(evals.folder), evals)
+    rewards = {trace_id: scorer.score(trace.trajectory()).reward for trace_id, trace in traces.items()}
+    # Simulations 1 and 3 cancelled EHGLP3 as task 0's action says; simulation 2 first asked for business class,
+    # then passed only the reservation id, which τ²-bench's rule compares: a match.
+    assert rewards == {"0b6a2e6c-1f7e-4d8e-9d43-6f7a5b1c0a01": 1.0, "0b6a2e6c-1f7e-4d8e-9d43-6f7a5b1c0a02": 1.0,
+                       "0b6a2e6c-1f7e-4d8e-9d43-6f7a5b1c0a03": 1.0}

@@ -179,6 +179,42 @@ def test_tool_calls_strict_order_and_subset_arguments(tmp_path):
     assert scorer.score(reversed_).reward == 0.5
 
 
+def test_tool_calls_follow_tau2_benchs_action_check(tmp_path):
+    """τ²-bench's `Action.compare_with_tool_call`: the arguments an action lists in `compare_args`, on both sides;
+    without a list, the arguments the call passed (`match_arguments: passed`)."""
+    text = """
+    evals:
+      - name: tau2
+        kind: tool_calls
+        expected_from: metadata.evaluation_criteria.actions
+        match_arguments: passed
+    """
+    scorer = _scorer(text, tmp_path)
+    gold = [{"action_id": "1_0", "requestor": "assistant", "name": "update_flights",
+             "arguments": {"reservation_id": "ZZ9ABC", "cabin": "economy"}, "compare_args": None}]
+    listed = [{**gold[0], "compare_args": ["cabin"]}]
+
+    def reward(call_args: dict, actions: list) -> float:
+        return scorer.score(_traj([("update_flights", call_args)], evaluation_criteria={"actions": actions})).reward
+
+    assert reward({"reservation_id": "ZZ9ABC", "cabin": "economy"}, gold) == 1.0
+    assert reward({"reservation_id": "ZZ9ABC"}, gold) == 1.0  # a gold argument the call left out is not compared
+    assert reward({"reservation_id": "ZZ9ABC", "cabin": "business"}, gold) == 0.0
+    assert reward({"reservation_id": "ZZ9ABC", "cabin": "economy", "extra": 1}, gold) == 0.0
+    assert reward({"reservation_id": "OTHER", "cabin": "economy"}, listed) == 1.0  # only cabin is compared
+    assert reward({"reservation_id": "ZZ9ABC"}, listed) == 0.0  # ... and the call must pass it
+    assert reward({}, [{**gold[0], "compare_args": []}]) == 1.0  # an empty list: the name alone
+
+
+def test_the_example_evals_cover_tau2_bench(tmp_path):
+    """examples/evals.yaml has a tool_calls eval for τ²-bench traces, and examples/evals-train.yaml a reward."""
+    root = Path(__file__).resolve().parents[2] / "examples"
+    for file, name in (("evals.yaml", "tau2_actions"), ("evals-train.yaml", "tau2_gold_tool")):
+        spec = load_evals(root / file).get(name)
+        assert spec.kind == "tool_calls" and spec.applies_to.formats == ["tau2-bench"], (file, name)
+        assert spec.expected_from == "metadata.evaluation_criteria.actions"
+
+
 def test_tool_calls_bad_gold_is_a_recorded_error_not_a_crash(tmp_path):
     scorer = _scorer(GOLD.format(extra=""), tmp_path)
     missing = scorer.score(_traj([("book", {})], task={"instruction": "x"}))

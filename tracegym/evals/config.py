@@ -143,8 +143,10 @@ class ToolCallsEval(_Eval):
     """Trajectory path of the gold calls: a list of {name, arguments} (or τ-bench's {name, kwargs})."""
     order: Literal["any", "strict"] = "any"
     """strict: the gold calls must appear in this order (other calls may come between)."""
-    match_arguments: Literal["exact", "subset", "ignore"] = "exact"
-    """exact: equal arguments; subset: the gold arguments appear with equal values; ignore: names only."""
+    match_arguments: Literal["exact", "subset", "passed", "ignore"] = "exact"
+    """exact: equal arguments; subset: the gold arguments appear with equal values; passed: the arguments the call
+    passed equal the gold's (gold arguments it left out are not compared: τ²-bench's action check); ignore: names
+    only. A gold call that lists `compare_args` (τ²-bench) is compared on those arguments alone, unless ignore."""
     partial_credit: bool = False
     """Reward the fraction (see `credit`), instead of all-or-nothing."""
     credit: Literal["recall", "precision"] = "recall"

@@ -72,10 +72,27 @@ class ToolCallsScorer(Scorer):
         if self.spec.match_arguments == "ignore":
             return True
         want, have = canonical(gold[1]), canonical(got[1])
+        if isinstance(gold[1], ListedArguments):  # τ²-bench: only the arguments the action lists, on both sides
+            return isinstance(have, dict) and _only(want, gold[1].names) == _only(have, gold[1].names)
         if self.spec.match_arguments == "exact":
             return want == have
-        return isinstance(want, dict) and isinstance(have, dict) and all(
-            k in have and have[k] == v for k, v in want.items())
+        if not (isinstance(want, dict) and isinstance(have, dict)):
+            return False
+        if self.spec.match_arguments == "passed":
+            return all(k in want and want[k] == v for k, v in have.items())
+        return all(k in have and have[k] == v for k, v in want.items())
+
+
+class ListedArguments(dict):
+    """A gold call's arguments with τ²-bench's `compare_args`: only `names` are compared."""
+
+    def __init__(self, arguments: dict[str, Any], names: list[str]) -> None:
+        super().__init__(arguments)
+        self.names = tuple(names)
+
+
+def _only(arguments: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in arguments.items() if k in names}
 
 
 def _failed(result: str | None) -> bool:
@@ -83,11 +100,16 @@ def _failed(result: str | None) -> bool:
 
 
 def _gold_call(item: Any, i: int, where: str) -> Call:
-    """{name, arguments} or τ-bench's {name, kwargs}."""
+    """{name, arguments} or τ-bench's {name, kwargs}; a τ²-bench action that lists `compare_args` is compared on
+    those arguments only."""
     if not isinstance(item, dict) or not isinstance(item.get("name"), str):
         raise ValueError(f"{where}[{i}] is not a call with a name: {str(item)[:120]}")
     args = item.get("arguments", item.get("kwargs", {}))
-    return item["name"], json.loads(args) if isinstance(args, str) else args
+    args = json.loads(args) if isinstance(args, str) else args
+    names = item.get("compare_args")
+    if isinstance(names, list) and isinstance(args, dict):
+        return item["name"], ListedArguments(args, [str(n) for n in names])
+    return item["name"], args
 
 
 def canonical(value: Any) -> Any:
