@@ -24,6 +24,22 @@ def pytest_configure(config: pytest.Config) -> None:
         torch.set_num_threads(1)
 
 
+@pytest.fixture
+def one_thread(monkeypatch: pytest.MonkeyPatch):
+    """Torch on one thread in this process and in the processes it starts, as under the README's test command,
+    for tests that compare float results bit for bit or across batchings: with two threads on two cores the order
+    of float sums is not fixed (`pytest -n 0` here: the embedding gradient's reductions differed by ~1e-4 of its
+    largest entry across micro-batchings, and a resumed run's metrics from an uninterrupted one's in the last
+    digits, differently each try)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TRACES = SHARED / "data" / "traces"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -88,20 +88,6 @@ def _signal_after_checkpoint(config: Path, store: Path, run_dir: Path, step: int
         return code, stderr.read()
 
 
-@pytest.fixture
-def one_thread(monkeypatch: pytest.MonkeyPatch):
-    """Torch on one thread here and in the killed subprocess, as under the README's test command. With two
-    threads (`-n 0` on this 2-core machine) runs A and B differed from step 5 in the last digits, and differently
-    each try (sc/tail_ratio 0.9942 vs 0.9979, then 0.9996 vs 1.0; losses 1e-6 apart). Our reading, not traced
-    further: the sampler and trainer threads of one process each run a 2-thread OpenMP team on 2 cores, and the
-    order of float sums is then not fixed. Bit-for-bit equality is a single-thread promise."""
-    threads = torch.get_num_threads()
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
 @pytest.mark.parametrize("grpo", [{}, {"dynamic_sampling": True, "max_sampling_rounds": 3}],

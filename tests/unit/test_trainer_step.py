@@ -64,17 +64,6 @@ def model():
     return tiny_llama(VOCAB, seed=3, eos_token_id=2)
 
 
-@pytest.fixture
-def one_thread():
-    """Gradients compared across batchings agree to fp32 summation order only with one order: on two threads
-    the embedding gradient's reductions differ by ~1e-4 of its largest entry (as under `pytest -n 0` on two
-    cores); the README's test command runs every worker on one thread anyway."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _trainer(model, micro_batch_tokens: int = 4096, aggregation: str = "token", lr: float = 1e-3) -> Trainer:
     return Trainer(copy.deepcopy(model), OptimSection(lr=lr, micro_batch_tokens=micro_batch_tokens),
                    GRPOSection(aggregation=aggregation), LossSection(), temperature=TEMPERATURE)
