@@ -54,8 +54,8 @@ def grid_shares(masters: torch.Tensor) -> dict[str, float]:
             "at_bf16_midpoint": float((offset.abs() == 0.5).float().mean())}
 
 
-def sync_once(roots: dict[str, Path], state: dict[str, torch.Tensor], version: int,
-              broadcasts: dict[str, Any], watchers: dict[str, Any]) -> dict[str, float]:
+def sync_once(state: dict[str, torch.Tensor], version: int, broadcasts: dict[str, Any],
+              watchers: dict[str, Any]) -> dict[str, float]:
     """Publish `state` as `version` through every (encoding, precision) broadcast and read it back."""
     out: dict[str, float] = {}
     for key, broadcast in broadcasts.items():
@@ -98,7 +98,7 @@ def main() -> None:
                                                    delta=None if key.startswith("whole") else key.split("/")[0],
                                                    full_every=1000) for key, root in roots.items()}
             watchers = {key: WeightWatcher(root, key.split("/")[1]) for key, root in roots.items()}
-            sync_once(roots, model.state_dict(), 0, broadcasts, watchers)
+            sync_once(model.state_dict(), 0, broadcasts, watchers)
             steps = []
             for step, batch in enumerate(batches, start=1):
                 before = torch.cat([p.detach().flatten() for p in model.parameters()])
@@ -107,7 +107,7 @@ def main() -> None:
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
                 after = torch.cat([p.detach().flatten() for p in model.parameters()])
-                figures = sync_once(roots, model.state_dict(), step, broadcasts, watchers)
+                figures = sync_once(model.state_dict(), step, broadcasts, watchers)
                 figures["predicted_density"] = predicted_density(before, after)
                 if step == 1:
                     figures.update(grid_shares(before))

@@ -225,7 +225,7 @@ class AsyncSection(_Section):
     the version they hold, in their precision, verified by checksum (xor: the new bits XOR the old, zstd-compressed,
     as Miles' disk-delta; overwrite: the changed positions and values, as slime). Off by default, as in Miles and
     slime: on one machine, after AdamW steps at lr 3e-5, whole bf16 weights of SmolLM2 published in 0.19-0.60 s
-    and read in 0.03-0.04 s, an xor delta in 0.39-0.59 s and 0.29-0.33 s with 12.7x fewer bytes
+    and read in 0.01-0.04 s, an xor delta in 0.39-0.59 s and 0.29-0.33 s with 12.7x fewer bytes
     (benchmarks/weight_sync.py); deltas pay where bytes cost more than CPU (samplers on other machines, slow disks)."""
     full_weights_every: int = Field(10, ge=1)
     """With a weight delta, write whole weights every N versions too: a new or restarted sampler starts from the

@@ -18,8 +18,8 @@ safetensors needs anyway: it refuses shared tensors.
 With deltas, the broadcast keeps a copy of the view it last published per precision and writes whole weights at
 the first version, every `full_every` versions and after any gap in the versions; a reader holding version v-1
 applies the delta of v, one that holds nothing (a sampler just started or restarted) loads the newest whole version
-and applies the deltas after it in order. Every file carries the xxh3-128 checksum of its version's view; a reader
-verifies what it rebuilt, and on a mismatch rebuilds from whole weights once before it gives up.
+and applies the deltas after it in order. With deltas every file carries the xxh3-128 checksum of its version's
+view; a reader verifies what it rebuilt, and on a mismatch rebuilds from whole weights once before it gives up.
 """
 
 from __future__ import annotations
@@ -120,8 +120,9 @@ class FilesystemBroadcast(WeightBroadcast):
         for precision in self.precisions:
             tensors, aliases = precision_view(state_dict, precision, copy=self.delta is not None)
             base = self._views.get(precision)
-            meta = {"aliases": json.dumps(aliases), "version": str(version), "checksum": checksum(tensors),
-                    "delta": self.delta or "none"}
+            meta = {"aliases": json.dumps(aliases), "version": str(version), "delta": self.delta or "none"}
+            if self.delta is not None:  # what a reader rebuilds through a chain of deltas is checked against it
+                meta["checksum"] = checksum(tensors)
             if whole or base is None or base.keys() != tensors.keys():
                 path, changed = _write_whole(tmp, precision, tensors, meta), None
             else:
@@ -170,18 +171,16 @@ def _write_delta(folder: Path, precision: str, tensors: View, base: View, meta: 
     """One uint8 tensor per changed tensor (its delta's payload); the layout of each in the `entries` metadata."""
     from safetensors.torch import save_file
 
-    payloads: dict[str, Tensor] = {}
-    entries: dict[str, dict[str, object]] = {}
     # The publish waits for this; zstd and torch release the GIL, so tensors compress on every core at once.
     with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
-        deltas = pool.map(lambda name: encode_tensor(tensors[name], base[name], encoding), list(tensors))
-    for name, delta in zip(tensors, deltas, strict=True):
-        if delta is not None:
-            payloads[name] = torch.frombuffer(bytearray(delta.payload), dtype=torch.uint8)
-            entries[name] = {"encoding": delta.encoding, "changed": delta.changed, "gap_width": delta.gap_width}
+        encoded = pool.map(lambda name: encode_tensor(tensors[name], base[name], encoding), list(tensors))
+    deltas = {name: delta for name, delta in zip(tensors, encoded, strict=True) if delta is not None}
+    payloads = {name: torch.frombuffer(bytearray(d.payload), dtype=torch.uint8) for name, d in deltas.items()}
+    entries = {name: {"encoding": d.encoding, "changed": d.changed, "gap_width": d.gap_width}
+               for name, d in deltas.items()}
     path = folder / f"{precision}{DELTA_SUFFIX}"
     save_file(payloads, str(path), metadata={**meta, "base_version": str(base_version), "entries": json.dumps(entries)})
-    return path, sum(int(e["changed"]) for e in entries.values())  # type: ignore[call-overload]
+    return path, sum(d.changed for d in deltas.values())
 
 
 def _is_whole(folder: Path, precision: str) -> bool:
