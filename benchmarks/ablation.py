@@ -73,7 +73,8 @@ def mismatch_kl(model: Any, batch: Any, temperature: float = 1.0) -> dict[str, f
     with torch.no_grad():
         log_pi = torch.cat(batch_logprobs_of(model, prompts, completions, temperature, supports))
     log_r = log_pi - torch.cat(sampled)
-    return {"diag/mismatch_kl": float((log_r.exp() - 1 - log_r).mean()), "diag/log_ratio_abs": float(log_r.abs().mean())}
+    return {"diag/mismatch_kl": float((log_r.exp() - 1 - log_r).mean()),
+            "diag/log_ratio_abs": float(log_r.abs().mean())}
 
 
 def run_arm(name: str, seed: int, args: argparse.Namespace, model_dir: Path, task_set: Any, work: Path) -> list[dict]:
@@ -130,6 +131,8 @@ def summarize(runs: dict[str, list[list[dict]]]) -> dict[str, dict[str, float]]:
                 "dropped_stale": sum(m.get("dropped_stale", 0.0) for m in metrics),
             })
         out[name] = {k: statistics.fmean(s[k] for s in per_seed) for k in per_seed[0]}
+        out[name]["mean_reward_min"] = min(s["mean_reward"] for s in per_seed)
+        out[name]["mean_reward_max"] = max(s["mean_reward"] for s in per_seed)
     return out
 
 
@@ -175,11 +178,16 @@ def report(runs: dict[str, list[list[dict]]]) -> dict[str, dict[str, float]]:
 
 
 def table(summary: dict[str, dict[str, float]]) -> str:
+    """Means over seeds; `seeds` is the range of the per-seed mean rewards. The asynchronous arms' runs depend on
+    timing (which version each group was sampled with), so one seed's runs of two arms are not paired."""
     columns = ["final_reward", "mean_reward", "mean_mismatch_kl", "max_grad_norm", "loss_k3_kl", "mis_masked_frac",
                "staleness_mean", "dropped_stale"]
-    lines = ["| arm | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
-    for name, figures in summary.items():
-        lines.append(f"| {name} | " + " | ".join(f"{figures[c]:.4g}" for c in columns) + " |")
+    header = ["arm", "final_reward", "mean_reward", "seeds", *columns[2:]]
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for name, f in summary.items():
+        cells = [f"{f['final_reward']:.4g}", f"{f['mean_reward']:.4g}",
+                 f"{f['mean_reward_min']:.3f}–{f['mean_reward_max']:.3f}", *(f"{f[c]:.4g}" for c in columns[2:])]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -228,7 +236,7 @@ def main() -> None:
 
 
 def _print_summary(summary: dict[str, dict[str, float]]) -> None:
-    keep = ("final_reward", "mean_reward", "mean_mismatch_kl", "max_grad_norm")
+    keep = ("final_reward", "mean_reward", "mean_reward_min", "mean_reward_max", "mean_mismatch_kl", "max_grad_norm")
     print(json.dumps({name: {k: v for k, v in figures.items() if k in keep} for name, figures in summary.items()}),
           flush=True)
 
