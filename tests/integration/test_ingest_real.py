@@ -52,7 +52,8 @@ def test_json_summary_counts_every_format(ingested: tuple[dict[str, Any], Path])
     stored = counts(store)
     assert (summary["messages"], summary["tool_calls"]) == (stored["messages"], stored["tool_calls"])
     for fmt, row in summary["by_format"].items():
-        in_store = query(store, "SELECT count(*) FROM traces t JOIN messages m USING (trace_id) WHERE t.format = ?", [fmt])
+        in_store = query(store, "SELECT count(*) FROM traces t JOIN messages m USING (trace_id) WHERE t.format = ?",
+                         [fmt])
         assert row["messages"] == in_store[0][0]
     assert stored["ingest_errors"] == 0
 

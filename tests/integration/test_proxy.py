@@ -99,7 +99,7 @@ def spec(task_id: str) -> TaskSpec:
     })
 
 
-def run(tiny, tmp_path: Path, task_ids: list[str], concurrency: int, limits: EpisodeLimits = EpisodeLimits(),
+def run(tiny, tmp_path: Path, task_ids: list[str], concurrency: int, limits: EpisodeLimits | None = None,
         batch_window_s: float = 0.005, **proxy) -> list[Episode]:
     model, tokenizer = tiny
     (tmp_path / "agent.py").write_text(AGENT)
@@ -108,7 +108,7 @@ def run(tiny, tmp_path: Path, task_ids: list[str], concurrency: int, limits: Epi
     policy = HFPolicy(SamplingEngine(model, eos_token_ids=[tokenizer.eos_token_id]), tokenizer, batch_window_s)
     scorer = build_scorer(MatchEval(kind="match", name="done", mode="contains", expected="DONE",
                                     target="metadata.agent_process.stdout"), ScorerContext(tmp_path))
-    options = RunOptions(concurrency=concurrency, sampling=SAMPLING, limits=limits)
+    options = RunOptions(concurrency=concurrency, sampling=SAMPLING, limits=limits or EpisodeLimits())
 
     async def go() -> list[Episode]:
         try:

@@ -121,7 +121,8 @@ def test_otel_deprecated_message_events_as_log_records(fixtures_dir: Path) -> No
         ("system", "You are a support agent."), ("user", "Where is order 42?"), ("assistant", None),
         ("tool", "shipped on May 2"), ("assistant", "Order 42 shipped on May 2.")]
     (call,) = t.tool_calls
-    assert (call.name, call.call_id, call.arguments, call.message_idx) == ("lookup_order", "call_9", {"order_id": 42}, 2)
+    assert (call.name, call.call_id, call.arguments, call.message_idx) == (
+        "lookup_order", "call_9", {"order_id": 42}, 2)
     assert (call.result, call.result_message_idx, call.is_error) == ("shipped on May 2", 3, False)
     assert [(s.name, s.value, s.kind) for s in t.scores] == [("resolved", 0.0, "eval")]
     assert t.outcome == "failure"
@@ -172,10 +173,13 @@ def test_openinference_otlp_spans(fixtures_dir: Path) -> None:
     assert roles(t) == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
     search, book = calls(t)["search_trains"], calls(t)["book_train"]
     assert search.arguments == {"from": "Lyon", "to": "Paris", "time": "09:00"}
-    assert (search.call_id, search.message_idx, search.result_message_idx, search.is_error) == ("call_62136355", 2, 3, False)
+    assert (search.call_id, search.message_idx, search.result_message_idx, search.is_error) == (
+        "call_62136355", 2, 3, False)
     assert json.loads(search.result) == [{"train": "TGV 6604", "departs": "09:04"}]
-    assert (book.call_id, book.message_idx, book.result, book.is_error) == ("call_62136356", 4, "card declined by issuer", True)
-    assert t.messages[-1].content == "I could not book TGV 6604: the booking service refused the payment."  # message.contents
+    assert (book.call_id, book.message_idx, book.result, book.is_error) == (
+        "call_62136356", 4, "card declined by issuer", True)
+    # from message.contents
+    assert t.messages[-1].content == "I could not book TGV 6604: the booking service refused the payment."
     assert (t.messages[2].input_tokens, t.messages[2].output_tokens) == (88, 21)
     assert t.session_id == "26bcd3d2-cad2-443d-a23c-625e47f3324a" and t.model == "gpt-4o-2024-08-06"
     assert sorted((s.name, s.value, s.label, s.kind) for s in t.scores) == [
@@ -255,7 +259,8 @@ def test_langsmith_runs_and_feedback(fixtures_dir: Path) -> None:
     assert t.metadata["project_id"] == "6f1c4a43-3a0e-4b3e-9d3c-1f2e3d4c5b6a"
     # api -> human (end-user feedback), model -> eval (evaluators), app -> human (annotators)
     assert sorted((s.name, s.value, s.label, s.kind) for s in t.scores) == [
-        ("correctness", 0.0, "incorrect", "eval"), ("helpfulness", 0.5, None, "human"), ("user_score", 0.0, None, "human")]
+        ("correctness", 0.0, "incorrect", "eval"), ("helpfulness", 0.5, None, "human"),
+        ("user_score", 0.0, None, "human")]
     assert t.outcome == "failure"  # correctness: False
 
 
@@ -374,8 +379,8 @@ def test_records_of_a_grouped_file_carry_their_raw_spans(fixtures_dir: Path) -> 
 
 def test_failed_llm_call_adds_no_message_and_is_listed_in_metadata() -> None:
     ok = _call(1, [("user", "hi")], "hello")
-    failed = SpanFacts("chat", datetime(2025, 1, 1, 0, 0, 2), None, kind="llm", call=LlmCall([Turn("user", "more")], []),
-                       error="RateLimitError: 429")
+    failed = SpanFacts("chat", datetime(2025, 1, 1, 0, 0, 2), None, kind="llm",
+                       call=LlmCall([Turn("user", "more")], []), error="RateLimitError: 429")
     trace = build_trace(SpanGroup("t", [ok, failed]), "test")
     assert [(m.role, m.content) for m in trace.messages] == [("user", "hi"), ("assistant", "hello"), ("user", "more")]
     assert trace.metadata["span_errors"] == [{"span": "chat", "error": "RateLimitError: 429"}]
@@ -384,10 +389,12 @@ def test_failed_llm_call_adds_no_message_and_is_listed_in_metadata() -> None:
 def test_langfuse_trace_io_stands_in_when_generations_are_silent(tmp_path: Path) -> None:
     doc = {"id": "t-io", "timestamp": "2025-01-03T09:00:00Z", "input": {"question": "2+2?"}, "output": "4",
            "observations": [{"id": "o1", "traceId": "t-io", "type": "SPAN", "name": "compute",
-                             "startTime": "2025-01-03T09:00:00.1Z", "endTime": "2025-01-03T09:00:00.2Z", "level": "DEFAULT"}],
+                             "startTime": "2025-01-03T09:00:00.1Z", "endTime": "2025-01-03T09:00:00.2Z",
+                             "level": "DEFAULT"}],
            "scores": []}
     path = tmp_path / "trace-t-io.json"
     path.write_text(json.dumps(doc))
     traces, bad, _ = load(path)
     assert not bad
-    assert [(m.role, m.content) for m in traces["t-io"].messages] == [("user", '{"question":"2+2?"}'), ("assistant", "4")]
+    assert [(m.role, m.content) for m in traces["t-io"].messages] == [
+        ("user", '{"question":"2+2?"}'), ("assistant", "4")]

@@ -61,7 +61,7 @@ def test_sign_flip_p_value_is_exact_for_few_tasks() -> None:
     # Enumeration by hand for three tasks.
     diffs = [0.5, -0.1, 0.2]
     observed = abs(sum(diffs) / 3)
-    extreme = sum(abs(sum(s * d for s, d in zip(signs, diffs)) / 3) >= observed - 1e-12
+    extreme = sum(abs(sum(s * d for s, d in zip(signs, diffs, strict=True)) / 3) >= observed - 1e-12
                   for signs in itertools.product([1, -1], repeat=3))
     assert sign_flip_p_value(diffs) == pytest.approx(extreme / 8)
 

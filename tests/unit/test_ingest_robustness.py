@@ -91,7 +91,8 @@ def test_malformed_json_lines_cost_only_themselves(cli: Any, store_path: Path, t
 
     assert code == 0 and summary["traces"] == 3 and summary["errors"] == 2
     assert summary["by_format"]["tau-bench"]["traces"] == 3
-    assert [(loc, raw) for _, loc, _, raw in bad_rows(store_path)] == [("line 2", broken[0] + "\n"), ("line 4", broken[1] + "\n")]
+    assert [(loc, raw) for _, loc, _, raw in bad_rows(store_path)] == [
+        ("line 2", broken[0] + "\n"), ("line 4", broken[1] + "\n")]
 
 
 def test_a_malformed_first_line_does_not_hide_the_format(cli: Any, store_path: Path, tmp_path: Path) -> None:

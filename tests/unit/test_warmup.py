@@ -3,7 +3,6 @@ end at the model's end-of-turn token, held-out source tasks left out."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from tracegym.training.config import PromptSection, WarmupSection

@@ -16,8 +16,10 @@ def register(app: typer.Typer) -> None:
 
 def ingest(
     paths: Annotated[list[str], typer.Argument(help="Files, folders (recursive) or - for stdin.")],
-    fmt: Annotated[str | None, typer.Option("--format", help="Skip detection and read every file as this format.")] = None,
-    mapping: Annotated[Path | None, typer.Option("--mapping", help="Field-path mapping file for --format generic.")] = None,
+    fmt: Annotated[str | None, typer.Option(
+        "--format", help="Skip detection and read every file as this format.")] = None,
+    mapping: Annotated[Path | None, typer.Option(
+        "--mapping", help="Field-path mapping file for --format generic.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 2 if any record could not be ingested.")] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
@@ -35,7 +37,8 @@ def ingest(
         print_json(data)
     else:
         _print_summary(data)
-    nothing_loaded = data["traces"] == 0 and data["duplicates_skipped"] == 0 and data["files_skipped_already_ingested"] == 0
+    nothing_loaded = (data["traces"] == 0 and data["duplicates_skipped"] == 0
+                      and data["files_skipped_already_ingested"] == 0)
     if data["errors"] and (strict or nothing_loaded):
         raise typer.Exit(2)
 

@@ -107,7 +107,8 @@ def _split(split: str) -> Any:
     return split
 
 
-def _policy(model: str, base_url: str | None, precision: PrecisionChoice, device: str, seed: int, concurrency: int) -> Any:
+def _policy(model: str, base_url: str | None, precision: PrecisionChoice, device: str, seed: int,
+            concurrency: int) -> Any:
     from pydantic import ValidationError
 
     from tracegym.errors import ConfigError

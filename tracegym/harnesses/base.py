@@ -88,7 +88,7 @@ class Harness(ABC):
     async def step(self, reply: Reply) -> Step:
         """Act on one reply."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - not abstract: most harnesses hold nothing to release
         """Release what the episode holds (workspaces, processes); called once, after scoring."""
 
 

@@ -270,7 +270,8 @@ class FileLoad:
 
 
 def _guarded_records(adapter: Adapter, src: SourceFile) -> Iterator[RawRecord | BadRecord]:
-    """The adapter's records; if splitting the file raises, the records before it stay and the rest is one bad record."""
+    """The adapter's records; if splitting the file raises, the records before it stay and the rest is one bad
+    record."""
     records = adapter.records(src)
     while True:
         try:

@@ -11,7 +11,8 @@ TABLES = ("sources", "traces", "messages", "tool_calls", "scores", "ingest_error
           "task_sets", "tasks")
 
 
-def list_traces(store: Store, fmt: str | None, outcome: str | None, model: str | None, limit: int) -> list[dict[str, Any]]:
+def list_traces(store: Store, fmt: str | None, outcome: str | None, model: str | None,
+                limit: int) -> list[dict[str, Any]]:
     where, params = [], []
     for col, value in (("format", fmt), ("model", model)):
         if value is not None:
@@ -38,7 +39,8 @@ def get_trace(store: Store, trace_id: str) -> dict[str, Any]:
         hint = f" Did you mean {close[0]['trace_id']!r}?" if close else ""
         raise NotFoundError(f"No trace {trace_id!r} in the store.{hint}")
     trace = rows[0]
-    trace["messages"] = store.query("SELECT * EXCLUDE (trace_id) FROM messages WHERE trace_id = ? ORDER BY idx", [trace_id])
+    trace["messages"] = store.query("SELECT * EXCLUDE (trace_id) FROM messages WHERE trace_id = ? ORDER BY idx",
+                                    [trace_id])
     trace["tool_calls"] = store.query(
         "SELECT * EXCLUDE (trace_id) FROM tool_calls WHERE trace_id = ? ORDER BY message_idx", [trace_id]
     )

@@ -36,7 +36,16 @@ from typing import Any
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.span_messages import Turn, as_text, chat_turn, message_turns
 from tracegym.ingest.adapters.spans import (
-    LlmCall, Located, SpanFacts, SpanGroup, ToolRun, build_trace, facts_or_bad, score_value, split_bad, trace_records,
+    LlmCall,
+    Located,
+    SpanFacts,
+    SpanGroup,
+    ToolRun,
+    build_trace,
+    facts_or_bad,
+    score_value,
+    split_bad,
+    trace_records,
 )
 from tracegym.ingest.normalize import opt_int, parse_ts, to_json
 from tracegym.ingest.reading import Sample, iter_json_values

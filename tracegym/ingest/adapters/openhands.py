@@ -158,7 +158,8 @@ class _Stream:
         content = _text(message.get("content"), args.get("thought") or event.get("message"))
         msg = Message("assistant", content, ts=ts)
         usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-        msg.input_tokens, msg.output_tokens = opt_int(usage.get("prompt_tokens")), opt_int(usage.get("completion_tokens"))
+        msg.input_tokens = opt_int(usage.get("prompt_tokens"))
+        msg.output_tokens = opt_int(usage.get("completion_tokens"))
         if self.trace.model is None and isinstance(response.get("model"), str):
             self.trace.model = response["model"]
         idx = self._append(msg)
@@ -178,7 +179,8 @@ class _Stream:
             return
         # A result keeps the tool's own output, even when empty; `message` is only the UI's summary of it.
         content = content_text(event.get("content")) if "content" in event else _text(None, event.get("message"))
-        call.result_message_idx = self._append(Message("tool", content, tool_call_id=call.call_id, name=call.name, ts=ts))
+        call.result_message_idx = self._append(
+            Message("tool", content, tool_call_id=call.call_id, name=call.name, ts=ts))
         call.result = content
         extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
         metadata = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}

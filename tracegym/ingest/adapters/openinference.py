@@ -69,7 +69,8 @@ class OpenInferenceAdapter(Adapter):
 
 def _is_phoenix_span(obj: dict[str, Any]) -> bool:
     ctx = obj.get("context")
-    return isinstance(ctx, dict) and "trace_id" in ctx and "span_id" in ctx and ("span_kind" in obj or "attributes" in obj)
+    return (isinstance(ctx, dict) and "trace_id" in ctx and "span_id" in ctx
+            and ("span_kind" in obj or "attributes" in obj))
 
 
 def _phoenix_spans(src: SourceFile) -> Iterator[Located | BadRecord]:

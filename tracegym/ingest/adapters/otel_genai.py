@@ -64,7 +64,8 @@ class OtelGenAIAdapter(Adapter):
 
     def records(self, src: SourceFile) -> Iterator[RawRecord | BadRecord]:
         unit = "lines" if src.sample.jsonl else "spans"
-        return trace_records(otlp.read_export(src), unit, lambda key, members: otlp.group_spans(key, members, span_facts))
+        return trace_records(otlp.read_export(src), unit,
+                             lambda key, members: otlp.group_spans(key, members, span_facts))
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         yield build_trace(record.value, self.name)

@@ -329,7 +329,8 @@ def _add_orphan_run(trace: Trace, f: SpanFacts) -> None:
 
 # ---------------------------------------------------------------- outcome
 
-_OUTCOME_WORDS = {"success", "successful", "succeeded", "correct", "correctness", "resolved", "solved", "passed", "pass"}
+_OUTCOME_WORDS = {"success", "successful", "succeeded", "correct", "correctness", "resolved", "solved", "passed",
+                  "pass"}
 _YES = {"true", "yes", "pass", "passed", "correct", "success", "succeeded", "resolved", "solved", "1"}
 _NO = {"false", "no", "fail", "failed", "incorrect", "failure", "unresolved", "unsolved", "0"}
 
