@@ -79,8 +79,8 @@ def mismatch_kl(model: Any, batch: Any, temperature: float = 1.0) -> dict[str, f
 
 def run_arm(name: str, seed: int, args: argparse.Namespace, model_dir: Path, task_set: Any, work: Path) -> list[dict]:
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
-    from tracegym.training.config import TrainConfig
-    from tracegym.training.orchestrator import AsyncRollouts, PoolConfig
+    from tracegym.training.config import SamplerPool, TrainConfig
+    from tracegym.training.orchestrator import AsyncRollouts
     from tracegym.training.sync_rollouts import SyncRollouts
     from tracegym.training.trainer import Trainer
 
@@ -104,7 +104,7 @@ def run_arm(name: str, seed: int, args: argparse.Namespace, model_dir: Path, tas
     else:
         source = AsyncRollouts(config, task_set.tasks, task_set=task_set, tokenizer=tokenizer, eos_token_ids=eos,
                                state_dict=model.state_dict(), policy_version=0,
-                               pools=[PoolConfig(precision=arm["precision"], processes=args.samplers)])
+                               pools=[SamplerPool(precision=arm["precision"], processes=args.samplers)])
     source.start()
     try:
         log = rl_setup.run_steps(trainer, source, args.steps, args.batch_groups, before_step=mismatch_kl)

@@ -179,7 +179,8 @@ def _tracegym_steps(conn: Any, args: argparse.Namespace, work: Path, model_dir: 
 
 def groups_per_s(args: argparse.Namespace, work: Path, tool: str, asynchronous: bool) -> dict[str, float]:
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
-    from tracegym.training.orchestrator import AsyncRollouts, PoolConfig
+    from tracegym.training.config import SamplerPool
+    from tracegym.training.orchestrator import AsyncRollouts
     from tracegym.training.trainer import Trainer
 
     model_dir = rl_setup.tool_calling_model(rl_setup.OUT / "tool-model-3calls", WEATHER_TASKS, steps=args.warm_steps)
@@ -202,7 +203,7 @@ def groups_per_s(args: argparse.Namespace, work: Path, tool: str, asynchronous: 
         source = AsyncRollouts(config, task_set.tasks, task_set=task_set, tokenizer=tokenizer,
                                eos_token_ids=stop_token_ids(model, tokenizer), state_dict=model.state_dict(),
                                policy_version=0, base_dir=rl_setup.BENCH_DIR,
-                               pools=[PoolConfig(processes=args.samplers, threads=args.sampler_threads)])
+                               pools=[SamplerPool(processes=args.samplers, threads=args.sampler_threads)])
     source.start()
     torch.set_num_threads(args.async_trainer_threads if asynchronous else args.threads)
     try:

@@ -27,8 +27,8 @@ from tracegym.models.scoring import batch_logprobs_of
 from tracegym.models.tiny import tiny_policy
 from tracegym.tasks.spec import TaskSpec, dump_spec
 from tracegym.tasks.taskset import Manifest, TaskEntry, load_task_set
-from tracegym.training.config import TrainConfig
-from tracegym.training.orchestrator import AsyncRollouts, PoolConfig
+from tracegym.training.config import SamplerPool, TrainConfig
+from tracegym.training.orchestrator import AsyncRollouts
 from tracegym.training.rollouts import RolloutBatch
 
 EVALS = """\
@@ -77,7 +77,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory):
     return root, model, tokenizer, task_set
 
 
-def _source(workspace, run_dir: Path, max_staleness: int, pools: list[PoolConfig], state_dict=None,
+def _source(workspace, run_dir: Path, max_staleness: int, pools: list[SamplerPool], state_dict=None,
             batch_groups: int = 2, heartbeat_timeout_s: float = 60, max_failures: int = 3,
             grpo: dict | None = None) -> AsyncRollouts:
     root, model, tokenizer, task_set = workspace
@@ -158,7 +158,7 @@ def _check_batch(batch: RolloutBatch, n: int, trainer_version: int, max_stalenes
 def test_samplers_produce_versioned_groups_follow_publishes_and_survive_a_kill(workspace, tmp_path, capfd) -> None:
     _, model, _, _ = workspace
     scorer_model = tiny_policy(seed=0)[0]
-    source = _source(workspace, tmp_path / "run", 1, [PoolConfig(precision="fp32"), PoolConfig(precision="bf16")])
+    source = _source(workspace, tmp_path / "run", 1, [SamplerPool(precision="fp32"), SamplerPool(precision="bf16")])
     seen: list[int] = []
     pids: list[int] = []
     try:
@@ -232,7 +232,7 @@ def _assert_gone(pids: list[int]) -> None:
 def test_max_staleness_zero_keeps_only_current_groups_and_a_hung_sampler_is_replaced(workspace, tmp_path,
                                                                                        capfd) -> None:
     _, model, _, _ = workspace
-    source = _source(workspace, tmp_path / "run", 0, [PoolConfig(precision="fp32")], heartbeat_timeout_s=10)
+    source = _source(workspace, tmp_path / "run", 0, [SamplerPool(precision="fp32")], heartbeat_timeout_s=10)
     pids: list[int] = []
     try:
         source.start()
@@ -267,7 +267,7 @@ def test_dynamic_sampling_hands_out_only_groups_with_a_signal_and_counts_the_res
     """Groups of 2 on a reward the tiny model earns about one time in four: most groups are all 0. The trainer
     gets only groups whose rewards differ; the others are set aside and counted in the data position, and one
     step takes at most max_sampling_rounds x batch_groups groups, more than the buffer holds."""
-    source = _source(workspace, tmp_path / "run", 1, [PoolConfig(precision="fp32")],
+    source = _source(workspace, tmp_path / "run", 1, [SamplerPool(precision="fp32")],
                      grpo={"dynamic_sampling": True, "max_sampling_rounds": 3})
     kept = set_aside = 0
     taken: list[int] = []
@@ -291,7 +291,7 @@ def test_dynamic_sampling_hands_out_only_groups_with_a_signal_and_counts_the_res
 
 @pytest.mark.slow
 def test_a_sampler_that_cannot_start_is_given_up_and_the_error_reaches_the_trainer(workspace, tmp_path) -> None:
-    source = _source(workspace, tmp_path / "run", 1, [PoolConfig(precision="fp32", device="nodevice:0")],
+    source = _source(workspace, tmp_path / "run", 1, [SamplerPool(precision="fp32", device="nodevice:0")],
                      max_failures=1)
     try:
         source.start()

@@ -142,6 +142,27 @@ def test_an_asynchronous_run_sends_its_weights_to_the_samplers_as_sparse_deltas(
     assert chart is not None
 
 
+def test_an_asynchronous_run_samples_from_pools_of_mixed_precision(workspace: Workspace, tmp_path: Path,
+                                                                   cli) -> None:
+    """`sampler.pools`: an fp32 and a bf16 sampler process; the broadcast writes each version in both precisions,
+    both pools' groups reach the store, and the run says what its samplers sampled in."""
+    data = tiny_config(workspace, tmp_path / "run", steps=4, checkpoint_every=4,
+                       sampler={"pools": [{"precision": "fp32"}, {"precision": "bf16"}]},
+                       **{"async": {"max_staleness": 1}})
+    result = cli("train", str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["sampler_precision"] == "fp32,bf16"
+    [newest] = sorted((tmp_path / "run" / "weights").glob("step_*"), key=lambda p: int(p.name[5:]))[-1:]
+    assert {p.name for p in newest.glob("*.safetensors")} == {"fp32.safetensors", "bf16.safetensors"}
+
+    from tracegym.store import open_store
+
+    with open_store(workspace.store, read_only=True) as store:
+        rows = store.query("SELECT DISTINCT sampler_id FROM rollouts WHERE run_id = ?", [summary["run_id"]])
+    assert {r["sampler_id"] for r in rows} == {"fp32/0", "bf16/0"}
+
+
 def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Path, cli) -> None:
     config = tiny_config(workspace, tmp_path / "run")
     config["grpo"] = {"group_sise": 4}

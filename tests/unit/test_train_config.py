@@ -87,3 +87,27 @@ def test_corrections_need_a_recorded_support(tmp_path: Path) -> None:
         _load(tmp_path, untruncated)
     config = _load(tmp_path, untruncated + "loss:\n  score_centering: false\n  top_p_replay: false\n")
     assert not config.sampler.truncated
+
+
+def test_sampler_pools_of_mixed_precision(tmp_path: Path) -> None:
+    pools = ("sampler:\n  pools:\n    - {precision: fp32}\n    - {name: fast, precision: auto, processes: 2}\n"
+             "async:\n  max_staleness: 2\n")
+    config = _load(tmp_path, MINIMAL + pools)
+    fp32, fast = config.sampler_pools()
+    assert (fp32.label, fp32.resolved_precision, fp32.processes, fp32.threads) == ("fp32", "fp32", 1, 1)
+    assert (fast.label, fast.processes) == ("fast", 2) and fast.resolved_precision in ("fp32", "bf16")
+    assert config.resolved()["sampler"]["pools"][1]["precision"] == "auto"  # resolved per machine, as precision
+
+
+def test_without_pools_one_pool_of_n_samplers_in_the_sampler_precision(tmp_path: Path) -> None:
+    config = _load(tmp_path, MINIMAL + "sampler:\n  precision: bf16\n  n_samplers: 3\n")
+    [pool] = config.sampler_pools()
+    assert (pool.label, pool.resolved_precision, pool.processes) == ("bf16", "bf16", 3)
+
+
+def test_pools_need_sampler_processes_and_known_keys(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"async.max_staleness > 0"):
+        _load(tmp_path, MINIMAL + "sampler:\n  pools:\n    - {precision: bf16}\nasync:\n  max_staleness: 0\n")
+    with pytest.raises(ConfigError) as caught:
+        _load(tmp_path, MINIMAL + "sampler:\n  pools:\n    - precision: bf16\n      procesess: 2\n")
+    assert "Did you mean 'processes'" in str(caught.value)

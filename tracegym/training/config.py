@@ -110,6 +110,33 @@ class HarnessSection(HarnessConfig):
         return HarnessConfig.model_validate(self.model_dump(exclude={"limits"}))
 
 
+class SamplerPool(_Section):
+    """A pool of identical sampler processes (with async.max_staleness > 0)."""
+
+    name: str | None = None
+    """The pool's name in sampler ids (`name/index`); its precision by default."""
+    engine: Literal["hf"] = "hf"
+    """The sampling engine: the built-in PyTorch sampler (tracegym.models.sampling), so far the only one."""
+    precision: PrecisionChoice = "fp32"
+    """The pool's weight precision; the broadcast writes the weights in it. auto: as sampler.precision, resolved
+    for the pool's device when the run starts."""
+    processes: int = Field(1, ge=1)
+    """Sampler processes in the pool."""
+    threads: int = Field(1, ge=1)
+    """torch threads per process."""
+    device: str = "cpu"
+    """torch device of the pool's samplers."""
+
+    @property
+    def resolved_precision(self) -> Precision:
+        """The concrete precision of the pool's samplers ("auto" resolved for its device)."""
+        return resolve_precision(self.precision, self.device)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.resolved_precision
+
+
 class SamplerSection(_Section):
     temperature: float = Field(1.0, gt=0)
     """Sampling temperature; the trainer divides its logits by the same value."""
@@ -124,7 +151,11 @@ class SamplerSection(_Section):
     device computes in bf16 natively (a GPU that supports it, a CPU with AVX512-BF16, AMX or Arm BF16), else
     fp32; the run records what it chose."""
     n_samplers: int = Field(1, ge=1)
-    """Sampler processes (with max_staleness > 0)."""
+    """Sampler processes (with max_staleness > 0), one pool in `precision`; `pools` replaces it."""
+    pools: list[SamplerPool] | None = None
+    """Sampler pools of their own precision, device and size (with max_staleness > 0): samplers of mixed
+    hardware and precision, e.g. [{precision: fp32}, {precision: bf16, processes: 2}]. Each token records the
+    sampler that drew it, and the trainer's mismatch figures are kept per pool as well."""
     max_new_tokens: int = Field(128, ge=1)
     """Most tokens per model turn."""
     concurrency: int = Field(16, ge=1)
@@ -292,7 +323,16 @@ class TrainConfig(_Section):
             )
         if not math.isfinite(self.optim.lr):
             raise ValueError("optim.lr must be finite")
+        if self.sampler.pools is not None and self.async_.max_staleness == 0:
+            raise ValueError("sampler.pools are sampler processes, which run with async.max_staleness > 0 (with 0, "
+                             "the trainer's process samples in sampler.precision): set max_staleness or drop pools")
         return self
+
+    def sampler_pools(self) -> list[SamplerPool]:
+        """The pools of an asynchronous run: `sampler.pools`, else one of `n_samplers` processes in `precision`."""
+        if self.sampler.pools is not None:
+            return list(self.sampler.pools)
+        return [SamplerPool(precision=self.sampler.precision, processes=self.sampler.n_samplers)]
 
     def resolved(self) -> dict[str, Any]:
         """The config with every default filled in, as JSON-ready data (YAML key names)."""

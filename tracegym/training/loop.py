@@ -89,6 +89,13 @@ def select_tasks(
     return tasks, too_long
 
 
+def _sampler_precision(config: TrainConfig) -> str:
+    """What the samplers sample in: sampler.precision, or each pool's, "auto" resolved for this machine."""
+    if config.async_.max_staleness == 0:
+        return config.sampler.precision_on("cpu")
+    return ",".join(dict.fromkeys(pool.resolved_precision for pool in config.sampler_pools()))
+
+
 def heldout_source_tasks(task_set: TaskSet, train_split: str) -> set[str]:
     """The source tasks (τ-bench task ids, instances, sessions) behind every task outside the training split."""
     return {t.provenance.source_task for t in task_set.tasks if t.split != train_split}
@@ -113,7 +120,7 @@ class _Run:
                                 f"({too_long} longer than prompt.max_tokens). Fix: check tasks.split, "
                                 "tasks.clusters and prompt.max_tokens.")
         self.counts: dict[str, Any] = {"tasks": len(self.tasks), "tasks_too_long": too_long,
-                                       "sampler_precision": config.sampler.precision_on("cpu")}
+                                       "sampler_precision": _sampler_precision(config)}
         self.model, self.state = self._load(resume)
         self.counts["trainable_parameters"] = set_trainable(self.model, config.optim)
         self.console = console

@@ -7,7 +7,7 @@ continuously while the trainer trains.
 
 AsyncRollouts, in the trainer process:
 
-- Pools of sampler processes (`PoolConfig`: engine, precision, processes, threads each), started with
+- Pools of sampler processes (`sampler.pools`, `SamplerPool`: engine, precision, processes, threads each), started with
   'spawn'; sampler ids are `pool/index`. Each runs `tracegym.training.sampler_worker.main`.
 - One monitor thread owns every pipe. It hands out tasks in the run's seeded task order (group index i
   always asks for the same task), reads finished groups into the buffer, reads heartbeats, and watches
@@ -44,12 +44,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tracegym.errors import ConfigError, ModelError
-from tracegym.models.load import Precision
 from tracegym.training.weights import TOKENIZER_DIR
 
 if TYPE_CHECKING:
@@ -60,7 +57,7 @@ if TYPE_CHECKING:
 
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
-    from tracegym.training.config import TrainConfig
+    from tracegym.training.config import SamplerPool, TrainConfig
     from tracegym.training.rollouts import RolloutBatch, RolloutGroup
     from tracegym.training.sampler_worker import SamplerSpec
 
@@ -84,29 +81,6 @@ class RolloutSource(Protocol):
 
     def close(self) -> None:
         """Stop sampling and release every process, thread and file handle."""
-
-
-class PoolConfig(BaseModel):
-    """A pool of identical sampler processes."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    name: str | None = None
-    """The pool's name in sampler ids (`name/index`); the precision by default."""
-    engine: Literal["hf"] = "hf"
-    """The sampling engine: the built-in PyTorch sampler (vLLM is not installed here)."""
-    precision: Precision = "fp32"
-    """The samplers' weight precision; the broadcast writes weights in it."""
-    processes: int = Field(1, ge=1)
-    """Sampler processes in the pool."""
-    threads: int = Field(1, ge=1)
-    """torch threads per process."""
-    device: str = "cpu"
-    """torch device of the pool's samplers."""
-
-    @property
-    def label(self) -> str:
-        return self.name or self.precision
 
 
 @dataclass
@@ -153,7 +127,7 @@ class AsyncRollouts:
         policy_version: int,
         start_index: int = 0,
         base_dir: Path | None = None,
-        pools: Sequence[PoolConfig] | None = None,
+        pools: Sequence[SamplerPool] | None = None,
         weights_dir: Path | None = None,
         buffer_groups: int | None = None,
         heartbeat_timeout_s: float = 120.0,
@@ -166,8 +140,7 @@ class AsyncRollouts:
         self.task_set = task_set
         self.order = TaskOrder(list(tasks), config.seed)
         self.max_staleness = config.async_.max_staleness
-        self.pools = list(pools) if pools else [PoolConfig(precision=config.sampler.precision_on("cpu"),
-                                                            processes=config.sampler.n_samplers)]
+        self.pools = list(pools) if pools else config.sampler_pools()
         self.weights_dir = weights_dir or config.run_dir / "weights"
         # A group handed out starts on the weights published then and is trained at most capacity /
         # batch_groups steps later: within max_staleness (module doc).
@@ -205,7 +178,7 @@ class AsyncRollouts:
                 spec = SamplerSpec(
                     sampler_id=f"{pool.label}/{index}", model_ref=model_ref,
                     tokenizer_dir=self.weights_dir / TOKENIZER_DIR,
-                    eos_token_ids=tuple(int(i) for i in eos), precision=pool.precision, device=pool.device,
+                    eos_token_ids=tuple(int(i) for i in eos), precision=pool.resolved_precision, device=pool.device,
                     threads=pool.threads, weights_dir=self.weights_dir, task_set=self.task_set.path,
                     harness=config.harness.harness_config(), base_dir=base_dir, params=sampling_params(config),
                     limits=config.harness.limits, group_size=config.grpo.group_size,
@@ -225,7 +198,7 @@ class AsyncRollouts:
 
         TaskScorers(self.task_set).prepare(self.order.tasks)  # a broken evals file stops the run here
         delta = self.config.async_.weight_delta
-        self._broadcast = FilesystemBroadcast(self.weights_dir, [p.precision for p in self.pools],
+        self._broadcast = FilesystemBroadcast(self.weights_dir, [p.resolved_precision for p in self.pools],
                                               delta=None if delta == "none" else delta,
                                               full_every=self.config.async_.full_weights_every)
         # Samplers load the trainer's own tokenizer from here; pickled into the spawn arguments it would
