@@ -157,10 +157,18 @@ def test_an_asynchronous_run_samples_from_pools_of_mixed_precision(workspace: Wo
     assert {p.name for p in newest.glob("*.safetensors")} == {"fp32.safetensors", "bf16.safetensors"}
 
     from tracegym.store import open_store
+    from tracegym.training.metrics import read_metrics
 
     with open_store(workspace.store, read_only=True) as store:
         rows = store.query("SELECT DISTINCT sampler_id FROM rollouts WHERE run_id = ?", [summary["run_id"]])
+        trained = store.query("SELECT train_step, list(DISTINCT split_part(sampler_id, '/', 1)) AS pools "
+                              "FROM rollouts WHERE run_id = ? AND train_use = 'trained' GROUP BY 1",
+                              [summary["run_id"]])
+        metrics = read_metrics(store, summary["run_id"])
     assert {r["sampler_id"] for r in rows} == {"fp32/0", "bf16/0"}
+    for row in trained:  # a step that trained on both pools keeps each pool's mismatch apart
+        pooled = {pool for pool in ("fp32", "bf16") if row["train_step"] in metrics.get(f"mismatch/{pool}/k3_kl", {})}
+        assert pooled == (set(row["pools"]) if len(row["pools"]) > 1 else set()), row
 
 
 def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Path, cli) -> None:

@@ -7,6 +7,7 @@ variance; one group is given equal rewards where a test needs a zero-variance gr
 from __future__ import annotations
 
 import copy
+import dataclasses
 import uuid
 
 import pytest
@@ -329,3 +330,34 @@ def test_kl_beta_without_a_reference_is_a_clear_error(model) -> None:
 
     with pytest.raises(ModelError, match="reference"):
         Trainer(copy.deepcopy(model), OptimSection(), GRPOSection(), LossSection(kl_beta=0.1))
+
+
+def _sampled_by(groups: list[RolloutGroup], sampler_id: str) -> list[RolloutGroup]:
+    return [RolloutGroup(g.task_id, [dataclasses.replace(e, turns=[dataclasses.replace(t, sampler_id=sampler_id)
+                                                                  for t in e.turns]) for e in g.episodes],
+                         g.group_index) for g in groups]
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_groups_from_two_pools_keep_their_mismatch_apart_and_train_as_one_batch(model) -> None:
+    """One pool sampled with the trainer's weights, the other with perturbed ones (a stale or low-precision sampler):
+    the step's loss figures are also kept per pool, the perturbed pool's mismatch is the larger, token-weighted the
+    pools give the step's figures, and the gradient is the one of the same episodes from a single pool."""
+    noisy = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in noisy.parameters():
+            p.add_(torch.randn(p.shape, generator=torch.Generator().manual_seed(5)) * 0.02)
+    fresh = _with_variance(_sampled_by(_groups(model, n_groups=2, seed=0), "fp32/0"))
+    stale = _with_variance(_sampled_by(_groups(noisy, n_groups=2, seed=2), "bf16/1"))
+    pooled, single = _trainer(model), _trainer(model)
+    metrics = pooled.accumulate(fresh + stale)
+    one_pool = single.accumulate(_sampled_by(fresh + stale, "sync-0"))
+    assert metrics["mismatch/fp32/k3_kl"] < 1e-6 < metrics["mismatch/bf16/k3_kl"]
+    tokens = {pool: sum(e.tokens.n_trainable for g in groups for e in g.episodes)
+              for pool, groups in (("fp32", fresh), ("bf16", stale))}
+    weighted = sum(metrics[f"mismatch/{pool}/k3_kl"] * n for pool, n in tokens.items()) / sum(tokens.values())
+    assert metrics["mismatch/k3_kl"] == pytest.approx(weighted, rel=1e-6)
+    assert metrics["is_ratio/min"] == min(metrics["is_ratio/fp32/min"], metrics["is_ratio/bf16/min"])
+    assert not any(k.count("/") > 1 for k in one_pool)  # one pool: no per-pool copies of the step's figures
+    for name, grad in _grads(single).items():
+        torch.testing.assert_close(_grads(pooled)[name], grad, rtol=1e-4, atol=2e-6, msg=name)

@@ -44,19 +44,20 @@ class TrainSample:
     sampler_logprobs: Tensor  # float [n]: log mu of those tokens (zeros for supervised samples)
     support: Support | None  # over the n tokens, or None
     advantage: float  # broadcast to the n tokens (1 for supervised samples)
+    pool: str | None = None  # the sampler pool that drew it (`pool/index` sampler ids), for per-pool metrics
 
     @property
     def length(self) -> int:
         return int(self.input_ids.numel())
 
 
-def sample_from_record(record: TokenRecord, advantage: float) -> TrainSample:
-    """The trainable tokens of an episode's token record, with its advantage."""
+def sample_from_record(record: TokenRecord, advantage: float, pool: str | None = None) -> TrainSample:
+    """The trainable tokens of an episode's token record, with its advantage (and the pool that sampled it)."""
     targets = record.loss_mask.nonzero().squeeze(-1)  # [n]
     if targets.numel() and int(targets[0]) == 0:
         raise ModelError("a token record whose first token is trainable has no prompt to predict it from")
     return TrainSample(record.input_ids.long(), targets, record.sampler_logprobs[targets].float(), record.support,
-                       advantage)
+                       advantage, pool)
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ def prepare(groups: Sequence[RolloutGroup], std_normalization: bool) -> Prepared
     out.rewards = rewards
     for episode, advantage, has_signal in zip(kept, result.advantages, result.trainable, strict=True):
         if has_signal:
-            out.samples.append(sample_from_record(episode.tokens, advantage))
+            out.samples.append(sample_from_record(episode.tokens, advantage, pool_of(episode.sampler_id)))
             out.advantages.append(advantage)
     return out
 
@@ -129,15 +129,26 @@ class Trainer:
         metrics["train/sequences"] = float(len(prepared.samples))
         if not prepared.samples:
             return metrics
-        micro = pack(prepared.samples, self.optim.micro_batch_tokens, self.pad_id)
-        total_tokens = sum(mb.num_tokens for mb in micro)
+        # Samples from several sampler pools are packed pool by pool, so that each micro-batch's loss metrics
+        # belong to one pool (gradients do not depend on the packing).
+        by_pool: dict[str | None, list[TrainSample]] = {}
+        for sample in prepared.samples:
+            by_pool.setdefault(sample.pool, []).append(sample)
+        micro = [(pool, mb) for pool, samples in by_pool.items()
+                 for mb in pack(samples, self.optim.micro_batch_tokens, self.pad_id)]
+        total_tokens = sum(mb.num_tokens for _, mb in micro)
         denominator = float(total_tokens if self.grpo.aggregation == "token" else len(prepared.samples))
         tracker = _LossMetrics()
-        for mb in micro:
+        per_pool = {pool: _LossMetrics() for pool in by_pool} if len(by_pool) > 1 else {}
+        for pool, mb in micro:
             loss, loss_metrics = self._micro_loss(mb, denominator)
             loss.backward()
-            tracker.add(float(loss.detach()), loss_metrics, mb.num_tokens)
+            for t in (tracker, per_pool.get(pool)):
+                if t is not None:
+                    t.add(float(loss.detach()), loss_metrics, mb.num_tokens)
         metrics.update(tracker.result())
+        for pool, t in per_pool.items():
+            metrics.update(_pool_metrics(str(pool), t.result()))
         metrics.update({"train/tokens": float(total_tokens), "train/micro_batches": float(len(micro))})
         return metrics
 
@@ -203,6 +214,24 @@ def clip_and_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, grad
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return float(norm)
+
+
+def pool_of(sampler_id: str | None) -> str | None:
+    """The pool of a sampler id (`pool/index` for sampler processes; an in-process sampler is its own pool)."""
+    return sampler_id.rsplit("/", 1)[0] if sampler_id else None
+
+
+def _pool_metrics(pool: str, result: dict[str, float]) -> dict[str, float]:
+    """One pool's trainer/sampler mismatch figures, named `mismatch/POOL/k3_kl`, `is_ratio/POOL/mean`, ..."""
+    out = {}
+    for key, value in result.items():
+        head, _, tail = key.partition("/")
+        if head in _PER_POOL:
+            out[f"{head}/{pool}/{tail}"] = value
+    return out
+
+
+_PER_POOL = ("mismatch", "is_ratio", "mis", "tis")
 
 
 def _batch_metrics(prepared: Prepared) -> dict[str, float]:
