@@ -51,7 +51,12 @@ ARMS: dict[str, dict[str, Any]] = {
                           "loss": {"mis": [0.5, 5.0], "score_centering": True, "top_p_replay": False}},
     "async_bf16+all": {"max_staleness": 4, "precision": "bf16",
                        "loss": {"mis": [0.5, 5.0], "score_centering": True, "top_p_replay": True}},
+    # Not in the default run: one fp32 and one bf16 sampler process side by side (`sampler.pools`), all three
+    # corrections; the trainer keeps each pool's mismatch apart (mismatch/fp32/k3_kl, mismatch/bf16/k3_kl).
+    "mixed_pools+all": {"max_staleness": 4, "precision": "fp32", "pools": ["fp32", "bf16"],
+                        "loss": {"mis": [0.5, 5.0], "score_centering": True, "top_p_replay": True}},
 }
+DEFAULT_ARMS = [name for name in ARMS if "pools" not in ARMS[name]]
 FINAL_STEPS = 5
 
 
@@ -104,7 +109,8 @@ def run_arm(name: str, seed: int, args: argparse.Namespace, model_dir: Path, tas
     else:
         source = AsyncRollouts(config, task_set.tasks, task_set=task_set, tokenizer=tokenizer, eos_token_ids=eos,
                                state_dict=model.state_dict(), policy_version=0,
-                               pools=[SamplerPool(precision=arm["precision"], processes=args.samplers)])
+                               pools=[SamplerPool(precision=p) for p in arm["pools"]] if "pools" in arm
+                               else [SamplerPool(precision=arm["precision"], processes=args.samplers)])
     source.start()
     try:
         log = rl_setup.run_steps(trainer, source, args.steps, args.batch_groups, before_step=mismatch_kl)
@@ -131,6 +137,10 @@ def summarize(runs: dict[str, list[list[dict]]]) -> dict[str, dict[str, float]]:
                 "dropped_stale": sum(m.get("dropped_stale", 0.0) for m in metrics),
             })
         out[name] = {k: statistics.fmean(s[k] for s in per_seed) for k in per_seed[0]}
+        pools = {key.split("/")[1] for metrics in seeds for step in metrics for key in step
+                 if key.startswith("mismatch/") and key.count("/") == 2}
+        for pool in sorted(pools):
+            out[name][f"loss_k3_kl@{pool}"] = statistics.fmean(_mean(m, f"mismatch/{pool}/k3_kl") for m in seeds)
         out[name]["mean_reward_min"] = min(s["mean_reward"] for s in per_seed)
         out[name]["mean_reward_max"] = max(s["mean_reward"] for s in per_seed)
     return out
@@ -172,6 +182,11 @@ def report(runs: dict[str, list[list[dict]]]) -> dict[str, dict[str, float]]:
     plot(runs, "train/grad_norm", "gradient norm (before clipping)", rl_setup.OUT / "ablation_grad_norm.png")
     summary = summarize(runs)
     text = table(summary)
+    for name, figures in summary.items():
+        by_pool = {k.split("@")[1]: v for k, v in figures.items() if k.startswith("loss_k3_kl@")}
+        if by_pool:
+            text += f"\n\n{name}: the loss's k3 mismatch per pool: " + ", ".join(
+                f"{pool} {value:.4g}" for pool, value in by_pool.items())
     (rl_setup.OUT / "ablation.md").write_text(text + "\n")
     print(text, flush=True)
     return summary
@@ -195,7 +210,8 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=40, help="optimizer steps per arm")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="run seeds (each arm runs every seed)")
-    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS), help="which arms to run")
+    parser.add_argument("--arms", nargs="+", default=DEFAULT_ARMS, choices=list(ARMS),
+                        help="which arms to run (mixed_pools+all only when named)")
     parser.add_argument("--model", default=None, help="a model folder or smollm2-135m (default: a tiny random Llama)")
     parser.add_argument("--tasks", type=int, default=8, help="distinct prompts")
     parser.add_argument("--group-size", type=int, default=8, help="episodes per group")
