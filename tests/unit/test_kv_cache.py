@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from transformers.cache_utils import DynamicLayer
 
-from tracegym.models.kv_cache import GrowingLayer, growing_cache
+from tracegym.errors import ModelError
+from tracegym.models.kv_cache import GrowingLayer, growing_cache, require_cache_api
 from tracegym.models.tiny import tiny_llama
 
 
@@ -41,3 +43,19 @@ def test_a_model_decodes_the_same_logits_with_either_cache():
     assert all(isinstance(layer, GrowingLayer) for layer in growing_cache(model.config).layers)
     torch.testing.assert_close(outputs[0], outputs[1], rtol=0, atol=1e-5)
     torch.testing.assert_close(outputs[0], whole, rtol=0, atol=1e-4)  # other matmul shapes
+
+
+def test_a_transformers_that_ignores_the_cache_keyword_is_refused(monkeypatch) -> None:
+    """transformers < 5.24 takes `cache=` and ignores it (each decode step then runs without its context): the
+    sampling engine and the trainer's shared prompts refuse it instead of sampling and training on garbage."""
+    import transformers
+
+    require_cache_api.cache_clear()
+    monkeypatch.setattr(transformers, "__version__", "5.19.0")
+    try:
+        with pytest.raises(ModelError, match=r"transformers 5\.19\.0 ignores the KV cache"):
+            require_cache_api()
+    finally:
+        require_cache_api.cache_clear()
+    monkeypatch.undo()
+    require_cache_api()

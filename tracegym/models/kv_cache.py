@@ -10,10 +10,31 @@ positions): a prompt of 300 tokens has room for 150 new ones before the buffer i
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Any
 
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
+
+from tracegym.errors import ModelError
+
+CACHE_API = (5, 24)
+"""The transformers version whose forward takes `cache=`, as the sampling engine and the trainer's shared prompts
+pass it; older versions take the keyword without a word and ignore it, so every step would run without its context."""
+
+
+@functools.cache
+def require_cache_api() -> None:
+    """Raise `ModelError` unless the installed transformers reads the `cache=` keyword (pip enforces the pin; an
+    install with --no-deps, or beside a package pinning an older transformers, does not)."""
+    import transformers
+
+    found = tuple(int(x) for x in re.findall(r"\d+", transformers.__version__)[:2])
+    if found < CACHE_API:
+        raise ModelError(f"transformers {transformers.__version__} ignores the KV cache tracegym passes (`cache=`); "
+                         f"its sampling engine and trainer need transformers >= {CACHE_API[0]}.{CACHE_API[1]}. "
+                         "Fix: pip install 'transformers>=5.24'")
 
 
 class GrowingLayer(DynamicLayer):

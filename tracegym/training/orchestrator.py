@@ -183,6 +183,7 @@ class AsyncRollouts:
                     harness=config.harness.harness_config(), base_dir=base_dir, params=sampling_params(config),
                     limits=config.harness.limits, group_size=config.grpo.group_size,
                     groups_in_flight=groups_in_flight, seed=config.seed, model_name=config.model.ref,
+                    engine=pool.engine,
                 )
                 slots.append(_Slot(spec))
         if len({s.spec.sampler_id for s in slots}) != len(slots):

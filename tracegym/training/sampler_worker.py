@@ -68,6 +68,8 @@ class SamplerSpec:
     model_name: str | None
     heartbeat_s: float = 0.5
     poll_s: float = 0.05
+    engine: str = "hf"
+    """hf (tracegym.models.sampling) or vllm (tracegym.models.vllm_engine)."""
 
 
 class _Clock:
@@ -148,6 +150,24 @@ def _describe(spec: SamplerSpec, what: str, error: Exception) -> str:
     return f"sampler {spec.sampler_id} {what}: {type(error).__name__}: {error}\n{traceback.format_exc(limit=6)}"
 
 
+def _engine(spec: SamplerSpec) -> Any:
+    """The pool's sampling engine over the model folder, in its precision (the weights then come from the trainer)."""
+    batch = spec.group_size * spec.groups_in_flight
+    if spec.engine == "vllm":
+        from tracegym.models.load import resolve_model_ref
+        from tracegym.models.vllm_engine import VllmEngine
+
+        return VllmEngine(resolve_model_ref(spec.model_ref), spec.precision, eos_token_ids=spec.eos_token_ids,
+                          sampler_id=spec.sampler_id, max_batch_size=batch, seed=spec.seed, threads=spec.threads,
+                          max_logprobs=max(spec.params.max_support, spec.params.head_logprobs, 1))
+    from tracegym.models.load import load_model
+    from tracegym.models.sampling import SamplingEngine
+
+    model = load_model(spec.model_ref, spec.precision, spec.device)
+    return SamplingEngine(model, eos_token_ids=spec.eos_token_ids, sampler_id=spec.sampler_id, max_batch_size=batch,
+                          seed=spec.seed)
+
+
 class _Sampler:
     def __init__(self, spec: SamplerSpec) -> None:
         from transformers import AutoTokenizer
@@ -156,17 +176,12 @@ class _Sampler:
         from tracegym.harnesses.config import HarnessFactory
         from tracegym.harnesses.policy import HFPolicy
         from tracegym.harnesses.taskrun import TaskScorers
-        from tracegym.models.load import load_model
-        from tracegym.models.sampling import SamplingEngine
         from tracegym.tasks.taskset import load_task_set
         from tracegym.training.weights import WeightWatcher
 
         self.spec = spec
         hf_logging.disable_progress_bar()  # one bar per sampler start would clutter the trainer's display
-        model = load_model(spec.model_ref, spec.precision, spec.device)
-        engine = SamplingEngine(model, eos_token_ids=spec.eos_token_ids, sampler_id=spec.sampler_id,
-                                max_batch_size=spec.group_size * spec.groups_in_flight, seed=spec.seed)
-        self.policy = HFPolicy(engine, AutoTokenizer.from_pretrained(spec.tokenizer_dir, local_files_only=True))
+        self.policy = HFPolicy(_engine(spec), AutoTokenizer.from_pretrained(spec.tokenizer_dir, local_files_only=True))
         self.task_set = load_task_set(spec.task_set)
         self.scorers = TaskScorers(self.task_set)
         self.harnesses = HarnessFactory(spec.harness, spec.base_dir)

