@@ -7,11 +7,15 @@ and the kept support (ids + log-probs); `generate` records nothing. Each figure 
 --repeats timed runs after one warm-up, the two sides interleaved so machine load hits both alike.
 
     python benchmarks/sampling.py --batch 8 --new-tokens 64
+    python benchmarks/sampling.py --batch 32 --new-tokens 64 --threads 2 --vllm   # also tracegym's vLLM engine
 
-On a CPU shared with other busy processes, --threads 1 avoids OpenMP threads waiting on each other.
+On a CPU shared with other busy processes, --threads 1 avoids OpenMP threads waiting on each other. With --vllm
+(needs `pip install -e ".[vllm]"`), the vLLM engine (`tracegym.models.vllm_engine`) samples the same prompts with
+the same truncation and records the same log-probs and supports, interleaved with the other two.
 
 The last line is one JSON object:
-{"model", "precision", "batch", "new_tokens", "engine_tok_s", "generate_tok_s", "ratio", "support_bytes_per_token"}.
+{"model", "precision", "batch", "new_tokens", "engine_tok_s", "generate_tok_s", "ratio", "support_bytes_per_token"},
+plus "vllm_tok_s" and "vllm_ratio" (vLLM engine / built-in engine) with --vllm.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable
 
 import torch
 
@@ -47,6 +52,7 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads; 0 keeps torch's default")
+    parser.add_argument("--vllm", action="store_true", help="also time tracegym's vLLM engine")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -84,12 +90,15 @@ def main() -> None:
         assert out.shape[1] - ids.shape[1] == args.new_tokens
         return elapsed
 
+    run_vllm = _vllm_runner(args, prompts, params) if args.vllm else None
     run_engine(), run_generate()  # warm-up
-    engine_s, generate_s, support_bytes = [], [], 0
+    engine_s, generate_s, vllm_s, support_bytes = [], [], [], 0
     for _ in range(args.repeats):
         elapsed, support_bytes = run_engine()
         engine_s.append(elapsed)
         generate_s.append(run_generate())
+        if run_vllm is not None:
+            vllm_s.append(run_vllm())
     tokens = args.batch * args.new_tokens
     engine_tok_s = tokens / statistics.median(engine_s)
     generate_tok_s = tokens / statistics.median(generate_s)
@@ -105,7 +114,30 @@ def main() -> None:
         "ratio": round(engine_tok_s / generate_tok_s, 3),
         "support_bytes_per_token": round(support_bytes / tokens, 1),
     }
+    if vllm_s:
+        vllm_tok_s = tokens / statistics.median(vllm_s)
+        print(f"vllm     {vllm_tok_s:8.1f} tok/s  (runs: {', '.join(f'{s:.2f}s' for s in vllm_s)})")
+        result.update({"vllm_tok_s": round(vllm_tok_s, 1), "vllm_ratio": round(vllm_tok_s / engine_tok_s, 3)})
     print(json.dumps(result))
+
+
+def _vllm_runner(args: argparse.Namespace, prompts: list[list[int]], params: SamplingParams) -> Callable[[], float]:
+    """A timed run of the vLLM engine over the same prompts and truncation (warmed up once here)."""
+    from tracegym.models.load import resolve_model_ref
+    from tracegym.models.vllm_engine import VllmEngine
+
+    engine = VllmEngine(resolve_model_ref(args.model), args.precision, eos_token_ids=(), max_batch_size=args.batch,
+                        threads=args.threads or None, max_model_len=1024)
+
+    def run() -> float:
+        start = time.perf_counter()
+        seqs = engine.generate(prompts, params, seeds=range(len(prompts)))
+        elapsed = time.perf_counter() - start
+        assert all(len(s.completion_ids) == args.new_tokens and s.support is not None for s in seqs)
+        return elapsed
+
+    run()
+    return run
 
 
 if __name__ == "__main__":
