@@ -59,6 +59,9 @@ def test_the_same_seed_samples_the_same_completion(engine) -> None:
     first, second = (engine.generate(PROMPTS, params, seeds=[11, 12, 13]) for _ in range(2))
     assert [s.completion_ids for s in first] == [s.completion_ids for s in second]
     assert [s.seed for s in first] == [11, 12, 13]
+    [drawn] = engine.generate(PROMPTS[:1], params)  # no seed given: one is drawn and recorded, so it can be replayed
+    [again] = engine.generate(PROMPTS[:1], params, seeds=[drawn.seed])
+    assert 0 <= drawn.seed < 2**63 and again.completion_ids == drawn.completion_ids
 
 
 def test_stop_tokens_end_a_completion_and_are_kept(engine) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -73,6 +74,7 @@ class VllmEngine:
         self.policy_version = policy_version
         self.max_batch_size = max_batch_size
         self.max_logprobs = max_logprobs
+        self._seeds = random.Random(seed)  # draws the seed of a prompt given none, as the built-in engine does
         self.context_length = int(self.llm.llm_engine.model_config.max_model_len)
         self._lock = threading.Lock()
 
@@ -90,7 +92,10 @@ class VllmEngine:
         seeds = list(seeds) if seeds is not None else [None] * len(prompts)
         if len(seeds) != len(prompts):
             raise ModelError(f"{len(prompts)} prompts but {len(seeds)} seeds")
-        resolved = [int(s) if s is not None else int(torch.randint(0, 2**62, ()).item()) for s in seeds]
+        if any(len(p) == 0 for p in prompts):
+            raise ModelError("an empty prompt; a prompt needs at least one token")
+        with self._lock:
+            resolved = [int(s) if s is not None else self._seeds.getrandbits(63) for s in seeds]
         stops = tuple(sorted(set(self.eos_token_ids) | set(params.stop_token_ids)))
         requests = [self._params(params, len(p), stops, s) for p, s in zip(prompts, resolved, strict=True)]
         with self._lock:
