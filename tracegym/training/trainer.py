@@ -143,9 +143,9 @@ class Trainer:
         for pool, mb in micro:
             loss, loss_metrics = self._micro_loss(mb, denominator)
             loss.backward()
-            for t in (tracker, per_pool.get(pool)):
-                if t is not None:
-                    t.add(float(loss.detach()), loss_metrics, mb.num_tokens)
+            tracker.add(float(loss.detach()), loss_metrics, mb.num_tokens)
+            if pool in per_pool:
+                per_pool[pool].add(float(loss.detach()), loss_metrics, mb.num_tokens)
         metrics.update(tracker.result())
         for pool, t in per_pool.items():
             metrics.update(_pool_metrics(str(pool), t.result()))
@@ -221,6 +221,9 @@ def pool_of(sampler_id: str | None) -> str | None:
     return sampler_id.rsplit("/", 1)[0] if sampler_id else None
 
 
+_PER_POOL = ("mismatch", "is_ratio", "mis", "tis")
+
+
 def _pool_metrics(pool: str, result: dict[str, float]) -> dict[str, float]:
     """One pool's trainer/sampler mismatch figures, named `mismatch/POOL/k3_kl`, `is_ratio/POOL/mean`, ..."""
     out = {}
@@ -229,9 +232,6 @@ def _pool_metrics(pool: str, result: dict[str, float]) -> dict[str, float]:
         if head in _PER_POOL:
             out[f"{head}/{pool}/{tail}"] = value
     return out
-
-
-_PER_POOL = ("mismatch", "is_ratio", "mis", "tis")
 
 
 def _batch_metrics(prepared: Prepared) -> dict[str, float]:
