@@ -8,6 +8,7 @@ not installed (CI installs the base package; `pip install -e '.[vllm]'` adds vll
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,19 @@ from tracegym.models.vllm_engine import VllmEngine  # noqa: E402
 
 VOCAB = 256
 PROMPTS = [[1, 17, 42, 99, 7], [1, 5, 6], [1, 200, 13, 13, 88, 31, 4]]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _process_left_as_found():
+    """vLLM's CPU worker replaces `torch.set_num_threads` process-wide and the engine sets VLLM_*/OMP variables (it
+    is meant for a sampler process of its own); put both back, so test files after this one in the same pytest
+    worker (the gradient tests pin one thread) and the processes they spawn are unaffected."""
+    set_num_threads, threads, environ = torch.set_num_threads, torch.get_num_threads(), dict(os.environ)
+    yield
+    torch.set_num_threads = set_num_threads
+    torch.set_num_threads(threads)
+    os.environ.clear()
+    os.environ.update(environ)
 
 
 @pytest.fixture(scope="module")
