@@ -12,6 +12,8 @@ import torch
 
 from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
 from tracegym.models.precision import resolve_precision
+from tracegym.training.config import OptimSection
+from tracegym.training.schedule import learning_rate
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,8 @@ def _marks(store, run_id: str) -> dict[tuple[int, str], int]:
 
 
 def test_train_tiny_end_to_end(workspace: Workspace, tmp_path: Path, cli) -> None:
-    data = tiny_config(workspace, tmp_path / "run")
+    data = tiny_config(workspace, tmp_path / "run", optim={"lr_scheduler": "cosine", "lr_warmup_steps": 1},
+                       grpo={"optimizer_steps": 2})
     data["sampler"]["precision"] = "auto"
     config = write_config(tmp_path / "run.yaml", data)
     result = cli("train", str(config), "--store", str(workspace.store), "--json")
@@ -63,7 +66,11 @@ def test_train_tiny_end_to_end(workspace: Workspace, tmp_path: Path, cli) -> Non
     for key in ("train/grad_norm", "advantage/std", "is_ratio/mean", "staleness/lag_0", "time/wait_s",
                 "sampler/tokens_per_s", "train/tokens_per_s", "grpo/skipped_groups"):
         assert key in metrics, key
-    assert sum(metrics["train/optimizer_step"].values()) >= 1, "some group had reward variance"
+    assert sum(metrics["train/optimizer_steps"].values()) >= 1, "some group had reward variance"
+    # One optimizer step per group with a signal (two groups a batch, optimizer_steps 2), at the schedule's rate.
+    assert metrics["train/optimizer_steps"] == {s: 2 - metrics["grpo/skipped_groups"][s] for s in range(3, 7)}
+    section = OptimSection(lr=3e-3, lr_scheduler="cosine", lr_warmup_steps=1)
+    assert metrics["optim/lr"] == pytest.approx({s: learning_rate(s - 3, 4, section) for s in range(3, 7)})
     assert len(rollouts) == 4 * 2 * 4 and {r["policy_version"] for r in rollouts} == {2, 3, 4, 5}
     # The store says which groups each step trained on: those the trainer did not skip.
     assert {s: marks.get((s, "no_signal"), 0) for s in range(3, 7)} == metrics["grpo/skipped_groups"]
@@ -135,10 +142,10 @@ def test_an_asynchronous_run_sends_its_weights_to_the_samplers_as_sparse_deltas(
     steps = sorted(metrics["sync/bytes"])
     assert steps == [3, 4, 5] and not any(metrics["sync/whole"].values())
     for step in steps:  # a step that trained nothing changed nothing, and sends an empty delta
-        moved = metrics["train/optimizer_step"][step] == 1
+        moved = metrics["train/optimizer_steps"][step] == 1
         assert (0 < metrics["sync/changed"][step] < metrics["sync/elements"][step]) == moved
         assert metrics["sync/bytes"][step] < metrics["sync/dense_bytes"][step] / 2
-    assert sum(metrics["train/optimizer_step"][s] for s in steps) >= 1
+    assert sum(metrics["train/optimizer_steps"][s] for s in steps) >= 1
     assert chart is not None
 
 

@@ -80,7 +80,7 @@ def test_step_changes_parameters_with_finite_loss(model) -> None:
     trainer = _trainer(model)
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     metrics = trainer.step(groups)
-    assert metrics["train/optimizer_step"] == 1.0
+    assert metrics["train/optimizer_steps"] == 1.0
     assert torch.isfinite(torch.tensor(metrics["train/loss"]))
     assert metrics["train/grad_norm"] > 0
     assert metrics["grpo/skipped_groups"] == 0
@@ -112,7 +112,7 @@ def test_zero_variance_groups_are_skipped_and_counted(model) -> None:
     trainer = _trainer(model)
     before = [p.detach().clone() for p in trainer.model.parameters()]
     metrics = trainer.step(flat)
-    assert metrics["grpo/skipped_groups"] == 3 and metrics["train/optimizer_step"] == 0.0
+    assert metrics["grpo/skipped_groups"] == 3 and metrics["train/optimizer_steps"] == 0.0
     assert all(torch.equal(a, b) for a, b in zip(before, trainer.model.parameters(), strict=True))
 
 
@@ -361,3 +361,42 @@ def test_groups_from_two_pools_keep_their_mismatch_apart_and_train_as_one_batch(
     assert not any(k.count("/") > 1 for k in one_pool)  # one pool: no per-pool copies of the step's figures
     for name, grad in _grads(single).items():
         torch.testing.assert_close(_grads(pooled)[name], grad, rtol=1e-4, atol=2e-6, msg=name)
+
+
+def test_optimizer_steps_split_the_batch_into_steps_of_whole_groups(model) -> None:
+    """Two optimizer steps on a batch of four groups are two one-step batches of two groups each, in order."""
+    groups = _with_variance(_groups(model, n_groups=4))
+    split = Trainer(copy.deepcopy(model), OptimSection(lr=1e-3), GRPOSection(optimizer_steps=2), LossSection(),
+                    temperature=TEMPERATURE)
+    one_by_one = _trainer(model)
+    metrics = split.step(groups)
+    first, second = one_by_one.step(groups[:2]), one_by_one.step(groups[2:])
+    for a, b in zip(split.model.parameters(), one_by_one.model.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+    assert metrics["train/optimizer_steps"] == 2.0
+    assert metrics["train/sequences"] == 16
+    assert metrics["train/grad_norm"] == pytest.approx(max(first["train/grad_norm"], second["train/grad_norm"]))
+    assert metrics["train/loss"] == pytest.approx((first["train/loss"] + second["train/loss"]) / 2)
+    assert metrics["train/tokens"] == first["train/tokens"] + second["train/tokens"]
+    # The second step's ratio pi/mu is taken after the first step moved the weights: off policy, as it should be.
+    assert metrics["is_ratio/max"] > 1 + 1e-4 or metrics["is_ratio/min"] < 1 - 1e-4
+
+
+def test_optimizer_steps_take_as_many_steps_as_there_are_groups_with_a_signal(model) -> None:
+    groups = _with_variance(_groups(model, n_groups=3))
+    for e in groups[1].episodes:
+        e.reward = 0.5
+    trainer = Trainer(copy.deepcopy(model), OptimSection(lr=1e-3), GRPOSection(batch_groups=3, optimizer_steps=3),
+                      LossSection(), temperature=TEMPERATURE)
+    metrics = trainer.step(groups)
+    assert metrics["train/optimizer_steps"] == 2.0 and metrics["grpo/skipped_groups"] == 1
+
+
+def test_step_takes_the_learning_rate_it_is_given(model) -> None:
+    groups = _with_variance(_groups(model))
+    given, configured = _trainer(model, lr=1.0), _trainer(model, lr=1e-3)
+    given.step(groups, lr=1e-3)
+    configured.step(groups)
+    assert given.optimizer.param_groups[0]["lr"] == 1e-3
+    for a, b in zip(given.model.parameters(), configured.model.parameters(), strict=True):
+        assert torch.equal(a, b)

@@ -187,9 +187,21 @@ class GRPOSection(_Section):
     whose rewards are all equal is set aside (its episodes stay in the store; counted in `grpo/set_aside_groups`)
     and the next group of the task order is sampled in its place. Off, such groups reach the trainer, which skips
     them (`grpo/skipped_groups`)."""
+    optimizer_steps: int = Field(1, ge=1)
+    """Optimizer steps per rollout batch: the groups that carry a signal are split into this many mini-batches
+    of whole groups, each one optimizer step (slime's `--num-steps-per-rollout`, TRL's `steps_per_generation`).
+    Later mini-batches are off-policy by the earlier steps; the loss's ratio pi/mu, taken at the current weights,
+    and the MIS band see that drift as they see a sampler's staleness. 1 (the default) is one step per batch."""
     max_sampling_rounds: int = Field(4, ge=1)
     """With dynamic_sampling, at most this many times `batch_groups` groups are sampled (or, asynchronously, taken
     from the buffer) for one step, as DAPO's `max_num_gen_batches`; the step trains on what had a signal by then."""
+
+    @model_validator(mode="after")
+    def _steps_fit_batch(self) -> GRPOSection:
+        if self.optimizer_steps > self.batch_groups:
+            raise ValueError(f"grpo.optimizer_steps ({self.optimizer_steps}) splits a batch into mini-batches of "
+                             f"whole groups, so it can be at most batch_groups ({self.batch_groups})")
+        return self
 
     @property
     def max_groups_per_step(self) -> int:
@@ -247,6 +259,13 @@ class OptimSection(_Section):
     """Linux: have malloc keep freed memory for reuse instead of handing large blocks back to the OS, so a
     step does not page-fault its buffers back in (a fifth of a CPU trainer's forward, backward and AdamW
     here; see tracegym/models/allocator.py). Process-wide; peak memory grows a few percent."""
+    lr_scheduler: Literal["constant", "linear", "cosine"] = "constant"
+    """The GRPO phase's learning rate over its `steps` after the warm-up ramp: constant, or a linear or cosine
+    decay towards `min_lr_ratio * lr` (tracegym/training/schedule.py). The warm start keeps `warmup.lr`."""
+    lr_warmup_steps: int = Field(0, ge=0)
+    """GRPO steps over which the learning rate ramps linearly up to `lr` (step 1 at lr/N, step N at lr)."""
+    min_lr_ratio: float = Field(0.0, ge=0, le=1)
+    """Where a linear or cosine decay ends, as a fraction of `lr` (verl's `min_lr_ratio`)."""
 
 
 class AsyncSection(_Section):

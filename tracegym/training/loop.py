@@ -5,7 +5,7 @@ count is also the policy version of the weights, what staleness is measured in, 
 
     resume? -> load the latest checkpoint (weights, optimizer, RNG, step, data position); forget later rows
     warm start (W steps): supervised next-action steps on successful traces; checkpoint kept at step W
-    GRPO (N steps): batch = source.next_batch(...); trainer.step(batch); source.publish(weights, step)
+    GRPO (N steps): batch = source.next_batch(...); trainer.step(batch, lr(step)); source.publish(weights, step)
     every `checkpoint_every` steps and at the end: checkpoint; every step: metrics (+ rollouts) to the store
 
 A run killed with SIGKILL at any point resumes from its latest checkpoint and repeats the steps after
@@ -43,6 +43,7 @@ from tracegym.training.display import RunDisplay
 from tracegym.training.metrics import RunRecorder
 from tracegym.training.prompts import openai_tool_list, shorten_task
 from tracegym.training.rollouts import RolloutBatch
+from tracegym.training.schedule import learning_rate
 from tracegym.training.trainer import Trainer, make_optimizer, set_trainable
 
 if TYPE_CHECKING:
@@ -285,7 +286,9 @@ def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int) -> tuple[dic
     started = time.perf_counter()
     batch = source.next_batch(run.config.grpo.batch_groups, trainer_version=step)
     waited = time.perf_counter() - started
-    metrics = trainer.step(batch.groups)
+    lr = learning_rate(step - run.config.warmup.steps, run.config.steps, run.config.optim)
+    metrics = trainer.step(batch.groups, lr)
+    metrics["optim/lr"] = lr
     trained = time.perf_counter() - started - waited
     run.state.step = step + 1
     run.state.groups_consumed += batch.consumed

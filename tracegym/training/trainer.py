@@ -14,6 +14,9 @@ One call to `Trainer.step` is one optimizer step over one rollout batch:
    batch, and backpropagated.
 4. The global gradient norm is clipped and AdamW steps. A batch with nothing to train on takes no
    optimizer step (momentum and weight decay stay put).
+
+With `grpo.optimizer_steps` N > 1, steps 3 and 4 run N times, on N mini-batches of whole groups (advantages
+are still computed per group, so the split changes none of them).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from tracegym.training.batching import (
 )
 from tracegym.training.loss import aggregate, reference_kl, token_logprobs, token_loss
 from tracegym.training.rollouts import trainable
+from tracegym.training.schedule import set_learning_rate
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -60,6 +64,18 @@ class Prepared:
     """Episodes with no token record or no sampled token."""
     rewards: list[float] = field(default_factory=list)
     advantages: list[float] = field(default_factory=list)
+    group_of: list[int] = field(default_factory=list)
+    """The batch index of each sample's group."""
+
+    def mini_batches(self, n: int) -> list[list[TrainSample]]:
+        """The samples split into at most `n` parts of whole groups, as even in groups as they divide."""
+        groups = sorted(set(self.group_of))
+        parts = min(n, len(groups))
+        part_of = {g: i * parts // len(groups) for i, g in enumerate(groups)}
+        out: list[list[TrainSample]] = [[] for _ in range(parts)]
+        for sample, group in zip(self.samples, self.group_of, strict=True):
+            out[part_of[group]].append(sample)
+        return out
 
 
 def prepare(groups: Sequence[RolloutGroup], std_normalization: bool) -> Prepared:
@@ -80,10 +96,11 @@ def prepare(groups: Sequence[RolloutGroup], std_normalization: bool) -> Prepared
     # A group that lost members to failures still counts once; one that lost all is skipped too.
     out.skipped_groups = result.skipped_groups + (len(groups) - result.num_groups)
     out.rewards = rewards
-    for episode, advantage, has_signal in zip(kept, result.advantages, result.trainable, strict=True):
+    for episode, index, advantage, has_signal in zip(kept, ids, result.advantages, result.trainable, strict=True):
         if has_signal:
             out.samples.append(sample_from_record(episode.tokens, advantage, pool_of(episode.sampler_id)))
             out.advantages.append(advantage)
+            out.group_of.append(index)
     return out
 
 
@@ -111,46 +128,57 @@ class Trainer:
         self.pad_id = pad_id
         self.optimizer = make_optimizer(self.model, optim.lr, optim)
 
-    def step(self, groups: Sequence[RolloutGroup]) -> dict[str, float]:
-        """One optimizer step on the groups; returns flat, slash-named metrics."""
-        metrics = self.accumulate(groups)
-        if metrics["train/sequences"] == 0:
-            metrics["train/optimizer_step"] = 0.0
-            return metrics
-        metrics["train/grad_norm"] = clip_and_step(self.model, self.optimizer, self.optim.grad_clip)
-        metrics["train/optimizer_step"] = 1.0
+    def step(self, groups: Sequence[RolloutGroup], lr: float | None = None) -> dict[str, float]:
+        """Train on one rollout batch: `grpo.optimizer_steps` optimizer steps (one by default) at rate `lr`
+        (None keeps the optimizer's); returns flat, slash-named metrics. `train/grad_norm` is the largest
+        norm before clipping of the batch's steps, `train/loss` their mean loss."""
+        if lr is not None:
+            set_learning_rate(self.optimizer, lr)
+        prepared = prepare(groups, self.grpo.std_normalization)
+        metrics = _batch_metrics(prepared)
+        parts = prepared.mini_batches(self.grpo.optimizer_steps)
+        losses = _PoolLosses({s.pool for s in prepared.samples})
+        norms = []
+        for part in parts:
+            self.optimizer.zero_grad(set_to_none=True)
+            self._backward(part, losses)
+            norms.append(clip_and_step(self.model, self.optimizer, self.optim.grad_clip))
+        metrics.update(losses.result(len(parts)))
+        metrics["train/sequences"] = float(len(prepared.samples))
+        metrics["train/optimizer_steps"] = float(len(parts))
+        if norms:
+            metrics["train/grad_norm"] = max(norms)
         return metrics
 
     def accumulate(self, groups: Sequence[RolloutGroup]) -> dict[str, float]:
-        """Zero the gradients, then backpropagate the batch's loss into them (no optimizer step)."""
+        """Zero the gradients, then backpropagate the loss of the whole batch into them, as one optimizer step
+        over all of `groups` would (no step is taken)."""
         self.optimizer.zero_grad(set_to_none=True)
         prepared = prepare(groups, self.grpo.std_normalization)
         metrics = _batch_metrics(prepared)
+        losses = _PoolLosses({s.pool for s in prepared.samples})
+        if prepared.samples:
+            self._backward(prepared.samples, losses)
+        metrics.update(losses.result(1))
         metrics["train/sequences"] = float(len(prepared.samples))
-        if not prepared.samples:
-            return metrics
+        return metrics
+
+    def _backward(self, samples: list[TrainSample], losses: _PoolLosses) -> None:
+        """Backpropagate the loss of `samples`, aggregated over them alone, into the gradients."""
         # Samples from several sampler pools are packed pool by pool, so that each micro-batch's loss metrics
         # belong to one pool (gradients do not depend on the packing).
         by_pool: dict[str | None, list[TrainSample]] = {}
-        for sample in prepared.samples:
+        for sample in samples:
             by_pool.setdefault(sample.pool, []).append(sample)
-        micro = [(pool, mb) for pool, samples in by_pool.items()
-                 for mb in pack(samples, self.optim.micro_batch_tokens, self.pad_id)]
+        micro = [(pool, mb) for pool, part in by_pool.items()
+                 for mb in pack(part, self.optim.micro_batch_tokens, self.pad_id)]
         total_tokens = sum(mb.num_tokens for _, mb in micro)
-        denominator = float(total_tokens if self.grpo.aggregation == "token" else len(prepared.samples))
-        tracker = _LossMetrics()
-        per_pool = {pool: _LossMetrics() for pool in by_pool} if len(by_pool) > 1 else {}
+        denominator = float(total_tokens if self.grpo.aggregation == "token" else len(samples))
         for pool, mb in micro:
             loss, loss_metrics = self._micro_loss(mb, denominator)
             loss.backward()
-            tracker.add(float(loss.detach()), loss_metrics, mb.num_tokens)
-            if pool in per_pool:
-                per_pool[pool].add(float(loss.detach()), loss_metrics, mb.num_tokens)
-        metrics.update(tracker.result())
-        for pool, t in per_pool.items():
-            metrics.update(_pool_metrics(str(pool), t.result()))
-        metrics.update({"train/tokens": float(total_tokens), "train/micro_batches": float(len(micro))})
-        return metrics
+            losses.add(pool, float(loss.detach()), loss_metrics, mb.num_tokens)
+        losses.micro_batches += len(micro)
 
     def _micro_loss(self, mb: MicroBatch, denominator: float) -> tuple[Tensor, dict[str, Tensor]]:
         device_type = next(self.model.parameters()).device.type
@@ -276,8 +304,33 @@ class _LossMetrics:
             else:
                 self.weighted[key] = self.weighted.get(key, 0.0) + v * tokens
 
-    def result(self) -> dict[str, float]:
-        out = {"train/loss": self.loss}
+    def result(self, batches: int = 1) -> dict[str, float]:
+        """The figures over everything added; the loss is the mean over `batches` separately reduced batches."""
+        out = {"train/loss": self.loss / max(batches, 1)}
         out.update({k: v / max(self.tokens, 1) for k, v in self.weighted.items()})
         out.update(self.extremes)
+        return out
+
+
+class _PoolLosses:
+    """A step's loss metrics over all its micro-batches, and per sampler pool when there are several pools."""
+
+    def __init__(self, pools: set[str | None]) -> None:
+        self.all = _LossMetrics()
+        self.per_pool = {pool: _LossMetrics() for pool in pools} if len(pools) > 1 else {}
+        self.micro_batches = 0
+
+    def add(self, pool: str | None, loss: float, metrics: dict[str, Tensor], tokens: int) -> None:
+        self.all.add(loss, metrics, tokens)
+        if pool in self.per_pool:
+            self.per_pool[pool].add(loss, metrics, tokens)
+
+    def result(self, batches: int) -> dict[str, float]:
+        """Empty when nothing was trained; else the loss figures, the token count and per-pool figures."""
+        if not self.micro_batches:
+            return {}
+        out = self.all.result(batches)
+        for pool, tracker in self.per_pool.items():
+            out.update(_pool_metrics(str(pool), tracker.result(batches)))
+        out.update({"train/tokens": float(self.all.tokens), "train/micro_batches": float(self.micro_batches)})
         return out
