@@ -96,7 +96,9 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, 
                                                           grpo: dict) -> None:
     """Also with dynamic sampling, where a step takes a varying number of groups from the task order, so the data
     position the checkpoint keeps is no longer steps x batch_groups."""
-    settings = {"steps": 6, "checkpoint_every": 2, "keep_checkpoints": 10, "loss": {"kl_beta": 0.05}, "grpo": grpo}
+    # A decaying learning rate after a ramp: the resumed steps must continue its curve, not start it again.
+    settings = {"steps": 6, "checkpoint_every": 2, "keep_checkpoints": 10, "loss": {"kl_beta": 0.05}, "grpo": grpo,
+                "optim": {"lr_scheduler": "linear", "lr_warmup_steps": 2}}
     run_a, run_b = tmp_path / "a", tmp_path / "b"
     config_a = write_config(tmp_path / "a.yaml", tiny_config(workspace, run_a, **settings))
     config_b = write_config(tmp_path / "b.yaml", tiny_config(workspace, run_b, **settings))
@@ -115,6 +117,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, 
         assert b[step] == a[step], f"step {step} differs"
     assert _rollouts(workspace.store, run_b) == _rollouts(workspace.store, run_a), "the store kept the same rollouts"
     assert sum(a[s]["train/optimizer_steps"] for s in range(5, 9)) >= 1, "GRPO trained after the resume point"
+    assert [a[s]["optim/lr"] for s in range(3, 9)] == pytest.approx([1.5e-3, 3e-3, 3e-3, 2.25e-3, 1.5e-3, 7.5e-4])
     if grpo:
         assert sum(a[s]["grpo/set_aside_groups"] for s in range(3, 5)) > 0, "groups were set aside before the kill"
     assert max(a[s].get("kl_ref/k3", 0.0) for s in range(5, 9)) > 0, "the policy moved away from the warm start"
