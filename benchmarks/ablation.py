@@ -55,8 +55,12 @@ ARMS: dict[str, dict[str, Any]] = {
     # corrections; the trainer keeps each pool's mismatch apart (mismatch/fp32/k3_kl, mismatch/bf16/k3_kl).
     "mixed_pools+all": {"max_staleness": 4, "precision": "fp32", "pools": ["fp32", "bf16"],
                         "loss": {"mis": [0.5, 5.0], "score_centering": True, "top_p_replay": True}},
+    # Not in the default run either: the on-policy loop with two optimizer steps per rollout batch
+    # (`grpo.optimizer_steps: 2`); the second step is off policy by the first, so MIS is on.
+    "on_policy_2steps": {"max_staleness": 0, "precision": "fp32", "optimizer_steps": 2,
+                         "loss": {**NO_CORRECTIONS, "mis": [0.5, 5.0]}},
 }
-DEFAULT_ARMS = [name for name in ARMS if "pools" not in ARMS[name]]
+DEFAULT_ARMS = [name for name in ARMS if "pools" not in ARMS[name] and "optimizer_steps" not in ARMS[name]]
 FINAL_STEPS = 5
 
 
@@ -95,7 +99,8 @@ def run_arm(name: str, seed: int, args: argparse.Namespace, model_dir: Path, tas
         "tasks": {"task_set": str(task_set.path)}, "harness": {"kind": "chat", "limits": {"max_turns": 1}},
         "sampler": {"temperature": 1.0, "top_p": 0.95, "max_new_tokens": args.new_tokens,
                     "precision": arm["precision"], "concurrency": args.group_size * 2},
-        "grpo": {"group_size": args.group_size, "batch_groups": args.batch_groups},
+        "grpo": {"group_size": args.group_size, "batch_groups": args.batch_groups,
+                 "optimizer_steps": arm.get("optimizer_steps", 1)},
         "loss": arm["loss"], "optim": {"lr": args.lr, "micro_batch_tokens": 8192},
         "async": {"max_staleness": arm["max_staleness"]},
     })

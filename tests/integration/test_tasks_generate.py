@@ -292,3 +292,15 @@ def test_tau2_bench_failures_become_tasks_scored_by_the_example_tau2_eval(cli, f
     # then passed only the reservation id, which τ²-bench's rule compares: a match.
     assert rewards == {"0b6a2e6c-1f7e-4d8e-9d43-6f7a5b1c0a01": 1.0, "0b6a2e6c-1f7e-4d8e-9d43-6f7a5b1c0a02": 1.0,
                        "0b6a2e6c-1f7e-4d8e-9d43-6f7a5b1c0a03": 1.0}
+
+
+def test_a_split_that_holds_nothing_out_says_so(cli, tau_store, tmp_path):
+    """Both clusters hold failures of most τ-bench tasks, so by cluster every task joins one group."""
+    result = cli("tasks", "generate", "--evals", EVALS, "--out", tmp_path / "c", "--store", tau_store, "--json",
+                 "--cluster", "c-outcome", "--cluster", "c-toolerr", "--split-by", "cluster")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["heldout"] == 0
+    assert "Nothing is held out" in result.stderr and "--split-by task" in result.stderr
+    quiet = cli("tasks", "generate", "--evals", EVALS, "--out", tmp_path / "t", "--store", tau_store, "--json",
+                "--cluster", "c-outcome", "--cluster", "c-toolerr")
+    assert json.loads(quiet.stdout)["heldout"] > 0 and "Nothing is held out" not in quiet.stderr

@@ -72,6 +72,10 @@ def tasks_generate(
     with open_store(store) as st:
         task_set = create_task_set(st, options, evals, out_dir, templates, force)
     m = task_set.manifest
+    if heldout > 0 and m.counts["tasks"] and not m.counts["heldout"]:
+        err.print(f"[yellow]Nothing is held out[/yellow]: the {m.counts['tasks']} tasks form one group (tasks that "
+                  f"share a source task{', or a cluster,' if split_by == 'cluster' else ''} go to the same side). "
+                  "Fix: --split-by task, or draw from more source tasks.")
     if as_json:
         print_json({"name": m.name, "path": str(task_set.path), **m.counts,
                     "clusters": [c.model_dump() for c in m.clusters]})
