@@ -106,6 +106,8 @@ def test_dynamic_sampling_trains_only_on_groups_with_a_signal(workspace: Workspa
     aside = {s: metrics["grpo/set_aside_groups"][s] for s in steps}
     assert all(metrics["grpo/skipped_groups"][s] == 0 for s in steps)
     assert all(trained[s] == 2 or trained[s] + aside[s] == 6 for s in steps)  # full, or three rounds sampled
+    # A round follows only a round that set groups aside.
+    assert all(1 <= metrics["grpo/sampling_rounds"][s] <= 1 + aside[s] for s in steps)
     assert sum(aside.values()) > 0
     assert episodes == 4 * sum(trained[s] + aside[s] for s in steps)  # set-aside episodes are kept too
     assert marks == {**{(s, "trained"): trained[s] for s in steps}, **{(s, "set_aside"): aside[s] for s in steps

@@ -185,8 +185,8 @@ class GRPOSection(_Section):
     dynamic_sampling: bool = False
     """Fill each batch with groups whose rewards differ (DAPO's dynamic sampling, verl's `filter_groups`): a group
     whose rewards are all equal is set aside (its episodes stay in the store; counted in `grpo/set_aside_groups`)
-    and the next group of the task order is sampled in its place. Off, such groups reach the trainer, which skips
-    them (`grpo/skipped_groups`)."""
+    and the next group of the task order is sampled in its place (synchronously, in rounds:
+    `grpo/sampling_rounds`). Off, such groups reach the trainer, which skips them (`grpo/skipped_groups`)."""
     optimizer_steps: int = Field(1, ge=1)
     """Optimizer steps per rollout batch: the groups that carry a signal are split into this many mini-batches
     of whole groups, each one optimizer step (slime's `--num-steps-per-rollout`, TRL's `steps_per_generation`).

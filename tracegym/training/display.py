@@ -12,7 +12,7 @@ from rich.table import Table
 
 SHOWN = (
     ("reward/mean", "reward"), ("advantage/std", "adv std"), ("train/loss", "loss"), ("train/grad_norm", "grad"),
-    ("is_ratio/mean", "ratio"), ("mis/masked_frac", "masked"), ("grpo/skipped_groups", "skipped"),
+    ("optim/lr", "lr"), ("is_ratio/mean", "ratio"), ("mis/masked_frac", "masked"), ("grpo/skipped_groups", "skipped"),
     ("grpo/set_aside_groups", "set aside"),
     ("warmup/loss", "sft loss"), ("warmup/token_accuracy", "sft acc"), ("time/wait_s", "wait s"),
     ("time/train_s", "train s"), ("sampler/tokens_per_s", "sample tok/s"),

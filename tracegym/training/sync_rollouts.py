@@ -94,12 +94,13 @@ class SyncRollouts:
         started = time.perf_counter()
         kept: list[RolloutGroup] = []
         set_aside: list[RolloutGroup] = []
-        sampled, tokens = 0, 0.0
+        sampled, tokens, rounds = 0, 0.0, 0
         while len(kept) < n_groups and sampled < limit:
             indices = list(range(self.next_index, self.next_index + min(n_groups - len(kept), limit - sampled)))
             episodes = self._runner.run(self._sample(indices))
             self.next_index += len(indices)
             sampled += len(indices)
+            rounds += 1
             tokens += float(sum(e.tokens_out or 0 for eps in episodes for e in eps))
             for i, eps in zip(indices, episodes, strict=True):
                 group = RolloutGroup(self.order.task_at(i).task_id, eps, i)
@@ -107,7 +108,7 @@ class SyncRollouts:
         seconds = time.perf_counter() - started
         stats = {"sampler/tokens": tokens, "sampler/seconds": seconds,
                  "sampler/tokens_per_s": tokens / seconds if seconds > 0 else 0.0, "dropped_stale": 0.0,
-                 **(set_aside_stats(set_aside, kept) if dynamic else {})}
+                 **({**set_aside_stats(set_aside, kept), "grpo/sampling_rounds": float(rounds)} if dynamic else {})}
         return RolloutBatch(kept, consumed=sampled, stats=stats, set_aside=set_aside)
 
     async def _sample(self, indices: list[int]) -> list[list[Episode]]:
