@@ -15,11 +15,15 @@
 Confidence intervals are percentile bootstraps over tasks (10,000 resamples) of the mean of per-task mean
 rewards; GRPO's gain is the paired per-task difference against the warm start, with its own interval, and again
 with an interval that resamples whole source tasks (`grpo_minus_warm_start_by_source`): tasks cut from one
-scenario's failures are alike, and a few scenarios can hold most held-out tasks.
+scenario's failures are alike, and a few scenarios can hold most held-out tasks. A third interval counts sampling
+noise alone (`grpo_minus_warm_start_over_samples`: the held-out tasks fixed, each task's samples resampled, paired
+by seed), as the issue words it ("confidence intervals over several samples per task").
+`benchmarks/heldout_intervals.py --store WORKDIR/store.duckdb` recomputes all three from a finished run's store.
 The last line is one JSON object: {"base", "warm_start", "grpo", "grpo_minus_warm_start",
-"warm_start_minus_base", "grpo_minus_warm_start_by_source", "heldout_tasks", "samples_per_task", "train_steps",
-"run_id", "per_task", "replies", "minutes", "threads"}; "replies" says, per model on the held-out tasks and for
-GRPO's own training rollouts, which tool the replies called first and the reward on tasks that expect no call vs one.
+"warm_start_minus_base", "grpo_minus_warm_start_by_source", "grpo_minus_warm_start_over_samples", "heldout_tasks",
+"samples_per_task", "train_steps", "run_id", "per_task", "replies", "minutes", "threads"}; "replies" says, per
+model on the held-out tasks and for GRPO's own training rollouts, which tool the replies called first and the
+reward on tasks that expect no call vs one.
 """
 
 from __future__ import annotations
@@ -83,9 +87,9 @@ def prepared_config(path: Path, overrides: list[str], workdir: Path, heldout: fl
 
 
 def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any], samples: int, store: Path,
-             label: str) -> tuple[list[float], str]:
-    """Per-task mean reward of `samples` episodes per held-out task (failed episodes count as 0), and the run id
-    the episodes are stored under."""
+             label: str) -> tuple[list[list[float]], str]:
+    """Per task, the rewards of its `samples` episodes in sample order (failed episodes count as 0), and the
+    run id the episodes are stored under."""
     from tracegym.harnesses.config import HarnessFactory
     from tracegym.harnesses.policy import HFPolicy
     from tracegym.harnesses.runner import RunOptions
@@ -114,10 +118,10 @@ def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any]
 
     with open_store(store) as st:
         result = compute.run(go())  # decoding on this thread, as in training
-    by_task: dict[str, list[float]] = {}
+    by_task: dict[str, list[tuple[int, float]]] = {}
     for episode in result.episodes:
-        by_task.setdefault(episode.task_id, []).append(episode.reward or 0.0)
-    return [statistics.fmean(by_task[t.task_id]) for t in tasks], result.run_id
+        by_task.setdefault(episode.task_id, []).append((episode.sample_idx, episode.reward or 0.0))
+    return [[r for _, r in sorted(by_task[t.task_id])] for t in tasks], result.run_id
 
 
 def replies(store: Path, run_id: str) -> dict[str, Any]:
@@ -159,6 +163,20 @@ def bootstrap(values: list[float], sources: list[str] | None = None, seed: int =
     out = {"mean": statistics.fmean(values), "ci95_low": means[int(0.025 * resamples)],
            "ci95_high": means[int(0.975 * resamples) - 1]}
     return out | ({"sources": len(groups)} if sources is not None else {})
+
+
+def bootstrap_over_samples(after: list[list[float]], before: list[list[float]], seed: int = 0,
+                           resamples: int = 10_000) -> dict[str, float]:
+    """Mean of the per-task difference `after - before` and its 95% interval from sampling noise alone: the
+    held-out tasks stay fixed and each task's samples are resampled, paired by sample index (every model's
+    episode k of a task has the same seed). The issue's "confidence intervals over several samples per task";
+    `bootstrap` (over tasks, or scenarios) also counts which tasks happen to be held out."""
+    rng = random.Random(seed)
+    pairs = [list(zip(a, b, strict=True)) for a, b in zip(after, before, strict=True)]
+    means = sorted(statistics.fmean(statistics.fmean(a - b for a, b in rng.choices(task, k=len(task)))
+                                    for task in pairs) for _ in range(resamples))
+    return {"mean": statistics.fmean(statistics.fmean(a - b for a, b in task) for task in pairs),
+            "ci95_low": means[int(0.025 * resamples)], "ci95_high": means[int(0.975 * resamples) - 1]}
 
 
 def plot(metrics: dict[str, dict[int, float | None]], results: dict[str, dict[str, float]], warm_steps: int,
@@ -218,10 +236,10 @@ def main() -> None:
     heldout = heldout[: args.max_heldout]
     clock["setup"] = time.perf_counter() - started
 
-    per_task: dict[str, list[float]] = {}
+    samples: dict[str, list[list[float]]] = {}
     run_ids: dict[str, str] = {}
     mark = time.perf_counter()
-    per_task["base"], run_ids["base"] = evaluate(config.model.ref, config, task_set, heldout, args.samples, store,
+    samples["base"], run_ids["base"] = evaluate(config.model.ref, config, task_set, heldout, args.samples, store,
                                                  "base")
     clock["eval_base"] = time.perf_counter() - mark
     mark = time.perf_counter()
@@ -229,9 +247,10 @@ def main() -> None:
     clock["train"] = time.perf_counter() - mark
     for label, folder in (("warm_start", result.warm_start_checkpoint), ("grpo", result.checkpoint)):
         mark = time.perf_counter()
-        per_task[label], run_ids[label] = evaluate(folder, config, task_set, heldout, args.samples, store, label)
+        samples[label], run_ids[label] = evaluate(folder, config, task_set, heldout, args.samples, store, label)
         clock[f"eval_{label}"] = time.perf_counter() - mark
 
+    per_task = {label: [statistics.fmean(task) for task in rewards] for label, rewards in samples.items()}
     summary = {k: bootstrap(v) for k, v in per_task.items()}
     gains = {
         "grpo_minus_warm_start": bootstrap([g - w for g, w in zip(per_task["grpo"], per_task["warm_start"],
@@ -242,6 +261,7 @@ def main() -> None:
     sources = [t.provenance.source_task for t in heldout]
     gains["grpo_minus_warm_start_by_source"] = bootstrap(
         [g - w for g, w in zip(per_task["grpo"], per_task["warm_start"], strict=True)], sources)
+    gains["grpo_minus_warm_start_over_samples"] = bootstrap_over_samples(samples["grpo"], samples["warm_start"])
     with open_store(store, read_only=True) as st:
         metrics = read_metrics(st, result.run_id)
     plot(metrics, summary, config.warmup.steps, args.plot)
