@@ -15,7 +15,7 @@ from typer.core import TyperGroup
 
 from tracegym.commands import eval as eval_command
 from tracegym.commands import evals, ingest, inspect, lineage, mine, quickstart, report, run, runs, tasks, train
-from tracegym.errors import TracegymError
+from tracegym.errors import TracegymError, is_interrupt
 
 
 class _App(TyperGroup):
@@ -36,6 +36,10 @@ class _App(TyperGroup):
             err.print(f"{e.title}:", style="bold red", highlight=False)
             err.print(str(e), soft_wrap=True, markup=False, highlight=False)
             raise typer.Exit(2) from None
+        except RuntimeError as e:
+            if is_interrupt(e):  # Ctrl-C that reached DuckDB mid-query: end as any Ctrl-C does, without a traceback
+                raise KeyboardInterrupt from e
+            raise
 
 
 app = typer.Typer(

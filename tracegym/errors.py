@@ -49,3 +49,10 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """A ' Did you mean X?' suffix when a close spelling exists, else ''."""
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def is_interrupt(error: BaseException) -> bool:
+    """Ctrl-C (or SIGTERM under `tracegym train`), also when it came while DuckDB ran a query: DuckDB's Python
+    client runs the signal handler during the query and turns the KeyboardInterrupt it raises into
+    `RuntimeError("Query interrupted")`, a plain RuntimeError (not `duckdb.InterruptException`)."""
+    return isinstance(error, KeyboardInterrupt) or (type(error) is RuntimeError and str(error) == "Query interrupted")

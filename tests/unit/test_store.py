@@ -27,3 +27,35 @@ def test_transaction_rolls_back_on_error(store):
     except RuntimeError:
         pass
     assert store.scalar("SELECT count(*) FROM traces") == 0
+
+
+def test_a_signal_in_mid_query_is_recognised_as_an_interrupt() -> None:
+    """SIGTERM, handled as `tracegym train` handles it (raise KeyboardInterrupt), while DuckDB runs a query of a few
+    seconds: the query ends with DuckDB's RuntimeError (at once, or, in some runs here, only when the query is
+    done), which `is_interrupt` must tell apart from other RuntimeErrors."""
+    import os
+    import signal
+    import threading
+
+    import duckdb
+
+    from tracegym.errors import is_interrupt
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGTERM))
+    caught: BaseException | None = None
+    try:
+        timer.start()
+        try:
+            duckdb.connect().execute("SELECT sum(range) FROM range(3000000000)").fetchall()  # ~4 s here
+        except BaseException as e:  # noqa: B036 (the point is which exception this is)
+            caught = e
+    finally:
+        timer.join()
+        signal.signal(signal.SIGTERM, previous)
+    assert caught is not None and is_interrupt(caught), repr(caught)
+    assert is_interrupt(KeyboardInterrupt()) and is_interrupt(RuntimeError("Query interrupted"))
+    assert not is_interrupt(RuntimeError("Query failed")) and not is_interrupt(ValueError("Query interrupted"))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from tracegym.errors import ConfigError, NotFoundError
+from tracegym.errors import ConfigError, NotFoundError, is_interrupt
 from tracegym.training.checkpoint import (
     CHECKPOINTS,
     TrainerState,
@@ -181,12 +181,15 @@ def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None 
                 _warm_start(run, display)
             if run.state.step < run.total:
                 _grpo(run, display)
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM under `tracegym train`: resumable from the last checkpoint
+    except BaseException as e:
+        if not is_interrupt(e):
+            run.recorder.finish("failed")
+            raise
+        # Ctrl-C, or SIGTERM under `tracegym train`, perhaps in mid-query: resumable from the last checkpoint.
         run.recorder.finish("interrupted")
-        raise
-    except BaseException:
-        run.recorder.finish("failed")
-        raise
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        raise KeyboardInterrupt from e
     run.recorder.finish("completed")
     return TrainResult(run.run_id, config.run_dir, run.state.step, latest_checkpoint(config.run_dir),
                        run.warm_start_folder(), run.counts)
