@@ -26,8 +26,10 @@ MODELS = ("base", "warm_start", "grpo")
 
 
 def eval_rewards(store: Path) -> tuple[dict[str, dict[str, list[float]]], dict[str, str]]:
-    """Per model, each held-out task's rewards in sample order; and each task's source task (scenario)."""
+    """Per model, each held-out task's rewards in sample order, tasks in the task set's order (as `train_tau.py`
+    holds them, so the bootstraps draw the same resamples); and each task's source task (scenario)."""
     from tracegym.store import open_store
+    from tracegym.tasks.taskset import load_task_set
 
     rewards: dict[str, dict[str, list[float]]] = {}
     with open_store(store, read_only=True) as st:
@@ -40,13 +42,14 @@ def eval_rewards(store: Path) -> tuple[dict[str, dict[str, list[float]]], dict[s
                             "ORDER BY task_id, sample_idx", [run_id])
             for row in rows:
                 rewards.setdefault(model, {}).setdefault(row["task_id"], []).append(row["reward"])
-        sources = {r["task_id"]: r["source"] for r in st.query(
-            "SELECT task_id, spec->>'$.provenance.source_task' AS source FROM tasks")}
-    return rewards, sources
+        task_set = load_task_set(st.scalar("SELECT path FROM task_sets ORDER BY created_at DESC LIMIT 1"))
+    order = [t.task_id for t in task_set.tasks]
+    rewards = {model: {t: by_task[t] for t in order if t in by_task} for model, by_task in rewards.items()}
+    return rewards, {t.task_id: t.provenance.source_task for t in task_set.tasks}
 
 
 def compare(after: dict[str, list[float]], before: dict[str, list[float]], sources: dict[str, str]) -> dict:
-    tasks = sorted(after)
+    tasks = list(after)
     diffs = [statistics.fmean(after[t]) - statistics.fmean(before[t]) for t in tasks]
     over_samples = bootstrap_over_samples([after[t] for t in tasks], [before[t] for t in tasks])
     over_tasks = bootstrap(diffs)
