@@ -5,6 +5,7 @@
   offline in fp32, bf16 or fp16.
 - `sampling`: `SamplingEngine`, batched KV-cached generation that records, per token, the sampler
   log-prob under the truncated distribution it drew from and the kept support; `SamplingParams`.
+- `shared_prefix`: decode steps where the rows of a GRPO group attend to one copy of their prompt's cache.
 - `support`: `Support`, per-token candidate sets in CSR form (`padded()` gives dense views for gathers).
 - `scoring`: re-score given completion ids (full vocabulary or renormalised over a support).
 - `tiny`: a tiny random Llama with the real SmolLM2 tokenizer, for fast tests.

@@ -32,6 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tracegym.errors import ModelError
 from tracegym.models.kv_cache import growing_cache, require_cache_api
+from tracegym.models.shared_prefix import (
+    SharedPrefix,
+    split_prefix,
+    supports_shared_prefix,
+    use_shared_prefix_attention,
+)
 from tracegym.models.support import Support, SupportKind
 
 if TYPE_CHECKING:
@@ -212,9 +218,14 @@ class SamplingEngine:
         policy_version: int = 0,
         max_batch_size: int = 32,
         seed: int | None = None,
+        shared_prefix: bool = True,
     ) -> None:
         require_cache_api()
         self.model = model.eval()
+        # Rows of one prompt decode over a single copy of its cache (models/shared_prefix.py) where that is exact.
+        self.shared_prefix = shared_prefix and supports_shared_prefix(model)
+        if self.shared_prefix:
+            use_shared_prefix_attention(model)
         self.eos_token_ids = tuple(int(i) for i in eos_token_ids)
         self.pad_token_id = int(pad_token_id if pad_token_id is not None else self.eos_token_ids[0])
         self.sampler_id = sampler_id
@@ -288,10 +299,17 @@ class SamplingEngine:
         if min(prompt) < 0 or max(prompt) >= self.vocab_size:
             raise ModelError(f"prompt {index} has token ids outside the vocabulary [0, {self.vocab_size})")
 
-    def _forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: object) -> torch.Tensor:
-        """Last-position logits (B, V) in fp32 for ids/mask/positions (B, T), extending the cache in place."""
+    def _forward(
+        self, ids: torch.Tensor, mask: torch.Tensor | None, positions: torch.Tensor, cache: object,
+        prefix: SharedPrefix | None = None,
+    ) -> torch.Tensor:
+        """Last-position logits (B, V) in fp32 for ids/mask/positions (B, T), extending the cache in place.
+
+        With `prefix`, the rows attend to their prompts there and to the cache (their own tokens); no mask."""
+        extra = {"shared_prefix": prefix} if prefix is not None else {}
         out = self.model(
-            input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True, logits_to_keep=1
+            input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True, logits_to_keep=1,
+            **extra,
         )
         logits = out.logits[:, -1, :].float()
         if bool(torch.isnan(logits).any()):
@@ -317,7 +335,10 @@ class SamplingEngine:
         start = time.perf_counter()
         cache = growing_cache(self.model.config)
         logits = self._forward(ids.to(dev), mask.to(dev), positions.to(dev), cache).cpu()[row_of]  # (B, V)
-        if len(distinct) < batch:
+        prefix = None
+        if len(distinct) < batch and self.shared_prefix:
+            prefix, cache = split_prefix(cache, mask.to(dev), row_of.to(dev))
+        elif len(distinct) < batch:
             cache.batch_select_indices(row_of.to(dev))
         mask, positions = mask[row_of], positions[row_of]  # (B, L)
         prefill_s = time.perf_counter() - start
@@ -333,10 +354,14 @@ class SamplingEngine:
             if not bool(live.any()):
                 break
             if not bool(live.all()):
-                cache.batch_select_indices(live.nonzero().squeeze(-1).to(dev))
+                rows = live.nonzero().squeeze(-1).to(dev)
+                cache.batch_select_indices(rows)
+                if prefix is not None:
+                    prefix.select(rows)
                 active, mask, tokens, next_pos = active[live], mask[live], tokens[live], next_pos[live]
             mask = torch.cat([mask, torch.ones(len(active), 1, dtype=mask.dtype)], dim=1)
-            logits = self._forward(tokens[:, None].to(dev), mask.to(dev), next_pos[:, None].to(dev), cache).cpu()
+            step_mask = mask.to(dev) if prefix is None else None
+            logits = self._forward(tokens[:, None].to(dev), step_mask, next_pos[:, None].to(dev), cache, prefix).cpu()
             next_pos = next_pos + 1
         timing = GenerationTiming(batch, prefill_s, time.perf_counter() - start - prefill_s, int(rec.counts.sum()))
         return [
