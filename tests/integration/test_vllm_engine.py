@@ -118,6 +118,26 @@ def test_new_weights_are_taken_in_place(tiny, engine) -> None:
     torch.testing.assert_close(torch.cat([s.logprobs for s in back]), torch.cat([s.logprobs for s in before]))
 
 
+def test_a_prompt_seen_before_new_weights_is_not_served_from_the_old_weights_cache(tiny, engine) -> None:
+    """vLLM caches the KV of prompt blocks (128 tokens on a CPU) across requests. After a weight update a repeated
+    prompt (a task sampled again, an eval) must be recomputed: its recorded log-probs are the new policy's."""
+    model, _ = tiny
+    prompt = [1] + torch.randint(3, VOCAB, (200,), generator=torch.Generator().manual_seed(4)).tolist()
+    params = SamplingParams(temperature=1.0, top_p=0.95, max_new_tokens=8)
+    engine.generate([prompt], params, seeds=[1])  # fills the prefix cache under the current weights
+    other = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in other.parameters():
+            p.add_(torch.randn(p.shape, generator=torch.Generator().manual_seed(9)))
+    engine.load_weights(other.state_dict(), policy_version=1)
+    try:
+        [seq] = engine.generate([prompt], params, seeds=[2])
+    finally:
+        engine.load_weights(model.state_dict(), policy_version=0)
+    [log_pi] = batch_logprobs_of(other, [seq.prompt_ids], [seq.completion_ids], 1.0, [seq.support])
+    torch.testing.assert_close(log_pi, seq.logprobs, rtol=0, atol=2e-3)
+
+
 @pytest.mark.slow
 def test_a_vllm_sampler_pool_samples_groups_and_follows_published_weights(tmp_path: Path) -> None:
     """`engine: vllm` in `sampler.pools`: a sampler process runs vLLM, its groups carry token records the trainer's

@@ -12,7 +12,9 @@ state dict between batches. How vLLM gives what the record needs:
   log-probs form a "head" support.
 - Weights: `reload_weights` through `collective_rpc`, in place (vLLM re-processes them as after loading; the CPU
   backend repacks its linear weights, so a plain `load_weights` on the model does not work there). The engine runs
-  in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`) so the state dict is not pickled to a worker.
+  in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`) so the state dict is not pickled to a worker. Then the
+  prefix cache is reset, as verl and prime-rl do after a weight sync: a prompt seen before would otherwise reuse the
+  KV its blocks had under the old weights.
 
 vLLM's CPU worker binds its threads and then replaces `torch.set_num_threads` for the whole process, so this engine
 belongs in a sampler process of its own (a `sampler.pools` entry with `engine: vllm`), never in the trainer's.
@@ -78,9 +80,14 @@ class VllmEngine:
         self._lock = threading.Lock()
 
     def load_weights(self, state_dict: Mapping[str, torch.Tensor], policy_version: int) -> None:
-        """Replace the weights in place (vLLM casts them to its precision) and the policy version."""
+        """Replace the weights in place (vLLM casts them to its precision) and the policy version.
+
+        vLLM keeps the KV of prompt blocks across requests (prefix caching, on by default); computed under the old
+        weights, it would make a repeated prompt's samples and log-probs a mix of two policies, so it is dropped."""
         with self._lock:
             self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": iter(state_dict.items())})
+            if not self.llm.reset_prefix_cache():
+                raise ModelError("vLLM could not drop its prefix cache after a weight update (requests in flight)")
             self.policy_version = policy_version
 
     def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams,
