@@ -99,9 +99,9 @@ def split_prefix(cache: DynamicCache, mask: Tensor, row_of: Tensor) -> tuple[Sha
 
     mask: (U, P) the prompts' attention mask (1 on real tokens).
     """
-    prefix = SharedPrefix(
-        keys=[layer.keys for layer in cache.layers],
-        values=[layer.values for layer in cache.layers],
+    prefix = SharedPrefix(  # compact copies: the prefill's buffers have room for growth that is never used
+        keys=[layer.keys.contiguous() for layer in cache.layers],
+        values=[layer.values.contiguous() for layer in cache.layers],
         mask=mask.bool()[:, None, None, :],
         row_of=row_of,
     )
