@@ -180,6 +180,19 @@ def test_an_asynchronous_run_samples_from_pools_of_mixed_precision(workspace: Wo
         assert pooled == (set(row["pools"]) if len(row["pools"]) > 1 else set()), row
 
 
+def test_a_run_that_stops_training_says_so(workspace: Workspace, tmp_path: Path, cli) -> None:
+    """Greedy sampling gives a group one reply, so every group's rewards are equal and no step trains: after
+    IDLE_STEPS such steps the run says so on stderr, once."""
+    from tracegym.training.loop import IDLE_STEPS
+
+    data = tiny_config(workspace, tmp_path / "run", steps=IDLE_STEPS + 1, checkpoint_every=IDLE_STEPS + 1,
+                       warmup={"steps": 0}, sampler={"top_k": 1, "top_p": 1.0})
+    result = cli("train", str(write_config(tmp_path / "idle.yaml", data)), "--store", str(workspace.store))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count("GRPO steps trained nothing") == 1
+    assert f"step {IDLE_STEPS}: the last {IDLE_STEPS} GRPO steps trained nothing" in result.stderr
+
+
 def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Path, cli) -> None:
     config = tiny_config(workspace, tmp_path / "run")
     config["grpo"] = {"group_sise": 4}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +52,28 @@ if TYPE_CHECKING:
 
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
+
+
+IDLE_STEPS = 10
+"""GRPO steps in a row that train nothing before the run says so."""
+
+
+class IdleSteps:
+    """Counts GRPO steps in a row that took no optimizer step (every group's rewards equal, so no advantage). A
+    policy that gives one reply to every task ends up there for good: nothing then moves it (seen on τ-bench when
+    every reply turned to text), and the display alone shows only a run of skipped groups."""
+
+    def __init__(self) -> None:
+        self.streak = 0
+
+    def note(self, step: int, metrics: Mapping[str, float]) -> str | None:
+        """A message when a streak reaches IDLE_STEPS (once per streak), else None."""
+        self.streak = 0 if metrics.get("train/optimizer_steps", 0.0) > 0 else self.streak + 1
+        if self.streak != IDLE_STEPS:
+            return None
+        return (f"step {step}: the last {IDLE_STEPS} GRPO steps trained nothing (every group's rewards were equal): "
+                "the policy may have settled on one reply for every task. grpo.dynamic_sampling samples other groups "
+                "in place of such groups; tasks.difficulty keeps the tasks it sometimes solves")
 
 
 @dataclass
@@ -240,13 +262,15 @@ def _grpo(run: _Run, display: RunDisplay) -> None:
     if config.tasks.difficulty is not None:
         _filter_by_difficulty(run, display)
     source = _make_source(run)
-    deaths = 0.0
+    deaths, idle = 0.0, IdleSteps()
     try:
         source.start()
         for step in range(run.state.step, run.total):
             metrics, batch = _grpo_step(run, trainer, source, step)
             run.recorder.log(run.state.step, metrics, batch.stored_episodes(run.state.step))
             display.update(run.state.step, metrics)
+            if message := idle.note(run.state.step, metrics):
+                display.note(message)
             if metrics.get("source/sampler_deaths", 0.0) > deaths:
                 deaths = metrics["source/sampler_deaths"]
                 display.note(f"step {run.state.step}: a sampler process died ({deaths:.0f} so far, "
