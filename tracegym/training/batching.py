@@ -245,14 +245,59 @@ def check_plain_lm_head(model: PreTrainedModel) -> None:
         raise ModelError(f"{type(model).__name__} has no output embeddings; the trainer needs a causal LM head")
 
 
-def completion_logits(model: PreTrainedModel, batch: MicroBatch, temperature: float = 1.0) -> Tensor:
-    """float32 [T, V]: the model's logits at the batch's completion positions, divided by the temperature."""
+def completion_hidden(model: PreTrainedModel, batch: MicroBatch) -> Tensor:
+    """[T, H]: the last hidden state at the batch's completion positions (what the output layer reads)."""
     device = next(model.parameters()).device
     ids, mask = batch.input_ids.to(device), batch.attention_mask.to(device)  # [B, S]
     if batch.prefix_ids is None:
         hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state  # [B, S, H]
     else:
         hidden = _over_prefixes(model, batch, ids, mask)
-    picked = hidden[batch.rows.to(device), batch.cols.to(device)]  # [T, H]
-    logits = model.get_output_embeddings()(picked).float()  # [T, V]
+    return hidden[batch.rows.to(device), batch.cols.to(device)]  # [T, H]
+
+
+def completion_logits(model: PreTrainedModel, batch: MicroBatch, temperature: float = 1.0) -> Tensor:
+    """float32 [T, V]: the model's logits at the batch's completion positions, divided by the temperature."""
+    logits = model.get_output_embeddings()(completion_hidden(model, batch)).float()  # [T, V]
     return logits / temperature if temperature != 1.0 else logits
+
+
+@dataclass(frozen=True)
+class SupportLogits:
+    """The trainer's logits over each position's replayed support alone, the support's columns as the vocabulary.
+
+    With top-p mask replay the loss reads a position's logits only on its support S_t (pi renormalised over S_t),
+    so the output layer need not run over the whole vocabulary: for SmolLM2 on a CPU, 1,217 positions with supports
+    of up to 40 ids took 0.14 s for the output layer and the loss, forward and backward, against 1.2 s over the
+    49,152-token vocabulary, with the same gradient (to 1e-6).
+    """
+
+    logits: Tensor  # float32 [T, K]: column j of row t is the j-th id of S_t; -inf past |S_t|
+    tokens: Tensor  # long [T]: each trained token's column
+    support: Support  # the batch's support, ids replaced by their columns
+
+
+def support_logits(model: PreTrainedModel, batch: MicroBatch, temperature: float = 1.0) -> SupportLogits | None:
+    """The batch's logits on its exact support only; None when a trained token is not in its own support (the
+    full-vocabulary path then reports the corrupt support)."""
+    support = batch.support
+    if support is None or support.kind != "exact":
+        raise ModelError("support_logits needs the exact support a truncating sampler records")
+    n = len(support)
+    rows = torch.repeat_interleave(torch.arange(n), support.sizes)  # [N]: the position of each support entry
+    cols = torch.arange(support.ids.numel()) - support.offsets[rows]  # [N]: its column in that position's row
+    hit = support.ids.long() == batch.tokens[rows]  # [N]
+    token_cols = torch.full((n,), -1, dtype=torch.int64)
+    token_cols[rows[hit]] = cols[hit]
+    if bool((token_cols < 0).any()):
+        return None
+    hidden = completion_hidden(model, batch)  # [T, H]
+    device = hidden.device
+    head = model.get_output_embeddings()
+    ids = support.ids.long().to(device)
+    z = (hidden[rows.to(device)] * head.weight[ids]).sum(-1).float()  # [N]
+    if getattr(head, "bias", None) is not None:
+        z = z + head.bias[ids].float()
+    width = int(support.sizes.max()) if n else 0
+    logits = z.new_full((n, width), float("-inf")).index_put((rows.to(device), cols.to(device)), z / temperature)
+    return SupportLogits(logits, token_cols, Support("exact", cols.to(torch.int32), support.offsets, support.logprobs))

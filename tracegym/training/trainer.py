@@ -34,11 +34,13 @@ from tracegym.models.allocator import keep_freed_memory
 from tracegym.training.advantages import group_advantages
 from tracegym.training.batching import (
     MicroBatch,
+    SupportLogits,
     TrainSample,
     check_plain_lm_head,
     completion_logits,
     pack,
     sample_from_record,
+    support_logits,
 )
 from tracegym.training.loss import aggregate, reference_kl, token_logprobs, token_loss
 from tracegym.training.rollouts import trainable
@@ -183,10 +185,13 @@ class Trainer:
     def _micro_loss(self, mb: MicroBatch, denominator: float) -> tuple[Tensor, dict[str, Tensor]]:
         device_type = next(self.model.parameters()).device.type
         with torch.autocast(device_type, dtype=torch.bfloat16, enabled=self.optim.autocast == "bf16"):
-            logits = completion_logits(self.model, mb, self.temperature)  # [T, V], float32
-        support = mb.support
+            on_support = self._support_logits(mb)
+            # [T, K] over each position's replayed support, or [T, V]; float32
+            logits = on_support.logits if on_support else completion_logits(self.model, mb, self.temperature)
+        support = on_support.support if on_support else mb.support
+        tokens = on_support.tokens if on_support else mb.tokens
         per_token, loss_metrics = token_loss(
-            logits, mb.tokens.to(logits.device), mb.advantages.to(logits.device),
+            logits, tokens.to(logits.device), mb.advantages.to(logits.device),
             mb.sampler_logprobs.to(logits.device),
             support.ids if support is not None else None,
             support.offsets if support is not None else None,
@@ -203,6 +208,12 @@ class Trainer:
         loss = aggregate(per_token, mb.seq_ids.to(logits.device), mode=self.grpo.aggregation,
                          denominator=denominator)
         return loss, loss_metrics
+
+    def _support_logits(self, mb: MicroBatch) -> SupportLogits | None:
+        """Logits on the replayed support alone, where the loss reads nothing else: top-p replay of an exact support,
+        and no reference KL (which compares whole distributions)."""
+        replayed = self.loss.top_p_replay and mb.support is not None and mb.support.kind == "exact"
+        return support_logits(self.model, mb, self.temperature) if replayed and self.reference is None else None
 
 
 def set_trainable(model: PreTrainedModel, optim: OptimSection) -> int:
