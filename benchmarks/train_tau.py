@@ -9,7 +9,8 @@
    in training): --samples episodes per task, sampled as in training, the same episode seeds for every model.
 3. Trains with the config (warm start, then GRPO) through `tracegym.training.loop.train`.
 4. Evaluates the warm-start checkpoint and the final one the same way.
-5. Saves the curve (warm-start loss, GRPO training reward, held-out rewards with 95% CIs) as a PNG, and
+5. Saves the curve (warm-start loss, GRPO training reward, held-out rewards with 95% CIs) as a PNG (WORKDIR/curve.png,
+   or --plot; the README's docs/train-tau-curve.png is the example config's, made with --plot), and
    removes the run's checkpoints unless --keep-checkpoints (the store keeps every episode and metric).
 
 Confidence intervals are percentile bootstraps over tasks (10,000 resamples) of the mean of per-task mean
@@ -217,7 +218,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
                         help="Override a config key, e.g. --set steps=4 --set warmup.steps=8 (repeatable).")
-    parser.add_argument("--plot", type=Path, default=REPO / "docs" / "train-tau-curve.png")
+    parser.add_argument("--plot", type=Path, default=None,
+                        help="The curve's PNG (default WORKDIR/curve.png; the README shows docs/train-tau-curve.png).")
     parser.add_argument("--keep-checkpoints", action="store_true",
                         help="Keep the run's checkpoints (~2.4 GB with the example config) after evaluating them.")
     args = parser.parse_args()
@@ -264,7 +266,7 @@ def main() -> None:
     gains["grpo_minus_warm_start_over_samples"] = bootstrap_over_samples(samples["grpo"], samples["warm_start"])
     with open_store(store, read_only=True) as st:
         metrics = read_metrics(st, result.run_id)
-    plot(metrics, summary, config.warmup.steps, args.plot)
+    plot(metrics, summary, config.warmup.steps, args.plot or args.workdir / "curve.png")
     if not args.keep_checkpoints:  # the figures live in the store and the JSON; the weights are most of the disk
         shutil.rmtree(config.run_dir / "checkpoints", ignore_errors=True)
     clock["total"] = time.perf_counter() - started
