@@ -25,6 +25,7 @@ from transformers.cache_utils import DynamicCache
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
 
+from tracegym.errors import ModelError
 from tracegym.models.kv_cache import GrowingLayer
 
 if TYPE_CHECKING:
@@ -142,6 +143,8 @@ def cascade_attention(query: Tensor, prefix: SharedPrefix, prefix_keys: Tensor, 
     h // (H / KV), as transformers' repeat_kv lays them out.
     """
     batch, heads, q_len, dim = query.shape
+    if q_len != 1:  # several new positions would need a causal mask among the row's own tokens
+        raise ModelError(f"shared-prefix attention decodes one position per row, not {q_len}")
     prompts, kv_heads, _, _ = prefix_keys.shape
     rep = heads // kv_heads
     q = query.reshape(batch, kv_heads, rep * q_len, dim)  # (B, KV, R, D)
