@@ -279,11 +279,13 @@ class SupportLogits:
 
 def support_logits(model: PreTrainedModel, batch: MicroBatch, temperature: float = 1.0) -> SupportLogits | None:
     """The batch's logits on its exact support only; None when a trained token is not in its own support (the
-    full-vocabulary path then reports the corrupt support)."""
+    full-vocabulary path then reports the corrupt support) or there is no trained token."""
     support = batch.support
     if support is None or support.kind != "exact":
         raise ModelError("support_logits needs the exact support a truncating sampler records")
     n = len(support)
+    if n == 0:
+        return None
     rows = torch.repeat_interleave(torch.arange(n), support.sizes)  # [N]: the position of each support entry
     cols = torch.arange(support.ids.numel()) - support.offsets[rows]  # [N]: its column in that position's row
     hit = support.ids.long() == batch.tokens[rows]  # [N]
@@ -298,6 +300,6 @@ def support_logits(model: PreTrainedModel, batch: MicroBatch, temperature: float
     z = (hidden[rows.to(device)] * head.weight[ids]).sum(-1).float()  # [N]
     if getattr(head, "bias", None) is not None:
         z = z + head.bias[ids].float()
-    width = int(support.sizes.max()) if n else 0
+    width = int(support.sizes.max())
     logits = z.new_full((n, width), float("-inf")).index_put((rows.to(device), cols.to(device)), z / temperature)
     return SupportLogits(logits, token_cols, Support("exact", cols.to(torch.int32), support.offsets, support.logprobs))
