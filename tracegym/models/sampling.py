@@ -337,7 +337,7 @@ class SamplingEngine:
         logits = self._forward(ids.to(dev), mask.to(dev), positions.to(dev), cache).cpu()[row_of]  # (B, V)
         prefix = None
         if len(distinct) < batch and self.shared_prefix:
-            prefix, cache = split_prefix(cache, mask.to(dev), row_of.to(dev))
+            prefix = split_prefix(cache, mask.to(dev), row_of.to(dev))
         elif len(distinct) < batch:
             cache.batch_select_indices(row_of.to(dev))
         mask, positions = mask[row_of], positions[row_of]  # (B, L)
@@ -359,8 +359,10 @@ class SamplingEngine:
                 if prefix is not None:
                     prefix.select(rows)
                 active, mask, tokens, next_pos = active[live], mask[live], tokens[live], next_pos[live]
-            mask = torch.cat([mask, torch.ones(len(active), 1, dtype=mask.dtype)], dim=1)
-            step_mask = mask.to(dev) if prefix is None else None
+            step_mask = None  # over shared prefixes, nothing is masked: padding lives in the prefix's own mask
+            if prefix is None:
+                mask = torch.cat([mask, torch.ones(len(active), 1, dtype=mask.dtype)], dim=1)
+                step_mask = mask.to(dev)
             logits = self._forward(tokens[:, None].to(dev), step_mask, next_pos[:, None].to(dev), cache, prefix).cpu()
             next_pos = next_pos + 1
         timing = GenerationTiming(batch, prefill_s, time.perf_counter() - start - prefill_s, int(rec.counts.sum()))

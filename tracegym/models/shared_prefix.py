@@ -95,8 +95,9 @@ def use_shared_prefix_attention(model: PreTrainedModel) -> None:
     model.set_attn_implementation(ATTENTION)
 
 
-def split_prefix(cache: DynamicCache, mask: Tensor, row_of: Tensor) -> tuple[SharedPrefix, DynamicCache]:
-    """The prefilled prompts' cache (U rows) as a SharedPrefix for rows `row_of` (B,), and an empty suffix cache.
+def split_prefix(cache: DynamicCache, mask: Tensor, row_of: Tensor) -> SharedPrefix:
+    """The prefilled prompts' cache (U rows) as a SharedPrefix for rows `row_of` (B,); `cache` is emptied in place
+    to hold the rows' own tokens.
 
     mask: (U, P) the prompts' attention mask (1 on real tokens).
     """
@@ -107,7 +108,7 @@ def split_prefix(cache: DynamicCache, mask: Tensor, row_of: Tensor) -> tuple[Sha
         row_of=row_of,
     )
     cache.layers = [GrowingLayer() for _ in cache.layers]
-    return prefix, cache
+    return prefix
 
 
 def shared_prefix_attention(

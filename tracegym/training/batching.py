@@ -283,23 +283,20 @@ def support_logits(model: PreTrainedModel, batch: MicroBatch, temperature: float
     support = batch.support
     if support is None or support.kind != "exact":
         raise ModelError("support_logits needs the exact support a truncating sampler records")
-    n = len(support)
-    if n == 0:
+    if len(support) == 0:
         return None
-    rows = torch.repeat_interleave(torch.arange(n), support.sizes)  # [N]: the position of each support entry
-    cols = torch.arange(support.ids.numel()) - support.offsets[rows]  # [N]: its column in that position's row
-    hit = support.ids.long() == batch.tokens[rows]  # [N]
-    token_cols = torch.full((n,), -1, dtype=torch.int64)
-    token_cols[rows[hit]] = cols[hit]
-    if bool((token_cols < 0).any()):
+    ids, _, kept = support.padded()  # [T, K]
+    matched = (ids == batch.tokens[:, None]) & kept  # [T, K]
+    if not bool(matched.any(dim=-1).all()):
         return None
+    rows, cols = kept.nonzero(as_tuple=True)  # [N] each, in the CSR's order
     hidden = completion_hidden(model, batch)  # [T, H]
     device = hidden.device
     head = model.get_output_embeddings()
-    ids = support.ids.long().to(device)
-    z = (hidden[rows.to(device)] * head.weight[ids]).sum(-1).float()  # [N]
+    flat_ids = support.ids.long().to(device)  # [N]
+    z = (hidden[rows.to(device)] * head.weight[flat_ids]).sum(-1).float()  # [N]
     if getattr(head, "bias", None) is not None:
-        z = z + head.bias[ids].float()
-    width = int(support.sizes.max())
-    logits = z.new_full((n, width), float("-inf")).index_put((rows.to(device), cols.to(device)), z / temperature)
-    return SupportLogits(logits, token_cols, Support("exact", cols.to(torch.int32), support.offsets, support.logprobs))
+        z = z + head.bias[flat_ids].float()
+    logits = z.new_full(kept.shape, float("-inf")).index_put((rows.to(device), cols.to(device)), z / temperature)
+    columns = Support("exact", cols.to(torch.int32), support.offsets, support.logprobs)
+    return SupportLogits(logits, matched.int().argmax(dim=-1), columns)
