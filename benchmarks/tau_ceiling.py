@@ -87,8 +87,9 @@ def score_side(task_set: Any, tasks: list[Any], tokenizer: Any, budget: int) -> 
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def split_arguments(description: str) -> argparse.ArgumentParser:
+    """The options of a script that generates one task set per split seed, as train_tau.py does."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--workdir", type=Path, required=True, help="One task set per split seed is written here.")
     parser.add_argument("--config", type=Path, default=REPO / "examples" / "train-tau.yaml")
     parser.add_argument("--split-seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -96,7 +97,11 @@ def main() -> None:
     parser.add_argument("--eval", default="gold_tool", help="The eval of examples/evals-train.yaml that scores tasks.")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
                         help="Override a config key, as for train_tau.py (repeatable).")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = split_arguments(__doc__.split("\n")[0]).parse_args()
 
     from tracegym.models.load import load_tokenizer
     from tracegym.training.loop import select_tasks

@@ -28,19 +28,17 @@ object: {"k", "budget", "splits": {seed: {"train_tasks", "heldout_tasks", "leave
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
-from tau_ceiling import TEXT, candidates, reply_tokens
-from train_tau import REPO, prepared_config
+from tau_ceiling import TEXT, candidates, reply_tokens, split_arguments
+from train_tau import prepared_config
 
 
 @dataclass
@@ -64,12 +62,13 @@ def prompt_words(task: Any) -> list[str]:
     return words
 
 
-def tfidf(docs: list[list[str]]) -> list[dict[str, float]]:
-    """Unit-norm TF-IDF vectors (sublinear term frequency, smoothed inverse document frequency)."""
-    df = Counter(w for doc in docs for w in set(doc))
+def tfidf(docs: list[list[str]], fit: list[list[str]]) -> list[dict[str, float]]:
+    """Unit-norm TF-IDF vectors of `docs` (sublinear term frequency), with the smoothed inverse document frequencies
+    of the documents `fit`."""
+    df = Counter(w for doc in fit for w in set(doc))
     out = []
     for doc in docs:
-        v = {w: (1 + math.log(n)) * math.log((len(docs) + 1) / (df[w] + 1)) for w, n in Counter(doc).items()}
+        v = {w: (1 + math.log(n)) * math.log((len(fit) + 1) / (df[w] + 1)) for w, n in Counter(doc).items()}
         norm = math.sqrt(sum(x * x for x in v.values())) or 1.0
         out.append({w: x / norm for w, x in v.items()})
     return out
@@ -82,7 +81,10 @@ def embed(model: Any, ids: list[int]) -> torch.Tensor:
     return mean / mean.norm()
 
 
-def score_tasks(task_set: Any, tasks: list[Any], tokenizer: Any, model: Any, budget: int) -> list[Scored]:
+def score_tasks(task_set: Any, tasks: list[Any], tokenizer: Any, model: Any, budget: int,
+                fit: list[list[str]]) -> list[Scored]:
+    """Each of `tasks` scored and read; the words reader weighs words by how rare they are in `fit` (the training
+    tasks' prompts: leaving a scenario out, its prompts still count there, but none of its rewards)."""
     from tracegym.harnesses.chat import ChatRenderer
     from tracegym.training.prompts import openai_tool_list
 
@@ -97,7 +99,7 @@ def score_tasks(task_set: Any, tasks: list[Any], tokenizer: Any, model: Any, bud
             rewards[name] = (scorer.score(task.trajectory(reply)).reward or 0.0) if fits else 0.0
         ids = renderer.ids(task.messages(), add_generation_prompt=True)
         rows.append(Scored(task.provenance.source_task, rewards, {}, embed(model, ids)))
-    for row, vector in zip(rows, tfidf([prompt_words(t) for t in tasks]), strict=True):
+    for row, vector in zip(rows, tfidf([prompt_words(t) for t in tasks], fit), strict=True):
         row.words = vector
     return rows
 
@@ -142,15 +144,8 @@ def evaluate(train: list[Scored], heldout: list[Scored], k: int) -> dict[str, An
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--workdir", type=Path, required=True, help="One task set per split seed is written here.")
-    parser.add_argument("--config", type=Path, default=REPO / "examples" / "train-tau.yaml")
-    parser.add_argument("--split-seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--heldout", type=float, default=0.2)
-    parser.add_argument("--eval", default="gold_tool", help="The eval of examples/evals-train.yaml that scores tasks.")
+    parser = split_arguments(__doc__.split("\n")[0])
     parser.add_argument("--k", type=int, default=5, help="Neighbours a reader averages over.")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
-                        help="Override a config key, as for train_tau.py (repeatable).")
     args = parser.parse_args()
 
     from tracegym.models.load import load_model, load_tokenizer
@@ -165,8 +160,9 @@ def main() -> None:
         if model is None:
             tokenizer, model = load_tokenizer(config.model.ref), load_model(config.model.ref, "fp32").eval()
         budget = config.sampler.max_new_tokens
-        sides = {side: score_tasks(task_set, select_tasks(task_set, config, tokenizer, split=side)[0], tokenizer,
-                                   model, budget) for side in ("train", "heldout")}
+        tasks = {side: select_tasks(task_set, config, tokenizer, split=side)[0] for side in ("train", "heldout")}
+        fit = [prompt_words(t) for t in tasks["train"]]
+        sides = {side: score_tasks(task_set, chosen, tokenizer, model, budget, fit) for side, chosen in tasks.items()}
         splits[seed] = figures = evaluate(sides["train"], sides["heldout"], args.k)
         loso, held = figures["leave_one_scenario_out"], figures["heldout"]
         print(f"split {seed}: leave one training scenario out: habit {loso['habit']:.3f}, words {loso['words']:.3f}, "
