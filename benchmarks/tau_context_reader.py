@@ -111,7 +111,8 @@ def similarity(a: Scored, b: Scored, reader: str) -> float:
 
 
 def read(memory: list[Scored], query: Scored, reader: str, k: int) -> str:
-    """The reply the k nearest tasks of `memory` pay best on average, weighted by similarity."""
+    """The reply the k nearest tasks of `memory` pay best on average, weighted by similarity; a tie goes to a text
+    reply, what the base model gives."""
     near = sorted(((similarity(query, m, reader), i) for i, m in enumerate(memory)), reverse=True)[:k]
     weight = sum(max(s, 0.0) for s, _ in near) or 1.0
     names = memory[0].rewards
