@@ -50,23 +50,34 @@ def reply_tokens(renderer: Any, task: Any, reply: list[dict[str, Any]]) -> int:
     return len(renderer.ids(prompt + reply, add_generation_prompt=False)) - len(renderer.ids(prompt))
 
 
-def score_side(task_set: Any, tasks: list[Any], tokenizer: Any, budget: int) -> dict[str, Any]:
-    """The figures of one side (train or held-out) of one split; `tasks` as training shortens them (with compact
-    schemas they carry no tool list: the tools come from the task set's own copy)."""
+def tool_names(task_set: Any) -> dict[str, list[str]]:
+    """Each task's tool names, from the task set as written: a task as training shortens it with compact schemas
+    carries no tool list."""
+    return {t.task_id: [tool.name for tool in t.tools] for t in task_set.tasks}
+
+
+def score_replies(task_set: Any, task: Any, tools: list[str], tokenizer: Any,
+                  budget: int) -> dict[str, tuple[float, bool]]:
+    """Each fixed reply to `task` (as training shortens it; `tools` its tool names): its reward from the task's own
+    scorer, and whether it fits within `budget` tokens."""
     from tracegym.harnesses.chat import ChatRenderer
     from tracegym.training.prompts import openai_tool_list
 
+    renderer = ChatRenderer(tokenizer, openai_tool_list(task.tools))
+    scorer = task_set.scorer(task)
+    return {name: (scorer.score(task.trajectory(reply)).reward or 0.0, reply_tokens(renderer, task, reply) <= budget)
+            for name, reply in candidates(task, tools).items()}
+
+
+def score_side(task_set: Any, tasks: list[Any], tokenizer: Any, budget: int) -> dict[str, Any]:
+    """The figures of one side (train or held-out) of one split."""
     fixed: dict[str, list[float]] = {}
     best: dict[str, list[float]] = {"fit": [], "fit_no_transfer": [], "any_length": []}
     best_reply: Counter[str] = Counter()
-    original = {t.task_id: t for t in task_set.tasks}
+    tools = tool_names(task_set)
     for task in tasks:
-        renderer = ChatRenderer(tokenizer, openai_tool_list(task.tools))
-        scorer = task_set.scorer(task)
-        scored = {}
-        for name, reply in candidates(task, [t.name for t in original[task.task_id].tools]).items():
-            reward = scorer.score(task.trajectory(reply)).reward or 0.0
-            scored[name] = (reward, reply_tokens(renderer, task, reply) <= budget)
+        scored = score_replies(task_set, task, tools[task.task_id], tokenizer, budget)
+        for name, (reward, _) in scored.items():
             fixed.setdefault(name, []).append(reward)
         fits = {n: r for n, (r, ok) in scored.items() if ok}  # a text reply always fits
         top = max(fits.values())

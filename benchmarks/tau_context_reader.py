@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from tau_ceiling import TEXT, candidates, reply_tokens, split_arguments
+from tau_ceiling import TEXT, score_replies, split_arguments, tool_names
 from train_tau import prepared_config
 
 
@@ -88,19 +88,14 @@ def score_tasks(task_set: Any, tasks: list[Any], tokenizer: Any, model: Any, bud
     from tracegym.harnesses.chat import ChatRenderer
     from tracegym.training.prompts import openai_tool_list
 
-    original = {t.task_id: t for t in task_set.tasks}
+    tools = tool_names(task_set)
+    vectors = tfidf([prompt_words(t) for t in tasks], fit)
     rows = []
-    for task in tasks:
-        renderer = ChatRenderer(tokenizer, openai_tool_list(task.tools))
-        scorer = task_set.scorer(task)
-        rewards = {}
-        for name, reply in candidates(task, [t.name for t in original[task.task_id].tools]).items():
-            fits = reply_tokens(renderer, task, reply) <= budget
-            rewards[name] = (scorer.score(task.trajectory(reply)).reward or 0.0) if fits else 0.0
-        ids = renderer.ids(task.messages(), add_generation_prompt=True)
-        rows.append(Scored(task.provenance.source_task, rewards, {}, embed(model, ids)))
-    for row, vector in zip(rows, tfidf([prompt_words(t) for t in tasks], fit), strict=True):
-        row.words = vector
+    for task, words in zip(tasks, vectors, strict=True):
+        scored = score_replies(task_set, task, tools[task.task_id], tokenizer, budget)
+        rewards = {name: reward if fits else 0.0 for name, (reward, fits) in scored.items()}
+        ids = ChatRenderer(tokenizer, openai_tool_list(task.tools)).ids(task.messages(), add_generation_prompt=True)
+        rows.append(Scored(task.provenance.source_task, rewards, words, embed(model, ids)))
     return rows
 
 
