@@ -12,6 +12,7 @@ import duckdb
 
 from tracegym.errors import StoreError
 from tracegym.store.migrations import migrate
+from tracegym.store.private import create_folders, owner_only_umask, tighten
 
 DEFAULT_STORE = Path(".tracegym") / "store.duckdb"
 
@@ -73,16 +74,31 @@ def open_store(path: Path | str | None = None, read_only: bool = False) -> Store
         raise StoreError(
             f"No store at {path}. Run `tracegym ingest PATH` first, or point --store at one."
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        con = _open_migrated(path)
         if read_only:
             # A store from an older version is migrated once, writable, then reopened.
-            with duckdb.connect(str(path)) as con:
-                migrate(con)
+            con.close()
             con = duckdb.connect(str(path), read_only=True)
-        else:
-            con = duckdb.connect(str(path))
-            migrate(con)
     except duckdb.Error as e:
         raise StoreError(f"Cannot open the store at {path}: {e}") from e
+    except OSError as e:
+        raise StoreError(f"Cannot open the store at {path}: {e}. Check the permissions of its folder.") from e
     return Store(con, path, read_only)
+
+
+def _open_migrated(path: Path) -> duckdb.DuckDBPyConnection:
+    """A writable connection to the store, migrated; a new store is private to this user (see `private`)."""
+    if path.exists():
+        tighten(path)
+        con = duckdb.connect(str(path))
+    else:
+        create_folders(path.parent)
+        with owner_only_umask():
+            con = duckdb.connect(str(path))
+    try:
+        migrate(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
