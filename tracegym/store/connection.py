@@ -16,6 +16,16 @@ from tracegym.store.private import create_folders, owner_only_umask, tighten
 
 DEFAULT_STORE = Path(".tracegym") / "store.duckdb"
 
+# For SQL the user types (`tracegym sql`), perhaps pasted from elsewhere: it reads the store and nothing else. No
+# file system (COPY TO, EXPORT DATABASE, ATTACH, read_text, read_csv, glob, INSTALL), no extension fetched or
+# loaded on first use, and no SET or RESET that could turn either back on. The store's views read only its tables.
+SEALED = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+
 
 def default_store_path() -> Path:
     """`TRACEGYM_STORE` if set, else `.tracegym/store.duckdb` under the current folder."""
@@ -31,7 +41,7 @@ class Store:
         self.path = path
         self.read_only = read_only
 
-    def query(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    def query(self, sql: str | duckdb.Statement, params: list[Any] | None = None) -> list[dict[str, Any]]:
         """Run SQL and return rows as dicts; DuckDB errors become `StoreError`."""
         try:
             cur = self.con.execute(sql, params or [])
@@ -67,9 +77,11 @@ class Store:
         self.close()
 
 
-def open_store(path: Path | str | None = None, read_only: bool = False) -> Store:
-    """Open (creating and migrating if needed) the store at `path`."""
+def open_store(path: Path | str | None = None, read_only: bool = False, sealed: bool = False) -> Store:
+    """Open (creating and migrating if needed) the store at `path`; `sealed` is read-only too and reaches nothing
+    but the store (see `SEALED`)."""
     path = Path(path) if path is not None else default_store_path()
+    read_only = read_only or sealed
     if read_only and not path.exists():
         raise StoreError(
             f"No store at {path}. Run `tracegym ingest PATH` first, or point --store at one."
@@ -79,7 +91,7 @@ def open_store(path: Path | str | None = None, read_only: bool = False) -> Store
         if read_only:
             # A store from an older version is migrated once, writable, then reopened.
             con.close()
-            con = duckdb.connect(str(path), read_only=True)
+            con = duckdb.connect(str(path), read_only=True, config=SEALED if sealed else {})
     except duckdb.Error as e:
         raise StoreError(f"Cannot open the store at {path}: {e}") from e
     except OSError as e:
