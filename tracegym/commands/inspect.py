@@ -75,15 +75,14 @@ def _render_conversation(trace: dict) -> None:
 
 
 def sql(
-    query: Annotated[str, typer.Argument(help="SQL to run (read-only).")],
+    query: Annotated[str, typer.Argument(help="One SQL statement; it reads the store and nothing else.")],
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run read-only SQL over the store."""
-    from tracegym.store import open_store
+    """Run one read-only SQL statement over the store: no files, extensions or settings."""
+    from tracegym.store.usersql import run_user_sql
 
-    with open_store(store, read_only=True) as st:
-        emit(st.query(query), as_json)
+    emit(run_user_sql(store, query), as_json)
 
 
 @store_app.command("stats")

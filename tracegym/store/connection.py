@@ -12,8 +12,19 @@ import duckdb
 
 from tracegym.errors import StoreError
 from tracegym.store.migrations import migrate
+from tracegym.store.private import create_folders, owner_only_umask, tighten
 
 DEFAULT_STORE = Path(".tracegym") / "store.duckdb"
+
+# For SQL the user types (`tracegym sql`), perhaps pasted from elsewhere: it reads the store and nothing else. No
+# file system (COPY TO, EXPORT DATABASE, ATTACH, read_text, read_csv, glob, INSTALL), no extension fetched or
+# loaded on first use, and no SET or RESET that could turn either back on. The store's views read only its tables.
+SEALED = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
 
 
 def default_store_path() -> Path:
@@ -30,7 +41,7 @@ class Store:
         self.path = path
         self.read_only = read_only
 
-    def query(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    def query(self, sql: str | duckdb.Statement, params: list[Any] | None = None) -> list[dict[str, Any]]:
         """Run SQL and return rows as dicts; DuckDB errors become `StoreError`."""
         try:
             cur = self.con.execute(sql, params or [])
@@ -66,23 +77,40 @@ class Store:
         self.close()
 
 
-def open_store(path: Path | str | None = None, read_only: bool = False) -> Store:
-    """Open (creating and migrating if needed) the store at `path`."""
+def open_store(path: Path | str | None = None, read_only: bool = False, sealed: bool = False) -> Store:
+    """Open (creating and migrating if needed) the store at `path`; `sealed` is read-only too and reaches nothing
+    but the store (see `SEALED`)."""
     path = Path(path) if path is not None else default_store_path()
+    read_only = read_only or sealed
     if read_only and not path.exists():
         raise StoreError(
             f"No store at {path}. Run `tracegym ingest PATH` first, or point --store at one."
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        con = _open_migrated(path)
         if read_only:
             # A store from an older version is migrated once, writable, then reopened.
-            with duckdb.connect(str(path)) as con:
-                migrate(con)
-            con = duckdb.connect(str(path), read_only=True)
-        else:
-            con = duckdb.connect(str(path))
-            migrate(con)
+            con.close()
+            con = duckdb.connect(str(path), read_only=True, config=SEALED if sealed else {})
     except duckdb.Error as e:
         raise StoreError(f"Cannot open the store at {path}: {e}") from e
+    except OSError as e:
+        raise StoreError(f"Cannot open the store at {path}: {e}. Check the permissions of its folder.") from e
     return Store(con, path, read_only)
+
+
+def _open_migrated(path: Path) -> duckdb.DuckDBPyConnection:
+    """A writable connection to the store, migrated; a new store is private to this user (see `private`)."""
+    if path.exists():
+        tighten(path)
+        con = duckdb.connect(str(path))
+    else:
+        create_folders(path.parent)
+        with owner_only_umask():
+            con = duckdb.connect(str(path))
+    try:
+        migrate(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
