@@ -5,6 +5,9 @@ the same paths without /v1 work too, for clients configured with the bare host. 
 connection, so the only bytes a client sends after its request are none at all: reading end-of-file while
 the reply is being generated means the client disconnected mid-request. That call is cancelled and the
 handler told (`ChatHandler.disconnected`); the episode it belongs to ends with the error recorded.
+
+The agent program is untrusted: malformed requests get an OpenAI-style error body with a 4xx status
+(`tracegym.harnesses.proxy_request`) and never reach the handler.
 """
 
 from __future__ import annotations
@@ -12,16 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tracegym.harnesses.proxy_openai import ChatRequest, ProxyError, models_list, parse_request, stream_chunks
+from tracegym.harnesses.proxy_request import STREAM_LIMIT, RequestHead, json_body, read_body, read_head
 
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 413: "Payload Too Large",
-            500: "Internal Server Error"}
+_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+            413: "Payload Too Large", 431: "Request Header Fields Too Large", 500: "Internal Server Error"}
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 _MODELS_PATHS = ("/v1/models", "/models")
-_HEAD_LIMIT = 1 << 20  # bytes of request line + headers
 
 
 class ChatHandler(Protocol):
@@ -37,13 +39,6 @@ class ChatHandler(Protocol):
 
     def crashed(self, error: BaseException) -> None:
         """Answering a call raised something other than a `ProxyError`."""
-
-
-@dataclass(frozen=True)
-class _Request:
-    method: str
-    path: str
-    body: bytes
 
 
 class ProxyServer:
@@ -64,7 +59,7 @@ class ProxyServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._connection, "127.0.0.1", 0, limit=_HEAD_LIMIT)
+        self._server = await asyncio.start_server(self._connection, "127.0.0.1", 0, limit=STREAM_LIMIT)
         self.port = int(self._server.sockets[0].getsockname()[1])
 
     async def close(self) -> None:
@@ -83,40 +78,49 @@ class ProxyServer:
         assert task is not None
         self._connections.add(task)
         try:
-            try:
-                request = await _read_request(reader, writer, self.max_body_bytes)
-            except ProxyError as e:
-                await _send_json(writer, e.status, e.body())
-                return
-            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
-                return  # the client left before a whole request arrived: there was no call to answer
-            await self._route(request, reader, writer)
+            await self._serve(reader, writer)
         except ConnectionError:
             pass  # the client closed its side while the answer was being written; handled where it matters
+        except Exception as e:  # noqa: BLE001 - a bug answering one connection fails its episode, not the server
+            self.handler.crashed(e)
+            with contextlib.suppress(ConnectionError):
+                await self._refuse(writer, ProxyError(500, f"{type(e).__name__}: {e}", None, "server_error"))
         finally:
             self._connections.discard(task)
             writer.close()
             with contextlib.suppress(ConnectionError, asyncio.CancelledError):
                 await writer.wait_closed()
 
-    async def _route(self, request: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if request.path in _MODELS_PATHS:
-            if request.method != "GET":
-                await _send_json(writer, 405, ProxyError(405, f"{request.path} takes GET").body())
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await read_head(reader)
+            body = await read_body(reader, writer, head, self.max_body_bytes)
+        except ProxyError as e:
+            await self._refuse(writer, e)
+            return
+        except asyncio.IncompleteReadError:
+            return  # the client left before a whole request arrived: there was no call to answer
+        await self._route(head, body, reader, writer)
+
+    async def _route(self, head: RequestHead, body: bytes, reader: asyncio.StreamReader,
+                     writer: asyncio.StreamWriter) -> None:
+        if head.path in _MODELS_PATHS:
+            if head.method != "GET":
+                await self._refuse(writer, ProxyError(405, f"{head.path} takes GET"))
                 return
-            await _send_json(writer, 200, models_list(self.handler.model_name))
+            await self._send(writer, 200, models_list(self.handler.model_name))
             return
-        if request.path not in _CHAT_PATHS:
-            message = f"no route {request.path}; the proxy serves POST /v1/chat/completions and GET /v1/models"
-            await _send_json(writer, 404, ProxyError(404, message, "not_found").body())
+        if head.path not in _CHAT_PATHS:
+            message = f"no route {head.path}; the proxy serves POST /v1/chat/completions and GET /v1/models"
+            await self._refuse(writer, ProxyError(404, message, "not_found"))
             return
-        if request.method != "POST":
-            await _send_json(writer, 405, ProxyError(405, f"{request.path} takes POST").body())
+        if head.method != "POST":
+            await self._refuse(writer, ProxyError(405, f"{head.path} takes POST"))
             return
         try:
-            chat = parse_request(_json_body(request.body))
+            chat = parse_request(json_body(body))
         except ProxyError as e:
-            await _send_json(writer, e.status, e.body())
+            await self._refuse(writer, e)
             return
         await self._complete(chat, reader, writer)
 
@@ -136,19 +140,35 @@ class ProxyServer:
         try:
             completion = work.result()
         except ProxyError as e:
-            await _send_json(writer, e.status, e.body())
+            await self._refuse(writer, e)
             return
         except Exception as e:  # noqa: BLE001 - a bug answering one call fails its episode, not the server
             self.handler.crashed(e)
-            await _send_json(writer, 500, ProxyError(500, f"{type(e).__name__}: {e}", None, "server_error").body())
+            await self._refuse(writer, ProxyError(500, f"{type(e).__name__}: {e}", None, "server_error"))
             return
         try:
             if chat.stream:
-                await _send_events(writer, stream_chunks(completion, chat.include_usage))
+                await self._send_events(writer, stream_chunks(completion, chat.include_usage))
             else:
-                await _send_json(writer, 200, completion)
+                await self._send(writer, 200, completion)
         except ConnectionError:
             self.handler.disconnected("the agent's client disconnected before its reply was delivered")
+
+    async def _refuse(self, writer: asyncio.StreamWriter, error: ProxyError) -> None:
+        await self._send(writer, error.status, error.body())
+
+    async def _send(self, writer: asyncio.StreamWriter, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body, ensure_ascii=False).encode()
+        await self._write(writer, _head(status, "application/json", len(data)) + data)
+
+    async def _send_events(self, writer: asyncio.StreamWriter, chunks: list[dict[str, Any]]) -> None:
+        """Server-sent events, ended by `data: [DONE]`; the closed connection ends the body."""
+        events = b"".join(b"data: " + json.dumps(c, ensure_ascii=False).encode() + b"\n\n" for c in chunks)
+        await self._write(writer, _head(200, "text/event-stream", None) + events + b"data: [DONE]\n\n")
+
+    async def _write(self, writer: asyncio.StreamWriter, data: bytes) -> None:
+        writer.write(data)
+        await writer.drain()
 
 
 def _closed(watch: asyncio.Future[bytes]) -> bool:
@@ -156,57 +176,6 @@ def _closed(watch: asyncio.Future[bytes]) -> bool:
     if not watch.done():
         return False
     return watch.exception() is not None or watch.result() == b""
-
-
-def _json_body(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError as e:
-        raise ProxyError(400, f"the request body is not valid JSON: {e}") from None
-
-
-async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_body: int) -> _Request:
-    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-    request_line, *header_lines = head.split("\r\n")
-    parts = request_line.split(" ")
-    if len(parts) != 3:
-        raise ProxyError(400, f"malformed request line {request_line[:100]!r}")
-    headers = {}
-    for line in header_lines:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    if headers.get("expect", "").lower() == "100-continue":
-        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        await writer.drain()
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = await _read_chunked(reader, max_body)
-    else:
-        try:
-            length = int(headers.get("content-length", "0"))
-        except ValueError:
-            raise ProxyError(400, "the Content-Length header is not a number") from None
-        if length > max_body:
-            raise ProxyError(413, f"the request body ({length} bytes) is over the proxy's {max_body} bytes")
-        body = await reader.readexactly(length)
-    return _Request(parts[0].upper(), parts[1].split("?", 1)[0], body)
-
-
-async def _read_chunked(reader: asyncio.StreamReader, max_body: int) -> bytes:
-    body = bytearray()
-    while True:
-        line = await reader.readline()
-        try:
-            size = int(line.split(b";")[0].strip() or b"0", 16)
-        except ValueError:
-            raise ProxyError(400, "malformed chunked request body") from None
-        if size == 0:
-            while (await reader.readline()).strip():
-                pass  # trailers
-            return bytes(body)
-        if len(body) + size > max_body:
-            raise ProxyError(413, f"the request body is over the proxy's {max_body} bytes")
-        body += await reader.readexactly(size)
-        await reader.readexactly(2)
 
 
 def _head(status: int, content_type: str, length: int | None) -> bytes:
@@ -217,16 +186,3 @@ def _head(status: int, content_type: str, length: int | None) -> bytes:
     else:
         lines.append("Cache-Control: no-cache")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-async def _send_json(writer: asyncio.StreamWriter, status: int, body: dict[str, Any]) -> None:
-    data = json.dumps(body, ensure_ascii=False).encode()
-    writer.write(_head(status, "application/json", len(data)) + data)
-    await writer.drain()
-
-
-async def _send_events(writer: asyncio.StreamWriter, chunks: list[dict[str, Any]]) -> None:
-    """Server-sent events, ended by `data: [DONE]`; the closed connection ends the body."""
-    events = b"".join(b"data: " + json.dumps(c, ensure_ascii=False).encode() + b"\n\n" for c in chunks)
-    writer.write(_head(200, "text/event-stream", None) + events + b"data: [DONE]\n\n")
-    await writer.drain()

@@ -1,0 +1,142 @@
+"""Issue 24, finding 9: the proxy's HTTP server facing an untrusted agent program and other local processes.
+
+Every test drives a real `ProxyServer` on 127.0.0.1 over real sockets, with raw bytes. The policy behind it
+is a real messages-level client whose endpoint refuses connections: none of these requests may reach it, and
+if one did, the episode would record a policy failure the tests check is absent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tracegym.harnesses.policy import OpenAIPolicy, OpenAIPolicyConfig
+from tracegym.harnesses.proxy_http import ProxyServer
+from tracegym.harnesses.proxy_request import json_body
+from tracegym.harnesses.proxy_session import ProxySession
+from tracegym.harnesses.runner import EpisodeLimits
+from tracegym.models.sampling import SamplingParams
+
+CHAT = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+MODELS = b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+
+
+def refusing_policy() -> OpenAIPolicy:
+    """A real OpenAI-compatible client pointed at a port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return OpenAIPolicy(OpenAIPolicyConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key_env=None,
+                                           logprobs=False, max_retries=0))
+
+
+@contextlib.asynccontextmanager
+async def serving() -> AsyncIterator[tuple[ProxyServer, ProxySession]]:
+    policy = refusing_policy()
+    session = ProxySession(policy, SamplingParams(max_new_tokens=8), EpisodeLimits(), 0, "tracegym-policy")
+    server = ProxyServer(session)
+    await server.start()
+    try:
+        yield server, session
+    finally:
+        await server.close()
+        await policy.aclose()
+
+
+def post(server: ProxyServer, body: bytes) -> bytes:
+    return CHAT + b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+
+
+async def read_all(reader: asyncio.StreamReader, seconds: float) -> bytes:
+    """What the server sent before it closed the connection (or `seconds` passed)."""
+    data = b""
+    with contextlib.suppress(ConnectionError, TimeoutError):
+        async with asyncio.timeout(seconds):
+            while chunk := await reader.read(1 << 16):
+                data += chunk
+    return data
+
+
+async def exchange(server: ProxyServer, request: bytes, seconds: float = 5.0) -> tuple[int | None, dict | None]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(request)
+    with contextlib.suppress(ConnectionError):
+        await writer.drain()
+    response = await read_all(reader, seconds)
+    writer.close()
+    return status_and_body(response)
+
+
+def status_and_body(response: bytes) -> tuple[int | None, dict | None]:
+    """(None, None) when the server answered nothing."""
+    if not response:
+        return None, None
+    head, _, body = response.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), json.loads(body)
+
+
+def assert_openai_error(status: int | None, body: dict | None, expected: int) -> None:
+    assert status == expected, (status, body)
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    assert body["error"]["type"] in ("invalid_request_error", "server_error")
+
+
+def test_a_lone_surrogate_is_the_agents_bad_request_not_a_policy_failure():
+    lone = b'{"messages": [{"role": "user", "content": "caf\\ud800"}]}'
+    in_a_key = b'{"messages": [{"role": "user", "content": "x"}], "metadata": {"\\udfff": 1}}'
+
+    async def go() -> tuple[list[tuple[int | None, dict | None]], ProxySession]:
+        async with serving() as (server, session):
+            return [await exchange(server, post(server, body)) for body in (lone, in_a_key)], session
+
+    answers, session = asyncio.run(go())
+    for status, body in answers:
+        assert_openai_error(status, body, 400)
+        assert body["error"]["code"] == "invalid_unicode" and "surrogate" in body["error"]["message"]
+    assert session.failure is None and session.calls == 0  # nothing reached the policy; the episode goes on
+    assert json_body(b'"\\ud83d\\ude00"') == "\U0001f600"  # a surrogate pair is one character, and is fine
+
+
+def sized(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+MALFORMED = {
+    "negative Content-Length": b"Content-Length: -1\r\n\r\n",
+    "negative chunk size": b"Transfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n",
+    "chunk longer than its size": b"Transfer-Encoding: chunked\r\n\r\n3\r\nhello\r\n0\r\n\r\n",
+    "over-long chunk-size line": b"Transfer-Encoding: chunked\r\n\r\n" + b"0" * (1 << 20) + b"1\r\nx\r\n0\r\n\r\n",
+    "over-long trailer": b"Transfer-Encoding: chunked\r\n\r\n0\r\nX-T: " + b"t" * (1 << 20) + b"\r\n\r\n",
+    "JSON past the parser's recursion": sized(b"[" * 100_000 + b"]" * 100_000),
+    "JSON past the depth limit": sized(b'{"messages": [{"role": "user", "content": "x"}], "metadata": '
+                                       + b"[" * 150 + b"]" * 150 + b"}"),
+    "stream_options not an object": sized(b'{"messages": [{"role": "user", "content": "x"}], "stream_options": [1]}'),
+}
+
+
+@pytest.mark.parametrize(("framing", "expected"), [
+    *[(name, 400) for name in MALFORMED if name != "over-long trailer"], ("over-long trailer", 431)])
+def test_malformed_requests_get_a_4xx_error_body_and_the_server_keeps_serving(framing, expected):
+    async def go() -> tuple[tuple[int | None, dict | None], int | None, ProxySession]:
+        async with serving() as (server, session):
+            answer = await exchange(server, CHAT + MALFORMED[framing])
+            after, _ = await exchange(server, MODELS + b"\r\n")
+            return answer, after, session
+
+    (status, body), after, session = asyncio.run(go())
+    assert_openai_error(status, body, expected)
+    assert after == 200
+    assert session.failure is None and session.calls == 0
+
+
+def test_request_heads_over_the_limit_get_431():
+    async def go() -> tuple[int | None, dict | None]:
+        async with serving() as (server, _):
+            return await exchange(server, MODELS + b"X-Pad: " + b"p" * (1 << 20) + b"\r\n\r\n")
+
+    assert_openai_error(*asyncio.run(go()), 431)
