@@ -1,8 +1,9 @@
 """Issue 24, finding 9: the proxy's HTTP server facing an untrusted agent program and other local processes.
 
-Every test drives a real `ProxyServer` on 127.0.0.1 over real sockets, with raw bytes. The policy behind it
-is a real messages-level client whose endpoint refuses connections: none of these requests may reach it, and
-if one did, the episode would record a policy failure the tests check is absent.
+Every test drives a real `ProxyServer` on 127.0.0.1 over real sockets, with raw bytes for malformed and slow
+requests. The policy behind it is a real messages-level client whose endpoint refuses connections: none of
+these requests may reach it, and if one did, the episode would record a policy failure the tests check is
+absent.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ import asyncio
 import contextlib
 import json
 import socket
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 
 from tracegym.harnesses.policy import OpenAIPolicy, OpenAIPolicyConfig
-from tracegym.harnesses.proxy_http import ProxyServer
+from tracegym.harnesses.proxy_http import ProxyServer, ProxyServerConfig
 from tracegym.harnesses.proxy_request import json_body
 from tracegym.harnesses.proxy_session import ProxySession
 from tracegym.harnesses.runner import EpisodeLimits
@@ -36,10 +38,10 @@ def refusing_policy() -> OpenAIPolicy:
 
 
 @contextlib.asynccontextmanager
-async def serving() -> AsyncIterator[tuple[ProxyServer, ProxySession]]:
+async def serving(**config: float) -> AsyncIterator[tuple[ProxyServer, ProxySession]]:
     policy = refusing_policy()
     session = ProxySession(policy, SamplingParams(max_new_tokens=8), EpisodeLimits(), 0, "tracegym-policy")
-    server = ProxyServer(session)
+    server = ProxyServer(session, ProxyServerConfig(**config))
     await server.start()
     try:
         yield server, session
@@ -140,3 +142,45 @@ def test_request_heads_over_the_limit_get_431():
             return await exchange(server, MODELS + b"X-Pad: " + b"p" * (1 << 20) + b"\r\n\r\n")
 
     assert_openai_error(*asyncio.run(go()), 431)
+
+
+@pytest.mark.parametrize("part", ["head", "body"])
+def test_a_client_trickling_its_request_is_cut_off_by_a_total_deadline(part):
+    start = MODELS + b"X-Slow: " if part == "head" else None
+
+    async def go() -> tuple[bytes, float]:
+        async with serving(transfer_seconds=1.0) as (server, _):
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(start or CHAT + b"Content-Length: 1000\r\n\r\n")
+            began, response = time.monotonic(), b""
+            # A byte every 0.2 s is never idle for long: only a deadline on the whole request ends it.
+            while not response and time.monotonic() - began < 5:
+                with contextlib.suppress(ConnectionError):
+                    writer.write(b"a")
+                    await writer.drain()
+                response = await read_all(reader, 0.2)
+            writer.close()
+            return response, time.monotonic() - began
+
+    response, seconds = asyncio.run(go())
+    status, body = status_and_body(response)
+    assert_openai_error(status, body, 408)
+    assert seconds < 3
+
+
+def test_connections_are_capped_and_silent_ones_are_dropped():
+    async def go() -> tuple[int | None, list[int | None], int | None]:
+        async with serving(transfer_seconds=1.0, max_connections=3) as (server, _):
+            silent = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(3)]
+            await asyncio.sleep(0.2)  # the server accepts them
+            over, _ = await exchange(server, MODELS + b"\r\n")
+            dropped = [status_and_body(await read_all(reader, 5))[0] for reader, _ in silent]
+            for _, writer in silent:
+                writer.close()
+            again, _ = await exchange(server, MODELS + b"\r\n")
+            return over, dropped, again
+
+    over, dropped, again = asyncio.run(go())
+    assert over == 503
+    assert dropped == [408, 408, 408]
+    assert again == 200

@@ -45,7 +45,7 @@ from tracegym.evals.trajectory import Trajectory
 from tracegym.harnesses.base import ExternalHarness
 from tracegym.harnesses.episode import Episode, StopReason
 from tracegym.harnesses.policy import PolicyClient
-from tracegym.harnesses.proxy_http import ProxyServer
+from tracegym.harnesses.proxy_http import ProxyServer, ProxyServerConfig
 from tracegym.harnesses.proxy_session import ProxySession
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits, sampling_record, score_trajectory
 from tracegym.harnesses.sandbox import Workspaces
@@ -79,6 +79,8 @@ class ProxyConfig(BaseModel):
     """Keep each workspace after its episode is scored (for debugging)."""
     max_output_chars: int = Field(100_000, ge=1000)
     """The end of the program's stdout and stderr kept for scorers, each."""
+    server: ProxyServerConfig = ProxyServerConfig()
+    """What the proxy's HTTP server allows the program: request and reply deadlines, connections, body size."""
 
 
 @dataclass
@@ -116,7 +118,7 @@ class ProxyHarness(ExternalHarness):
                           rollout_id: str) -> Episode:
         started = time.perf_counter()
         session = ProxySession(policy, params, limits, job.seed, self.config.model_name)
-        server = ProxyServer(session)
+        server = ProxyServer(session, self.config.server)
         workspace: Path | None = None
         try:
             workspace = self._workspace()

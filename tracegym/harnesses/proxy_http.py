@@ -6,8 +6,11 @@ connection, so the only bytes a client sends after its request are none at all: 
 the reply is being generated means the client disconnected mid-request. That call is cancelled and the
 handler told (`ChatHandler.disconnected`); the episode it belongs to ends with the error recorded.
 
-The agent program is untrusted: malformed requests get an OpenAI-style error body with a 4xx status
-(`tracegym.harnesses.proxy_request`) and never reach the handler.
+The agent program and anything else on the host that can open the port are untrusted. A request must arrive
+whole within a deadline, its reply be taken in within another (`ProxyServerConfig.transfer_seconds`), and the
+connections open at once are capped, so no client can hold the server's connections or memory. Malformed
+requests get an OpenAI-style error body with a 4xx status (`tracegym.harnesses.proxy_request`) and never reach
+the handler.
 """
 
 from __future__ import annotations
@@ -17,13 +20,31 @@ import contextlib
 import json
 from typing import Any, Protocol
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from tracegym.harnesses.proxy_openai import ChatRequest, ProxyError, models_list, parse_request, stream_chunks
 from tracegym.harnesses.proxy_request import STREAM_LIMIT, RequestHead, json_body, read_body, read_head
 
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-            413: "Payload Too Large", 431: "Request Header Fields Too Large", 500: "Internal Server Error"}
+            408: "Request Timeout", 413: "Payload Too Large", 431: "Request Header Fields Too Large",
+            500: "Internal Server Error", 503: "Service Unavailable"}
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 _MODELS_PATHS = ("/v1/models", "/models")
+
+
+class ProxyServerConfig(BaseModel):
+    """What the proxy's HTTP server allows an agent program (untrusted) to hold and send."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    transfer_seconds: float = Field(30.0, gt=0)
+    """Total seconds a client has to send one whole request (head and body), and again to take in its reply;
+    a client still sending is answered 408 and disconnected, however steadily it trickles bytes. The time the
+    policy spends generating the reply is not counted."""
+    max_connections: int = Field(32, ge=1)
+    """Connections open at once; one more is answered 503 (clients retry that) and closed."""
+    max_body_bytes: int = Field(16 << 20, ge=1 << 10)
+    """The largest request body accepted (413 beyond); a 128k-token conversation is well under 1 MiB."""
 
 
 class ChatHandler(Protocol):
@@ -44,9 +65,9 @@ class ChatHandler(Protocol):
 class ProxyServer:
     """Serves one handler on a free port of 127.0.0.1 until closed."""
 
-    def __init__(self, handler: ChatHandler, max_body_bytes: int = 64 << 20) -> None:
+    def __init__(self, handler: ChatHandler, config: ProxyServerConfig | None = None) -> None:
         self.handler = handler
-        self.max_body_bytes = max_body_bytes
+        self.config = config or ProxyServerConfig()
         self.port: int | None = None
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -78,25 +99,42 @@ class ProxyServer:
         assert task is not None
         self._connections.add(task)
         try:
-            await self._serve(reader, writer)
-        except ConnectionError:
-            pass  # the client closed its side while the answer was being written; handled where it matters
+            if len(self._connections) > self.config.max_connections:
+                message = f"the proxy serves {self.config.max_connections} connections at once; retry shortly"
+                await self._refuse(writer, ProxyError(503, message, "too_many_connections", "server_error"))
+            else:
+                await self._serve(reader, writer)
+        except (ConnectionError, TimeoutError):
+            pass  # the client closed its side, or took too long, while the answer was written; handled where it matters
         except Exception as e:  # noqa: BLE001 - a bug answering one connection fails its episode, not the server
             self.handler.crashed(e)
-            with contextlib.suppress(ConnectionError):
+            with contextlib.suppress(ConnectionError, TimeoutError):
                 await self._refuse(writer, ProxyError(500, f"{type(e).__name__}: {e}", None, "server_error"))
         finally:
             self._connections.discard(task)
-            writer.close()
-            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
-                await writer.wait_closed()
+            await self._hang_up(writer)
+
+    async def _hang_up(self, writer: asyncio.StreamWriter) -> None:
+        """Close the connection, dropping it when the client does not take in what is left to send."""
+        writer.close()
+        try:
+            await asyncio.wait_for(writer.wait_closed(), self.config.transfer_seconds)
+        except TimeoutError:
+            writer.transport.abort()
+        except (ConnectionError, asyncio.CancelledError):
+            pass
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            head = await read_head(reader)
-            body = await read_body(reader, writer, head, self.max_body_bytes)
+            async with asyncio.timeout(self.config.transfer_seconds):
+                head = await read_head(reader)
+                body = await read_body(reader, writer, head, self.config.max_body_bytes)
         except ProxyError as e:
             await self._refuse(writer, e)
+            return
+        except TimeoutError:
+            message = f"the request did not arrive whole within {self.config.transfer_seconds:g} seconds"
+            await self._refuse(writer, ProxyError(408, message, "request_timeout"))
             return
         except asyncio.IncompleteReadError:
             return  # the client left before a whole request arrived: there was no call to answer
@@ -153,6 +191,9 @@ class ProxyServer:
                 await self._send(writer, 200, completion)
         except ConnectionError:
             self.handler.disconnected("the agent's client disconnected before its reply was delivered")
+        except TimeoutError:
+            self.handler.disconnected(f"the agent's client did not take its reply within "
+                                      f"{self.config.transfer_seconds:g} seconds")
 
     async def _refuse(self, writer: asyncio.StreamWriter, error: ProxyError) -> None:
         await self._send(writer, error.status, error.body())
@@ -168,7 +209,8 @@ class ProxyServer:
 
     async def _write(self, writer: asyncio.StreamWriter, data: bytes) -> None:
         writer.write(data)
-        await writer.drain()
+        async with asyncio.timeout(self.config.transfer_seconds):
+            await writer.drain()
 
 
 def _closed(watch: asyncio.Future[bytes]) -> bool:
