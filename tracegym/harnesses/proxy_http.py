@@ -6,18 +6,20 @@ connection, so the only bytes a client sends after its request are none at all: 
 the reply is being generated means the client disconnected mid-request. That call is cancelled and the
 handler told (`ChatHandler.disconnected`); the episode it belongs to ends with the error recorded.
 
-The agent program and anything else on the host that can open the port are untrusted. A request must arrive
-whole within a deadline, its reply be taken in within another (`ProxyServerConfig.transfer_seconds`), and the
-connections open at once are capped, so no client can hold the server's connections or memory. Malformed
-requests get an OpenAI-style error body with a 4xx status (`tracegym.harnesses.proxy_request`) and never reach
-the handler.
+The agent program and anything else on the host that can open the port are untrusted. Every request must
+carry the server's own key (401 without it, before its body is read); a request must arrive whole within a
+deadline, its reply be taken in within another (`ProxyServerConfig.transfer_seconds`), and the connections
+open at once are capped, so no client can hold the server's connections or memory. Malformed requests get
+an OpenAI-style error body with a 4xx status (`tracegym.harnesses.proxy_request`) and never reach the handler.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
+import secrets
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tracegym.harnesses.proxy_openai import ChatRequest, ProxyError, models_list, parse_request, stream_chunks
 from tracegym.harnesses.proxy_request import STREAM_LIMIT, RequestHead, json_body, read_body, read_head
 
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
             408: "Request Timeout", 413: "Payload Too Large", 431: "Request Header Fields Too Large",
             500: "Internal Server Error", 503: "Service Unavailable"}
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -63,11 +65,14 @@ class ChatHandler(Protocol):
 
 
 class ProxyServer:
-    """Serves one handler on a free port of 127.0.0.1 until closed."""
+    """Serves one handler on a free port of 127.0.0.1 until closed, to callers that hold its `api_key`."""
 
     def __init__(self, handler: ChatHandler, config: ProxyServerConfig | None = None) -> None:
         self.handler = handler
         self.config = config or ProxyServerConfig()
+        self.api_key = f"tracegym-{secrets.token_urlsafe(32)}"
+        """The key a caller sends as `Authorization: Bearer <key>` (give the agent OPENAI_API_KEY=<key>): any
+        local process can reach the port, only the episode's agent has the key."""
         self.port: int | None = None
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -128,6 +133,7 @@ class ProxyServer:
         try:
             async with asyncio.timeout(self.config.transfer_seconds):
                 head = await read_head(reader)
+                self._authorize(head)
                 body = await read_body(reader, writer, head, self.config.max_body_bytes)
         except ProxyError as e:
             await self._refuse(writer, e)
@@ -139,6 +145,13 @@ class ProxyServer:
         except asyncio.IncompleteReadError:
             return  # the client left before a whole request arrived: there was no call to answer
         await self._route(head, body, reader, writer)
+
+    def _authorize(self, head: RequestHead) -> None:
+        scheme, _, key = head.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(key.strip().encode("latin-1"), self.api_key.encode()):
+            raise ProxyError(401, "the request carries no valid API key: this proxy answers only its episode's agent, "
+                                  "which finds the key in OPENAI_API_KEY (sent as `Authorization: Bearer <key>`)",
+                             "invalid_api_key")
 
     async def _route(self, head: RequestHead, body: bytes, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> None:
