@@ -51,7 +51,8 @@ if task == "disconnect":  # send a request, hang up before the answer, then ling
     url = urllib.parse.urlparse(os.environ["OPENAI_BASE_URL"])
     body = json.dumps({"model": "m", "messages": messages}).encode()
     sock = socket.create_connection((url.hostname, url.port))
-    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\n"
+    auth = b"Authorization: Bearer %s\\r\\n" % os.environ["OPENAI_API_KEY"].encode()
+    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\n" + auth +
                  b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
     sock.close()
     time.sleep(120)

@@ -132,7 +132,8 @@ def test_the_server_stitches_calls_that_echo_tool_calls_and_answers_http_errors(
         server = ProxyServer(session)
         await server.start()
         try:
-            async with httpx.AsyncClient(base_url=server.base_url) as client:
+            headers = {"Authorization": f"Bearer {server.api_key}"}  # the episode's key, as the agent sends it
+            async with httpx.AsyncClient(base_url=server.base_url, headers=headers) as client:
                 first = await client.post("/chat/completions", json={"messages": messages, "tools": [WEATHER]})
                 call = first.json()["choices"][0]["message"]
                 follow = {"messages": [*messages, call, {"role": "tool", "tool_call_id": "c1", "content": "-3C"}],

@@ -9,8 +9,9 @@ proxy:
 ```
 Per episode: a fresh workspace (a copy of `template`, if any), a proxy on a free port of 127.0.0.1
 (`tracegym.harnesses.proxy_http`) answering with the policy (`tracegym.harnesses.proxy_session`), and the
-command, started with OPENAI_BASE_URL pointing at the proxy, OPENAI_API_KEY set to a dummy and the task in
-TRACEGYM_TASK_FILE (the TaskSpec as JSON) and TRACEGYM_MESSAGES_FILE (its prompt as OpenAI chat messages).
+command, started with OPENAI_BASE_URL pointing at the proxy, OPENAI_API_KEY set to the episode's own key
+(the proxy answers no call without it) and the task in TRACEGYM_TASK_FILE (the TaskSpec as JSON) and
+TRACEGYM_MESSAGES_FILE (its prompt as OpenAI chat messages).
 The episode ends when the program exits. Its stored conversation and token record are those of the
 segment the last call extended; the scorer sees that conversation, the workspace, and the program's exit
 code and output in `metadata.agent_process` (`stdout`, `stderr`, `exit_code`, `timed_out`).
@@ -45,7 +46,7 @@ from tracegym.evals.trajectory import Trajectory
 from tracegym.harnesses.base import ExternalHarness
 from tracegym.harnesses.episode import Episode, StopReason
 from tracegym.harnesses.policy import PolicyClient
-from tracegym.harnesses.proxy_http import ProxyServer
+from tracegym.harnesses.proxy_http import ProxyServer, ProxyServerConfig
 from tracegym.harnesses.proxy_session import ProxySession
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits, sampling_record, score_trajectory
 from tracegym.harnesses.sandbox import Workspaces
@@ -79,6 +80,8 @@ class ProxyConfig(BaseModel):
     """Keep each workspace after its episode is scored (for debugging)."""
     max_output_chars: int = Field(100_000, ge=1000)
     """The end of the program's stdout and stderr kept for scorers, each."""
+    server: ProxyServerConfig = ProxyServerConfig()
+    """What the proxy's HTTP server allows the program: request and reply deadlines, connections, body size."""
 
 
 @dataclass
@@ -116,12 +119,12 @@ class ProxyHarness(ExternalHarness):
                           rollout_id: str) -> Episode:
         started = time.perf_counter()
         session = ProxySession(policy, params, limits, job.seed, self.config.model_name)
-        server = ProxyServer(session)
+        server = ProxyServer(session, self.config.server)
         workspace: Path | None = None
         try:
             workspace = self._workspace()
             await server.start()
-            outcome = await self._run_program(job.task, workspace, server.base_url, session, limits)
+            outcome = await self._run_program(job.task, workspace, server, session, limits)
         except Exception as e:  # noqa: BLE001 - a workspace or server that cannot start fails this episode only
             session.fail("harness_error", f"{type(e).__name__}: {e}")
             outcome = ProgramOutcome(None, "", "")
@@ -147,11 +150,11 @@ class ProxyHarness(ExternalHarness):
         template = self.base_dir / self.config.template if self.config.template else None
         return self.workspaces.create(self.episode_id, template)
 
-    async def _run_program(self, task: TaskSpec, workspace: Path, base_url: str, session: ProxySession,
+    async def _run_program(self, task: TaskSpec, workspace: Path, server: ProxyServer, session: ProxySession,
                            limits: EpisodeLimits) -> ProgramOutcome:
         wall = min(self.config.wall_seconds, limits.time_budget_s or self.config.wall_seconds)
         with tempfile.TemporaryDirectory(prefix="tracegym-proxy-task-") as folder:
-            env = self._environment(task, Path(folder), base_url)
+            env = self._environment(task, Path(folder), server)
             process = await asyncio.create_subprocess_shell(
                 self.command, cwd=workspace, env=env, stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
@@ -190,13 +193,13 @@ class ProxyHarness(ExternalHarness):
         finally:
             exited.cancel()
 
-    def _environment(self, task: TaskSpec, folder: Path, base_url: str) -> dict[str, str]:
+    def _environment(self, task: TaskSpec, folder: Path, server: ProxyServer) -> dict[str, str]:
         task_file, messages_file = folder / "task.json", folder / "messages.json"
         task_file.write_text(task.model_dump_json(exclude_none=True), encoding="utf-8")
         messages_file.write_text(json.dumps(task.messages(), ensure_ascii=False), encoding="utf-8")
         return {
             **os.environ, **self.config.env,
-            "OPENAI_BASE_URL": base_url, "OPENAI_API_BASE": base_url, "OPENAI_API_KEY": "tracegym-proxy",
+            "OPENAI_BASE_URL": server.base_url, "OPENAI_API_BASE": server.base_url, "OPENAI_API_KEY": server.api_key,
             "TRACEGYM_MODEL": self.config.model_name, "TRACEGYM_TASK_ID": task.task_id,
             "TRACEGYM_TASK_FILE": str(task_file), "TRACEGYM_MESSAGES_FILE": str(messages_file),
         }

@@ -5,23 +5,48 @@ the same paths without /v1 work too, for clients configured with the bare host. 
 connection, so the only bytes a client sends after its request are none at all: reading end-of-file while
 the reply is being generated means the client disconnected mid-request. That call is cancelled and the
 handler told (`ChatHandler.disconnected`); the episode it belongs to ends with the error recorded.
+
+The agent program and anything else on the host that can open the port are untrusted. Every request must
+carry the server's own key (401 without it, before its body is read); a request must arrive whole within a
+deadline, its reply be taken in within another (`ProxyServerConfig.transfer_seconds`), and the connections
+open at once are capped, so no client can hold the server's connections or memory. Malformed requests get
+an OpenAI-style error body with a 4xx status (`tracegym.harnesses.proxy_request`) and never reach the handler.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
-from dataclasses import dataclass
+import secrets
 from typing import Any, Protocol
 
-from tracegym.harnesses.proxy_openai import ChatRequest, ProxyError, models_list, parse_request, stream_chunks
+from pydantic import BaseModel, ConfigDict, Field
 
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 413: "Payload Too Large",
-            500: "Internal Server Error"}
+from tracegym.harnesses.proxy_openai import ChatRequest, ProxyError, models_list, parse_request, stream_chunks
+from tracegym.harnesses.proxy_request import STREAM_LIMIT, RequestHead, json_body, read_body, read_head
+
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
+            408: "Request Timeout", 413: "Payload Too Large", 431: "Request Header Fields Too Large",
+            500: "Internal Server Error", 503: "Service Unavailable"}
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 _MODELS_PATHS = ("/v1/models", "/models")
-_HEAD_LIMIT = 1 << 20  # bytes of request line + headers
+
+
+class ProxyServerConfig(BaseModel):
+    """What the proxy's HTTP server allows an agent program (untrusted) to hold and send."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    transfer_seconds: float = Field(30.0, gt=0)
+    """Total seconds a client has to send one whole request (head and body), and again to take in its reply;
+    a client still sending is answered 408 and disconnected, however steadily it trickles bytes. The time the
+    policy spends generating the reply is not counted."""
+    max_connections: int = Field(32, ge=1)
+    """Connections open at once; one more is answered 503 (clients retry that) and closed."""
+    max_body_bytes: int = Field(16 << 20, ge=1 << 10)
+    """The largest request body accepted (413 beyond); a 128k-token conversation is well under 1 MiB."""
 
 
 class ChatHandler(Protocol):
@@ -39,19 +64,15 @@ class ChatHandler(Protocol):
         """Answering a call raised something other than a `ProxyError`."""
 
 
-@dataclass(frozen=True)
-class _Request:
-    method: str
-    path: str
-    body: bytes
-
-
 class ProxyServer:
-    """Serves one handler on a free port of 127.0.0.1 until closed."""
+    """Serves one handler on a free port of 127.0.0.1 until closed, to callers that hold its `api_key`."""
 
-    def __init__(self, handler: ChatHandler, max_body_bytes: int = 64 << 20) -> None:
+    def __init__(self, handler: ChatHandler, config: ProxyServerConfig | None = None) -> None:
         self.handler = handler
-        self.max_body_bytes = max_body_bytes
+        self.config = config or ProxyServerConfig()
+        self.api_key = f"tracegym-{secrets.token_urlsafe(32)}"
+        """The key a caller sends as `Authorization: Bearer <key>` (give the agent OPENAI_API_KEY=<key>): any
+        local process can reach the port, only the episode's agent has the key."""
         self.port: int | None = None
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -64,7 +85,7 @@ class ProxyServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._connection, "127.0.0.1", 0, limit=_HEAD_LIMIT)
+        self._server = await asyncio.start_server(self._connection, "127.0.0.1", 0, limit=STREAM_LIMIT)
         self.port = int(self._server.sockets[0].getsockname()[1])
 
     async def close(self) -> None:
@@ -83,40 +104,74 @@ class ProxyServer:
         assert task is not None
         self._connections.add(task)
         try:
-            try:
-                request = await _read_request(reader, writer, self.max_body_bytes)
-            except ProxyError as e:
-                await _send_json(writer, e.status, e.body())
-                return
-            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
-                return  # the client left before a whole request arrived: there was no call to answer
-            await self._route(request, reader, writer)
-        except ConnectionError:
-            pass  # the client closed its side while the answer was being written; handled where it matters
+            if len(self._connections) > self.config.max_connections:
+                message = f"the proxy serves {self.config.max_connections} connections at once; retry shortly"
+                await self._refuse(writer, ProxyError(503, message, "too_many_connections", "server_error"))
+            else:
+                await self._serve(reader, writer)
+        except (ConnectionError, TimeoutError):
+            pass  # the client closed its side, or took too long, while the answer was written; handled where it matters
+        except Exception as e:  # noqa: BLE001 - a bug answering one connection fails its episode, not the server
+            self.handler.crashed(e)
+            with contextlib.suppress(ConnectionError, TimeoutError):
+                await self._refuse(writer, ProxyError(500, f"{type(e).__name__}: {e}", None, "server_error"))
         finally:
             self._connections.discard(task)
-            writer.close()
-            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
-                await writer.wait_closed()
+            await self._hang_up(writer)
 
-    async def _route(self, request: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if request.path in _MODELS_PATHS:
-            if request.method != "GET":
-                await _send_json(writer, 405, ProxyError(405, f"{request.path} takes GET").body())
+    async def _hang_up(self, writer: asyncio.StreamWriter) -> None:
+        """Close the connection, dropping it when the client does not take in what is left to send."""
+        writer.close()
+        try:
+            await asyncio.wait_for(writer.wait_closed(), self.config.transfer_seconds)
+        except TimeoutError:
+            writer.transport.abort()
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(self.config.transfer_seconds):
+                head = await read_head(reader)
+                self._authorize(head)
+                body = await read_body(reader, writer, head, self.config.max_body_bytes)
+        except ProxyError as e:
+            await self._refuse(writer, e)
+            return
+        except TimeoutError:
+            message = f"the request did not arrive whole within {self.config.transfer_seconds:g} seconds"
+            await self._refuse(writer, ProxyError(408, message, "request_timeout"))
+            return
+        except asyncio.IncompleteReadError:
+            return  # the client left before a whole request arrived: there was no call to answer
+        await self._route(head, body, reader, writer)
+
+    def _authorize(self, head: RequestHead) -> None:
+        scheme, _, key = head.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(key.strip().encode("latin-1"), self.api_key.encode()):
+            raise ProxyError(401, "the request carries no valid API key: this proxy answers only its episode's agent, "
+                                  "which finds the key in OPENAI_API_KEY (sent as `Authorization: Bearer <key>`)",
+                             "invalid_api_key")
+
+    async def _route(self, head: RequestHead, body: bytes, reader: asyncio.StreamReader,
+                     writer: asyncio.StreamWriter) -> None:
+        if head.path in _MODELS_PATHS:
+            if head.method != "GET":
+                await self._refuse(writer, ProxyError(405, f"{head.path} takes GET"))
                 return
-            await _send_json(writer, 200, models_list(self.handler.model_name))
+            await self._send(writer, 200, models_list(self.handler.model_name))
             return
-        if request.path not in _CHAT_PATHS:
-            message = f"no route {request.path}; the proxy serves POST /v1/chat/completions and GET /v1/models"
-            await _send_json(writer, 404, ProxyError(404, message, "not_found").body())
+        if head.path not in _CHAT_PATHS:
+            message = f"no route {head.path}; the proxy serves POST /v1/chat/completions and GET /v1/models"
+            await self._refuse(writer, ProxyError(404, message, "not_found"))
             return
-        if request.method != "POST":
-            await _send_json(writer, 405, ProxyError(405, f"{request.path} takes POST").body())
+        if head.method != "POST":
+            await self._refuse(writer, ProxyError(405, f"{head.path} takes POST"))
             return
         try:
-            chat = parse_request(_json_body(request.body))
+            chat = parse_request(json_body(body))
         except ProxyError as e:
-            await _send_json(writer, e.status, e.body())
+            await self._refuse(writer, e)
             return
         await self._complete(chat, reader, writer)
 
@@ -136,19 +191,39 @@ class ProxyServer:
         try:
             completion = work.result()
         except ProxyError as e:
-            await _send_json(writer, e.status, e.body())
+            await self._refuse(writer, e)
             return
         except Exception as e:  # noqa: BLE001 - a bug answering one call fails its episode, not the server
             self.handler.crashed(e)
-            await _send_json(writer, 500, ProxyError(500, f"{type(e).__name__}: {e}", None, "server_error").body())
+            await self._refuse(writer, ProxyError(500, f"{type(e).__name__}: {e}", None, "server_error"))
             return
         try:
             if chat.stream:
-                await _send_events(writer, stream_chunks(completion, chat.include_usage))
+                await self._send_events(writer, stream_chunks(completion, chat.include_usage))
             else:
-                await _send_json(writer, 200, completion)
+                await self._send(writer, 200, completion)
         except ConnectionError:
             self.handler.disconnected("the agent's client disconnected before its reply was delivered")
+        except TimeoutError:
+            self.handler.disconnected(f"the agent's client did not take its reply within "
+                                      f"{self.config.transfer_seconds:g} seconds")
+
+    async def _refuse(self, writer: asyncio.StreamWriter, error: ProxyError) -> None:
+        await self._send(writer, error.status, error.body())
+
+    async def _send(self, writer: asyncio.StreamWriter, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body, ensure_ascii=False).encode()
+        await self._write(writer, _head(status, "application/json", len(data)) + data)
+
+    async def _send_events(self, writer: asyncio.StreamWriter, chunks: list[dict[str, Any]]) -> None:
+        """Server-sent events, ended by `data: [DONE]`; the closed connection ends the body."""
+        events = b"".join(b"data: " + json.dumps(c, ensure_ascii=False).encode() + b"\n\n" for c in chunks)
+        await self._write(writer, _head(200, "text/event-stream", None) + events + b"data: [DONE]\n\n")
+
+    async def _write(self, writer: asyncio.StreamWriter, data: bytes) -> None:
+        writer.write(data)
+        async with asyncio.timeout(self.config.transfer_seconds):
+            await writer.drain()
 
 
 def _closed(watch: asyncio.Future[bytes]) -> bool:
@@ -156,57 +231,6 @@ def _closed(watch: asyncio.Future[bytes]) -> bool:
     if not watch.done():
         return False
     return watch.exception() is not None or watch.result() == b""
-
-
-def _json_body(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError as e:
-        raise ProxyError(400, f"the request body is not valid JSON: {e}") from None
-
-
-async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_body: int) -> _Request:
-    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-    request_line, *header_lines = head.split("\r\n")
-    parts = request_line.split(" ")
-    if len(parts) != 3:
-        raise ProxyError(400, f"malformed request line {request_line[:100]!r}")
-    headers = {}
-    for line in header_lines:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    if headers.get("expect", "").lower() == "100-continue":
-        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        await writer.drain()
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = await _read_chunked(reader, max_body)
-    else:
-        try:
-            length = int(headers.get("content-length", "0"))
-        except ValueError:
-            raise ProxyError(400, "the Content-Length header is not a number") from None
-        if length > max_body:
-            raise ProxyError(413, f"the request body ({length} bytes) is over the proxy's {max_body} bytes")
-        body = await reader.readexactly(length)
-    return _Request(parts[0].upper(), parts[1].split("?", 1)[0], body)
-
-
-async def _read_chunked(reader: asyncio.StreamReader, max_body: int) -> bytes:
-    body = bytearray()
-    while True:
-        line = await reader.readline()
-        try:
-            size = int(line.split(b";")[0].strip() or b"0", 16)
-        except ValueError:
-            raise ProxyError(400, "malformed chunked request body") from None
-        if size == 0:
-            while (await reader.readline()).strip():
-                pass  # trailers
-            return bytes(body)
-        if len(body) + size > max_body:
-            raise ProxyError(413, f"the request body is over the proxy's {max_body} bytes")
-        body += await reader.readexactly(size)
-        await reader.readexactly(2)
 
 
 def _head(status: int, content_type: str, length: int | None) -> bytes:
@@ -217,16 +241,3 @@ def _head(status: int, content_type: str, length: int | None) -> bytes:
     else:
         lines.append("Cache-Control: no-cache")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-async def _send_json(writer: asyncio.StreamWriter, status: int, body: dict[str, Any]) -> None:
-    data = json.dumps(body, ensure_ascii=False).encode()
-    writer.write(_head(status, "application/json", len(data)) + data)
-    await writer.drain()
-
-
-async def _send_events(writer: asyncio.StreamWriter, chunks: list[dict[str, Any]]) -> None:
-    """Server-sent events, ended by `data: [DONE]`; the closed connection ends the body."""
-    events = b"".join(b"data: " + json.dumps(c, ensure_ascii=False).encode() + b"\n\n" for c in chunks)
-    writer.write(_head(200, "text/event-stream", None) + events + b"data: [DONE]\n\n")
-    await writer.drain()

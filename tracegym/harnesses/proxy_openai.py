@@ -59,8 +59,7 @@ def parse_request(body: Any) -> ChatRequest:
     if not isinstance(messages, list) or not messages:
         raise ProxyError(400, "'messages' must be a non-empty list", "invalid_messages")
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") not in _ROLES:
-            raise ProxyError(400, f"messages[{i}] needs a role among {', '.join(sorted(_ROLES))}", "invalid_messages")
+        _check_message(i, message)
     if body.get("n", 1) != 1:
         raise ProxyError(400, "the proxy returns one choice per call; n must be 1", "unsupported_n")
     tools = body.get("tools") or None
@@ -71,11 +70,29 @@ def parse_request(body: Any) -> ChatRequest:
     if cap is not None and (not isinstance(cap, int) or isinstance(cap, bool) or cap < 1):
         raise ProxyError(400, "max_tokens / max_completion_tokens must be a positive integer", "invalid_max_tokens")
     options = body.get("stream_options") or {}
+    if not isinstance(options, dict):
+        raise ProxyError(400, "'stream_options' must be an object", "invalid_stream_options")
     return ChatRequest(
         messages=messages, tools=tools, parse_tools=tools is not None and body.get("tool_choice") != "none",
         max_tokens=cap, stream=bool(body.get("stream")), include_usage=bool(options.get("include_usage")),
         ignored=tuple(p for p in SAMPLING_PARAMS if body.get(p) is not None),
     )
+
+
+def _check_message(i: int, message: Any) -> None:
+    """The shape the session reads a message in: a bad one is the agent's error (400), not a failed episode."""
+    if not isinstance(message, dict) or message.get("role") not in _ROLES:
+        raise ProxyError(400, f"messages[{i}] needs a role among {', '.join(sorted(_ROLES))}", "invalid_messages")
+    content = message.get("content")
+    if not (content is None or isinstance(content, str)
+            or (isinstance(content, list) and all(isinstance(p, dict) for p in content))):
+        raise ProxyError(400, f"messages[{i}].content must be a string, a list of content parts or null",
+                         "invalid_messages")
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("function") or {}, dict)
+                                              for c in calls):
+        raise ProxyError(400, f"messages[{i}].tool_calls must be a list of {{\"function\": {{...}}}} objects",
+                         "invalid_messages")
 
 
 @dataclass(frozen=True)
