@@ -73,3 +73,12 @@ def test_odd_trace_ids_stay_data_and_every_task_is_written(cli, fixtures_dir, tm
         registered = [r["source_trace_id"] for r in st.query("SELECT source_trace_id FROM tasks")]
     assert sorted(registered) == sorted(ODD_IDS)
 
+
+def test_a_message_ending_in_blank_lines_keeps_its_task_file_one_document(cli, fixtures_dir, tmp_path):
+    """YAML writes such text as a kept block (`|+`) and then ends the document (`...`), which cut the task file
+    in two and aborted the set."""
+    question = "What's the weather in Paris and in Atlantis?\n\n"
+    traces = _weather_traces(fixtures_dir, tmp_path / "blank.jsonl", ["blank-1", "blank-2"], question)
+    _, out = _generate(cli, traces, tmp_path)
+    tasks = load_task_set(out).tasks
+    assert len(tasks) == 2 and all(t.prompt.messages[-1].content == question for t in tasks)
