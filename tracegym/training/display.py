@@ -63,7 +63,7 @@ class RunDisplay:
             return
         phase = "warmup" if step <= self.warmup else "grpo"
         shown = " ".join(f"{label}={_fmt(metrics[key])}" for key, label in SHOWN if key in metrics)
-        self.console.print(f"step {step}/{self.total} [{phase}] {shown}", highlight=False, soft_wrap=True)
+        self.console.print(f"step {step}/{self.total} \\[{phase}] {shown}", highlight=False, soft_wrap=True)
 
     def _render(self) -> Table:
         elapsed = time.perf_counter() - self.started
