@@ -22,7 +22,8 @@ class _App(TyperGroup):
     """Every command's `TracegymError` ends here: its title in red, then its message, on stderr; exit code 2.
 
     The message is printed unwrapped (no panel, no hard line breaks): it names files as `path:line`, which
-    must survive a narrow terminal whole, to be copied or clicked.
+    must survive a narrow terminal whole, to be copied or clicked. Title and message are plain text, not markup,
+    with control characters as escapes: they quote input (ids, file names, trace content).
     """
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -31,10 +32,11 @@ class _App(TyperGroup):
         except TracegymError as e:
             if os.environ.get("TRACEGYM_DEBUG"):
                 raise
+            from tracegym.inert import visible
             from tracegym.output import err
 
-            err.print(f"{e.title}:", style="bold red", highlight=False)
-            err.print(str(e), soft_wrap=True, markup=False, highlight=False)
+            err.print(f"{visible(e.title)}:", style="bold red", markup=False, highlight=False)
+            err.print(visible(str(e)), soft_wrap=True, markup=False, highlight=False)
             raise typer.Exit(2) from None
         except RuntimeError as e:
             if is_interrupt(e):  # Ctrl-C that reached DuckDB mid-query: end as any Ctrl-C does, without a traceback

@@ -1,4 +1,9 @@
-"""Shared CLI output: data as JSON or rich tables on stdout, errors on stderr, quiet progress."""
+"""Shared CLI output: data as JSON or rich tables on stdout, errors on stderr, quiet progress.
+
+Trace content and model output never reach the terminal live: every console here shows control characters as
+escapes (`tracegym.inert`), and text from the store goes into rich markup only through `literal`, so that it
+cannot style, link or forge what is printed around it.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +16,30 @@ from typing import Annotated, Any
 
 import orjson
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.markup import escape
+from rich.segment import Segment
 from rich.table import Table
 
+from tracegym.inert import inert_json, visible
+
+
+class InertConsole(Console):
+    """A console that emits no control character it did not make itself.
+
+    Its own styling and cursor moves are control segments; in every text segment, control characters become
+    escapes. Callers still pass untrusted text through `literal` (or `visible`) first, so that tables measure
+    the text as it is shown; the escaping here is what still holds where one does not.
+    """
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterator[Segment]:
+        for segment in super().render(renderable, options):
+            yield segment if segment.control else Segment(visible(segment.text), segment.style)
+
+
 # Data goes to stdout; diagnostics and progress to stderr, so piped output stays clean.
-out = Console(soft_wrap=True)
-err = Console(stderr=True)
+out = InertConsole(soft_wrap=True)
+err = InertConsole(stderr=True)
 
 StoreOpt = Annotated[
     Path | None,
@@ -25,8 +48,14 @@ StoreOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print data as JSON.")]
 
 
+def literal(value: Any) -> str:
+    """`value` as text to put into rich markup: shown as it is, with control characters as escapes."""
+    return escape(visible(str(value)))
+
+
 def print_json(data: Any) -> None:
-    sys.stdout.write(orjson.dumps(data, default=_default, option=orjson.OPT_INDENT_2).decode() + "\n")
+    text = orjson.dumps(data, default=_default, option=orjson.OPT_INDENT_2).decode()
+    sys.stdout.write(inert_json(text) + "\n")
 
 
 def _default(value: Any) -> Any:
@@ -42,9 +71,9 @@ def print_table(rows: Sequence[dict[str, Any]], title: str | None = None, column
         out.print("[dim](no rows)[/dim]")
         return
     cols = list(columns or rows[0].keys())
-    table = Table(title=title, show_lines=False)
+    table = Table(title=None if title is None else literal(title), show_lines=False)
     for col in cols:
-        table.add_column(col, overflow="fold")
+        table.add_column(literal(col), overflow="fold")
     for row in rows:
         table.add_row(*(_cell(row.get(c)) for c in cols))
     out.print(table)
@@ -55,8 +84,8 @@ def _cell(value: Any) -> str:
         return "[dim]∅[/dim]"
     if isinstance(value, float):
         return f"{value:.4g}"
-    text = str(value)
-    return text if len(text) <= 120 else text[:117] + "…"
+    text = visible(str(value))
+    return escape(text if len(text) <= 120 else text[:117] + "…")
 
 
 def emit(data: Any, as_json: bool, title: str | None = None) -> None:
@@ -77,8 +106,9 @@ def progress(description: str, total: int | None = None) -> Iterator[Any]:
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as bar:
+    # Descriptions are plain text: they name models and scorers, which may carry brackets.
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield _Task(bar, task)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from tracegym.models.precision import PrecisionChoice, resolve_precision
-from tracegym.output import JsonOpt, StoreOpt, err, out, print_json, progress
+from tracegym.output import JsonOpt, StoreOpt, err, literal, out, print_json, progress
 
 if TYPE_CHECKING:
     from tracegym.store import Store
@@ -89,7 +89,7 @@ def _run(st: Store, plan: EvalPlan, options: EvalOptions) -> Evaluation:
     with progress("samples", total=len(plan.tasks) * options.samples * len(plan.candidates)) as bar:
         def on_model(candidate: Any, counts: Any) -> None:
             bar.advance(counts.reused, description=f"eval {candidate.label}")
-            err.print(f"{candidate.label}: {counts.reused} of {counts.total} samples already in the store, "
+            err.print(f"{literal(candidate.label)}: {counts.reused} of {counts.total} samples already in the store, "
                       f"{counts.total - counts.reused} to run")
 
         return evaluate(st, plan.task_set, plan.tasks, plan.candidates, plan.config, options,
@@ -116,23 +116,25 @@ def print_comparison(table: dict[str, Any]) -> None:
     from rich.table import Table
 
     k = table["samples"]
-    view = Table(title=f"{table['eval_id']}: {table['tasks']} tasks x {k} samples against {table['base']}",
+    view = Table(title=f"{literal(table['eval_id'])}: {table['tasks']} tasks x {k} samples against "
+                       f"{literal(table['base'])}",
                  caption="mean [95% interval] over tasks; below: change against the base, ▲▼ beyond noise "
                          "(paired permutation test, p < 0.05), ≈ within it")
     for col in ("model", "tasks", "reward", "pass@1", f"pass@{k}"):
         view.add_column(col, overflow="fold")
     for group in table["groups"]:
-        view.add_row(f"[bold]{group_title(group)}[/bold]", str(group["tasks"]), "", "", "")
+        view.add_row(f"[bold]{literal(group_title(group))}[/bold]", str(group["tasks"]), "", "", "")
         for i, row in enumerate(group["rows"]):
             change = row["change"] or {}
             errors = f" ({row['errors']} unscored)" if row["errors"] else ""
-            view.add_row(f"  {row['model']}{errors}", "", fmt_cell(row["reward"], change.get("reward")),
+            view.add_row(f"  {literal(row['model'])}{errors}", "", fmt_cell(row["reward"], change.get("reward")),
                          fmt_cell(row["pass@1"], change.get("pass@1")), fmt_cell(row["pass@k"], change.get("pass@k")),
                          end_section=i == len(group["rows"]) - 1)
     out.print(view)
     for group in table["groups"][1:]:
         if group.get("signature"):
-            out.print(f"[dim]{group['cluster_id']}: {group['signature'][:160]}[/dim]", highlight=False)
+            out.print(f"[dim]{literal(group['cluster_id'])}: {literal(group['signature'][:160])}[/dim]",
+                      highlight=False)
     _print_regressions(table)
 
 
@@ -141,9 +143,10 @@ def _print_regressions(table: dict[str, Any]) -> None:
     if regressions:
         out.print(f"[bold red]{len(regressions)} regressions[/bold red] (the base passed, the model fails):")
         for r in regressions:
-            out.print(f"  {r['model']}: {r['task_id']} (cluster {r['cluster_id']}): pass rate "
-                      f"{r['base_pass_rate']:.2f} -> {r['pass_rate']:.2f}")
+            out.print(f"  {literal(r['model'])}: {literal(r['task_id'])} (cluster {literal(r['cluster_id'])}): "
+                      f"pass rate {r['base_pass_rate']:.2f} -> {r['pass_rate']:.2f}")
     else:
         out.print("No regressions: no task the base passed is failed by a compared model.")
     for label, n in table["fixed"].items():
-        out.print(f"{label}: {n} task{'' if n == 1 else 's'} the base failed now pass{'es' if n == 1 else ''}.")
+        out.print(f"{literal(label)}: {n} task{'' if n == 1 else 's'} the base failed now "
+                  f"pass{'es' if n == 1 else ''}.")

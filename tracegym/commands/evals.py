@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tracegym.output import JsonOpt, StoreOpt, emit, err, out, print_json, progress
+from tracegym.output import JsonOpt, StoreOpt, emit, err, literal, out, print_json, progress
 
 evals_app = typer.Typer(help="Eval definitions (evals.yaml) and their scorers.", no_args_is_help=True)
 
@@ -72,7 +72,7 @@ def evals_check(
 
 def _print_report(r: dict[str, Any]) -> None:
     a, d, s = r["agreement"], r["reward"], r["no_signal"]
-    out.print(f"[bold]{r['eval']}[/bold] on {r['traces']} traces with an outcome "
+    out.print(f"[bold]{literal(r['eval'])}[/bold] on {r['traces']} traces with an outcome "
               f"({r['scored']} scored, {r['scorer_errors']} scorer errors); success = reward >= {r['threshold']:g}")
     emit({k: a[k] for k in ("n", "accuracy", "precision", "recall", "f1", "cohen_kappa")}, False, title="Agreement")
     c = a["confusion"]
@@ -85,4 +85,4 @@ def _print_report(r: dict[str, Any]) -> None:
         emit([{"bin": k, "count": v} for k, v in d["histogram"].items()], False, title="Reward histogram")
     emit(s, False, title="Tasks whose attempts all score the same (no GRPO signal)")
     for e in r["errors"]:
-        err.print(f"[red]scorer error[/red] {e['trace_id']}: {e['error']}")
+        err.print(f"[red]scorer error[/red] {literal(e['trace_id'])}: {literal(e['error'])}", highlight=False)

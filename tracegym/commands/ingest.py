@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tracegym.output import JsonOpt, StoreOpt, emit, err, print_json, progress
+from tracegym.output import JsonOpt, StoreOpt, emit, err, literal, print_json, progress
 
 
 def register(app: typer.Typer) -> None:
@@ -54,9 +54,7 @@ def _print_summary(data: dict) -> None:
     if data["traces"] == 0 and (data["files_skipped_already_ingested"] or data["duplicates_skipped"]):
         err.print("Nothing new: everything here was already in the store.")
     if data["detection_error"]:
-        from rich.markup import escape
-
         err.print(f"[yellow]Failure detection did not run on the new traces[/yellow] (they are stored): "
-                  f"{escape(data['detection_error'])} `tracegym mine failures` tries again.", highlight=False)
+                  f"{literal(data['detection_error'])} `tracegym mine failures` tries again.", highlight=False)
     if data["errors"]:
         err.print("Bad records are in the ingest_errors table: `tracegym sql \"SELECT * FROM ingest_errors\"`.")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from tracegym.output import JsonOpt, StoreOpt, emit, out, print_json
+from tracegym.output import JsonOpt, StoreOpt, emit, literal, out, print_json
 
 traces_app = typer.Typer(help="Look at ingested traces.", no_args_is_help=True)
 store_app = typer.Typer(help="The DuckDB store.", no_args_is_help=True)
@@ -54,24 +54,24 @@ def traces_show(
 
 
 def _render_conversation(trace: dict) -> None:
-    from rich.markup import escape
     from rich.panel import Panel
 
     colors = {"system": "magenta", "user": "green", "assistant": "cyan", "tool": "yellow"}
-    out.print(f"[bold]{trace['trace_id']}[/bold]  format={trace['format']}  model={trace['model']}  "
-              f"outcome={trace['outcome']}")
+    out.print(f"[bold]{literal(trace['trace_id'])}[/bold]  format={literal(trace['format'])}  "
+              f"model={literal(trace['model'])}  outcome={literal(trace['outcome'])}")
     calls_by_msg: dict[int, list[dict]] = {}
     for call in trace["tool_calls"]:
         calls_by_msg.setdefault(call["message_idx"], []).append(call)
     for msg in trace["messages"]:
-        body = escape(msg["content"] or "")
+        body = literal(msg["content"] or "")
         for call in calls_by_msg.get(msg["idx"], []):
             flag = " [red]ERROR[/red]" if call["is_error"] else ""
-            body += f"\n[bold]→ {escape(call['name'])}[/bold]({escape(str(call['arguments']))}){flag}"
-        out.print(Panel(body or "[dim](empty)[/dim]", title=f"{msg['idx']} {msg['role']}",
+            body += f"\n[bold]→ {literal(call['name'])}[/bold]({literal(call['arguments'])}){flag}"
+        out.print(Panel(body or "[dim](empty)[/dim]", title=f"{msg['idx']} {literal(msg['role'])}",
                         border_style=colors.get(msg["role"], "white"), title_align="left"))
     for s in trace["scores"]:
-        out.print(f"score {s['name']} = {s['value']} {s['label'] or ''} ({s['kind']})")
+        out.print(f"score {literal(s['name'])} = {literal(s['value'])} {literal(s['label'] or '')} "
+                  f"({literal(s['kind'])})")
 
 
 def sql(

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from tracegym.output import JsonOpt, StoreOpt, err, out, print_json, print_table
+from tracegym.output import JsonOpt, StoreOpt, err, literal, out, print_json, print_table
 
 
 def register(app: typer.Typer) -> None:
@@ -42,9 +42,11 @@ def lineage(
 def _print(cluster_id: str, summary: dict) -> None:
     c = summary["cluster"]
     if c is None:
-        err.print(f"Cluster {cluster_id} has no tasks yet. Fix: `tracegym tasks generate --cluster {cluster_id} ...`.")
+        err.print(f"Cluster {literal(cluster_id)} has no tasks yet. "
+                  f"Fix: `tracegym tasks generate --cluster {literal(cluster_id)} ...`.")
         return
-    out.print(f"[bold]cluster {c['cluster_id']}[/bold] (rank {c['cluster_rank']}, {c['detector']}): {c['signature']}")
+    out.print(f"[bold]cluster {literal(c['cluster_id'])}[/bold] (rank {c['cluster_rank']}, {literal(c['detector'])}): "
+              f"{literal(c['signature'])}")
     splits = [t["split"] for t in summary["tasks"]]
     out.print(f"tasks: {splits.count('train')} train, {splits.count('heldout')} held out")
     if summary["runs"]:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tracegym.output import JsonOpt, StoreOpt, emit, err, out, print_json, print_table
+from tracegym.output import JsonOpt, StoreOpt, emit, err, literal, out, print_json, print_table
 
 mine_app = typer.Typer(help="Find where the agent fails.", no_args_is_help=True)
 failures_app = typer.Typer(help="Look at mined failures and their clusters.", no_args_is_help=True)
@@ -117,20 +117,18 @@ def failures_show(
 
 
 def _render_cluster(cluster: dict, detector: dict, evidence: list[dict]) -> None:
-    from rich.markup import escape
-
     rate = "unknown" if cluster["failure_rate"] is None else f"{cluster['failure_rate']:.0%}"
-    out.print(f"[bold]cluster {cluster['cluster_id']}[/bold]  rank {cluster['rank']}  detector "
-              f"{escape(cluster['detector'])}\nsignature: {escape(cluster['signature'])}\n"
+    out.print(f"[bold]cluster {literal(cluster['cluster_id'])}[/bold]  rank {cluster['rank']}  detector "
+              f"{literal(cluster['detector'])}\nsignature: {literal(cluster['signature'])}\n"
               f"{cluster['n_traces']} traces, {cluster['n_findings']} findings; {cluster['n_failed']} of "
               f"{cluster['n_known']} traces with a known outcome failed ({rate})\n"
-              f"[dim]{escape(detector['description'])}[/dim]")
+              f"[dim]{literal(detector['description'])}[/dim]")
     for row in evidence:
         at = "" if row["message_idx"] is None else f" message {row['message_idx']}"
         title = f"{row['trace_id']}{at}  outcome={row['outcome']}  ({row['findings_in_trace']} in this trace)"
-        out.print(f"\n[bold]{escape(title)}[/bold]")
-        out.print(escape(row["evidence"] or ""), highlight=False)
-    out.print(f"\nExample trace: `tracegym traces show {cluster['example_trace_id']}`")
+        out.print(f"\n[bold]{literal(title)}[/bold]")
+        out.print(literal(row["evidence"] or ""), highlight=False)
+    out.print(f"\nExample trace: `tracegym traces show {literal(cluster['example_trace_id'])}`")
 
 
 @failures_app.command("list")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tracegym.output import JsonOpt, StoreOpt, emit, err, out, print_json, print_table
+from tracegym.output import JsonOpt, StoreOpt, emit, err, literal, out, print_json, print_table
 
 if TYPE_CHECKING:
     from tracegym.report.rundata import RunData
@@ -66,9 +66,10 @@ def runs_show(
 
         print_comparison(data.comparison)
     else:
-        out.print(f"Not evaluated yet: tracegym eval {data.run['run_dir']} --tasks {data.run['task_set_id']}")
+        out.print(f"Not evaluated yet: tracegym eval {literal(data.run['run_dir'])} "
+                  f"--tasks {literal(data.run['task_set_id'])}")
     err.print(f"Config: tracegym sql \"SELECT config FROM runs WHERE run_id = '{data.run_id}'\" "
-              f"or {data.run['run_dir']}/config.json")
+              f"or {literal(data.run['run_dir'])}/config.json")
 
 
 def _plot(data: RunData, folder: Path) -> None:

@@ -13,11 +13,16 @@ import jinja2
 import yaml
 
 from tracegym.errors import ConfigError
+from tracegym.inert import one_line
 from tracegym.tasks.spec import TaskSpec, load_spec, to_yaml
 from tracegym.tasks.taskset import EVALS_COPY, MANIFEST, TASKS_DIR, Manifest, load_manifest
 
 DEFAULT_TEMPLATES = Path(__file__).parent / "templates"
 TEMPLATES = ("task.yaml.j2", "manifest.yaml.j2", "README.md.j2")
+
+
+class _YamlText(str):
+    """The `yaml` filter's lines, which a template places as they are."""
 
 
 def environment(user_dir: Path | None) -> jinja2.Environment:
@@ -27,9 +32,16 @@ def environment(user_dir: Path | None) -> jinja2.Environment:
                           f"{', '.join(TEMPLATES)} (copy them from {DEFAULT_TEMPLATES}).")
     folders = [str(user_dir)] if user_dir else []
     env = jinja2.Environment(loader=jinja2.FileSystemLoader([*folders, str(DEFAULT_TEMPLATES)]),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
-    env.filters.update(yaml=lambda data: to_yaml(data).rstrip("\n"), pick=_pick, oneline=_oneline)
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
+                             finalize=_on_its_line)
+    env.filters.update(yaml=lambda data: _YamlText(to_yaml(data).rstrip("\n")), pick=_pick, oneline=_oneline)
     return env
+
+
+def _on_its_line(value: Any) -> str:
+    """What a template interpolates, other than the `yaml` filter's lines, stays on the line it is put on: ids and
+    signatures come from traces, and a line break in a YAML comment would start a key of its own."""
+    return value if isinstance(value, _YamlText) else one_line(str(value))
 
 
 def _pick(data: dict[str, Any], *keys: str) -> dict[str, Any]:

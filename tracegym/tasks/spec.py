@@ -222,8 +222,15 @@ class _BlockDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: igno
     """Multi-line strings as `|` blocks, so prompts read like prompts."""
 
 
+_BREAKS = "\n\x85\u2028\u2029"
+
+
 def _str(dumper: Any, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    # A block that ends in two or more line breaks, or is one line break, is written "kept" (`|+`), and after it the
+    # emitter ends the document (`...`): a template that adds sections after it would write two documents.
+    trailing = len(value) - len(value.rstrip(_BREAKS))
+    kept = trailing > 1 or (trailing == 1 and len(value) == 1)
+    style = ('"' if kept else "|") if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

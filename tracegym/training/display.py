@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from tracegym.output import literal
+
 SHOWN = (
     ("reward/mean", "reward"), ("advantage/std", "adv std"), ("train/loss", "loss"), ("train/grad_norm", "grad"),
     ("optim/lr", "lr"), ("is_ratio/mean", "ratio"), ("mis/masked_frac", "masked"), ("grpo/skipped_groups", "skipped"),
@@ -49,7 +51,7 @@ class RunDisplay:
         """An event worth seeing (a sampler died, a checkpoint was written)."""
         self.events = [*self.events[-4:], message]
         if self._live is None:
-            self.console.print(message, highlight=False, soft_wrap=True)
+            self.console.print(literal(message), highlight=False, soft_wrap=True)
         else:
             self._live.update(self._render())
 
@@ -61,7 +63,7 @@ class RunDisplay:
             return
         phase = "warmup" if step <= self.warmup else "grpo"
         shown = " ".join(f"{label}={_fmt(metrics[key])}" for key, label in SHOWN if key in metrics)
-        self.console.print(f"step {step}/{self.total} [{phase}] {shown}", highlight=False, soft_wrap=True)
+        self.console.print(f"step {step}/{self.total} \\[{phase}] {shown}", highlight=False, soft_wrap=True)
 
     def _render(self) -> Table:
         elapsed = time.perf_counter() - self.started
@@ -74,7 +76,7 @@ class RunDisplay:
             if key in self.last:
                 table.add_row(label, _fmt(self.last[key]))
         for event in self.events:
-            table.add_row("[dim]event[/dim]", event)
+            table.add_row("[dim]event[/dim]", literal(event))
         return table
 
 

@@ -475,9 +475,9 @@ class AsyncRollouts:
 
 
 def _warn(text: str) -> None:
-    from tracegym.output import err
+    from tracegym.output import err, literal
 
-    err.print(f"[yellow]warning:[/yellow] {text}", highlight=False, markup=True)
+    err.print(f"[yellow]warning:[/yellow] {literal(text)}", highlight=False, markup=True)
     sys.stderr.flush()
 
 
