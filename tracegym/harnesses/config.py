@@ -8,7 +8,7 @@ replay:
 tools:
   functions: [{function: airline_tools:get_user_details}]
 shell:
-  sandbox: auto
+  sandbox: auto          # bubblewrap; where it cannot run, an error unless allow_unisolated: true
   limits: {wall_seconds: 30}
 proxy:
   command: python my_agent.py   # with harness: proxy, the team's own agent runs each episode
@@ -28,8 +28,8 @@ from tracegym.harnesses.base import ExternalHarness, Harness
 from tracegym.harnesses.chat_harness import ChatHarness
 from tracegym.harnesses.proxy import ProxyConfig, ProxyHarness, proxy_workspaces
 from tracegym.harnesses.replay import ReplayConfig, ReplayHarness, load_fallback
-from tracegym.harnesses.sandbox import Workspaces
-from tracegym.harnesses.shell import SandboxProvider, ShellConfig, ShellHarness, workspaces_for
+from tracegym.harnesses.sandbox import SandboxProvider, Workspaces
+from tracegym.harnesses.shell import ShellConfig, ShellHarness, workspaces_for
 from tracegym.harnesses.tools_harness import ToolsConfig, ToolsHarness, bind_tools
 from tracegym.tasks.spec import TaskSpec
 

@@ -64,7 +64,7 @@ class BwrapSandbox(ProcessSandbox):
         if found is None:
             raise SandboxError(
                 f"bubblewrap ({executable}) is not installed. Install it (Debian/Ubuntu: "
-                "`apt-get install bubblewrap`) or choose the docker or subprocess sandbox."
+                "`apt-get install bubblewrap`) or choose another sandbox."
             )
         self._bwrap = found
         self._workdir = workdir
