@@ -70,7 +70,7 @@ class BwrapSandbox(ProcessSandbox):
         self._workdir = workdir
         self._ro_paths = [Path(p) for p in ro_paths]
 
-    def _inside_path(self, workspace: Path) -> str:
+    def inside_path(self, workspace: Path) -> str:
         return self._workdir
 
     def _wrap(self, launcher: list[str], workspace: Path, limits: Limits, info_fd: int) -> list[str]:

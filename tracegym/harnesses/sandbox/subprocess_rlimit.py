@@ -51,7 +51,7 @@ class SubprocessSandbox(ProcessSandbox):
         warnings.warn(self._warning, SandboxIsolationWarning, stacklevel=2)
         _log_once(self._warning)
 
-    def _inside_path(self, workspace: Path) -> str:
+    def inside_path(self, workspace: Path) -> str:
         return str(workspace)
 
     def _launcher_cwd(self, inside: str) -> str | None:
