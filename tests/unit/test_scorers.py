@@ -395,9 +395,29 @@ def _workspace(tmp_path: Path) -> Path:
     return ws
 
 
+def _sandboxed(workspace: Path):
+    """A runner into `workspace` as a harness builds it: bubblewrap where it works, else the accepted fallback."""
+    from tracegym.harnesses.sandbox import (
+        BwrapSandbox,
+        Limits,
+        SandboxIsolationWarning,
+        SubprocessSandbox,
+        bwrap_problem,
+    )
+    from tracegym.harnesses.sandbox.scoring import SandboxRunner
+
+    if bwrap_problem() is None:
+        sandbox = BwrapSandbox()
+    else:
+        with pytest.warns(SandboxIsolationWarning):
+            sandbox = SubprocessSandbox()
+    return SandboxRunner(lambda: sandbox, workspace, Limits(), unisolated_allowed=True)
+
+
 def test_command_pass_fraction_from_pytest_output_and_junit(tmp_path):
     traj = _traj()
     traj.workspace = _workspace(tmp_path)
+    traj.runner = _sandboxed(traj.workspace)
     from_output = _scorer("""
     evals:
       - name: t

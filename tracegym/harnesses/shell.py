@@ -23,13 +23,14 @@ from pydantic import Field
 from tracegym.errors import SandboxError
 from tracegym.harnesses.base import Harness, Reply, Reset, Step
 from tracegym.harnesses.sandbox import CommandResult, Limits, Sandbox, SandboxChoice, SandboxProvider, Workspaces
+from tracegym.harnesses.sandbox.scoring import SandboxRunner
 from tracegym.harnesses.toolcalls import parse_bash_action
 from tracegym.tasks.spec import TaskSpec
 
 
 class ShellConfig(SandboxChoice):
     limits: Limits = Limits(wall_seconds=60, cpu_seconds=60)
-    """Per-command limits."""
+    """Per-command limits; command evals scoring the workspace run under them too, for their own timeout_s."""
     template: str | None = None
     """A folder (relative to the harness config file) copied into every workspace."""
     workspaces: str | None = None
@@ -70,6 +71,11 @@ class ShellHarness(Harness):
         self.workspace = self.workspaces.create(self.episode_id, template)
         self.metrics["sandbox"] = self.sandbox.kind
         return Reset(task.messages())
+
+    def command_runner(self) -> SandboxRunner | None:
+        if self.workspace is None:
+            return None
+        return SandboxRunner(self.sandboxes.get, self.workspace, self.config.limits, self.config.allow_unisolated)
 
     async def step(self, reply: Reply) -> Step:
         assistant = {"role": "assistant", "content": reply.text}
