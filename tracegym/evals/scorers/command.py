@@ -120,10 +120,15 @@ class CommandScorer(Scorer):
             details["killed"] = output.killed
         if self.spec.reward_from == "exit_code":
             return ScoreResult(1.0 if output.exit_code == 0 else 0.0, details)
-        if self.spec.reward_from == "junit":
-            counts = junit_counts(folder, str(self.spec.junit_xml))
-        else:
-            counts = pytest_counts(output.stdout + "\n" + output.stderr)
+        try:
+            if self.spec.reward_from == "junit":
+                counts = junit_counts(folder, str(self.spec.junit_xml))
+            else:
+                counts = pytest_counts(output.stdout + "\n" + output.stderr)
+        except (OSError, ValueError) as e:
+            if output.killed is None:
+                raise
+            raise type(e)(f"{e} (the sandbox stopped the command at its {output.killed} limit)") from None
         details.update(counts)
         return ScoreResult(counts["passed"] / counts["ran"], details)
 
