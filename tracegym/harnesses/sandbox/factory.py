@@ -36,7 +36,7 @@ class SandboxChoice(BaseModel):
     def _subprocess_is_accepted(self) -> SandboxChoice:
         if self.sandbox == "subprocess" and not self.allow_unisolated:
             raise ValueError("sandbox: subprocess does not isolate the model's commands from this machine. Fix: "
-                             "choose auto, bwrap or docker, or also set allow_unisolated: true to accept that.")
+                             "choose auto, bwrap or docker, or also set allow_unisolated: true to accept that")
         return self
 
     def make(self) -> Sandbox:
