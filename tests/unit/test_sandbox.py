@@ -217,14 +217,18 @@ def test_make_sandbox_auto_picks_bwrap_where_it_works() -> None:
     assert make_sandbox("bwrap").kind == "bwrap"
 
 
-def test_make_sandbox_auto_falls_back_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_make_sandbox_auto_falls_back_only_where_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(factory, "bwrap_problem", lambda: "bwrap: setting up uid map: Permission denied")
-    with pytest.warns(SandboxIsolationWarning):
-        assert make_sandbox("auto").kind == "subprocess"
+    with pytest.raises(SandboxError, match="uid map.*allow_unisolated"):
+        make_sandbox("auto")
+    with pytest.warns(SandboxIsolationWarning, match="fell back to it because.*uid map"):
+        assert make_sandbox("auto", allow_unisolated=True).kind == "subprocess"
     with pytest.raises(SandboxError, match="uid map"):
-        make_sandbox("bwrap")
-    with pytest.warns(SandboxIsolationWarning):
-        assert make_sandbox("subprocess").kind == "subprocess"
+        make_sandbox("bwrap", allow_unisolated=True)
+    with pytest.raises(ConfigError, match="allow_unisolated"):
+        make_sandbox("subprocess")
+    with pytest.warns(SandboxIsolationWarning, match="chosen with sandbox: subprocess"):
+        assert make_sandbox("subprocess", allow_unisolated=True).kind == "subprocess"
 
 
 def test_docker_kind_without_an_engine_raises_a_sandbox_error() -> None:

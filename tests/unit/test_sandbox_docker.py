@@ -40,9 +40,11 @@ class FakeAPI:
         self.containers = containers
         self.execs: dict[str, dict[str, Any]] = {}
 
-    def exec_create(self, container_id: str, cmd: list[str], user: str = "", workdir: str | None = None) -> dict:
+    def exec_create(self, container_id: str, cmd: list[str], user: str = "", workdir: str | None = None,
+                    environment: dict[str, str] | None = None) -> dict:
         exec_id = f"exec-{len(self.execs)}"
-        self.execs[exec_id] = {"container": container_id, "cmd": cmd, "user": user, "workdir": workdir}
+        self.execs[exec_id] = {"container": container_id, "cmd": cmd, "user": user, "workdir": workdir,
+                               "environment": environment}
         return {"Id": exec_id}
 
     def exec_start(self, exec_id: str, stream: bool = False, demux: bool = False) -> Any:
@@ -110,6 +112,14 @@ def test_leftovers_are_killed_after_each_command(engine: FakeClient, workspace: 
     command, cleanup = engine.api.execs.values()
     assert cleanup["cmd"] == ["/bin/sh", "-c", "kill -9 -1"]
     assert cleanup["user"] == command["user"] and command["user"] != ""
+
+
+def test_a_commands_own_variables_reach_its_exec(engine: FakeClient, workspace: Path) -> None:
+    sandbox = DockerSandbox(client=engine)
+    sandbox.run("echo hi", workspace, LIMITS, env={"TRACEGYM_FINAL_ANSWER": "42"})
+    command, _ = engine.api.execs.values()
+    assert command["environment"] == {"TRACEGYM_FINAL_ANSWER": "42"} and command["workdir"] == "/workspace"
+    assert sandbox.inside_path(workspace) == "/workspace"
 
 
 def test_exit_code_and_stderr_come_back(engine: FakeClient, workspace: Path) -> None:

@@ -395,9 +395,29 @@ def _workspace(tmp_path: Path) -> Path:
     return ws
 
 
+def _sandboxed(workspace: Path, **limits):
+    """A runner into `workspace` as a harness builds it: bubblewrap where it works, else the accepted fallback."""
+    from tracegym.harnesses.sandbox import (
+        BwrapSandbox,
+        Limits,
+        SandboxIsolationWarning,
+        SubprocessSandbox,
+        bwrap_problem,
+    )
+    from tracegym.harnesses.sandbox.scoring import SandboxRunner
+
+    if bwrap_problem() is None:
+        sandbox = BwrapSandbox()
+    else:
+        with pytest.warns(SandboxIsolationWarning):
+            sandbox = SubprocessSandbox()
+    return SandboxRunner(lambda: sandbox, workspace, Limits(**limits), unisolated_allowed=True)
+
+
 def test_command_pass_fraction_from_pytest_output_and_junit(tmp_path):
     traj = _traj()
     traj.workspace = _workspace(tmp_path)
+    traj.runner = _sandboxed(traj.workspace)
     from_output = _scorer("""
     evals:
       - name: t
@@ -417,6 +437,15 @@ def test_command_pass_fraction_from_pytest_output_and_junit(tmp_path):
         timeout_s: 60
     """, tmp_path).score(traj)
     assert from_junit.reward == pytest.approx(2 / 3)
+
+
+def test_a_sandbox_limit_that_cut_the_report_short_is_named(tmp_path):
+    traj = _traj()
+    traj.workspace = _workspace(tmp_path)
+    traj.runner = _sandboxed(traj.workspace, output_bytes=1000)
+    flood = _scorer("evals:\n  - name: t\n    kind: command\n    command: yes | head -c 100000\n"
+                    "    reward_from: pytest\n", tmp_path).score(traj)
+    assert flood.reward is None and "stopped the command at its output limit" in flood.error
 
 
 def test_command_timeout_kills_it_and_no_tests_is_an_error(tmp_path):

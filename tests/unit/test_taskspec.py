@@ -227,3 +227,22 @@ def test_the_evals_copy_keeps_python_path_pointing_at_the_same_folder(tmp_path):
     plain.write_text("# our evals\nversion: 1\nevals:\n  - {name: exact, kind: match, expected: 'ok'}\n")
     copy_evals(plain, task_set / "evals.yaml", task_set)
     assert (task_set / "evals.yaml").read_text() == plain.read_text()  # nothing to move: a byte-for-byte copy
+
+
+def test_the_evals_copy_keeps_reward_files_pointing_at_the_same_place(tmp_path):
+    from tracegym.evals.config import load_evals
+    from tracegym.evals.scorers import ScorerContext, build_scorer
+    from tracegym.tasks.render import copy_evals
+
+    team = tmp_path / "team"
+    (team / "reward_tests").mkdir(parents=True)
+    (team / "reward_tests" / "test_it.py").write_text("def test_ok():\n    pass\n")
+    source = team / "evals.yaml"
+    source.write_text("version: 1\nevals:\n  - {name: tests, kind: command, command: 'python -m pytest tests', "
+                      "files: {tests: reward_tests}}\n")
+    task_set = tmp_path / "sets" / "swe"
+    task_set.mkdir(parents=True)
+    copy_evals(source, task_set / "evals.yaml", task_set)
+    [spec] = load_evals(task_set / "evals.yaml").config.evals
+    assert spec.files == {"tests": "../../team/reward_tests"}
+    assert build_scorer(spec, ScorerContext(task_set)).files == {"tests": team / "reward_tests"}

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tracegym.errors import ConfigError, did_you_mean
+from tracegym.evals.nofollow import inside_parts
 from tracegym.evals.yamlfile import compose, load_model, node_line
 
 _NAME = r"^[A-Za-z0-9_.-]+$"
@@ -71,18 +72,25 @@ class PythonEval(_Eval):
 class CommandEval(_Eval):
     kind: Literal["command"]
     command: str = Field(min_length=1)
-    """Shell command run in the trajectory's workspace (or a scratch folder holding trajectory.json)."""
+    """Shell command run in the trajectory's workspace, inside the sandbox the episode ran in (or, for a trajectory
+    without a workspace, on this machine in a scratch folder)."""
     reward_from: Literal["exit_code", "junit", "pytest"] = "exit_code"
     """exit_code: 1 if it exits 0; junit: pass fraction from `junit_xml`; pytest: pass fraction from its summary."""
     junit_xml: str | None = None
-    """JUnit XML report path, relative to the working folder (needed for reward_from: junit)."""
+    """JUnit XML report path inside the working folder (needed for reward_from: junit); removed before the command
+    runs, so only a report it writes counts."""
     env: dict[str, str] = {}
     """Extra environment variables for the command."""
+    files: dict[str, str] = {}
+    """Workspace path -> a file or folder (relative to evals.yaml), copied there fresh right before the command runs,
+    over whatever the policy left at that path: the tests that define the reward, which the policy cannot edit."""
 
     @model_validator(mode="after")
-    def _junit_needs_path(self) -> CommandEval:
+    def _paths_stay_inside(self) -> CommandEval:
         if self.reward_from == "junit" and not self.junit_xml:
             raise ValueError("reward_from: junit needs junit_xml: the report path the command writes")
+        for path in ([self.junit_xml] if self.junit_xml else []) + list(self.files):
+            inside_parts(path)
         return self
 
 

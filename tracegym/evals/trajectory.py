@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tracegym.evals.command_runner import CommandRunner
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +52,9 @@ class Trajectory:
     prior_calls: list[CallView] = field(default_factory=list)
     """The successful tool calls the source trace made before the task's cut, shown in the prompt or not: what was
     already done when the agent took over."""
+    runner: CommandRunner | None = field(default=None, repr=False, compare=False)
+    """How command evals reach `workspace`: the sandbox the episode ran in. None where no harness confines the
+    workspace; command evals then refuse to run in it."""
 
     def tool_calls(self) -> list[CallView]:
         """Every tool call in the assistant messages, in order, each with the tool message that answered it.
@@ -84,7 +90,8 @@ class Trajectory:
         return "\n".join(m["content"] for m in self.messages if m.get("role") == "assistant" and m.get("content"))
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = asdict(replace(self, runner=None))
+        del data["runner"]
         data["workspace"] = str(self.workspace) if self.workspace else None
         return data
 

@@ -24,6 +24,7 @@ from tracegym.harnesses.toolcalls import ParseResult, ToolCall, ToolCallStats, p
 from tracegym.tasks.spec import TaskSpec
 
 if TYPE_CHECKING:
+    from tracegym.evals.command_runner import CommandRunner
     from tracegym.evals.scorers.base import Scorer
     from tracegym.harnesses.policy import PolicyClient
     from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits
@@ -83,6 +84,10 @@ class Harness(ABC):
     @abstractmethod
     async def reset(self, task: TaskSpec) -> Reset:
         """Prepare the environment for `task`; the opening messages and tools."""
+
+    def command_runner(self) -> CommandRunner | None:
+        """How command evals reach `workspace`: the episode's own sandbox; None for harnesses without one."""
+        return None
 
     @abstractmethod
     async def step(self, reply: Reply) -> Step:

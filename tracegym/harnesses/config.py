@@ -8,7 +8,7 @@ replay:
 tools:
   functions: [{function: airline_tools:get_user_details}]
 shell:
-  sandbox: auto
+  sandbox: auto          # bubblewrap; where it cannot run, an error unless allow_unisolated: true
   limits: {wall_seconds: 30}
 proxy:
   command: python my_agent.py   # with harness: proxy, the team's own agent runs each episode
@@ -28,8 +28,8 @@ from tracegym.harnesses.base import ExternalHarness, Harness
 from tracegym.harnesses.chat_harness import ChatHarness
 from tracegym.harnesses.proxy import ProxyConfig, ProxyHarness, proxy_workspaces
 from tracegym.harnesses.replay import ReplayConfig, ReplayHarness, load_fallback
-from tracegym.harnesses.sandbox import Workspaces
-from tracegym.harnesses.shell import SandboxProvider, ShellConfig, ShellHarness, workspaces_for
+from tracegym.harnesses.sandbox import SandboxProvider, Workspaces
+from tracegym.harnesses.shell import ShellConfig, ShellHarness, workspaces_for
 from tracegym.harnesses.tools_harness import ToolsConfig, ToolsHarness, bind_tools
 from tracegym.tasks.spec import TaskSpec
 
@@ -48,7 +48,8 @@ class HarnessConfig(BaseModel):
     shell: ShellConfig = ShellConfig()
     """The shell harness: sandbox, limits, workspaces."""
     proxy: ProxyConfig = ProxyConfig()
-    """The proxy harness: the agent program's command, limits, workspaces."""
+    """The proxy harness: the agent program's command, limits, workspaces, and the sandbox its workspace is scored
+    in."""
 
     @model_validator(mode="after")
     def _proxy_has_a_command(self) -> HarnessConfig:
@@ -77,6 +78,7 @@ class HarnessFactory:
         self._fallback = load_fallback(self.config.replay, self.base_dir)
         self._tools = bind_tools(self.config.tools, self.base_dir) if self.config.tools.functions else []
         self._sandboxes = SandboxProvider(self.config.shell)
+        self._proxy_sandboxes = SandboxProvider(self.config.proxy)
         self._workspaces: Workspaces | None = None
         self._temporary_root = False
         self._proxy_workspaces: Workspaces | None = None
@@ -98,14 +100,16 @@ class HarnessFactory:
             if self._proxy_workspaces is None:
                 self._proxy_workspaces, self._proxy_temporary_root = proxy_workspaces(self.config.proxy,
                                                                                       self.base_dir)
-            return ProxyHarness(self.config.proxy, self._proxy_workspaces, episode_id, self.base_dir)
+            return ProxyHarness(self.config.proxy, self._proxy_workspaces, episode_id, self.base_dir,
+                                self._proxy_sandboxes)
         if self._workspaces is None:
             self._workspaces, self._temporary_root = workspaces_for(self.config.shell, self.base_dir)
         return ShellHarness(self.config.shell, self._sandboxes, self._workspaces, episode_id, self.base_dir)
 
     def close(self) -> None:
-        """Release the sandbox; remove the run's temporary workspace root unless workspaces are kept."""
+        """Release the sandboxes; remove the run's temporary workspace roots unless workspaces are kept."""
         self._sandboxes.close()
+        self._proxy_sandboxes.close()
         if self._workspaces is not None and self._temporary_root and not self.config.shell.keep_workspaces:
             shutil.rmtree(self._workspaces.root, ignore_errors=True)
         if self._proxy_workspaces is not None and self._proxy_temporary_root and not self.config.proxy.keep_workspaces:

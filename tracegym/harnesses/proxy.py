@@ -23,7 +23,9 @@ exits non-zero (unless `on_nonzero_exit: score`), cannot start, or its client di
 (the program is killed); `policy_error` when the policy fails. Errors are not scored; the run goes on.
 
 The program runs as a plain child process in its own process group (killed as a group), not in the
-shell harness's sandbox: it must reach the proxy on the host's loopback.
+shell harness's sandbox: it must reach the proxy on the host's loopback. Command evals that score its
+workspace still run sandboxed, in the sandbox `sandbox` chooses (as the shell harness's), under
+`scoring_limits`: what the program wrote there is the model's work, and never runs on the host.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from tracegym.errors import ConfigError
 from tracegym.evals.scorers.base import Scorer
@@ -49,7 +51,8 @@ from tracegym.harnesses.policy import PolicyClient
 from tracegym.harnesses.proxy_http import ProxyServer, ProxyServerConfig
 from tracegym.harnesses.proxy_session import ProxySession
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits, sampling_record, score_trajectory
-from tracegym.harnesses.sandbox import Workspaces
+from tracegym.harnesses.sandbox import Limits, SandboxChoice, SandboxProvider, Workspaces
+from tracegym.harnesses.sandbox.scoring import SandboxRunner
 from tracegym.models.sampling import SamplingParams
 from tracegym.tasks.spec import TaskSpec
 
@@ -57,9 +60,7 @@ _OUTPUT_CHUNK = 1 << 16
 _DRAIN_SECONDS = 5.0
 
 
-class ProxyConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
+class ProxyConfig(SandboxChoice):
     command: str | None = None
     """The agent's shell command, run in the episode's workspace (needed for `harness: proxy`)."""
     wall_seconds: float = Field(600.0, gt=0)
@@ -82,6 +83,8 @@ class ProxyConfig(BaseModel):
     """The end of the program's stdout and stderr kept for scorers, each."""
     server: ProxyServerConfig = ProxyServerConfig()
     """What the proxy's HTTP server allows the program: request and reply deadlines, connections, body size."""
+    scoring_limits: Limits = Limits()
+    """Limits of the command evals run in the workspace (in `sandbox`); their wall time is each eval's timeout_s."""
 
 
 @dataclass
@@ -104,7 +107,8 @@ class ProgramOutcome:
 class ProxyHarness(ExternalHarness):
     name = "proxy"
 
-    def __init__(self, config: ProxyConfig, workspaces: Workspaces, episode_id: str, base_dir: Path) -> None:
+    def __init__(self, config: ProxyConfig, workspaces: Workspaces, episode_id: str, base_dir: Path,
+                 sandboxes: SandboxProvider) -> None:
         if not config.command:
             raise ConfigError("the proxy harness has no command to run. Fix: set proxy.command in the harness "
                               "config (--harness-config), e.g. `command: python my_agent.py`.")
@@ -113,6 +117,7 @@ class ProxyHarness(ExternalHarness):
         self.workspaces = workspaces
         self.episode_id = episode_id
         self.base_dir = base_dir
+        self.sandboxes = sandboxes
 
     async def run_episode(self, policy: PolicyClient, job: EpisodeJob, params: SamplingParams,
                           limits: EpisodeLimits, scorer: Scorer | None, model: str | None,
@@ -240,8 +245,10 @@ class ProxyHarness(ExternalHarness):
                        if m.get("role") == "assistant" and isinstance(m.get("content"), str) and m["content"].strip()),
                       None)
         metadata = {**task.metadata, "agent_process": outcome.as_metadata()}
+        runner = None if workspace is None else SandboxRunner(self.sandboxes.get, workspace, self.config.scoring_limits,
+                                                              self.config.allow_unisolated)
         return Trajectory(list(episode.messages), answer, workspace, metadata, task.provenance.trace_id, task.task_id,
-                          episode.counts.malformed_tool_calls, episode.n_prompt_messages, task.prior_calls())
+                          episode.counts.malformed_tool_calls, episode.n_prompt_messages, task.prior_calls(), runner)
 
 
 def proxy_workspaces(config: ProxyConfig, base_dir: Path) -> tuple[Workspaces, bool]:

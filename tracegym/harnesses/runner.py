@@ -286,7 +286,8 @@ def _metrics(harness: Harness, run: _EpisodeRun) -> dict[str, Any]:
 
 
 async def _score(episode: Episode, task: TaskSpec, harness: Harness, scorer: Scorer) -> None:
-    trajectory = task.trajectory(episode.continuation, harness.workspace, episode.counts.malformed_tool_calls)
+    trajectory = task.trajectory(episode.continuation, harness.workspace, episode.counts.malformed_tool_calls,
+                                 harness.command_runner())
     await score_trajectory(episode, trajectory, scorer)
 
 

@@ -16,28 +16,21 @@ episode. A sandbox that cannot start raises `SandboxError`, which ends the episo
 from __future__ import annotations
 
 import tempfile
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from tracegym.errors import SandboxError
 from tracegym.harnesses.base import Harness, Reply, Reset, Step
-from tracegym.harnesses.sandbox import CommandResult, Limits, Sandbox, SandboxKind, Workspaces, make_sandbox
+from tracegym.harnesses.sandbox import CommandResult, Limits, Sandbox, SandboxChoice, SandboxProvider, Workspaces
+from tracegym.harnesses.sandbox.scoring import SandboxRunner
 from tracegym.harnesses.toolcalls import parse_bash_action
 from tracegym.tasks.spec import TaskSpec
 
 
-class ShellConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    sandbox: SandboxKind = "auto"
-    """auto (bubblewrap where it works, else subprocess), bwrap, subprocess or docker."""
-    docker_image: str = "python:3.11-slim"
-    """The image for the docker sandbox."""
+class ShellConfig(SandboxChoice):
     limits: Limits = Limits(wall_seconds=60, cpu_seconds=60)
-    """Per-command limits."""
+    """Per-command limits; command evals scoring the workspace run under them too, for their own timeout_s."""
     template: str | None = None
     """A folder (relative to the harness config file) copied into every workspace."""
     workspaces: str | None = None
@@ -48,27 +41,6 @@ class ShellConfig(BaseModel):
     """A command whose output's first line is this ends the episode."""
     max_output_chars: int = Field(10000, ge=100)
     """Longer outputs show only their head and tail, with a warning, as mini-swe-agent does."""
-
-
-class SandboxProvider:
-    """One sandbox per run, made on first use; a failure to make it is raised to each episode that asks."""
-
-    def __init__(self, config: ShellConfig, make: Callable[[], Sandbox] | None = None) -> None:
-        self._make = make or (lambda: make_sandbox(config.sandbox, docker_image=config.docker_image))
-        self._sandbox: Sandbox | None = None
-        self._lock = threading.Lock()
-
-    def get(self) -> Sandbox:
-        with self._lock:
-            if self._sandbox is None:
-                self._sandbox = self._make()
-            return self._sandbox
-
-    def close(self) -> None:
-        with self._lock:
-            if self._sandbox is not None:
-                self._sandbox.close()
-                self._sandbox = None
 
 
 def workspaces_for(config: ShellConfig, base_dir: Path) -> tuple[Workspaces, bool]:
@@ -99,6 +71,11 @@ class ShellHarness(Harness):
         self.workspace = self.workspaces.create(self.episode_id, template)
         self.metrics["sandbox"] = self.sandbox.kind
         return Reset(task.messages())
+
+    def command_runner(self) -> SandboxRunner | None:
+        if self.workspace is None:
+            return None
+        return SandboxRunner(self.sandboxes.get, self.workspace, self.config.limits, self.config.allow_unisolated)
 
     async def step(self, reply: Reply) -> Step:
         assistant = {"role": "assistant", "content": reply.text}

@@ -91,21 +91,29 @@ def write_task_set(out: Path, specs: list[TaskSpec], manifest: Manifest, evals_p
 
 
 def copy_evals(source: Path, dest: Path, task_set: Path) -> None:
-    """Copy evals.yaml into the task set. Folders in `python_path` are relative to the file that names them, so
-    relative ones are rewritten to point from the task set to where the source file's pointed; a file without
-    any is copied byte for byte (comments and line numbers kept)."""
+    """Copy evals.yaml into the task set. Folders in `python_path` and the sources in `files` are relative to the
+    file that names them, so relative ones are rewritten to point from the task set to where the source file's
+    pointed; a file without any is copied byte for byte (comments and line numbers kept)."""
     data = yaml.safe_load(source.read_text(encoding="utf-8"))  # already validated by the caller
     moved = False
     for entry in data.get("evals") or []:
         folders = entry.get("python_path")
-        if isinstance(folders, list) and any(isinstance(f, str) and not Path(f).is_absolute() for f in folders):
+        if isinstance(folders, list) and any(_relative(f) for f in folders):
             entry["python_path"] = [_moved(f, source.parent, task_set) for f in folders]
             moved = True
+        files = entry.get("files")
+        if isinstance(files, dict) and any(_relative(f) for f in files.values()):
+            entry["files"] = {name: _moved(f, source.parent, task_set) for name, f in files.items()}
+            moved = True
     if moved:
-        dest.write_text(f"# Copied from {source.name}; python_path rewritten to stay pointing at the same folders.\n"
-                        + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        dest.write_text(f"# Copied from {source.name}; python_path and files rewritten to stay pointing at the same "
+                        "places.\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     else:
         shutil.copyfile(source, dest)
+
+
+def _relative(path: Any) -> bool:
+    return isinstance(path, str) and not Path(path).is_absolute()
 
 
 def _moved(folder: Any, old_base: Path, new_base: Path) -> Any:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from tracegym.evals.command_runner import CommandRunner
 from tracegym.evals.trajectory import CallView, Trajectory
 from tracegym.evals.yamlfile import load_model
 
@@ -192,13 +193,13 @@ class TaskSpec(_Strict):
         return head + [m.model_dump(exclude_none=True) for m in self.prompt.messages]
 
     def trajectory(self, continuation: list[dict[str, Any]], workspace: Path | None = None,
-                   malformed_tool_calls: int | None = None) -> Trajectory:
+                   malformed_tool_calls: int | None = None, runner: CommandRunner | None = None) -> Trajectory:
         """A scorer's view of an attempt: the prompt followed by what the agent (and tools, user) said next."""
         prompt = self.messages()
         answer = next((m["content"] for m in reversed(continuation)
                        if m.get("role") == "assistant" and (m.get("content") or "").strip()), None)
         return Trajectory(prompt + continuation, answer, workspace, dict(self.metadata), self.provenance.trace_id,
-                          self.task_id, malformed_tool_calls, len(prompt), self.prior_calls())
+                          self.task_id, malformed_tool_calls, len(prompt), self.prior_calls(), runner)
 
     def prior_calls(self) -> list[CallView]:
         """The successful calls the source trace made before the cut (the context mode may have left them out of

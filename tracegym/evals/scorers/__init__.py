@@ -28,7 +28,7 @@ def build_scorer(spec: Any, ctx: ScorerContext, evals: EvalsFile | None = None) 
     if isinstance(spec, CommandEval):
         from tracegym.evals.scorers.command import CommandScorer
 
-        return CommandScorer(spec)
+        return CommandScorer(spec, ctx.evals_dir)
     if isinstance(spec, MatchEval):
         from tracegym.evals.scorers.match import MatchScorer
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -83,12 +84,19 @@ class Sandbox(ABC):
     """True when writes outside the workspace and network access are impossible, not merely discouraged."""
 
     @abstractmethod
-    def run(self, command: str, workspace: Path, limits: Limits | None = None) -> CommandResult:
+    def run(
+        self, command: str, workspace: Path, limits: Limits | None = None, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
         """Run `command` with `/bin/bash -c` (or `/bin/sh`) in `workspace`; return once all its processes are gone.
 
+        `env` adds variables to the sandbox's own minimal environment for this command.
         One command at a time per workspace: whatever a command leaves running is
         killed when it ends, and that cleanup may reach a concurrent command there.
         """
+
+    @abstractmethod
+    def inside_path(self, workspace: Path) -> str:
+        """Where commands see `workspace`."""
 
     async def arun(self, command: str, workspace: Path, limits: Limits | None = None) -> CommandResult:
         """`run` on a worker thread, so an event loop keeps serving other episodes meanwhile."""

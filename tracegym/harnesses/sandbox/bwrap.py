@@ -64,13 +64,13 @@ class BwrapSandbox(ProcessSandbox):
         if found is None:
             raise SandboxError(
                 f"bubblewrap ({executable}) is not installed. Install it (Debian/Ubuntu: "
-                "`apt-get install bubblewrap`) or choose the docker or subprocess sandbox."
+                "`apt-get install bubblewrap`) or choose another sandbox."
             )
         self._bwrap = found
         self._workdir = workdir
         self._ro_paths = [Path(p) for p in ro_paths]
 
-    def _inside_path(self, workspace: Path) -> str:
+    def inside_path(self, workspace: Path) -> str:
         return self._workdir
 
     def _wrap(self, launcher: list[str], workspace: Path, limits: Limits, info_fd: int) -> list[str]:
@@ -84,11 +84,13 @@ class BwrapSandbox(ProcessSandbox):
             "--as-pid-1",
             *namespaces,
             *_user_args(),
-            *_system_binds(self._ro_paths),
+            *_system_binds(),
             "--proc", "/proc",
             "--dev", "/dev",
             *_scratch("/tmp", limits.disk_mb),
             *_scratch("/dev/shm", min(limits.disk_mb, _SHM_MB)),
+            # After the scratch mounts, which would otherwise hide a Python (a virtualenv, say) under /tmp.
+            *_python_binds(self._ro_paths),
             "--bind", str(workspace), self._workdir,
             "--clearenv",
             "--info-fd", str(info_fd),
@@ -118,8 +120,8 @@ def _user_args() -> list[str]:
     return ["--unshare-user", "--disable-userns"]
 
 
-def _system_binds(extra: Sequence[Path]) -> list[str]:
-    """Read-only binds of the system, the running Python, and `extra`; symlinked top dirs stay symlinks."""
+def _system_binds() -> list[str]:
+    """Read-only binds of the system; symlinked top dirs stay symlinks."""
     args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
     for name in _TOP_LEVEL_SYSTEM:
         path = Path("/") / name
@@ -127,6 +129,12 @@ def _system_binds(extra: Sequence[Path]) -> list[str]:
             args += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def _python_binds(extra: Sequence[Path]) -> list[str]:
+    """Read-only binds of the running Python and `extra`, where the system binds do not already hold them."""
+    args: list[str] = []
     covered = [Path("/usr"), Path("/etc")]
     python_homes = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent.parent}
     for path in sorted(python_homes) + list(extra):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,9 @@ class DockerSandbox(Sandbox):
         self._containers: dict[tuple[Path, Limits], Any] = {}
         self._lock = threading.Lock()
 
-    def run(self, command: str, workspace: Path, limits: Limits | None = None) -> CommandResult:
+    def run(
+        self, command: str, workspace: Path, limits: Limits | None = None, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
         import docker
 
         limits = limits or Limits()
@@ -69,15 +72,21 @@ class DockerSandbox(Sandbox):
         user = f"{uid}:{uid}" if uid is not None else f"{os.getuid()}:{os.getgid()}"
         try:
             container = self._container(workspace, limits)
-            outcome = self._exec(container, command, user, workspace, limits)
+            outcome = self._exec(container, command, user, workspace, limits, dict(env or {}))
         except docker.errors.DockerException as exc:
             self._forget(workspace, limits)
             raise SandboxError(f"the docker sandbox failed for {workspace}: {exc}") from exc
         return make_result(outcome, limits, self.kind, [])
 
-    def _exec(self, container: Any, command: str, user: str, workspace: Path, limits: Limits) -> Outcome:
+    def inside_path(self, workspace: Path) -> str:
+        return self._workdir
+
+    def _exec(
+        self, container: Any, command: str, user: str, workspace: Path, limits: Limits, env: dict[str, str]
+    ) -> Outcome:
         api = self._client.api
-        exec_id = api.exec_create(container.id, [*_SHELL, command], user=user, workdir=self._workdir)["Id"]
+        exec_id = api.exec_create(container.id, [*_SHELL, command], user=user, workdir=self._workdir,
+                                  environment=env)["Id"]
         stream = api.exec_start(exec_id, stream=True, demux=True)
         output = OutputBudget(budget=limits.output_bytes)
         reader = threading.Thread(target=_read, args=(stream, output), daemon=True)

@@ -41,10 +41,6 @@ class ProcessSandbox(Sandbox):
     def _wrap(self, launcher: list[str], workspace: Path, limits: Limits, info_fd: int) -> list[str]:
         """The full argv that starts `launcher` inside this backend's confinement."""
 
-    @abstractmethod
-    def _inside_path(self, workspace: Path) -> str:
-        """Where the command sees its workspace."""
-
     def _launcher_cwd(self, inside: str) -> str | None:
         """Where the launcher changes directory after dropping privileges; None keeps the one Popen set."""
         return inside
@@ -60,17 +56,21 @@ class ProcessSandbox(Sandbox):
     def _warnings(self, limits: Limits) -> list[str]:
         return []
 
-    def run(self, command: str, workspace: Path, limits: Limits | None = None) -> CommandResult:
+    def run(
+        self, command: str, workspace: Path, limits: Limits | None = None, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
         limits = limits or Limits()
         workspace = _existing_dir(workspace)
         uid = identity.workspace_uid(workspace)
-        outcome = self._execute(command, workspace, limits, uid)
+        outcome = self._execute(command, workspace, limits, uid, env or {})
         if not outcome.launcher_message.startswith(b"S") or b"E" in outcome.launcher_message:
             raise SandboxError(self._start_failure(outcome, workspace))
         return make_result(outcome, limits, self.kind, self._warnings(limits))
 
-    def _execute(self, command: str, workspace: Path, limits: Limits, uid: int | None) -> Outcome:
-        inside = self._inside_path(workspace)
+    def _execute(
+        self, command: str, workspace: Path, limits: Limits, uid: int | None, env: Mapping[str, str]
+    ) -> Outcome:
+        inside = self.inside_path(workspace)
         marker_r, marker_w = os.pipe()
         info_r, info_w = os.pipe()
         spec = {
@@ -80,7 +80,7 @@ class ProcessSandbox(Sandbox):
             "cwd": self._launcher_cwd(inside),
             "shell": _shell(),
             "command": command,
-            "env": self._env(inside),
+            "env": {**self._env(inside), **env},
             "marker_fd": marker_w,
             "as_init": self.as_init,
         }

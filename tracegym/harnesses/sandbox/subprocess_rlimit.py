@@ -1,4 +1,4 @@
-"""The fallback sandbox: a plain child process under rlimits, for machines without bubblewrap.
+"""The unisolated sandbox: a plain child process under rlimits, for configs that accept running without isolation.
 
 It enforces every `Limits` field except `network`, but it does not isolate:
 the command shares the host's network and sees the host's filesystem. As root
@@ -26,8 +26,7 @@ from tracegym.harnesses.sandbox.process import ProcessSandbox
 
 NOT_ISOLATED = (
     "subprocess sandbox: the command is NOT isolated; it can reach the network and write any file "
-    "its user may write outside the workspace. Install bubblewrap (`apt-get install bubblewrap`) "
-    "or use the docker sandbox for untrusted commands."
+    "its user may write outside the workspace. Use the bwrap or docker sandbox for untrusted commands."
 )
 log = logging.getLogger(__name__)
 
@@ -37,18 +36,22 @@ class SandboxIsolationWarning(UserWarning):
 
 
 class SubprocessSandbox(ProcessSandbox):
-    """Runs commands as child processes in the workspace under rlimits; see the module docstring."""
+    """Runs commands as child processes in the workspace under rlimits; see the module docstring.
+
+    `reason`, why this sandbox runs rather than an isolating one, goes into its warnings.
+    """
 
     kind = "subprocess"
     isolated = False
 
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+    def __init__(self, env: dict[str, str] | None = None, reason: str | None = None) -> None:
         super().__init__(env)
+        self._warning = f"{NOT_ISOLATED} ({reason})" if reason else NOT_ISOLATED
         # Python's warning filters show this once per call site; the log line comes once per process.
-        warnings.warn(NOT_ISOLATED, SandboxIsolationWarning, stacklevel=2)
-        _log_once()
+        warnings.warn(self._warning, SandboxIsolationWarning, stacklevel=2)
+        _log_once(self._warning)
 
-    def _inside_path(self, workspace: Path) -> str:
+    def inside_path(self, workspace: Path) -> str:
         return str(workspace)
 
     def _launcher_cwd(self, inside: str) -> str | None:
@@ -70,9 +73,9 @@ class SubprocessSandbox(ProcessSandbox):
             identity.kill_uid(uid)
 
     def _warnings(self, limits: Limits) -> list[str]:
-        return [NOT_ISOLATED]
+        return [self._warning]
 
 
 @functools.cache
-def _log_once() -> None:
-    log.warning(NOT_ISOLATED)
+def _log_once(message: str) -> None:
+    log.warning(message)
