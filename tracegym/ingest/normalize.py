@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from tracegym.ingest import exact_json
 from tracegym.ingest.records import ToolCall, Trace
 
 ROLE_ALIASES = {
@@ -67,14 +68,15 @@ def _part_text(part: Any) -> str | None:
 
 
 def to_json(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    """Compact JSON with sorted keys, as the store keeps it (integers beyond 64 bits digit for digit)."""
+    return exact_json.dumps(value)
 
 
 def parse_arguments(arguments: Any) -> Any:
     """Tool-call arguments as a JSON value; an unparseable string stays a string."""
     if isinstance(arguments, str):
         try:
-            return orjson.loads(arguments) if arguments.strip() else {}
+            return exact_json.loads(arguments) if arguments.strip() else {}
         except orjson.JSONDecodeError:
             return arguments
     return {} if arguments is None else arguments
