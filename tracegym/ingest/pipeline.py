@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import sys
 import tempfile
@@ -168,10 +169,11 @@ def _memory_capped(store: Store) -> Iterator[None]:
 
 
 def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any]) -> FileResult:
+    before = path.stat()
     source_id = file_sha256(path)
     if store.scalar("SELECT count(*) FROM sources WHERE source_id = ?", [source_id]):
         return FileResult(str(path), None, "already ingested")
-    if path.stat().st_size == 0:
+    if before.st_size == 0:
         return _record_failure(store, path, source_id, "empty file", "")
     sample = take_sample(path)
     adapter = forced or detect(path, sample)
@@ -184,17 +186,41 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     try:
         with store.transaction() as con:
             result = _load(con, adapter, src)
+            _check_unchanged(path, before)
             con.execute(
                 "INSERT INTO sources VALUES (?, ?, ?, ?, current_timestamp, ?, ?, ?, ?, ?, ?)",
-                [source_id, str(path), adapter.name, path.stat().st_size, result.traces, result.messages,
+                [source_id, str(path), adapter.name, before.st_size, result.traces, result.messages,
                  result.tool_calls, result.errors, result.duplicates, result.conflicts],
             )
     except TracegymError:
         raise
+    except FileChanged as e:
+        return _record_failure(store, path, source_id, str(e), "")
     except Exception as e:  # noqa: BLE001 - the file boundary: an adapter bug costs this file, not the run
         error = f"{type(e).__name__} while loading with {adapter.name}; nothing from this file was stored: {e}"
         return _record_failure(store, path, source_id, error, sample.head.decode("utf-8", errors="backslashreplace"))
     return result
+
+
+class FileChanged(Exception):
+    """The file was written to while it was ingested, so what was read may not be what was hashed."""
+
+
+def _check_unchanged(path: Path, before: os.stat_result) -> None:
+    """Raise FileChanged unless `path` is the same file, of the same size and times, as when it was hashed.
+
+    The store knows a file by the hash of its bytes: a file truncated, grown or
+    rewritten between hashing and reading would be stored under a hash that is
+    not what was read, and re-ingesting the complete file would find nothing new.
+    The change time is compared too, since no program can set it back.
+    """
+    after = path.stat()
+    fields = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+    if any(getattr(before, f) != getattr(after, f) for f in fields):
+        raise FileChanged(
+            f"the file changed while it was being ingested (its size or modification time moved: {before.st_size} "
+            f"bytes when hashed, {after.st_size} after reading); nothing from this file was stored: ingest it again "
+            "once it is complete")
 
 
 def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: str) -> FileResult:
