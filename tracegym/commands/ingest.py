@@ -21,17 +21,19 @@ def ingest(
     mapping: Annotated[Path | None, typer.Option(
         "--mapping", help="Field-path mapping file for --format generic.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 2 if any record could not be ingested.")] = False,
+    follow_symlinks: Annotated[bool, typer.Option(
+        "--follow-symlinks", help="Also read symbolic links in the folders given that lead outside them.")] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Load agent traces into the store; the format of each file is detected unless --format is given."""
-    from tracegym.ingest.pipeline import expand_paths, ingest_paths
+    from tracegym.ingest.pipeline import gathered, ingest_inputs
     from tracegym.store import open_store
 
     options = {"mapping": mapping} if mapping else {}
-    files = list(expand_paths(paths))
-    with open_store(store) as st, progress("ingesting", total=len(files)) as bar:
-        summary = ingest_paths(st, [str(f) for f in files], fmt, options, on_file=lambda p: bar.advance())
+    with (gathered(paths, follow_symlinks) as inputs, open_store(store) as st,
+          progress("ingesting", total=len(inputs.files)) as bar):
+        summary = ingest_inputs(st, inputs, fmt, options, on_file=lambda p: bar.advance())
     data = summary.to_dict()
     if as_json:
         print_json(data)
@@ -51,6 +53,8 @@ def _print_summary(data: dict) -> None:
         f"{data['errors']} bad records, {data['duplicates_skipped']} duplicate traces skipped, "
         f"{data['conflicts']} id conflicts, {data['files_skipped_already_ingested']} files already ingested."
     )
+    if data["links_skipped"]:
+        _print_skipped_links(data["links_skipped"])
     if data["traces"] == 0 and (data["files_skipped_already_ingested"] or data["duplicates_skipped"]):
         err.print("Nothing new: everything here was already in the store.")
     if data["detection_error"]:
@@ -58,3 +62,13 @@ def _print_summary(data: dict) -> None:
                   f"{literal(data['detection_error'])} `tracegym mine failures` tries again.", highlight=False)
     if data["errors"]:
         err.print("Bad records are in the ingest_errors table: `tracegym sql \"SELECT * FROM ingest_errors\"`.")
+
+
+def _print_skipped_links(links: list[str]) -> None:
+    from rich.markup import escape
+
+    # repr: a file name may hold control characters, which must not reach the terminal as such.
+    shown = "".join(f"\n  {escape(repr(link))}" for link in links[:5])
+    more = f"\n  … and {len(links) - 5} more (--json lists them all)" if len(links) > 5 else ""
+    err.print(f"[yellow]Skipped {len(links)} symbolic links that lead outside the folders given[/yellow] "
+              f"(--follow-symlinks reads them):{shown}{more}", highlight=False)

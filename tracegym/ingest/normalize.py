@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from tracegym.ingest import exact_json, reading
 from tracegym.ingest.records import ToolCall, Trace
 
 ROLE_ALIASES = {
@@ -67,14 +68,15 @@ def _part_text(part: Any) -> str | None:
 
 
 def to_json(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    """Compact JSON with sorted keys, as the store keeps it (integers beyond 64 bits digit for digit)."""
+    return exact_json.dumps(value)
 
 
 def parse_arguments(arguments: Any) -> Any:
     """Tool-call arguments as a JSON value; an unparseable string stays a string."""
     if isinstance(arguments, str):
         try:
-            return orjson.loads(arguments) if arguments.strip() else {}
+            return exact_json.loads(arguments) if arguments.strip() else {}
         except orjson.JSONDecodeError:
             return arguments
     return {} if arguments is None else arguments
@@ -118,10 +120,10 @@ INT32 = (-(2**31), 2**31 - 1)
 
 
 def check_storable(trace: Trace) -> None:
-    """Raise ValueError for values the store's columns cannot hold (integers beyond 32 bits).
+    """Raise ValueError for values the store cannot hold: integers beyond 32 bits, text too large for one value.
 
     Called at the record boundary, so such a trace becomes one bad record instead
-    of failing the Arrow conversion of the whole batch later.
+    of failing the Arrow conversion or the insert of the whole batch later.
     """
     fields = [(f"messages[{i}].{name}", getattr(m, name)) for i, m in enumerate(trace.messages)
               for name in ("input_tokens", "output_tokens")]
@@ -129,6 +131,10 @@ def check_storable(trace: Trace) -> None:
     for where, value in fields:
         if value is not None and not INT32[0] <= value <= INT32[1]:
             raise ValueError(f"{where} = {value} does not fit a 32-bit integer")
+    for i, m in enumerate(trace.messages):
+        if m.content is not None and len(m.content) > reading.MAX_RECORD_BYTES:
+            raise ValueError(f"messages[{i}].content has {len(m.content)} characters, more than the "
+                             f"{reading.MAX_RECORD_BYTES >> 20} MB one value may hold")
 
 
 def link_tool_results(trace: Trace) -> None:

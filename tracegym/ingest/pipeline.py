@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,8 @@ class IngestSummary:
     """What the failure detectors did after the files were stored (see tracegym/mining/detection.py)."""
     detection_error: str | None = None
     """Why detection failed, if it did: the traces are stored, and `mine failures` detects them again."""
+    skipped_links: list[str] = field(default_factory=list)
+    """Symbolic links in the folders given that lead outside them ('link -> target'), not followed."""
 
     def total(self, key: str) -> int:
         return sum(getattr(f, key) for f in self.files)
@@ -79,32 +82,90 @@ class IngestSummary:
             "by_format": self.by_format(),
             "traces_detected": self.detection.traces if self.detection else 0,
             "detection_error": self.detection_error,
+            "links_skipped": self.skipped_links,
             "details": [asdict(f) for f in self.files],
         }
 
 
-def expand_paths(paths: Iterable[str]) -> Iterator[Path]:
-    """Files as given, folders recursively (sorted), '-' as stdin copied to a temp file."""
+@dataclass
+class Inputs:
+    """The files `tracegym ingest` was given, and the links it did not follow to get them."""
+
+    files: list[Path] = field(default_factory=list)
+    skipped_links: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def gathered(paths: Iterable[str], follow_symlinks: bool = False) -> Iterator[Inputs]:
+    """The files under `paths` (see `expand_paths`); '-' is stdin, copied to a temporary file removed on exit."""
+    inputs = Inputs()
+    with ExitStack() as stack:
+        for p in paths:
+            if p == "-":
+                folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tracegym-stdin-")))
+                inputs.files.append(_stdin_to_file(folder / "stdin.jsonl"))
+            else:
+                inputs.files.extend(expand_paths([p], follow_symlinks, inputs.skipped_links))
+        yield inputs
+
+
+def expand_paths(paths: Iterable[str], follow_symlinks: bool = False,
+                 skipped_links: list[str] | None = None) -> Iterator[Path]:
+    """Files as given, folders recursively (sorted).
+
+    Inside a folder, a symbolic link that leads outside it is not followed unless
+    `follow_symlinks`: a trace archive could otherwise pull any file of the machine
+    into the store (its head is kept even when no adapter reads it). Such links
+    are listed in `skipped_links`; links that stay inside the folder are read.
+    """
     for p in paths:
-        if p == "-":
-            yield _stdin_to_file()
-            continue
         path = Path(p)
         if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                if child.is_file() and not child.name.startswith(".") and child.suffix.lower() not in SKIP_SUFFIXES:
-                    yield child
+            yield from sorted(_files_under(path, follow_symlinks, skipped_links if skipped_links is not None else []))
         elif path.is_file():
             yield path
         else:
             raise IngestError(f"No such file or folder: {p}")
 
 
-def _stdin_to_file() -> Path:
-    tmp = tempfile.NamedTemporaryFile(prefix="tracegym-stdin-", suffix=".jsonl", delete=False)
-    with tmp:
-        shutil.copyfileobj(sys.stdin.buffer, tmp)
-    return Path(tmp.name)
+def _files_under(root: Path, follow_symlinks: bool, skipped_links: list[str]) -> Iterator[Path]:
+    """Every file below `root` worth reading (not hidden, not docs or code), by the links the policy above allows;
+    each folder is walked once."""
+    inside = root.resolve()
+    seen: set[tuple[int, int]] = set()
+    for folder, dirs, files in os.walk(root, followlinks=follow_symlinks):
+        here = Path(folder)
+        stat = here.stat()
+        if (stat.st_dev, stat.st_ino) in seen:  # a link back to a folder already walked
+            dirs.clear()
+            continue
+        seen.add((stat.st_dev, stat.st_ino))
+        for name in dirs:
+            if not follow_symlinks:
+                _leads_outside(here / name, inside, skipped_links)  # os.walk does not enter it: only report it
+        for name in files:
+            entry = here / name
+            if name.startswith(".") or entry.suffix.lower() in SKIP_SUFFIXES:
+                continue
+            if (follow_symlinks or not _leads_outside(entry, inside, skipped_links)) and entry.is_file():
+                yield entry
+
+
+def _leads_outside(entry: Path, inside: Path, skipped_links: list[str]) -> bool:
+    """Whether `entry` is a symbolic link to somewhere outside `inside`; such links are listed in `skipped_links`."""
+    if not entry.is_symlink():
+        return False
+    target = entry.resolve()
+    if target.is_relative_to(inside):
+        return False
+    skipped_links.append(f"{entry} -> {target}")
+    return True
+
+
+def _stdin_to_file(path: Path) -> Path:
+    with path.open("wb") as f:
+        shutil.copyfileobj(sys.stdin.buffer, f)
+    return path
 
 
 def file_sha256(path: Path) -> str:
@@ -131,12 +192,25 @@ def ingest_paths(
     fmt: str | None = None,
     options: dict[str, Any] | None = None,
     on_file: Callable[[Path], None] | None = None,
+    follow_symlinks: bool = False,
 ) -> IngestSummary:
     """Ingest every file under `paths`; each file is all-or-nothing in the store."""
+    with gathered(paths, follow_symlinks) as inputs:
+        return ingest_inputs(store, inputs, fmt, options, on_file)
+
+
+def ingest_inputs(
+    store: Store,
+    inputs: Inputs,
+    fmt: str | None = None,
+    options: dict[str, Any] | None = None,
+    on_file: Callable[[Path], None] | None = None,
+) -> IngestSummary:
+    """Ingest the files `gathered` found; each file is all-or-nothing in the store."""
     forced = get_adapter(fmt) if fmt else None
-    summary = IngestSummary()
+    summary = IngestSummary(skipped_links=list(inputs.skipped_links))
     with _memory_capped(store):
-        for path in list(expand_paths(paths)):
+        for path in inputs.files:
             if on_file:
                 on_file(path)
             summary.files.append(ingest_file(store, path, forced, options or {}))
@@ -168,10 +242,11 @@ def _memory_capped(store: Store) -> Iterator[None]:
 
 
 def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any]) -> FileResult:
+    before = path.stat()
     source_id = file_sha256(path)
     if store.scalar("SELECT count(*) FROM sources WHERE source_id = ?", [source_id]):
         return FileResult(str(path), None, "already ingested")
-    if path.stat().st_size == 0:
+    if before.st_size == 0:
         return _record_failure(store, path, source_id, "empty file", "")
     sample = take_sample(path)
     adapter = forced or detect(path, sample)
@@ -184,17 +259,41 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     try:
         with store.transaction() as con:
             result = _load(con, adapter, src)
+            _check_unchanged(path, before)
             con.execute(
                 "INSERT INTO sources VALUES (?, ?, ?, ?, current_timestamp, ?, ?, ?, ?, ?, ?)",
-                [source_id, str(path), adapter.name, path.stat().st_size, result.traces, result.messages,
+                [source_id, str(path), adapter.name, before.st_size, result.traces, result.messages,
                  result.tool_calls, result.errors, result.duplicates, result.conflicts],
             )
     except TracegymError:
         raise
+    except FileChanged as e:
+        return _record_failure(store, path, source_id, str(e), "")
     except Exception as e:  # noqa: BLE001 - the file boundary: an adapter bug costs this file, not the run
         error = f"{type(e).__name__} while loading with {adapter.name}; nothing from this file was stored: {e}"
         return _record_failure(store, path, source_id, error, sample.head.decode("utf-8", errors="backslashreplace"))
     return result
+
+
+class FileChanged(Exception):
+    """The file was written to while it was ingested, so what was read may not be what was hashed."""
+
+
+def _check_unchanged(path: Path, before: os.stat_result) -> None:
+    """Raise FileChanged unless `path` is the same file, of the same size and times, as when it was hashed.
+
+    The store knows a file by the hash of its bytes: a file truncated, grown or
+    rewritten between hashing and reading would be stored under a hash that is
+    not what was read, and re-ingesting the complete file would find nothing new.
+    The change time is compared too, since no program can set it back.
+    """
+    after = path.stat()
+    fields = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+    if any(getattr(before, f) != getattr(after, f) for f in fields):
+        raise FileChanged(
+            f"the file changed while it was being ingested (its size or modification time moved: {before.st_size} "
+            f"bytes when hashed, {after.st_size} after reading); nothing from this file was stored: ingest it again "
+            "once it is complete")
 
 
 def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: str) -> FileResult:

@@ -1,13 +1,17 @@
 """Reading source files into raw records without loading more than needed.
 
-JSONL is streamed line by line. A JSON document that is an array is decoded
-item by item, so a truncated file still yields every complete item before the
-cut, and the cut itself becomes one bad record.
+JSONL is streamed line by line. A JSON document that is an array is streamed
+item by item (`json_stream`), so memory holds one item, not the document, and
+an item that cannot be read (too deep, not UTF-8, cut off by a truncated file)
+becomes one bad record while every other item is kept. A line or an item
+larger than MAX_RECORD_BYTES is a bad record too, read no further than its
+head: the store could not take it in one piece (DuckDB holds each value in one
+block within the ingest memory cap), and keeping it would cost the whole file.
+Numbers are read by `exact_json`, which keeps integers beyond 64 bits exact.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +19,17 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from tracegym.ingest.exact_json import loads
+from tracegym.ingest.json_stream import ArrayItems, Item
 from tracegym.ingest.records import BadRecord, RawRecord
 
 SAMPLE_BYTES = 1 << 16
 RAW_LIMIT = 1 << 20  # keep the raw text of bad records up to 1 MB
 FIRST_LINE_LIMIT = 64 << 20  # detection reads at most this much of a long first line
+# The largest line, array item or text value ingest takes: a quarter of the store's memory cap while
+# ingesting (pipeline.INGEST_MEMORY_LIMIT), which holds a value of 200 MB but not one of 300 MB.
+MAX_RECORD_BYTES = 128 << 20
+_BLANK = b" \t\r\n"
 
 
 def clip_raw(text: str) -> str:
@@ -54,15 +64,14 @@ def take_sample(path: Path) -> Sample:
         head = f.read(SAMPLE_BYTES)
         line, rest = _first_line(f, head)
     try:
-        first = orjson.loads(line)
+        first = loads(line)
     except orjson.JSONDecodeError:
         first = None
     # One JSON value per line: a first line that is an object or an array, with more lines after it.
     # A file that is one short object counts too; a one-line array is a document of items.
     if (isinstance(first, dict) and len(head) < SAMPLE_BYTES) or (isinstance(first, (dict, list)) and rest.strip()):
         return Sample(path, head, first, jsonl=True)
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    top = _top_value(path, text)
+    top = _top_value(path, head)
     if isinstance(top, list):
         return Sample(path, head, top[0] if top else None, jsonl=False)
     later = _later_object_line(rest) if first is None and top is None else None
@@ -80,7 +89,7 @@ def _later_object_line(rest: bytes) -> dict[str, Any] | None:
     for line in rest.split(b"\n"):
         if line.startswith(b"{"):
             try:
-                value = orjson.loads(line)
+                value = loads(line)
             except orjson.JSONDecodeError:
                 continue
             if isinstance(value, dict):
@@ -98,103 +107,143 @@ def _first_line(f: BinaryIO, head: bytes) -> tuple[bytes, bytes]:
     return line, rest
 
 
-def _top_value(path: Path, head_text: str) -> Any:
-    """The whole document when it is small; its first array item or key otherwise."""
+def _top_value(path: Path, head: bytes) -> Any:
+    """The whole document when it is small; else, for an array, a list of its first readable item."""
     if path.stat().st_size <= 64 << 20:
         try:
-            return orjson.loads(path.read_bytes())
+            return loads(path.read_bytes())
         except orjson.JSONDecodeError:
             pass
-    stripped = head_text.lstrip()
-    if stripped.startswith("["):
-        try:
-            item, _ = json.JSONDecoder().raw_decode(stripped[1:].lstrip())
-            return [item]
-        except json.JSONDecodeError:
-            return None
+    body = head.removeprefix(b"\xef\xbb\xbf").lstrip(_BLANK)
+    return _first_item(path, len(head) - len(body) + 1) if body.startswith(b"[") else None
+
+
+def _first_item(path: Path, offset: int) -> list[Any] | None:
+    """The first item of the array at `offset` that parses, within the file's first 64 MB."""
+    with path.open("rb") as f:
+        f.seek(offset)
+        for item in ArrayItems(f, FIRST_LINE_LIMIT, 0):
+            if item.start > FIRST_LINE_LIMIT:
+                return None
+            try:
+                return [loads(item.data)]
+            except orjson.JSONDecodeError:
+                continue
     return None
+
+
+@dataclass(slots=True)
+class LongLine:
+    """A line longer than MAX_RECORD_BYTES: its first RAW_LIMIT bytes and its length."""
+
+    head: bytes
+    size: int
+
+
+def read_line(f: BinaryIO) -> bytes | LongLine:
+    """The next line, newline included (b"" at the end of the file); past MAX_RECORD_BYTES, only its head."""
+    line = f.readline(MAX_RECORD_BYTES + 1)
+    if len(line) <= MAX_RECORD_BYTES or line.endswith(b"\n"):
+        return line
+    size, head = len(line), line[:RAW_LIMIT]
+    del line
+    while rest := f.readline(RAW_LIMIT):
+        size += len(rest)
+        if rest.endswith(b"\n"):
+            break
+    return LongLine(head, size)
 
 
 def iter_jsonl(path: Path) -> Iterator[RawRecord | BadRecord]:
     """One record per non-blank line; a bad line is a bad record, never the end."""
     with path.open("rb") as f:
-        for lineno, line in enumerate(f, start=1):
-            if line.strip():
+        lineno = 1
+        while line := read_line(f):
+            if isinstance(line, LongLine) or line.strip():
                 yield parse_line(lineno, line)
+            lineno += 1
 
 
-def parse_line(lineno: int, line: bytes) -> RawRecord | BadRecord:
+def parse_line(lineno: int, line: bytes | LongLine) -> RawRecord | BadRecord:
     """One non-blank JSONL line (1-based `lineno`) as a record, or a bad record saying why."""
+    if isinstance(line, LongLine) or len(line) > MAX_RECORD_BYTES:
+        head, size = (line.head, line.size) if isinstance(line, LongLine) else (line[:RAW_LIMIT], len(line))
+        return BadRecord(f"line {lineno}", too_large(size), _head_text(head, size))
     try:
         text = decode_bytes(line)
-        value = orjson.loads(text)
+        value = loads(line)
     except (UnicodeDecodeError, orjson.JSONDecodeError) as e:
         return BadRecord(f"line {lineno}", f"{type(e).__name__}: {e}", raw_text(line))
     return RawRecord(f"line {lineno}", value, text)
 
 
+def too_large(size: int) -> str:
+    return (f"record too large: {size} bytes, more than the {MAX_RECORD_BYTES >> 20} MB tracegym reads as one "
+            "record (the store holds each value whole in memory while ingesting); split it to ingest it")
+
+
+def _head_text(head: bytes, size: int) -> str:
+    text = head.decode("utf-8", errors="backslashreplace")
+    return text + f"\n…[truncated by tracegym: {size} bytes in all]"
+
+
 def iter_json_document(path: Path) -> Iterator[RawRecord | BadRecord]:
-    """A JSON document: each item of a top-level array, or the one object."""
+    """A JSON document: each item of a top-level array, streamed, or the one value."""
+    with path.open("rb") as f:
+        head = f.read(SAMPLE_BYTES)
+        body = head.removeprefix(b"\xef\xbb\xbf").lstrip(_BLANK)
+        if body.startswith(b"["):
+            f.seek(len(head) - len(body) + 1)
+            yield from _array_items(f)
+            return
+    yield whole_document(path)
+
+
+def whole_document(path: Path) -> RawRecord | BadRecord:
+    """The document as one record, read whole: it may hold many traces (a run's results), so it has no size limit;
+    `normalize.check_storable` still rejects a single value the store could not hold."""
     data = path.read_bytes()
     try:
         text = decode_bytes(data)
     except UnicodeDecodeError as e:
-        # An array is salvaged item by item, so only the items holding the bad bytes are lost.
-        text = data.decode("utf-8", errors="surrogateescape")
-        if not text.lstrip("\ufeff \t\r\n").startswith("["):
-            yield BadRecord(f"byte {e.start}", f"invalid UTF-8: {e}", raw_text(data))
-            return
-        yield from _salvage_array(text)
-        return
+        return BadRecord(f"byte {e.start}", f"invalid UTF-8: {e}", raw_text(data))
     try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        yield from _salvage_array(text)
-        return
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            yield RawRecord(f"$[{i}]", item)
-    else:
-        yield RawRecord("$", value, text)
-
-
-def _salvage_array(text: str) -> Iterator[RawRecord | BadRecord]:
-    """Decode a broken document item by item, keeping every complete item."""
-    decoder = json.JSONDecoder()
-    stripped = text.lstrip("\ufeff \t\r\n")
-    if not stripped.startswith("["):
-        yield BadRecord("$", "not valid JSON (and not an array to salvage)", clip_raw(text))
-        return
-    pos, i = text.index("[") + 1, 0
-    while True:
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
-        if pos >= len(text):
-            yield BadRecord(f"$[{i}]", "truncated JSON: the array never closes", "")
-            return
-        if text[pos] == "]":
-            return
-        try:
-            _, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as e:
-            yield BadRecord(f"$[{i}] (byte {pos})", f"JSONDecodeError: {e}", _escaped(text[pos:]))
-            return
-        yield _strict_item(text[pos:end], f"$[{i}]", pos)
-        pos, i = end, i + 1
-
-
-def _strict_item(span: str, locator: str, pos: int) -> RawRecord | BadRecord:
-    """The lenient decoder found the item's end; orjson rejects what the store cannot hold
-    (bytes that were not UTF-8, unpaired surrogates)."""
-    try:
-        return RawRecord(locator, orjson.loads(span))
+        value = loads(data)
     except orjson.JSONDecodeError as e:
-        return BadRecord(f"{locator} (byte {pos})", f"invalid UTF-8 or unpaired surrogate: {e}", _escaped(span))
+        return BadRecord("$", f"{type(e).__name__}: {e}", clip_raw(text))
+    return RawRecord("$", value, text)
 
 
-def _escaped(text: str) -> str:
-    """Text decoded with surrogateescape, with the undecodable bytes shown as \\xNN escapes."""
-    return raw_text(text.encode("utf-8", errors="surrogateescape"))
+def _array_items(f: BinaryIO) -> Iterator[RawRecord | BadRecord]:
+    """Each item of the array `f` is positioned in, parsed on its own; then how the array ended, if badly."""
+    items = ArrayItems(f, MAX_RECORD_BYTES, RAW_LIMIT)
+    last: RawRecord | BadRecord | None = None
+    count = 0
+    for item in items:
+        last = _item_record(item)
+        count += 1
+        yield last
+    ending = items.ending
+    if ending.kind == "trailing":
+        f.seek(ending.offset)
+        yield BadRecord(f"byte {ending.offset}", "text after the end of the array: it was not read",
+                        raw_text(f.read(RAW_LIMIT)))
+    elif ending.kind == "unclosed" and not isinstance(last, BadRecord):
+        yield BadRecord(f"$[{count}]", "truncated JSON: the array never closes", "")
+
+
+def _item_record(item: Item) -> RawRecord | BadRecord:
+    where = f"$[{item.index}] (byte {item.start})"
+    if item.size > len(item.data):
+        return BadRecord(where, too_large(item.size), _head_text(item.data, item.size))
+    try:
+        decode_bytes(item.data)
+    except UnicodeDecodeError as e:
+        return BadRecord(where, f"invalid UTF-8: {e}", raw_text(item.data))
+    try:
+        return RawRecord(f"$[{item.index}]", loads(item.data))
+    except orjson.JSONDecodeError as e:
+        return BadRecord(where, f"{type(e).__name__}: {e}", raw_text(item.data))
 
 
 def iter_json_values(path: Path, jsonl: bool) -> Iterator[RawRecord | BadRecord]:

@@ -9,6 +9,12 @@ orjson would parse differently from DuckDB) goes through the adapter's
 `to_traces`, one record at a time. So the two paths store the same rows, which
 `tests/unit/test_chat_sql.py` checks table by table.
 
+A line longer than SQL_LINE_BYTES takes the record path too (the SQL path
+would need several copies of it within the scratch database's memory cap), and
+so does every line of a chunk that the SQL path cannot take for any reason a
+hostile line can cause (invalid UTF-8, a DuckDB error such as running out of
+memory): one such line never costs the others.
+
 Per chunk (on a scratch in-memory database): DuckDB describes each line's
 JSON structure (`json_structure`); the few distinct structures are checked in
 Python (`plain_shape`); matching lines are parsed into typed structs
@@ -34,10 +40,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tracegym.ingest.adapters.base import FileSink, SourceFile
+from tracegym.ingest.exact_json import loads
 from tracegym.ingest.normalize import normalize_role, parse_arguments, to_json
-from tracegym.ingest.reading import parse_line
+from tracegym.ingest.reading import LongLine, parse_line, read_line
 
 CHUNK_BYTES = 64 << 20
+SQL_LINE_BYTES = 64 << 20  # a chunk grows to hold a line up to this long; a longer one takes the record path
 BATCH_BYTES = 2 << 20  # Arrow batches of about this size let DuckDB spread a chunk over its threads
 EXPORT_ROWS = 8192
 SCRATCH_MEMORY = "1GB"  # one chunk's working tables fit well within it
@@ -100,6 +108,14 @@ def plain_shape(structure: Any) -> bool:
             and fn.get("name") == "VARCHAR" and fn.get("arguments") == "VARCHAR")
 
 
+def _is_plain(structure: str) -> bool:
+    """plain_shape of a `json_structure` text; one too deep for orjson is not plain (its lines are reported)."""
+    try:
+        return plain_shape(orjson.loads(structure))
+    except orjson.JSONDecodeError:
+        return False
+
+
 def _role_or_none(raw: str) -> str | None:
     try:
         return normalize_role(raw)
@@ -135,8 +151,16 @@ class LineChunk:
         return pa.concat_tables(table.slice(a, b - a) for a, b in zip(cuts, cuts[1:], strict=False))
 
 
-def iter_line_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk]:
-    """The file in chunks of whole lines (a chunk grows to hold a line longer than `chunk_bytes`)."""
+@dataclass
+class OneLine:
+    """A line longer than SQL_LINE_BYTES, for the record path (only its head when it is too large to read)."""
+
+    lineno: int
+    data: bytes | LongLine
+
+
+def iter_line_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk | OneLine]:
+    """The file in chunks of whole lines; a chunk grows to hold a line up to SQL_LINE_BYTES long."""
     lineno, pos, size = 1, 0, chunk_bytes
     with path.open("rb") as f:
         while True:
@@ -146,7 +170,13 @@ def iter_line_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Lin
                 return
             cut = data.rfind(b"\n") + 1
             if cut == 0 and len(data) == size:
-                size *= 2
+                if size < SQL_LINE_BYTES:
+                    size *= 2
+                    continue
+                del data
+                f.seek(pos)
+                yield OneLine(lineno, read_line(f))
+                lineno, pos, size = lineno + 1, f.tell(), chunk_bytes
                 continue
             cut = cut or len(data)  # the last line of a file without a final newline
             starts = [0]
@@ -173,18 +203,20 @@ def load_chat_jsonl(src: SourceFile, sink: FileSink, chunk_bytes: int | None = N
     try:
         scratch.execute("SET enable_progress_bar = false")
         for chunk in iter_line_chunks(src.path, chunk_bytes or CHUNK_BYTES):
-            try:
-                table = chunk.arrow()
-            except pa.ArrowInvalid:  # invalid UTF-8 somewhere: the record path names each bad line
-                for lineno in range(chunk.first_lineno, chunk.first_lineno + len(chunk.starts) - 1):
-                    if chunk.line(lineno).strip():
-                        sink.take(parse_line(lineno, chunk.line(lineno)))
-                continue
-            with _registered(scratch, {"_chat_chunk": table}):
+            if isinstance(chunk, OneLine):
+                sink.take(parse_line(chunk.lineno, chunk.data))
+            else:
                 _load_chunk(scratch, src, sink, chunk)
     finally:
         scratch.close()
         spill.cleanup()
+
+
+def _by_records(sink: FileSink, chunk: LineChunk) -> None:
+    """Every line of the chunk through the record path, which stores or reports each line on its own."""
+    for lineno in range(chunk.first_lineno, chunk.first_lineno + len(chunk.starts) - 1):
+        if chunk.line(lineno).strip():
+            sink.take(parse_line(lineno, chunk.line(lineno)))
 
 
 @contextmanager
@@ -200,16 +232,18 @@ def _registered(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> 
 
 def _load_chunk(scratch: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink, chunk: LineChunk) -> None:
     with _scope(scratch) as register:
-        msgs = _parse(scratch)
-        register("_chat_msg", msgs)
-        roles = _roles(msgs)
-        register("_chat_roles", roles)
-        _check_values(scratch)
+        try:
+            msgs, roles = _prepare(scratch, chunk, register)
+        except duckdb.InterruptException:
+            raise
+        except (duckdb.Error, pa.ArrowException):  # e.g. invalid UTF-8, or a line DuckDB has no memory for
+            _by_records(sink, chunk)
+            return
+        # Nothing reached the sink before this point, so the record path above could take the chunk afresh.
         keep = _claim_or_route(scratch, sink, chunk)
         if not keep:
             return
         register("_chat_keep", pa.table({"lineno": pa.array(keep, pa.int64())}))
-        register("_chat_trace_json", _trace_json(scratch))
         register("_chat_args", _arguments(scratch))
         _stage(scratch, src)
         # Batches of a few thousand rows, so that the store's INSERT spreads over its threads too.
@@ -217,6 +251,20 @@ def _load_chunk(scratch: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileS
                   for table, view in _VIEWS.items()}
     staged["messages"] = _messages(msgs, keep, roles)
     sink.append(staged)
+
+
+def _prepare(scratch: duckdb.DuckDBPyConnection, chunk: LineChunk,
+             register: Callable[[str, pa.Table], None]) -> tuple[pa.Table, pa.Table]:
+    """Parse and check the chunk's lines, leaving `_chat_fast` (the lines SQL stores) and their trace JSON."""
+    table = chunk.arrow()
+    register("_chat_chunk", table)
+    msgs = _parse(scratch)
+    register("_chat_msg", msgs)
+    roles = _roles(msgs)
+    register("_chat_roles", roles)
+    _check_values(scratch)
+    register("_chat_trace_json", _trace_json(scratch))
+    return msgs, roles
 
 
 @contextmanager
@@ -260,7 +308,7 @@ def _parse(con: duckdb.DuckDBPyConnection) -> pa.Table:
         FROM _chat_chunk WHERE NOT regexp_full_match(line, '{_BLANK_LINE}')
     """)
     shapes = [row[0] for row in con.execute("SELECT DISTINCT st FROM _chat_st WHERE st IS NOT NULL").fetchall()]
-    plain = [s for s in shapes if plain_shape(orjson.loads(s))]
+    plain = [s for s in shapes if _is_plain(s)]
     table = pa.table({"st": pa.array(plain, pa.string()), "has_double": pa.array(['"DOUBLE"' in s for s in plain])})
     with _registered(con, {"_chat_plain": table}):
         # Trace-level fields ride on each line's first message row; lines of a plain shape have at least one.
@@ -349,7 +397,8 @@ def _stage(con: duckdb.DuckDBPyConnection, src: SourceFile) -> None:
         SELECT m.trace_id, '{src.source_id}' AS source_id, '{FORMAT}' AS format, j.session_id, m.model,
                NULL::TIMESTAMP AS started_at, NULL::TIMESTAMP AS ended_at, NULL::VARCHAR AS outcome,
                m.n_messages, j.tools, j.metadata
-        FROM _chat_msg m JOIN _chat_trace_json j USING (lineno) WHERE m.idx = 0;
+        FROM _chat_msg m JOIN _chat_trace_json j USING (lineno) SEMI JOIN _chat_keep USING (lineno)
+        WHERE m.idx = 0;
         CREATE OR REPLACE TEMP VIEW _chat_tool_calls AS
         SELECT c.trace_id, c.message_idx, c.call_id, c.name, a.arguments, m.content AS result,
                l.result_message_idx, {_error_sql('m.content')} AS is_error,
@@ -365,19 +414,29 @@ def _stage(con: duckdb.DuckDBPyConnection, src: SourceFile) -> None:
 
 
 def _trace_json(con: duckdb.DuckDBPyConnection) -> pa.Table:
-    """Metadata, session and tool schemas of the kept lines, serialized as the record path does."""
+    """Metadata, session and tool schemas of the `_chat_fast` lines, serialized as the record path does.
+
+    A line whose metadata or tools the record path could not read either (an integer too long to keep, a number
+    that is infinite as a double) leaves `_chat_fast`, so that the record path reports it.
+    """
     from tracegym.ingest.adapters.openai_chat import request_metadata, session_of
 
-    rows = con.execute(
-        "SELECT lineno, metadata, tools FROM _chat_msg SEMI JOIN _chat_keep USING (lineno) WHERE idx = 0"
-    ).fetchall()
-    linenos, sessions, metadata, tools = [], [], [], []
+    rows = con.execute("SELECT lineno, metadata, tools FROM _chat_msg SEMI JOIN _chat_fast USING (lineno) "
+                       "WHERE idx = 0").fetchall()
+    linenos, sessions, metadata, tools, unread = [], [], [], [], []
     for lineno, meta_json, tools_json in rows:
-        meta = request_metadata({"metadata": orjson.loads(meta_json) if meta_json is not None else None})
+        try:
+            meta = request_metadata({"metadata": loads(meta_json) if meta_json is not None else None})
+            tool_list = loads(tools_json) if tools_json is not None else None
+        except ValueError:  # orjson's JSONDecodeError included
+            unread.append(lineno)
+            continue
         linenos.append(lineno)
         sessions.append(session_of(meta))
         metadata.append(to_json(meta))
-        tools.append(to_json(orjson.loads(tools_json)) if tools_json is not None else None)
+        tools.append(to_json(tool_list) if tool_list is not None else None)
+    if unread:
+        con.execute("DELETE FROM _chat_fast WHERE lineno IN (SELECT unnest(?))", [unread])
     return pa.table({"lineno": pa.array(linenos, pa.int64()), "session_id": pa.array(sessions, pa.string()),
                      "metadata": pa.array(metadata, pa.string()), "tools": pa.array(tools, pa.string())})
 

@@ -26,11 +26,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from tracegym.ingest.adapters.base import Adapter, SourceFile, require
 from tracegym.ingest.normalize import content_text, opt_int, parse_arguments, parse_ts
-from tracegym.ingest.reading import Sample, iter_jsonl, raw_text
+from tracegym.ingest.reading import Sample, iter_jsonl, whole_document
 from tracegym.ingest.records import BadRecord, Message, RawRecord, ToolCall, Trace
 
 SKIPPED_ACTIONS = {"change_agent_state", "null"}
@@ -62,13 +60,7 @@ class OpenHandsAdapter(Adapter):
         if src.sample.jsonl:
             yield from iter_jsonl(src.path)
             return
-        data = src.path.read_bytes()
-        try:
-            value = orjson.loads(data)
-        except orjson.JSONDecodeError as e:
-            yield BadRecord("$", f"JSONDecodeError: {e}", raw_text(data))
-            return
-        yield RawRecord("$", value, data.decode())  # orjson accepted it, so it is valid UTF-8
+        yield whole_document(src.path)
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         value = record.value

@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from tracegym.ingest import exact_json
 from tracegym.ingest.adapters import otlp
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.otel_genai import evaluation_scores
@@ -256,7 +257,7 @@ def _value_turns(value: Any, role: str) -> list[Turn]:
     if not isinstance(value, str) or not value:
         return []
     try:
-        parsed = orjson.loads(value)
+        parsed = exact_json.loads(value)
     except orjson.JSONDecodeError:
         return [Turn(role, value)]
     if isinstance(parsed, dict) and any(isinstance(parsed.get(k), list) for k in ("messages", "choices")):
@@ -267,7 +268,7 @@ def _value_turns(value: Any, role: str) -> list[Turn]:
 def _tool_definitions(tree: dict[str, Any]) -> list[Any] | None:
     tools = _as_list(get(tree, "llm.tools"), "llm.tools")
     schemas = [get(t, "tool.json_schema") for t in tools]
-    out = [orjson.loads(s) if isinstance(s, str) else s for s in schemas if s is not None]
+    out = [exact_json.loads(s) if isinstance(s, str) else s for s in schemas if s is not None]
     return out or None
 
 

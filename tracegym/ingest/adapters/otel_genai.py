@@ -37,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from tracegym.ingest import exact_json
 from tracegym.ingest.adapters import otlp
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.span_messages import CallPart, Turn, as_text, message_turns, text_of
@@ -252,7 +253,7 @@ def _score(e: otlp.OtlpEvent) -> Score:
 def _json_value(value: Any) -> Any:
     """Structured attributes may arrive as JSON strings (spans cannot yet hold objects)."""
     if isinstance(value, str):
-        return orjson.loads(value)
+        return exact_json.loads(value)
     return value
 
 
@@ -261,7 +262,7 @@ def _loose_json(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return orjson.loads(value)
+        return exact_json.loads(value)
     except orjson.JSONDecodeError:
         pass
     try:
