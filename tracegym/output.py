@@ -14,13 +14,13 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
-import orjson
 import typer
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table
 
+from tracegym import exact_json
 from tracegym.inert import inert_json, visible
 
 
@@ -54,7 +54,7 @@ def literal(value: Any) -> str:
 
 
 def print_json(data: Any) -> None:
-    text = orjson.dumps(data, default=_default, option=orjson.OPT_INDENT_2).decode()
+    text = exact_json.dumps(data, sort_keys=False, indent=True, default=_default)
     sys.stdout.write(inert_json(text) + "\n")
 
 

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import duckdb
-import orjson
 import pyarrow as pa
 import torch
 
+from tracegym import exact_json
 from tracegym.errors import StoreError
 from tracegym.harnesses.episode import Episode, EpisodeCounts, TokenRecord, TurnRecord
 from tracegym.models.support import Support
@@ -41,7 +41,7 @@ COLUMNS = tuple(SCHEMA.names)
 
 
 def _json(value: Any) -> str:
-    return orjson.dumps(value, default=str).decode()
+    return exact_json.dumps(value, sort_keys=False)
 
 
 def _row(episode: Episode, run_id: str | None) -> dict[str, Any]:
@@ -123,7 +123,7 @@ def read_rollouts(
 
 
 def _episode(row: dict[str, Any]) -> Episode:
-    data = {c: orjson.loads(row[c]) if row[c] is not None else None for c in _JSON}
+    data = {c: exact_json.loads(row[c]) if row[c] is not None else None for c in _JSON}
     return Episode(
         rollout_id=row["rollout_id"], task_id=row["task_id"], task_set_id=row["task_set_id"], split=row["split"],
         harness=row["harness"], sample_idx=row["sample_idx"], seed=row["seed"], model=row["model"],

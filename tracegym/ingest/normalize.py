@@ -8,7 +8,8 @@ from typing import Any
 
 import orjson
 
-from tracegym.ingest import exact_json, reading
+from tracegym import exact_json
+from tracegym.ingest import reading
 from tracegym.ingest.records import ToolCall, Trace
 
 ROLE_ALIASES = {

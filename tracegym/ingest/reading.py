@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from tracegym.ingest.exact_json import loads
+from tracegym.exact_json import loads
 from tracegym.ingest.json_stream import ArrayItems, Item
 from tracegym.ingest.records import BadRecord, RawRecord
 

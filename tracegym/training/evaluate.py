@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from tracegym import exact_json
 from tracegym.errors import ConfigError
 from tracegym.harnesses.config import HarnessFactory
 from tracegym.harnesses.episode import Episode
@@ -239,7 +240,7 @@ def _write_result(store: Store, result: Evaluation, candidate: Candidate, task: 
     row = [result.eval_id, candidate.label, candidate.checkpoint_id, candidate.location, candidate.run_id,
            candidate.step, result.task_set.manifest.name, task.task_id, task.provenance.cluster_id, task.split,
            episode.sample_idx, episode.seed, episode.rollout_id, episode.reward, passed,
-           orjson.dumps(episode.scorer_details, default=str).decode(), episode.scorer_error, episode.harness_error,
+           exact_json.dumps(episode.scorer_details, sort_keys=False), episode.scorer_error, episode.harness_error,
            episode.stop_reason, episode.tokens_in, episode.tokens_out, episode.latency_s, datetime.now()]
     with store.transaction() as con:
         con.execute(f"INSERT INTO eval_results VALUES ({', '.join('?' * len(row))})", row)

@@ -39,8 +39,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tracegym.exact_json import loads
 from tracegym.ingest.adapters.base import FileSink, SourceFile
-from tracegym.ingest.exact_json import loads
 from tracegym.ingest.normalize import normalize_role, parse_arguments, to_json
 from tracegym.ingest.reading import LongLine, parse_line, read_line
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from tracegym.ingest import exact_json
+from tracegym import exact_json
 from tracegym.ingest.adapters import otlp
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.otel_genai import evaluation_scores

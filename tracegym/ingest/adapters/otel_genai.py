@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from tracegym.ingest import exact_json
+from tracegym import exact_json
 from tracegym.ingest.adapters import otlp
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.span_messages import CallPart, Turn, as_text, message_turns, text_of

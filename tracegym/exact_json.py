@@ -1,4 +1,4 @@
-"""JSON as ingest reads and writes it: orjson, except that integers beyond 64 bits stay exact.
+"""JSON as tracegym reads and writes trace data: orjson, except that integers beyond 64 bits stay exact.
 
 orjson reads an integer outside [-2**63, 2**64) as a double (so an id or a
 counter of 70 bits silently loses its low digits) and rejects one beyond about
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -52,15 +53,18 @@ def loads(data: bytes | str) -> Any:
     return _loads_exact(raw, None) if _has_long_digits(raw) else value
 
 
-def dumps(value: Any) -> str:
-    """Compact JSON with sorted keys; ints beyond 64 bits are written digit for digit."""
+def dumps(value: Any, *, sort_keys: bool = True, indent: bool = False,
+          default: Callable[[Any], Any] = str) -> str:
+    """JSON text (compact unless `indent`); ints beyond 64 bits are written digit for digit, where orjson alone
+    would raise (such ints reach rollouts, eval details and `--json` from trace metadata)."""
+    option = (orjson.OPT_SORT_KEYS if sort_keys else 0) | (orjson.OPT_INDENT_2 if indent else 0)
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
+        return orjson.dumps(value, option=option, default=default).decode()
     except orjson.JSONEncodeError:
         exact = _fragments(value)
         if exact is value:
             raise
-        return orjson.dumps(exact, option=orjson.OPT_SORT_KEYS, default=str).decode()
+        return orjson.dumps(exact, option=option, default=default).decode()
 
 
 def _has_long_digits(raw: bytes) -> bool:
