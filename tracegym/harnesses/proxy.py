@@ -71,8 +71,9 @@ class ProxyConfig(SandboxChoice):
     agent_dir: str | None = None
     """The folder holding the agent program and what it needs (relative to the harness config file): the sandbox
     shows it read-only at its own absolute path, which TRACEGYM_AGENT_DIR names. All of it is visible to the
-    agent, so give it a folder of its own, not one holding the workspaces or data. Files the agent may change
-    go in `template` instead."""
+    agent, so give it a folder of its own, not one holding the workspaces or data. When tracegym runs as root the
+    program runs as a uid of its own, so its files must be readable by all. Files the agent may change go in
+    `template` instead."""
     wall_seconds: float = Field(600.0, gt=0)
     """Wall-clock seconds the program may run (the run's --time-budget, when shorter, wins)."""
     grace_seconds: float = Field(10.0, ge=0)
