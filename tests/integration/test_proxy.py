@@ -1,8 +1,9 @@
 """The proxy harness end to end: an agent program using the `openai` client, the tiny random Llama behind it.
 
-Each episode starts a real Python process (the agent below, written into tmp_path) that talks to the proxy
-over HTTP; the stored episode must carry the exact token record of the stitched conversation, re-scored
-here with the same weights, and a reward from a scorer reading the program's output.
+Each episode starts a real Python process (the agent below, written into its own folder under tmp_path) in
+the episode's bubblewrap sandbox, where it talks to the proxy over HTTP; the stored episode must carry the
+exact token record of the stitched conversation, re-scored here with the same weights, and a reward from a
+scorer reading the program's output.
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ from tracegym.harnesses.episode import Episode
 from tracegym.harnesses.policy import HFPolicy
 from tracegym.harnesses.rollouts import read_rollouts, write_rollouts
 from tracegym.harnesses.runner import EpisodeLimits, RunOptions, run_many
+from tracegym.harnesses.sandbox import bwrap_problem
 from tracegym.models.sampling import SamplingEngine, SamplingParams
 from tracegym.models.scoring import batch_logprobs_of
 from tracegym.models.tiny import tiny_policy
 from tracegym.tasks.spec import TaskSpec
 
 pytest.importorskip("openai", reason="the agent under test uses the openai client (the dev extra)")
+if (_problem := bwrap_problem()) is not None:
+    pytest.skip(f"the agent runs in bubblewrap, which cannot run here: {_problem}", allow_module_level=True)
 
 SAMPLING = SamplingParams(top_p=0.9, max_new_tokens=10)
 
@@ -85,6 +89,14 @@ print("DONE")
 '''
 
 
+COMMAND = 'python "$TRACEGYM_AGENT_DIR/agent.py"'
+
+
+def write_agent(folder: Path) -> None:
+    (folder / "agent").mkdir()
+    (folder / "agent" / "agent.py").write_text(AGENT)
+
+
 @pytest.fixture(scope="module")
 def tiny():
     return tiny_policy(seed=0)
@@ -103,8 +115,8 @@ def spec(task_id: str) -> TaskSpec:
 def run(tiny, tmp_path: Path, task_ids: list[str], concurrency: int, limits: EpisodeLimits | None = None,
         batch_window_s: float = 0.005, **proxy) -> list[Episode]:
     model, tokenizer = tiny
-    (tmp_path / "agent.py").write_text(AGENT)
-    config = HarnessConfig(harness="proxy", proxy={"command": f"python {tmp_path / 'agent.py'}", **proxy})
+    write_agent(tmp_path)
+    config = HarnessConfig(harness="proxy", proxy={"command": COMMAND, "agent_dir": "agent", **proxy})
     factory = HarnessFactory(config, tmp_path)
     policy = HFPolicy(SamplingEngine(model, eos_token_ids=[tokenizer.eos_token_id]), tokenizer, batch_window_s)
     scorer = build_scorer(MatchEval(kind="match", name="done", mode="contains", expected="DONE",
@@ -182,7 +194,8 @@ def test_a_crash_and_a_disconnect_are_recorded_harness_errors_and_the_run_goes_o
     assert len(crash.turns) == 1 and crash.tokens is not None  # what it did before crashing is kept
     assert disconnect.stop_reason == "harness_error" and disconnect.reward is None
     assert "disconnected while its reply was being generated" in disconnect.harness_error
-    assert disconnect.metrics["proxy/killed"] and disconnect.metrics["proxy/exit_code"] < 0  # not waited out
+    # Killed, not waited out: SIGKILL, reported as the shell reports it (128 + 9), like every sandboxed command.
+    assert disconnect.metrics["proxy/killed"] and disconnect.metrics["proxy/exit_code"] == 137
     assert disconnect.turns == []
     assert plain.stop_reason == "env_done" and plain.harness_error is None and plain.reward == 1.0
 
@@ -220,9 +233,9 @@ def test_tracegym_run_drives_the_agent_through_the_proxy(cli, tiny, tmp_path, st
     model.save_pretrained(tmp_path / "tiny-model")
     tokenizer.save_pretrained(tmp_path / "tiny-model")
     write_task_set(tmp_path / "set")
-    (tmp_path / "agent.py").write_text(AGENT)
-    (tmp_path / "harness.yaml").write_text("harness: proxy\nproxy:\n  command: python ../../agent.py\n"
-                                           "  workspaces: ws\n")
+    write_agent(tmp_path)
+    (tmp_path / "harness.yaml").write_text(f"harness: proxy\nproxy:\n  command: {json.dumps(COMMAND)}\n"
+                                           "  agent_dir: agent\n  workspaces: ws\n")
     result = cli("run", tmp_path / "set", "--model", tmp_path / "tiny-model", "--harness-config",
                  tmp_path / "harness.yaml", "--max-new-tokens", "8", "--store", store_path, "--json")
     assert result.exit_code == 0, result.output

@@ -8,6 +8,7 @@ than the machine.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -247,6 +248,43 @@ def test_private_tmp_is_capped(isolated: Sandbox, workspace: Path) -> None:
     result = isolated.run("dd if=/dev/zero of=/tmp/big bs=1M count=10240", workspace, limits)
     assert result.exit_code != 0
     assert "No space left on device" in result.stderr
+
+
+def test_a_long_lived_program_keeps_the_tail_of_its_output_and_is_never_stopped_for_it(
+    sandbox: Sandbox, workspace: Path
+) -> None:
+    limits = QUICK.model_copy(update={"output_bytes": 10_000})
+    result = sandbox.run("seq 100000; echo done >&2", workspace, limits, keep_tail=True)
+    assert (result.exit_code, result.killed, result.truncated) == (0, None, True)
+    assert len(result.stdout.encode()) == 10_000 and result.stdout.endswith("\n99999\n100000\n")
+    assert result.stderr.endswith("done\n") and "earlier output dropped" in result.stderr
+
+
+def test_a_started_program_is_stopped_from_outside_with_all_it_started(sandbox: Sandbox, workspace: Path) -> None:
+    token = uuid.uuid4().hex
+    command = f"(: {token}; sleep 60) & echo started; sleep 60"
+
+    async def run_then_stop():
+        running = sandbox.start(command, workspace, QUICK.model_copy(update={"wall_seconds": 60}))
+        await asyncio.sleep(1)
+        running.stop()
+        return await running.wait()
+
+    began = time.monotonic()
+    result = asyncio.run(run_then_stop())
+    assert (result.stdout, result.killed, result.timed_out) == ("started\n", "stopped", False)
+    assert time.monotonic() - began < 10
+    assert _processes_running(token) == []
+
+
+def test_read_only_paths_are_visible_and_stay_read_only(isolated: Sandbox, workspace: Path, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "tool.txt").write_text("the team's tool\n")
+    command = f"cat {shared}/tool.txt; echo planted > {shared}/tool.txt || echo refused"
+    result = isolated.run(command, workspace, QUICK, ro_paths=[shared])
+    assert result.stdout == "the team's tool\nrefused\n"
+    assert (shared / "tool.txt").read_text() == "the team's tool\n"
 
 
 def test_output_is_capped(sandbox: Sandbox, workspace: Path) -> None:

@@ -1,7 +1,7 @@
 """Issue 24, finding 9: the proxy's HTTP server facing an untrusted agent program and other local processes.
 
-Every test drives a real `ProxyServer` on 127.0.0.1 over real sockets: raw bytes for malformed and slow
-requests, the `openai` client for the key. The policy behind it is a real messages-level client whose
+Every test drives a real `ProxyServer` on its Unix socket over real connections: raw bytes for malformed
+and slow requests, the `openai` client for the key. The policy behind it is a real messages-level client whose
 endpoint refuses connections: none of these requests may reach it, and if one did, the episode would record
 a policy failure the tests check is absent.
 """
@@ -12,11 +12,12 @@ import asyncio
 import contextlib
 import json
 import socket
-import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tracegym.harnesses.policy import OpenAIPolicy, OpenAIPolicyConfig
@@ -25,7 +26,7 @@ from tracegym.harnesses.proxy_http import ProxyServer, ProxyServerConfig
 from tracegym.harnesses.proxy_request import json_body
 from tracegym.harnesses.proxy_session import ProxySession
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits
-from tracegym.harnesses.sandbox import Workspaces
+from tracegym.harnesses.sandbox import SandboxProvider, Workspaces, bwrap_problem
 from tracegym.models.sampling import SamplingParams
 from tracegym.tasks.spec import TaskSpec
 
@@ -49,12 +50,17 @@ async def serving(**config: float) -> AsyncIterator[tuple[ProxyServer, ProxySess
     policy = refusing_policy()
     session = ProxySession(policy, SamplingParams(max_new_tokens=8), EpisodeLimits(), 0, "tracegym-policy")
     server = ProxyServer(session, ProxyServerConfig(**config))
-    await server.start()
-    try:
-        yield server, session
-    finally:
-        await server.close()
-        await policy.aclose()
+    with tempfile.TemporaryDirectory(prefix="tracegym-test-proxy-") as folder:
+        await server.start(Path(folder) / "proxy.sock")
+        try:
+            yield server, session
+        finally:
+            await server.close()
+            await policy.aclose()
+
+
+async def connect(server: ProxyServer) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_unix_connection(server.path)
 
 
 def key(server: ProxyServer) -> bytes:
@@ -76,7 +82,7 @@ async def read_all(reader: asyncio.StreamReader, seconds: float) -> bytes:
 
 
 async def exchange(server: ProxyServer, request: bytes, seconds: float = 5.0) -> tuple[int | None, dict | None]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    reader, writer = await connect(server)
     writer.write(request)
     with contextlib.suppress(ConnectionError):
         await writer.drain()
@@ -161,7 +167,7 @@ def test_a_client_trickling_its_request_is_cut_off_by_a_total_deadline(part):
 
     async def go() -> tuple[bytes, float]:
         async with serving(transfer_seconds=1.0) as (server, _):
-            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            reader, writer = await connect(server)
             writer.write(start or CHAT + key(server) + b"Content-Length: 1000\r\n\r\n")
             began, response = time.monotonic(), b""
             # A byte every 0.2 s is never idle for long: only a deadline on the whole request ends it.
@@ -182,7 +188,7 @@ def test_a_client_trickling_its_request_is_cut_off_by_a_total_deadline(part):
 def test_connections_are_capped_and_silent_ones_are_dropped():
     async def go() -> tuple[int | None, list[int | None], int | None]:
         async with serving(transfer_seconds=1.0, max_connections=3) as (server, _):
-            silent = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(3)]
+            silent = [await connect(server) for _ in range(3)]
             await asyncio.sleep(0.2)  # the server accepts them
             over, _ = await exchange(server, MODELS + key(server) + b"\r\n")
             dropped = [status_and_body(await read_all(reader, 5))[0] for reader, _ in silent]
@@ -203,7 +209,9 @@ def test_only_the_episodes_key_drives_the_proxy():
     async def go() -> tuple[list[str], list[tuple[int | None, dict | None]], ProxySession]:
         async with serving() as (server, session):
             def client(api_key: str) -> openai.OpenAI:
-                return openai.OpenAI(base_url=server.base_url, api_key=api_key, max_retries=0, timeout=10)
+                transport = httpx.HTTPTransport(uds=str(server.path))
+                return openai.OpenAI(base_url="http://proxy/v1", api_key=api_key, max_retries=0, timeout=10,
+                                     http_client=httpx.Client(transport=transport))
 
             listed = await asyncio.to_thread(lambda: client(server.api_key).models.list())
             assert listed.data[0].id == "tracegym-policy"
@@ -242,9 +250,13 @@ else:
 
 
 def test_the_harness_gives_the_agent_its_episodes_key(tmp_path: Path):
-    (tmp_path / "agent.py").write_text(AGENT)
-    config = ProxyConfig(command=f"{sys.executable} {tmp_path / 'agent.py'}", wall_seconds=60)
-    harness = ProxyHarness(config, Workspaces(tmp_path / "ws"), "ep-0", tmp_path)
+    problem = bwrap_problem()
+    if problem is not None:
+        pytest.skip(f"the agent runs in bubblewrap, which cannot run here: {problem}")
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "agent.py").write_text(AGENT)
+    config = ProxyConfig(command='python "$TRACEGYM_AGENT_DIR/agent.py"', agent_dir="agent", wall_seconds=60)
+    harness = ProxyHarness(config, Workspaces(tmp_path / "ws"), "ep-0", tmp_path, SandboxProvider(config))
     task = TaskSpec.model_validate({
         "task_id": "key", "split": "train", "harness": "chat",
         "prompt": {"messages": [{"role": "user", "content": "Oslo?"}]}, "scorer": {"evals": [{"name": "done"}]},

@@ -146,9 +146,9 @@ def test_a_policy_scored_through_the_proxy_reaches_no_host_file_or_secret(tmp_pa
     monkeypatch.setenv("TRACEGYM_TEST_SECRET", SECRET)
     marker = tmp_path / "host" / "scoring-marker"
     # The agent program writes files and exits; what it wrote runs only when the command eval scores it.
-    agent = tmp_path / "agent.sh"
-    agent.write_text(write("conftest.py", host_probe(marker)) + "\n"
-                     + write("test_task.py", "def test_ok():\n    pass") + "\n")
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "agent.sh").write_text(write("conftest.py", host_probe(marker)) + "\n"
+                                                 + write("test_task.py", "def test_ok():\n    pass") + "\n")
     scorer = scorer_from(tmp_path, """
         evals:
           - name: tests_pass
@@ -156,8 +156,8 @@ def test_a_policy_scored_through_the_proxy_reaches_no_host_file_or_secret(tmp_pa
             command: python -m pytest -q -s -p no:cacheprovider
             reward_from: pytest
     """)
-    made = HarnessFactory(HarnessConfig(harness="proxy", proxy={"command": f"sh {agent}", "workspaces": "ws"}),
-                          tmp_path)
+    proxy = {"command": 'sh "$TRACEGYM_AGENT_DIR/agent.sh"', "agent_dir": "agent", "workspaces": "ws"}
+    made = HarnessFactory(HarnessConfig(harness="proxy", proxy=proxy), tmp_path)
     harness = made.make(task("chat"), "ep-1")
 
     async def go() -> Episode:

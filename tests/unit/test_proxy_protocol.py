@@ -121,7 +121,7 @@ def test_an_echoed_message_matches_up_to_serialisation_only():
     assert not same_message(api_call("call_0_0", "get_weather", {"city": "Bergen", "days": 2}), ours)
 
 
-def test_the_server_stitches_calls_that_echo_tool_calls_and_answers_http_errors():
+def test_the_server_stitches_calls_that_echo_tool_calls_and_answers_http_errors(tmp_path):
     upstream = Upstream([api_call("c1", "get_weather", {"city": "Oslo"}),
                            {"role": "assistant", "content": "Snow in Oslo."}])
     policy = OpenAIPolicy(OpenAIPolicyConfig(base_url=upstream.url, model="m", api_key_env=None, logprobs=False))
@@ -130,10 +130,11 @@ def test_the_server_stitches_calls_that_echo_tool_calls_and_answers_http_errors(
 
     async def go() -> list[httpx.Response]:
         server = ProxyServer(session)
-        await server.start()
+        await server.start(tmp_path / "proxy.sock")
         try:
             headers = {"Authorization": f"Bearer {server.api_key}"}  # the episode's key, as the agent sends it
-            async with httpx.AsyncClient(base_url=server.base_url, headers=headers) as client:
+            transport = httpx.AsyncHTTPTransport(uds=str(server.path))
+            async with httpx.AsyncClient(base_url="http://proxy/v1", headers=headers, transport=transport) as client:
                 first = await client.post("/chat/completions", json={"messages": messages, "tools": [WEATHER]})
                 call = first.json()["choices"][0]["message"]
                 follow = {"messages": [*messages, call, {"role": "tool", "tool_call_id": "c1", "content": "-3C"}],

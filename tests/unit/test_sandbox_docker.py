@@ -8,6 +8,7 @@ turns streams, time-outs and floods into results.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -136,6 +137,33 @@ def test_wall_time_removes_the_container_and_the_next_command_gets_a_new_one(
     assert [c.removed for c in engine.made.values()] == [True]
     sandbox.run("echo again", workspace, LIMITS)
     assert len(engine.made) == 2
+
+
+def test_read_only_paths_are_mounted_read_only_and_get_a_container_of_their_own(
+    engine: FakeClient, workspace: Path, tmp_path: Path
+) -> None:
+    sandbox = DockerSandbox(client=engine)
+    sandbox.run("echo hi", workspace, LIMITS)
+    sandbox.run("echo hi", workspace, LIMITS, ro_paths=[tmp_path / "agent"])
+    plain, with_paths = engine.made.values()
+    agent = str((tmp_path / "agent").resolve())
+    assert agent not in plain.options["volumes"]
+    assert with_paths.options["volumes"][agent] == {"bind": agent, "mode": "ro"}
+
+
+def test_a_stop_from_outside_removes_the_container(engine: FakeClient, workspace: Path) -> None:
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    result = DockerSandbox(client=engine).run("sleep", workspace, LIMITS.model_copy(update={"wall_seconds": 30}),
+                                              stop=stop)
+    assert (result.killed, result.timed_out, result.exit_code) == ("stopped", False, 137)
+    assert [c.removed for c in engine.made.values()] == [True]
+
+
+def test_a_long_lived_programs_flood_keeps_its_tail_until_its_wall_time(engine: FakeClient, workspace: Path) -> None:
+    result = DockerSandbox(client=engine).run("yes", workspace, LIMITS, keep_tail=True)
+    assert (result.killed, result.truncated) == ("wall_time", True)
+    assert result.stdout.endswith("y\n") and len(result.stdout) == LIMITS.output_bytes
 
 
 def test_output_flood_is_capped(engine: FakeClient, workspace: Path) -> None:

@@ -3,13 +3,15 @@
 ```yaml
 harness: proxy
 proxy:
-  command: python my_agent.py       # run in the episode's workspace, through the shell
+  agent_dir: agent                  # the program's folder, read-only in the sandbox
+  command: python "$TRACEGYM_AGENT_DIR/my_agent.py"   # run in the episode's workspace, in its sandbox
   wall_seconds: 300
   env: {AGENT_MODE: eval}
 ```
-Per episode: a fresh workspace (a copy of `template`, if any), a proxy on a free port of 127.0.0.1
+Per episode: a fresh workspace (a copy of `template`, if any), a proxy on a Unix socket of the episode's own
 (`tracegym.harnesses.proxy_http`) answering with the policy (`tracegym.harnesses.proxy_session`), and the
-command, started with OPENAI_BASE_URL pointing at the proxy, OPENAI_API_KEY set to the episode's own key
+command, started in the episode's sandbox with OPENAI_BASE_URL pointing at the proxy (through a forwarder on
+the sandbox's loopback: `tracegym.harnesses.proxy_channel`), OPENAI_API_KEY set to the episode's own key
 (the proxy answers no call without it) and the task in TRACEGYM_TASK_FILE (the TaskSpec as JSON) and
 TRACEGYM_MESSAGES_FILE (its prompt as OpenAI chat messages).
 The episode ends when the program exits. Its stored conversation and token record are those of the
@@ -19,21 +21,21 @@ code and output in `metadata.agent_process` (`stdout`, `stderr`, `exit_code`, `t
 Stop reasons: `env_done` when the program exits on its own; `time_budget` when it ran out of wall time
 (killed, then scored); a limit the proxy enforced (`max_turns`, `max_tokens`, `context_exceeded`: the call
 is refused, the program gets `grace_seconds` to finish, then is scored); `harness_error` when the program
-exits non-zero (unless `on_nonzero_exit: score`), cannot start, or its client disconnects mid-request
-(the program is killed); `policy_error` when the policy fails. Errors are not scored; the run goes on.
+exits non-zero or breaks a sandbox limit (unless `on_nonzero_exit: score`), cannot start, or its client
+disconnects mid-request (the program is killed); `policy_error` when the policy fails. Errors are not
+scored; the run goes on.
 
-The program runs as a plain child process in its own process group (killed as a group), not in the
-shell harness's sandbox: it must reach the proxy on the host's loopback. Command evals that score its
-workspace still run sandboxed, in the sandbox `sandbox` chooses (as the shell harness's), under
-`scoring_limits`: what the program wrote there is the model's work, and never runs on the host.
+The program executes what the model writes, so it is untrusted and never runs on the host: it runs in the
+sandbox `sandbox` chooses (as the shell harness's: bubblewrap by default, docker on request; the subprocess
+sandbox, which isolates nothing, only with `allow_unisolated: true`), under `limits`, with the sandbox's own
+environment (nothing of the host's but what `env` names), no network but its way to its own proxy, and no
+files of the host but its workspace and, read-only, `agent_dir`, its task and the system. Ending it ends
+everything it started. Command evals that score its workspace run in the same sandbox, under `scoring_limits`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import signal
 import tempfile
 import time
 from dataclasses import dataclass
@@ -48,39 +50,53 @@ from tracegym.evals.trajectory import Trajectory
 from tracegym.harnesses.base import ExternalHarness
 from tracegym.harnesses.episode import Episode, StopReason
 from tracegym.harnesses.policy import PolicyClient
+from tracegym.harnesses.proxy_channel import Channel
 from tracegym.harnesses.proxy_http import ProxyServer, ProxyServerConfig
 from tracegym.harnesses.proxy_session import ProxySession
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits, sampling_record, score_trajectory
-from tracegym.harnesses.sandbox import Limits, SandboxChoice, SandboxProvider, Workspaces
+from tracegym.harnesses.sandbox import CommandResult, KillReason, Limits, SandboxChoice, SandboxProvider, Workspaces
+from tracegym.harnesses.sandbox.running import RunningCommand
 from tracegym.harnesses.sandbox.scoring import SandboxRunner
 from tracegym.models.sampling import SamplingParams
 from tracegym.tasks.spec import TaskSpec
 
-_OUTPUT_CHUNK = 1 << 16
-_DRAIN_SECONDS = 5.0
+_BYTES_PER_CHAR = 4  # UTF-8's most
 
 
 class ProxyConfig(SandboxChoice):
     command: str | None = None
-    """The agent's shell command, run in the episode's workspace (needed for `harness: proxy`)."""
+    """The agent's shell command (needed for `harness: proxy`), run by bash in the episode's workspace inside its
+    sandbox, e.g. `python "$TRACEGYM_AGENT_DIR/agent.py"`. Its `python` is the one tracegym runs on (visible
+    read-only there, with its installed packages such as `openai`), unless `env` sets PATH."""
+    agent_dir: str | None = None
+    """The folder holding the agent program and what it needs (relative to the harness config file): the sandbox
+    shows it read-only at its own absolute path, which TRACEGYM_AGENT_DIR names. All of it is visible to the
+    agent, so give it a folder of its own, not one holding the workspaces or data. When tracegym runs as root the
+    program runs as a uid of its own, so its files must be readable by all. Files the agent may change go in
+    `template` instead."""
     wall_seconds: float = Field(600.0, gt=0)
     """Wall-clock seconds the program may run (the run's --time-budget, when shorter, wins)."""
     grace_seconds: float = Field(10.0, ge=0)
     """How long the program may go on after the proxy refused a call for a limit, before it is killed."""
     env: dict[str, str] = {}
-    """Extra environment variables for the program."""
+    """Environment variables for the program, on top of the sandbox's own minimal ones: nothing of the host's
+    environment reaches it otherwise."""
     on_nonzero_exit: Literal["harness_error", "score"] = "harness_error"
     """harness_error: a program that exits non-zero failed (not scored); score: score it like any other."""
     model_name: str = "tracegym-policy"
     """The model id GET /v1/models lists and replies carry (requests may name any model)."""
     template: str | None = None
-    """A folder (relative to the harness config file) copied into every workspace."""
+    """A folder (relative to the harness config file) copied into every workspace, for the program to change."""
     workspaces: str | None = None
     """Where the run's workspaces live; a temporary folder by default."""
     keep_workspaces: bool = False
     """Keep each workspace after its episode is scored (for debugging)."""
     max_output_chars: int = Field(100_000, ge=1000)
-    """The end of the program's stdout and stderr kept for scorers, each."""
+    """The end of the program's stdout and stderr kept for scorers, each; older output is dropped, never a reason
+    to stop the program."""
+    limits: Limits = Limits(cpu_seconds=600, memory_mb=4096, max_processes=256)
+    """What the program may use in its sandbox (`network: true` gives it the host's network too). Its wall time is
+    `wall_seconds`, and its output is kept as `max_output_chars` say."""
     server: ProxyServerConfig = ProxyServerConfig()
     """What the proxy's HTTP server allows the program: request and reply deadlines, connections, body size."""
     scoring_limits: Limits = Limits()
@@ -92,12 +108,22 @@ class ProgramOutcome:
     """How the agent program ended."""
 
     exit_code: int | None
-    """None when it never started."""
+    """None when it never started; 128+N when signal N ended it."""
     stdout: str
     stderr: str
     timed_out: bool = False
     killed: bool = False
-    """Killed by the harness: out of time, after a failure, or past its grace period."""
+    """Killed: out of time, after a failure, past its grace period, or at a sandbox limit."""
+    limit: KillReason | None = None
+    """The sandbox limit (cpu_time, memory, ...) that ended the program, if one did."""
+
+    @classmethod
+    def of(cls, result: CommandResult, keep_chars: int, stopping: bool) -> ProgramOutcome:
+        """The outcome of the sandboxed run; its wall time counts as a time-out only when no proxy limit was hit
+        first (the program was then in its grace period)."""
+        limit = None if result.killed in (None, "stopped", "wall_time") else result.killed
+        return cls(result.exit_code, result.stdout[-keep_chars:], result.stderr[-keep_chars:],
+                   result.timed_out and not stopping, result.killed is not None, limit)
 
     def as_metadata(self) -> dict[str, object]:
         return {"exit_code": self.exit_code, "stdout": self.stdout, "stderr": self.stderr,
@@ -118,23 +144,20 @@ class ProxyHarness(ExternalHarness):
         self.episode_id = episode_id
         self.base_dir = base_dir
         self.sandboxes = sandboxes
+        self.agent_dir = agent_folder(config, base_dir, workspaces)
 
     async def run_episode(self, policy: PolicyClient, job: EpisodeJob, params: SamplingParams,
                           limits: EpisodeLimits, scorer: Scorer | None, model: str | None,
                           rollout_id: str) -> Episode:
         started = time.perf_counter()
         session = ProxySession(policy, params, limits, job.seed, self.config.model_name)
-        server = ProxyServer(session, self.config.server)
         workspace: Path | None = None
         try:
             workspace = self._workspace()
-            await server.start()
-            outcome = await self._run_program(job.task, workspace, server, session, limits)
-        except Exception as e:  # noqa: BLE001 - a workspace or server that cannot start fails this episode only
+            outcome = await self._run_program(job.task, workspace, session, limits)
+        except Exception as e:  # noqa: BLE001 - a workspace, server or sandbox that cannot start fails this episode
             session.fail("harness_error", f"{type(e).__name__}: {e}")
             outcome = ProgramOutcome(None, "", "")
-        finally:
-            await server.close()
         episode = self._episode(session, outcome, job, params, model, rollout_id)
         try:
             if episode.harness_error is None and scorer is not None:
@@ -155,59 +178,55 @@ class ProxyHarness(ExternalHarness):
         template = self.base_dir / self.config.template if self.config.template else None
         return self.workspaces.create(self.episode_id, template)
 
-    async def _run_program(self, task: TaskSpec, workspace: Path, server: ProxyServer, session: ProxySession,
+    async def _run_program(self, task: TaskSpec, workspace: Path, session: ProxySession,
                            limits: EpisodeLimits) -> ProgramOutcome:
         wall = min(self.config.wall_seconds, limits.time_budget_s or self.config.wall_seconds)
-        with tempfile.TemporaryDirectory(prefix="tracegym-proxy-task-") as folder:
-            env = self._environment(task, Path(folder), server)
-            process = await asyncio.create_subprocess_shell(
-                self.command, cwd=workspace, env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
-            outputs = [_Tail(stream, self.config.max_output_chars) for stream in (process.stdout, process.stderr)]
-            readers = [asyncio.ensure_future(tail.read()) for tail in outputs]
+        sandbox = self.sandboxes.get()
+        server = ProxyServer(session, self.config.server)
+        with Channel.open(task) as channel:
+            await server.start(channel.socket)
             try:
-                timed_out, killed = await self._supervise(process, session, wall)
+                channel.hand_over(workspace)
+                ro_paths = [channel.folder] + ([self.agent_dir] if self.agent_dir else [])
+                running = sandbox.start(channel.command(self.command), workspace, self._limits(wall),
+                                        self._environment(task, channel, server), ro_paths=ro_paths)
+                result = await self._supervise(running, session, wall)
             finally:
-                _kill_group(process)  # whatever it left running in its group goes too
-                await process.wait()
-                # A process that left the group may hold the pipes open: stop reading after a while.
-                _, pending = await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
-                for reader in pending:
-                    reader.cancel()
-        return ProgramOutcome(process.returncode, outputs[0].text(), outputs[1].text(), timed_out, killed)
+                await server.close()
+        return ProgramOutcome.of(result, self.config.max_output_chars, session.stopping.is_set())
 
-    async def _supervise(self, process: asyncio.subprocess.Process, session: ProxySession,
-                         wall: float) -> tuple[bool, bool]:
-        """Wait for the program to exit; kill it on a failure, past its grace period, or out of time.
-        Returns (timed_out, killed)."""
+    def _limits(self, wall: float) -> Limits:
+        keep = self.config.max_output_chars * _BYTES_PER_CHAR
+        return Limits.model_validate({**self.config.limits.model_dump(), "wall_seconds": wall, "output_bytes": keep})
+
+    async def _supervise(self, running: RunningCommand, session: ProxySession, wall: float) -> CommandResult:
+        """Wait for the program to end (the sandbox ends it at its wall time); stop it at once on a failure, or
+        past its grace period after the proxy refused a call for a limit."""
         deadline = time.monotonic() + wall
-        exited = asyncio.ensure_future(process.wait())
+        ended = asyncio.ensure_future(running.wait())
         try:
             stopping = asyncio.ensure_future(session.stopping.wait())
-            await asyncio.wait({exited, stopping}, timeout=wall, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({ended, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()
-            if not exited.done() and session.stopping.is_set() and not session.ended.is_set():
+            if not ended.done() and not session.ended.is_set():
                 grace = min(self.config.grace_seconds, max(0.0, deadline - time.monotonic()))
-                ended = asyncio.ensure_future(session.ended.wait())
-                await asyncio.wait({exited, ended}, timeout=grace, return_when=asyncio.FIRST_COMPLETED)
-                ended.cancel()
-            if exited.done():
-                return False, False
-            _kill_group(process)
-            return not session.stopping.is_set(), True
+                failed = asyncio.ensure_future(session.ended.wait())
+                await asyncio.wait({ended, failed}, timeout=grace, return_when=asyncio.FIRST_COMPLETED)
+                failed.cancel()
         finally:
-            exited.cancel()
+            running.stop()  # a no-op once it ended; otherwise it and all it started are killed
+        return await ended
 
-    def _environment(self, task: TaskSpec, folder: Path, server: ProxyServer) -> dict[str, str]:
-        task_file, messages_file = folder / "task.json", folder / "messages.json"
-        task_file.write_text(task.model_dump_json(exclude_none=True), encoding="utf-8")
-        messages_file.write_text(json.dumps(task.messages(), ensure_ascii=False), encoding="utf-8")
-        return {
-            **os.environ, **self.config.env,
-            "OPENAI_BASE_URL": server.base_url, "OPENAI_API_BASE": server.base_url, "OPENAI_API_KEY": server.api_key,
+    def _environment(self, task: TaskSpec, channel: Channel, server: ProxyServer) -> dict[str, str]:
+        env = {
+            **self.config.env,
+            "OPENAI_API_KEY": server.api_key,
             "TRACEGYM_MODEL": self.config.model_name, "TRACEGYM_TASK_ID": task.task_id,
-            "TRACEGYM_TASK_FILE": str(task_file), "TRACEGYM_MESSAGES_FILE": str(messages_file),
+            "TRACEGYM_TASK_FILE": str(channel.task_file), "TRACEGYM_MESSAGES_FILE": str(channel.messages_file),
         }
+        if self.agent_dir is not None:
+            env["TRACEGYM_AGENT_DIR"] = str(self.agent_dir)
+        return env
 
     def _episode(self, session: ProxySession, outcome: ProgramOutcome, job: EpisodeJob, params: SamplingParams,
                  model: str | None, rollout_id: str) -> Episode:
@@ -236,6 +255,9 @@ class ProxyHarness(ExternalHarness):
             return "time_budget", None
         if outcome.exit_code != 0 and self.config.on_nonzero_exit == "harness_error":
             tail = outcome.stderr.strip().splitlines()[-1:] or ["(no stderr)"]
+            if outcome.limit is not None:
+                return "harness_error", (f"the agent program broke its sandbox's {outcome.limit} limit (raise it in "
+                                         f"proxy.limits if the program needs more): {tail[0][:500]}")
             return "harness_error", f"the agent program exited with code {outcome.exit_code}: {tail[0][:500]}"
         return "env_done", None
 
@@ -251,35 +273,23 @@ class ProxyHarness(ExternalHarness):
                           episode.counts.malformed_tool_calls, episode.n_prompt_messages, task.prior_calls(), runner)
 
 
+def agent_folder(config: ProxyConfig, base_dir: Path, workspaces: Workspaces) -> Path | None:
+    """The agent's folder, checked: a folder that holds no workspace (the agent would see the others')."""
+    if config.agent_dir is None:
+        return None
+    folder = (base_dir / config.agent_dir).resolve()
+    if not folder.is_dir():
+        raise ConfigError(f"proxy.agent_dir {folder} is not a folder. Fix: point agent_dir (relative to the harness "
+                          "config file) at the folder that holds the agent program.")
+    if workspaces.root.is_relative_to(folder):
+        raise ConfigError(f"proxy.agent_dir {folder} holds the workspaces ({workspaces.root}), which every agent "
+                          "would then see. Fix: give the agent program a folder of its own, or move proxy.workspaces.")
+    return folder
+
+
 def proxy_workspaces(config: ProxyConfig, base_dir: Path) -> tuple[Workspaces, bool]:
     """The run's workspaces, and whether their root is a temporary folder of the run's own."""
     if config.workspaces is None:
         return Workspaces(Path(tempfile.mkdtemp(prefix="tracegym-proxy-ws-"))), True
     root = Path(config.workspaces)
     return Workspaces(root if root.is_absolute() else base_dir / root), False
-
-
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is gone already
-
-
-class _Tail:
-    """The last characters of an output stream, read until it closes."""
-
-    def __init__(self, stream: asyncio.StreamReader | None, keep: int) -> None:
-        self.stream, self.keep = stream, keep
-        self.data = bytearray()
-
-    async def read(self) -> None:
-        if self.stream is None:
-            return
-        while chunk := await self.stream.read(_OUTPUT_CHUNK):
-            self.data += chunk
-            if len(self.data) > 4 * self.keep:  # bytes; UTF-8 takes at most 4 per character
-                del self.data[: len(self.data) - 4 * self.keep]
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", errors="replace")[-self.keep:]

@@ -1,4 +1,8 @@
-"""The proxy's HTTP side: a small HTTP/1.1 server on 127.0.0.1 (asyncio streams only) for one episode.
+"""The proxy's HTTP side: a small HTTP/1.1 server on a Unix socket (asyncio streams only) for one episode.
+
+The socket lies in the episode's own folder, which the agent's sandbox sees read-only; a forwarder inside
+the sandbox (`tracegym.harnesses.sandbox.forwarder`) gives the agent a loopback port that leads here. No
+TCP port is opened on the host.
 
 Routes: POST /v1/chat/completions (JSON, or server-sent events with `"stream": true`) and GET /v1/models;
 the same paths without /v1 work too, for clients configured with the bare host. Each response closes its
@@ -6,7 +10,7 @@ connection, so the only bytes a client sends after its request are none at all: 
 the reply is being generated means the client disconnected mid-request. That call is cancelled and the
 handler told (`ChatHandler.disconnected`); the episode it belongs to ends with the error recorded.
 
-The agent program and anything else on the host that can open the port are untrusted. Every request must
+The agent program, and anything else on the host that can open the socket, are untrusted. Every request must
 carry the server's own key (401 without it, before its body is read); a request must arrive whole within a
 deadline, its reply be taken in within another (`ProxyServerConfig.transfer_seconds`), and the connections
 open at once are capped, so no client can hold the server's connections or memory. Malformed requests get
@@ -20,6 +24,7 @@ import contextlib
 import hmac
 import json
 import secrets
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -65,28 +70,23 @@ class ChatHandler(Protocol):
 
 
 class ProxyServer:
-    """Serves one handler on a free port of 127.0.0.1 until closed, to callers that hold its `api_key`."""
+    """Serves one handler on a Unix socket until closed, to callers that hold its `api_key`."""
 
     def __init__(self, handler: ChatHandler, config: ProxyServerConfig | None = None) -> None:
         self.handler = handler
         self.config = config or ProxyServerConfig()
         self.api_key = f"tracegym-{secrets.token_urlsafe(32)}"
-        """The key a caller sends as `Authorization: Bearer <key>` (give the agent OPENAI_API_KEY=<key>): any
-        local process can reach the port, only the episode's agent has the key."""
-        self.port: int | None = None
+        """The key a caller sends as `Authorization: Bearer <key>` (give the agent OPENAI_API_KEY=<key>): a
+        process that can reach the socket still needs it, and only the episode's agent has it."""
+        self.path: Path | None = None
+        """The socket, once started."""
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
 
-    @property
-    def base_url(self) -> str:
-        """The OpenAI base URL to give the agent (OPENAI_BASE_URL)."""
-        if self.port is None:
-            raise RuntimeError("the proxy server is not started")
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._connection, "127.0.0.1", 0, limit=STREAM_LIMIT)
-        self.port = int(self._server.sockets[0].getsockname()[1])
+    async def start(self, path: Path) -> None:
+        """Listen on a new Unix socket at `path`: its folder decides who may connect (the episode's own, 0700)."""
+        self._server = await asyncio.start_unix_server(self._connection, path, limit=STREAM_LIMIT)
+        self.path = path
 
     async def close(self) -> None:
         """Stop listening and drop the connections still open (their calls are cancelled)."""

@@ -1,4 +1,5 @@
-"""Sandboxes that run the shell harness's commands in a per-episode workspace, under limits.
+"""Sandboxes that run the shell harness's commands, and the proxy's agent program, in a per-episode workspace,
+under limits.
 
     from tracegym.harnesses.sandbox import Limits, Workspaces, make_sandbox
 

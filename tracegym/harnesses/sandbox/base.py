@@ -1,23 +1,27 @@
 """What every sandbox shares: the limits a command runs under, what comes back, and the interface.
 
-A sandbox runs one shell command at a time inside an episode's workspace folder.
-Backends differ in how strongly they isolate the command (see each module);
-`Sandbox.isolated` says whether the filesystem outside the workspace and the
-network are really closed to it.
+A sandbox runs one shell command at a time inside an episode's workspace folder:
+`run` blocks until it ends, `start` runs a long-lived program (the proxy's agent)
+that the caller may stop at any time. Backends differ in how strongly they
+isolate the command (see each module); `Sandbox.isolated` says whether the
+filesystem outside the workspace and the network are really closed to it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-KillReason = Literal["wall_time", "cpu_time", "memory", "output", "file_size", "disk"]
-"""Why a command was stopped before it finished on its own."""
+from tracegym.harnesses.sandbox.running import RunningCommand
+
+KillReason = Literal["wall_time", "cpu_time", "memory", "output", "file_size", "disk", "stopped"]
+"""Why a command was stopped before it finished on its own; "stopped": its caller stopped it (see `Sandbox.start`)."""
 
 
 class Limits(BaseModel):
@@ -60,7 +64,7 @@ class CommandResult(BaseModel):
     killed: KillReason | None
     """The limit that stopped the command, or None when it ended on its own terms."""
     truncated: bool
-    """True when output was cut at `Limits.output_bytes`."""
+    """True when output was cut at `Limits.output_bytes` (for a command run with `keep_tail`: its oldest bytes)."""
     duration_s: float
     """Wall-clock seconds from start to the last process gone."""
     cpu_seconds: float | None = None
@@ -85,11 +89,23 @@ class Sandbox(ABC):
 
     @abstractmethod
     def run(
-        self, command: str, workspace: Path, limits: Limits | None = None, env: Mapping[str, str] | None = None
+        self,
+        command: str,
+        workspace: Path,
+        limits: Limits | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        ro_paths: Sequence[Path] = (),
+        stop: threading.Event | None = None,
+        keep_tail: bool = False,
     ) -> CommandResult:
         """Run `command` with `/bin/bash -c` (or `/bin/sh`) in `workspace`; return once all its processes are gone.
 
         `env` adds variables to the sandbox's own minimal environment for this command.
+        `ro_paths` are host files and folders the command sees read-only at their own paths.
+        Setting `stop` (from any thread) kills the command and all it started (`killed == "stopped"`).
+        With `keep_tail`, output past `Limits.output_bytes` drops the oldest bytes of each stream
+        instead of killing the command.
         One command at a time per workspace: whatever a command leaves running is
         killed when it ends, and that cleanup may reach a concurrent command there.
         """
@@ -101,6 +117,24 @@ class Sandbox(ABC):
     async def arun(self, command: str, workspace: Path, limits: Limits | None = None) -> CommandResult:
         """`run` on a worker thread, so an event loop keeps serving other episodes meanwhile."""
         return await asyncio.to_thread(self.run, command, workspace, limits)
+
+    def start(
+        self,
+        command: str,
+        workspace: Path,
+        limits: Limits | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        ro_paths: Sequence[Path] = (),
+    ) -> RunningCommand:
+        """Start a long-lived program from asyncio: `run` with `keep_tail`, on a thread of its own, until it ends
+        or the caller stops it (`RunningCommand.stop`)."""
+        stop = threading.Event()
+
+        def run() -> CommandResult:
+            return self.run(command, workspace, limits, env, ro_paths=ro_paths, stop=stop, keep_tail=True)
+
+        return RunningCommand(run, stop)
 
     def close(self) -> None:  # noqa: B027 - most backends hold nothing between commands
         """Release what the sandbox holds (containers, for docker); commands already finished keep their results."""

@@ -73,7 +73,9 @@ class BwrapSandbox(ProcessSandbox):
     def inside_path(self, workspace: Path) -> str:
         return self._workdir
 
-    def _wrap(self, launcher: list[str], workspace: Path, limits: Limits, info_fd: int) -> list[str]:
+    def _wrap(
+        self, launcher: list[str], workspace: Path, limits: Limits, info_fd: int, ro_paths: Sequence[Path]
+    ) -> list[str]:
         namespaces = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "sandbox"]
         if not limits.network:
             namespaces.append("--unshare-net")
@@ -90,7 +92,7 @@ class BwrapSandbox(ProcessSandbox):
             *_scratch("/tmp", limits.disk_mb),
             *_scratch("/dev/shm", min(limits.disk_mb, _SHM_MB)),
             # After the scratch mounts, which would otherwise hide a Python (a virtualenv, say) under /tmp.
-            *_python_binds(self._ro_paths),
+            *_python_binds([*self._ro_paths, *ro_paths]),
             "--bind", str(workspace), self._workdir,
             "--clearenv",
             "--info-fd", str(info_fd),

@@ -1,12 +1,13 @@
 """Docker: for users who run an engine, one container per workspace (and set of limits).
 
 The container has a read-only root, the workspace bind-mounted read-write at
-`/workspace`, a size-capped /tmp, no network (`network_mode='none'`), all
-capabilities dropped, a memory cgroup (`mem_limit`, no swap) and a pids cgroup
-(`pids_limit`). CPU time, per-process data size and file size are container
+`/workspace` (and a command's `ro_paths` read-only at their own paths: the
+engine must run on this machine), a size-capped /tmp, no network
+(`network_mode='none'`), all capabilities dropped, a memory cgroup
+(`mem_limit`, no swap) and a pids cgroup (`pids_limit`). CPU time, per-process data size and file size are container
 ulimits. Each command is a `docker exec` as the workspace's uid; after it ends,
-whatever it left running is killed. A limit breach kills the whole container,
-which the next command replaces.
+whatever it left running is killed. A limit breach, or the caller's stop, kills
+the whole container, which the next command replaces.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tracegym.errors import SandboxError
 from tracegym.harnesses.sandbox import identity
@@ -56,11 +57,19 @@ class DockerSandbox(Sandbox):
         self._client = client if client is not None else connect()
         self._image = image
         self._workdir = workdir
-        self._containers: dict[tuple[Path, Limits], Any] = {}
+        self._containers: dict[_Key, Any] = {}
         self._lock = threading.Lock()
 
     def run(
-        self, command: str, workspace: Path, limits: Limits | None = None, env: Mapping[str, str] | None = None
+        self,
+        command: str,
+        workspace: Path,
+        limits: Limits | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        ro_paths: Sequence[Path] = (),
+        stop: threading.Event | None = None,
+        keep_tail: bool = False,
     ) -> CommandResult:
         import docker
 
@@ -70,11 +79,13 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"workspace {workspace} is not a directory; create it first.")
         uid = identity.workspace_uid(workspace)
         user = f"{uid}:{uid}" if uid is not None else f"{os.getuid()}:{os.getgid()}"
+        key = _Key(workspace, limits, tuple(sorted(Path(p).resolve() for p in ro_paths)))
+        output = OutputBudget(budget=limits.output_bytes, tail=keep_tail)
         try:
-            container = self._container(workspace, limits)
-            outcome = self._exec(container, command, user, workspace, limits, dict(env or {}))
+            container = self._container(key)
+            outcome = self._exec(container, command, user, key, dict(env or {}), output, stop)
         except docker.errors.DockerException as exc:
-            self._forget(workspace, limits)
+            self._forget(key)
             raise SandboxError(f"the docker sandbox failed for {workspace}: {exc}") from exc
         return make_result(outcome, limits, self.kind, [])
 
@@ -82,21 +93,27 @@ class DockerSandbox(Sandbox):
         return self._workdir
 
     def _exec(
-        self, container: Any, command: str, user: str, workspace: Path, limits: Limits, env: dict[str, str]
+        self,
+        container: Any,
+        command: str,
+        user: str,
+        key: _Key,
+        env: dict[str, str],
+        output: OutputBudget,
+        stop: threading.Event | None,
     ) -> Outcome:
         api = self._client.api
         exec_id = api.exec_create(container.id, [*_SHELL, command], user=user, workdir=self._workdir,
                                   environment=env)["Id"]
         stream = api.exec_start(exec_id, stream=True, demux=True)
-        output = OutputBudget(budget=limits.output_bytes)
         reader = threading.Thread(target=_read, args=(stream, output), daemon=True)
         started = time.monotonic()
         reader.start()
         # Memory is the container's cgroup's job; only the workspace's size needs polling.
-        watches = limit_watches(limits, workspace, root_pid=None)
-        killed = _watch(reader, output, watches, started + limits.wall_seconds)
+        watches = limit_watches(key.limits, key.workspace, root_pid=None)
+        killed = _watch(reader, output, watches, started + key.limits.wall_seconds, stop)
         if killed is not None:
-            self._forget(workspace, limits)  # removing the container is the only way to stop an exec
+            self._forget(key)  # removing the container is the only way to stop an exec
             code = 137
         else:
             code = int(api.exec_inspect(exec_id)["ExitCode"])
@@ -111,11 +128,13 @@ class DockerSandbox(Sandbox):
             killed=killed,
             duration_s=time.monotonic() - started,
             cpu_seconds=None,
+            kept_tail=output.tail,
         )
 
-    def _container(self, workspace: Path, limits: Limits) -> Any:
+    def _container(self, key: _Key) -> Any:
+        workspace, limits = key.workspace, key.limits
+        volumes = {str(path): {"bind": str(path), "mode": "ro"} for path in key.ro_paths}
         with self._lock:
-            key = (workspace, limits)
             if key not in self._containers:
                 self._containers[key] = self._client.containers.run(
                     self._image,
@@ -132,17 +151,17 @@ class DockerSandbox(Sandbox):
                     ulimits=_ulimits(limits),
                     tmpfs={"/tmp": f"size={limits.disk_mb}m,mode=1777"},
                     shm_size=f"{min(limits.disk_mb, _SHM_MB)}m",
-                    volumes={str(workspace): {"bind": self._workdir, "mode": "rw"}},
+                    volumes={**volumes, str(workspace): {"bind": self._workdir, "mode": "rw"}},
                     working_dir=self._workdir,
                     environment={"HOME": self._workdir, "TMPDIR": "/tmp", "LANG": "C.UTF-8"},
                 )
             return self._containers[key]
 
-    def _forget(self, workspace: Path, limits: Limits) -> None:
+    def _forget(self, key: _Key) -> None:
         import docker
 
         with self._lock:
-            container = self._containers.pop((workspace, limits), None)
+            container = self._containers.pop(key, None)
         if container is not None:
             try:
                 container.remove(force=True)
@@ -150,8 +169,16 @@ class DockerSandbox(Sandbox):
                 pass
 
     def close(self) -> None:
-        for workspace, limits in list(self._containers):
-            self._forget(workspace, limits)
+        for key in list(self._containers):
+            self._forget(key)
+
+
+class _Key(NamedTuple):
+    """What a container is made for: commands sharing all three share it."""
+
+    workspace: Path
+    limits: Limits
+    ro_paths: tuple[Path, ...]
 
 
 def _ulimits(limits: Limits) -> list[Any]:
@@ -176,18 +203,22 @@ def _read(stream: Any, output: OutputBudget) -> None:
             output.keep(output.out, out)
         if err:
             output.keep(output.err, err)
-        if output.truncated:
+        if output.over:
             return
 
 
 def _watch(
-    reader: threading.Thread, output: OutputBudget, watches: list[tuple[KillReason, Watch]], deadline: float
+    reader: threading.Thread,
+    output: OutputBudget,
+    watches: list[tuple[KillReason, Watch]],
+    deadline: float,
+    stop: threading.Event | None,
 ) -> KillReason | None:
-    """Wait for the exec's output to end; the limit broken first, if any, ends it sooner."""
+    """Wait for the exec's output to end; the limit broken first, or the caller's stop, ends it sooner."""
     while reader.is_alive():
-        killed = breach(output, watches, deadline)
+        killed = breach(output, watches, deadline, stop)
         if killed is not None:
             return killed
         reader.join(timeout=_TICK_S)
     # The reader stops early once output overflows, while the command itself still runs.
-    return "output" if output.truncated else None
+    return "output" if output.over else None

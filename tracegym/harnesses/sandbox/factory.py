@@ -29,8 +29,9 @@ class SandboxChoice(BaseModel):
     docker_image: str = "python:3.11-slim"
     """The image for the docker sandbox."""
     allow_unisolated: bool = False
-    """Accept running the model's commands, and command evals over its workspace, in the subprocess sandbox, which
-    does not isolate them: they can read and write what your user can and reach the network."""
+    """Accept running the model's commands (for the proxy harness: the agent program), and command evals over its
+    workspace, in the subprocess sandbox, which does not isolate them: they can read and write what your user can
+    and reach the network."""
 
     @model_validator(mode="after")
     def _subprocess_is_accepted(self) -> SandboxChoice:

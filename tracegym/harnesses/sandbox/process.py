@@ -14,8 +14,9 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tracegym.errors import SandboxError
@@ -38,8 +39,10 @@ class ProcessSandbox(Sandbox):
         self._extra_env = dict(env or {})
 
     @abstractmethod
-    def _wrap(self, launcher: list[str], workspace: Path, limits: Limits, info_fd: int) -> list[str]:
-        """The full argv that starts `launcher` inside this backend's confinement."""
+    def _wrap(
+        self, launcher: list[str], workspace: Path, limits: Limits, info_fd: int, ro_paths: Sequence[Path]
+    ) -> list[str]:
+        """The full argv that starts `launcher` inside this backend's confinement, `ro_paths` visible read-only."""
 
     def _launcher_cwd(self, inside: str) -> str | None:
         """Where the launcher changes directory after dropping privileges; None keeps the one Popen set."""
@@ -57,18 +60,26 @@ class ProcessSandbox(Sandbox):
         return []
 
     def run(
-        self, command: str, workspace: Path, limits: Limits | None = None, env: Mapping[str, str] | None = None
+        self,
+        command: str,
+        workspace: Path,
+        limits: Limits | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        ro_paths: Sequence[Path] = (),
+        stop: threading.Event | None = None,
+        keep_tail: bool = False,
     ) -> CommandResult:
         limits = limits or Limits()
         workspace = _existing_dir(workspace)
         uid = identity.workspace_uid(workspace)
-        outcome = self._execute(command, workspace, limits, uid, env or {})
+        outcome = self._execute(command, workspace, limits, uid, env or {}, _Attached(ro_paths, stop, keep_tail))
         if not outcome.launcher_message.startswith(b"S") or b"E" in outcome.launcher_message:
             raise SandboxError(self._start_failure(outcome, workspace))
         return make_result(outcome, limits, self.kind, self._warnings(limits))
 
     def _execute(
-        self, command: str, workspace: Path, limits: Limits, uid: int | None, env: Mapping[str, str]
+        self, command: str, workspace: Path, limits: Limits, uid: int | None, env: Mapping[str, str], run: _Attached
     ) -> Outcome:
         inside = self.inside_path(workspace)
         marker_r, marker_w = os.pipe()
@@ -89,7 +100,7 @@ class ProcessSandbox(Sandbox):
             spec_file.flush()
             spec_file.seek(0)
             launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER_SOURCE, str(spec_file.fileno())]
-            argv = self._wrap(launcher, workspace, limits, info_w)
+            argv = self._wrap(launcher, workspace, limits, info_w, run.ro_paths)
             try:
                 process = subprocess.Popen(
                     argv,
@@ -114,6 +125,8 @@ class ProcessSandbox(Sandbox):
             limits,
             workspace,
             kill=lambda: self._kill(process, uid, bytes(info)),
+            stop=run.stop,
+            keep_tail=run.keep_tail,
         )
         return dataclasses.replace(outcome, launcher_message=bytes(marker))
 
@@ -136,6 +149,15 @@ class ProcessSandbox(Sandbox):
         said = outcome.launcher_message.partition(b"E")[2] or outcome.stderr[-2000:]
         reason = said.decode("utf-8", "replace").strip() or f"it exited with code {outcome.exit_code} before starting"
         return f"The {self.kind} sandbox could not start a command in {workspace}: {reason}"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Attached:
+    """What `run`'s caller attached beyond the command itself (see `Sandbox.run`)."""
+
+    ro_paths: Sequence[Path]
+    stop: threading.Event | None
+    keep_tail: bool
 
 
 def rlimits_for(limits: Limits, nproc: int) -> dict[str, tuple[int, int]]:

@@ -25,13 +25,18 @@ class Outcome:
     """CPU time of the command's process tree, where the backend can measure it."""
     launcher_message: bytes = b"S"
     """What the launcher wrote on the marker pipe: b'S' once it started the shell, b'E...' when it could not."""
+    kept_tail: bool = False
+    """Whether the output is each stream's last bytes (`truncated` then means older ones were dropped)."""
 
 
 def make_result(outcome: Outcome, limits: Limits, backend: str, warnings: list[str]) -> CommandResult:
     """The user-facing result: output decoded, the truncation marked, the stopping limit named."""
     stdout = outcome.stdout.decode("utf-8", "replace")
     stderr = outcome.stderr.decode("utf-8", "replace")
-    if outcome.truncated:
+    if outcome.truncated and outcome.kept_tail:
+        kept = f"the last {limits.output_bytes} bytes of each stream kept"
+        stderr = f"[tracegym: earlier output dropped; {kept}]\n" + stderr
+    elif outcome.truncated:
         stderr += f"\n[tracegym: output truncated at {limits.output_bytes} bytes]\n"
     killed = stop_reason(outcome, limits)
     return CommandResult(

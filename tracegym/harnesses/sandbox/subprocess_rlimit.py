@@ -18,6 +18,7 @@ import logging
 import os
 import subprocess
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 from tracegym.harnesses.sandbox import identity
@@ -58,8 +59,10 @@ class SubprocessSandbox(ProcessSandbox):
         # Popen already entered the workspace as root; the sandbox uid may not be able to walk its parents.
         return None
 
-    def _wrap(self, launcher: list[str], workspace: Path, limits: Limits, info_fd: int) -> list[str]:
-        return launcher
+    def _wrap(
+        self, launcher: list[str], workspace: Path, limits: Limits, info_fd: int, ro_paths: Sequence[Path]
+    ) -> list[str]:
+        return launcher  # the command sees the whole host filesystem, `ro_paths` included (and writable)
 
     def _nproc(self, uid: int | None, limits: Limits) -> int:
         if uid is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import selectors
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,18 +29,32 @@ _TICK_S = 0.05
 
 @dataclass
 class OutputBudget:
-    """stdout and stderr as read so far; the two share one byte budget."""
+    """stdout and stderr as read so far: the first `budget` bytes of the two together, or with `tail` the last
+    `budget` bytes of each."""
 
     budget: int
+    tail: bool = False
+    """Keep each stream's newest bytes and never stop the command for its output (a long-lived program's logs)."""
     out: bytearray = field(default_factory=bytearray)
     err: bytearray = field(default_factory=bytearray)
     truncated: bool = False
 
     def keep(self, buffer: bytearray, data: bytes) -> None:
+        if self.tail:
+            buffer += data
+            if len(buffer) > self.budget:
+                del buffer[: len(buffer) - self.budget]
+                self.truncated = True
+            return
         room = self.budget - len(self.out) - len(self.err)
         buffer += data[: max(room, 0)]
         if len(data) > room:
             self.truncated = True
+
+    @property
+    def over(self) -> bool:
+        """Whether the output broke the budget, so the command must be killed."""
+        return self.truncated and not self.tail
 
 
 def supervise(
@@ -48,16 +63,19 @@ def supervise(
     limits: Limits,
     workspace: Path,
     kill: Callable[[], None],
+    stop: threading.Event | None = None,
+    keep_tail: bool = False,
 ) -> Outcome:
-    """Run `process` to its end under `limits`; `kill` is called on any limit breach and after exit.
+    """Run `process` to its end under `limits`; `kill` is called on any limit breach, once `stop` is set, and
+    after exit.
 
     `side_pipes` are further read ends (the launcher's marker, bwrap's info pipe)
     whose bytes are collected into the given buffers. All read ends are closed
-    before returning.
+    before returning. `keep_tail`: see `OutputBudget.tail`.
     """
     started = time.monotonic()
     assert process.stdout is not None and process.stderr is not None
-    output = OutputBudget(budget=limits.output_bytes)
+    output = OutputBudget(budget=limits.output_bytes, tail=keep_tail)
     pipes = _Pipes(output, {process.stdout.fileno(): output.out, process.stderr.fileno(): output.err, **side_pipes})
     pipes.wake_on_exit(process.pid)
     watches = limit_watches(limits, workspace, process.pid)
@@ -66,7 +84,7 @@ def supervise(
     deadline = started + limits.wall_seconds
     try:
         while status is None:
-            killed = breach(output, watches, deadline)
+            killed = breach(output, watches, deadline, stop)
             if killed is not None:
                 break
             pipes.pump(timeout=min(_TICK_S, max(deadline - time.monotonic(), 0)))
@@ -94,6 +112,7 @@ def supervise(
         killed=killed,
         duration_s=time.monotonic() - started,
         cpu_seconds=cpu,
+        kept_tail=keep_tail,
     )
 
 
@@ -106,9 +125,12 @@ def limit_watches(limits: Limits, workspace: Path, root_pid: int | None) -> list
     return watches
 
 
-def breach(output: OutputBudget, watches: list[tuple[KillReason, Watch]], deadline: float) -> KillReason | None:
-    """The limit the running command has just broken, if any."""
-    if output.truncated:
+def breach(output: OutputBudget, watches: list[tuple[KillReason, Watch]], deadline: float,
+           stop: threading.Event | None) -> KillReason | None:
+    """Why the running command must be killed now, if it must: a limit it has just broken, or its caller's stop."""
+    if stop is not None and stop.is_set():
+        return "stopped"
+    if output.over:
         return "output"
     if time.monotonic() >= deadline:
         return "wall_time"
