@@ -32,9 +32,10 @@ def tasks_generate(
     split_by: Annotated[Literal["task", "cluster"], typer.Option(
                                           help="task: attempts at one source task stay on one side; "
                                                "cluster: whole clusters too.")] = "task",
-    cuts: Annotated[Literal["failure", "turns"], typer.Option(
+    cuts: Annotated[Literal["failure", "turns", "recovery"], typer.Option(
                                       help="failure: one task at the turn that went wrong; "
-                                           "turns: one at every agent turn up to it.")] = "failure",
+                                           "turns: one at every agent turn up to it; recovery: one at the agent's "
+                                           "next turn after the failure (its answer to the error).")] = "failure",
     max_cuts: Annotated[int | None, typer.Option(min=1, help="With --cuts turns, the last N turns only.")] = None,
     context: Annotated[Literal["full", "last-user", "last-exchange"], typer.Option(
                                          help="full: the whole conversation before the cut; last-user: the system "

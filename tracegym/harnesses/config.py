@@ -41,6 +41,9 @@ class HarnessConfig(BaseModel):
 
     harness: HarnessName | None = None
     """Run every task in this harness; None uses the harness each task names."""
+    run_as: dict[HarnessName, HarnessName] = {}
+    """Run the tasks that name one harness in another, e.g. {shell: chat}: a shell task's reply is scored as it
+    stands and its command never runs (a reward that judges the reply alone needs no sandbox)."""
     replay: ReplayConfig = ReplayConfig()
     """The replay harness: how unseen calls are answered."""
     tools: ToolsConfig = ToolsConfig()
@@ -85,7 +88,7 @@ class HarnessFactory:
         self._proxy_temporary_root = False
 
     def name_for(self, task: TaskSpec) -> str:
-        return self.config.harness or task.harness
+        return self.config.harness or self.config.run_as.get(task.harness, task.harness)
 
     def make(self, task: TaskSpec, episode_id: str) -> Harness | ExternalHarness:
         """The harness for one episode of `task`; `episode_id` names its workspace."""

@@ -5,6 +5,10 @@ complaint. The agent went wrong at the latest assistant turn at or before it,
 so the task's prompt is everything before that turn. A failure of the whole
 trace (no message) cuts at the first assistant turn: the agent must redo the
 episode. `turns` mode instead cuts at every assistant turn up to the failure.
+`recovery` mode cuts at the first assistant turn after the failure's message:
+the prompt ends with the error result, the format correction or the complaint,
+and the task is how the agent answers it (a failure of the whole trace has no
+such turn).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any, Literal
 from tracegym.evals.recorded import RecordedTrace
 from tracegym.tasks.spec import ChatMessage, Context, Prompt, trim_context
 
-CutMode = Literal["failure", "turns"]
+CutMode = Literal["failure", "turns", "recovery"]
 
 # Metadata keys that tell attempts at one task apart; ignored when spotting duplicates.
 ATTEMPT_KEYS = frozenset({"trial", "attempt", "run_id", "sample_id", "seed", "domain_file"})
@@ -30,6 +34,9 @@ def cut_points(trace: RecordedTrace, message_idx: int | None, mode: CutMode) -> 
     turns = [m["idx"] for m in trace.messages if m["role"] == "assistant"]
     if not turns:
         return []
+    if mode == "recovery":
+        after = [t for t in turns if message_idx is not None and t > message_idx]
+        return after[:1]
     if message_idx is None:
         return [turns[0]] if mode == "failure" else turns
     upto = [t for t in turns if t <= message_idx]

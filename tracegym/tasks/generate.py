@@ -56,7 +56,8 @@ class GenerateOptions(BaseModel):
     split_by: SplitBy = "task"
     """task: attempts at one source task stay together; cluster: whole clusters are held out too."""
     cuts: CutMode = "failure"
-    """failure: one task at the turn that went wrong; turns: one at every agent turn up to it."""
+    """failure: one task at the turn that went wrong; turns: one at every agent turn up to it; recovery: one at
+    the agent's next turn after the failure (its answer to the error, correction or complaint)."""
     max_cuts: int | None = Field(None, ge=1)
     """With cuts: turns, keep only the last N turns before each failure."""
     context: Context = "full"
