@@ -45,8 +45,9 @@ def well_formed(trajectory: Any) -> tuple[float, dict[str, Any]]:
 # mini-swe-agent 1.x (agents/default.py, parse_action): the actions of a reply; anything but exactly one is a format
 # error, answered with "Please always provide EXACTLY ONE action in triple backticks".
 MINI_SWE_ACTIONS = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
-# Markup of a tool's answer written by the agent itself: the reply invents what the tool said.
-TOOL_OUTPUT_TAGS = re.compile(r"</?\s*(tool_response|tool_result|tool_output|function_results?)\b", re.IGNORECASE)
+# Tool markup left in a reply's text: a tool's answer the agent wrote itself (the reply invents what the tool said),
+# or the remains of a call the harness could not read as one (a parsed call leaves no markup in the text).
+TOOL_MARKUP = re.compile(r"</?\s*(tool_response|tool_result|tool_output|function_results?|tool_call)\b", re.IGNORECASE)
 
 
 def reply_text(trajectory: Any) -> str:
@@ -63,8 +64,9 @@ def one_bash_action(trajectory: Any) -> tuple[float, dict[str, Any]]:
 
 def handles_tool_error(trajectory: Any) -> tuple[float, dict[str, Any]]:
     """After a tool answered with an error: 1.0 for a reply that says something or calls a tool, without
-    repeating a failed call unchanged, without a call the harness could not parse, and without writing a tool's
-    answer itself. The recorded failing call, an empty reply and invented tool output all earn 0."""
+    repeating a failed call unchanged, without a call the harness could not parse, and without tool markup in its
+    text (a tool's answer written by the agent itself). The recorded failing call, an empty reply and invented tool
+    output all earn 0."""
     calls = trajectory.agent_calls()
     failed = [(c.name, c.arguments) for c in trajectory.tool_calls()[:-len(calls) or None]
               if str(c.result or "").startswith("Error")]
@@ -73,6 +75,6 @@ def handles_tool_error(trajectory: Any) -> tuple[float, dict[str, Any]]:
         "empty": not calls and not text,
         "malformed": bool(trajectory.malformed_tool_calls),
         "retried_unchanged": any((c.name, c.arguments) in failed for c in calls),
-        "invented_tool_output": bool(TOOL_OUTPUT_TAGS.search(text)),
+        "tool_markup": bool(TOOL_MARKUP.search(text)),
     }
     return float(not any(checks.values())), {k: v for k, v in checks.items() if v}
