@@ -134,6 +134,16 @@ def test_tools_replay_and_the_recorded_turn(cli, tau_store, tmp_path):
     assert task.provenance.failure_message_idx == task.provenance.cut_message_idx + 1
 
 
+def test_recovery_cuts_end_the_prompt_with_the_error(cli, tau_store, tmp_path):
+    _generate(cli, tau_store, tmp_path / "rec", "--cluster", "c-toolerr", "--cuts", "recovery")
+    tasks = load_task_set(tmp_path / "rec").tasks
+    assert tasks
+    for task in tasks:
+        last = task.prompt.messages[-1]
+        assert last.role == "tool" and last.content.startswith("Error")  # what the agent now answers
+        assert task.provenance.cut_message_idx > task.provenance.failure_message_idx
+
+
 def test_tasks_score_like_the_traces_they_came_from(cli, tau_store, tmp_path):
     """The prompt plus the recorded rest of the trace, scored from the task set, equals scoring the trace."""
     _generate(cli, tau_store, tmp_path / "sc", "--cluster", "c-outcome", "--max-tasks-per-cluster", "40")

@@ -107,3 +107,17 @@ def test_one_episode_with_a_tiny_model(factory):
     assert [m["role"] for m in episode.continuation] == ["assistant", "user", "assistant", "user"]
     assert episode.counts.malformed_tool_calls == 2 and episode.metrics["sandbox"] in ("bwrap", "subprocess")
     assert not harness.workspace.exists()
+
+
+def test_run_as_scores_a_shell_tasks_reply_without_running_it(tmp_path):
+    """harness.run_as {shell: chat}: the reply is the episode, no workspace is made and nothing runs (no sandbox)."""
+    from tracegym.harnesses.chat_harness import ChatHarness
+
+    factory = HarnessFactory(HarnessConfig(run_as={"shell": "chat"}, shell={"workspaces": "ws"}), tmp_path)
+    harness = factory.make(shell_task(), "ep-1")
+    assert isinstance(harness, ChatHarness) and factory.name_for(shell_task()) == "chat"
+    asyncio.run(harness.reset(shell_task()))
+    step = asyncio.run(harness.step(Reply(bash("touch ran.txt"), "stop", 0)))
+    assert step.done and step.assistant == {"role": "assistant", "content": bash("touch ran.txt")}
+    assert not (tmp_path / "ws").exists() and not list(tmp_path.rglob("ran.txt"))
+    factory.close()

@@ -153,6 +153,14 @@ def test_cut_points_take_the_agent_turn_that_went_wrong():
     assert cut_points(trace, 1, "failure") == []
 
 
+def test_recovery_cuts_take_the_agent_turn_that_answers_the_failure():
+    trace = _trace()
+    assert cut_points(trace, 5, "recovery") == [6]  # an error result: the agent's answer to it
+    assert cut_points(trace, 3, "recovery") == [4]
+    assert cut_points(trace, 7, "recovery") == []  # a complaint nobody answered
+    assert cut_points(trace, None, "recovery") == []  # the whole trace failed: no turn answers it
+
+
 def test_build_prompt_context_modes_and_system_cut():
     trace = _trace()
     full = build_prompt(trace, 6, "full", None)
