@@ -2,14 +2,14 @@
 
 Under top-p mask replay the loss reads each position's logits on its support alone, so the trainer computes
 only those (`tracegym.training.batching.support_logits`); before, it ran the output layer over all 49,152
-tokens of SmolLM2's vocabulary. This replays stored GRPO batches of a `benchmarks/train_tau.py` run (the
+tokens of SmolLM2's vocabulary. This replays stored GRPO batches of a `benchmarks/studies/train_tau.py` run (the
 episodes, rewards, sampler log-probs and supports its store keeps) through both trainers, built as
 `examples/train-tau.yaml` builds its trainer (SmolLM2-135M, fp32, the last 10 blocks trained, embeddings frozen,
 micro-batches of 2,048 tokens, every correction on), and times forward + backward (`Trainer.accumulate`),
 interleaved, --repeats rounds over --steps stored steps that had a group with a signal, spread over the run. Both
 trainers' losses are compared step by step.
 
-    python benchmarks/train_tau.py --workdir DIR --samples 6 --set steps=40    # any run; its store is what counts
+    python benchmarks/studies/train_tau.py --workdir DIR --samples 6 --set steps=40    # any run; its store is what counts
     python benchmarks/support_logits.py --store DIR/store.duckdb
 
 The last line is one JSON object: {"steps", "trained_tokens", "vocabulary_s", "support_s", "speedup",

@@ -1,4 +1,4 @@
-"""GRPO's held-out gain over the warm start, from a finished `benchmarks/train_tau.py` run's store, with three
+"""GRPO's held-out gain over the warm start, from a finished `benchmarks/studies/train_tau.py` run's store, with three
 95% intervals that count different noise:
 
 - over samples: the held-out tasks fixed, each task's episodes resampled (paired by seed): sampling noise only,
@@ -6,7 +6,7 @@
 - over tasks: which tasks happen to be held out, too;
 - by scenario: whole τ-bench source tasks resampled, since the tasks cut from one scenario's failures are alike.
 
-    python benchmarks/heldout_intervals.py --store /tmp/train-tau/store.duckdb
+    python benchmarks/studies/heldout_intervals.py --store /tmp/train-tau/store.duckdb
 
 Reads the newest `eval-base-*`, `eval-warm_start-*` and `eval-grpo-*` runs (failed episodes count as 0). The last
 line is one JSON object: per comparison (grpo_minus_warm_start, warm_start_minus_base, grpo_minus_base), its
@@ -37,7 +37,7 @@ def eval_rewards(store: Path) -> tuple[dict[str, dict[str, list[float]]], dict[s
             run_id = st.scalar("SELECT run_id FROM rollouts WHERE run_id LIKE ? ORDER BY created_at DESC LIMIT 1",
                                [f"eval-{model}-%"])
             if run_id is None:
-                raise SystemExit(f"{store} holds no eval-{model}-* run: is it a benchmarks/train_tau.py store?")
+                raise SystemExit(f"{store} holds no eval-{model}-* run: is it a benchmarks/studies/train_tau.py store?")
             rows = st.query("SELECT task_id, coalesce(reward, 0) AS reward FROM rollouts WHERE run_id = ? "
                             "ORDER BY task_id, sample_idx", [run_id])
             for row in rows:

@@ -1,6 +1,6 @@
 """Learning on CPU, measured: base vs warm start vs warm start + GRPO on held-out τ-bench failure tasks.
 
-    python benchmarks/train_tau.py --workdir /tmp/train-tau [--config examples/train-tau.yaml] [--samples 4]
+    python benchmarks/studies/train_tau.py --workdir /tmp/train-tau [--config examples/train-tau.yaml] [--samples 4]
 
 1. Ingests the public τ-bench traces into a fresh store, mines failures, and generates the task set bound to
    the reward --eval names in examples/evals-train.yaml (`gold_tool`, as examples/train-tau.yaml's header says,
@@ -19,7 +19,7 @@ with an interval that resamples whole source tasks (`grpo_minus_warm_start_by_so
 scenario's failures are alike, and a few scenarios can hold most held-out tasks. A third interval counts sampling
 noise alone (`grpo_minus_warm_start_over_samples`: the held-out tasks fixed, each task's samples resampled, paired
 by seed), as the issue words it ("confidence intervals over several samples per task").
-`benchmarks/heldout_intervals.py --store WORKDIR/store.duckdb` recomputes all three from a finished run's store.
+`benchmarks/studies/heldout_intervals.py --store WORKDIR/store.duckdb` recomputes all three from a finished run's store.
 The last line is one JSON object: {"base", "warm_start", "grpo", "grpo_minus_warm_start",
 "warm_start_minus_base", "grpo_minus_warm_start_by_source", "grpo_minus_warm_start_over_samples", "heldout_tasks",
 "samples_per_task", "train_steps", "run_id", "per_task", "replies", "minutes", "threads"}; "replies" says, per
@@ -42,7 +42,7 @@ import torch
 import yaml
 from typer.testing import CliRunner
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO.parent / "shared" / "data" / "traces" / "tau-bench"
 
 

@@ -1,6 +1,6 @@
-"""What the τ-bench failure tasks of benchmarks/train_tau.py pay for one reply, and what the best reply could earn.
+"""What the τ-bench failure tasks of benchmarks/studies/train_tau.py pay for one reply, and what the best reply could earn.
 
-    python benchmarks/tau_ceiling.py --workdir /tmp/tau-ceiling [--split-seeds 0 1 2] [--set KEY=YAML ...]
+    python benchmarks/studies/tau_ceiling.py --workdir /tmp/tau-ceiling [--split-seeds 0 1 2] [--set KEY=YAML ...]
 
 No model runs. For each split seed the task set is generated as train_tau.py generates it (same reward, same
 held-out share) and the tasks are selected as training selects them (the config's detectors, context policy and
