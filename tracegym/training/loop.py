@@ -11,6 +11,8 @@ count is also the policy version of the weights, what staleness is measured in, 
 A run killed with SIGKILL at any point resumes from its latest checkpoint and repeats the steps after
 it exactly: the task order, the warm-start batches and every episode's sampling seed are functions of
 the step and the run seed, and the optimizer state and weights are restored bit for bit.
+
+Every GRPO step also stores its training reward per failure cluster (tracegym/training/clusters.py).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from tracegym.training.checkpoint import (
     restore_rng,
     save_checkpoint,
 )
+from tracegym.training.clusters import batch_cluster_rewards, cluster_key, cluster_metrics
 from tracegym.training.config import TrainConfig
 from tracegym.training.display import RunDisplay
 from tracegym.training.metrics import RunRecorder
@@ -142,6 +145,7 @@ class _Run:
             raise NotFoundError(f"No {config.tasks.split} tasks to train on in {config.tasks.task_set} "
                                 f"({too_long} longer than prompt.max_tokens). Fix: check tasks.split, "
                                 "tasks.clusters and prompt.max_tokens.")
+        self.cluster_of = {t.task_id: cluster_key(t) for t in self.tasks}
         self.counts: dict[str, Any] = {"tasks": len(self.tasks), "tasks_too_long": too_long,
                                        "sampler_precision": _sampler_precision(config)}
         self.model, self.state = self._load(resume)
@@ -326,6 +330,7 @@ def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int) -> tuple[dic
     metrics.update({k if "/" in k else f"source/{k}": float(v) for k, v in batch.stats.items() if k != "dropped_stale"})
     metrics.update(_staleness(step, batch))
     metrics.update({f"source/{k}": float(v) for k, v in source.stats().items() if isinstance(v, (int, float))})
+    metrics.update(cluster_metrics(batch_cluster_rewards(batch, run.cluster_of)))
     return metrics, batch
 
 
