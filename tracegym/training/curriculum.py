@@ -87,8 +87,7 @@ class ClusterCurriculum(Generic[T]):
         for task in self.tasks:
             self._of.setdefault(key(task), []).append(task)
         self.clusters = sorted(self._of)
-        self.means: dict[str, float] = {}
-        """The reward average of each cluster sampled so far."""
+        self.means: dict[str, float] = {}  # the reward average of each cluster sampled so far
         self._set_probabilities()
 
     def _set_probabilities(self) -> None:
