@@ -45,7 +45,9 @@ def runs_show(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """A run's config, status, metrics per key, checkpoints and its newest evaluation."""
+    """A run's config, status, metrics per key, training reward per failure cluster, checkpoints and its newest
+    evaluation."""
+    from tracegym.report.clusters import TABLE_STEPS, cluster_table, short_signature
     from tracegym.report.rundata import load_run, metric_summary
     from tracegym.store import open_store
 
@@ -53,13 +55,20 @@ def runs_show(
         data = load_run(st, run)
     if plot is not None:
         _plot(data, plot)
+    clusters = cluster_table(data)
     if as_json:
-        print_json({"run": data.run, "metrics": metric_summary(data.metrics), "checkpoints": data.checkpoints,
-                    "evaluation": data.comparison})
+        print_json({"run": data.run, "metrics": metric_summary(data.metrics), "clusters": clusters,
+                    "checkpoints": data.checkpoints, "evaluation": data.comparison})
         return
     info = {k: v for k, v in data.run.items() if k != "config"}
     emit(info, False, title=f"Run {data.run_id}")
-    print_table(metric_summary(data.metrics), title="Metrics (per key, over steps)")
+    # The per-cluster keys (a few per cluster and step) are summed up in the table after this one.
+    summary = [row for row in metric_summary(data.metrics) if not row["key"].startswith(_PER_CLUSTER)]
+    print_table(summary, title="Metrics (per key, over steps)")
+    if clusters:
+        print_table([{**row, "signature": short_signature(row["cluster_id"], row, 32)} for row in clusters],
+                    title=f"Training reward per failure cluster (first vs last sampled steps, up to {TABLE_STEPS})",
+                    columns=_CLUSTER_COLUMNS + (("draw_weight",) if clusters[0]["draw_weight"] is not None else ()))
     print_table(data.checkpoints, title="Checkpoints")
     if data.comparison is not None:
         from tracegym.commands.eval import print_comparison
@@ -70,6 +79,10 @@ def runs_show(
                   f"--tasks {literal(data.run['task_set_id'])}")
     err.print(f"Config: tracegym sql \"SELECT config FROM runs WHERE run_id = '{data.run_id}'\" "
               f"or {literal(data.run['run_dir'])}/config.json")
+
+
+_PER_CLUSTER = ("cluster/", "curriculum/")
+_CLUSTER_COLUMNS = ("cluster_id", "signature", "steps", "episodes", "reward_first", "reward_last", "change")
 
 
 def _plot(data: RunData, folder: Path) -> None:

@@ -1,4 +1,5 @@
-"""One self-contained HTML page per run: its charts (inline base64 PNG), the per-cluster eval table, its config.
+"""One self-contained HTML page per run: its charts (inline base64 PNG), the per-cluster eval table, the training
+reward per failure cluster (chart and table), its config.
 
 Nothing is fetched when the page opens (no scripts, fonts or stylesheets from elsewhere), so it can be
 mailed, attached to a ticket or opened from a file share.
@@ -14,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from tracegym.report.clusters import TABLE_STEPS, cluster_table
 from tracegym.report.plots import build_charts, png_bytes
 from tracegym.report.rundata import RunData
 
@@ -58,9 +60,14 @@ def render_report(data: RunData) -> str:
     charts, missing = build_charts(data)
     images = [{"title": c.title, "name": c.name, "wide": len(c.figure.axes) > 1,
                "src": "data:image/png;base64," + base64.b64encode(png_bytes(c.figure)).decode()} for c in charts]
+    # The per-cluster chart stands beside its table rather than among the other charts.
+    cluster_chart = next((image for image in images if image["name"] == "clusters"), None)
+    cluster_rows = cluster_table(data)
     template = _env().get_template("report.html.j2")
     return template.render(
-        run=data.run, headline=_headline(data), charts=images, missing=missing, comparison=data.comparison,
+        run=data.run, headline=_headline(data), charts=[i for i in images if i is not cluster_chart],
+        missing=missing, comparison=data.comparison, cluster_chart=cluster_chart, cluster_rows=cluster_rows,
+        curriculum=any(r["draw_weight"] is not None for r in cluster_rows), table_steps=TABLE_STEPS,
         change_class=_change_class, config_json=json.dumps(data.run["config"], indent=2, default=str),
         generated=datetime.now().isoformat(timespec="seconds"), checkpoints=data.checkpoints,
     )

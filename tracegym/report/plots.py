@@ -1,8 +1,9 @@
 """A run's charts as PNG: matplotlib figures (Agg, no display), each with a title and axes labelled with units.
 
-One chart per question a person asks of a run: is the reward going up, did held-out failures improve
-per checkpoint, do sampler and trainer disagree (per pool), how much do the importance-sampling
-corrections cut, is the gradient sane, how stale are rollouts, what does weight sync cost against dense.
+One chart per question a person asks of a run: is the reward going up, and for which failure clusters (and
+where a curriculum sent the groups), did held-out failures improve per checkpoint, do sampler and trainer
+disagree (per pool), how much do the importance-sampling corrections cut, is the gradient sane, how stale
+are rollouts, what does weight sync cost against dense.
 A chart whose metrics this run did not record is not drawn; `not_recorded` says which and why.
 """
 
@@ -13,10 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from tracegym.report.clusters import ROLLING_STEPS, cluster_series, rolling_mean, short_signature
 from tracegym.report.rundata import RunData
 
 Series = dict[int, float | None]
@@ -83,6 +86,35 @@ def reward_chart(data: RunData) -> Figure | None:
                              ("grpo/sampled_reward_mean", "all sampled (dynamic sampling)")]):
         return None
     _finish(ax, "Training reward per GRPO step", "mean reward (0-1)", ylim=REWARD_RANGE)
+    return fig
+
+
+def cluster_chart(data: RunData) -> Figure | None:
+    """Training reward per failure cluster: each step faint, a rolling mean as the line; beside it, with a
+    curriculum, the chance each step gave a group to draw each cluster (same colours)."""
+    series = [s for s in cluster_series(data.metrics) if s.steps or s.weights]
+    if not any(s.steps for s in series):
+        return None
+    curriculum = any(s.weights for s in series)
+    panels = 2 if curriculum else 1
+    rows = -(-len(series) // (2 * panels))  # legend rows below the axes
+    fig = Figure(figsize=(6.4 * panels, 3.6 + 0.2 * rows), dpi=100, layout="constrained")
+    axes = list(fig.subplots(1, panels, squeeze=False)[0])
+    colours = colormaps["tab10" if len(series) <= 10 else "tab20"]
+    for i, s in enumerate(series):
+        colour = colours(i % colours.N)
+        # Signatures are trace text: a '$' would start matplotlib's math mode.
+        label = short_signature(s.cluster, data.clusters.get(s.cluster)).replace("$", r"\$")
+        axes[0].plot(s.steps, s.rewards, "o", markersize=2.5, alpha=0.3, color=colour)
+        axes[0].plot(s.steps, rolling_mean(s), "-", color=colour, label=label)
+        if curriculum:
+            axes[1].plot(list(s.weights), list(s.weights.values()), "-", color=colour)
+    _finish(axes[0], f"Training reward per failure cluster (rolling mean, {ROLLING_STEPS} steps)", "mean reward (0-1)",
+            legend=False, ylim=REWARD_RANGE)
+    if curriculum:
+        _finish(axes[1], "Curriculum: chance a group draws each cluster", "probability (0-1)", legend=False,
+                ylim=(0, None))
+    fig.legend(loc="outside lower center", ncols=2 * panels, fontsize="x-small", frameon=False)
     return fig
 
 
@@ -160,6 +192,7 @@ def sync_chart(data: RunData) -> Figure | None:
 
 CHARTS: dict[str, tuple[str, Callable[[RunData], Figure | None], str]] = {
     "reward": ("Training reward", reward_chart, "reward/mean"),
+    "clusters": ("Training reward per failure cluster", cluster_chart, "cluster/*/reward"),
     "eval": ("Held-out eval reward per checkpoint", eval_chart, "an evaluation (`tracegym eval`)"),
     "warmup": ("Warm-start loss", warmup_chart, "warmup/loss"),
     "mismatch": ("Per-pool mismatch", mismatch_chart, "mismatch/*"),

@@ -21,6 +21,9 @@ class RunData:
     """The newest evaluation of the run's checkpoints against their base (`training.comparison.compare`)."""
     eval_points: list[dict[str, Any]] = field(default_factory=list)
     """Overall held-out mean reward per evaluated model: step (0 for the base), label, value, low, high."""
+    clusters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The failure clusters of the run's task set, from the store's tasks: cluster key (`none` for tasks without
+    one) -> detector, signature, formats (sorted list), rank (None when the store no longer ranks it)."""
 
     @property
     def run_id(self) -> str:
@@ -62,7 +65,23 @@ def load_run(store: Any, ref: str) -> RunData:
                               "ORDER BY step", [run_id])
     data = RunData(run, read_metrics(store, run_id), checkpoints, latest_comparison(store, run_id))
     data.eval_points = _eval_points(data.comparison)
+    data.clusters = _cluster_info(store, run["task_set_id"])
     return data
+
+
+def _cluster_info(store: Any, task_set_id: str | None) -> dict[str, dict[str, Any]]:
+    """What the store knows of each failure cluster of a task set (see `RunData.clusters`)."""
+    from tracegym.training.clusters import NO_CLUSTER
+
+    rows = store.query(
+        """SELECT coalesce(t.cluster_id, ?) AS cluster_id, any_value(t.detector) AS detector,
+                  any_value(json_extract_string(t.spec, '$.provenance.signature')) AS signature,
+                  list(DISTINCT json_extract_string(t.spec, '$.provenance.format')) AS formats,
+                  min(c.rank) AS rank
+           FROM tasks t LEFT JOIN clusters c ON c.cluster_id = t.cluster_id
+           WHERE t.task_set_id = ? GROUP BY 1""", [NO_CLUSTER, task_set_id])
+    return {r["cluster_id"]: {"detector": r["detector"], "signature": r["signature"], "rank": r["rank"],
+                              "formats": sorted(f for f in r["formats"] if f is not None)} for r in rows}
 
 
 def _eval_points(comparison: dict[str, Any] | None) -> list[dict[str, Any]]:

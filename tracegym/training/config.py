@@ -66,6 +66,25 @@ class DifficultySection(_Section):
         return self
 
 
+class CurriculumSection(_Section):
+    """How `tasks.sampling: clusters` weighs the failure clusters (tracegym/training/curriculum.py).
+
+    Before each step, every cluster's weight comes from an exponential moving average of its training reward over
+    the steps so far (`cluster/<cluster_id>/reward`); a cluster not sampled yet gets the highest weight. The
+    probability of drawing a cluster for a group is `floor / clusters + (1 - floor) * weight / sum of weights`.
+    """
+
+    weighting: Literal["failure", "learnability"] = "failure"
+    """failure: weight 1 - reward, toward the clusters the policy still fails; learnability: reward x (1 - reward),
+    toward the clusters it solves some of the time, whose groups carry a GRPO signal (Foster & Foerster 2025,
+    "Learning to Reason at the Frontier of Learnability"); a cluster it always fails then gets only the floor."""
+    ema: float = Field(0.3, gt=0, le=1)
+    """Weight of the newest step in the moving average of a cluster's reward (1: the last step alone)."""
+    floor: float = Field(0.2, ge=0, le=1)
+    """Share of draws spread evenly over the clusters whatever their reward, so that none starves: each cluster is
+    drawn with probability at least floor / clusters (1 draws clusters uniformly)."""
+
+
 class TasksSection(_Section):
     task_set: Path
     """The task-set folder (written by `tracegym tasks generate`), relative to the working folder."""
@@ -79,6 +98,21 @@ class TasksSection(_Section):
     """At most this many tasks (the first in task-set order)."""
     difficulty: DifficultySection | None = None
     """Drop the tasks the starting policy always or never solves; None trains on every selected task."""
+    sampling: Literal["uniform", "clusters"] = "uniform"
+    """uniform: every task in turn, in a seeded order shuffled each epoch; clusters: each group draws a failure
+    cluster first, weighted toward the clusters whose training reward is still low (`curriculum`), then a task of
+    that cluster (a curriculum over clusters)."""
+    curriculum: CurriculumSection | None = None
+    """How sampling: clusters weighs the clusters (its defaults when left out); only with sampling: clusters."""
+
+    @model_validator(mode="after")
+    def _curriculum_with_clusters(self) -> TasksSection:
+        if self.sampling == "uniform" and self.curriculum is not None:
+            raise ValueError("tasks.curriculum weighs clusters for tasks.sampling: clusters. Fix: set "
+                             "tasks.sampling: clusters, or remove tasks.curriculum")
+        if self.sampling == "clusters" and self.curriculum is None:
+            self.curriculum = CurriculumSection()  # the resolved config shows the weighting the run used
+        return self
 
 
 class PromptSection(_Section):

@@ -11,6 +11,10 @@ count is also the policy version of the weights, what staleness is measured in, 
 A run killed with SIGKILL at any point resumes from its latest checkpoint and repeats the steps after
 it exactly: the task order, the warm-start batches and every episode's sampling seed are functions of
 the step and the run seed, and the optimizer state and weights are restored bit for bit.
+
+Every GRPO step also stores its training reward per failure cluster (tracegym/training/clusters.py). With
+`tasks.sampling: clusters` those rewards steer the task order, a curriculum over clusters
+(tracegym/training/curriculum.py); a resumed run rebuilds it from the rewards of the steps before the resume.
 """
 
 from __future__ import annotations
@@ -38,7 +42,9 @@ from tracegym.training.checkpoint import (
     restore_rng,
     save_checkpoint,
 )
+from tracegym.training.clusters import batch_cluster_rewards, cluster_key, cluster_metrics
 from tracegym.training.config import TrainConfig
+from tracegym.training.curriculum import ClusterCurriculum, GroupOrder, stored_history, task_order
 from tracegym.training.display import RunDisplay
 from tracegym.training.metrics import RunRecorder
 from tracegym.training.prompts import openai_tool_list, shorten_task
@@ -142,6 +148,7 @@ class _Run:
             raise NotFoundError(f"No {config.tasks.split} tasks to train on in {config.tasks.task_set} "
                                 f"({too_long} longer than prompt.max_tokens). Fix: check tasks.split, "
                                 "tasks.clusters and prompt.max_tokens.")
+        self.cluster_of = {t.task_id: cluster_key(t) for t in self.tasks}
         self.counts: dict[str, Any] = {"tasks": len(self.tasks), "tasks_too_long": too_long,
                                        "sampler_precision": _sampler_precision(config)}
         self.model, self.state = self._load(resume)
@@ -261,12 +268,13 @@ def _grpo(run: _Run, display: RunDisplay) -> None:
         trainer.optimizer.load_state_dict(run.state.optimizer)
     if config.tasks.difficulty is not None:
         _filter_by_difficulty(run, display)
-    source = _make_source(run)
+    order = _task_order(run)
+    source = _make_source(run, order)
     deaths, idle = 0.0, IdleSteps()
     try:
         source.start()
         for step in range(run.state.step, run.total):
-            metrics, batch = _grpo_step(run, trainer, source, step)
+            metrics, batch = _grpo_step(run, trainer, source, step, order)
             run.recorder.log(run.state.step, metrics, batch.stored_episodes(run.state.step))
             display.update(run.state.step, metrics)
             if message := idle.note(run.state.step, metrics):
@@ -309,7 +317,21 @@ def _filter_by_difficulty(run: _Run, display: RunDisplay) -> None:
     display.note(f"difficulty filter: kept {len(run.tasks)} tasks ({record['counts']})")
 
 
-def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int) -> tuple[dict[str, float], RolloutBatch]:
+def _task_order(run: _Run) -> GroupOrder[TaskSpec]:
+    """The run's task order; a resumed curriculum replays the per-cluster rewards of the steps before the resume."""
+    from tracegym.store import open_store
+
+    order = task_order(run.config, run.tasks)
+    done = range(run.config.warmup.steps + 1, run.state.step + 1)
+    if isinstance(order, ClusterCurriculum) and done:
+        with open_store(run.store_path) as store:
+            order.replay(stored_history(store, run.run_id, done))
+    return order
+
+
+def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int,
+               order: GroupOrder[TaskSpec]) -> tuple[dict[str, float], RolloutBatch]:
+    curriculum = order.metrics() if isinstance(order, ClusterCurriculum) else {}
     started = time.perf_counter()
     batch = source.next_batch(run.config.grpo.batch_groups, trainer_version=step)
     waited = time.perf_counter() - started
@@ -326,6 +348,10 @@ def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int) -> tuple[dic
     metrics.update({k if "/" in k else f"source/{k}": float(v) for k, v in batch.stats.items() if k != "dropped_stale"})
     metrics.update(_staleness(step, batch))
     metrics.update({f"source/{k}": float(v) for k, v in source.stats().items() if isinstance(v, (int, float))})
+    rewards = batch_cluster_rewards(batch, run.cluster_of)
+    metrics.update({**cluster_metrics(rewards), **curriculum})
+    if isinstance(order, ClusterCurriculum):
+        order.observe({cluster: mean for cluster, (mean, _) in rewards.items()})
     return metrics, batch
 
 
@@ -340,7 +366,7 @@ def _staleness(version: int, batch: RolloutBatch) -> dict[str, float]:
     return out
 
 
-def _make_source(run: _Run) -> Any:
+def _make_source(run: _Run, order: GroupOrder[TaskSpec]) -> Any:
     from tracegym.models.load import stop_token_ids
 
     config = run.config
@@ -349,11 +375,11 @@ def _make_source(run: _Run) -> Any:
         from tracegym.training.sync_rollouts import SyncRollouts
 
         return SyncRollouts.with_copy_of(run.model, config, run.task_set, run.tasks, run.tokenizer, eos,
-                                         run.state.step, start_index=run.state.groups_consumed)
-    return _async_source(run, eos)
+                                         run.state.step, start_index=run.state.groups_consumed, order=order)
+    return _async_source(run, eos, order)
 
 
-def _async_source(run: _Run, eos: Sequence[int]) -> Any:
+def _async_source(run: _Run, eos: Sequence[int], order: GroupOrder[TaskSpec]) -> Any:
     try:
         from tracegym.training.orchestrator import AsyncRollouts
     except ImportError as e:
@@ -361,4 +387,4 @@ def _async_source(run: _Run, eos: Sequence[int]) -> Any:
                           f"this installation cannot import ({e}). Fix: set async.max_staleness: 0.") from e
     return AsyncRollouts(run.config, run.tasks, task_set=run.task_set, tokenizer=run.tokenizer,
                          eos_token_ids=list(eos), state_dict=run.model.state_dict(), policy_version=run.state.step,
-                         start_index=run.state.groups_consumed)
+                         start_index=run.state.groups_consumed, order=order)

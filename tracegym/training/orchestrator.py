@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
     from tracegym.training.config import SamplerPool, TrainConfig
+    from tracegym.training.curriculum import GroupOrder
     from tracegym.training.rollouts import RolloutBatch, RolloutGroup
     from tracegym.training.sampler_worker import SamplerSpec
 
@@ -133,12 +134,14 @@ class AsyncRollouts:
         heartbeat_timeout_s: float = 120.0,
         startup_timeout_s: float = 600.0,
         max_failures: int = 3,
+        order: GroupOrder[TaskSpec] | None = None,
     ) -> None:
         from tracegym.training.rollouts import TaskOrder
 
         self.config = config
         self.task_set = task_set
-        self.order = TaskOrder(list(tasks), config.seed)
+        # The monitor thread draws from it when it hands a task out; a curriculum's weights are those in force then.
+        self.order = order if order is not None else TaskOrder(list(tasks), config.seed)
         self.max_staleness = config.async_.max_staleness
         self.pools = list(pools) if pools else config.sampler_pools()
         self.weights_dir = weights_dir or config.run_dir / "weights"

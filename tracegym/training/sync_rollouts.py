@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
     from tracegym.training.config import TrainConfig
+    from tracegym.training.curriculum import GroupOrder
 
 
 def sampling_params(config: TrainConfig) -> SamplingParams:
@@ -56,10 +57,12 @@ class SyncRollouts:
         policy_version: int,
         start_index: int = 0,
         base_dir: Path | None = None,
+        order: GroupOrder[TaskSpec] | None = None,
     ) -> None:
         self.config = config
         self.task_set = task_set
-        self.order = TaskOrder(list(tasks), config.seed)
+        # The loop passes its order over `tasks` when it has one to update between steps (a curriculum).
+        self.order = order if order is not None else TaskOrder(list(tasks), config.seed)
         self.next_index = start_index
         engine = SamplingEngine(sampler_model, eos_token_ids=eos_token_ids, sampler_id="sync-0",
                                 policy_version=policy_version, max_batch_size=config.sampler.concurrency,
