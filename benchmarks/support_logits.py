@@ -9,7 +9,7 @@ micro-batches of 2,048 tokens, every correction on), and times forward + backwar
 interleaved, --repeats rounds over --steps stored steps that had a group with a signal, spread over the run. Both
 trainers' losses are compared step by step.
 
-    python benchmarks/studies/train_tau.py --workdir DIR --samples 6 --set steps=40    # any run; its store is what counts
+    python benchmarks/studies/train_tau.py --workdir DIR --samples 6 --set steps=40  # any run: its store counts
     python benchmarks/support_logits.py --store DIR/store.duckdb
 
 The last line is one JSON object: {"steps", "trained_tokens", "vocabulary_s", "support_s", "speedup",

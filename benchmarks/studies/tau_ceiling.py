@@ -1,4 +1,4 @@
-"""What the τ-bench failure tasks of benchmarks/studies/train_tau.py pay for one reply, and what the best reply could earn.
+"""What the τ-bench failure tasks of studies/train_tau.py pay for one reply, and what the best reply could earn.
 
     python benchmarks/studies/tau_ceiling.py --workdir /tmp/tau-ceiling [--split-seeds 0 1 2] [--set KEY=YAML ...]
 

@@ -1,8 +1,9 @@
 """Does the prompt of a τ-bench failure task say what its reward pays? A nearest-neighbour reader against habits.
 
-    python benchmarks/studies/tau_context_reader.py --workdir /tmp/tau-reader [--split-seeds 0 1 2] [--k 5] [--set KEY=YAML]
+    python benchmarks/studies/tau_context_reader.py --workdir /tmp/tau-reader [--split-seeds 0 1 2] [--k 5] \
+        [--set KEY=YAML]
 
-`benchmarks/studies/tau_ceiling.py` shows what a context-free habit earns. This asks the next question: can anything learnt
+`tau_ceiling.py` shows what a context-free habit earns. This asks the next question: can anything learnt
 from the training tasks' prompts choose the reply better than the best habit, on scenarios it has not seen? No
 policy is trained; each task's own scorer scores the fixed replies of `tau_ceiling.py` (a text reply, one call to each
 tool; a reply over `sampler.max_new_tokens` earns 0), and two readers choose among them:
