@@ -81,3 +81,20 @@ def test_run_dir_refuses_mixups(tmp_path: Path) -> None:
     assert init_run_dir(run, {"seed": 0, "steps": 9}, resume=True) == run_id  # more steps may be asked for
     with pytest.raises(NotFoundError, match="holds no run"):
         init_run_dir(tmp_path / "other", {"seed": 0}, resume=True)
+
+
+def test_a_run_saved_before_a_setting_existed_resumes(tmp_path: Path) -> None:
+    """A run folder whose saved config lacks a setting added since (tasks.sampling) resumes; a real change of a
+    setting still refuses."""
+    from tracegym.training.config import parse_train_config
+    from tracegym.training.loop import _with_current_defaults
+
+    config = parse_train_config({"run_dir": str(tmp_path / "run"), "tasks": {"task_set": str(tmp_path / "set")}},
+                                tmp_path / "train.yaml")
+    old = config.resolved()
+    del old["tasks"]["sampling"]
+    run_id = init_run_dir(config.run_dir, old, resume=False)
+    assert init_run_dir(config.run_dir, config.resolved(), True, refill=_with_current_defaults) == run_id
+    changed = config.model_copy(update={"seed": 5}).resolved()
+    with pytest.raises(ConfigError, match="sections: seed"):
+        init_run_dir(config.run_dir, changed, True, refill=_with_current_defaults)

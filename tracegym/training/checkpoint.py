@@ -21,6 +21,7 @@ import os
 import random
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -148,14 +149,17 @@ def load_state(checkpoint: Path) -> TrainerState:
     return TrainerState(**data)
 
 
-def init_run_dir(run_dir: Path, resolved_config: dict[str, Any], resume: bool) -> str:
-    """Create (or, on resume, check) the run folder; returns the run id."""
+def init_run_dir(run_dir: Path, resolved_config: dict[str, Any], resume: bool,
+                 refill: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> str:
+    """Create (or, on resume, check) the run folder; returns the run id. `refill` fills a saved config's missing
+    keys with today's defaults, so that a run started before a setting existed resumes as it ran."""
     run_file, config_file = run_dir / RUN_FILE, run_dir / CONFIG_FILE
     if resume:
         if not run_file.is_file():
             raise NotFoundError(f"--resume: {run_dir} holds no run ({RUN_FILE} is missing). Fix: start it without "
                                 "--resume, or point run_dir at the killed run's folder.")
         saved = json.loads(config_file.read_text(encoding="utf-8"))
+        saved = refill(saved) if refill is not None else saved
         # `steps` may grow: a finished run can be continued for more steps.
         changed = sorted(k for k in set(saved) | set(resolved_config)
                          if k != "steps" and saved.get(k) != resolved_config.get(k))

@@ -125,6 +125,17 @@ def _sampler_precision(config: TrainConfig) -> str:
     return ",".join(dict.fromkeys(pool.resolved_precision for pool in config.sampler_pools()))
 
 
+def _with_current_defaults(saved: dict[str, Any]) -> dict[str, Any]:
+    """A run folder's saved config as this version resolves it (settings added since take their defaults); as
+    saved when this version cannot read it (a setting removed since), so that resume names the difference."""
+    from tracegym.training.config import parse_train_config
+
+    try:
+        return parse_train_config(saved, Path("config.json")).resolved()
+    except ConfigError:
+        return saved
+
+
 def heldout_source_tasks(task_set: TaskSet, train_split: str) -> set[str]:
     """The source tasks (τ-bench task ids, instances, sessions) behind every task outside the training split."""
     return {t.provenance.source_task for t in task_set.tasks if t.split != train_split}
@@ -139,7 +150,7 @@ class _Run:
 
         self.config = config
         self.store_path = store_path
-        self.run_id = init_run_dir(config.run_dir, config.resolved(), resume)
+        self.run_id = init_run_dir(config.run_dir, config.resolved(), resume, refill=_with_current_defaults)
         self.recorder = RunRecorder(store_path, self.run_id)
         self.tokenizer = load_tokenizer(config.model.ref)
         self.task_set = load_task_set(config.tasks.task_set)
