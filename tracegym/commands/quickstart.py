@@ -1,10 +1,11 @@
 """`tracegym quickstart`: the main job, whole, on its embedded defaults and on a CPU.
 
-ingest the real traces -> mine failures -> generate τ-bench failure tasks (bound to the gold-action eval)
--> train briefly (warm start, then a few GRPO steps of the default model) -> evaluate the base and the
-new checkpoint on the held-out tasks, per cluster -> write the report. Every step is one library call
-that the matching command also makes. Run again, it picks up where it stopped: ingesting is idempotent,
-training resumes from its last checkpoint and evaluation skips the samples already stored.
+ingest the real traces -> mine failures -> generate tasks from the failure families a small model can learn to
+fix (mini-swe-agent's format errors, τ-bench's tool errors; the evals of examples/evals-learn.yaml) -> train
+briefly (GRPO from the default model, a curriculum over the clusters) -> evaluate the base and the new checkpoint
+on the held-out tasks, per cluster -> write the report. Every step is one library call that the matching command
+also makes. Run again, it picks up where it stopped: ingesting is idempotent, training resumes from its last
+checkpoint and evaluation skips the samples already stored.
 """
 
 from __future__ import annotations
@@ -16,42 +17,58 @@ from typing import Annotated, Any
 import typer
 
 from tracegym.errors import NotFoundError
-from tracegym.output import StoreOpt, err, out
+from tracegym.output import err, out
 
 DEFAULT_TRACES = Path("..") / "shared" / "data" / "traces"
 DEFAULT_WORKDIR = Path(".tracegym") / "quickstart"
-DETECTORS = ("tool_error", "handoff", "repeated_call", "user_repeat")
-"""Failures at one agent turn: a single reply can fix them (the whole-trace `outcome` ones it cannot)."""
+FORMAT_ERROR = "Please always provide EXACTLY ONE action in triple backticks"
+LEARNABLE_CLUSTERS = """
+    SELECT c.cluster_id, any_value(c.signature) AS signature, any_value(c.rank) AS rank,
+           any_value(t.format) AS source_format
+    FROM clusters c JOIN failures f USING (cluster_id) JOIN traces t USING (trace_id)
+    WHERE (c.detector = 'format_error' AND t.format = 'mini-swe-agent' AND starts_with(c.signature, ?))
+       OR (c.detector = 'tool_error' AND t.format = 'tau-bench' AND starts_with(c.signature, 'Error:'))
+    GROUP BY c.cluster_id ORDER BY rank, c.cluster_id"""
+"""Failure families a 135M model can learn to fix on a CPU: mini-swe-agent's format errors and τ-bench's tool
+errors (what benchmarks/learn_clusters.py trains on)."""
+GENERATE = {"cuts": "recovery", "context": "last-exchange", "heldout_fraction": 0.3}
+"""Tasks at the agent's turn after each failure, with its last words before it: how it answers the failure."""
 
-# examples/evals-train.yaml's gold_tool: the share of the reply's calls that name a gold-action tool.
+# examples/evals-learn.yaml
 EVALS_YAML = """\
 version: 1
 evals:
-  - name: gold_tool
-    kind: tool_calls
-    description: the share of the reply's calls that name a τ-bench gold-action tool (arguments ignored)
-    expected_from: metadata.task.actions
-    match_arguments: ignore
-    partial_credit: true
-    credit: precision
+  - name: one_bash_action
+    kind: python
+    description: the reply holds exactly one ```bash block with a command, as mini-swe-agent requires
+    function: tracegym.evals.families:one_bash_action
+    applies_to: {formats: [mini-swe-agent]}
+  - name: handles_tool_error
+    kind: python
+    description: answers a tool error without retrying the failed call unchanged or inventing the tool's answer
+    function: tracegym.evals.families:handles_tool_error
     applies_to: {formats: [tau-bench]}
 """
 
 
-def train_config(task_set: Path, run_dir: Path) -> dict[str, Any]:
-    """examples/train-tau.yaml cut to minutes of a 2-core CPU: 6 warm-start steps of 6 examples, 4 GRPO steps."""
+def learnable_clusters(st: Any) -> list[dict[str, Any]]:
+    """The store's clusters of the failure families in LEARNABLE_CLUSTERS, in rank order."""
+    return st.query(LEARNABLE_CLUSTERS, [FORMAT_ERROR])
+
+
+def train_config(task_set: Path, run_dir: Path, model: str = "smollm2-135m", steps: int = 10) -> dict[str, Any]:
+    """examples/train-learn.yaml cut to minutes of a 2-core CPU."""
     return {
-        "run_dir": str(run_dir), "seed": 0, "steps": 4, "checkpoint_every": 4, "keep_checkpoints": 2,
-        "model": {"ref": "smollm2-135m"},
-        "tasks": {"task_set": str(task_set), "split": "train", "detectors": list(DETECTORS)},
-        "prompt": {"context": "last-user", "system_max_chars": 0, "tool_schemas": "compact", "max_tokens": 320},
-        "harness": {"kind": "replay", "replay": {"terminal_tools": ["transfer_to_human_agents"]},
-                    "limits": {"max_turns": 1}},
-        "sampler": {"temperature": 1.0, "top_p": 0.95, "precision": "fp32", "max_new_tokens": 48},
-        "grpo": {"group_size": 4, "batch_groups": 2},
+        "run_dir": str(run_dir), "seed": 0, "steps": steps, "checkpoint_every": steps, "keep_checkpoints": 1,
+        "model": {"ref": model},
+        "tasks": {"task_set": str(task_set), "split": "train", "sampling": "clusters"},
+        "prompt": {"context": "last-exchange", "system_max_chars": 0, "tool_schemas": "compact", "max_tokens": 768},
+        "harness": {"run_as": {"shell": "chat"}, "limits": {"max_turns": 1}},
+        "sampler": {"temperature": 1.0, "top_p": 0.95, "precision": "auto", "concurrency": 32, "max_new_tokens": 96},
+        "grpo": {"group_size": 8, "batch_groups": 4},
         "optim": {"lr": 3.0e-5, "micro_batch_tokens": 2048, "train_layers": 10, "freeze_embeddings": True},
         "async": {"max_staleness": 0},
-        "warmup": {"steps": 6, "formats": ["tau-bench"], "lr": 5.0e-5, "batch_size": 6},
+        "warmup": {"steps": 0},
     }
 
 
@@ -61,20 +78,23 @@ def register(app: typer.Typer) -> None:
 
 def quickstart(
     traces: Annotated[Path, typer.Option(help="Trace files or folder to start from.")] = DEFAULT_TRACES,
-    workdir: Annotated[Path, typer.Option(help="Where the task set, the run and the report go.")] = DEFAULT_WORKDIR,
-    samples: Annotated[int, typer.Option("--samples", "-k", min=1, help="Eval episodes per held-out task.")] = 2,
-    store: StoreOpt = None,
+    workdir: Annotated[Path, typer.Option(help="Where the store, the task set, the run and the report go.")]
+        = DEFAULT_WORKDIR,
+    samples: Annotated[int, typer.Option("--samples", "-k", min=1, help="Eval episodes per held-out task.")] = 3,
+    steps: Annotated[int, typer.Option(min=1, help="GRPO steps.")] = 10,
+    model: Annotated[str, typer.Option(help="The model to train: 'smollm2-135m' (built in) or a model folder.")]
+        = "smollm2-135m",
+    store: Annotated[Path | None, typer.Option(
+        "--store", help="DuckDB store file (default: WORKDIR/store.duckdb, apart from the default store).")] = None,
 ) -> None:
     """Run the whole pipeline on the embedded defaults: ingest, mine, tasks, train, eval per cluster, report."""
-    from tracegym.store import default_store_path
-
     if not traces.exists():
         raise NotFoundError(f"No traces at {traces}. Pass --traces PATH (a file or folder of agent traces).")
-    path = store or default_store_path()
+    path = store or workdir / "store.duckdb"
     started = time.perf_counter()
     task_set = _prepare(traces, workdir, path)
     run_dir = workdir / "run"
-    run_id = _step(4, "train", lambda: _train(task_set, run_dir, path))
+    run_id = _step(4, "train", lambda: _train(task_set, run_dir, path, model, steps))
     _step(5, "eval", lambda: _evaluate(task_set, run_dir, path, samples))
     report = _step(6, "report", lambda: _report(run_id, workdir / "report.html", path))
     err.print(f"Done in {(time.perf_counter() - started) / 60:.1f} min. Store: {path}; run: {run_dir}.")
@@ -108,30 +128,28 @@ def _prepare(traces: Path, workdir: Path, path: Path) -> Path:
 def _tasks(st: Any, workdir: Path) -> Path:
     from tracegym.tasks.generate import GenerateOptions, create_task_set
 
-    clusters = [r["cluster_id"] for r in st.query(
-        "SELECT c.cluster_id, any_value(c.rank) AS rank FROM clusters c JOIN failures f USING (cluster_id) "
-        "JOIN traces t USING (trace_id) WHERE t.format = 'tau-bench' AND c.detector IN (SELECT unnest(?)) "
-        "GROUP BY c.cluster_id ORDER BY rank", [list(DETECTORS)])]
+    clusters = learnable_clusters(st)
     if not clusters:
-        raise NotFoundError("quickstart trains on τ-bench failures at one agent turn, and the store has none. "
-                            "Fix: include τ-bench traces in --traces (../shared/data/traces/tau-bench).")
+        raise NotFoundError("quickstart trains on mini-swe-agent's format errors and τ-bench's tool errors, and the "
+                            "store has neither. Fix: include ../shared/data/traces/mini-swe-agent or tau-bench in "
+                            "--traces.")
     workdir.mkdir(parents=True, exist_ok=True)
     evals = workdir / "evals.yaml"
     evals.write_text(EVALS_YAML, encoding="utf-8")
-    options = GenerateOptions(name="quickstart-tau", clusters=clusters, eval_names=[("gold_tool", 1.0)],
-                              context="last-user")
+    options = GenerateOptions(name="quickstart", clusters=[c["cluster_id"] for c in clusters], **GENERATE)
     task_set = create_task_set(st, options, evals, workdir / "tasks", force=True)
     m = task_set.manifest.counts
+    formats = ", ".join(sorted({c["source_format"] for c in clusters}))
     err.print(f"{m['tasks']} tasks ({m['train']} train, {m['heldout']} held out) from {len(clusters)} clusters "
-              f"in {task_set.path}")
+              f"({formats}) in {task_set.path}")
     return task_set.path
 
 
-def _train(task_set: Path, run_dir: Path, store: Path) -> str:
+def _train(task_set: Path, run_dir: Path, store: Path, model: str, steps: int) -> str:
     from tracegym.training.config import parse_train_config
     from tracegym.training.loop import train
 
-    config = parse_train_config(train_config(task_set, run_dir), Path("quickstart.yaml"))
+    config = parse_train_config(train_config(task_set, run_dir, model, steps), Path("quickstart.yaml"))
     result = train(config, resume=(run_dir / "run.json").is_file(), store_path=store)
     err.print(f"run {result.run_id}: step {result.step}, checkpoint {result.checkpoint}")
     return result.run_id
@@ -139,10 +157,12 @@ def _train(task_set: Path, run_dir: Path, store: Path) -> str:
 
 def _evaluate(task_set: Path, run_dir: Path, store: Path, samples: int) -> None:
     from tracegym.commands.eval import evaluate_and_compare, print_comparison
+    from tracegym.models.precision import resolve_precision
     from tracegym.store import open_store
     from tracegym.training.evaluate import EvalOptions, plan_evaluation
 
-    options = EvalOptions(samples=samples)
+    # The precision the run sampled in (bf16 where the CPU computes it natively), for base and checkpoint alike.
+    options = EvalOptions(samples=samples, precision=resolve_precision("auto", "cpu"))
     with open_store(store) as st:
         plan = plan_evaluation(st, str(task_set), [str(run_dir)], None, [], None, options)
         err.print(f"{len(plan.tasks)} held-out tasks x {samples} samples, base and checkpoint")
