@@ -44,7 +44,6 @@ TRACES = REPO.parent / "shared" / "data" / "traces"
 EVALS = REPO / "examples" / "evals-learn.yaml"
 CONFIG = REPO / "examples" / "train-learn.yaml"
 GENERATE_ARGS = ["--cuts", "recovery", "--context", "last-exchange", "--heldout", "0.3", "--seed", "0"]
-FORMAT_ERROR = "Please always provide EXACTLY ONE action in triple backticks"
 KEPT_OUT_REPO = "sympy__"
 KEPT_OUT_SCENARIOS = range(40, 50)
 
@@ -86,14 +85,13 @@ def split_traces(workdir: Path) -> tuple[Path, Path]:
 
 
 def learnable_clusters(store: Path) -> list[dict[str, Any]]:
-    """mini-swe-agent's format-error cluster and τ-bench's tool-error clusters, in rank order."""
-    rows = json.loads(cli("sql", "--store", str(store), "--json", """
-        SELECT c.cluster_id, c.signature, c.rank, any_value(t.format) AS source_format
-        FROM clusters c JOIN failures f USING (cluster_id) JOIN traces t USING (trace_id)
-        WHERE (c.detector = 'format_error' AND t.format = 'mini-swe-agent')
-           OR (c.detector = 'tool_error' AND t.format = 'tau-bench' AND c.signature LIKE 'Error:%')
-        GROUP BY ALL ORDER BY c.rank"""))
-    return [r for r in rows if r["source_format"] != "mini-swe-agent" or r["signature"].startswith(FORMAT_ERROR)]
+    """mini-swe-agent's format-error cluster and τ-bench's tool-error clusters, in rank order (as the quickstart
+    picks them)."""
+    from tracegym.commands.quickstart import learnable_clusters as pick
+    from tracegym.store import open_store
+
+    with open_store(store, read_only=True) as st:
+        return pick(st)
 
 
 def prepare(workdir: Path) -> tuple[Path, Path, list[dict[str, Any]], list[str]]:

@@ -62,7 +62,7 @@ def train_config(task_set: Path, run_dir: Path, model: str = "smollm2-135m", ste
         "run_dir": str(run_dir), "seed": 0, "steps": steps, "checkpoint_every": steps, "keep_checkpoints": 1,
         "model": {"ref": model},
         "tasks": {"task_set": str(task_set), "split": "train", "sampling": "clusters"},
-        "prompt": {"context": "last-exchange", "system_max_chars": 0, "tool_schemas": "compact", "max_tokens": 768},
+        "prompt": {"context": "last-exchange", "system_max_chars": 0, "tool_schemas": "compact", "max_tokens": 896},
         "harness": {"run_as": {"shell": "chat"}, "limits": {"max_turns": 1}},
         "sampler": {"temperature": 1.0, "top_p": 0.95, "precision": "auto", "concurrency": 32, "max_new_tokens": 96},
         "grpo": {"group_size": 8, "batch_groups": 4},
