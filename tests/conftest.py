@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import os
+import pty
+import select
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
+
+import tracegym
 
 # The README's test command runs two pytest-xdist workers, sized for the 2-core CI machine: each worker, and
 # every process it starts (OMP_NUM_THREADS is inherited), runs torch on one thread. With torch's default of one
@@ -91,3 +97,28 @@ def cli():
         return runner.invoke(app, [str(a) for a in args], input=input, catch_exceptions=False)
 
     return run
+
+
+def on_a_terminal(*args: str | Path, timeout: float = 60) -> str:
+    """`tracegym ARGS` under a pseudo-terminal, as a user runs it (rich styles and sizes output for a tty, and shows
+    progress bars); everything it printed. Fails when it exits non-zero or goes quiet for `timeout` seconds."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS")}
+    env.update(TERM="xterm-256color", COLUMNS="120", PYTHONPATH=str(Path(tracegym.__file__).parents[1]))
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", *map(str, args)], stdin=follower,
+                            stdout=follower, stderr=follower, env=env, close_fds=True)
+    os.close(follower)
+    chunks = []
+    try:
+        while select.select([leader], [], [], timeout)[0]:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+        assert proc.wait(timeout=timeout) == 0, b"".join(chunks).decode(errors="replace")
+    return b"".join(chunks).decode()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.conftest import on_a_terminal
 from tracegym.harnesses.rollouts import read_rollouts
 from tracegym.models.load import load_model
 from tracegym.models.scoring import completion_logits, token_logprobs
@@ -80,6 +81,19 @@ def test_run_with_a_model_folder_stores_scored_rollouts(cli, tau_tasks, store_pa
     assert bad_split.exit_code == 2 and "Did you mean 'heldout'" in bad_split.stderr
     bad_precision = cli("run", tau_tasks, "--model", folder, "--precision", "bf17", "--store", store_path)
     assert bad_precision.exit_code == 2 and "auto" in bad_precision.stderr
+
+
+def test_run_on_a_terminal_shows_its_progress_and_finishes(tau_tasks, store_path, tmp_path):
+    """With a progress bar (a terminal), finished episodes advance it: `run` crashed there on its first episode."""
+    tokenizer = smollm2_tokenizer()
+    model = tiny_llama(len(tokenizer), seed=1, eos_token_id=tokenizer.eos_token_id, max_positions=8192)
+    model.save_pretrained(tmp_path / "tiny-model")
+    tokenizer.save_pretrained(tmp_path / "tiny-model")
+    shown = on_a_terminal("run", tau_tasks, "--model", tmp_path / "tiny-model", "--limit", 2, "-k", 2,
+                          "--max-turns", 1, "--max-new-tokens", 4, "--store", store_path, timeout=120)
+    assert "episodes" in shown and "Traceback" not in shown
+    with open_store(store_path, read_only=True) as st:
+        assert st.scalar("SELECT count(*) FROM rollouts") == 4
 
 
 @pytest.mark.slow

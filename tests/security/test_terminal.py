@@ -8,17 +8,12 @@ clear, a C1 CSI, a bidi override and rich markup. Every command that shows it mu
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-import tracegym
+from tests.conftest import on_a_terminal
 from tracegym.output import err, out
 
 TRACE_ID = "conv-weather-1\x1b]0;pwned\x07"
@@ -112,33 +107,9 @@ def test_the_consoles_escape_control_characters_that_a_caller_passes_raw():
         assert not LIVE.search(captured.get()) and "\\x1b]52;c;" in captured.get()
 
 
-def _on_a_terminal(*args: str | Path) -> str:
-    """`tracegym ARGS` under a pseudo-terminal, as a user runs it (rich styles and sizes output for a tty)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS")}
-    env.update(TERM="xterm-256color", COLUMNS="120", PYTHONPATH=str(Path(tracegym.__file__).parents[1]))
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", *map(str, args)], stdin=follower,
-                            stdout=follower, stderr=follower, env=env, close_fds=True)
-    os.close(follower)
-    chunks = []
-    try:
-        while select.select([leader], [], [], 60)[0]:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(leader)
-        assert proc.wait(timeout=60) == 0, b"".join(chunks).decode(errors="replace")
-    return b"".join(chunks).decode()
-
-
 def test_on_a_terminal_only_rich_styles_are_live(hostile_store):
     for args in (("traces", "show", TRACE_ID), ("traces", "list"), ("failures", "show", _cluster(hostile_store))):
-        shown = _on_a_terminal(*args, "--store", hostile_store)
+        shown = on_a_terminal(*args, "--store", hostile_store)
         assert "\x1b[1m" in shown  # bold: rich saw a terminal
         # Rich's own output is SGR styling (ESC [ ... m) and CRLF line ends; anything else live came from the trace.
         rest = re.sub(r"\x1b\[[0-9;]*m", "", shown).replace("\r\n", "\n")

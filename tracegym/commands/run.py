@@ -69,7 +69,8 @@ def run(
 
         async def go(bar: Any) -> Any:
             try:
-                return await run_task_set(st, ts, tasks, policy, options, harnesses, model, on_episode=bar.advance)
+                return await run_task_set(st, ts, tasks, policy, options, harnesses, model,
+                                          on_episode=lambda _episode: bar.advance())
             finally:
                 await policy.aclose()
                 harnesses.close()
