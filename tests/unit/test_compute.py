@@ -65,3 +65,29 @@ def test_a_runner_serves_several_runs_and_cancels_leftover_tasks_on_close() -> N
     runner.close()
     assert cancelled.is_set() and runner.loop.is_closed()
     runner.close()  # closing twice is harmless
+
+
+def test_ctrl_c_during_offloaded_work_stops_the_run_and_close_still_returns() -> None:
+    """A KeyboardInterrupt raised inside offloaded work (the signal handler runs on the serving thread) ends
+    `run` with it, and `close` then cancels the rest: `tracegym train` hung here after SIGTERM."""
+    seen: list[str] = []
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    async def step() -> None:
+        await compute.offload(interrupted)
+
+    def interrupt_then_close() -> None:
+        runner = compute.Runner()
+        try:
+            runner.run(step())
+        except KeyboardInterrupt:
+            seen.append("interrupted")
+        runner.close()
+        seen.append("closed" if runner.loop.is_closed() else "open")
+
+    worker = threading.Thread(target=interrupt_then_close, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert seen == ["interrupted", "closed"]

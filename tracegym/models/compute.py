@@ -53,8 +53,14 @@ class ComputeQueue(Executor):
                 continue
             try:
                 future.set_result(fn(*args, **kwargs))
-            except BaseException as e:  # noqa: BLE001 - delivered to the awaiting coroutine
+            except Exception as e:  # noqa: BLE001 - delivered to the awaiting coroutine
                 future.set_exception(e)
+            except BaseException:
+                # Ctrl-C (or SIGTERM under `train`) mid-call stops this thread, not the coroutine: delivered to the
+                # event loop, a KeyboardInterrupt ends the loop's thread, and then nothing finishes `done`, nor the
+                # `close` that cancels what is left, and the process hangs.
+                future.set_exception(asyncio.CancelledError())
+                raise
 
 
 class Runner:
