@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -102,13 +104,22 @@ def cli():
 def on_a_terminal(*args: str | Path, timeout: float = 60) -> str:
     """`tracegym ARGS` under a pseudo-terminal, as a user runs it (rich styles and sizes output for a tty, and shows
     progress bars); everything it printed. Fails when it exits non-zero or goes quiet for `timeout` seconds."""
+    code, shown = terminal_session(*args, timeout=timeout)
+    assert code == 0, shown
+    return shown
+
+
+def terminal_session(*args: str | Path, timeout: float = 60, interrupt_on: str | None = None) -> tuple[int, str]:
+    """`tracegym ARGS` under a pseudo-terminal; its exit code and everything it printed. With `interrupt_on` (a
+    regular expression), one Ctrl-C (SIGINT) once the output matches it. Fails when it goes quiet for `timeout`
+    seconds."""
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS")}
     env.update(TERM="xterm-256color", COLUMNS="120", PYTHONPATH=str(Path(tracegym.__file__).parents[1]))
     leader, follower = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", *map(str, args)], stdin=follower,
                             stdout=follower, stderr=follower, env=env, close_fds=True)
     os.close(follower)
-    chunks = []
+    chunks: list[bytes] = []
     try:
         while select.select([leader], [], [], timeout)[0]:
             try:
@@ -118,7 +129,14 @@ def on_a_terminal(*args: str | Path, timeout: float = 60) -> str:
             if not chunk:
                 break
             chunks.append(chunk)
+            if interrupt_on is not None and re.search(interrupt_on, b"".join(chunks).decode(errors="replace")):
+                proc.send_signal(signal.SIGINT)
+                interrupt_on = None
     finally:
         os.close(leader)
-        assert proc.wait(timeout=timeout) == 0, b"".join(chunks).decode(errors="replace")
-    return b"".join(chunks).decode()
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError(b"".join(chunks).decode(errors="replace")) from None
+    return code, b"".join(chunks).decode(errors="replace")

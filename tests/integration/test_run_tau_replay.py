@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import on_a_terminal
+from tests.conftest import on_a_terminal, terminal_session
 from tracegym.harnesses.rollouts import read_rollouts
 from tracegym.models.load import load_model
 from tracegym.models.scoring import completion_logits, token_logprobs
@@ -94,6 +94,21 @@ def test_run_on_a_terminal_shows_its_progress_and_finishes(tau_tasks, store_path
     assert "episodes" in shown and "Traceback" not in shown
     with open_store(store_path, read_only=True) as st:
         assert st.scalar("SELECT count(*) FROM rollouts") == 4
+
+
+def test_one_ctrl_c_stops_run_cleanly(tau_tasks, store_path, tmp_path):
+    """One Ctrl-C once episodes are finishing ends the run (it hung: the interrupt killed the event loop's thread),
+    with the shell's code for it and no thread exception, pending task or traceback."""
+    tokenizer = smollm2_tokenizer()
+    model = tiny_llama(len(tokenizer), seed=1, eos_token_id=tokenizer.eos_token_id, max_positions=8192)
+    model.save_pretrained(tmp_path / "tiny-model")
+    tokenizer.save_pretrained(tmp_path / "tiny-model")
+    code, shown = terminal_session("run", tau_tasks, "--model", tmp_path / "tiny-model", "-k", 64,
+                                   "--max-turns", 4, "--max-new-tokens", 64, "--store", store_path,
+                                   timeout=60, interrupt_on=r" [1-9][0-9]*/[0-9]+")
+    assert code == 130
+    for noise in ("Traceback", "Exception in thread", "Task was destroyed", "never retrieved"):
+        assert noise not in shown, shown
 
 
 @pytest.mark.slow
