@@ -7,7 +7,7 @@ them, so `tracegym --help` stays fast.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Annotated, Any
 
 import click
 import typer
@@ -52,6 +52,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from tracegym import __version__
+
+        typer.echo(f"tracegym {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                          help="Show tracegym's version and exit.")] = False,
+) -> None:
+    """Turn production agent traces into RL environments, and train your model on them."""
+
+
 ingest.register(app)
 inspect.register(app)
 quickstart.register(app)

@@ -109,6 +109,15 @@ def test_swe_agent_and_openhands_have_no_outcome_but_flag_errors(ingested: tuple
     assert query(store, "SELECT count(*) FROM tool_calls WHERE exit_code = -1 AND is_error")[0][0] == 1
 
 
+def test_traces_list_filters_by_outcome_and_rejects_a_misspelt_one(ingested: tuple[dict[str, Any], Path]) -> None:
+    _, store = ingested
+    listed = run("traces", "list", "--outcome", "failure", "--format", "tau-bench", "--limit", 500, "--store", store,
+                 "--json")
+    assert len(json.loads(listed.stdout)) == 116
+    misspelt = run("traces", "list", "--outcome", "succes", "--store", store)
+    assert misspelt.exit_code == 2 and "Did you mean 'success'?" in misspelt.stderr
+
+
 def test_reingest_adds_nothing_and_says_so(ingested: tuple[dict[str, Any], Path]) -> None:
     first, store = ingested
     before = counts(store)

@@ -99,6 +99,8 @@ def test_per_cluster_rewards_agree_with_the_rollouts_and_show_in_the_chart_and_r
     assert sum(r["episodes"] for r in rows) == sum(n for _, n in stored.values())
     text = cli("runs", "show", tmp_path / "run", "--store", workspace.store)
     assert "Training reward per failure cluster" in text.stdout and "cluster/" not in text.stdout
+    named = text.stderr.replace("\n", "").split(" or ")[-1].strip()  # the run's config file, as `runs show` names it
+    assert named.endswith("train_config.json") and Path(named).is_file()
 
     report = tmp_path / "report.html"
     assert cli("report", tmp_path / "run", "--out", report, "--store", workspace.store).exit_code == 0

@@ -28,9 +28,13 @@ def traces_list(
     as_json: JsonOpt = False,
 ) -> None:
     """List traces with their outcome and tool-call counts."""
+    from tracegym.errors import ConfigError, did_you_mean
     from tracegym.store import open_store
     from tracegym.store.queries import list_traces
 
+    outcomes = ("success", "failure", "none")
+    if outcome is not None and outcome not in outcomes:
+        raise ConfigError(f"--outcome {outcome!r}: choose success, failure or none.{did_you_mean(outcome, outcomes)}")
     with open_store(store, read_only=True) as st:
         emit(list_traces(st, fmt, outcome, model, limit), as_json, title="Traces")
 

@@ -50,6 +50,7 @@ def runs_show(
     from tracegym.report.clusters import TABLE_STEPS, cluster_table, short_signature
     from tracegym.report.rundata import load_run, metric_summary
     from tracegym.store import open_store
+    from tracegym.training.checkpoint import CONFIG_FILE
 
     with open_store(store, read_only=True) as st:
         data = load_run(st, run)
@@ -78,7 +79,7 @@ def runs_show(
         out.print(f"Not evaluated yet: tracegym eval {literal(data.run['run_dir'])} "
                   f"--tasks {literal(data.run['task_set_id'])}")
     err.print(f"Config: tracegym sql \"SELECT config FROM runs WHERE run_id = '{data.run_id}'\" "
-              f"or {literal(data.run['run_dir'])}/config.json")
+              f"or {literal(data.run['run_dir'])}/{CONFIG_FILE}")
 
 
 _PER_CLUSTER = ("cluster/", "curriculum/")
