@@ -148,3 +148,24 @@ def test_sigterm_stops_the_run_as_interrupted_and_resume_completes_it(workspace:
     assert cli("train", str(config), "--resume", "--store", str(workspace.store)).exit_code == 0
     with open_store(workspace.store, read_only=True) as store:
         assert store.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id]) == "completed"
+
+
+@pytest.mark.slow
+def test_a_run_killed_before_its_first_checkpoint_says_so(workspace: Workspace, tmp_path: Path, cli) -> None:
+    """A run folder without a checkpoint (killed early): `eval` says there is none yet rather than "not a model
+    folder", and `--resume` says it starts again from step 0 before it does."""
+    from tracegym.training.checkpoint import init_run_dir
+    from tracegym.training.config import load_train_config
+    from tracegym.training.loop import _with_current_defaults
+
+    run_dir = tmp_path / "run"
+    config = write_config(tmp_path / "run.yaml", tiny_config(workspace, run_dir, steps=1, warmup={"steps": 1}))
+    init_run_dir(run_dir, load_train_config(config).resolved(), resume=False, refill=_with_current_defaults)
+
+    early = cli("eval", run_dir, "--tasks", workspace.task_set, "--store", workspace.store)
+    assert early.exit_code == 2 and "no checkpoint yet" in early.stderr
+    resumed = cli("train", config, "--resume", "--store", workspace.store)
+    assert resumed.exit_code == 0, resumed.output
+    said = " ".join(resumed.stderr.split())
+    assert "No checkpoint yet" in said and "starting again from step 0 (the first is written at step 1)" in said
+    assert (run_dir / "checkpoints" / "step-000002").is_dir()

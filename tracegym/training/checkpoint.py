@@ -182,7 +182,12 @@ def resolve_run_ref(text: str) -> Path | None:
     path = Path(text).expanduser()
     if not (path / RUN_FILE).is_file():
         return None
-    return latest_checkpoint(path)
+    found = latest_checkpoint(path)
+    if found is None:
+        raise NotFoundError(f"{path} is a training run with no checkpoint yet: the trainer writes one at the end of "
+                            "the warm start, every `checkpoint_every` steps and at the last step. Fix: wait for its "
+                            "first checkpoint, or pass one of its checkpoints/step-* folders.")
+    return found
 
 
 register_resolver(resolve_run_ref)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from tracegym.errors import ConfigError, NotFoundError, is_interrupt
+from tracegym.output import literal
 from tracegym.training.checkpoint import (
     CHECKPOINTS,
     TrainerState,
@@ -162,9 +163,9 @@ class _Run:
         self.cluster_of = {t.task_id: cluster_key(t) for t in self.tasks}
         self.counts: dict[str, Any] = {"tasks": len(self.tasks), "tasks_too_long": too_long,
                                        "sampler_precision": _sampler_precision(config)}
+        self.console = console
         self.model, self.state = self._load(resume)
         self.counts["trainable_parameters"] = set_trainable(self.model, config.optim)
-        self.console = console
         self.total = config.warmup.steps + config.steps
         self.warm_checkpoint: Path | None = None
 
@@ -172,6 +173,11 @@ class _Run:
         from tracegym.models.load import load_model
 
         checkpoint = latest_checkpoint(self.config.run_dir) if resume else None
+        if resume and checkpoint is None:
+            every, warm = self.config.checkpoint_every, self.config.warmup.steps
+            first = min(warm or every, every, warm + self.config.steps)
+            self.console.print(f"[yellow]No checkpoint yet in {literal(self.config.run_dir)}: starting again from step "
+                               f"0 (the first is written at step {first}).[/yellow]")
         if checkpoint is None:
             torch.manual_seed(self.config.seed)
             random.seed(self.config.seed)
