@@ -1,6 +1,6 @@
 """Learning on CPU: does GRPO on a team's mined failures fix those failures, per cluster, against the base model?
 
-    python benchmarks/learn_clusters.py --workdir DIR [--seeds 0 1 2] [--samples 4] [--sampling uniform]
+    python benchmarks/learn_clusters.py --workdir DIR [--seeds 0 1 2] [--samples 8] [--sampling uniform]
                                         [--config examples/train-learn.yaml] [--set KEY=YAML ...]
 
 1. Traces: the public mini-swe-agent and τ-bench traces (../shared/data/traces), less a kept-out part that no run
@@ -18,8 +18,11 @@
    same episode seeds for both, overall and per cluster, each change paired by task with a 95% bootstrap
    interval over tasks and a sign-flip permutation test. The base model's samples are stored once and reused
    by every seed's evaluation (same settings, same seeds).
-4. WORKDIR/curves.png: each cluster's training reward per GRPO step (read from the rollouts each step sampled)
-   and the held-out rewards of base and checkpoint per cluster.
+4. WORKDIR/curves.png (curves-uniform.png with --sampling uniform): each cluster's training reward per GRPO step
+   (`cluster/<id>/reward`, as the run stored it) and the held-out rewards of base and checkpoint per cluster.
+
+Each seed runs in WORKDIR/seed-N (seed-N-uniform) and leaves its result in result.json there; a later call with
+the same config reports that result instead of training again (see `run_seed`).
 
 A cluster is fixed when the checkpoint beats the base beyond noise on it: p < 0.05 and an interval that excludes
 0. The last line is one JSON object: {"seeds", "per_seed": [{"seed", "minutes", "checkpoint", "evals_file",
@@ -32,12 +35,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import yaml
-from typer.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO.parent / "shared" / "data" / "traces"
@@ -49,12 +53,11 @@ KEPT_OUT_SCENARIOS = range(40, 50)
 
 
 def cli(*args: str) -> str:
-    """Run a tracegym command in this process; its stdout, or exit with its error."""
-    from tracegym.cli import app
-
-    result = CliRunner().invoke(app, list(args), catch_exceptions=False)
-    if result.exit_code != 0:
-        raise SystemExit(f"tracegym {' '.join(args)} failed ({result.exit_code}): {result.stderr or result.output}")
+    """Run a tracegym command as a user would (its progress on this stderr); its stdout, or exit with its error."""
+    result = subprocess.run([sys.executable, "-m", "tracegym.cli", *args], stdout=subprocess.PIPE, text=True,
+                            check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"tracegym {' '.join(args)} failed ({result.returncode}); its error is above")
     return result.stdout
 
 
@@ -102,11 +105,10 @@ def prepare(workdir: Path) -> tuple[Path, Path, list[dict[str, Any]], list[str]]
         cli("ingest", str(used), "--store", str(store))
         cli("mine", "failures", "--store", str(store))
     clusters = learnable_clusters(store)
-    generate_args = [a for c in clusters for a in ("--cluster", c["cluster_id"])] + GENERATE_ARGS
     if not (task_set / "manifest.yaml").is_file():
-        cli("tasks", "generate", "--evals", str(EVALS), "--out", str(task_set), "--store", str(store),
-            "--name", "learn", *generate_args)
-    return store, task_set, clusters, generate_args
+        cli("tasks", "generate", *(a for c in clusters for a in ("--cluster", c["cluster_id"])), "--evals", str(EVALS),
+            "--out", str(task_set), "--store", str(store), "--name", "learn", *GENERATE_ARGS)
+    return store, task_set, clusters, GENERATE_ARGS
 
 
 def seed_config(base: Path, overrides: list[str], workdir: Path, task_set: Path, seed: int, sampling: str) -> Path:
@@ -155,20 +157,15 @@ def overall_row(table: dict[str, Any]) -> dict[str, Any]:
             "ci": [change["low"], change["high"]], "p": change["p_value"]}
 
 
-def training_curves(store: Path, run_id: str, task_clusters: dict[str, str]) -> dict[str, dict[int, float]]:
-    """cluster -> GRPO step -> mean reward of the episodes that step sampled."""
+def training_curves(store: Path, run_id: str) -> dict[str, dict[int, float]]:
+    """cluster -> GRPO step -> mean training reward, as the run stored it (`cluster/<id>/reward`)."""
     rows = json.loads(cli("sql", "--store", str(store), "--json",
-                          f"SELECT task_id, train_step, avg(reward) AS reward, count(*) AS n FROM rollouts "
-                          f"WHERE run_id = '{run_id}' AND reward IS NOT NULL GROUP BY ALL"))
-    sums: dict[str, dict[int, list[float]]] = {}
+                          f"SELECT step, key, value FROM metrics WHERE run_id = '{run_id}' "
+                          "AND key LIKE 'cluster/%/reward' ORDER BY step"))
+    curves: dict[str, dict[int, float]] = {}
     for r in rows:
-        cluster = task_clusters.get(r["task_id"])
-        if cluster is None:
-            continue
-        acc = sums.setdefault(cluster, {}).setdefault(r["train_step"], [0.0, 0.0])
-        acc[0] += r["reward"] * r["n"]
-        acc[1] += r["n"]
-    return {c: {s: total / n for s, (total, n) in sorted(steps.items())} for c, steps in sums.items()}
+        curves.setdefault(r["key"].split("/")[1], {})[r["step"]] = r["value"]
+    return curves
 
 
 def plot(results: list[dict[str, Any]], curves: dict[int, dict[str, dict[int, float]]], path: Path) -> None:
@@ -179,17 +176,20 @@ def plot(results: list[dict[str, Any]], curves: dict[int, dict[str, dict[int, fl
 
     clusters = [r["cluster_id"] for r in results[0]["clusters"]]
     labels = {r["cluster_id"]: f"{r['source_format']}: {r['signature'][:38]}" for r in results[0]["clusters"]}
-    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 5))
+    ticks = [f"{r['source_format']}\n{r['signature'][:21]}" for r in results[0]["clusters"]]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 6))
     colors = {c: f"C{i % 10}" for i, c in enumerate(clusters)}
     for seed, by_cluster in curves.items():
         for cluster, steps in by_cluster.items():
             xs = sorted(steps)
             window = [sum(steps[s] for s in xs[max(0, i - 4):i + 1]) / len(xs[max(0, i - 4):i + 1])
                       for i in range(len(xs))]
-            left.plot(xs, window, color=colors.get(cluster, "grey"), alpha=0.8,
-                      label=labels.get(cluster) if seed == min(curves) else None)
-    left.set(xlabel="GRPO step", ylabel="training reward (mean of 5 steps)", title="training reward per cluster")
-    left.legend(fontsize=7)
+            first = seed == min(curves) and (cluster in labels or cluster == min(set(by_cluster) - set(labels)))
+            left.plot(xs, window, color=colors.get(cluster, "grey"), alpha=0.8 if cluster in labels else 0.4,
+                      label=labels.get(cluster, "clusters without held-out tasks") if first else None)
+    left.set(xlabel="GRPO step", ylabel="training reward (mean of 5 steps)", ylim=(-0.02, 1.05),
+             title="training reward per cluster, each seed")
+    left.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
     width = 0.8 / (len(results) + 1)
     for i, cluster in enumerate(clusters):
         base = results[0]["clusters"][i]
@@ -200,7 +200,7 @@ def plot(results: list[dict[str, Any]], curves: dict[int, dict[str, dict[int, fl
             right.bar(i + j * width, row["trained"], width, color=colors[cluster], alpha=0.5 + 0.5 * j / len(results),
                       yerr=err, capsize=2, label=f"seed {result['seed']}" if i == 0 else None)
     right.set_xticks([i + width * len(results) / 2 for i in range(len(clusters))],
-                     [labels[c][:24] for c in clusters], rotation=30, ha="right", fontsize=7)
+                     ticks, fontsize=7)
     right.set(ylabel="held-out reward", title="held out: base vs trained (bars: 95% interval of the change)")
     right.legend(fontsize=7)
     fig.tight_layout()
@@ -210,38 +210,54 @@ def plot(results: list[dict[str, Any]], curves: dict[int, dict[str, dict[int, fl
 
 def run_seed(args: argparse.Namespace, store: Path, task_set: Path, clusters: dict[str, dict[str, Any]],
              generate_args: list[str], seed: int) -> tuple[dict[str, Any], dict[str, dict[int, float]]]:
-    from tracegym.tasks.taskset import load_task_set
-
-    started = time.perf_counter()
-    folder = args.workdir / f"seed-{seed}"
+    """Train and evaluate one seed. A seed whose result.json was written under the same config is not trained
+    again: it is reported from there, or, under other evaluation settings (`--samples`), evaluated again, which
+    runs only the samples not yet stored; its minutes then add that evaluation's to the earlier ones."""
+    folder = args.workdir / (f"seed-{seed}" if args.sampling == "clusters" else f"seed-{seed}-{args.sampling}")
+    saved = folder / "result.json"
+    before = (folder / "config.yaml").read_text() if saved.is_file() else None
     config = seed_config(args.config, args.set, folder, task_set, seed, args.sampling)
-    cli("train", str(config), "--store", str(store))
-    run_id = json.loads((folder / "run" / "run.json").read_text())["run_id"]
-    checkpoint = sorted((folder / "run" / "checkpoints").glob("step-*"))[-1]
+    previous = json.loads(saved.read_text()) if before == config.read_text() else None
     eval_args = ["--config", str(config), "--samples", str(args.samples), "--precision", "auto"]
+    started = time.perf_counter()
+    if previous is not None and previous["eval_args"] == eval_args:
+        result = previous
+    else:
+        if previous is None:
+            shutil.rmtree(folder / "run", ignore_errors=True)
+            cli("train", str(config), "--store", str(store))
+        result = evaluate(store, task_set, clusters, config.parent / "run", eval_args)
+        spent = (previous["minutes"] if previous else 0) + (time.perf_counter() - started) / 60
+        result = {"seed": seed, "minutes": round(spent, 1), "checkpoint": result.pop("checkpoint"),
+                  "evals_file": str(EVALS), "generate_args": generate_args, "eval_args": eval_args, **result}
+        saved.write_text(json.dumps(result))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("generate_args",)}), flush=True)
+    return result, training_curves(store, result["run_id"])
+
+
+def evaluate(store: Path, task_set: Path, clusters: dict[str, dict[str, Any]], run_dir: Path,
+             eval_args: list[str]) -> dict[str, Any]:
+    """The run's final checkpoint against the base model on the held-out tasks, overall and per cluster."""
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    checkpoint = sorted((run_dir / "checkpoints").glob("step-*"))[-1]
     table = json.loads(cli("eval", str(checkpoint), "--tasks", str(task_set), "--store", str(store), "--json",
                            *eval_args))
     rows = cluster_rows(table, clusters)
-    task_clusters = {t.task_id: t.provenance.cluster_id for t in load_task_set(task_set).tasks}
     fixed = [r for r in rows if beyond_noise(r, +1)]
     regressed = [r for r in rows if beyond_noise(r, -1)]
     overall = overall_row(table)
-    result = {
-        "seed": seed, "minutes": round((time.perf_counter() - started) / 60, 1), "checkpoint": str(checkpoint),
-        "evals_file": str(EVALS), "generate_args": generate_args, "eval_args": eval_args, "run_id": run_id,
-        "eval_id": table["eval_id"], "overall": overall, "clusters": rows,
-        "fixed": [r["cluster_id"] for r in fixed], "regressed": [r["cluster_id"] for r in regressed],
+    return {
+        "checkpoint": str(checkpoint), "run_id": run_id, "eval_id": table["eval_id"], "overall": overall,
+        "clusters": rows, "fixed": [r["cluster_id"] for r in fixed], "regressed": [r["cluster_id"] for r in regressed],
         "target_met": (len({r["source_format"] for r in fixed}) >= 2 and overall["delta"] > 0 and not regressed),
     }
-    print(json.dumps({k: v for k, v in result.items() if k not in ("generate_args",)}), flush=True)
-    return result, training_curves(store, run_id, task_clusters)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", type=Path, required=True, help="Where the store, task set and runs go.")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="Training seeds, one run each.")
-    parser.add_argument("--samples", type=int, default=4, help="Held-out episodes per task and model.")
+    parser.add_argument("--samples", type=int, default=8, help="Held-out episodes per task and model.")
     parser.add_argument("--config", type=Path, default=CONFIG, help="The training config.")
     parser.add_argument("--sampling", choices=["clusters", "uniform"], default="clusters",
                         help="tasks.sampling: a curriculum over failure clusters, or uniform over tasks.")
@@ -256,7 +272,8 @@ def main() -> None:
     for seed in args.seeds:
         result, curves[seed] = run_seed(args, store, task_set, clusters, generate_args, seed)
         results.append(result)
-    plot(results, curves, args.workdir / "curves.png")
+    name = "curves.png" if args.sampling == "clusters" else f"curves-{args.sampling}.png"
+    plot(results, curves, args.workdir / name)
     print(json.dumps({"seeds": args.seeds, "sampling": args.sampling, "per_seed": results,
                       "all_seeds_met": all(r["target_met"] for r in results)}))
 
