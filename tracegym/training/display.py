@@ -39,7 +39,9 @@ class RunDisplay:
 
     def __enter__(self) -> RunDisplay:
         if self.console.is_terminal:
-            self._live = Live(self._render(), console=self.console, refresh_per_second=2, transient=False)
+            # get_renderable: re-rendered at every refresh, so the clock and the estimate move between steps.
+            self._live = Live(console=self.console, refresh_per_second=2, transient=False,
+                              get_renderable=self._render)
             self._live.__enter__()
         return self
 
@@ -63,22 +65,39 @@ class RunDisplay:
             return
         phase = "warmup" if step <= self.warmup else "grpo"
         shown = " ".join(f"{label}={_fmt(metrics[key])}" for key, label in SHOWN if key in metrics)
-        self.console.print(f"step {step}/{self.total} \\[{phase}] {shown}", highlight=False, soft_wrap=True)
+        idle = f" ({TRAINED_NOTHING})" if trained_nothing(step, self.warmup, metrics) else ""
+        self.console.print(f"step {step}/{self.total} \\[{phase}] {shown}{idle}", highlight=False, soft_wrap=True)
 
     def _render(self) -> Table:
         elapsed = time.perf_counter() - self.started
         phase = "warm start" if self.step < self.warmup else "GRPO"
-        table = Table(title=f"run {self.run_id}: step {self.step}/{self.total} ({phase}), {elapsed:.0f} s",
+        left = f", ~{_clock(elapsed / self.step * (self.total - self.step))} left" if self.step else ""
+        table = Table(title=f"run {self.run_id}: step {self.step}/{self.total} ({phase}), {_clock(elapsed)}{left}",
                       show_header=False, title_justify="left")
         table.add_column("metric")
         table.add_column("value", justify="right")
         for key, label in SHOWN:
             if key in self.last:
                 table.add_row(label, _fmt(self.last[key]))
+        if trained_nothing(self.step, self.warmup, self.last):
+            table.add_row("[yellow]this step[/yellow]", f"[yellow]{TRAINED_NOTHING}[/yellow]")
         for event in self.events:
             table.add_row("[dim]event[/dim]", literal(event))
         return table
 
 
+TRAINED_NOTHING = "trained nothing: every group's rewards were equal"
+
+
+def trained_nothing(step: int, warmup_steps: int, metrics: Mapping[str, float]) -> bool:
+    """A GRPO step that took no optimizer step: no group had a reward spread, so no advantage to learn from."""
+    return step > warmup_steps and metrics.get("train/optimizer_steps", 1.0) == 0
+
+
 def _fmt(value: float) -> str:
     return f"{value:.4g}"
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}" if minutes >= 60 else f"{minutes}:{secs:02d}"
