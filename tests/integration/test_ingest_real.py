@@ -157,3 +157,13 @@ def test_same_id_with_different_content_is_reported_not_overwritten(
     assert errors == [(f"trace {trace_id}", errors[0][1])] and "different content" in errors[0][1]
     stored = query(store, "SELECT content FROM messages WHERE trace_id = ? AND idx = 2", [trace_id])[0][0]
     assert not stored.endswith("(edited after the fact)")
+
+
+def test_traces_show_json_gives_json_columns_as_json(ingested: tuple[dict[str, Any], Path]) -> None:
+    _, store = ingested
+    [(trace_id,)] = query(store, "SELECT trace_id FROM tool_calls WHERE trace_id LIKE 'tau-bench:%' "
+                                 "ORDER BY trace_id LIMIT 1")
+    shown = json.loads(run("traces", "show", trace_id, "--store", store, "--json").stdout)
+    assert shown["trace_id"] == trace_id and shown["messages"]
+    assert all(isinstance(call["arguments"], dict) for call in shown["tool_calls"])
+    assert shown["metadata"] is None or isinstance(shown["metadata"], dict)

@@ -47,12 +47,12 @@ def traces_show(
 ) -> None:
     """Show one trace as a readable conversation with its tool calls and results."""
     from tracegym.store import open_store
-    from tracegym.store.queries import get_trace
+    from tracegym.store.queries import get_trace, trace_as_json
 
     with open_store(store, read_only=True) as st:
         trace = get_trace(st, trace_id)
     if as_json:
-        print_json(trace)
+        print_json(trace_as_json(trace))
         return
     _render_conversation(trace)
 

@@ -48,6 +48,18 @@ def get_trace(store: Store, trace_id: str) -> dict[str, Any]:
     return trace
 
 
+def trace_as_json(trace: dict[str, Any]) -> dict[str, Any]:
+    """`get_trace`'s record with its JSON columns (tool schemas, metadata, call arguments) as JSON values, not the
+    strings DuckDB returns them as."""
+    from tracegym.exact_json import loads
+
+    def decoded(row: dict[str, Any], columns: tuple[str, ...]) -> dict[str, Any]:
+        return {k: loads(v) if k in columns and isinstance(v, str) else v for k, v in row.items()}
+
+    return {**decoded(trace, ("tools", "metadata")),
+            "tool_calls": [decoded(call, ("arguments",)) for call in trace["tool_calls"]]}
+
+
 def stats(store: Store) -> dict[str, Any]:
     present = {r["table_name"] for r in store.query("SELECT table_name FROM duckdb_tables()")}
     counts = {t: store.scalar(f"SELECT count(*) FROM {t}") for t in TABLES if t in present}
