@@ -209,3 +209,14 @@ def test_auto_precision_is_recorded_as_what_it_resolves_to(trained: tuple[Worksp
     assert settings["precision"] == resolved != "auto"
     # The precision decides samples, so the eval id (and which stored samples are reused) follows it.
     assert (again["eval_id"] == table["eval_id"]) == (resolved == "fp32")
+
+
+@pytest.mark.slow
+def test_groups_too_small_for_a_verdict_are_named(trained: tuple[Workspace, Path, dict[str, Any]], cli) -> None:
+    ws, run_dir, table = trained
+    small = [g["cluster_id"] for g in table["groups"] if g["tasks"] < 6]
+    assert small, "the tiny workspace has clusters of fewer than 6 held-out tasks"
+    result = cli("eval", run_dir, "--tasks", ws.task_set, "--samples", "3", "--store", ws.store)
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 0 and "Too few tasks to tell any change from noise" in said
+    assert all(c in said for c in small if c is not None) and "at least 6 tasks" in said

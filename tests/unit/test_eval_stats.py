@@ -8,7 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from tracegym.training.stats import bootstrap_mean, paired_change, pass_at_k, sign_flip_p_value
+from tracegym.training.stats import (
+    bootstrap_mean,
+    fewest_tasks_for_a_verdict,
+    paired_change,
+    pass_at_k,
+    sign_flip_p_value,
+)
 
 
 def _pass_at_k_by_enumeration(n: int, c: int, k: int) -> float:
@@ -85,3 +91,9 @@ def test_beyond_noise_decision() -> None:
     assert not paired_change([1.0] * 4, [0.0] * 4).beyond_noise
     with pytest.raises(ValueError):
         paired_change([1.0], [0.0, 1.0])
+
+
+@pytest.mark.parametrize("alpha", [0.2, 0.1, 0.05, 0.0625, 0.01])
+def test_fewest_tasks_for_a_verdict_is_where_the_exact_test_first_gets_below_alpha(alpha: float) -> None:
+    n = fewest_tasks_for_a_verdict(alpha)
+    assert sign_flip_p_value([0.5] * n) < alpha <= sign_flip_p_value([0.5] * (n - 1))

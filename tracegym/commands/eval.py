@@ -64,11 +64,27 @@ def eval_command(
                   f"{plan.task_set.manifest.name} x {samples} samples (settings: {plan.config_source}"
                   f"{f'; {plan.too_long} tasks left out as too long' if plan.too_long else ''}).")
         table = evaluate_and_compare(st, plan, options)
+    _warn_small_groups(table)
     if as_json:
         print_json(table)
         return
     print_comparison(table)
     err.print(f"Every sample: tracegym sql \"SELECT * FROM eval_results WHERE eval_id = '{table['eval_id']}'\"")
+
+
+def _warn_small_groups(table: dict[str, Any]) -> None:
+    """Name the split or clusters too small for any change on them to be told from noise."""
+    from tracegym.training.stats import fewest_tasks_for_a_verdict
+
+    fewest = fewest_tasks_for_a_verdict()
+    small = [g for g in table["groups"] if g["tasks"] < fewest]
+    if not small:
+        return
+    names = ", ".join(f"{'the whole split' if g['cluster_id'] is None else literal(g['cluster_id'])} ({g['tasks']})"
+                      for g in small)
+    err.print(f"[yellow]Too few tasks to tell any change from noise: {names}. A paired test over n tasks cannot "
+              f"go below p = 2/2^n, so a verdict needs at least {fewest} tasks; with fewer, read the intervals as "
+              "descriptive. Fix: more traces of those failures, or a larger --heldout when generating.[/yellow]")
 
 
 def evaluate_and_compare(st: Store, plan: EvalPlan, options: EvalOptions) -> dict[str, Any]:

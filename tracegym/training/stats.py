@@ -93,6 +93,12 @@ def sign_flip_p_value(diffs: Sequence[float], seed: int = 0) -> float:
     return extreme / len(signs)
 
 
+def fewest_tasks_for_a_verdict(alpha: float = 0.05) -> int:
+    """The fewest paired tasks whose sign-flip test can reach p < alpha: over n tasks the least p, every difference
+    of one sign, is 2 / 2^n (6 tasks at alpha 0.05)."""
+    return math.floor(math.log2(2 / alpha)) + 1
+
+
 def paired_change(checkpoint: Sequence[float], base: Sequence[float], alpha: float = 0.05, confidence: float = 0.95,
                   seed: int = 0) -> PairedChange:
     """The per-task change of `checkpoint` over `base` (same tasks, same order), and whether it is noise."""
