@@ -1,12 +1,10 @@
 """`tracegym quickstart`, shortened to one GRPO step and one eval sample. The same path as the README's first
 command: the learnable failure families are mined and turned into tasks, training changes the weights and stores
 each cluster's reward per step, the evaluation compares per cluster, and the report shows the clusters. SmolLM2 (a
-random tiny model gives every group equal rewards here, so nothing would train), on the τ-bench runs of scenarios
-0-19 (80 of 200, and most of the tool errors) to keep the held-out evaluation short."""
+random tiny model gives every group equal rewards here, so nothing would train)."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -21,10 +19,8 @@ def test_quickstart_trains_on_the_learnable_families_and_reports_per_cluster(cli
     from tracegym.store import open_store
 
     traces = tmp_path / "traces"
-    shutil.copytree(traces_dir / "mini-swe-agent", traces / "mini-swe-agent")
-    runs = json.loads((traces_dir / "tau-bench" / "gpt-4o-airline.json").read_text())
-    (traces / "tau-bench").mkdir()
-    (traces / "tau-bench" / "gpt-4o-airline.json").write_text(json.dumps([r for r in runs if r["task_id"] < 20]))
+    for fmt in ("mini-swe-agent", "tau-bench"):
+        shutil.copytree(traces_dir / fmt, traces / fmt)
     workdir = tmp_path / "qs"
     result = cli("quickstart", "--traces", traces, "--workdir", workdir, "--steps", "1", "--samples", "1")
     assert result.exit_code == 0, result.output
