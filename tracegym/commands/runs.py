@@ -50,7 +50,7 @@ def runs_show(
     from tracegym.report.clusters import TABLE_STEPS, cluster_table, short_signature
     from tracegym.report.rundata import load_run, metric_summary
     from tracegym.store import open_store
-    from tracegym.training.checkpoint import CONFIG_FILE
+    from tracegym.training.runfolder import CONFIG_FILE
 
     with open_store(store, read_only=True) as st:
         data = load_run(st, run)

@@ -31,15 +31,11 @@ import torch
 
 from tracegym.errors import ConfigError, NotFoundError
 from tracegym.models.load import register_resolver
+from tracegym.training.runfolder import CHECKPOINTS, CONFIG_FILE, LATEST, RUN_FILE, STATE_FILE
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-CHECKPOINTS = "checkpoints"
-LATEST = "latest"
-STATE_FILE = "trainer_state.pt"
-RUN_FILE = "run.json"
-CONFIG_FILE = "train_config.json"  # not config.json: that name marks a model folder
 
 
 @dataclass
