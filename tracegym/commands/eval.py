@@ -64,7 +64,6 @@ def eval_command(
                   f"{plan.task_set.manifest.name} x {samples} samples (settings: {plan.config_source}"
                   f"{f'; {plan.too_long} tasks left out as too long' if plan.too_long else ''}).")
         table = evaluate_and_compare(st, plan, options)
-    _warn_small_groups(table)
     if as_json:
         print_json(table)
         return
@@ -88,7 +87,8 @@ def _warn_small_groups(table: dict[str, Any]) -> None:
 
 
 def evaluate_and_compare(st: Store, plan: EvalPlan, options: EvalOptions) -> dict[str, Any]:
-    """Run the plan (with a progress bar), then the comparison of its models against its base, with counts."""
+    """Run the plan (with a progress bar), then the comparison of its models against its base, with counts; names
+    on stderr the groups too small for a verdict."""
     from tracegym.training.comparison import ModelRef, compare
 
     result = _run(st, plan, options)
@@ -96,6 +96,7 @@ def evaluate_and_compare(st: Store, plan: EvalPlan, options: EvalOptions) -> dic
     table = compare(st, result.eval_id, refs[0], refs[1:], options.samples, [t.task_id for t in result.tasks],
                     options.seed)
     table["counts"] = {label: c.__dict__ for label, c in result.counts.items()}
+    _warn_small_groups(table)
     return table
 
 
