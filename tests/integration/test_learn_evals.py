@@ -78,3 +78,12 @@ def test_tau_bench_tool_error_recoveries(recovery_set):
         assert _score(recovery_set, task, invented) == 0.0
         assert _score(recovery_set, task, {"role": "assistant", "content": "That flight is full; shall I look "
                                                                           "for another one?"}) == 1.0
+
+
+def test_the_quickstart_embeds_these_evals():
+    """The quickstart carries its evals inside the package (examples/ is not installed); they must stay these."""
+    import yaml
+
+    from tracegym.commands.quickstart import EVALS_YAML
+
+    assert yaml.safe_load(EVALS_YAML) == yaml.safe_load(EVALS.read_text(encoding="utf-8"))
