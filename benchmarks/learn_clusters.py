@@ -97,8 +97,8 @@ def learnable_clusters(store: Path) -> list[dict[str, Any]]:
         return pick(st)
 
 
-def prepare(workdir: Path) -> tuple[Path, Path, list[dict[str, Any]], list[str]]:
-    """The store, the task set, its clusters and the generate arguments (ingesting and mining on first use)."""
+def prepare(workdir: Path) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """The store, the task set and its clusters (ingesting, mining and generating on first use)."""
     store, task_set = workdir / "store.duckdb", workdir / "tasks" / "learn"
     used, _ = split_traces(workdir)
     if not store.exists():
@@ -108,7 +108,7 @@ def prepare(workdir: Path) -> tuple[Path, Path, list[dict[str, Any]], list[str]]
     if not (task_set / "manifest.yaml").is_file():
         cli("tasks", "generate", *(a for c in clusters for a in ("--cluster", c["cluster_id"])), "--evals", str(EVALS),
             "--out", str(task_set), "--store", str(store), "--name", "learn", *GENERATE_ARGS)
-    return store, task_set, clusters, GENERATE_ARGS
+    return store, task_set, clusters
 
 
 def seed_config(base: Path, overrides: list[str], workdir: Path, task_set: Path, seed: int, sampling: str) -> Path:
@@ -209,7 +209,7 @@ def plot(results: list[dict[str, Any]], curves: dict[int, dict[str, dict[int, fl
 
 
 def run_seed(args: argparse.Namespace, store: Path, task_set: Path, clusters: dict[str, dict[str, Any]],
-             generate_args: list[str], seed: int) -> tuple[dict[str, Any], dict[str, dict[int, float]]]:
+             seed: int) -> tuple[dict[str, Any], dict[str, dict[int, float]]]:
     """Train and evaluate one seed. A seed whose result.json was written under the same config is not trained
     again: it is reported from there, or, under other evaluation settings (`--samples`), evaluated again, which
     runs only the samples not yet stored; its minutes then add that evaluation's to the earlier ones."""
@@ -229,7 +229,7 @@ def run_seed(args: argparse.Namespace, store: Path, task_set: Path, clusters: di
         result = evaluate(store, task_set, clusters, config.parent / "run", eval_args)
         spent = (previous["minutes"] if previous else 0) + (time.perf_counter() - started) / 60
         result = {"seed": seed, "minutes": round(spent, 1), "checkpoint": result.pop("checkpoint"),
-                  "evals_file": str(EVALS), "generate_args": generate_args, "eval_args": eval_args, **result}
+                  "evals_file": str(EVALS), "generate_args": GENERATE_ARGS, "eval_args": eval_args, **result}
         saved.write_text(json.dumps(result))
     print(json.dumps({k: v for k, v in result.items() if k not in ("generate_args",)}), flush=True)
     return result, training_curves(store, result["run_id"])
@@ -266,11 +266,11 @@ def main() -> None:
     args = parser.parse_args()
     args.workdir = args.workdir.resolve()
     args.workdir.mkdir(parents=True, exist_ok=True)
-    store, task_set, cluster_list, generate_args = prepare(args.workdir)
+    store, task_set, cluster_list = prepare(args.workdir)
     clusters = {c["cluster_id"]: c for c in cluster_list}
     results, curves = [], {}
     for seed in args.seeds:
-        result, curves[seed] = run_seed(args, store, task_set, clusters, generate_args, seed)
+        result, curves[seed] = run_seed(args, store, task_set, clusters, seed)
         results.append(result)
     name = "curves.png" if args.sampling == "clusters" else f"curves-{args.sampling}.png"
     plot(results, curves, args.workdir / name)
