@@ -83,6 +83,35 @@ def test_run_with_a_model_folder_stores_scored_rollouts(cli, tau_tasks, store_pa
     assert bad_precision.exit_code == 2 and "auto" in bad_precision.stderr
 
 
+def test_run_defaults_to_the_settings_of_training_and_eval(cli, tau_tasks, store_path, tmp_path):
+    """Without flags, `run` samples as the trainer and `tracegym eval` do (one turn of at most 128 tokens, top-p
+    0.95, the prompt from the last user message, full tool schemas: it ran 10 turns of 256 tokens); with
+    --config, as that config says; a flag still overrides."""
+    from tracegym.training.config import TrainConfig
+
+    tokenizer = smollm2_tokenizer()
+    model = tiny_llama(len(tokenizer), seed=1, eos_token_id=tokenizer.eos_token_id, max_positions=8192)
+    model.save_pretrained(tmp_path / "tiny-model")
+    tokenizer.save_pretrained(tmp_path / "tiny-model")
+    defaults = TrainConfig(run_dir=tmp_path, tasks={"task_set": tau_tasks})
+    plain = run_json(cli, tau_tasks, "--model", tmp_path / "tiny-model", "--limit", 1, "--store", store_path)
+    config = tmp_path / "train.yaml"
+    config.write_text(f"run_dir: {tmp_path / 'r'}\nmodel: {{ref: {tmp_path / 'tiny-model'}}}\n"
+                      f"tasks: {{task_set: {tau_tasks}}}\nprompt: {{tool_schemas: compact}}\n"
+                      "harness: {limits: {max_turns: 2}}\nsampler: {top_p: 0.8, max_new_tokens: 6}\n")
+    configured = run_json(cli, tau_tasks, "--config", config, "--limit", 1, "--top-p", 0.7, "--store", store_path)
+    with open_store(store_path, read_only=True) as st:
+        [first] = read_rollouts(st, run_id=plain["run_id"])
+        [second] = read_rollouts(st, run_id=configured["run_id"])
+    assert len(first.turns) == defaults.harness.limits.max_turns == 1
+    assert first.sampling["top_p"] == defaults.sampler.top_p and first.tokens_out <= defaults.sampler.max_new_tokens
+    assert first.sampling["max_new_tokens"] == defaults.sampler.max_new_tokens
+    assert second.sampling["top_p"] == 0.7 and second.sampling["max_new_tokens"] == 6
+    assert second.model == str(tmp_path / "tiny-model") and len(second.turns) <= 2
+    # the config's one-line tool signatures make a far shorter prompt than the default JSON schemas
+    assert second.turns[0].start < first.turns[0].start / 2
+
+
 def test_run_on_a_terminal_shows_its_progress_and_finishes(tau_tasks, store_path, tmp_path):
     """With a progress bar (a terminal), finished episodes advance it: `run` crashed there on its first episode."""
     tokenizer = smollm2_tokenizer()
