@@ -220,3 +220,20 @@ def test_groups_too_small_for_a_verdict_are_named(trained: tuple[Workspace, Path
     said = " ".join(result.stderr.split())
     assert result.exit_code == 0 and "Too few tasks to tell any change from noise" in said
     assert all(c in said for c in small if c is not None) and "at least 6 tasks" in said
+
+
+@pytest.mark.slow
+def test_the_header_says_why_fewer_tasks_are_evaluated_than_held_out(
+        trained: tuple[Workspace, Path, dict[str, Any]], cli) -> None:
+    """The run's config filters tasks by detector, caps them at 8 and leaves out prompts over 400 tokens; the
+    header says how many of the held-out split that left out, and why (it said only 'N tasks')."""
+    from tracegym.tasks.taskset import load_task_set
+
+    ws, run_dir, table = trained
+    held_out = len(load_task_set(ws.task_set).split("heldout"))
+    evaluated = table["groups"][0]["tasks"]
+    result = cli("eval", run_dir, "--tasks", ws.task_set, "--samples", "3", "--store", ws.store)
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 0 and evaluated < held_out
+    assert f"on {evaluated} heldout tasks" in said and f"{held_out - evaluated} of the {held_out} left out: " in said
+    assert "outside the config's tasks.clusters, detectors or max_tasks" in said

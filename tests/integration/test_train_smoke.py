@@ -191,6 +191,10 @@ def test_a_run_that_stops_training_says_so(workspace: Workspace, tmp_path: Path,
     assert result.exit_code == 0, result.stderr
     assert result.stderr.count("GRPO steps trained nothing") == 1
     assert f"step {IDLE_STEPS}: the last {IDLE_STEPS} GRPO steps trained nothing" in result.stderr
+    shown = cli("runs", "show", tmp_path / "run", "--store", workspace.store)
+    said = " ".join(shown.stderr.split())
+    assert f"{IDLE_STEPS + 1} of {IDLE_STEPS + 1} GRPO steps trained nothing" in said
+    assert f"steps 1-{IDLE_STEPS + 1}." in said
 
 
 def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Path, cli) -> None:

@@ -94,3 +94,21 @@ def test_the_page_shows_the_cluster_chart_beside_its_table() -> None:
     assert f"<code>{A}</code>" in section and "Error: gift card balance is not enough" in section
     assert "draw chance (last step)" in section and "+0.562" in section  # 11/16 - 2/16: 3 steps a side
     assert html.count('alt="Training reward per failure cluster"') == 1, "not again among the other charts"
+
+
+def test_steps_that_trained_nothing_are_counted_on_the_page_and_marked_on_the_reward_chart() -> None:
+    """GRPO steps without an optimizer step (every group's rewards equal) showed as ordinary steps."""
+    from tracegym.report.plots import reward_chart
+
+    metrics = _metrics(curriculum=False)
+    metrics["train/optimizer_steps"] = {1: 1.0, 2: 1.0, 3: 1.0, 4: 0.0, 5: 0.0, 6: 1.0, 7: 0.0, 8: 1.0}
+    data = _data(metrics)
+    assert data.grpo_steps() == ([3, 4, 5, 6, 7, 8], [4, 5, 7])  # warm-start steps 1-2 are not GRPO steps
+    html = render_report(data)
+    assert "<dt>trained nothing</dt><dd>3 of 6 GRPO steps: every group&#39;s rewards were equal" in html
+    [ax] = reward_chart(data).axes
+    marks = [line for line in ax.get_lines() if line.get_label().startswith("trained nothing")]
+    assert len(marks) == 1 and list(marks[0].get_xdata()) == [4, 5, 7]
+
+    metrics["train/optimizer_steps"] = {s: 1.0 for s in range(1, 9)}
+    assert "trained nothing" not in render_report(_data(metrics))

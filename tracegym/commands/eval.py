@@ -62,7 +62,7 @@ def eval_command(
         plan = plan_evaluation(st, tasks, checkpoints or [], base, api or [], config, options)
         err.print(f"Evaluating {len(plan.candidates)} models on {len(plan.tasks)} {split} tasks of "
                   f"{plan.task_set.manifest.name} x {samples} samples (settings: {plan.config_source}"
-                  f"{f'; {plan.too_long} tasks left out as too long' if plan.too_long else ''}).")
+                  f"{f'; {plan.why_fewer()}' if plan.why_fewer() else ''}).")
         table = evaluate_and_compare(st, plan, options)
     if as_json:
         print_json(table)

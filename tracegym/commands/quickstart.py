@@ -165,7 +165,8 @@ def _evaluate(task_set: Path, run_dir: Path, store: Path, samples: int) -> None:
     options = EvalOptions(samples=samples, precision=resolve_precision("auto", "cpu"))
     with open_store(store) as st:
         plan = plan_evaluation(st, str(task_set), [str(run_dir)], None, [], None, options)
-        err.print(f"{len(plan.tasks)} held-out tasks x {samples} samples, base and checkpoint")
+        why = f" ({plan.why_fewer()})" if plan.why_fewer() else ""
+        err.print(f"{len(plan.tasks)} held-out tasks x {samples} samples, base and checkpoint{why}")
         print_comparison(evaluate_and_compare(st, plan, options))
 
 

@@ -66,6 +66,10 @@ def runs_show(
     # The per-cluster keys (a few per cluster and step) are summed up in the table after this one.
     summary = [row for row in metric_summary(data.metrics) if not row["key"].startswith(_PER_CLUSTER)]
     print_table(summary, title="Metrics (per key, over steps)")
+    grpo, idle = data.grpo_steps()
+    if idle:
+        err.print(f"[yellow]{len(idle)} of {len(grpo)} GRPO steps trained nothing (every group's rewards were equal): "
+                  f"steps {_ranges(idle)}.[/yellow]")
     if clusters:
         print_table([{**row, "signature": short_signature(row["cluster_id"], row, 32)} for row in clusters],
                     title=f"Training reward per failure cluster (first vs last sampled steps, up to {TABLE_STEPS})",
@@ -84,6 +88,17 @@ def runs_show(
 
 _PER_CLUSTER = ("cluster/", "curriculum/")
 _CLUSTER_COLUMNS = ("cluster_id", "signature", "steps", "episodes", "reward_first", "reward_last", "change")
+
+
+def _ranges(steps: list[int]) -> str:
+    """'3-5, 8' for [3, 4, 5, 8]."""
+    runs: list[list[int]] = []
+    for s in steps:
+        if runs and s == runs[-1][-1] + 1:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
 def _plot(data: RunData, folder: Path) -> None:

@@ -43,6 +43,10 @@ def _headline(data: RunData) -> list[tuple[str, str]]:
              ("task set", str(run["task_set_id"])), ("steps", f"{data.last_step() or 0} ({warm} warm start)"),
              ("checkpoints", str(len(data.checkpoints))), ("started", str(run["started_at"])[:19]),
              ("updated", str(run["updated_at"])[:19])]
+    grpo, idle = data.grpo_steps()
+    if idle:
+        items.append(("trained nothing", f"{len(idle)} of {len(grpo)} GRPO steps: every group's rewards were equal, "
+                                         "so there was no advantage to learn from (✕ on the reward chart)"))
     if data.comparison is not None:
         base, *checkpoints = data.comparison["groups"][0]["rows"]
         latest = max(checkpoints, key=lambda row: row["step"] or 0, default=None)

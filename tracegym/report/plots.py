@@ -85,6 +85,11 @@ def reward_chart(data: RunData) -> Figure | None:
     if not _lines(ax, data, [("reward/mean", "GRPO batch mean"),
                              ("grpo/sampled_reward_mean", "all sampled (dynamic sampling)")]):
         return None
+    _, idle = data.grpo_steps()
+    if idle:
+        rewards = data.metrics.get("reward/mean", {})
+        ax.plot(idle, [rewards.get(s) or 0.0 for s in idle], "x", color="tab:red", markersize=8,
+                label="trained nothing (equal rewards in every group)")
     _finish(ax, "Training reward per GRPO step", "mean reward (0-1)", ylim=REWARD_RANGE)
     return fig
 

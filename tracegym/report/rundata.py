@@ -33,6 +33,16 @@ class RunData:
         steps = [s for values in self.metrics.values() for s in values]
         return max(steps) if steps else None
 
+    def grpo_steps(self) -> tuple[list[int], list[int]]:
+        """The GRPO steps the run recorded, and those of them that trained nothing (no optimizer step: every
+        group's rewards were equal, so there was no advantage to learn from)."""
+        from tracegym.training.display import trained_nothing
+
+        warm = (self.run["config"].get("warmup") or {}).get("steps", 0)
+        taken = {s: v for s, v in self.metrics.get("train/optimizer_steps", {}).items() if s > warm}
+        idle = [s for s, v in taken.items() if v is not None and trained_nothing(s, warm, {"train/optimizer_steps": v})]
+        return sorted(taken), sorted(idle)
+
 
 def find_run(store: Any, ref: str) -> str:
     """The run id `ref` names: an id, a unique prefix, or a run folder."""

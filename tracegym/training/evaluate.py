@@ -256,6 +256,21 @@ class EvalPlan:
     config: TrainConfig
     config_source: str
     too_long: int
+    in_split: int
+    """Tasks of the split before the config's filters (tasks.clusters, tasks.detectors, tasks.max_tasks) and
+    prompt.max_tokens left some out."""
+
+    def why_fewer(self) -> str:
+        """Why fewer tasks are evaluated than the split holds; empty when none were left out."""
+        left_out = self.in_split - len(self.tasks)
+        if not left_out:
+            return ""
+        reasons = []
+        if self.too_long:
+            reasons.append(f"{self.too_long} longer than prompt.max_tokens ({self.config.prompt.max_tokens})")
+        if left_out > self.too_long:
+            reasons.append(f"{left_out - self.too_long} outside the config's tasks.clusters, detectors or max_tasks")
+        return f"{left_out} of the {self.in_split} left out: {' and '.join(reasons)}"
 
 
 def plan_evaluation(store: Store, task_set_ref: str, checkpoints: Sequence[str], base: str | None,
@@ -278,7 +293,7 @@ def plan_evaluation(store: Store, task_set_ref: str, checkpoints: Sequence[str],
         raise ConfigError(f"No {options.split} tasks of {task_set.manifest.name} to evaluate ({too_long} longer than "
                           f"prompt.max_tokens of {source}). Fix: choose another --split, or relax prompt.max_tokens, "
                           "tasks.clusters or tasks.detectors in the config.")
-    return EvalPlan(task_set, tasks, candidates, config, source, too_long)
+    return EvalPlan(task_set, tasks, candidates, config, source, too_long, len(task_set.split(options.split)))
 
 
 def _check_distinct(candidates: Sequence[Candidate]) -> None:
