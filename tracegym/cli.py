@@ -51,6 +51,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # Click's help: paragraphs reflowed to the terminal, flags without a type, and help text as written (rich
+    # markup mode dropped every "[default: ...]" as a tag and kept the docstrings' line breaks).
+    rich_markup_mode=None,
 )
 
 
