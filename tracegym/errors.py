@@ -7,7 +7,10 @@ stderr and exits with code 2. Anything else is a bug and shows a traceback.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 
 class TracegymError(Exception):
@@ -56,3 +59,32 @@ def is_interrupt(error: BaseException) -> bool:
     client runs the signal handler during the query and turns the KeyboardInterrupt it raises into
     `RuntimeError("Query interrupted")`, a plain RuntimeError (not `duckdb.InterruptException`)."""
     return isinstance(error, KeyboardInterrupt) or (type(error) is RuntimeError and str(error) == "Query interrupted")
+
+
+@contextmanager
+def remembered_interrupts() -> Iterator[Callable[[], None]]:
+    """Ctrl-C as usual, and remembered: yields a check that raises KeyboardInterrupt once one came.
+
+    A SIGINT that lands while DuckDB runs a query can be lost: the client runs the handler, and if the query
+    finishes before it acts on the KeyboardInterrupt, the query succeeds and the interrupt is gone. Calling the
+    check between units of work (files, say) stops there instead. Outside the main thread, where no handler can be
+    set, the check does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+    came = threading.Event()
+
+    def handler(signum: int, frame: object) -> None:
+        came.set()
+        raise KeyboardInterrupt
+
+    def check() -> None:
+        if came.is_set():
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -99,15 +99,25 @@ def emit(data: Any, as_json: bool, title: str | None = None) -> None:
 
 
 @contextmanager
-def progress(description: str, total: int | None = None) -> Iterator[Any]:
-    """A rich progress bar on a terminal; a no-op when stderr is piped."""
+def progress(description: str, total: int | None = None, in_bytes: bool = False) -> Iterator[Any]:
+    """A rich progress bar on a terminal (counting bytes, with a rate, when `in_bytes`); a no-op when stderr is
+    piped."""
     if not err.is_terminal:
         yield _NullTask()
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TransferSpeedColumn,
+    )
 
+    counts = (DownloadColumn(), TransferSpeedColumn()) if in_bytes else (MofNCompleteColumn(),)
     # Descriptions are plain text: they name models and scorers, which may carry brackets.
-    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), *counts,
                   TimeElapsedColumn(), console=err, transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield _Task(bar, task)

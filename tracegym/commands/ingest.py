@@ -27,13 +27,30 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Load agent traces into the store; the format of each file is detected unless --format is given."""
+    from tracegym.errors import is_interrupt, remembered_interrupts
     from tracegym.ingest.pipeline import gathered, ingest_inputs
     from tracegym.store import open_store
 
     options = {"mapping": mapping} if mapping else {}
-    with (gathered(paths, follow_symlinks) as inputs, open_store(store) as st,
-          progress("ingesting", total=len(inputs.files)) as bar):
-        summary = ingest_inputs(st, inputs, fmt, options, on_file=lambda p: bar.advance())
+    done: list[Path] = []
+    files: list[Path] = []
+
+    def finished(path: Path) -> None:
+        done.append(path)
+        bar.advance(_size(path))
+        stop_if_interrupted()
+
+    try:
+        with (remembered_interrupts() as stop_if_interrupted, gathered(paths, follow_symlinks) as inputs,
+              open_store(store) as st,
+              progress("ingesting", total=sum(_size(p) for p in inputs.files), in_bytes=True) as bar):
+            files.extend(inputs.files)
+            summary = ingest_inputs(st, inputs, fmt, options, on_file=finished)
+    except BaseException as e:
+        if not is_interrupt(e):
+            raise
+        _say_interrupted(done, files)
+        raise typer.Exit(130) from None
     data = summary.to_dict()
     if as_json:
         print_json(data)
@@ -43,6 +60,25 @@ def ingest(
                       and data["files_skipped_already_ingested"] == 0)
     if data["errors"] and (strict or nothing_loaded):
         raise typer.Exit(2)
+
+
+def _say_interrupted(done: list[Path], files: list[Path]) -> None:
+    stored = f"{len(done)} of {len(files)} files ({sum(map(_size, done)) / 1e6:.1f} MB) are stored"
+    if len(done) < len(files):
+        # Each file is one transaction: the one being read when Ctrl-C came is left out whole.
+        err.print(f"Interrupted: {stored}; the file being read is not. Run the same command again to ingest the "
+                  "rest (stored files are skipped).")
+    else:
+        err.print(f"Interrupted: {stored}; failure detection on them did not finish: `tracegym mine failures` "
+                  "runs it.")
+
+
+def _size(path: Path) -> int:
+    """The file's size in bytes; 0 for one that went away (ingest reports it)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _print_summary(data: dict) -> None:

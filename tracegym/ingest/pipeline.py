@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from tracegym.errors import IngestError, TracegymError
+from tracegym.errors import IngestError, TracegymError, is_interrupt
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.append import Appended, append_tables
@@ -206,14 +206,15 @@ def ingest_inputs(
     options: dict[str, Any] | None = None,
     on_file: Callable[[Path], None] | None = None,
 ) -> IngestSummary:
-    """Ingest the files `gathered` found; each file is all-or-nothing in the store."""
+    """Ingest the files `gathered` found; each file is all-or-nothing in the store. `on_file` is called with
+    each file once it is done."""
     forced = get_adapter(fmt) if fmt else None
     summary = IngestSummary(skipped_links=list(inputs.skipped_links))
     with _memory_capped(store):
         for path in inputs.files:
+            summary.files.append(ingest_file(store, path, forced, options or {}))
             if on_file:
                 on_file(path)
-            summary.files.append(ingest_file(store, path, forced, options or {}))
     _detect(store, summary)
     return summary
 
@@ -270,6 +271,8 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     except FileChanged as e:
         return _record_failure(store, path, source_id, str(e), "")
     except Exception as e:  # noqa: BLE001 - the file boundary: an adapter bug costs this file, not the run
+        if is_interrupt(e):  # Ctrl-C during a DuckDB query: the file is fine, the user wants to stop
+            raise KeyboardInterrupt from e
         error = f"{type(e).__name__} while loading with {adapter.name}; nothing from this file was stored: {e}"
         return _record_failure(store, path, source_id, error, sample.head.decode("utf-8", errors="backslashreplace"))
     return result
@@ -347,6 +350,8 @@ class FileLoad:
                     link_tool_results(trace)
                     check_storable(trace)
             except Exception as e:  # noqa: BLE001 - the record boundary: bad input is data, not a crash
+                if is_interrupt(e):
+                    raise KeyboardInterrupt from e
                 item = BadRecord(item.locator, f"{type(e).__name__}: {e}", _raw_of(item))
             else:
                 for trace in traces:
@@ -380,6 +385,8 @@ def _guarded_records(adapter: Adapter, src: SourceFile) -> Iterator[RawRecord | 
         except TracegymError:  # a problem with how tracegym was asked to read (e.g. a bad --mapping), not the data
             raise
         except Exception as e:  # noqa: BLE001 - the file boundary: a reader choking on odd input is data, not a crash
+            if is_interrupt(e):
+                raise KeyboardInterrupt from e
             with src.path.open("rb") as f:
                 head = f.read(RAW_LIMIT)
             yield BadRecord("file", f"{type(e).__name__} while splitting the file into records: {e}", raw_text(head))
