@@ -44,6 +44,10 @@ class _App(TyperGroup):
             raise
 
 
+# transformers' tqdm bars (loading weights, converting the GGUF file) would draw beside tracegym's own progress;
+# read when huggingface_hub is first imported, so set before any command imports it. A user's setting wins.
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
 app = typer.Typer(
     name="tracegym",
     cls=_App,

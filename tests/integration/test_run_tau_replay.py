@@ -121,6 +121,7 @@ def test_run_on_a_terminal_shows_its_progress_and_finishes(tau_tasks, store_path
     shown = on_a_terminal("run", tau_tasks, "--model", tmp_path / "tiny-model", "--limit", 2, "-k", 2,
                           "--max-turns", 1, "--max-new-tokens", 4, "--store", store_path, timeout=120)
     assert "episodes" in shown and "Traceback" not in shown
+    assert "it/s]" not in shown and "Loading weights" not in shown  # transformers' tqdm bars beside rich's
     with open_store(store_path, read_only=True) as st:
         assert st.scalar("SELECT count(*) FROM rollouts") == 4
 
