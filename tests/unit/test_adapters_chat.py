@@ -353,6 +353,20 @@ def test_generic_without_a_mapping_says_how_to_give_one(cli: Any, store_path: Pa
     assert missing.exit_code == 2 and "nope.yaml does not exist" in missing.stderr
 
 
+def test_a_bad_mapping_is_reported_even_when_every_file_was_ingested_before(
+        cli: Any, store_path: Path, fixtures_dir: Path, tmp_path: Path) -> None:
+    folder = fixtures_dir / "generic"
+    log = folder / "agent_log.jsonl"
+    first = cli("ingest", "--format", "generic", "--mapping", folder / "mapping.yaml", log, "--store", store_path)
+    assert first.exit_code == 0, first.stderr
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("id: run.id\nmesages: transcript\n")
+    again = cli("ingest", "--format", "generic", "--mapping", typo, log, "--store", store_path)
+    assert again.exit_code == 2 and "Did you mean 'messages'" in again.stderr
+    unmapped = cli("ingest", "--format", "generic", log, "--store", store_path)
+    assert unmapped.exit_code == 2 and "docs/custom-formats.md" in unmapped.stderr
+
+
 def test_generic_record_without_id_or_messages_is_a_bad_record(store: Store, tmp_path: Path,
                                                                fixtures_dir: Path) -> None:
     log = tmp_path / "log.jsonl"

@@ -209,6 +209,8 @@ def ingest_inputs(
     """Ingest the files `gathered` found; each file is all-or-nothing in the store. `on_file` is called with
     each file once it is done."""
     forced = get_adapter(fmt) if fmt else None
+    if forced is not None:
+        forced.check_options(options or {})
     summary = IngestSummary(skipped_links=list(inputs.skipped_links))
     with _memory_capped(store):
         for path in inputs.files:

@@ -46,7 +46,7 @@ class Rule(BaseModel):
     name: str
     """The detector name its findings are filed under: lower-case letters, digits and underscores"""
     description: str = ""
-    """What the rule finds, shown by `tracegym failures show`"""
+    """What the rule finds, for people reading the file"""
     sql: str = Field(min_length=1)
     """One SELECT returning trace_id and evidence, and optionally message_idx and signature"""
     verdict: bool = False

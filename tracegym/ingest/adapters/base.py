@@ -51,6 +51,9 @@ class Adapter:
     def sniff(self, sample: Sample) -> bool:
         raise NotImplementedError
 
+    def check_options(self, options: dict[str, Any]) -> None:
+        """Raise a `ConfigError` for options this adapter cannot read with (checked once, before any file)."""
+
     def records(self, src: SourceFile) -> Iterator[RawRecord | BadRecord]:
         """Split the file into raw records. Default: JSONL lines or JSON array items."""
         return iter_json_values(src.path, src.sample.jsonl)

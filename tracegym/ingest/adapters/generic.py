@@ -153,7 +153,7 @@ def load_mapping(path: Path | str | None) -> Mapping:
     if path is None:
         raise ConfigError(
             "--format generic needs --mapping FILE: a YAML file naming the field paths of your log "
-            "(at least `id` and `messages`; see `tracegym ingest --help`)."
+            "(at least `id` and `messages`; see docs/custom-formats.md)."
         )
     path = Path(path)
     if not path.is_file():
@@ -191,6 +191,9 @@ class GenericAdapter(Adapter):
 
     def sniff(self, sample: Sample) -> bool:
         return False  # only by --format generic: a mapping is needed to read anything
+
+    def check_options(self, options: dict[str, Any]) -> None:
+        load_mapping(options.get("mapping"))  # also when every file was ingested before and none is read
 
     def records(self, src: SourceFile) -> Iterator[RawRecord | BadRecord]:
         mapping = load_mapping(src.options.get("mapping"))
