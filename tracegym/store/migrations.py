@@ -433,6 +433,33 @@ def m080_labels(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m081_mining_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """Each `mine failures` run with the clusters it ranked, so that a run can report what changed since an earlier
+    one (tracegym/mining/feed.py): new clusters, and clusters whose share of the traces grew."""
+    con.execute(
+        """
+        CREATE TABLE mining_runs (
+            run_id VARCHAR PRIMARY KEY,
+            mined_at TIMESTAMP,         -- local time, as --since reads it
+            n_traces INTEGER,           -- traces in the store when it ran
+            n_clusters INTEGER,
+            params JSON                 -- the thresholds it mined with (MineConfig)
+        );
+        CREATE TABLE mining_run_clusters (
+            run_id VARCHAR,
+            cluster_id VARCHAR,
+            detector VARCHAR,
+            signature VARCHAR,
+            n_traces INTEGER,
+            n_failed INTEGER,
+            n_known INTEGER,
+            rank INTEGER
+        );
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(
