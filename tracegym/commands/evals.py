@@ -37,6 +37,8 @@ def evals_check(
     threshold: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="A reward at or above this predicts success.")] = 0.5,
     show_errors: Annotated[int, typer.Option(min=0, help="List at most this many scorer errors.")] = 10,
+    show_disagreements: Annotated[int, typer.Option(
+        min=0, help="List at most this many traces where scorer and label disagree.")] = 10,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -63,7 +65,8 @@ def evals_check(
         with progress(f"scoring with {scorer.name}", total=total) as bar:
             scored = score_traces(scorer, iter_recorded(st, where, params), on_each=bar.advance)
     report = {"eval": scorer.name, "evals_file": str(evals), "format": fmt,
-              **check_report(scored, threshold, show_errors)}
+              **check_report(scored, threshold, show_errors, show_disagreements)}
+    report["disagreement_examples"] = [_masked(d) for d in report["disagreement_examples"]]
     if as_json:
         print_json(report)
     else:
@@ -83,6 +86,44 @@ def _print_report(r: dict[str, Any]) -> None:
         emit({k: d[k] for k in ("mean", "std", "min", "p25", "median", "p75", "max", "distinct_values")}, False,
              title="Reward distribution")
         emit([{"bin": k, "count": v} for k, v in d["histogram"].items()], False, title="Reward histogram")
+    if r["disagreement_examples"]:
+        emit(r["disagreement_examples"], False, title=f"Scorer and label disagree on {r['disagreements']} traces "
+                                                      f"(first {len(r['disagreement_examples'])})")
     emit(s, False, title="Tasks whose attempts all score the same (no GRPO signal)")
     for e in r["errors"]:
         err.print(f"[red]scorer error[/red] {literal(e['trace_id'])}: {literal(e['error'])}", highlight=False)
+
+
+def _masked(row: dict[str, Any]) -> dict[str, Any]:
+    """A disagreement with the scorer's details as a short reason. Text is masked as failure signatures are (ids,
+    quoted values, numbers, paths, e-mail addresses in it become placeholders): it may quote trace content. The
+    scorer's own keys, counts and flags are shown as they are."""
+    from tracegym.inert import one_line
+
+    reason = one_line("; ".join(_reason_parts(row.pop("details"))))
+    row["reason"] = reason if len(reason) <= 160 else reason[:159] + "…"
+    return row
+
+
+def _reason_parts(details: dict[str, Any], prefix: str = "") -> list[str]:
+    parts = []
+    for key, value in details.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):  # a weighted scorer's parts: `part.reward`, `part.missing`, ...
+            parts += _reason_parts(value, prefix if key == "details" else f"{name}.")
+        elif value is None or isinstance(value, (bool, int)):
+            parts.append(f"{name}={value}")
+        elif isinstance(value, float):
+            parts.append(f"{name}={value:.3g}")
+        elif isinstance(value, list):
+            shown = ", ".join(_mask(str(v)) for v in value[:3]) + (", …" if len(value) > 3 else "")
+            parts.append(f"{name}=[{shown}]")
+        else:
+            parts.append(f"{name}={_mask(str(value))}")
+    return parts
+
+
+def _mask(text: str) -> str:
+    from tracegym.mining.signature import signature
+
+    return signature(text[:300]) or ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -31,6 +32,9 @@ def mine_failures(
         min=1, help="Show only the N top-ranked clusters (default: 30 in the table, all with --json).")] = None,
     redetect: Annotated[bool, typer.Option(
         help="Run every detector on every trace again, not only on traces no run has seen.")] = False,
+    since: Annotated[str | None, typer.Option(
+        help="Report what changed since this long ago (1d, 12h, 2w) or this date (2026-12-01) "
+             "[default: since the previous mining run].")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -41,18 +45,25 @@ def mine_failures(
     again, and ranks. `tracegym failures show CLUSTER` shows one cluster's evidence.
 
     Clusters rank by the traces they affect times how reliably those traces fail (a Wilson lower bound).
+
+    Each run is recorded, and reports what changed since the previous one (or --since): new clusters, and
+    clusters whose share of the traces grew.
     """
     from tracegym.mining import MineConfig
     from tracegym.mining import mine_failures as mine
+    from tracegym.mining.feed import changes, parse_since
     from tracegym.store import open_store
 
+    if since is not None:
+        parse_since(since, datetime.now())  # a bad window stops the run before it mines
     config = MineConfig(score_threshold=score_threshold, min_repeats=min_repeats, max_turns=max_turns)
     with open_store(store) as st:
         summary = mine(st, config, rules, redetect)
+        changed = changes(st, summary.run_id, since)
     data = summary.to_dict()
     if as_json:
         data["clusters"] = data["clusters"][:top]
-        print_json(data)
+        print_json({**data, "changes": changed})
         return
     if summary.traces == 0:
         err.print("The store has no traces: run `tracegym ingest PATH` first.")
@@ -63,6 +74,32 @@ def mine_failures(
         f"{summary.findings} findings in {summary.traces_with_findings} of {summary.traces} traces, "
         f"{len(summary.clusters)} clusters. `tracegym failures show CLUSTER` shows a cluster's evidence."
     )
+    _print_changes(changed)
+
+
+def _print_changes(c: dict) -> None:
+    if c["baseline_run"] is None and c["cutoff"] is not None:
+        err.print(f"No mining run at or before {c['cutoff']:%Y-%m-%d %H:%M} is recorded: every cluster counts as new.")
+        return
+    if c["baseline_run"] is None:
+        err.print("No earlier mining run to compare with. The next run reports what changed since this one.")
+        return
+    shown = 10
+    new = [{"rank": x["rank"], "cluster": x["cluster_id"], "detector": x["detector"], "traces": x["n_traces"],
+            "share": f"{x['share']:.1%}", "signature": x["signature"]} for x in c["new_clusters"][:shown]]
+    grew = [{"rank": x["rank"], "cluster": x["cluster_id"], "detector": x["detector"],
+             "traces": f"{x['n_traces_before']} → {x['n_traces']}",
+             "share": f"{x['share_before']:.1%} → {x['share']:.1%}", "signature": x["signature"]}
+            for x in c["grown_clusters"][:shown]]
+    when = f"{c['baseline_mined_at']:%Y-%m-%d %H:%M}"
+    if new:
+        print_table(new, title=f"New clusters since the mining run of {when}")
+    if grew:
+        print_table(grew, title=f"Clusters whose share grew since {when}")
+    more = "" if len(new) == len(c["new_clusters"]) and len(grew) == len(c["grown_clusters"]) else (
+        f" (the first {shown} of each shown; --json lists them all)")
+    err.print(f"Since the mining run of {when} ({literal(c['since'])}): {c['new_traces']} new traces, "
+              f"{len(c['new_clusters'])} new clusters, {len(c['grown_clusters'])} clusters grew{more}.")
 
 
 def _table_row(cluster: dict) -> dict:

@@ -42,11 +42,14 @@ def score_traces(scorer: Scorer, traces: Iterable[RecordedTrace],
     return scored
 
 
-def check_report(scored: Sequence[Scored], threshold: float, max_errors: int = 10) -> dict[str, Any]:
-    """Agreement, reward distribution, and how many tasks give GRPO no signal."""
+def check_report(scored: Sequence[Scored], threshold: float, max_errors: int = 10,
+                 max_disagreements: int = 10) -> dict[str, Any]:
+    """Agreement, the traces where scorer and label disagree, reward distribution, and how many tasks give GRPO
+    no signal."""
     ok = [s for s in scored if s.result.ok]
     failed = [s for s in scored if not s.result.ok]
     predicted = [float(s.result.reward or 0.0) >= threshold - _EPS for s in ok]
+    disagree = sorted((s for s, p in zip(ok, predicted, strict=True) if s.label != p), key=lambda s: s.trace_id)
     return {
         "traces": len(scored),
         "scored": len(ok),
@@ -54,9 +57,19 @@ def check_report(scored: Sequence[Scored], threshold: float, max_errors: int = 1
         "errors": [{"trace_id": s.trace_id, "error": s.result.error} for s in failed[:max_errors]],
         "threshold": threshold,
         "agreement": agreement([s.label for s in ok], predicted),
+        "disagreements": len(disagree),
+        "disagreement_examples": [disagreement(s, threshold) for s in disagree[:max_disagreements]],
         "reward": distribution([float(s.result.reward or 0.0) for s in ok]),
         "no_signal": no_signal(ok),
     }
+
+
+def disagreement(s: Scored, threshold: float) -> dict[str, Any]:
+    """One trace where the scorer's verdict is not the production label, with the scorer's details."""
+    reward = float(s.result.reward or 0.0)
+    return {"trace_id": s.trace_id, "label": "success" if s.label else "failure",
+            "scorer": "success" if reward >= threshold - _EPS else "failure", "reward": reward,
+            "details": s.result.details}
 
 
 def agreement(labels: Sequence[bool], predicted: Sequence[bool]) -> dict[str, Any]:

@@ -77,6 +77,24 @@ def detect_ingested(store: Store) -> Detection:
         return detect_new_traces(con, params.model_dump())
 
 
+def forget_traces(con: duckdb.DuckDBPyConnection, ids: str) -> None:
+    """Make the traces in `ids` (a table or parenthesised SELECT of `trace_id`) pending detection again: their
+    outcome or scores changed (`tracegym labels import`), which the verdict detectors and the cluster counts read.
+
+    Their per-trace findings and `detected` rows go; the cluster parts are counted again from the findings left,
+    as one part (each trace is in one, so the sums stay those of the detection runs). The next detection run
+    detects them anew. Call inside a transaction.
+    """
+    con.execute(f"DELETE FROM detected WHERE trace_id IN (SELECT trace_id FROM {ids})")
+    per_trace = quoted_list([d.name for d in PER_TRACE])
+    con.execute(f"DELETE FROM failures WHERE detector IN ({per_trace}) "
+                f"AND trace_id IN (SELECT trace_id FROM {ids})")
+    findings = f"(SELECT * FROM failures WHERE detector IN ({per_trace}))"
+    counted = parts_sql(findings, findings, "traces", "scores", [d.name for d in PER_TRACE if d.verdict])
+    con.execute("DELETE FROM cluster_parts")
+    con.execute(f"INSERT INTO cluster_parts {counted}")
+
+
 def detect_new_traces(con: duckdb.DuckDBPyConnection, params: dict[str, Any], redetect: bool = False,
                       timings: Timings | None = None) -> Detection:
     """Run the per-trace detectors on every trace not yet detected with these settings (all of them if `redetect`).

@@ -17,6 +17,7 @@ from tracegym.mining.clusters import (
 from tracegym.mining.config import MineConfig
 from tracegym.mining.detection import Detection, detect_new_traces, insert_findings
 from tracegym.mining.detectors import DETECTORS, PER_TRACE, Detector
+from tracegym.mining.feed import record_run
 from tracegym.mining.rules import load_rules, prepare_rules
 from tracegym.mining.signature import install_macros
 from tracegym.mining.timing import Timings, clock, since, timed
@@ -34,6 +35,8 @@ class MineSummary:
     detection: Detection
     """The per-trace detection this run did: none when ingest had detected every trace."""
     clusters: list[Cluster] = field(default_factory=list)
+    run_id: str = ""
+    """This run in `mining_runs` (tracegym/mining/feed.py); not in `to_dict`, as `timings`."""
     timings: Timings = field(default_factory=dict)
     """Per step, in order: each shared scan and per-trace detector (when traces were detected), deleting the
     store-wide findings, each store-wide detector and rule, clustering, the commit, reading the summary back.
@@ -77,6 +80,7 @@ def mine_failures(store: Store, config: MineConfig | None = None, rules: Path | 
                 found[det.name] = insert_findings(con, det, params, "failures", det.sql)
         with timed(timings, "clusters"):
             build_clusters(con, _parts(store_wide, found))
+            run_id = record_run(con, params)
         committing = clock()
     timings["commit"] = since(committing)
     with timed(timings, "summary"):
@@ -91,6 +95,7 @@ def mine_failures(store: Store, config: MineConfig | None = None, rules: Path | 
             by_detector=by_detector,
             detection=detection,
             clusters=clusters,
+            run_id=run_id,
             timings=timings,
         )
     return summary

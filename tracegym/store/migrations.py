@@ -393,6 +393,73 @@ def m070_rollout_train_use(con: duckdb.DuckDBPyConnection) -> None:
         """
     )
 
+@migration
+def m080_labels(con: duckdb.DuckDBPyConnection) -> None:
+    """Outcome labels imported from files kept beside the traces (`tracegym labels import`): each import with its
+    source, and each label it set, so that a trace's outcome can be traced back to a file, a column and a time."""
+    con.execute(
+        """
+        CREATE TABLE label_imports (
+            import_id VARCHAR PRIMARY KEY,  -- hash of the file's bytes and the options: a re-import is the same one
+            path VARCHAR,
+            sha256 VARCHAR,             -- of the file's bytes
+            key_column VARCHAR,
+            outcome_column VARCHAR,
+            score_column VARCHAR,
+            mapping JSON,               -- the --map values on top of the built-in ones
+            match VARCHAR,              -- auto | trace | session: what the keys were compared with
+            format VARCHAR,             -- only traces of this format were labelled; NULL for all
+            first_imported_at TIMESTAMP,
+            imported_at TIMESTAMP,      -- the latest import
+            n_rows INTEGER,
+            n_labelled INTEGER,         -- traces labelled
+            n_changed INTEGER,          -- of those, how many the latest import changed
+            n_unmatched INTEGER,        -- rows whose key matched no trace
+            n_bad INTEGER               -- rows that could not be read, or whose value is not mapped
+        );
+        CREATE TABLE labels (
+            import_id VARCHAR,
+            trace_id VARCHAR,
+            key VARCHAR,                -- the key as written in the file
+            locator VARCHAR,            -- 'row 12' (CSV, header = row 1) or 'line 12' (JSONL)
+            value VARCHAR,              -- the outcome value as written in the file
+            outcome VARCHAR,            -- success | failure | NULL (a score only)
+            score DOUBLE,
+            previous_outcome VARCHAR,   -- the trace's outcome before this import first labelled it
+            labelled_at TIMESTAMP,
+            PRIMARY KEY (import_id, trace_id)
+        );
+        """
+    )
+
+
+@migration
+def m081_mining_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """Each `mine failures` run with the clusters it ranked, so that a run can report what changed since an earlier
+    one (tracegym/mining/feed.py): new clusters, and clusters whose share of the traces grew."""
+    con.execute(
+        """
+        CREATE TABLE mining_runs (
+            run_id VARCHAR PRIMARY KEY,
+            mined_at TIMESTAMP,         -- local time, as --since reads it
+            n_traces INTEGER,           -- traces in the store when it ran
+            n_clusters INTEGER,
+            params JSON                 -- the thresholds it mined with (MineConfig)
+        );
+        CREATE TABLE mining_run_clusters (
+            run_id VARCHAR,
+            cluster_id VARCHAR,
+            detector VARCHAR,
+            signature VARCHAR,
+            n_traces INTEGER,
+            n_failed INTEGER,
+            n_known INTEGER,
+            rank INTEGER
+        );
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(

@@ -9,8 +9,9 @@ The mapping (YAML) names where each normalized field lives, as field paths
 
 Inside each message, `role` and `content` are read from fields of those names
 unless `message:` says otherwise; `roles:` renames a log's own role names;
-messages may carry OpenAI-style `tool_calls` and `tool_call_id`. The generic
-adapter never claims a file by detection: it runs only when asked for.
+messages may carry OpenAI-style `tool_calls` and `tool_call_id`; `tools:`
+names the list of tool schemas the agent was given. The generic adapter never
+claims a file by detection: it runs only when asked for.
 """
 
 from __future__ import annotations
@@ -124,12 +125,16 @@ class Mapping(_Config):
     """Path to the start time."""
     ended_at: str | None = None
     """Path to the end time."""
+    tools: str | None = None
+    """Path to the list of tool (function) schemas the agent was given: OpenAI `{type: function, function: {name,
+    description, parameters}}`, Anthropic `{name, description, input_schema}` or flat `{name, parameters}` items.
+    Stored as given, as the chat formats store theirs; tasks offer these schemas to the model."""
     scores: dict[str, str] = Field(default_factory=dict)
     """Score name -> path to a number (eval results kept beside the outcome)."""
     metadata: list[str] = Field(default_factory=list)
     """Paths whose values are copied into the trace's metadata, keyed by the path."""
 
-    @field_validator("id", "messages", "records", "model", "session", "started_at", "ended_at")
+    @field_validator("id", "messages", "records", "model", "session", "started_at", "ended_at", "tools")
     @classmethod
     def _valid_path(cls, v: str | None) -> str | None:
         return _path(v)
@@ -239,12 +244,21 @@ def _trace(rec: Any, m: Mapping) -> Trace:
             trace.scores.append(Score(name, float(value), kind="eval"))
     for path in m.metadata:
         trace.metadata[path] = _get(rec, path)
+    trace.tools = _tools(_get(rec, m.tools), m.tools)
     messages = _get(rec, m.messages)
     if not isinstance(messages, list):
         raise ValueError(f"no message list at {m.messages!r}")
     for i, raw in enumerate(messages):
         _add_message(trace, raw, m, f"{m.messages}[{i}]")
     return trace
+
+
+def _tools(value: Any, where: str | None) -> list[dict[str, Any]] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise ValueError(f"{where} must be a list of tool schema objects, got {type(value).__name__}")
+    return value
 
 
 def _add_message(trace: Trace, raw: Any, m: Mapping, where: str) -> None:

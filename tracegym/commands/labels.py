@@ -1,0 +1,103 @@
+"""`tracegym labels import FILE` and `tracegym labels list`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tracegym.output import JsonOpt, StoreOpt, emit, err, literal, out, print_json, print_table
+
+labels_app = typer.Typer(help="Outcome labels kept outside the traces (CSAT, resolution, review).",
+                         no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(labels_app, name="labels")
+
+
+@labels_app.command("import")
+def labels_import(
+    file: Annotated[Path, typer.Argument(help="A .csv file with a header row, or a .jsonl file of objects.")],
+    key: Annotated[str, typer.Option(
+        help="Column with a trace id or a session/conversation id (a field path such as meta.id in JSONL).")],
+    outcome: Annotated[str | None, typer.Option(
+        help="Column with the outcome: success/failure, pass/fail, true/false, 1/0, or values given by --map.")]
+    = None,
+    value_map: Annotated[list[str] | None, typer.Option(
+        "--map", help="VALUE=success, VALUE=failure or VALUE=skip for an outcome value of your own; repeat.")]
+    = None,
+    score: Annotated[str | None, typer.Option(
+        help="Column with a score in [0, 1], stored as a human score named after the column.")] = None,
+    match: Annotated[str, typer.Option(
+        help="Compare keys with trace ids (trace), session ids (session), or trace ids first (auto).")] = "auto",
+    fmt: Annotated[str | None, typer.Option("--format", help="Label only traces of this format.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Set outcomes (and scores) on stored traces from a labels file, recording the file, columns and time.
+
+    A session key labels every trace of the session. Rows whose key names no trace, or whose value is not
+    mapped, are reported and the others applied; importing the same file again changes nothing. Relabelled
+    traces are detected again, so `tracegym mine failures` ranks with the new outcomes.
+    """
+    from tracegym.errors import ConfigError
+    from tracegym.labels import LabelSpec, import_labels, parse_map
+    from tracegym.store import open_store
+
+    if outcome is None and score is None:
+        raise ConfigError("Say which column holds the label: --outcome COLUMN, --score COLUMN, or both.")
+    if match not in ("auto", "trace", "session"):
+        raise ConfigError(f"--match {match!r}: use auto, trace or session.")
+    if value_map and outcome is None:
+        raise ConfigError("--map maps outcome values: give --outcome COLUMN too.")
+    spec = LabelSpec(key=key, outcome=outcome, score=score, mapping=parse_map(value_map or []))
+    with open_store(store) as st:
+        report = import_labels(st, file, spec, match, fmt)  # type: ignore[arg-type]
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        _print_report(report.to_dict())
+
+
+def _print_report(r: dict[str, Any]) -> None:
+    again = " (imported before: nothing changed)" if r["already_imported"] and not r["changed"] else ""
+    out.print(f"{r['labelled_traces']} traces labelled from {r['rows']} rows, {r['changed']} changed{again}; "
+              f"{r['unmatched']} rows match no trace, {r['bad']} bad rows, {r['skipped']} skipped, "
+              f"{r['conflicts']} traces with conflicting rows. Import {r['import_id']}.", highlight=False)
+    for title, rows in (("Rows whose key matches no trace", r["unmatched_examples"]),
+                        ("Bad rows", r["bad_examples"]), ("Conflicting rows (not applied)", r["conflict_examples"])):
+        if rows:
+            emit(rows, False, title=f"{title} (first {len(rows)})")
+    if r["detection_error"]:
+        err.print(f"[yellow]Failure detection did not run on the relabelled traces[/yellow] (the labels are "
+                  f"stored): {literal(r['detection_error'])} `tracegym mine failures` tries again.",
+                  highlight=False)
+    elif r["changed"]:
+        err.print("Run `tracegym mine failures` to rank clusters with the new outcomes.")
+
+
+@labels_app.command("list")
+def labels_list(
+    trace: Annotated[str | None, typer.Option(help="Only the labels of this trace.")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many rows.")] = 50,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List imported labels with their source: file, columns, row, time and the outcome they replaced."""
+    from tracegym.store import open_store
+
+    where, params = ("WHERE l.trace_id = ?", [trace]) if trace else ("", [])
+    with open_store(store, read_only=True) as st:
+        rows = st.query(
+            f"""SELECT l.trace_id, l.outcome, l.score, l.previous_outcome, l.value, i.path, l.locator AS row,
+                       i.key_column, i.outcome_column, i.score_column, l.labelled_at,
+                       l.import_id
+                FROM labels l JOIN label_imports i USING (import_id) {where}
+                ORDER BY l.labelled_at DESC, l.trace_id LIMIT ?""", [*params, limit])
+    if as_json:
+        print_json(rows)
+    else:
+        print_table(rows, title="Labels", columns=("trace_id", "outcome", "score", "previous_outcome", "value",
+                                                   "path", "row", "labelled_at"))
