@@ -237,7 +237,8 @@ def test_tracegym_run_drives_the_agent_through_the_proxy(cli, tiny, tmp_path, st
     (tmp_path / "harness.yaml").write_text(f"harness: proxy\nproxy:\n  command: {json.dumps(COMMAND)}\n"
                                            "  agent_dir: agent\n  workspaces: ws\n")
     result = cli("run", tmp_path / "set", "--model", tmp_path / "tiny-model", "--harness-config",
-                 tmp_path / "harness.yaml", "--max-new-tokens", "8", "--max-turns", "10", "--store", store_path, "--json")
+                 tmp_path / "harness.yaml", "--max-new-tokens", "8", "--max-turns", "10", "--store", store_path,
+                 "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["overall"]["episodes"] == 1 and summary["overall"]["harness_errors"] == 0
