@@ -6,7 +6,6 @@ stderr and exits with code 2. Anything else is a bug and shows a traceback.
 
 from __future__ import annotations
 
-import difflib
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -49,9 +48,28 @@ class ModelError(TracegymError):
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """A ' Did you mean X?' suffix when a close spelling exists, else ''."""
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" Did you mean {close[0]!r}?" if close else ""
+    """A ' Did you mean X?' suffix when a choice is a likely typo of `word`, else ''.
+
+    A likely typo is a few edits away: one per five characters, at least one (a letter added, dropped, changed or
+    two swapped). Similarity ratios suggested unrelated ids, since any two hex ids share many characters.
+    """
+    limit = max(1, len(word) // 5)
+    best = min(((typo_distance(word, c), c) for c in dict.fromkeys(choices)), default=None)
+    return f" Did you mean {best[1]!r}?" if best is not None and best[0] <= limit else ""
+
+
+def typo_distance(a: str, b: str) -> int:
+    """Edits from `a` to `b`: insertions, deletions, substitutions and swaps of neighbours (optimal string
+    alignment distance)."""
+    previous, current = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        before, previous, current = previous, current, [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if before is not None and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+    return current[-1]
 
 
 def is_interrupt(error: BaseException) -> bool:
