@@ -131,7 +131,10 @@ def test_tensorboard_event_files_hold_the_run_metrics(evaluated: tuple[Workspace
 
     ws, run_dir = evaluated
     for _ in range(2):  # written twice: the second export replaces the first
-        assert cli("report", run_dir, "--out", run_dir / "r.html", "--store", ws.store).exit_code == 0
+        shown = cli("report", run_dir, "--store", ws.store)
+        assert shown.exit_code == 0
+    # without --out the page goes beside the run, not into the folder the command runs in (a checkout, say)
+    assert shown.stdout.strip() == f"Report: {(run_dir / 'report.html').resolve()}" and not Path("report.html").exists()
     logdir = run_dir / "tensorboard"
     assert len(list(logdir.glob("events.out.tfevents.*"))) == 1
     events = EventAccumulator(str(logdir))

@@ -1,4 +1,4 @@
-"""`tracegym report RUN --out report.html`: one page a person can open in a browser."""
+"""`tracegym report RUN [--out FILE]`: one page a person can open in a browser."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ def register(app: typer.Typer) -> None:
 
 def report(
     run: Annotated[str, typer.Argument(help="A run id (or unique prefix), or a run folder.")],
-    out_path: Annotated[Path, typer.Option("--out", help="The HTML file to write.")] = Path("report.html"),
+    out_path: Annotated[Path | None, typer.Option(
+        "--out", help="The HTML file to write [default: report.html in the run's folder].")] = None,
     store: StoreOpt = None,
 ) -> None:
     """Write a self-contained HTML report of a run: charts, the per-cluster eval table, regressions, config.
@@ -30,7 +31,7 @@ def report(
 
     with open_store(store, read_only=True) as st:
         data = load_run(st, run)
-    path = write_report(data, out_path)
+    path = write_report(data, out_path or Path(data.run["run_dir"]) / "report.html")
     events = write_events(data, Path(data.run["run_dir"]) / "tensorboard")
     if events is not None:
         err.print(f"TensorBoard: tensorboard --logdir {events}")
