@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from tracegym.commands import eval as eval_command
-from tracegym.commands import evals, ingest, inspect, lineage, mine, quickstart, report, run, runs, tasks, train
+from tracegym.commands import evals, export, ingest, inspect, lineage, mine, quickstart, report, run, runs, tasks, train
 from tracegym.errors import TracegymError, is_interrupt
 
 
@@ -82,6 +82,7 @@ eval_command.register(app)
 runs.register(app)
 report.register(app)
 lineage.register(app)
+export.register(app)
 
 
 def main() -> None:
