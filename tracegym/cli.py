@@ -14,7 +14,21 @@ import typer
 from typer.core import TyperGroup
 
 from tracegym.commands import eval as eval_command
-from tracegym.commands import evals, export, ingest, inspect, lineage, mine, quickstart, report, run, runs, tasks, train
+from tracegym.commands import (
+    evals,
+    export,
+    ingest,
+    inspect,
+    lineage,
+    mine,
+    quickstart,
+    report,
+    rollouts,
+    run,
+    runs,
+    tasks,
+    train,
+)
 from tracegym.errors import TracegymError, is_interrupt
 
 
@@ -83,6 +97,7 @@ runs.register(app)
 report.register(app)
 lineage.register(app)
 export.register(app)
+rollouts.register(app)
 
 
 def main() -> None:
