@@ -131,3 +131,32 @@ def test_export_refuses_a_non_empty_folder_unless_forced(cli, evaluated, tmp_pat
     assert not (out / "notes.txt").exists() and (out / "model.safetensors").is_file()
     missing = cli("export", tmp_path / "nowhere", "--out", tmp_path / "x", "--store", ws.store)
     assert missing.exit_code == 2 and not (tmp_path / "x").exists()
+
+
+@pytest.mark.slow
+def test_gguf_export_loads_with_transformers_and_computes_as_the_checkpoint(cli, evaluated, tmp_path):
+    """The GGUF file, read back by transformers' own GGUF loader (which undoes the q/k permutation), gives the
+    checkpoint's logits; its vocabulary tokenizes as the checkpoint's tokenizer does."""
+    import gguf
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    ws, run, _ = evaluated
+    out = tmp_path / "served"
+    result = cli("export", run, "--out", out, "--gguf", "--store", ws.store)
+    assert result.exit_code == 0, result.stderr
+    reader = gguf.GGUFReader(out / "served.gguf")
+    assert reader.fields["general.architecture"].contents() == "llama"
+    assert reader.fields["tokenizer.ggml.pre"].contents() == "smollm"  # the tiny model has SmolLM2's vocabulary
+    assert "`served.gguf`" in (out / "README.md").read_text(encoding="utf-8")
+
+    model, tokenizer = _load(run / "checkpoints" / "step-000004")
+    from_gguf = AutoModelForCausalLM.from_pretrained(out, gguf_file="served.gguf", dtype=torch.float32).eval()
+    gguf_tokenizer = AutoTokenizer.from_pretrained(out, gguf_file="served.gguf")
+    for prompt in PROMPTS:
+        text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                             tokenize=False)
+        ids = tokenizer(text, return_tensors="pt")["input_ids"]
+        assert gguf_tokenizer(text)["input_ids"] == ids[0].tolist()
+        with torch.no_grad():
+            torch.testing.assert_close(from_gguf(input_ids=ids).logits, model(input_ids=ids).logits,
+                                       rtol=0, atol=1e-5)
