@@ -14,7 +14,22 @@ import typer
 from typer.core import TyperGroup
 
 from tracegym.commands import eval as eval_command
-from tracegym.commands import evals, ingest, inspect, labels, lineage, mine, quickstart, report, run, runs, tasks, train
+from tracegym.commands import (
+    evals,
+    export,
+    ingest,
+    inspect,
+    labels,
+    lineage,
+    mine,
+    quickstart,
+    report,
+    rollouts,
+    run,
+    runs,
+    tasks,
+    train,
+)
 from tracegym.errors import TracegymError, is_interrupt
 
 
@@ -90,6 +105,8 @@ runs.register(app)
 report.register(app)
 lineage.register(app)
 labels.register(app)
+export.register(app)
+rollouts.register(app)
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,7 +12,7 @@ from tracegym.output import JsonOpt, StoreOpt, emit, err, literal, out, print_js
 if TYPE_CHECKING:
     from tracegym.report.rundata import RunData
 
-runs_app = typer.Typer(help="Training runs: status, metrics, charts.", no_args_is_help=True)
+runs_app = typer.Typer(help="Training runs and `tracegym run` runs: status, metrics, charts.", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -21,7 +21,8 @@ def register(app: typer.Typer) -> None:
 
 @runs_app.command("list")
 def runs_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """Every run in the store, newest first: status, step, checkpoints, last training reward, evaluations."""
+    """Every run in the store, newest first: training runs (status, step, checkpoints, last training reward,
+    evaluations) and `tracegym run` runs (kind run: episodes, mean reward)."""
     from tracegym.report.rundata import list_runs
     from tracegym.store import open_store
 
@@ -30,8 +31,11 @@ def runs_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     if as_json:
         print_json(rows)
         return
-    columns = ("run_id", "status", "started", "step", "checkpoints", "last_reward", "evaluations")
-    print_table([{**r, "started": str(r["started_at"])[:16]} for r in rows], title="Runs", columns=columns)
+    # reward: the last training step's mean for a training run, the mean over episodes for a `tracegym run` run.
+    columns = ("run_id", "kind", "status", "started", "step", "checkpoints", "episodes", "reward", "evaluations")
+    print_table([{**r, "started": str(r["started_at"])[:16],
+                  "reward": r["last_reward"] if r["kind"] == "train" else r["mean_reward"]} for r in rows],
+                title="Runs", columns=columns)
     if rows:
         err.print("`tracegym runs show RUN` for one run; --json for every column.")
 
@@ -53,6 +57,10 @@ def runs_show(
     from tracegym.training.runfolder import CONFIG_FILE
 
     with open_store(store, read_only=True) as st:
+        sampled = _sampled_run(st, run)
+        if sampled is not None:
+            _show_sampled(sampled, as_json)
+            return
         data = load_run(st, run)
     if plot is not None:
         _plot(data, plot)
@@ -84,6 +92,27 @@ def runs_show(
                   f"--tasks {literal(data.run['task_set_id'])}")
     err.print(f"Config: tracegym sql \"SELECT config FROM runs WHERE run_id = '{data.run_id}'\" "
               f"or {literal(data.run['run_dir'])}/{CONFIG_FILE}")
+
+
+def _sampled_run(store: Any, ref: str) -> dict[str, Any] | None:
+    """The `tracegym run` run `ref` names; None when it names a training run."""
+    from tracegym.report.rollouts import sampled_run, sampled_run_ids
+    from tracegym.report.rundata import find_run
+
+    run_id = find_run(store, ref)
+    return sampled_run(store, run_id) if run_id in sampled_run_ids(store) else None
+
+
+def _show_sampled(data: dict[str, Any], as_json: bool) -> None:
+    """A `tracegym run` run: what it ran, per task figures, its rollouts."""
+    if as_json:
+        print_json(data)
+        return
+    emit(data["run"], False, title=f"Run {data['run']['run_id']} (tracegym run)")
+    print_table(data["tasks"], title="Per task")
+    print_table(data["rollouts"], title="Rollouts", columns=("rollout_id", "task_id", "sample_idx", "reward",
+                                                             "stop_reason", "n_turns", "error"))
+    err.print("`tracegym rollouts show ID` for one rollout beside the recorded turn it replaced.")
 
 
 _PER_CLUSTER = ("cluster/", "curriculum/")

@@ -45,11 +45,13 @@ class RunData:
 
 
 def find_run(store: Any, ref: str) -> str:
-    """The run id `ref` names: an id, a unique prefix, or a run folder."""
+    """The run id `ref` names: an id, a unique prefix, or a run folder; training runs and `tracegym run` runs."""
     folder = Path(ref)
     if (folder / "run.json").is_file():
         return str(json.loads((folder / "run.json").read_text(encoding="utf-8"))["run_id"])
-    ids = [r["run_id"] for r in store.query("SELECT run_id FROM runs ORDER BY run_id")]
+    from tracegym.report.rollouts import sampled_run_ids
+
+    ids = sorted([r["run_id"] for r in store.query("SELECT run_id FROM runs")] + sampled_run_ids(store))
     if ref in ids:
         return ref
     matches = [i for i in ids if i.startswith(ref)]
@@ -106,9 +108,19 @@ def _eval_points(comparison: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def list_runs(store: Any) -> list[dict[str, Any]]:
-    """One line per run: status, progress, checkpoints, last training reward, evaluations."""
+    """One line per run, newest first: training runs (status, progress, checkpoints, last training reward,
+    evaluations), and `tracegym run` runs (episodes, mean reward)."""
+    from tracegym.report.rollouts import sampled_runs
+
+    rows = _training_runs(store) + sampled_runs(store)
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    return sorted(({k: row.get(k) for k in keys} for row in rows), key=lambda r: str(r["started_at"] or ""),
+                  reverse=True)
+
+
+def _training_runs(store: Any) -> list[dict[str, Any]]:
     return store.query(
-        """SELECT r.run_id, r.status, r.base_model, r.task_set_id, r.started_at, r.updated_at,
+        """SELECT r.run_id, 'train' AS kind, r.status, r.base_model, r.task_set_id, r.started_at, r.updated_at,
                   (SELECT max(step) FROM metrics m WHERE m.run_id = r.run_id) AS step,
                   (SELECT count(*) FROM checkpoints c WHERE c.run_id = r.run_id) AS checkpoints,
                   (SELECT arg_max(value, step) FROM metrics m WHERE m.run_id = r.run_id AND m.key = 'reward/mean')
