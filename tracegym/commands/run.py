@@ -158,5 +158,5 @@ def _report(result: Any, as_json: bool) -> None:
     print_table(rows, title=f"Run {result.run_id}")
     o = summary["overall"]
     print_table([{"figure": k, "value": v} for k, v in o.items() if k != "stop_reasons"], title="Overall")
-    err.print(f"Stops: {', '.join(f'{k} {v}' for k, v in o['stop_reasons'].items())}. Rollouts are in the store: "
-              f"tracegym sql \"SELECT * FROM rollouts WHERE run_id = '{result.run_id}'\"")
+    err.print(f"Stops: {', '.join(f'{k} {v}' for k, v in o['stop_reasons'].items())}. The episodes: tracegym runs "
+              f"show {result.run_id}; one of them beside the turn it replaced: tracegym rollouts show ID")
