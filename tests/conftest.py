@@ -101,23 +101,25 @@ def cli():
     return run
 
 
-def on_a_terminal(*args: str | Path, timeout: float = 60) -> str:
+def on_a_terminal(*args: str | Path, timeout: float = 60, cwd: Path | None = None) -> str:
     """`tracegym ARGS` under a pseudo-terminal, as a user runs it (rich styles and sizes output for a tty, and shows
     progress bars); everything it printed. Fails when it exits non-zero or goes quiet for `timeout` seconds."""
-    code, shown = terminal_session(*args, timeout=timeout)
+    code, shown = terminal_session(*args, timeout=timeout, cwd=cwd)
     assert code == 0, shown
     return shown
 
 
-def terminal_session(*args: str | Path, timeout: float = 60, interrupt_on: str | None = None) -> tuple[int, str]:
-    """`tracegym ARGS` under a pseudo-terminal; its exit code and everything it printed. With `interrupt_on` (a
-    regular expression), one Ctrl-C (SIGINT) once the output matches it. Fails when it goes quiet for `timeout`
-    seconds."""
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS")}
+def terminal_session(*args: str | Path, timeout: float = 60, interrupt_on: str | None = None,
+                     cwd: Path | None = None) -> tuple[int, str]:
+    """`tracegym ARGS` under a pseudo-terminal (in `cwd`, with no TRACEGYM_STORE: the default store); its exit code
+    and everything it printed. With `interrupt_on` (a regular expression), one Ctrl-C (SIGINT) once the output
+    matches it. Fails when it goes quiet for `timeout` seconds."""
+    unset = ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS", "TRACEGYM_STORE")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(TERM="xterm-256color", COLUMNS="120", PYTHONPATH=str(Path(tracegym.__file__).parents[1]))
     leader, follower = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", *map(str, args)], stdin=follower,
-                            stdout=follower, stderr=follower, env=env, close_fds=True)
+                            stdout=follower, stderr=follower, env=env, close_fds=True, cwd=cwd)
     os.close(follower)
     chunks: list[bytes] = []
     try:

@@ -195,6 +195,12 @@ def test_a_run_that_stops_training_says_so(workspace: Workspace, tmp_path: Path,
     said = " ".join(shown.stderr.split())
     assert f"{IDLE_STEPS + 1} of {IDLE_STEPS + 1} GRPO steps trained nothing" in said
     assert f"steps 1-{IDLE_STEPS + 1}." in said
+    # its checkpoint is the base model: eval says so and compares the base alone (it stopped: "the same model")
+    evaluated = cli("eval", tmp_path / "run", "--tasks", workspace.task_set, "--samples", "1", "--store",
+                    workspace.store, "--json")
+    assert evaluated.exit_code == 0, evaluated.stderr
+    assert "the base model's weights, unchanged by training" in " ".join(evaluated.stderr.split())
+    assert [row["model"] for row in json.loads(evaluated.stdout)["groups"][0]["rows"]] == ["tiny-model"]
 
 
 def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Path, cli) -> None:

@@ -63,12 +63,21 @@ def eval_command(
         err.print(f"Evaluating {len(plan.candidates)} models on {len(plan.tasks)} {split} tasks of "
                   f"{plan.task_set.manifest.name} x {samples} samples (settings: {plan.config_source}"
                   f"{f'; {plan.why_fewer()}' if plan.why_fewer() else ''}).")
+        say_unchanged(plan)
         table = evaluate_and_compare(st, plan, options)
     if as_json:
         print_json(table)
         return
     print_comparison(table)
     err.print(f"Every sample: tracegym sql \"SELECT * FROM eval_results WHERE eval_id = '{table['eval_id']}'\"")
+
+
+def say_unchanged(plan: EvalPlan) -> None:
+    """Name the checkpoints left out for having the base model's weights."""
+    if plan.unchanged:
+        names = ", ".join(literal(label) for label in plan.unchanged)
+        err.print(f"[yellow]{names}: the base model's weights, unchanged by training (no GRPO step trained: every "
+                  "group's rewards were equal; see `tracegym runs show`), so left out of the comparison.[/yellow]")
 
 
 def _warn_small_groups(table: dict[str, Any]) -> None:

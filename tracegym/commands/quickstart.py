@@ -156,7 +156,7 @@ def _train(task_set: Path, run_dir: Path, store: Path, model: str, steps: int) -
 
 
 def _evaluate(task_set: Path, run_dir: Path, store: Path, samples: int) -> None:
-    from tracegym.commands.eval import evaluate_and_compare, print_comparison
+    from tracegym.commands.eval import evaluate_and_compare, print_comparison, say_unchanged
     from tracegym.models.precision import resolve_precision
     from tracegym.store import open_store
     from tracegym.training.evaluate import EvalOptions, plan_evaluation
@@ -166,7 +166,8 @@ def _evaluate(task_set: Path, run_dir: Path, store: Path, samples: int) -> None:
     with open_store(store) as st:
         plan = plan_evaluation(st, str(task_set), [str(run_dir)], None, [], None, options)
         why = f" ({plan.why_fewer()})" if plan.why_fewer() else ""
-        err.print(f"{len(plan.tasks)} held-out tasks x {samples} samples, base and checkpoint{why}")
+        err.print(f"{len(plan.tasks)} held-out tasks x {samples} samples, {len(plan.candidates)} models{why}")
+        say_unchanged(plan)
         print_comparison(evaluate_and_compare(st, plan, options))
 
 

@@ -260,6 +260,9 @@ class EvalPlan:
     """Tasks of the split before the config's filters (tasks.clusters, tasks.detectors, tasks.max_tasks) and
     prompt.max_tokens left some out."""
 
+    unchanged: list[str] = field(default_factory=list)
+    """Checkpoints left out for having the base model's weights: no update changed them."""
+
     def why_fewer(self) -> str:
         """Why fewer tasks are evaluated than the split holds; empty when none were left out."""
         left_out = self.in_split - len(self.tasks)
@@ -285,7 +288,10 @@ def plan_evaluation(store: Store, task_set_ref: str, checkpoints: Sequence[str],
     config, source = eval_config(models, config_file, task_set.path)
     base_ref = base or config.model.ref
     base_model = api_candidate(base_ref) if "@http" in base_ref else local_candidate(base_ref)
-    candidates = [base_model, *models, *(api_candidate(spec) for spec in apis)]
+    # A checkpoint no update changed (every GRPO step's groups had equal rewards) is the base itself.
+    unchanged = [m for m in models if m.checkpoint_id == base_model.checkpoint_id]
+    kept = [m for m in models if m.checkpoint_id != base_model.checkpoint_id]
+    candidates = [base_model, *kept, *(api_candidate(spec) for spec in apis)]
     _check_distinct(candidates)
     tokenizer = load_tokenizer(base_model.path if base_model.path is not None else config.model.ref)
     tasks, too_long = select_tasks(task_set, config, tokenizer, split=options.split)
@@ -293,7 +299,8 @@ def plan_evaluation(store: Store, task_set_ref: str, checkpoints: Sequence[str],
         raise ConfigError(f"No {options.split} tasks of {task_set.manifest.name} to evaluate ({too_long} longer than "
                           f"prompt.max_tokens of {source}). Fix: choose another --split, or relax prompt.max_tokens, "
                           "tasks.clusters or tasks.detectors in the config.")
-    return EvalPlan(task_set, tasks, candidates, config, source, too_long, len(task_set.split(options.split)))
+    return EvalPlan(task_set, tasks, candidates, config, source, too_long, len(task_set.split(options.split)),
+                    [m.label for m in unchanged])
 
 
 def _check_distinct(candidates: Sequence[Candidate]) -> None:
