@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.tau_gold import gold_verdicts
 from tracegym.evals.check import Scored, agreement, cohen_kappa, distribution, no_signal
 from tracegym.evals.trajectory import ScoreResult
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-WRITES = {"book_reservation", "cancel_reservation", "update_reservation_flights", "update_reservation_baggages",
-          "update_reservation_passengers", "send_certificate"}
 
 
 def test_cohen_kappa_matches_a_worked_example():
@@ -58,38 +57,11 @@ def _check(cli, store_path, *args: str) -> dict:
     return json.loads(result.stdout)
 
 
-def _independent_confusion(traces_dir: Path) -> Counter:
-    """The gold-actions verdict recomputed straight from the τ-bench file, sharing no code with tracegym."""
-    runs = json.loads((traces_dir / "tau-bench" / "gpt-4o-airline.json").read_text())
-
-    def norm(v):
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        if isinstance(v, dict):
-            return {k: norm(x) for k, x in v.items()}
-        return [norm(x) for x in v] if isinstance(v, list) else v
-
-    counts: Counter = Counter()
-    for run in runs:
-        gold = Counter(json.dumps([a["name"], norm(a["kwargs"])], sort_keys=True)
-                       for a in run["info"]["task"]["actions"] if a["name"] in WRITES)
-        made: Counter = Counter()
-        for i, m in enumerate(run["traj"]):
-            for c in m.get("tool_calls") or []:
-                # In these runs each call is answered by the very next message; a rejected write changed nothing.
-                rejected = (run["traj"][i + 1].get("content") or "").startswith("Error")
-                if c["function"]["name"] in WRITES and not rejected:
-                    made[json.dumps([c["function"]["name"], norm(json.loads(c["function"]["arguments"]))],
-                                    sort_keys=True)] += 1
-        counts[(gold == made, run["reward"] == 1.0)] += 1
-    return counts
-
-
 def test_gold_actions_scorer_agrees_with_tau_bench_rewards(cli, tau_store, traces_dir):
     report = _check(cli, tau_store, "--eval", "gold_actions", "--format", "tau-bench")
     assert report["traces"] == 200 and report["scorer_errors"] == 0
     c = report["agreement"]["confusion"]
-    expected = _independent_confusion(traces_dir)
+    expected = Counter(gold_verdicts(traces_dir).values())
     assert (c["true_positive"], c["false_positive"], c["false_negative"], c["true_negative"]) == (
         expected[(True, True)], expected[(True, False)], expected[(False, True)], expected[(False, False)])
     assert report["agreement"]["accuracy"] > 0.9 and report["agreement"]["cohen_kappa"] > 0.8

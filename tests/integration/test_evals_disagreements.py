@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from tests.integration.tau_gold import gold_verdicts
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-WRITES = {"book_reservation", "cancel_reservation", "update_reservation_flights", "update_reservation_baggages",
-          "update_reservation_passengers", "send_certificate"}
 
 
 @pytest.fixture
@@ -20,39 +19,10 @@ def tau_store(cli, traces_dir, store_path):
     return store_path
 
 
-def _disagreeing_runs(traces_dir: Path) -> set[str]:
-    """τ-bench runs whose write actions match the gold ones but whose reward is not 1, or the reverse; from the
-    raw file, sharing no code with tracegym."""
-    runs = json.loads((traces_dir / "tau-bench" / "gpt-4o-airline.json").read_text())
-
-    def norm(v):
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        if isinstance(v, dict):
-            return {k: norm(x) for k, x in v.items()}
-        return [norm(x) for x in v] if isinstance(v, list) else v
-
-    def key(name, args):
-        return json.dumps([name, norm(args)], sort_keys=True)
-
-    ids = set()
-    for run in runs:
-        gold = Counter(key(a["name"], a["kwargs"]) for a in run["info"]["task"]["actions"] if a["name"] in WRITES)
-        made: Counter = Counter()
-        for i, m in enumerate(run["traj"]):
-            for c in m.get("tool_calls") or []:
-                rejected = (run["traj"][i + 1].get("content") or "").startswith("Error")
-                if c["function"]["name"] in WRITES and not rejected:
-                    made[key(c["function"]["name"], json.loads(c["function"]["arguments"]))] += 1
-        if (gold == made) != (run["reward"] == 1.0):
-            ids.add(f"tau-bench:gpt-4o-airline:task-{run['task_id']}:trial-{run['trial']}")
-    return ids
-
-
 def test_disagreements_are_the_traces_where_scorer_and_label_differ(cli, tau_store, traces_dir):
     args = ("evals", "check", "--evals", EXAMPLES / "evals.yaml", "--eval", "gold_actions", "--store", tau_store)
     report = json.loads(cli(*args, "--json", "--show-disagreements", "500").stdout)
-    expected = _disagreeing_runs(traces_dir)
+    expected = {trace for trace, (gold, reward) in gold_verdicts(traces_dir).items() if gold != reward}
     c = report["agreement"]["confusion"]
     assert report["disagreements"] == c["false_positive"] + c["false_negative"] == len(expected) > 0
     rows = report["disagreement_examples"]

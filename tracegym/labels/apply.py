@@ -19,6 +19,7 @@ import duckdb
 import pyarrow as pa
 
 from tracegym.errors import StoreError, TracegymError
+from tracegym.ingest.pipeline import file_sha256
 from tracegym.labels.rows import LabelFile, LabelSpec, read_labels
 from tracegym.mining.detection import detect_ingested, forget_traces
 from tracegym.store.connection import Store
@@ -62,7 +63,7 @@ def import_labels(store: Store, path: Path, spec: LabelSpec, match: Match = "aut
     if store.read_only:
         raise StoreError(f"The store at {store.path} is open read-only; importing labels writes to it.")
     labels = read_labels(path, spec)
-    sha = _sha256(path)
+    sha = file_sha256(path)
     import_id = _import_id(sha, spec, match, fmt)
     with store.transaction() as con:
         already = con.execute("SELECT count(*) FROM label_imports WHERE import_id = ?", [import_id]).fetchall()[0][0]
@@ -78,14 +79,6 @@ def import_labels(store: Store, path: Path, spec: LabelSpec, match: Match = "aut
         except (TracegymError, duckdb.Error) as e:
             report.detection_error = str(e)
     return report
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _import_id(sha: str, spec: LabelSpec, match: Match, fmt: str | None) -> str:
