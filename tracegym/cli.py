@@ -14,7 +14,20 @@ import typer
 from typer.core import TyperGroup
 
 from tracegym.commands import eval as eval_command
-from tracegym.commands import evals, ingest, inspect, lineage, mine, quickstart, report, run, runs, tasks, train
+from tracegym.commands import (
+    evals,
+    ingest,
+    inspect,
+    lineage,
+    mine,
+    quickstart,
+    redact,
+    report,
+    run,
+    runs,
+    tasks,
+    train,
+)
 from tracegym.errors import TracegymError, is_interrupt
 
 
@@ -71,6 +84,7 @@ def _options(
 
 
 ingest.register(app)
+redact.register(app)
 inspect.register(app)
 quickstart.register(app)
 evals.register(app)
