@@ -15,10 +15,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tracegym.redact.config import RedactConfig
+from tracegym.redact.pseudonyms import canonical
 from tracegym.redact.rules import BUILTIN_RULES, Rule
 
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
 """What redaction writes: never a finding itself, so that redacting twice changes nothing."""
+_JSON_BREAK = re.compile(r"\\[nrt]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,9 @@ class Finding:
     start: int
     end: int
     value: str
+    priority: int = 0
+    """The rule's rank: of two overlapping findings the higher-ranked one stays (a URL's password before the
+    e-mail-like `password@host` around it), then the longer."""
 
 
 class Detector:
@@ -70,9 +75,12 @@ class Detector:
         return found[2] if found else []
 
     def _find(self, text: str, rules: list[Rule]) -> list[Finding]:
+        # Inside JSON text a line break is `\n`: matched as a backslash and a real line break (same length, so
+        # spans stay put), a value right after it starts a word as it does after a line break.
+        view = _JSON_BREAK.sub("\\\n", text) if "\\" in text else text
         found: list[Finding] = []
-        for rule in rules:
-            for m in rule.regex.finditer(text):
+        for order, rule in enumerate(rules):
+            for m in rule.regex.finditer(view):
                 span = _value_span(m)
                 if span is None:
                     continue
@@ -80,7 +88,7 @@ class Detector:
                 value = text[start:end]
                 if end <= start or not self._keep(rule, value):
                     continue
-                found.append(Finding(rule, start, end, value))
+                found.append(Finding(rule, start, end, value, order))
         return _non_overlapping(found)
 
     def _keep(self, rule: Rule, value: str) -> bool:
@@ -88,7 +96,7 @@ class Detector:
             return False
         if value in self._allowed_values or self._allowed is not None and self._allowed.fullmatch(value):
             return False
-        return rule.validator is None or rule.validator(value)
+        return rule.validator is None or rule.validator(canonical(value) if "\\" in value else value)
 
 
 def _value_span(m: re.Match[str]) -> tuple[int, int] | None:
@@ -117,9 +125,10 @@ def _escaped(text: str, i: int) -> bool:
 
 
 def _non_overlapping(found: list[Finding]) -> list[Finding]:
+    """Keep the highest-ranked of overlapping findings (rules come in rank order), then the longest."""
     if len(found) < 2:
         return found
-    ranked = sorted(found, key=lambda f: (-(f.end - f.start), f.start))
+    ranked = sorted(found, key=lambda f: (f.priority, -(f.end - f.start), f.start))
     kept: list[Finding] = []
     for f in ranked:
         if all(f.end <= k.start or f.start >= k.end for k in kept):

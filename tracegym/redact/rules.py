@@ -20,9 +20,9 @@ from tracegym.redact import validators as v
 Validator = Callable[[str], bool]
 
 # A value separator inside a grouped number: space, dash, or a line break (raw, or escaped inside JSON text).
-_SEP = r"(?:[ \t-]|\r?\n|\\n)"
-_GAP = r"(?:[ ]|\r?\n|\\n)"  # between an IBAN's groups of four
-_PSEP = r"(?:[ .-]|\r?\n|\\n)"  # between a phone number's groups
+_SEP = r"(?:[ \t-]|\\?\r?\n|\\n)"
+_GAP = r"(?:[ ]|\\?\r?\n|\\n)"  # between an IBAN's groups of four
+_PSEP = r"(?:[ .-]|\\?\r?\n|\\n)"  # between a phone number's groups
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _DATE = (r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})|"
          rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH},? \d{{4}})")
@@ -52,6 +52,8 @@ class Rule:
             object.__setattr__(self, "trigger", self.pattern)
 
 
+# In rank order: where two findings overlap, the earlier rule's stays (secrets before personal data, a URL's
+# password before the e-mail-like text around it, an IBAN before the digits in it).
 BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("private_key", "PRIVATE_KEY",
          r"-----BEGIN[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----(?:[\s\S]*?-----END[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----|"
@@ -59,7 +61,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"PRIVATE KEY", description="PEM private-key blocks (RSA, EC, OpenSSH, PGP), cut ones too"),
     Rule("anthropic_key", "API_KEY", r"\bsk-ant-[A-Za-z0-9_-]{20,}", trigger=r"sk-ant-",
          description="Anthropic API keys"),
-    Rule("openai_key", "API_KEY", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", trigger=r"\bsk-",
+    Rule("openai_key", "API_KEY", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+         trigger=r"(?:^|[^A-Za-z0-9_]|\\[nrt])sk-",
          validator=lambda s: not s.startswith("sk-ant-") and bool(re.search(r"\d", s)),
          description="OpenAI API keys (sk-, sk-proj-, service-account and admin keys)"),
     Rule("aws_access_key", "API_KEY", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
@@ -85,33 +88,33 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=lambda s: bool(re.search(r"\d", s)) and v.entropy(s) >= 3.0,
          description="bearer tokens in Authorization headers"),
     Rule("basic_auth", "TOKEN",
-         r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})",
+         r"(?i:authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?(?i:basic)\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})",
          trigger=r"(?i:authorization)", description="HTTP basic credentials"),
     Rule("url_password", "PASSWORD",
-         r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{1,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
-         trigger=r"://[^\s/@]+:[^\s/@]+@", validator=lambda s: s not in ("*", "***", "password", "pass"),
+         r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{0,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
+         trigger=r"://[^\s/@]*:[^\s/@]+@", validator=lambda s: s not in ("*", "***", "password", "pass"),
          description="passwords in URLs and connection strings (scheme://user:password@host)"),
     Rule("password", "PASSWORD",
-         r"(?i:\b(?:password|passwd|pwd|pass[_-]?phrase))[\"']?"
-         r"(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is)[ \t]*:?[ \t]*)[\"']?(?P<v>[^\s\"',;(){}\[\]<>\\]{4,128})",
+         r"(?i:\b(?:password|passwd|pwd|pass[_-]?phrase))\\?[\"']?"
+         r"(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is)[ \t]*:?[ \t]*)\\?[\"']?(?P<v>[^\s\"',;(){}\[\]<>\\]{4,128})",
          trigger=r"(?i:passw(?:or)?d|pwd|pass[_-]?phrase)", validator=v.password,
          description="passwords after a password label (key=value, JSON, prose)"),
     Rule("secret_assignment", "SECRET",
-         rf"(?i:{_SECRET_WORDS})[\"']?\s*[:=]\s*[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
-         trigger=r"(?i:key|token|secret|credential)s?[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9+/_.=-]{16}",
+         rf"(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
+         trigger=r"(?i:key|token|secret|credential)s?\\?[\"']?\s*[:=]\s*\\?[\"']?[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
     Rule("email", "EMAIL",
          r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
          r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b",
          trigger=r"[A-Za-z0-9._%+-]@[A-Za-z0-9]", description="e-mail addresses"),
-    Rule("card", "CARD",
-         rf"(?:^|[^A-Za-z0-9_.+/-])(?P<v>\d(?:{_SEP}?\d){{11,18}})(?:$|[^A-Za-z0-9_]|\.(?:$|\D))",
-         trigger=rf"\d(?:{_SEP}?\d){{11}}", validator=v.card_number,
-         description="payment card numbers (issuer ranges and lengths, Luhn)"),
     Rule("iban", "IBAN",
          rf"\b(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
          description="IBANs (country length, mod-97 checksum)"),
+    Rule("card", "CARD",
+         rf"(?:^|[^A-Za-z0-9_.+/-])(?P<v>\d(?:{_SEP}?\d){{11,18}})(?:$|[^A-Za-z0-9_]|\.(?:$|\D))",
+         trigger=rf"\d(?:{_SEP}?\d){{11}}", validator=v.card_number,
+         description="payment card numbers (issuer ranges and lengths, Luhn)"),
     Rule("phone", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(\d{{1,4}}\)|\d{{1,4}})(?:{_PSEP}?\d{{2,4}}){{1,4}})"
          r"(?:$|[^\w.]|\.(?:$|\D))",
@@ -129,8 +132,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                  r"[0-9A-Fa-f]:[0-9A-Fa-f]{1,4}::",
          validator=v.public_ip, description="public IPv6 addresses"),
     Rule("date_of_birth", "DOB",
-         rf"(?i:\bdob|date[ _-]?of[ _-]?birth|birth[ _-]?date|birthday|\bborn(?: on)?)[^\n\d]{{0,24}}"
+         rf"(?i:\bdob|date[ _-]?of[ _-]?birth|birth[ _-]?date|birthday|\bborn(?: on)?)(?:[^\n\d]{{0,24}}\n)?"
+         rf"[^\n\d]{{0,24}}"
          rf"(?P<v>(?i:{_DATE}))",
-         trigger=r"(?i:dob|birth|born)[^\n\d]{0,24}\d", validator=v.birth_date,
+         trigger=r"(?i:dob|birth|born)[^\d]{0,50}\d", validator=v.birth_date,
          description="dates of birth next to words like born, DOB, date of birth"),
 )
