@@ -67,7 +67,7 @@ def measure(name: str, find: Finder, strings: list[str], planted: list[dict]) ->
         if any(secret in v or v in secret and len(v) >= len(secret) * 0.8 for v in found.get(p["row"], [])):
             hit[p["kind"]] += 1
     mb = sum(len(s) for s in strings) / 1e6
-    print(f"{name}: {mb / seconds:.1f} MB/s over {mb:.1f} MB ({len(rows)} strings hold planted values)")
+    print(f"{name}: {mb / seconds:.1f} MB/s over {mb:.1f} MB ({len(rows)} strings)")
     print("  recall " + ", ".join(f"{k} {hit[k] / total[k]:.2f}" for k in total))
 
 

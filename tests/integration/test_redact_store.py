@@ -95,8 +95,7 @@ def test_replay_matches_calls_that_use_the_placeholders_of_a_redacted_task(cli, 
     assert cli("ingest", TRACES / "tau-bench", "--redact", "--store", store).exit_code == 0
     assert cli("mine", "failures", "--store", store).exit_code == 0
     out = tmp_path / "tasks"
-    assert cli("tasks", "generate", "--evals", EVALS, "--top", "3", "--out", out, "--store", store,
-               "--cuts", "turns").exit_code == 0
+    assert cli("tasks", "generate", "--evals", EVALS, "--top", "2", "--out", out, "--store", store).exit_code == 0
     tasks = [t for t in load_task_set(out).tasks if t.harness == "replay"]
     hits = 0
     for task in tasks:

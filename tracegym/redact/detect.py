@@ -15,7 +15,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tracegym.redact.config import RedactConfig
-from tracegym.redact.pseudonyms import canonical
 from tracegym.redact.rules import BUILTIN_RULES, Rule
 
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
@@ -85,18 +84,22 @@ class Detector:
                 if span is None:
                     continue
                 start, end = _outside_escapes(text, *span)
-                value = text[start:end]
-                if end <= start or not self._keep(rule, value):
+                kept = self._keep(rule, text[start:end]) if end > start else False
+                if kept is False:
                     continue
-                found.append(Finding(rule, start, end, value, order))
+                if kept is not True:  # the validator kept a prefix (an IBAN followed by more text)
+                    end = start + kept
+                found.append(Finding(rule, start, end, text[start:end], order))
         return _non_overlapping(found)
 
-    def _keep(self, rule: Rule, value: str) -> bool:
+    def _keep(self, rule: Rule, value: str) -> bool | int:
+        """False to drop a match, True to keep it, or the length of the prefix to keep."""
         if PLACEHOLDER.fullmatch(value) or PLACEHOLDER.search(value) and rule.label in ("PASSWORD", "SECRET"):
             return False
         if value in self._allowed_values or self._allowed is not None and self._allowed.fullmatch(value):
             return False
-        return rule.validator is None or rule.validator(canonical(value) if "\\" in value else value)
+        # Validators see a JSON line break as whitespace of the same length, so a prefix length stays true.
+        return rule.validator is None or rule.validator(_JSON_BREAK.sub("  ", value) if "\\" in value else value)
 
 
 def _value_span(m: re.Match[str]) -> tuple[int, int] | None:

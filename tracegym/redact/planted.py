@@ -207,7 +207,7 @@ def _put(message: dict[str, Any], place: str, text: str, rng: random.Random) -> 
         key = rng.choice(strings)
         args[key] = f"{args[key]} {text}"
     else:
-        args["note"] = text
+        args["note"] = f"{args['note']} {text}" if isinstance(args.get("note"), str) else text
     call["function"]["arguments"] = json.dumps(args)
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 from tracegym.redact import validators as v
 
-Validator = Callable[[str], bool]
+Validator = Callable[[str], bool | int]
+"""True to keep a match, False to drop it, or the length of the prefix to keep."""
 
 # A value separator inside a grouped number: space, dash, or a line break (raw, or escaped inside JSON text).
 _SEP = r"(?:[ \t-]|\\?\r?\n|\\n)"

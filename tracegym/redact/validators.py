@@ -80,11 +80,24 @@ IBAN_LENGTHS = {
 }
 
 
-def iban(value: str) -> bool:
-    """An IBAN: a known country's length and the ISO 7064 mod-97 checksum."""
+def iban(value: str) -> bool | int:
+    """An IBAN: a known country's length and the ISO 7064 mod-97 checksum. A match that runs on past the
+    country's length (`DE89 3704 0044 0532 0130 00 I paid`) keeps the prefix that is one: its length."""
     code = _NOT_ALNUM.sub("", value).upper()
-    if IBAN_LENGTHS.get(code[:2]) != len(code):
+    length = IBAN_LENGTHS.get(code[:2])
+    if length is None or len(code) < length or not _mod97(code[:length]):
         return False
+    if len(code) == length:
+        return True
+    seen = 0
+    for i, ch in enumerate(value):
+        seen += ch.isalnum()
+        if seen == length:
+            return i + 1
+    return False
+
+
+def _mod97(code: str) -> bool:
     moved = code[4:] + code[:4]
     return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
 
@@ -97,14 +110,17 @@ def entropy(value: str) -> float:
 
 
 def high_entropy_secret(value: str) -> bool:
-    """A random-looking token: letters and digits mixed, high entropy; not a hex digest (commit hashes, content
-    hashes) nor a path or a dotted identifier."""
+    """A random-looking token: letters and digits mixed (or a long mixed-case run), high entropy; not a hex
+    digest (commit hashes, content hashes) nor a path or a dotted identifier."""
     if len(value) < 16 or re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", value):
         return False
     if "/" in value and not re.search(r"[+=]", value) or re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)+", value):
         return False
-    has = sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"\d"))
-    return has >= 2 and re.search(r"\d", value) is not None and entropy(value) >= 3.5
+    if re.search(r"\d", value):
+        return bool(re.search(r"[A-Za-z]", value)) and entropy(value) >= 3.5
+    # Without digits only a long, mixed-case, very random run reads as a key rather than a name.
+    return len(value) >= 24 and bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)) \
+        and entropy(value) >= 4.2
 
 
 _CODE_VALUE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\)?)?|None|null|true|false|undefined|\*+|x+|\.+")
