@@ -19,6 +19,8 @@ from tracegym.redact.rules import BUILTIN_RULES, Rule
 
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
 """What redaction writes: never a finding itself, so that redacting twice changes nothing."""
+CACHE_ENTRIES = 50_000
+CACHE_TEXT_CHARS = 20_000
 _JSON_BREAK = re.compile(r"\\[nrt]")
 
 
@@ -42,6 +44,9 @@ class Detector:
         user = [Rule(r.name, r.label, r.pattern, description=r.description) for r in config.rules]
         self.rules: tuple[Rule, ...] = tuple(r for r in BUILTIN_RULES if r.name not in config.disable) + tuple(user)
         self.prefilter = "|".join(f"(?:{r.trigger})" for r in self.rules)
+        self.cache: dict[str, list[Finding]] | None = {}
+        """Findings of texts seen before (None: off). Logs repeat texts a lot: chat-completion logs send the
+        whole conversation again with every request, and system prompts, tool schemas and lookups recur."""
         self._allowed_values = frozenset(config.allow.values)
         self._allowed = re.compile("|".join(f"(?:{p})" for p in config.allow.patterns)) if config.allow.patterns \
             else None
@@ -60,13 +65,27 @@ class Detector:
         rows = pc.indices_nonzero(mask)
         if not len(rows):
             return
-        texts = pc.take(column, rows)
-        per_rule = [pc.match_substring_regex(texts, pattern=r.trigger).to_pylist() for r in self.rules]
-        for i, (row, text) in enumerate(zip(rows.to_pylist(), texts.to_pylist(), strict=True)):
-            rules = [r for r, hit in zip(self.rules, per_rule, strict=True) if hit[i]]
-            found = self._find(text, rules)
+        texts = pc.take(column, rows).to_pylist()
+        known = [self.cache.get(t) for t in texts] if self.cache is not None else [None] * len(texts)
+        new = list(dict.fromkeys(t for t, k in zip(texts, known, strict=True) if k is None))  # once per text
+        if new:
+            per_rule = [pc.match_substring_regex(pa.array(new, pa.large_string()), pattern=r.trigger).to_pylist()
+                        for r in self.rules]
+            done = {t: self._find(t, [r for r, hit in zip(self.rules, per_rule, strict=True) if hit[j]])
+                    for j, t in enumerate(new)}
+            for t, found in done.items():
+                self._remember(t, found)
+            known = [done[t] if k is None else k for t, k in zip(texts, known, strict=True)]
+        for row, text, found in zip(rows.to_pylist(), texts, known, strict=True):
             if found:
                 yield row, text, found
+
+    def _remember(self, text: str, found: list[Finding]) -> None:
+        if self.cache is None or len(text) > CACHE_TEXT_CHARS:
+            return
+        if len(self.cache) >= CACHE_ENTRIES:
+            self.cache.pop(next(iter(self.cache)))  # the oldest entry
+        self.cache[text] = found
 
     def find(self, text: str) -> list[Finding]:
         """The findings in `text`, left to right, none overlapping (the longest wins, then the earliest)."""
