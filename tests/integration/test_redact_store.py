@@ -110,3 +110,15 @@ def test_replay_matches_calls_that_use_the_placeholders_of_a_redacted_task(cli, 
             hits += 1
             break
     assert hits > 0, "no redacted task with a placeholder in a recorded call after its cut"
+
+
+def test_quickstart_redacts_its_store_even_one_made_before_it_redacted(cli, planted, tmp_path):
+    from tracegym.commands.quickstart import _prepare
+
+    folder, values = planted
+    store = tmp_path / "store.duckdb"
+    assert cli("ingest", folder, "--store", store).exit_code == 0  # an older quickstart's store, unredacted
+    task_set = _prepare(folder, tmp_path / "work", store)
+    assert _left(_store_text(store), values) == []
+    assert cli("redact", "check", "--store", store).exit_code == 0
+    assert cli("redact", "check", "--tasks", task_set).exit_code == 0
