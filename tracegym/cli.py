@@ -23,6 +23,7 @@ from tracegym.commands import (
     lineage,
     mine,
     quickstart,
+    redact,
     report,
     rollouts,
     run,
@@ -93,6 +94,7 @@ def _options(
 
 
 ingest.register(app)
+redact.register(app)
 inspect.register(app)
 quickstart.register(app)
 evals.register(app)

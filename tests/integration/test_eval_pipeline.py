@@ -28,7 +28,8 @@ def trained(
     ws = copy_workspace(tau_workspace_template, root)
     config = write_config(root / "run.yaml", tiny_config(ws, root / "run"))
     runner = CliRunner()
-    result = runner.invoke(app, ["train", str(config), "--store", str(ws.store)], catch_exceptions=False)
+    result = runner.invoke(app, ["train", "--allow-unredacted",
+                                 str(config), "--store", str(ws.store)], catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     result = runner.invoke(app, ["eval", str(root / "run"), str(root / "run" / "checkpoints" / "step-000002"),
                                  "--tasks", str(ws.task_set), "--samples", "3", "--store", str(ws.store), "--json"],

@@ -35,7 +35,8 @@ def recovery_set(tmp_path_factory):
                                    "('format_error', 'tool_error')"])
     chosen = [c for c in json.loads(clusters.stdout)
               if c["signature"].startswith(FORMAT) or c["signature"].startswith("Error: ")]
-    args = ["tasks", "generate", "--evals", str(EVALS), "--cuts", "recovery", "--context", "last-exchange",
+    args = ["tasks", "generate", "--allow-unredacted",
+            "--evals", str(EVALS), "--cuts", "recovery", "--context", "last-exchange",
             "--out", str(out), "--store", str(store)]
     for c in chosen:
         args += ["--cluster", c["cluster_id"]]

@@ -34,7 +34,7 @@ def evaluated(
     ws = copy_workspace(tau_workspace_template, root)
     config = tiny_config(ws, root / "run", steps=2, checkpoint_every=1, warmup={"steps": 1})
     runner = CliRunner()
-    for args in (["train", str(write_config(root / "run.yaml", config))],
+    for args in (["train", "--allow-unredacted", str(write_config(root / "run.yaml", config))],
                  ["eval", str(root / "run"), str(root / "run" / "checkpoints" / "step-000002"), "--tasks",
                   str(ws.task_set), "--samples", "2"]):
         result = runner.invoke(app, [*args, "--store", str(ws.store)], catch_exceptions=False)

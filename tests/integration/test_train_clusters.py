@@ -37,7 +37,8 @@ def _config(ws: Workspace, run_dir: Path, tasks: dict[str, Any] | None = None, *
 
 
 def _train(cli, ws: Workspace, tmp_path: Path, config: dict[str, Any]) -> str:
-    result = cli("train", write_config(tmp_path / "run.yaml", config), "--store", ws.store, "--json")
+    result = cli("train", "--allow-unredacted",
+                 write_config(tmp_path / "run.yaml", config), "--store", ws.store, "--json")
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)["run_id"]
 
@@ -144,10 +145,10 @@ def test_a_killed_and_resumed_curriculum_run_draws_what_an_uninterrupted_one_dra
     config_a = write_config(tmp_path / "a.yaml", _config(workspace, run_a, tasks, **settings))
     config_b = write_config(tmp_path / "b.yaml", _config(workspace, run_b, tasks, **settings))
 
-    assert cli("train", config_a, "--store", workspace.store).exit_code == 0
+    assert cli("train", "--allow-unredacted", config_a, "--store", workspace.store).exit_code == 0
     code, _ = _signal_after_checkpoint(config_b, workspace.store, run_b, step=4)
     assert code == -signal.SIGKILL, "the run finished before it could be killed"
-    resumed = cli("train", config_b, "--resume", "--store", workspace.store)
+    resumed = cli("train", "--allow-unredacted", config_b, "--resume", "--store", workspace.store)
     assert resumed.exit_code == 0, resumed.stderr
 
     a, b = _metrics(workspace.store, run_a), _metrics(workspace.store, run_b)

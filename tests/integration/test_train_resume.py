@@ -70,7 +70,8 @@ def _signal_after_checkpoint(config: Path, store: Path, run_dir: Path, step: int
     """Start `tracegym train CONFIG`, send it `sig` once `latest` names checkpoint `step`; its exit code and stderr."""
     latest = run_dir / "checkpoints" / "latest"
     with open(run_dir.parent / f"{run_dir.name}.stderr", "w+") as stderr:  # a file: a pipe could fill and block it
-        proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", "train", str(config), "--store", str(store)],
+        proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", "train", "--allow-unredacted",
+                                 str(config), "--store", str(store)],
                                 stdout=subprocess.DEVNULL, stderr=stderr)
         try:
             deadline = time.monotonic() + 600
@@ -103,12 +104,12 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, 
     config_a = write_config(tmp_path / "a.yaml", tiny_config(workspace, run_a, **settings))
     config_b = write_config(tmp_path / "b.yaml", tiny_config(workspace, run_b, **settings))
 
-    assert cli("train", str(config_a), "--store", str(workspace.store)).exit_code == 0
+    assert cli("train", "--allow-unredacted", str(config_a), "--store", str(workspace.store)).exit_code == 0
     code, _ = _signal_after_checkpoint(config_b, workspace.store, run_b, step=4)
     assert code == -signal.SIGKILL, "the run finished before it could be killed"
     assert not (run_b / "checkpoints" / "step-000008").exists()
 
-    resumed = cli("train", str(config_b), "--resume", "--store", str(workspace.store))
+    resumed = cli("train", "--allow-unredacted", str(config_b), "--resume", "--store", str(workspace.store))
     assert resumed.exit_code == 0, resumed.stderr
 
     a, b = _metrics(workspace.store, run_a), _metrics(workspace.store, run_b)
@@ -145,7 +146,7 @@ def test_sigterm_stops_the_run_as_interrupted_and_resume_completes_it(workspace:
     run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
     with open_store(workspace.store, read_only=True) as store:
         assert store.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id]) == "interrupted"
-    assert cli("train", str(config), "--resume", "--store", str(workspace.store)).exit_code == 0
+    assert cli("train", "--allow-unredacted", str(config), "--resume", "--store", str(workspace.store)).exit_code == 0
     with open_store(workspace.store, read_only=True) as store:
         assert store.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id]) == "completed"
 
@@ -164,7 +165,7 @@ def test_a_run_killed_before_its_first_checkpoint_says_so(workspace: Workspace, 
 
     early = cli("eval", run_dir, "--tasks", workspace.task_set, "--store", workspace.store)
     assert early.exit_code == 2 and "no checkpoint yet" in early.stderr
-    resumed = cli("train", config, "--resume", "--store", workspace.store)
+    resumed = cli("train", "--allow-unredacted", config, "--resume", "--store", workspace.store)
     assert resumed.exit_code == 0, resumed.output
     said = " ".join(resumed.stderr.split())
     assert "No checkpoint yet" in said and "starting again from step 0 (the first is written at step 1)" in said

@@ -43,7 +43,7 @@ def test_train_tiny_end_to_end(workspace: Workspace, tmp_path: Path, cli) -> Non
                        grpo={"optimizer_steps": 2})
     data["sampler"]["precision"] = "auto"
     config = write_config(tmp_path / "run.yaml", data)
-    result = cli("train", str(config), "--store", str(workspace.store), "--json")
+    result = cli("train", "--allow-unredacted", str(config), "--store", str(workspace.store), "--json")
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["step"] == 6 and summary["warmup"]["examples"] == 64
@@ -89,7 +89,8 @@ def test_dynamic_sampling_trains_only_on_groups_with_a_signal(workspace: Workspa
     step samples more groups in their place, trains on none without a signal, and stores every episode."""
     data = tiny_config(workspace, tmp_path / "run", steps=3, checkpoint_every=3,
                        grpo={"dynamic_sampling": True, "max_sampling_rounds": 3})
-    result = cli("train", str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
+    result = cli("train", "--allow-unredacted",
+                 str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
     assert result.exit_code == 0, result.stderr
     run_id = json.loads(result.stdout)["run_id"]
 
@@ -129,7 +130,8 @@ def test_an_asynchronous_run_sends_its_weights_to_the_samplers_as_sparse_deltas(
     data = tiny_config(workspace, tmp_path / "run", steps=3, checkpoint_every=3, sampler={"precision": "bf16"},
                        optim={"lr": 1e-5},
                        **{"async": {"max_staleness": 1, "weight_delta": "xor", "full_weights_every": 100}})
-    result = cli("train", str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
+    result = cli("train", "--allow-unredacted",
+                 str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
     assert result.exit_code == 0, result.stderr
     run_id = json.loads(result.stdout)["run_id"]
 
@@ -158,7 +160,8 @@ def test_an_asynchronous_run_samples_from_pools_of_mixed_precision(workspace: Wo
     data = tiny_config(workspace, tmp_path / "run", steps=4, checkpoint_every=4,
                        sampler={"pools": [{"precision": "fp32"}, {"precision": "bf16"}]},
                        **{"async": {"max_staleness": 1}})
-    result = cli("train", str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
+    result = cli("train", "--allow-unredacted",
+                 str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["sampler_precision"] == "fp32,bf16"
@@ -187,7 +190,8 @@ def test_a_run_that_stops_training_says_so(workspace: Workspace, tmp_path: Path,
 
     data = tiny_config(workspace, tmp_path / "run", steps=IDLE_STEPS + 1, checkpoint_every=IDLE_STEPS + 1,
                        warmup={"steps": 0}, sampler={"top_k": 1, "top_p": 1.0})
-    result = cli("train", str(write_config(tmp_path / "idle.yaml", data)), "--store", str(workspace.store))
+    result = cli("train", "--allow-unredacted",
+                 str(write_config(tmp_path / "idle.yaml", data)), "--store", str(workspace.store))
     assert result.exit_code == 0, result.stderr
     assert result.stderr.count("GRPO steps trained nothing") == 1
     assert f"step {IDLE_STEPS}: the last {IDLE_STEPS} GRPO steps trained nothing" in result.stderr
@@ -206,7 +210,8 @@ def test_a_run_that_stops_training_says_so(workspace: Workspace, tmp_path: Path,
 def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Path, cli) -> None:
     config = tiny_config(workspace, tmp_path / "run")
     config["grpo"] = {"group_sise": 4}
-    result = cli("train", str(write_config(tmp_path / "bad.yaml", config)), "--store", str(workspace.store))
+    result = cli("train", "--allow-unredacted",
+                 str(write_config(tmp_path / "bad.yaml", config)), "--store", str(workspace.store))
     assert result.exit_code == 2
     assert "grpo.group_sise" in result.stderr and "group_size" in result.stderr and "bad.yaml:" in result.stderr
 
@@ -222,7 +227,8 @@ def test_train_default_model_two_steps(workspace: Workspace, tmp_path: Path, cli
                          grpo={"group_size": 3, "batch_groups": 1},
                          optim={"lr": 1e-5, "train_layers": 2, "freeze_embeddings": True},
                          warmup={"steps": 1, "batch_size": 2, "max_examples": 8})
-    result = cli("train", str(write_config(tmp_path / "run.yaml", config)), "--store", str(workspace.store),
+    result = cli("train", "--allow-unredacted",
+                 str(write_config(tmp_path / "run.yaml", config)), "--store", str(workspace.store),
                  "--json")
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
@@ -251,7 +257,8 @@ def test_difficulty_filter_trains_only_tasks_with_reward_variance(workspace: Wor
 
     data = tiny_config(workspace, tmp_path / "run", steps=2, warmup={"steps": 0},
                        tasks={"difficulty": {"samples": 4}})
-    result = cli("train", str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
+    result = cli("train", "--allow-unredacted",
+                 str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     record = json.loads((tmp_path / "run" / "difficulty.json").read_text())

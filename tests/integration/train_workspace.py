@@ -52,7 +52,8 @@ def build_workspace(root: Path, traces: Path) -> Workspace:
     _cli("ingest", str(traces / "tau-bench"), "--store", str(store))
     _cli("mine", "failures", "--store", str(store))
     task_set = root / "tasks" / "tau"
-    _cli("tasks", "generate", "--out", str(task_set), "--evals", str(evals), "--eval", "starts_upper", "--top", "12",
+    _cli("tasks", "generate", "--allow-unredacted",
+         "--allow-unredacted", "--out", str(task_set), "--evals", str(evals), "--eval", "starts_upper", "--top", "12",
          "--context", "last-user", "--store", str(store))
     model, tokenizer = tiny_policy(seed=0)
     model.save_pretrained(root / "tiny-model")

@@ -75,7 +75,8 @@ def test_task_views_show_trace_text_as_text(cli, hostile_store, tmp_path):
     evals = tmp_path / "evals.yaml"
     evals.write_text(EVALS % "openai-chat")
     store = ("--store", hostile_store)
-    _shown(cli, "tasks", "generate", "--evals", evals, "--out", tmp_path / "hostile", "--top", "1", *store)
+    _shown(cli, "tasks", "generate", "--allow-unredacted",
+                "--evals", evals, "--out", tmp_path / "hostile", "--top", "1", *store)
     task = json.loads(_shown(cli, "tasks", "list", "hostile", "--json", *store))[0]["task_id"]
     # YAML escapes the C0 controls of the spec it shows; the bidi override it leaves as it is is escaped here.
     assert "\\u202eexe.txt" in _shown(cli, "tasks", "show", task, *store)
@@ -86,7 +87,7 @@ def test_task_views_show_trace_text_as_text(cli, hostile_store, tmp_path):
 def test_an_error_that_quotes_a_trace_id_shows_it_as_text(cli, hostile_store, tmp_path):
     evals = tmp_path / "other-evals.yaml"
     evals.write_text(EVALS % "tau-bench")
-    result = cli("tasks", "generate", "--evals", evals, "--out", tmp_path / "none", "--top", "1",
+    result = cli("tasks", "generate", "--allow-unredacted", "--evals", evals, "--out", tmp_path / "none", "--top", "1",
                  "--store", hostile_store)
     assert result.exit_code == 2 and "applies to trace conv-weather-1\\x1b]0;pwned\\x07" in result.stderr
     assert not LIVE.search(result.output)

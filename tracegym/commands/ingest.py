@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,6 +23,11 @@ def ingest(
     strict: Annotated[bool, typer.Option("--strict", help="Exit 2 if any record could not be ingested.")] = False,
     follow_symlinks: Annotated[bool, typer.Option(
         "--follow-symlinks", help="Also read symbolic links in the folders given that lead outside them.")] = False,
+    redact: Annotated[bool, typer.Option(
+        "--redact", help="Redact secrets and personal data before anything is stored (see docs/redaction.md).")]
+        = False,
+    redact_config: Annotated[Path | None, typer.Option(
+        "--redact-config", help="With --redact: your redact.yaml (own rules, allow-list, pseudonyms).")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -32,8 +37,10 @@ def ingest(
     from tracegym.store import open_store
 
     options = {"mapping": mapping} if mapping else {}
+    settings = _redact_settings(redact, redact_config)
     done: list[Path] = []
     files: list[Path] = []
+    run = None
 
     def finished(path: Path) -> None:
         done.append(path)
@@ -45,13 +52,21 @@ def ingest(
               open_store(store) as st,
               progress("ingesting", total=sum(_size(p) for p in inputs.files), in_bytes=True) as bar):
             files.extend(inputs.files)
-            summary = ingest_inputs(st, inputs, fmt, options, on_file=finished)
+            if settings is not None:
+                from tracegym.redact.session import Run
+
+                run = Run(st, settings, "ingest")
+            summary = ingest_inputs(st, inputs, fmt, options, on_file=finished, redact=run)
     except BaseException as e:
         if not is_interrupt(e):
             raise
         _say_interrupted(done, files)
         raise typer.Exit(130) from None
     data = summary.to_dict()
+    if run is not None:
+        from tracegym.redact.report import report
+
+        data["redaction"] = report(run)
     if as_json:
         print_json(data)
     else:
@@ -81,6 +96,19 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _redact_settings(redact: bool, config: Path | None) -> Any:
+    """The redaction settings when --redact is given (--redact-config alone is a mistake worth naming)."""
+    if not redact:
+        if config is not None:
+            from tracegym.errors import ConfigError
+
+            raise ConfigError("--redact-config is read only with --redact. Fix: add --redact.")
+        return None
+    from tracegym.redact.config import load_redact_config
+
+    return load_redact_config(config)
+
+
 def _print_summary(data: dict) -> None:
     rows = [{"format": k, **v} for k, v in sorted(data["by_format"].items())]
     emit(rows, False, title="Ingested")
@@ -96,6 +124,10 @@ def _print_summary(data: dict) -> None:
     if data["detection_error"]:
         err.print(f"[yellow]Failure detection did not run on the new traces[/yellow] (they are stored): "
                   f"{literal(data['detection_error'])} `tracegym mine failures` tries again.", highlight=False)
+    if "redaction" in data:
+        red = data["redaction"]
+        rules = ", ".join(f"{r['rule']} {r['findings']}" for r in red["by_rule"]) or "nothing found"
+        err.print(f"Redacted {red['findings']} values in {red['traces_with_findings']} traces ({literal(rules)}).")
     if data["errors"]:
         err.print("Bad records are in the ingest_errors table: `tracegym sql \"SELECT * FROM ingest_errors\"`.")
 

@@ -1,7 +1,7 @@
 """`tracegym quickstart`: the main job, whole, on its embedded defaults and on a CPU.
 
-ingest the real traces -> mine failures -> generate tasks from the failure families a small model can learn to
-fix (mini-swe-agent's format errors, τ-bench's tool errors; the evals of examples/evals-learn.yaml) -> train
+ingest the real traces, redacted -> mine failures -> generate tasks from the failure families a small model can
+learn to fix (mini-swe-agent's format errors, τ-bench's tool errors; the evals of examples/evals-learn.yaml) -> train
 briefly (GRPO from the default model, a curriculum over the clusters) -> evaluate the base and the new checkpoint
 on the held-out tasks, per cluster -> write the report. Every step is one library call that the matching command
 also makes. Run again, it picks up where it stopped: ingesting is idempotent, training resumes from its last
@@ -113,12 +113,19 @@ def _prepare(traces: Path, workdir: Path, path: Path) -> Path:
     """Ingest, mine and generate the task set; returns its folder."""
     from tracegym.ingest.pipeline import ingest_paths
     from tracegym.mining import MineConfig, mine_failures
+    from tracegym.redact.config import RedactConfig
+    from tracegym.redact.session import Run, unredacted_sources
+    from tracegym.redact.store import redact_store
     from tracegym.store import open_store
 
     with open_store(path) as st:
-        data = _step(1, "ingest", lambda: ingest_paths(st, [str(traces)]).to_dict())
+        # Redacted as it is stored, as `tracegym ingest --redact` does: tasks and training refuse anything else.
+        run = Run(st, RedactConfig(), "ingest")
+        data = _step(1, "ingest", lambda: ingest_paths(st, [str(traces)], redact=run).to_dict())
+        if unredacted_sources(st):  # a store from before quickstart redacted: redact it in place
+            redact_store(Run(st, RedactConfig(), "store"))
         err.print(f"{data['traces']} new traces from {data['files']} files ({data['files_skipped_already_ingested']} "
-                  f"files already in the store)")
+                  f"files already in the store); {run.redactor.tally.total} values redacted")
         mined = _step(2, "mine", lambda: mine_failures(st, MineConfig()))
         err.print(f"{mined.findings} failures in {mined.traces_with_findings} of {mined.traces} traces, "
                   f"{len(mined.clusters)} clusters")

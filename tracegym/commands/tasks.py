@@ -50,6 +50,8 @@ def tasks_generate(
     templates: Annotated[Path | None, typer.Option(help="A folder of templates overriding task.yaml.j2, "
                                                         "manifest.yaml.j2, README.md.j2.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing task-set folder.")] = False,
+    allow_unredacted: Annotated[bool, typer.Option(
+        "--allow-unredacted", help="Go on even though the store holds traces that were not redacted.")] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -71,6 +73,10 @@ def tasks_generate(
         first = e.errors()[0]
         raise ConfigError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}.") from None
     with open_store(store) as st:
+        if not allow_unredacted:
+            from tracegym.redact.session import require_redacted
+
+            require_redacted(st, "tracegym tasks generate")
         task_set = create_task_set(st, options, evals, out_dir, templates, force)
     m = task_set.manifest
     if heldout > 0 and m.counts["tasks"] and not m.counts["heldout"]:

@@ -41,6 +41,8 @@ def train(
     config: Annotated[Path, typer.Argument(help="The run's YAML config (see examples/train-tau.yaml).")],
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in the config's run_dir from its "
                                                           "latest checkpoint.")] = False,
+    allow_unredacted: Annotated[bool, typer.Option(
+        "--allow-unredacted", help="Go on even though the store holds traces that were not redacted.")] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -53,6 +55,12 @@ def train(
     from tracegym.training.loop import train as run_training
 
     loaded = load_train_config(config)
+    if not allow_unredacted:
+        from tracegym.redact.session import require_redacted
+        from tracegym.store import open_store
+
+        with open_store(store) as st:
+            require_redacted(st, "tracegym train")
     try:
         with _sigterm_interrupts():
             result = run_training(loaded, resume=resume, store_path=store)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -26,6 +26,9 @@ from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
 from tracegym.ingest.records import BadRecord, RawRecord
 from tracegym.mining.detection import Detection, detect_ingested
 from tracegym.store import Store
+
+if TYPE_CHECKING:
+    from tracegym.redact.session import Run
 
 BATCH_TRACES = 2000
 INGEST_MEMORY_LIMIT = "512MB"
@@ -193,10 +196,11 @@ def ingest_paths(
     options: dict[str, Any] | None = None,
     on_file: Callable[[Path], None] | None = None,
     follow_symlinks: bool = False,
+    redact: Run | None = None,
 ) -> IngestSummary:
     """Ingest every file under `paths`; each file is all-or-nothing in the store."""
     with gathered(paths, follow_symlinks) as inputs:
-        return ingest_inputs(store, inputs, fmt, options, on_file)
+        return ingest_inputs(store, inputs, fmt, options, on_file, redact)
 
 
 def ingest_inputs(
@@ -205,18 +209,23 @@ def ingest_inputs(
     fmt: str | None = None,
     options: dict[str, Any] | None = None,
     on_file: Callable[[Path], None] | None = None,
+    redact: Run | None = None,
 ) -> IngestSummary:
-    """Ingest the files `gathered` found; each file is all-or-nothing in the store. `on_file` is called with
-    each file once it is done."""
+    """Ingest the files `gathered` found; each file is all-or-nothing in the store. With `redact`, every
+    batch is redacted before it is appended, inside the file's transaction: nothing unredacted is stored.
+    `on_file` is called with each file once it is done."""
     forced = get_adapter(fmt) if fmt else None
     if forced is not None:
         forced.check_options(options or {})
     summary = IngestSummary(skipped_links=list(inputs.skipped_links))
     with _memory_capped(store):
         for path in inputs.files:
-            summary.files.append(ingest_file(store, path, forced, options or {}))
+            summary.files.append(ingest_file(store, path, forced, options or {}, redact))
             if on_file:
                 on_file(path)
+    if redact is not None:
+        with store.transaction() as con:
+            redact.record(con)
     _detect(store, summary)
     return summary
 
@@ -244,25 +253,29 @@ def _memory_capped(store: Store) -> Iterator[None]:
         store.con.execute(f"SET memory_limit = '{before}'")
 
 
-def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any]) -> FileResult:
+def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any],
+                redact: Run | None = None) -> FileResult:
     before = path.stat()
     source_id = file_sha256(path)
     if store.scalar("SELECT count(*) FROM sources WHERE source_id = ?", [source_id]):
         return FileResult(str(path), None, "already ingested")
     if before.st_size == 0:
-        return _record_failure(store, path, source_id, "empty file", "")
+        return _record_failure(store, path, source_id, "empty file", "", redact)
     sample = take_sample(path)
     adapter = forced or detect(path, sample)
     if adapter is None:
         head = sample.head.decode("utf-8", errors="backslashreplace")
-        return _record_failure(store, path, source_id, "unknown format: no adapter recognised this file", head)
+        return _record_failure(store, path, source_id, "unknown format: no adapter recognised this file", head,
+                               redact)
     if getattr(adapter, "companion_only", False):
         return FileResult(str(path), adapter.name, "companion")
     src = SourceFile(path, source_id, sample, options)
     try:
         with store.transaction() as con:
-            result = _load(con, adapter, src)
+            result = _load(con, adapter, src, redact)
             _check_unchanged(path, before)
+            if redact is not None:
+                redact.mark(con, [source_id])
             con.execute(
                 "INSERT INTO sources VALUES (?, ?, ?, ?, current_timestamp, ?, ?, ?, ?, ?, ?)",
                 [source_id, str(path), adapter.name, before.st_size, result.traces, result.messages,
@@ -271,12 +284,13 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     except TracegymError:
         raise
     except FileChanged as e:
-        return _record_failure(store, path, source_id, str(e), "")
+        return _record_failure(store, path, source_id, str(e), "", redact)
     except Exception as e:  # noqa: BLE001 - the file boundary: an adapter bug costs this file, not the run
         if is_interrupt(e):  # Ctrl-C during a DuckDB query: the file is fine, the user wants to stop
             raise KeyboardInterrupt from e
         error = f"{type(e).__name__} while loading with {adapter.name}; nothing from this file was stored: {e}"
-        return _record_failure(store, path, source_id, error, sample.head.decode("utf-8", errors="backslashreplace"))
+        head = sample.head.decode("utf-8", errors="backslashreplace")
+        return _record_failure(store, path, source_id, error, head, redact)
     return result
 
 
@@ -301,8 +315,12 @@ def _check_unchanged(path: Path, before: os.stat_result) -> None:
             "once it is complete")
 
 
-def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: str) -> FileResult:
+def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: str,
+                    redact: Run | None = None) -> FileResult:
     """Report a file that could not be loaded; the row is written once, however often the file is retried."""
+    if redact is not None:
+        error, raw = redact.redactor.text(error, column="ingest_errors.error"), \
+            redact.redactor.text(raw, column="ingest_errors.raw")
     with store.transaction() as con:
         con.execute(
             """INSERT INTO ingest_errors (source_id, path, locator, error, raw)
@@ -310,11 +328,13 @@ def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: s
                (SELECT 1 FROM ingest_errors WHERE source_id = ? AND locator = 'file' AND error = ?)""",
             [source_id, str(path), error, clip_raw(raw), source_id, error],
         )
+        if redact is not None:
+            redact.mark(con, [source_id])
     return FileResult(str(path), None, "failed", errors=1)
 
 
-def _load(con: Any, adapter: Adapter, src: SourceFile) -> FileResult:
-    load = FileLoad(con, adapter, src)
+def _load(con: Any, adapter: Adapter, src: SourceFile, redact: Run | None = None) -> FileResult:
+    load = FileLoad(con, adapter, src, redact)
     if not adapter.bulk_load(con, src, load):
         for item in _guarded_records(adapter, src):
             load.take(item)
@@ -329,8 +349,8 @@ class FileLoad:
     they normalized themselves, `take` the records they hand back, `append` staged rows.
     """
 
-    def __init__(self, con: Any, adapter: Adapter, src: SourceFile) -> None:
-        self.con, self.adapter, self.src = con, adapter, src
+    def __init__(self, con: Any, adapter: Adapter, src: SourceFile, redact: Run | None = None) -> None:
+        self.con, self.adapter, self.src, self.redact = con, adapter, src, redact
         self.result = FileResult(str(src.path), adapter.name, "loaded")
         self.batch = TraceBatch(src.source_id)
         self.seen: set[str] = set()
@@ -362,16 +382,22 @@ class FileLoad:
                 if len(self.batch) >= BATCH_TRACES:
                     self.flush()
                 return
+        if self.redact is not None:
+            text = self.redact.redactor.text
+            item = BadRecord(item.locator, text(item.error, column="ingest_errors.error"),
+                             text(item.raw, column="ingest_errors.raw"))
         _insert_error(self.con, self.src, item)
         self.result.errors += 1
 
     def append(self, tables: dict[str, pa.Table]) -> None:
-        """Append a batch the adapter normalized itself (see `append.append_tables`)."""
+        """Append a batch the adapter normalized itself (see `append.append_tables`), redacted first if asked."""
+        if self.redact is not None:
+            tables = self.redact.batch(tables)
         record_appended(self.con, self.src, self.result, append_tables(self.con, tables))
 
     def flush(self) -> None:
         if len(self.batch):
-            _flush(self.con, self.batch, self.src, self.result)
+            self.append(self.batch.tables())
             self.batch = TraceBatch(self.src.source_id)
 
 
@@ -405,13 +431,6 @@ def _insert_error(con: Any, src: SourceFile, bad: BadRecord) -> None:
         "INSERT INTO ingest_errors (source_id, path, locator, error, raw) VALUES (?, ?, ?, ?, ?)",
         [src.source_id, str(src.path), bad.locator, bad.error, clip_raw(bad.raw)],
     )
-
-
-def _flush(con: Any, batch: TraceBatch, src: SourceFile, result: FileResult) -> None:
-    """Append new traces; skip exact re-ingests; report same-id-different-content clashes."""
-    if not len(batch):
-        return
-    record_appended(con, src, result, append_tables(con, batch.tables()))
 
 
 def record_appended(con: Any, src: SourceFile, result: FileResult, appended: Appended) -> None:

@@ -460,6 +460,34 @@ def m081_mining_runs(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m082_redaction(con: duckdb.DuckDBPyConnection) -> None:
+    """Redaction (tracegym/redact): what was redacted, when and how, so that `tasks generate` and `train` can
+    refuse a store holding unredacted traces; and a store-wide numbering's salted digests (never the values)."""
+    con.execute(
+        """
+        CREATE TABLE redactions (
+            redaction_id VARCHAR,       -- one `ingest --redact` or `tracegym redact` run
+            how VARCHAR,                -- 'ingest' | 'store'
+            redacted_at TIMESTAMP,
+            settings JSON,              -- rules, allow-list size, pseudonym scope, keyed or not (never the key)
+            findings JSON,              -- counts per rule
+            n_findings BIGINT
+        );
+        CREATE TABLE redacted_sources (
+            source_id VARCHAR,          -- = sources.source_id / ingest_errors.source_id: this file's rows are redacted
+            redaction_id VARCHAR
+        );
+        CREATE TABLE redaction_pseudonyms (
+            label VARCHAR,              -- EMAIL, CARD, ...
+            digest VARCHAR,             -- sha256(store salt + value): the store-wide numbering, without the values
+            n INTEGER                   -- the placeholder is <LABEL_n>
+        );
+        CREATE TABLE redaction_salt (salt VARCHAR);
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(
@@ -481,3 +509,4 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
         con.execute("COMMIT")
         applied.append(fn.__name__)
     return applied
+

@@ -150,3 +150,11 @@ def _swap(scratch: Path, out: Path) -> None:
 
 def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def rewrite_spec(path: Path, spec: TaskSpec) -> None:
+    """Write a task file again, with the built-in template, from a spec changed in the store (by `tracegym
+    redact`); written beside it, then moved over it."""
+    scratch = path.with_name(f".{path.name}.rewriting")
+    _write_spec(environment(None), scratch, spec)
+    scratch.replace(path)

@@ -1,0 +1,242 @@
+"""Redaction: recall and precision on a planted corpus, false positives on the real traces, and the cost of
+`tracegym ingest --redact` beside plain ingest of the same replicated τ-bench file.
+
+1. Planted corpus (tracegym/redact/planted.py, seed 0): the real traces of ../shared/data/traces with
+   --per-kind values of each of 19 kinds written into user turns, tool-call arguments (inside their JSON
+   strings) and tool results, a quarter split over lines. Recall, end to end: the corpus is ingested with
+   --redact and a value counts as found when no part of it (no line of it with 6+ letters or digits) is left
+   anywhere in the store. Precision, per finding over the corpus's strings: a finding that lies in no planted
+   text and was not already found in the unplanted traces is a false positive.
+2. False positives on the real, unplanted traces: every finding on them, less those reviewed as genuine
+   (benchmarks/redact_real_reviewed.json: the e-mail addresses, dates of birth and public IPs the traces
+   really hold; each listed value was read in context).
+3. Speed: the replicated τ-bench JSONL of benchmarks/ingest.py (--traces conversations) ingested plainly
+   and with --redact, each in its own subprocess, alternating --repeats times (medians); mb_per_s is the file's
+   size over the redacted ingest's time.
+4. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
+   corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
+   recall per kind at the detector level, beside ours, and MB/s.
+
+    python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
+
+The last line is one JSON object: {"mb_per_s", "ingest_ratio", "recall", "precision", "false_positives_on_real"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ingest import TAU_BENCH, build_file, run_child  # noqa: E402
+
+from tracegym.redact.detect import Detector  # noqa: E402
+from tracegym.redact.planted import STRUCTURED, Planted, plant  # noqa: E402
+from tracegym.redact.pseudonyms import canonical  # noqa: E402
+
+TRACES = TAU_BENCH.parents[1]
+REVIEWED = Path(__file__).resolve().parent / "redact_real_reviewed.json"
+COMPARE = Path(__file__).resolve().parent / "redact_compare.py"
+
+INGEST = """
+import json, sys, time
+from tracegym.store import open_store
+from tracegym.ingest.pipeline import ingest_paths
+from tracegym.redact.config import RedactConfig
+from tracegym.redact.session import Run
+with open_store(sys.argv[2]) as store:
+    run = Run(store, RedactConfig(), "ingest") if sys.argv[3] == "redact" else None
+    start = time.perf_counter()
+    summary = ingest_paths(store, [sys.argv[1]], redact=run).to_dict()
+    seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "traces": summary["traces"],
+                  "findings": run.redactor.tally.total if run else 0}))
+"""
+
+
+def strings_of(folder: Path) -> list[str]:
+    """Every string in the JSON trace files under `folder` (tool-call arguments are JSON text themselves)."""
+    out: list[str] = []
+
+    def walk(x: object) -> None:
+        if isinstance(x, str):
+            out.append(x)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and (p.suffix == ".json" or p.name.endswith(".traj")):
+            walk(json.loads(p.read_text()))
+    return out
+
+
+def findings(detector: Detector, strings: list[str]) -> dict[int, list]:
+    return {row: found for row, _, found in detector.find_column(pa.array(strings, pa.large_string()))}
+
+
+def fragments(secret: str) -> list[str]:
+    """The parts of a value that must not survive: each line with 6+ letters or digits (PEM armour lines aside)."""
+    return [line.strip() for line in secret.splitlines()
+            if len(re.sub(r"[^A-Za-z0-9]", "", line)) >= 6 and "PRIVATE KEY" not in line]
+
+
+def store_recall(folder: Path, planted: list[Planted], work: Path) -> dict[str, float]:
+    """Per kind: the share of planted values of which no fragment is left in the redacted store."""
+    store = work / "planted.duckdb"
+    result = run_child(INGEST, str(folder), str(store), "redact")
+    print(f"planted corpus ingested with --redact: {result['traces']} traces, {result['findings']} findings",
+          flush=True)
+    import duckdb
+
+    con = duckdb.connect(str(store), read_only=True)
+    blob = "\x00".join(v for (v,) in con.execute(
+        "SELECT content FROM messages WHERE content IS NOT NULL UNION ALL "
+        "SELECT CAST(arguments AS VARCHAR) FROM tool_calls UNION ALL SELECT result FROM tool_calls "
+        "WHERE result IS NOT NULL UNION ALL SELECT CAST(metadata AS VARCHAR) FROM traces").fetchall())
+    con.close()
+    found, total = Counter(), Counter()
+    for p in planted:
+        total[p.kind] += 1
+        parts = fragments(p.secret)
+        if not any(f in blob or json.dumps(f)[1:-1] in blob for f in parts):
+            found[p.kind] += 1
+    return {k: found[k] / total[k] for k in total}
+
+
+def locate(strings: list[str], planted: list[Planted]) -> dict[int, list[Planted]]:
+    """Which corpus string holds each planted value (its text as written, or JSON-escaped inside arguments)."""
+    blob = "\x00".join(strings)
+    starts = [0]
+    for s in strings[:-1]:
+        starts.append(starts[-1] + len(s) + 1)
+    where: dict[int, list[Planted]] = defaultdict(list)
+    for p in planted:
+        for form in (p.secret, json.dumps(p.secret)[1:-1]):
+            at = blob.find(form)
+            if at >= 0:
+                where[bisect.bisect_right(starts, at) - 1].append(p)
+                break
+    return where
+
+
+def detector_scores(strings: list[str], planted: list[Planted], real_values: set[str], detector: Detector
+                    ) -> tuple[dict[str, float], float, float]:
+    """Per-kind recall at the detector level, precision over the corpus strings, and MB/s."""
+    start = time.perf_counter()
+    found = findings(detector, strings)
+    seconds = time.perf_counter() - start
+    where = locate(strings, planted)
+    hit, total = Counter(), Counter(p.kind for p in planted)
+    for row, ps in where.items():
+        covered = [canonical(f.value) for f in found.get(row, [])]
+        for p in ps:
+            secret = canonical(p.secret)
+            if any(secret in c or c in secret and len(c) >= len(secret) * 0.8 for c in covered):
+                hit[p.kind] += 1
+    texts = "\x00".join(canonical(p.text) for p in planted)
+    tp = fp = 0
+    for fs in found.values():
+        for f in fs:
+            value = canonical(f.value)
+            if value in texts:
+                tp += 1
+            elif value not in real_values:
+                fp += 1
+    megabytes = sum(len(s) for s in strings) / 1e6
+    return {k: hit[k] / total[k] for k in total}, tp / max(tp + fp, 1), megabytes / seconds
+
+
+def real_false_positives(detector: Detector) -> tuple[int, set[str], Counter]:
+    """Findings on the unplanted traces that the review did not judge genuine."""
+    reviewed = json.loads(REVIEWED.read_text())
+    genuine = {(rule, value) for rule, values in reviewed["genuine"].items() for value in values}
+    strings = strings_of(TRACES)
+    fps: Counter = Counter()
+    values: set[str] = set()
+    for fs in findings(detector, strings).values():
+        for f in fs:
+            values.add(canonical(f.value))
+            if (f.rule.name, f.value) not in genuine:
+                fps[(f.rule.name, f.value)] += 1
+    return sum(fps.values()), values, fps
+
+
+def speed(traces: int, repeats: int, work: Path) -> tuple[float, float]:
+    data = work / "chat.jsonl"
+    build_file(data, traces)
+    size = data.stat().st_size / 1e6
+    print(f"replicated τ-bench file: {traces} traces, {size:.0f} MB", flush=True)
+    plain, redacted = [], []
+    for i in range(repeats):
+        plain.append(run_child(INGEST, str(data), str(work / f"plain{i}.duckdb"), "plain")["seconds"])
+        r = run_child(INGEST, str(data), str(work / f"redacted{i}.duckdb"), "redact")
+        redacted.append(r["seconds"])
+        print(f"ingest {plain[-1]:.2f} s, ingest --redact {redacted[-1]:.2f} s ({r['findings']} findings)",
+              flush=True)
+    return size / statistics.median(redacted), statistics.median(redacted) / statistics.median(plain)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--traces", type=int, default=5000, help="conversations in the replicated τ-bench file")
+    parser.add_argument("--repeats", type=int, default=1, help="alternate plain and redacted ingest N times")
+    parser.add_argument("--per-kind", type=int, default=300, help="planted values of each kind")
+    parser.add_argument("--compare", type=Path, default=None,
+                        help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
+    args = parser.parse_args()
+    detector = Detector()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        fp_real, real_values, fps = real_false_positives(detector)
+        print(f"false positives on the unplanted traces: {fp_real} {dict(fps.most_common(10))}", flush=True)
+        planted = plant(TRACES, work / "planted", per_kind=args.per_kind, seed=0)
+        recall_by_kind = store_recall(work / "planted", planted, work)
+        strings = strings_of(work / "planted")
+        det_recall, precision, det_mbps = detector_scores(strings, planted, real_values, detector)
+        print(f"{'kind':18s} {'store recall':>12s} {'detector recall':>15s}")
+        for kind in recall_by_kind:
+            print(f"{kind:18s} {recall_by_kind[kind]:12.4f} {det_recall.get(kind, 0):15.4f}")
+        structured = [p for p in planted if p.kind in STRUCTURED]
+        recall = sum(recall_by_kind[p.kind] for p in structured) / len(structured)
+        print(f"recall over the structured kinds {recall:.4f}, all kinds "
+              f"{statistics.mean(recall_by_kind.values()):.4f}; precision {precision:.4f}; "
+              f"detector alone {det_mbps:.1f} MB/s over {sum(map(len, strings)) / 1e6:.1f} MB", flush=True)
+        if args.compare:
+            corpus = work / "corpus.json"
+            # The strings that hold planted values, renumbered: the other libraries are slow on all 10 MB.
+            where = locate(strings, planted)
+            held = sorted(where)
+            rows = [{"kind": p.kind, "secret": canonical(p.secret), "row": i} for i, row in enumerate(held)
+                    for p in where[row]]
+            subset = [strings[row] for row in held]
+            start = time.perf_counter()
+            findings(detector, subset)
+            mb = sum(map(len, subset)) / 1e6
+            print(f"tracegym: {mb / (time.perf_counter() - start):.1f} MB/s over the {mb:.1f} MB of strings that "
+                  "hold planted values", flush=True)
+            corpus.write_text(json.dumps({"strings": subset, "planted": rows}))
+            out = subprocess.run([str(args.compare), str(COMPARE), str(corpus)], capture_output=True, text=True,
+                                 check=True)
+            print(out.stdout, end="", flush=True)
+        mb_per_s, ratio = speed(args.traces, args.repeats, work)
+    print(json.dumps({"mb_per_s": round(mb_per_s, 1), "ingest_ratio": round(ratio, 3), "recall": round(recall, 4),
+                      "precision": round(precision, 4), "false_positives_on_real": fp_real}))
+
+
+if __name__ == "__main__":
+    main()

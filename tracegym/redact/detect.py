@@ -1,0 +1,158 @@
+"""Finding sensitive values in text: the rules' patterns, validators, the allow-list and overlap resolution.
+
+`Detector.find_column` prefilters a whole Arrow column with RE2 in C++ (every rule's trigger joined), then runs
+the rules whose trigger matched, in Python, on the few texts left. A finding's span never starts inside an
+escape (`\\n`, `\\"`) or ends on a lone backslash, so replacing it inside JSON text keeps the JSON valid.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tracegym.redact.config import RedactConfig
+from tracegym.redact.rules import BUILTIN_RULES, Rule
+
+PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
+"""What redaction writes: never a finding itself, so that redacting twice changes nothing."""
+CACHE_ENTRIES = 50_000
+CACHE_TEXT_CHARS = 20_000
+_JSON_BREAK = re.compile(r"\\[nrt]")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: Rule
+    start: int
+    end: int
+    value: str
+    priority: int = 0
+    """The rule's rank: of two overlapping findings the higher-ranked one stays (a URL's password before the
+    e-mail-like `password@host` around it), then the longer."""
+
+
+class Detector:
+    """The rules a `RedactConfig` selects, with its allow-list."""
+
+    def __init__(self, config: RedactConfig | None = None) -> None:
+        config = config or RedactConfig()
+        self.config = config
+        user = [Rule(r.name, r.label, r.pattern, description=r.description) for r in config.rules]
+        self.rules: tuple[Rule, ...] = tuple(r for r in BUILTIN_RULES if r.name not in config.disable) + tuple(user)
+        self.prefilter = "|".join(f"(?:{r.trigger})" for r in self.rules)
+        self.cache: dict[str, list[Finding]] | None = {}
+        """Findings of texts seen before (None: off). Logs repeat texts a lot: chat-completion logs send the
+        whole conversation again with every request, and system prompts, tool schemas and lookups recur."""
+        self._allowed_values = frozenset(config.allow.values)
+        self._allowed = re.compile("|".join(f"(?:{p})" for p in config.allow.patterns)) if config.allow.patterns \
+            else None
+
+    def candidates(self, column: pa.Array | pa.ChunkedArray) -> pa.Array:
+        """A boolean mask: true where some rule's trigger matches; null stays false."""
+        return pc.fill_null(pc.match_substring_regex(column, pattern=self.prefilter), False)
+
+    def find_column(self, column: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, str, list[Finding]]]:
+        """(row, text, findings) for the rows of a string column where something was found.
+
+        One RE2 pass over the column with every trigger finds the candidate rows; a pass per rule over those
+        rows picks the rules to run on each; then the rules run in Python.
+        """
+        mask = self.candidates(column)
+        rows = pc.indices_nonzero(mask)
+        if not len(rows):
+            return
+        texts = pc.take(column, rows).to_pylist()
+        known = [self.cache.get(t) for t in texts] if self.cache is not None else [None] * len(texts)
+        new = list(dict.fromkeys(t for t, k in zip(texts, known, strict=True) if k is None))  # once per text
+        if new:
+            per_rule = [pc.match_substring_regex(pa.array(new, pa.large_string()), pattern=r.trigger).to_pylist()
+                        for r in self.rules]
+            done = {t: self._find(t, [r for r, hit in zip(self.rules, per_rule, strict=True) if hit[j]])
+                    for j, t in enumerate(new)}
+            for t, found in done.items():
+                self._remember(t, found)
+            known = [done[t] if k is None else k for t, k in zip(texts, known, strict=True)]
+        for row, text, found in zip(rows.to_pylist(), texts, known, strict=True):
+            if found:
+                yield row, text, found
+
+    def _remember(self, text: str, found: list[Finding]) -> None:
+        if self.cache is None or len(text) > CACHE_TEXT_CHARS:
+            return
+        if len(self.cache) >= CACHE_ENTRIES:
+            self.cache.pop(next(iter(self.cache)))  # the oldest entry
+        self.cache[text] = found
+
+    def find(self, text: str) -> list[Finding]:
+        """The findings in `text`, left to right, none overlapping (the longest wins, then the earliest)."""
+        found = next(self.find_column(pa.array([text], pa.large_string())), None)
+        return found[2] if found else []
+
+    def _find(self, text: str, rules: list[Rule]) -> list[Finding]:
+        # Inside JSON text a line break is `\n`: matched as a backslash and a real line break (same length, so
+        # spans stay put), a value right after it starts a word as it does after a line break.
+        view = _JSON_BREAK.sub("\\\n", text) if "\\" in text else text
+        found: list[Finding] = []
+        for order, rule in enumerate(rules):
+            for m in rule.regex.finditer(view):
+                span = _value_span(m)
+                if span is None:
+                    continue
+                start, end = _outside_escapes(text, *span)
+                kept = self._keep(rule, text[start:end]) if end > start else False
+                if kept is False:
+                    continue
+                if kept is not True:  # the validator kept a prefix (an IBAN followed by more text)
+                    end = start + kept
+                found.append(Finding(rule, start, end, text[start:end], order))
+        return _non_overlapping(found)
+
+    def _keep(self, rule: Rule, value: str) -> bool | int:
+        """False to drop a match, True to keep it, or the length of the prefix to keep."""
+        if PLACEHOLDER.fullmatch(value) or PLACEHOLDER.search(value) and rule.label in ("PASSWORD", "SECRET"):
+            return False
+        if value in self._allowed_values or self._allowed is not None and self._allowed.fullmatch(value):
+            return False
+        # Validators see a JSON line break as whitespace of the same length, so a prefix length stays true.
+        return rule.validator is None or rule.validator(_JSON_BREAK.sub("  ", value) if "\\" in value else value)
+
+
+def _value_span(m: re.Match[str]) -> tuple[int, int] | None:
+    if "v" in m.re.groupindex:
+        start, end = m.span("v")
+        return None if start < 0 else (start, end)
+    return m.span()
+
+
+def _outside_escapes(text: str, start: int, end: int) -> tuple[int, int]:
+    """Move a span's start past an escape it begins inside (the `n` of `\\n`, the digits of `\\u00e9`) and drop a
+    trailing backslash that escapes what follows."""
+    if _escaped(text, start):
+        start += 5 if text[start] == "u" else 1
+    while end > start and text[end - 1] == "\\" and not _escaped(text, end - 1):
+        end -= 1
+    return start, end
+
+
+def _escaped(text: str, i: int) -> bool:
+    """Whether the character at `i` follows an odd run of backslashes."""
+    n = 0
+    while i - n - 1 >= 0 and text[i - n - 1] == "\\":
+        n += 1
+    return n % 2 == 1
+
+
+def _non_overlapping(found: list[Finding]) -> list[Finding]:
+    """Keep the highest-ranked of overlapping findings (rules come in rank order), then the longest."""
+    if len(found) < 2:
+        return found
+    ranked = sorted(found, key=lambda f: (f.priority, -(f.end - f.start), f.start))
+    kept: list[Finding] = []
+    for f in ranked:
+        if all(f.end <= k.start or f.start >= k.end for k in kept):
+            kept.append(f)
+    return sorted(kept, key=lambda f: f.start)

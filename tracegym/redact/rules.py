@@ -1,0 +1,141 @@
+"""The built-in detectors: each a named rule with a pattern, the placeholder type it redacts to, and an
+optional validator.
+
+Every pattern is written in the syntax RE2 and Python's `re` share (no look-arounds, no back-references), so the
+same text serves twice: all patterns joined are the RE2 prefilter that pyarrow runs over a whole column in C++,
+and each alone runs in Python on the few strings the prefilter lets through. Where a rule needs context around
+its value (a label, a word boundary RE2 cannot express), the value is the named group `v`; the rest of the match
+is context and stays. Separators allow a line break, so a value wrapped over lines is still found; `\\n` (a
+backslash and an n) is a line break inside a JSON string, as tool arguments and results store it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tracegym.redact import validators as v
+
+Validator = Callable[[str], bool | int]
+"""True to keep a match, False to drop it, or the length of the prefix to keep."""
+
+# A value separator inside a grouped number: space, dash, or a line break (raw, or escaped inside JSON text).
+_SEP = r"(?:[ \t-]|\\?\r?\n|\\n)"
+_GAP = r"(?:[ ]|\\?\r?\n|\\n)"  # between an IBAN's groups of four
+_PSEP = r"(?:[ .-]|\\?\r?\n|\\n)"  # between a phone number's groups
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DATE = (r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})|"
+         rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH},? \d{{4}})")
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+# Labels whose value is a credential, as keys in JSON, YAML, env files and code.
+_SECRET_WORDS = (r"(?:api[_-]?key|apikey|secret[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret|"
+                 r"auth[_-]?token|access[_-]?token|refresh[_-]?token|secret|token|credentials?)")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One detector: findings are named after it in reports, and redacted to `<LABEL_n>`."""
+
+    name: str
+    label: str
+    pattern: str
+    validator: Validator | None = None
+    trigger: str | None = None
+    """A simpler pattern that every match contains, cheap for RE2's DFA (a literal prefix, a digit run); the
+    full pattern runs only on texts where it matched. None: the pattern itself."""
+    description: str = ""
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", re.compile(self.pattern, re.ASCII))
+        if self.trigger is None:
+            object.__setattr__(self, "trigger", self.pattern)
+
+
+# In rank order: where two findings overlap, the earlier rule's stays (secrets before personal data, a URL's
+# password before the e-mail-like text around it, an IBAN before the digits in it).
+BUILTIN_RULES: tuple[Rule, ...] = (
+    Rule("private_key", "PRIVATE_KEY",
+         r"-----BEGIN[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----(?:[\s\S]*?-----END[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----|"
+         r"(?:[A-Za-z0-9+/=:, -]|\r?\n|\\n|\\r)*)",
+         trigger=r"PRIVATE KEY", description="PEM private-key blocks (RSA, EC, OpenSSH, PGP), cut ones too"),
+    Rule("anthropic_key", "API_KEY", r"\bsk-ant-[A-Za-z0-9_-]{20,}", trigger=r"sk-ant-",
+         description="Anthropic API keys"),
+    Rule("openai_key", "API_KEY", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+         trigger=r"(?:^|[^A-Za-z0-9_]|\\[nrt])sk-",
+         validator=lambda s: not s.startswith("sk-ant-") and bool(re.search(r"\d", s)),
+         description="OpenAI API keys (sk-, sk-proj-, service-account and admin keys)"),
+    Rule("aws_access_key", "API_KEY", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
+         trigger=r"AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA", description="AWS access key ids"),
+    Rule("github_token", "TOKEN", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+         trigger=r"gh[pousr]_|github_pat_", description="GitHub tokens"),
+    Rule("gitlab_token", "TOKEN", r"\bglpat-[A-Za-z0-9_-]{20,}", trigger=r"glpat-",
+         description="GitLab personal access tokens"),
+    Rule("slack_token", "TOKEN", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", trigger=r"xox[abposr]-",
+         description="Slack tokens"),
+    Rule("stripe_key", "API_KEY", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", trigger=r"_live_|_test_",
+         description="Stripe keys"),
+    Rule("google_api_key", "API_KEY", r"\bAIza[0-9A-Za-z_-]{35}", trigger=r"AIza", description="Google API keys"),
+    Rule("huggingface_token", "TOKEN", r"\bhf_[A-Za-z0-9]{30,}", trigger=r"hf_",
+         validator=lambda s: bool(re.search(r"[A-Z]", s) and re.search(r"[a-z]", s)),
+         description="Hugging Face tokens"),
+    Rule("npm_token", "TOKEN", r"\bnpm_[A-Za-z0-9]{36}\b", trigger=r"npm_", description="npm tokens"),
+    Rule("sendgrid_key", "API_KEY", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", trigger=r"SG\.",
+         description="SendGrid keys"),
+    Rule("jwt", "JWT", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", trigger=r"eyJ",
+         description="JSON Web Tokens"),
+    Rule("bearer_token", "TOKEN", r"(?i:\bbearer)\s+(?P<v>[A-Za-z0-9._~+/=-]{16,})", trigger=r"(?i:bearer)\s",
+         validator=lambda s: bool(re.search(r"\d", s)) and v.entropy(s) >= 3.0,
+         description="bearer tokens in Authorization headers"),
+    Rule("basic_auth", "TOKEN",
+         r"(?i:authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?(?i:basic)\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})",
+         trigger=r"(?i:authorization)", description="HTTP basic credentials"),
+    Rule("url_password", "PASSWORD",
+         r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{0,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
+         trigger=r"://[^\s/@]*:[^\s/@]+@", validator=lambda s: s not in ("*", "***", "password", "pass"),
+         description="passwords in URLs and connection strings (scheme://user:password@host)"),
+    Rule("password", "PASSWORD",
+         r"(?i:\b(?:password|passwd|pwd|pass[_-]?phrase))\\?[\"']?"
+         r"(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is)[ \t]*:?[ \t]*)\\?[\"']?(?P<v>[^\s\"',;(){}\[\]<>\\]{4,128})",
+         trigger=r"(?i:passw(?:or)?d|pwd|pass[_-]?phrase)", validator=v.password,
+         description="passwords after a password label (key=value, JSON, prose)"),
+    Rule("secret_assignment", "SECRET",
+         rf"(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
+         trigger=r"(?i:key|token|secret|credential)s?\\?[\"']?\s*[:=]\s*\\?[\"']?[A-Za-z0-9+/_.=-]{16}",
+         validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
+    Rule("email", "EMAIL",
+         r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+         r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b",
+         trigger=r"[A-Za-z0-9._%+-]@[A-Za-z0-9]", description="e-mail addresses"),
+    Rule("iban", "IBAN",
+         rf"\b(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
+         trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
+         description="IBANs (country length, mod-97 checksum)"),
+    Rule("card", "CARD",
+         rf"(?:^|[^A-Za-z0-9_.+/-])(?P<v>\d(?:{_SEP}?\d){{11,18}})(?:$|[^A-Za-z0-9_]|\.(?:$|\D))",
+         trigger=rf"\d(?:{_SEP}?\d){{11}}", validator=v.card_number,
+         description="payment card numbers (issuer ranges and lengths, Luhn)"),
+    Rule("phone", "PHONE",
+         rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(\d{{1,4}}\)|\d{{1,4}})(?:{_PSEP}?\d{{2,4}}){{1,4}})"
+         r"(?:$|[^\w.]|\.(?:$|\D))",
+         trigger=r"\+[1-9]", validator=lambda s: 8 <= len(v.digits_of(s)) <= 15,
+         description="phone numbers in international format (+country code)"),
+    Rule("phone_nanp", "PHONE",
+         r"(?:^|[^\w.-])(?P<v>\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?:$|[^\w.-]|\.(?:$|\D))",
+         trigger=r"\d{3}[.-]\d{3}[.-]\d{4}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}",
+         validator=lambda s: v.digits_of(s)[0] not in "01", description="North American numbers, (555) 123-4567"),
+    Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))",
+         trigger=r"\d\.\d{1,3}\.\d{1,3}\.\d", validator=v.public_ip,
+         description="public IPv4 addresses (not private, loopback or reserved; not version numbers)"),
+    Rule("ipv6", "IP", r"(?:^|[^\w:.])(?P<v>[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?:$|[^\w:])",
+         trigger=r"[0-9A-Fa-f]:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]|[0-9A-Fa-f]::[0-9A-Fa-f]|"
+                 r"[0-9A-Fa-f]:[0-9A-Fa-f]{1,4}::",
+         validator=v.public_ip, description="public IPv6 addresses"),
+    Rule("date_of_birth", "DOB",
+         rf"(?i:\bdob|date[ _-]?of[ _-]?birth|birth[ _-]?date|birthday|\bborn(?: on)?)(?:[^\n\d]{{0,24}}\n)?"
+         rf"[^\n\d]{{0,24}}"
+         rf"(?P<v>(?i:{_DATE}))",
+         trigger=r"(?i:dob|birth|born)[^\d]{0,50}\d", validator=v.birth_date,
+         description="dates of birth next to words like born, DOB, date of birth"),
+)

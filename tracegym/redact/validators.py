@@ -1,0 +1,174 @@
+"""Checks that turn a pattern's candidate into a finding: checksums, issuer ranges, entropy, plausible dates.
+
+A pattern alone over-matches on real traces (16-digit ids, version strings, timestamps); each validator here
+is what keeps a τ-bench reservation id or a commit hash from becoming a card or a secret.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from collections import Counter
+from datetime import date
+
+_DIGITS = re.compile(r"\d")
+_NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
+
+
+def digits_of(value: str) -> str:
+    return "".join(_DIGITS.findall(value))
+
+
+def luhn(number: str) -> bool:
+    """The Luhn check digit of a payment card number (digits only)."""
+    total = 0
+    for i, ch in enumerate(reversed(number)):
+        d = ord(ch) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+# Issuer prefixes (IIN ranges) and the lengths each issues: a Luhn-valid run of digits that no issuer uses is
+# more likely an id or a timestamp than a card.
+_ISSUERS: list[tuple[tuple[int, int], int, frozenset[int]]] = [
+    ((4, 4), 1, frozenset({13, 16, 19})),                 # Visa
+    ((51, 55), 2, frozenset({16})),                       # Mastercard
+    ((2221, 2720), 4, frozenset({16})),                   # Mastercard 2-series
+    ((34, 34), 2, frozenset({15})), ((37, 37), 2, frozenset({15})),  # American Express
+    ((6011, 6011), 4, frozenset({16, 19})), ((644, 649), 3, frozenset({16, 19})),
+    ((65, 65), 2, frozenset({16, 19})),                   # Discover
+    ((3528, 3589), 4, frozenset({16, 17, 18, 19})),       # JCB
+    ((300, 305), 3, frozenset({14, 16, 19})), ((36, 36), 2, frozenset({14, 16, 19})),
+    ((38, 39), 2, frozenset({14, 16, 19})),               # Diners Club
+    ((62, 62), 2, frozenset({16, 17, 18, 19})),           # UnionPay
+    ((50, 50), 2, frozenset(range(12, 20))), ((56, 58), 2, frozenset(range(12, 20))),  # Maestro
+    ((2200, 2204), 4, frozenset({16, 17, 18, 19})),       # Mir
+]
+
+
+def card_number(value: str) -> bool:
+    """A payment card: 13-19 digits from a known issuer range with a valid Luhn digit, grouped consistently."""
+    number = digits_of(value)
+    if not 12 <= len(number) <= 19 or len(set(number)) < 2:
+        return False
+    groups = [g for g in re.split(r"[^0-9]+", value) if g]
+    if len(groups) > 1 and not _card_grouping(groups):
+        return False
+    issued = any(lo <= int(number[:width]) <= hi and len(number) in lengths
+                 for (lo, hi), width, lengths in _ISSUERS)
+    return issued and luhn(number)
+
+
+def _card_grouping(groups: list[str]) -> bool:
+    """Digits written in groups the way cards are printed: 4-4-4-4(-3), 4-6-5 (Amex), 4-6-4 (Diners)."""
+    sizes = [len(g) for g in groups]
+    return all(s == 4 for s in sizes[:-1]) and 1 <= sizes[-1] <= 4 or sizes in ([4, 6, 5], [4, 6, 4])
+
+
+# IBAN lengths by country (ISO 13616 registry), for the countries that issue them.
+IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "BY": 28,
+    "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18,
+    "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22,
+    "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20,
+    "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15,
+    "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SC": 31, "SE": 24, "SI": 19,
+    "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+}
+
+
+def iban(value: str) -> bool | int:
+    """An IBAN: a known country's length and the ISO 7064 mod-97 checksum. A match that runs on past the
+    country's length (`DE89 3704 0044 0532 0130 00 I paid`) keeps the prefix that is one: its length."""
+    code = _NOT_ALNUM.sub("", value).upper()
+    length = IBAN_LENGTHS.get(code[:2])
+    if length is None or len(code) < length or not _mod97(code[:length]):
+        return False
+    if len(code) == length:
+        return True
+    seen = 0
+    for i, ch in enumerate(value):
+        seen += ch.isalnum()
+        if seen == length:
+            return i + 1
+    return False
+
+
+def _mod97(code: str) -> bool:
+    moved = code[4:] + code[:4]
+    return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def high_entropy_secret(value: str) -> bool:
+    """A random-looking token: letters and digits mixed (or a long mixed-case run), high entropy; not a hex
+    digest (commit hashes, content hashes) nor a path or a dotted identifier."""
+    if len(value) < 16 or re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", value):
+        return False
+    if "/" in value and not re.search(r"[+=]", value) or re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)+", value):
+        return False
+    if re.search(r"\d", value):
+        return bool(re.search(r"[A-Za-z]", value)) and entropy(value) >= 3.5
+    # Without digits only a long, mixed-case, very random run reads as a key rather than a name.
+    return len(value) >= 24 and bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)) \
+        and entropy(value) >= 4.2
+
+
+_CODE_VALUE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\)?)?|None|null|true|false|undefined|\*+|x+|\.+")
+_PLACEHOLDER_WORDS = {"password", "passwd", "secret", "changeme", "example", "your_password", "yourpassword",
+                      "xxxxxx", "redacted", "hidden", "required", "optional", "string"}
+
+
+def password(value: str) -> bool:
+    """A password given after a password label; code (`password=password`, `pwd=self.pwd`) and doc placeholders
+    are not."""
+    bare = value.strip("'\"")
+    if len(bare) < 4 or bare.lower() in _PLACEHOLDER_WORDS or bare.startswith(("$", "%", "{", "<")):
+        return False
+    if _CODE_VALUE.fullmatch(bare) and not re.search(r"\d", bare):
+        return False  # an identifier without digits reads as a variable name, not a password
+    return True
+
+
+def public_ip(value: str) -> bool:
+    """An IP address that could point at someone: public (not private, loopback, link-local, multicast or
+    reserved), and not a dotted version number (four small numbers)."""
+    try:
+        ip = ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    if ip.is_private or ip.is_loopback or ip.is_unspecified or ip.is_multicast or ip.is_reserved \
+            or ip.is_link_local:
+        return False
+    if ip.version == 6:
+        groups = [g for g in value.split(":") if g]
+        return len(groups) >= 3 and sum(len(g) for g in groups) >= 6
+    return any(int(octet) > 20 for octet in value.split("."))  # 2.0.0.3, 1.0.4.2: package versions
+
+
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])}
+
+
+def birth_date(value: str) -> bool:
+    """A calendar date a living person could be born on (1900 to this year)."""
+    parts = re.findall(r"\d+|[A-Za-z]+", value)
+    nums = [int(p) for p in parts if p.isdigit()]
+    month_names = [_MONTHS[p[:3].lower()] for p in parts if p[:3].lower() in _MONTHS]
+    years = [n for n in nums if n > 31]
+    year = years[0] if years else (nums[-1] + 1900 if nums and nums[-1] < 100 else None)
+    if year is None or not 1900 <= (year if year >= 100 else year + 1900) <= date.today().year:
+        return False
+    rest = [n for n in nums if n != year][:2]
+    if month_names:
+        return bool(rest) and 1 <= rest[0] <= 31
+    return len(rest) == 2 and any(1 <= r <= 12 for r in rest) and all(1 <= r <= 31 for r in rest)
