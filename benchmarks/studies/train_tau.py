@@ -58,7 +58,7 @@ def prepare(workdir: Path, context: str, heldout: float, split_seed: int, reward
     for args in (["ingest", str(TRACES)], ["mine", "failures"],
                  ["tasks", "generate", "--out", str(task_set), "--evals", str(REPO / "examples" / "evals-train.yaml"),
                   "--eval", reward, "--top", "12", "--context", context, "--heldout", str(heldout),
-                  "--seed", str(split_seed)]):
+                  "--seed", str(split_seed), "--allow-unredacted"]):  # public traces: nothing to redact
         result = runner.invoke(app, [*args, "--store", str(store)], catch_exceptions=False)
         if result.exit_code != 0:
             raise SystemExit(f"{' '.join(args)} failed: {result.stderr}")

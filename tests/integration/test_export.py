@@ -31,7 +31,8 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory, tau_workspace_template: 
     ws = copy_workspace(tau_workspace_template, root)
     config = write_config(root / "run.yaml", tiny_config(ws, root / "run", steps=2))
     runner = CliRunner()
-    result = runner.invoke(app, ["train", str(config), "--store", str(ws.store)], catch_exceptions=False)
+    result = runner.invoke(app, ["train", str(config), "--allow-unredacted", "--store", str(ws.store)],
+                           catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     result = runner.invoke(app, ["eval", str(root / "run"), "--tasks", str(ws.task_set), "--samples", "1",
                                  "--store", str(ws.store), "--json"], catch_exceptions=False)
