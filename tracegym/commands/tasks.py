@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -50,10 +50,21 @@ def tasks_generate(
     templates: Annotated[Path | None, typer.Option(help="A folder of templates overriding task.yaml.j2, "
                                                         "manifest.yaml.j2, README.md.j2.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing task-set folder.")] = False,
+    no_gates: Annotated[bool, typer.Option("--no-gates", help="Write every task without probing its reward.")] = False,
+    gate_threshold: Annotated[float, typer.Option(
+        min=0.001, max=1.0, help="Gates: a reference reply must reach this reward, degenerate ones stay below.")] = 1.0,
+    harness_config: Annotated[Path | None, typer.Option(
+        help="YAML harness config the gate episodes run under, as `tracegym run` takes it (default: the "
+             "defaults).")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Write task specs for failure clusters into a task-set folder and register it in the store."""
+    """Write task specs for failure clusters into a task-set folder and register it in the store.
+
+    Each task is gated first (unless --no-gates): a reference reply must earn its reward, and an empty reply, the
+    recorded failing action and a reply in the wrong shape must not; tasks that fail are left out and counted
+    per cluster and reason.
+    """
     from pydantic import ValidationError
 
     from tracegym.errors import ConfigError
@@ -71,19 +82,40 @@ def tasks_generate(
         first = e.errors()[0]
         raise ConfigError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}.") from None
     with open_store(store) as st:
-        task_set = create_task_set(st, options, evals, out_dir, templates, force)
+        gate = None if no_gates else _new_task_gate(st, evals, harness_config, gate_threshold)
+        task_set = create_task_set(st, options, evals, out_dir, templates, force, gate)
     m = task_set.manifest
+    report = gate.report if gate is not None else None
     if heldout > 0 and m.counts["tasks"] and not m.counts["heldout"]:
         err.print(f"[yellow]Nothing is held out[/yellow]: the {m.counts['tasks']} tasks form one group (tasks that "
                   f"share a source task{', or a cluster,' if split_by == 'cluster' else ''} go to the same side). "
                   "Fix: --split-by task, or draw from more source tasks.")
     if as_json:
         print_json({"name": m.name, "path": str(task_set.path), **m.counts,
-                    "clusters": [c.model_dump() for c in m.clusters]})
+                    "clusters": [c.model_dump() for c in m.clusters],
+                    "gates": report.summary() if report is not None else None})
         return
-    emit([c.model_dump() for c in m.clusters], False, title=f"Task set {m.name}")
+    emit([_cluster_row(c.model_dump()) for c in m.clusters], False, title=f"Task set {m.name}")
     err.print(f"{m.counts['tasks']} tasks ({m.counts['train']} train, {m.counts['heldout']} held out) in "
               f"{task_set.path}; {m.counts['drafts_merged']} near-duplicate drafts merged.")
+    if report is not None:
+        err.print(f"Reward gates: {len(report.rejected)} of {len(report.tasks)} tasks rejected ({report.episodes} "
+                  f"probe episodes in {report.seconds:.1f} s); per task: `tracegym tasks check {task_set.path}`.")
+
+
+def _new_task_gate(st: Any, evals: Path, harness_config: Path | None, threshold: float) -> Any:
+    from tracegym.harnesses.gates import GateOptions, NewTaskGate
+
+    return NewTaskGate.from_file(st, evals, harness_config, GateOptions(threshold=threshold))
+
+
+def _cluster_row(cluster: dict[str, Any]) -> dict[str, Any]:
+    """A manifest cluster entry as a table row: the gate counts flattened into rejected and reasons."""
+    gates = cluster.pop("gates", None)
+    if gates is not None:
+        cluster["rejected"] = gates["rejected"]
+        cluster["reasons"] = ", ".join(f"{r} {n}" for r, n in gates["reasons"].items())
+    return cluster
 
 
 @tasks_app.command("list")
