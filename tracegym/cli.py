@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 
 from tracegym.commands import eval as eval_command
 from tracegym.commands import evals, ingest, inspect, lineage, mine, quickstart, report, run, runs, tasks, train
+from tracegym.commands import rescore as rescore_command
 from tracegym.errors import TracegymError, is_interrupt
 
 
@@ -82,6 +83,7 @@ eval_command.register(app)
 runs.register(app)
 report.register(app)
 lineage.register(app)
+rescore_command.register(app)
 
 
 def main() -> None:
