@@ -31,6 +31,7 @@ from tracegym.commands import (
     tasks,
     train,
 )
+from tracegym.commands import rescore as rescore_command
 from tracegym.errors import TracegymError, is_interrupt
 
 
@@ -109,6 +110,7 @@ lineage.register(app)
 labels.register(app)
 export.register(app)
 rollouts.register(app)
+rescore_command.register(app)
 
 
 def main() -> None:

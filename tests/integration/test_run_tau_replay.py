@@ -31,9 +31,9 @@ def tau_tasks(cli, traces_dir, store_path, tmp_path) -> Path:
     with open_store(store_path, read_only=True) as st:
         cluster = st.scalar("SELECT cluster_id FROM clusters WHERE detector = 'tool_error' ORDER BY rank LIMIT 1")
     out = tmp_path / "tasks" / "tau-errors"
-    result = cli("tasks", "generate", "--allow-unredacted",
-                 "--evals", EVALS, "--out", out, "--store", store_path, "--cluster", cluster,
-                 "--context", "last-user", "--system-max-chars", "600", "--json")
+    # Ungated: under replay few failure cuts can earn tau_reward (docs/reward-gates.md); the runs are the point here.
+    result = cli("tasks", "generate", "--allow-unredacted", "--evals", EVALS, "--out", out, "--store", store_path,
+                 "--cluster", cluster, "--context", "last-user", "--system-max-chars", "600", "--json", "--no-gates")
     assert result.exit_code == 0, result.output
     return out
 

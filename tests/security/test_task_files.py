@@ -49,7 +49,8 @@ def _generate(cli, traces: Path, tmp_path: Path) -> tuple[Path, Path]:
     store, out, evals = tmp_path / "store.duckdb", tmp_path / "set", tmp_path / "evals.yaml"
     evals.write_text(EVALS)
     for args in (("ingest", traces), ("mine", "failures"),
-                 ("tasks", "generate", "--allow-unredacted", "--evals", evals, "--out", out, "--top", "1")):
+                 ("tasks", "generate", "--allow-unredacted", "--no-gates", "--evals", evals, "--out", out,
+                  "--top", "1")):
         result = cli(*args, "--store", store)
         assert result.exit_code == 0, result.output
     return store, out

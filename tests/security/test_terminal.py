@@ -75,8 +75,9 @@ def test_task_views_show_trace_text_as_text(cli, hostile_store, tmp_path):
     evals = tmp_path / "evals.yaml"
     evals.write_text(EVALS % "openai-chat")
     store = ("--store", hostile_store)
-    _shown(cli, "tasks", "generate", "--allow-unredacted",
-                "--evals", evals, "--out", tmp_path / "hostile", "--top", "1", *store)
+    # Ungated: the label eval pays the recorded judgement whatever the reply, which the gates reject.
+    _shown(cli, "tasks", "generate", "--allow-unredacted", "--no-gates", "--evals", evals, "--out",
+           tmp_path / "hostile", "--top", "1", *store)
     task = json.loads(_shown(cli, "tasks", "list", "hostile", "--json", *store))[0]["task_id"]
     # YAML escapes the C0 controls of the spec it shows; the bidi override it leaves as it is is escaped here.
     assert "\\u202eexe.txt" in _shown(cli, "tasks", "show", task, *store)

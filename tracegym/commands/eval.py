@@ -12,6 +12,7 @@ from tracegym.output import JsonOpt, StoreOpt, err, literal, out, print_json, pr
 
 if TYPE_CHECKING:
     from tracegym.store import Store
+    from tracegym.training.comparison import Scores
     from tracegym.training.evaluate import EvalOptions, EvalPlan, Evaluation
 
 
@@ -41,6 +42,11 @@ def eval_command(
     precision: Annotated[PrecisionChoice, typer.Option(
         help="Local models' precision; auto is bf16 where the device computes it natively, else fp32.")] = "fp32",
     device: Annotated[str, typer.Option(help="torch device of local models.")] = "cpu",
+    score_version: Annotated[str | None, typer.Option(
+        help="Compare on this score version of `tracegym rescore` (N, or latest): each sample's latest score up "
+             "to it [default: the scores stored with the samples].")] = None,
+    component: Annotated[str | None, typer.Option(
+        help="Also show this reward component (a part of a weighted eval, say) per cluster.")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -64,7 +70,8 @@ def eval_command(
                   f"{plan.task_set.manifest.name} x {samples} samples (settings: {plan.config_source}"
                   f"{f'; {plan.why_fewer()}' if plan.why_fewer() else ''}).")
         say_unchanged(plan)
-        table = evaluate_and_compare(st, plan, options)
+        scores = _scores(st, score_version, component, options.pass_threshold)
+        table = evaluate_and_compare(st, plan, options, scores)
     if as_json:
         print_json(table)
         return
@@ -95,15 +102,34 @@ def _warn_small_groups(table: dict[str, Any]) -> None:
               "descriptive. Fix: more traces of those failures, or a larger --heldout when generating.[/yellow]")
 
 
-def evaluate_and_compare(st: Store, plan: EvalPlan, options: EvalOptions) -> dict[str, Any]:
-    """Run the plan (with a progress bar), then the comparison of its models against its base, with counts; names
-    on stderr the groups too small for a verdict."""
-    from tracegym.training.comparison import ModelRef, compare
+def _scores(st: Store, version: str | None, component: str | None, threshold: float) -> Scores:
+    from tracegym.errors import ConfigError, NotFoundError
+    from tracegym.training.comparison import Scores
+
+    if version is None:
+        return Scores(component=component)
+    latest = st.scalar("SELECT max(version) FROM score_versions")
+    if version == "latest":
+        if latest is None:
+            raise NotFoundError("--score-version latest: nothing was rescored yet. Fix: run `tracegym rescore`.")
+        return Scores(int(latest), threshold, component)
+    if not version.isdigit():
+        raise ConfigError(f"--score-version {version!r}: give a version number or latest.")
+    if int(version) > (latest or 0):
+        raise NotFoundError(f"--score-version {version}: the store has versions 0 to {latest or 0}.")
+    return Scores(int(version), threshold, component)
+
+
+def evaluate_and_compare(st: Store, plan: EvalPlan, options: EvalOptions, scores: Scores | None = None
+                         ) -> dict[str, Any]:
+    """Run the plan (with a progress bar), then the comparison of its models against its base (on `scores`),
+    with counts; names on stderr the groups too small for a verdict."""
+    from tracegym.training.comparison import ModelRef, Scores, compare
 
     result = _run(st, plan, options)
     refs = [ModelRef(c.label, c.checkpoint_id, c.run_id, c.step) for c in result.candidates]
     table = compare(st, result.eval_id, refs[0], refs[1:], options.samples, [t.task_id for t in result.tasks],
-                    options.seed)
+                    options.seed, scores or Scores())
     table["counts"] = {label: c.__dict__ for label, c in result.counts.items()}
     _warn_small_groups(table)
     return table
@@ -142,20 +168,24 @@ def print_comparison(table: dict[str, Any]) -> None:
     from rich.table import Table
 
     k = table["samples"]
-    view = Table(title=f"{literal(table['eval_id'])}: {table['tasks']} tasks x {k} samples against "
+    component = table.get("component")
+    version = f" (score version {table['score_version']})" if table.get("score_version") is not None else ""
+    view = Table(title=f"{literal(table['eval_id'])}{version}: {table['tasks']} tasks x {k} samples against "
                        f"{literal(table['base'])}",
                  caption="mean [95% interval] over tasks; below: change against the base, ▲▼ beyond noise "
                          "(paired permutation test, p < 0.05), ≈ within it")
-    for col in ("model", "tasks", "reward", "pass@1", f"pass@{k}"):
+    for col in ("model", "tasks", "reward", "pass@1", f"pass@{k}", *([literal(component)] if component else [])):
         view.add_column(col, overflow="fold")
     for group in table["groups"]:
-        view.add_row(f"[bold]{literal(group_title(group))}[/bold]", str(group["tasks"]), "", "", "")
+        view.add_row(f"[bold]{literal(group_title(group))}[/bold]", str(group["tasks"]), "", "", "",
+                     *([""] if component else []))
         for i, row in enumerate(group["rows"]):
             change = row["change"] or {}
             errors = f" ({row['errors']} unscored)" if row["errors"] else ""
+            extra = [fmt_cell(row["component"], None)] if component else []
             view.add_row(f"  {literal(row['model'])}{errors}", "", fmt_cell(row["reward"], change.get("reward")),
                          fmt_cell(row["pass@1"], change.get("pass@1")), fmt_cell(row["pass@k"], change.get("pass@k")),
-                         end_section=i == len(group["rows"]) - 1)
+                         *extra, end_section=i == len(group["rows"]) - 1)
     out.print(view)
     for group in table["groups"][1:]:
         if group.get("signature"):

@@ -133,6 +133,8 @@ def _prepare(traces: Path, workdir: Path, path: Path) -> Path:
 
 
 def _tasks(st: Any, workdir: Path) -> Path:
+    from tracegym.harnesses.config import HarnessConfig
+    from tracegym.harnesses.gates import NewTaskGate
     from tracegym.tasks.generate import GenerateOptions, create_task_set
 
     clusters = learnable_clusters(st)
@@ -144,11 +146,14 @@ def _tasks(st: Any, workdir: Path) -> Path:
     evals = workdir / "evals.yaml"
     evals.write_text(EVALS_YAML, encoding="utf-8")
     options = GenerateOptions(name="quickstart", clusters=[c["cluster_id"] for c in clusters], **GENERATE)
-    task_set = create_task_set(st, options, evals, workdir / "tasks", force=True)
+    # Gated under the harness the run trains in, so each probe is scored as the training episodes will be.
+    harness = HarnessConfig(run_as=train_config(workdir / "tasks", workdir / "run")["harness"]["run_as"])
+    gate = NewTaskGate(st, evals, harness, workdir, config_name="quickstart: run_as shell: chat")
+    task_set = create_task_set(st, options, evals, workdir / "tasks", force=True, gate=gate)
     m = task_set.manifest.counts
     formats = ", ".join(sorted({c["source_format"] for c in clusters}))
     err.print(f"{m['tasks']} tasks ({m['train']} train, {m['heldout']} held out) from {len(clusters)} clusters "
-              f"({formats}) in {task_set.path}")
+              f"({formats}) in {task_set.path}; reward gates rejected {m['rejected_by_gates']}")
     return task_set.path
 
 

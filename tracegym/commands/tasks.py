@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -52,10 +52,21 @@ def tasks_generate(
     force: Annotated[bool, typer.Option("--force", help="Replace an existing task-set folder.")] = False,
     allow_unredacted: Annotated[bool, typer.Option(
         "--allow-unredacted", help="Go on even though the store holds traces that were not redacted.")] = False,
+    no_gates: Annotated[bool, typer.Option("--no-gates", help="Write every task without probing its reward.")] = False,
+    gate_threshold: Annotated[float, typer.Option(
+        min=0.001, max=1.0, help="Gates: a reference reply must reach this reward, degenerate ones stay below.")] = 1.0,
+    harness_config: Annotated[Path | None, typer.Option(
+        help="YAML harness config the gate episodes run under, as `tracegym run` takes it (default: the "
+             "defaults).")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Write task specs for failure clusters into a task-set folder and register it in the store."""
+    """Write task specs for failure clusters into a task-set folder and register it in the store.
+
+    Each task is gated first (unless --no-gates): a reference reply must earn its reward, and an empty reply, the
+    recorded failing action and a reply in the wrong shape must not; tasks that fail are left out and counted
+    per cluster and reason.
+    """
     from pydantic import ValidationError
 
     from tracegym.errors import ConfigError
@@ -77,19 +88,100 @@ def tasks_generate(
             from tracegym.redact.session import require_redacted
 
             require_redacted(st, "tracegym tasks generate")
-        task_set = create_task_set(st, options, evals, out_dir, templates, force)
+        gate = None if no_gates else _new_task_gate(st, evals, harness_config, gate_threshold)
+        task_set = create_task_set(st, options, evals, out_dir, templates, force, gate)
     m = task_set.manifest
+    report = gate.report if gate is not None else None
     if heldout > 0 and m.counts["tasks"] and not m.counts["heldout"]:
         err.print(f"[yellow]Nothing is held out[/yellow]: the {m.counts['tasks']} tasks form one group (tasks that "
                   f"share a source task{', or a cluster,' if split_by == 'cluster' else ''} go to the same side). "
                   "Fix: --split-by task, or draw from more source tasks.")
     if as_json:
         print_json({"name": m.name, "path": str(task_set.path), **m.counts,
-                    "clusters": [c.model_dump() for c in m.clusters]})
+                    "clusters": [c.model_dump() for c in m.clusters],
+                    "gates": report.summary() if report is not None else None})
         return
-    emit([c.model_dump() for c in m.clusters], False, title=f"Task set {m.name}")
+    emit([_cluster_row(c.model_dump()) for c in m.clusters], False, title=f"Task set {m.name}")
     err.print(f"{m.counts['tasks']} tasks ({m.counts['train']} train, {m.counts['heldout']} held out) in "
               f"{task_set.path}; {m.counts['drafts_merged']} near-duplicate drafts merged.")
+    if report is not None:
+        err.print(f"Reward gates: {len(report.rejected)} of {len(report.tasks)} tasks rejected ({report.episodes} "
+                  f"probe episodes in {report.seconds:.1f} s); per task: `tracegym tasks check {task_set.path}`.")
+
+
+def _new_task_gate(st: Any, evals: Path, harness_config: Path | None, threshold: float) -> Any:
+    from tracegym.harnesses.gates import GateOptions, NewTaskGate
+
+    return NewTaskGate.from_file(st, evals, harness_config, GateOptions(threshold=threshold))
+
+
+def _cluster_row(cluster: dict[str, Any]) -> dict[str, Any]:
+    """A cluster entry as a table row: the gate counts flattened into rejected and reasons."""
+    gates = cluster.pop("gates", None)
+    if gates is not None:
+        cluster["rejected"] = gates["rejected"]
+        cluster["reasons"] = ", ".join(f"{r} {n}" for r, n in gates["reasons"].items())
+    return cluster
+
+
+@tasks_app.command("check")
+def tasks_check(
+    task_set: Annotated[str, typer.Argument(help="The task set: a folder or its name in the store.")],
+    threshold: Annotated[float | None, typer.Option(
+        min=0.001, max=1.0, help="The pass threshold [default: the one the set was generated with, else 1].")] = None,
+    harness_config: Annotated[Path | None, typer.Option(
+        help="YAML harness config the gate episodes run under, as `tracegym run` takes it.")] = None,
+    failed_only: Annotated[bool, typer.Option("--failed", help="List only the tasks that fail a gate.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the reward gates on an existing task set (after an eval edit, say), with its evals.yaml as it is now.
+
+    Per task: the reference reply must reach the threshold, and an empty reply, the recorded failing action and
+    a reply in the wrong shape must stay below it. Reports per task and per cluster; exits 1 when a gate fails.
+    """
+    from tracegym.harnesses.config import load_harness_config
+    from tracegym.harnesses.gates import GateOptions, run_gates
+    from tracegym.harnesses.taskrun import TaskScorers, ThreadLocalStore, resolve_task_set
+    from tracegym.store import open_store
+
+    with open_store(store, read_only=True) as st:
+        ts = resolve_task_set(st, task_set)
+        gated = ts.manifest.gates
+        options = GateOptions(threshold=threshold or (gated.threshold if gated else 1.0))
+        config, base_dir = load_harness_config(harness_config)
+        scorer_store = ThreadLocalStore(st)
+        try:
+            report = run_gates(st, ts.tasks, TaskScorers(ts, scorer_store), config, base_dir, options)
+        finally:
+            scorer_store.close()
+    split = {t.task_id: t.split for t in ts.tasks}
+    clusters = [{"cluster_id": c, **g.model_dump()} for c, g in report.per_cluster().items()]
+    if as_json:
+        print_json({"task_set": ts.manifest.name, "threshold": options.threshold, **report.summary(),
+                    "tasks": [g.to_dict() for g in report.tasks if not (failed_only and g.passed)]})
+    else:
+        rows = [_gate_row(g, split[g.task_id]) for g in report.tasks if not (failed_only and g.passed)]
+        emit(rows, False, title=f"Reward gates on {ts.manifest.name} (threshold {options.threshold:g})")
+        emit([_cluster_row({**c, "gates": dict(c)}) for c in clusters], False, title="Per cluster")
+        err.print(f"{len(report.rejected)} of {len(report.tasks)} tasks fail a gate ({report.episodes} probe "
+                  f"episodes in {report.seconds:.1f} s).")
+    if report.rejected:
+        raise typer.Exit(1)
+
+
+def _gate_row(gate: Any, split: str) -> dict[str, Any]:
+    probes = {p.kind: p for p in gate.probes}
+    ref = probes.get("reference")
+    return {"task_id": gate.task_id, "cluster_id": gate.cluster_id, "split": split,
+            "passed": gate.passed, "reasons": ", ".join(gate.reasons),
+            "reference": f"{ref.source} {_reward(ref)}" if ref else "none",
+            **{kind: _reward(probes[kind]) if kind in probes else "" for kind in ("empty", "failing_action",
+                                                                                  "wrong_shape")}}
+
+
+def _reward(probe: Any) -> str:
+    return f"error: {probe.error[:60]}" if probe.reward is None else f"{probe.reward:.2f}"
 
 
 @tasks_app.command("list")

@@ -132,6 +132,9 @@ class ScoreResult:
     reward: float | None
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    components: dict[str, float] = field(default_factory=dict)
+    """The parts the reward was made of, by name (a weighted eval's parts, or what a scorer returned under
+    `components`): kept beside the scalar for diagnosis; training uses the scalar."""
 
     def __post_init__(self) -> None:
         if self.error is None:
@@ -149,7 +152,10 @@ class ScoreResult:
         return cls(None, details or {}, error)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"reward": self.reward, "details": self.details, "error": self.error}
+        out = {"reward": self.reward, "details": self.details, "error": self.error}
+        if self.components:
+            out["components"] = self.components
+        return out
 
 
 class PathError(LookupError):

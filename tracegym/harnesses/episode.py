@@ -183,6 +183,8 @@ class Episode:
     reward: float | None = None
     scorer_details: dict[str, Any] = field(default_factory=dict)
     scorer_error: str | None = None
+    components: dict[str, float] = field(default_factory=dict)
+    """The reward's parts by name (`ScoreResult.components`); training uses `reward` alone."""
     harness_error: str | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
     """Harness extras: chat-template fallbacks, tool-call counts per style, sandbox backend."""

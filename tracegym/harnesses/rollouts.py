@@ -20,7 +20,7 @@ from tracegym.errors import StoreError
 from tracegym.harnesses.episode import Episode, EpisodeCounts, TokenRecord, TurnRecord
 from tracegym.models.support import Support
 
-_JSON = ("sampling", "scorer_details", "messages", "turns", "metrics")
+_JSON = ("sampling", "scorer_details", "messages", "turns", "metrics", "components")
 SCHEMA = pa.schema([
     ("rollout_id", pa.string()), ("run_id", pa.string()), ("task_set_id", pa.string()), ("task_id", pa.string()),
     ("split", pa.string()), ("harness", pa.string()), ("sample_idx", pa.int32()), ("seed", pa.int64()),
@@ -36,6 +36,7 @@ SCHEMA = pa.schema([
     ("support_logprobs", pa.large_list(pa.float32())), ("metrics", pa.large_string()),
     ("created_at", pa.timestamp("us")), ("latency_s", pa.float64()), ("tokens_in", pa.int32()),
     ("tokens_out", pa.int32()), ("train_step", pa.int32()), ("train_use", pa.string()),
+    ("components", pa.string()),
 ])
 COLUMNS = tuple(SCHEMA.names)
 
@@ -69,6 +70,7 @@ def _row(episode: Episode, run_id: str | None) -> dict[str, Any]:
         "metrics": _json(episode.metrics), "created_at": episode.created_at, "latency_s": episode.latency_s,
         "tokens_in": episode.tokens_in, "tokens_out": episode.tokens_out,
         "train_step": episode.train_step, "train_use": episode.train_use,
+        "components": _json(episode.components) if episode.components else None,
     }
 
 
@@ -133,6 +135,7 @@ def _episode(row: dict[str, Any]) -> Episode:
         counts=EpisodeCounts(row["n_tool_calls"], row["n_malformed_tool_calls"], row["n_replay_hits"],
                              row["n_replay_misses"]),
         reward=row["reward"], scorer_details=data["scorer_details"] or {}, scorer_error=row["scorer_error"],
+        components=data["components"] or {},
         harness_error=row["harness_error"], metrics=data["metrics"] or {}, latency_s=row["latency_s"],
         created_at=row["created_at"], run_id=row["run_id"], train_step=row["train_step"], train_use=row["train_use"],
     )

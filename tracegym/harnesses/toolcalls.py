@@ -13,6 +13,7 @@ harnesses do. `ToolCallStats` counts calls and malformed calls per style.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -123,13 +124,27 @@ def check_against_schemas(result: ParseResult, tools: Sequence[dict[str, Any]]) 
             known = ", ".join(sorted(schemas)) or "none"
             errors.append(ParseError(call.style, f"There is no tool named {call.name!r}. Available tools: {known}."))
             continue
-        try:
-            jsonschema.validate(call.arguments, schemas[call.name])
-        except jsonschema.ValidationError as e:
-            errors.append(ParseError(call.style, f"The arguments of {call.name!r} are invalid: {e.message}."))
+        validator = _validator(_schema_key(schemas[call.name]))
+        error = jsonschema.exceptions.best_match(validator.iter_errors(call.arguments))
+        if error is not None:
+            errors.append(ParseError(call.style, f"The arguments of {call.name!r} are invalid: {error.message}."))
             continue
         calls.append(call)
     return ParseResult(calls, errors)
+
+
+def _schema_key(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, sort_keys=True, default=str)
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Any:
+    """A checked validator per schema, built once: `jsonschema.validate` checks the schema against its meta-schema
+    on every call, which made validation most of a replay step's time (the same report as `validate` gives)."""
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def _merge(items: Any) -> ParseResult:

@@ -488,6 +488,42 @@ def m082_redaction(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m083_score_versions(con: duckdb.DuckDBPyConnection) -> None:
+    """Reward components beside the scalar (rollouts, eval results), and score versions: `tracegym rescore`
+    scores stored rollouts again with the current evals and writes each new reward as a row of
+    `rollout_scores` under a new version, never over the one stored with the rollout (version 0, read through
+    the `rollout_score_versions` view with the others). Rows stored before this migration have no components."""
+    con.execute(
+        """
+        ALTER TABLE rollouts ADD COLUMN components JSON;       -- the reward's parts by name; NULL: none
+        ALTER TABLE eval_results ADD COLUMN components JSON;
+        CREATE TABLE score_versions (
+            version INTEGER PRIMARY KEY,  -- 1, 2, ...; 0 is the score each rollout was stored with
+            created_at TIMESTAMP,
+            scope JSON,                 -- what was rescored: {"run_id"} / {"eval_id"} / {"task_set_id"}
+            evals JSON,                 -- the evals files read, with their sha256
+            rescored INTEGER,
+            changed INTEGER
+        );
+        CREATE TABLE rollout_scores (
+            rollout_id VARCHAR,
+            version INTEGER,
+            reward DOUBLE,              -- NULL when the scorer failed (scorer_error says why)
+            scorer_details JSON,
+            scorer_error VARCHAR,
+            components JSON,
+            PRIMARY KEY (rollout_id, version)
+        );
+        CREATE VIEW rollout_score_versions AS
+        SELECT rollout_id, 0 AS version, reward, scorer_details, scorer_error, components FROM rollouts
+        WHERE reward IS NOT NULL OR scorer_error IS NOT NULL
+        UNION ALL
+        SELECT rollout_id, version, reward, scorer_details, scorer_error, components FROM rollout_scores;
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(

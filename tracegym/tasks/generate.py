@@ -11,7 +11,7 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,7 +32,16 @@ from tracegym.tasks.spec import (
     ToolSchema,
 )
 from tracegym.tasks.splits import SplitBy, assign_splits
-from tracegym.tasks.taskset import TASKS_DIR, ClusterEntry, Manifest, TaskEntry, TaskSet, register_task_set
+from tracegym.tasks.taskset import (
+    TASKS_DIR,
+    ClusterEntry,
+    GateCounts,
+    GateSettings,
+    Manifest,
+    TaskEntry,
+    TaskSet,
+    register_task_set,
+)
 
 # Agents whose actions are shell commands: their tasks run in a sandboxed shell, not a replay.
 SHELL_FORMATS = frozenset({"mini-swe-agent", "swe-agent"})
@@ -89,6 +98,29 @@ class Generated:
     clusters: list[dict[str, Any]]
     counts: dict[str, int]
     options: GenerateOptions
+    gates: dict[str | None, GateCounts] | None = None
+    gate_settings: GateSettings | None = None
+
+
+class GateOutcome(Protocol):
+    """What gating the drafted tasks found (`tracegym.harnesses.gates.GateReport`)."""
+
+    @property
+    def rejected(self) -> set[str]:
+        """Ids of the tasks that failed a gate."""
+
+    def per_cluster(self) -> dict[str | None, GateCounts]:
+        """Counts per cluster."""
+
+
+class Gate(Protocol):
+    """Probes drafted tasks before they are written (`tracegym.harnesses.gates.NewTaskGate`): this layer cannot
+    run episodes, so the command hands it one."""
+
+    settings: GateSettings
+
+    def __call__(self, specs: list[TaskSpec]) -> GateOutcome:
+        """Gate `specs`."""
 
 
 def generate(store: Any, options: GenerateOptions, evals: EvalsFile) -> Generated:
@@ -249,18 +281,45 @@ def _spec(d: Draft, split: str) -> TaskSpec:
 
 
 def create_task_set(store: Any, options: GenerateOptions, evals_path: Path, out: Path,
-                    templates: Path | None = None, force: bool = False) -> TaskSet:
-    """Generate, write the folder (every file checked to load back as its spec) and register it in the store."""
+                    templates: Path | None = None, force: bool = False, gate: Gate | None = None) -> TaskSet:
+    """Generate, gate (when given a gate), write the folder (every file checked to load back as its spec) and
+    register it in the store."""
     evals = load_evals(evals_path)
     generated = generate(store, options, evals)
     if not generated.specs:
         raise NotFoundError(f"The chosen clusters gave no tasks ({generated.counts['failures']} failures, none with an "
                             "agent turn to cut at). Fix: choose other clusters.")
+    if gate is not None:
+        apply_gate(generated, gate)
+        if not generated.specs:
+            raise NotFoundError(f"Every one of the {generated.counts['rejected_by_gates']} tasks failed a reward gate "
+                                f"({_reasons(generated)}). Fix: see `tracegym tasks check` for each task's probes, "
+                                "fix the evals, or pass --no-gates.")
     manifest = manifest_for(generated, sha256_file(evals_path))
     write_task_set(out, generated.specs, manifest, evals_path, templates, force)
     task_set = TaskSet(out, manifest, generated.specs)  # each file was checked to load back as these
     register_task_set(store, task_set)
     return task_set
+
+
+def apply_gate(generated: Generated, gate: Gate) -> None:
+    """Leave out the tasks that fail a gate; the counts say how many, per cluster and reason."""
+    outcome = gate(generated.specs)
+    rejected = outcome.rejected
+    generated.specs = [s for s in generated.specs if s.task_id not in rejected]
+    generated.gates = outcome.per_cluster()
+    generated.gate_settings = gate.settings
+    splits = [s.split for s in generated.specs]
+    generated.counts.update(tasks=len(splits), train=splits.count("train"), heldout=splits.count("heldout"),
+                            rejected_by_gates=len(rejected))
+
+
+def _reasons(generated: Generated) -> str:
+    total: dict[str, int] = {}
+    for counts in (generated.gates or {}).values():
+        for reason, n in counts.reasons.items():
+            total[reason] = total.get(reason, 0) + n
+    return ", ".join(f"{n} {reason}" for reason, n in sorted(total.items()))
 
 
 def manifest_for(generated: Generated, evals_sha256: str) -> Manifest:
@@ -278,9 +337,17 @@ def manifest_for(generated: Generated, evals_sha256: str) -> Manifest:
         counts=generated.counts,
         clusters=[ClusterEntry(cluster_id=c["cluster_id"], rank=c["rank"], detector=c["detector"],
                                signature=c["signature"], tasks=per_cluster.get(c["cluster_id"], 0),
-                               merged=merged.get(c["cluster_id"], 0))
+                               merged=merged.get(c["cluster_id"], 0),
+                               gates=_cluster_gates(generated, c["cluster_id"]))
                   for c in generated.clusters],
         tasks=[TaskEntry(task_id=s.task_id, file=f"{TASKS_DIR}/{s.task_id}.yaml", split=s.split, harness=s.harness,
                          cluster_id=s.provenance.cluster_id, trace_id=s.provenance.trace_id)
                for s in generated.specs],
+        gates=generated.gate_settings,
     )
+
+
+def _cluster_gates(generated: Generated, cluster_id: str) -> GateCounts | None:
+    if generated.gates is None:
+        return None
+    return generated.gates.get(cluster_id, GateCounts(checked=0, rejected=0))

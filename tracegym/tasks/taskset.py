@@ -32,6 +32,25 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
+class GateCounts(_Strict):
+    """What the gates did with one cluster's tasks (`tracegym.harnesses.gates`)."""
+
+    checked: int = Field(ge=0)
+    """Tasks the gates probed."""
+    rejected: int = Field(ge=0)
+    """Tasks that failed at least one gate (left out of the set at generation)."""
+    reasons: dict[str, int] = {}
+    """Failed gates by reason (no_reference, reference_fails, empty_pays, failing_action_pays, wrong_shape_pays);
+    a task that fails several counts under each."""
+
+
+class GateSettings(_Strict):
+    threshold: float
+    """The pass threshold: a reference must reach it, a degenerate reply must stay below it."""
+    harness_config: str | None = None
+    """The harness config the probes ran under (None: the defaults)."""
+
+
 class ClusterEntry(_Strict):
     cluster_id: str
     """The failure cluster."""
@@ -45,6 +64,8 @@ class ClusterEntry(_Strict):
     """Tasks drawn from it (after merging duplicates)."""
     merged: int = Field(0, ge=0)
     """Its cuts merged into tasks of an earlier cluster or trace (listed in their provenance.duplicates)."""
+    gates: GateCounts | None = None
+    """What the gates did with its tasks; None when generated with --no-gates."""
 
 
 class TaskEntry(_Strict):
@@ -81,6 +102,8 @@ class Manifest(_Strict):
     """The clusters drawn from, in rank order."""
     tasks: list[TaskEntry]
     """Every task, in file order."""
+    gates: GateSettings | None = None
+    """How the tasks were gated before they were written; None when generated with --no-gates."""
 
 
 @dataclass

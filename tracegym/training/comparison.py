@@ -41,24 +41,51 @@ class TaskFigures:
     reward: float
     pass_rate: float
     pass_at_k: float
+    component: float | None = None
+    """The mean of one reward component over the samples (a sample without it counts 0), when one was asked for."""
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Which rewards a comparison reads: those stored with the samples, or a score version of `tracegym
+    rescore` (each sample's latest score up to that version), and which component beside the scalar."""
+
+    version: int | None = None
+    threshold: float = 1.0
+    """A sample passes at this reward (with a version; the stored pass is used otherwise)."""
+    component: str | None = None
+
+
+_AS_OF = """LEFT JOIN (SELECT rollout_id, reward, components FROM rollout_score_versions WHERE version <= ?
+                       QUALIFY row_number() OVER (PARTITION BY rollout_id ORDER BY version DESC) = 1) v
+            ON v.rollout_id = e.rollout_id"""
 
 
 def read_task_figures(store: Any, eval_id: str, checkpoint_id: str, samples: int,
-                      task_ids: Sequence[str] | None = None) -> dict[str, TaskFigures]:
+                      task_ids: Sequence[str] | None = None, scores: Scores = Scores()) -> dict[str, TaskFigures]:
     """task_id -> figures over sample indices < `samples` (tasks with fewer samples stored are left out)."""
+    stored = scores.version is None
+    source, passed = ("e", "e.pass") if stored else ("v", "coalesce(v.reward >= ?, false)")
+    params = [] if stored else [scores.threshold, scores.version]  # in the order their ? appear below
+    part = "TRY_CAST(json_extract_string(components, ?) AS DOUBLE)" if scores.component else "NULL"
+    if scores.component:
+        params.insert(0, f'$."{scores.component}"')
     rows = store.query(
-        "SELECT task_id, any_value(cluster_id) AS cluster_id, count(*) AS n, "
+        f"SELECT task_id, any_value(cluster_id) AS cluster_id, count(*) AS n, "
         "count(*) FILTER (reward IS NULL) AS errors, sum(coalesce(reward, 0)) AS reward_sum, "
-        "count(*) FILTER (pass) AS passed FROM eval_results "
-        "WHERE eval_id = ? AND checkpoint_id = ? AND sample_idx < ? GROUP BY task_id",
-        [eval_id, checkpoint_id, samples])
+        f"count(*) FILTER (pass) AS passed, sum(coalesce({part}, 0)) AS component_sum "
+        f"FROM (SELECT e.task_id, e.cluster_id, {source}.reward AS reward, {passed} AS pass, "
+        f"{source}.components AS components FROM eval_results e {'' if stored else _AS_OF} "
+        "WHERE e.eval_id = ? AND e.checkpoint_id = ? AND e.sample_idx < ?) GROUP BY task_id",
+        [*params, eval_id, checkpoint_id, samples])
     wanted = set(task_ids) if task_ids is not None else None
     out = {}
     for r in rows:
         if r["n"] < samples or (wanted is not None and r["task_id"] not in wanted):
             continue
+        component = r["component_sum"] / r["n"] if scores.component else None
         out[r["task_id"]] = TaskFigures(r["cluster_id"], r["n"], r["errors"], r["reward_sum"] / r["n"],
-                                        r["passed"] / r["n"], pass_at_k(r["n"], r["passed"], r["n"]))
+                                        r["passed"] / r["n"], pass_at_k(r["n"], r["passed"], r["n"]), component)
     return out
 
 
@@ -77,7 +104,7 @@ def _change(c: PairedChange) -> dict[str, Any]:
 
 
 def _row(model: ModelRef, figures: dict[str, TaskFigures], base: dict[str, TaskFigures] | None,
-         tasks: Sequence[str], seed: int) -> dict[str, Any]:
+         tasks: Sequence[str], seed: int, component: str | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {"model": model.label, "checkpoint_id": model.checkpoint_id, "run_id": model.run_id,
                            "step": model.step, "tasks": len(tasks),
                            "samples": sum(figures[t].samples for t in tasks),
@@ -86,6 +113,9 @@ def _row(model: ModelRef, figures: dict[str, TaskFigures], base: dict[str, TaskF
         row[metric] = _interval(bootstrap_mean(_values(figures, tasks, metric), seed=seed))
     row["change"] = None if base is None else {
         m: _change(paired_change(_values(figures, tasks, m), _values(base, tasks, m), seed=seed)) for m in METRICS}
+    if component is not None:
+        values = [float(figures[t].component or 0.0) for t in tasks]
+        row["component"] = {"name": component, **_interval(bootstrap_mean(values, seed=seed))}
     return row
 
 
@@ -98,9 +128,9 @@ def _groups(tasks: Sequence[str], figures: dict[str, TaskFigures]) -> list[tuple
 
 
 def compare(store: Any, eval_id: str, base: ModelRef, models: Sequence[ModelRef], samples: int,
-            task_ids: Sequence[str] | None = None, seed: int = 0) -> dict[str, Any]:
+            task_ids: Sequence[str] | None = None, seed: int = 0, scores: Scores = Scores()) -> dict[str, Any]:
     """The comparison of `models` against `base` in one evaluation, as JSON-ready data."""
-    figures = {m.checkpoint_id: read_task_figures(store, eval_id, m.checkpoint_id, samples, task_ids)
+    figures = {m.checkpoint_id: read_task_figures(store, eval_id, m.checkpoint_id, samples, task_ids, scores)
                for m in [base, *models]}
     common = [t for t in (task_ids or sorted(figures[base.checkpoint_id]))
               if all(t in f for f in figures.values())]
@@ -112,10 +142,12 @@ def compare(store: Any, eval_id: str, base: ModelRef, models: Sequence[ModelRef]
     ordered = sorted(_groups(common, figures[base.checkpoint_id]),
                      key=lambda g: (g[0] is not None, clusters.get(g[0], {}).get("rank") or 1 << 30, g[0] or ""))
     for cluster_id, tasks in ordered:
-        rows = [_row(base, figures[base.checkpoint_id], None, tasks, seed)]
-        rows += [_row(m, figures[m.checkpoint_id], figures[base.checkpoint_id], tasks, seed) for m in models]
+        rows = [_row(base, figures[base.checkpoint_id], None, tasks, seed, scores.component)]
+        rows += [_row(m, figures[m.checkpoint_id], figures[base.checkpoint_id], tasks, seed, scores.component)
+                 for m in models]
         groups.append({"cluster_id": cluster_id, **clusters.get(cluster_id, {}), "tasks": len(tasks), "rows": rows})
-    return {"eval_id": eval_id, "samples": samples, "tasks": len(common), "base": base.label,
+    return {"eval_id": eval_id, "score_version": scores.version, "component": scores.component,
+            "samples": samples, "tasks": len(common), "base": base.label,
             "models": [m.label for m in models], "groups": groups,
             "regressions": _regressions(figures, base, models, common),
             "fixed": {m.label: _fixed(figures, base, m, common) for m in models}}

@@ -241,7 +241,8 @@ def _write_result(store: Store, result: Evaluation, candidate: Candidate, task: 
            candidate.step, result.task_set.manifest.name, task.task_id, task.provenance.cluster_id, task.split,
            episode.sample_idx, episode.seed, episode.rollout_id, episode.reward, passed,
            exact_json.dumps(episode.scorer_details, sort_keys=False), episode.scorer_error, episode.harness_error,
-           episode.stop_reason, episode.tokens_in, episode.tokens_out, episode.latency_s, datetime.now()]
+           episode.stop_reason, episode.tokens_in, episode.tokens_out, episode.latency_s, datetime.now(),
+           exact_json.dumps(episode.components, sort_keys=False) if episode.components else None]
     with store.transaction() as con:
         con.execute(f"INSERT INTO eval_results VALUES ({', '.join('?' * len(row))})", row)
 

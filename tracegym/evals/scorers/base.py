@@ -74,7 +74,19 @@ def coerce_result(raw: Any, name: str) -> ScoreResult:
     value = float(value)
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
         return ScoreResult.failed(f"{name}: returned {value!r}, outside [0, 1]", details)
-    return ScoreResult(value, details)
+    return _with_components(ScoreResult(value, details), name)
+
+
+def _with_components(result: ScoreResult, name: str) -> ScoreResult:
+    """A `components` mapping of names to numbers among the details becomes the result's components."""
+    parts = result.details.get("components")
+    if not isinstance(parts, dict):
+        return result
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in parts.values()):
+        return ScoreResult.failed(f"{name}: returned components that are not all finite numbers: {_short(parts)}",
+                                  result.details)
+    details = {k: v for k, v in result.details.items() if k != "components"}
+    return ScoreResult(result.reward, details, components={str(k): float(v) for k, v in parts.items()})
 
 
 def _short(value: Any) -> str:

@@ -1,0 +1,226 @@
+"""Reward gates: each task's probes (`tracegym.tasks.probes`) run as episodes, scored as episodes are.
+
+A probe's replies are played by a scripted policy through the task's own harness (the replay answers its tool
+calls, the shell runs its command in the sandbox, and command evals then score the workspace in that sandbox),
+and the task's scorer scores the episode. A task passes when its reference reaches the pass threshold and no
+degenerate reply does. Used by `tasks generate` (failing tasks are not written) and `tasks check`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tracegym.evals.config import EvalsFile, load_evals
+from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
+from tracegym.harnesses.config import HarnessConfig, HarnessFactory
+from tracegym.harnesses.episode import Episode
+from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
+from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits, run_episode
+from tracegym.harnesses.taskrun import ThreadLocalStore
+from tracegym.models.sampling import SamplingParams
+from tracegym.tasks.probes import DEGENERATE, Probe, ProbeReply, build_probes, load_sources
+from tracegym.tasks.spec import TaskSpec
+from tracegym.tasks.taskset import GateCounts, GateSettings
+
+REASONS = ("no_reference", "reference_fails", "empty_pays", "failing_action_pays", "wrong_shape_pays")
+
+
+class GateOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    threshold: float = Field(1.0, gt=0, le=1)
+    """A reference must reach this reward; a degenerate reply must stay below it."""
+    concurrency: int = Field(16, ge=1)
+    """Probe episodes in flight at once."""
+    time_budget_s: float = Field(120.0, gt=0)
+    """Wall-clock seconds per probe episode (its commands and scoring have their own limits too)."""
+
+
+class ScriptedPolicy(PolicyClient):
+    """Plays fixed replies, one per model turn, in order."""
+
+    def __init__(self, replies: Sequence[ProbeReply]) -> None:
+        self.replies = list(replies)
+        self.turn = 0
+
+    async def generate(self, requests: Sequence[PolicyRequest]) -> list[Completion]:
+        out = []
+        for _ in requests:
+            reply = self.replies[min(self.turn, len(self.replies) - 1)]
+            self.turn += 1
+            out.append(Completion(reply.text, "stop", "gate", tool_calls=[dict(c) for c in reply.tool_calls]))
+        return out
+
+    async def aclose(self) -> None:
+        """Holds nothing."""
+
+
+@dataclass
+class ProbeResult:
+    kind: str
+    source: str
+    reward: float | None
+    error: str | None
+    """The scorer's or the harness's error, when the probe was not scored."""
+    paid: bool
+    """Whether the reward reached the threshold."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """The scorer's details (what matched, what was missing)."""
+
+
+@dataclass
+class TaskGate:
+    task_id: str
+    cluster_id: str | None
+    probes: list[ProbeResult] = field(default_factory=list)
+
+    @property
+    def reasons(self) -> list[str]:
+        """The gates this task fails, in REASONS order."""
+        found = []
+        reference = [p for p in self.probes if p.kind == "reference"]
+        if not reference:
+            found.append("no_reference")
+        elif not reference[0].paid:
+            found.append("reference_fails")
+        found += [f"{p.kind}_pays" for p in self.probes if p.kind != "reference" and p.paid]
+        return found
+
+    @property
+    def passed(self) -> bool:
+        return not self.reasons
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task_id": self.task_id, "cluster_id": self.cluster_id, "passed": self.passed,
+                "reasons": self.reasons, "probes": [p.__dict__ for p in self.probes]}
+
+
+@dataclass
+class GateReport:
+    tasks: list[TaskGate]
+    seconds: float
+    episodes: int
+
+    @property
+    def rejected(self) -> set[str]:
+        return {t.task_id for t in self.tasks if not t.passed}
+
+    def per_cluster(self) -> dict[str | None, GateCounts]:
+        out: dict[str | None, GateCounts] = {}
+        for t in self.tasks:
+            counts = out.setdefault(t.cluster_id, GateCounts(checked=0, rejected=0))
+            counts.checked += 1
+            counts.rejected += not t.passed
+            for reason in t.reasons:
+                counts.reasons[reason] = counts.reasons.get(reason, 0) + 1
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        return {"checked": len(self.tasks), "rejected": len(self.rejected), "episodes": self.episodes,
+                "seconds": round(self.seconds, 3),
+                "clusters": {str(c): g.model_dump() for c, g in self.per_cluster().items()}}
+
+
+class BoundScorers:
+    """Each task's scorer, built once per binding from one evals file: the file a task set about to be written
+    will copy (a written set's own copy is read by `tracegym.harnesses.taskrun.TaskScorers`)."""
+
+    def __init__(self, evals: EvalsFile, store: Any = None) -> None:
+        self.evals = evals
+        self.store = store
+        self._scorers: dict[tuple[tuple[str, float], ...], Scorer] = {}
+
+    def __call__(self, task: TaskSpec) -> Scorer:
+        refs = tuple((e.name, e.weight) for e in task.scorer.evals)
+        if refs not in self._scorers:
+            self._scorers[refs] = scorer_for(self.evals, list(refs), ScorerContext(self.evals.folder, self.store))
+        return self._scorers[refs]
+
+
+async def _probe(task: TaskSpec, probe: Probe, harnesses: HarnessFactory, scorer: Scorer,
+                 options: GateOptions, n: int) -> Episode:
+    limits = EpisodeLimits(max_turns=len(probe.replies), time_budget_s=options.time_budget_s)
+    harness = harnesses.make(task, f"gate-{task.task_id}-{probe.kind}-{n}")
+    return await run_episode(ScriptedPolicy(probe.replies), harness, EpisodeJob(task), SamplingParams(), limits,
+                             scorer, f"gate:{probe.kind}", f"gate-{n}")
+
+
+async def gate_tasks(tasks: Sequence[TaskSpec], probes: dict[str, list[Probe]], harnesses: HarnessFactory,
+                     scorer_of: Callable[[TaskSpec], Scorer], options: GateOptions) -> list[TaskGate]:
+    """Run each task's reference, then the degenerate replies of the tasks whose reference passed (a task
+    without a passing reference is rejected already, and its degenerate episodes, sandboxed commands and all,
+    would change nothing); one `TaskGate` per task, in task order."""
+    limit = asyncio.Semaphore(options.concurrency)
+    gates = [TaskGate(t.task_id, t.provenance.cluster_id) for t in tasks]
+    counter = iter(range(1 << 62))
+
+    async def one(gate: TaskGate, task: TaskSpec, probe: Probe) -> None:
+        async with limit:
+            episode = await _probe(task, probe, harnesses, scorer_of(task), options, next(counter))
+        error = episode.harness_error or episode.scorer_error
+        paid = episode.reward is not None and episode.reward >= options.threshold
+        gate.probes.append(ProbeResult(probe.kind, probe.source, episode.reward, error, paid, episode.scorer_details))
+
+    pairs = list(zip(gates, tasks, strict=True))
+    await asyncio.gather(*(one(g, t, p) for g, t in pairs for p in probes[t.task_id] if p.kind == "reference"))
+    await asyncio.gather(*(one(g, t, p) for g, t in pairs if g.probes and g.probes[0].paid
+                           for p in probes[t.task_id] if p.kind != "reference"))
+    order = {kind: i for i, kind in enumerate(("reference", *DEGENERATE))}
+    for gate in gates:
+        gate.probes.sort(key=lambda p: order[p.kind])
+    return gates
+
+
+def run_gates(store: Any, tasks: Sequence[TaskSpec], scorer_of: Callable[[TaskSpec], Scorer],
+              config: HarnessConfig | None = None, base_dir: Path | None = None,
+              options: GateOptions | None = None) -> GateReport:
+    """Build each task's probes from its source trace in `store` and run them; the report."""
+    options = options or GateOptions()
+    started = time.perf_counter()
+    sources = load_sources(store, tasks)
+    probes = {t.task_id: build_probes(t, sources.get(t.provenance.trace_id)) for t in tasks}
+    harnesses = HarnessFactory(config, base_dir)
+    try:
+        gates = asyncio.run(gate_tasks(tasks, probes, harnesses, scorer_of, options))
+    finally:
+        harnesses.close()
+    return GateReport(gates, time.perf_counter() - started, sum(len(g.probes) for g in gates))
+
+
+class NewTaskGate:
+    """The gate `tasks generate` runs on the tasks it drafted, before writing them; keeps its last report."""
+
+    def __init__(self, store: Any, evals_path: Path, config: HarnessConfig | None = None,
+                 base_dir: Path | None = None, options: GateOptions | None = None,
+                 config_name: str | None = None) -> None:
+        self.store = store
+        self.evals_path = evals_path
+        self.config, self.base_dir = config, base_dir
+        self.options = options or GateOptions()
+        self.settings = GateSettings(threshold=self.options.threshold, harness_config=config_name)
+        self.report: GateReport | None = None
+
+    @classmethod
+    def from_file(cls, store: Any, evals_path: Path, config_path: Path | None,
+                  options: GateOptions | None = None) -> NewTaskGate:
+        """With the harness config in `config_path` (as `tracegym run --harness-config` reads it)."""
+        from tracegym.harnesses.config import load_harness_config
+
+        config, base_dir = load_harness_config(config_path)
+        return cls(store, evals_path, config, base_dir, options, str(config_path) if config_path else None)
+
+    def __call__(self, tasks: list[TaskSpec]) -> GateReport:
+        scorer_store = ThreadLocalStore(self.store)
+        try:
+            self.report = run_gates(self.store, tasks, BoundScorers(load_evals(self.evals_path), scorer_store),
+                                    self.config, self.base_dir, self.options)
+        finally:
+            scorer_store.close()
+        return self.report

@@ -1,0 +1,189 @@
+"""Re-scoring stored rollouts with the current evals, without sampling again.
+
+Each stored episode's conversation is scored again by the scorer its task is bound to, read from the task set's
+evals.yaml as it is now (or from another evals file). The new rewards are written under a new score version
+(`rollout_scores`, one row per rollout), beside the reward stored with the rollout (version 0) and every
+earlier version; nothing is overwritten, and `rollout_score_versions` reads them all.
+
+Not rescored (and counted): episodes the harness or the policy ended before scoring, and episodes whose reward
+read a workspace (a command eval on a shell or proxy task): the workspace is gone once the episode is scored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from tracegym import exact_json
+from tracegym.errors import ConfigError, NotFoundError, TracegymError
+from tracegym.evals.config import CommandEval, EvalsFile, WeightedEval, load_evals
+from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
+from tracegym.evals.trajectory import ScoreResult
+from tracegym.harnesses.episode import Episode
+from tracegym.harnesses.rollouts import read_rollouts
+from tracegym.harnesses.taskrun import ThreadLocalStore, resolve_task_set
+from tracegym.tasks.spec import TaskSpec
+from tracegym.tasks.taskset import TaskSet
+
+_WORKSPACE_HARNESSES = frozenset({"shell", "proxy"})
+
+
+@dataclass
+class ClusterChange:
+    rescored: int = 0
+    changed: int = 0
+    before: float = 0.0
+    """Sum of the previous rewards (unscored as 0)."""
+    after: float = 0.0
+    """Sum of the new rewards (unscored as 0)."""
+
+
+@dataclass
+class RescoreResult:
+    version: int
+    scope: dict[str, str]
+    rescored: int = 0
+    changed: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    clusters: dict[str | None, ClusterChange] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "scope": self.scope, "rescored": self.rescored, "changed": self.changed,
+                "skipped": self.skipped,
+                "clusters": [{"cluster_id": c, "rescored": v.rescored, "changed": v.changed,
+                              "mean_before": v.before / v.rescored if v.rescored else None,
+                              "mean_after": v.after / v.rescored if v.rescored else None}
+                             for c, v in self.clusters.items()]}
+
+
+def rescore(store: Any, run_id: str | None = None, eval_id: str | None = None, task_set: str | None = None,
+            evals_path: Path | None = None) -> RescoreResult:
+    """Score again every stored rollout of a run, an evaluation or a task set; write version N+1."""
+    scope = {k: v for k, v in (("run_id", run_id), ("eval_id", eval_id), ("task_set_id", task_set)) if v}
+    if len(scope) != 1:
+        raise ConfigError("Say what to rescore: exactly one of --run RUN, --eval EVAL_ID or --tasks SET.")
+    episodes = read_rollouts(store, run_id=run_id or eval_id, task_set_id=task_set)
+    if not episodes:
+        raise NotFoundError(f"No stored rollouts for {_describe(scope)}. Fix: see `tracegym runs list` or "
+                            "`tracegym sql \"SELECT DISTINCT run_id, task_set_id FROM rollouts\"`.")
+    previous = _latest_scores(store, [e.rollout_id for e in episodes])
+    version = int(store.scalar("SELECT coalesce(max(version), 0) FROM score_versions")) + 1
+    result = RescoreResult(version, scope)
+    scorer_store = ThreadLocalStore(store)
+    try:
+        rows, evals_used = _score_all(store, episodes, evals_path, scorer_store, previous, result)
+    finally:
+        scorer_store.close()
+    with store.transaction() as con:
+        con.execute("INSERT INTO score_versions VALUES (?, ?, ?, ?, ?, ?)",
+                    [version, datetime.now(), exact_json.dumps(scope), exact_json.dumps(evals_used),
+                     result.rescored, result.changed])
+        con.executemany("INSERT INTO rollout_scores VALUES (?, ?, ?, ?, ?, ?)", rows)
+    return result
+
+
+def _describe(scope: dict[str, str]) -> str:
+    return ", ".join(f"{k} {v!r}" for k, v in scope.items())
+
+
+def _latest_scores(store: Any, rollout_ids: list[str]) -> dict[str, float | None]:
+    rows = store.query("SELECT rollout_id, reward FROM rollout_score_versions WHERE rollout_id IN (SELECT unnest(?)) "
+                       "QUALIFY row_number() OVER (PARTITION BY rollout_id ORDER BY version DESC) = 1",
+                       [rollout_ids])
+    return {r["rollout_id"]: r["reward"] for r in rows}
+
+
+def _score_all(store: Any, episodes: list[Episode], evals_path: Path | None, scorer_store: Any,
+               previous: dict[str, float | None], result: RescoreResult) -> tuple[list[list[Any]], dict[str, str]]:
+    sets: dict[str, _SetScorers] = {}
+    rows: list[list[Any]] = []
+    for episode in episodes:
+        if episode.harness_error is not None:
+            result.skipped["unscored"] = result.skipped.get("unscored", 0) + 1
+            continue
+        if episode.task_set_id not in sets:
+            sets[episode.task_set_id] = _SetScorers(resolve_task_set(store, episode.task_set_id), evals_path,
+                                                    scorer_store)
+        scorers = sets[episode.task_set_id]
+        task = scorers.tasks.get(episode.task_id)
+        reason = "task_missing" if task is None else scorers.unrescorable(task, episode)
+        if reason is not None:
+            result.skipped[reason] = result.skipped.get(reason, 0) + 1
+            continue
+        assert task is not None
+        score = _score(scorers(task), task, episode)
+        rows.append([episode.rollout_id, result.version, score.reward, exact_json.dumps(score.details),
+                     score.error, exact_json.dumps(score.components) if score.components else None])
+        _count(result, task.provenance.cluster_id, previous.get(episode.rollout_id), score.reward)
+    return rows, {name: s.evals_sha256 for name, s in sets.items()}
+
+
+def _score(scorer: Scorer, task: TaskSpec, episode: Episode) -> ScoreResult:
+    trajectory = task.trajectory(episode.continuation, None, episode.counts.malformed_tool_calls)
+    try:
+        return scorer.score(trajectory)
+    except TracegymError as e:  # a scorer that cannot run here: recorded, as the runner records it
+        return ScoreResult.failed(f"{type(e).__name__}: {e}")
+
+
+def _count(result: RescoreResult, cluster: str | None, before: float | None, after: float | None) -> None:
+    entry = result.clusters.setdefault(cluster, ClusterChange())
+    changed = (before is None) != (after is None) or (
+        before is not None and after is not None and not math.isclose(before, after, abs_tol=1e-12))
+    entry.rescored += 1
+    entry.changed += changed
+    entry.before += before or 0.0
+    entry.after += after or 0.0
+    result.rescored += 1
+    result.changed += changed
+
+
+class _SetScorers:
+    """One task set's tasks and scorers, from its evals.yaml as it is now or from `evals_path`."""
+
+    def __init__(self, task_set: TaskSet, evals_path: Path | None, store: Any) -> None:
+        self.tasks = {t.task_id: t for t in task_set.tasks}
+        self.task_set = task_set
+        self.override = load_evals(evals_path) if evals_path is not None else None
+        self.store = store
+        self._files: dict[Path, EvalsFile] = {}
+        self._scorers: dict[tuple[Any, ...], Scorer] = {}
+        path = evals_path if evals_path is not None else task_set.evals_path
+        from tracegym.tasks.render import sha256_file
+
+        self.evals_sha256 = f"{path}:{sha256_file(path)}"
+
+    def evals(self, task: TaskSpec) -> EvalsFile:
+        if self.override is not None:
+            return self.override
+        path = (self.task_set.path / task.scorer.evals_file).resolve()
+        if path not in self._files:
+            self._files[path] = load_evals(path)
+        return self._files[path]
+
+    def __call__(self, task: TaskSpec) -> Scorer:
+        evals = self.evals(task)
+        refs = tuple((e.name, e.weight) for e in task.scorer.evals)
+        key = (evals.path, refs)
+        if key not in self._scorers:
+            self._scorers[key] = scorer_for(evals, list(refs), ScorerContext(evals.folder, self.store))
+        return self._scorers[key]
+
+    def unrescorable(self, task: TaskSpec, episode: Episode) -> str | None:
+        if episode.harness not in _WORKSPACE_HARNESSES:
+            return None
+        evals = self.evals(task)
+        kinds = _kinds(evals, [e.name for e in task.scorer.evals], evals.get)
+        return "workspace_gone" if CommandEval in kinds else None
+
+
+def _kinds(evals: EvalsFile, names: list[str], get: Callable[[str], Any]) -> set[type]:
+    found: set[type] = set()
+    for name in names:
+        spec = get(name)
+        found |= _kinds(evals, list(spec.parts), get) if isinstance(spec, WeightedEval) else {type(spec)}
+    return found
