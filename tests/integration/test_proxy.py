@@ -200,6 +200,15 @@ def test_a_crash_and_a_disconnect_are_recorded_harness_errors_and_the_run_goes_o
     assert plain.stop_reason == "env_done" and plain.harness_error is None and plain.reward == 1.0
 
 
+def test_a_program_killed_at_its_wall_time_while_it_waits_for_a_reply_is_a_scored_time_out(tiny, tmp_path):
+    # The batcher waits 20 s before generating, so the program is still waiting on its first call when the
+    # sandbox kills it at 2 s; its client then disconnects, which must not make the time-out a harness error.
+    [episode] = run(tiny, tmp_path, ["plain"], concurrency=1, batch_window_s=20, wall_seconds=2)
+    assert (episode.stop_reason, episode.harness_error) == ("time_budget", None)
+    assert episode.reward == 0.0  # scored: the program never printed DONE
+    assert episode.metrics["proxy/timed_out"] and episode.metrics["proxy/killed"] and episode.turns == []
+
+
 def test_a_limit_refuses_the_call_and_the_episode_is_scored(tiny, tmp_path):
     [episode] = run(tiny, tmp_path, ["plain"], concurrency=1, limits=EpisodeLimits(max_turns=2))
     assert (episode.stop_reason, len(episode.turns), episode.harness_error) == ("max_turns", 2, None)

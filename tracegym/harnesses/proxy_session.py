@@ -19,6 +19,7 @@ at once (`ended`).
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -107,6 +108,9 @@ class ProxySession:
         """Set when the episode is over for the proxy: a limit or a failure."""
         self.ended = asyncio.Event()
         """Set on a failure: the program is ended at once."""
+        self.disconnected_at: float | None = None
+        """When (time.monotonic) the agent's client went away mid-call, if it did: a program killed at its wall
+        time does, and that is a time-out, not a failure."""
         self.counts = EpisodeCounts()
         self.tool_stats = ToolCallStats()
         self.ignored: set[str] = set()
@@ -140,6 +144,8 @@ class ProxySession:
         self.ended.set()
 
     def disconnected(self, detail: str) -> None:
+        if self.disconnected_at is None:
+            self.disconnected_at = time.monotonic()
         self.fail("harness_error", f"{detail} (call {self.calls})")
 
     def crashed(self, error: BaseException) -> None:
