@@ -14,9 +14,12 @@ command, started in the episode's sandbox with OPENAI_BASE_URL pointing at the p
 the sandbox's loopback: `tracegym.harnesses.proxy_channel`), OPENAI_API_KEY set to the episode's own key
 (the proxy answers no call without it) and the task in TRACEGYM_TASK_FILE (the TaskSpec as JSON) and
 TRACEGYM_MESSAGES_FILE (its prompt as OpenAI chat messages).
-The episode ends when the program exits. Its stored conversation and token record are those of the
-segment the last call extended; the scorer sees that conversation, the workspace, and the program's exit
-code and output in `metadata.agent_process` (`stdout`, `stderr`, `exit_code`, `timed_out`).
+The episode ends when the program exits. Its token record holds every conversation (segment) the calls
+made, one after the other, each trained as a sample of its own with the episode's reward, and
+`metrics["proxy/split"]` says how the episode was split (`tracegym.harnesses.proxy_session`). Its stored
+messages are the conversation the last call extended (the others are in `metrics["proxy/other_segments"]`);
+the scorer sees those messages, the workspace, and the program's exit code and output in
+`metadata.agent_process` (`stdout`, `stderr`, `exit_code`, `timed_out`).
 
 Stop reasons: `env_done` when the program exits on its own; `time_budget` when it ran out of wall time
 (killed, then scored; also when it was killed while waiting for a reply); a limit the proxy enforced
@@ -238,6 +241,7 @@ class ProxyHarness(ExternalHarness):
         stop, error = self._stop(session, outcome)
         outcome.timed_out = stop == "time_budget"
         kept = session.last
+        record, turns = session.record()
         metrics = {**session.metrics(), "proxy/exit_code": outcome.exit_code, "proxy/timed_out": outcome.timed_out,
                    "proxy/killed": outcome.killed}
         if error is not None and outcome.stderr:
@@ -246,7 +250,7 @@ class ProxyHarness(ExternalHarness):
             rollout_id=rollout_id, task_id=job.task.task_id, task_set_id=job.task_set_id, split=job.task.split,
             harness=self.name, sample_idx=job.sample_idx, seed=job.seed, model=model, sampling=sampling_record(params),
             messages=list(kept.messages) if kept else [], n_prompt_messages=kept.n_prompt if kept else 0,
-            tokens=kept.token_record() if kept else None, turns=list(kept.turns) if kept else [],
+            tokens=record, turns=turns,
             stop_reason=stop, counts=session.counts, harness_error=error, metrics=metrics,
         )
 
