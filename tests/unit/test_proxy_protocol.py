@@ -100,13 +100,18 @@ def test_requests_the_proxy_refuses_and_what_it_reads():
                        ({"messages": [{"role": "robot", "content": "x"}]}, "invalid_messages"),
                        ({"messages": [{"role": "user", "content": "x"}], "n": 2}, "unsupported_n"),
                        ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}, "invalid_max_tokens"),
-                       ({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "x"}]}, "invalid_tools")]:
+                       ({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "x"}]}, "invalid_tools"),
+                       ({"messages": [{"role": "user", "content": "x"}], "stop": ["a", ""]}, "invalid_stop"),
+                       ({"messages": [{"role": "user", "content": "x"}], "stop": list("abcde")}, "invalid_stop"),
+                       ({"messages": [{"role": "user", "content": "x"}], "stop": 3}, "invalid_stop")]:
         with pytest.raises(ProxyError) as e:
             parse_request(body)
         assert (e.value.status, e.value.code) == (400, code)
     read = request(max_completion_tokens=5, stream=True, stream_options={"include_usage": True}, temperature=0.1,
                    seed=3)
     assert (read.max_tokens, read.stream, read.include_usage, read.ignored) == (5, True, True, ("temperature", "seed"))
+    assert request(stop="<end_code>").stop == ("<end_code>",) and request(stop=["a", "b"]).stop == ("a", "b")
+    assert request().stop == () and "stop" not in request(stop="x").ignored  # honoured, not ignored
 
 
 def test_an_echoed_message_matches_up_to_serialisation_only():

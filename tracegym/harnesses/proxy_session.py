@@ -187,8 +187,10 @@ class ProxySession:
             cap = min(cap, request.max_tokens)
         if self.limits.max_tokens is not None:
             cap = min(cap, self.limits.max_tokens - self.tokens_out)
-        return self.params if cap == self.params.max_new_tokens else self.params.model_copy(
-            update={"max_new_tokens": cap})
+        stop = tuple(dict.fromkeys((*self.params.stop, *request.stop)))  # the run's own, then the agent's
+        if cap == self.params.max_new_tokens and stop == self.params.stop:
+            return self.params
+        return self.params.model_copy(update={"max_new_tokens": cap, "stop": stop})
 
     def _check_prompt(self, segment: Segment) -> None:
         if segment.conv is None or self.access is None:
@@ -276,7 +278,8 @@ class ProxySession:
         else:
             ids = self._checked_ids(segment.conv, completion)
             turn.start = prompt_tokens = len(segment.conv.ids)
-            text, structured, n_out = segment.conv.add_completion(ids), (), len(ids)
+            text = segment.conv.add_completion(ids, completion.text if completion.cut_at_stop else None)
+            structured, n_out = (), len(ids)
             turn.end = len(segment.conv.ids)
             segment.logprobs.append(completion.logprobs)  # type: ignore[arg-type]
             segment.supports.append(completion.support)
