@@ -160,7 +160,10 @@ def test_an_agent_program_becomes_a_stored_episode_with_an_exact_token_record_an
     assert (plain.harness, plain.stop_reason, plain.harness_error) == ("proxy", "env_done", None)
     assert plain.reward == 1.0 and plain.scorer_error is None  # the scorer read the program's stdout
     assert len(plain.turns) == 3 and plain.metrics["proxy/calls"] == 3
-    assert plain.metrics["proxy/segments"] == 1 and plain.metrics["proxy/untracked_turns"] == 0
+    assert plain.metrics["proxy/segments"] == 1 and plain.tokens.segment_starts == (0,)
+    [whole] = plain.metrics["proxy/split"]
+    assert (whole["calls"], whole["why"]) == ([0, 1, 2], "first_call")
+    assert whole["tokens"] == [0, len(plain.tokens.input_ids)]
     assert plain.metrics["proxy/ignored_params"] == ["temperature"] and plain.metrics["proxy/exit_code"] == 0
     assert_exact_record(plain, tiny[0])
     # Each call extended the one before: every turn's prompt holds all earlier turns' ids as sampled.
@@ -172,14 +175,19 @@ def test_an_agent_program_becomes_a_stored_episode_with_an_exact_token_record_an
     assert [m["role"] for m in plain.continuation] == ["assistant", "user", "assistant", "user", "assistant"]
     assert plain.messages[2]["tool_calls"][0]["function"]["name"] == "get_weather"
 
-    # The compacted history started a second segment; the stored record is the one the last call extended.
+    # The compacted history started a second segment: both are in the token record, one after the other, each
+    # trainable; the stored messages are the conversation the last call extended.
     assert rewrite.stop_reason == "env_done" and rewrite.reward == 1.0
-    assert rewrite.metrics["proxy/segments"] == 2 and rewrite.metrics["proxy/untracked_turns"] == 2
-    assert len(rewrite.turns) == 1 and rewrite.n_prompt_messages == 2
-    assert rewrite.messages[1]["content"].startswith("Summary so far")
+    assert rewrite.metrics["proxy/segments"] == 2 and len(rewrite.turns) == 3
+    first, second = rewrite.metrics["proxy/split"]
+    assert (first["calls"], first["why"], second["calls"]) == ([0, 1], "first_call", [2])
+    assert (second["why"], second["from_segment"], second["kept_messages"]) == ("history_rewritten", 0, 1)
+    assert rewrite.tokens.segment_starts == (0, second["tokens"][0]) and first["tokens"][1] == second["tokens"][0]
+    assert [t.segment_start for t in rewrite.turns] == [0, 0, second["tokens"][0]]
+    assert rewrite.n_prompt_messages == 2 and rewrite.messages[1]["content"].startswith("Summary so far")
     [earlier] = rewrite.metrics["proxy/other_segments"]
-    assert earlier["turns"] == 2 and earlier["model_tokens"] == rewrite.metrics["proxy/untracked_model_tokens"] > 0
-    assert_exact_record(rewrite, tiny[0])
+    assert earlier["messages"][:5] == rewrite.messages[:1] + plain.messages[1:5]
+    assert_exact_record(rewrite, tiny[0])  # every turn re-scored from its own segment's prompt
 
 
 @pytest.mark.slow
@@ -198,6 +206,15 @@ def test_a_crash_and_a_disconnect_are_recorded_harness_errors_and_the_run_goes_o
     assert disconnect.metrics["proxy/killed"] and disconnect.metrics["proxy/exit_code"] == 137
     assert disconnect.turns == []
     assert plain.stop_reason == "env_done" and plain.harness_error is None and plain.reward == 1.0
+
+
+def test_a_program_killed_at_its_wall_time_while_it_waits_for_a_reply_is_a_scored_time_out(tiny, tmp_path):
+    # The batcher waits 20 s before generating, so the program is still waiting on its first call when the
+    # sandbox kills it at 2 s; its client then disconnects, which must not make the time-out a harness error.
+    [episode] = run(tiny, tmp_path, ["plain"], concurrency=1, batch_window_s=20, wall_seconds=2)
+    assert (episode.stop_reason, episode.harness_error) == ("time_budget", None)
+    assert episode.reward == 0.0  # scored: the program never printed DONE
+    assert episode.metrics["proxy/timed_out"] and episode.metrics["proxy/killed"] and episode.turns == []
 
 
 def test_a_limit_refuses_the_call_and_the_episode_is_scored(tiny, tmp_path):

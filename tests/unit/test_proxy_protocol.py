@@ -100,13 +100,18 @@ def test_requests_the_proxy_refuses_and_what_it_reads():
                        ({"messages": [{"role": "robot", "content": "x"}]}, "invalid_messages"),
                        ({"messages": [{"role": "user", "content": "x"}], "n": 2}, "unsupported_n"),
                        ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}, "invalid_max_tokens"),
-                       ({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "x"}]}, "invalid_tools")]:
+                       ({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "x"}]}, "invalid_tools"),
+                       ({"messages": [{"role": "user", "content": "x"}], "stop": ["a", ""]}, "invalid_stop"),
+                       ({"messages": [{"role": "user", "content": "x"}], "stop": list("abcde")}, "invalid_stop"),
+                       ({"messages": [{"role": "user", "content": "x"}], "stop": 3}, "invalid_stop")]:
         with pytest.raises(ProxyError) as e:
             parse_request(body)
         assert (e.value.status, e.value.code) == (400, code)
     read = request(max_completion_tokens=5, stream=True, stream_options={"include_usage": True}, temperature=0.1,
                    seed=3)
     assert (read.max_tokens, read.stream, read.include_usage, read.ignored) == (5, True, True, ("temperature", "seed"))
+    assert request(stop="<end_code>").stop == ("<end_code>",) and request(stop=["a", "b"]).stop == ("a", "b")
+    assert request().stop == () and "stop" not in request(stop="x").ignored  # honoured, not ignored
 
 
 def test_an_echoed_message_matches_up_to_serialisation_only():
@@ -164,3 +169,40 @@ def test_the_server_stitches_calls_that_echo_tool_calls_and_answers_http_errors(
     assert [m["role"] for m in segment.messages] == ["user", "assistant", "tool", "assistant"]
     assert len(segment.turns) == 2 and session.counts.tool_calls == 1 and segment.token_record() is None
     assert upstream.requests[1]["messages"][1]["tool_calls"][0]["id"] == "c1"
+
+
+def test_the_responses_api_is_read_as_chat_and_answered_as_output_items():
+    from tracegym.harnesses.proxy_responses import parse_responses_request, response_body, response_events
+
+    responses = pytest.importorskip("openai.types.responses", reason="checks against the openai client's types")
+    flat_tool = {"type": "function", "name": "get_weather", "parameters": WEATHER["function"]["parameters"]}
+    first = parse_responses_request({"model": "m", "instructions": "Be brief.", "input": "Oslo?", "tools": [flat_tool],
+                                     "max_output_tokens": 9, "temperature": 0.2, "stream": True})
+    assert first.messages == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Oslo?"}]
+    assert first.tools == [WEATHER] and (first.max_tokens, first.stream, first.ignored) == (9, True, ("temperature",))
+
+    text = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+    reply = assistant_reply(text, "stop", first, "call_0")
+    body = response_body(chat_completion("chatcmpl-1", "tracegym-policy", reply, 12, 7))
+    parsed = responses.Response.model_validate(body)
+    message, call = parsed.output
+    assert message.content[0].text == "Checking." and (call.name, call.call_id) == ("get_weather", "call_0_0")
+    assert parsed.usage.input_tokens == 12 and parsed.usage.output_tokens == 7 and parsed.status == "completed"
+    events = response_events(body)
+    assert [e["type"] for e in events] == ["response.created", "response.output_item.added",
+                                           "response.output_item.done", "response.output_item.added",
+                                           "response.output_item.done", "response.completed"]
+    assert responses.ResponseCompletedEvent.model_validate(events[-1]).response.id == body["id"]
+
+    # The agent sends the output items back with the tool's output: the same assistant message, then a tool one.
+    echoed = [*body["output"], {"type": "function_call_output", "call_id": "call_0_0", "output": "-3C"}]
+    second = parse_responses_request({"instructions": "Be brief.", "input": [
+        {"role": "user", "content": [{"type": "input_text", "text": "Oslo?"}]}, *echoed], "tools": [flat_tool]})
+    assert same_message(second.messages[2], reply.message) and len(second.messages) == 4
+    assert second.messages[3] == {"role": "tool", "tool_call_id": "call_0_0", "content": "-3C"}
+    for bad, code in [({"input": "x", "previous_response_id": "resp_1"}, "unsupported_parameter"),
+                      ({"input": "x", "tools": [{"type": "web_search"}]}, "invalid_tools"),
+                      ({"input": [{"type": "input_image", "image_url": "x"}]}, "unsupported_input")]:
+        with pytest.raises(ProxyError) as e:
+            parse_responses_request(bad)
+        assert (e.value.status, e.value.code) == (400, code)

@@ -272,3 +272,30 @@ def test_load_weights_bumps_the_version_and_changes_samples(policy, prompts):
     after = eng.generate(prompts[:1], params)[0]
     assert (before.policy_version, after.policy_version) == (0, 7)
     assert after.sampler_id == "pool-a/0" and after.completion_ids != before.completion_ids
+
+
+def test_a_stop_string_ends_the_completion_and_cuts_its_record_where_the_text_ends(policy, prompts):
+    from tracegym.models.sampling import text_of
+    from tracegym.models.stop_text import stop_cut
+
+    _, tokenizer = policy
+    decode = text_of(tokenizer)
+    params = SamplingParams(top_p=0.9, max_new_tokens=24)
+    [free] = engine(policy, decode=decode).generate(prompts[:1], params, seeds=[7])
+    text = decode(free.completion_ids)
+    # A stop string that starts inside the 6th token and ends in a later one: the 6th token stays, the rest go.
+    first5, first6 = len(decode(free.completion_ids[:5])), len(decode(free.completion_ids[:6]))
+    assert first6 - first5 >= 2, "pick a seed whose 6th token has two characters or more"
+    stop = text[first6 - 1: first6 + 3]
+    assert text.find(stop) == first6 - 1 and len(stop) == 4
+    [cut] = engine(policy, decode=decode).generate(prompts[:1], params.model_copy(update={"stop": (stop,)}),
+                                                   seeds=[7])
+    assert cut.finish_reason == "stop" and cut.completion_ids == free.completion_ids[:6]
+    assert cut.text_end == first6 - 1 and decode(cut.completion_ids)[: cut.text_end] == text[: first6 - 1]
+    torch.testing.assert_close(cut.logprobs, free.logprobs[:6])
+    assert len(cut.support) == 6 and torch.equal(cut.support.ids, free.support.slice(0, 6).ids)
+    assert stop_cut(free.completion_ids, decode, ["no such text"]) is None
+    # A stop string that starts on a token boundary drops every token it covers.
+    assert stop_cut(free.completion_ids, decode, [text[first5:]]) == (5, first5)
+    with pytest.raises(ModelError, match="decode"):
+        engine(policy).generate(prompts[:1], params.model_copy(update={"stop": (stop,)}), seeds=[7])

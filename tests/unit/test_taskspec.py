@@ -254,3 +254,17 @@ def test_the_evals_copy_keeps_reward_files_pointing_at_the_same_place(tmp_path):
     [spec] = load_evals(task_set / "evals.yaml").config.evals
     assert spec.files == {"tests": "../../team/reward_tests"}
     assert build_scorer(spec, ScorerContext(task_set)).files == {"tests": team / "reward_tests"}
+
+
+def test_a_task_can_name_the_proxy_harness_which_then_needs_the_agent_command(tmp_path):
+    from tracegym.harnesses.config import HarnessConfig, HarnessFactory
+
+    spec = _round_trip(_spec().model_copy(update={"harness": "proxy"}), tmp_path)
+    assert spec.harness == "proxy"
+    factory = HarnessFactory(HarnessConfig(), tmp_path)
+    try:
+        assert factory.name_for(spec) == "proxy"
+        with pytest.raises(ConfigError, match="set proxy.command in the harness config"):
+            factory.make(spec, "episode-0")
+    finally:
+        factory.close()

@@ -13,7 +13,7 @@ import uuid
 import pytest
 import torch
 
-from tracegym.harnesses.episode import Episode, TurnRecord, build_token_record
+from tracegym.harnesses.episode import Episode, TurnRecord, build_token_record, join_segments
 from tracegym.models.sampling import SampledSequence, SamplingEngine, SamplingParams
 from tracegym.models.tiny import tiny_llama
 from tracegym.training.batching import (
@@ -178,15 +178,18 @@ def _manual_losses(model, groups: list[RolloutGroup]) -> tuple[torch.Tensor, tor
     adv = group_advantages([e.reward for e in episodes], [g.task_id for g in groups for _ in g.episodes]).advantages
     losses, seq_ids = [], []
     for i, (e, a) in enumerate(zip(episodes, adv, strict=True)):
-        rec = e.tokens
-        targets = rec.loss_mask.nonzero().squeeze(-1)
-        with torch.no_grad():
-            logits = model(input_ids=rec.input_ids[None]).logits[0, targets - 1].float() / TEMPERATURE
-        s = rec.support
-        per_token, _ = token_loss(logits, rec.input_ids[targets], torch.full((len(targets),), a),
-                                  rec.sampler_logprobs[targets], s.ids, s.offsets, s.logprobs)
-        losses.append(per_token)
-        seq_ids.append(torch.full((len(targets),), i))
+        rec, seen = e.tokens, 0
+        for start, end in rec.segments():  # each segment is a sequence of its own for the model
+            ids = rec.input_ids[start:end]
+            targets = rec.loss_mask[start:end].nonzero().squeeze(-1)
+            with torch.no_grad():
+                logits = model(input_ids=ids[None]).logits[0, targets - 1].float() / TEMPERATURE
+            s = rec.support.slice(seen, seen + len(targets))
+            seen += len(targets)
+            per_token, _ = token_loss(logits, ids[targets], torch.full((len(targets),), a),
+                                      rec.sampler_logprobs[start:end][targets], s.ids, s.offsets, s.logprobs)
+            losses.append(per_token)
+            seq_ids.append(torch.full((len(targets),), i))
     return torch.cat(losses), torch.cat(seq_ids)
 
 
@@ -200,6 +203,34 @@ def test_token_and_sequence_aggregation_match_their_definitions(model) -> None:
     assert token == pytest.approx(float(per_token.sum() / per_token.numel()), rel=1e-4, abs=1e-7)
     assert sequence == pytest.approx(float(aggregate(per_token, seq_ids, mode="sequence")), rel=1e-4, abs=1e-7)
     assert token != pytest.approx(sequence, rel=1e-3)
+
+
+def _in_segments(first: Episode, second: Episode) -> Episode:
+    """`first` with `second`'s turns as a second segment: an agent that rewrote its history mid-episode."""
+    shift = first.tokens.input_ids.numel()
+    later = [dataclasses.replace(t, start=t.start + shift, end=t.end + shift, segment_start=shift)
+             for t in second.turns]
+    return dataclasses.replace(first, tokens=join_segments([first.tokens, second.tokens]),
+                               turns=[*first.turns, *later])
+
+
+@pytest.mark.parametrize("aggregation", ["token", "sequence"])
+def test_an_episode_in_segments_trains_each_as_its_own_sequence_with_the_episode_advantage(model,
+                                                                                          aggregation) -> None:
+    groups = _groups(model)
+    for g in groups:  # episode 0 of each group also holds episode 1's turns, as a second segment
+        g.episodes = [_in_segments(g.episodes[0], g.episodes[1]), *g.episodes[2:]]
+    groups = _with_variance(groups)
+    episode = groups[0].episodes[0]
+    assert len(episode.tokens.segment_starts) == 2
+    [(p0, c0, _), (p1, c1, _)] = episode.tokens.turn_inputs(episode.turns)
+    assert p1 == episode.tokens.input_ids[episode.turns[1].segment_start:episode.turns[1].start].tolist()
+    per_token, seq_ids = _manual_losses(model, groups)
+    metrics = _trainer(model, aggregation=aggregation).accumulate(groups)
+    expected = (per_token.sum() / per_token.numel() if aggregation == "token"
+                else aggregate(per_token, seq_ids, mode="sequence"))
+    assert metrics["train/loss"] == pytest.approx(float(expected), rel=1e-4, abs=1e-7)
+    assert metrics["train/sequences"] == 12  # 9 episodes, 3 of them in two segments
 
 
 def test_train_layers_and_frozen_embeddings_stay_put(model) -> None:

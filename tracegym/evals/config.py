@@ -37,7 +37,7 @@ class AppliesTo(_Strict):
     formats: list[str] | None = None
     """Source trace formats (e.g. tau-bench); None means every format."""
     harnesses: list[str] | None = None
-    """Harnesses (replay, shell, chat); None means every harness."""
+    """Harnesses (replay, shell, chat, proxy); None means every harness."""
 
 
 class _Eval(_Strict):

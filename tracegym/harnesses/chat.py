@@ -179,12 +179,16 @@ class TokenConversation:
     def prompt_ids(self) -> list[int]:
         return list(self.ids)
 
-    def add_completion(self, completion_ids: Sequence[int]) -> str:
-        """Append the model's completion ids verbatim (trainable); returns its text, also added to `messages`."""
+    def add_completion(self, completion_ids: Sequence[int], text: str | None = None) -> str:
+        """Append the model's completion ids verbatim (trainable); returns its text, also added to `messages`.
+
+        `text` is the reply's text where it is not the ids' (cut before a stop string); the turn is then left
+        open, as one cut at its length limit: the template's end-of-turn tokens come with the environment's."""
         ids = [int(i) for i in completion_ids]
-        self._turn_closed = bool(ids) and ids[-1] in self.stop_token_ids
+        self._turn_closed = text is None and bool(ids) and ids[-1] in self.stop_token_ids
         content_ids = ids[:-1] if self._turn_closed else ids
-        text = self.renderer.tokenizer.decode(content_ids, skip_special_tokens=False)
+        if text is None:
+            text = self.renderer.tokenizer.decode(content_ids, skip_special_tokens=False)
         self.messages.append({"role": "assistant", "content": text})
         self._append(ids, "model")
         return text

@@ -12,7 +12,15 @@ The token record is one flat sequence per episode, never rebuilt from text:
 
 Each `TurnRecord` names its completion's span [start, end) in `input_ids`, the policy version and the
 sampler that produced it, so `turn_inputs` gives the trainer (and the re-scoring tests) each turn's exact
-prompt and completion ids. An observation that follows the last model turn is in `messages` only: the
+prompt and completion ids.
+
+Segments. An agent that rewrites its history (drops a reply, edits its system prompt, compacts) makes
+conversations that do not extend one another; the proxy harness keeps each as a segment. The record is then
+the segments' sequences one after the other, `segment_starts` saying where each begins (a segment begins
+with its own prompt, so never on a trainable token). A segment is one sequence for the model: its tokens
+never attend to another segment's. The trainer makes one sample per segment, all with the episode's
+advantage (as prime-rl and verifiers do with branching trajectories), and a turn's prompt starts at its
+segment's start (`TurnRecord.segment_start`). An observation that follows the last model turn is in `messages` only: the
 model never saw it (except when the episode stops because that observation made the next prompt too long
 for the context: then its masked tokens end the record, so the overflow can be seen).
 """
@@ -65,6 +73,8 @@ class TurnRecord:
     """Start of this turn's completion in `TokenRecord.input_ids`; None without a token record."""
     end: int | None = None
     """End (exclusive) of this turn's completion in `TokenRecord.input_ids`."""
+    segment_start: int = 0
+    """Start in `TokenRecord.input_ids` of the segment the turn belongs to: where its prompt begins."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -86,10 +96,17 @@ class TokenRecord:
     """(T,) float32: the sampler's log-prob on trainable positions, NaN elsewhere."""
     support: Support | None
     """Per trainable token (in order): the sampler's support; None when the client gave none."""
+    segment_starts: tuple[int, ...] = (0,)
+    """Where each segment begins in `input_ids` (see the module docstring); (0,) for one conversation."""
 
     @property
     def n_trainable(self) -> int:
         return int(self.loss_mask.sum())
+
+    def segments(self) -> list[tuple[int, int]]:
+        """Each segment's [start, end) in `input_ids`."""
+        ends = [*self.segment_starts[1:], self.input_ids.numel()]
+        return list(zip(self.segment_starts, ends, strict=True))
 
     def validate(self) -> None:
         """Raise `ModelError` unless shapes align, log-probs sit exactly on trainable tokens and the support
@@ -99,6 +116,11 @@ class TokenRecord:
             raise ModelError("token record: input_ids, loss_mask and sampler_logprobs differ in length")
         if not bool((torch.isfinite(self.sampler_logprobs) == self.loss_mask).all()):
             raise ModelError("token record: sampler log-probs must be finite exactly on trainable tokens")
+        starts = list(self.segment_starts)
+        if (not starts or starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:], strict=False))
+                or starts[-1] >= max(n, 1) or any(bool(self.loss_mask[i]) for i in starts if i < n)):
+            raise ModelError(f"token record: segment starts {starts} must rise from 0 within the record, each on a "
+                             "prompt token")
         if self.support is not None:
             if len(self.support) != self.n_trainable:
                 raise ModelError(
@@ -114,7 +136,7 @@ class TokenRecord:
                 raise ModelError("this episode has no token record to take turn inputs from")
             n = turn.end - turn.start
             support = self.support.slice(seen, seen + n) if self.support is not None else None
-            out.append((ids[: turn.start], ids[turn.start : turn.end], support))
+            out.append((ids[turn.segment_start : turn.start], ids[turn.start : turn.end], support))
             seen += n
         return out
 
@@ -142,6 +164,23 @@ def build_token_record(
     record = TokenRecord(torch.tensor(list(ids), dtype=torch.int64), mask, logprobs, support)
     record.validate()
     return record
+
+
+def join_segments(records: Sequence[TokenRecord]) -> TokenRecord:
+    """One record holding `records` (each one segment) one after the other; turns' spans shift by the start of
+    their segment (`segment_starts`)."""
+    starts, at = [], 0
+    for record in records:
+        starts.append(at)
+        at += record.input_ids.numel()
+    supports = [r.support for r in records]
+    if any(s is None for s in supports) and any(s is not None for s in supports):
+        raise ModelError("some segments recorded a support and others did not; sample every turn alike")
+    support = Support.concat(supports) if supports and supports[0] is not None else None  # type: ignore[arg-type]
+    joined = TokenRecord(torch.cat([r.input_ids for r in records]), torch.cat([r.loss_mask for r in records]),
+                         torch.cat([r.sampler_logprobs for r in records]), support, tuple(starts))
+    joined.validate()
+    return joined
 
 
 @dataclass

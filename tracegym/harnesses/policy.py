@@ -27,7 +27,7 @@ from tracegym.errors import ModelError
 from tracegym.harnesses.chat import ChatRenderer, Message
 from tracegym.models import compute
 from tracegym.models.precision import PrecisionChoice, resolve_precision
-from tracegym.models.sampling import GenerationTiming, SampledSequence, SamplingEngine, SamplingParams
+from tracegym.models.sampling import GenerationTiming, SampledSequence, SamplingEngine, SamplingParams, text_of
 from tracegym.models.support import Support
 
 if TYPE_CHECKING:
@@ -67,6 +67,8 @@ class Completion:
     seed: int | None = None
     latency_s: float = 0.0
     timing: GenerationTiming | None = None
+    cut_at_stop: bool = False
+    """The text ends where a stop string began (`SamplingParams.stop`), not where the completion ids end."""
 
 
 class PolicyClient(abc.ABC):
@@ -121,6 +123,8 @@ class HFPolicy(PolicyClient):
     def __init__(self, engine: SamplingEngine, tokenizer: PreTrainedTokenizerBase, batch_window_s: float = 0.005):
         self.engine = engine
         self.tokenizer = tokenizer
+        if engine.decode is None:  # stop sequences are text: the engine reads its completions with our tokenizer
+            engine.decode = text_of(tokenizer)
         self.batch_window_s = batch_window_s
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sampler-{engine.sampler_id}")
         self._queue: asyncio.Queue[tuple[PolicyRequest, list[int], asyncio.Future[Completion]]] | None = None
@@ -211,9 +215,12 @@ class HFPolicy(PolicyClient):
 
     def _completion(self, seq: SampledSequence, latency: float) -> Completion:
         ids = seq.completion_ids
-        content = ids[:-1] if seq.finish_reason == "stop" else ids
+        if seq.text_end is not None:
+            text = self.tokenizer.decode(ids, skip_special_tokens=False)[: seq.text_end]
+        else:
+            text = self.tokenizer.decode(ids[:-1] if seq.finish_reason == "stop" else ids, skip_special_tokens=False)
         return Completion(
-            text=self.tokenizer.decode(content, skip_special_tokens=False),
+            text=text,
             finish_reason=seq.finish_reason,
             sampler_id=seq.sampler_id,
             prompt_ids=seq.prompt_ids,
@@ -224,6 +231,7 @@ class HFPolicy(PolicyClient):
             seed=seq.seed,
             latency_s=latency,
             timing=seq.timing,
+            cut_at_stop=seq.text_end is not None,
         )
 
 
@@ -289,6 +297,8 @@ class OpenAIPolicy(PolicyClient):
             "top_p": p.top_p,
             "max_tokens": p.max_new_tokens,
         }
+        if p.stop:
+            body["stop"] = list(p.stop)
         if p.top_k:
             body["top_k"] = p.top_k  # not OpenAI's own API; vLLM, SGLang and llama.cpp accept it
         if request.tools:

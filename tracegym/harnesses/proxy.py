@@ -14,15 +14,19 @@ command, started in the episode's sandbox with OPENAI_BASE_URL pointing at the p
 the sandbox's loopback: `tracegym.harnesses.proxy_channel`), OPENAI_API_KEY set to the episode's own key
 (the proxy answers no call without it) and the task in TRACEGYM_TASK_FILE (the TaskSpec as JSON) and
 TRACEGYM_MESSAGES_FILE (its prompt as OpenAI chat messages).
-The episode ends when the program exits. Its stored conversation and token record are those of the
-segment the last call extended; the scorer sees that conversation, the workspace, and the program's exit
-code and output in `metadata.agent_process` (`stdout`, `stderr`, `exit_code`, `timed_out`).
+The episode ends when the program exits. Its token record holds every conversation (segment) the calls
+made, one after the other, each trained as a sample of its own with the episode's reward, and
+`metrics["proxy/split"]` says how the episode was split (`tracegym.harnesses.proxy_session`). Its stored
+messages are the conversation the last call extended (the others are in `metrics["proxy/other_segments"]`);
+the scorer sees those messages, the workspace, and the program's exit code and output in
+`metadata.agent_process` (`stdout`, `stderr`, `exit_code`, `timed_out`).
 
 Stop reasons: `env_done` when the program exits on its own; `time_budget` when it ran out of wall time
-(killed, then scored); a limit the proxy enforced (`max_turns`, `max_tokens`, `context_exceeded`: the call
-is refused, the program gets `grace_seconds` to finish, then is scored); `harness_error` when the program
-exits non-zero or breaks a sandbox limit (unless `on_nonzero_exit: score`), cannot start, or its client
-disconnects mid-request (the program is killed); `policy_error` when the policy fails. Errors are not
+(killed, then scored; also when it was killed while waiting for a reply); a limit the proxy enforced
+(`max_turns`, `max_tokens`, `context_exceeded`: the call is refused, the program gets `grace_seconds` to
+finish, then is scored); `harness_error` when the program exits non-zero or breaks a sandbox limit (unless
+`on_nonzero_exit: score`), cannot start, or its client disconnects mid-request within its wall time (the
+program is killed); `policy_error` when the policy fails. Errors are not
 scored; the run goes on.
 
 The program executes what the model writes, so it is untrusted and never runs on the host: it runs in the
@@ -145,6 +149,8 @@ class ProxyHarness(ExternalHarness):
         self.base_dir = base_dir
         self.sandboxes = sandboxes
         self.agent_dir = agent_folder(config, base_dir, workspaces)
+        self._deadline = float("inf")
+        """time.monotonic() at which the program's wall time runs out, once it started."""
 
     async def run_episode(self, policy: PolicyClient, job: EpisodeJob, params: SamplingParams,
                           limits: EpisodeLimits, scorer: Scorer | None, model: str | None,
@@ -181,6 +187,8 @@ class ProxyHarness(ExternalHarness):
     async def _run_program(self, task: TaskSpec, workspace: Path, session: ProxySession,
                            limits: EpisodeLimits) -> ProgramOutcome:
         wall = min(self.config.wall_seconds, limits.time_budget_s or self.config.wall_seconds)
+        # Taken before the sandbox starts its own clock, so a program it kills at its wall time is past this.
+        self._deadline = time.monotonic() + wall
         sandbox = self.sandboxes.get()
         server = ProxyServer(session, self.config.server)
         with Channel.open(task) as channel:
@@ -190,19 +198,19 @@ class ProxyHarness(ExternalHarness):
                 ro_paths = [channel.folder] + ([self.agent_dir] if self.agent_dir else [])
                 running = sandbox.start(channel.command(self.command), workspace, self._limits(wall),
                                         self._environment(task, channel, server), ro_paths=ro_paths)
-                result = await self._supervise(running, session, wall)
+                result = await self._supervise(running, session)
             finally:
                 await server.close()
-        return ProgramOutcome.of(result, self.config.max_output_chars, session.stopping.is_set())
+        return ProgramOutcome.of(result, self.config.max_output_chars, session.stop is not None)
 
     def _limits(self, wall: float) -> Limits:
         keep = self.config.max_output_chars * _BYTES_PER_CHAR
         return Limits.model_validate({**self.config.limits.model_dump(), "wall_seconds": wall, "output_bytes": keep})
 
-    async def _supervise(self, running: RunningCommand, session: ProxySession, wall: float) -> CommandResult:
+    async def _supervise(self, running: RunningCommand, session: ProxySession) -> CommandResult:
         """Wait for the program to end (the sandbox ends it at its wall time); stop it at once on a failure, or
         past its grace period after the proxy refused a call for a limit."""
-        deadline = time.monotonic() + wall
+        deadline = self._deadline
         ended = asyncio.ensure_future(running.wait())
         try:
             stopping = asyncio.ensure_future(session.stopping.wait())
@@ -231,7 +239,9 @@ class ProxyHarness(ExternalHarness):
     def _episode(self, session: ProxySession, outcome: ProgramOutcome, job: EpisodeJob, params: SamplingParams,
                  model: str | None, rollout_id: str) -> Episode:
         stop, error = self._stop(session, outcome)
+        outcome.timed_out = stop == "time_budget"
         kept = session.last
+        record, turns = session.record()
         metrics = {**session.metrics(), "proxy/exit_code": outcome.exit_code, "proxy/timed_out": outcome.timed_out,
                    "proxy/killed": outcome.killed}
         if error is not None and outcome.stderr:
@@ -240,19 +250,19 @@ class ProxyHarness(ExternalHarness):
             rollout_id=rollout_id, task_id=job.task.task_id, task_set_id=job.task_set_id, split=job.task.split,
             harness=self.name, sample_idx=job.sample_idx, seed=job.seed, model=model, sampling=sampling_record(params),
             messages=list(kept.messages) if kept else [], n_prompt_messages=kept.n_prompt if kept else 0,
-            tokens=kept.token_record() if kept else None, turns=list(kept.turns) if kept else [],
+            tokens=record, turns=turns,
             stop_reason=stop, counts=session.counts, harness_error=error, metrics=metrics,
         )
 
     def _stop(self, session: ProxySession, outcome: ProgramOutcome) -> tuple[StopReason, str | None]:
         """Why the episode ended, and the error when it failed."""
+        if self._timed_out(session, outcome):
+            return "time_budget", None
         if session.failure is not None:
             reason, text = session.failure
             return reason, text
         if session.stop is not None:
             return session.stop, None
-        if outcome.timed_out:
-            return "time_budget", None
         if outcome.exit_code != 0 and self.config.on_nonzero_exit == "harness_error":
             tail = outcome.stderr.strip().splitlines()[-1:] or ["(no stderr)"]
             if outcome.limit is not None:
@@ -260,6 +270,16 @@ class ProxyHarness(ExternalHarness):
                                          f"proxy.limits if the program needs more): {tail[0][:500]}")
             return "harness_error", f"the agent program exited with code {outcome.exit_code}: {tail[0][:500]}"
         return "env_done", None
+
+    def _timed_out(self, session: ProxySession, outcome: ProgramOutcome) -> bool:
+        """Whether the program ran out of wall time, before any limit or failure of its own: a program killed
+        while it waited for a reply disconnects then too, which is the time-out, not a harness error."""
+        if session.stop is not None:
+            return False
+        if session.failure is None:
+            return outcome.timed_out
+        at = session.disconnected_at
+        return at is not None and session.failure[0] == "harness_error" and at >= self._deadline
 
     def _trajectory(self, episode: Episode, task: TaskSpec, workspace: Path | None,
                     outcome: ProgramOutcome) -> Trajectory:

@@ -4,8 +4,9 @@ The socket lies in the episode's own folder, which the agent's sandbox sees read
 the sandbox (`tracegym.harnesses.sandbox.forwarder`) gives the agent a loopback port that leads here. No
 TCP port is opened on the host.
 
-Routes: POST /v1/chat/completions (JSON, or server-sent events with `"stream": true`) and GET /v1/models;
-the same paths without /v1 work too, for clients configured with the bare host. Each response closes its
+Routes: POST /v1/chat/completions (JSON, or server-sent events with `"stream": true`), POST /v1/responses
+(the Responses API, `tracegym.harnesses.proxy_responses`) and GET /v1/models; the same paths without /v1 work
+too, for clients configured with the bare host. Each response closes its
 connection, so the only bytes a client sends after its request are none at all: reading end-of-file while
 the reply is being generated means the client disconnected mid-request. That call is cancelled and the
 handler told (`ChatHandler.disconnected`); the episode it belongs to ends with the error recorded.
@@ -31,12 +32,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tracegym.harnesses.proxy_openai import ChatRequest, ProxyError, models_list, parse_request, stream_chunks
 from tracegym.harnesses.proxy_request import STREAM_LIMIT, RequestHead, json_body, read_body, read_head
+from tracegym.harnesses.proxy_responses import parse_responses_request, response_body, response_events
 
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
             408: "Request Timeout", 413: "Payload Too Large", 431: "Request Header Fields Too Large",
             500: "Internal Server Error", 503: "Service Unavailable"}
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 _MODELS_PATHS = ("/v1/models", "/models")
+_RESPONSES_PATHS = ("/v1/responses", "/responses")
 
 
 class ProxyServerConfig(BaseModel):
@@ -161,21 +164,24 @@ class ProxyServer:
                 return
             await self._send(writer, 200, models_list(self.handler.model_name))
             return
-        if head.path not in _CHAT_PATHS:
-            message = f"no route {head.path}; the proxy serves POST /v1/chat/completions and GET /v1/models"
+        responses = head.path in _RESPONSES_PATHS
+        if head.path not in _CHAT_PATHS and not responses:
+            message = (f"no route {head.path}; the proxy serves POST /v1/chat/completions, POST /v1/responses and "
+                       "GET /v1/models")
             await self._refuse(writer, ProxyError(404, message, "not_found"))
             return
         if head.method != "POST":
             await self._refuse(writer, ProxyError(405, f"{head.path} takes POST"))
             return
         try:
-            chat = parse_request(json_body(body))
+            chat = (parse_responses_request if responses else parse_request)(json_body(body))
         except ProxyError as e:
             await self._refuse(writer, e)
             return
-        await self._complete(chat, reader, writer)
+        await self._complete(chat, reader, writer, responses)
 
-    async def _complete(self, chat: ChatRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _complete(self, chat: ChatRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                        responses: bool = False) -> None:
         work = asyncio.ensure_future(self.handler.complete(chat))
         watch = asyncio.ensure_future(reader.read(1))
         try:
@@ -197,11 +203,13 @@ class ProxyServer:
             self.handler.crashed(e)
             await self._refuse(writer, ProxyError(500, f"{type(e).__name__}: {e}", None, "server_error"))
             return
+        body = response_body(completion) if responses else completion
         try:
             if chat.stream:
-                await self._send_events(writer, stream_chunks(completion, chat.include_usage))
+                events = response_events(body) if responses else stream_chunks(completion, chat.include_usage)
+                await self._send_events(writer, events)
             else:
-                await self._send(writer, 200, completion)
+                await self._send(writer, 200, body)
         except ConnectionError:
             self.handler.disconnected("the agent's client disconnected before its reply was delivered")
         except TimeoutError:

@@ -1,8 +1,9 @@
 """The OpenAI chat-completions wire format, as the proxy speaks it: requests in, replies and stream chunks out.
 
 Only what an agent's client needs is read from a request (messages, tools, tool_choice, the token cap,
-streaming); sampling parameters the agent sets (temperature, top_p, seed, ...) are not honoured, since the
-run's own sampling is what the token record and the trainer assume, and their names are reported instead.
+stop sequences, streaming); sampling parameters the agent sets (temperature, top_p, seed, ...) are not
+honoured, since the run's own sampling is what the token record and the trainer assume, and their names
+are reported instead.
 A reply's tool calls are parsed from the model's text (`tracegym.harnesses.toolcalls`) and returned as
 structured `tool_calls`, as an OpenAI endpoint returns them.
 """
@@ -21,8 +22,9 @@ from tracegym.harnesses.toolcalls import ParseResult, parse_tool_calls
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 # Parameters an agent may send that change how tokens are drawn; the run's sampling overrides them.
-SAMPLING_PARAMS = ("temperature", "top_p", "top_k", "seed", "stop", "presence_penalty", "frequency_penalty",
+SAMPLING_PARAMS = ("temperature", "top_p", "top_k", "seed", "presence_penalty", "frequency_penalty",
                    "logit_bias", "min_p", "repetition_penalty")
+_MAX_STOPS = 4  # OpenAI's limit
 
 
 class ProxyError(Exception):
@@ -45,6 +47,8 @@ class ChatRequest:
     parse_tools: bool = True
     """False when tool_choice is 'none': the reply is returned as text."""
     max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+    """Stop sequences: the reply ends before the first one the model writes (and its token record there)."""
     stream: bool = False
     include_usage: bool = False
     ignored: tuple[str, ...] = field(default_factory=tuple)
@@ -69,12 +73,18 @@ def parse_request(body: Any) -> ChatRequest:
     cap = body.get("max_completion_tokens", body.get("max_tokens"))
     if cap is not None and (not isinstance(cap, int) or isinstance(cap, bool) or cap < 1):
         raise ProxyError(400, "max_tokens / max_completion_tokens must be a positive integer", "invalid_max_tokens")
+    stop = body.get("stop")
+    stops = (stop,) if isinstance(stop, str) else tuple(stop) if isinstance(stop, list) else None
+    stops = () if stop is None else stops
+    if stops is None or len(stops) > _MAX_STOPS or any(not isinstance(s, str) or not s for s in stops):
+        raise ProxyError(400, f"'stop' must be a non-empty string or a list of at most {_MAX_STOPS} of them",
+                         "invalid_stop")
     options = body.get("stream_options") or {}
     if not isinstance(options, dict):
         raise ProxyError(400, "'stream_options' must be an object", "invalid_stream_options")
     return ChatRequest(
         messages=messages, tools=tools, parse_tools=tools is not None and body.get("tool_choice") != "none",
-        max_tokens=cap, stream=bool(body.get("stream")), include_usage=bool(options.get("include_usage")),
+        max_tokens=cap, stop=stops, stream=bool(body.get("stream")), include_usage=bool(options.get("include_usage")),
         ignored=tuple(p for p in SAMPLING_PARAMS if body.get(p) is not None),
     )
 

@@ -5,9 +5,11 @@ agent sent last time plus the reply it was given (`same_message` ignores re-seri
 extends that conversation: the next prompt is the previous prompt's ids + the completion ids as sampled +
 the template ids of the agent's new messages (`TokenConversation`), so the model's text is never
 re-tokenised. A call that does not extend any conversation (the agent compacted or edited its history,
-changed its tools, or runs a second conversation alongside) starts a new segment, rendered afresh; the
-segments are counted. A segment is claimed while its call is generating, so two concurrent calls never
-extend the same one.
+dropped a reply, changed its tools, or runs a second conversation alongside) starts a new segment, rendered
+afresh. A segment is claimed while its call is generating, so two concurrent calls never extend the same
+one. Every segment keeps its token record: the episode's record holds them one after the other
+(`tracegym.harnesses.episode.join_segments`), so each trains as a sample of its own with the episode's
+reward, and `split` says how the episode was split and why.
 
 Limits are the runner's: after `max_turns` calls, once `max_tokens` model tokens are spent, or when a
 prompt no longer fits the context or `max_prompt_tokens`, the call is refused with an OpenAI-style error
@@ -19,9 +21,10 @@ at once (`ended`).
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -35,6 +38,7 @@ from tracegym.harnesses.episode import (
     TokenRecord,
     TurnRecord,
     build_token_record,
+    join_segments,
 )
 from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
 from tracegym.harnesses.proxy_openai import (
@@ -67,6 +71,10 @@ class Segment:
     logprobs: list[torch.Tensor] = field(default_factory=list)
     supports: list[Support | None] = field(default_factory=list)
     busy: bool = False
+    opened: dict[str, Any] = field(default_factory=dict)
+    """Why the call that opened it extended no earlier segment (see `ProxySession.split`)."""
+    calls: list[int] = field(default_factory=list)
+    """The episode's calls (0-based) it answered."""
 
     def extended_by(self, messages: Sequence[Message], tools: list[dict[str, Any]] | None) -> bool:
         n = len(self.messages)
@@ -81,6 +89,16 @@ class Segment:
     @property
     def model_tokens(self) -> int:
         return sum(int(lp.numel()) for lp in self.logprobs)
+
+
+def _kept_messages(known: Sequence[Message], sent: Sequence[Message]) -> int:
+    """How many of `known`'s messages `sent` starts with, as they were."""
+    n = 0
+    for a, b in zip(known, sent, strict=False):
+        if not same_message(b, a):
+            break
+        n += 1
+    return n
 
 
 def template_view(messages: Sequence[Message]) -> list[Message]:
@@ -107,6 +125,9 @@ class ProxySession:
         """Set when the episode is over for the proxy: a limit or a failure."""
         self.ended = asyncio.Event()
         """Set on a failure: the program is ended at once."""
+        self.disconnected_at: float | None = None
+        """When (time.monotonic) the agent's client went away mid-call, if it did: a program killed at its wall
+        time does, and that is a time-out, not a failure."""
         self.counts = EpisodeCounts()
         self.tool_stats = ToolCallStats()
         self.ignored: set[str] = set()
@@ -140,6 +161,8 @@ class ProxySession:
         self.ended.set()
 
     def disconnected(self, detail: str) -> None:
+        if self.disconnected_at is None:
+            self.disconnected_at = time.monotonic()
         self.fail("harness_error", f"{detail} (call {self.calls})")
 
     def crashed(self, error: BaseException) -> None:
@@ -164,8 +187,10 @@ class ProxySession:
             cap = min(cap, request.max_tokens)
         if self.limits.max_tokens is not None:
             cap = min(cap, self.limits.max_tokens - self.tokens_out)
-        return self.params if cap == self.params.max_new_tokens else self.params.model_copy(
-            update={"max_new_tokens": cap})
+        stop = tuple(dict.fromkeys((*self.params.stop, *request.stop)))  # the run's own, then the agent's
+        if cap == self.params.max_new_tokens and stop == self.params.stop:
+            return self.params
+        return self.params.model_copy(update={"max_new_tokens": cap, "stop": stop})
 
     def _check_prompt(self, segment: Segment) -> None:
         if segment.conv is None or self.access is None:
@@ -188,9 +213,28 @@ class ProxySession:
                     continue  # the template cannot append these messages token-exactly: render afresh instead
             segment.messages.extend(new)
             return segment
-        return self._new_segment(request)
+        return self._new_segment(request, bool(candidates))
 
-    def _new_segment(self, request: ChatRequest) -> Segment:
+    def _why_new(self, request: ChatRequest, template: bool) -> dict[str, Any]:
+        """How a call that extends no segment relates to the closest one: which, how many of its messages the
+        call kept as they were, and why it is not an extension."""
+        if not self.segments:
+            return {"why": "first_call"}
+        kept = [(_kept_messages(s.messages, request.messages), s) for s in self.segments]
+        n, closest = max(kept, key=lambda pair: (pair[0], pair[1].index))
+        if template:
+            why = "template"  # the chat template cannot append the new messages token-exactly
+        elif request.tools != closest.tools:
+            why = "tools_changed"
+        elif n == len(closest.messages) and len(request.messages) > n:
+            why = "parallel_call"  # it extends a segment whose own call was still generating
+        elif n == len(request.messages):
+            why = "resent"  # the same history again, or part of it: a retry or a step back
+        else:
+            why = "history_rewritten"
+        return {"from_segment": closest.index, "kept_messages": n, "why": why}
+
+    def _new_segment(self, request: ChatRequest, template: bool = False) -> Segment:
         conv = None
         if self.access is not None:
             try:
@@ -200,7 +244,8 @@ class ProxySession:
                 self.fail("harness_error", f"the model's chat template cannot render the agent's messages: {e}")
                 raise ProxyError(400, f"the model's chat template cannot render these messages: {e}",
                                  "invalid_messages") from e
-        segment = Segment(len(self.segments), request.tools, list(request.messages), len(request.messages), conv)
+        segment = Segment(len(self.segments), request.tools, list(request.messages), len(request.messages), conv,
+                          opened=self._why_new(request, template))
         self.segments.append(segment)
         return segment
 
@@ -233,11 +278,13 @@ class ProxySession:
         else:
             ids = self._checked_ids(segment.conv, completion)
             turn.start = prompt_tokens = len(segment.conv.ids)
-            text, structured, n_out = segment.conv.add_completion(ids), (), len(ids)
+            text = segment.conv.add_completion(ids, completion.text if completion.cut_at_stop else None)
+            structured, n_out = (), len(ids)
             turn.end = len(segment.conv.ids)
             segment.logprobs.append(completion.logprobs)  # type: ignore[arg-type]
             segment.supports.append(completion.support)
         segment.turns.append(turn)
+        segment.calls.append(call)
         self.tokens_out += n_out
         reply = assistant_reply(text, completion.finish_reason, request, f"call_{call}", structured)
         self.tool_stats.add(reply.parsed)
@@ -258,22 +305,45 @@ class ProxySession:
             raise ProxyError(500, problem, "policy_error", "server_error")
         return list(ids)  # type: ignore[arg-type]
 
+    def record(self) -> tuple[TokenRecord | None, list[TurnRecord]]:
+        """The episode's token record, every segment that sampled a turn in it one after the other, and all turns,
+        their spans in that record (None and the bare turns for a messages-only policy)."""
+        answered = [s for s in self.segments if s.turns]
+        if not answered or any(s.conv is None for s in answered):
+            return None, [t for s in answered for t in s.turns]
+        records = [s.token_record() for s in answered]
+        record = join_segments(records)  # type: ignore[arg-type]
+        turns = [replace(t, start=t.start + at, end=t.end + at, segment_start=at)  # type: ignore[operator]
+                 for s, at in zip(answered, record.segment_starts, strict=True) for t in s.turns]
+        return record, turns
+
+    def split(self) -> list[dict[str, Any]]:
+        """How the episode was split: per segment that sampled a turn, its calls, messages, span in the token
+        record (`tokens`, [start, end)), trained tokens, and why it opened (`why`: first_call, history_rewritten,
+        tools_changed, resent, parallel_call, template; `from_segment` is the closest earlier segment and
+        `kept_messages` how many of its messages the opening call kept)."""
+        out, at = [], 0
+        for s in (s for s in self.segments if s.turns):
+            length = len(s.conv.ids) if s.conv is not None else 0
+            out.append({"segment": s.index, "calls": list(s.calls), "messages": len(s.messages),
+                        "prompt_messages": s.n_prompt, "tokens": [at, at + length] if s.conv is not None else None,
+                        "model_tokens": s.model_tokens, **s.opened})
+            at += length
+        return out
+
     def metrics(self) -> dict[str, Any]:
-        """What the episode's calls showed: calls, segments, turns outside the stored record, tool calls."""
+        """What the episode's calls showed: calls, segments and how the episode was split, tool calls."""
         kept = self.last
-        others = [s for s in self.segments if s is not kept]
         metrics: dict[str, Any] = {
             "proxy/calls": self.calls,
-            "proxy/segments": len(self.segments),
-            "proxy/untracked_turns": sum(len(s.turns) for s in others),
-            "proxy/untracked_model_tokens": sum(s.model_tokens for s in others),
+            "proxy/segments": sum(1 for s in self.segments if s.turns),
+            "proxy/split": self.split(),
             "proxy/ignored_params": sorted(self.ignored),
             **self.tool_stats.as_dict(),
         }
         if self.access is not None:
             metrics["chat/template_fallbacks"] = sum(s.conv.stats.template_fallbacks for s in self.segments if s.conv)
-        if others:
-            metrics["proxy/other_segments"] = [
-                {"messages": s.messages, "turns": len(s.turns), "model_tokens": s.model_tokens} for s in others
-            ]
+        others = [s for s in self.segments if s is not kept and s.turns]
+        if others:  # the stored messages are the last call's conversation; these are the others'
+            metrics["proxy/other_segments"] = [{"segment": s.index, "messages": s.messages} for s in others]
         return metrics

@@ -3,7 +3,7 @@
 `tracegym run`, the trainer and checkpoint evaluation all write through `write_rollouts` and read through
 `read_rollouts`, so a rollout stored by one reads the same in the others. Token columns keep the record
 exactly: ids as INTEGER[], the mask as BOOLEAN[], sampler log-probs as FLOAT[] (float32, as sampled; NaN
-where masked), the support as CSR arrays over the trainable tokens.
+where masked), the support as CSR arrays over the trainable tokens; where segments begin, on the turns.
 """
 
 from __future__ import annotations
@@ -126,11 +126,15 @@ def read_rollouts(
 
 def _episode(row: dict[str, Any]) -> Episode:
     data = {c: exact_json.loads(row[c]) if row[c] is not None else None for c in _JSON}
+    turns = [TurnRecord.from_dict(t) for t in data["turns"] or []]
+    tokens = _tokens(row)
+    if tokens is not None:  # where segments begin is stored once, on the turns (segment_start)
+        tokens.segment_starts = tuple(sorted({0, *(t.segment_start for t in turns)}))
     return Episode(
         rollout_id=row["rollout_id"], task_id=row["task_id"], task_set_id=row["task_set_id"], split=row["split"],
         harness=row["harness"], sample_idx=row["sample_idx"], seed=row["seed"], model=row["model"],
         sampling=data["sampling"] or {}, messages=data["messages"] or [], n_prompt_messages=row["n_prompt_messages"],
-        tokens=_tokens(row), turns=[TurnRecord.from_dict(t) for t in data["turns"] or []],
+        tokens=tokens, turns=turns,
         stop_reason=row["stop_reason"],
         counts=EpisodeCounts(row["n_tool_calls"], row["n_malformed_tool_calls"], row["n_replay_hits"],
                              row["n_replay_misses"]),

@@ -23,7 +23,7 @@ import random
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -38,6 +38,7 @@ from tracegym.models.shared_prefix import (
     supports_shared_prefix,
     use_shared_prefix_attention,
 )
+from tracegym.models.stop_text import Decode, stop_cut, tail_has_stop
 from tracegym.models.support import Support, SupportKind
 
 if TYPE_CHECKING:
@@ -69,6 +70,9 @@ class SamplingParams(BaseModel):
     """Stop after this many generated tokens (finish_reason 'length'); also capped by the context window."""
     stop_token_ids: tuple[int, ...] = ()
     """Ids that end a completion besides the model's EOS ids. The stop token is kept in the completion."""
+    stop: tuple[str, ...] = ()
+    """Text that ends a completion (OpenAI's `stop`): its text ends before the first one, and its ids after the
+    token holding the text's last character (`tracegym.models.stop_text`); the engine needs a decoder."""
 
     @model_validator(mode="after")
     def _check_caps(self) -> SamplingParams:
@@ -145,6 +149,24 @@ class SampledSequence:
     timing: GenerationTiming
     stop_token_ids: tuple[int, ...] = field(default=())
     """The ids that counted as stop tokens for this sequence (model EOS ids plus params.stop_token_ids)."""
+    text_end: int | None = None
+    """When a stop string ended it: the characters of the decoded completion that are its text (the rest is
+    the stop string's start, in the last token kept)."""
+
+
+def cut_at_stop(seq: SampledSequence, decode: Decode | None) -> SampledSequence:
+    """`seq` cut where its text meets one of its params' stop strings (unchanged when it holds none)."""
+    if not seq.params.stop:
+        return seq
+    if decode is None:
+        raise ModelError("stop sequences need the engine to decode its tokens; give it the tokenizer's decode")
+    cut = stop_cut(seq.completion_ids, decode, seq.params.stop)
+    if cut is None:
+        return seq
+    keep, end = cut
+    support = seq.support.slice(0, keep) if seq.support is not None else None
+    return replace(seq, completion_ids=seq.completion_ids[:keep], logprobs=seq.logprobs[:keep], support=support,
+                   finish_reason="stop", text_end=end)
 
 
 def canonical_top(scores: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -219,8 +241,11 @@ class SamplingEngine:
         max_batch_size: int = 32,
         seed: int | None = None,
         shared_prefix: bool = True,
+        decode: Decode | None = None,
     ) -> None:
         require_cache_api()
+        self.decode = decode
+        """Token ids to text, for stop sequences (`SamplingParams.stop`); a policy client sets its tokenizer's."""
         self.model = model.eval()
         # Rows of one prompt decode over a single copy of its cache (models/shared_prefix.py) where that is exact.
         self.shared_prefix = shared_prefix and supports_shared_prefix(model)
@@ -246,7 +271,8 @@ class SamplingEngine:
         from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
 
         model, tokenizer = load_model(ref, precision, device), load_tokenizer(ref)
-        return cls(model, eos_token_ids=stop_token_ids(model, tokenizer), **kwargs)  # type: ignore[arg-type]
+        return cls(model, eos_token_ids=stop_token_ids(model, tokenizer), decode=text_of(tokenizer),
+                   **kwargs)  # type: ignore[arg-type]
 
     @property
     def device(self) -> torch.device:
@@ -349,6 +375,8 @@ class SamplingEngine:
             uniforms = torch.cat([torch.rand(1, generator=generators[r], dtype=torch.float64) for r in active.tolist()])
             tokens = rec.record(active, dist, draw(dist, uniforms))
             stopped = torch.isin(tokens, stops)
+            if params.stop:
+                stopped |= self._stopped_by_text(rec, active)
             rec.mark_stopped(active[stopped])
             live = ~(stopped | (rec.counts[active] >= limits[active]))
             if not bool(live.any()):
@@ -366,7 +394,7 @@ class SamplingEngine:
             logits = self._forward(tokens[:, None].to(dev), step_mask, next_pos[:, None].to(dev), cache, prefix).cpu()
             next_pos = next_pos + 1
         timing = GenerationTiming(batch, prefill_s, time.perf_counter() - start - prefill_s, int(rec.counts.sum()))
-        return [
+        return [cut_at_stop(
             SampledSequence(
                 prompt_ids=[int(t) for t in prompts[r]],
                 completion_ids=rec.tokens[r],
@@ -379,9 +407,16 @@ class SamplingEngine:
                 params=params,
                 timing=timing,
                 stop_token_ids=tuple(stops.tolist()),
-            )
+            ), self.decode)
             for r in range(batch)
         ]
+
+    def _stopped_by_text(self, rec: _Recorder, active: torch.Tensor) -> torch.Tensor:
+        """(B_live,) bool: rows whose text now holds one of the params' stop strings."""
+        if self.decode is None:
+            raise ModelError("stop sequences need the engine to decode its tokens; give it the tokenizer's decode")
+        decode, stops = self.decode, rec.params.stop
+        return torch.tensor([tail_has_stop(rec.tokens[r], decode, stops) for r in active.tolist()], dtype=torch.bool)
 
 
 class _Recorder:
@@ -420,6 +455,13 @@ class _Recorder:
     def support(self, row: int) -> Support | None:
         kind = self.params.support_kind
         return Support.from_rows(kind, self.rows[row]) if kind is not None else None
+
+
+def text_of(tokenizer: object) -> Decode:
+    """The tokenizer's decode of completion ids, special tokens kept (the text the reply's is taken from)."""
+    def decode(ids: Sequence[int]) -> str:
+        return tokenizer.decode(list(ids), skip_special_tokens=False)  # type: ignore[attr-defined]
+    return decode
 
 
 def share_prompts(prompts: Sequence[Sequence[int]]) -> tuple[list[Sequence[int]], torch.Tensor]:

@@ -10,6 +10,9 @@ state dict between batches. How vLLM gives what the record needs:
   `max_support` log-probs returns every member of S (finite) and nothing else that counts (the rest come back as
   -inf and are dropped). Untruncated with `head_logprobs` N, the N most likely ids with their full-vocabulary
   log-probs form a "head" support.
+- Stop sequences (`SamplingParams.stop`): vLLM runs without its tokenizer here, so it samples on to an end token
+  or the length limit, and the completion is then cut where its text meets the stop string, exactly as the built-in
+  engine cuts it (`tracegym.models.stop_text`), with the model folder's tokenizer.
 - Weights: `reload_weights` through `collective_rpc`, in place (vLLM re-processes them as after loading; the CPU
   backend repacks its linear weights, so a plain `load_weights` on the model does not work there). The engine runs
   in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`) so the state dict is not pickled to a worker. Then the
@@ -35,7 +38,8 @@ import torch
 
 from tracegym.errors import ModelError
 from tracegym.models.load import DTYPES, Precision
-from tracegym.models.sampling import GenerationTiming, SampledSequence, SamplingParams
+from tracegym.models.sampling import GenerationTiming, SampledSequence, SamplingParams, cut_at_stop, text_of
+from tracegym.models.stop_text import Decode
 from tracegym.models.support import Support
 
 
@@ -77,6 +81,9 @@ class VllmEngine:
         self.max_logprobs = max_logprobs
         self._seeds = random.Random(seed)  # draws the seed of a prompt given none, as the built-in engine does
         self.context_length = int(self.llm.llm_engine.model_config.max_model_len)
+        self.model_dir = Path(model_dir)
+        self.decode: Decode | None = None
+        """Token ids to text for stop sequences; the model folder's tokenizer unless a policy client sets one."""
         self._lock = threading.Lock()
 
     def load_weights(self, state_dict: Mapping[str, torch.Tensor], policy_version: int) -> None:
@@ -110,8 +117,16 @@ class VllmEngine:
             seconds = time.perf_counter() - started
         new_tokens = sum(len(o.outputs[0].token_ids) for o in outputs)
         timing = GenerationTiming(len(prompts), 0.0, seconds, new_tokens)  # vLLM does not split prefill from decode
-        return [self._sequence(p, o.outputs[0], params, s, stops, timing)
+        decode = self._decoder() if params.stop else None
+        return [cut_at_stop(self._sequence(p, o.outputs[0], params, s, stops, timing), decode)
                 for p, o, s in zip(prompts, outputs, resolved, strict=True)]
+
+    def _decoder(self) -> Decode:
+        if self.decode is None:
+            from tracegym.models.load import load_tokenizer
+
+            self.decode = text_of(load_tokenizer(str(self.model_dir)))
+        return self.decode
 
     def _params(self, params: SamplingParams, prompt_len: int, stops: tuple[int, ...], seed: int) -> Any:
         from vllm import SamplingParams as VllmParams

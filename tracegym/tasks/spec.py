@@ -19,7 +19,7 @@ from tracegym.evals.trajectory import CallView, Trajectory
 from tracegym.evals.yamlfile import load_model
 
 SPEC_VERSION = 1
-Harness = Literal["replay", "shell", "chat"]
+Harness = Literal["replay", "shell", "chat", "proxy"]
 Split = Literal["train", "heldout"]
 Context = Literal["full", "last-user", "last-exchange"]
 
@@ -173,7 +173,9 @@ class TaskSpec(_Strict):
     split: Split
     """train or heldout; near-twins are never on both sides."""
     harness: Harness
-    """replay: answer tool calls from the recording; shell: run commands in a sandbox; chat: talk only."""
+    """replay: answer tool calls from the recording; shell: run commands in a sandbox; chat: talk only; proxy: the
+    team's own agent program (the harness config's `proxy.command`) does the task, calling the policy through the
+    proxy."""
     prompt: Prompt
     """Where the agent must act."""
     tools: list[ToolSchema] = []

@@ -46,6 +46,8 @@ class TrainSample:
     support: Support | None  # over the n tokens, or None
     advantage: float  # broadcast to the n tokens (1 for supervised samples)
     pool: str | None = None  # the sampler pool that drew it (`pool/index` sampler ids), for per-pool metrics
+    sequence: int | None = None  # the episode it belongs to, shared by its segments (None: the sample's own index)
+    sequence_tokens: int | None = None  # trained tokens of that whole episode (None: n), for sequence aggregation
 
     @property
     def length(self) -> int:
@@ -53,12 +55,31 @@ class TrainSample:
 
 
 def sample_from_record(record: TokenRecord, advantage: float, pool: str | None = None) -> TrainSample:
-    """The trainable tokens of an episode's token record, with its advantage (and the pool that sampled it)."""
-    targets = record.loss_mask.nonzero().squeeze(-1)  # [n]
-    if targets.numel() and int(targets[0]) == 0:
-        raise ModelError("a token record whose first token is trainable has no prompt to predict it from")
-    return TrainSample(record.input_ids.long(), targets, record.sampler_logprobs[targets].float(), record.support,
-                       advantage, pool)
+    """The trainable tokens of a one-segment token record, with its advantage (and the pool that sampled it)."""
+    if len(record.segment_starts) != 1:
+        raise ModelError("this token record holds several segments; take one sample per segment")
+    [sample] = samples_from_record(record, advantage, pool)
+    return sample
+
+
+def samples_from_record(record: TokenRecord, advantage: float, pool: str | None = None,
+                        sequence: int | None = None) -> list[TrainSample]:
+    """One sample per segment of an episode's token record (most records have one), each with the episode's
+    advantage; `sequence` names the episode, so sequence aggregation weighs it once, whatever its segments."""
+    out, seen = [], 0
+    for start, end in record.segments():
+        mask = record.loss_mask[start:end]
+        targets = mask.nonzero().squeeze(-1)  # [n], positions within the segment
+        if targets.numel() and int(targets[0]) == 0:
+            raise ModelError("a token record whose first token is trainable has no prompt to predict it from")
+        n = int(targets.numel())
+        support = record.support.slice(seen, seen + n) if record.support is not None else None
+        if n:  # a segment whose turns all failed to sample anything has nothing to train
+            out.append(TrainSample(record.input_ids[start:end].long(), targets,
+                                   record.sampler_logprobs[start:end][targets].float(), support, advantage, pool,
+                                   sequence, record.n_trainable))
+        seen += n
+    return out
 
 
 @dataclass(frozen=True)
@@ -76,7 +97,8 @@ class MicroBatch:
     tokens: Tensor  # long [T]
     advantages: Tensor  # float [T]
     sampler_logprobs: Tensor  # float [T]
-    seq_ids: Tensor  # long [T]: the sample's index in the whole step (sequence aggregation)
+    seq_ids: Tensor  # long [T]: the sample's episode (`TrainSample.sequence`, else its index in the step)
+    seq_lengths: Tensor  # float [T]: trained tokens of that whole episode (sequence aggregation)
     support: Support | None  # over the T tokens, in order
     prefix_ids: Tensor | None = None  # long [G, P]: the distinct prefixes, left-padded, each run once
     prefix_mask: Tensor | None = None  # long [G, P]
@@ -190,7 +212,7 @@ def _padded(rows: list[Tensor], pad_id: int, left: bool = False) -> tuple[Tensor
 def _with_targets(samples: Sequence[TrainSample], indices: list[int], starts: list[int], ids: Tensor,
                   mask: Tensor) -> MicroBatch:
     """A micro-batch over `ids` (row b holding sample indices[b] from token starts[b]) and its trained tokens."""
-    rows, cols, tokens, advantages, logprobs, seq_ids = [], [], [], [], [], []
+    rows, cols, tokens, advantages, logprobs, seq_ids, seq_lengths = [], [], [], [], [], [], []
     for row, (index, start) in enumerate(zip(indices, starts, strict=True)):
         s = samples[index]
         n = s.targets.numel()
@@ -199,9 +221,11 @@ def _with_targets(samples: Sequence[TrainSample], indices: list[int], starts: li
         tokens.append(s.input_ids[s.targets])
         advantages.append(torch.full((n,), s.advantage, dtype=torch.float32))
         logprobs.append(s.sampler_logprobs)
-        seq_ids.append(torch.full((n,), index, dtype=torch.long))
+        seq_ids.append(torch.full((n,), index if s.sequence is None else s.sequence, dtype=torch.long))
+        seq_lengths.append(torch.full((n,), float(n if s.sequence_tokens is None else s.sequence_tokens)))
     return MicroBatch(ids, mask, torch.cat(rows), torch.cat(cols), torch.cat(tokens), torch.cat(advantages),
-                      torch.cat(logprobs), torch.cat(seq_ids), _joined_support([samples[i].support for i in indices]))
+                      torch.cat(logprobs), torch.cat(seq_ids), torch.cat(seq_lengths),
+                      _joined_support([samples[i].support for i in indices]))
 
 
 def _joined_support(supports: list[Support | None]) -> Support | None:

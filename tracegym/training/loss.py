@@ -477,6 +477,7 @@ def aggregate(
     mode: AggregationMode = "token",
     loss_mask: Tensor | None = None,
     denominator: float | Tensor | None = None,
+    seq_lengths: Tensor | None = None,
 ) -> Tensor:
     """Reduce per-token losses [T] to the scalar to backpropagate.
 
@@ -484,7 +485,8 @@ def aggregate(
               count of the whole optimizer batch (Miles `--calculate-per-token-loss`, DAPO).
     sequence: sum_i [sum_{t in i} m_t l_t / max(n_i, 1)] / max(G, 1), n_i = sum_{t in i} m_t,
               G = the number of distinct seq_ids unless `denominator` gives it (DeepSeekMath's
-              1/G sum_i 1/|o_i|). Each sequence must lie wholly within this call.
+              1/G sum_i 1/|o_i|). Each sequence must lie wholly within this call, unless `seq_lengths`
+              (float [T]) gives each token's n_i: then a sequence (an episode's segments) may span calls.
     m is `loss_mask` (bool or float [T]; all ones if None). Tokens the MIS band rejected are
     not masked: their loss is 0 but they stay in the denominator.
     """
@@ -504,7 +506,9 @@ def aggregate(
     if seq_ids is None or seq_ids.shape != per_token_loss.shape:
         raise LossInputError("sequence aggregation needs seq_ids, one sequence id per token [T]")
     unique, dense = torch.unique(seq_ids.to(masked.device), return_inverse=True)  # [G], [T]
+    count = torch.as_tensor(unique.numel() if denominator is None else denominator).to(masked)
+    if seq_lengths is not None:
+        return (masked / seq_lengths.to(masked).clamp(min=1)).sum() / count.clamp(min=1)
     sums = masked.new_zeros(unique.numel()).index_add(0, dense, masked)  # [G]
     lengths = mask.new_zeros(unique.numel()).index_add(0, dense, mask)  # [G]
-    count = torch.as_tensor(unique.numel() if denominator is None else denominator).to(masked)
     return (sums / lengths.clamp(min=1)).sum() / count.clamp(min=1)

@@ -39,7 +39,7 @@ from tracegym.training.batching import (
     check_plain_lm_head,
     completion_logits,
     pack,
-    sample_from_record,
+    samples_from_record,
     support_logits,
 )
 from tracegym.training.loss import aggregate, reference_kl, token_logprobs, token_loss
@@ -98,11 +98,15 @@ def prepare(groups: Sequence[RolloutGroup], std_normalization: bool) -> Prepared
     # A group that lost members to failures still counts once; one that lost all is skipped too.
     out.skipped_groups = result.skipped_groups + (len(groups) - result.num_groups)
     out.rewards = rewards
-    for episode, index, advantage, has_signal in zip(kept, ids, result.advantages, result.trainable, strict=True):
+    for sequence, (episode, index, advantage, has_signal) in enumerate(
+            zip(kept, ids, result.advantages, result.trainable, strict=True)):
         if has_signal:
-            out.samples.append(sample_from_record(episode.tokens, advantage, pool_of(episode.sampler_id)))
+            # An episode split into segments (an agent that rewrote its history) gives one sample per segment,
+            # each with the episode's advantage.
+            samples = samples_from_record(episode.tokens, advantage, pool_of(episode.sampler_id), sequence)
+            out.samples += samples
             out.advantages.append(advantage)
-            out.group_of.append(index)
+            out.group_of += [index] * len(samples)
     return out
 
 
@@ -175,7 +179,8 @@ class Trainer:
         micro = [(pool, mb) for pool, part in by_pool.items()
                  for mb in pack(part, self.optim.micro_batch_tokens, self.pad_id)]
         total_tokens = sum(mb.num_tokens for _, mb in micro)
-        denominator = float(total_tokens if self.grpo.aggregation == "token" else len(samples))
+        episodes = len({s.sequence for s in samples})  # an episode's segments count once
+        denominator = float(total_tokens if self.grpo.aggregation == "token" else episodes)
         for pool, mb in micro:
             loss, loss_metrics = self._micro_loss(mb, denominator)
             loss.backward()
@@ -206,7 +211,7 @@ class Trainer:
             per_token = per_token + self.loss.kl_beta * kl
             loss_metrics.update(kl_metrics)
         loss = aggregate(per_token, mb.seq_ids.to(logits.device), mode=self.grpo.aggregation,
-                         denominator=denominator)
+                         denominator=denominator, seq_lengths=mb.seq_lengths.to(logits.device))
         return loss, loss_metrics
 
     def _support_logits(self, mb: MicroBatch) -> SupportLogits | None:
