@@ -16,6 +16,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tracegym.mining.detection import forget_traces
+
 TRACE_COLUMNS = (
     "trace_id", "source_id", "format", "session_id", "model", "started_at", "ended_at", "outcome", "n_messages",
     "tools", "metadata",
@@ -38,6 +40,7 @@ class Appended:
     messages: int = 0
     tool_calls: int = 0
     duplicates: int = 0  # already stored with the same content
+    merged: int = 0  # already stored, and replaced by the trace rebuilt from its stored and new parts
     conflicts: list[str] = field(default_factory=list)  # already stored with different content: kept the stored one
 
 
@@ -78,17 +81,63 @@ STORED = {table: table for table in COLUMNS}
 STAGED = {table: f"staged_{table}" for table in COLUMNS}
 
 
-def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> Appended:
-    """Store the batch's traces that are new; count exact re-ingests and report id conflicts."""
+def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
+                  upsert_from: str | None = None) -> Appended:
+    """Store the batch's traces that are new; count exact re-ingests and report id conflicts.
+
+    With `upsert_from` (the source id of a file of a span-shaped format), a clashing trace whose parts an
+    earlier file stored is replaced: the batch holds it rebuilt from all its parts (tracegym/ingest/parts.py).
+    """
     out = Appended()
     clashing = _clashing(con, tables["traces"])
+    replaced: list[str] = []
     if clashing:
         out.duplicates, out.conflicts = _compare(con, tables, clashing)
-        keep = {t: pc.invert(pc.is_in(rows["trace_id"], pa.array(clashing, pa.string()))) for t, rows in tables.items()}
+        if upsert_from is not None and out.conflicts:
+            replaced = _rebuilt(con, out.conflicts, upsert_from)
+            out.conflicts = [tid for tid in out.conflicts if tid not in set(replaced)]
+            _remove(con, replaced)
+        skipped = pa.array(sorted(set(clashing) - set(replaced)), pa.string())
+        keep = {t: pc.invert(pc.is_in(rows["trace_id"], skipped)) for t, rows in tables.items()}
         tables = {t: rows.filter(keep[t]) for t, rows in tables.items()}
     counts = _insert(con, tables)
-    out.traces, out.messages, out.tool_calls = counts["traces"], counts["messages"], counts["tool_calls"]
+    out.merged = len(replaced)
+    out.traces = counts["traces"] - out.merged
+    out.messages, out.tool_calls = counts["messages"], counts["tool_calls"]
+    if replaced:
+        _after_replace(con)
     return out
+
+
+def _rebuilt(con: duckdb.DuckDBPyConnection, ids: list[str], source_id: str) -> list[str]:
+    """Of the stored traces `ids`, those built from parts an earlier file stored: the batch rebuilt them from those
+    parts and this file's. A trace stored before parts were kept has none, and keeps the conflict rule."""
+    staged_ids = pa.table({"trace_id": pa.array(ids, pa.string())})  # noqa: F841 - read by name in SQL
+    rows = con.execute("SELECT DISTINCT trace_id FROM span_parts SEMI JOIN staged_ids USING (trace_id) "
+                       "WHERE source_id <> ? ORDER BY trace_id", [source_id]).fetchall()
+    return [tid for (tid,) in rows]
+
+
+def _remove(con: duckdb.DuckDBPyConnection, ids: list[str]) -> None:
+    """Delete the stored rows of traces about to be replaced, keeping what `labels import` set on them."""
+    if not ids:
+        return
+    staged_ids = pa.table({"trace_id": pa.array(ids, pa.string())})  # noqa: F841 - read by name in SQL
+    con.execute("CREATE TEMP TABLE tg_replaced AS SELECT trace_id FROM staged_ids")
+    con.execute("CREATE TEMP TABLE tg_labelled AS SELECT trace_id, outcome FROM traces SEMI JOIN tg_replaced "
+                "USING (trace_id) WHERE trace_id IN (SELECT trace_id FROM labels WHERE outcome IS NOT NULL)")
+    for table in ("traces", "messages", "tool_calls"):
+        con.execute(f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM tg_replaced)")
+    con.execute("DELETE FROM scores WHERE trace_id IN (SELECT trace_id FROM tg_replaced) "
+                "AND NOT (kind = 'human' AND starts_with(coalesce(comment, ''), 'label import '))")
+
+
+def _after_replace(con: duckdb.DuckDBPyConnection) -> None:
+    """Put back the outcomes labels set, and have the failure detectors look at the replaced traces again."""
+    con.execute("UPDATE traces SET outcome = r.outcome FROM tg_labelled r WHERE traces.trace_id = r.trace_id")
+    forget_traces(con, "tg_replaced")
+    con.execute("DROP TABLE tg_labelled")
+    con.execute("DROP TABLE tg_replaced")
 
 
 def _clashing(con: duckdb.DuckDBPyConnection, staged_traces: pa.Table) -> list[str]:

@@ -19,9 +19,11 @@ import pyarrow as pa
 from tracegym.errors import IngestError, TracegymError, is_interrupt
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import Adapter, SourceFile
+from tracegym.ingest.adapters.spans import Incomplete
 from tracegym.ingest.append import Appended, append_tables
 from tracegym.ingest.batch import TraceBatch
 from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
+from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
 from tracegym.ingest.records import BadRecord, RawRecord
 from tracegym.mining.detection import Detection, detect_ingested
@@ -43,6 +45,8 @@ class FileResult:
     errors: int = 0
     duplicates: int = 0
     conflicts: int = 0
+    merged: int = 0  # traces already stored that this file's parts completed (span-shaped formats)
+    waiting: int = 0  # traces whose parts so far hold no LLM call or tool run: kept until the rest arrives
 
 
 @dataclass
@@ -79,6 +83,8 @@ class IngestSummary:
             "errors": self.total("errors"),
             "duplicates_skipped": self.total("duplicates"),
             "conflicts": self.total("conflicts"),
+            "traces_merged": self.total("merged"),
+            "traces_waiting": self.total("waiting"),
             "by_format": self.by_format(),
             "traces_detected": self.detection.traces if self.detection else 0,
             "detection_error": self.detection_error,
@@ -314,6 +320,8 @@ def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: s
 
 
 def _load(con: Any, adapter: Adapter, src: SourceFile) -> FileResult:
+    if adapter.upserts:
+        src.parts = PartStore(con, adapter.name, src.source_id)
     load = FileLoad(con, adapter, src)
     if not adapter.bulk_load(con, src, load):
         for item in _guarded_records(adapter, src):
@@ -351,6 +359,12 @@ class FileLoad:
                 for trace in traces:
                     link_tool_results(trace)
                     check_storable(trace)
+            except Incomplete as e:
+                if not self.adapter.upserts:
+                    item = BadRecord(item.locator, f"ValueError: {e}", _raw_of(item))
+                else:  # its parts are stored: a later file may bring its calls
+                    self.result.waiting += 1
+                    return
             except Exception as e:  # noqa: BLE001 - the record boundary: bad input is data, not a crash
                 if is_interrupt(e):
                     raise KeyboardInterrupt from e
@@ -367,11 +381,14 @@ class FileLoad:
 
     def append(self, tables: dict[str, pa.Table]) -> None:
         """Append a batch the adapter normalized itself (see `append.append_tables`)."""
-        record_appended(self.con, self.src, self.result, append_tables(self.con, tables))
+        record_appended(self.con, self.src, self.result, append_tables(self.con, tables, self._upsert_from()))
+
+    def _upsert_from(self) -> str | None:
+        return self.src.source_id if self.adapter.upserts else None
 
     def flush(self) -> None:
         if len(self.batch):
-            _flush(self.con, self.batch, self.src, self.result)
+            self.append(self.batch.tables())
             self.batch = TraceBatch(self.src.source_id)
 
 
@@ -407,19 +424,13 @@ def _insert_error(con: Any, src: SourceFile, bad: BadRecord) -> None:
     )
 
 
-def _flush(con: Any, batch: TraceBatch, src: SourceFile, result: FileResult) -> None:
-    """Append new traces; skip exact re-ingests; report same-id-different-content clashes."""
-    if not len(batch):
-        return
-    record_appended(con, src, result, append_tables(con, batch.tables()))
-
-
 def record_appended(con: Any, src: SourceFile, result: FileResult, appended: Appended) -> None:
     """Count what was stored; each id conflict becomes an ingest error naming the trace."""
     result.traces += appended.traces
     result.messages += appended.messages
     result.tool_calls += appended.tool_calls
     result.duplicates += appended.duplicates
+    result.merged += appended.merged
     result.conflicts += len(appended.conflicts)
     for tid in appended.conflicts:
         _insert_error(con, src, BadRecord(

@@ -60,6 +60,7 @@ TRACE_INFO = {"userId": "user_id", "name": "name", "tags": "tags", "release": "r
 
 class LangfuseAdapter(Adapter):
     name = "langfuse"
+    upserts = True
     description = "Langfuse trace exports (trace + observations + scores) and observation/score rows"
 
     def sniff(self, sample: Sample) -> bool:

@@ -57,6 +57,7 @@ THREAD_KEYS = ("session_id", "thread_id", "conversation_id")
 
 class LangSmithAdapter(Adapter):
     name = "langsmith"
+    upserts = True
     description = "LangSmith runs (Run objects, flat or with child_runs) and their Feedback"
 
     def sniff(self, sample: Sample) -> bool:

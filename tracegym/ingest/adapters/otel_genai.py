@@ -58,6 +58,7 @@ _CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.prom
 
 class OtelGenAIAdapter(Adapter):
     name = "otel-genai"
+    upserts = True
     description = "OpenTelemetry GenAI spans (OTLP/JSON export document, array, or JSONL of documents)"
 
     def sniff(self, sample: Sample) -> bool:
@@ -66,7 +67,7 @@ class OtelGenAIAdapter(Adapter):
     def records(self, src: SourceFile) -> Iterator[RawRecord | BadRecord]:
         unit = "lines" if src.sample.jsonl else "spans"
         return trace_records(otlp.read_export(src), unit,
-                             lambda key, members: otlp.group_spans(key, members, span_facts))
+                             lambda key, members: otlp.group_spans(key, members, span_facts), src.parts, otlp.revive)
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         yield build_trace(record.value, self.name)

@@ -40,6 +40,7 @@ from typing import Any
 
 from tracegym.ingest.adapters.span_messages import Turn
 from tracegym.ingest.normalize import parse_arguments, to_json
+from tracegym.ingest.parts import Part, PartStore
 from tracegym.ingest.records import BadRecord, Message, RawRecord, Score, ToolCall, Trace
 
 
@@ -101,6 +102,7 @@ class Located:
     where: str  # full locator for a bad-record report
     item: Any
     raw: Any  # the JSON as read
+    part: Part | None = None  # its identity as a part of the trace (see tracegym/ingest/parts.py)
 
 
 # ---------------------------------------------------------------- grouping
@@ -110,11 +112,15 @@ def trace_records(
     items: Iterable[Located | BadRecord],
     unit: str,
     to_group: Callable[[str, list[Located]], Iterator[SpanGroup | BadRecord]],
+    store: PartStore | None = None,
+    revive: Callable[[Any], Any] | None = None,
 ) -> Iterator[RawRecord | BadRecord]:
     """Group located spans by trace id; one raw record per trace, bad spans on their own.
 
     The whole file is read before the first trace is yielded, since one trace's
-    spans may be spread over many lines.
+    spans may be spread over many lines. With a part `store` (and `revive`, which
+    turns a part's JSON back into an item), each trace is built from its parts in
+    every file ingested so far, this one included.
     """
     groups: dict[str, list[Located]] = {}
     for item in items:
@@ -122,13 +128,31 @@ def trace_records(
             yield item
         else:
             groups.setdefault(item.key, []).append(item)
+    if store is not None and revive is not None:
+        groups = _with_stored_parts(groups, store, revive)
     for key, members in groups.items():
-        positions = {m.pos for m in members}
+        positions = {m.pos for m in members if m.pos}
         label = unit.removesuffix("s") if len(positions) == 1 else unit
-        locator = f"trace {key} ({label} {compress(positions)})"
+        locator = f"trace {key} ({label} {compress(positions)})" if positions else f"trace {key}"
         raw = to_json([m.raw for m in members])
         for out in to_group(key, members):
             yield out if isinstance(out, BadRecord) else RawRecord(locator, out, raw)
+
+
+def _with_stored_parts(groups: dict[str, list[Located]], store: PartStore,
+                       revive: Callable[[Any], Any]) -> dict[str, list[Located]]:
+    """Each trace's members from all its parts, stored and new, read back from their JSON in `seq` order."""
+    here = {(key, m.part.key): m for key, members in groups.items() for m in members if m.part is not None}
+    merged = store.merge({key: [m.part for m in members if m.part is not None] for key, members in groups.items()})
+    out: dict[str, list[Located]] = {}
+    for key, parts in merged.items():
+        members = [m for m in groups[key] if m.part is None]
+        for part in parts:
+            mine = here.get((key, part.key))
+            pos, where = (mine.pos, mine.where) if mine else (0, f"trace {key}, part {part.key} from an earlier file")
+            members.append(Located(key, pos, where, revive(part.doc), part.doc, part))
+        out[key] = members
+    return out
 
 
 def compress(numbers: Iterable[int]) -> str:
@@ -165,6 +189,11 @@ def split_bad(results: Iterable[SpanFacts | BadRecord]) -> tuple[list[SpanFacts]
 # ---------------------------------------------------------------- the trace
 
 
+class Incomplete(ValueError):
+    """The parts of a trace read so far hold no LLM call or tool execution (logs or scores only, say)."""
+
+
+
 def build_trace(group: SpanGroup, fmt: str) -> Trace:
     """One normalized trace from the facts of all its spans."""
     facts = sorted(group.facts, key=lambda f: (f.start or datetime.min, f.order))
@@ -175,7 +204,7 @@ def build_trace(group: SpanGroup, fmt: str) -> Trace:
         calls = agent_calls or calls
     runs = [f for f in facts if f.kind == "tool" and f.tool]
     if not calls and not runs:
-        raise ValueError("no LLM calls or tool executions in this trace")
+        raise Incomplete("no LLM calls or tool executions in this trace")
     trace = Trace(trace_id=f"{fmt}:{group.key}", format=fmt)
     _append_calls(trace, calls)
     _merge_tool_runs(trace, runs)
