@@ -82,22 +82,21 @@ STAGED = {table: f"staged_{table}" for table in COLUMNS}
 
 
 def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
-                  upsert_from: str | None = None) -> Appended:
+                  grown: set[str] | None = None) -> Appended:
     """Store the batch's traces that are new; count exact re-ingests and report id conflicts.
 
-    With `upsert_from` (the source id of a file of a span-shaped format), a clashing trace whose parts an
-    earlier file stored is replaced: the batch holds it rebuilt from all its parts (tracegym/ingest/parts.py).
+    A clashing trace in `grown` is replaced instead: it is span-shaped, and the batch holds it rebuilt from the
+    parts earlier files stored and the ones this file added (tracegym/ingest/parts.py).
     """
     out = Appended()
     clashing = _clashing(con, tables["traces"])
-    replaced: list[str] = []
+    replaced = [tid for tid in clashing if tid in (grown or ())]
     if clashing:
-        out.duplicates, out.conflicts = _compare(con, tables, clashing)
-        if upsert_from is not None and out.conflicts:
-            replaced = _rebuilt(con, out.conflicts, upsert_from)
-            out.conflicts = [tid for tid in out.conflicts if tid not in set(replaced)]
-            _remove(con, replaced)
-        skipped = pa.array(sorted(set(clashing) - set(replaced)), pa.string())
+        others = [tid for tid in clashing if tid not in set(replaced)]
+        if others:
+            out.duplicates, out.conflicts = _compare(con, tables, others)
+        _remove(con, replaced)
+        skipped = pa.array(others, pa.string())
         keep = {t: pc.invert(pc.is_in(rows["trace_id"], skipped)) for t, rows in tables.items()}
         tables = {t: rows.filter(keep[t]) for t, rows in tables.items()}
     counts = _insert(con, tables)
@@ -107,15 +106,6 @@ def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
     if replaced:
         _after_replace(con)
     return out
-
-
-def _rebuilt(con: duckdb.DuckDBPyConnection, ids: list[str], source_id: str) -> list[str]:
-    """Of the stored traces `ids`, those built from parts an earlier file stored: the batch rebuilt them from those
-    parts and this file's. A trace stored before parts were kept has none, and keeps the conflict rule."""
-    staged_ids = pa.table({"trace_id": pa.array(ids, pa.string())})  # noqa: F841 - read by name in SQL
-    rows = con.execute("SELECT DISTINCT trace_id FROM span_parts SEMI JOIN staged_ids USING (trace_id) "
-                       "WHERE source_id <> ? ORDER BY trace_id", [source_id]).fetchall()
-    return [tid for (tid,) in rows]
 
 
 def _remove(con: duckdb.DuckDBPyConnection, ids: list[str]) -> None:

@@ -41,6 +41,9 @@ class PartStore:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, fmt: str, source_id: str) -> None:
         self.con, self.fmt, self.source_id = con, fmt, source_id
+        self.grown: set[str] = set()
+        """Trace ids whose parts from earlier files this file added to or changed: their stored trace is
+        rebuilt, even where the content hash would not tell (a span adding only timing or tokens)."""
 
     def trace_id(self, key: str) -> str:
         return f"{self.fmt}:{key}"
@@ -58,10 +61,13 @@ class PartStore:
         for key, parts in groups.items():
             tid = self.trace_id(key)
             merged = stored.get(tid, {})
+            earlier = bool(merged)
             for part in parts:
                 old = merged.get(part.key)
                 if old is None or to_json(old.doc) != to_json(part.doc):
                     new_rows.append((tid, part.key, part.seq, to_json(part.doc), self.source_id))
+                    if earlier:
+                        self.grown.add(tid)
                 merged[part.key] = part
             out[key] = sorted(merged.values(), key=lambda p: (p.seq, p.key))
         self._save(new_rows)

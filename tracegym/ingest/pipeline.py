@@ -17,6 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from tracegym.errors import IngestError, TracegymError, is_interrupt
+from tracegym.ingest import fragments
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.spans import Incomplete
@@ -221,6 +222,7 @@ def ingest_inputs(
     with _memory_capped(store):
         for path in inputs.files:
             summary.files.append(ingest_file(store, path, forced, options or {}))
+            summary.files.extend(_join_pieces(store, forced, options or {}))
             if on_file:
                 on_file(path)
     _detect(store, summary)
@@ -258,6 +260,11 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     if before.st_size == 0:
         return _record_failure(store, path, source_id, "empty file", "")
     sample = take_sample(path)
+    pieces = fragments.edges(path, sample)
+    if pieces:
+        fragments.keep(store, source_id, pieces)
+        if all(f.alone for f in pieces) and fragments.all_joined(store, source_id):
+            return FileResult(str(path), None, "already ingested")  # as the lines it completed
     adapter = forced or detect(path, sample)
     if adapter is None:
         head = sample.head.decode("utf-8", errors="backslashreplace")
@@ -284,6 +291,21 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
         error = f"{type(e).__name__} while loading with {adapter.name}; nothing from this file was stored: {e}"
         return _record_failure(store, path, source_id, error, sample.head.decode("utf-8", errors="backslashreplace"))
     return result
+
+
+def _join_pieces(store: Store, forced: Adapter | None, options: dict[str, Any]) -> list[FileResult]:
+    """Ingest the lines that the pieces of lines stored so far complete (see tracegym/ingest/fragments.py)."""
+    pending = fragments.pending(store)
+    if len(pending) < 2:
+        return []
+    results = []
+    with tempfile.TemporaryDirectory(prefix="tracegym-joined-") as folder:
+        for chain in fragments.complete_lines(pending):
+            result = ingest_file(store, fragments.joined_file(Path(folder), chain), forced, options)
+            result.path = "line joined from " + " + ".join(f.path for f in chain)
+            fragments.mark_joined(store, chain)
+            results.append(result)
+    return results
 
 
 class FileChanged(Exception):
@@ -381,10 +403,8 @@ class FileLoad:
 
     def append(self, tables: dict[str, pa.Table]) -> None:
         """Append a batch the adapter normalized itself (see `append.append_tables`)."""
-        record_appended(self.con, self.src, self.result, append_tables(self.con, tables, self._upsert_from()))
-
-    def _upsert_from(self) -> str | None:
-        return self.src.source_id if self.adapter.upserts else None
+        grown = self.src.parts.grown if self.src.parts is not None else None
+        record_appended(self.con, self.src, self.result, append_tables(self.con, tables, grown))
 
     def flush(self) -> None:
         if len(self.batch):

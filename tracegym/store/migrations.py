@@ -479,7 +479,10 @@ def m090_span_parts(con: duckdb.DuckDBPyConnection) -> None:
             path VARCHAR,
             side VARCHAR,               -- lead (the file starts with it: a line's end) | trail (it ends the file:
                                         -- a line's start) | whole (the file is one piece without a newline)
-            text BLOB
+            text BLOB,
+            locator VARCHAR,            -- where the file's ingest reported it as a bad record ('line 7', 'file')
+            alone BOOLEAN,              -- the file holds nothing but its fragments
+            joined BOOLEAN              -- it is part of a complete line now, ingested as such
         );
         """
     )
