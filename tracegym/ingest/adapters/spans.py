@@ -218,6 +218,9 @@ def build_trace(group: SpanGroup, fmt: str) -> Trace:
     trace.tools = next((f.tools for f in reversed(facts) if f.tools), None)
     trace.outcome = outcome_from_scores(trace.scores)
     trace.metadata = _metadata(group, facts)
+    missing = _not_captured(trace)
+    if missing:
+        trace.metadata["content_not_captured"] = missing
     return trace
 
 
@@ -237,8 +240,26 @@ def _metadata(group: SpanGroup, facts: list[SpanFacts]) -> dict[str, Any]:
     return meta
 
 
+def _not_captured(trace: Trace) -> list[str]:
+    """What the recorder left out (content capture off): stored as NULL, and named here so that an empty
+    message or call is not taken for what the model or the tool said."""
+    callers = {c.message_idx for c in trace.tool_calls}
+    missing = []
+    if any(m.content is None and m.role != "tool" and i not in callers for i, m in enumerate(trace.messages)):
+        missing.append("messages")
+    if any(c.arguments is None for c in trace.tool_calls):
+        missing.append("tool arguments")
+    if any(m.content is None for m in trace.messages if m.role == "tool"):
+        missing.append("tool results")
+    return missing
+
+
 def turn_key(t: Turn) -> tuple[str, str, str, tuple[str, ...]]:
-    return (t.role, (t.content or "").strip(), t.tool_call_id or "", tuple(c.id or c.name for c in t.tool_calls))
+    """What makes two recorded messages the same one. A message whose tool calls all have ids is known by them:
+    recorders drop its text when it comes back as history (OTel openai-v2 2.3's assistant message event)."""
+    by_ids = bool(t.tool_calls) and all(c.id for c in t.tool_calls)
+    text = "" if by_ids else (t.content or "").strip()
+    return (t.role, text, t.tool_call_id or "", tuple(c.id or c.name for c in t.tool_calls))
 
 
 def _append_calls(trace: Trace, calls: list[SpanFacts]) -> None:
@@ -350,9 +371,9 @@ def _add_orphan_run(trace: Trace, f: SpanFacts) -> None:
         pos -= 1
     _insert(trace, pos, _tool_message(run, f, run.call_id, run.name))
     owner = next((i for i in range(pos - 1, -1, -1) if trace.messages[i].role == "assistant"), pos)
+    arguments = parse_arguments(run.arguments) if run.arguments is not None else None  # not recorded: NULL
     trace.tool_calls.append(
-        ToolCall(owner, run.call_id, run.name, parse_arguments(run.arguments), is_error=run.is_error,
-                 exit_code=run.exit_code)
+        ToolCall(owner, run.call_id, run.name, arguments, is_error=run.is_error, exit_code=run.exit_code)
     )
 
 
