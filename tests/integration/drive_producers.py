@@ -9,8 +9,8 @@ writes what they sent as their exports hold it.
 from __future__ import annotations
 
 import email.parser
-import gzip
 import email.policy
+import gzip
 import json
 import os
 import sys
