@@ -398,3 +398,19 @@ def test_langfuse_trace_io_stands_in_when_generations_are_silent(tmp_path: Path)
     assert not bad
     assert [(m.role, m.content) for m in traces["t-io"].messages] == [
         ("user", '{"question":"2+2?"}'), ("assistant", "4")]
+
+
+def test_history_that_drops_the_text_of_a_tool_calling_message_does_not_repeat_it() -> None:
+    # openai-v2 2.3b0: the gen_ai.assistant.message event of the history has the tool calls but not the text.
+    from tracegym.ingest.adapters.span_messages import CallPart
+
+    calls = [CallPart("c1", "ls", {}), CallPart("c2", "pwd", {})]
+    first = LlmCall([Turn("user", "look")], [Turn("assistant", "Let me look.", calls)])
+    second = LlmCall([Turn("user", "look"), Turn("assistant", None, calls), Turn("tool", "a", tool_call_id="c1"),
+                      Turn("tool", "b", tool_call_id="c2")], [Turn("assistant", "Done.")])
+    ts = [datetime(2025, 1, 1, 0, 0, s) for s in (1, 2)]
+    trace = build_trace(SpanGroup("t", [SpanFacts("chat", ts[0], ts[0], kind="llm", call=first),
+                                        SpanFacts("chat", ts[1], ts[1], kind="llm", call=second)]), "test")
+    assert [(m.role, m.content) for m in trace.messages] == [
+        ("user", "look"), ("assistant", "Let me look."), ("tool", "a"), ("tool", "b"), ("assistant", "Done.")]
+    assert [(c.message_idx, c.name) for c in trace.tool_calls] == [(1, "ls"), (1, "pwd")]

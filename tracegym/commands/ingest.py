@@ -117,6 +117,11 @@ def _print_summary(data: dict) -> None:
         f"{data['errors']} bad records, {data['duplicates_skipped']} duplicate traces skipped, "
         f"{data['conflicts']} id conflicts, {data['files_skipped_already_ingested']} files already ingested."
     )
+    if data["traces_merged"]:
+        err.print(f"{data['traces_merged']} stored traces completed by spans, runs or scores in these files.")
+    if data["traces_waiting"]:
+        err.print(f"{data['traces_waiting']} traces wait for their LLM calls: what these files hold of them (a root "
+                  "run, log records, scores) is kept, and joins them when a file with their calls is ingested.")
     if data["links_skipped"]:
         _print_skipped_links(data["links_skipped"])
     if data["traces"] == 0 and (data["files_skipped_already_ingested"] or data["duplicates_skipped"]):

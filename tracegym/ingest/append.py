@@ -16,6 +16,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tracegym.mining.detection import forget_traces
+
 TRACE_COLUMNS = (
     "trace_id", "source_id", "format", "session_id", "model", "started_at", "ended_at", "outcome", "n_messages",
     "tools", "metadata",
@@ -38,6 +40,7 @@ class Appended:
     messages: int = 0
     tool_calls: int = 0
     duplicates: int = 0  # already stored with the same content
+    merged: int = 0  # already stored, and replaced by the trace rebuilt from its stored and new parts
     conflicts: list[str] = field(default_factory=list)  # already stored with different content: kept the stored one
 
 
@@ -78,17 +81,53 @@ STORED = {table: table for table in COLUMNS}
 STAGED = {table: f"staged_{table}" for table in COLUMNS}
 
 
-def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> Appended:
-    """Store the batch's traces that are new; count exact re-ingests and report id conflicts."""
+def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
+                  grown: set[str] | None = None) -> Appended:
+    """Store the batch's traces that are new; count exact re-ingests and report id conflicts.
+
+    A clashing trace in `grown` is replaced instead: it is span-shaped, and the batch holds it rebuilt from the
+    parts earlier files stored and the ones this file added (tracegym/ingest/parts.py).
+    """
     out = Appended()
     clashing = _clashing(con, tables["traces"])
+    replaced = [tid for tid in clashing if tid in (grown or ())]
     if clashing:
-        out.duplicates, out.conflicts = _compare(con, tables, clashing)
-        keep = {t: pc.invert(pc.is_in(rows["trace_id"], pa.array(clashing, pa.string()))) for t, rows in tables.items()}
+        others = [tid for tid in clashing if tid not in set(replaced)]
+        if others:
+            out.duplicates, out.conflicts = _compare(con, tables, others)
+        _remove(con, replaced)
+        skipped = pa.array(others, pa.string())
+        keep = {t: pc.invert(pc.is_in(rows["trace_id"], skipped)) for t, rows in tables.items()}
         tables = {t: rows.filter(keep[t]) for t, rows in tables.items()}
     counts = _insert(con, tables)
-    out.traces, out.messages, out.tool_calls = counts["traces"], counts["messages"], counts["tool_calls"]
+    out.merged = len(replaced)
+    out.traces = counts["traces"] - out.merged
+    out.messages, out.tool_calls = counts["messages"], counts["tool_calls"]
+    if replaced:
+        _after_replace(con)
     return out
+
+
+def _remove(con: duckdb.DuckDBPyConnection, ids: list[str]) -> None:
+    """Delete the stored rows of traces about to be replaced, keeping what `labels import` set on them."""
+    if not ids:
+        return
+    staged_ids = pa.table({"trace_id": pa.array(ids, pa.string())})  # noqa: F841 - read by name in SQL
+    con.execute("CREATE TEMP TABLE tg_replaced AS SELECT trace_id FROM staged_ids")
+    con.execute("CREATE TEMP TABLE tg_labelled AS SELECT trace_id, outcome FROM traces SEMI JOIN tg_replaced "
+                "USING (trace_id) WHERE trace_id IN (SELECT trace_id FROM labels WHERE outcome IS NOT NULL)")
+    for table in ("traces", "messages", "tool_calls"):
+        con.execute(f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM tg_replaced)")
+    con.execute("DELETE FROM scores WHERE trace_id IN (SELECT trace_id FROM tg_replaced) "
+                "AND NOT (kind = 'human' AND starts_with(coalesce(comment, ''), 'label import '))")
+
+
+def _after_replace(con: duckdb.DuckDBPyConnection) -> None:
+    """Put back the outcomes labels set, and have the failure detectors look at the replaced traces again."""
+    con.execute("UPDATE traces SET outcome = r.outcome FROM tg_labelled r WHERE traces.trace_id = r.trace_id")
+    forget_traces(con, "tg_replaced")
+    con.execute("DROP TABLE tg_labelled")
+    con.execute("DROP TABLE tg_replaced")
 
 
 def _clashing(con: duckdb.DuckDBPyConnection, staged_traces: pa.Table) -> list[str]:

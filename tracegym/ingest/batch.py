@@ -62,7 +62,8 @@ class TraceBatch:
             for i, m in enumerate(t.messages)
         )
         self.tool_calls.extend(
-            (tid, c.message_idx, c.call_id, c.name, to_json(c.arguments), c.result, c.result_message_idx,
+            (tid, c.message_idx, c.call_id, c.name, to_json(c.arguments) if c.arguments is not None else None,
+             c.result, c.result_message_idx,
              c.is_error, c.exit_code)
             for c in t.tool_calls
         )

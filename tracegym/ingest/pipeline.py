@@ -17,11 +17,14 @@ import duckdb
 import pyarrow as pa
 
 from tracegym.errors import IngestError, TracegymError, is_interrupt
+from tracegym.ingest import fragments
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import Adapter, SourceFile
+from tracegym.ingest.adapters.spans import Incomplete
 from tracegym.ingest.append import Appended, append_tables
 from tracegym.ingest.batch import TraceBatch
 from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
+from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
 from tracegym.ingest.records import BadRecord, RawRecord
 from tracegym.mining.detection import Detection, detect_ingested
@@ -46,6 +49,8 @@ class FileResult:
     errors: int = 0
     duplicates: int = 0
     conflicts: int = 0
+    merged: int = 0  # traces already stored that this file's parts completed (span-shaped formats)
+    waiting: int = 0  # traces whose parts so far hold no LLM call or tool run: kept until the rest arrives
 
 
 @dataclass
@@ -82,6 +87,8 @@ class IngestSummary:
             "errors": self.total("errors"),
             "duplicates_skipped": self.total("duplicates"),
             "conflicts": self.total("conflicts"),
+            "traces_merged": self.total("merged"),
+            "traces_waiting": self.total("waiting"),
             "by_format": self.by_format(),
             "traces_detected": self.detection.traces if self.detection else 0,
             "detection_error": self.detection_error,
@@ -221,6 +228,7 @@ def ingest_inputs(
     with _memory_capped(store):
         for path in inputs.files:
             summary.files.append(ingest_file(store, path, forced, options or {}, redact))
+            summary.files.extend(_join_pieces(store, forced, options or {}, redact))
             if on_file:
                 on_file(path)
     if redact is not None:
@@ -262,6 +270,13 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     if before.st_size == 0:
         return _record_failure(store, path, source_id, "empty file", "", redact)
     sample = take_sample(path)
+    # With redaction, a line's pieces are not kept to be joined: each could hold half of a value no detector
+    # sees whole. They are bad records, their raw text redacted, as a cut line was before pieces were kept.
+    pieces = fragments.edges(path, sample) if redact is None else []
+    if pieces:
+        fragments.keep(store, source_id, pieces)
+        if all(f.alone for f in pieces) and fragments.all_joined(store, source_id):
+            return FileResult(str(path), None, "already ingested")  # as the lines it completed
     adapter = forced or detect(path, sample)
     if adapter is None:
         head = sample.head.decode("utf-8", errors="backslashreplace")
@@ -292,6 +307,22 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
         head = sample.head.decode("utf-8", errors="backslashreplace")
         return _record_failure(store, path, source_id, error, head, redact)
     return result
+
+
+def _join_pieces(store: Store, forced: Adapter | None, options: dict[str, Any],
+                 redact: Run | None = None) -> list[FileResult]:
+    """Ingest the lines that the pieces of lines stored so far complete (see tracegym/ingest/fragments.py)."""
+    pending = fragments.pending(store)
+    if len(pending) < 2:
+        return []
+    results = []
+    with tempfile.TemporaryDirectory(prefix="tracegym-joined-") as folder:
+        for chain in fragments.complete_lines(pending):
+            result = ingest_file(store, fragments.joined_file(Path(folder), chain), forced, options, redact)
+            result.path = "line joined from " + " + ".join(f.path for f in chain)
+            fragments.mark_joined(store, chain)
+            results.append(result)
+    return results
 
 
 class FileChanged(Exception):
@@ -334,6 +365,8 @@ def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: s
 
 
 def _load(con: Any, adapter: Adapter, src: SourceFile, redact: Run | None = None) -> FileResult:
+    if adapter.upserts:
+        src.parts = PartStore(con, adapter.name, src.source_id, redact)
     load = FileLoad(con, adapter, src, redact)
     if not adapter.bulk_load(con, src, load):
         for item in _guarded_records(adapter, src):
@@ -371,6 +404,12 @@ class FileLoad:
                 for trace in traces:
                     link_tool_results(trace)
                     check_storable(trace)
+            except Incomplete as e:
+                if not self.adapter.upserts:
+                    item = BadRecord(item.locator, f"ValueError: {e}", _raw_of(item))
+                else:  # its parts are stored: a later file may bring its calls
+                    self.result.waiting += 1
+                    return
             except Exception as e:  # noqa: BLE001 - the record boundary: bad input is data, not a crash
                 if is_interrupt(e):
                     raise KeyboardInterrupt from e
@@ -393,7 +432,8 @@ class FileLoad:
         """Append a batch the adapter normalized itself (see `append.append_tables`), redacted first if asked."""
         if self.redact is not None:
             tables = self.redact.batch(tables)
-        record_appended(self.con, self.src, self.result, append_tables(self.con, tables))
+        grown = self.src.parts.grown if self.src.parts is not None else None
+        record_appended(self.con, self.src, self.result, append_tables(self.con, tables, grown))
 
     def flush(self) -> None:
         if len(self.batch):
@@ -439,6 +479,7 @@ def record_appended(con: Any, src: SourceFile, result: FileResult, appended: App
     result.messages += appended.messages
     result.tool_calls += appended.tool_calls
     result.duplicates += appended.duplicates
+    result.merged += appended.merged
     result.conflicts += len(appended.conflicts)
     for tid in appended.conflicts:
         _insert_error(con, src, BadRecord(

@@ -55,6 +55,20 @@ class Numbering:
         if self.keyed is None and config.pseudonyms.scope == "store":
             self.shared = Pseudonyms(salt=_salt(store), known=_known(store))
         self.per_trace: dict[str | None, Pseudonyms] = {}
+        self.lasting_names: Pseudonyms | None = None
+        self.store = store
+
+    def lasting(self) -> Pseudonyms:
+        """A numbering that holds across ingests (the keyed one, else the store's), for the parts of a trace that a
+        later file may add to: a trace's own numbering starts again with each ingest, so two values could meet
+        under one placeholder."""
+        if self.keyed is not None:
+            return self.keyed
+        if self.shared is not None:
+            return self.shared
+        if self.lasting_names is None:
+            self.lasting_names = Pseudonyms(salt=_salt(self.store), known=_known(self.store))
+        return self.lasting_names
 
     def __call__(self, trace_id: str | None) -> Pseudonyms:
         if self.keyed is not None:
@@ -70,9 +84,10 @@ class Numbering:
 
     def save(self, con: Any) -> None:
         """Write the store-wide numbering's new digests (inside the caller's transaction)."""
-        if self.shared is not None and self.shared.added:
-            con.executemany("INSERT INTO redaction_pseudonyms VALUES (?, ?, ?)", self.shared.added)
-            self.shared.added = []
+        for names in (self.shared, self.lasting_names):
+            if names is not None and names.added:
+                con.executemany("INSERT INTO redaction_pseudonyms VALUES (?, ?, ?)", names.added)
+                names.added = []
 
 
 class Run:
@@ -89,6 +104,10 @@ class Run:
         redacted = self.redactor.tables(tables)
         self.numbering.per_trace.clear()
         return redacted
+
+    def part(self, trace_id: str, doc: str) -> str:
+        """A kept part of a span-shaped trace (its JSON) redacted, numbered as its trace is across ingests."""
+        return self.redactor.text(doc, trace_id, "span_parts.doc", is_json=True, names=self.numbering.lasting())
 
     def mark(self, con: Any, source_ids: list[str]) -> None:
         """Inside the transaction that stored or rewrote these files' rows."""

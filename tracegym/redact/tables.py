@@ -42,13 +42,15 @@ class Redactor:
                 out[table] = self._column(out[table], table, column, key, is_json)
         return out
 
-    def text(self, text: str, trace_id: str | None = None, column: str = "text", is_json: bool = False) -> str:
-        """One text, e.g. a bad record's raw text, redacted with `trace_id`'s numbering (a fresh one if None)."""
+    def text(self, text: str, trace_id: str | None = None, column: str = "text", is_json: bool = False,
+             names: Pseudonyms | None = None) -> str:
+        """One text, e.g. a bad record's raw text, redacted with `names`, else `trace_id`'s numbering (a fresh one
+        if None)."""
         found = self.detector.find(text)
         if not found:
             return text
         self.tally.add(found, trace_id, column)
-        names = self.numbering(trace_id)
+        names = names or self.numbering(trace_id)
         return redact_json_text(text, found, names, self.detector) if is_json else apply(text, found, names)
 
     def _column(self, rows: pa.Table, table: str, column: str, key: str, is_json: bool) -> pa.Table:

@@ -524,6 +524,34 @@ def m083_score_versions(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m084_span_parts(con: duckdb.DuckDBPyConnection) -> None:
+    """The spans (runs, observations, log records) each span-shaped trace was built from, so that a trace spread
+    over several files or ingests is rebuilt from all its parts (tracegym/ingest/parts.py); and the pieces of JSONL
+    lines cut across files, kept until the rest of the line arrives (tracegym/ingest/fragments.py)."""
+    con.execute(
+        """
+        CREATE TABLE span_parts (
+            trace_id VARCHAR,           -- the stored trace ('otel-genai:<trace id>')
+            part_key VARCHAR,           -- the part's identity in its format ('span:<span id>', 'log:<digest>', …)
+            seq VARCHAR,                -- sort key: parts are read in this order whatever files they came in
+            doc VARCHAR,                -- the part as JSON, as the adapter reads it back
+            source_id VARCHAR           -- the file that brought this version of the part
+        );
+        CREATE TABLE line_fragments (
+            source_id VARCHAR,          -- the file the piece is in
+            path VARCHAR,
+            side VARCHAR,               -- lead (the file starts with it: a line's end) | trail (it ends the file:
+                                        -- a line's start) | whole (the file is one piece without a newline)
+            text BLOB,
+            locator VARCHAR,            -- where the file's ingest reported it as a bad record ('line 7', 'file')
+            alone BOOLEAN,              -- the file holds nothing but its fragments
+            joined BOOLEAN              -- it is part of a complete line now, ingested as such
+        );
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(

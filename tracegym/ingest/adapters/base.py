@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Protocol
 import duckdb
 import pyarrow as pa
 
+from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import Sample, iter_json_values
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
 
@@ -22,6 +23,7 @@ class SourceFile:
     source_id: str
     sample: Sample
     options: dict[str, Any] = field(default_factory=dict)  # e.g. the generic adapter's mapping
+    parts: PartStore | None = None  # for adapters that `upsert`: the parts of traces stored by earlier files
 
 
 class FileSink(Protocol):
@@ -47,6 +49,9 @@ class Adapter:
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
+    upserts: ClassVar[bool] = False
+    """Span-shaped formats: a trace may arrive in parts over several files, and each file's parts are merged
+    with the stored ones (see tracegym/ingest/parts.py). Others keep the conflict rule: the stored trace wins."""
 
     def sniff(self, sample: Sample) -> bool:
         raise NotImplementedError

@@ -35,6 +35,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import orjson
+
+from tracegym import exact_json
+from tracegym.ingest.adapters import otlp
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.span_messages import as_text, io_turns
 from tracegym.ingest.adapters.spans import (
@@ -50,9 +54,11 @@ from tracegym.ingest.adapters.spans import (
     trace_records,
 )
 from tracegym.ingest.normalize import opt_int, parse_ts, to_json
+from tracegym.ingest.parts import Part
 from tracegym.ingest.reading import Sample, iter_json_values
 from tracegym.ingest.records import BadRecord, RawRecord, Score, Trace
 
+OTLP_MARK = b"langfuse.observation.type"  # the SDK's own spans (v3 on) carry no gen_ai.* attributes
 SCORE_KINDS = {"ANNOTATION": "human", "EVAL": "eval", "API": "eval"}
 TRACE_INFO = {"userId": "user_id", "name": "name", "tags": "tags", "release": "release", "version": "version",
               "environment": "environment", "totalCost": "total_cost"}
@@ -60,13 +66,22 @@ TRACE_INFO = {"userId": "user_id", "name": "name", "tags": "tags", "release": "r
 
 class LangfuseAdapter(Adapter):
     name = "langfuse"
+    upserts = True
     description = "Langfuse trace exports (trace + observations + scores) and observation/score rows"
 
     def sniff(self, sample: Sample) -> bool:
+        if otlp.is_export(sample):
+            return OTLP_MARK in sample.head
         first = sample.first
         return isinstance(first, dict) and _shape(first) is not None
 
     def records(self, src: SourceFile) -> Iterator[RawRecord | BadRecord]:
+        unit = "lines" if src.sample.jsonl else "items"
+        if otlp.is_export(src.sample):
+            return trace_records(otlp.read_export(src), unit, _group, src.parts, _revive)
+        return self._row_records(src, unit)
+
+    def _row_records(self, src: SourceFile, unit: str) -> Iterator[RawRecord | BadRecord]:
         rows: list[Located | BadRecord] = []
         for i, rec in enumerate(iter_json_values(src.path, src.sample.jsonl), start=1):
             if isinstance(rec, BadRecord):
@@ -81,11 +96,13 @@ class LangfuseAdapter(Adapter):
                     yield BadRecord(rec.locator, f"{shape} without a traceId", rec.raw or to_json(rec.value))
                     continue
                 pos = int(rec.locator.split()[1]) if rec.locator.startswith("line ") else i
-                rows.append(Located(key, pos, rec.locator, (shape, rec.value), rec.value))
+                ident = rec.value.get("id") or otlp.record_digest(rec)
+                part = Part(f"{shape}:{ident}", f"{otlp.record_digest(rec)}:000000", {"row": [shape, rec.value]})
+                rows.append(Located(key, pos, rec.locator, (shape, rec.value), rec.value, part))
             else:
                 yield BadRecord(rec.locator, "not a Langfuse trace, observation or score",
                                 rec.raw or to_json(rec.value))
-        yield from trace_records(rows, "lines" if src.sample.jsonl else "items", _row_group)
+        yield from trace_records(rows, unit, _group, src.parts, _revive)
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         yield build_trace(record.value, self.name)
@@ -98,9 +115,69 @@ def _shape(obj: dict[str, Any]) -> str | None:
         return "trace"
     if "traceId" in obj and "type" in obj and "startTime" in obj:
         return "observation"
-    if "traceId" in obj and "name" in obj and ("dataType" in obj or "source" in obj):
-        return "score"
+    if "traceId" in obj and "name" in obj and ("dataType" in obj or "source" in obj or "value" in obj):
+        return "score"  # the SDK posts {id, traceId, name, value, timestamp}: no source, no data type
     return None
+
+
+def _revive(doc: Any) -> Any:
+    """A stored part read back: an OTLP span or log record, or an observation or score row."""
+    return tuple(doc["row"]) if "row" in doc else otlp.revive(doc)
+
+
+def _group(key: str, members: list[Located]) -> Iterator[SpanGroup | BadRecord]:
+    """The trace from the SDK's OTLP spans and from observation and score rows, whichever it has."""
+    spans = [m for m in members if not isinstance(m.item, tuple)]
+    rows = [m for m in members if isinstance(m.item, tuple)]
+    facts: list[SpanFacts] = []
+    scores: list[Score] = []
+    groups = [*(otlp.group_spans(key, spans, otlp_facts) if spans else []), *_row_group(key, rows)]
+    for out in groups:
+        if isinstance(out, BadRecord):
+            yield out
+        else:
+            facts += out.facts
+            scores += out.scores
+    if facts or scores:
+        yield SpanGroup(key, facts, scores)
+
+
+def otlp_facts(span: otlp.OtlpSpan) -> SpanFacts:
+    """A Langfuse SDK span (OTel, `langfuse.observation.*` attributes) read as the observation it stands for."""
+    a = span.attrs
+    kind = str(a.get("langfuse.observation.type") or "span").upper()
+    obs = {
+        "id": span.span_id, "type": kind, "name": span.name,
+        "startTime": span.start.isoformat() if span.start else None,
+        "endTime": span.end.isoformat() if span.end else None,
+        "input": _loose(a.get("langfuse.observation.input")), "output": _loose(a.get("langfuse.observation.output")),
+        "model": a.get("langfuse.observation.model.name"),
+        "usageDetails": _loose(a.get("langfuse.observation.usage_details")),
+        "level": a.get("langfuse.observation.level"), "statusMessage": a.get("langfuse.observation.status_message"),
+    }
+    if kind == "TOOL" and isinstance(obs["input"], dict) and set(obs["input"]) == {"args", "kwargs"} \
+            and not obs["input"]["args"]:
+        obs["input"] = obs["input"]["kwargs"]  # @observe records a function's call as {args, kwargs}
+    facts = observation_facts(obs)
+    facts.error = facts.error or otlp.span_error(span)
+    if facts.tool is not None and facts.error and not facts.tool.is_error:
+        facts.tool.is_error = True
+    session = a.get("session.id") or a.get("langfuse.session.id")
+    facts.session_id = str(session) if session else None
+    for src, dst in (("user.id", "user_id"), ("langfuse.user.id", "user_id"), ("langfuse.trace.name", "name")):
+        if a.get(src) is not None:
+            facts.info.setdefault(dst, a[src])
+    return facts
+
+
+def _loose(value: Any) -> Any:
+    """Attributes hold JSON text; a value that is not JSON is text."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return exact_json.loads(value)
+    except orjson.JSONDecodeError:
+        return value
 
 
 def _full_trace(rec: RawRecord) -> Iterator[RawRecord | BadRecord]:
@@ -187,10 +264,17 @@ def _generation(obs: dict[str, Any]) -> LlmCall:
     return LlmCall(
         inputs=io_turns(obs.get("input"), "user"),
         outputs=io_turns(obs.get("output"), "assistant")[:1],
-        input_tokens=opt_int(details.get("input", usage.get("input", obs.get("promptTokens")))),
-        output_tokens=opt_int(details.get("output", usage.get("output", obs.get("completionTokens")))),
+        input_tokens=opt_int(_first(details, "input", "prompt_tokens", "input_tokens")
+                             or _first(usage, "input") or obs.get("promptTokens")),
+        output_tokens=opt_int(_first(details, "output", "completion_tokens", "output_tokens")
+                              or _first(usage, "output") or obs.get("completionTokens")),
         model=_opt_str(obs.get("model")),
     )
+
+
+def _first(d: dict[str, Any], *keys: str) -> Any:
+    """The first of `keys` that `d` holds (usage details keep the provider's names as the SDK received them)."""
+    return next((d[k] for k in keys if d.get(k) is not None), None)
 
 
 def _tool(obs: dict[str, Any], error: str | None) -> ToolRun:
@@ -204,7 +288,7 @@ def _tool(obs: dict[str, Any], error: str | None) -> ToolRun:
 def langfuse_score(raw: Any) -> Score:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise ValueError("a score must be an object with a name")
-    source = str(raw.get("source") or "").upper()
+    source = str(raw.get("source") or "API").upper()  # what the SDK posts has none: it came through the API
     if source not in SCORE_KINDS:
         raise ValueError(f"unknown score source {raw.get('source')!r} (expected API, EVAL or ANNOTATION)")
     return Score(

@@ -57,6 +57,7 @@ THREAD_KEYS = ("session_id", "thread_id", "conversation_id")
 
 class LangSmithAdapter(Adapter):
     name = "langsmith"
+    upserts = True
     description = "LangSmith runs (Run objects, flat or with child_runs) and their Feedback"
 
     def sniff(self, sample: Sample) -> bool:
@@ -169,13 +170,25 @@ def _llm_call(run: dict[str, Any], metadata: dict[str, Any]) -> LlmCall:
     else:
         prompts = inputs.get("prompts") or []
         turns = [Turn("user", prompts[0] if isinstance(prompts[0], str) else as_text(prompts[0]))] if prompts else []
+    usage = _usage(outputs)
     return LlmCall(
         inputs=turns,
         outputs=message_turns(outputs, "assistant")[:1] if outputs else [],
-        input_tokens=opt_int(run.get("prompt_tokens")),
-        output_tokens=opt_int(run.get("completion_tokens")),
+        input_tokens=opt_int(run.get("prompt_tokens") if run.get("prompt_tokens") is not None
+                             else usage.get("prompt_tokens", usage.get("input_tokens"))),
+        output_tokens=opt_int(run.get("completion_tokens") if run.get("completion_tokens") is not None
+                              else usage.get("completion_tokens", usage.get("output_tokens"))),
         model=metadata.get("ls_model_name") if isinstance(metadata.get("ls_model_name"), str) else None,
     )
+
+
+def _usage(outputs: dict[str, Any]) -> dict[str, Any]:
+    """Token counts where the SDK leaves them in the outputs: `usage_metadata` (LangChain, and what
+    `wrap_openai` sets), or the provider's own `usage` (an OpenAI response as the output)."""
+    for key in ("usage_metadata", "usage"):
+        if isinstance(outputs.get(key), dict):
+            return outputs[key]
+    return {}
 
 
 def _tool_run(run: dict[str, Any], error: str | None) -> ToolRun:

@@ -48,6 +48,7 @@ SPAN_KIND = "openinference.span.kind"
 
 class OpenInferenceAdapter(Adapter):
     name = "openinference"
+    upserts = True
     description = "OpenInference / Arize Phoenix spans (OTLP/JSON export, or Phoenix span JSON/JSONL)"
 
     def sniff(self, sample: Sample) -> bool:
@@ -62,7 +63,8 @@ class OpenInferenceAdapter(Adapter):
             unit = "lines" if src.sample.jsonl else "spans"
         else:
             items, unit = _phoenix_spans(src), "lines" if src.sample.jsonl else "spans"
-        return trace_records(items, unit, lambda key, members: otlp.group_spans(key, members, span_facts))
+        return trace_records(items, unit, lambda key, members: otlp.group_spans(key, members, span_facts),
+                             src.parts, otlp.revive)
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         yield build_trace(record.value, self.name)

@@ -53,20 +53,25 @@ MESSAGE_EVENTS = {
     "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool",
 }
 EVAL_EVENT = "gen_ai.evaluation.result"
+# Since semconv 1.37 the content may travel on this event (log record) instead of the span: the
+# instrumentation's `event_only` capture mode, or both with `span_and_event`.
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 _CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.prompt", "gen_ai.completion")
 
 
 class OtelGenAIAdapter(Adapter):
     name = "otel-genai"
+    upserts = True
     description = "OpenTelemetry GenAI spans (OTLP/JSON export document, array, or JSONL of documents)"
 
     def sniff(self, sample: Sample) -> bool:
-        return otlp.is_export(sample) and b"openinference.span.kind" not in sample.head
+        return (otlp.is_export(sample) and b"openinference.span.kind" not in sample.head
+                and b"langfuse.observation.type" not in sample.head)
 
     def records(self, src: SourceFile) -> Iterator[RawRecord | BadRecord]:
         unit = "lines" if src.sample.jsonl else "spans"
         return trace_records(otlp.read_export(src), unit,
-                             lambda key, members: otlp.group_spans(key, members, span_facts))
+                             lambda key, members: otlp.group_spans(key, members, span_facts), src.parts, otlp.revive)
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         yield build_trace(record.value, self.name)
@@ -94,8 +99,8 @@ def span_facts(span: otlp.OtlpSpan) -> SpanFacts:
 
 def _looks_like_inference(span: otlp.OtlpSpan) -> bool:
     keys = ("gen_ai.request.model", "gen_ai.response.model", *_CONTENT_KEYS)
-    return any(k in span.attrs for k in keys) or any(e.name in MESSAGE_EVENTS or e.name == "gen_ai.choice"
-                                                     for e in span.events)
+    return any(k in span.attrs for k in keys) or any(e.name in MESSAGE_EVENTS or e.name in ("gen_ai.choice",
+                                                     DETAILS_EVENT) for e in span.events)
 
 
 def _info(facts: SpanFacts, span: otlp.OtlpSpan) -> None:
@@ -125,9 +130,10 @@ def _tool_run(span: otlp.OtlpSpan, error: str | None) -> ToolRun:
 
 def _llm_call(span: otlp.OtlpSpan) -> LlmCall:
     a = span.attrs
-    inputs = _instructions(a.get("gen_ai.system_instructions"))
-    inputs += _parts_messages(a.get("gen_ai.input.messages"), "gen_ai.input.messages")
-    outputs = _parts_messages(a.get("gen_ai.output.messages"), "gen_ai.output.messages")[:1]
+    c = _content_carrier(span)
+    inputs = _instructions(c.get("gen_ai.system_instructions"))
+    inputs += _parts_messages(c.get("gen_ai.input.messages"), "gen_ai.input.messages")
+    outputs = _parts_messages(c.get("gen_ai.output.messages"), "gen_ai.output.messages")[:1]
     if not inputs and not outputs:
         inputs, outputs = _deprecated_content(span)
     return LlmCall(
@@ -137,6 +143,15 @@ def _llm_call(span: otlp.OtlpSpan) -> LlmCall:
         output_tokens=opt_int(a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens"))),
         model=_opt_str(a.get("gen_ai.response.model") or a.get("gen_ai.request.model")),
     )
+
+
+def _content_carrier(span: otlp.OtlpSpan) -> dict[str, Any]:
+    """Where the call's messages are: the span's attributes, else its operation-details event."""
+    keys = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
+    if any(k in span.attrs for k in keys):
+        return span.attrs
+    return next((e.attrs for e in span.events if e.name == DETAILS_EVENT and any(k in e.attrs for k in keys)),
+                span.attrs)
 
 
 def _instructions(value: Any) -> list[Turn]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,8 +24,9 @@ from typing import Any
 from tracegym.ingest.adapters.base import SourceFile
 from tracegym.ingest.adapters.spans import Located, SpanFacts, SpanGroup, facts_or_bad, split_bad
 from tracegym.ingest.normalize import parse_ts, to_json
+from tracegym.ingest.parts import Part
 from tracegym.ingest.reading import Sample, iter_json_values
-from tracegym.ingest.records import BadRecord
+from tracegym.ingest.records import BadRecord, RawRecord
 
 _HEX_ID = re.compile(r"^[0-9a-fA-F]+$")
 _ERROR_CODES = {2, "2", "STATUS_CODE_ERROR", "ERROR"}
@@ -188,17 +190,37 @@ def read_export(src: SourceFile) -> Iterator[Located | BadRecord]:
                             rec.raw if rec.raw is not None else to_json(doc))
             continue
         line = int(rec.locator.split()[1]) if rec.locator.startswith("line ") else None
+        digest = record_digest(rec)
         try:
-            for where, raw, resource in _walk(doc, rec.locator):
+            for index, (where, raw, resource) in enumerate(_walk(doc, rec.locator)):
                 count += 1
                 try:
                     item = parse_span(raw, resource) if resource is not None else parse_log(raw)
                 except Exception as e:  # noqa: BLE001 - one malformed span must not cost the others
                     yield BadRecord(where, f"{type(e).__name__}: {e}", to_json(raw))
                     continue
-                yield Located(item.trace_id, line if line is not None else count, where, item, raw)
+                yield Located(item.trace_id, line if line is not None else count, where, item, raw,
+                              _part(item, raw, resource, f"{digest}:{index:06d}"))
         except ValueError as e:  # the document's own structure is broken past this point
             yield BadRecord(rec.locator, f"ValueError: {e}", rec.raw if rec.raw is not None else to_json(doc))
+
+
+def record_digest(rec: RawRecord) -> str:
+    """A short digest of a record's text: the `seq` of its parts starts with it, so that parts sort the same
+    whichever file (or piece of a rotated file) the record came in."""
+    text = rec.raw if rec.raw is not None else to_json(rec.value)
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _part(item: OtlpSpan | OtlpLog, raw: Any, resource: dict[str, Any] | None, seq: str) -> Part:
+    if isinstance(item, OtlpSpan):
+        return Part(f"span:{item.span_id}", seq, {"span": raw, "resource": resource})
+    return Part(f"log:{hashlib.sha1(to_json(raw).encode()).hexdigest()}", seq, {"log": raw})
+
+
+def revive(doc: Any) -> OtlpSpan | OtlpLog:
+    """A stored part (see `_part`) read back."""
+    return parse_span(doc["span"], doc["resource"] or {}) if "span" in doc else parse_log(doc["log"])
 
 
 def _walk(doc: dict[str, Any], locator: str) -> Iterator[tuple[str, Any, dict[str, Any] | None]]:

@@ -40,6 +40,7 @@ from typing import Any
 
 from tracegym.ingest.adapters.span_messages import Turn
 from tracegym.ingest.normalize import parse_arguments, to_json
+from tracegym.ingest.parts import Part, PartStore
 from tracegym.ingest.records import BadRecord, Message, RawRecord, Score, ToolCall, Trace
 
 
@@ -101,6 +102,7 @@ class Located:
     where: str  # full locator for a bad-record report
     item: Any
     raw: Any  # the JSON as read
+    part: Part | None = None  # its identity as a part of the trace (see tracegym/ingest/parts.py)
 
 
 # ---------------------------------------------------------------- grouping
@@ -110,11 +112,15 @@ def trace_records(
     items: Iterable[Located | BadRecord],
     unit: str,
     to_group: Callable[[str, list[Located]], Iterator[SpanGroup | BadRecord]],
+    store: PartStore | None = None,
+    revive: Callable[[Any], Any] | None = None,
 ) -> Iterator[RawRecord | BadRecord]:
     """Group located spans by trace id; one raw record per trace, bad spans on their own.
 
     The whole file is read before the first trace is yielded, since one trace's
-    spans may be spread over many lines.
+    spans may be spread over many lines. With a part `store` (and `revive`, which
+    turns a part's JSON back into an item), each trace is built from its parts in
+    every file ingested so far, this one included.
     """
     groups: dict[str, list[Located]] = {}
     for item in items:
@@ -122,13 +128,31 @@ def trace_records(
             yield item
         else:
             groups.setdefault(item.key, []).append(item)
+    if store is not None and revive is not None:
+        groups = _with_stored_parts(groups, store, revive)
     for key, members in groups.items():
-        positions = {m.pos for m in members}
+        positions = {m.pos for m in members if m.pos}
         label = unit.removesuffix("s") if len(positions) == 1 else unit
-        locator = f"trace {key} ({label} {compress(positions)})"
+        locator = f"trace {key} ({label} {compress(positions)})" if positions else f"trace {key}"
         raw = to_json([m.raw for m in members])
         for out in to_group(key, members):
             yield out if isinstance(out, BadRecord) else RawRecord(locator, out, raw)
+
+
+def _with_stored_parts(groups: dict[str, list[Located]], store: PartStore,
+                       revive: Callable[[Any], Any]) -> dict[str, list[Located]]:
+    """Each trace's members from all its parts, stored and new, read back from their JSON in `seq` order."""
+    here = {(key, m.part.key): m for key, members in groups.items() for m in members if m.part is not None}
+    merged = store.merge({key: [m.part for m in members if m.part is not None] for key, members in groups.items()})
+    out: dict[str, list[Located]] = {}
+    for key, parts in merged.items():
+        members = [m for m in groups[key] if m.part is None]
+        for part in parts:
+            mine = here.get((key, part.key))
+            pos, where = (mine.pos, mine.where) if mine else (0, f"trace {key}, part {part.key} from an earlier file")
+            members.append(Located(key, pos, where, revive(part.doc), part.doc, part))
+        out[key] = members
+    return out
 
 
 def compress(numbers: Iterable[int]) -> str:
@@ -165,6 +189,11 @@ def split_bad(results: Iterable[SpanFacts | BadRecord]) -> tuple[list[SpanFacts]
 # ---------------------------------------------------------------- the trace
 
 
+class Incomplete(ValueError):
+    """The parts of a trace read so far hold no LLM call or tool execution (logs or scores only, say)."""
+
+
+
 def build_trace(group: SpanGroup, fmt: str) -> Trace:
     """One normalized trace from the facts of all its spans."""
     facts = sorted(group.facts, key=lambda f: (f.start or datetime.min, f.order))
@@ -175,7 +204,7 @@ def build_trace(group: SpanGroup, fmt: str) -> Trace:
         calls = agent_calls or calls
     runs = [f for f in facts if f.kind == "tool" and f.tool]
     if not calls and not runs:
-        raise ValueError("no LLM calls or tool executions in this trace")
+        raise Incomplete("no LLM calls or tool executions in this trace")
     trace = Trace(trace_id=f"{fmt}:{group.key}", format=fmt)
     _append_calls(trace, calls)
     _merge_tool_runs(trace, runs)
@@ -189,6 +218,9 @@ def build_trace(group: SpanGroup, fmt: str) -> Trace:
     trace.tools = next((f.tools for f in reversed(facts) if f.tools), None)
     trace.outcome = outcome_from_scores(trace.scores)
     trace.metadata = _metadata(group, facts)
+    missing = _not_captured(trace)
+    if missing:
+        trace.metadata["content_not_captured"] = missing
     return trace
 
 
@@ -208,8 +240,26 @@ def _metadata(group: SpanGroup, facts: list[SpanFacts]) -> dict[str, Any]:
     return meta
 
 
+def _not_captured(trace: Trace) -> list[str]:
+    """What the recorder left out (content capture off): stored as NULL, and named here so that an empty
+    message or call is not taken for what the model or the tool said."""
+    callers = {c.message_idx for c in trace.tool_calls}
+    missing = []
+    if any(m.content is None and m.role != "tool" and i not in callers for i, m in enumerate(trace.messages)):
+        missing.append("messages")
+    if any(c.arguments is None for c in trace.tool_calls):
+        missing.append("tool arguments")
+    if any(m.content is None for m in trace.messages if m.role == "tool"):
+        missing.append("tool results")
+    return missing
+
+
 def turn_key(t: Turn) -> tuple[str, str, str, tuple[str, ...]]:
-    return (t.role, (t.content or "").strip(), t.tool_call_id or "", tuple(c.id or c.name for c in t.tool_calls))
+    """What makes two recorded messages the same one. A message whose tool calls all have ids is known by them:
+    recorders drop its text when it comes back as history (OTel openai-v2 2.3's assistant message event)."""
+    by_ids = bool(t.tool_calls) and all(c.id for c in t.tool_calls)
+    text = "" if by_ids else (t.content or "").strip()
+    return (t.role, text, t.tool_call_id or "", tuple(c.id or c.name for c in t.tool_calls))
 
 
 def _append_calls(trace: Trace, calls: list[SpanFacts]) -> None:
@@ -321,9 +371,9 @@ def _add_orphan_run(trace: Trace, f: SpanFacts) -> None:
         pos -= 1
     _insert(trace, pos, _tool_message(run, f, run.call_id, run.name))
     owner = next((i for i in range(pos - 1, -1, -1) if trace.messages[i].role == "assistant"), pos)
+    arguments = parse_arguments(run.arguments) if run.arguments is not None else None  # not recorded: NULL
     trace.tool_calls.append(
-        ToolCall(owner, run.call_id, run.name, parse_arguments(run.arguments), is_error=run.is_error,
-                 exit_code=run.exit_code)
+        ToolCall(owner, run.call_id, run.name, arguments, is_error=run.is_error, exit_code=run.exit_code)
     )
 
 

@@ -1,0 +1,240 @@
+"""Run a small tool-using agent under a real telemetry library and write what it exports to files.
+
+`python -m tests.integration.drive_producers PRODUCER OUT_DIR [CAPTURE]`, run in a process of its own per
+producer (the instrumentations patch the openai client for the whole process). The model is the scripted
+server of `fake_model_server`; Langfuse and LangSmith post to a fake of their service on 127.0.0.1, which
+writes what they sent as their exports hold it.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import gzip
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from tests.integration.fake_model_server import fake_openai
+
+SYSTEM = "You answer weather questions with the get_weather tool."
+QUESTION = "Weather in Paris?"
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+def get_weather(city: str) -> str:
+    return "18C and sunny" if city == "Paris" else "unknown city"
+
+
+def agent(client: Any, run_tool: Callable[[str, str, dict[str, Any]], str]) -> str:
+    """The agent loop: ask, run the tool the model calls, ask again with its result."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
+    while True:
+        reply = client.chat.completions.create(model="gpt-test", messages=messages, tools=TOOLS).choices[0].message
+        if not reply.tool_calls:
+            return reply.content
+        messages.append(reply.model_dump(exclude_none=True))
+        for call in reply.tool_calls:
+            result = run_tool(call.id, call.function.name, json.loads(call.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+
+
+def _otlp_json(message: Any) -> str:
+    from google.protobuf.json_format import MessageToDict
+
+    return json.dumps(MessageToDict(message))
+
+
+def otel(out: Path, capture: str) -> None:
+    """opentelemetry-instrumentation-openai-v2; spans and log records to two files, as a Collector's file
+    exporter writes them (one export request per line)."""
+    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = capture
+    import openai
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    spans, logs = InMemorySpanExporter(), InMemoryLogExporter()
+    tracer_provider, logger_provider = TracerProvider(), LoggerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    OpenAIInstrumentor().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+    tracer = tracer_provider.get_tracer("weather-agent")
+    evaluations = logger_provider.get_logger("weather-agent")
+
+    def run_tool(call_id: str, name: str, args: dict[str, Any]) -> str:
+        with tracer.start_as_current_span(f"execute_tool {name}") as span:
+            result = get_weather(**args)
+            span.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                                 "gen_ai.tool.call.id": call_id})
+            return result
+
+    with fake_openai() as url, tracer.start_as_current_span("invoke_agent weather") as root:
+        root.set_attribute("gen_ai.operation.name", "invoke_agent")
+        agent(openai.OpenAI(base_url=url, api_key="test"), run_tool)
+        from opentelemetry._logs import LogRecord
+
+        evaluations.emit(LogRecord(event_name="gen_ai.evaluation.result", attributes={
+            "gen_ai.evaluation.name": "task_success", "gen_ai.evaluation.score.value": 1.0}))
+    (out / "spans.jsonl").write_text("".join(_otlp_json(encode_spans([s])) + "\n" for s in spans.get_finished_spans()))
+    (out / "logs.jsonl").write_text("".join(_otlp_json(encode_logs([r])) + "\n" for r in logs.get_finished_logs()))
+
+
+def openinference(out: Path, capture: str) -> None:
+    """openinference-instrumentation-openai, spans to one file."""
+    import openai
+    from openinference.instrumentation.openai import OpenAIInstrumentor
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    tracer = provider.get_tracer("weather-agent")
+
+    def run_tool(call_id: str, name: str, args: dict[str, Any]) -> str:
+        with tracer.start_as_current_span(name, attributes={
+                "openinference.span.kind": "TOOL", "tool.name": name, "tool_call.id": call_id,
+                "input.value": json.dumps(args)}) as span:
+            result = get_weather(**args)
+            span.set_attribute("output.value", result)
+            return result
+
+    with fake_openai() as url, tracer.start_as_current_span("agent", attributes={"openinference.span.kind": "AGENT"}):
+        agent(openai.OpenAI(base_url=url, api_key="test"), run_tool)
+    (out / "spans.jsonl").write_text(_otlp_json(encode_spans(spans.get_finished_spans())) + "\n")
+
+
+@contextmanager
+def fake_service(on_post: Callable[[str, dict[str, str], bytes], None]) -> Iterator[str]:
+    """An HTTP service on 127.0.0.1 that answers `{}` to everything and hands each POST to `on_post`."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if self.headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+            on_post(self.path, dict(self.headers), body)
+            self._answer()
+
+        do_PATCH = do_POST
+        do_GET = _answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def langfuse(out: Path, capture: str) -> None:
+    """The Langfuse SDK (OTel-based): its OTLP spans as a JSONL export, its posted scores as a JSON array."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    lines: list[str] = []
+    scores: list[Any] = []
+
+    def on_post(path: str, headers: dict[str, str], body: bytes) -> None:
+        if path.endswith("/otel/v1/traces"):
+            request = ExportTraceServiceRequest()
+            request.ParseFromString(body)
+            lines.append(_otlp_json(request))
+        elif path.endswith("/scores"):
+            sent = json.loads(body)
+            scores.extend(sent if isinstance(sent, list) else [sent])
+
+    with fake_service(on_post) as host:
+        os.environ.update(LANGFUSE_PUBLIC_KEY="pk-lf-test", LANGFUSE_SECRET_KEY="sk-lf-test", LANGFUSE_HOST=host,
+                          LANGFUSE_BASE_URL=host)
+        from langfuse import get_client, observe
+        from langfuse.openai import openai
+
+        client = get_client()
+
+        @observe(as_type="tool", name="get_weather")
+        def traced_tool(city: str) -> str:
+            return get_weather(city)
+
+        @observe(name="weather-agent")
+        def run() -> str:
+            with fake_openai() as url:
+                answer = agent(openai.OpenAI(base_url=url, api_key="test"), lambda _i, _n, args: traced_tool(**args))
+            client.score_current_trace(name="task_success", value=1.0)
+            return answer
+
+        run()
+        client.flush()
+    (out / "spans.jsonl").write_text("".join(line + "\n" for line in lines))
+    (out / "scores.json").write_text(json.dumps(scores))
+
+
+def langsmith(out: Path, capture: str) -> None:
+    """The LangSmith SDK (`traceable`, `wrap_openai`): the runs it posts, reassembled as the service stores
+    them (one JSON run per line)."""
+    runs: dict[str, dict[str, Any]] = {}
+
+    def on_post(path: str, headers: dict[str, str], body: bytes) -> None:
+        if not path.endswith("/runs/multipart"):
+            return
+        head = f"Content-Type: {headers['Content-Type']}\r\n\r\n".encode()
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + body)
+        for part in message.iter_parts():
+            _, _, field = part.get_param("name", header="content-disposition").partition(".")
+            run_id, _, key = field.partition(".")
+            value = json.loads(part.get_payload(decode=True))
+            run = runs.setdefault(run_id, {})
+            run.update(value) if not key else run.__setitem__(key, value)
+
+    with fake_service(on_post) as endpoint:
+        os.environ.update(LANGSMITH_TRACING="true", LANGSMITH_API_KEY="test", LANGSMITH_ENDPOINT=endpoint)
+        import openai
+        from langsmith import traceable
+        from langsmith.run_trees import get_cached_client
+        from langsmith.wrappers import wrap_openai
+
+        traced_tool = traceable(run_type="tool", name="get_weather")(get_weather)
+
+        @traceable(name="weather-agent")
+        def run() -> str:
+            with fake_openai() as url:
+                return agent(wrap_openai(openai.OpenAI(base_url=url, api_key="test")),
+                             lambda _i, _n, args: traced_tool(**args))
+
+        run()
+        get_cached_client().flush()
+    (out / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs.values()))
+
+
+if __name__ == "__main__":
+    producer, folder = sys.argv[1], Path(sys.argv[2])
+    folder.mkdir(parents=True, exist_ok=True)
+    {"otel": otel, "openinference": openinference, "langfuse": langfuse, "langsmith": langsmith}[producer](
+        folder, sys.argv[3] if len(sys.argv) > 3 else "")

@@ -1,0 +1,151 @@
+"""Span-shaped traces spread over several files or ingests are merged; lines cut across files are joined."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tracegym.ingest.pipeline import ingest_paths
+from tracegym.store import Store, open_store
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SCORED_TRACE = "0af7651916cd43dd8448eb211c80319c"  # no score of its own
+WEATHER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+
+def _collector_lines() -> list[str]:
+    """A Collector file exporter's JSONL: one export per line, each trace's spans spread over several lines,
+    log records (message events, an evaluation) in lines of their own."""
+    doc = json.loads((FIXTURES / "otel" / "current.json").read_text())
+    lines = []
+    for block in doc["resourceSpans"]:
+        for scope in block["scopeSpans"]:
+            for span in scope["spans"]:
+                one = {**copy.deepcopy(block), "scopeSpans": [{**scope, "spans": [span]}]}
+                lines.append(json.dumps({"resourceSpans": [one]}))
+    lines += (FIXTURES / "otel" / "deprecated.jsonl").read_text().splitlines()
+    lines.append(json.dumps(_evaluation_log(SCORED_TRACE, "task_success", 1.0)))
+    return lines
+
+
+def _evaluation_log(trace_id: str, name: str, value: float) -> dict[str, Any]:
+    attrs = [{"key": "gen_ai.evaluation.name", "value": {"stringValue": name}},
+             {"key": "gen_ai.evaluation.score.value", "value": {"doubleValue": value}}]
+    record = {"timeUnixNano": "1735725700000000000", "eventName": "gen_ai.evaluation.result",
+              "traceId": trace_id, "spanId": "b7ad6b7169203334", "attributes": attrs}
+    return {"resourceLogs": [{"resource": {}, "scopeLogs": [{"scope": {}, "logRecords": [record]}]}]}
+
+
+def _snapshot(store: Store) -> dict[str, list[tuple]]:
+    """Every stored row of every trace, but for the file each came from."""
+    q = {
+        "traces": "SELECT trace_id, format, session_id, model, started_at, ended_at, outcome, n_messages, tools, "
+                  "metadata FROM traces",
+        "messages": "SELECT * FROM messages",
+        "tool_calls": "SELECT * FROM tool_calls",
+        "scores": "SELECT * FROM scores",
+    }
+    return {k: sorted(store.con.execute(sql).fetchall(), key=repr) for k, sql in q.items()}
+
+
+def _whole(tmp_path: Path, data: bytes) -> dict[str, list[tuple]]:
+    path = tmp_path / "whole" / "otel.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(data)
+    store = open_store(tmp_path / "whole.duckdb")
+    ingest_paths(store, [str(path)])
+    return _snapshot(store)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_file_split_at_any_bytes_ingested_in_any_order_gives_the_traces_of_the_whole(
+        tmp_path: Path, seed: int) -> None:
+    data = ("\n".join(_collector_lines()) + "\n").encode()
+    rng = random.Random(seed)
+    n = rng.randint(2, 7)
+    cuts = sorted(rng.sample(range(1, len(data)), n - 1))
+    if seed == 0:  # two cuts inside one line: a piece that is neither a line's start nor its end
+        start = data.index(b"\n", 3000) + 1
+        cuts = sorted({*cuts[:-2], start + 200, start + 400})
+    pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    folder = tmp_path / "pieces"
+    folder.mkdir()
+    paths = []
+    for i, piece in enumerate(pieces):
+        paths.append(folder / f"otel-{i}.jsonl")
+        paths[-1].write_bytes(piece)
+    order = rng.sample(paths, len(paths))
+    store = open_store(tmp_path / "pieces.duckdb")
+    runs = sorted(rng.sample(range(1, len(order)), min(2, len(order) - 1)))
+    for a, b in zip([0, *runs], [*runs, len(order)], strict=True):  # several ingests, each of some pieces
+        ingest_paths(store, [str(p) for p in order[a:b]])
+    ingest_paths(store, [str(p) for p in paths])  # the same bytes again: nothing changes
+
+    whole = _whole(tmp_path, data)
+    assert _snapshot(store) == whole
+    assert len(whole["traces"]) == 5
+    assert store.scalar("SELECT count(*) FROM ingest_errors") == 0
+    assert store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 0
+
+
+def test_a_score_in_a_logs_file_attaches_to_the_trace_from_the_spans_file(tmp_path: Path) -> None:
+    lines = _collector_lines()
+    logs, spans = tmp_path / "logs.jsonl", tmp_path / "spans.jsonl"
+    logs.write_text(lines[-1] + "\n")
+    spans.write_text("\n".join(lines[:-1]) + "\n")
+    store = open_store(tmp_path / "s.duckdb")
+    first = ingest_paths(store, [str(logs)]).files[0]
+    assert (first.status, first.traces, first.waiting, first.errors) == ("loaded", 0, 1, 0)
+    ingest_paths(store, [str(spans)])
+    tid = f"otel-genai:{SCORED_TRACE}"
+    assert store.con.execute("SELECT name, value FROM scores WHERE trace_id = ?", [tid]).fetchall() == [
+        ("task_success", 1.0)]
+    assert store.scalar("SELECT outcome FROM traces WHERE trace_id = ?", [tid]) == "success"
+
+
+def test_a_file_that_grew_between_ingests_completes_its_traces(tmp_path: Path) -> None:
+    lines = _collector_lines()
+    path = tmp_path / "otel.jsonl"
+    path.write_text("\n".join(lines[:3]) + "\n")  # the first spans of the first trace, as exported so far
+    store = open_store(tmp_path / "s.duckdb")
+    early = ingest_paths(store, [str(path)]).files[0]
+    assert early.traces == 1
+    tid = f"otel-genai:{WEATHER_TRACE}"
+    before = store.scalar("SELECT n_messages FROM traces WHERE trace_id = ?", [tid])
+    path.write_text("\n".join(lines) + "\n")
+    later = ingest_paths(store, [str(path)]).files[0]
+    assert (later.merged, later.conflicts) == (1, 0)
+    assert store.scalar("SELECT count(*) FROM traces WHERE trace_id = ?", [tid]) == 1
+    assert store.scalar("SELECT n_messages FROM traces WHERE trace_id = ?", [tid]) > before
+    assert _snapshot(store) == _whole(tmp_path, path.read_bytes())
+
+
+
+def test_with_redaction_the_kept_parts_are_redacted_and_numbered_alike_across_ingests(
+        tmp_path: Path, cli) -> None:
+    """Parts are kept to rebuild a trace when a later file adds to it: with --redact they are kept redacted, and a
+    value gets one placeholder in every ingest (a trace's own numbering restarts with each ingest, so the parts
+    are numbered as the store is)."""
+    lines = [line.replace("Weather in Paris today", "Weather in Paris today for ada.lovelace@example.com")
+             for line in _collector_lines()]
+    planted = [i for i, line in enumerate(lines) if "ada.lovelace@example.com" in line]
+    assert len(planted) >= 2, "the address is in several spans of the trace"
+    cut = (planted[0] + planted[-1]) // 2 + 1  # spans of the trace on both sides
+    store = tmp_path / "s.duckdb"
+    for i, part in enumerate((lines[:cut], lines[cut:])):
+        path = tmp_path / f"otel-{i}.jsonl"
+        path.write_text("\n".join(part) + "\n")
+        assert cli("ingest", "--redact", path, "--store", store).exit_code == 0
+    with open_store(store, read_only=True) as st:
+        assert st.scalar("SELECT count(*) FROM span_parts") > 0
+        assert st.scalar("SELECT count(*) FROM span_parts WHERE contains(doc, 'lovelace')") == 0
+        assert st.scalar("SELECT count(*) FROM messages WHERE contains(content, 'lovelace')") == 0
+        shown = {row[0] for row in st.con.execute(
+            "SELECT unnest(regexp_extract_all(content, '<EMAIL[^>]*>')) FROM messages").fetchall()}
+        assert st.scalar("SELECT count(*) FROM line_fragments") == 0
+    assert len(shown) == 1, shown

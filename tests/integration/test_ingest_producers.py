@@ -1,0 +1,85 @@
+"""Real telemetry libraries drive a small agent against a fake model on 127.0.0.1; what they export is ingested
+and compared, field by field, with what the agent did (tests/integration/drive_producers.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.drive_producers import QUESTION, SYSTEM
+from tests.integration.fake_model_server import CALL_ARGS, FINAL_TEXT, TOOL_RESULT, USAGE
+from tracegym.ingest.pipeline import ingest_paths
+from tracegym.store import open_store
+
+ROOT = Path(__file__).resolve().parents[2]
+NEEDS = {"otel": "opentelemetry.instrumentation.openai_v2", "openinference": "openinference.instrumentation.openai",
+         "langfuse": "langfuse", "langsmith": "langsmith"}
+CASES = [("otel", "span_only", "otel-genai"), ("otel", "event_only", "otel-genai"),
+         ("otel", "span_and_event", "otel-genai"), ("openinference", "", "openinference"),
+         ("langfuse", "", "langfuse"), ("langsmith", "", "langsmith")]
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
+
+
+def _drive(producer: str, capture: str, out: Path) -> None:
+    if not _importable(NEEDS[producer]):
+        pytest.skip(f"{NEEDS[producer]} is not installed: pip install -e '.[interop]'")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+    subprocess.run([sys.executable, "-W", "ignore", "-m", "tests.integration.drive_producers", producer, str(out),
+                    capture], check=True, env=env, cwd=ROOT, timeout=120, capture_output=True)
+
+
+@pytest.mark.parametrize(("producer", "capture", "fmt"), CASES)
+def test_what_a_real_producer_exports_is_what_the_agent_did(tmp_path: Path, producer: str, capture: str,
+                                                            fmt: str) -> None:
+    out = tmp_path / "export"
+    _drive(producer, capture, out)
+    store = open_store(tmp_path / "s.duckdb")
+    summary = ingest_paths(store, [str(out)])
+    assert [f.format for f in summary.files if f.status == "loaded"] and summary.total("errors") == 0
+    (tid, got_fmt, outcome, started, ended, meta), = store.con.execute(
+        "SELECT trace_id, format, outcome, started_at, ended_at, metadata FROM traces").fetchall()
+    assert got_fmt == fmt
+    messages = store.con.execute("SELECT role, content, tool_call_id, input_tokens, output_tokens, latency_ms "
+                                 "FROM messages ORDER BY idx").fetchall()
+    roles = [m[0] for m in messages]
+    has_system = roles[0] == "system"
+    assert roles == ["system"] * has_system + ["user", "assistant", "tool", "assistant"]
+    body = messages[has_system:]
+    assert body[0][1] == QUESTION and (not has_system or messages[0][1] == SYSTEM)
+    assert body[2][1] == TOOL_RESULT and body[3][1] == FINAL_TEXT
+    assert [(m[3], m[4]) for m in (body[1], body[3])] == USAGE
+    assert all(m[5] and m[5] > 0 for m in (body[1], body[3]))  # the calls' latencies
+    assert started and ended and started <= ended
+    calls = store.con.execute("SELECT message_idx, name, arguments::VARCHAR, result, is_error, result_message_idx "
+                              "FROM tool_calls").fetchall()
+    assert calls == [(has_system + 1, "get_weather", json.dumps(CALL_ARGS, separators=(",", ":")), TOOL_RESULT,
+                      False, has_system + 2)]
+    if producer in ("otel", "langfuse"):  # the agent scored its run: a log record, a posted score
+        assert outcome == "success"
+        assert store.con.execute("SELECT name, value FROM scores").fetchall() == [("task_success", 1.0)]
+    assert "content_not_captured" not in meta
+
+
+def test_content_never_captured_is_stored_as_missing_and_flagged(tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    _drive("otel", "no_content", out)
+    store = open_store(tmp_path / "s.duckdb")
+    ingest_paths(store, [str(out)])
+    meta = store.scalar("SELECT metadata->>'content_not_captured' FROM traces")
+    assert "messages" in meta
+    assert store.scalar("SELECT count(*) FROM messages WHERE role = 'assistant' AND content IS NOT NULL") == 0
+    tokens = store.con.execute("SELECT input_tokens, output_tokens FROM messages WHERE role = 'assistant' "
+                               "ORDER BY idx").fetchall()
+    assert tokens == USAGE

@@ -1,0 +1,176 @@
+"""JSONL lines cut across files: keep the pieces, join them when the rest of the line arrives.
+
+A file split at any byte (a log shipper cutting by size, `split -b`, a copy taken
+while the writer was mid-line) leaves the first line of one piece without its
+start and the last line of the piece before without its end; a piece smaller than
+a line holds neither. Such a piece of a line is a *fragment*: the first line of a
+file when it does not parse (`lead`: a line's end), its last line when it does not
+parse and has no newline (`trail`: a line's start), or the whole file when it has
+no newline and does not parse (`whole`: any part of a line).
+
+Fragments are stored (`line_fragments`) beside the bad-record report the file's
+ingest makes for them, since they may never be completed. After each file,
+`complete_lines` looks for chains trail, whole…, lead over files that follow each
+other by name in one folder, whose bytes parse as JSON. Each complete line is
+ingested as a one-line file of its own, like any other; its fragments are marked
+joined, and the reports about them are removed.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tracegym.ingest.reading import MAX_RECORD_BYTES, Sample
+from tracegym.store import Store
+
+MAX_CHAIN = 64  # pieces in one line
+
+
+@dataclass(slots=True)
+class Fragment:
+    source_id: str
+    path: str
+    side: str  # lead | trail | whole
+    text: bytes
+    locator: str  # what the file's ingest reported the fragment as
+    alone: bool = False  # the file holds nothing else
+
+
+def edges(path: Path, sample: Sample) -> list[Fragment]:
+    """The fragments at the edges of `path` (source id left blank)."""
+    size = path.stat().st_size
+    if size > MAX_RECORD_BYTES:
+        return _big_file_edges(path)
+    data = path.read_bytes()
+    if b"\n" not in data:
+        text = data.strip()
+        return [Fragment("", str(path), "whole", data, "file", alone=True)] if text and not _parses(text) else []
+    out = []
+    first, _, rest = data.partition(b"\n")
+    if first.strip() and not _parses(first):
+        out.append(Fragment("", str(path), "lead", first, "line 1"))
+    last = rest.rpartition(b"\n")[2]
+    if last.strip() and not _parses(last):
+        out.append(Fragment("", str(path), "trail", last, f"line {data.count(10) + 1}"))
+    if out and sum(1 for line in data.split(b"\n") if line.strip()) == len(out):
+        for frag in out:
+            frag.alone = True
+    return out
+
+
+def _big_file_edges(path: Path) -> list[Fragment]:
+    """Large files: the first line and the last, read without reading what lies between."""
+    out = []
+    with path.open("rb") as f:
+        first = f.readline(MAX_RECORD_BYTES)
+        if first.endswith(b"\n") and first.strip() and not _parses(first):
+            out.append(Fragment("", str(path), "lead", first[:-1], "line 1"))
+        f.seek(max(0, path.stat().st_size - MAX_RECORD_BYTES))
+        tail = f.read()
+    if not tail.endswith(b"\n") and b"\n" in tail:
+        last = tail.rpartition(b"\n")[2]
+        if last.strip() and not _parses(last):
+            lines = _count_lines(path)
+            out.append(Fragment("", str(path), "trail", last, f"line {lines}"))
+    return out
+
+
+def _count_lines(path: Path) -> int:
+    count = 1
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            count += chunk.count(b"\n")
+    return count
+
+
+def _parses(text: bytes) -> bool:
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def keep(store: Store, source_id: str, fragments: list[Fragment]) -> None:
+    """Store the file's fragments, once however often the file is retried."""
+    with store.transaction() as con:
+        for frag in fragments:
+            con.execute(
+                """INSERT INTO line_fragments SELECT ?, ?, ?, ?, ?, ?, false WHERE NOT EXISTS
+                   (SELECT 1 FROM line_fragments WHERE source_id = ? AND side = ?)""",
+                [source_id, frag.path, frag.side, frag.text, frag.locator, frag.alone, source_id, frag.side])
+
+
+def pending(store: Store) -> list[Fragment]:
+    rows = store.con.execute("SELECT source_id, path, side, text, locator, alone FROM line_fragments "
+                             "WHERE NOT joined ORDER BY source_id, side").fetchall()
+    return [Fragment(sid, path, side, bytes(text), loc, alone) for sid, path, side, text, loc, alone in rows]
+
+
+def all_joined(store: Store, source_id: str) -> bool:
+    return not store.scalar("SELECT count(*) FROM line_fragments WHERE source_id = ? AND NOT joined", [source_id])
+
+
+def complete_lines(fragments: list[Fragment]) -> Iterator[list[Fragment]]:
+    """Chains of fragments that make whole lines: a trail, the wholes of the next files, the lead of the file
+    after them, in the order of the files' names in their folder, and joined bytes that parse as JSON.
+
+    Parsing alone cannot place a piece: JSON stays valid when a balanced stretch of a line (an attribute, a
+    message) is left out or put elsewhere. The names can: `split` and log rotation name the pieces in order.
+    A chain waits while a file of it is not ingested yet, so no line is joined around a missing piece.
+    """
+    at: dict[tuple[Path, int], dict[str, Fragment]] = {}
+    for frag in fragments:
+        place = _place(Path(frag.path))
+        if place is not None:
+            at.setdefault(place, {})[frag.side] = frag
+    for (folder, index), sides in sorted(at.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        if "trail" not in sides:
+            continue
+        chain = [sides["trail"]]
+        nxt = at.get((folder, index + 1), {})
+        while "whole" in nxt and len(chain) < MAX_CHAIN:
+            chain.append(nxt["whole"])
+            index += 1
+            nxt = at.get((folder, index + 1), {})
+        if "lead" in nxt and _parses(b"".join(f.text for f in chain) + nxt["lead"].text):
+            yield [*chain, nxt["lead"]]
+
+
+def _place(path: Path) -> tuple[Path, int] | None:
+    """The file's folder and its position among the folder's files, in natural name order."""
+    try:
+        names = sorted((p.name for p in path.parent.iterdir() if p.is_file()), key=_natural)
+    except OSError:
+        return None
+    return (path.parent.resolve(), names.index(path.name)) if path.name in names else None
+
+
+def _natural(name: str) -> list[Any]:
+    """'x-10' after 'x-9'."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def joined_file(folder: Path, chain: list[Fragment]) -> Path:
+    """The chain's line as a one-line file in `folder`."""
+    path = Path(tempfile.mkstemp(prefix="joined-line-", suffix=".jsonl", dir=folder)[1])
+    path.write_bytes(b"".join(f.text for f in chain) + b"\n")
+    return path
+
+
+def mark_joined(store: Store, chain: list[Fragment]) -> None:
+    """The chain's fragments are one line now: take them off the pending list, and their reports out of
+    ingest_errors (the fragment's line; the whole file's, when the file held nothing else)."""
+    with store.transaction() as con:
+        for frag in chain:
+            con.execute("UPDATE line_fragments SET joined = true WHERE source_id = ? AND side = ?",
+                        [frag.source_id, frag.side])
+            con.execute("DELETE FROM ingest_errors WHERE source_id = ? AND (locator = ? OR (? AND locator = 'file'))",
+                        [frag.source_id, frag.locator, frag.alone])

@@ -1,0 +1,101 @@
+"""The parts of span-shaped traces, kept so that a trace spread over files is rebuilt whole.
+
+An OTel trace still running when its spans were exported, a Collector's
+size-rotated files, spans and log records written to separate files, a LangSmith
+run posted before its feedback: each brings part of a trace. Span-shaped adapters
+hand every span, run, observation or log record they read to `PartStore.merge`
+with its identity (`part_key`); the store keeps it in `span_parts` and returns the
+trace's parts from every file so far, the newest version of each part winning, in
+the order of their `seq` (a key of their own, not of the file they came in, so
+that any split of the same data, ingested in any order, gives the same trace).
+
+The pipeline then replaces the stored trace with the one rebuilt from all parts
+(`append.append_tables`, `upsert`); rebuilding the same parts gives the same
+content, which counts as a duplicate, not a change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow as pa
+
+from tracegym import exact_json
+from tracegym.ingest.normalize import to_json
+
+if TYPE_CHECKING:
+    from tracegym.redact.session import Run
+
+
+@dataclass(slots=True)
+class Part:
+    """One part of a trace: its identity, sort key, and the JSON the adapter reads it back from."""
+
+    key: str
+    seq: str
+    doc: Any
+
+
+class PartStore:
+    """`span_parts` for one file's load, inside its transaction."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, fmt: str, source_id: str, redact: Run | None = None) -> None:
+        self.con, self.fmt, self.source_id, self.redact = con, fmt, source_id, redact
+        """With `redact`, parts are redacted before they are kept: nothing unredacted reaches the store."""
+        self.grown: set[str] = set()
+        """Trace ids whose parts from earlier files this file added to or changed: their stored trace is
+        rebuilt, even where the content hash would not tell (a span adding only timing or tokens)."""
+
+    def trace_id(self, key: str) -> str:
+        return f"{self.fmt}:{key}"
+
+    def merge(self, groups: dict[str, list[Part]]) -> dict[str, list[Part]]:
+        """Store the file's parts per trace key; return each trace's parts from all files, in `seq` order."""
+        ids = pa.table({"trace_id": pa.array([self.trace_id(k) for k in groups], pa.string())})  # noqa: F841
+        stored: dict[str, dict[str, Part]] = {}
+        rows = self.con.execute(
+            "SELECT trace_id, part_key, seq, doc FROM span_parts SEMI JOIN ids USING (trace_id)").fetchall()
+        for tid, key, seq, doc in rows:
+            stored.setdefault(tid, {})[key] = Part(key, seq, exact_json.loads(doc))
+        out: dict[str, list[Part]] = {}
+        new_rows: list[tuple[str, str, str, str, str]] = []
+        for key, parts in groups.items():
+            tid = self.trace_id(key)
+            merged = stored.get(tid, {})
+            earlier = bool(merged)
+            for part in parts:
+                if self.redact is not None:
+                    part = Part(part.key, part.seq, exact_json.loads(self.redact.part(tid, to_json(part.doc))))
+                old = merged.get(part.key)
+                if old is None or to_json(old.doc) != to_json(part.doc):
+                    new_rows.append((tid, part.key, part.seq, to_json(part.doc), self.source_id))
+                    if earlier:
+                        self.grown.add(tid)
+                merged[part.key] = part
+            out[key] = sorted(merged.values(), key=lambda p: (p.seq, p.key))
+        self._save(new_rows)
+        return out
+
+    def _save(self, rows: list[tuple[str, str, str, str, str]]) -> None:
+        if not rows:
+            return
+        cols = ("trace_id", "part_key", "seq", "doc", "source_id")
+        staged_parts = pa.table({c: pa.array([r[i] for r in rows], pa.string())  # noqa: F841 - read by name
+                                 for i, c in enumerate(cols)})
+        self.con.execute("DELETE FROM span_parts WHERE (trace_id, part_key) IN "
+                         "(SELECT (trace_id, part_key) FROM staged_parts)")
+        self.con.execute("INSERT INTO span_parts SELECT * FROM staged_parts")
+
+    def owner_of(self, part_key: str) -> str | None:
+        """The trace key (without the format) whose parts include `part_key`, from any earlier file."""
+        row = self.con.execute("SELECT trace_id FROM span_parts WHERE part_key = ? AND starts_with(trace_id, ?) "
+                               "LIMIT 1", [part_key, f"{self.fmt}:"]).fetchone()
+        return row[0].removeprefix(f"{self.fmt}:") if row else None
+
+
+def revived(parts: list[Part], read: Callable[[Any], Any]) -> list[tuple[Part, Any]]:
+    """Each part with the item `read` makes of its JSON."""
+    return [(p, read(p.doc)) for p in parts]
