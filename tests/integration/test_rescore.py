@@ -55,8 +55,8 @@ def stored_run(cli, traces_dir, tmp_path) -> tuple[Path, Path, str]:
     evals = tmp_path / "evals.yaml"
     evals.write_text(EVALS)
     for args in (("ingest", traces_dir / "tau-bench"), ("mine", "failures"),
-                 ("tasks", "generate", "--no-gates", "--evals", evals, "--out", tmp_path / "set", "--top", "2",
-                  "--max-tasks-per-cluster", "4")):
+                 ("tasks", "generate", "--no-gates", "--allow-unredacted", "--evals", evals, "--out", tmp_path / "set",
+                  "--top", "2", "--max-tasks-per-cluster", "4")):
         assert cli(*args, "--store", store).exit_code == 0
     task_set = load_task_set(tmp_path / "set")
     with open_store(store) as st:

@@ -98,8 +98,8 @@ def _evals(folder: Path, function: str) -> Path:
 
 def _generate(cli, store: Path, clusters: list[str], evals: Path, out: Path, *args: str):
     picked = [a for c in clusters for a in ("--cluster", c)]
-    return cli("tasks", "generate", "--evals", evals, "--out", out, "--store", store, "--json", *LEARN, *picked,
-               *args)
+    return cli("tasks", "generate", "--allow-unredacted", "--evals", evals, "--out", out, "--store", store, "--json",
+               *LEARN, *picked, *args)
 
 
 def test_generate_reports_gate_counts_per_cluster_and_keeps_the_learnable_tasks(cli, learn_store, tmp_path):
