@@ -22,7 +22,8 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,7 @@ from tracegym.training.metrics import RunRecorder
 from tracegym.training.prompts import openai_tool_list, shorten_task
 from tracegym.training.rollouts import RolloutBatch
 from tracegym.training.schedule import learning_rate
+from tracegym.training.sharded import ShardedTrainer
 from tracegym.training.trainer import Trainer, make_optimizer, set_trainable
 
 if TYPE_CHECKING:
@@ -173,6 +175,7 @@ class _Run:
         from tracegym.models.load import load_model
 
         checkpoint = latest_checkpoint(self.config.run_dir) if resume else None
+        self.resumed_from = checkpoint
         if resume and checkpoint is None:
             every, warm = self.config.checkpoint_every, self.config.warmup.steps
             first = min(warm or every, every, warm + self.config.steps)
@@ -192,11 +195,13 @@ class _Run:
         pad = self.tokenizer.pad_token_id
         return int(pad if pad is not None else self.tokenizer.eos_token_id)
 
-    def checkpoint(self, optimizer: torch.optim.Optimizer, phase: str, keep: bool = False) -> None:
-        self.state.optimizer, self.state.optimizer_phase = optimizer.state_dict(), phase
+    def checkpoint(self, optimizer_state: dict[str, Any], weights: Mapping[str, torch.Tensor] | None, phase: str,
+                   keep: bool = False) -> None:
+        """Save the model (or `weights`, gathered from sharded ranks, under its names) and the trainer state."""
+        self.state.optimizer, self.state.optimizer_phase = optimizer_state, phase
         self.state.rng, self.state.keep = capture_rng(), keep
         folder = save_checkpoint(self.config.run_dir, self.model, self.tokenizer, self.state,
-                                 self.config.keep_checkpoints)
+                                 self.config.keep_checkpoints, state_dict=weights)
         if keep:
             mark_kept(folder)
             self.warm_checkpoint = folder
@@ -274,36 +279,69 @@ def _warm_start(run: _Run, display: RunDisplay) -> None:
         run.recorder.log(run.state.step, metrics)
         display.update(run.state.step, metrics)
         if run.state.step == config.warmup.steps or run.due(run.state.step):
-            run.checkpoint(optimizer, "warmup", keep=run.state.step == config.warmup.steps)
+            run.checkpoint(optimizer.state_dict(), None, "warmup", keep=run.state.step == config.warmup.steps)
 
 
 def _grpo(run: _Run, display: RunDisplay) -> None:
     config = run.config
+    if config.tasks.difficulty is not None:
+        _filter_by_difficulty(run, display)
+    order = _task_order(run)
+    # The samplers' copy of the weights is taken before the trainer may shard them.
+    source = _make_source(run, order)
+    try:
+        with _trainer(run) as trainer:
+            source.start()
+            _grpo_steps(run, display, trainer, source, order)
+    finally:
+        source.close()
+
+
+@contextmanager
+def _trainer(run: _Run) -> Iterator[Trainer]:
+    """The GRPO trainer: one process, or rank 0 of `parallel.world_size` FSDP2 ranks (tracegym/training/ranks.py)."""
+    config = run.config
+    if config.parallel.kind == "fsdp":
+        from tracegym.training.ranks import sharded_trainer
+
+        with sharded_trainer(run.model, config, run.pad_id, run.resumed_from) as sharded:
+            yield sharded
+        return
     trainer = Trainer(run.model, config.optim, config.grpo, config.loss, config.sampler.temperature, run.pad_id,
                       reference=_reference(run) if config.loss.kl_beta > 0 else None)
     if run.state.optimizer_phase == "grpo":
         trainer.optimizer.load_state_dict(run.state.optimizer)
-    if config.tasks.difficulty is not None:
-        _filter_by_difficulty(run, display)
-    order = _task_order(run)
-    source = _make_source(run, order)
+    yield trainer
+
+
+def _grpo_steps(run: _Run, display: RunDisplay, trainer: Trainer, source: Any, order: GroupOrder[TaskSpec]) -> None:
     deaths, idle = 0.0, IdleSteps()
-    try:
-        source.start()
-        for step in range(run.state.step, run.total):
-            metrics, batch = _grpo_step(run, trainer, source, step, order)
-            run.recorder.log(run.state.step, metrics, batch.stored_episodes(run.state.step))
-            display.update(run.state.step, metrics)
-            if message := idle.note(run.state.step, metrics):
-                display.note(message)
-            if metrics.get("source/sampler_deaths", 0.0) > deaths:
-                deaths = metrics["source/sampler_deaths"]
-                display.note(f"step {run.state.step}: a sampler process died ({deaths:.0f} so far, "
-                             f"{metrics.get('source/sampler_restarts', 0.0):.0f} restarted); training goes on")
-            if run.due(run.state.step):
-                run.checkpoint(trainer.optimizer, "grpo")
-    finally:
-        source.close()
+    for step in range(run.state.step, run.total):
+        metrics, batch = _grpo_step(run, trainer, source, step, order)
+        run.recorder.log(run.state.step, metrics, batch.stored_episodes(run.state.step))
+        display.update(run.state.step, metrics)
+        if message := idle.note(run.state.step, metrics):
+            display.note(message)
+        if metrics.get("source/sampler_deaths", 0.0) > deaths:
+            deaths = metrics["source/sampler_deaths"]
+            display.note(f"step {run.state.step}: a sampler process died ({deaths:.0f} so far, "
+                         f"{metrics.get('source/sampler_restarts', 0.0):.0f} restarted); training goes on")
+        if run.due(run.state.step):
+            run.checkpoint(*_trainer_state(trainer), "grpo")
+
+
+def _weights(trainer: Trainer) -> Mapping[str, torch.Tensor]:
+    """The policy's whole weights as the samplers and checkpoints take them (gathered from the ranks when sharded)."""
+    if isinstance(trainer, ShardedTrainer):
+        return trainer.full_state_dict()
+    return trainer.model.state_dict()
+
+
+def _trainer_state(trainer: Trainer) -> tuple[dict[str, Any], Mapping[str, torch.Tensor] | None]:
+    """The optimizer state a checkpoint keeps, and the weights to write when the model itself cannot give them."""
+    if isinstance(trainer, ShardedTrainer):
+        return trainer.full_optimizer_state(), trainer.full_state_dict()
+    return trainer.optimizer.state_dict(), None
 
 
 def _reference(run: _Run) -> PreTrainedModel:
@@ -358,7 +396,7 @@ def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int,
     trained = time.perf_counter() - started - waited
     run.state.step = step + 1
     run.state.groups_consumed += batch.consumed
-    metrics.update(source.publish(trainer.model.state_dict(), run.state.step))
+    metrics.update(source.publish(_weights(trainer), run.state.step))
     metrics.update({"time/wait_s": waited, "time/train_s": trained,
                     "time/publish_s": time.perf_counter() - started - waited - trained,
                     "train/tokens_per_s": metrics.get("train/tokens", 0.0) / trained if trained > 0 else 0.0})
