@@ -91,7 +91,10 @@ def save_checkpoint(
     final = root / checkpoint_name(state.step)
     tmp = root / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
     try:
-        model.save_pretrained(tmp, safe_serialization=True, state_dict=state_dict)
+        if state_dict is None:  # a peft model takes no state_dict: it saves its adapter
+            model.save_pretrained(tmp, safe_serialization=True)
+        else:
+            model.save_pretrained(tmp, safe_serialization=True, state_dict=state_dict)
         tokenizer.save_pretrained(tmp)
         torch.save(state.__dict__, tmp / STATE_FILE)
         if final.exists():  # written by a run killed before it could move `latest` here
