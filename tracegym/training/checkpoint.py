@@ -21,7 +21,7 @@ import os
 import random
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -81,15 +81,20 @@ def checkpoint_name(step: int) -> str:
 
 
 def save_checkpoint(
-    run_dir: Path, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, state: TrainerState, keep_last: int
+    run_dir: Path, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, state: TrainerState, keep_last: int,
+    state_dict: Mapping[str, torch.Tensor] | None = None,
 ) -> Path:
-    """Write a checkpoint atomically, point `latest` at it, and delete older ones beyond `keep_last`."""
+    """Write a checkpoint atomically, point `latest` at it, and delete older ones beyond `keep_last`; `state_dict`
+    replaces the model's own weights (those gathered from sharded ranks)."""
     root = run_dir / CHECKPOINTS
     root.mkdir(parents=True, exist_ok=True)
     final = root / checkpoint_name(state.step)
     tmp = root / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
     try:
-        model.save_pretrained(tmp, safe_serialization=True)
+        if state_dict is None:  # a peft model takes no state_dict: it saves its adapter
+            model.save_pretrained(tmp, safe_serialization=True)
+        else:
+            model.save_pretrained(tmp, safe_serialization=True, state_dict=state_dict)
         tokenizer.save_pretrained(tmp)
         torch.save(state.__dict__, tmp / STATE_FILE)
         if final.exists():  # written by a run killed before it could move `latest` here

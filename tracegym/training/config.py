@@ -35,9 +35,44 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
 
 
+class LoraSection(_Section):
+    """Train a LoRA adapter (through peft) instead of the full weights: the base weights stay frozen.
+
+    Checkpoints are then peft adapter folders (adapter_config.json, adapter_model.safetensors) that `tracegym eval`,
+    peft and vLLM load over the base model; the samplers get the merged weights.
+    """
+
+    r: int = Field(16, ge=1)
+    """The adapter's rank."""
+    alpha: float = Field(32.0, gt=0)
+    """LoRA alpha: the adapter's update is scaled by alpha / r."""
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        min_length=1)
+    """Names (last component) of the linear layers that get an adapter; the default is every projection of a
+    Llama-style block, as Tinker and ART train."""
+    dropout: float = Field(0.0, ge=0, lt=1)
+    """Dropout on the adapter's input while training. 0 by default: with dropout the trainer's log-probs are no
+    longer those of the weights the samplers hold, which the MIS band and the mismatch figures then count."""
+
+
 class ModelSection(_Section):
     ref: str = "smollm2-135m"
     """The policy to train: 'smollm2-135m' (the default), or a Hugging Face model folder."""
+    lora: LoraSection | None = None
+    """Train a LoRA adapter over the frozen `ref` instead of every weight; None trains the full weights."""
+
+
+class ParallelSection(_Section):
+    """How many processes the trainer runs as (tracegym/training/sharded.py)."""
+
+    kind: Literal["none", "fsdp"] = "none"
+    """none: one process; fsdp: `world_size` ranks on torch.distributed, parameters, gradients and AdamW state
+    sharded with FSDP2 (`fully_shard`) and each step's micro-batches split across the ranks (gloo on CPUs, nccl on
+    GPUs). Rank 0 samples, records and checkpoints; the others only train."""
+    world_size: int = Field(1, ge=1)
+    """Ranks with kind: fsdp. `tracegym train` starts them on this machine, or joins those torchrun started
+    (RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set)."""
 
 
 class DifficultySection(_Section):
@@ -360,6 +395,8 @@ class TrainConfig(_Section):
     """Asynchronous sampling."""
     warmup: WarmupSection = WarmupSection()
     """The supervised warm start on successful traces."""
+    parallel: ParallelSection = ParallelSection()
+    """One trainer process, or FSDP2 ranks."""
     steps: int = Field(10, ge=0)
     """GRPO optimizer steps (one per rollout batch)."""
     checkpoint_every: int = Field(10, ge=1)
@@ -378,10 +415,28 @@ class TrainConfig(_Section):
             )
         if not math.isfinite(self.optim.lr):
             raise ValueError("optim.lr must be finite")
+        self._check_parallel()
+        self._check_lora()
         if self.sampler.pools is not None and self.async_.max_staleness == 0:
             raise ValueError("sampler.pools are sampler processes, which run with async.max_staleness > 0 (with 0, "
                              "the trainer's process samples in sampler.precision): set max_staleness or drop pools")
         return self
+
+    def _check_parallel(self) -> None:
+        if self.parallel.kind == "none":
+            return
+        unsupported = [name for name, on in (("warmup.steps > 0", self.warmup.steps > 0),
+                                             ("loss.kl_beta > 0", self.loss.kl_beta > 0),
+                                             ("model.lora", self.model.lora is not None)) if on]
+        if unsupported:
+            raise ValueError(f"parallel.kind fsdp shards GRPO steps of full weights; it does not run with "
+                             f"{', '.join(unsupported)} yet. Fix: run the warm start as its own single-process run "
+                             "and start GRPO from its checkpoint, or set parallel.kind: none")
+
+    def _check_lora(self) -> None:
+        if self.model.lora is not None and (self.optim.train_layers is not None or self.optim.freeze_embeddings):
+            raise ValueError("model.lora trains the adapter alone; optim.train_layers and optim.freeze_embeddings "
+                             "choose among full weights. Fix: drop them, or set model.lora: null")
 
     def sampler_pools(self) -> list[SamplerPool]:
         """The pools of an asynchronous run: `sampler.pools`, else one of `n_samplers` processes in `precision`."""

@@ -22,7 +22,8 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,12 +52,14 @@ from tracegym.training.metrics import RunRecorder
 from tracegym.training.prompts import openai_tool_list, shorten_task
 from tracegym.training.rollouts import RolloutBatch
 from tracegym.training.schedule import learning_rate
+from tracegym.training.sharded import ShardedTrainer
 from tracegym.training.trainer import Trainer, make_optimizer, set_trainable
 
 if TYPE_CHECKING:
     from rich.console import Console
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+    from tracegym.models.precision import Precision
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
 
@@ -126,6 +129,13 @@ def _sampler_precision(config: TrainConfig) -> str:
     return ",".join(dict.fromkeys(pool.resolved_precision for pool in config.sampler_pools()))
 
 
+def _publish_precision(config: TrainConfig) -> Precision:
+    """The precision the samplers' weights travel in (the first pool's, with several)."""
+    if config.async_.max_staleness == 0:
+        return config.sampler.precision_on("cpu")
+    return config.sampler_pools()[0].resolved_precision
+
+
 def _with_current_defaults(saved: dict[str, Any]) -> dict[str, Any]:
     """A run folder's saved config as this version resolves it (settings added since take their defaults); as
     saved when this version cannot read it (a setting removed since), so that resume names the difference."""
@@ -164,8 +174,12 @@ class _Run:
         self.counts: dict[str, Any] = {"tasks": len(self.tasks), "tasks_too_long": too_long,
                                        "sampler_precision": _sampler_precision(config)}
         self.console = console
+        self.peft: Any = None  # with model.lora: the peft model around `model`, which saves the adapter
         self.model, self.state = self._load(resume)
-        self.counts["trainable_parameters"] = set_trainable(self.model, config.optim)
+        if self.peft is None:
+            self.counts["trainable_parameters"] = set_trainable(self.model, config.optim)
+        else:
+            self.counts["trainable_parameters"] = sum(p.numel() for p in self.model.parameters() if p.requires_grad)
         self.total = config.warmup.steps + config.steps
         self.warm_checkpoint: Path | None = None
 
@@ -173,6 +187,7 @@ class _Run:
         from tracegym.models.load import load_model
 
         checkpoint = latest_checkpoint(self.config.run_dir) if resume else None
+        self.resumed_from = checkpoint
         if resume and checkpoint is None:
             every, warm = self.config.checkpoint_every, self.config.warmup.steps
             first = min(warm or every, every, warm + self.config.steps)
@@ -181,22 +196,37 @@ class _Run:
         if checkpoint is None:
             torch.manual_seed(self.config.seed)
             random.seed(self.config.seed)
-            model = load_model(self.config.model.ref, "fp32")
+            model = self._adapted(load_model(self.config.model.ref, "fp32"), None)
             return model.train(), TrainerState(step=0, optimizer_phase="none", optimizer={})
         state = load_state(checkpoint)
         restore_rng(state.rng)
+        if self.config.model.lora is not None:
+            return self._adapted(load_model(self.config.model.ref, "fp32"), checkpoint).train(), state
         return load_model(checkpoint, "fp32").train(), state
+
+    def _adapted(self, model: PreTrainedModel, checkpoint: Path | None) -> PreTrainedModel:
+        """With model.lora: `model` with a fresh adapter, or the checkpoint's (the model peft injected it into)."""
+        from tracegym.training import lora
+
+        section = self.config.model.lora
+        if section is None:
+            return model
+        self.peft = (lora.with_adapter(model, section, self.config.model.ref) if checkpoint is None
+                     else lora.load_trainable_adapter(model, checkpoint))
+        return self.peft.get_base_model()
 
     @property
     def pad_id(self) -> int:
         pad = self.tokenizer.pad_token_id
         return int(pad if pad is not None else self.tokenizer.eos_token_id)
 
-    def checkpoint(self, optimizer: torch.optim.Optimizer, phase: str, keep: bool = False) -> None:
-        self.state.optimizer, self.state.optimizer_phase = optimizer.state_dict(), phase
+    def checkpoint(self, optimizer_state: dict[str, Any], weights: Mapping[str, torch.Tensor] | None, phase: str,
+                   keep: bool = False) -> None:
+        """Save the model (or `weights`, gathered from sharded ranks, under its names) and the trainer state."""
+        self.state.optimizer, self.state.optimizer_phase = optimizer_state, phase
         self.state.rng, self.state.keep = capture_rng(), keep
-        folder = save_checkpoint(self.config.run_dir, self.model, self.tokenizer, self.state,
-                                 self.config.keep_checkpoints)
+        folder = save_checkpoint(self.config.run_dir, self.peft or self.model, self.tokenizer, self.state,
+                                 self.config.keep_checkpoints, state_dict=weights)
         if keep:
             mark_kept(folder)
             self.warm_checkpoint = folder
@@ -274,36 +304,75 @@ def _warm_start(run: _Run, display: RunDisplay) -> None:
         run.recorder.log(run.state.step, metrics)
         display.update(run.state.step, metrics)
         if run.state.step == config.warmup.steps or run.due(run.state.step):
-            run.checkpoint(optimizer, "warmup", keep=run.state.step == config.warmup.steps)
+            run.checkpoint(optimizer.state_dict(), None, "warmup", keep=run.state.step == config.warmup.steps)
 
 
 def _grpo(run: _Run, display: RunDisplay) -> None:
     config = run.config
+    if config.tasks.difficulty is not None:
+        _filter_by_difficulty(run, display)
+    order = _task_order(run)
+    # The samplers' copy of the weights is taken before the trainer may shard them.
+    source = _make_source(run, order)
+    try:
+        with _trainer(run) as trainer:
+            source.start()
+            _grpo_steps(run, display, trainer, source, order)
+    finally:
+        source.close()
+
+
+@contextmanager
+def _trainer(run: _Run) -> Iterator[Trainer]:
+    """The GRPO trainer: one process, or rank 0 of `parallel.world_size` FSDP2 ranks (tracegym/training/ranks.py)."""
+    config = run.config
+    if config.parallel.kind == "fsdp":
+        from tracegym.training.ranks import sharded_trainer
+
+        with sharded_trainer(run.model, config, run.pad_id, run.resumed_from) as sharded:
+            yield sharded
+        return
     trainer = Trainer(run.model, config.optim, config.grpo, config.loss, config.sampler.temperature, run.pad_id,
                       reference=_reference(run) if config.loss.kl_beta > 0 else None)
     if run.state.optimizer_phase == "grpo":
         trainer.optimizer.load_state_dict(run.state.optimizer)
-    if config.tasks.difficulty is not None:
-        _filter_by_difficulty(run, display)
-    order = _task_order(run)
-    source = _make_source(run, order)
+    yield trainer
+
+
+def _grpo_steps(run: _Run, display: RunDisplay, trainer: Trainer, source: Any, order: GroupOrder[TaskSpec]) -> None:
     deaths, idle = 0.0, IdleSteps()
-    try:
-        source.start()
-        for step in range(run.state.step, run.total):
-            metrics, batch = _grpo_step(run, trainer, source, step, order)
-            run.recorder.log(run.state.step, metrics, batch.stored_episodes(run.state.step))
-            display.update(run.state.step, metrics)
-            if message := idle.note(run.state.step, metrics):
-                display.note(message)
-            if metrics.get("source/sampler_deaths", 0.0) > deaths:
-                deaths = metrics["source/sampler_deaths"]
-                display.note(f"step {run.state.step}: a sampler process died ({deaths:.0f} so far, "
-                             f"{metrics.get('source/sampler_restarts', 0.0):.0f} restarted); training goes on")
-            if run.due(run.state.step):
-                run.checkpoint(trainer.optimizer, "grpo")
-    finally:
-        source.close()
+    for step in range(run.state.step, run.total):
+        metrics, batch = _grpo_step(run, trainer, source, step, order)
+        run.recorder.log(run.state.step, metrics, batch.stored_episodes(run.state.step))
+        display.update(run.state.step, metrics)
+        if message := idle.note(run.state.step, metrics):
+            display.note(message)
+        if metrics.get("source/sampler_deaths", 0.0) > deaths:
+            deaths = metrics["source/sampler_deaths"]
+            display.note(f"step {run.state.step}: a sampler process died ({deaths:.0f} so far, "
+                         f"{metrics.get('source/sampler_restarts', 0.0):.0f} restarted); training goes on")
+        if run.due(run.state.step):
+            run.checkpoint(*_trainer_state(trainer), "grpo")
+
+
+def _weights(run: _Run, model: Any) -> Mapping[str, torch.Tensor]:
+    """The policy's whole weights as the samplers take them: gathered from the ranks when sharded, merged with the
+    adapter under model.lora. `model` is the trainer, or the model before there is one."""
+    if isinstance(model, ShardedTrainer):
+        return model.full_state_dict()
+    model = model.model if isinstance(model, Trainer) else model
+    if run.peft is not None:
+        from tracegym.training.lora import merged_state_dict
+
+        return merged_state_dict(model)
+    return model.state_dict()
+
+
+def _trainer_state(trainer: Trainer) -> tuple[dict[str, Any], Mapping[str, torch.Tensor] | None]:
+    """The optimizer state a checkpoint keeps, and the weights to write when the model itself cannot give them."""
+    if isinstance(trainer, ShardedTrainer):
+        return trainer.full_optimizer_state(), trainer.full_state_dict()
+    return trainer.optimizer.state_dict(), None
 
 
 def _reference(run: _Run) -> PreTrainedModel:
@@ -358,7 +427,11 @@ def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int,
     trained = time.perf_counter() - started - waited
     run.state.step = step + 1
     run.state.groups_consumed += batch.consumed
-    metrics.update(source.publish(trainer.model.state_dict(), run.state.step))
+    metrics.update(source.publish(_weights(run, trainer), run.state.step))
+    if run.peft is not None:  # what a sampler serving adapters would be sent instead of the weights
+        from tracegym.training.lora import adapter_bytes
+
+        metrics["sync/adapter_bytes"] = float(adapter_bytes(trainer.model, _publish_precision(run.config)))
     metrics.update({"time/wait_s": waited, "time/train_s": trained,
                     "time/publish_s": time.perf_counter() - started - waited - trained,
                     "train/tokens_per_s": metrics.get("train/tokens", 0.0) / trained if trained > 0 else 0.0})
@@ -391,7 +464,12 @@ def _make_source(run: _Run, order: GroupOrder[TaskSpec]) -> Any:
     if config.async_.max_staleness == 0:
         from tracegym.training.sync_rollouts import SyncRollouts
 
-        return SyncRollouts.with_copy_of(run.model, config, run.task_set, run.tasks, run.tokenizer, eos,
+        sampler_model = run.model
+        if run.peft is not None:
+            from tracegym.training.lora import merged_model
+
+            sampler_model = merged_model(run.peft)
+        return SyncRollouts.with_copy_of(sampler_model, config, run.task_set, run.tasks, run.tokenizer, eos,
                                          run.state.step, start_index=run.state.groups_consumed, order=order)
     return _async_source(run, eos, order)
 
@@ -403,5 +481,5 @@ def _async_source(run: _Run, eos: Sequence[int], order: GroupOrder[TaskSpec]) ->
         raise ConfigError("async.max_staleness > 0 runs sampler processes (tracegym.training.orchestrator), which "
                           f"this installation cannot import ({e}). Fix: set async.max_staleness: 0.") from e
     return AsyncRollouts(run.config, run.tasks, task_set=run.task_set, tokenizer=run.tokenizer,
-                         eos_token_ids=list(eos), state_dict=run.model.state_dict(), policy_version=run.state.step,
+                         eos_token_ids=list(eos), state_dict=_weights(run, run.model), policy_version=run.state.step,
                          start_index=run.state.groups_consumed, order=order)

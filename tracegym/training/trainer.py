@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
+from torch.distributed.tensor import DTensor
 
 from tracegym.errors import ModelError
 from tracegym.models.allocator import keep_freed_memory
@@ -149,7 +150,7 @@ class Trainer:
             self.optimizer.zero_grad(set_to_none=True)
             self._backward(part, losses)
             norms.append(clip_and_step(self.model, self.optimizer, self.optim.grad_clip))
-        metrics.update(losses.result(len(parts)))
+        metrics.update(self._combined(losses).result(len(parts)))
         metrics["train/sequences"] = float(len(prepared.samples))
         metrics["train/optimizer_steps"] = float(len(parts))
         if norms:
@@ -165,22 +166,14 @@ class Trainer:
         losses = _PoolLosses({s.pool for s in prepared.samples})
         if prepared.samples:
             self._backward(prepared.samples, losses)
-        metrics.update(losses.result(1))
+        metrics.update(self._combined(losses).result(1))
         metrics["train/sequences"] = float(len(prepared.samples))
         return metrics
 
     def _backward(self, samples: list[TrainSample], losses: _PoolLosses) -> None:
         """Backpropagate the loss of `samples`, aggregated over them alone, into the gradients."""
-        # Samples from several sampler pools are packed pool by pool, so that each micro-batch's loss metrics
-        # belong to one pool (gradients do not depend on the packing).
-        by_pool: dict[str | None, list[TrainSample]] = {}
-        for sample in samples:
-            by_pool.setdefault(sample.pool, []).append(sample)
-        micro = [(pool, mb) for pool, part in by_pool.items()
-                 for mb in pack(part, self.optim.micro_batch_tokens, self.pad_id)]
-        total_tokens = sum(mb.num_tokens for _, mb in micro)
-        episodes = len({s.sequence for s in samples})  # an episode's segments count once
-        denominator = float(total_tokens if self.grpo.aggregation == "token" else episodes)
+        denominator = step_denominator(samples, self.grpo.aggregation)
+        micro = pack_by_pool(samples, self.optim.micro_batch_tokens, self.pad_id)
         for pool, mb in micro:
             loss, loss_metrics = self._micro_loss(mb, denominator)
             loss.backward()
@@ -190,9 +183,7 @@ class Trainer:
     def _micro_loss(self, mb: MicroBatch, denominator: float) -> tuple[Tensor, dict[str, Tensor]]:
         device_type = next(self.model.parameters()).device.type
         with torch.autocast(device_type, dtype=torch.bfloat16, enabled=self.optim.autocast == "bf16"):
-            on_support = self._support_logits(mb)
-            # [T, K] over each position's replayed support, or [T, V]; float32
-            logits = on_support.logits if on_support else completion_logits(self.model, mb, self.temperature)
+            logits, on_support = self._forward(mb)
         support = on_support.support if on_support else mb.support
         tokens = on_support.tokens if on_support else mb.tokens
         per_token, loss_metrics = token_loss(
@@ -214,11 +205,40 @@ class Trainer:
                          denominator=denominator, seq_lengths=mb.seq_lengths.to(logits.device))
         return loss, loss_metrics
 
+    def _forward(self, mb: MicroBatch) -> tuple[Tensor, SupportLogits | None]:
+        """float32 logits [T, K] over each position's replayed support (and that support), or [T, V] and None."""
+        on_support = self._support_logits(mb)
+        return (on_support.logits, on_support) if on_support else (completion_logits(self.model, mb,
+                                                                                     self.temperature), None)
+
+    def _combined(self, losses: _PoolLosses) -> _PoolLosses:
+        """The step's loss figures over every process that trained a share of it (here: this one)."""
+        return losses
+
     def _support_logits(self, mb: MicroBatch) -> SupportLogits | None:
         """Logits on the replayed support alone, where the loss reads nothing else: top-p replay of an exact support,
         and no reference KL (which compares whole distributions)."""
         replayed = self.loss.top_p_replay and mb.support is not None and mb.support.kind == "exact"
         return support_logits(self.model, mb, self.temperature) if replayed and self.reference is None else None
+
+
+def step_denominator(samples: Sequence[TrainSample], aggregation: str) -> float:
+    """What `aggregate` divides a step's summed loss by: its trained tokens, or its sequences (an episode's
+    segments are one sequence)."""
+    if aggregation == "token":
+        return float(sum(s.targets.numel() for s in samples))
+    return float(len({s.sequence for s in samples}))
+
+
+def pack_by_pool(samples: Sequence[TrainSample], micro_batch_tokens: int, pad_id: int,
+                 share_prefixes: bool = True) -> list[tuple[str | None, MicroBatch]]:
+    """The samples' micro-batches, packed pool by pool so that each micro-batch's loss metrics belong to one sampler
+    pool (gradients do not depend on the packing)."""
+    by_pool: dict[str | None, list[TrainSample]] = {}
+    for sample in samples:
+        by_pool.setdefault(sample.pool, []).append(sample)
+    return [(pool, mb) for pool, part in by_pool.items()
+            for mb in pack(part, micro_batch_tokens, pad_id, share_prefixes=share_prefixes)]
 
 
 def set_trainable(model: PreTrainedModel, optim: OptimSection) -> int:
@@ -255,6 +275,8 @@ def clip_and_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, grad
     """Clip the global gradient norm (when set), step, and return the norm before clipping."""
     params = [p for p in model.parameters() if p.grad is not None]
     norm = torch.nn.utils.clip_grad_norm_(params, grad_clip if grad_clip is not None else math.inf)
+    if isinstance(norm, DTensor):  # sharded parameters (FSDP2): the norm over every rank's shards
+        norm = norm.full_tensor()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return float(norm)
@@ -320,6 +342,16 @@ class _LossMetrics:
             else:
                 self.weighted[key] = self.weighted.get(key, 0.0) + v * tokens
 
+    def merge(self, other: _LossMetrics) -> None:
+        """Add what `other` saw (another rank's micro-batches of the same step)."""
+        self.loss += other.loss
+        self.tokens += other.tokens
+        for key, value in other.weighted.items():
+            self.weighted[key] = self.weighted.get(key, 0.0) + value
+        for key, value in other.extremes.items():
+            mine = self.extremes.get(key, value)
+            self.extremes[key] = min(mine, value) if key.endswith("/min") else max(mine, value)
+
     def result(self, batches: int = 1) -> dict[str, float]:
         """The figures over everything added; the loss is the mean over `batches` separately reduced batches."""
         out = {"train/loss": self.loss / max(batches, 1)}
@@ -340,6 +372,13 @@ class _PoolLosses:
         self.all.add(loss, metrics, tokens)
         if pool in self.per_pool:
             self.per_pool[pool].add(loss, metrics, tokens)
+
+    def merge(self, other: _PoolLosses) -> None:
+        """Add another rank's figures of the same step (the same pools: every rank prepares the same batch)."""
+        self.all.merge(other.all)
+        for pool, tracker in other.per_pool.items():
+            self.per_pool[pool].merge(tracker)
+        self.micro_batches += other.micro_batches
 
     def result(self, batches: int) -> dict[str, float]:
         """Empty when nothing was trained; else the loss figures, the token count and per-pool figures."""

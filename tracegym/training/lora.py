@@ -1,0 +1,93 @@
+"""LoRA adapters through peft (`model.lora`): what is trained, saved, sent to the samplers and loaded back.
+
+peft injects its LoRA layers into the Hugging Face model in place, so the trainer, the warm start and the loss run
+on that model unchanged (the batching code calls its decoder and output layer directly) and only the adapter's
+parameters require gradients. Around it:
+
+- checkpoints are peft adapter folders (adapter_config.json naming the base model folder,
+  adapter_model.safetensors), which `tracegym.models.load.load_model` merges over the base (what `tracegym eval`
+  loads) and peft and vLLM load as adapters;
+- the built-in samplers have no adapter support, so they get the merged weights (W + alpha/r B A), under the base
+  model's names; `adapter_bytes` is what a sampler that serves adapters would be sent each sync instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch import Tensor
+
+from tracegym.models.load import DTYPES, resolve_model_ref
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from peft import PeftModel
+    from transformers import PreTrainedModel
+
+    from tracegym.models.precision import Precision
+    from tracegym.training.config import LoraSection
+
+ADAPTER = "default"
+"""peft's name for a model's one adapter."""
+
+
+def with_adapter(model: PreTrainedModel, section: LoraSection, base_ref: str) -> PeftModel:
+    """A fresh adapter over `model` (B is zero: the policy starts as the base model); only the adapter trains."""
+    from peft import LoraConfig, get_peft_model
+
+    config = LoraConfig(r=section.r, lora_alpha=section.alpha, target_modules=list(section.target_modules),
+                        lora_dropout=section.dropout, task_type="CAUSAL_LM")
+    adapted = get_peft_model(model, config)
+    # peft takes the base's name from where the model was loaded; the adapter folder must name the model folder
+    # that `ref` resolves to, which loads it back without a hub.
+    adapted.peft_config[ADAPTER].base_model_name_or_path = str(resolve_model_ref(base_ref).resolve())
+    return adapted
+
+
+def load_trainable_adapter(model: PreTrainedModel, folder: Path) -> PeftModel:
+    """The adapter saved in `folder` over `model`, trainable again (resume)."""
+    from peft import PeftModel
+
+    return PeftModel.from_pretrained(model, folder, is_trainable=True)
+
+
+def _lora_layers(model: torch.nn.Module) -> dict[str, torch.nn.Module]:
+    from peft.tuners.lora import LoraLayer
+
+    return {name: module for name, module in model.named_modules() if isinstance(module, LoraLayer)}
+
+
+def merged_state_dict(model: torch.nn.Module) -> dict[str, Tensor]:
+    """The weights with the adapter merged in, under the base model's names, as a model without peft has them (tied
+    tensors stay shared); `model` is the Hugging Face model peft injected its layers into, left unchanged."""
+    layers = _lora_layers(model)
+    out: dict[str, Tensor] = {}
+    for key, tensor in model.state_dict().items():
+        if ".lora_" not in key:
+            out[key.replace(".base_layer.", ".")] = tensor
+    with torch.no_grad():
+        for name, layer in layers.items():
+            out[f"{name}.weight"] = layer.get_base_layer().weight + layer.get_delta_weight(ADAPTER)
+    return out
+
+
+def adapter_bytes(model: torch.nn.Module, precision: Precision) -> int:
+    """The bytes of the adapter's tensors in `precision`: what one sync sends a sampler that serves adapters."""
+    size = torch.empty((), dtype=DTYPES[precision]).element_size()
+    return sum(p.numel() * size for name, p in model.named_parameters() if ".lora_" in name)
+
+
+def merged_model(peft_model: PeftModel) -> PreTrainedModel:
+    """A plain copy of the model with the adapter merged in (the adapted model itself is left as it is)."""
+    import copy
+
+    return copy.deepcopy(peft_model).merge_and_unload()
+
+
+def load_merged(folder: Path, base: PreTrainedModel) -> PreTrainedModel:
+    """A saved adapter merged into `base`: a plain model, as `tracegym eval` and the samplers use it."""
+    from peft import PeftModel
+
+    return PeftModel.from_pretrained(base, folder).merge_and_unload()
