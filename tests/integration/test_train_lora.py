@@ -28,7 +28,7 @@ def test_a_lora_run_trains_the_adapter_and_its_checkpoints_evaluate(workspace: W
     run = tmp_path / "run"
     config = write_config(tmp_path / "run.yaml", tiny_config(workspace, run, steps=2, model={
         "ref": str(workspace.tiny_model), "lora": LORA}))
-    result = cli("train", str(config), "--store", str(workspace.store), "--json")
+    result = cli("train", str(config), "--allow-unredacted", "--store", str(workspace.store), "--json")
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["step"] == 4
@@ -54,7 +54,7 @@ def test_a_lora_run_trains_the_adapter_and_its_checkpoints_evaluate(workspace: W
 
     more = write_config(tmp_path / "more.yaml", tiny_config(workspace, run, steps=3, model={
         "ref": str(workspace.tiny_model), "lora": LORA}))
-    resumed = cli("train", str(more), "--resume", "--store", str(workspace.store), "--json")
+    resumed = cli("train", str(more), "--allow-unredacted", "--resume", "--store", str(workspace.store), "--json")
     assert resumed.exit_code == 0, resumed.stderr
     assert json.loads(resumed.stdout)["step"] == 5
 

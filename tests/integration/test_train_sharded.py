@@ -32,8 +32,9 @@ def test_a_sharded_run_trains_as_one_process_and_resumes_after_sigkill(workspace
     write_config(tmp_path / "single.yaml", tiny_config(workspace, single, **settings))
     config_a = write_config(tmp_path / "a.yaml", tiny_config(workspace, run_a, **SHARDED))
     config_b = write_config(tmp_path / "b.yaml", tiny_config(workspace, run_b, **SHARDED))
-    assert cli("train", str(tmp_path / "single.yaml"), "--store", str(workspace.store)).exit_code == 0
-    result = cli("train", str(config_a), "--store", str(workspace.store), "--json")
+    single_run = cli("train", str(tmp_path / "single.yaml"), "--allow-unredacted", "--store", str(workspace.store))
+    assert single_run.exit_code == 0
+    result = cli("train", str(config_a), "--allow-unredacted", "--store", str(workspace.store), "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["step"] == 4
 
@@ -51,7 +52,7 @@ def test_a_sharded_run_trains_as_one_process_and_resumes_after_sigkill(workspace
 
     code, _ = _signal_after_checkpoint(config_b, workspace.store, run_b, step=2)
     assert code == -signal.SIGKILL, "the run finished before it could be killed"
-    resumed = cli("train", str(config_b), "--resume", "--store", str(workspace.store))
+    resumed = cli("train", str(config_b), "--allow-unredacted", "--resume", "--store", str(workspace.store))
     assert resumed.exit_code == 0, resumed.stderr
     b = _metrics(workspace.store, run_b)
     assert sorted(b) == [1, 2, 3, 4]
