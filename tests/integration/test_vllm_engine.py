@@ -28,10 +28,16 @@ PROMPTS = [[1, 17, 42, 99, 7], [1, 5, 6], [1, 200, 13, 13, 88, 31, 4]]
 @pytest.fixture(scope="module", autouse=True)
 def _process_left_as_found():
     """vLLM's CPU worker replaces `torch.set_num_threads` process-wide and the engine sets VLLM_*/OMP variables (it
-    is meant for a sampler process of its own); put both back, so test files after this one in the same pytest
-    worker (the gradient tests pin one thread) and the processes they spawn are unaffected."""
+    is meant for a sampler process of its own), and it leaves torch.distributed's default process group behind;
+    put them back, so test files after this one in the same pytest worker (the gradient tests pin one thread, the
+    sharded trainer starts a process group of its own) and the processes they spawn are unaffected."""
     set_num_threads, threads, environ = torch.set_num_threads, torch.get_num_threads(), dict(os.environ)
     yield
+    from vllm.distributed.parallel_state import destroy_distributed_environment, destroy_model_parallel
+
+    destroy_model_parallel()
+    destroy_distributed_environment()
+    assert not torch.distributed.is_initialized()
     torch.set_num_threads = set_num_threads
     torch.set_num_threads(threads)
     os.environ.clear()
