@@ -126,3 +126,82 @@ def test_compare_reads_the_scores_of_a_version(cli, stored_run):
                 hits = [bool(re.search(pattern, texts[r["rollout_id"]], re.IGNORECASE)) for r in rows
                         if r["checkpoint_id"] == ident]
                 assert by_model[label] == pytest.approx(sum(hits) / len(hits))
+
+
+SHELL_EVALS = """version: 1
+evals:
+  - name: made
+    kind: command
+    command: test -f done.txt
+  - name: says
+    kind: match
+    mode: contains
+    expected: done
+  - name: both
+    kind: weighted
+    parts: {made: 1, says: 1}
+"""
+
+
+def _shell_spec(task_id: str, cluster: str, evals: list[str]) -> dict:
+    return {"task_id": task_id, "split": "train", "harness": "shell",
+            "prompt": {"messages": [{"role": "user", "content": "Create done.txt."}]},
+            "scorer": {"evals": [{"name": e} for e in evals]},
+            "provenance": {"trace_id": f"tr-{task_id}", "format": "mini-swe-agent", "source_task": task_id,
+                           "cluster_id": cluster, "cut_message_idx": 1}}
+
+
+class ShellPolicy(PolicyClient):
+    """Runs one command that makes done.txt: the run's model, at the boundary."""
+
+    async def generate(self, requests: Sequence[PolicyRequest]) -> list[Completion]:
+        return [Completion("done:\n```bash\ntouch done.txt\n```", "stop", "shell") for _ in requests]
+
+    async def aclose(self) -> None:
+        """Holds nothing."""
+
+
+def test_rollouts_whose_command_eval_read_a_removed_workspace_are_listed_per_cluster(cli, tmp_path):
+    """A shell run scored by a command eval (alone, and as a weighted part) and by a match eval: after rescore,
+    the match-scored rollouts have a new version, the others are named per cluster with the reason."""
+    from tracegym.harnesses.runner import EpisodeLimits
+    from tracegym.tasks.spec import TaskSpec, dump_spec
+    from tracegym.tasks.taskset import register_task_set
+
+    folder = tmp_path / "set"
+    (folder / "tasks").mkdir(parents=True)
+    (folder / "evals.yaml").write_text(SHELL_EVALS)
+    specs = [TaskSpec.model_validate(_shell_spec(*args)) for args in (
+        ("cmd", "c-made", ["made"]), ("mix", "c-mix", ["both"]), ("text", "c-text", ["says"]))]
+    for s in specs:
+        (folder / "tasks" / f"{s.task_id}.yaml").write_text(dump_spec(s))
+    (folder / "manifest.yaml").write_text(json.dumps({
+        "name": "shell-set", "seed": 0, "evals_sha256": "0" * 64, "options": {}, "counts": {"tasks": 3},
+        "clusters": [], "tasks": [{"task_id": s.task_id, "file": f"tasks/{s.task_id}.yaml", "split": "train",
+                                   "harness": "shell", "cluster_id": s.provenance.cluster_id,
+                                   "trace_id": s.provenance.trace_id} for s in specs]}))
+    task_set = load_task_set(folder)
+    store = tmp_path / "store.duckdb"
+    with open_store(store) as st:
+        register_task_set(st, task_set)
+        run = asyncio.run(run_task_set(st, task_set, task_set.tasks, ShellPolicy(),
+                                       RunOptions(samples=2, concurrency=1, limits=EpisodeLimits(max_turns=1)),
+                                       HarnessFactory(), "shell"))
+        stored = {r["rollout_id"]: (r["task_id"], r["reward"]) for r in st.query(
+            "SELECT rollout_id, task_id, reward FROM rollouts WHERE run_id = ?", [run.run_id])}
+    assert sorted(reward for _, reward in stored.values()) == [1.0] * 6  # scored in the workspace at run time
+    result = cli("rescore", "--run", run.run_id, "--store", store, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["rescored"] == 2 and report["skipped"] == {"workspace_gone": 4}
+    listed = {n["rollout_id"]: n for n in report["not_rescored"]}
+    assert set(listed) == {rid for rid, (task, _) in stored.items() if task in ("cmd", "mix")}
+    assert {n["cluster_id"] for n in listed.values()} == {"c-made", "c-mix"}
+    assert all(n["reason"] == "workspace_gone" and "tracegym run" in n["detail"] for n in listed.values())
+    assert "command eval made reads the episode's shell workspace" in listed[next(iter(listed))]["detail"]
+    clusters = {c["cluster_id"]: c for c in report["clusters"]}
+    assert clusters["c-mix"]["not_rescored"] == {"workspace_gone": 2} and clusters["c-mix"]["rescored"] == 0
+    assert clusters["c-text"]["rescored"] == 2 and clusters["c-text"]["not_rescored"] == {}
+    table = cli("rescore", "--run", run.run_id, "--store", store)
+    assert table.exit_code == 0
+    assert "Not rescored" in table.stdout and "c-mix" in table.stdout and "workspace_gone" in table.stdout

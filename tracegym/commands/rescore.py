@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -40,9 +40,25 @@ def rescore_command(
     if as_json:
         print_json(data)
         return
-    emit(data["clusters"], False, title=f"Score version {result.version}: rewards changed per cluster")
+    rows = [{**c, "not_rescored": ", ".join(f"{r} {n}" for r, n in c["not_rescored"].items())}
+            for c in data["clusters"]]
+    emit(rows, False, title=f"Score version {result.version}: rewards changed per cluster")
+    if result.not_rescored:
+        emit(_not_rescored_rows(result.not_rescored), False,
+             title="Not rescored, per cluster and reason (--json lists every rollout)")
     skipped = ", ".join(f"{n} {why}" for why, n in result.skipped.items())
     err.print(f"{result.changed} of {result.rescored} rewards changed (version {result.version}"
               f"{f'; not rescored: {skipped}' if skipped else ''}). Both versions: tracegym sql \"SELECT * FROM "
               f"rollout_score_versions WHERE version IN (0, {result.version})\"; {literal('tracegym eval')} "
               f"--score-version {result.version} compares checkpoints on it.")
+
+
+def _not_rescored_rows(skipped: list[Any]) -> list[dict[str, Any]]:
+    """One row per cluster and reason: how many rollouts, the first few ids, and what to do."""
+    groups: dict[tuple[str | None, str], list[Any]] = {}
+    for item in skipped:
+        groups.setdefault((item.cluster_id, item.reason), []).append(item)
+    return [{"cluster_id": cluster, "reason": reason, "rollouts": len(items),
+             "rollout_ids": ", ".join(i.rollout_id for i in items[:3]) + (" ..." if len(items) > 3 else ""),
+             "detail": items[0].detail}
+            for (cluster, reason), items in groups.items()]

@@ -116,11 +116,12 @@ def _new_task_gate(st: Any, evals: Path, harness_config: Path | None, threshold:
 
 
 def _cluster_row(cluster: dict[str, Any]) -> dict[str, Any]:
-    """A cluster entry as a table row: the gate counts flattened into rejected and reasons."""
+    """A cluster entry as a table row: the gate counts flattened into rejected, reasons and references."""
     gates = cluster.pop("gates", None)
     if gates is not None:
         cluster["rejected"] = gates["rejected"]
         cluster["reasons"] = ", ".join(f"{r} {n}" for r, n in gates["reasons"].items())
+        cluster["references"] = ", ".join(f"{r} {n}" for r, n in gates.get("references", {}).items())
     return cluster
 
 
@@ -176,6 +177,7 @@ def _gate_row(gate: Any, split: str) -> dict[str, Any]:
     return {"task_id": gate.task_id, "cluster_id": gate.cluster_id, "split": split,
             "passed": gate.passed, "reasons": ", ".join(gate.reasons),
             "reference": f"{ref.source} {_reward(ref)}" if ref else "none",
+            "reference_trace": ref.trace_id or "" if ref else "",
             **{kind: _reward(probes[kind]) if kind in probes else "" for kind in ("empty", "failing_action",
                                                                                   "wrong_shape")}}
 

@@ -73,6 +73,8 @@ class ProbeResult:
     """Whether the reward reached the threshold."""
     details: dict[str, Any] = field(default_factory=dict)
     """The scorer's details (what matched, what was missing)."""
+    trace_id: str | None = None
+    """The trace whose recording gave the reply (the task's own or a sibling's); None for gold and synthetic."""
 
 
 @dataclass
@@ -97,6 +99,10 @@ class TaskGate:
     def passed(self) -> bool:
         return not self.reasons
 
+    @property
+    def reference(self) -> ProbeResult | None:
+        return next((p for p in self.probes if p.kind == "reference"), None)
+
     def to_dict(self) -> dict[str, Any]:
         return {"task_id": self.task_id, "cluster_id": self.cluster_id, "passed": self.passed,
                 "reasons": self.reasons, "probes": [p.__dict__ for p in self.probes]}
@@ -118,9 +124,16 @@ class GateReport:
             counts = out.setdefault(t.cluster_id, GateCounts(checked=0, rejected=0))
             counts.checked += 1
             counts.rejected += not t.passed
+            source = t.reference.source if t.reference else "none"
+            counts.references[source] = counts.references.get(source, 0) + 1
             for reason in t.reasons:
                 counts.reasons[reason] = counts.reasons.get(reason, 0) + 1
         return out
+
+    def references(self) -> dict[str, tuple[str, str | None]]:
+        """Each task's reference: where it came from and the trace that recorded it."""
+        return {t.task_id: (t.reference.source, t.reference.trace_id) if t.reference else ("none", None)
+                for t in self.tasks}
 
     def summary(self) -> dict[str, Any]:
         return {"checked": len(self.tasks), "rejected": len(self.rejected), "episodes": self.episodes,
@@ -166,7 +179,8 @@ async def gate_tasks(tasks: Sequence[TaskSpec], probes: dict[str, list[Probe]], 
             episode = await _probe(task, probe, harnesses, scorer_of(task), options, next(counter))
         error = episode.harness_error or episode.scorer_error
         paid = episode.reward is not None and episode.reward >= options.threshold
-        gate.probes.append(ProbeResult(probe.kind, probe.source, episode.reward, error, paid, episode.scorer_details))
+        gate.probes.append(ProbeResult(probe.kind, probe.source, episode.reward, error, paid, episode.scorer_details,
+                                       probe.trace_id))
 
     pairs = list(zip(gates, tasks, strict=True))
     await asyncio.gather(*(one(g, t, p) for g, t in pairs for p in probes[t.task_id] if p.kind == "reference"))

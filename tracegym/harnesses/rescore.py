@@ -5,8 +5,12 @@ evals.yaml as it is now (or from another evals file). The new rewards are writte
 (`rollout_scores`, one row per rollout), beside the reward stored with the rollout (version 0) and every
 earlier version; nothing is overwritten, and `rollout_score_versions` reads them all.
 
-Not rescored (and counted): episodes the harness or the policy ended before scoring, and episodes whose reward
-read a workspace (a command eval on a shell or proxy task): the workspace is gone once the episode is scored.
+Not rescored, and listed with the reason, per cluster: episodes the harness or the policy ended before scoring
+(`unscored`), episodes whose task is no longer in its set (`task_missing`), and episodes whose reward read a
+workspace (a command eval on a shell or proxy task: `workspace_gone`). The workspace is removed once the
+episode is scored, and the rollout record holds the conversation, not the workspace's files (those came from the
+harness config's template and the commands run in the sandbox), so there is nothing to re-create it from:
+those episodes are sampled again to be scored with the new eval.
 """
 
 from __future__ import annotations
@@ -40,6 +44,21 @@ class ClusterChange:
     """Sum of the previous rewards (unscored as 0)."""
     after: float = 0.0
     """Sum of the new rewards (unscored as 0)."""
+    not_rescored: dict[str, int] = field(default_factory=dict)
+    """Rollouts left at their earlier score, by reason."""
+
+
+@dataclass(frozen=True)
+class NotRescored:
+    """A rollout left at its earlier score, and why."""
+
+    rollout_id: str
+    task_id: str
+    cluster_id: str | None
+    reason: str
+    """unscored, task_missing or workspace_gone."""
+    detail: str
+    """What happened and what to do about it."""
 
 
 @dataclass
@@ -50,14 +69,23 @@ class RescoreResult:
     changed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     clusters: dict[str | None, ClusterChange] = field(default_factory=dict)
+    not_rescored: list[NotRescored] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": self.version, "scope": self.scope, "rescored": self.rescored, "changed": self.changed,
                 "skipped": self.skipped,
                 "clusters": [{"cluster_id": c, "rescored": v.rescored, "changed": v.changed,
                               "mean_before": v.before / v.rescored if v.rescored else None,
-                              "mean_after": v.after / v.rescored if v.rescored else None}
-                             for c, v in self.clusters.items()]}
+                              "mean_after": v.after / v.rescored if v.rescored else None,
+                              "not_rescored": v.not_rescored}
+                             for c, v in self.clusters.items()],
+                "not_rescored": [n.__dict__ for n in self.not_rescored]}
+
+    def skip(self, episode: Episode, cluster_id: str | None, reason: str, detail: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        counts = self.clusters.setdefault(cluster_id, ClusterChange()).not_rescored
+        counts[reason] = counts.get(reason, 0) + 1
+        self.not_rescored.append(NotRescored(episode.rollout_id, episode.task_id, cluster_id, reason, detail))
 
 
 def rescore(store: Any, run_id: str | None = None, eval_id: str | None = None, task_set: str | None = None,
@@ -102,19 +130,27 @@ def _score_all(store: Any, episodes: list[Episode], evals_path: Path | None, sco
     sets: dict[str, _SetScorers] = {}
     rows: list[list[Any]] = []
     for episode in episodes:
-        if episode.harness_error is not None:
-            result.skipped["unscored"] = result.skipped.get("unscored", 0) + 1
-            continue
         if episode.task_set_id not in sets:
             sets[episode.task_set_id] = _SetScorers(resolve_task_set(store, episode.task_set_id), evals_path,
                                                     scorer_store)
         scorers = sets[episode.task_set_id]
         task = scorers.tasks.get(episode.task_id)
-        reason = "task_missing" if task is None else scorers.unrescorable(task, episode)
-        if reason is not None:
-            result.skipped[reason] = result.skipped.get(reason, 0) + 1
+        if task is None:
+            result.skip(episode, None, "task_missing", f"task {episode.task_id} is no longer in task set "
+                        f"{episode.task_set_id}: nothing says how to score it.")
             continue
-        assert task is not None
+        cluster = task.provenance.cluster_id
+        if episode.harness_error is not None:
+            result.skip(episode, cluster, "unscored", f"the episode ended unscored ({episode.harness_error[:120]}); "
+                        "there is no conversation to score.")
+            continue
+        gone = scorers.workspace_evals(task, episode)
+        if gone:
+            result.skip(episode, cluster, "workspace_gone", f"command eval {', '.join(gone)} reads the episode's "
+                        f"{episode.harness} workspace, removed after scoring, and the rollout holds the conversation, "
+                        "not the files. Fix: sample the task again (`tracegym run`, `tracegym eval`) to score it "
+                        "with the current evals.")
+            continue
         score = _score(scorers(task), task, episode)
         rows.append([episode.rollout_id, result.version, score.reward, exact_json.dumps(score.details),
                      score.error, exact_json.dumps(score.components) if score.components else None])
@@ -173,17 +209,21 @@ class _SetScorers:
             self._scorers[key] = scorer_for(evals, list(refs), ScorerContext(evals.folder, self.store))
         return self._scorers[key]
 
-    def unrescorable(self, task: TaskSpec, episode: Episode) -> str | None:
+    def workspace_evals(self, task: TaskSpec, episode: Episode) -> list[str]:
+        """The command evals (weighted parts included) that read this episode's workspace; none outside a shell
+        or proxy episode."""
         if episode.harness not in _WORKSPACE_HARNESSES:
-            return None
+            return []
         evals = self.evals(task)
-        kinds = _kinds(evals, [e.name for e in task.scorer.evals], evals.get)
-        return "workspace_gone" if CommandEval in kinds else None
+        return _command_evals([e.name for e in task.scorer.evals], evals.get)
 
 
-def _kinds(evals: EvalsFile, names: list[str], get: Callable[[str], Any]) -> set[type]:
-    found: set[type] = set()
+def _command_evals(names: list[str], get: Callable[[str], Any]) -> list[str]:
+    found: list[str] = []
     for name in names:
         spec = get(name)
-        found |= _kinds(evals, list(spec.parts), get) if isinstance(spec, WeightedEval) else {type(spec)}
+        if isinstance(spec, WeightedEval):
+            found += [n for n in _command_evals(list(spec.parts), get) if n not in found]
+        elif isinstance(spec, CommandEval) and name not in found:
+            found.append(name)
     return found

@@ -100,6 +100,8 @@ class Generated:
     options: GenerateOptions
     gates: dict[str | None, GateCounts] | None = None
     gate_settings: GateSettings | None = None
+    references: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    """Per gated task: where its reference came from, and the trace that recorded it."""
 
 
 class GateOutcome(Protocol):
@@ -111,6 +113,9 @@ class GateOutcome(Protocol):
 
     def per_cluster(self) -> dict[str | None, GateCounts]:
         """Counts per cluster."""
+
+    def references(self) -> dict[str, tuple[str, str | None]]:
+        """Per task: where its reference came from (recorded_turn, sibling_turn, ...) and the trace it was in."""
 
 
 class Gate(Protocol):
@@ -308,6 +313,7 @@ def apply_gate(generated: Generated, gate: Gate) -> None:
     rejected = outcome.rejected
     generated.specs = [s for s in generated.specs if s.task_id not in rejected]
     generated.gates = outcome.per_cluster()
+    generated.references = outcome.references()
     generated.gate_settings = gate.settings
     splits = [s.split for s in generated.specs]
     generated.counts.update(tasks=len(splits), train=splits.count("train"), heldout=splits.count("heldout"),
@@ -341,10 +347,16 @@ def manifest_for(generated: Generated, evals_sha256: str) -> Manifest:
                                gates=_cluster_gates(generated, c["cluster_id"]))
                   for c in generated.clusters],
         tasks=[TaskEntry(task_id=s.task_id, file=f"{TASKS_DIR}/{s.task_id}.yaml", split=s.split, harness=s.harness,
-                         cluster_id=s.provenance.cluster_id, trace_id=s.provenance.trace_id)
+                         cluster_id=s.provenance.cluster_id, trace_id=s.provenance.trace_id,
+                         **_reference(generated, s.task_id))
                for s in generated.specs],
         gates=generated.gate_settings,
     )
+
+
+def _reference(generated: Generated, task_id: str) -> dict[str, str | None]:
+    source, trace_id = generated.references.get(task_id, (None, None))
+    return {"reference": source, "reference_trace": trace_id}
 
 
 def _cluster_gates(generated: Generated, cluster_id: str) -> GateCounts | None:

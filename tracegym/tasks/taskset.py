@@ -42,6 +42,9 @@ class GateCounts(_Strict):
     reasons: dict[str, int] = {}
     """Failed gates by reason (no_reference, reference_fails, empty_pays, failing_action_pays, wrong_shape_pays);
     a task that fails several counts under each."""
+    references: dict[str, int] = {}
+    """Tasks by where their reference came from: recorded_turn (the task's own trace, at the cut), sibling_turn
+    (another trace of the same source task), later_turn (the own trace, later), gold, none."""
 
 
 class GateSettings(_Strict):
@@ -81,6 +84,10 @@ class TaskEntry(_Strict):
     """Its failure cluster."""
     trace_id: str
     """Its source trace."""
+    reference: str | None = None
+    """Where the gates' reference came from (recorded_turn, sibling_turn, later_turn, gold); None when ungated."""
+    reference_trace: str | None = None
+    """The trace that recorded the reference: the source trace, or for sibling_turn the sibling's id."""
 
 
 class Manifest(_Strict):
