@@ -99,8 +99,22 @@ def otel(out: Path, capture: str) -> None:
     (out / "logs.jsonl").write_text("".join(_otlp_json(encode_logs([r])) + "\n" for r in logs.get_finished_logs()))
 
 
+def responses_agent(client: Any, run_tool: Callable[[str, str, dict[str, Any]], str]) -> str:
+    """The agent loop on the Responses API: each reply's output items (text and calls) go back as input."""
+    tools = [{"type": "function", "name": "get_weather", "parameters": TOOLS[0]["function"]["parameters"]}]
+    items: list[Any] = [{"role": "user", "content": QUESTION}]
+    while True:
+        reply = client.responses.create(model="gpt-test", instructions=SYSTEM, input=items, tools=tools)
+        items += [item.model_dump(exclude_none=True) for item in reply.output]
+        calls = [item for item in reply.output if item.type == "function_call"]
+        if not calls:
+            return reply.output_text
+        items += [{"type": "function_call_output", "call_id": c.call_id,
+                   "output": run_tool(c.call_id, c.name, json.loads(c.arguments))} for c in calls]
+
+
 def openinference(out: Path, capture: str) -> None:
-    """openinference-instrumentation-openai, spans to one file."""
+    """openinference-instrumentation-openai, spans to one file; CAPTURE `responses` drives the Responses API."""
     import openai
     from openinference.instrumentation.openai import OpenAIInstrumentor
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -123,7 +137,7 @@ def openinference(out: Path, capture: str) -> None:
             return result
 
     with fake_openai() as url, tracer.start_as_current_span("agent", attributes={"openinference.span.kind": "AGENT"}):
-        agent(openai.OpenAI(base_url=url, api_key="test"), run_tool)
+        (responses_agent if capture == "responses" else agent)(openai.OpenAI(base_url=url, api_key="test"), run_tool)
     (out / "spans.jsonl").write_text(_otlp_json(encode_spans(spans.get_finished_spans())) + "\n")
 
 

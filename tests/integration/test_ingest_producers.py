@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.drive_producers import CONVERSATIONS, QUESTION, SYSTEM, get_weather
-from tests.integration.fake_model_server import CALL_ARGS, FINAL_TEXT, TOOL_RESULT, USAGE, final_text
+from tests.integration.fake_model_server import CALL_ARGS, CHECKING, FINAL_TEXT, TOOL_RESULT, USAGE, final_text
 from tracegym.ingest.pipeline import ingest_paths
 from tracegym.store import open_store
 
@@ -22,6 +22,7 @@ NEEDS = {"otel": "opentelemetry.instrumentation.openai_v2", "openinference": "op
          "langfuse": "langfuse", "langsmith": "langsmith", "calls": "anthropic"}
 CASES = [("otel", "span_only", "otel-genai"), ("otel", "event_only", "otel-genai"),
          ("otel", "span_and_event", "otel-genai"), ("openinference", "", "openinference"),
+         ("openinference", "responses", "openinference"),
          ("langfuse", "", "langfuse"), ("langsmith", "", "langsmith")]
 
 
@@ -59,6 +60,8 @@ def test_what_a_real_producer_exports_is_what_the_agent_did(tmp_path: Path, prod
     body = messages[has_system:]
     assert body[0][1] == QUESTION and (not has_system or messages[0][1] == SYSTEM)
     assert body[2][1] == TOOL_RESULT and body[3][1] == FINAL_TEXT
+    if capture == "responses":  # the reply's output items, text and call, are one turn
+        assert body[1][1] == CHECKING
     assert [(m[3], m[4]) for m in (body[1], body[3])] == USAGE
     assert all(m[5] and m[5] > 0 for m in (body[1], body[3]))  # the calls' latencies
     assert started and ended and started <= ended
