@@ -47,7 +47,8 @@ def test_calls_of_one_conversation_are_one_trace_and_others_their_own(tmp_path: 
     store = open_store(tmp_path / "s.duckdb")
     log = _write(tmp_path / "calls.jsonl", _log())
     summary = ingest_paths(store, [str(log)])
-    assert (summary.total("traces"), summary.total("duplicates"), summary.total("errors")) == (3, 1, 0)
+    assert (summary.total("traces"), summary.total("stitched"), summary.total("duplicates"),
+            summary.total("errors")) == (3, 1, 1, 0)
     rows = store.con.execute("SELECT trace_id, metadata->>'call_ids' FROM traces ORDER BY trace_id").fetchall()
     assert rows == [("chatcmpl-0", '["chatcmpl-0","chatcmpl-2"]'), ("chatcmpl-1", None), ("chatcmpl-3", None)]
     got = store.con.execute("SELECT role, content, input_tokens, output_tokens FROM messages "

@@ -52,6 +52,7 @@ class FileResult:
     conflicts: int = 0
     merged: int = 0  # traces already stored that this file's parts completed (span-shaped formats)
     waiting: int = 0  # traces whose parts so far hold no LLM call or tool run: kept until the rest arrives
+    stitched: int = 0  # logged API calls that went on with a conversation of the file: stored in its trace
 
 
 @dataclass
@@ -90,6 +91,7 @@ class IngestSummary:
             "conflicts": self.total("conflicts"),
             "traces_merged": self.total("merged"),
             "traces_waiting": self.total("waiting"),
+            "calls_stitched": self.total("stitched"),
             "by_format": self.by_format(),
             "traces_detected": self.detection.traces if self.detection else 0,
             "detection_error": self.detection_error,
@@ -414,8 +416,11 @@ class FileLoad:
             return False
         if call is None:
             return False
-        if not self.calls.add(call, item):
+        status = self.calls.add(call, item)
+        if status == "duplicate":
             self.result.duplicates += 1
+        elif status == "extended":
+            self.result.stitched += 1
         return True
 
     def finish(self) -> None:

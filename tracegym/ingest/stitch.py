@@ -66,15 +66,16 @@ class CallStitcher:
         self.by_tip: dict[str, list[_Conversation]] = {}
         self.seen: set[str] = set()
 
-    def add(self, call: Call, record: RawRecord) -> bool:
-        """Take one call; False for a call that extends nothing and whose id was seen before in this file (a
-        repeated line, which the file's first copy answers as for any other record)."""
+    def add(self, call: Call, record: RawRecord) -> str:
+        """Take one call: 'new' when it opens a conversation, 'extended' when it goes on with one, 'duplicate'
+        when it extends nothing and its id was seen before in this file (a repeated line)."""
         trace = call.trace
         chain = _chain(trace)
         conv = self._extended(chain, call.prompt)
         if conv is None and trace.trace_id in self.seen:
-            return False
+            return "duplicate"
         self.seen.add(trace.trace_id)
+        status = "new" if conv is None else "extended"
         if conv is None:
             conv = _Conversation(trace.trace_id, call, record, trace.started_at)
             self.open.append(conv)
@@ -87,7 +88,7 @@ class CallStitcher:
         conv.call_ids.append(trace.trace_id)
         conv.tip = chain[-1]
         self.by_tip.setdefault(conv.tip, []).append(conv)
-        return True
+        return status
 
     def _extended(self, chain: list[str], prompt: int) -> _Conversation | None:
         """The open conversation whose messages (with its last reply) the longest prefix of the prompt is."""
