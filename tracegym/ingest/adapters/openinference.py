@@ -235,8 +235,8 @@ def _llm_call(tree: dict[str, Any]) -> LlmCall:
 def _is_responses_span(tree: dict[str, Any]) -> bool:
     """Whether the span recorded a Responses API call: its `output.value` is a `response` object."""
     value = get(tree, "output.value")
-    if not isinstance(value, str) or not value.startswith("{"):
-        return False
+    if not isinstance(value, str) or not value.startswith("{") or '"response"' not in value:
+        return False  # not parsed: chat spans' outputs can be large
     try:
         parsed = exact_json.loads(value)
     except orjson.JSONDecodeError:
