@@ -29,8 +29,14 @@ TOOLS = [{"type": "function", "function": {
     "name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
 
 
+WEATHER = {"Paris": "18C and sunny", "Rome": "24C and clear", "Oslo": "3C and snowing", "Lima": "20C and cloudy",
+           "Tokyo": "15C and raining"}
+# The conversations the call loggers drive, interleaved call by call: (questions asked one after the other).
+CONVERSATIONS = [("Weather in Paris?", "And in Rome?"), ("Weather in Oslo?", "And in Lima?"), ("Weather in Tokyo?",)]
+
+
 def get_weather(city: str) -> str:
-    return "18C and sunny" if city == "Paris" else "unknown city"
+    return WEATHER.get(city, "unknown city")
 
 
 def agent(client: Any, run_tool: Callable[[str, str, dict[str, Any]], str]) -> str:
@@ -93,8 +99,22 @@ def otel(out: Path, capture: str) -> None:
     (out / "logs.jsonl").write_text("".join(_otlp_json(encode_logs([r])) + "\n" for r in logs.get_finished_logs()))
 
 
+def responses_agent(client: Any, run_tool: Callable[[str, str, dict[str, Any]], str]) -> str:
+    """The agent loop on the Responses API: each reply's output items (text and calls) go back as input."""
+    tools = [{"type": "function", "name": "get_weather", "parameters": TOOLS[0]["function"]["parameters"]}]
+    items: list[Any] = [{"role": "user", "content": QUESTION}]
+    while True:
+        reply = client.responses.create(model="gpt-test", instructions=SYSTEM, input=items, tools=tools)
+        items += [item.model_dump(exclude_none=True) for item in reply.output]
+        calls = [item for item in reply.output if item.type == "function_call"]
+        if not calls:
+            return reply.output_text
+        items += [{"type": "function_call_output", "call_id": c.call_id,
+                   "output": run_tool(c.call_id, c.name, json.loads(c.arguments))} for c in calls]
+
+
 def openinference(out: Path, capture: str) -> None:
-    """openinference-instrumentation-openai, spans to one file."""
+    """openinference-instrumentation-openai, spans to one file; CAPTURE `responses` drives the Responses API."""
     import openai
     from openinference.instrumentation.openai import OpenAIInstrumentor
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -117,8 +137,75 @@ def openinference(out: Path, capture: str) -> None:
             return result
 
     with fake_openai() as url, tracer.start_as_current_span("agent", attributes={"openinference.span.kind": "AGENT"}):
-        agent(openai.OpenAI(base_url=url, api_key="test"), run_tool)
+        (responses_agent if capture == "responses" else agent)(openai.OpenAI(base_url=url, api_key="test"), run_tool)
     (out / "spans.jsonl").write_text(_otlp_json(encode_spans(spans.get_finished_spans())) + "\n")
+
+
+def _call_logger(sdk: Any, lines: list[str]) -> Any:
+    """The SDK's own HTTP client, logging each API call as one JSONL line `{request, response}` as API
+    loggers do."""
+
+    def log(response: Any) -> None:
+        response.read()
+        lines.append(json.dumps({"request": json.loads(response.request.content), "response": response.json()}))
+
+    return sdk.DefaultHttpxClient(event_hooks={"response": [log]})
+
+
+def _chat_conversation(client: Any, questions: tuple[str, ...]) -> Iterator[None]:
+    """A multi-turn tool-using chat; yields after each API call."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+    for question in questions:
+        messages.append({"role": "user", "content": question})
+        while True:
+            reply = client.chat.completions.create(model="gpt-test", messages=messages, tools=TOOLS).choices[0].message
+            yield
+            messages.append(reply.model_dump(exclude_none=True))
+            if not reply.tool_calls:
+                break
+            messages += [{"role": "tool", "tool_call_id": c.id,
+                          "content": get_weather(**json.loads(c.function.arguments))} for c in reply.tool_calls]
+
+
+def _anthropic_conversation(client: Any, questions: tuple[str, ...]) -> Iterator[None]:
+    """The same with Anthropic Messages: tool_use blocks, answered by tool_result blocks in a user turn."""
+    tools = [{"name": "get_weather", "input_schema": TOOLS[0]["function"]["parameters"]}]
+    messages: list[dict[str, Any]] = []
+    for question in questions:
+        messages.append({"role": "user", "content": question})
+        while True:
+            reply = client.messages.create(model="claude-test", max_tokens=256, system=SYSTEM, messages=messages,
+                                           tools=tools)
+            yield
+            messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
+            uses = [b for b in reply.content if b.type == "tool_use"]
+            if not uses:
+                break
+            messages.append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": b.id, "content": get_weather(**b.input)} for b in uses]})
+
+
+def _interleaved(conversations: list[Iterator[None]]) -> None:
+    """Step the conversations one API call at a time, in turn, until all are done."""
+    while conversations:
+        conversations = [c for c in conversations if next(c, StopIteration) is not StopIteration]
+
+
+def calls(out: Path, capture: str) -> None:
+    """The openai and anthropic SDKs, each call logged as one JSONL line (no telemetry library)."""
+    import anthropic
+    import openai
+
+    chat_lines: list[str] = []
+    anthropic_lines: list[str] = []
+    with fake_openai() as url:
+        chat = openai.OpenAI(base_url=url, api_key="test", http_client=_call_logger(openai, chat_lines))
+        _interleaved([_chat_conversation(chat, q) for q in CONVERSATIONS])
+        claude = anthropic.Anthropic(base_url=url.removesuffix("/v1"), api_key="test",
+                                     http_client=_call_logger(anthropic, anthropic_lines))
+        _interleaved([_anthropic_conversation(claude, q) for q in CONVERSATIONS])
+    (out / "chat_calls.jsonl").write_text("".join(line + "\n" for line in chat_lines))
+    (out / "anthropic_calls.jsonl").write_text("".join(line + "\n" for line in anthropic_lines))
 
 
 @contextmanager
@@ -236,5 +323,6 @@ def langsmith(out: Path, capture: str) -> None:
 if __name__ == "__main__":
     producer, folder = sys.argv[1], Path(sys.argv[2])
     folder.mkdir(parents=True, exist_ok=True)
-    {"otel": otel, "openinference": openinference, "langfuse": langfuse, "langsmith": langsmith}[producer](
-        folder, sys.argv[3] if len(sys.argv) > 3 else "")
+    drivers = {"otel": otel, "openinference": openinference, "langfuse": langfuse, "langsmith": langsmith,
+               "calls": calls}
+    drivers[producer](folder, sys.argv[3] if len(sys.argv) > 3 else "")

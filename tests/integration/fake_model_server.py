@@ -1,4 +1,9 @@
-"""A scripted OpenAI-compatible chat server on 127.0.0.1, for driving real telemetry libraries in tests."""
+"""A scripted model server on 127.0.0.1 (OpenAI chat and Responses, Anthropic Messages), for driving real
+client and telemetry libraries in tests.
+
+Its script: a conversation whose last message is the user's gets a get_weather call for the city the user
+named last (the last word of their text); one whose last message is a tool result gets the final answer.
+"""
 
 from __future__ import annotations
 
@@ -12,34 +17,104 @@ from typing import Any
 CALL_ARGS = {"city": "Paris"}
 TOOL_RESULT = "18C and sunny"
 FINAL_TEXT = "It is 18C and sunny in Paris."
-USAGE = [(31, 12), (58, 9)]  # (prompt, completion) tokens of the first and second reply
+USAGE = [(31, 12), (58, 9)]  # (prompt, completion) tokens of a tool-call reply and of a final answer
+CHECKING = "Let me check."  # the text a Responses reply gives beside its call
 
 
-def _reply(n: int, model: str) -> dict[str, Any]:
-    prompt, completion = USAGE[min(n, 1)]
-    if n == 0:
+def final_text(city: str) -> str:
+    return f"Here is the weather in {city}." if city != "Paris" else FINAL_TEXT
+
+
+def _city(text: str) -> str:
+    return text.split()[-1].strip("?!.")
+
+
+def _chat(n: int, body: dict[str, Any]) -> dict[str, Any]:
+    messages = body.get("messages", [])
+    calls = sum(1 for m in messages if m.get("role") == "tool")
+    if messages and messages[-1].get("role") == "user":
+        prompt, completion = USAGE[0]
         message = {"role": "assistant", "content": None, "tool_calls": [{
-            "id": "call_weather_1", "type": "function",
-            "function": {"name": "get_weather", "arguments": json.dumps(CALL_ARGS)}}]}
+            "id": f"call_weather_{calls + 1}", "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps({"city": _city(messages[-1]["content"])})}}]}
         finish = "tool_calls"
     else:
-        message, finish = {"role": "assistant", "content": FINAL_TEXT}, "stop"
-    return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1735725600 + n, "model": model,
+        prompt, completion = USAGE[1]
+        user = next(m["content"] for m in reversed(messages) if m.get("role") == "user")
+        message, finish = {"role": "assistant", "content": final_text(_city(user))}, "stop"
+    return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1735725600 + n,
+            "model": body.get("model", "gpt-test"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}
 
 
+def _user_text(content: Any) -> str | None:
+    """An Anthropic user turn's text, None for a turn of tool results."""
+    if isinstance(content, str):
+        return content
+    texts = [b["text"] for b in content if b.get("type") == "text"]
+    return texts[-1] if texts and not any(b.get("type") == "tool_result" for b in content) else None
+
+
+def _messages(n: int, body: dict[str, Any]) -> dict[str, Any]:
+    messages = body["messages"]
+    users = [t for m in messages if m["role"] == "user" and (t := _user_text(m["content"])) is not None]
+    calls = sum(1 for m in messages if m["role"] == "assistant" for b in m["content"] if b.get("type") == "tool_use")
+    if messages[-1]["role"] == "user" and _user_text(messages[-1]["content"]) is not None:
+        (prompt, completion), stop = USAGE[0], "tool_use"
+        content = [{"type": "tool_use", "id": f"toolu_{calls + 1}", "name": "get_weather",
+                    "input": {"city": _city(users[-1])}}]
+    else:
+        (prompt, completion), stop = USAGE[1], "end_turn"
+        content = [{"type": "text", "text": final_text(_city(users[-1]))}]
+    return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": body.get("model", "claude-test"),
+            "content": content, "stop_reason": stop, "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": completion}}
+
+
+def _responses(n: int, body: dict[str, Any]) -> dict[str, Any]:
+    items = body["input"] if isinstance(body["input"], list) else [{"role": "user", "content": body["input"]}]
+    users = [i["content"] for i in items if i.get("role") == "user"]
+    if items[-1].get("role") == "user":
+        (prompt, completion), calls = USAGE[0], sum(1 for i in items if i.get("type") == "function_call")
+        output = [_output_text(n, CHECKING), {
+            "type": "function_call", "id": f"fc_{n}", "call_id": f"call_weather_{calls + 1}", "name": "get_weather",
+            "arguments": json.dumps({"city": _city(users[-1])}), "status": "completed"}]
+    else:
+        (prompt, completion), output = USAGE[1], [_output_text(n, final_text(_city(users[-1])))]
+    return {"id": f"resp_{n}", "object": "response", "created_at": 1735725600 + n, "status": "completed",
+            "model": body.get("model", "gpt-test"), "output": output, "parallel_tool_calls": True,
+            "tool_choice": "auto", "tools": body.get("tools", []), "error": None, "incomplete_details": None,
+            "instructions": body.get("instructions"), "metadata": {}, "temperature": 1.0, "top_p": 1.0,
+            "text": {"format": {"type": "text"}},
+            "usage": {"input_tokens": prompt, "output_tokens": completion, "total_tokens": prompt + completion,
+                      "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
+def _output_text(n: int, text: str) -> dict[str, Any]:
+    return {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+
+ROUTES = {"/chat/completions": _chat, "/messages": _messages, "/responses": _responses}
+
+
 @contextmanager
 def fake_openai() -> Iterator[str]:
-    """Serve /v1/chat/completions: a get_weather tool call, then the final answer (per conversation length)."""
+    """Serve the script above at {url}/chat/completions, {url}/responses and {url}/messages (the url ends in
+    /v1); reply ids count the server's calls."""
     requests: list[dict[str, Any]] = []
+    lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            requests.append(body)
-            n = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
-            data = json.dumps(_reply(n, body.get("model", "gpt-test"))).encode()
+            route = next(f for path, f in ROUTES.items() if self.path.split("?")[0].endswith(path))
+            with lock:
+                n = len(requests)
+                requests.append(body)
+            data = json.dumps(route(n, body)).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))

@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.drive_producers import QUESTION, SYSTEM
-from tests.integration.fake_model_server import CALL_ARGS, FINAL_TEXT, TOOL_RESULT, USAGE
+from tests.integration.drive_producers import CONVERSATIONS, QUESTION, SYSTEM, get_weather
+from tests.integration.fake_model_server import CALL_ARGS, CHECKING, FINAL_TEXT, TOOL_RESULT, USAGE, final_text
 from tracegym.ingest.pipeline import ingest_paths
 from tracegym.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDS = {"otel": "opentelemetry.instrumentation.openai_v2", "openinference": "openinference.instrumentation.openai",
-         "langfuse": "langfuse", "langsmith": "langsmith"}
+         "langfuse": "langfuse", "langsmith": "langsmith", "calls": "anthropic"}
 CASES = [("otel", "span_only", "otel-genai"), ("otel", "event_only", "otel-genai"),
          ("otel", "span_and_event", "otel-genai"), ("openinference", "", "openinference"),
+         ("openinference", "responses", "openinference"),
          ("langfuse", "", "langfuse"), ("langsmith", "", "langsmith")]
 
 
@@ -59,6 +60,8 @@ def test_what_a_real_producer_exports_is_what_the_agent_did(tmp_path: Path, prod
     body = messages[has_system:]
     assert body[0][1] == QUESTION and (not has_system or messages[0][1] == SYSTEM)
     assert body[2][1] == TOOL_RESULT and body[3][1] == FINAL_TEXT
+    if capture == "responses":  # the reply's output items, text and call, are one turn
+        assert body[1][1] == CHECKING
     assert [(m[3], m[4]) for m in (body[1], body[3])] == USAGE
     assert all(m[5] and m[5] > 0 for m in (body[1], body[3]))  # the calls' latencies
     assert started and ended and started <= ended
@@ -83,3 +86,46 @@ def test_content_never_captured_is_stored_as_missing_and_flagged(tmp_path: Path)
     tokens = store.con.execute("SELECT input_tokens, output_tokens FROM messages WHERE role = 'assistant' "
                                "ORDER BY idx").fetchall()
     assert tokens == USAGE
+
+
+def _conversation(questions: tuple[str, ...]) -> tuple[list[tuple[str, str | None]], list[tuple[int, str, str]]]:
+    """What the agent said and did in one conversation of the script: (role, content) per message, and
+    (message_idx, arguments, result) per get_weather call."""
+    messages: list[tuple[str, str | None]] = [("system", SYSTEM)]
+    calls = []
+    for question in questions:
+        city = question.split()[-1].strip("?")
+        calls.append((len(messages) + 1, json.dumps({"city": city}, separators=(",", ":")), get_weather(city)))
+        messages += [("user", question), ("assistant", None), ("tool", get_weather(city)),
+                     ("assistant", final_text(city))]
+    return messages, calls
+
+
+def test_a_log_of_api_calls_gives_one_trace_per_conversation(tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    _drive("calls", "", out)
+    store = open_store(tmp_path / "s.duckdb")
+    summary = ingest_paths(store, [str(out)])
+    assert summary.total("errors") == 0 and summary.total("conflicts") == 0
+    assert {f.format for f in summary.files} == {"openai-chat", "anthropic-messages"}
+    for fmt in ("openai-chat", "anthropic-messages"):
+        traces = store.con.execute("SELECT trace_id, metadata->>'calls' FROM traces WHERE format = ?",
+                                   [fmt]).fetchall()
+        assert len(traces) == len(CONVERSATIONS)
+        by_question = {}
+        for tid, n_calls in traces:
+            rows = store.con.execute("SELECT role, content, input_tokens, output_tokens FROM messages "
+                                     "WHERE trace_id = ? ORDER BY idx", [tid]).fetchall()
+            calls = store.con.execute("SELECT message_idx, arguments::VARCHAR, result, is_error FROM tool_calls "
+                                      "WHERE trace_id = ? ORDER BY message_idx", [tid]).fetchall()
+            by_question[rows[1][1]] = (rows, calls, n_calls)
+        for questions in CONVERSATIONS:
+            rows, calls, n_calls = by_question[questions[0]]
+            messages, did = _conversation(questions)
+            assert [r[:2] for r in rows] == messages
+            assert [c[:3] for c in calls] == did and not any(c[3] for c in calls)
+            replies = [(r[2], r[3]) for r in rows if r[0] == "assistant"]
+            assert replies == [USAGE[0], USAGE[1]] * len(questions)  # each reply's tokens, from its own call
+            assert n_calls == str(2 * len(questions))
+    again = ingest_paths(store, [str(out)])
+    assert [f.status for f in again.files] == ["already ingested"] * 2

@@ -140,13 +140,13 @@ def test_chat_conversations_link_calls_and_flag_errors(store: Store, fixtures_di
 def test_chat_json_and_jsonl_store_the_same_rows(tmp_path: Path, fixtures_dir: Path) -> None:
     from tracegym.store import open_store
 
-    for name in ("conversations.jsonl", "proxy_log.jsonl"):
+    for name, n in (("conversations.jsonl", 3), ("proxy_log.jsonl", 2)):
         jsonl = fixtures_dir / "openai-chat" / name
         with open_store(tmp_path / f"{name}.l.duckdb") as a, open_store(tmp_path / f"{name}.j.duckdb") as b:
             ingest(a, jsonl)
             ingest(b, as_json_document(jsonl, tmp_path / f"{name}.json"))
             assert stored_rows(a) == stored_rows(b)
-            assert len(stored_rows(a)["traces"]) == 3
+            assert len(stored_rows(a)["traces"]) == n
 
 
 def test_a_bare_message_list_document_is_one_conversation(store: Store, fixtures_dir: Path) -> None:
@@ -160,19 +160,19 @@ def test_a_bare_message_list_document_is_one_conversation(store: Store, fixtures
 
 def test_request_response_pairs_carry_usage_time_and_model(store: Store, fixtures_dir: Path) -> None:
     summary = ingest(store, fixtures_dir / "openai-chat" / "proxy_log.jsonl")
-    assert (summary["traces"], summary["errors"]) == (3, 0)
+    assert (summary["traces"], summary["errors"]) == (2, 0)  # the first two calls are one conversation
 
     first = trace(store, "chatcmpl-AbC123")
     assert (first["model"], first["session_id"]) == ("gpt-4o-2024-08-06", "conv-orders-7")
-    assert first["started_at"] == datetime(2024, 9, 22, 10, 13, 20)
-    assert first["metadata"]["user"] == "user-123" and first["metadata"]["finish_reason"] == "tool_calls"
-    assert messages(store, "chatcmpl-AbC123")[-1] == ("assistant", None, None, 120, 18)
-    assert calls(store, "chatcmpl-AbC123")["call_order"][2:4] == (None, None)  # answered in the next call
-
-    second = messages(store, "chatcmpl-AbC124")
-    assert [m[0] for m in second] == ["system", "user", "assistant", "tool", "assistant"]
-    assert second[-1][3:] == (171, 15)
-    assert calls(store, "chatcmpl-AbC124")["call_order"][2:] == ('{"status": "shipped", "eta": "2024-09-25"}', 3, False)
+    assert (first["started_at"], first["ended_at"]) == (datetime(2024, 9, 22, 10, 13, 20),
+                                                        datetime(2024, 9, 22, 10, 13, 23))
+    assert first["metadata"]["user"] == "user-123" and first["metadata"]["finish_reason"] == "stop"
+    assert first["metadata"]["call_ids"] == ["chatcmpl-AbC123", "chatcmpl-AbC124"]
+    conversation = messages(store, "chatcmpl-AbC123")
+    assert [m[0] for m in conversation] == ["system", "user", "assistant", "tool", "assistant"]
+    assert [m[3:] for m in conversation if m[0] == "assistant"] == [(120, 18), (171, 15)]  # each from its call
+    assert calls(store, "chatcmpl-AbC123")["call_order"][2:] == ('{"status": "shipped", "eta": "2024-09-25"}', 3,
+                                                                 False)
 
     (failed,) = q(store, "SELECT trace_id FROM traces WHERE trace_id LIKE 'openai-chat:%'")
     assert trace(store, failed[0])["metadata"]["error"]["code"] == "context_length_exceeded"
@@ -214,19 +214,21 @@ def test_responses_item_list_document(store: Store, fixtures_dir: Path) -> None:
 
 def test_anthropic_blocks_tool_use_and_is_error(store: Store, fixtures_dir: Path) -> None:
     summary = ingest(store, fixtures_dir / "anthropic" / "messages.jsonl")
-    assert (summary["traces"], summary["errors"]) == (4, 0)
+    assert (summary["traces"], summary["errors"]) == (3, 0)  # the first two calls are one conversation
 
     first = trace(store, "msg_01AaBbCc")
-    assert (first["model"], first["metadata"]["stop_reason"]) == ("claude-sonnet-4-5-20250929", "tool_use")
+    assert (first["model"], first["metadata"]["stop_reason"]) == ("claude-sonnet-4-5-20250929", "end_turn")
     assert first["metadata"]["thinking_blocks"] == 1 and first["metadata"]["metadata"] == {"user_id": "user-9"}
+    assert first["metadata"]["call_ids"] == ["msg_01AaBbCc", "msg_01DdEeFf"]
     # input tokens count the cached prompt too: 410 + 0 + 1200
-    assert messages(store, "msg_01AaBbCc") == [
+    assert messages(store, "msg_01AaBbCc")[:3] == [
         ("system", "You are a careful coding agent.", None, None, None),
         ("user", "List the files in /srv/app.", None, None, None),
         ("assistant", "Let me look.", None, 1610, 62),
     ]
+    assert messages(store, "msg_01AaBbCc")[4][0::3] == ("assistant", 530)
     # is_error marks the call failed although the text does not look like an error
-    assert calls(store, "msg_01DdEeFf")["toolu_01"] == (
+    assert calls(store, "msg_01AaBbCc")["toolu_01"] == (
         "bash", {"command": "ls /srv/app"}, "ls: cannot open directory '/srv/app': Permission denied", 3, True)
 
     conv = messages(store, "conv-anthropic-3")

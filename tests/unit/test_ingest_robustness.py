@@ -427,8 +427,9 @@ def test_mutated_real_records_never_crash_and_are_never_lost(name: str, tmp_path
         if result.status == "already ingested":
             return  # the same bytes as an earlier example
         # Span-shaped formats: a trace this file completed (merged) or that waits for its calls is kept too.
+        # Chat formats: a logged call that went on with a conversation of the file is stored in its trace.
         accounted = (result.traces + result.errors + result.duplicates + result.conflicts + result.merged
-                     + result.waiting)
+                     + result.waiting + result.stitched)
         assert accounted >= count_records(path, name), result
         source_id = file_sha256(path)
         stored = store.scalar("SELECT count(*) FROM traces WHERE source_id = ?", [source_id])

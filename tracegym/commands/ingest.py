@@ -119,6 +119,9 @@ def _print_summary(data: dict) -> None:
     )
     if data["traces_merged"]:
         err.print(f"{data['traces_merged']} stored traces completed by spans, runs or scores in these files.")
+    if data["calls_stitched"]:
+        err.print(f"{data['calls_stitched']} logged API calls went on with a conversation of their file and are "
+                  "stored in its trace.")
     if data["traces_waiting"]:
         err.print(f"{data['traces_waiting']} traces wait for their LLM calls: what these files hold of them (a root "
                   "run, log records, scores) is kept, and joins them when a file with their calls is ingested.")

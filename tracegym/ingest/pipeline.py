@@ -26,7 +26,8 @@ from tracegym.ingest.batch import TraceBatch
 from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
 from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
-from tracegym.ingest.records import BadRecord, RawRecord
+from tracegym.ingest.records import BadRecord, RawRecord, Trace
+from tracegym.ingest.stitch import CallStitcher
 from tracegym.mining.detection import Detection, detect_ingested
 from tracegym.store import Store
 
@@ -51,6 +52,7 @@ class FileResult:
     conflicts: int = 0
     merged: int = 0  # traces already stored that this file's parts completed (span-shaped formats)
     waiting: int = 0  # traces whose parts so far hold no LLM call or tool run: kept until the rest arrives
+    stitched: int = 0  # logged API calls that went on with a conversation of the file: stored in its trace
 
 
 @dataclass
@@ -89,6 +91,7 @@ class IngestSummary:
             "conflicts": self.total("conflicts"),
             "traces_merged": self.total("merged"),
             "traces_waiting": self.total("waiting"),
+            "calls_stitched": self.total("stitched"),
             "by_format": self.by_format(),
             "traces_detected": self.detection.traces if self.detection else 0,
             "detection_error": self.detection_error,
@@ -371,7 +374,7 @@ def _load(con: Any, adapter: Adapter, src: SourceFile, redact: Run | None = None
     if not adapter.bulk_load(con, src, load):
         for item in _guarded_records(adapter, src):
             load.take(item)
-    load.flush()
+    load.finish()
     return load.result
 
 
@@ -387,6 +390,7 @@ class FileLoad:
         self.result = FileResult(str(src.path), adapter.name, "loaded")
         self.batch = TraceBatch(src.source_id)
         self.seen: set[str] = set()
+        self.calls = CallStitcher()
 
     def claim(self, trace_id: str) -> bool:
         """True the first time a file shows this id; later repeats count as duplicates."""
@@ -397,10 +401,38 @@ class FileLoad:
         return True
 
     def take(self, item: RawRecord | BadRecord) -> None:
-        """Normalize one record; a record that raises becomes a bad record with its raw text."""
+        """Normalize one record; a record that raises becomes a bad record with its raw text. A logged API call
+        waits for the file's other calls, to be stored with its conversation (`finish`)."""
+        if isinstance(item, RawRecord) and self._stitched(item):
+            return
+        self._keep(item)
+
+    def _stitched(self, item: RawRecord) -> bool:
+        try:
+            call = self.adapter.call_of(item)
+        except Exception as e:  # noqa: BLE001 - `to_traces` reports it
+            if is_interrupt(e):
+                raise KeyboardInterrupt from e
+            return False
+        if call is None:
+            return False
+        status = self.calls.add(call, item)
+        if status == "duplicate":
+            self.result.duplicates += 1
+        elif status == "extended":
+            self.result.stitched += 1
+        return True
+
+    def finish(self) -> None:
+        """Store the file's conversations stitched from its calls, then what is left of the batch."""
+        for trace, record in self.calls.conversations():
+            self._keep(record, [trace])
+        self.flush()
+
+    def _keep(self, item: RawRecord | BadRecord, made: list[Trace] | None = None) -> None:
         if isinstance(item, RawRecord):
             try:
-                traces = list(self.adapter.to_traces(item, self.src))
+                traces = made if made is not None else list(self.adapter.to_traces(item, self.src))
                 for trace in traces:
                     link_tool_results(trace)
                     check_storable(trace)

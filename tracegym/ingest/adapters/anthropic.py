@@ -23,6 +23,7 @@ from tracegym.ingest.adapters.openai_chat import derived_id
 from tracegym.ingest.normalize import content_text, normalize_role, opt_int, to_json
 from tracegym.ingest.reading import Sample
 from tracegym.ingest.records import Message, RawRecord, ToolCall, Trace
+from tracegym.ingest.stitch import Call, is_logged_call
 
 FORMAT = "anthropic-messages"
 # Block types only Anthropic has; text blocks look the same in both APIs.
@@ -50,35 +51,43 @@ class AnthropicAdapter(Adapter):
         return _has_anthropic_blocks(messages) or ("system" in request and not _has_openai_calls(messages))
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
-        rec = record.value
-        if not isinstance(rec, dict):
-            raise ValueError(f"expected an object, got {type(rec).__name__}")
-        request = rec.get("request", rec)
-        response = rec.get("response")
-        if response is None and _is_message_response(rec):
-            request, response = {}, rec
-        if not isinstance(request, dict) or (response is not None and not isinstance(response, dict)):
-            raise ValueError("request and response must be objects")
-        trace = Trace(trace_id=_trace_id(rec, response), format=FORMAT, metadata={})
-        model = (response or {}).get("model") or request.get("model")
-        trace.model = model if isinstance(model, str) else None
-        if isinstance(request.get("tools"), list):
-            trace.tools = request["tools"]
-        if isinstance(request.get("metadata"), dict):
-            trace.metadata["metadata"] = request["metadata"]
-        builder = _Builder(trace)
-        if request.get("system") is not None:
-            builder.add_text_message("system", _block_text(request["system"]))
-        messages = request.get("messages", [] if response is not None else None)
-        if not isinstance(messages, list):
-            raise ValueError(f"messages must be a list, got {type(messages).__name__}")
-        for i, msg in enumerate(messages):
-            builder.add(msg, f"messages[{i}]")
-        if response is not None:
-            _add_response(builder, response)
-        if builder.thinking:
-            trace.metadata["thinking_blocks"] = builder.thinking
-        yield trace
+        yield _call(record.value).trace
+
+    def call_of(self, record: RawRecord) -> Call | None:
+        return _call(record.value) if is_logged_call(record.value) else None
+
+
+def _call(rec: Any) -> Call:
+    """One logged conversation or call; `prompt` counts the messages the request sent."""
+    if not isinstance(rec, dict):
+        raise ValueError(f"expected an object, got {type(rec).__name__}")
+    request = rec.get("request", rec)
+    response = rec.get("response")
+    if response is None and _is_message_response(rec):
+        request, response = {}, rec
+    if not isinstance(request, dict) or (response is not None and not isinstance(response, dict)):
+        raise ValueError("request and response must be objects")
+    trace = Trace(trace_id=_trace_id(rec, response), format=FORMAT, metadata={})
+    model = (response or {}).get("model") or request.get("model")
+    trace.model = model if isinstance(model, str) else None
+    if isinstance(request.get("tools"), list):
+        trace.tools = request["tools"]
+    if isinstance(request.get("metadata"), dict):
+        trace.metadata["metadata"] = request["metadata"]
+    builder = _Builder(trace)
+    if request.get("system") is not None:
+        builder.add_text_message("system", _block_text(request["system"]))
+    messages = request.get("messages", [] if response is not None else None)
+    if not isinstance(messages, list):
+        raise ValueError(f"messages must be a list, got {type(messages).__name__}")
+    for i, msg in enumerate(messages):
+        builder.add(msg, f"messages[{i}]")
+    prompt = len(trace.messages)
+    if response is not None:
+        _add_response(builder, response)
+    if builder.thinking:
+        trace.metadata["thinking_blocks"] = builder.thinking
+    return Call(trace, prompt)
 
 
 class _Builder:

@@ -13,6 +13,7 @@ import pyarrow as pa
 from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import Sample, iter_json_values
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
+from tracegym.ingest.stitch import Call
 
 
 @dataclass
@@ -65,6 +66,13 @@ class Adapter:
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         raise NotImplementedError
+
+    def call_of(self, record: RawRecord) -> Call | None:
+        """For logs with one line per API call: the record as one call (request messages + reply), which the
+        pipeline stitches with the file's other calls into one trace per conversation (see
+        tracegym/ingest/stitch.py); None for a record that is not a call. May raise like `to_traces`: the record
+        then takes the `to_traces` path, which reports it."""
+        return None
 
     def bulk_load(self, con: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink) -> bool:
         """Load the whole file in one go (in SQL, say) instead of record by record; False declines.

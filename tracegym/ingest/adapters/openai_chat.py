@@ -28,6 +28,7 @@ from tracegym.ingest.adapters.chat_messages import append_openai_message, append
 from tracegym.ingest.normalize import opt_int, parse_ts, to_json
 from tracegym.ingest.reading import Sample, raw_text
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
+from tracegym.ingest.stitch import Call, is_logged_call
 
 FORMAT = "openai-chat"
 SESSION_KEYS = ("session_id", "conversation_id", "thread_id")  # where loggers put a thread id in `metadata`
@@ -74,9 +75,16 @@ class OpenAIChatAdapter(Adapter):
             raise ValueError(f"expected an object or a message list, got {type(value).__name__}")
         yield chat_trace(value)
 
+    def call_of(self, record: RawRecord) -> Call | None:
+        return _call(record.value) if is_logged_call(record.value) else None
+
 
 def chat_trace(rec: dict[str, Any]) -> Trace:
     """One logged conversation or call as a trace."""
+    return _call(rec).trace
+
+
+def _call(rec: dict[str, Any]) -> Call:
     request = rec.get("request", rec)
     if not isinstance(request, dict):
         raise ValueError(f"request must be an object, got {type(request).__name__}")
@@ -95,9 +103,10 @@ def chat_trace(rec: dict[str, Any]) -> Trace:
         trace.tools = tools
     if "messages" in request or response is None:
         append_openai_messages(trace, request.get("messages"), "messages")
+    prompt = len(trace.messages)
     if response is not None:
         _add_response(trace, response)
-    return trace
+    return Call(trace, prompt)
 
 
 def _trace_id(rec: dict[str, Any], response: dict[str, Any] | None) -> str:

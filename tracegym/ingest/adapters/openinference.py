@@ -208,7 +208,12 @@ def _llm_call(tree: dict[str, Any]) -> LlmCall:
     inputs = [_turn(m, f"llm.input_messages.{i}") for i, m in enumerate(_as_list(get(tree, "llm.input_messages"),
                                                                                  "llm.input_messages"))]
     outputs = [_turn(m, f"llm.output_messages.{i}") for i, m in enumerate(_as_list(get(tree, "llm.output_messages"),
-                                                                                   "llm.output_messages"))][:1]
+                                                                                   "llm.output_messages"))]
+    if _is_responses_span(tree):
+        # The Responses API's output items (text, each function call) are recorded as one message each: they are
+        # one assistant turn, and so are the runs of them that later calls send back as input.
+        inputs, outputs = _joined_items(inputs), _joined_items(outputs)
+    outputs = outputs[:1]  # Chat Completions: one message per choice; the conversation goes on with the first
     if not inputs:
         inputs = [Turn("user", get(p, "prompt.text")) for p in _as_list(get(tree, "llm.prompts"), "llm.prompts")]
     if not outputs:
@@ -225,6 +230,31 @@ def _llm_call(tree: dict[str, Any]) -> LlmCall:
         output_tokens=opt_int(get(tree, "llm.token_count.completion")),
         model=_opt_str(model),
     )
+
+
+def _is_responses_span(tree: dict[str, Any]) -> bool:
+    """Whether the span recorded a Responses API call: its `output.value` is a `response` object."""
+    value = get(tree, "output.value")
+    if not isinstance(value, str) or not value.startswith("{") or '"response"' not in value:
+        return False  # not parsed: chat spans' outputs can be large
+    try:
+        parsed = exact_json.loads(value)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(parsed, dict) and parsed.get("object") == "response"
+
+
+def _joined_items(turns: list[Turn]) -> list[Turn]:
+    """Consecutive assistant turns (the output items of one response) as one turn: texts, then calls, in order."""
+    out: list[Turn] = []
+    for turn in turns:
+        last = out[-1] if out else None
+        if last is None or turn.role != "assistant" or last.role != "assistant":
+            out.append(turn)
+            continue
+        texts = [t for t in (last.content, turn.content) if t]
+        out[-1] = Turn("assistant", "\n".join(texts) if texts else None, [*last.tool_calls, *turn.tool_calls])
+    return out
 
 
 def _turn(item: Any, where: str) -> Turn:

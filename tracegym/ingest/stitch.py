@@ -1,0 +1,135 @@
+"""Logs with one line per API call, stitched into one trace per conversation.
+
+A chat client re-sends the whole conversation on every call, so a log of calls
+(request + response per line) holds each conversation many times over, one
+partial copy per call. A call whose messages start with everything an earlier
+call sent plus the reply it got extends that call's conversation; any other call
+(the first, a second conversation, a rewritten or shortened history, other tools)
+opens a new one. This is the proxy harness's rule (`Segment.extended_by` in
+tracegym/harnesses/proxy_session.py, `same_message` in proxy_openai.py), applied
+here to normalized messages so that it reads OpenAI and Anthropic logs alike:
+role, text (None and "" alike), the answered call id, and each tool call's id,
+name and arguments (compared as parsed JSON, so re-encoding does not matter).
+
+Each conversation becomes the trace of its last call (whose messages hold all
+the others'), named by its first call's id, with each earlier reply's text,
+tokens and time laid onto the message it became; its metadata is the last
+call's (finish reason, usage), plus `calls` and `call_ids`. Prefixes are compared by a chain of
+hashes, so a file of N calls costs O(total messages), not O(N^2) comparisons.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracegym.ingest.normalize import to_json
+from tracegym.ingest.records import Message, RawRecord, ToolCall, Trace
+
+
+@dataclass(slots=True)
+class Call:
+    """One logged API call as a trace of its own: the request's messages, then the reply (if any)."""
+
+    trace: Trace
+    prompt: int
+    """How many of `trace.messages` the request sent; the rest is the reply."""
+
+
+@dataclass
+class _Conversation:
+    trace_id: str
+    latest: Call
+    record: RawRecord
+    started_at: object
+    replies: list[tuple[int, Message]] = field(default_factory=list)
+    call_ids: list[str] = field(default_factory=list)
+    tip: str = ""
+
+
+def is_logged_call(rec: Any) -> bool:
+    """A logged call: a request's messages with its response (`{request: {messages}, response}` or
+    `{messages, response}`). Conversations without a response, and bare responses, stand alone."""
+    if not isinstance(rec, dict) or rec.get("response") is None:
+        return False
+    request = rec.get("request", rec)
+    return isinstance(request, dict) and isinstance(request.get("messages"), list)
+
+
+class CallStitcher:
+    """Collects a file's calls (`add`) and hands back one trace per conversation (`conversations`)."""
+
+    def __init__(self) -> None:
+        self.open: list[_Conversation] = []
+        self.by_tip: dict[str, list[_Conversation]] = {}
+        self.seen: set[str] = set()
+
+    def add(self, call: Call, record: RawRecord) -> str:
+        """Take one call: 'new' when it opens a conversation, 'extended' when it goes on with one, 'duplicate'
+        when it extends nothing and its id was seen before in this file (a repeated line)."""
+        trace = call.trace
+        chain = _chain(trace)
+        conv = self._extended(chain, call.prompt)
+        if conv is None and trace.trace_id in self.seen:
+            return "duplicate"
+        self.seen.add(trace.trace_id)
+        status = "new" if conv is None else "extended"
+        if conv is None:
+            conv = _Conversation(trace.trace_id, call, record, trace.started_at)
+            self.open.append(conv)
+        else:
+            self.by_tip[conv.tip].remove(conv)
+            previous = conv.latest
+            if len(previous.trace.messages) > previous.prompt:
+                conv.replies.append((previous.prompt, previous.trace.messages[previous.prompt]))
+            conv.latest, conv.record = call, record
+        conv.call_ids.append(trace.trace_id)
+        conv.tip = chain[-1]
+        self.by_tip.setdefault(conv.tip, []).append(conv)
+        return status
+
+    def _extended(self, chain: list[str], prompt: int) -> _Conversation | None:
+        """The open conversation whose messages (with its last reply) the longest prefix of the prompt is."""
+        for n in range(prompt, 0, -1):
+            waiting = self.by_tip.get(chain[n])
+            if waiting:
+                return waiting[0]  # of two identical conversations, the older one goes on first
+        return None
+
+    def conversations(self) -> Iterator[tuple[Trace, RawRecord]]:
+        for conv in self.open:
+            yield _stitched(conv), conv.record
+
+
+def _stitched(conv: _Conversation) -> Trace:
+    trace = conv.latest.trace
+    if len(conv.call_ids) == 1:
+        return trace
+    for idx, reply in conv.replies:
+        kept = trace.messages[idx]
+        kept.content = reply.content  # as the model gave it, not as the client re-sent it ("" for None, say)
+        kept.input_tokens, kept.output_tokens = reply.input_tokens, reply.output_tokens
+        kept.latency_ms, kept.ts = reply.latency_ms, reply.ts
+    trace.trace_id = conv.trace_id
+    trace.ended_at = trace.ended_at or trace.started_at
+    trace.started_at = conv.started_at
+    trace.metadata["calls"] = len(conv.call_ids)
+    trace.metadata["call_ids"] = conv.call_ids
+    return trace
+
+
+def _chain(trace: Trace) -> list[str]:
+    """chain[i]: a hash of the tools and the first i messages."""
+    calls: dict[int, list[ToolCall]] = {}
+    for call in trace.tool_calls:
+        calls.setdefault(call.message_idx, []).append(call)
+    h = hashlib.sha256(to_json(trace.tools).encode()).digest()
+    chain = [h.hex()]
+    for idx, msg in enumerate(trace.messages):
+        key = [msg.role, msg.content or "", msg.tool_call_id,
+               [[c.call_id, c.name, to_json(c.arguments)] for c in calls.get(idx, [])]]
+        h = hashlib.sha256(h + to_json(key).encode()).digest()
+        chain.append(h.hex())
+    return chain
