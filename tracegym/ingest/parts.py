@@ -16,7 +16,6 @@ content, which counts as a duplicate, not a change.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -89,13 +88,3 @@ class PartStore:
                          "(SELECT (trace_id, part_key) FROM staged_parts)")
         self.con.execute("INSERT INTO span_parts SELECT * FROM staged_parts")
 
-    def owner_of(self, part_key: str) -> str | None:
-        """The trace key (without the format) whose parts include `part_key`, from any earlier file."""
-        row = self.con.execute("SELECT trace_id FROM span_parts WHERE part_key = ? AND starts_with(trace_id, ?) "
-                               "LIMIT 1", [part_key, f"{self.fmt}:"]).fetchone()
-        return row[0].removeprefix(f"{self.fmt}:") if row else None
-
-
-def revived(parts: list[Part], read: Callable[[Any], Any]) -> list[tuple[Part, Any]]:
-    """Each part with the item `read` makes of its JSON."""
-    return [(p, read(p.doc)) for p in parts]

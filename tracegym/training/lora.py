@@ -84,10 +84,3 @@ def merged_model(peft_model: PeftModel) -> PreTrainedModel:
     import copy
 
     return copy.deepcopy(peft_model).merge_and_unload()
-
-
-def load_merged(folder: Path, base: PreTrainedModel) -> PreTrainedModel:
-    """A saved adapter merged into `base`: a plain model, as `tracegym eval` and the samplers use it."""
-    from peft import PeftModel
-
-    return PeftModel.from_pretrained(base, folder).merge_and_unload()
