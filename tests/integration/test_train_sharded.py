@@ -1,21 +1,37 @@
 """`tracegym train` with `parallel: {kind: fsdp, world_size: 2}`: two gloo ranks on this CPU, through the real runner,
 replay harness and scorer. Checkpoints are whole Hugging Face folders; a run SIGKILLed after a checkpoint resumes
-sharded and continues the uninterrupted run's curve exactly."""
+sharded and continues the uninterrupted run's curve exactly; ranks started by torchrun train as the ranks that
+`tracegym train` spawns itself."""
 
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import torch
+from typer.testing import CliRunner
 
 from tests.integration.test_train_resume import _metrics, _signal_after_checkpoint, _weights
 from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
+from tracegym.training.sharded import free_port
 
 SHARDED = {"warmup": {"steps": 0}, "steps": 4, "checkpoint_every": 2, "keep_checkpoints": 10,
            "parallel": {"kind": "fsdp", "world_size": 2}, "optim": {"micro_batch_tokens": 256}}
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Runs:
+    workspace: Workspace
+    single: Path
+    spawned: Path
+    summary: dict
 
 
 @pytest.fixture(scope="module")
@@ -23,20 +39,41 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, tau_workspace_template: 
     return copy_workspace(tau_workspace_template, tmp_path_factory.mktemp("sharded"))
 
 
+def _train(*args: str):
+    from tracegym.cli import app
+
+    return CliRunner().invoke(app, ["train", *args, "--allow-unredacted"], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def runs(workspace: Workspace, tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """One process and two spawned ranks, on one thread each (as the torchrun ranks): the same config."""
+    root = tmp_path_factory.mktemp("sharded-runs")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    os.environ["OMP_NUM_THREADS"], old = "1", os.environ.get("OMP_NUM_THREADS")
+    try:
+        single, spawned = root / "single", root / "spawned"
+        write_config(root / "single.yaml", tiny_config(workspace, single, **{**SHARDED, "parallel": {"kind": "none"}}))
+        write_config(root / "spawned.yaml", tiny_config(workspace, spawned, **SHARDED))
+        assert _train(str(root / "single.yaml"), "--store", str(workspace.store)).exit_code == 0
+        result = _train(str(root / "spawned.yaml"), "--store", str(workspace.store), "--json")
+        assert result.exit_code == 0, result.stderr
+    finally:
+        torch.set_num_threads(threads)
+        if old is None:
+            del os.environ["OMP_NUM_THREADS"]
+        else:
+            os.environ["OMP_NUM_THREADS"] = old
+    return Runs(workspace, single, spawned, json.loads(result.stdout))
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
-def test_a_sharded_run_trains_as_one_process_and_resumes_after_sigkill(workspace: Workspace, tmp_path: Path,
-                                                                       cli) -> None:
-    single, run_a, run_b = tmp_path / "single", tmp_path / "a", tmp_path / "b"
-    settings = {**SHARDED, "parallel": {"kind": "none"}}
-    write_config(tmp_path / "single.yaml", tiny_config(workspace, single, **settings))
-    config_a = write_config(tmp_path / "a.yaml", tiny_config(workspace, run_a, **SHARDED))
+def test_a_sharded_run_trains_as_one_process_and_resumes_after_sigkill(runs: Runs, tmp_path: Path, cli) -> None:
+    workspace, single, run_a, run_b = runs.workspace, runs.single, runs.spawned, tmp_path / "b"
+    assert runs.summary["step"] == 4
     config_b = write_config(tmp_path / "b.yaml", tiny_config(workspace, run_b, **SHARDED))
-    single_run = cli("train", str(tmp_path / "single.yaml"), "--allow-unredacted", "--store", str(workspace.store))
-    assert single_run.exit_code == 0
-    result = cli("train", str(config_a), "--allow-unredacted", "--store", str(workspace.store), "--json")
-    assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout)["step"] == 4
 
     one, a = _metrics(workspace.store, single), _metrics(workspace.store, run_a)
     assert sorted(a) == [1, 2, 3, 4] and a[1]["train/optimizer_steps"] == 1, "the first step trained"
@@ -60,3 +97,50 @@ def test_a_sharded_run_trains_as_one_process_and_resumes_after_sigkill(workspace
         assert b[step] == a[step], f"step {step} differs"
     wa, wb = _weights(run_a / "checkpoints" / "step-000004"), _weights(run_b / "checkpoints" / "step-000004")
     assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def _torchrun(config: Path, store: Path, *extra: str) -> subprocess.CompletedProcess:
+    """`torchrun --nproc_per_node 2 -m tracegym.cli train CONFIG` on 127.0.0.1, importing this checkout."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+               "--master_port", str(free_port()), "-m", "tracegym.cli", "train", str(config), "--allow-unredacted",
+               "--store", str(store), "--json", *extra]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.mark.slow
+def test_ranks_started_by_torchrun_train_as_the_spawned_ranks(runs: Runs, tmp_path: Path) -> None:
+    run = tmp_path / "torchrun"
+    config = write_config(tmp_path / "torchrun.yaml", tiny_config(runs.workspace, run, **SHARDED))
+    result = _torchrun(config, runs.workspace.store)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout)  # one JSON object: rank 1 printed nothing
+    assert summary["step"] == 4 and summary["run_id"] != runs.summary["run_id"]
+    spawned, got = _metrics(runs.workspace.store, runs.spawned), _metrics(runs.workspace.store, run)
+    assert sorted(got) == [1, 2, 3, 4]
+    # The same ranks on the same threads: the first step, and every later one, equal the spawned run's.
+    assert got[1] == spawned[1]
+    assert all(got[step] == spawned[step] for step in range(2, 5))
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoints", "run.json", "train_config.json"]
+
+    # Resumed with no step left, rank 0 releases rank 1, and both end.
+    again = _torchrun(config, runs.workspace.store, "--resume")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads(again.stdout)["step"] == 4
+
+
+def test_a_torchrun_world_the_config_does_not_ask_for_is_a_config_error(tmp_path: Path, cli,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    config = write_config(tmp_path / "c.yaml", {"run_dir": str(tmp_path / "run"), "tasks": {"task_set": "t"},
+                                                "parallel": {"kind": "fsdp", "world_size": 2}})
+    for name, value in {"RANK": "1", "WORLD_SIZE": "3", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1"}.items():
+        monkeypatch.setenv(name, value)
+    result = cli("train", str(config), "--allow-unredacted")
+    assert result.exit_code == 2
+    assert "torchrun started 3 processes (WORLD_SIZE=3), and the config asks for 2" in result.stderr
+    assert "parallel: {kind: fsdp, world_size: 3}" in result.stderr
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    write_config(config, {"run_dir": str(tmp_path / "run"), "tasks": {"task_set": "t"}})
+    result = cli("train", str(config), "--allow-unredacted")
+    assert result.exit_code == 2 and "the config asks for 1 (parallel: kind none" in result.stderr
+    assert not (tmp_path / "run").exists()

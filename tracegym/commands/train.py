@@ -49,12 +49,19 @@ def train(
     """Train a model on a task set: a supervised warm start on successful traces, then GRPO.
 
     Metrics go to the store per step (tables runs, metrics, checkpoints; rollouts by run_id); checkpoints
-    are Hugging Face model folders under RUN_DIR/checkpoints.
+    are Hugging Face model folders under RUN_DIR/checkpoints. With `parallel: {kind: fsdp, world_size: N}` it
+    starts N-1 more trainer ranks itself, or runs as one of N processes under `torchrun --nproc_per_node N -m
+    tracegym.cli train CONFIG` (rank 0 then does all but train).
     """
     from tracegym.training.config import load_train_config
     from tracegym.training.loop import train as run_training
+    from tracegym.training.ranks import follow, torchrun_launch
 
     loaded = load_train_config(config)
+    launch = torchrun_launch(loaded)
+    if launch is not None and launch.rank > 0:  # under torchrun: rank 0 alone touches the store and the run folder
+        follow(loaded, launch)
+        return
     if not allow_unredacted:
         from tracegym.redact.session import require_redacted
         from tracegym.store import open_store
@@ -63,7 +70,7 @@ def train(
             require_redacted(st, "tracegym train")
     try:
         with _sigterm_interrupts():
-            result = run_training(loaded, resume=resume, store_path=store)
+            result = run_training(loaded, resume=resume, store_path=store, launch=launch)
     except KeyboardInterrupt:
         err.print(f"Interrupted; the run is marked interrupted in the store. Continue it from its latest checkpoint "
                   f"with: tracegym train {config} --resume")

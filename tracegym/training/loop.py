@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from tracegym.models.precision import Precision
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
+    from tracegym.training.ranks import Launch
 
 
 IDLE_STEPS = 10
@@ -155,12 +156,14 @@ def heldout_source_tasks(task_set: TaskSet, train_split: str) -> set[str]:
 class _Run:
     """The state of one `train` call."""
 
-    def __init__(self, config: TrainConfig, store_path: Path | None, console: Console, resume: bool) -> None:
+    def __init__(self, config: TrainConfig, store_path: Path | None, console: Console, resume: bool,
+                 launch: Launch | None) -> None:
         from tracegym.models.load import load_tokenizer
         from tracegym.tasks.taskset import load_task_set
 
         self.config = config
         self.store_path = store_path
+        self.launch = launch
         self.run_id = init_run_dir(config.run_dir, config.resolved(), resume, refill=_with_current_defaults)
         self.recorder = RunRecorder(store_path, self.run_id)
         self.tokenizer = load_tokenizer(config.model.ref)
@@ -225,6 +228,8 @@ class _Run:
         """Save the model (or `weights`, gathered from sharded ranks, under its names) and the trainer state."""
         self.state.optimizer, self.state.optimizer_phase = optimizer_state, phase
         self.state.rng, self.state.keep = capture_rng(), keep
+        if weights is not None and self.peft is not None:  # gathered off the ranks: peft saves its adapter's part
+            weights = {f"base_model.model.{name}": tensor for name, tensor in weights.items()}
         folder = save_checkpoint(self.config.run_dir, self.peft or self.model, self.tokenizer, self.state,
                                  self.config.keep_checkpoints, state_dict=weights)
         if keep:
@@ -241,14 +246,15 @@ class _Run:
 
 
 def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None = None,
-          console: Console | None = None) -> TrainResult:
-    """Run (or resume) a training run to its last step; see the module doc."""
+          console: Console | None = None, launch: Launch | None = None) -> TrainResult:
+    """Run (or resume) a training run to its last step; see the module doc. `launch`: this process is rank 0 of
+    ranks that torchrun started (tracegym/training/ranks.py); without it, a sharded run spawns its ranks."""
     from transformers.utils import logging as hf_logging
 
     from tracegym.output import err
 
     hf_logging.disable_progress_bar()  # the run's own display reports progress
-    run = _Run(config, store_path, console or err, resume)
+    run = _Run(config, store_path, console or err, resume, launch)
     run.recorder.start(config.resolved(), config.run_dir, config.model.ref, run.task_set.manifest.name)
     run.recorder.forget_after(run.state.step)
     try:
@@ -257,6 +263,10 @@ def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None 
                 _warm_start(run, display)
             if run.state.step < run.total:
                 _grpo(run, display)
+            elif launch is not None:
+                from tracegym.training.ranks import dismiss
+
+                dismiss(launch)
     except BaseException as e:
         if not is_interrupt(e):
             run.recorder.finish("failed")
@@ -326,14 +336,18 @@ def _grpo(run: _Run, display: RunDisplay) -> None:
 def _trainer(run: _Run) -> Iterator[Trainer]:
     """The GRPO trainer: one process, or rank 0 of `parallel.world_size` FSDP2 ranks (tracegym/training/ranks.py)."""
     config = run.config
+    reference = _reference(run) if config.loss.kl_beta > 0 else None
     if config.parallel.kind == "fsdp":
-        from tracegym.training.ranks import sharded_trainer
+        from tracegym.training.ranks import RankStart, sharded_trainer
 
-        with sharded_trainer(run.model, config, run.pad_id, run.resumed_from) as sharded:
+        weights = _grpo_start(run)
+        start = RankStart(str(weights) if weights is not None else None,
+                          str(_reference_ref(run)) if reference is not None else None, run.pad_id)
+        with sharded_trainer(run.model, config, start, run.launch, reference) as sharded:
             yield sharded
         return
     trainer = Trainer(run.model, config.optim, config.grpo, config.loss, config.sampler.temperature, run.pad_id,
-                      reference=_reference(run) if config.loss.kl_beta > 0 else None)
+                      reference=reference)
     if run.state.optimizer_phase == "grpo":
         trainer.optimizer.load_state_dict(run.state.optimizer)
     yield trainer
@@ -358,14 +372,13 @@ def _grpo_steps(run: _Run, display: RunDisplay, trainer: Trainer, source: Any, o
 def _weights(run: _Run, model: Any) -> Mapping[str, torch.Tensor]:
     """The policy's whole weights as the samplers take them: gathered from the ranks when sharded, merged with the
     adapter under model.lora. `model` is the trainer, or the model before there is one."""
-    if isinstance(model, ShardedTrainer):
-        return model.full_state_dict()
+    gathered = model.full_state_dict() if isinstance(model, ShardedTrainer) else None
     model = model.model if isinstance(model, Trainer) else model
     if run.peft is not None:
         from tracegym.training.lora import merged_state_dict
 
-        return merged_state_dict(model)
-    return model.state_dict()
+        return merged_state_dict(model, gathered)
+    return gathered if gathered is not None else model.state_dict()
 
 
 def _trainer_state(trainer: Trainer) -> tuple[dict[str, Any], Mapping[str, torch.Tensor] | None]:
@@ -380,14 +393,28 @@ def _reference(run: _Run) -> PreTrainedModel:
     gets the same one (the kept warm-start checkpoint, or the base model when there is no warm start)."""
     from tracegym.models.load import load_model
 
+    return load_model(_reference_ref(run), "fp32")
+
+
+def _reference_ref(run: _Run) -> str | Path:
     config = run.config
-    if config.warmup.steps == 0:
-        return load_model(config.model.ref, "fp32")
+    return config.model.ref if config.warmup.steps == 0 else _warm_start_folder(run, "loss.kl_beta")
+
+
+def _warm_start_folder(run: _Run, needed_by: str) -> Path:
     folder = run.warm_start_folder()
     if folder is None:
-        raise NotFoundError(f"loss.kl_beta needs the warm-start checkpoint (step {config.warmup.steps}) in "
-                            f"{config.run_dir / CHECKPOINTS}, and it is not there. Fix: start the run afresh.")
-    return load_model(folder, "fp32")
+        raise NotFoundError(f"{needed_by} needs the warm-start checkpoint (step {run.config.warmup.steps}) in "
+                            f"{run.config.run_dir / CHECKPOINTS}, and it is not there. Fix: start the run afresh.")
+    return folder
+
+
+def _grpo_start(run: _Run) -> Path | None:
+    """The checkpoint whose weights GRPO starts from, which the other ranks load: the GRPO checkpoint resumed, the
+    warm start's, or None (the base model) without either."""
+    if run.state.optimizer_phase == "grpo":
+        return run.resumed_from
+    return _warm_start_folder(run, "parallel.kind fsdp") if run.config.warmup.steps > 0 else None
 
 
 def _filter_by_difficulty(run: _Run, display: RunDisplay) -> None:

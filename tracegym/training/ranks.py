@@ -1,20 +1,32 @@
-"""Start and stop the trainer ranks of `parallel: {kind: fsdp, world_size: N}` on this machine.
+"""Start, join and stop the trainer ranks of `parallel: {kind: fsdp, world_size: N}`.
 
-`tracegym train` is rank 0. It starts ranks 1..N-1 as spawned processes that meet it on the loopback address
-(127.0.0.1, a free port), load the same weights (the base model, or the checkpoint being resumed, with its
-gathered AdamW state), build the same ShardedTrainer and serve it until it says stop. A rank whose parent is
-gone (rank 0 killed) ends itself; rank 0 ending by an error or an interrupt ends the others.
+Two ways to get N ranks:
+
+- `tracegym train CONFIG` alone is rank 0 and spawns ranks 1..N-1 on this machine (127.0.0.1, a free port);
+- `torchrun --nproc_per_node N -m tracegym.cli train CONFIG` starts N processes; each takes its rank from torchrun's
+  environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). Rank 0 runs the whole `train` (store, run folder,
+  display, sampling, checkpoints); the others only join the process group and train (`follow`).
+
+Either way rank 0 joins the group when GRPO begins (a warm start runs on rank 0 alone, before it) and tells the
+others what to load (`RankStart`: the checkpoint GRPO starts from, the reference model of `loss.kl_beta`); every
+rank then builds the same ShardedTrainer and ranks 1..N-1 serve it until rank 0 says stop. A run with no GRPO step
+left sends None instead, which releases them. A spawned rank whose parent is gone (rank 0 killed) ends itself;
+under torchrun, the agent ends every rank when one fails.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from tracegym.errors import ConfigError
 from tracegym.training.sharded import Rendezvous, ShardedTrainer, exit_with_parent, free_port, join, leave
 
 if TYPE_CHECKING:
@@ -23,61 +35,141 @@ if TYPE_CHECKING:
     from tracegym.training.config import TrainConfig
 
 _STOP_WAIT_S = 60.0
+TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+"""What torchrun sets in each process it starts (LOCAL_RANK too, which one machine's CPUs do not need)."""
 
 
-def _optimizer_state(checkpoint: Path | None) -> dict | None:
+@dataclass(frozen=True)
+class Launch:
+    """This process's place among ranks that torchrun started."""
+
+    rendezvous: Rendezvous
+    rank: int
+
+
+@dataclass(frozen=True)
+class RankStart:
+    """What rank 0 tells the other ranks when GRPO begins; they load the same weights as it holds."""
+
+    weights: str | None
+    """The checkpoint GRPO starts from (a model folder, or an adapter folder under model.lora): the one resumed, or
+    the warm start's; None: `model.ref` (with a fresh adapter under model.lora, whose values rank 0 sends)."""
+    reference: str | None
+    """The frozen reference model of `loss.kl_beta` (a model reference); None without one."""
+    pad_id: int
+
+
+def torchrun_launch(config: TrainConfig) -> Launch | None:
+    """This process's rank when torchrun started it, else None; a torchrun world that the config's `parallel` section
+    does not ask for is an error on every rank."""
+    if not all(name in os.environ for name in TORCHRUN_ENV):
+        return None
+    world = int(os.environ["WORLD_SIZE"])
+    wanted = config.parallel.world_size if config.parallel.kind == "fsdp" else 1
+    if world != wanted:
+        raise ConfigError(f"torchrun started {world} processes (WORLD_SIZE={world}), and the config asks for {wanted} "
+                          f"(parallel: kind {config.parallel.kind}, world_size {config.parallel.world_size}). Fix: set "
+                          f"parallel: {{kind: fsdp, world_size: {world}}}, or run torchrun with --nproc_per_node "
+                          f"{wanted}.")
+    if config.parallel.kind == "none":
+        return None
+    return Launch(Rendezvous(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world),
+                  int(os.environ["RANK"]))
+
+
+def _optimizer_state(weights: str | None) -> dict | None:
     """The gathered GRPO optimizer state a checkpoint holds (None at the start, or after the warm start)."""
-    if checkpoint is None:
+    if weights is None:
         return None
     from tracegym.training.checkpoint import load_state
 
-    state = load_state(checkpoint)
+    state = load_state(Path(weights))
     return state.optimizer if state.optimizer_phase == "grpo" else None
 
 
-def _build(model: PreTrainedModel, config: TrainConfig, pad_id: int, checkpoint: Path | None) -> ShardedTrainer:
-    return ShardedTrainer(model, config.optim, config.grpo, config.loss, config.sampler.temperature, pad_id,
-                          optimizer_state=_optimizer_state(checkpoint))
+def _build(model: PreTrainedModel, config: TrainConfig, start: RankStart,
+           reference: PreTrainedModel | None) -> ShardedTrainer:
+    return ShardedTrainer(model, config.optim, config.grpo, config.loss, config.sampler.temperature, start.pad_id,
+                          optimizer_state=_optimizer_state(start.weights), reference=reference)
 
 
-def _follow(rank: int, rendezvous: Rendezvous, config: TrainConfig, checkpoint: Path | None, pad_id: int,
-            threads: int) -> None:
-    """Rank `rank` (>= 1): the same model and trainer as rank 0, serving it."""
-    import torch
-
+def load_policy(config: TrainConfig, weights: str | None) -> PreTrainedModel:
+    """The model rank 0 trains, as another rank loads it: `weights` or the base, with the adapter under model.lora
+    (the model peft injected it into); trainable as rank 0's."""
     from tracegym.models.load import load_model
     from tracegym.training.trainer import set_trainable
 
+    if config.model.lora is None:
+        model = load_model(weights or config.model.ref, "fp32").train()
+        set_trainable(model, config.optim)
+        return model
+    from tracegym.training import lora
+
+    base = load_model(config.model.ref, "fp32")
+    adapted = (lora.with_adapter(base, config.model.lora, config.model.ref) if weights is None
+               else lora.load_trainable_adapter(base, Path(weights)))
+    return adapted.get_base_model().train()
+
+
+def follow(config: TrainConfig, launch: Launch) -> None:
+    """Ranks >= 1: join the group, wait for rank 0's RankStart, then train what it announces until it says stop."""
+    from tracegym.models.load import load_model
+
+    join(launch.rendezvous, launch.rank)
+    try:
+        box: list[RankStart | None] = [None]
+        dist.broadcast_object_list(box, src=0)
+        start = box[0]
+        if start is None:  # rank 0 had no GRPO step left to take
+            return
+        model = load_policy(config, start.weights)
+        reference = load_model(start.reference, "fp32") if start.reference is not None else None
+        _build(model, config, start, reference).serve()
+    finally:
+        leave()
+
+
+def _spawned(rank: int, rendezvous: Rendezvous, config: TrainConfig, threads: int) -> None:
+    """A rank that `tracegym train` spawned."""
+    import torch
+
     exit_with_parent()
     torch.set_num_threads(threads)
-    join(rendezvous, rank)
+    follow(config, Launch(rendezvous, rank))
+
+
+def dismiss(launch: Launch) -> None:
+    """Rank 0 under torchrun with no GRPO step to take: release the other ranks, which wait for a RankStart."""
+    join(launch.rendezvous, 0)
     try:
-        model = load_model(checkpoint or config.model.ref, "fp32").train()
-        set_trainable(model, config.optim)
-        _build(model, config, pad_id, checkpoint).serve()
+        dist.broadcast_object_list([None], src=0)
     finally:
         leave()
 
 
 @contextmanager
-def sharded_trainer(model: PreTrainedModel, config: TrainConfig, pad_id: int,
-                    checkpoint: Path | None) -> Iterator[ShardedTrainer]:
-    """Rank 0's ShardedTrainer over `model`, with ranks 1..N-1 running beside it until the block ends."""
+def sharded_trainer(model: PreTrainedModel, config: TrainConfig, start: RankStart, launch: Launch | None,
+                    reference: PreTrainedModel | None = None) -> Iterator[ShardedTrainer]:
+    """Rank 0's ShardedTrainer over `model`, with ranks 1..N-1 (torchrun's, or spawned here when `launch` is None)
+    training beside it until the block ends."""
     import torch
 
-    world = config.parallel.world_size
-    rendezvous = Rendezvous("127.0.0.1", free_port(), world)
-    threads = max(1, torch.get_num_threads() // world)
-    context = mp.get_context("spawn")
-    followers = [context.Process(target=_follow, args=(rank, rendezvous, config, checkpoint, pad_id, threads),
-                                 daemon=True, name=f"tracegym-rank-{rank}") for rank in range(1, world)]
-    for process in followers:
-        process.start()
-    torch.set_num_threads(threads)
+    followers = []
+    if launch is None:
+        world = config.parallel.world_size
+        launch = Launch(Rendezvous("127.0.0.1", free_port(), world), 0)
+        threads = max(1, torch.get_num_threads() // world)
+        context = mp.get_context("spawn")
+        followers = [context.Process(target=_spawned, args=(rank, launch.rendezvous, config, threads),
+                                     daemon=True, name=f"tracegym-rank-{rank}") for rank in range(1, world)]
+        for process in followers:
+            process.start()
+        torch.set_num_threads(threads)
     finished = False
     try:
-        join(rendezvous, 0)
-        trainer = _build(model, config, pad_id, checkpoint)
+        join(launch.rendezvous, 0)
+        dist.broadcast_object_list([start], src=0)
+        trainer = _build(model, config, start, reference)
         yield trainer
         trainer.stop()
         finished = True
