@@ -144,3 +144,49 @@ def test_a_torchrun_world_the_config_does_not_ask_for_is_a_config_error(tmp_path
     result = cli("train", str(config), "--allow-unredacted")
     assert result.exit_code == 2 and "the config asks for 1 (parallel: kind none" in result.stderr
     assert not (tmp_path / "run").exists()
+
+
+LORA = {"r": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj", "up_proj", "down_proj"]}
+COMBINED = {"steps": 2, "checkpoint_every": 1, "keep_checkpoints": 10, "loss": {"kl_beta": 0.1},
+            "optim": {"micro_batch_tokens": 256}}
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")
+def test_a_sharded_lora_run_with_warm_start_and_kl_trains_as_one_process(workspace: Workspace, tmp_path: Path,
+                                                                        cli) -> None:
+    """The warm start runs on rank 0 alone; GRPO then shards the adapted model from the warm-start adapter, with
+    the KL to the warm-start policy on every rank. Tolerances as in the first test."""
+    from safetensors.torch import load_file
+
+    single, sharded = tmp_path / "single", tmp_path / "sharded"
+    model = {"ref": str(workspace.tiny_model), "lora": LORA}
+    for run, parallel in ((single, {"kind": "none"}), (sharded, {"kind": "fsdp", "world_size": 2})):
+        config = write_config(tmp_path / f"{run.name}.yaml", tiny_config(workspace, run, **COMBINED, model=model,
+                                                                         parallel=parallel))
+        result = cli("train", str(config), "--allow-unredacted", "--store", str(workspace.store), "--json")
+        assert result.exit_code == 0, result.stderr
+        assert json.loads(result.stdout)["step"] == 4
+    one, two = _metrics(workspace.store, single), _metrics(workspace.store, sharded)
+    for step in (1, 2):  # the warm start: the same code in the same process
+        assert two[step] == one[step], f"warm-start step {step} differs"
+    assert two[3]["reward/mean"] == one[3]["reward/mean"] and two[3]["train/optimizer_steps"] == 1
+    for key, tolerance in (("train/loss", {"abs": 1e-5, "rel": 0}), ("train/grad_norm", {"rel": 1e-4}),
+                           ("kl_ref/k3", {"abs": 1e-6, "rel": 1e-4})):
+        assert two[3][key] == pytest.approx(one[3][key], **tolerance), key
+    assert two[4]["kl_ref/k3"] > 0 and two[4]["sync/adapter_bytes"] == one[4]["sync/adapter_bytes"]
+
+    # Sharded checkpoints are adapter folders too, the adapter gathered off the ranks.
+    lr = tiny_config(workspace, single)["optim"]["lr"]
+    first = [load_file(run / "checkpoints" / "step-000003" / "adapter_model.safetensors") for run in (single, sharded)]
+    assert first[0].keys() == first[1].keys() and all(".lora_" in k for k in first[0])
+    for name, tensor in first[0].items():
+        torch.testing.assert_close(first[1][name], tensor, rtol=0, atol=0.3 * lr, msg=name)
+    assert not (sharded / "checkpoints" / "step-000004" / "model.safetensors").exists()
+
+    more = write_config(tmp_path / "more.yaml", tiny_config(workspace, sharded, **{**COMBINED, "steps": 3},
+                                                            model=model, parallel={"kind": "fsdp", "world_size": 2}))
+    resumed = cli("train", str(more), "--allow-unredacted", "--resume", "--store", str(workspace.store), "--json")
+    assert resumed.exit_code == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["step"] == 5
+    assert _metrics(workspace.store, sharded)[5]["train/optimizer_steps"] == 1

@@ -113,13 +113,14 @@ def test_pools_need_sampler_processes_and_known_keys(tmp_path: Path) -> None:
     assert "Did you mean 'processes'" in str(caught.value)
 
 
-def test_parallel_and_lora_sections_and_what_they_do_not_run_with(tmp_path: Path) -> None:
+def test_parallel_and_lora_sections_and_what_lora_does_not_run_with(tmp_path: Path) -> None:
     config = _load(tmp_path, MINIMAL + "parallel: {kind: fsdp, world_size: 2}\n")
     assert (config.parallel.kind, config.parallel.world_size, config.model.lora) == ("fsdp", 2, None)
     lora = _load(tmp_path, MINIMAL + "model:\n  lora: {r: 8, target_modules: [q_proj]}\n").model.lora
     assert (lora.r, lora.alpha, lora.target_modules, lora.dropout) == (8, 32.0, ["q_proj"], 0.0)
-    with pytest.raises(ConfigError, match=r"warmup.steps > 0"):
-        _load(tmp_path, MINIMAL + "parallel: {kind: fsdp, world_size: 2}\nwarmup: {steps: 2}\n")
+    combined = _load(tmp_path, MINIMAL + "parallel: {kind: fsdp, world_size: 2}\nwarmup: {steps: 2}\n"
+                     "loss: {kl_beta: 0.1}\nmodel:\n  lora: {r: 8}\n")  # sharded runs take all three
+    assert (combined.warmup.steps, combined.loss.kl_beta, combined.model.lora.r) == (2, 0.1, 8)
     with pytest.raises(ConfigError, match=r"model.lora trains the adapter alone"):
         _load(tmp_path, MINIMAL + "model:\n  lora: {r: 8}\noptim: {train_layers: 2}\n")
     with pytest.raises(ConfigError, match=r"unknown key 'model.lora.rank'"):

@@ -415,23 +415,11 @@ class TrainConfig(_Section):
             )
         if not math.isfinite(self.optim.lr):
             raise ValueError("optim.lr must be finite")
-        self._check_parallel()
         self._check_lora()
         if self.sampler.pools is not None and self.async_.max_staleness == 0:
             raise ValueError("sampler.pools are sampler processes, which run with async.max_staleness > 0 (with 0, "
                              "the trainer's process samples in sampler.precision): set max_staleness or drop pools")
         return self
-
-    def _check_parallel(self) -> None:
-        if self.parallel.kind == "none":
-            return
-        unsupported = [name for name, on in (("warmup.steps > 0", self.warmup.steps > 0),
-                                             ("loss.kl_beta > 0", self.loss.kl_beta > 0),
-                                             ("model.lora", self.model.lora is not None)) if on]
-        if unsupported:
-            raise ValueError(f"parallel.kind fsdp shards GRPO steps of full weights; it does not run with "
-                             f"{', '.join(unsupported)} yet. Fix: run the warm start as its own single-process run "
-                             "and start GRPO from its checkpoint, or set parallel.kind: none")
 
     def _check_lora(self) -> None:
         if self.model.lora is not None and (self.optim.train_layers is not None or self.optim.freeze_embeddings):

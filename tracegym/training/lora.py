@@ -13,6 +13,7 @@ parameters require gradients. Around it:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import torch
@@ -59,17 +60,23 @@ def _lora_layers(model: torch.nn.Module) -> dict[str, torch.nn.Module]:
     return {name: module for name, module in model.named_modules() if isinstance(module, LoraLayer)}
 
 
-def merged_state_dict(model: torch.nn.Module) -> dict[str, Tensor]:
+def merged_state_dict(model: torch.nn.Module, state: Mapping[str, Tensor] | None = None) -> dict[str, Tensor]:
     """The weights with the adapter merged in, under the base model's names, as a model without peft has them (tied
-    tensors stay shared); `model` is the Hugging Face model peft injected its layers into, left unchanged."""
+    tensors stay shared); `model` is the Hugging Face model peft injected its layers into, left unchanged. `state`:
+    that model's whole weights when the model holds only shards of them (gathered off FSDP2 ranks)."""
     layers = _lora_layers(model)
+    state = model.state_dict() if state is None else state
     out: dict[str, Tensor] = {}
-    for key, tensor in model.state_dict().items():
+    for key, tensor in state.items():
         if ".lora_" not in key:
             out[key.replace(".base_layer.", ".")] = tensor
     with torch.no_grad():
         for name, layer in layers.items():
-            out[f"{name}.weight"] = layer.get_base_layer().weight + layer.get_delta_weight(ADAPTER)
+            # peft's get_delta_weight for a Linear layer: B A scaled by alpha / r
+            a, b = state[f"{name}.lora_A.{ADAPTER}.weight"], state[f"{name}.lora_B.{ADAPTER}.weight"]
+            delta = (b @ a).T if layer.fan_in_fan_out else b @ a
+            delta = delta * layer.scaling[ADAPTER]
+            out[f"{name}.weight"] = state[f"{name}.base_layer.weight"] + delta.to(a.dtype)
     return out
 
 

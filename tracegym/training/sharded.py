@@ -145,14 +145,18 @@ class ShardedTrainer(Trainer):
 
     def __init__(self, model: PreTrainedModel, optim: OptimSection, grpo: GRPOSection, loss: LossSection,
                  temperature: float = 1.0, pad_id: int = 0,
-                 optimizer_state: dict[str, Any] | None = None) -> None:
+                 optimizer_state: dict[str, Any] | None = None, reference: PreTrainedModel | None = None) -> None:
         if not dist.is_initialized():
             raise RuntimeError("ShardedTrainer needs torch.distributed initialised (tracegym.training.sharded.join)")
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
         model = model.float()
+        _same_adapter(model)
         self.forward_module = _Forward(model, self)
         shard(model, self.forward_module)  # before the optimizer: AdamW's state is then made of shards too
-        super().__init__(model, optim, grpo, loss, temperature, pad_id)
+        # The reference of loss.kl_beta stays whole on every rank: frozen, it has no gradient or optimizer state to
+        # shard (a quarter of what the policy's weights, gradients and AdamW moments take), and its forward passes
+        # stay local, so they need no idle passes to keep collectives aligned.
+        super().__init__(model, optim, grpo, loss, temperature, pad_id, reference=reference)
         if optimizer_state:
             from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
 
@@ -233,6 +237,15 @@ class ShardedTrainer(Trainer):
         for other in parts[1:]:
             out.merge(other)
         return out
+
+
+def _same_adapter(model: torch.nn.Module) -> None:
+    """Give every rank rank 0's LoRA adapter (model.lora): a fresh adapter's A is drawn at random in each process,
+    and each rank keeps its own shard of the weights it holds when sharded."""
+    for name, param in model.named_parameters():
+        if ".lora_" in name:
+            with torch.no_grad():
+                dist.broadcast(param.data, src=0)
 
 
 def _tied_names(model: PreTrainedModel) -> dict[str, str]:
