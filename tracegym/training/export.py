@@ -6,6 +6,10 @@ moments, RNG states, the data position) and the `.keep` mark. The export takes t
 else, writes a model card (`README.md`, see `tracegym.training.modelcard`) beside them, and optionally a GGUF
 file (`tracegym.training.gguf_export`).
 
+A LoRA checkpoint (`model.lora`: a peft adapter folder) is exported merged by default: the base with the adapter
+merged in, written as a full model folder first (`merged_adapter`), then exported as any checkpoint; or, asked
+for, as the adapter alone (`ADAPTER_FILES` plus the tokenizer), which peft and vLLM load over the base.
+
 The folder is built in a temporary sibling and renamed into place, so an interrupted export leaves no half
 folder; an existing non-empty folder is replaced only when asked (`force`).
 """
@@ -16,7 +20,8 @@ import fnmatch
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +34,7 @@ MODEL_FILES = (
     "vocab.json", "merges.txt", "chat_template.jinja", "chat_template.json",
 )
 CARD_FILE = "README.md"
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
 
 @dataclass
@@ -49,6 +55,27 @@ def is_model_file(name: str) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in MODEL_FILES)
 
 
+def is_adapter_folder(folder: Path) -> bool:
+    return (folder / ADAPTER_FILES[0]).is_file()
+
+
+@contextmanager
+def merged_adapter(source: Path, beside: Path) -> Iterator[Path]:
+    """The adapter folder `source` as a full model folder (its base with the adapter merged in, and its tokenizer),
+    written into a temporary folder next to `beside` for the time of the block."""
+    from tracegym.models.load import load_model
+
+    model = load_model(source, "fp32")  # the adapter merged over the base model it names
+    beside.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=beside, prefix=".merged-") as tmp:
+        folder = Path(tmp)
+        model.save_pretrained(folder, safe_serialization=True)
+        for path in source.iterdir():  # the tokenizer files the trainer saved beside the adapter
+            if path.is_file() and is_model_file(path.name) and not path.name.endswith(".safetensors"):
+                shutil.copyfile(path, folder / path.name)
+        yield folder
+
+
 def check_destination(out: Path, source: Path, force: bool) -> None:
     """Refuse a destination that would lose data: a file, a non-empty folder without `force`, or a folder that
     is or holds the checkpoint itself."""
@@ -63,18 +90,24 @@ def check_destination(out: Path, source: Path, force: bool) -> None:
                           "replace its contents.")
 
 
-def _size(folder: Path) -> int:
+def folder_size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def export_folder(source: Path, out: Path, force: bool, extras: Callable[[Path], None]) -> ExportResult:
-    """Copy the model files of `source` into `out`, let `extras` write more files into the new folder (the card,
-    a GGUF file), then move it into place."""
+def export_folder(source: Path, out: Path, force: bool, extras: Callable[[Path], None],
+                  adapter: bool = False) -> ExportResult:
+    """Copy the model files of `source` into `out` (with `adapter`, those of a peft adapter folder), let `extras`
+    write more files into the new folder (the card, a GGUF file), then move it into place."""
     check_destination(out, source, force)
     names = sorted(p.name for p in source.iterdir() if p.is_file())
-    kept = [n for n in names if is_model_file(n)]
-    if not any(n.endswith(".safetensors") for n in kept) or "config.json" not in kept:
-        raise ConfigError(f"{source} is not a model folder with safetensors weights and a config.json.")
+    if adapter:
+        kept = [n for n in names if n in ADAPTER_FILES or (is_model_file(n) and not n.endswith(".safetensors"))]
+        if not set(ADAPTER_FILES) <= set(kept):
+            raise ConfigError(f"{source} is not a peft adapter folder ({' and '.join(ADAPTER_FILES)}).")
+    else:
+        kept = [n for n in names if is_model_file(n)]
+        if not any(n.endswith(".safetensors") for n in kept) or "config.json" not in kept:
+            raise ConfigError(f"{source} is not a model folder with safetensors weights and a config.json.")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
     try:
@@ -86,7 +119,7 @@ def export_folder(source: Path, out: Path, force: bool, extras: Callable[[Path],
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     left_out = [n for n in names if n not in kept] + sorted(p.name + "/" for p in source.iterdir() if p.is_dir())
-    return ExportResult(out, sorted(p.name for p in out.iterdir()), left_out, _size(source), _size(out))
+    return ExportResult(out, sorted(p.name for p in out.iterdir()), left_out, folder_size(source), folder_size(out))
 
 
 def _replace(tmp: Path, out: Path) -> None:

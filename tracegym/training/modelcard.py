@@ -49,6 +49,9 @@ class CardFacts:
     """The store the facts were read from; None when there was none."""
     gguf: str | None = None
     """The GGUF file written beside the model, by name."""
+    lora: str | None = None
+    """For a LoRA checkpoint (a peft adapter folder): 'merged' (exported as the base with the adapter merged in) or
+    'adapter' (exported as the adapter alone); None for full weights."""
 
 
 def read_facts(store: Any, facts: CardFacts) -> CardFacts:
@@ -114,7 +117,8 @@ def _evaluations(store: Any, checkpoint_id: str, by_cluster: bool) -> list[dict[
 
 def front_matter(facts: CardFacts) -> dict[str, Any]:
     """The YAML header: Hub metadata, and the evaluations as `model-index` results."""
-    meta: dict[str, Any] = {"library_name": "transformers", "pipeline_tag": "text-generation",
+    meta: dict[str, Any] = {"library_name": "peft" if facts.lora == "adapter" else "transformers",
+                            "pipeline_tag": "text-generation",
                             "tags": ["tracegym", "grpo", "reinforcement-learning"]}
     hub_id = HUB_IDS.get((facts.base_model or "").lower())
     if hub_id is not None:
@@ -166,14 +170,25 @@ def render_card(facts: CardFacts) -> str:
     lines += _eval_section(facts)
     lines += ["", "## Lineage", ""]
     lines += _lineage_section(facts)
-    lines += ["", "## Files", "",
-              "- Hugging Face layout: `config.json`, `generation_config.json`, safetensors weights, tokenizer "
-              "files; load with `AutoModelForCausalLM.from_pretrained(FOLDER)`.",
-              f"- GGUF: `{facts.gguf}` (unquantized; llama.cpp and `transformers` with `gguf_file=` read it)."
-              if facts.gguf else "- No GGUF file (export with `--gguf` to write one, for Llama-architecture models).",
-              "- Not included: the optimizer and trainer state (`trainer_state.pt`). The trainer trains full "
-              "weights, so there is no LoRA adapter to merge.", ""]
+    lines += ["", "## Files", ""] + _files_section(facts)
     return "\n".join(lines)
+
+
+def _files_section(facts: CardFacts) -> list[str]:
+    if facts.lora == "adapter":
+        return ["- peft adapter layout: `adapter_config.json`, `adapter_model.safetensors`, tokenizer files; load "
+                "with `PeftModel.from_pretrained(base, FOLDER)` over the base model, or serve with vLLM's "
+                "`--enable-lora`. `base_model_name_or_path` in `adapter_config.json` names the base model's folder "
+                "on the machine that trained it.",
+                "- Not included: the base model's weights, the optimizer and trainer state (`trainer_state.pt`).", ""]
+    weights = ("- The checkpoint is a LoRA adapter; these are the base model's weights with the adapter merged in "
+               "(W + alpha/r B A). `tracegym export --adapter` writes the adapter alone." if facts.lora == "merged"
+               else "- The run trained full weights, so there is no LoRA adapter to merge.")
+    return ["- Hugging Face layout: `config.json`, `generation_config.json`, safetensors weights, tokenizer "
+            "files; load with `AutoModelForCausalLM.from_pretrained(FOLDER)`.",
+            f"- GGUF: `{facts.gguf}` (unquantized; llama.cpp and `transformers` with `gguf_file=` read it)."
+            if facts.gguf else "- No GGUF file (export with `--gguf` to write one, for Llama-architecture models).",
+            weights, "- Not included: the optimizer and trainer state (`trainer_state.pt`).", ""]
 
 
 def _training_section(facts: CardFacts) -> list[str]:
