@@ -221,3 +221,16 @@ def test_two_ranks_train_a_lora_adapter_as_one_process(tmp_path: Path) -> None:
     assert result["merged"].keys() == merged.keys() == _setup()[0].state_dict().keys()
     for name, tensor in merged.items():  # what the samplers get: W + alpha/r B A, from the gathered weights
         torch.testing.assert_close(result["merged"][name], tensor, rtol=0, atol=0.3 * LR, msg=name)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")
+def test_two_ranks_resume_a_lora_adapter_and_continue_the_curve(tmp_path: Path) -> None:
+    """The adapter's gathered weights and AdamW state (keyed by parameter name), scattered back onto the ranks."""
+    _setup()[0].save_pretrained(tmp_path / "base")
+    expected_metrics, expected_weights, _ = _single("lora", tmp_path / "base")
+    first = _run_ranks(tmp_path, range(1), variant="lora")
+    assert first["optimizer"]["state"] and all(".lora_" in name for name in first["optimizer"]["state"])
+    resumed = _run_ranks(tmp_path, range(1, STEPS), resume=True, variant="lora")
+    _assert_close(first["metrics"] + resumed["metrics"], expected_metrics)
+    _assert_weights(resumed["weights"], expected_weights, first["weights"], adapter_only=True)
