@@ -1,6 +1,6 @@
 """One sampler process: load the model in its pool's precision, run the groups it is sent, send them back.
 
-The trainer process (`tracegym.training.orchestrator.AsyncRollouts`) starts this with the 'spawn'
+The trainer process (`tracegym.samplers.orchestrator.AsyncRollouts`) starts this with the 'spawn'
 method and talks to it over one duplex pipe:
 
     trainer -> sampler   ("task", group_index, TaskSpec, version)
@@ -176,8 +176,8 @@ class _Sampler:
         from tracegym.harnesses.config import HarnessFactory
         from tracegym.harnesses.policy import HFPolicy
         from tracegym.harnesses.taskrun import TaskScorers
+        from tracegym.samplers.weights import WeightWatcher
         from tracegym.tasks.taskset import load_task_set
-        from tracegym.training.weights import WeightWatcher
 
         self.spec = spec
         hf_logging.disable_progress_bar()  # one bar per sampler start would clutter the trainer's display
@@ -259,7 +259,7 @@ class _Sampler:
     async def run_group(self, index: int, task: TaskSpec) -> Any:
         """The group of `task` at position `index` of the task order, seeded as `SyncRollouts` seeds it."""
         from tracegym.harnesses.runner import RunOptions, derive_seed, run_many
-        from tracegym.training.rollouts import RolloutGroup
+        from tracegym.samplers.rollouts import RolloutGroup
 
         spec = self.spec
         options = RunOptions(samples=spec.group_size, concurrency=spec.group_size,

@@ -6,7 +6,7 @@ the versions out as
 
     ROOT/step_12/bf16.safetensors        whole weights, one file per precision some sampler pool uses, or
     ROOT/step_13/bf16.delta.safetensors  with `delta` set, what changed since version 12 in that precision
-                                         (`tracegym.training.deltas`): one uint8 payload per changed tensor
+                                         (`tracegym.samplers.deltas`): one uint8 payload per changed tensor
     ROOT/step_13/STABLE                  touched last: a folder without it is still being written
 
 A version is written into a hidden temporary folder, renamed to `step_N`, and only then marked
@@ -39,7 +39,7 @@ from torch import Tensor
 
 from tracegym.errors import ModelError
 from tracegym.models.load import DTYPES, Precision
-from tracegym.training.deltas import (
+from tracegym.samplers.deltas import (
     Encoding,
     TensorDelta,
     apply_tensor,
