@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tracegym.errors import ConfigError, ModelError
-from tracegym.samplers.weights import TOKENIZER_DIR
+from tracegym.samplers.weights import TOKENIZER_DIR, FolderVersions
 
 if TYPE_CHECKING:
 
@@ -216,7 +216,7 @@ class AsyncRollouts:
                     sampler_id=f"{pool.label}/{index}", model_ref=model_ref,
                     tokenizer_dir=self.weights_dir / TOKENIZER_DIR,
                     eos_token_ids=tuple(int(i) for i in eos), precision=pool.resolved_precision, device=pool.device,
-                    threads=pool.threads, weights_dir=self.weights_dir, task_set=self.task_set.path,
+                    threads=pool.threads, weights=FolderVersions(self.weights_dir), task_set=self.task_set.path,
                     harness=plan.harness, base_dir=base_dir, params=plan.params,
                     limits=plan.limits, group_size=plan.group_size,
                     groups_in_flight=groups_in_flight, seed=plan.seed, model_name=plan.model_ref,

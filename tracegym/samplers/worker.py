@@ -40,6 +40,7 @@ from tracegym.harnesses.runner import EpisodeLimits
 from tracegym.models import compute
 from tracegym.models.load import Precision
 from tracegym.models.sampling import SamplingParams
+from tracegym.samplers.weights import VersionSource
 from tracegym.tasks.spec import TaskSpec
 
 
@@ -49,14 +50,15 @@ class SamplerSpec:
 
     sampler_id: str
     model_ref: str
-    """Model folder giving the architecture; the weights come from `weights_dir`."""
+    """Model folder giving the architecture; the weights come from `weights`."""
     tokenizer_dir: Path
     """The trainer's tokenizer, saved by the trainer, so prompts are tokenized as the trainer does."""
     eos_token_ids: tuple[int, ...]
     precision: Precision
     device: str
     threads: int
-    weights_dir: Path
+    weights: VersionSource
+    """Where the trainer's published versions are read (`tracegym.samplers.weights`)."""
     task_set: Path
     harness: HarnessConfig
     base_dir: Path
@@ -185,7 +187,7 @@ class _Sampler:
         self.task_set = load_task_set(spec.task_set)
         self.scorers = TaskScorers(self.task_set)
         self.harnesses = HarnessFactory(spec.harness, spec.base_dir)
-        self.watcher = WeightWatcher(spec.weights_dir, spec.precision)
+        self.watcher = WeightWatcher(spec.weights, spec.precision)
         self.clock = _Clock()
 
     async def serve(self, conn: Connection, channel: _Channel) -> None:
