@@ -88,9 +88,10 @@ def mismatch_kl(model: Any, batch: Any, temperature: float = 1.0) -> dict[str, f
 
 def run_arm(name: str, seed: int, args: argparse.Namespace, model_dir: Path, task_set: Any, work: Path) -> list[dict]:
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
-    from tracegym.training.config import SamplerPool, TrainConfig
-    from tracegym.training.orchestrator import AsyncRollouts
-    from tracegym.training.sync_rollouts import SyncRollouts
+    from tracegym.samplers.config import SamplerPool
+    from tracegym.samplers.inprocess import SyncRollouts
+    from tracegym.samplers.orchestrator import AsyncRollouts
+    from tracegym.training.config import TrainConfig
     from tracegym.training.trainer import Trainer
 
     arm = ARMS[name]
@@ -110,9 +111,10 @@ def run_arm(name: str, seed: int, args: argparse.Namespace, model_dir: Path, tas
     trainer = Trainer(model.train(), config.optim, config.grpo, config.loss, 1.0, int(tokenizer.eos_token_id))
     if arm["max_staleness"] == 0:
         sampler = load_model(str(model_dir), arm["precision"])
-        source: Any = SyncRollouts(config, task_set, task_set.tasks, sampler, tokenizer, eos, 0)
+        source: Any = SyncRollouts(config.rollout_plan(), task_set, task_set.tasks, sampler, tokenizer, eos, 0)
     else:
-        source = AsyncRollouts(config, task_set.tasks, task_set=task_set, tokenizer=tokenizer, eos_token_ids=eos,
+        source = AsyncRollouts(config.rollout_plan(), task_set.tasks, task_set=task_set, tokenizer=tokenizer,
+                               eos_token_ids=eos,
                                state_dict=model.state_dict(), policy_version=0,
                                pools=[SamplerPool(precision=p) for p in arm["pools"]] if "pools" in arm
                                else [SamplerPool(precision=arm["precision"], processes=args.samplers)])

@@ -29,10 +29,10 @@ import torch
 
 from tracegym.harnesses.rollouts import read_rollouts
 from tracegym.models.load import load_model
+from tracegym.samplers.rollouts import RolloutGroup
 from tracegym.store import open_store
 from tracegym.training.batching import MicroBatch, SupportLogits
 from tracegym.training.config import GRPOSection, LossSection, OptimSection
-from tracegym.training.rollouts import RolloutGroup
 from tracegym.training.trainer import Trainer, set_trainable
 
 

@@ -45,7 +45,7 @@ def rollout_batch(groups: int, group_size: int, tokens: int) -> list[Any]:
     from tracegym.harnesses.episode import Episode, TurnRecord, build_token_record
     from tracegym.models.load import load_model, load_tokenizer
     from tracegym.models.sampling import SamplingEngine, SamplingParams
-    from tracegym.training.rollouts import RolloutGroup
+    from tracegym.samplers.rollouts import RolloutGroup
 
     model, tokenizer = load_model("smollm2-135m"), load_tokenizer("smollm2-135m")
     engine = SamplingEngine(model, eos_token_ids=[int(tokenizer.eos_token_id)], seed=0)
@@ -118,7 +118,7 @@ def arm_single(_: int, out: Path, batch: list[Any], steps: int, lr: float, threa
         publish["sync_bytes"] = float(lora_mod.adapter_bytes(model, "bf16"))
     trainer = Trainer(model, *_sections(lr))
     if not lora:
-        from tracegym.training.weights import FilesystemBroadcast
+        from tracegym.samplers.weights import FilesystemBroadcast
 
         with tempfile.TemporaryDirectory() as root:
             broadcast = FilesystemBroadcast(Path(root), ("bf16",), delta="xor", full_every=1000)

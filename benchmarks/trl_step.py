@@ -69,14 +69,14 @@ def _train_config(run_dir: Path, task_set: Path, model: Path, **sections: Any) -
 def _sync_parts(config: Any, task_set: Any, model_dir: Path) -> tuple[Any, Any]:
     """A Trainer and a SyncRollouts over fresh copies of the model, as `tracegym train` builds them."""
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
-    from tracegym.training.sync_rollouts import SyncRollouts
+    from tracegym.samplers.inprocess import SyncRollouts
     from tracegym.training.trainer import Trainer
 
     model, tokenizer = load_model(str(model_dir)), load_tokenizer(str(model_dir))
     eos = stop_token_ids(model, tokenizer)
     pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
     trainer = Trainer(model.train(), config.optim, config.grpo, config.loss, config.sampler.temperature, pad)
-    source = SyncRollouts.with_copy_of(model, config, task_set, task_set.tasks, tokenizer, eos, 0,
+    source = SyncRollouts.with_copy_of(model, config.rollout_plan(), task_set, task_set.tasks, tokenizer, eos, 0,
                                        base_dir=rl_setup.BENCH_DIR)
     return trainer, source
 
@@ -179,8 +179,8 @@ def _tracegym_steps(conn: Any, args: argparse.Namespace, work: Path, model_dir: 
 
 def groups_per_s(args: argparse.Namespace, work: Path, tool: str, asynchronous: bool) -> dict[str, float]:
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
-    from tracegym.training.config import SamplerPool
-    from tracegym.training.orchestrator import AsyncRollouts
+    from tracegym.samplers.config import SamplerPool
+    from tracegym.samplers.orchestrator import AsyncRollouts
     from tracegym.training.trainer import Trainer
 
     model_dir = rl_setup.tool_calling_model(rl_setup.OUT / "tool-model-3calls", WEATHER_TASKS, steps=args.warm_steps)
@@ -200,7 +200,7 @@ def groups_per_s(args: argparse.Namespace, work: Path, tool: str, asynchronous: 
         model, tokenizer = load_model(str(model_dir)), load_tokenizer(str(model_dir))
         trainer = Trainer(model.train(), config.optim, config.grpo, config.loss, config.sampler.temperature,
                           int(tokenizer.eos_token_id))
-        source = AsyncRollouts(config, task_set.tasks, task_set=task_set, tokenizer=tokenizer,
+        source = AsyncRollouts(config.rollout_plan(), task_set.tasks, task_set=task_set, tokenizer=tokenizer,
                                eos_token_ids=stop_token_ids(model, tokenizer), state_dict=model.state_dict(),
                                policy_version=0, base_dir=rl_setup.BENCH_DIR,
                                pools=[SamplerPool(processes=args.samplers, threads=args.sampler_threads)])

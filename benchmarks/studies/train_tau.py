@@ -99,13 +99,12 @@ def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any]
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
     from tracegym.models.sampling import SamplingEngine
     from tracegym.store import open_store
-    from tracegym.training.sync_rollouts import sampling_params
 
     model, tokenizer = load_model(model_ref, config.sampler.precision_on("cpu")), load_tokenizer(model_ref)
     engine = SamplingEngine(model, eos_token_ids=stop_token_ids(model, tokenizer), sampler_id=f"eval-{label}",
                             max_batch_size=32, seed=config.seed)
     policy = HFPolicy(engine, tokenizer)
-    options = RunOptions(samples=samples, concurrency=32, seed=config.seed + 1, sampling=sampling_params(config),
+    options = RunOptions(samples=samples, concurrency=32, seed=config.seed + 1, sampling=config.sampler.params,
                          limits=config.harness.limits)
     harnesses = HarnessFactory(config.harness.harness_config())
 

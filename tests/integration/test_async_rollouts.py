@@ -25,11 +25,12 @@ from tracegym.errors import ModelError
 from tracegym.models.load import stop_token_ids
 from tracegym.models.scoring import batch_logprobs_of
 from tracegym.models.tiny import tiny_policy
+from tracegym.samplers.config import SamplerPool
+from tracegym.samplers.orchestrator import AsyncRollouts
+from tracegym.samplers.rollouts import RolloutBatch
 from tracegym.tasks.spec import TaskSpec, dump_spec
 from tracegym.tasks.taskset import Manifest, TaskEntry, load_task_set
-from tracegym.training.config import SamplerPool, TrainConfig
-from tracegym.training.orchestrator import AsyncRollouts
-from tracegym.training.rollouts import RolloutBatch
+from tracegym.training.config import TrainConfig
 
 EVALS = """\
 version: 1
@@ -89,7 +90,7 @@ def _source(workspace, run_dir: Path, max_staleness: int, pools: list[SamplerPoo
         "grpo": {"group_size": 2, "batch_groups": batch_groups, **(grpo or {})},
         "async": {"max_staleness": max_staleness, "weight_delta": "xor"},
     })
-    return AsyncRollouts(config, task_set.tasks, task_set=task_set, tokenizer=tokenizer,
+    return AsyncRollouts(config.rollout_plan(), task_set.tasks, task_set=task_set, tokenizer=tokenizer,
                          eos_token_ids=stop_token_ids(model, tokenizer),
                          state_dict=state_dict if state_dict is not None else model.state_dict(), policy_version=0,
                          base_dir=root, pools=pools, heartbeat_timeout_s=heartbeat_timeout_s,

@@ -151,9 +151,9 @@ def test_a_vllm_sampler_pool_samples_groups_and_follows_published_weights(tmp_pa
     from tests.integration.test_async_rollouts import TEMPERATURE, _perturbed, _task, _until, write_task_set
     from tracegym.models.load import stop_token_ids
     from tracegym.models.tiny import smollm2_tokenizer
+    from tracegym.samplers.orchestrator import AsyncRollouts
     from tracegym.tasks.taskset import load_task_set
     from tracegym.training.config import TrainConfig
-    from tracegym.training.orchestrator import AsyncRollouts
 
     tokenizer = smollm2_tokenizer()
     model = tiny_llama(len(tokenizer), seed=0, eos_token_id=int(tokenizer.eos_token_id), hidden=128, heads=2,
@@ -168,7 +168,7 @@ def test_a_vllm_sampler_pool_samples_groups_and_follows_published_weights(tmp_pa
                     "pools": [{"engine": "vllm", "precision": "fp32"}]},
         "grpo": {"group_size": 2, "batch_groups": 2}, "async": {"max_staleness": 1},
     })
-    source = AsyncRollouts(config, task_set.tasks, task_set=task_set, tokenizer=tokenizer,
+    source = AsyncRollouts(config.rollout_plan(), task_set.tasks, task_set=task_set, tokenizer=tokenizer,
                            eos_token_ids=stop_token_ids(model, tokenizer), state_dict=model.state_dict(),
                            policy_version=0, base_dir=tmp_path, startup_timeout_s=300)
 

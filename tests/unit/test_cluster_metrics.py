@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from tracegym.harnesses.episode import Episode, TokenRecord, TurnRecord
+from tracegym.samplers.rollouts import RolloutBatch, RolloutGroup, set_aside_stats
 from tracegym.training.clusters import (
     NO_CLUSTER,
     batch_cluster_rewards,
@@ -13,7 +14,6 @@ from tracegym.training.clusters import (
     cluster_metrics,
     parse_key,
 )
-from tracegym.training.rollouts import RolloutBatch, RolloutGroup, set_aside_stats
 
 CLUSTER_OF = {"a1": "9ad607e04a", "a2": "9ad607e04a", "b1": "d0d6ed6684", "n1": NO_CLUSTER}
 

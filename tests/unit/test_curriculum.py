@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tracegym.errors import NotFoundError
+from tracegym.samplers.rollouts import TaskOrder
 from tracegym.training.clusters import cluster_metrics
 from tracegym.training.config import CurriculumSection, parse_train_config
 from tracegym.training.curriculum import (
@@ -19,7 +20,6 @@ from tracegym.training.curriculum import (
     task_order,
 )
 from tracegym.training.metrics import RunRecorder
-from tracegym.training.rollouts import TaskOrder
 
 TASKS = ["a:1", "a:2", "a:3", "b:1", "b:2", "c:1"]
 DRAWS = 4000

@@ -10,8 +10,8 @@ import torch
 
 from tracegym.errors import ModelError
 from tracegym.models.tiny import tiny_llama
-from tracegym.training.deltas import apply_tensor, checksum, encode_tensor
-from tracegym.training.weights import DELTA_SUFFIX, FilesystemBroadcast, WeightWatcher, precision_view
+from tracegym.samplers.deltas import apply_tensor, checksum, encode_tensor
+from tracegym.samplers.weights import DELTA_SUFFIX, FilesystemBroadcast, WeightWatcher, precision_view
 
 
 def _changed_copy(base: torch.Tensor, fraction: float, seed: int = 0) -> torch.Tensor:

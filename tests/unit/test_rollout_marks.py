@@ -9,10 +9,10 @@ import torch
 
 from tracegym.harnesses.episode import Episode, TokenRecord, TurnRecord
 from tracegym.harnesses.rollouts import read_rollouts, write_rollouts
+from tracegym.samplers.rollouts import RolloutBatch, RolloutGroup
 from tracegym.store import open_store
 from tracegym.store.migrations import MIGRATIONS
 from tracegym.training.metrics import RunRecorder
-from tracegym.training.rollouts import RolloutBatch, RolloutGroup
 
 
 def _episode(task_id: str, k: int, reward: float, version: int = 0) -> Episode:

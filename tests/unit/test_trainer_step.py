@@ -16,6 +16,7 @@ import torch
 from tracegym.harnesses.episode import Episode, TurnRecord, build_token_record, join_segments
 from tracegym.models.sampling import SampledSequence, SamplingEngine, SamplingParams
 from tracegym.models.tiny import tiny_llama
+from tracegym.samplers.rollouts import RolloutGroup
 from tracegym.training.batching import (
     MicroBatch,
     completion_logits,
@@ -25,7 +26,6 @@ from tracegym.training.batching import (
 )
 from tracegym.training.config import GRPOSection, LossSection, OptimSection
 from tracegym.training.loss import LossInputError, aggregate, token_loss
-from tracegym.training.rollouts import RolloutGroup
 from tracegym.training.trainer import Trainer
 
 VOCAB = 256

@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 
 from tracegym.models.tiny import tiny_llama
-from tracegym.training.weights import (
+from tracegym.samplers.weights import (
     STABLE,
     FilesystemBroadcast,
     WeightWatcher,

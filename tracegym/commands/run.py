@@ -111,11 +111,10 @@ def _options(settings: Any, samples: int, concurrency: int, seed: int, sampling:
     from tracegym.errors import ConfigError
     from tracegym.harnesses.runner import EpisodeLimits, RunOptions
     from tracegym.models.sampling import SamplingParams
-    from tracegym.training.sync_rollouts import sampling_params
 
     given = {k: v for k, v in sampling.items() if v is not None}
     try:
-        params = SamplingParams.model_validate({**sampling_params(settings).model_dump(), **given})
+        params = SamplingParams.model_validate({**settings.sampler.params.model_dump(), **given})
         episode = EpisodeLimits.model_validate({**settings.harness.limits.model_dump(),
                                                 **{k: v for k, v in limits.items() if v is not None}})
     except ValidationError as e:

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tracegym.samplers.rollouts import RolloutBatch, RolloutGroup
     from tracegym.store.connection import Store
     from tracegym.tasks.spec import TaskSpec
-    from tracegym.training.rollouts import RolloutBatch, RolloutGroup
 
 NO_CLUSTER = "none"
 """The cluster key of tasks mined without one (cluster ids are hex digits, so it cannot clash)."""

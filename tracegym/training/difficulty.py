@@ -62,11 +62,12 @@ def measure(
 ) -> dict[str, Any]:
     """Sample every task `tasks.difficulty.samples` times with `model` (in the sampler precision) and keep the
     tasks whose mean reward lies inside the band."""
-    from tracegym.training.sync_rollouts import SyncRollouts
+    from tracegym.samplers.inprocess import SyncRollouts
 
     band = config.tasks.difficulty
     assert band is not None
-    source = SyncRollouts.with_copy_of(model, config, task_set, tasks, tokenizer, eos_token_ids, policy_version)
+    source = SyncRollouts.with_copy_of(model, config.rollout_plan(), task_set, tasks, tokenizer, eos_token_ids,
+                                       policy_version)
     try:
         source.start()
         episodes = source.sample_tasks(tasks, band.samples, label="difficulty")

@@ -43,7 +43,6 @@ from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import TaskSet, register_task_set
 from tracegym.training.candidates import Candidate, api_candidate, eval_config, local_candidate
 from tracegym.training.config import TrainConfig
-from tracegym.training.sync_rollouts import sampling_params
 
 if TYPE_CHECKING:
     from tracegym.store import Store
@@ -77,7 +76,7 @@ def settings_record(config: TrainConfig, options: EvalOptions) -> dict[str, Any]
     return {
         "prompt": config.prompt.model_dump(mode="json"),
         "harness": config.harness.model_dump(mode="json", by_alias=True),
-        "sampling": sampling_params(config).model_dump(mode="json"),
+        "sampling": config.sampler.params.model_dump(mode="json"),
         "seed": options.seed,
         "pass_threshold": options.pass_threshold,
         "precision": options.precision,
@@ -135,7 +134,7 @@ def evaluate(store: Store, task_set: TaskSet, tasks: Sequence[TaskSpec], candida
     scorers = TaskScorers(task_set, scorer_store)
     scorers.prepare(tasks)  # a broken evals file stops here, before any model loads
     run = RunOptions(samples=options.samples, concurrency=options.concurrency, seed=options.seed,
-                     sampling=sampling_params(config), limits=config.harness.limits)
+                     sampling=config.sampler.params, limits=config.harness.limits)
     try:
         for candidate in result.candidates:
             counts = _evaluate_one(store, result, candidate, run, harnesses, scorers, on_sample, on_model)

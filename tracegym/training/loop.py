@@ -32,6 +32,7 @@ import torch
 
 from tracegym.errors import ConfigError, NotFoundError, is_interrupt
 from tracegym.output import literal
+from tracegym.samplers.rollouts import GroupOrder, RolloutBatch
 from tracegym.training.checkpoint import (
     CHECKPOINTS,
     TrainerState,
@@ -46,11 +47,10 @@ from tracegym.training.checkpoint import (
 )
 from tracegym.training.clusters import batch_cluster_rewards, cluster_key, cluster_metrics
 from tracegym.training.config import TrainConfig
-from tracegym.training.curriculum import ClusterCurriculum, GroupOrder, stored_history, task_order
+from tracegym.training.curriculum import ClusterCurriculum, stored_history, task_order
 from tracegym.training.display import RunDisplay
 from tracegym.training.metrics import RunRecorder
 from tracegym.training.prompts import openai_tool_list, shorten_task
-from tracegym.training.rollouts import RolloutBatch
 from tracegym.training.schedule import learning_rate
 from tracegym.training.sharded import ShardedTrainer
 from tracegym.training.trainer import Trainer, make_optimizer, set_trainable
@@ -489,24 +489,24 @@ def _make_source(run: _Run, order: GroupOrder[TaskSpec]) -> Any:
     config = run.config
     eos = stop_token_ids(run.model, run.tokenizer)
     if config.async_.max_staleness == 0:
-        from tracegym.training.sync_rollouts import SyncRollouts
+        from tracegym.samplers.inprocess import SyncRollouts
 
         sampler_model = run.model
         if run.peft is not None:
             from tracegym.training.lora import merged_model
 
             sampler_model = merged_model(run.peft)
-        return SyncRollouts.with_copy_of(sampler_model, config, run.task_set, run.tasks, run.tokenizer, eos,
-                                         run.state.step, start_index=run.state.groups_consumed, order=order)
+        return SyncRollouts.with_copy_of(sampler_model, config.rollout_plan(), run.task_set, run.tasks, run.tokenizer,
+                                         eos, run.state.step, start_index=run.state.groups_consumed, order=order)
     return _async_source(run, eos, order)
 
 
 def _async_source(run: _Run, eos: Sequence[int], order: GroupOrder[TaskSpec]) -> Any:
     try:
-        from tracegym.training.orchestrator import AsyncRollouts
+        from tracegym.samplers.orchestrator import AsyncRollouts
     except ImportError as e:
-        raise ConfigError("async.max_staleness > 0 runs sampler processes (tracegym.training.orchestrator), which "
+        raise ConfigError("async.max_staleness > 0 runs sampler processes (tracegym.samplers.orchestrator), which "
                           f"this installation cannot import ({e}). Fix: set async.max_staleness: 0.") from e
-    return AsyncRollouts(run.config, run.tasks, task_set=run.task_set, tokenizer=run.tokenizer,
+    return AsyncRollouts(run.config.rollout_plan(), run.tasks, task_set=run.task_set, tokenizer=run.tokenizer,
                          eos_token_ids=list(eos), state_dict=_weights(run, run.model), policy_version=run.state.step,
                          start_index=run.state.groups_consumed, order=order)

@@ -42,8 +42,8 @@ from tracegym.training.trainer import Trainer, _PoolLosses, pack_by_pool, step_d
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
+    from tracegym.samplers.rollouts import RolloutGroup
     from tracegym.training.config import GRPOSection, LossSection, OptimSection
-    from tracegym.training.rollouts import RolloutGroup
 
 _TIMEOUT = timedelta(hours=6)
 """How long a rank waits in one collective: the other ranks wait there while rank 0 samples a batch."""

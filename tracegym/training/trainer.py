@@ -32,6 +32,7 @@ from torch.distributed.tensor import DTensor
 
 from tracegym.errors import ModelError
 from tracegym.models.allocator import keep_freed_memory
+from tracegym.samplers.rollouts import trainable
 from tracegym.training.advantages import group_advantages
 from tracegym.training.batching import (
     MicroBatch,
@@ -44,14 +45,13 @@ from tracegym.training.batching import (
     support_logits,
 )
 from tracegym.training.loss import aggregate, reference_kl, token_logprobs, token_loss
-from tracegym.training.rollouts import trainable
 from tracegym.training.schedule import set_learning_rate
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
+    from tracegym.samplers.rollouts import RolloutGroup
     from tracegym.training.config import GRPOSection, LossSection, OptimSection
-    from tracegym.training.rollouts import RolloutGroup
 
 
 @dataclass

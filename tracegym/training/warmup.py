@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from tracegym.harnesses.chat import ChatRenderer
+from tracegym.samplers.rollouts import TaskOrder
 from tracegym.tasks.cuts import build_prompt, cut_points, recorded_turn
 from tracegym.tasks.schemas import declared_tools, format_tools
 from tracegym.tasks.spec import ToolSchema
 from tracegym.training.batching import TrainSample, completion_logits, pack
 from tracegym.training.config import PromptSection, WarmupSection
 from tracegym.training.prompts import openai_messages, openai_tool_list, shorten
-from tracegym.training.rollouts import TaskOrder
 from tracegym.training.trainer import clip_and_step
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 A `RolloutGroup` is the k episodes of one task (one prompt), each with its reward; GRPO compares
 rewards within a group. A `RolloutBatch` is what one trainer step consumes, with counters about what
 the source dropped on the way (stale groups, failed episodes). Sources (`SyncRollouts` in-process,
-the orchestrator's sampler processes) implement `tracegym.training.orchestrator.RolloutSource`.
+the orchestrator's sampler processes) implement `tracegym.samplers.orchestrator.RolloutSource`.
 
 Data position. Tasks are drawn in a seeded order that depends only on the index of the group being
 drawn (`TaskOrder.task_at`): group i of a run always asks for the same task. A source is built with
@@ -17,11 +17,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from tracegym.harnesses.episode import Episode
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 
 def trainable(episode: Episode) -> bool:
@@ -120,3 +121,11 @@ class TaskOrder(Generic[T]):
             self._epochs = {epoch: order}  # one epoch at a time is all a run ever reads
         return self.tasks[self._epochs[epoch][offset]]
 
+
+class GroupOrder(Protocol[T_co]):
+    """What rollout sources draw each group's task from: a `TaskOrder`, or the trainer's cluster curriculum."""
+
+    @property
+    def tasks(self) -> Sequence[T_co]: ...
+
+    def task_at(self, index: int) -> T_co: ...

@@ -1,6 +1,6 @@
 """In-process rollouts with the trainer's current weights: `async.max_staleness: 0`, exactly on-policy.
 
-Implements the `RolloutSource` protocol of `tracegym.training.orchestrator` without processes: each
+Implements the `RolloutSource` protocol of `tracegym.samplers.orchestrator` without processes: each
 `next_batch` runs the next groups of the task order through the episode runner (one `run_many` per
 group, all groups concurrently so the sampler batches their turns together), with an engine that holds
 its own copy of the weights in the sampler precision; `publish` copies the trainer's new weights in.
@@ -24,23 +24,17 @@ from tracegym.harnesses.policy import HFPolicy
 from tracegym.harnesses.runner import RunOptions, derive_seed, run_many
 from tracegym.harnesses.taskrun import TaskScorers
 from tracegym.models.compute import Runner
-from tracegym.models.sampling import SamplingEngine, SamplingParams
-from tracegym.training.rollouts import RolloutBatch, RolloutGroup, TaskOrder, set_aside_stats
+from tracegym.models.sampling import SamplingEngine
+from tracegym.samplers.rollouts import RolloutBatch, RolloutGroup, TaskOrder, set_aside_stats
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
     from tracegym.harnesses.episode import Episode
+    from tracegym.samplers.config import RolloutPlan
+    from tracegym.samplers.rollouts import GroupOrder
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
-    from tracegym.training.config import TrainConfig
-    from tracegym.training.curriculum import GroupOrder
-
-
-def sampling_params(config: TrainConfig) -> SamplingParams:
-    s = config.sampler
-    return SamplingParams(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, max_support=s.max_support,
-                          max_new_tokens=s.max_new_tokens)
 
 
 class SyncRollouts:
@@ -48,7 +42,7 @@ class SyncRollouts:
 
     def __init__(
         self,
-        config: TrainConfig,
+        plan: RolloutPlan,
         task_set: TaskSet,
         tasks: Sequence[TaskSpec],
         sampler_model: PreTrainedModel,
@@ -59,30 +53,30 @@ class SyncRollouts:
         base_dir: Path | None = None,
         order: GroupOrder[TaskSpec] | None = None,
     ) -> None:
-        self.config = config
+        self.plan = plan
         self.task_set = task_set
         # The loop passes its order over `tasks` when it has one to update between steps (a curriculum).
-        self.order = order if order is not None else TaskOrder(list(tasks), config.seed)
+        self.order = order if order is not None else TaskOrder(list(tasks), plan.seed)
         self.next_index = start_index
         engine = SamplingEngine(sampler_model, eos_token_ids=eos_token_ids, sampler_id="sync-0",
-                                policy_version=policy_version, max_batch_size=config.sampler.concurrency,
-                                seed=config.seed)
+                                policy_version=policy_version, max_batch_size=plan.sampler.concurrency,
+                                seed=plan.seed)
         self.policy = HFPolicy(engine, tokenizer)
-        self.harnesses = HarnessFactory(config.harness.harness_config(), base_dir or Path.cwd())
+        self.harnesses = HarnessFactory(plan.harness, base_dir or Path.cwd())
         self.scorers = TaskScorers(task_set)
-        self.params = sampling_params(config)
+        self.params = plan.params
         self._runner = Runner("tracegym-sync-rollouts")  # decoding stays on the trainer's thread
 
     @classmethod
-    def with_copy_of(cls, model: PreTrainedModel, config: TrainConfig, task_set: TaskSet, tasks: Sequence[TaskSpec],
+    def with_copy_of(cls, model: PreTrainedModel, plan: RolloutPlan, task_set: TaskSet, tasks: Sequence[TaskSpec],
                      tokenizer: PreTrainedTokenizerBase, eos_token_ids: Sequence[int], policy_version: int,
                      **kwargs: Any) -> SyncRollouts:
         """A source sampling from its own copy of the trainer's `model`, cast to the sampler precision."""
         from tracegym.models.load import DTYPES
 
         device = next(model.parameters()).device.type
-        sampler_model = copy.deepcopy(model).to(DTYPES[config.sampler.precision_on(device)]).eval()
-        return cls(config, task_set, tasks, sampler_model, tokenizer, eos_token_ids, policy_version, **kwargs)
+        sampler_model = copy.deepcopy(model).to(DTYPES[plan.sampler.precision_on(device)]).eval()
+        return cls(plan, task_set, tasks, sampler_model, tokenizer, eos_token_ids, policy_version, **kwargs)
 
     def start(self) -> None:
         """Build every task's scorer now, so a broken evals file stops the run before any episode."""
@@ -93,7 +87,7 @@ class SyncRollouts:
         `grpo.dynamic_sampling`, groups whose rewards are all equal are set aside and the following groups of the
         order sampled in their place, round by round, until `n_groups` have a signal or
         `grpo.max_groups_per_step` were sampled."""
-        dynamic, limit = self.config.grpo.dynamic_sampling, self.config.grpo.max_groups_per_step
+        dynamic, limit = self.plan.dynamic_sampling, self.plan.max_groups_per_step
         started = time.perf_counter()
         kept: list[RolloutGroup] = []
         set_aside: list[RolloutGroup] = []
@@ -118,21 +112,21 @@ class SyncRollouts:
         return list(await asyncio.gather(*(self._group(i) for i in indices)))
 
     async def _group(self, index: int) -> list[Episode]:
-        return await self._run([self.order.task_at(index)], self.config.grpo.group_size,
-                               self.config.grpo.group_size, derive_seed(self.config.seed, "group", index))
+        return await self._run([self.order.task_at(index)], self.plan.group_size,
+                               self.plan.group_size, derive_seed(self.plan.seed, "group", index))
 
     def sample_tasks(self, tasks: Sequence[TaskSpec], samples: int, label: str) -> list[list[Episode]]:
         """`samples` episodes of each task with the current weights, every task at once; seeds from the run
         seed and `label`, so the same call samples the same episodes."""
-        flat = self._runner.run(self._run(tasks, samples, self.config.sampler.concurrency,
-                                          derive_seed(self.config.seed, label, 0)))
+        flat = self._runner.run(self._run(tasks, samples, self.plan.sampler.concurrency,
+                                          derive_seed(self.plan.seed, label, 0)))
         return [flat[i * samples:(i + 1) * samples] for i in range(len(tasks))]
 
     async def _run(self, tasks: Sequence[TaskSpec], samples: int, concurrency: int, seed: int) -> list[Episode]:
         options = RunOptions(samples=samples, concurrency=concurrency, seed=seed, sampling=self.params,
-                             limits=self.config.harness.limits)
+                             limits=self.plan.limits)
         return await run_many(self.policy, list(tasks), self.harnesses.make, options, self.scorers,
-                              self.task_set.manifest.name, self.config.model.ref)
+                              self.task_set.manifest.name, self.plan.model_ref)
 
     def publish(self, state_dict: Mapping[str, torch.Tensor], version: int) -> dict[str, float]:
         """Copy the trainer's weights (cast to the sampler precision) into the engine: nothing is sent."""

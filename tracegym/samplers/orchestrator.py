@@ -1,19 +1,21 @@
-"""Where the trainer's rollouts come from: the `RolloutSource` protocol and its sampler-process implementation.
+"""Where the trainer's rollouts come from: the `RolloutSource` protocol and its asynchronous implementation.
 
 A rollout source hands the trainer batches of scored groups and takes the trainer's new weights after
-every optimizer step. `SyncRollouts` (`tracegym.training.sync_rollouts`) samples in-process with the
-current weights (`async.max_staleness: 0`); `AsyncRollouts` runs sampler processes that produce groups
+every optimizer step. `SyncRollouts` (`tracegym.samplers.inprocess`) samples in-process with the
+current weights (`async.max_staleness: 0`); `AsyncRollouts` runs samplers that produce groups
 continuously while the trainer trains.
 
-AsyncRollouts, in the trainer process:
+AsyncRollouts, in the trainer process, runs the same logic whatever starts the samplers: a `SamplerBackend`
+(local processes, `tracegym.samplers.processes`, or Ray actors) starts each one and hands back a `SamplerLink`
+that carries the worker's messages (`tracegym.samplers.worker`).
 
-- Pools of sampler processes (`sampler.pools`, `SamplerPool`: engine, precision, processes, threads each), started with
-  'spawn'; sampler ids are `pool/index`. Each runs `tracegym.training.sampler_worker.main`.
-- One monitor thread owns every pipe. It hands out tasks in the run's seeded task order (group index i
+- Pools of samplers (`sampler.pools`, `SamplerPool`: engine, precision, processes, threads each); sampler ids
+  are `pool/index`. Each runs `tracegym.samplers.worker`'s sampler.
+- One monitor thread owns every link. It hands out tasks in the run's seeded task order (group index i
   always asks for the same task), reads finished groups into the buffer, reads heartbeats, and watches
-  for deaths: a process that exits, or whose heartbeats stop for `heartbeat_timeout_s` (it is killed),
+  for deaths: a sampler that ends, or whose heartbeats stop for `heartbeat_timeout_s` (it is killed),
   is reported on stderr and in `stats()`, its groups in flight go back to the front of the queue, and a
-  replacement starts. A slot whose processes fail `max_failures` times in a row without producing a
+  replacement starts. A slot whose samplers fail `max_failures` times in a row without producing a
   group is given up; when every slot is given up, `next_batch` raises with the last error.
 - The buffer is bounded by credits: a task is handed out only while the groups handed out and not yet
   consumed number fewer than `buffer_groups` (default: batch_groups x max_staleness), so samplers wait
@@ -42,25 +44,23 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tracegym.errors import ConfigError, ModelError
-from tracegym.training.weights import TOKENIZER_DIR
+from tracegym.samplers.weights import TOKENIZER_DIR, FolderVersions
 
 if TYPE_CHECKING:
-    from multiprocessing.process import BaseProcess
 
     from torch import Tensor
     from transformers import PreTrainedTokenizerBase
 
+    from tracegym.samplers.config import RolloutPlan, SamplerPool
+    from tracegym.samplers.rollouts import GroupOrder, RolloutBatch, RolloutGroup
+    from tracegym.samplers.worker import SamplerSpec
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
-    from tracegym.training.config import SamplerPool, TrainConfig
-    from tracegym.training.curriculum import GroupOrder
-    from tracegym.training.rollouts import RolloutBatch, RolloutGroup
-    from tracegym.training.sampler_worker import SamplerSpec
 
 
 class RolloutSource(Protocol):
@@ -84,12 +84,44 @@ class RolloutSource(Protocol):
         """Stop sampling and release every process, thread and file handle."""
 
 
-@dataclass
-class _Process:
-    """One running sampler process and what the trainer knows about it."""
+class SamplerLink(Protocol):
+    """One running sampler as the orchestrator sees it, whatever runs it (a local process, a Ray actor). Messages
+    are those of `tracegym.samplers.worker`'s protocol."""
 
-    process: BaseProcess
-    conn: Connection
+    pid: int | None
+    """The sampler's process id where it runs, for the stats (None when not known yet)."""
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        """Send one message; raises OSError (or ValueError) when the sampler is gone."""
+
+    def receive(self) -> list[tuple[Any, ...]]:
+        """The messages that arrived, without waiting; raises EOFError once the link is closed."""
+
+    def exit_reason(self) -> str | None:
+        """None while the sampler runs; once it has ended, how (`exited with code -9`, `its node was lost`)."""
+
+    def waitables(self) -> list[Any]:
+        """Objects `multiprocessing.connection.wait` can wait on for this link (none: the monitor polls it)."""
+
+    def kill(self) -> None:
+        """End the sampler now (it hangs, or it is being replaced)."""
+
+
+class SamplerBackend(Protocol):
+    """What starts samplers: local processes (`tracegym.samplers.processes`) or Ray actors."""
+
+    def start(self, spec: SamplerSpec, pool: SamplerPool) -> SamplerLink:
+        """Start a sampler of `pool` running `spec`; it reports back through the link (`ready`, then groups)."""
+
+    def stop(self, links: Sequence[SamplerLink]) -> None:
+        """Stop these samplers (asking first, then by force) and release what they hold."""
+
+
+@dataclass
+class _Live:
+    """One running sampler and what the trainer knows about it."""
+
+    link: SamplerLink
     started: float
     last_beat: float
     ready: bool = False
@@ -104,7 +136,8 @@ class _Slot:
     """A sampler id across restarts."""
 
     spec: SamplerSpec
-    current: _Process | None = None
+    pool: SamplerPool
+    current: _Live | None = None
     deaths: int = 0
     restarts: int = 0
     failures_in_a_row: int = 0
@@ -118,7 +151,7 @@ class AsyncRollouts:
 
     def __init__(
         self,
-        config: TrainConfig,
+        plan: RolloutPlan,
         tasks: Sequence[TaskSpec],
         *,
         task_set: TaskSet,
@@ -135,25 +168,27 @@ class AsyncRollouts:
         startup_timeout_s: float = 600.0,
         max_failures: int = 3,
         order: GroupOrder[TaskSpec] | None = None,
+        backend: SamplerBackend | None = None,
     ) -> None:
-        from tracegym.training.rollouts import TaskOrder
+        from tracegym.samplers.processes import ProcessBackend
+        from tracegym.samplers.rollouts import TaskOrder
 
-        self.config = config
+        self.plan = plan
         self.task_set = task_set
         # The monitor thread draws from it when it hands a task out; a curriculum's weights are those in force then.
-        self.order = order if order is not None else TaskOrder(list(tasks), config.seed)
-        self.max_staleness = config.async_.max_staleness
-        self.pools = list(pools) if pools else config.sampler_pools()
-        self.weights_dir = weights_dir or config.run_dir / "weights"
+        self.order = order if order is not None else TaskOrder(list(tasks), plan.seed)
+        self.max_staleness = plan.async_.max_staleness
+        self.pools = list(pools) if pools else list(plan.pools)
+        self.weights_dir = weights_dir or plan.run_dir / "weights"
         # A group handed out starts on the weights published then and is trained at most capacity /
         # batch_groups steps later: within max_staleness (module doc).
-        self.capacity = buffer_groups or config.grpo.batch_groups * max(1, self.max_staleness)
+        self.capacity = buffer_groups or plan.batch_groups * max(1, self.max_staleness)
         self.heartbeat_timeout_s, self.startup_timeout_s = heartbeat_timeout_s, startup_timeout_s
         self.max_failures = max_failures
+        self.backend = backend if backend is not None else ProcessBackend()
         self._initial = (state_dict, policy_version)
         self._tokenizer = tokenizer
         self._slots = self._make_slots(eos_token_ids, base_dir or Path.cwd())
-        self._ctx = multiprocessing.get_context("spawn")
         self._broadcast: Any = None
         self._next_index = start_index
         self._published = policy_version
@@ -169,12 +204,11 @@ class AsyncRollouts:
 
     def _make_slots(self, eos: Sequence[int], base_dir: Path) -> list[_Slot]:
         from tracegym.models.load import resolve_model_ref
-        from tracegym.training.sampler_worker import SamplerSpec
-        from tracegym.training.sync_rollouts import sampling_params
+        from tracegym.samplers.worker import SamplerSpec
 
-        config = self.config
-        groups_in_flight = max(1, config.sampler.concurrency // config.grpo.group_size)
-        model_ref = str(resolve_model_ref(config.model.ref))
+        plan = self.plan
+        groups_in_flight = max(1, plan.sampler.concurrency // plan.group_size)
+        model_ref = str(resolve_model_ref(plan.model_ref))
         slots = []
         for pool in self.pools:
             for index in range(pool.processes):
@@ -182,13 +216,13 @@ class AsyncRollouts:
                     sampler_id=f"{pool.label}/{index}", model_ref=model_ref,
                     tokenizer_dir=self.weights_dir / TOKENIZER_DIR,
                     eos_token_ids=tuple(int(i) for i in eos), precision=pool.resolved_precision, device=pool.device,
-                    threads=pool.threads, weights_dir=self.weights_dir, task_set=self.task_set.path,
-                    harness=config.harness.harness_config(), base_dir=base_dir, params=sampling_params(config),
-                    limits=config.harness.limits, group_size=config.grpo.group_size,
-                    groups_in_flight=groups_in_flight, seed=config.seed, model_name=config.model.ref,
+                    threads=pool.threads, weights=FolderVersions(self.weights_dir), task_set=self.task_set.path,
+                    harness=plan.harness, base_dir=base_dir, params=plan.params,
+                    limits=plan.limits, group_size=plan.group_size,
+                    groups_in_flight=groups_in_flight, seed=plan.seed, model_name=plan.model_ref,
                     engine=pool.engine,
                 )
-                slots.append(_Slot(spec))
+                slots.append(_Slot(spec, pool))
         if len({s.spec.sampler_id for s in slots}) != len(slots):
             raise ConfigError("two sampler pools share a name. Fix: give each pool its own `name`.")
         return slots
@@ -198,13 +232,13 @@ class AsyncRollouts:
     def start(self) -> None:
         """Check every task's scorer, publish the starting weights, start the samplers and the monitor."""
         from tracegym.harnesses.taskrun import TaskScorers
-        from tracegym.training.weights import FilesystemBroadcast
+        from tracegym.samplers.weights import FilesystemBroadcast
 
         TaskScorers(self.task_set).prepare(self.order.tasks)  # a broken evals file stops the run here
-        delta = self.config.async_.weight_delta
+        delta = self.plan.async_.weight_delta
         self._broadcast = FilesystemBroadcast(self.weights_dir, [p.resolved_precision for p in self.pools],
                                               delta=None if delta == "none" else delta,
-                                              full_every=self.config.async_.full_weights_every)
+                                              full_every=self.plan.async_.full_weights_every)
         # Samplers load the trainer's own tokenizer from here; pickled into the spawn arguments it would
         # block this thread until each child had imported transformers to read them.
         self._tokenizer.save_pretrained(self.weights_dir / TOKENIZER_DIR)
@@ -226,9 +260,9 @@ class AsyncRollouts:
         """The next `n_groups` fresh-enough groups, waiting for the samplers as long as needed. With
         `grpo.dynamic_sampling`, fresh groups whose rewards are all equal are set aside, until `n_groups` have a
         signal or `grpo.max_groups_per_step` fresh groups were taken."""
-        from tracegym.training.rollouts import RolloutBatch, set_aside_stats
+        from tracegym.samplers.rollouts import RolloutBatch, set_aside_stats
 
-        dynamic, limit = self.config.grpo.dynamic_sampling, self.config.grpo.max_groups_per_step
+        dynamic, limit = self.plan.dynamic_sampling, self.plan.max_groups_per_step
         started = time.perf_counter()
         kept: list[RolloutGroup] = []
         lags: list[int] = []
@@ -299,7 +333,7 @@ class AsyncRollouts:
         merged.update({k: v for k, v in live.items() if k != "version"})
         working = float(merged["working_s"])
         return {
-            "pid": slot.current.process.pid if slot.current is not None else None,
+            "pid": slot.current.link.pid if slot.current is not None else None,
             "version": live.get("version"),
             "ready": bool(slot.current is not None and slot.current.ready),
             "in_flight": len(slot.current.in_flight) if slot.current is not None else 0,
@@ -316,16 +350,7 @@ class AsyncRollouts:
         self._wake()
         if self._monitor is not None:
             self._monitor.join(timeout=30)
-        processes = [s.current for s in self._slots if s.current is not None]
-        for p in processes:
-            try:
-                p.conn.send(("stop",))
-            except (OSError, ValueError):
-                pass  # already gone
-        _drain_until_exit(processes, deadline=time.monotonic() + 15)
-        for p in processes:
-            _terminate(p.process)
-            p.conn.close()
+        self.backend.stop([s.current.link for s in self._slots if s.current is not None])
         for slot in self._slots:
             slot.current = None
         self._wake_r.close()
@@ -340,15 +365,9 @@ class AsyncRollouts:
     # -- the monitor thread -------------------------------------------------------------------------------
 
     def _spawn(self, slot: _Slot) -> None:
-        from tracegym.training.sampler_worker import main
-
-        parent, child = self._ctx.Pipe(duplex=True)
-        name = f"tracegym-sampler-{slot.spec.sampler_id.replace('/', '-')}"
-        process = self._ctx.Process(target=main, args=(slot.spec, child), name=name, daemon=True)
-        process.start()
-        child.close()
+        link = self.backend.start(slot.spec, slot.pool)
         now = time.monotonic()
-        slot.current = _Process(process, parent, now, now)
+        slot.current = _Live(link, now, now)
 
     def _watch(self) -> None:
         try:
@@ -361,7 +380,7 @@ class AsyncRollouts:
         live = [s.current for s in self._slots if s.current is not None]
         waitables: list[Any] = [self._wake_r]
         for p in live:
-            waitables += [p.conn, p.process.sentinel]
+            waitables += p.link.waitables()
         for ready in wait(waitables, timeout=0.2):
             if ready is self._wake_r:
                 while self._wake_r.poll():
@@ -372,15 +391,16 @@ class AsyncRollouts:
         self._check_health()
         self._dispatch()
 
-    def _read(self, slot: _Slot, p: _Process) -> None:
-        """Every message waiting on the process's pipe; EOF leaves its death to `_check_health`."""
+    def _read(self, slot: _Slot, p: _Live) -> None:
+        """Every message the sampler sent; a closed link leaves its death to `_check_health`."""
         try:
-            while p.conn.poll():
-                self._handle(slot, p, p.conn.recv())
-        except (EOFError, OSError):
+            messages = p.link.receive()
+        except EOFError:
             return
+        for message in messages:
+            self._handle(slot, p, message)
 
-    def _handle(self, slot: _Slot, p: _Process, message: tuple[Any, ...]) -> None:
+    def _handle(self, slot: _Slot, p: _Live, message: tuple[Any, ...]) -> None:
         kind = message[0]
         p.last_beat = time.monotonic()
         if kind == "group":
@@ -405,13 +425,14 @@ class AsyncRollouts:
             p = slot.current
             if p is None:
                 continue
-            if p.process.exitcode is not None:
+            ended = p.link.exit_reason()
+            if ended is not None:
                 self._read(slot, p)  # its last words (an error, a finished group) come first
-                self._bury(slot, f"exited with code {p.process.exitcode}")
+                self._bury(slot, ended)
                 continue
             limit = self.heartbeat_timeout_s if p.ready else self.startup_timeout_s
             if now - p.last_beat > limit:
-                _terminate(p.process)
+                p.link.kill()
                 self._bury(slot, f"sent no heartbeat for {now - p.last_beat:.0f} s (killed)")
 
     def _bury(self, slot: _Slot, how: str) -> None:
@@ -423,7 +444,7 @@ class AsyncRollouts:
         slot.past.update({k: v for k, v in p.counters.items() if k != "version"})
         self._retry.extend(p.in_flight.items())
         self._retry.sort(key=lambda item: item[0])
-        p.conn.close()
+        p.link.kill()  # already ended: releases its pipe or actor handle
         slot.failures_in_a_row = 0 if p.produced else slot.failures_in_a_row + 1
         detail = f": {p.error.strip().splitlines()[0]}" if p.error else ""
         if slot.failures_in_a_row >= self.max_failures:
@@ -462,7 +483,7 @@ class AsyncRollouts:
             _, target = min(free, key=lambda sp: (not sp[1].ready, len(sp[1].in_flight)))
             index, task = self._next_task()
             try:
-                target.conn.send(("task", index, task, self._published))
+                target.link.send(("task", index, task, self._published))
             except (OSError, ValueError):
                 self._retry.append((index, task))  # the process is dying; `_check_health` will see it
                 self._retry.sort(key=lambda item: item[0])
@@ -482,29 +503,3 @@ def _warn(text: str) -> None:
 
     err.print(f"[yellow]warning:[/yellow] {literal(text)}", highlight=False, markup=True)
     sys.stderr.flush()
-
-
-def _drain_until_exit(processes: Sequence[_Process], deadline: float) -> None:
-    """Read (and discard) what stopping samplers still send, so none blocks on a full pipe, until all exit."""
-    while time.monotonic() < deadline:
-        alive = [p for p in processes if p.process.exitcode is None]
-        if not alive:
-            return
-        waitables: list[Any] = [p.process.sentinel for p in alive] + [p.conn for p in alive if not p.conn.closed]
-        for ready in wait(waitables, timeout=0.2):
-            if isinstance(ready, Connection):
-                try:
-                    while ready.poll():
-                        ready.recv_bytes()
-                except (EOFError, OSError):
-                    ready.close()
-
-
-def _terminate(process: BaseProcess) -> None:
-    """SIGTERM, then SIGKILL if it is still there after 5 s; always joined, so no zombie is left."""
-    if process.exitcode is None:
-        process.terminate()
-        process.join(timeout=5)
-    if process.exitcode is None:
-        process.kill()
-    process.join()

@@ -1,6 +1,6 @@
 """One sampler process: load the model in its pool's precision, run the groups it is sent, send them back.
 
-The trainer process (`tracegym.training.orchestrator.AsyncRollouts`) starts this with the 'spawn'
+The trainer process (`tracegym.samplers.orchestrator.AsyncRollouts`) starts this with the 'spawn'
 method and talks to it over one duplex pipe:
 
     trainer -> sampler   ("task", group_index, TaskSpec, version)
@@ -40,6 +40,7 @@ from tracegym.harnesses.runner import EpisodeLimits
 from tracegym.models import compute
 from tracegym.models.load import Precision
 from tracegym.models.sampling import SamplingParams
+from tracegym.samplers.weights import VersionSource
 from tracegym.tasks.spec import TaskSpec
 
 
@@ -49,14 +50,15 @@ class SamplerSpec:
 
     sampler_id: str
     model_ref: str
-    """Model folder giving the architecture; the weights come from `weights_dir`."""
+    """Model folder giving the architecture; the weights come from `weights`."""
     tokenizer_dir: Path
     """The trainer's tokenizer, saved by the trainer, so prompts are tokenized as the trainer does."""
     eos_token_ids: tuple[int, ...]
     precision: Precision
     device: str
     threads: int
-    weights_dir: Path
+    weights: VersionSource
+    """Where the trainer's published versions are read (`tracegym.samplers.weights`)."""
     task_set: Path
     harness: HarnessConfig
     base_dir: Path
@@ -176,8 +178,8 @@ class _Sampler:
         from tracegym.harnesses.config import HarnessFactory
         from tracegym.harnesses.policy import HFPolicy
         from tracegym.harnesses.taskrun import TaskScorers
+        from tracegym.samplers.weights import WeightWatcher
         from tracegym.tasks.taskset import load_task_set
-        from tracegym.training.weights import WeightWatcher
 
         self.spec = spec
         hf_logging.disable_progress_bar()  # one bar per sampler start would clutter the trainer's display
@@ -185,7 +187,7 @@ class _Sampler:
         self.task_set = load_task_set(spec.task_set)
         self.scorers = TaskScorers(self.task_set)
         self.harnesses = HarnessFactory(spec.harness, spec.base_dir)
-        self.watcher = WeightWatcher(spec.weights_dir, spec.precision)
+        self.watcher = WeightWatcher(spec.weights, spec.precision)
         self.clock = _Clock()
 
     async def serve(self, conn: Connection, channel: _Channel) -> None:
@@ -259,7 +261,7 @@ class _Sampler:
     async def run_group(self, index: int, task: TaskSpec) -> Any:
         """The group of `task` at position `index` of the task order, seeded as `SyncRollouts` seeds it."""
         from tracegym.harnesses.runner import RunOptions, derive_seed, run_many
-        from tracegym.training.rollouts import RolloutGroup
+        from tracegym.samplers.rollouts import RolloutGroup
 
         spec = self.spec
         options = RunOptions(samples=spec.group_size, concurrency=spec.group_size,

@@ -6,7 +6,7 @@ the versions out as
 
     ROOT/step_12/bf16.safetensors        whole weights, one file per precision some sampler pool uses, or
     ROOT/step_13/bf16.delta.safetensors  with `delta` set, what changed since version 12 in that precision
-                                         (`tracegym.training.deltas`): one uint8 payload per changed tensor
+                                         (`tracegym.samplers.deltas`): one uint8 payload per changed tensor
     ROOT/step_13/STABLE                  touched last: a folder without it is still being written
 
 A version is written into a hidden temporary folder, renamed to `step_N`, and only then marked
@@ -28,18 +28,20 @@ import json
 import os
 import re
 import shutil
+import struct
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Protocol
 
 import torch
 from torch import Tensor
 
 from tracegym.errors import ModelError
 from tracegym.models.load import DTYPES, Precision
-from tracegym.training.deltas import (
+from tracegym.samplers.deltas import (
     Encoding,
     TensorDelta,
     apply_tensor,
@@ -199,13 +201,49 @@ def stable_versions(root: Path) -> list[int]:
     return out
 
 
+class VersionSource(Protocol):
+    """Where a reader finds the published versions: the broadcast's folder, or a copy of it served over the
+    network (the trainer's HTTP endpoint, Ray's object store). Files are named as in the folder:
+    `{precision}.safetensors` (whole weights) or `{precision}.delta.safetensors`."""
+
+    def versions(self) -> list[int]:
+        """The complete versions available now."""
+
+    def has(self, version: int, name: str) -> bool:
+        """Whether version `version` has file `name`."""
+
+    def read(self, version: int, name: str) -> bytes:
+        """The bytes of file `name` of `version`; FileNotFoundError when it is gone (deleted as newer ones came)."""
+
+
+class FolderVersions:
+    """The broadcast's own folder, read directly (samplers on the trainer's machine or a shared disk)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def __str__(self) -> str:
+        return str(self.root)
+
+    def versions(self) -> list[int]:
+        return stable_versions(self.root)
+
+    def has(self, version: int, name: str) -> bool:
+        return (self.root / f"step_{version}" / name).is_file()
+
+    def read(self, version: int, name: str) -> bytes:
+        return (self.root / f"step_{version}" / name).read_bytes()
+
+
 class WeightWatcher:
     """The reader side: `poll()` returns the newest complete version once, when it is newer than the last, rebuilt
     from the version it holds and the deltas since, or from the newest whole version and the deltas after it."""
 
-    def __init__(self, root: Path, precision: Precision = "fp32") -> None:
-        self.root = Path(root)
+    def __init__(self, source: VersionSource | Path, precision: Precision = "fp32") -> None:
+        self.source: VersionSource = FolderVersions(source) if isinstance(source, Path) else source
         self.precision = precision
+        self.bytes_read = 0
+        """Bytes of version files read so far: on the wire, for a source across the network."""
         self.version: int | None = None
         self._held: View | None = None  # the view of `version`, tied tensors once, and their aliases
         self._aliases: dict[str, str] = {}
@@ -213,7 +251,7 @@ class WeightWatcher:
         self._deltas_follow = False  # whether the broadcast publishes deltas (its files say)
 
     def latest(self) -> int | None:
-        versions = stable_versions(self.root)
+        versions = self.source.versions()
         return max(versions) if versions else None
 
     def poll(self) -> tuple[int, dict[str, Tensor]] | None:
@@ -234,7 +272,7 @@ class WeightWatcher:
         except FileNotFoundError:
             return None
         except _ChecksumMismatch as e:
-            raise ModelError(f"weights of version {newest} in {self.root} do not match their checksum even when "
+            raise ModelError(f"weights of version {newest} from {self.source} do not match their checksum even when "
                              f"rebuilt from whole weights ({e}). Fix: restart the run with async.weight_delta: none "
                              "and report it.") from None
         # A reader keeps a copy of what it read only where deltas will follow (a sampler's weights would else be
@@ -252,19 +290,19 @@ class WeightWatcher:
         start = self.version if use_held and self._held is not None else None
         chain: list[int] = []
         v = newest
-        while v != start and not _is_whole(self.root / f"step_{v}", self.precision):
+        while v != start and not self.source.has(v, f"{self.precision}.safetensors"):
             if v <= 0:
-                raise FileNotFoundError(f"no whole weights under {self.root} to rebuild version {newest} from")
+                raise FileNotFoundError(f"no whole weights in {self.source} to rebuild version {newest} from")
             chain.append(v)
             v -= 1
         if v == start and self._held is not None:
             tensors, aliases, expected = dict(self._held), self._aliases, None
         else:
-            tensors, meta = _read_whole(self.root / f"step_{v}", self.precision)
+            tensors, meta = _load(self._read(v, f"{self.precision}.safetensors"))
             aliases, expected = json.loads(meta.get("aliases", "{}")), meta.get("checksum")
             self._deltas_follow = meta.get("delta", "none") != "none"
         for u in reversed(chain):
-            deltas, meta = _read_delta(self.root / f"step_{u}", self.precision)
+            deltas, meta = _deltas(self._read(u, f"{self.precision}{DELTA_SUFFIX}"))
             if int(meta["base_version"]) != u - 1:
                 raise FileNotFoundError(f"version {u}'s delta is against {meta['base_version']}, not {u - 1}")
             tensors = _applied(tensors, deltas)
@@ -272,6 +310,11 @@ class WeightWatcher:
         if expected is not None and checksum(tensors) != expected:
             raise _ChecksumMismatch(f"version {newest}, rebuilt from version {v}")
         return tensors, aliases
+
+    def _read(self, version: int, name: str) -> bytes:
+        data = self.source.read(version, name)
+        self.bytes_read += len(data)
+        return data
 
 
 def _applied(tensors: View, deltas: dict[str, TensorDelta]) -> View:
@@ -286,26 +329,18 @@ class _ChecksumMismatch(Exception):
     pass
 
 
-def _read_whole(folder: Path, precision: Precision) -> tuple[View, dict[str, str]]:
-    from safetensors import safe_open
+def _load(data: bytes) -> tuple[View, dict[str, str]]:
+    """The tensors and metadata of a safetensors file's bytes."""
+    from safetensors.torch import load
 
-    path = folder / f"{precision}.safetensors"
-    if not path.is_file():
-        raise FileNotFoundError(path)
-    with safe_open(str(path), framework="pt") as f:
-        tensors = {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118 - safe_open is no mapping
-        return tensors, dict(f.metadata() or {})
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + size])
+    return load(data), dict(header.get("__metadata__") or {})
 
 
-def _read_delta(folder: Path, precision: Precision) -> tuple[dict[str, TensorDelta], dict[str, str]]:
-    from safetensors import safe_open
-
-    path = folder / f"{precision}{DELTA_SUFFIX}"
-    if not path.is_file():
-        raise FileNotFoundError(path)
-    with safe_open(str(path), framework="pt") as f:
-        meta = dict(f.metadata() or {})
-        entries = json.loads(meta["entries"])
-        deltas = {name: TensorDelta(e["encoding"], e["changed"], f.get_tensor(name).numpy().tobytes(), e["gap_width"])
-                  for name, e in entries.items()}
+def _deltas(data: bytes) -> tuple[dict[str, TensorDelta], dict[str, str]]:
+    payloads, meta = _load(data)
+    entries = json.loads(meta["entries"])
+    deltas = {name: TensorDelta(e["encoding"], e["changed"], payloads[name].numpy().tobytes(), e["gap_width"])
+              for name, e in entries.items()}
     return deltas, meta

