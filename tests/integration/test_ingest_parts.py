@@ -149,3 +149,45 @@ def test_with_redaction_the_kept_parts_are_redacted_and_numbered_alike_across_in
             "SELECT unnest(regexp_extract_all(content, '<EMAIL[^>]*>')) FROM messages").fetchall()}
         assert st.scalar("SELECT count(*) FROM line_fragments") == 0
     assert len(shown) == 1, shown
+
+
+LANGSMITH_TRACE = "1e0b5f6a-0000-4c1d-8e2f-3a4b5c6d7e80"
+
+
+@pytest.mark.parametrize("feedback_first", [True, False])
+def test_langsmith_feedback_naming_only_its_run_attaches_from_a_file_of_its_own(
+        tmp_path: Path, feedback_first: bool) -> None:
+    """Feedback without a trace id, on a child run: found through the stored runs, or kept under the run's id
+    until the runs arrive."""
+    lines = (FIXTURES / "langsmith" / "runs.jsonl").read_text().splitlines()
+    stray = [line for line in lines if '"trace_id": null' in line]
+    assert len(stray) == 1 and '"run_id": "1e0b5f6a-0005' in stray[0]
+    runs, feedback = tmp_path / "runs.jsonl", tmp_path / "feedback.jsonl"
+    runs.write_text("\n".join(line for line in lines if line not in stray) + "\n")
+    feedback.write_text(stray[0] + "\n")
+    store = open_store(tmp_path / "s.duckdb")
+    first, second = (feedback, runs) if feedback_first else (runs, feedback)
+    done = [ingest_paths(store, [str(first)]).files[0], ingest_paths(store, [str(second)]).files[0]]
+    assert [(f.errors, f.conflicts) for f in done] == [(0, 0), (0, 0)]
+    assert [f.waiting for f in done] == ([1, 0] if feedback_first else [0, 0])
+    assert _snapshot(store) == _whole(tmp_path, ("\n".join(lines) + "\n").encode())
+    tid = f"langsmith:{LANGSMITH_TRACE}"
+    assert ("correctness", 0.0) in store.con.execute("SELECT name, value FROM scores WHERE trace_id = ?",
+                                                    [tid]).fetchall()
+    assert store.scalar("SELECT outcome FROM traces WHERE trace_id = ?", [tid]) == "failure"
+
+
+def test_a_langsmith_run_listed_while_running_is_completed_by_a_later_export(tmp_path: Path) -> None:
+    """`list_runs` while the agent runs gives the root without its end or outputs and some children; a later
+    export the finished runs. The trace is the one of the later export."""
+    lines = (FIXTURES / "langsmith" / "runs.jsonl").read_text().splitlines()
+    runs = [json.loads(line) for line in lines if '"run_type"' in line]
+    running = {**runs[0], "end_time": None, "outputs": None, "status": "pending"}
+    early, late = tmp_path / "early.jsonl", tmp_path / "late.jsonl"
+    early.write_text("\n".join(json.dumps(r) for r in [running, *runs[1:3]]) + "\n")
+    late.write_text("\n".join(lines) + "\n")
+    store = open_store(tmp_path / "s.duckdb")
+    first = ingest_paths(store, [str(early)]).files[0]
+    second = ingest_paths(store, [str(late)]).files[0]
+    assert (first.traces, second.traces, second.merged, second.conflicts) == (1, 0, 1, 0)
+    assert _snapshot(store) == _whole(tmp_path, late.read_bytes())

@@ -276,17 +276,6 @@ def test_langsmith_run_tree(fixtures_dir: Path) -> None:
     assert t.metadata["feedback_stats"] == {"correctness": {"n": 1, "avg": 1.0}}
 
 
-def test_langsmith_feedback_for_a_run_not_in_the_file_is_a_bad_record(fixtures_dir: Path, tmp_path: Path) -> None:
-    lines = (fixtures_dir / "langsmith" / "runs.jsonl").read_text().splitlines()
-    stray = {"id": "f9", "key": "user_score", "score": 1, "run_id": "00000000-dead-beef-0000-000000000000",
-             "feedback_source": {"type": "api"}}
-    path = tmp_path / "runs.jsonl"
-    path.write_text("\n".join([*lines, json.dumps(stray)]) + "\n")
-    traces, bad, _ = load(path)
-    assert len(traces) == 1
-    assert [b.locator for b in bad] == [f"line {len(lines) + 1}"] and "not in this file" in bad[0].error
-
-
 # --- detection, through `tracegym ingest` ------------------------------------------------------------
 
 
