@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import random
 from pathlib import Path
@@ -191,3 +192,41 @@ def test_a_langsmith_run_listed_while_running_is_completed_by_a_later_export(tmp
     second = ingest_paths(store, [str(late)]).files[0]
     assert (first.traces, second.traces, second.merged, second.conflicts) == (1, 0, 1, 0)
     assert _snapshot(store) == _whole(tmp_path, late.read_bytes())
+
+
+LANGFUSE_DOC = FIXTURES / "langfuse" / "trace-c9a8f7e6-d5c4-4b3a-9281-706f5e4d3c2b.json"
+
+
+def test_a_langfuse_trace_document_merges_with_observation_and_score_rows_in_any_order(tmp_path: Path) -> None:
+    """A full trace exported while the agent ran (its first observations, no scores yet), the later observations
+    and the scores as rows in files of their own: in any order, the trace of the whole export."""
+    doc = json.loads(LANGFUSE_DOC.read_text())
+    key = doc["id"]
+    early = {**doc, "observations": doc["observations"][:3], "scores": []}
+    files = {"early.json": json.dumps(early),
+             "observations.jsonl": "".join(json.dumps({**o, "traceId": key}) + "\n" for o in doc["observations"][3:]),
+             "scores.jsonl": "".join(json.dumps(s) + "\n" for s in doc["scores"])}
+    whole = _whole(tmp_path, LANGFUSE_DOC.read_bytes())
+    assert len(whole["traces"]) == 1 and len(whole["scores"]) == 3
+    for n, order in enumerate(itertools.permutations(files)):
+        folder = tmp_path / f"run-{n}"
+        folder.mkdir()
+        store = open_store(folder / "s.duckdb")
+        for name in order:
+            (folder / name).write_text(files[name])
+            done = ingest_paths(store, [str(folder / name)]).files[0]
+            assert (done.errors, done.conflicts) == (0, 0), order
+        assert _snapshot(store) == whole, order
+
+
+def test_a_later_export_of_a_langfuse_trace_completes_the_earlier_one(tmp_path: Path) -> None:
+    doc = json.loads(LANGFUSE_DOC.read_text())
+    early = tmp_path / "early" / "trace.json"
+    early.parent.mkdir()
+    early.write_text(json.dumps({**doc, "observations": doc["observations"][:4], "scores": doc["scores"][:1]}))
+    store = open_store(tmp_path / "s.duckdb")
+    assert ingest_paths(store, [str(early)]).files[0].traces == 1
+    later = ingest_paths(store, [str(LANGFUSE_DOC)]).files[0]
+    assert (later.traces, later.merged, later.conflicts) == (0, 1, 0)
+    assert ingest_paths(store, [str(LANGFUSE_DOC)]).files[0].status == "already ingested"
+    assert _snapshot(store) == _whole(tmp_path, LANGFUSE_DOC.read_bytes())

@@ -212,7 +212,7 @@ def test_phoenix_span_json_links_tool_calls_without_ids(fixtures_dir: Path) -> N
 def test_langfuse_trace_with_observations_and_scores(fixtures_dir: Path) -> None:
     (path,) = (fixtures_dir / "langfuse").glob("trace-*.json")
     traces, bad, locators = load(path)
-    assert not bad and locators == ["trace c9a8f7e6-d5c4-4b3a-9281-706f5e4d3c2b ($)"]
+    assert not bad and locators == ["trace c9a8f7e6-d5c4-4b3a-9281-706f5e4d3c2b (item 1)"]
     t = traces["c9a8f7e6-d5c4-4b3a-9281-706f5e4d3c2b"]
     assert roles(t) == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
     get_order, refund = calls(t)["get_order"], calls(t)["refund_order"]
