@@ -83,15 +83,42 @@ def test_a_file_split_at_any_bytes_ingested_in_any_order_gives_the_traces_of_the
     order = rng.sample(paths, len(paths))
     store = open_store(tmp_path / "pieces.duckdb")
     runs = sorted(rng.sample(range(1, len(order)), min(2, len(order) - 1)))
+    summaries = []
     for a, b in zip([0, *runs], [*runs, len(order)], strict=True):  # several ingests, each of some pieces
-        ingest_paths(store, [str(p) for p in order[a:b]])
-    ingest_paths(store, [str(p) for p in paths])  # the same bytes again: nothing changes
+        summaries.append(ingest_paths(store, [str(p) for p in order[a:b]]))
+    summaries.append(ingest_paths(store, [str(p) for p in paths]))  # the same bytes again: nothing changes
 
     whole = _whole(tmp_path, data)
     assert _snapshot(store) == whole
     assert len(whole["traces"]) == 5
     assert store.scalar("SELECT count(*) FROM ingest_errors") == 0
     assert store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 0
+    _assert_counts_add_up(store, summaries)
+
+
+def test_a_line_joined_from_pieces_is_recorded_under_the_pieces_paths(tmp_path: Path) -> None:
+    data = ("\n".join(_collector_lines()) + "\n").encode()
+    cut = data.index(b"\n", 3000) + 200  # inside a line
+    first, second = tmp_path / "otel-0.jsonl", tmp_path / "otel-1.jsonl"
+    first.write_bytes(data[:cut])
+    second.write_bytes(data[cut:])
+    store = open_store(tmp_path / "s.duckdb")
+    summary = ingest_paths(store, [str(first), str(second)])
+    joined = f"{first} + {second}"
+    assert [f.path for f in summary.files] == [str(first), str(second), f"line joined from {joined}"]
+    paths = [p for (p,) in store.con.execute("SELECT path FROM sources ORDER BY ingested_at").fetchall()]
+    assert sorted(paths) == sorted([str(first), str(second), joined])
+
+
+def _assert_counts_add_up(store: Store, summaries: list[Any]) -> None:
+    """What the ingests reported, and what `sources` holds, adds up to what is stored: a trace rebuilt by a later
+    file is counted once, and each file (a line joined from pieces too) is recorded under its own path(s)."""
+    stored = [store.scalar(f"SELECT count(*) FROM {t}") for t in ("traces", "messages", "tool_calls")]
+    assert [sum(s.total(k) for s in summaries) for k in ("traces", "messages", "tool_calls")] == stored
+    assert list(store.con.execute(
+        "SELECT sum(n_traces), sum(n_messages), sum(n_tool_calls) FROM sources").fetchone()) == stored
+    for (path,) in store.con.execute("SELECT path FROM sources").fetchall():
+        assert all(Path(p).is_file() for p in path.split(" + ")), path
 
 
 def test_a_score_in_a_logs_file_attaches_to_the_trace_from_the_spans_file(tmp_path: Path) -> None:
@@ -119,8 +146,10 @@ def test_a_file_that_grew_between_ingests_completes_its_traces(tmp_path: Path) -
     tid = f"otel-genai:{WEATHER_TRACE}"
     before = store.scalar("SELECT n_messages FROM traces WHERE trace_id = ?", [tid])
     path.write_text("\n".join(lines) + "\n")
+    messages = store.scalar("SELECT count(*) FROM messages")
     later = ingest_paths(store, [str(path)]).files[0]
     assert (later.merged, later.conflicts) == (1, 0)
+    assert later.messages == store.scalar("SELECT count(*) FROM messages") - messages  # what it added, once
     assert store.scalar("SELECT count(*) FROM traces WHERE trace_id = ?", [tid]) == 1
     assert store.scalar("SELECT n_messages FROM traces WHERE trace_id = ?", [tid]) > before
     assert _snapshot(store) == _whole(tmp_path, path.read_bytes())
