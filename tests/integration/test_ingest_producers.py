@@ -138,9 +138,16 @@ def _conversation(questions: tuple[str, ...]) -> tuple[list[tuple[str, str | Non
     return messages, calls
 
 
-def test_a_log_of_api_calls_gives_one_trace_per_conversation(tmp_path: Path) -> None:
-    out = tmp_path / "export"
+@pytest.fixture(scope="module")
+def call_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The openai and anthropic SDKs' calls, one JSONL line each (`drive_producers.calls`), driven once."""
+    out = tmp_path_factory.mktemp("calls") / "export"
     _drive("calls", "", out)
+    return out
+
+
+def test_a_log_of_api_calls_gives_one_trace_per_conversation(tmp_path: Path, call_logs: Path) -> None:
+    out = call_logs
     store = open_store(tmp_path / "s.duckdb")
     summary = ingest_paths(store, [str(out)])
     assert summary.total("errors") == 0 and summary.total("conflicts") == 0
@@ -166,3 +173,23 @@ def test_a_log_of_api_calls_gives_one_trace_per_conversation(tmp_path: Path) -> 
             assert n_calls == str(2 * len(questions))
     again = ingest_paths(store, [str(out)])
     assert [f.status for f in again.files] == ["already ingested"] * 2
+
+
+def test_a_log_of_api_calls_that_grew_since_its_last_ingest_extends_its_conversations(
+        tmp_path: Path, call_logs: Path) -> None:
+    """The log as it was part way through the conversations, then the whole log at the same path: each stored
+    conversation is replaced by its longer self, as if the whole log had been ingested once."""
+    out = call_logs
+    for name in ("chat_calls.jsonl", "anthropic_calls.jsonl"):
+        lines = (out / name).read_text().splitlines(keepends=True)
+        whole = open_store(tmp_path / f"whole-{name}.duckdb")
+        ingest_paths(whole, [str(out / name)])
+        log = tmp_path / name
+        store = open_store(tmp_path / f"grown-{name}.duckdb")
+        for n in (4, 7, len(lines)):  # cuts between calls of the interleaved conversations
+            log.write_text("".join(lines[:n]))
+            done = ingest_paths(store, [str(log)]).files[0]
+            assert (done.errors, done.conflicts) == (0, 0), n
+        assert done.merged == len(CONVERSATIONS) - 1  # the third, of one question, was done by line 7
+        assert _rows(store) == _rows(whole)
+        assert [f.path for f in ingest_paths(store, [str(log)]).files if f.status == "already ingested"]

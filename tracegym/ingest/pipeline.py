@@ -27,7 +27,7 @@ from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
 from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
-from tracegym.ingest.stitch import CallStitcher
+from tracegym.ingest.stitch import CallStitcher, grown_calls
 from tracegym.mining.detection import Detection, detect_ingested
 from tracegym.store import Store
 
@@ -394,6 +394,8 @@ class FileLoad:
         self.batch = TraceBatch(src.source_id)
         self.seen: set[str] = set()
         self.calls = CallStitcher()
+        self.grown: set[str] = set()
+        """Stored traces this file's batches replace: conversations of calls logged further (`grown_calls`)."""
 
     def claim(self, trace_id: str) -> bool:
         """True the first time a file shows this id; later repeats count as duplicates."""
@@ -427,8 +429,11 @@ class FileLoad:
         return True
 
     def finish(self) -> None:
-        """Store the file's conversations stitched from its calls, then what is left of the batch."""
-        for trace, record in self.calls.conversations():
+        """Store the file's conversations stitched from its calls, then what is left of the batch. A stored
+        conversation that this file holds with more calls (a log that grew) is replaced."""
+        stitched = list(self.calls.conversations())
+        self.grown = grown_calls(self.con, [trace for trace, _ in stitched]) if stitched else set()
+        for trace, record in stitched:
             self._keep(record, [trace])
         self.flush()
 
@@ -467,7 +472,7 @@ class FileLoad:
         """Append a batch the adapter normalized itself (see `append.append_tables`), redacted first if asked."""
         if self.redact is not None:
             tables = self.redact.batch(tables)
-        grown = self.src.parts.grown if self.src.parts is not None else None
+        grown = self.grown | (self.src.parts.grown if self.src.parts is not None else set())
         record_appended(self.con, self.src, self.result, append_tables(self.con, tables, grown))
 
     def flush(self) -> None:

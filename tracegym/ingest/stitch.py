@@ -14,8 +14,12 @@ name and arguments (compared as parsed JSON, so re-encoding does not matter).
 Each conversation becomes the trace of its last call (whose messages hold all
 the others'), named by its first call's id, with each earlier reply's text,
 tokens and time laid onto the message it became; its metadata is the last
-call's (finish reason, usage), plus `calls` and `call_ids`. Prefixes are compared by a chain of
-hashes, so a file of N calls costs O(total messages), not O(N^2) comparisons.
+call's (finish reason, usage), plus `calls` and `call_ids` (a conversation of one call too). Prefixes are
+compared by a chain of hashes, so a file of N calls costs O(total messages), not O(N^2) comparisons.
+
+A log that grew since its last ingest holds its stored conversations again, some with more calls: a
+conversation whose stored calls (`call_ids`) begin the new one's is replaced by it (`grown_calls`), instead
+of being reported as a conflict.
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import duckdb
+import pyarrow as pa
+
+from tracegym import exact_json
 from tracegym.ingest.normalize import to_json
 from tracegym.ingest.records import Message, RawRecord, ToolCall, Trace
 
@@ -105,6 +113,8 @@ class CallStitcher:
 
 def _stitched(conv: _Conversation) -> Trace:
     trace = conv.latest.trace
+    trace.metadata["calls"] = len(conv.call_ids)
+    trace.metadata["call_ids"] = conv.call_ids
     if len(conv.call_ids) == 1:
         return trace
     for idx, reply in conv.replies:
@@ -115,8 +125,6 @@ def _stitched(conv: _Conversation) -> Trace:
     trace.trace_id = conv.trace_id
     trace.ended_at = trace.ended_at or trace.started_at
     trace.started_at = conv.started_at
-    trace.metadata["calls"] = len(conv.call_ids)
-    trace.metadata["call_ids"] = conv.call_ids
     return trace
 
 
@@ -133,3 +141,37 @@ def _chain(trace: Trace) -> list[str]:
         h = hashlib.sha256(h + to_json(key).encode()).digest()
         chain.append(h.hex())
     return chain
+
+
+def grown_calls(con: duckdb.DuckDBPyConnection, traces: list[Trace]) -> set[str]:
+    """The ids of `traces` (stitched conversations) stored with fewer calls: the stored calls are the first of
+    the new trace's, and its messages (compared as calls are) begin the new trace's, so it is the same
+    conversation, logged further since."""
+    new = {t.trace_id: t for t in traces}
+    staged_ids = pa.table({"trace_id": pa.array(list(new), pa.string())})  # noqa: F841 - read by name in SQL
+    rows = con.execute("SELECT trace_id, metadata->'call_ids' FROM traces SEMI JOIN staged_ids USING (trace_id) "
+                       "WHERE (metadata->'call_ids') IS NOT NULL").fetchall()
+    grown = set()
+    for tid, stored in rows:
+        before, after = exact_json.loads(stored), new[tid].metadata.get("call_ids") or []
+        if not (isinstance(before, list) and len(before) < len(after) and after[:len(before)] == before):
+            continue
+        old = _stored(con, tid)
+        chain = _chain(new[tid])
+        if len(old.messages) < len(chain) and _chain(old)[-1] == chain[len(old.messages)]:
+            grown.add(tid)
+    return grown
+
+
+def _stored(con: duckdb.DuckDBPyConnection, trace_id: str) -> Trace:
+    """What `_chain` reads of a stored trace: its tools, messages and tool calls."""
+    (tools,) = con.execute("SELECT tools FROM traces WHERE trace_id = ?", [trace_id]).fetchone()
+    trace = Trace(trace_id, "", tools=exact_json.loads(tools) if tools is not None else None)
+    for role, content, call_id in con.execute("SELECT role, content, tool_call_id FROM messages "
+                                              "WHERE trace_id = ? ORDER BY idx", [trace_id]).fetchall():
+        trace.messages.append(Message(role, content, call_id))
+    for idx, call_id, name, arguments in con.execute(
+            "SELECT message_idx, call_id, name, arguments FROM tool_calls WHERE trace_id = ? "
+            "ORDER BY message_idx, rowid", [trace_id]).fetchall():
+        trace.tool_calls.append(ToolCall(idx, call_id, name, exact_json.loads(arguments) if arguments else None))
+    return trace
