@@ -141,6 +141,33 @@ def openinference(out: Path, capture: str) -> None:
     (out / "spans.jsonl").write_text(_otlp_json(encode_spans(spans.get_finished_spans())) + "\n")
 
 
+def openai_agents(out: Path, capture: str) -> None:
+    """The openai-agents SDK (Responses API, its default) traced by openinference-instrumentation-openai-agents,
+    which turns the SDK's own spans into OpenInference spans (and replaces the SDK's exporter to OpenAI)."""
+    import openai
+    from agents import Agent, OpenAIResponsesModel, Runner, function_tool
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    OpenAIAgentsInstrumentor().instrument(tracer_provider=provider)
+
+    @function_tool(name_override="get_weather")
+    def weather_tool(city: str) -> str:
+        return get_weather(city)
+
+    with fake_openai() as url:
+        model = OpenAIResponsesModel("gpt-test", openai.AsyncOpenAI(base_url=url, api_key="test"))
+        agent = Agent(name="weather-agent", instructions=SYSTEM, tools=[weather_tool], model=model)
+        Runner.run_sync(agent, QUESTION)
+    (out / "spans.jsonl").write_text("".join(_otlp_json(encode_spans([s])) + "\n" for s in spans.get_finished_spans()))
+
+
 def _call_logger(sdk: Any, lines: list[str]) -> Any:
     """The SDK's own HTTP client, logging each API call as one JSONL line `{request, response}` as API
     loggers do."""
@@ -347,5 +374,5 @@ if __name__ == "__main__":
     producer, folder = sys.argv[1], Path(sys.argv[2])
     folder.mkdir(parents=True, exist_ok=True)
     drivers = {"otel": otel, "openinference": openinference, "langfuse": langfuse, "langsmith": langsmith,
-               "calls": calls}
+               "calls": calls, "openai-agents": openai_agents}
     drivers[producer](folder, sys.argv[3] if len(sys.argv) > 3 else "")

@@ -20,11 +20,13 @@ from tracegym.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDS = {"otel": "opentelemetry.instrumentation.openai_v2", "openinference": "openinference.instrumentation.openai",
-         "langfuse": "langfuse", "langsmith": "langsmith", "calls": "anthropic"}
+         "langfuse": "langfuse", "langsmith": "langsmith", "calls": "anthropic",
+         "openai-agents": "openinference.instrumentation.openai_agents"}
 CASES = [("otel", "span_only", "otel-genai"), ("otel", "event_only", "otel-genai"),
          ("otel", "span_and_event", "otel-genai"), ("openinference", "", "openinference"),
          ("openinference", "responses", "openinference"),
-         ("langfuse", "", "langfuse"), ("langsmith", "", "langsmith")]
+         ("langfuse", "", "langfuse"), ("langsmith", "", "langsmith"),
+         ("openai-agents", "responses", "openinference")]
 
 
 def _importable(module: str) -> bool:
