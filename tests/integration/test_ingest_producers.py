@@ -195,3 +195,25 @@ def test_a_log_of_api_calls_that_grew_since_its_last_ingest_extends_its_conversa
         assert done.merged == len(CONVERSATIONS) - 1  # the third, of one question, was done by line 7
         assert _rows(store) == _rows(whole)
         assert [f.path for f in ingest_paths(store, [str(log)]).files if f.status == "already ingested"]
+
+
+@pytest.mark.parametrize("cuts", [(3, 6), (1, 2, 5, 9)])
+def test_a_log_of_api_calls_cut_into_files_ingested_in_order_gives_the_conversations_of_the_whole(
+        tmp_path: Path, call_logs: Path, cuts: tuple[int, ...]) -> None:
+    """Rotated or `split` at line boundaries, the pieces ingested in order, one ingest each: each conversation
+    goes on across the pieces under its first call's id, as in the whole log."""
+    for name in ("chat_calls.jsonl", "anthropic_calls.jsonl"):
+        lines = (call_logs / name).read_text().splitlines(keepends=True)
+        whole = open_store(tmp_path / f"whole-{name}.duckdb")
+        ingest_paths(whole, [str(call_logs / name)])
+        store = open_store(tmp_path / f"pieces-{cuts}-{name}.duckdb")
+        folder = tmp_path / f"pieces-{cuts}-{name}"
+        folder.mkdir()
+        summaries = []
+        for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(lines)], strict=True)):
+            piece = folder / f"{name}.{i}"
+            piece.write_text("".join(lines[a:b]))
+            summaries.append(ingest_paths(store, [str(piece)]))
+        assert sum(s.total("errors") + s.total("conflicts") for s in summaries) == 0
+        assert _rows(store) == _rows(whole)
+        assert sum(s.total("traces") for s in summaries) == len(CONVERSATIONS)

@@ -23,11 +23,12 @@ from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.spans import Incomplete
 from tracegym.ingest.append import Appended, append_tables
 from tracegym.ingest.batch import TraceBatch
+from tracegym.ingest.call_store import StoredCalls, grown_calls
 from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
 from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
-from tracegym.ingest.stitch import CallStitcher, grown_calls
+from tracegym.ingest.stitch import CallStitcher
 from tracegym.mining.detection import Detection, detect_ingested
 from tracegym.store import Store
 
@@ -430,12 +431,17 @@ class FileLoad:
 
     def finish(self) -> None:
         """Store the file's conversations stitched from its calls, then what is left of the batch. A stored
-        conversation that this file holds with more calls (a log that grew) is replaced."""
-        stitched = list(self.calls.conversations())
-        self.grown = grown_calls(self.con, [trace for trace, _ in stitched]) if stitched else set()
-        for trace, record in stitched:
+        conversation that this file goes on with, or holds with more calls (a log that grew), is replaced
+        (see tracegym/ingest/call_store.py); not with redaction, which keeps no hashes of what it redacts."""
+        earlier = StoredCalls(self.con, self.adapter.name) if self.redact is None and self.calls.open else None
+        stitched = list(self.calls.conversations(earlier.continued if earlier is not None else None))
+        self.result.stitched += self.calls.continued
+        self.grown = grown_calls(self.con, [trace for trace, _, _ in stitched]) if stitched else set()
+        for trace, record, _ in stitched:
             self._keep(record, [trace])
         self.flush()
+        if earlier is not None:
+            earlier.keep(self.src.source_id, {trace.trace_id: tip for trace, _, tip in stitched})
 
     def _keep(self, item: RawRecord | BadRecord, made: list[Trace] | None = None) -> None:
         if isinstance(item, RawRecord):
