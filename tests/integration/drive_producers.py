@@ -141,6 +141,33 @@ def openinference(out: Path, capture: str) -> None:
     (out / "spans.jsonl").write_text(_otlp_json(encode_spans(spans.get_finished_spans())) + "\n")
 
 
+def openai_agents(out: Path, capture: str) -> None:
+    """The openai-agents SDK (Responses API, its default) traced by openinference-instrumentation-openai-agents,
+    which turns the SDK's own spans into OpenInference spans (and replaces the SDK's exporter to OpenAI)."""
+    import openai
+    from agents import Agent, OpenAIResponsesModel, Runner, function_tool
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    OpenAIAgentsInstrumentor().instrument(tracer_provider=provider)
+
+    @function_tool(name_override="get_weather")
+    def weather_tool(city: str) -> str:
+        return get_weather(city)
+
+    with fake_openai() as url:
+        model = OpenAIResponsesModel("gpt-test", openai.AsyncOpenAI(base_url=url, api_key="test"))
+        agent = Agent(name="weather-agent", instructions=SYSTEM, tools=[weather_tool], model=model)
+        Runner.run_sync(agent, QUESTION)
+    (out / "spans.jsonl").write_text("".join(_otlp_json(encode_spans([s])) + "\n" for s in spans.get_finished_spans()))
+
+
 def _call_logger(sdk: Any, lines: list[str]) -> Any:
     """The SDK's own HTTP client, logging each API call as one JSONL line `{request, response}` as API
     loggers do."""
@@ -285,29 +312,45 @@ def langfuse(out: Path, capture: str) -> None:
 
 def langsmith(out: Path, capture: str) -> None:
     """The LangSmith SDK (`traceable`, `wrap_openai`): the runs it posts, reassembled as the service stores
-    them (one JSON run per line)."""
+    them (one JSON run per line). CAPTURE `split`: the trace is sent over several requests (a flush while the
+    tool runs), the tool run gets feedback naming its run only (no trace id), and besides `runs.jsonl` and
+    `feedback.jsonl` each request's run versions, as the SDK sent them, go to `sent/request-<n>.jsonl`."""
     runs: dict[str, dict[str, Any]] = {}
+    sent: list[dict[str, dict[str, Any]]] = []
+    feedback: list[Any] = []
 
     def on_post(path: str, headers: dict[str, str], body: bytes) -> None:
+        if path.endswith("/feedback"):
+            feedback.append(json.loads(body))
         if not path.endswith("/runs/multipart"):
             return
         head = f"Content-Type: {headers['Content-Type']}\r\n\r\n".encode()
         message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + body)
+        versions: dict[str, dict[str, Any]] = {}
         for part in message.iter_parts():
-            _, _, field = part.get_param("name", header="content-disposition").partition(".")
+            verb, _, field = part.get_param("name", header="content-disposition").partition(".")
             run_id, _, key = field.partition(".")
             value = json.loads(part.get_payload(decode=True))
-            run = runs.setdefault(run_id, {})
-            run.update(value) if not key else run.__setitem__(key, value)
+            for run in (runs.setdefault(run_id, {}), versions.setdefault(f"{verb}.{run_id}", {})):
+                run.update(value) if not key else run.__setitem__(key, value)
+        sent.append(versions)
 
     with fake_service(on_post) as endpoint:
         os.environ.update(LANGSMITH_TRACING="true", LANGSMITH_API_KEY="test", LANGSMITH_ENDPOINT=endpoint)
         import openai
         from langsmith import traceable
+        from langsmith.run_helpers import get_current_run_tree
         from langsmith.run_trees import get_cached_client
         from langsmith.wrappers import wrap_openai
 
-        traced_tool = traceable(run_type="tool", name="get_weather")(get_weather)
+        tool_runs: list[str] = []
+
+        @traceable(run_type="tool", name="get_weather")
+        def traced_tool(city: str) -> str:
+            if capture == "split":  # what is open so far goes out now: the root's start, the first LLM call
+                tool_runs.append(str(get_current_run_tree().id))
+                get_cached_client().flush()
+            return get_weather(city)
 
         @traceable(name="weather-agent")
         def run() -> str:
@@ -317,12 +360,19 @@ def langsmith(out: Path, capture: str) -> None:
 
         run()
         get_cached_client().flush()
+        for run_id in tool_runs:
+            get_cached_client().create_feedback(run_id=run_id, key="task_success", score=1)
     (out / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs.values()))
+    if capture == "split":
+        (out / "feedback.jsonl").write_text("".join(json.dumps(f) + "\n" for f in feedback))
+        (out / "sent").mkdir()
+        for n, versions in enumerate(sent):
+            (out / "sent" / f"request-{n}.jsonl").write_text("".join(json.dumps(v) + "\n" for v in versions.values()))
 
 
 if __name__ == "__main__":
     producer, folder = sys.argv[1], Path(sys.argv[2])
     folder.mkdir(parents=True, exist_ok=True)
     drivers = {"otel": otel, "openinference": openinference, "langfuse": langfuse, "langsmith": langsmith,
-               "calls": calls}
+               "calls": calls, "openai-agents": openai_agents}
     drivers[producer](folder, sys.argv[3] if len(sys.argv) > 3 else "")

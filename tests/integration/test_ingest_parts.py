@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import random
 from pathlib import Path
@@ -82,15 +83,42 @@ def test_a_file_split_at_any_bytes_ingested_in_any_order_gives_the_traces_of_the
     order = rng.sample(paths, len(paths))
     store = open_store(tmp_path / "pieces.duckdb")
     runs = sorted(rng.sample(range(1, len(order)), min(2, len(order) - 1)))
+    summaries = []
     for a, b in zip([0, *runs], [*runs, len(order)], strict=True):  # several ingests, each of some pieces
-        ingest_paths(store, [str(p) for p in order[a:b]])
-    ingest_paths(store, [str(p) for p in paths])  # the same bytes again: nothing changes
+        summaries.append(ingest_paths(store, [str(p) for p in order[a:b]]))
+    summaries.append(ingest_paths(store, [str(p) for p in paths]))  # the same bytes again: nothing changes
 
     whole = _whole(tmp_path, data)
     assert _snapshot(store) == whole
     assert len(whole["traces"]) == 5
     assert store.scalar("SELECT count(*) FROM ingest_errors") == 0
     assert store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 0
+    _assert_counts_add_up(store, summaries)
+
+
+def test_a_line_joined_from_pieces_is_recorded_under_the_pieces_paths(tmp_path: Path) -> None:
+    data = ("\n".join(_collector_lines()) + "\n").encode()
+    cut = data.index(b"\n", 3000) + 200  # inside a line
+    first, second = tmp_path / "otel-0.jsonl", tmp_path / "otel-1.jsonl"
+    first.write_bytes(data[:cut])
+    second.write_bytes(data[cut:])
+    store = open_store(tmp_path / "s.duckdb")
+    summary = ingest_paths(store, [str(first), str(second)])
+    joined = f"{first} + {second}"
+    assert [f.path for f in summary.files] == [str(first), str(second), f"line joined from {joined}"]
+    paths = [p for (p,) in store.con.execute("SELECT path FROM sources ORDER BY ingested_at").fetchall()]
+    assert sorted(paths) == sorted([str(first), str(second), joined])
+
+
+def _assert_counts_add_up(store: Store, summaries: list[Any]) -> None:
+    """What the ingests reported, and what `sources` holds, adds up to what is stored: a trace rebuilt by a later
+    file is counted once, and each file (a line joined from pieces too) is recorded under its own path(s)."""
+    stored = [store.scalar(f"SELECT count(*) FROM {t}") for t in ("traces", "messages", "tool_calls")]
+    assert [sum(s.total(k) for s in summaries) for k in ("traces", "messages", "tool_calls")] == stored
+    assert list(store.con.execute(
+        "SELECT sum(n_traces), sum(n_messages), sum(n_tool_calls) FROM sources").fetchone()) == stored
+    for (path,) in store.con.execute("SELECT path FROM sources").fetchall():
+        assert all(Path(p).is_file() for p in path.split(" + ")), path
 
 
 def test_a_score_in_a_logs_file_attaches_to_the_trace_from_the_spans_file(tmp_path: Path) -> None:
@@ -118,8 +146,10 @@ def test_a_file_that_grew_between_ingests_completes_its_traces(tmp_path: Path) -
     tid = f"otel-genai:{WEATHER_TRACE}"
     before = store.scalar("SELECT n_messages FROM traces WHERE trace_id = ?", [tid])
     path.write_text("\n".join(lines) + "\n")
+    messages = store.scalar("SELECT count(*) FROM messages")
     later = ingest_paths(store, [str(path)]).files[0]
     assert (later.merged, later.conflicts) == (1, 0)
+    assert later.messages == store.scalar("SELECT count(*) FROM messages") - messages  # what it added, once
     assert store.scalar("SELECT count(*) FROM traces WHERE trace_id = ?", [tid]) == 1
     assert store.scalar("SELECT n_messages FROM traces WHERE trace_id = ?", [tid]) > before
     assert _snapshot(store) == _whole(tmp_path, path.read_bytes())
@@ -149,3 +179,83 @@ def test_with_redaction_the_kept_parts_are_redacted_and_numbered_alike_across_in
             "SELECT unnest(regexp_extract_all(content, '<EMAIL[^>]*>')) FROM messages").fetchall()}
         assert st.scalar("SELECT count(*) FROM line_fragments") == 0
     assert len(shown) == 1, shown
+
+
+LANGSMITH_TRACE = "1e0b5f6a-0000-4c1d-8e2f-3a4b5c6d7e80"
+
+
+@pytest.mark.parametrize("feedback_first", [True, False])
+def test_langsmith_feedback_naming_only_its_run_attaches_from_a_file_of_its_own(
+        tmp_path: Path, feedback_first: bool) -> None:
+    """Feedback without a trace id, on a child run: found through the stored runs, or kept under the run's id
+    until the runs arrive."""
+    lines = (FIXTURES / "langsmith" / "runs.jsonl").read_text().splitlines()
+    stray = [line for line in lines if '"trace_id": null' in line]
+    assert len(stray) == 1 and '"run_id": "1e0b5f6a-0005' in stray[0]
+    runs, feedback = tmp_path / "runs.jsonl", tmp_path / "feedback.jsonl"
+    runs.write_text("\n".join(line for line in lines if line not in stray) + "\n")
+    feedback.write_text(stray[0] + "\n")
+    store = open_store(tmp_path / "s.duckdb")
+    first, second = (feedback, runs) if feedback_first else (runs, feedback)
+    done = [ingest_paths(store, [str(first)]).files[0], ingest_paths(store, [str(second)]).files[0]]
+    assert [(f.errors, f.conflicts) for f in done] == [(0, 0), (0, 0)]
+    assert [f.waiting for f in done] == ([1, 0] if feedback_first else [0, 0])
+    assert _snapshot(store) == _whole(tmp_path, ("\n".join(lines) + "\n").encode())
+    tid = f"langsmith:{LANGSMITH_TRACE}"
+    assert ("correctness", 0.0) in store.con.execute("SELECT name, value FROM scores WHERE trace_id = ?",
+                                                    [tid]).fetchall()
+    assert store.scalar("SELECT outcome FROM traces WHERE trace_id = ?", [tid]) == "failure"
+
+
+def test_a_langsmith_run_listed_while_running_is_completed_by_a_later_export(tmp_path: Path) -> None:
+    """`list_runs` while the agent runs gives the root without its end or outputs and some children; a later
+    export the finished runs. The trace is the one of the later export."""
+    lines = (FIXTURES / "langsmith" / "runs.jsonl").read_text().splitlines()
+    runs = [json.loads(line) for line in lines if '"run_type"' in line]
+    running = {**runs[0], "end_time": None, "outputs": None, "status": "pending"}
+    early, late = tmp_path / "early.jsonl", tmp_path / "late.jsonl"
+    early.write_text("\n".join(json.dumps(r) for r in [running, *runs[1:3]]) + "\n")
+    late.write_text("\n".join(lines) + "\n")
+    store = open_store(tmp_path / "s.duckdb")
+    first = ingest_paths(store, [str(early)]).files[0]
+    second = ingest_paths(store, [str(late)]).files[0]
+    assert (first.traces, second.traces, second.merged, second.conflicts) == (1, 0, 1, 0)
+    assert _snapshot(store) == _whole(tmp_path, late.read_bytes())
+
+
+LANGFUSE_DOC = FIXTURES / "langfuse" / "trace-c9a8f7e6-d5c4-4b3a-9281-706f5e4d3c2b.json"
+
+
+def test_a_langfuse_trace_document_merges_with_observation_and_score_rows_in_any_order(tmp_path: Path) -> None:
+    """A full trace exported while the agent ran (its first observations, no scores yet), the later observations
+    and the scores as rows in files of their own: in any order, the trace of the whole export."""
+    doc = json.loads(LANGFUSE_DOC.read_text())
+    key = doc["id"]
+    early = {**doc, "observations": doc["observations"][:3], "scores": []}
+    files = {"early.json": json.dumps(early),
+             "observations.jsonl": "".join(json.dumps({**o, "traceId": key}) + "\n" for o in doc["observations"][3:]),
+             "scores.jsonl": "".join(json.dumps(s) + "\n" for s in doc["scores"])}
+    whole = _whole(tmp_path, LANGFUSE_DOC.read_bytes())
+    assert len(whole["traces"]) == 1 and len(whole["scores"]) == 3
+    for n, order in enumerate(itertools.permutations(files)):
+        folder = tmp_path / f"run-{n}"
+        folder.mkdir()
+        store = open_store(folder / "s.duckdb")
+        for name in order:
+            (folder / name).write_text(files[name])
+            done = ingest_paths(store, [str(folder / name)]).files[0]
+            assert (done.errors, done.conflicts) == (0, 0), order
+        assert _snapshot(store) == whole, order
+
+
+def test_a_later_export_of_a_langfuse_trace_completes_the_earlier_one(tmp_path: Path) -> None:
+    doc = json.loads(LANGFUSE_DOC.read_text())
+    early = tmp_path / "early" / "trace.json"
+    early.parent.mkdir()
+    early.write_text(json.dumps({**doc, "observations": doc["observations"][:4], "scores": doc["scores"][:1]}))
+    store = open_store(tmp_path / "s.duckdb")
+    assert ingest_paths(store, [str(early)]).files[0].traces == 1
+    later = ingest_paths(store, [str(LANGFUSE_DOC)]).files[0]
+    assert (later.traces, later.merged, later.conflicts) == (0, 1, 0)
+    assert ingest_paths(store, [str(LANGFUSE_DOC)]).files[0].status == "already ingested"
+    assert _snapshot(store) == _whole(tmp_path, LANGFUSE_DOC.read_bytes())

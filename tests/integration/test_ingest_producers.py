@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -15,15 +16,17 @@ import pytest
 from tests.integration.drive_producers import CONVERSATIONS, QUESTION, SYSTEM, get_weather
 from tests.integration.fake_model_server import CALL_ARGS, CHECKING, FINAL_TEXT, TOOL_RESULT, USAGE, final_text
 from tracegym.ingest.pipeline import ingest_paths
-from tracegym.store import open_store
+from tracegym.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDS = {"otel": "opentelemetry.instrumentation.openai_v2", "openinference": "openinference.instrumentation.openai",
-         "langfuse": "langfuse", "langsmith": "langsmith", "calls": "anthropic"}
+         "langfuse": "langfuse", "langsmith": "langsmith", "calls": "anthropic",
+         "openai-agents": "openinference.instrumentation.openai_agents"}
 CASES = [("otel", "span_only", "otel-genai"), ("otel", "event_only", "otel-genai"),
          ("otel", "span_and_event", "otel-genai"), ("openinference", "", "openinference"),
          ("openinference", "responses", "openinference"),
-         ("langfuse", "", "langfuse"), ("langsmith", "", "langsmith")]
+         ("langfuse", "", "langfuse"), ("langsmith", "", "langsmith"),
+         ("openai-agents", "responses", "openinference")]
 
 
 def _importable(module: str) -> bool:
@@ -49,6 +52,11 @@ def test_what_a_real_producer_exports_is_what_the_agent_did(tmp_path: Path, prod
     store = open_store(tmp_path / "s.duckdb")
     summary = ingest_paths(store, [str(out)])
     assert [f.format for f in summary.files if f.status == "loaded"] and summary.total("errors") == 0
+    _check_what_the_agent_did(store, fmt, capture, scored=producer in ("otel", "langfuse"))
+
+
+def _check_what_the_agent_did(store: Store, fmt: str, capture: str, scored: bool) -> None:
+    """The store's one trace, field by field, against the agent's run (`drive_producers.agent`)."""
     (tid, got_fmt, outcome, started, ended, meta), = store.con.execute(
         "SELECT trace_id, format, outcome, started_at, ended_at, metadata FROM traces").fetchall()
     assert got_fmt == fmt
@@ -69,10 +77,41 @@ def test_what_a_real_producer_exports_is_what_the_agent_did(tmp_path: Path, prod
                               "FROM tool_calls").fetchall()
     assert calls == [(has_system + 1, "get_weather", json.dumps(CALL_ARGS, separators=(",", ":")), TOOL_RESULT,
                       False, has_system + 2)]
-    if producer in ("otel", "langfuse"):  # the agent scored its run: a log record, a posted score
+    if scored:  # the agent scored its run: a log record, a posted score, feedback
         assert outcome == "success"
         assert store.con.execute("SELECT name, value FROM scores").fetchall() == [("task_success", 1.0)]
     assert "content_not_captured" not in meta
+
+
+def _rows(store: Store) -> dict[str, list[tuple]]:
+    """Every stored row of every trace, but for the file each came from."""
+    q = {"traces": "SELECT * EXCLUDE (source_id) FROM traces", "messages": "SELECT * FROM messages",
+         "tool_calls": "SELECT * FROM tool_calls", "scores": "SELECT * FROM scores"}
+    return {k: sorted(store.con.execute(sql).fetchall(), key=repr) for k, sql in q.items()}
+
+
+def test_a_langsmith_trace_sent_in_parts_is_merged_whatever_the_order(tmp_path: Path) -> None:
+    """The SDK posts a run when it starts and patches it when it ends; feedback names only its run. Each request
+    of one traced agent run in a file of its own, with the feedback in another, ingested in any order over
+    several runs, gives the trace of the runs as the service stores them."""
+    out = tmp_path / "export"
+    _drive("langsmith", "split", out)
+    whole = open_store(tmp_path / "whole.duckdb")
+    assert ingest_paths(whole, [str(out / "runs.jsonl"), str(out / "feedback.jsonl")]).total("errors") == 0
+    _check_what_the_agent_did(whole, "langsmith", "", scored=True)
+    pieces = [*sorted((out / "sent").iterdir()), out / "feedback.jsonl"]
+    assert len(pieces) >= 4
+    for seed in range(4):
+        rng = random.Random(seed)
+        order = rng.sample(pieces, len(pieces))
+        if seed == 0:  # the feedback before the runs, the root's end before its start
+            order = [pieces[-1], *reversed(pieces[:-1])]
+        store = open_store(tmp_path / f"s{seed}.duckdb")
+        cut = rng.randint(1, len(order) - 1)
+        runs = [ingest_paths(store, [str(p) for p in part]) for part in (order[:cut], order[cut:], pieces)]
+        assert sum(r.total("errors") + r.total("conflicts") for r in runs) == 0, order
+        assert [f.status for f in runs[-1].files] == ["already ingested"] * len(pieces)
+        assert _rows(store) == _rows(whole), order
 
 
 def test_content_never_captured_is_stored_as_missing_and_flagged(tmp_path: Path) -> None:
@@ -101,9 +140,16 @@ def _conversation(questions: tuple[str, ...]) -> tuple[list[tuple[str, str | Non
     return messages, calls
 
 
-def test_a_log_of_api_calls_gives_one_trace_per_conversation(tmp_path: Path) -> None:
-    out = tmp_path / "export"
+@pytest.fixture(scope="module")
+def call_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The openai and anthropic SDKs' calls, one JSONL line each (`drive_producers.calls`), driven once."""
+    out = tmp_path_factory.mktemp("calls") / "export"
     _drive("calls", "", out)
+    return out
+
+
+def test_a_log_of_api_calls_gives_one_trace_per_conversation(tmp_path: Path, call_logs: Path) -> None:
+    out = call_logs
     store = open_store(tmp_path / "s.duckdb")
     summary = ingest_paths(store, [str(out)])
     assert summary.total("errors") == 0 and summary.total("conflicts") == 0
@@ -129,3 +175,45 @@ def test_a_log_of_api_calls_gives_one_trace_per_conversation(tmp_path: Path) -> 
             assert n_calls == str(2 * len(questions))
     again = ingest_paths(store, [str(out)])
     assert [f.status for f in again.files] == ["already ingested"] * 2
+
+
+def test_a_log_of_api_calls_that_grew_since_its_last_ingest_extends_its_conversations(
+        tmp_path: Path, call_logs: Path) -> None:
+    """The log as it was part way through the conversations, then the whole log at the same path: each stored
+    conversation is replaced by its longer self, as if the whole log had been ingested once."""
+    out = call_logs
+    for name in ("chat_calls.jsonl", "anthropic_calls.jsonl"):
+        lines = (out / name).read_text().splitlines(keepends=True)
+        whole = open_store(tmp_path / f"whole-{name}.duckdb")
+        ingest_paths(whole, [str(out / name)])
+        log = tmp_path / name
+        store = open_store(tmp_path / f"grown-{name}.duckdb")
+        for n in (4, 7, len(lines)):  # cuts between calls of the interleaved conversations
+            log.write_text("".join(lines[:n]))
+            done = ingest_paths(store, [str(log)]).files[0]
+            assert (done.errors, done.conflicts) == (0, 0), n
+        assert done.merged == len(CONVERSATIONS) - 1  # the third, of one question, was done by line 7
+        assert _rows(store) == _rows(whole)
+        assert [f.path for f in ingest_paths(store, [str(log)]).files if f.status == "already ingested"]
+
+
+@pytest.mark.parametrize("cuts", [(3, 6), (1, 2, 5, 9)])
+def test_a_log_of_api_calls_cut_into_files_ingested_in_order_gives_the_conversations_of_the_whole(
+        tmp_path: Path, call_logs: Path, cuts: tuple[int, ...]) -> None:
+    """Rotated or `split` at line boundaries, the pieces ingested in order, one ingest each: each conversation
+    goes on across the pieces under its first call's id, as in the whole log."""
+    for name in ("chat_calls.jsonl", "anthropic_calls.jsonl"):
+        lines = (call_logs / name).read_text().splitlines(keepends=True)
+        whole = open_store(tmp_path / f"whole-{name}.duckdb")
+        ingest_paths(whole, [str(call_logs / name)])
+        store = open_store(tmp_path / f"pieces-{cuts}-{name}.duckdb")
+        folder = tmp_path / f"pieces-{cuts}-{name}"
+        folder.mkdir()
+        summaries = []
+        for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(lines)], strict=True)):
+            piece = folder / f"{name}.{i}"
+            piece.write_text("".join(lines[a:b]))
+            summaries.append(ingest_paths(store, [str(piece)]))
+        assert sum(s.total("errors") + s.total("conflicts") for s in summaries) == 0
+        assert _rows(store) == _rows(whole)
+        assert sum(s.total("traces") for s in summaries) == len(CONVERSATIONS)

@@ -218,3 +218,43 @@ def test_mini_swe_agent_drops_a_reply_and_both_segments_stay_trainable(tmp_path)
     assert dropped["messages"][-1] == {"role": "assistant", "content": replies[0]}
     assert len(episode.turns) == 4 and episode.counts.tool_calls == 3
     assert_segments_train_exactly_their_replies(episode, policy, replies)
+
+
+SMOLAGENTS_AGENT = '''
+import json, os
+from smolagents import CodeAgent, OpenAIServerModel
+
+model = OpenAIServerModel(model_id=os.environ["TRACEGYM_MODEL"], api_base=os.environ["OPENAI_BASE_URL"],
+                          api_key=os.environ["OPENAI_API_KEY"])
+agent = CodeAgent(tools=[], model=model, max_steps=4, verbosity_level=0)
+question = json.load(open(os.environ["TRACEGYM_MESSAGES_FILE"]))[-1]["content"]
+print("FINAL:", agent.run(question))
+'''
+
+
+def test_smolagents_code_agent_runs_unchanged_with_its_stop_sequences(tmp_path):
+    """CodeAgent stops the model at '</code>' (and 'Observation:'), then rewrites the reply it got (closing tag,
+    'Calling tools:' appended) in the history it sends next: two segments, each training its own cut reply."""
+    pytest.importorskip("smolagents", reason="needs smolagents: pip install -e '.[agents]'")
+    replies = ["Thought: I add the numbers.\n<code>\nx = 2 + 3\nprint(x)\n</code>\nObservation: 7 (made up)",
+               "Thought: I have it.\n<code>\nfinal_answer(f'The sum is {x}.')\n</code>"]
+    episode, policy = run_agent(tmp_path, SMOLAGENTS_AGENT, task("code", "What is 2+3?"), list(replies),
+                                "FINAL: The sum is 5.", {"HOME": "/tmp"})
+    assert (episode.stop_reason, episode.harness_error, episode.reward) == ("env_done", None, 1.0)
+    said = [r[:r.index("</code>")] for r in replies]  # what the model was let say: cut before the stop string
+    first, second = episode.metrics["proxy/split"]
+    assert (first["calls"], second["calls"], second["why"], second["kept_messages"]) == (
+        [0], [1], "history_rewritten", 2)
+    [dropped] = episode.metrics["proxy/other_segments"]
+    assert dropped["messages"][-1] == {"role": "assistant", "content": said[0]}
+    messages = episode.messages
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant"]
+    rewritten = messages[2]["content"][0]["text"]
+    assert rewritten.startswith(said[0] + "</code>") and "Calling tools:" in rewritten
+    assert messages[3]["content"][0]["text"].startswith("Observation:\nExecution logs:\n5\n")  # ran in the sandbox
+    assert messages[4] == {"role": "assistant", "content": said[1]}
+    record, tokenizer = episode.tokens, policy.tokenizer
+    record.validate()
+    for (start, end), text in zip(record.segments(), said, strict=True):
+        trained = record.input_ids[start:end][record.loss_mask[start:end]].tolist()
+        assert tokenizer.decode(trained) == text and tokenizer.eos_token_id not in trained

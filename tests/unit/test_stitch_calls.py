@@ -50,7 +50,8 @@ def test_calls_of_one_conversation_are_one_trace_and_others_their_own(tmp_path: 
     assert (summary.total("traces"), summary.total("stitched"), summary.total("duplicates"),
             summary.total("errors")) == (3, 1, 1, 0)
     rows = store.con.execute("SELECT trace_id, metadata->>'call_ids' FROM traces ORDER BY trace_id").fetchall()
-    assert rows == [("chatcmpl-0", '["chatcmpl-0","chatcmpl-2"]'), ("chatcmpl-1", None), ("chatcmpl-3", None)]
+    assert rows == [("chatcmpl-0", '["chatcmpl-0","chatcmpl-2"]'), ("chatcmpl-1", '["chatcmpl-1"]'),
+                    ("chatcmpl-3", '["chatcmpl-3"]')]
     got = store.con.execute("SELECT role, content, input_tokens, output_tokens FROM messages "
                             "WHERE trace_id = 'chatcmpl-0' ORDER BY idx").fetchall()
     assert got == [("system", "Be brief.", None, None), ("user", "List files.", None, None),
@@ -59,10 +60,22 @@ def test_calls_of_one_conversation_are_one_trace_and_others_their_own(tmp_path: 
     assert [f.status for f in ingest_paths(store, [str(log)]).files] == ["already ingested"]
 
 
-def test_a_grown_log_keeps_the_conflict_rule(tmp_path: Path) -> None:
+def test_a_grown_log_replaces_the_conversations_it_extends(tmp_path: Path) -> None:
     store = open_store(tmp_path / "s.duckdb")
     calls = _log()
     ingest_paths(store, [str(_write(tmp_path / "part.jsonl", calls[:1]))])
     summary = ingest_paths(store, [str(_write(tmp_path / "whole.jsonl", calls))])
-    assert summary.total("conflicts") == 1  # chatcmpl-0 grew: the stored copy is kept, as for any chat log
+    assert (summary.total("conflicts"), summary.total("merged"), summary.total("traces")) == (0, 1, 2)
+    assert store.scalar("SELECT count(*) FROM messages WHERE trace_id = 'chatcmpl-0'") == 5
+    assert summary.total("messages") == store.scalar("SELECT count(*) FROM messages") - 3
+
+
+def test_a_log_whose_stored_calls_say_otherwise_keeps_the_conflict_rule(tmp_path: Path) -> None:
+    """The same call ids, but the stored first call got another reply: not the same conversation logged further."""
+    store = open_store(tmp_path / "s.duckdb")
+    calls = _log()
+    other = _call(0, calls[0]["request"]["messages"], _reply("Nothing to list."))
+    ingest_paths(store, [str(_write(tmp_path / "part.jsonl", [other]))])
+    summary = ingest_paths(store, [str(_write(tmp_path / "whole.jsonl", calls))])
+    assert (summary.total("conflicts"), summary.total("merged")) == (1, 0)
     assert store.scalar("SELECT count(*) FROM messages WHERE trace_id = 'chatcmpl-0'") == 3

@@ -41,6 +41,8 @@ class Appended:
     tool_calls: int = 0
     duplicates: int = 0  # already stored with the same content
     merged: int = 0  # already stored, and replaced by the trace rebuilt from its stored and new parts
+    # `messages` and `tool_calls` count the rows the batch added to the store: a replaced trace's rows count by
+    # what it gained (or lost) since it was last stored, not again in full each time it is rebuilt.
     conflicts: list[str] = field(default_factory=list)  # already stored with different content: kept the stored one
 
 
@@ -89,37 +91,44 @@ def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
     parts earlier files stored and the ones this file added (tracegym/ingest/parts.py).
     """
     out = Appended()
+    removed = {"messages": 0, "tool_calls": 0}
     clashing = _clashing(con, tables["traces"])
     replaced = [tid for tid in clashing if tid in (grown or ())]
     if clashing:
         others = [tid for tid in clashing if tid not in set(replaced)]
         if others:
             out.duplicates, out.conflicts = _compare(con, tables, others)
-        _remove(con, replaced)
+        removed = _remove(con, replaced)
         skipped = pa.array(others, pa.string())
         keep = {t: pc.invert(pc.is_in(rows["trace_id"], skipped)) for t, rows in tables.items()}
         tables = {t: rows.filter(keep[t]) for t, rows in tables.items()}
     counts = _insert(con, tables)
     out.merged = len(replaced)
     out.traces = counts["traces"] - out.merged
-    out.messages, out.tool_calls = counts["messages"], counts["tool_calls"]
+    out.messages = counts["messages"] - removed["messages"]
+    out.tool_calls = counts["tool_calls"] - removed["tool_calls"]
     if replaced:
         _after_replace(con)
     return out
 
 
-def _remove(con: duckdb.DuckDBPyConnection, ids: list[str]) -> None:
-    """Delete the stored rows of traces about to be replaced, keeping what `labels import` set on them."""
+def _remove(con: duckdb.DuckDBPyConnection, ids: list[str]) -> dict[str, int]:
+    """Delete the stored rows of traces about to be replaced, keeping what `labels import` set on them; return
+    how many messages and tool calls were deleted."""
+    removed = {"messages": 0, "tool_calls": 0}
     if not ids:
-        return
+        return removed
     staged_ids = pa.table({"trace_id": pa.array(ids, pa.string())})  # noqa: F841 - read by name in SQL
     con.execute("CREATE TEMP TABLE tg_replaced AS SELECT trace_id FROM staged_ids")
     con.execute("CREATE TEMP TABLE tg_labelled AS SELECT trace_id, outcome FROM traces SEMI JOIN tg_replaced "
                 "USING (trace_id) WHERE trace_id IN (SELECT trace_id FROM labels WHERE outcome IS NOT NULL)")
     for table in ("traces", "messages", "tool_calls"):
-        con.execute(f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM tg_replaced)")
+        deleted = _inserted(con.execute(f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM tg_replaced)"))
+        if table in removed:
+            removed[table] = deleted
     con.execute("DELETE FROM scores WHERE trace_id IN (SELECT trace_id FROM tg_replaced) "
                 "AND NOT (kind = 'human' AND starts_with(coalesce(comment, ''), 'label import '))")
+    return removed
 
 
 def _after_replace(con: duckdb.DuckDBPyConnection) -> None:
@@ -158,5 +167,6 @@ def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> dict
 
 
 def _inserted(cur: duckdb.DuckDBPyConnection) -> int:
+    """The row count an INSERT or DELETE reports."""
     rows = cur.fetchall()
     return int(rows[0][0]) if rows else 0

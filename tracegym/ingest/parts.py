@@ -9,6 +9,10 @@ trace's parts from every file so far, the newest version of each part winning, i
 the order of their `seq` (a key of their own, not of the file they came in, so
 that any split of the same data, ingested in any order, gives the same trace).
 
+A part key may name a version after its last '@' (`run:<id>@<digest>`): versions of one part that complete
+each other (a LangSmith run posted at its start and patched at its end) are all kept, and the adapter merges
+them; `owners` finds the trace that holds a version of a part.
+
 The pipeline then replaces the stored trace with the one rebuilt from all parts
 (`append.append_tables`, `upsert`); rebuilding the same parts gives the same
 content, which counts as a duplicate, not a change.
@@ -77,6 +81,32 @@ class PartStore:
             out[key] = sorted(merged.values(), key=lambda p: (p.seq, p.key))
         self._save(new_rows)
         return out
+
+    def owners(self, names: list[str]) -> dict[str, str]:
+        """The trace key whose stored parts hold a version of each named part (key without its '@version')."""
+        if not names:
+            return {}
+        staged_names = pa.table({"name": pa.array(sorted(set(names)), pa.string())})  # noqa: F841 - read by name
+        rows = self.con.execute(
+            "SELECT DISTINCT n.name, p.trace_id FROM span_parts p JOIN staged_names n "
+            "ON regexp_replace(p.part_key, '@[^@]*$', '') = n.name WHERE starts_with(p.trace_id, ?)",
+            [f"{self.fmt}:"]).fetchall()
+        return {name: tid.removeprefix(f"{self.fmt}:") for name, tid in rows}
+
+    def adopt(self, moves: dict[str, str]) -> None:
+        """Move the parts stored under a provisional trace key to the trace it turned out to be part of (a
+        LangSmith feedback naming a child run, stored under that run's id before the run was seen)."""
+        moves = {old: new for old, new in moves.items() if old != new}
+        if not moves:
+            return
+        staged_moves = pa.table({"old": pa.array([self.trace_id(k) for k in moves], pa.string()),  # noqa: F841
+                                 "new": pa.array([self.trace_id(v) for v in moves.values()], pa.string())})
+        moved = self.con.execute("SELECT DISTINCT m.new FROM span_parts p JOIN staged_moves m "
+                                 "ON p.trace_id = m.old").fetchall()
+        if moved:
+            self.con.execute("UPDATE span_parts SET trace_id = m.new FROM staged_moves m "
+                             "WHERE span_parts.trace_id = m.old")
+            self.grown.update(new for (new,) in moved)
 
     def _save(self, rows: list[tuple[str, str, str, str, str]]) -> None:
         if not rows:

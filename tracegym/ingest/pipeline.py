@@ -23,6 +23,7 @@ from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.spans import Incomplete
 from tracegym.ingest.append import Appended, append_tables
 from tracegym.ingest.batch import TraceBatch
+from tracegym.ingest.call_store import StoredCalls, grown_calls
 from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
 from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
@@ -265,13 +266,15 @@ def _memory_capped(store: Store) -> Iterator[None]:
 
 
 def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any],
-                redact: Run | None = None) -> FileResult:
+                redact: Run | None = None, shown: str = "") -> FileResult:
+    """Ingest one file. `shown`: what to record it as, where `path` is a stand-in (see `SourceFile.shown`)."""
     before = path.stat()
     source_id = file_sha256(path)
+    label = shown or str(path)
     if store.scalar("SELECT count(*) FROM sources WHERE source_id = ?", [source_id]):
-        return FileResult(str(path), None, "already ingested")
+        return FileResult(label, None, "already ingested")
     if before.st_size == 0:
-        return _record_failure(store, path, source_id, "empty file", "", redact)
+        return _record_failure(store, label, source_id, "empty file", "", redact)
     sample = take_sample(path)
     # With redaction, a line's pieces are not kept to be joined: each could hold half of a value no detector
     # sees whole. They are bad records, their raw text redacted, as a cut line was before pieces were kept.
@@ -279,15 +282,15 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     if pieces:
         fragments.keep(store, source_id, pieces)
         if all(f.alone for f in pieces) and fragments.all_joined(store, source_id):
-            return FileResult(str(path), None, "already ingested")  # as the lines it completed
+            return FileResult(label, None, "already ingested")  # as the lines it completed
     adapter = forced or detect(path, sample)
     if adapter is None:
         head = sample.head.decode("utf-8", errors="backslashreplace")
-        return _record_failure(store, path, source_id, "unknown format: no adapter recognised this file", head,
+        return _record_failure(store, label, source_id, "unknown format: no adapter recognised this file", head,
                                redact)
     if getattr(adapter, "companion_only", False):
-        return FileResult(str(path), adapter.name, "companion")
-    src = SourceFile(path, source_id, sample, options)
+        return FileResult(label, adapter.name, "companion")
+    src = SourceFile(path, source_id, sample, options, shown=shown)
     try:
         with store.transaction() as con:
             result = _load(con, adapter, src, redact)
@@ -296,19 +299,19 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
                 redact.mark(con, [source_id])
             con.execute(
                 "INSERT INTO sources VALUES (?, ?, ?, ?, current_timestamp, ?, ?, ?, ?, ?, ?)",
-                [source_id, str(path), adapter.name, before.st_size, result.traces, result.messages,
+                [source_id, label, adapter.name, before.st_size, result.traces, result.messages,
                  result.tool_calls, result.errors, result.duplicates, result.conflicts],
             )
     except TracegymError:
         raise
     except FileChanged as e:
-        return _record_failure(store, path, source_id, str(e), "", redact)
+        return _record_failure(store, label, source_id, str(e), "", redact)
     except Exception as e:  # noqa: BLE001 - the file boundary: an adapter bug costs this file, not the run
         if is_interrupt(e):  # Ctrl-C during a DuckDB query: the file is fine, the user wants to stop
             raise KeyboardInterrupt from e
         error = f"{type(e).__name__} while loading with {adapter.name}; nothing from this file was stored: {e}"
         head = sample.head.decode("utf-8", errors="backslashreplace")
-        return _record_failure(store, path, source_id, error, head, redact)
+        return _record_failure(store, label, source_id, error, head, redact)
     return result
 
 
@@ -321,8 +324,9 @@ def _join_pieces(store: Store, forced: Adapter | None, options: dict[str, Any],
     results = []
     with tempfile.TemporaryDirectory(prefix="tracegym-joined-") as folder:
         for chain in fragments.complete_lines(pending):
-            result = ingest_file(store, fragments.joined_file(Path(folder), chain), forced, options, redact)
-            result.path = "line joined from " + " + ".join(f.path for f in chain)
+            shown = " + ".join(f.path for f in chain)
+            result = ingest_file(store, fragments.joined_file(Path(folder), chain), forced, options, redact, shown)
+            result.path = "line joined from " + shown
             fragments.mark_joined(store, chain)
             results.append(result)
     return results
@@ -349,7 +353,7 @@ def _check_unchanged(path: Path, before: os.stat_result) -> None:
             "once it is complete")
 
 
-def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: str,
+def _record_failure(store: Store, path: str, source_id: str, error: str, raw: str,
                     redact: Run | None = None) -> FileResult:
     """Report a file that could not be loaded; the row is written once, however often the file is retried."""
     if redact is not None:
@@ -360,11 +364,11 @@ def _record_failure(store: Store, path: Path, source_id: str, error: str, raw: s
             """INSERT INTO ingest_errors (source_id, path, locator, error, raw)
                SELECT ?, ?, 'file', ?, ? WHERE NOT EXISTS
                (SELECT 1 FROM ingest_errors WHERE source_id = ? AND locator = 'file' AND error = ?)""",
-            [source_id, str(path), error, clip_raw(raw), source_id, error],
+            [source_id, path, error, clip_raw(raw), source_id, error],
         )
         if redact is not None:
             redact.mark(con, [source_id])
-    return FileResult(str(path), None, "failed", errors=1)
+    return FileResult(path, None, "failed", errors=1)
 
 
 def _load(con: Any, adapter: Adapter, src: SourceFile, redact: Run | None = None) -> FileResult:
@@ -387,10 +391,12 @@ class FileLoad:
 
     def __init__(self, con: Any, adapter: Adapter, src: SourceFile, redact: Run | None = None) -> None:
         self.con, self.adapter, self.src, self.redact = con, adapter, src, redact
-        self.result = FileResult(str(src.path), adapter.name, "loaded")
+        self.result = FileResult(src.name, adapter.name, "loaded")
         self.batch = TraceBatch(src.source_id)
         self.seen: set[str] = set()
         self.calls = CallStitcher()
+        self.grown: set[str] = set()
+        """Stored traces this file's batches replace: conversations of calls logged further (`grown_calls`)."""
 
     def claim(self, trace_id: str) -> bool:
         """True the first time a file shows this id; later repeats count as duplicates."""
@@ -424,10 +430,18 @@ class FileLoad:
         return True
 
     def finish(self) -> None:
-        """Store the file's conversations stitched from its calls, then what is left of the batch."""
-        for trace, record in self.calls.conversations():
+        """Store the file's conversations stitched from its calls, then what is left of the batch. A stored
+        conversation that this file goes on with, or holds with more calls (a log that grew), is replaced
+        (see tracegym/ingest/call_store.py); not with redaction, which keeps no hashes of what it redacts."""
+        earlier = StoredCalls(self.con, self.adapter.name) if self.redact is None and self.calls.open else None
+        stitched = list(self.calls.conversations(earlier.continued if earlier is not None else None))
+        self.result.stitched += self.calls.continued
+        self.grown = grown_calls(self.con, [trace for trace, _, _ in stitched]) if stitched else set()
+        for trace, record, _ in stitched:
             self._keep(record, [trace])
         self.flush()
+        if earlier is not None:
+            earlier.keep(self.src.source_id, {trace.trace_id: tip for trace, _, tip in stitched})
 
     def _keep(self, item: RawRecord | BadRecord, made: list[Trace] | None = None) -> None:
         if isinstance(item, RawRecord):
@@ -464,7 +478,7 @@ class FileLoad:
         """Append a batch the adapter normalized itself (see `append.append_tables`), redacted first if asked."""
         if self.redact is not None:
             tables = self.redact.batch(tables)
-        grown = self.src.parts.grown if self.src.parts is not None else None
+        grown = self.grown | (self.src.parts.grown if self.src.parts is not None else set())
         record_appended(self.con, self.src, self.result, append_tables(self.con, tables, grown))
 
     def flush(self) -> None:
@@ -501,7 +515,7 @@ def _raw_of(rec: RawRecord) -> str:
 def _insert_error(con: Any, src: SourceFile, bad: BadRecord) -> None:
     con.execute(
         "INSERT INTO ingest_errors (source_id, path, locator, error, raw) VALUES (?, ?, ?, ?, ?)",
-        [src.source_id, str(src.path), bad.locator, bad.error, clip_raw(bad.raw)],
+        [src.source_id, src.name, bad.locator, bad.error, clip_raw(bad.raw)],
     )
 
 

@@ -14,15 +14,21 @@ name and arguments (compared as parsed JSON, so re-encoding does not matter).
 Each conversation becomes the trace of its last call (whose messages hold all
 the others'), named by its first call's id, with each earlier reply's text,
 tokens and time laid onto the message it became; its metadata is the last
-call's (finish reason, usage), plus `calls` and `call_ids`. Prefixes are compared by a chain of
-hashes, so a file of N calls costs O(total messages), not O(N^2) comparisons.
+call's (finish reason, usage), plus `calls` and `call_ids` (a conversation of one call too). Prefixes are
+compared by a chain of hashes, so a file of N calls costs O(total messages), not O(N^2) comparisons.
+
+Across files (tracegym/ingest/call_store.py): a conversation of the file whose first call goes on with a
+conversation an earlier file stored (by the same rule, against its last call and reply) continues it, under
+its id; and a log that grew since its last ingest holds its stored conversations again with more calls,
+which replace them.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from tracegym.ingest.normalize import to_json
@@ -38,15 +44,52 @@ class Call:
     """How many of `trace.messages` the request sent; the rest is the reply."""
 
 
+@dataclass(slots=True)
+class Stored:
+    """A conversation an earlier file stored, as the stitcher goes on with it."""
+
+    trace_id: str
+    started_at: datetime | None
+    call_ids: list[str]
+    replies: list[tuple[int, Message]]
+    """Each call's reply, where it sits in the conversation, as stored."""
+
+
+@dataclass(slots=True)
+class Tip:
+    """What a later file needs to go on with a stored conversation: the chain hash of its last call's messages
+    and reply, and where each call's reply sits."""
+
+    tip: str
+    replies: list[int]
+
+
+Earlier = Callable[[list[list[str]], set[str]], list[Stored | None]]
+"""For each conversation of a file, the chain hashes of its first call's request (`chain`), and the ids of
+the file's calls: the stored conversation it goes on with, if any (see call_store.StoredCalls.continued)."""
+
+
 @dataclass
 class _Conversation:
     trace_id: str
     latest: Call
     record: RawRecord
     started_at: object
+    first_prompt: int
     replies: list[tuple[int, Message]] = field(default_factory=list)
     call_ids: list[str] = field(default_factory=list)
     tip: str = ""
+
+    def continue_stored(self, stored: Stored) -> None:
+        """Put the stored conversation's calls before this one's: it goes on with them, under their id."""
+        self.trace_id, self.started_at = stored.trace_id, stored.started_at
+        self.replies = [*stored.replies, *self.replies]
+        self.call_ids = [*stored.call_ids, *self.call_ids]
+
+    def index(self) -> Tip:
+        latest = self.latest
+        last = [latest.prompt] if len(latest.trace.messages) > latest.prompt else []
+        return Tip(self.tip, [idx for idx, _ in self.replies] + last)
 
 
 def is_logged_call(rec: Any) -> bool:
@@ -65,19 +108,20 @@ class CallStitcher:
         self.open: list[_Conversation] = []
         self.by_tip: dict[str, list[_Conversation]] = {}
         self.seen: set[str] = set()
+        self.continued = 0
 
     def add(self, call: Call, record: RawRecord) -> str:
         """Take one call: 'new' when it opens a conversation, 'extended' when it goes on with one, 'duplicate'
         when it extends nothing and its id was seen before in this file (a repeated line)."""
         trace = call.trace
-        chain = _chain(trace)
-        conv = self._extended(chain, call.prompt)
+        hashes = chain(trace)
+        conv = self._extended(hashes, call.prompt)
         if conv is None and trace.trace_id in self.seen:
             return "duplicate"
         self.seen.add(trace.trace_id)
         status = "new" if conv is None else "extended"
         if conv is None:
-            conv = _Conversation(trace.trace_id, call, record, trace.started_at)
+            conv = _Conversation(trace.trace_id, call, record, trace.started_at, call.prompt)
             self.open.append(conv)
         else:
             self.by_tip[conv.tip].remove(conv)
@@ -86,25 +130,37 @@ class CallStitcher:
                 conv.replies.append((previous.prompt, previous.trace.messages[previous.prompt]))
             conv.latest, conv.record = call, record
         conv.call_ids.append(trace.trace_id)
-        conv.tip = chain[-1]
+        conv.tip = hashes[-1]
         self.by_tip.setdefault(conv.tip, []).append(conv)
         return status
 
-    def _extended(self, chain: list[str], prompt: int) -> _Conversation | None:
+    def _extended(self, hashes: list[str], prompt: int) -> _Conversation | None:
         """The open conversation whose messages (with its last reply) the longest prefix of the prompt is."""
         for n in range(prompt, 0, -1):
-            waiting = self.by_tip.get(chain[n])
+            waiting = self.by_tip.get(hashes[n])
             if waiting:
                 return waiting[0]  # of two identical conversations, the older one goes on first
         return None
 
-    def conversations(self) -> Iterator[tuple[Trace, RawRecord]]:
+    def conversations(self, earlier: Earlier | None = None) -> Iterator[tuple[Trace, RawRecord, Tip]]:
+        """Each conversation's trace, the record it stands for, and its `Tip`. With `earlier`, a conversation
+        whose first call goes on with a stored one continues it (`continued` counts them)."""
+        self.continued = 0
+        if earlier is not None and self.open:
+            heads = [chain(c.latest.trace)[1:c.first_prompt + 1] for c in self.open]
+            for conv, stored in zip(self.open, earlier(heads, self.seen), strict=True):
+                if stored is not None:
+                    conv.continue_stored(stored)
+                    self.continued += 1
         for conv in self.open:
-            yield _stitched(conv), conv.record
+            tip = conv.index()
+            yield _stitched(conv), conv.record, tip
 
 
 def _stitched(conv: _Conversation) -> Trace:
     trace = conv.latest.trace
+    trace.metadata["calls"] = len(conv.call_ids)
+    trace.metadata["call_ids"] = conv.call_ids
     if len(conv.call_ids) == 1:
         return trace
     for idx, reply in conv.replies:
@@ -115,21 +171,19 @@ def _stitched(conv: _Conversation) -> Trace:
     trace.trace_id = conv.trace_id
     trace.ended_at = trace.ended_at or trace.started_at
     trace.started_at = conv.started_at
-    trace.metadata["calls"] = len(conv.call_ids)
-    trace.metadata["call_ids"] = conv.call_ids
     return trace
 
 
-def _chain(trace: Trace) -> list[str]:
+def chain(trace: Trace) -> list[str]:
     """chain[i]: a hash of the tools and the first i messages."""
     calls: dict[int, list[ToolCall]] = {}
     for call in trace.tool_calls:
         calls.setdefault(call.message_idx, []).append(call)
     h = hashlib.sha256(to_json(trace.tools).encode()).digest()
-    chain = [h.hex()]
+    out = [h.hex()]
     for idx, msg in enumerate(trace.messages):
         key = [msg.role, msg.content or "", msg.tool_call_id,
                [[c.call_id, c.name, to_json(c.arguments)] for c in calls.get(idx, [])]]
         h = hashlib.sha256(h + to_json(key).encode()).digest()
-        chain.append(h.hex())
-    return chain
+        out.append(h.hex())
+    return out

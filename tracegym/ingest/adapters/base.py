@@ -25,6 +25,13 @@ class SourceFile:
     sample: Sample
     options: dict[str, Any] = field(default_factory=dict)  # e.g. the generic adapter's mapping
     parts: PartStore | None = None  # for adapters that `upsert`: the parts of traces stored by earlier files
+    shown: str = ""
+    """What the store and reports call the file, where `path` is a stand-in (a line joined from pieces of
+    files is read from a temporary file, and recorded under the pieces' paths)."""
+
+    @property
+    def name(self) -> str:
+        return self.shown or str(self.path)
 
 
 class FileSink(Protocol):

@@ -32,6 +32,7 @@ Mapping:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -89,7 +90,7 @@ class LangfuseAdapter(Adapter):
                 continue
             shape = _shape(rec.value) if isinstance(rec.value, dict) else None
             if shape == "trace":
-                yield from _full_trace(rec)
+                yield from _full_trace(rec, i, rows)
             elif shape in ("observation", "score"):
                 key = rec.value.get("traceId")
                 if not isinstance(key, str) or not key:
@@ -126,20 +127,24 @@ def _revive(doc: Any) -> Any:
 
 
 def _group(key: str, members: list[Located]) -> Iterator[SpanGroup | BadRecord]:
-    """The trace from the SDK's OTLP spans and from observation and score rows, whichever it has."""
+    """The trace from the SDK's OTLP spans and from the trace, observation and score rows, whichever it has."""
     spans = [m for m in members if not isinstance(m.item, tuple)]
     rows = [m for m in members if isinstance(m.item, tuple)]
-    facts: list[SpanFacts] = []
-    scores: list[Score] = []
-    groups = [*(otlp.group_spans(key, spans, otlp_facts) if spans else []), *_row_group(key, rows)]
-    for out in groups:
+    group = SpanGroup(key, [])
+    for out in [*(otlp.group_spans(key, spans, otlp_facts) if spans else []), *_row_group(key, rows)]:
         if isinstance(out, BadRecord):
             yield out
         else:
-            facts += out.facts
-            scores += out.scores
-    if facts or scores:
-        yield SpanGroup(key, facts, scores)
+            group.facts += out.facts
+            group.scores += out.scores
+            group.session_id = group.session_id or out.session_id
+            group.started_at = group.started_at or out.started_at
+            group.info.update(out.info)
+    heads = [m.item[1] for m in rows if m.item[0] == "trace"]
+    if heads:
+        _trace_io_fallback(group, heads[0])
+    if group.facts or group.scores:
+        yield group
 
 
 def otlp_facts(span: otlp.OtlpSpan) -> SpanFacts:
@@ -180,27 +185,33 @@ def _loose(value: Any) -> Any:
         return value
 
 
-def _full_trace(rec: RawRecord) -> Iterator[RawRecord | BadRecord]:
+def _full_trace(rec: RawRecord, pos: int, rows: list[Located]) -> Iterator[BadRecord]:
+    """A trace with its observations and scores, as parts like the rows of other files (the trace's own fields,
+    each observation, each score), so that exports taken at different times and score rows posted apart merge."""
     doc = rec.value
     trace = doc["trace"] if isinstance(doc.get("trace"), dict) else doc
     key = trace.get("id")
     if not isinstance(key, str) or not key:
         yield BadRecord(rec.locator, "trace without an id", rec.raw or to_json(doc))
         return
-    observations = doc.get("observations") or []
-    members = [Located(key, i, f"{rec.locator} observations[{i}]", o, o) for i, o in enumerate(observations)]
-    facts, bad = split_bad(facts_or_bad(members, observation_facts))
-    scores = []
-    for i, raw in enumerate(doc.get("scores") or trace.get("scores") or []):
-        try:
-            scores.append(langfuse_score(raw))
-        except (ValueError, TypeError, AttributeError) as e:
-            bad.append(BadRecord(f"{rec.locator} scores[{i}]", f"{type(e).__name__}: {e}", to_json(raw)))
-    yield from bad
-    group = SpanGroup(key, facts, scores, session_id=_opt_str(trace.get("sessionId")),
-                      started_at=parse_ts(trace.get("timestamp")), info=_trace_info(trace))
-    _trace_io_fallback(group, trace)
-    yield RawRecord(f"trace {key} ({rec.locator})", group, rec.raw if rec.raw is not None else to_json(doc))
+    if rec.locator.startswith("line "):
+        pos = int(rec.locator.split()[1])
+    digest = otlp.record_digest(rec)
+    head = {k: v for k, v in trace.items() if k not in ("observations", "scores")}
+    members = [("trace", key, rec.locator, head)]
+    members += [("observation", _ident(o), f"{rec.locator} observations[{i}]", o)
+                for i, o in enumerate(doc.get("observations") or [])]
+    members += [("score", _ident(s), f"{rec.locator} scores[{i}]", s)
+                for i, s in enumerate(doc.get("scores") or trace.get("scores") or [])]
+    for n, (shape, ident, where, value) in enumerate(members):
+        part = Part(f"{shape}:{ident}", f"{digest}:{n:06d}", {"row": [shape, value]})
+        rows.append(Located(key, pos, where, (shape, value), value, part))
+
+
+def _ident(row: Any) -> str:
+    """A row's id, else a digest of its content."""
+    ident = row.get("id") if isinstance(row, dict) else None
+    return ident if isinstance(ident, str) and ident else hashlib.sha1(to_json(row).encode()).hexdigest()
 
 
 def _row_group(key: str, members: list[Located]) -> Iterator[SpanGroup | BadRecord]:
@@ -216,8 +227,11 @@ def _row_group(key: str, members: list[Located]) -> Iterator[SpanGroup | BadReco
         except (ValueError, TypeError, AttributeError) as e:
             bad.append(BadRecord(m.where, f"{type(e).__name__}: {e}", to_json(m.raw)))
     yield from bad
-    if facts or scores:
-        yield SpanGroup(key, facts, scores)
+    heads = [m.item[1] for m in members if m.item[0] == "trace"]
+    if facts or scores or heads:
+        head = heads[0] if heads else {}
+        yield SpanGroup(key, facts, scores, session_id=_opt_str(head.get("sessionId")),
+                        started_at=parse_ts(head.get("timestamp")), info=_trace_info(head))
 
 
 def _trace_info(trace: dict[str, Any]) -> dict[str, Any]:

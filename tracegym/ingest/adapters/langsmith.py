@@ -26,10 +26,19 @@ document or JSONL of `Run` objects as `Client.list_runs` / `read_run` return the
   'model' (what `evaluate` and `evaluate_run` log for evaluator results) and any
   other type -> eval. Feedback with no source -> eval.
 - Outcome follows the rule in `spans.py`: only a success/correct/resolved-like 0/1 score sets it.
+
+Parts (tracegym/ingest/parts.py): a trace may arrive over several files or ingests: child runs posted after
+their root, a run's end and outputs in a later file than its start (the SDK posts a run when it starts and
+patches it when it ends, without its inputs), feedback in a file of its own. Each version of a run is kept
+(`run:<id>@<digest>`) and a run is read from all its versions (`merged_run`); feedback is kept by its id.
+Feedback that names no trace goes to the trace of its run, found in the file or among the stored parts; a
+run not seen yet keeps it under the run's id (the trace's own id when the run is the root), and it moves to
+the run's trace when the run arrives.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -48,6 +57,7 @@ from tracegym.ingest.adapters.spans import (
     trace_records,
 )
 from tracegym.ingest.normalize import opt_int, parse_ts, to_json
+from tracegym.ingest.parts import Part, PartStore
 from tracegym.ingest.reading import Sample, iter_json_values
 from tracegym.ingest.records import BadRecord, RawRecord, Score, Trace
 
@@ -75,10 +85,15 @@ class LangSmithAdapter(Adapter):
             if isinstance(rec.value, dict) and _is_run(rec.value):
                 runs.extend(_run_tree(rec.value, pos, rec.locator, None))
             elif isinstance(rec.value, dict) and _is_feedback(rec.value):
-                feedback.append(Located("", pos, rec.locator, rec.value, rec.value))
+                digest = _digest(rec.value)
+                part = Part(f"feedback:{rec.value.get('id') or digest}", digest, {"feedback": rec.value})
+                feedback.append(Located("", pos, rec.locator, rec.value, rec.value, part))
             else:
                 yield BadRecord(rec.locator, "not a LangSmith run or feedback", rec.raw or to_json(rec.value))
-        yield from trace_records(_with_feedback(runs, feedback), "lines" if src.sample.jsonl else "items", _group)
+        if src.parts is not None:
+            src.parts.adopt({str(m.item.get("id")): m.key for m in runs})
+        yield from trace_records(_with_feedback(runs, feedback, src.parts), "lines" if src.sample.jsonl else "items",
+                                 _group, src.parts, _revive)
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         yield build_trace(record.value, self.name)
@@ -95,33 +110,77 @@ def _is_feedback(obj: dict[str, Any]) -> bool:
 def _run_tree(run: dict[str, Any], pos: int, where: str, trace_id: str | None) -> Iterator[Located]:
     """The run and, depth first, its `child_runs` (which inherit the root's trace id)."""
     key = str(run.get("trace_id") or trace_id or run.get("id"))
-    yield Located(key, pos, where, run, {k: v for k, v in run.items() if k != "child_runs"})
+    alone = {k: v for k, v in run.items() if k != "child_runs"}
+    digest = _digest(alone)
+    yield Located(key, pos, where, run, alone, Part(f"run:{run.get('id')}@{digest}", digest, {"run": alone}))
     children = run.get("child_runs") or []
     for j, child in enumerate(children if isinstance(children, list) else []):
         if isinstance(child, dict):
             yield from _run_tree(child, pos, f"{where}.child_runs[{j}]", key)
 
 
-def _with_feedback(runs: list[Located], feedback: list[Located]) -> Iterator[Located | BadRecord]:
-    """Runs, then feedback keyed to its trace (through its run when it names no trace)."""
+def _digest(value: Any) -> str:
+    """A part's version and sort key: a digest of its content, the same whichever file it came in."""
+    return hashlib.sha1(to_json(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _with_feedback(runs: list[Located], feedback: list[Located],
+                   parts: PartStore | None) -> Iterator[Located | BadRecord]:
+    """Runs, then feedback keyed to its trace: the one it names, else its run's (in this file, else among the
+    stored parts), else its run's id until that run is seen (see the module's docstring)."""
     yield from runs
     trace_of_run = {str(m.item.get("id")): m.key for m in runs}
+    unknown = [f"run:{m.item['run_id']}" for m in feedback
+               if not m.item.get("trace_id") and m.item.get("run_id") and str(m.item["run_id"]) not in trace_of_run]
+    if parts is not None:
+        trace_of_run.update({name.removeprefix("run:"): key for name, key in parts.owners(unknown).items()})
     for m in feedback:
-        key = m.item.get("trace_id") or trace_of_run.get(str(m.item.get("run_id")))
-        if key is None:
-            yield BadRecord(m.where, f"feedback for run {m.item.get('run_id')}, which is not in this file",
-                            to_json(m.raw))
+        run_id = m.item.get("run_id")
+        key = m.item.get("trace_id") or trace_of_run.get(str(run_id)) or run_id
+        if not key:
+            yield BadRecord(m.where, "feedback that names neither a run nor a trace", to_json(m.raw))
             continue
         m.key = str(key)
         yield m
 
 
+def _revive(doc: Any) -> Any:
+    """A stored part read back: a run (one version of it) or a feedback."""
+    return doc["run"] if "run" in doc else doc["feedback"]
+
+
+def merged_run(versions: list[dict[str, Any]]) -> dict[str, Any]:
+    """One run from its versions: posted at its start and patched at its end, or listed while running and once
+    done. A field empty in one version is taken from another; where two disagree, the finished one (with an
+    end_time) wins. Versions are taken in an order of their own content, so any order of arrival gives one run."""
+    out: dict[str, Any] = {}
+    for version in sorted(versions, key=lambda v: (v.get("end_time") is not None, to_json(v))):
+        for key, value in version.items():
+            if key not in out or value not in (None, {}, [], ""):
+                out[key] = value
+    return out
+
+
+def _runs(members: list[Located]) -> list[Located]:
+    """The group's runs, each merged from the versions it came in."""
+    by_id: dict[str, list[Located]] = {}
+    for m in members:
+        if not _is_feedback(m.item):
+            by_id.setdefault(str(m.item.get("id")), []).append(m)
+    out = []
+    for versions in by_id.values():
+        first = min(versions, key=lambda m: (m.pos == 0, m.pos))
+        run = versions[0].item if len(versions) == 1 else merged_run([m.item for m in versions])
+        out.append(Located(first.key, first.pos, first.where, run, run if len(versions) > 1 else first.raw))
+    return out
+
+
 def _group(key: str, members: list[Located]) -> Iterator[SpanGroup | BadRecord]:
-    runs = [m for m in members if _is_run(m.item)]
+    runs = _runs(members)
     facts, bad = split_bad(facts_or_bad(runs, run_facts))
     scores = []
     for m in members:
-        if _is_run(m.item):
+        if not _is_feedback(m.item):
             continue
         try:
             scores.append(feedback_score(m.item))
