@@ -367,7 +367,8 @@ def test_pools_get_their_engine_device_precision_and_weight_source_and_sync_figu
 
     backend = _ReadingBackend()
     source = _source(workspace, tmp_path / "run", 1, [
-        SamplerPool(name="gpu", engine="vllm", precision="fp8", device="cuda:1", processes=2, weights="http"),
+        SamplerPool(name="gpu", engine="vllm", precision="fp8", device="cuda:1", processes=2, weights="http",
+                    gpu_memory=0.3),
         SamplerPool(precision="fp32")], backend=backend)
     try:
         source.start()
@@ -377,7 +378,8 @@ def test_pools_get_their_engine_device_precision_and_weight_source_and_sync_figu
             "bf16.safetensors", "fp32.safetensors"}  # fp8 travels as bf16, which vLLM quantizes
         gpu = [s for s in backend.specs if s.sampler_id.startswith("gpu/")]
         assert [s.sampler_id for s in gpu] == ["gpu/0", "gpu/1"]
-        assert all((s.engine, s.precision, s.quantization, s.device) == ("vllm", "bf16", "fp8", "cuda:1") for s in gpu)
+        assert {(s.engine, s.precision, s.quantization, s.device, s.gpu_memory) for s in gpu} == {
+            ("vllm", "bf16", "fp8", "cuda:1", 0.3)}
         assert all(isinstance(s.weights, HttpVersions) and str(s.weights) == url for s in gpu)
         [cpu] = [s for s in backend.specs if s.sampler_id == "fp32/0"]
         assert isinstance(cpu.weights, FolderVersions) and cpu.quantization is None

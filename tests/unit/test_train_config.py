@@ -128,11 +128,14 @@ def test_parallel_and_lora_sections_and_what_they_do_not_run_with(tmp_path: Path
 
 
 def test_engine_device_and_precision_per_pool_fp8_only_with_vllm(tmp_path: Path) -> None:
-    pools = ("sampler:\n  pools:\n    - {engine: vllm, precision: fp8, device: 'cuda:1'}\n"
+    pools = ("sampler:\n  pools:\n    - {engine: vllm, precision: fp8, device: 'cuda:1', gpu_memory: 0.4}\n"
              "    - {engine: vllm, precision: bf16, device: cuda}\n    - {precision: fp32}\n")
     fp8, bf16, fp32 = _load(tmp_path, MINIMAL + pools).sampler_pools()
     assert (fp8.label, fp8.resolved_precision, fp8.quantization, fp8.device) == ("fp8", "bf16", "fp8", "cuda:1")
     assert (bf16.label, bf16.quantization, fp32.label, fp32.quantization) == ("bf16", None, "fp32", None)
+    assert (fp8.gpu_memory, bf16.gpu_memory) == (0.4, None)
+    with pytest.raises(ConfigError, match=r"gpu_memory is the share of a GPU a vLLM engine takes"):
+        _load(tmp_path, MINIMAL + "sampler:\n  pools:\n    - {device: cuda, gpu_memory: 0.5}\n")
     with pytest.raises(ConfigError, match=r"train.yaml:6: sampler.pools.0: precision fp8 needs engine: vllm"):
         _load(tmp_path, MINIMAL + "sampler:\n  pools:\n    - {precision: fp8}\n")
     with pytest.raises(ConfigError, match=r"precision fp8 needs device cuda or cuda:N: vLLM's CPU build"):

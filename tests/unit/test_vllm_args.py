@@ -15,7 +15,8 @@ def test_an_fp8_pool_loads_bf16_weights_and_asks_vllm_for_fp8_quantization() -> 
                    "logprobs_mode": "processed_logprobs", "max_logprobs": 8, "seed": 3, "enforce_eager": True,
                    "max_model_len": 256, "skip_tokenizer_init": True}
     plain = engine_args("/models/tiny", "fp32")
-    assert (plain["dtype"], plain["quantization"]) == ("float32", None)
+    assert (plain["dtype"], plain["quantization"], "gpu_memory_utilization" in plain) == ("float32", None, False)
+    assert engine_args("/models/tiny", "bf16", gpu_memory=0.3)["gpu_memory_utilization"] == 0.3
     with pytest.raises(ModelError, match="from bf16 weights, not fp32"):
         engine_args("/models/tiny", "fp32", "fp8")
     with pytest.raises(ModelError, match="unknown quantization 'int4'"):

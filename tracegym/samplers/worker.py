@@ -74,6 +74,8 @@ class SamplerSpec:
     """hf (tracegym.models.sampling) or vllm (tracegym.models.vllm_engine)."""
     quantization: str | None = None
     """What a vllm engine quantizes the weights to as it loads them (fp8), if anything."""
+    gpu_memory: float | None = None
+    """A vllm engine's share of its GPU's memory (None: vLLM's default)."""
 
 
 class _Clock:
@@ -184,7 +186,7 @@ def _engine(spec: SamplerSpec) -> Any:
         return VllmEngine(resolve_model_ref(spec.model_ref), spec.precision, eos_token_ids=spec.eos_token_ids,
                           sampler_id=spec.sampler_id, max_batch_size=batch, seed=spec.seed, threads=spec.threads,
                           max_logprobs=max(spec.params.max_support, spec.params.head_logprobs, 1),
-                          device=spec.device, quantization=spec.quantization)
+                          device=spec.device, quantization=spec.quantization, gpu_memory=spec.gpu_memory)
     from tracegym.models.load import load_model
     from tracegym.models.sampling import SamplingEngine
 
