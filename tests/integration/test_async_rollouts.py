@@ -80,7 +80,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory):
 
 def _source(workspace, run_dir: Path, max_staleness: int, pools: list[SamplerPool], state_dict=None,
             batch_groups: int = 2, heartbeat_timeout_s: float = 60, max_failures: int = 3,
-            grpo: dict | None = None) -> AsyncRollouts:
+            grpo: dict | None = None, backend=None) -> AsyncRollouts:
     root, model, tokenizer, task_set = workspace
     config = TrainConfig.model_validate({
         "run_dir": str(run_dir), "seed": 3, "model": {"ref": str(root / "tiny")},
@@ -88,13 +88,13 @@ def _source(workspace, run_dir: Path, max_staleness: int, pools: list[SamplerPoo
         "harness": {"kind": "chat", "limits": {"max_turns": 1}},
         "sampler": {"temperature": TEMPERATURE, "top_p": 0.9, "max_new_tokens": 6, "concurrency": 2},
         "grpo": {"group_size": 2, "batch_groups": batch_groups, **(grpo or {})},
-        "async": {"max_staleness": max_staleness, "weight_delta": "xor"},
+        "async": {"max_staleness": max_staleness, "weight_delta": "xor", "weights_http": {"port": 0}},
     })
     return AsyncRollouts(config.rollout_plan(), task_set.tasks, task_set=task_set, tokenizer=tokenizer,
                          eos_token_ids=stop_token_ids(model, tokenizer),
                          state_dict=state_dict if state_dict is not None else model.state_dict(), policy_version=0,
                          base_dir=root, pools=pools, heartbeat_timeout_s=heartbeat_timeout_s,
-                         max_failures=max_failures)
+                         max_failures=max_failures, backend=backend)
 
 
 def _until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
@@ -159,7 +159,9 @@ def _check_batch(batch: RolloutBatch, n: int, trainer_version: int, max_stalenes
 def test_samplers_produce_versioned_groups_follow_publishes_and_survive_a_kill(workspace, tmp_path, capfd) -> None:
     _, model, _, _ = workspace
     scorer_model = tiny_policy(seed=0)[0]
-    source = _source(workspace, tmp_path / "run", 1, [SamplerPool(precision="fp32"), SamplerPool(precision="bf16")])
+    # The bf16 pool reads its weights over the trainer's HTTP endpoint, as a sampler on another machine would.
+    source = _source(workspace, tmp_path / "run", 1, [SamplerPool(precision="fp32"),
+                                                      SamplerPool(precision="bf16", weights="http")])
     seen: list[int] = []
     pids: list[int] = []
     try:
@@ -179,6 +181,12 @@ def test_samplers_produce_versioned_groups_follow_publishes_and_survive_a_kill(w
             "bf16.delta.safetensors", "fp32.delta.safetensors"]
         handed_before = source.stats()["next_group_index"]
         _until(lambda: all(s["version"] == 1 for s in source.stats()["samplers"].values()), "samplers load v1")
+        pools = source.stats()["pools"]
+        for pool in ("fp32", "bf16"):  # bytes: whole version 0, then version 1's delta; one sync, timed
+            sizes = [(source.weights_dir / f"step_{v}" / name).stat().st_size
+                     for v, name in ((0, f"{pool}.safetensors"), (1, f"{pool}.delta.safetensors"))]
+            assert pools[pool]["sync_bytes"] == sum(sizes) and pools[pool]["syncs"] == 1, (pool, pools)
+            assert 0 < pools[pool]["sync_latency_s"] == pools[pool]["sync_latency_mean_s"] < 60
         fresh = []
         while len(fresh) < 2:
             batch = source.next_batch(2, trainer_version=1)
@@ -302,3 +310,86 @@ def test_a_sampler_that_cannot_start_is_given_up_and_the_error_reaches_the_train
         assert stats["samplers"]["fp32/0"]["given_up"] and stats["samplers_alive"] == 0
     finally:
         source.close()
+
+
+class _QuietLink:
+    """A sampler that only reports (ready, then one heartbeat of the counters it is given) and takes no task: the
+    orchestrator's side of a sampler without its process."""
+
+    pid = None
+
+    def __init__(self, counters: dict[str, float]) -> None:
+        self.inbox: list[tuple] = [("ready", 0), ("beat", counters)]
+
+    def send(self, message: tuple) -> None:
+        pass
+
+    def receive(self) -> list[tuple]:
+        out, self.inbox = self.inbox, []
+        return out
+
+    def exit_reason(self) -> None:
+        return None
+
+    def waitables(self) -> list:
+        return []
+
+    def kill(self) -> None:
+        pass
+
+
+class _ReadingBackend:
+    """Starts no process: reads the first version the way the sampler would (through its spec's weights), and
+    reports what it read in a heartbeat."""
+
+    def __init__(self) -> None:
+        self.specs = []
+
+    def start(self, spec, pool) -> _QuietLink:
+        from tracegym.samplers.weights import WeightWatcher
+
+        self.specs.append(spec)
+        watcher = WeightWatcher(spec.weights, spec.precision)
+        version, _ = watcher.poll()
+        return _QuietLink({"version": float(version), "bytes_read": float(watcher.bytes_read), "syncs": 2.0,
+                           "sync_latency_s": 0.5, "weight_loads": 3.0})
+
+    def stop(self, links) -> None:
+        pass
+
+
+def test_pools_get_their_engine_device_precision_and_weight_source_and_sync_figures_add_up_per_pool(
+        workspace, tmp_path) -> None:
+    import httpx
+
+    from tracegym.samplers.http_weights import HttpVersions
+    from tracegym.samplers.weights import FolderVersions
+
+    backend = _ReadingBackend()
+    source = _source(workspace, tmp_path / "run", 1, [
+        SamplerPool(name="gpu", engine="vllm", precision="fp8", device="cuda:1", processes=2, weights="http",
+                    gpu_memory=0.3),
+        SamplerPool(precision="fp32")], backend=backend)
+    try:
+        source.start()
+        url = source.weights_url
+        listing = httpx.get(f"{url}/versions").json()["versions"]
+        assert [v["version"] for v in listing] == [0] and set(listing[0]["files"]) == {
+            "bf16.safetensors", "fp32.safetensors"}  # fp8 travels as bf16, which vLLM quantizes
+        gpu = [s for s in backend.specs if s.sampler_id.startswith("gpu/")]
+        assert [s.sampler_id for s in gpu] == ["gpu/0", "gpu/1"]
+        assert {(s.engine, s.precision, s.quantization, s.device, s.gpu_memory) for s in gpu} == {
+            ("vllm", "bf16", "fp8", "cuda:1", 0.3)}
+        assert all(isinstance(s.weights, HttpVersions) and str(s.weights) == url for s in gpu)
+        [cpu] = [s for s in backend.specs if s.sampler_id == "fp32/0"]
+        assert isinstance(cpu.weights, FolderVersions) and cpu.quantization is None
+        _until(lambda: all(s["ready"] for s in source.stats()["samplers"].values()), "the heartbeats are read")
+        pools = source.stats()["pools"]
+        whole = {p: (source.weights_dir / "step_0" / f"{p}.safetensors").stat().st_size for p in ("bf16", "fp32")}
+        assert pools["gpu"] == {"sync_bytes": 2.0 * whole["bf16"], "syncs": 4.0, "sync_latency_s": 1.0,
+                                "sync_latency_mean_s": 0.25}
+        assert pools["fp32"]["sync_bytes"] == whole["fp32"] and pools["fp32"]["sync_latency_mean_s"] == 0.25
+    finally:
+        source.close()
+    with pytest.raises(httpx.ConnectError):  # the endpoint goes with the source
+        httpx.get(f"{url}/versions")

@@ -156,15 +156,17 @@ def test_an_asynchronous_run_sends_its_weights_to_the_samplers_as_sparse_deltas(
 def test_an_asynchronous_run_samples_from_pools_of_mixed_precision(workspace: Workspace, tmp_path: Path,
                                                                    cli) -> None:
     """`sampler.pools`: an fp32 and a bf16 sampler process; the broadcast writes each version in both precisions,
-    both pools' groups reach the store, and the run says what its samplers sampled in."""
+    both pools' groups reach the store, and the run says what its samplers sampled in. The bf16 pool reads the
+    trainer's HTTP endpoint; each pool's bytes read and sync latency are stored per step and shown by `runs show`."""
     data = tiny_config(workspace, tmp_path / "run", steps=4, checkpoint_every=4,
-                       sampler={"pools": [{"precision": "fp32"}, {"precision": "bf16"}]},
-                       **{"async": {"max_staleness": 1}})
+                       sampler={"pools": [{"precision": "fp32"}, {"precision": "bf16", "weights": "http"}]},
+                       **{"async": {"max_staleness": 1, "weights_http": {"port": 0}}})
     result = cli("train", "--allow-unredacted",
                  str(write_config(tmp_path / "run.yaml", data)), "--store", str(workspace.store), "--json")
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["sampler_precision"] == "fp32,bf16"
+    assert "weights served at http://127.0.0.1:" in result.stderr
     [newest] = sorted((tmp_path / "run" / "weights").glob("step_*"), key=lambda p: int(p.name[5:]))[-1:]
     assert {p.name for p in newest.glob("*.safetensors")} == {"fp32.safetensors", "bf16.safetensors"}
 
@@ -181,6 +183,15 @@ def test_an_asynchronous_run_samples_from_pools_of_mixed_precision(workspace: Wo
     for row in trained:  # a step that trained on both pools keeps each pool's mismatch apart
         pooled = {pool for pool in ("fp32", "bf16") if row["train_step"] in metrics.get(f"mismatch/{pool}/k3_kl", {})}
         assert pooled == (set(row["pools"]) if len(row["pools"]) > 1 else set()), row
+    whole = {"fp32": 4, "bf16": 2}  # bytes per parameter: each pool read at least the whole weights once
+    parameters = sum(t.numel() for t in _weights(tmp_path / "run" / "checkpoints" / "step-000006").values())
+    for pool in ("fp32", "bf16"):
+        assert sorted(metrics[f"sync/{pool}/bytes"]) == [3, 4, 5, 6]
+        assert sum(metrics[f"sync/{pool}/bytes"].values()) > whole[pool] * parameters / 2  # tied weights sent once
+        assert 0 < min(metrics[f"sync/{pool}/latency_s"].values()) < 60
+    shown = cli("runs", "show", tmp_path / "run", "--store", workspace.store, "--json")
+    keys = {row["key"] for row in json.loads(shown.stdout)["metrics"]}
+    assert {"sync/fp32/bytes", "sync/fp32/latency_s", "sync/bf16/bytes", "sync/bf16/latency_s"} <= keys
 
 
 def test_a_run_that_stops_training_says_so(workspace: Workspace, tmp_path: Path, cli) -> None:

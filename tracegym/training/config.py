@@ -341,6 +341,9 @@ class TrainConfig(_Section):
         if self.sampler.pools is not None and self.async_.max_staleness == 0:
             raise ValueError("sampler.pools are sampler processes, which run with async.max_staleness > 0 (with 0, "
                              "the trainer's process samples in sampler.precision): set max_staleness or drop pools")
+        if self.async_.weights_http is None and any(p.weights == "http" for p in self.sampler.pools or ()):
+            raise ValueError("a pool with weights: http reads the trainer's weight endpoint, which is off. Fix: set "
+                             "async.weights_http: {} (or {host: ..., port: ...}), or the pool's weights: folder")
         return self
 
     def _check_lora(self) -> None:

@@ -49,7 +49,7 @@ from tracegym.training.clusters import batch_cluster_rewards, cluster_key, clust
 from tracegym.training.config import TrainConfig
 from tracegym.training.curriculum import ClusterCurriculum, stored_history, task_order
 from tracegym.training.display import RunDisplay
-from tracegym.training.metrics import RunRecorder
+from tracegym.training.metrics import PoolSync, RunRecorder
 from tracegym.training.prompts import openai_tool_list, shorten_task
 from tracegym.training.schedule import learning_rate
 from tracegym.training.sharded import ShardedTrainer
@@ -127,7 +127,7 @@ def _sampler_precision(config: TrainConfig) -> str:
     """What the samplers sample in: sampler.precision, or each pool's, "auto" resolved for this machine."""
     if config.async_.max_staleness == 0:
         return config.sampler.precision_on("cpu")
-    return ",".join(dict.fromkeys(pool.resolved_precision for pool in config.sampler_pools()))
+    return ",".join(dict.fromkeys(pool.quantization or pool.resolved_precision for pool in config.sampler_pools()))
 
 
 def _publish_precision(config: TrainConfig) -> Precision:
@@ -185,6 +185,7 @@ class _Run:
             self.counts["trainable_parameters"] = sum(p.numel() for p in self.model.parameters() if p.requires_grad)
         self.total = config.warmup.steps + config.steps
         self.warm_checkpoint: Path | None = None
+        self.pool_sync = PoolSync()
 
     def _load(self, resume: bool) -> tuple[PreTrainedModel, TrainerState]:
         from tracegym.models.load import load_model
@@ -464,7 +465,9 @@ def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int,
                     "train/tokens_per_s": metrics.get("train/tokens", 0.0) / trained if trained > 0 else 0.0})
     metrics.update({k if "/" in k else f"source/{k}": float(v) for k, v in batch.stats.items() if k != "dropped_stale"})
     metrics.update(_staleness(step, batch))
-    metrics.update({f"source/{k}": float(v) for k, v in source.stats().items() if isinstance(v, (int, float))})
+    totals = source.stats()
+    metrics.update({f"source/{k}": float(v) for k, v in totals.items() if isinstance(v, (int, float))})
+    metrics.update(run.pool_sync.metrics(totals.get("pools", {})))
     rewards = batch_cluster_rewards(batch, run.cluster_of)
     metrics.update({**cluster_metrics(rewards), **curriculum})
     if isinstance(order, ClusterCurriculum):

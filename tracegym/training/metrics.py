@@ -99,3 +99,24 @@ def read_metrics(store: Store, run_id: str) -> dict[str, dict[int, float | None]
     for row in store.query("SELECT step, key, value FROM metrics WHERE run_id = ? ORDER BY key, step", [run_id]):
         out.setdefault(row["key"], {})[row["step"]] = row["value"]
     return out
+
+
+class PoolSync:
+    """Each pool's weight syncs per step, from the rollout source's running totals per pool (`stats()["pools"]`):
+    `sync/POOL/bytes`, the bytes of weights its samplers read since the step before (on the wire, for a pool reading
+    over the network), and `sync/POOL/latency_s`, the mean sync latency (the trainer beginning to publish a version to
+    a sampler's engine holding it) of the versions they loaded since then, absent in a step where none was loaded."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, Mapping[str, float]] = {}
+
+    def metrics(self, pools: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for pool, now in pools.items():
+            before = self._last.get(pool, {})
+            out[f"sync/{pool}/bytes"] = now["sync_bytes"] - before.get("sync_bytes", 0.0)
+            syncs = now["syncs"] - before.get("syncs", 0.0)
+            if syncs > 0:
+                out[f"sync/{pool}/latency_s"] = (now["sync_latency_s"] - before.get("sync_latency_s", 0.0)) / syncs
+            self._last[pool] = dict(now)
+        return out
