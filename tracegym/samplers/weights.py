@@ -19,7 +19,8 @@ With deltas, the broadcast keeps a copy of the view it last published per precis
 the first version, every `full_every` versions and after any gap in the versions; a reader holding version v-1
 applies the delta of v, one that holds nothing (a sampler just started or restarted) loads the newest whole version
 and applies the deltas after it in order. With deltas every file carries the xxh3-128 checksum of its version's
-view; a reader verifies what it rebuilt, and on a mismatch rebuilds from whole weights once before it gives up.
+view; a reader verifies what it rebuilt, and on a mismatch (or a delta that does not decode: damaged on the
+way) rebuilds from whole weights once before it gives up.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from pathlib import Path
 from typing import Protocol
 
 import torch
+import zstandard
+from safetensors import SafetensorError
 from torch import Tensor
 
 from tracegym.errors import ModelError
@@ -302,11 +305,15 @@ class WeightWatcher:
             aliases, expected = json.loads(meta.get("aliases", "{}")), meta.get("checksum")
             self._deltas_follow = meta.get("delta", "none") != "none"
         for u in reversed(chain):
-            deltas, meta = _deltas(self._read(u, f"{self.precision}{DELTA_SUFFIX}"))
-            if int(meta["base_version"]) != u - 1:
-                raise FileNotFoundError(f"version {u}'s delta is against {meta['base_version']}, not {u - 1}")
-            tensors = _applied(tensors, deltas)
-            aliases, expected = json.loads(meta.get("aliases", "{}")), meta.get("checksum")
+            data = self._read(u, f"{self.precision}{DELTA_SUFFIX}")
+            try:
+                deltas, meta = _deltas(data)
+                if int(meta["base_version"]) != u - 1:
+                    raise FileNotFoundError(f"version {u}'s delta is against {meta['base_version']}, not {u - 1}")
+                tensors = _applied(tensors, deltas)
+                aliases, expected = json.loads(meta.get("aliases", "{}")), meta.get("checksum")
+            except _UNREADABLE as e:  # damaged on the way (the checksum would catch what still decodes)
+                raise _ChecksumMismatch(f"version {u}'s delta does not decode: {type(e).__name__}: {e}") from None
         if expected is not None and checksum(tensors) != expected:
             raise _ChecksumMismatch(f"version {newest}, rebuilt from version {v}")
         return tensors, aliases
@@ -327,6 +334,10 @@ def _applied(tensors: View, deltas: dict[str, TensorDelta]) -> View:
 
 class _ChecksumMismatch(Exception):
     pass
+
+
+_UNREADABLE = (ValueError, KeyError, struct.error, zstandard.ZstdError, SafetensorError)
+"""What a damaged delta file raises on the way to being applied."""
 
 
 def _load(data: bytes) -> tuple[View, dict[str, str]]:
