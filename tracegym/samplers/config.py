@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tracegym.harnesses.config import HarnessConfig
 from tracegym.harnesses.runner import EpisodeLimits
@@ -23,6 +23,24 @@ if TYPE_CHECKING:
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
+
+
+class RayRequest(_Section):
+    """What each sampler actor of a pool asks Ray for (`async.backend: ray`; the process backend ignores it). Ray
+    starts an actor on a node that has all of it, and a replacement where it still remains."""
+
+    cpus: float | None = Field(None, ge=0)
+    """Logical CPUs per actor; none: the pool's `threads`."""
+    gpus: float | None = Field(None, ge=0)
+    """GPUs per actor (a fraction shares one); none: 1 when the pool's `device` is cuda, else 0."""
+    accelerator_type: str | None = None
+    """A node's accelerator type, as Ray names it (`H100`, `A100`, ...: ray.util.accelerators)."""
+    resources: dict[str, float] = Field(default_factory=dict)
+    """Custom resources per actor, e.g. {pool_b200: 1}: a node started with `ray start --resources` offers them,
+    so a pool can be pinned to the nodes that do."""
+    label_selector: dict[str, str] = Field(default_factory=dict)
+    """Node labels the actor's node must have (Ray's label_selector, beta in Ray 2.60): `{region: us-east}`,
+    `{ray.io/accelerator-type: H100}`, or an operator in the value: `!in(spot)`, `in(a,b)`."""
 
 
 class SamplerPool(_Section):
@@ -43,6 +61,8 @@ class SamplerPool(_Section):
     """torch threads per process."""
     device: str = "cpu"
     """torch device of the pool's samplers."""
+    ray: RayRequest = Field(default_factory=RayRequest)
+    """With `async.backend: ray`, the resources each of the pool's sampler actors asks for."""
 
     @property
     def resolved_precision(self) -> Precision:
@@ -95,6 +115,20 @@ class SamplerSection(_Section):
         return resolve_precision(self.precision, device)
 
 
+class RaySection(_Section):
+    address: str = "local"
+    """The Ray cluster to run the samplers on: `local` starts one on this machine for the run, `auto` joins the
+    cluster this machine is part of (`ray start`; RAY_ADDRESS where set), `ray://host:port` connects through the
+    Ray client to a cluster elsewhere."""
+
+    @field_validator("address")
+    @classmethod
+    def _known_address(cls, value: str) -> str:
+        if value in ("local", "auto") or value.startswith("ray://"):
+            return value
+        raise ValueError(f"ray.address is local, auto or ray://host:port, not {value!r}")
+
+
 class AsyncSection(_Section):
     max_staleness: int = Field(1, ge=0)
     """How many weight versions a rollout may lag the trainer; older groups are dropped and counted.
@@ -109,6 +143,12 @@ class AsyncSection(_Section):
     full_weights_every: int = Field(10, ge=1)
     """With a weight delta, write whole weights every N versions too: a new or restarted sampler starts from the
     newest whole version and applies the deltas after it."""
+    backend: Literal["processes", "ray"] = "processes"
+    """What runs the sampler pools: processes on this machine, or actors on a Ray cluster (`ray`, docs/ray.md:
+    each pool's actors ask for its `ray` resources, and the weights travel through Ray's object store). The same
+    pools, credits, staleness bound and task order either way."""
+    ray: RaySection = Field(default_factory=RaySection)
+    """The Ray cluster of `backend: ray`."""
 
 
 @dataclass(frozen=True)

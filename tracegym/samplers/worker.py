@@ -83,6 +83,9 @@ class _Clock:
         self.working_s = self.waiting_s = 0.0
         self.tokens = self.groups = self.episodes = self.weight_loads = 0
         self.load_s = 0.0
+        self.weight_bytes = self.weight_rebuilds = 0
+        """Bytes of version files read (on the wire, from a network source), and rebuilds from whole weights after
+        a checksum mismatch (the watcher's)."""
 
     def _tick(self) -> None:
         now = time.perf_counter()
@@ -104,7 +107,8 @@ class _Clock:
         self._tick()
         return {"version": float(version), "working_s": self.working_s, "waiting_s": self.waiting_s,
                 "tokens": float(self.tokens), "groups": float(self.groups), "episodes": float(self.episodes),
-                "weight_loads": float(self.weight_loads), "load_s": self.load_s}
+                "weight_loads": float(self.weight_loads), "load_s": self.load_s,
+                "weight_bytes": float(self.weight_bytes), "weight_rebuilds": float(self.weight_rebuilds)}
 
 
 class _Channel:
@@ -121,6 +125,11 @@ class _Channel:
 
 def main(spec: SamplerSpec, conn: Connection) -> None:
     """The process entry point."""
+    _exit(serve(spec, conn))
+
+
+def serve(spec: SamplerSpec, conn: Connection) -> int:
+    """Run the sampler over `conn` until told to stop; its exit code (a Ray actor runs this in a thread)."""
     import torch
 
     torch.set_num_threads(spec.threads)
@@ -129,15 +138,15 @@ def main(spec: SamplerSpec, conn: Connection) -> None:
         sampler = _Sampler(spec)
     except Exception as e:  # noqa: BLE001 - reported to the trainer, which decides whether to retry
         channel.send(("error", _describe(spec, "could not start", e)))
-        _exit(1)
+        return 1
     try:
         compute.run(sampler.serve(conn, channel))
     except (EOFError, BrokenPipeError, ConnectionResetError):
-        _exit(0)  # the trainer went away: nothing left to sample for
+        return 0  # the trainer went away: nothing left to sample for
     except Exception as e:  # noqa: BLE001 - reported, then the process exits non-zero and is replaced
         channel.send(("error", _describe(spec, "failed", e)))
-        _exit(1)
-    _exit(0)
+        return 1
+    return 0
 
 
 def _exit(code: int) -> NoReturn:
@@ -223,6 +232,7 @@ class _Sampler:
     async def _load_newer(self) -> bool:
         started = time.perf_counter()
         found = await compute.offload(self.watcher.poll)  # reads whole weights, or applies the deltas since
+        self.clock.weight_bytes, self.clock.weight_rebuilds = self.watcher.bytes_read, self.watcher.rebuilt_from_whole
         if found is None:
             return False
         version, state_dict = found
