@@ -126,7 +126,7 @@ class RaySection(_Section):
     def _known_address(cls, value: str) -> str:
         if value in ("local", "auto") or value.startswith("ray://"):
             return value
-        raise ValueError(f"ray.address is local, auto or ray://host:port, not {value!r}")
+        raise ValueError(f"use local, auto or ray://host:port (the Ray client), not {value!r}")
 
 
 class AsyncSection(_Section):
