@@ -282,6 +282,9 @@ class RayBackend:
         address = self.settings.address
         try:
             if address == "local":
+                # Ray starts its workers at nice 15, below the trainer; on the trainer's machine the samplers are the
+                # run's main work, as sampler processes are (a cluster's nodes: `RAY_worker_niceness=0 ray start`).
+                os.environ.setdefault("RAY_worker_niceness", "0")
                 ray.init(include_dashboard=False)
             else:
                 ray.init(address=address)
