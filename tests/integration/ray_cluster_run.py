@@ -6,14 +6,15 @@ Nodes: the head (the trainer's node, no CPUs for samplers), node A offering `poo
 on the groups and publishes xor deltas. The bf16 sampler reads its versions through a source that flips bytes in
 the first delta it reads (in transit). Mid-run node B is removed while its sampler holds groups, and a new node
 with `pool_bf16` joins (as an autoscaler would bring one); the trainer's saved tokenizer is deleted first, so the
-replacement can only get it through Ray. Before the cluster starts, one batch of the process backend gives the
-token records to compare with.
+replacement can only get it through Ray. At the same moment the fp32 sampler's actor process is killed. While the
+cluster starts, one batch of the process backend gives the token records to compare with.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import struct
 import sys
 import tempfile
@@ -190,16 +191,18 @@ def holds_a_group(rollouts: AsyncRollouts, sampler_id: str, wait_s: float = 3.0)
 
 def lose_node_b(cluster: Cluster, node_b: Any, rollouts: AsyncRollouts) -> dict[str, Any]:
     """Remove node B, whose sampler holds groups, after the trainer's tokenizer copy on disk is gone; a node with
-    `pool_bf16` then joins. Returns the groups handed out, and what B's sampler held and had done, at that moment."""
+    `pool_bf16` then joins. At the same moment the fp32 sampler's actor process is killed (a crash; its node lives
+    on). Returns the groups handed out, and what both samplers held and had done, at that moment."""
     import shutil
 
     shutil.rmtree(rollouts.weights_dir / "tokenizer")
     stats = rollouts.stats()
-    before = stats["samplers"]["bf16/0"]
+    before = stats["samplers"]
     cluster.remove_node(node_b)
+    os.kill(before["fp32/0"]["pid"], signal.SIGKILL)
     cluster.add_node(num_cpus=1, resources={"pool_bf16": 1})
-    return {"handed_at_loss": int(stats["next_group_index"]), "bf16_in_flight_at_loss": before["in_flight"],
-            "bf16_before_loss": before}
+    return {"handed_at_loss": int(stats["next_group_index"]), "bf16_in_flight_at_loss": before["bf16/0"]["in_flight"],
+            "bf16_before_loss": before["bf16/0"], "fp32_before_loss": before["fp32/0"]}
 
 
 if __name__ == "__main__":
