@@ -285,13 +285,13 @@ class RayBackend:
                 # Ray starts its workers at nice 15, below the trainer; on the trainer's machine the samplers are the
                 # run's main work, as sampler processes are (a cluster's nodes: `RAY_worker_niceness=0 ray start`).
                 os.environ.setdefault("RAY_worker_niceness", "0")
-                ray.init(include_dashboard=False)
+                ray.init(address="local", include_dashboard=False)  # a new instance, even beside a running one
             else:
                 ray.init(address=address)
         except (ConnectionError, RuntimeError, ValueError) as e:
-            raise ConfigError(f"could not reach the Ray cluster at ray.address {address!r}: {e}. Fix: start it "
-                              "(`ray start --head`), point RAY_ADDRESS or async.ray.address at it, or set "
-                              "async.ray.address: local.") from e
+            raise ConfigError(f"could not reach the Ray cluster at ray.address {address!r}: {str(e).rstrip('.')}. "
+                              "Fix: start it (`ray start --head`), point RAY_ADDRESS or async.ray.address at it, "
+                              "or set async.ray.address: local.") from e
         self._connected_here = True
 
 
