@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import struct
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,13 @@ import torch
 from tracegym.errors import ModelError
 from tracegym.models.tiny import tiny_llama
 from tracegym.samplers.deltas import apply_tensor, checksum, encode_tensor
-from tracegym.samplers.weights import DELTA_SUFFIX, FilesystemBroadcast, WeightWatcher, precision_view
+from tracegym.samplers.weights import (
+    DELTA_SUFFIX,
+    FilesystemBroadcast,
+    FolderVersions,
+    WeightWatcher,
+    precision_view,
+)
 
 
 def _changed_copy(base: torch.Tensor, fraction: float, seed: int = 0) -> torch.Tensor:
@@ -188,3 +195,30 @@ def test_a_corrupt_replica_is_rebuilt_from_whole_weights_and_a_corrupt_file_is_a
     save_file(tensors, str(path), metadata={**meta, "checksum": "0" * 32})
     with pytest.raises(ModelError, match="checksum"):
         WeightWatcher(tmp_path / "w", "bf16").poll()
+
+
+class _DamagedOnce(FolderVersions):
+    """The broadcast's folder as a network source whose first delta arrives damaged: the first bytes of its data
+    (a payload's zstd frame header) flipped."""
+
+    damaged = 0
+
+    def read(self, version: int, name: str) -> bytes:
+        data = super().read(version, name)
+        if self.damaged or not name.endswith(DELTA_SUFFIX):
+            return data
+        self.damaged += 1
+        start = 8 + struct.unpack("<Q", data[:8])[0]
+        return data[:start] + bytes(b ^ 0xFF for b in data[start:start + 4]) + data[start + 4:]
+
+
+def test_a_delta_damaged_in_transit_is_read_again_from_whole_weights(tmp_path: Path) -> None:
+    versions = _steps(3)
+    broadcast = FilesystemBroadcast(tmp_path / "w", ["bf16"], keep=10, delta="xor", full_every=100)
+    source = _DamagedOnce(tmp_path / "w")
+    watcher = WeightWatcher(source, "bf16")
+    for version, state in enumerate(versions):
+        broadcast.publish(state, version)
+        got_version, got = watcher.poll()
+        assert got_version == version and _equal(got, _view(state))
+    assert source.damaged == 1 and watcher.rebuilt_from_whole == 1

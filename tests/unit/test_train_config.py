@@ -34,7 +34,8 @@ def test_defaults_and_yaml_names(tmp_path: Path) -> None:
     assert config.async_.max_staleness == 2 and config.grpo.aggregation == "token"
     resolved = config.resolved()
     assert resolved["async"] == {"max_staleness": 2, "weight_delta": "none", "full_weights_every": 10,
-                                 "weights_http": None}
+                                 "weights_http": None,
+                                 "backend": "processes", "ray": {"address": "local"}}
     assert resolved["warmup"]["from"] == "successful_traces"
     assert parse_train_config(resolved, tmp_path / "again.json") == config  # the resolved config reloads
 
@@ -114,7 +115,25 @@ def test_pools_need_sampler_processes_and_known_keys(tmp_path: Path) -> None:
     assert "Did you mean 'processes'" in str(caught.value)
 
 
-def test_parallel_and_lora_sections_and_what_lora_does_not_run_with(tmp_path: Path) -> None:
+def test_the_ray_backend_section_and_each_pools_ray_request(tmp_path: Path) -> None:
+    ray = ("sampler:\n  pools:\n    - {precision: fp32}\n"
+           "    - {precision: bf16, ray: {gpus: 0.5, accelerator_type: H100, resources: {pool_b: 1},"
+           " label_selector: {zone: us-east}}}\n"
+           "async:\n  max_staleness: 1\n  backend: ray\n  ray: {address: 'ray://head:10001'}\n")
+    config = _load(tmp_path, MINIMAL + ray)
+    fp32, bf16 = config.sampler_pools()
+    assert config.async_.backend == "ray" and config.async_.ray.address == "ray://head:10001"
+    assert (fp32.ray.cpus, fp32.ray.gpus, fp32.ray.resources) == (None, None, {})
+    assert (bf16.ray.gpus, bf16.ray.accelerator_type, bf16.ray.resources, bf16.ray.label_selector) == (
+        0.5, "H100", {"pool_b": 1.0}, {"zone": "us-east"})
+    assert config.rollout_plan().async_.backend == "ray"
+    with pytest.raises(ConfigError, match=r"train.yaml:7: async.ray.address: use local, auto or ray://host:port"):
+        _load(tmp_path, MINIMAL + "async:\n  backend: ray\n  ray:\n    address: head:6379\n")
+    with pytest.raises(ConfigError, match=r"async.backend"):
+        _load(tmp_path, MINIMAL + "async:\n  backend: slurm\n")
+
+
+def test_parallel_and_lora_sections_and_what_they_do_not_run_with(tmp_path: Path) -> None:
     config = _load(tmp_path, MINIMAL + "parallel: {kind: fsdp, world_size: 2}\n")
     assert (config.parallel.kind, config.parallel.world_size, config.model.lora) == ("fsdp", 2, None)
     lora = _load(tmp_path, MINIMAL + "model:\n  lora: {r: 8, target_modules: [q_proj]}\n").model.lora

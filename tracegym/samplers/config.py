@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tracegym.harnesses.config import HarnessConfig
 from tracegym.harnesses.runner import EpisodeLimits
@@ -28,6 +28,24 @@ class _Section(BaseModel):
 
 PoolPrecision = Literal["auto", "fp32", "bf16", "fp16", "fp8"]
 _VLLM_DEVICE = re.compile(r"^(cpu|cuda(:\d+)?)$")
+
+
+class RayRequest(_Section):
+    """What each sampler actor of a pool asks Ray for (`async.backend: ray`; the process backend ignores it). Ray
+    starts an actor on a node that has all of it, and a replacement where it still remains."""
+
+    cpus: float | None = Field(None, ge=0)
+    """Logical CPUs per actor; none: the pool's `threads`."""
+    gpus: float | None = Field(None, ge=0)
+    """GPUs per actor (a fraction shares one); none: 1 when the pool's `device` is cuda, else 0."""
+    accelerator_type: str | None = None
+    """A node's accelerator type, as Ray names it (`H100`, `A100`, ...: ray.util.accelerators)."""
+    resources: dict[str, float] = Field(default_factory=dict)
+    """Custom resources per actor, e.g. {pool_b200: 1}: a node started with `ray start --resources` offers them,
+    so a pool can be pinned to the nodes that do."""
+    label_selector: dict[str, str] = Field(default_factory=dict)
+    """Node labels the actor's node must have (Ray's label_selector, beta in Ray 2.60): `{region: us-east}`,
+    `{ray.io/accelerator-type: H100}`, or an operator in the value: `!in(spot)`, `in(a,b)`."""
 
 
 class SamplerPool(_Section):
@@ -61,6 +79,8 @@ class SamplerPool(_Section):
     """Where the pool's samplers read the trainer's weights: folder, the broadcast folder (this machine or a shared
     disk); http, the trainer's weight endpoint (`async.weights_http`), as a sampler on another machine would; the
     bytes it reads are what such a sampler would take over the network."""
+    ray: RayRequest = Field(default_factory=RayRequest)
+    """With `async.backend: ray`, the resources each of the pool's sampler actors asks for."""
 
     @model_validator(mode="after")
     def _engine_fits(self) -> SamplerPool:
@@ -149,6 +169,20 @@ class WeightsHttp(_Section):
     """TCP port; 0 takes any free one (the run prints the address it serves on)."""
 
 
+class RaySection(_Section):
+    address: str = "local"
+    """The Ray cluster to run the samplers on: `local` starts one on this machine for the run, `auto` joins the
+    cluster this machine is part of (`ray start`; RAY_ADDRESS where set), `ray://host:port` connects through the
+    Ray client to a cluster elsewhere."""
+
+    @field_validator("address")
+    @classmethod
+    def _known_address(cls, value: str) -> str:
+        if value in ("local", "auto") or value.startswith("ray://"):
+            return value
+        raise ValueError(f"use local, auto or ray://host:port (the Ray client), not {value!r}")
+
+
 class AsyncSection(_Section):
     max_staleness: int = Field(1, ge=0)
     """How many weight versions a rollout may lag the trainer; older groups are dropped and counted.
@@ -166,6 +200,12 @@ class AsyncSection(_Section):
     weights_http: WeightsHttp | None = None
     """Serve the published versions over HTTP from the trainer (off by default), for samplers that cannot read its
     folder: a pool with `weights: http`, or a sampler outside tracegym (docs/weights-over-the-network.md)."""
+    backend: Literal["processes", "ray"] = "processes"
+    """What runs the sampler pools: processes on this machine, or actors on a Ray cluster (`ray`, docs/ray.md:
+    each pool's actors ask for its `ray` resources, and the weights travel through Ray's object store). The same
+    pools, credits, staleness bound and task order either way."""
+    ray: RaySection = Field(default_factory=RaySection)
+    """The Ray cluster of `backend: ray`."""
 
 
 @dataclass(frozen=True)

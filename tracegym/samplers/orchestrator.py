@@ -6,8 +6,9 @@ current weights (`async.max_staleness: 0`); `AsyncRollouts` runs samplers that p
 continuously while the trainer trains.
 
 AsyncRollouts, in the trainer process, runs the same logic whatever starts the samplers: a `SamplerBackend`
-(local processes, `tracegym.samplers.processes`, or Ray actors) starts each one and hands back a `SamplerLink`
-that carries the worker's messages (`tracegym.samplers.worker`).
+(`async.backend`: local processes, `tracegym.samplers.processes`, or Ray actors, `tracegym.samplers.ray_backend`)
+starts each one and hands back a `SamplerLink` that carries the worker's messages (`tracegym.samplers.worker`), and
+says how the published weights reach them.
 
 - Pools of samplers (`sampler.pools`, `SamplerPool`: engine, precision, processes, threads each); sampler ids
   are `pool/index`. Each runs `tracegym.samplers.worker`'s sampler.
@@ -58,8 +59,9 @@ if TYPE_CHECKING:
     from torch import Tensor
     from transformers import PreTrainedTokenizerBase
 
-    from tracegym.samplers.config import RolloutPlan, SamplerPool
+    from tracegym.samplers.config import AsyncSection, RolloutPlan, SamplerPool
     from tracegym.samplers.rollouts import GroupOrder, RolloutBatch, RolloutGroup
+    from tracegym.samplers.weights import FilesystemBroadcast, WeightBroadcast
     from tracegym.samplers.worker import SamplerSpec
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
@@ -116,7 +118,26 @@ class SamplerBackend(Protocol):
         """Start a sampler of `pool` running `spec`; it reports back through the link (`ready`, then groups)."""
 
     def stop(self, links: Sequence[SamplerLink]) -> None:
-        """Stop these samplers (asking first, then by force) and release what they hold."""
+        """At the end of the run: stop these samplers (asking first, then by force) and release what they and the
+        backend hold."""
+
+    def weight_broadcast(self, files: FilesystemBroadcast) -> WeightBroadcast:
+        """What the trainer publishes through: `files` itself where the samplers read its folder, or a broadcast
+        that also hands each version on (into Ray's object store)."""
+
+    def stats(self) -> dict[str, float]:
+        """The backend's own running totals (Ray: nodes lost), beside the orchestrator's."""
+
+
+def make_backend(settings: AsyncSection) -> SamplerBackend:
+    """The backend `async.backend` names."""
+    if settings.backend == "ray":
+        from tracegym.samplers.ray_backend import RayBackend
+
+        return RayBackend(settings.ray)
+    from tracegym.samplers.processes import ProcessBackend
+
+    return ProcessBackend()
 
 
 @dataclass
@@ -172,7 +193,6 @@ class AsyncRollouts:
         order: GroupOrder[TaskSpec] | None = None,
         backend: SamplerBackend | None = None,
     ) -> None:
-        from tracegym.samplers.processes import ProcessBackend
         from tracegym.samplers.rollouts import TaskOrder
 
         self.plan = plan
@@ -187,7 +207,7 @@ class AsyncRollouts:
         self.capacity = buffer_groups or plan.batch_groups * max(1, self.max_staleness)
         self.heartbeat_timeout_s, self.startup_timeout_s = heartbeat_timeout_s, startup_timeout_s
         self.max_failures = max_failures
-        self.backend = backend if backend is not None else ProcessBackend()
+        self.backend = backend if backend is not None else make_backend(plan.async_)
         self._initial = (state_dict, policy_version)
         self._tokenizer = tokenizer
         self._slots = self._make_slots(eos_token_ids, base_dir or Path.cwd())
@@ -239,9 +259,9 @@ class AsyncRollouts:
 
         TaskScorers(self.task_set).prepare(self.order.tasks)  # a broken evals file stops the run here
         delta = self.plan.async_.weight_delta
-        self._broadcast = FilesystemBroadcast(self.weights_dir, [p.resolved_precision for p in self.pools],
-                                              delta=None if delta == "none" else delta,
-                                              full_every=self.plan.async_.full_weights_every)
+        self._broadcast = self.backend.weight_broadcast(FilesystemBroadcast(
+            self.weights_dir, [p.resolved_precision for p in self.pools], delta=None if delta == "none" else delta,
+            full_every=self.plan.async_.full_weights_every))
         # Samplers load the trainer's own tokenizer from here; pickled into the spawn arguments it would
         # block this thread until each child had imported transformers to read them.
         self._tokenizer.save_pretrained(self.weights_dir / TOKENIZER_DIR)
@@ -347,6 +367,7 @@ class AsyncRollouts:
             "sampler_waiting_s": sum(s["waiting_s"] for s in samplers.values()),
             "trainer_wait_s": float(self._totals["trainer_wait_s"]),
             "publish_s": float(self._totals["publish_s"]),
+            **self.backend.stats(),
             "staleness": staleness,
             "samplers": samplers,
             "pools": self._pool_stats(samplers),
@@ -378,6 +399,7 @@ class AsyncRollouts:
             "groups": float(merged["groups"]), "tokens_per_s": merged["tokens"] / working if working > 0 else 0.0,
             "weight_loads": float(merged["weight_loads"]), "sync_bytes": float(merged["bytes_read"]),
             "syncs": float(merged["syncs"]), "sync_latency_s": float(merged["sync_latency_s"]),
+            "weight_rebuilds": float(merged["weight_rebuilds"]),
         }
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
     from tracegym.samplers.config import SamplerPool
+    from tracegym.samplers.weights import FilesystemBroadcast
     from tracegym.samplers.worker import SamplerSpec
 
 
@@ -77,6 +78,12 @@ class ProcessBackend:
         _drain_until_exit(links, deadline=time.monotonic() + 15)
         for link in links:
             link.kill()
+
+    def weight_broadcast(self, files: FilesystemBroadcast) -> FilesystemBroadcast:
+        return files  # the samplers read its folder
+
+    def stats(self) -> dict[str, float]:
+        return {}
 
 
 def _drain_until_exit(links: Sequence[ProcessLink], deadline: float) -> None:

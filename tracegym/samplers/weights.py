@@ -19,7 +19,8 @@ With deltas, the broadcast keeps a copy of the view it last published per precis
 the first version, every `full_every` versions and after any gap in the versions; a reader holding version v-1
 applies the delta of v, one that holds nothing (a sampler just started or restarted) loads the newest whole version
 and applies the deltas after it in order. With deltas every file carries the xxh3-128 checksum of its version's
-view; a reader verifies what it rebuilt, and on a mismatch rebuilds from whole weights once before it gives up.
+view; a reader verifies what it rebuilt, and on a mismatch (or a delta that does not decode: damaged on the
+way) rebuilds from whole weights once before it gives up.
 """
 
 from __future__ import annotations

@@ -97,6 +97,8 @@ class _Clock:
         """Bytes of version files read (the watcher's count: on the wire, for a source across the network)."""
         self.syncs = 0
         self.sync_latency_s = 0.0
+        self.weight_rebuilds = 0
+        """Rebuilds from whole weights after a delta missed its checksum or did not decode (the watcher's count)."""
 
     def _tick(self) -> None:
         now = time.perf_counter()
@@ -119,7 +121,8 @@ class _Clock:
         return {"version": float(version), "working_s": self.working_s, "waiting_s": self.waiting_s,
                 "tokens": float(self.tokens), "groups": float(self.groups), "episodes": float(self.episodes),
                 "weight_loads": float(self.weight_loads), "load_s": self.load_s, "bytes_read": float(self.bytes_read),
-                "syncs": float(self.syncs), "sync_latency_s": self.sync_latency_s}
+                "syncs": float(self.syncs), "sync_latency_s": self.sync_latency_s,
+                "weight_rebuilds": float(self.weight_rebuilds)}
 
     def loaded(self, seconds: float, published: float | None) -> None:
         """A version is in the engine: it took `seconds` here, and the trainer began publishing it at `published`
@@ -145,6 +148,11 @@ class _Channel:
 
 def main(spec: SamplerSpec, conn: Connection) -> None:
     """The process entry point."""
+    _exit(serve(spec, conn))
+
+
+def serve(spec: SamplerSpec, conn: Connection) -> int:
+    """Run the sampler over `conn` until told to stop; its exit code (a Ray actor runs this in a thread)."""
     import torch
 
     torch.set_num_threads(spec.threads)
@@ -153,15 +161,15 @@ def main(spec: SamplerSpec, conn: Connection) -> None:
         sampler = _Sampler(spec)
     except Exception as e:  # noqa: BLE001 - reported to the trainer, which decides whether to retry
         channel.send(("error", _describe(spec, "could not start", e)))
-        _exit(1)
+        return 1
     try:
         compute.run(sampler.serve(conn, channel))
     except (EOFError, BrokenPipeError, ConnectionResetError):
-        _exit(0)  # the trainer went away: nothing left to sample for
+        return 0  # the trainer went away: nothing left to sample for
     except Exception as e:  # noqa: BLE001 - reported, then the process exits non-zero and is replaced
         channel.send(("error", _describe(spec, "failed", e)))
-        _exit(1)
-    _exit(0)
+        return 1
+    return 0
 
 
 def _exit(code: int) -> NoReturn:
@@ -248,7 +256,8 @@ class _Sampler:
     async def _load_newer(self) -> bool:
         started = time.perf_counter()
         found = await compute.offload(self.watcher.poll)  # reads whole weights, or applies the deltas since
-        self.clock.bytes_read = self.watcher.bytes_read  # a version that vanished while read was read in part
+        # a version that vanished while read was read in part
+        self.clock.bytes_read, self.clock.weight_rebuilds = self.watcher.bytes_read, self.watcher.rebuilt_from_whole
         if found is None:
             return False
         version, state_dict = found

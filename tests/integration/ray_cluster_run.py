@@ -1,0 +1,209 @@
+"""Run by tests/integration/test_ray_backend.py inside its own network namespace (Ray binds to the machine's address):
+a 3-node `ray.cluster_utils.Cluster` and the Ray backend's scenario on it. Writes what it saw as JSON to argv[1].
+
+Nodes: the head (the trainer's node, no CPUs for samplers), node A offering `pool_fp32`, node B offering
+`pool_bf16`. Pools: fp32 pinned to A, bf16 pinned to B, both through those custom resources. A real trainer trains
+on the groups and publishes xor deltas. The bf16 sampler reads its versions through a source that flips bytes in
+the first delta it reads (in transit). Mid-run node B is removed while its sampler holds groups, and a new node
+with `pool_bf16` joins (as an autoscaler would bring one); the trainer's saved tokenizer is deleted first, so the
+replacement can only get it through Ray. At the same moment the fp32 sampler's actor process is killed. While the
+cluster starts, one batch of the process backend gives the token records to compare with.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import struct
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+import ray  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+
+from tests.integration.test_async_rollouts import _task, write_task_set  # noqa: E402
+from tracegym.models.load import stop_token_ids  # noqa: E402
+from tracegym.models.tiny import tiny_policy  # noqa: E402
+from tracegym.samplers.orchestrator import AsyncRollouts  # noqa: E402
+from tracegym.samplers.processes import ProcessBackend  # noqa: E402
+from tracegym.samplers.ray_backend import RayBackend  # noqa: E402
+from tracegym.samplers.weights import DELTA_SUFFIX, VersionSource  # noqa: E402
+from tracegym.tasks.taskset import load_task_set  # noqa: E402
+from tracegym.training.config import TrainConfig  # noqa: E402
+from tracegym.training.trainer import Trainer  # noqa: E402
+
+STEPS = 8
+
+
+class CorruptFirstDelta:
+    """A version source that flips bytes in the first delta it returns (a payload damaged on the wire)."""
+
+    def __init__(self, inner: VersionSource) -> None:
+        self.inner = inner
+        self.corrupted = False
+
+    def __str__(self) -> str:
+        return f"{self.inner} (corrupting)"
+
+    def versions(self) -> list[int]:
+        return self.inner.versions()
+
+    def has(self, version: int, name: str) -> bool:
+        return self.inner.has(version, name)
+
+    def read(self, version: int, name: str) -> bytes:
+        data = self.inner.read(version, name)
+        payloads = 8 + struct.unpack("<Q", data[:8])[0]  # they follow the header
+        if self.corrupted or not name.endswith(DELTA_SUFFIX) or len(data) - payloads < 64:
+            return data
+        self.corrupted = True
+        return data[:-64] + bytes(b ^ 0x5A for b in data[-64:])  # the last payload's last bytes
+
+
+class CorruptingBackend(RayBackend):
+    """The Ray backend, with the bf16 pool's first sampler reading through `CorruptFirstDelta`."""
+
+    def _source(self, spec: Any, pool: Any) -> Any:
+        source = super()._source(spec, pool)
+        return CorruptFirstDelta(source) if spec.sampler_id == "bf16/0" and not self.lost_nodes else source
+
+
+def config(root: Path, task_set: Path, backend: str, pools: list[dict[str, Any]]) -> TrainConfig:
+    return TrainConfig.model_validate({
+        "run_dir": str(root / f"run-{backend}"), "seed": 3, "model": {"ref": str(root / "tiny")},
+        "tasks": {"task_set": str(task_set)}, "harness": {"kind": "chat", "limits": {"max_turns": 1}},
+        "sampler": {"temperature": 1.0, "top_p": 0.9, "max_new_tokens": 6, "concurrency": 2, "pools": pools},
+        "grpo": {"group_size": 2, "batch_groups": 2}, "optim": {"lr": 1e-2},
+        "async": {"max_staleness": 1, "weight_delta": "xor", "backend": backend},
+    })
+
+
+def record_shape(episode: Any) -> dict[str, Any]:
+    """The token record's fields, with each tensor's dtype and number of dimensions."""
+    episode.tokens.validate()
+    fields = {}
+    for name, value in sorted(vars(episode.tokens).items()):
+        fields[name] = [str(value.dtype), value.dim()] if hasattr(value, "dtype") else type(value).__name__
+    return {"episode_fields": sorted(vars(episode)), "token_fields": fields}
+
+
+def until(condition: Callable[[], bool], what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting until {what}")
+        time.sleep(0.05)
+
+
+def main(out: Path) -> None:
+    started = time.monotonic()
+    root = Path(tempfile.mkdtemp(prefix="ray-backend-"))
+    model, tokenizer = tiny_policy(seed=0)
+    model.save_pretrained(root / "tiny")
+    tokenizer.save_pretrained(root / "tiny")
+    task_set = load_task_set(write_task_set(root / "tasks", [_task(i) for i in range(6)]))
+    eos = stop_token_ids(model, tokenizer)
+    facts: dict[str, Any] = {}
+
+    def source(cfg: TrainConfig, backend: Any) -> AsyncRollouts:
+        return AsyncRollouts(cfg.rollout_plan(), task_set.tasks, task_set=task_set, tokenizer=tokenizer,
+                             eos_token_ids=eos, state_dict=model.state_dict(), policy_version=0, base_dir=root,
+                             backend=backend, startup_timeout_s=120)
+
+    # The process backend's sampler starts while the cluster does.
+    processes = source(config(root, task_set.path, "processes", [{"precision": "fp32"}]), ProcessBackend())
+    try:
+        processes.start()
+        # The trainer connects before the other nodes join, so that its node (the registry's) is the head.
+        cluster = Cluster(initialize_head=True, connect=True, head_node_args={"num_cpus": 0})
+        cluster.add_node(num_cpus=1, resources={"pool_fp32": 1})
+        node_b = cluster.add_node(num_cpus=1, resources={"pool_bf16": 1})
+        facts["process_record"] = record_shape(processes.next_batch(1, trainer_version=0).groups[0].episodes[0])
+    finally:
+        processes.close()
+    facts["cluster_up_s"] = time.monotonic() - started
+    pools = [{"precision": "fp32", "ray": {"resources": {"pool_fp32": 1}}},
+             {"precision": "bf16", "ray": {"resources": {"pool_bf16": 1}}}]
+    cfg = config(root, task_set.path, "ray", pools)
+    rollouts = source(cfg, CorruptingBackend(cfg.async_.ray))
+    trainer = Trainer(model, cfg.optim, cfg.grpo, cfg.loss, cfg.sampler.temperature, int(tokenizer.eos_token_id))
+    try:
+        rollouts.start()
+        train(rollouts, trainer, cluster, node_b, facts)
+        stats = rollouts.stats()
+    finally:
+        rollouts.close()
+    facts.update(stats={k: v for k, v in stats.items() if isinstance(v, float)}, samplers=stats["samplers"],
+                 elapsed_s=time.monotonic() - started)
+    out.write_text(json.dumps(facts))
+    ray.shutdown()
+    cluster.shutdown()
+
+
+def train(rollouts: AsyncRollouts, trainer: Trainer, cluster: Cluster, node_b: Any, facts: dict[str, Any]) -> None:
+    """At least STEPS steps; node B is lost once its sampler has resynced from its damaged delta and holds
+    a group, and the steps go on
+    until the replacement has delivered a group and every group handed out before the loss is consumed."""
+    consumed: list[int] = []
+    records: list[Any] = []
+    step, deadline = 0, time.monotonic() + 240
+    while step < STEPS or not replaced_and_caught_up(rollouts, facts, consumed):
+        assert time.monotonic() < deadline, "the replacement never delivered, or a group handed out was never consumed"
+        if "handed_at_loss" not in facts and resynced(rollouts) and holds_a_group(rollouts, "bf16/0"):
+            facts.update(lose_node_b(cluster, node_b, rollouts), lost_at_step=step, lost_at_s=time.monotonic())
+        batch = rollouts.next_batch(2, trainer_version=step)
+        consumed += [g.group_index for g in (*batch.groups, *batch.stale, *batch.set_aside)]
+        records += [e for g in batch.groups for e in g.episodes]
+        facts.setdefault("trained_sequences", []).append(trainer.step(batch.groups)["train/sequences"])
+        facts.setdefault("changed", []).append(rollouts.publish(trainer.model.state_dict(), step + 1)["sync/changed"])
+        step += 1
+    facts.update(steps=step, replaced_after_s=time.monotonic() - facts["lost_at_s"], consumed=consumed,
+                 ray_records=[record_shape(e) for e in records],
+                 trained_by=sorted({e.sampler_id for e in records}))
+
+
+def replaced_and_caught_up(rollouts: AsyncRollouts, facts: dict[str, Any], consumed: list[int]) -> bool:
+    replacement = rollouts.stats()["samplers"]["bf16/0"]
+    return ("handed_at_loss" in facts and replacement["process_groups"] > 0
+            and set(range(facts["handed_at_loss"])) <= set(consumed))
+
+
+def resynced(rollouts: AsyncRollouts) -> bool:
+    """Whether the bf16 sampler has read its damaged delta (and so rebuilt its weights from whole ones)."""
+    return rollouts.stats()["samplers"]["bf16/0"]["weight_rebuilds"] >= 1
+
+
+def holds_a_group(rollouts: AsyncRollouts, sampler_id: str, wait_s: float = 3.0) -> bool:
+    """Whether the sampler holds a group in flight within `wait_s` (credits freed by the last batch go out)."""
+    try:
+        until(lambda: rollouts.stats()["samplers"][sampler_id]["in_flight"] > 0, "", wait_s)
+    except TimeoutError:
+        return False
+    return True
+
+
+def lose_node_b(cluster: Cluster, node_b: Any, rollouts: AsyncRollouts) -> dict[str, Any]:
+    """Remove node B, whose sampler holds groups, after the trainer's tokenizer copy on disk is gone; a node with
+    `pool_bf16` then joins. At the same moment the fp32 sampler's actor process is killed (a crash; its node lives
+    on). Returns the groups handed out, and what both samplers held and had done, at that moment."""
+    import shutil
+
+    shutil.rmtree(rollouts.weights_dir / "tokenizer")
+    stats = rollouts.stats()
+    before = stats["samplers"]
+    cluster.remove_node(node_b)
+    os.kill(before["fp32/0"]["pid"], signal.SIGKILL)
+    cluster.add_node(num_cpus=1, resources={"pool_bf16": 1})
+    return {"handed_at_loss": int(stats["next_group_index"]), "bf16_in_flight_at_loss": before["bf16/0"]["in_flight"],
+            "bf16_before_loss": before["bf16/0"], "fp32_before_loss": before["fp32/0"]}
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

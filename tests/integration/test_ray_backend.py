@@ -1,0 +1,76 @@
+"""The Ray backend on a 3-node Ray cluster on this machine (`ray.cluster_utils.Cluster`, pools pinned to nodes by
+custom resources): a run with an fp32 and a bf16 pool trains, its token records have the process backend's shape,
+a delta damaged in transit is caught and the sampler resyncs from whole weights, and a node removed mid-run (while
+another sampler's actor process is killed) loses no group and is reported.
+
+Ray binds to the machine's address, so the scenario (tests/integration/ray_cluster_run.py) runs in a network
+namespace of its own, with only loopback up; one cluster serves every check (it takes ~10-30 s to start here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _in_own_network(command: str) -> list[str]:
+    return ["unshare", "--net", "sh", "-c", f"ip link set lo up && exec {command}"]
+
+
+@pytest.fixture(scope="module")
+def namespaced() -> None:
+    try:
+        probe = subprocess.run(_in_own_network("true"), capture_output=True, text=True, timeout=30)
+    except FileNotFoundError:
+        pytest.skip("unshare is not installed: a Ray cluster needs a network namespace of its own here")
+    if probe.returncode != 0:
+        pytest.skip(f"unshare --net is not permitted here ({probe.stderr.strip()}): Ray would bind to the "
+                    "machine's address")
+
+
+@pytest.mark.slow
+def test_a_ray_cluster_trains_resyncs_a_damaged_delta_and_survives_a_lost_node(namespaced: None,
+                                                                                 tmp_path: Path) -> None:
+    out = tmp_path / "facts.json"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "RAY_AUTH_MODE": "disabled", "OMP_NUM_THREADS": "1"}
+    run = subprocess.run(_in_own_network(f"{sys.executable} tests/integration/ray_cluster_run.py {out}"),
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
+    assert run.returncode == 0, run.stderr[-6000:]
+    facts = json.loads(out.read_text())
+    stats, samplers = facts["stats"], facts["samplers"]
+
+    # Both pools' groups were trained, and the training moved the weights the samplers then read.
+    assert facts["trained_by"] == ["bf16/0", "fp32/0"]
+    assert sum(facts["trained_sequences"]) > 0 and any(changed > 0 for changed in facts["changed"])
+    assert samplers["fp32/0"]["version"] >= 1
+    # The same token records as the process backend's: fields, dtypes and dimensions.
+    assert facts["ray_records"] and all(r == facts["process_record"] for r in facts["ray_records"])
+
+    # The damaged delta: caught, rebuilt once from whole weights, and the sampler went on at newer versions.
+    before = facts["bf16_before_loss"]
+    assert before["weight_rebuilds"] == 1 and before["version"] >= 1 and before["process_groups"] >= 1
+    assert samplers["fp32/0"]["weight_rebuilds"] == 0
+
+    # The lost node: counted, reported on stderr, its sampler replaced on the node that joined, and every group
+    # handed out before the loss consumed exactly once (trained, or dropped and counted).
+    # The fp32 actor killed at the same moment: a death on a live node, not a node lost; replaced on its node.
+    assert stats["nodes_lost"] == 1 and stats["sampler_deaths"] == 2 and stats["sampler_restarts"] == 2
+    stderr = " ".join(run.stderr.split())
+    assert "sampler bf16/0 lost its node" in stderr and "sampler fp32/0 ended: its Ray actor died" in stderr
+    assert facts["bf16_in_flight_at_loss"] >= 1
+    for sampler_id, old in (("bf16/0", before), ("fp32/0", facts["fp32_before_loss"])):
+        assert samplers[sampler_id]["deaths"] == samplers[sampler_id]["restarts"] == 1
+        assert samplers[sampler_id]["process_groups"] >= 1 and samplers[sampler_id]["pid"] != old["pid"]
+    consumed = facts["consumed"]
+    assert len(consumed) == len(set(consumed)) == stats["groups_consumed"]
+    assert set(range(facts["handed_at_loss"])) <= set(consumed)
