@@ -33,7 +33,9 @@ def test_defaults_and_yaml_names(tmp_path: Path) -> None:
     config = _load(tmp_path, MINIMAL + "async:\n  max_staleness: 2\nwarmup:\n  from: successful_traces\n")
     assert config.async_.max_staleness == 2 and config.grpo.aggregation == "token"
     resolved = config.resolved()
-    assert resolved["async"] == {"max_staleness": 2, "weight_delta": "none", "full_weights_every": 10}
+    assert resolved["async"] == {"max_staleness": 2, "weight_delta": "none", "full_weights_every": 10,
+                                 "quarantine": {"window_steps": 5, "min_tokens": 2000, "window_episodes": 100,
+                                                "min_episodes": 20}}
     assert resolved["warmup"]["from"] == "successful_traces"
     assert parse_train_config(resolved, tmp_path / "again.json") == config  # the resolved config reloads
 

@@ -378,7 +378,8 @@ class AsyncRollouts:
         merged = Counter(slot.past)
         merged.update({k: v for k, v in live.items() if k != "version"})
         working = float(merged["working_s"])
-        alive = slot.alive_s + (time.monotonic() - slot.current.started if slot.current is not None else 0.0)
+        current = slot.current  # read once: the monitor thread may end it meanwhile
+        alive = slot.alive_s + (time.monotonic() - current.started if current is not None else 0.0)
         return {
             "pid": slot.current.link.pid if slot.current is not None else None,
             "version": live.get("version"),
@@ -523,11 +524,11 @@ class AsyncRollouts:
             self.backend.stop([p.link for _, p in running])
             requeued = 0
             for slot, p in running:
+                slot.current = None
                 slot.alive_s += time.monotonic() - p.started
                 slot.past.update({k: v for k, v in p.counters.items() if k != "version"})
                 self._retry.extend(p.in_flight.items())
                 requeued += len(p.in_flight)
-                slot.current = None
             for slot in slots:
                 slot.quarantined = reason
             self._retry.sort(key=lambda item: item[0])
