@@ -76,7 +76,7 @@ def test_the_ledger_counts_trained_groups_per_pool_and_carries_a_resumed_run() -
 
 def test_pools_are_priced_all_or_none() -> None:
     with pytest.raises(ValueError, match="price_per_hour on every pool"):
-        TrainConfig.model_validate({"tasks": {"task_set": "t"}, "async": {"max_staleness": 1},
+        TrainConfig.model_validate({"run_dir": "r", "tasks": {"task_set": "t"}, "async": {"max_staleness": 1},
                                     "sampler": {"pools": [{"precision": "fp32", "price_per_hour": 2.0},
                                                           {"precision": "bf16"}]}})
 
@@ -125,3 +125,52 @@ def test_every_pool_quarantined_is_a_typed_error() -> None:
     assert verdict.value == 0.5 and watch.all_out()
     error = watch.error()
     assert isinstance(error, TracegymError) and "only: error rate 0.5 > its limit 0" in str(error)
+
+
+class _Source:
+    """The rollout source as PoolWatch sees it: figures per pool, and the pools it is told to quarantine."""
+
+    def __init__(self) -> None:
+        self.quarantined: list[tuple[str, str]] = []
+
+    def stats(self) -> dict:
+        return {"pools": {"fast": {"alive_s": 360.0, "tokens": 100.0}, "slow": {"alive_s": 720.0, "tokens": 50.0}}}
+
+    def quarantine(self, pool: str, reason: str) -> None:
+        self.quarantined.append((pool, reason))
+
+
+def test_a_resumed_run_keeps_its_cost_and_the_quarantines_up_to_its_checkpoint(store_path) -> None:
+    """Steps 1-3 stored cost figures and a quarantine at step 2 and at step 3; the run resumes from step 2's
+    checkpoint: step 3's rows are forgotten, slow stays quarantined, and the cost goes on from step 2's figures."""
+    from tracegym.store import open_store
+    from tracegym.training.metrics import RunRecorder, read_quarantines
+    from tracegym.training.pools import PoolWatch
+    from tracegym.training.quarantine import Verdict
+
+    config = TrainConfig.model_validate({
+        "run_dir": "r", "tasks": {"task_set": "t"}, "async": {"max_staleness": 1},
+        "sampler": {"pools": [{"name": "fast", "price_per_hour": 10.0, "max_error_rate": 0.5},
+                              {"name": "slow", "price_per_hour": 2.0, "max_mismatch_kl": 0.01}]}})
+    recorder = RunRecorder(store_path, "run-1")
+    recorder.start(config.resolved(), store_path.parent, "tiny", None)
+    for step in (1, 2, 3):
+        recorder.log(step, {"cost/fast/device_hours": 0.1 * step, "cost/fast/tokens": 100.0 * step,
+                            "cost/fast/trained_groups": float(step), "cost/fast/total": step * 1.0})
+    recorder.quarantine(Verdict("slow", "mismatch", 0.02, 0.01, 1, 2, 300.0, 2))
+    recorder.quarantine(Verdict("fast", "error_rate", 0.75, 0.5, 2, 3, 40.0, 3))
+    recorder.forget_after(2)
+
+    source = _Source()
+    watch = PoolWatch(config, recorder, source)
+    with open_store(store_path) as st:
+        watch.resume(st, 2)
+        assert [r["pool"] for r in read_quarantines(st, "run-1")] == ["slow"]
+    assert source.quarantined == [("slow", "k3 KL against the trainer 0.02 > its limit 0.01, over 300 tokens of "
+                                           "steps 1-2 (at step 2, before the resume)")]
+    figures = watch.costs(RolloutBatch([_group("fast/0", [0.0, 1.0])]))
+    # fast: 0.2 h before the resume + 0.1 h since, at 10.00; 200 + 100 tokens; 2 + 1 trained groups.
+    assert figures["cost/fast/total"] == pytest.approx(3.0) and figures["cost/fast/tokens"] == 300.0
+    assert figures["cost/fast/trained_groups"] == 3.0
+    # slow stored nothing before (its figures start now): 0.2 h at 2.00.
+    assert figures["cost/slow/total"] == pytest.approx(0.4) and figures["cost/slow/trained_groups"] == 0.0
