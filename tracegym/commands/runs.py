@@ -49,8 +49,8 @@ def runs_show(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """A run's config, status, metrics per key, training reward per failure cluster, checkpoints and its newest
-    evaluation."""
+    """A run's config, status, metrics per key, training reward per failure cluster, quarantined sampler pools,
+    rollout cost per pool, checkpoints and its newest evaluation."""
     from tracegym.report.clusters import TABLE_STEPS, cluster_table, short_signature
     from tracegym.report.rundata import load_run, metric_summary
     from tracegym.store import open_store
@@ -67,12 +67,13 @@ def runs_show(
     clusters = cluster_table(data)
     if as_json:
         print_json({"run": data.run, "metrics": metric_summary(data.metrics), "clusters": clusters,
-                    "checkpoints": data.checkpoints, "evaluation": data.comparison})
+                    "quarantines": data.quarantines, "cost": data.cost(), "checkpoints": data.checkpoints,
+                    "evaluation": data.comparison})
         return
     info = {k: v for k, v in data.run.items() if k != "config"}
     emit(info, False, title=f"Run {data.run_id}")
-    # The per-cluster keys (a few per cluster and step) are summed up in the table after this one.
-    summary = [row for row in metric_summary(data.metrics) if not row["key"].startswith(_PER_CLUSTER)]
+    # The per-cluster and cost keys (a few per cluster or pool and step) are summed up in tables of their own.
+    summary = [row for row in metric_summary(data.metrics) if not row["key"].startswith(_OWN_TABLES)]
     print_table(summary, title="Metrics (per key, over steps)")
     grpo, idle = data.grpo_steps()
     if idle:
@@ -82,6 +83,7 @@ def runs_show(
         print_table([{**row, "signature": short_signature(row["cluster_id"], row, 32)} for row in clusters],
                     title=f"Training reward per failure cluster (first vs last sampled steps, up to {TABLE_STEPS})",
                     columns=_CLUSTER_COLUMNS + (("draw_weight",) if clusters[0]["draw_weight"] is not None else ()))
+    _print_pools(data)
     print_table(data.checkpoints, title="Checkpoints")
     if data.comparison is not None:
         from tracegym.commands.eval import print_comparison
@@ -115,8 +117,38 @@ def _show_sampled(data: dict[str, Any], as_json: bool) -> None:
     err.print("`tracegym rollouts show ID` for one rollout beside the recorded turn it replaced.")
 
 
-_PER_CLUSTER = ("cluster/", "curriculum/")
+_OWN_TABLES = ("cluster/", "curriculum/", "cost/")
 _CLUSTER_COLUMNS = ("cluster_id", "signature", "steps", "episodes", "reward_first", "reward_last", "change")
+
+
+def _print_pools(data: RunData) -> None:
+    """The sampler pools the run quarantined (limit and evidence), and its rollout cost per pool."""
+    if data.quarantines:
+        print_table([{"step": q["step"], "pool": q["pool"], "cause": q["cause"], "value": q["value"],
+                      "limit": q["limit_value"], "window": _ranges(list(range(q["first_step"], q["last_step"] + 1))),
+                      "evidence": f"{q['evidence']:.0f} {q['evidence_unit']}"} for q in data.quarantines],
+                    title="Quarantined sampler pools (no task after the step)")
+    cost = data.cost()
+    if cost is None:
+        return
+    run = cost["run"]
+    rows = [*cost["pools"], {"pool": "all pools", **{k: sum(r[k] or 0.0 for r in cost["pools"])
+                                                     for k in ("device_hours", "tokens", "trained_groups")},
+                             "total": run["total"], "per_1k_tokens": run["per_1k_tokens"],
+                             "per_trained_group": run["per_trained_group"]}]
+    print_table([{name: row.get(key) for name, key in _COST_COLUMNS} for row in rows],
+                title=f"Rollout cost per pool at step {cost['step']} (price per sampler-hour)")
+    if run["most_expensive_alone"] is not None:
+        saved = run["saving_frac"]
+        verdict = "" if saved is None else f": {abs(saved):.1%} {'less' if saved >= 0 else 'more'} than that"
+        out.print(f"The same rollouts on the most expensive pool alone ({literal(run['most_expensive_pool'])}, at its "
+                  f"measured tokens per device-hour) would have cost {run['most_expensive_alone']:.4g}; they cost "
+                  f"{run['total']:.4g}{verdict}.")
+
+
+_COST_COLUMNS = (("pool", "pool"), ("price/h", "price_per_hour"), ("device h", "device_hours"), ("tokens", "tokens"),
+                 ("trained groups", "trained_groups"), ("cost", "total"), ("per 1k tokens", "per_1k_tokens"),
+                 ("per group", "per_trained_group"))
 
 
 def _ranges(steps: list[int]) -> str:

@@ -1,5 +1,5 @@
 """One self-contained HTML page per run: its charts (inline base64 PNG), the per-cluster eval table, the training
-reward per failure cluster (chart and table), its config.
+reward per failure cluster (chart and table), its sampler pools' quarantines and rollout cost, its config.
 
 Nothing is fetched when the page opens (no scripts, fonts or stylesheets from elsewhere), so it can be
 mailed, attached to a ticket or opened from a file share.
@@ -74,6 +74,7 @@ def render_report(data: RunData) -> str:
         curriculum=any(r["draw_weight"] is not None for r in cluster_rows), table_steps=TABLE_STEPS,
         change_class=_change_class, config_json=json.dumps(data.run["config"], indent=2, default=str),
         generated=datetime.now().isoformat(timespec="seconds"), checkpoints=data.checkpoints,
+        quarantines=data.quarantines, cost=data.cost(),
     )
 
 

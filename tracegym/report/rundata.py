@@ -24,6 +24,14 @@ class RunData:
     clusters: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The failure clusters of the run's task set, from the store's tasks: cluster key (`none` for tasks without
     one) -> detector, signature, formats (sorted list), rank (None when the store no longer ranks it)."""
+    quarantines: list[dict[str, Any]] = field(default_factory=list)
+    """The sampler pools the run quarantined (`pool_quarantines` rows): step, pool, cause, value, limit, window."""
+
+    def cost(self) -> dict[str, Any] | None:
+        """The run's rollout cost per pool at its last costed step (`training.cost.cost_summary`)."""
+        from tracegym.training.cost import cost_summary
+
+        return cost_summary(self.metrics)
 
     @property
     def run_id(self) -> str:
@@ -65,7 +73,7 @@ def find_run(store: Any, ref: str) -> str:
 
 def load_run(store: Any, ref: str) -> RunData:
     from tracegym.training.comparison import latest_comparison
-    from tracegym.training.metrics import read_metrics
+    from tracegym.training.metrics import read_metrics, read_quarantines
 
     run_id = find_run(store, ref)
     rows = store.query("SELECT * FROM runs WHERE run_id = ?", [run_id])
@@ -78,6 +86,7 @@ def load_run(store: Any, ref: str) -> RunData:
     data = RunData(run, read_metrics(store, run_id), checkpoints, latest_comparison(store, run_id))
     data.eval_points = _eval_points(data.comparison)
     data.clusters = _cluster_info(store, run["task_set_id"])
+    data.quarantines = read_quarantines(store, run_id)
     return data
 
 

@@ -81,6 +81,15 @@ class SamplerPool(_Section):
     bytes it reads are what such a sampler would take over the network."""
     ray: RayRequest = Field(default_factory=RayRequest)
     """With `async.backend: ray`, the resources each of the pool's sampler actors asks for."""
+    max_mismatch_kl: float | None = Field(None, gt=0)
+    """Quarantine the pool (it gets no more tasks) when the k3 KL of its trained tokens against the trainer, over
+    the window of `async.quarantine`, exceeds this (nats/token). None: no limit."""
+    max_error_rate: float | None = Field(None, ge=0, lt=1)
+    """Quarantine the pool when more than this share of its last episodes ended in an error (a harness or policy
+    error, or lost with a sampler that died), over the window of `async.quarantine`. None: no limit."""
+    price_per_hour: float | None = Field(None, ge=0)
+    """What one sampler of the pool costs per hour of its life (the device(s) one sampler process or actor holds,
+    as they are rented): the run stores the pool's rollout cost from it (docs/training.md). None: not costed."""
 
     @model_validator(mode="after")
     def _engine_fits(self) -> SamplerPool:
@@ -140,6 +149,14 @@ class SamplerSection(_Section):
     concurrency: int = Field(16, ge=1)
     """Episodes in flight at once per sampler (their turns are batched together)."""
 
+    @model_validator(mode="after")
+    def _all_pools_priced_or_none(self) -> SamplerSection:
+        priced = [p.price_per_hour is not None for p in self.pools or ()]
+        if any(priced) and not all(priced):
+            raise ValueError("some sampler.pools set price_per_hour and others do not: the run's rollout cost needs "
+                             "every pool's price. Fix: set price_per_hour on every pool, or on none")
+        return self
+
     @property
     def params(self) -> SamplingParams:
         """The sampling parameters every episode of the run is drawn with."""
@@ -183,6 +200,26 @@ class RaySection(_Section):
         raise ValueError(f"use local, auto or ray://host:port (the Ray client), not {value!r}")
 
 
+class QuarantineSection(_Section):
+    """The evidence a pool's limits (`max_mismatch_kl`, `max_error_rate`) are judged on, after every step."""
+
+    window_steps: int = Field(5, ge=1)
+    """Mismatch: the pool's last N steps that trained on its tokens."""
+    min_tokens: int = Field(2000, ge=1)
+    """Mismatch: judged only once that window holds at least this many of the pool's trained tokens."""
+    window_episodes: int = Field(100, ge=1)
+    """Error rate: the pool's last N episodes (those the trainer received, and those lost with dead samplers)."""
+    min_episodes: int = Field(20, ge=1)
+    """Error rate: judged only once that window holds at least this many episodes."""
+
+    @model_validator(mode="after")
+    def _enough_room(self) -> QuarantineSection:
+        if self.min_episodes > self.window_episodes:
+            raise ValueError("async.quarantine.min_episodes is more than window_episodes holds: raise window_episodes "
+                             "or lower min_episodes")
+        return self
+
+
 class AsyncSection(_Section):
     max_staleness: int = Field(1, ge=0)
     """How many weight versions a rollout may lag the trainer; older groups are dropped and counted.
@@ -206,6 +243,8 @@ class AsyncSection(_Section):
     pools, credits, staleness bound and task order either way."""
     ray: RaySection = Field(default_factory=RaySection)
     """The Ray cluster of `backend: ray`."""
+    quarantine: QuarantineSection = QuarantineSection()
+    """The windows the pools' quarantine limits are judged over."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,12 @@ says how the published weights reach them.
   is reported on stderr and in `stats()`, its groups in flight go back to the front of the queue, and a
   replacement starts. A slot whose samplers fail `max_failures` times in a row without producing a
   group is given up; when every slot is given up, `next_batch` raises with the last error.
+- `quarantine(pool, reason)` (the trainer's loop calls it when a pool passes a limit, `SamplerPool.max_mismatch_kl`
+  or `max_error_rate`): the pool's samplers are stopped, their groups in flight go back to the front of the
+  queue for the other pools, and it gets no task again; groups it delivered before stay in the buffer. When no
+  pool is left, `next_batch` raises.
+- Per pool, `stats()["pools"]` holds what rollout cost is computed from: each sampler process's wall time from
+  its start to its end (or to now), and the tokens and groups it delivered.
 - The buffer is bounded by credits: a task is handed out only while the groups handed out and not yet
   consumed number fewer than `buffer_groups` (default: batch_groups x max_staleness), so samplers wait
   instead of running ahead into groups that would be too stale to train on. Each task carries the last
@@ -167,6 +173,16 @@ class _Slot:
     given_up: bool = False
     past: Counter[str] = field(default_factory=Counter)
     """Counters of its earlier, dead processes."""
+    alive_s: float = 0.0
+    """Wall time its earlier processes lived, from their start to their end (the current one's is added live)."""
+    tokens: int = 0
+    """Tokens sampled in the groups it delivered, every process of the slot together."""
+    groups: int = 0
+    """Groups it delivered."""
+    lost_groups: int = 0
+    """Groups in flight when one of its processes died (requeued to the others)."""
+    quarantined: str | None = None
+    """Why its pool was quarantined; it then gets no task and runs no process."""
 
 
 class AsyncRollouts:
@@ -224,6 +240,7 @@ class AsyncRollouts:
         self._failure: BaseException | None = None
         self._totals: Counter[str] = Counter()
         self._staleness: Counter[int] = Counter()
+        self._to_quarantine: dict[str, str] = {}
 
     def _make_slots(self, eos: Sequence[int], base_dir: Path) -> list[_Slot]:
         from tracegym.models.load import resolve_model_ref
@@ -344,12 +361,24 @@ class AsyncRollouts:
             stats.update({"async/staleness_mean": sum(lags) / len(lags), "async/staleness_max": float(max(lags))})
         return RolloutBatch(kept, consumed=consumed, stats=stats, set_aside=set_aside, stale=stale)
 
+    def quarantine(self, pool: str, reason: str) -> None:
+        """Hand `pool` no more tasks: its samplers are stopped (their device time ends) and their groups in flight go
+        back to the queue for the other pools; groups it already delivered stay in the buffer. The monitor thread
+        does it at its next turn. When no pool is left to sample, `next_batch` raises."""
+        if pool not in {s.pool.label for s in self._slots}:
+            raise ValueError(f"no sampler pool {pool!r} in this run")
+        with self._cond:
+            self._to_quarantine.setdefault(pool, reason)
+        self._wake()
+
     def stats(self) -> dict[str, Any]:
-        """Flat running totals (numbers), plus `staleness` {lag: groups} and per-sampler `samplers` details."""
+        """Flat running totals (numbers), plus `staleness` {lag: groups}, per-sampler `samplers` details and
+        per-pool `pools` figures (device time, tokens, groups, quarantine)."""
         with self._cond:
             samplers = {s.spec.sampler_id: self._sampler_stats(s) for s in self._slots}
             staleness = dict(sorted(self._staleness.items()))
             buffered = len(self._buffer)
+        pools = self._pool_stats(samplers)
         working = sum(s["working_s"] for s in samplers.values())
         tokens = sum(s["tokens"] for s in samplers.values())
         return {
@@ -362,6 +391,7 @@ class AsyncRollouts:
             "sampler_deaths": float(sum(s.deaths for s in self._slots)),
             "sampler_restarts": float(sum(s.restarts for s in self._slots)),
             "samplers_alive": float(sum(1 for s in self._slots if s.current is not None)),
+            "pools_quarantined": float(sum(1 for p in pools.values() if p["quarantined"] is not None)),
             "sampler_tokens_per_s": tokens / working if working > 0 else 0.0,
             "sampler_working_s": working,
             "sampler_waiting_s": sum(s["waiting_s"] for s in samplers.values()),
@@ -370,24 +400,36 @@ class AsyncRollouts:
             **self.backend.stats(),
             "staleness": staleness,
             "samplers": samplers,
-            "pools": self._pool_stats(samplers),
+            "pools": pools,
         }
 
-    def _pool_stats(self, samplers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
-        """Per pool, summed over its samplers (live and dead): bytes of weights read, syncs after each one's first
-        load and their summed latency (`tracegym.samplers.worker._Clock`), and the mean latency."""
-        pools: dict[str, Counter[str]] = {}
+    def _pool_stats(self, samplers: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Per pool, summed over its samplers (live and dead): their device time (`alive_s`: each process's wall
+        time from its start to its end, or to now), the tokens and groups they delivered, the groups lost with dead
+        processes, the bytes of weights read, the syncs after each one's first load and their summed and mean
+        latency (`tracegym.samplers.worker._Clock`); and the pool's quarantine."""
+        pools: dict[str, dict[str, Any]] = {}
         for slot in self._slots:
-            sums = pools.setdefault(slot.pool.label, Counter())
-            sums.update({k: samplers[slot.spec.sampler_id][k] for k in ("sync_bytes", "syncs", "sync_latency_s")})
-        return {label: {**sums, "sync_latency_mean_s": sums["sync_latency_s"] / sums["syncs"] if sums["syncs"] else 0.0}
-                for label, sums in pools.items()}
+            mine = samplers[slot.spec.sampler_id]
+            pool = pools.setdefault(slot.pool.label, {"samplers": 0, "alive_s": 0.0, "tokens": 0.0, "groups": 0.0,
+                                                      "lost_groups": 0.0, "sync_bytes": 0.0, "syncs": 0.0,
+                                                      "sync_latency_s": 0.0, "quarantined": slot.quarantined})
+            pool["samplers"] += 1
+            for key in ("alive_s", "lost_groups", "sync_bytes", "syncs", "sync_latency_s"):
+                pool[key] += mine[key]
+            pool["tokens"] += float(slot.tokens)
+            pool["groups"] += float(slot.groups)
+        for pool in pools.values():
+            pool["sync_latency_mean_s"] = pool["sync_latency_s"] / pool["syncs"] if pool["syncs"] else 0.0
+        return pools
 
     def _sampler_stats(self, slot: _Slot) -> dict[str, Any]:
         live = slot.current.counters if slot.current is not None else {}
         merged = Counter(slot.past)
         merged.update({k: v for k, v in live.items() if k != "version"})
         working = float(merged["working_s"])
+        current = slot.current  # read once: the monitor thread may end it meanwhile
+        alive = slot.alive_s + (time.monotonic() - current.started if current is not None else 0.0)
         return {
             "pid": slot.current.link.pid if slot.current is not None else None,
             "version": live.get("version"),
@@ -400,6 +442,7 @@ class AsyncRollouts:
             "weight_loads": float(merged["weight_loads"]), "sync_bytes": float(merged["bytes_read"]),
             "syncs": float(merged["syncs"]), "sync_latency_s": float(merged["sync_latency_s"]),
             "weight_rebuilds": float(merged["weight_rebuilds"]),
+            "alive_s": alive, "lost_groups": float(slot.lost_groups), "quarantined": slot.quarantined,
         }
 
     def close(self) -> None:
@@ -450,6 +493,7 @@ class AsyncRollouts:
             if slot.current is not None:
                 self._read(slot, slot.current)
         self._check_health()
+        self._quarantine_pending()
         self._dispatch()
 
     def _read(self, slot: _Slot, p: _Live) -> None:
@@ -469,6 +513,8 @@ class AsyncRollouts:
             p.in_flight.pop(group.group_index, None)
             p.produced += 1
             slot.failures_in_a_row = 0
+            slot.groups += 1
+            slot.tokens += sum(e.tokens_out or 0 for e in group.episodes)
             with self._cond:
                 self._buffer.append(group)
                 self._totals["groups_received"] += 1
@@ -502,6 +548,8 @@ class AsyncRollouts:
         assert p is not None
         slot.current = None
         slot.deaths += 1
+        slot.alive_s += time.monotonic() - p.started
+        slot.lost_groups += len(p.in_flight)
         slot.past.update({k: v for k, v in p.counters.items() if k != "version"})
         self._retry.extend(p.in_flight.items())
         self._retry.sort(key=lambda item: item[0])
@@ -519,8 +567,34 @@ class AsyncRollouts:
         self._spawn(slot)
         slot.restarts += 1
 
+    def _quarantine_pending(self) -> None:
+        """Stop the samplers of the pools `quarantine` named, requeue their groups in flight, and report it."""
+        with self._cond:
+            pending, self._to_quarantine = self._to_quarantine, {}
+        for pool, reason in pending.items():
+            slots = [s for s in self._slots if s.pool.label == pool and s.quarantined is None]
+            if not slots:
+                continue
+            running = [(s, s.current) for s in slots if s.current is not None]
+            self.backend.stop([p.link for _, p in running])
+            requeued = 0
+            for slot, p in running:
+                slot.current = None
+                slot.alive_s += time.monotonic() - p.started
+                slot.past.update({k: v for k, v in p.counters.items() if k != "version"})
+                self._retry.extend(p.in_flight.items())
+                requeued += len(p.in_flight)
+            for slot in slots:
+                slot.quarantined = reason
+            self._retry.sort(key=lambda item: item[0])
+            _warn(f"sampler pool {pool} quarantined: {reason}; its {len(running)} sampler(s) stopped, {requeued} "
+                  "group(s) they were sampling go to the other pools")
+        if pending and all(s.quarantined is not None or s.given_up for s in self._slots):
+            self._fail(ModelError("Every sampler pool is quarantined or given up: no sampler is left to sample. "
+                                  "Fix: the pools' limits (max_mismatch_kl, max_error_rate) or their samplers."))
+
     def _give_up_if_none_left(self, last_error: str) -> None:
-        if all(s.given_up for s in self._slots):
+        if all(s.given_up or s.quarantined is not None for s in self._slots):
             self._fail(ModelError(
                 "Every sampler process failed repeatedly without producing a group. The last error:\n"
                 f"{last_error.strip()}\nFix: the error above, or set async.max_staleness: 0 to sample in-process."

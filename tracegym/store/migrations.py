@@ -552,6 +552,29 @@ def m084_span_parts(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m085_pool_quarantines(con: duckdb.DuckDBPyConnection) -> None:
+    """Sampler pools a training run quarantined (tracegym/training/quarantine.py): the limit a pool passed and the
+    evidence, so that `runs show` and the report say why a pool stopped sampling."""
+    con.execute(
+        """
+        CREATE TABLE pool_quarantines (
+            run_id VARCHAR,
+            step INTEGER,               -- the step after which the pool was quarantined
+            pool VARCHAR,               -- the pool's label (its name, else its precision)
+            cause VARCHAR,              -- mismatch (k3 KL of its trained tokens) | error_rate
+            value DOUBLE,               -- the measured value over the window
+            limit_value DOUBLE,         -- the pool's limit (max_mismatch_kl | max_error_rate)
+            first_step INTEGER,         -- the window: the steps whose tokens or episodes it holds
+            last_step INTEGER,
+            evidence DOUBLE,            -- how much the value is measured over
+            evidence_unit VARCHAR,      -- tokens | episodes
+            created_at TIMESTAMP
+        );
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(

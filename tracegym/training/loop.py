@@ -50,6 +50,7 @@ from tracegym.training.config import TrainConfig
 from tracegym.training.curriculum import ClusterCurriculum, stored_history, task_order
 from tracegym.training.display import RunDisplay
 from tracegym.training.metrics import PoolSync, RunRecorder
+from tracegym.training.pools import PoolWatch
 from tracegym.training.prompts import openai_tool_list, shorten_task
 from tracegym.training.schedule import learning_rate
 from tracegym.training.sharded import ShardedTrainer
@@ -328,9 +329,22 @@ def _grpo(run: _Run, display: RunDisplay) -> None:
     try:
         with _trainer(run) as trainer:
             source.start()
-            _grpo_steps(run, display, trainer, source, order)
+            _grpo_steps(run, display, trainer, source, order, _pool_watch(run, source))
     finally:
         source.close()
+
+
+def _pool_watch(run: _Run, source: Any) -> PoolWatch | None:
+    """Rollout cost and quarantine of the sampler pools (asynchronous runs), carried over a resume."""
+    if run.config.async_.max_staleness == 0:
+        return None
+    from tracegym.store import open_store
+
+    watch = PoolWatch(run.config, run.recorder, source)
+    if run.state.step > run.config.warmup.steps:
+        with open_store(run.store_path) as store:
+            watch.resume(store, run.state.step)
+    return watch
 
 
 @contextmanager
@@ -354,11 +368,18 @@ def _trainer(run: _Run) -> Iterator[Trainer]:
     yield trainer
 
 
-def _grpo_steps(run: _Run, display: RunDisplay, trainer: Trainer, source: Any, order: GroupOrder[TaskSpec]) -> None:
+def _grpo_steps(run: _Run, display: RunDisplay, trainer: Trainer, source: Any, order: GroupOrder[TaskSpec],
+                pools: PoolWatch | None) -> None:
     deaths, idle = 0.0, IdleSteps()
     for step in range(run.state.step, run.total):
         metrics, batch = _grpo_step(run, trainer, source, step, order)
+        if pools is not None:
+            metrics.update(pools.costs(batch))
         run.recorder.log(run.state.step, metrics, batch.stored_episodes(run.state.step))
+        if pools is not None:
+            for verdict in pools.judge(run.state.step, metrics, batch):
+                display.note(f"step {run.state.step}: sampler pool {verdict.pool} quarantined ({verdict.reason()}); "
+                             "training goes on with the other pools")
         display.update(run.state.step, metrics)
         if message := idle.note(run.state.step, metrics):
             display.note(message)

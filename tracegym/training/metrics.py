@@ -22,6 +22,7 @@ from tracegym.store import open_store
 if TYPE_CHECKING:
     from tracegym.harnesses.episode import Episode
     from tracegym.store.connection import Store
+    from tracegym.training.quarantine import Verdict
 
 
 class RunRecorder:
@@ -56,6 +57,7 @@ class RunRecorder:
         with self._store() as store, store.transaction() as con:
             con.execute("DELETE FROM metrics WHERE run_id = ? AND step > ?", [self.run_id, step])
             con.execute("DELETE FROM checkpoints WHERE run_id = ? AND step > ?", [self.run_id, step])
+            con.execute("DELETE FROM pool_quarantines WHERE run_id = ? AND step > ?", [self.run_id, step])
             # A rollout taken by a later step belongs to the steps that run again; rows stored before the
             # train_step column only say which weights sampled them: newer than the checkpoint's, then.
             con.execute("DELETE FROM rollouts WHERE run_id = ? AND (train_step > ? OR (train_step IS NULL "
@@ -73,6 +75,15 @@ class RunRecorder:
                 con.execute("UPDATE runs SET updated_at = ? WHERE run_id = ?", [datetime.now(), self.run_id])
             if episodes:
                 write_rollouts(store, episodes, self.run_id)
+
+    def quarantine(self, verdict: Verdict) -> None:
+        """A sampler pool quarantined after `verdict.step`: its limit and the evidence."""
+        v = verdict
+        with self._store() as store, store.transaction() as con:
+            con.execute("INSERT INTO pool_quarantines (run_id, step, pool, cause, value, limit_value, first_step, "
+                        "last_step, evidence, evidence_unit, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [self.run_id, v.step, v.pool, v.cause, v.value, v.limit, v.first_step, v.last_step,
+                         v.evidence, v.unit, datetime.now()])
 
     def checkpoint(self, step: int, path: Path, policy_version: int) -> None:
         with self._store() as store, store.transaction() as con:
@@ -120,3 +131,8 @@ class PoolSync:
                 out[f"sync/{pool}/latency_s"] = (now["sync_latency_s"] - before.get("sync_latency_s", 0.0)) / syncs
             self._last[pool] = dict(now)
         return out
+def read_quarantines(store: Store, run_id: str, up_to: int | None = None) -> list[dict[str, Any]]:
+    """The run's quarantined pools (`pool_quarantines` rows), by step; with `up_to`, those of steps <= it."""
+    return store.query("SELECT step, pool, cause, value, limit_value, first_step, last_step, evidence, evidence_unit "
+                       "FROM pool_quarantines WHERE run_id = ? AND step <= coalesce(?, step) ORDER BY step, pool",
+                       [run_id, up_to])
