@@ -181,6 +181,41 @@ def test_with_redaction_the_kept_parts_are_redacted_and_numbered_alike_across_in
     assert len(shown) == 1, shown
 
 
+def test_redacting_a_store_in_place_covers_kept_parts_and_pieces_of_lines(tmp_path: Path, cli) -> None:
+    """`tracegym redact` over a store ingested unredacted rewrites the parts kept to rebuild traces and the pieces
+    of a line waiting for the rest, byte-exact around what it replaced (the piece ends inside a character), so the
+    line still joins when its rest arrives."""
+    lines = [line.replace("Weather in Paris today", "Weather in Paris today for ada.lovelace@example.com, café")
+             for line in _collector_lines()]
+    data = ("\n".join(lines) + "\n").encode()
+    at = data.index("café".encode(), 5000) + 4  # inside the é of the second line with the address
+    first, second = tmp_path / "otel-0.jsonl", tmp_path / "otel-1.jsonl"
+    first.write_bytes(data[:at])
+    store = tmp_path / "s.duckdb"
+    ingested = cli("ingest", first, "--store", store)
+    assert ingested.exit_code == 0, ingested.output
+    with open_store(store, read_only=True) as st:
+        assert st.scalar("SELECT count(*) FROM span_parts WHERE contains(doc, 'lovelace')") > 0
+        [(trail,)] = st.con.execute("SELECT text FROM line_fragments WHERE side = 'trail'").fetchall()
+        assert b"lovelace" in trail and trail.endswith(b"caf\xc3")
+
+    redacted = cli("redact", "--store", store, "--json")
+    assert redacted.exit_code == 0, redacted.output
+    assert cli("redact", "check", "--store", store).exit_code == 0
+    with open_store(store, read_only=True) as st:
+        assert st.scalar("SELECT count(*) FROM span_parts WHERE contains(doc, 'lovelace')") == 0
+        [(trail,)] = st.con.execute("SELECT text FROM line_fragments WHERE side = 'trail'").fetchall()
+        assert b"lovelace" not in trail and b"<EMAIL_" in trail and trail.endswith(b"caf\xc3")
+
+    second.write_bytes(data[at:])
+    assert cli("ingest", second, "--store", store).exit_code == 0
+    with open_store(store, read_only=True) as st:
+        assert st.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 0
+        joined = st.scalar("SELECT count(*) FROM messages WHERE contains(content, 'café') AND "
+                           "contains(content, '<EMAIL_')")
+        assert joined > 0 and st.scalar("SELECT count(*) FROM ingest_errors") == 0
+
+
 LANGSMITH_TRACE = "1e0b5f6a-0000-4c1d-8e2f-3a4b5c6d7e80"
 
 

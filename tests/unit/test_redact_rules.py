@@ -116,3 +116,12 @@ def test_masked_examples_do_not_give_the_value_away():
     assert mask("jane.doe42@gmail.com") == "ja****************om"
     assert mask("hunter2") == "*******"
     assert RedactConfig().fingerprint() == RedactConfig().fingerprint()
+
+
+def test_a_piece_cut_inside_characters_keeps_its_edge_bytes():
+    from tracegym.redact.store import utf8_core
+
+    data = "é mail ada@example.com 日本".encode()
+    assert utf8_core(data[1:-2]) == (b"\xa9", " mail ada@example.com 日", "日本".encode()[3:4])
+    assert utf8_core(b"plain") == (b"", "plain", b"")
+    assert utf8_core(b"\xff ok") == (b"", "\ufffd ok", b"")

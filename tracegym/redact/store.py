@@ -1,8 +1,9 @@
 """`tracegym redact`: rewrite a store in place, in one transaction, then the task-set folders it registered.
 
 Every column that holds trace content is covered: messages, tool calls (arguments and results), metadata,
-scores' comments, bad records' raw text, failures' evidence and cluster signatures, task specs and manifests,
-rollouts' conversations and scorer details. Rows keyed to a trace use that trace's numbering (a task's and a
+scores' comments, bad records' raw text, the kept parts of span-shaped traces and pieces of lines cut across
+files, failures' evidence and cluster signatures, task specs and manifests, rollouts' conversations and scorer
+details. Rows keyed to a trace use that trace's numbering (a task's and a
 rollout's: their source trace's), so a value keeps one placeholder across the whole store. Cluster ids are kept
 as they were: tasks, runs and evaluations refer to them.
 """
@@ -31,6 +32,8 @@ class Column:
     """SQL for the row's trace id (over `t` and the `join`), NULL for rows of no one trace."""
     is_json: bool = False
     join: str = ""
+    blob: bool = False
+    """Bytes: a piece of a line cut across files, whose edges may split a character (`utf8_core`)."""
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -41,6 +44,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("scores", "comment", "t.trace_id"),
     Column("ingest_errors", "raw"),
     Column("ingest_errors", "error"),
+    Column("span_parts", "doc", "t.trace_id", is_json=True),
+    Column("line_fragments", "text", blob=True),
     Column("failures", "evidence", "t.trace_id"),
     Column("failures", "signature", "t.trace_id"),
     Column("clusters", "signature"),
@@ -58,10 +63,37 @@ COLUMNS: tuple[Column, ...] = (
 
 
 def column_texts(con: Any, c: Column, where: str = "", params: list[Any] | None = None) -> pa.Table:
-    """(rid, trace, text) of the column's non-null rows (`where`: more conditions on `t`, with `params`)."""
-    sql = (f"SELECT t.rowid AS rid, {c.trace} AS trace, CAST(t.{c.column} AS VARCHAR) AS text "
+    """(rid, trace, text) of the column's non-null rows (`where`: more conditions on `t`, with `params`); for a
+    blob column, text is its bytes' UTF-8 core, and (head, tail) the bytes around it."""
+    value = f"t.{c.column}" if c.blob else f"CAST(t.{c.column} AS VARCHAR)"
+    sql = (f"SELECT t.rowid AS rid, {c.trace} AS trace, {value} AS text "
            f"FROM {c.table} t {c.join} WHERE t.{c.column} IS NOT NULL {where}")
-    return con.sql(sql, params=params or []).to_arrow_table()
+    rows = con.sql(sql, params=params or []).to_arrow_table()
+    if not c.blob:
+        return rows
+    cores = [utf8_core(data) for data in rows.column("text").to_pylist()]
+    return pa.table({"rid": rows.column("rid"), "trace": rows.column("trace"),
+                     "text": pa.array([text for _, text, _ in cores], pa.large_string()),
+                     "head": pa.array([head for head, _, _ in cores], pa.binary()),
+                     "tail": pa.array([tail for _, _, tail in cores], pa.binary())})
+
+
+def utf8_core(data: bytes) -> tuple[bytes, str, bytes]:
+    """Bytes cut at arbitrary offsets as (head, text, tail): the end of a character cut off before them, the
+    whole characters as text, the start of one cut off after them. Bytes that are no UTF-8 in between (no
+    producer's JSON line has them) are replaced."""
+    start = 0
+    while start < min(3, len(data)) and data[start] & 0xC0 == 0x80:  # continuation bytes
+        start += 1
+    end = len(data)
+    for back in range(1, min(4, end - start) + 1):
+        byte = data[end - back]
+        if byte & 0xC0 == 0x80:
+            continue
+        if byte >= 0xC0 and (2 if byte < 0xE0 else 3 if byte < 0xF0 else 4) > back:
+            end -= back  # a lead byte whose character runs past the end
+        break
+    return data[:start], data[start:end].decode("utf-8", errors="replace"), data[end:]
 
 
 def redact_store(run: Run) -> list[Path]:
@@ -84,18 +116,20 @@ def _rewrite(con: Any, run: Run, c: Column) -> None:
     if not rows.num_rows:
         return
     rids, traces = rows.column("rid").to_pylist(), rows.column("trace")
-    new: list[tuple[int, str]] = []
+    new: list[tuple[int, str | bytes]] = []
     for row, text, found in run.redactor.detector.find_column(rows.column("text")):
         trace = traces[row].as_py()
         run.redactor.tally.add(found, trace, f"{c.table}.{c.column}")
         names = run.numbering(trace)
         redacted = redact_json_text(text, found, names, run.redactor.detector) if c.is_json \
             else apply(text, found, names)
+        if c.blob:
+            redacted = rows.column("head")[row].as_py() + redacted.encode() + rows.column("tail")[row].as_py()
         new.append((rids[row], redacted))
     if not new:
         return
     staged = pa.table({"rid": pa.array([r for r, _ in new], pa.int64()),  # noqa: F841 - read by name in SQL
-                       "v": pa.array([v for _, v in new], pa.large_string())})
+                       "v": pa.array([v for _, v in new], pa.binary() if c.blob else pa.large_string())})
     con.execute(f"UPDATE {c.table} SET {c.column} = staged.v FROM staged WHERE {c.table}.rowid = staged.rid")
 
 
