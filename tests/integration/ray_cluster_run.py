@@ -8,6 +8,12 @@ the first delta it reads (in transit). Mid-run node B is removed while its sampl
 with `pool_bf16` joins (as an autoscaler would bring one); the trainer's saved tokenizer is deleted first, so the
 replacement can only get it through Ray. At the same moment the fp32 sampler's actor process is killed. While the
 cluster starts, one batch of the process backend gives the token records to compare with.
+
+Then `tracegym train` runs on the same cluster as a user's would, in a process of its own connected through the Ray
+client (`async.ray.address: ray://127.0.0.1:PORT`), with the fp32 pool on node A and a bf16 pool on the node that
+joined, both limited in mismatch: the bf16 pool's weights are the trainer's rounded to
+bf16, a perturbation its tokens' k3 KL shows (0.04-0.07 on the tiny model, against below 1e-5 for fp32), so it is
+quarantined and the run goes on with the fp32 pool.
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ from tracegym.training.config import TrainConfig  # noqa: E402
 from tracegym.training.trainer import Trainer  # noqa: E402
 
 STEPS = 8
+QUARANTINE_STEPS = 8
+MISMATCH_LIMIT = 1e-3
+CLIENT_PORT = 10001
 
 
 class CorruptFirstDelta:
@@ -122,7 +131,8 @@ def main(out: Path) -> None:
     try:
         processes.start()
         # The trainer connects before the other nodes join, so that its node (the registry's) is the head.
-        cluster = Cluster(initialize_head=True, connect=True, head_node_args={"num_cpus": 0})
+        cluster = Cluster(initialize_head=True, connect=True,
+                          head_node_args={"num_cpus": 0, "ray_client_server_port": CLIENT_PORT})
         cluster.add_node(num_cpus=1, resources={"pool_fp32": 1})
         node_b = cluster.add_node(num_cpus=1, resources={"pool_bf16": 1})
         facts["process_record"] = record_shape(processes.next_batch(1, trainer_version=0).groups[0].episodes[0])
@@ -140,8 +150,9 @@ def main(out: Path) -> None:
         stats = rollouts.stats()
     finally:
         rollouts.close()
-    facts.update(stats={k: v for k, v in stats.items() if isinstance(v, float)}, samplers=stats["samplers"],
-                 elapsed_s=time.monotonic() - started)
+    facts.update(stats={k: v for k, v in stats.items() if isinstance(v, float)}, samplers=stats["samplers"])
+    facts["quarantine"] = quarantine_run(root, task_set.path)
+    facts["elapsed_s"] = time.monotonic() - started
     out.write_text(json.dumps(facts))
     ray.shutdown()
     cluster.shutdown()
@@ -167,6 +178,43 @@ def train(rollouts: AsyncRollouts, trainer: Trainer, cluster: Cluster, node_b: A
     facts.update(steps=step, replaced_after_s=time.monotonic() - facts["lost_at_s"], consumed=consumed,
                  ray_records=[record_shape(e) for e in records],
                  trained_by=sorted({e.sampler_id for e in records}))
+
+
+def quarantine_run(root: Path, task_set: Path) -> dict[str, Any]:
+    """`tracegym train` on this cluster through the Ray client, with a mismatching bf16 pool: its quarantine row,
+    which pools' episodes each step trained on, and what the command said on stderr."""
+    import subprocess
+
+    from tracegym.store import open_store
+
+    limit = {"max_mismatch_kl": MISMATCH_LIMIT}
+    cfg = TrainConfig.model_validate({
+        "run_dir": str(root / "run-quarantine"), "seed": 5, "steps": QUARANTINE_STEPS,
+        "checkpoint_every": QUARANTINE_STEPS, "model": {"ref": str(root / "tiny")},
+        "tasks": {"task_set": str(task_set)}, "harness": {"kind": "chat", "limits": {"max_turns": 1}},
+        "sampler": {"temperature": 1.0, "top_p": 0.9, "max_new_tokens": 6, "concurrency": 2, "pools": [
+            {"name": "exact", "precision": "fp32", "ray": {"resources": {"pool_fp32": 1}}, **limit},
+            {"name": "coarse", "precision": "bf16", "ray": {"resources": {"pool_bf16": 1}}, **limit}]},
+        "grpo": {"group_size": 4, "batch_groups": 2, "dynamic_sampling": True, "max_sampling_rounds": 4},
+        "optim": {"lr": 1e-6}, "warmup": {"steps": 0},
+        "async": {"max_staleness": 1, "backend": "ray", "ray": {"address": f"ray://127.0.0.1:{CLIENT_PORT}"},
+                  "quarantine": {"window_steps": 3, "min_tokens": 6}},
+    })
+    config_path, store = root / "quarantine.json", root / "store.duckdb"
+    config_path.write_text(json.dumps(cfg.resolved()))
+    done = subprocess.run([sys.executable, "-m", "tracegym.cli", "train", str(config_path), "--store", str(store),
+                           "--allow-unredacted", "--json"], capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"tracegym train on the Ray client failed:\n{done.stderr[-4000:]}")
+    result = json.loads(done.stdout)
+    with open_store(store, read_only=True) as st:
+        rows = st.query("SELECT pool, cause, value, limit_value, step FROM pool_quarantines WHERE run_id = ?",
+                        [result["run_id"]])
+        steps = st.query("SELECT train_step, list(DISTINCT split_part(sampler_id, '/', 1) ORDER BY 1) AS pools "
+                         "FROM rollouts WHERE run_id = ? AND train_use = 'trained' GROUP BY ALL ORDER BY ALL",
+                         [result["run_id"]])
+        status = st.scalar("SELECT status FROM runs WHERE run_id = ?", [result["run_id"]])
+    return {"rows": rows, "steps": steps, "status": status, "last_step": result["step"], "stderr": done.stderr}
 
 
 def replaced_and_caught_up(rollouts: AsyncRollouts, facts: dict[str, Any], consumed: list[int]) -> bool:

@@ -354,6 +354,15 @@ class _ReadingBackend:
         return _QuietLink({"version": float(version), "bytes_read": float(watcher.bytes_read), "syncs": 2.0,
                            "sync_latency_s": 0.5, "weight_loads": 3.0})
 
+    def weight_broadcast(self, files):
+        return files
+
+    def stats(self) -> dict[str, float]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
     def stop(self, links) -> None:
         pass
 

@@ -153,6 +153,15 @@ class _Backend:
         self.links[spec.sampler_id] = _Link()
         return self.links[spec.sampler_id]
 
+    def weight_broadcast(self, files):
+        return files
+
+    def stats(self) -> dict[str, float]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
     def stop(self, links) -> None:
         for link in links:
             link.stopped = True

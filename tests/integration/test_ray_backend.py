@@ -1,7 +1,9 @@
 """The Ray backend on a 3-node Ray cluster on this machine (`ray.cluster_utils.Cluster`, pools pinned to nodes by
 custom resources): a run with an fp32 and a bf16 pool trains, its token records have the process backend's shape,
-a delta damaged in transit is caught and the sampler resyncs from whole weights, and a node removed mid-run (while
-another sampler's actor process is killed) loses no group and is reported.
+a delta damaged in transit is caught and the sampler resyncs from whole weights, a node removed mid-run (while
+another sampler's actor process is killed) loses no group and is reported, and `tracegym train`, connected to the
+same cluster through the Ray client (ray://), quarantines a pool whose bf16 weights mismatch the trainer's and goes
+on with the other.
 
 Ray binds to the machine's address, so the scenario (tests/integration/ray_cluster_run.py) runs in a network
 namespace of its own, with only loopback up; one cluster serves every check (it takes ~10-30 s to start here).
@@ -74,3 +76,14 @@ def test_a_ray_cluster_trains_resyncs_a_damaged_delta_and_survives_a_lost_node(n
     consumed = facts["consumed"]
     assert len(consumed) == len(set(consumed)) == stats["groups_consumed"]
     assert set(range(facts["handed_at_loss"])) <= set(consumed)
+
+    # Quarantine on the cluster: the bf16 pool passed its mismatch limit, the exact pool did not, and after the
+    # groups the bf16 pool had already delivered (a buffer's worth, taken by the next step) every step trained on
+    # exact alone, to the run's last step.
+    quarantine = facts["quarantine"]
+    [row] = quarantine["rows"]
+    assert (row["pool"], row["cause"], row["limit_value"]) == ("coarse", "mismatch", 1e-3) and row["value"] > 1e-3
+    assert quarantine["status"] == "completed" and quarantine["last_step"] == 8
+    later = [s["pools"] for s in quarantine["steps"] if s["train_step"] > row["step"] + 1]
+    assert row["step"] <= 6 and later and all(pools == ["exact"] for pools in later)
+    assert "sampler pool coarse quarantined: k3 KL against the trainer" in " ".join(quarantine["stderr"].split())

@@ -14,13 +14,14 @@ from tracegym.training.metrics import PoolSync
 def test_sync_latency_counts_the_loads_after_the_first_from_the_publish_time() -> None:
     clock = _Clock()
     clock.bytes_read = 1000
-    clock.loaded(0.5, time.time() - 60)  # the first load waits for the process to start: not a sync
-    assert clock.counters(0)["syncs"] == 0 and clock.counters(0)["sync_latency_s"] == 0
+    clock.loaded(0, 0.5, time.time() - 60)  # the first load waits for the process to start: not a sync
+    assert clock.counters()["syncs"] == 0 and clock.counters()["sync_latency_s"] == 0
     clock.bytes_read = 1200
-    clock.loaded(0.1, time.time() - 2.0)
-    clock.loaded(0.1, None)  # files that do not say when they were published: loaded, not timed
-    clock.loaded(0.1, time.time() - 1.0)
-    counters = clock.counters(3)
+    clock.loaded(1, 0.1, time.time() - 2.0)
+    clock.loaded(2, 0.1, None)  # files that do not say when they were published: loaded, not timed
+    clock.loaded(3, 0.1, time.time() - 1.0)
+    counters = clock.counters()
+    assert counters["version"] == 3
     assert counters["weight_loads"] == 4 and counters["syncs"] == 2 and counters["bytes_read"] == 1200
     assert 3.0 <= counters["sync_latency_s"] < 3.0 + 5  # 2 s + 1 s, plus this test's own time
     assert counters["load_s"] == pytest.approx(0.8)

@@ -124,8 +124,11 @@ class SamplerBackend(Protocol):
         """Start a sampler of `pool` running `spec`; it reports back through the link (`ready`, then groups)."""
 
     def stop(self, links: Sequence[SamplerLink]) -> None:
-        """At the end of the run: stop these samplers (asking first, then by force) and release what they and the
-        backend hold."""
+        """Stop these samplers (asking first, then by force) and release what they hold: at the end of the run, or
+        a quarantined pool's while the run goes on."""
+
+    def close(self) -> None:
+        """At the end of the run, after its samplers are stopped: release what the backend itself holds."""
 
     def weight_broadcast(self, files: FilesystemBroadcast) -> WeightBroadcast:
         """What the trainer publishes through: `files` itself where the samplers read its folder, or a broadcast
@@ -452,6 +455,7 @@ class AsyncRollouts:
         if self._monitor is not None:
             self._monitor.join(timeout=30)
         self.backend.stop([s.current.link for s in self._slots if s.current is not None])
+        self.backend.close()
         for slot in self._slots:
             slot.current = None
         if self._server is not None:

@@ -79,6 +79,9 @@ class ProcessBackend:
         for link in links:
             link.kill()
 
+    def close(self) -> None:
+        pass  # each process was released by `stop`
+
     def weight_broadcast(self, files: FilesystemBroadcast) -> FilesystemBroadcast:
         return files  # the samplers read its folder
 

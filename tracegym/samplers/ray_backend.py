@@ -259,6 +259,8 @@ class RayBackend:
             link.wait_ended(deadline)
         for link in links:
             link.kill()
+
+    def close(self) -> None:
         if self._registry is not None:
             ray.kill(self._registry, no_restart=True)
             self._registry = None

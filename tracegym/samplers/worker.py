@@ -99,6 +99,9 @@ class _Clock:
         self.sync_latency_s = 0.0
         self.weight_rebuilds = 0
         """Rebuilds from whole weights after a delta missed its checksum or did not decode (the watcher's count)."""
+        self.version = -1
+        """The version loaded last, set with its sync figures: a heartbeat never shows a version without them (the
+        engine's own version changes inside its load, before they are counted)."""
 
     def _tick(self) -> None:
         now = time.perf_counter()
@@ -116,17 +119,18 @@ class _Clock:
         self._tick()
         self.busy -= 1
 
-    def counters(self, version: int) -> dict[str, float]:
+    def counters(self) -> dict[str, float]:
         self._tick()
-        return {"version": float(version), "working_s": self.working_s, "waiting_s": self.waiting_s,
+        return {"version": float(self.version), "working_s": self.working_s, "waiting_s": self.waiting_s,
                 "tokens": float(self.tokens), "groups": float(self.groups), "episodes": float(self.episodes),
                 "weight_loads": float(self.weight_loads), "load_s": self.load_s, "bytes_read": float(self.bytes_read),
                 "syncs": float(self.syncs), "sync_latency_s": self.sync_latency_s,
                 "weight_rebuilds": float(self.weight_rebuilds)}
 
-    def loaded(self, seconds: float, published: float | None) -> None:
-        """A version is in the engine: it took `seconds` here, and the trainer began publishing it at `published`
+    def loaded(self, version: int, seconds: float, published: float | None) -> None:
+        """`version` is in the engine: it took `seconds` here, and the trainer began publishing it at `published`
         (wall clock; None when its files do not say)."""
+        self.version = version
         self.load_s += seconds
         if self.weight_loads and published is not None:
             self.syncs += 1
@@ -262,7 +266,7 @@ class _Sampler:
             return False
         version, state_dict = found
         await compute.offload(self.policy.engine.load_weights, state_dict, version)
-        self.clock.loaded(time.perf_counter() - started, self.watcher.published)
+        self.clock.loaded(version, time.perf_counter() - started, self.watcher.published)
         return True
 
     async def _watch(self) -> None:
@@ -272,7 +276,7 @@ class _Sampler:
 
     async def _beat(self, channel: _Channel) -> None:
         while True:
-            counters = self.clock.counters(self.policy.engine.policy_version)
+            counters = self.clock.counters()
             await asyncio.to_thread(channel.send, ("beat", counters))
             await asyncio.sleep(self.spec.heartbeat_s)
 
