@@ -97,19 +97,18 @@ class AdapterWatcher:
         except FileNotFoundError:
             return None
         self.bytes_read += len(data)
-        meta = _metadata(data, f"version {newest}'s {self.name} from {self.source}")
+        config, self.published = _header(data, f"version {newest}'s {self.name} from {self.source}")
         self.version = newest
-        self.published = float(meta["published"]) if "published" in meta else None
-        return newest, PublishedAdapter(data, json.loads(meta["adapter_config"]))
+        return newest, PublishedAdapter(data, config)
 
 
-def _metadata(data: bytes, what: str) -> dict[str, str]:
-    """A safetensors file's metadata, read from its header alone; it must carry the adapter's config."""
+def _header(data: bytes, what: str) -> tuple[dict[str, Any], float | None]:
+    """The adapter config and publish time an adapter file carries, read from its safetensors header alone."""
     try:
         (size,) = struct.unpack("<Q", data[:8])
         meta = json.loads(data[8:8 + size]).get("__metadata__") or {}
-        json.loads(meta["adapter_config"])
-    except (struct.error, ValueError, KeyError, AttributeError) as e:
+        published = meta.get("published")
+        return json.loads(meta["adapter_config"]), float(published) if published is not None else None
+    except (struct.error, ValueError, KeyError, AttributeError, TypeError) as e:
         raise ModelError(f"{what} is not a tracegym adapter file ({type(e).__name__}: {e}). Fix: check what lies "
                          "between the trainer and this sampler (disk, network, proxy).") from None
-    return dict(meta)
