@@ -80,6 +80,8 @@ class VllmEngine:
     ) -> None:
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; vLLM's CPU default is a share of all memory
+        # vLLM logs to stdout by default; a sampler process shares the trainer's, whose stdout carries `--json`
+        os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
         if threads is not None:  # honour the pool's threads instead of vLLM binding one thread per core
             os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
             os.environ.setdefault("OMP_NUM_THREADS", str(threads))
