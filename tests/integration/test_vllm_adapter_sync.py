@@ -42,6 +42,7 @@ def _logprobs(model: torch.nn.Module, seqs: list) -> list[torch.Tensor]:
         return batch_logprobs_of(model, [s.prompt_ids for s in seqs], [s.completion_ids for s in seqs], 1.0)
 
 
+@pytest.mark.slow
 def test_a_vllm_sampler_samples_with_each_published_adapter_version(tmp_path: Path) -> None:
     base = tiny_llama(VOCAB, seed=3, eos_token_id=2, hidden=128, heads=2, kv_heads=1)  # vLLM CPU: head_dim 64
     base.save_pretrained(tmp_path / "base")
