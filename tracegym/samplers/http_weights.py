@@ -5,7 +5,8 @@ reads it.
     GET /versions                        {"versions": [{"version": 12, "files": {"bf16.safetensors": 4242}}, ...]}
                                          the complete versions (those marked STABLE), oldest first, with the size of
                                          each version file
-    GET /versions/12/bf16.safetensors    a version file's bytes (whole weights, or `bf16.delta.safetensors`)
+    GET /versions/12/bf16.safetensors    a version file's bytes (whole weights, `bf16.delta.safetensors`, or a
+                                         LoRA adapter alone, `bf16.adapter.safetensors`)
 
 Nothing else is served (404). A request's path is matched whole against these two patterns and the file opened by
 a name built from the match (a version number and a precision name), never by joining the request's path to the
@@ -34,9 +35,10 @@ from urllib.parse import urlsplit
 
 from tracegym.errors import ConfigError
 from tracegym.models.load import DTYPES
+from tracegym.samplers.adapters import ADAPTER_SUFFIX
 from tracegym.samplers.weights import DELTA_SUFFIX, STABLE, stable_versions
 
-_NAME = rf"(?:{'|'.join(DTYPES)})(?:{re.escape(DELTA_SUFFIX)}|\.safetensors)"
+_NAME = rf"(?:{'|'.join(DTYPES)})(?:{re.escape(DELTA_SUFFIX)}|{re.escape(ADAPTER_SUFFIX)}|\.safetensors)"
 _FILE = re.compile(rf"^/versions/(\d{{1,12}})/({_NAME})$")
 _LISTING = "/versions"
 _CHUNK = 1 << 20

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
     from tracegym.harnesses.episode import Episode
+    from tracegym.samplers.adapters import AdapterWeights
     from tracegym.samplers.config import RolloutPlan
     from tracegym.samplers.rollouts import GroupOrder
     from tracegym.tasks.spec import TaskSpec
@@ -128,8 +129,10 @@ class SyncRollouts:
         return await run_many(self.policy, list(tasks), self.harnesses.make, options, self.scorers,
                               self.task_set.manifest.name, self.plan.model_ref)
 
-    def publish(self, state_dict: Mapping[str, torch.Tensor], version: int) -> dict[str, float]:
-        """Copy the trainer's weights (cast to the sampler precision) into the engine: nothing is sent."""
+    def publish(self, state_dict: Mapping[str, torch.Tensor], version: int,
+                adapter: AdapterWeights | None = None) -> dict[str, float]:
+        """Copy the trainer's weights (cast to the sampler precision) into the engine: nothing is sent. The built-in
+        engine has no adapter support: with model.lora it takes the merged weights, and `adapter` is not used."""
         self.policy.engine.load_weights(state_dict, version)
         return {}
 

@@ -35,7 +35,9 @@ says how the published weights reach them.
   more than `max_staleness` versions behind the trainer; with `grpo.dynamic_sampling` it also sets aside
   (and counts) fresh groups whose rewards are all equal. `publish` writes the weights through a
   `FilesystemBroadcast` that every sampler polls: its folder, or with `async.weights_http` the trainer's HTTP
-  endpoint over it (`tracegym.samplers.http_weights`) for pools with `weights: http`. Each sampler reports the bytes
+  endpoint over it (`tracegym.samplers.http_weights`) for pools with `weights: http`. In a `model.lora` run
+  (`RolloutPlan.lora_rank`), pools with `engine: vllm` are sent the adapter alone and load the base weights from
+  the model folder (`tracegym.samplers.adapters`); the others get the merged weights. Each sampler reports the bytes
   it read and its sync latency in its heartbeats, summed per pool in `stats()["pools"]`.
 
 The data position (`RolloutBatch.consumed`) counts groups taken, dropped or set aside; groups in flight when a run
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
     from torch import Tensor
     from transformers import PreTrainedTokenizerBase
 
+    from tracegym.samplers.adapters import AdapterWeights
     from tracegym.samplers.config import AsyncSection, RolloutPlan, SamplerPool
     from tracegym.samplers.rollouts import GroupOrder, RolloutBatch, RolloutGroup
     from tracegym.samplers.weights import FilesystemBroadcast, WeightBroadcast
@@ -83,9 +86,11 @@ class RolloutSource(Protocol):
         """`n_groups` groups sampled by weights at most `max_staleness` versions older than `trainer_version`;
         older ones are dropped and counted in the batch's stats."""
 
-    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> dict[str, float]:
+    def publish(self, state_dict: Mapping[str, Tensor], version: int,
+                adapter: AdapterWeights | None = None) -> dict[str, float]:
         """The trainer's weights after its step number `version`: later groups are sampled with them. Returns the
-        figures of the weight sync (`sync/bytes`, `sync/dense_bytes`, ...; none when nothing is sent)."""
+        figures of the weight sync (`sync/bytes`, `sync/dense_bytes`, ...; none when nothing is sent). `adapter`:
+        with model.lora, the adapter alone, for samplers that serve it over the base weights."""
 
     def stats(self) -> dict[str, Any]:
         """Running totals: staleness histogram, drops, sampler throughput, waiting vs working time, deaths."""
@@ -211,6 +216,7 @@ class AsyncRollouts:
         max_failures: int = 3,
         order: GroupOrder[TaskSpec] | None = None,
         backend: SamplerBackend | None = None,
+        adapter: AdapterWeights | None = None,
     ) -> None:
         from tracegym.samplers.rollouts import TaskOrder
 
@@ -227,7 +233,7 @@ class AsyncRollouts:
         self.heartbeat_timeout_s, self.startup_timeout_s = heartbeat_timeout_s, startup_timeout_s
         self.max_failures = max_failures
         self.backend = backend if backend is not None else make_backend(plan.async_)
-        self._initial = (state_dict, policy_version)
+        self._initial = (state_dict, policy_version, adapter)
         self._tokenizer = tokenizer
         self._slots = self._make_slots(eos_token_ids, base_dir or Path.cwd())
         self._broadcast: Any = None
@@ -264,11 +270,17 @@ class AsyncRollouts:
                     limits=plan.limits, group_size=plan.group_size,
                     groups_in_flight=groups_in_flight, seed=plan.seed, model_name=plan.model_ref,
                     engine=pool.engine, quantization=pool.quantization, gpu_memory=pool.gpu_memory,
+                    lora_rank=plan.lora_rank if self._takes_adapter(pool) else None,
                 )
                 slots.append(_Slot(spec, pool))
         if len({s.spec.sampler_id for s in slots}) != len(slots):
             raise ConfigError("two sampler pools share a name. Fix: give each pool its own `name`.")
         return slots
+
+    def _takes_adapter(self, pool: SamplerPool) -> bool:
+        """Whether `pool` is sent the adapter alone rather than merged weights: vLLM serves adapters, the built-in
+        engine does not."""
+        return self.plan.lora_rank is not None and pool.engine == "vllm"
 
     # -- the trainer's side -------------------------------------------------------------------------------
 
@@ -280,8 +292,9 @@ class AsyncRollouts:
         TaskScorers(self.task_set).prepare(self.order.tasks)  # a broken evals file stops the run here
         delta = self.plan.async_.weight_delta
         self._broadcast = self.backend.weight_broadcast(FilesystemBroadcast(
-            self.weights_dir, [p.resolved_precision for p in self.pools], delta=None if delta == "none" else delta,
-            full_every=self.plan.async_.full_weights_every))
+            self.weights_dir, [p.resolved_precision for p in self.pools if not self._takes_adapter(p)],
+            delta=None if delta == "none" else delta, full_every=self.plan.async_.full_weights_every,
+            adapter_precisions=[p.resolved_precision for p in self.pools if self._takes_adapter(p)]))
         # Samplers load the trainer's own tokenizer from here; pickled into the spawn arguments it would
         # block this thread until each child had imported transformers to read them.
         self._tokenizer.save_pretrained(self.weights_dir / TOKENIZER_DIR)
@@ -312,9 +325,10 @@ class AsyncRollouts:
         """The trainer's weight endpoint while it serves one (async.weights_http)."""
         return self._server.url if self._server is not None else None
 
-    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> dict[str, float]:
+    def publish(self, state_dict: Mapping[str, Tensor], version: int,
+                adapter: AdapterWeights | None = None) -> dict[str, float]:
         started = time.perf_counter()
-        sync = self._broadcast.publish(state_dict, version)
+        sync = self._broadcast.publish(state_dict, version, adapter)
         self._published = version
         self._totals["publish_s"] += time.perf_counter() - started
         self._totals["publishes"] += 1

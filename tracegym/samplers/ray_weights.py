@@ -8,7 +8,8 @@ each file's bytes into the object store (`ray.put`: the trainer owns them) and h
 poll, and `read` fetches a file's bytes from the object store (from another node: over the network). So the
 watcher's logic is unchanged: it applies the deltas since the version it holds, starts (or catches up) from the
 newest whole version, and verifies what it rebuilt against the checksum, going back to whole weights once on a
-mismatch. The bytes a sampler reads per sync are the file of its precision, the delta's size.
+mismatch. The bytes a sampler reads per sync are the file of its precision, the delta's size (or, for a pool served
+a LoRA adapter, the adapter's file: `tracegym.samplers.adapters`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from tracegym.samplers.weights import FilesystemBroadcast, WeightBroadcast, stab
 
 if TYPE_CHECKING:
     from torch import Tensor
+
+    from tracegym.samplers.adapters import AdapterWeights
 
 Listing = dict[int, dict[str, Any]]
 """{version: {file name: ObjectRef of its bytes}}."""
@@ -63,8 +66,9 @@ class RayBroadcast(WeightBroadcast):
         self.registry = registry
         self._refs: Listing = {}
 
-    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> dict[str, float]:
-        stats = self.files.publish(state_dict, version)
+    def publish(self, state_dict: Mapping[str, Tensor], version: int,
+                adapter: AdapterWeights | None = None) -> dict[str, float]:
+        stats = self.files.publish(state_dict, version, adapter)
         folder = self.files.root / f"step_{version}"
         self._refs[version] = {p.name: ray.put(p.read_bytes()) for p in sorted(folder.glob("*.safetensors"))}
         kept = set(stable_versions(self.files.root))  # as the folder keeps them: deltas after the newest whole

@@ -7,6 +7,8 @@ the versions out as
     ROOT/step_12/bf16.safetensors        whole weights, one file per precision some sampler pool uses, or
     ROOT/step_13/bf16.delta.safetensors  with `delta` set, what changed since version 12 in that precision
                                          (`tracegym.samplers.deltas`): one uint8 payload per changed tensor
+    ROOT/step_13/bf16.adapter.safetensors  with `adapter_precisions`, a LoRA adapter alone, for pools that serve
+                                         it over base weights they load themselves (`tracegym.samplers.adapters`)
     ROOT/step_13/STABLE                  touched last: a folder without it is still being written
 
 A version is written into a hidden temporary folder, renamed to `step_N`, and only then marked
@@ -45,6 +47,7 @@ from torch import Tensor
 
 from tracegym.errors import ModelError
 from tracegym.models.load import DTYPES, Precision
+from tracegym.samplers.adapters import AdapterWeights, write_adapter
 from tracegym.samplers.deltas import (
     Encoding,
     TensorDelta,
@@ -65,9 +68,11 @@ class WeightBroadcast(ABC):
     """Sends the trainer's weights to the samplers."""
 
     @abstractmethod
-    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> dict[str, float]:
+    def publish(self, state_dict: Mapping[str, Tensor], version: int,
+                adapter: AdapterWeights | None = None) -> dict[str, float]:
         """Make `state_dict` (the weights after optimizer step `version`) the newest version readers see; returns
-        the figures of this sync (`sync/bytes` written, `sync/dense_bytes` whole weights would take, ...)."""
+        the figures of this sync (`sync/bytes` written, `sync/dense_bytes` whole weights would take, ...).
+        `adapter`: with model.lora, the adapter alone, for readers that serve it over the base weights."""
 
 
 def precision_view(state_dict: Mapping[str, Tensor], precision: Precision,
@@ -99,15 +104,21 @@ class FilesystemBroadcast(WeightBroadcast):
     A new broadcast starts from an empty folder: versions left by an earlier run (a resumed run may have
     gone further than its checkpoint) would otherwise look newer than what this run publishes. Other
     entries in the folder (the samplers' tokenizer) are left alone by the cleanup.
+
+    `adapter_precisions`: also write each version's LoRA adapter alone in these precisions (`publish` is then given
+    it), for pools that serve it over base weights of their own; `precisions` may then be empty (no pool takes
+    merged weights).
     """
 
     def __init__(self, root: Path, precisions: Iterable[Precision] = ("fp32",), keep: int = 3,
-                 delta: Encoding | None = None, full_every: int = 10) -> None:
+                 delta: Encoding | None = None, full_every: int = 10,
+                 adapter_precisions: Iterable[Precision] = ()) -> None:
         if keep < 1 or full_every < 1:
             raise ValueError("a weight broadcast keeps at least one version and writes whole weights at least "
                              "every version")
         self.root = Path(root)
         self.precisions = tuple(dict.fromkeys(precisions))
+        self.adapter_precisions = tuple(dict.fromkeys(adapter_precisions))
         self.keep = keep
         self.delta = delta
         self.full_every = full_every
@@ -117,7 +128,10 @@ class FilesystemBroadcast(WeightBroadcast):
         self._views: dict[str, View] = {}  # precision -> the view of version self._last
         self._last: int | None = None
 
-    def publish(self, state_dict: Mapping[str, Tensor], version: int) -> dict[str, float]:
+    def publish(self, state_dict: Mapping[str, Tensor], version: int,
+                adapter: AdapterWeights | None = None) -> dict[str, float]:
+        if self.adapter_precisions and adapter is None:
+            raise ValueError("this broadcast writes an adapter with every version; publish was given none")
         tmp = self.root / f".step_{version}.tmp-{uuid.uuid4().hex[:8]}"
         tmp.mkdir()
         whole = (self.delta is None or self._last is None or version != self._last + 1
@@ -143,6 +157,8 @@ class FilesystemBroadcast(WeightBroadcast):
             stats["sync/dense_bytes"] += sum(t.numel() * t.element_size() for t in tensors.values())
             stats["sync/elements"] += elements
             stats["sync/changed"] += changed if changed is not None else elements  # whole weights: all of them
+        if adapter is not None:
+            self._write_adapters(tmp, adapter, {"version": str(version), "published": published}, stats)
         self._last = version
         final = self.root / f"step_{version}"
         shutil.rmtree(final, ignore_errors=True)  # a version published again replaces the old files
@@ -152,12 +168,25 @@ class FilesystemBroadcast(WeightBroadcast):
         stats["sync/whole"] = float(whole)
         return stats
 
+    def _write_adapters(self, folder: Path, adapter: AdapterWeights, meta: dict[str, str],
+                        stats: dict[str, float]) -> None:
+        """The adapter alone in each adapter precision, always whole (`tracegym.samplers.adapters`)."""
+        for precision in self.adapter_precisions:
+            size = write_adapter(folder, precision, adapter, meta).stat().st_size
+            elements = sum(t.numel() for t in adapter.tensors.values())
+            self.bytes_written += size
+            stats["sync/bytes"] += size
+            stats["sync/dense_bytes"] += elements * DTYPES[precision].itemsize
+            stats["sync/elements"] += elements
+            stats["sync/changed"] += elements
+
     def _clean(self, newest: int) -> None:
         """Delete every version but the newest `keep` up to `newest` (any above it is an abandoned future), except
         the newest whole version at or below `newest` and the deltas after it: a reader starts from those."""
         versions = [v for v in stable_versions(self.root) if v <= newest]
         kept = set(sorted(versions, reverse=True)[: self.keep])
-        whole = [v for v in versions if _is_whole(self.root / f"step_{v}", self.precisions[0])]
+        # adapters alone (no merged weights): every version is whole
+        whole = [v for v in versions if not self.precisions or _is_whole(self.root / f"step_{v}", self.precisions[0])]
         if whole:
             kept.update(v for v in versions if v >= max(whole))
         for entry in self.root.iterdir():

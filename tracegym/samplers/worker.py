@@ -76,6 +76,9 @@ class SamplerSpec:
     """What a vllm engine quantizes the weights to as it loads them (fp8), if anything."""
     gpu_memory: float | None = None
     """A vllm engine's share of its GPU's memory (None: vLLM's default)."""
+    lora_rank: int | None = None
+    """A `model.lora` run's adapter rank, for a pool sent the adapter alone (engine vllm): the engine loads the base
+    weights from `model_ref` and each version's adapter over them (`tracegym.samplers.adapters`)."""
 
 
 class _Clock:
@@ -198,7 +201,8 @@ def _engine(spec: SamplerSpec) -> Any:
         return VllmEngine(resolve_model_ref(spec.model_ref), spec.precision, eos_token_ids=spec.eos_token_ids,
                           sampler_id=spec.sampler_id, max_batch_size=batch, seed=spec.seed, threads=spec.threads,
                           max_logprobs=max(spec.params.max_support, spec.params.head_logprobs, 1),
-                          device=spec.device, quantization=spec.quantization, gpu_memory=spec.gpu_memory)
+                          device=spec.device, quantization=spec.quantization, gpu_memory=spec.gpu_memory,
+                          lora_rank=spec.lora_rank)
     from tracegym.models.load import load_model
     from tracegym.models.sampling import SamplingEngine
 
@@ -215,6 +219,7 @@ class _Sampler:
         from tracegym.harnesses.config import HarnessFactory
         from tracegym.harnesses.policy import HFPolicy
         from tracegym.harnesses.taskrun import TaskScorers
+        from tracegym.samplers.adapters import AdapterWatcher
         from tracegym.samplers.weights import WeightWatcher
         from tracegym.tasks.taskset import load_task_set
 
@@ -224,7 +229,8 @@ class _Sampler:
         self.task_set = load_task_set(spec.task_set)
         self.scorers = TaskScorers(self.task_set)
         self.harnesses = HarnessFactory(spec.harness, spec.base_dir)
-        self.watcher = WeightWatcher(spec.weights, spec.precision)
+        self.watcher = (WeightWatcher(spec.weights, spec.precision) if spec.lora_rank is None
+                        else AdapterWatcher(spec.weights, spec.precision))
         self.clock = _Clock()
 
     async def serve(self, conn: Connection, channel: _Channel) -> None:
@@ -264,8 +270,10 @@ class _Sampler:
         self.clock.bytes_read, self.clock.weight_rebuilds = self.watcher.bytes_read, self.watcher.rebuilt_from_whole
         if found is None:
             return False
-        version, state_dict = found
-        await compute.offload(self.policy.engine.load_weights, state_dict, version)
+        version, weights = found  # a state dict, or with lora_rank the adapter alone
+        engine = self.policy.engine
+        await compute.offload(engine.load_weights if self.spec.lora_rank is None else engine.load_adapter, weights,
+                              version)
         self.clock.loaded(version, time.perf_counter() - started, self.watcher.published)
         return True
 

@@ -39,7 +39,8 @@ class LoraSection(_Section):
     """Train a LoRA adapter (through peft) instead of the full weights: the base weights stay frozen.
 
     Checkpoints are then peft adapter folders (adapter_config.json, adapter_model.safetensors) that `tracegym eval`,
-    peft and vLLM load over the base model; the samplers get the merged weights.
+    peft and vLLM load over the base model. Sampler pools with `engine: vllm` get the adapter alone each sync and
+    sample with it over the base weights they load themselves; the others get the merged weights.
     """
 
     r: int = Field(16, ge=1)
@@ -364,7 +365,7 @@ class TrainConfig(_Section):
             harness=self.harness.harness_config(), limits=self.harness.limits, group_size=self.grpo.group_size,
             batch_groups=self.grpo.batch_groups, dynamic_sampling=self.grpo.dynamic_sampling,
             max_groups_per_step=self.grpo.max_groups_per_step, model_ref=self.model.ref, run_dir=self.run_dir,
-            seed=self.seed,
+            seed=self.seed, lora_rank=self.model.lora.r if self.model.lora is not None else None,
         )
 
     def resolved(self) -> dict[str, Any]:

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
     from tracegym.models.precision import Precision
+    from tracegym.samplers.adapters import AdapterWeights
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
     from tracegym.training.ranks import Launch
@@ -391,16 +392,17 @@ def _grpo_steps(run: _Run, display: RunDisplay, trainer: Trainer, source: Any, o
             run.checkpoint(*_trainer_state(trainer), "grpo")
 
 
-def _weights(run: _Run, model: Any) -> Mapping[str, torch.Tensor]:
+def _weights(run: _Run, model: Any) -> tuple[Mapping[str, torch.Tensor], AdapterWeights | None]:
     """The policy's whole weights as the samplers take them: gathered from the ranks when sharded, merged with the
-    adapter under model.lora. `model` is the trainer, or the model before there is one."""
+    adapter under model.lora; and under model.lora the adapter alone, for pools that serve it. `model` is the
+    trainer, or the model before there is one."""
     gathered = model.full_state_dict() if isinstance(model, ShardedTrainer) else None
     model = model.model if isinstance(model, Trainer) else model
     if run.peft is not None:
-        from tracegym.training.lora import merged_state_dict
+        from tracegym.training.lora import adapter_weights, merged_state_dict
 
-        return merged_state_dict(model, gathered)
-    return gathered if gathered is not None else model.state_dict()
+        return merged_state_dict(model, gathered), adapter_weights(run.peft, gathered)
+    return (gathered if gathered is not None else model.state_dict()), None
 
 
 def _trainer_state(trainer: Trainer) -> tuple[dict[str, Any], Mapping[str, torch.Tensor] | None]:
@@ -476,8 +478,9 @@ def _grpo_step(run: _Run, trainer: Trainer, source: Any, step: int,
     trained = time.perf_counter() - started - waited
     run.state.step = step + 1
     run.state.groups_consumed += batch.consumed
-    metrics.update(source.publish(_weights(run, trainer), run.state.step))
-    if run.peft is not None:  # what a sampler serving adapters would be sent instead of the weights
+    merged, adapter = _weights(run, trainer)
+    metrics.update(source.publish(merged, run.state.step, adapter))
+    if run.peft is not None:  # the adapter's tensors alone: what a pool serving adapters is sent, beside its bytes
         from tracegym.training.lora import adapter_bytes
 
         metrics["sync/adapter_bytes"] = float(adapter_bytes(trainer.model, _publish_precision(run.config)))
@@ -531,6 +534,7 @@ def _async_source(run: _Run, eos: Sequence[int], order: GroupOrder[TaskSpec]) ->
     except ImportError as e:
         raise ConfigError("async.max_staleness > 0 runs sampler processes (tracegym.samplers.orchestrator), which "
                           f"this installation cannot import ({e}). Fix: set async.max_staleness: 0.") from e
+    merged, adapter = _weights(run, run.model)
     return AsyncRollouts(run.config.rollout_plan(), run.tasks, task_set=run.task_set, tokenizer=run.tokenizer,
-                         eos_token_ids=list(eos), state_dict=_weights(run, run.model), policy_version=run.state.step,
-                         start_index=run.state.groups_consumed, order=order)
+                         eos_token_ids=list(eos), state_dict=merged, policy_version=run.state.step,
+                         start_index=run.state.groups_consumed, order=order, adapter=adapter)

@@ -7,8 +7,9 @@ parameters require gradients. Around it:
 - checkpoints are peft adapter folders (adapter_config.json naming the base model folder,
   adapter_model.safetensors), which `tracegym.models.load.load_model` merges over the base (what `tracegym eval`
   loads) and peft and vLLM load as adapters;
-- the built-in samplers have no adapter support, so they get the merged weights (W + alpha/r B A), under the base
-  model's names; `adapter_bytes` is what a sampler that serves adapters would be sent each sync instead.
+- sampler pools whose engine serves adapters (`engine: vllm`) get the adapter alone each sync (`adapter_weights`,
+  `tracegym.samplers.adapters`); the built-in samplers have no adapter support, so they get the merged weights
+  (W + alpha/r B A), under the base model's names. `adapter_bytes` is the adapter's size in a precision.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import torch
 from torch import Tensor
 
 from tracegym.models.load import DTYPES, resolve_model_ref
+from tracegym.samplers.adapters import AdapterWeights
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -78,6 +80,18 @@ def merged_state_dict(model: torch.nn.Module, state: Mapping[str, Tensor] | None
             delta = delta * layer.scaling[ADAPTER]
             out[f"{name}.weight"] = state[f"{name}.base_layer.weight"] + delta.to(a.dtype)
     return out
+
+
+def adapter_weights(peft_model: PeftModel, state: Mapping[str, Tensor] | None = None) -> AdapterWeights:
+    """The adapter alone as peft saves it (tensors under its saved names, adapter_config.json), for samplers that
+    serve adapters. `state`: the whole weights of the model peft injected its layers into, where that model holds
+    only shards of them (gathered off FSDP2 ranks)."""
+    state = peft_model.get_base_model().state_dict() if state is None else state
+    suffix = f".{ADAPTER}.weight"  # peft's saved names drop the adapter's name and sit under base_model.model
+    tensors = {f"base_model.model.{key.removesuffix(suffix)}.weight": tensor for key, tensor in state.items()
+               if ".lora_" in key and key.endswith(suffix)}
+    config = peft_model.peft_config[ADAPTER].to_dict()
+    return AdapterWeights(tensors, {k: sorted(v) if isinstance(v, set) else v for k, v in config.items()})
 
 
 def adapter_bytes(model: torch.nn.Module, precision: Precision) -> int:
