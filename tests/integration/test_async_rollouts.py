@@ -172,7 +172,9 @@ def test_samplers_produce_versioned_groups_follow_publishes_and_survive_a_kill(w
         seen += [g.group_index for g in first.groups]
         pids += [s["pid"] for s in source.stats()["samplers"].values()]
 
-        # Publish: the samplers load the new version, and what they sample afterwards comes from it.
+        # Publish: the samplers load the new version, and what they sample afterwards comes from it. Each holds
+        # version 0 first: one that started later would read both versions in one poll, a load and not a sync.
+        _until(lambda: all(s["version"] == 0 for s in source.stats()["samplers"].values()), "samplers hold v0")
         new = _perturbed(model)
         sync = source.publish(new, 1)
         # Sent as what changed since version 0 in each pool's precision (async.weight_delta: xor).
