@@ -340,7 +340,21 @@ class _QuietLink:
         pass
 
 
-class _ReadingBackend:
+class LinkOnlyBackend:
+    """A backend's parts that a test whose samplers are fakes leaves as the process backend has them: the samplers
+    read the broadcast's folder, and there is nothing of its own to count or release."""
+
+    def weight_broadcast(self, files):
+        return files
+
+    def stats(self) -> dict[str, float]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+class _ReadingBackend(LinkOnlyBackend):
     """Starts no process: reads the first version the way the sampler would (through its spec's weights), and
     reports what it read in a heartbeat."""
 
@@ -355,15 +369,6 @@ class _ReadingBackend:
         version, _ = watcher.poll()
         return _QuietLink({"version": float(version), "bytes_read": float(watcher.bytes_read), "syncs": 2.0,
                            "sync_latency_s": 0.5, "weight_loads": 3.0})
-
-    def weight_broadcast(self, files):
-        return files
-
-    def stats(self) -> dict[str, float]:
-        return {}
-
-    def close(self) -> None:
-        pass
 
     def stop(self, links) -> None:
         pass

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_async_rollouts import _until, write_task_set
+from tests.integration.test_async_rollouts import LinkOnlyBackend, _until, write_task_set
 from tests.integration.train_workspace import write_config
 from tracegym.tasks.spec import TaskSpec
 
@@ -145,22 +145,13 @@ class _Link:
         self.stopped = True
 
 
-class _Backend:
+class _Backend(LinkOnlyBackend):
     def __init__(self) -> None:
         self.links: dict[str, _Link] = {}
 
     def start(self, spec, pool) -> _Link:
         self.links[spec.sampler_id] = _Link()
         return self.links[spec.sampler_id]
-
-    def weight_broadcast(self, files):
-        return files
-
-    def stats(self) -> dict[str, float]:
-        return {}
-
-    def close(self) -> None:
-        pass
 
     def stop(self, links) -> None:
         for link in links:
