@@ -47,6 +47,12 @@ class ModelError(TracegymError):
     title = "Model error"
 
 
+class RankError(TracegymError):
+    """A trainer rank of `parallel: {kind: fsdp}` that could not start, or ended while the run needed it."""
+
+    title = "Trainer rank error"
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """A ' Did you mean X?' suffix when a choice is a likely typo of `word`, else ''.
 

@@ -149,6 +149,34 @@ def test_parallel_and_lora_sections_and_what_they_do_not_run_with(tmp_path: Path
         _load(tmp_path, MINIMAL + "model:\n  lora: {rank: 8}\n")
 
 
+def test_ranks_launched_on_ray_ask_for_their_resources_and_need_fsdp(tmp_path: Path) -> None:
+    assert _load(tmp_path, MINIMAL).parallel.launcher == "spawn"
+    config = _load(tmp_path, MINIMAL + "parallel:\n  kind: fsdp\n  world_size: 4\n  launcher: ray\n"
+                   "  ray: {cpus: 8, gpus: 1, accelerator_type: H100, resources: {trainer: 1}}\n"
+                   "async:\n  ray: {address: auto}\n")
+    assert (config.parallel.launcher, config.async_.ray.address) == ("ray", "auto")
+    assert config.parallel.ray.actor_options(cpus=1.0, gpus=0.0) == {
+        "num_cpus": 8.0, "num_gpus": 1.0, "resources": {"trainer": 1.0}, "accelerator_type": "H100"}
+    unset = _load(tmp_path, MINIMAL + "parallel: {kind: fsdp, world_size: 2, launcher: ray}\n").parallel.ray
+    assert unset.actor_options(cpus=1.0, gpus=0.0) == {"num_cpus": 1.0, "num_gpus": 0.0, "resources": {}}
+    with pytest.raises(ConfigError, match=r"parallel: launcher: ray starts ranks 1..N-1 of kind: fsdp.*Fix: set kind"):
+        _load(tmp_path, MINIMAL + "parallel: {launcher: ray, world_size: 2}\n")
+    with pytest.raises(ConfigError, match=r"parallel.ray is what each rank's Ray actor asks for.*launcher: ray"):
+        _load(tmp_path, MINIMAL + "parallel: {kind: fsdp, world_size: 2, ray: {cpus: 2}}\n")
+    with pytest.raises(ConfigError, match=r"parallel.launcher: .*'spawn' or 'ray'|launcher"):
+        _load(tmp_path, MINIMAL + "parallel: {kind: fsdp, launcher: slurm}\n")
+
+
+def test_torchrun_ranks_refuse_the_ray_launcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracegym.training.ranks import torchrun_launch
+
+    config = _load(tmp_path, MINIMAL + "parallel: {kind: fsdp, world_size: 2, launcher: ray}\n")
+    for name, value in {"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1"}.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=r"torchrun started the ranks, and parallel.launcher: ray"):
+        torchrun_launch(config)
+
+
 def test_engine_device_and_precision_per_pool_fp8_only_with_vllm(tmp_path: Path) -> None:
     pools = ("sampler:\n  pools:\n    - {engine: vllm, precision: fp8, device: 'cuda:1', gpu_memory: 0.4}\n"
              "    - {engine: vllm, precision: bf16, device: cuda}\n    - {precision: fp32}\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -31,13 +31,15 @@ _VLLM_DEVICE = re.compile(r"^(cpu|cuda(:\d+)?)$")
 
 
 class RayRequest(_Section):
-    """What each sampler actor of a pool asks Ray for (`async.backend: ray`; the process backend ignores it). Ray
-    starts an actor on a node that has all of it, and a replacement where it still remains."""
+    """What each Ray actor of a sampler pool (`async.backend: ray`; the process backend ignores it) or each trainer
+    rank 1..N-1 (`parallel.launcher: ray`) asks Ray for. Ray starts an actor on a node that has all of it, and a
+    replacement sampler where it still remains."""
 
     cpus: float | None = Field(None, ge=0)
-    """Logical CPUs per actor; none: the pool's `threads`."""
+    """Logical CPUs per actor; none: the pool's `threads` (a trainer rank: 1)."""
     gpus: float | None = Field(None, ge=0)
-    """GPUs per actor (a fraction shares one); none: 1 when the pool's `device` is cuda, else 0."""
+    """GPUs per actor (a fraction shares one); none: 1 when the pool's `device` is cuda, else 0 (a trainer rank: 1
+    when rank 0 has a GPU, else 0)."""
     accelerator_type: str | None = None
     """A node's accelerator type, as Ray names it (`H100`, `A100`, ...: ray.util.accelerators)."""
     resources: dict[str, float] = Field(default_factory=dict)
@@ -46,6 +48,17 @@ class RayRequest(_Section):
     label_selector: dict[str, str] = Field(default_factory=dict)
     """Node labels the actor's node must have (Ray's label_selector, beta in Ray 2.60): `{region: us-east}`,
     `{ray.io/accelerator-type: H100}`, or an operator in the value: `!in(spot)`, `in(a,b)`."""
+
+    def actor_options(self, cpus: float, gpus: float) -> dict[str, Any]:
+        """Ray's `.options()` for one actor of this request; `cpus` and `gpus` where it leaves them unset."""
+        options: dict[str, Any] = {"num_cpus": self.cpus if self.cpus is not None else cpus,
+                                   "num_gpus": self.gpus if self.gpus is not None else gpus,
+                                   "resources": dict(self.resources)}
+        if self.accelerator_type:
+            options["accelerator_type"] = self.accelerator_type
+        if self.label_selector:
+            options["label_selector"] = dict(self.label_selector)
+        return options
 
 
 class SamplerPool(_Section):

@@ -43,6 +43,7 @@ except ImportError as e:  # pragma: no cover - depends on the installation
     raise ConfigError(f"async.backend: ray needs Ray, which this installation cannot import ({e}). "
                       "Fix: pip install -e '.[ray]', or set async.backend: processes.") from e
 
+from tracegym.samplers.ray_cluster import cause, connect, release
 from tracegym.samplers.ray_weights import RayBroadcast, RayVersions, VersionRegistry
 
 if TYPE_CHECKING:
@@ -209,14 +210,8 @@ class RayLink:
             self.backend.lost_nodes.add(self._node)
             return f"lost its node {self._node[:12]} (Ray: the actor died with it)"
         if isinstance(error, ActorDiedError) and error.actor_init_failed:
-            return f"could not start as a Ray actor: {_cause(error)}"
-        return f"ended: its Ray actor died ({_cause(error)})"
-
-
-def _cause(error: RayError) -> str:
-    """The line of Ray's message that says why, else its first line."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return next((line for line in lines if "died because" in line), lines[0] if lines else type(error).__name__)
+            return f"could not start as a Ray actor: {cause(error)}"
+        return f"ended: its Ray actor died ({cause(error)})"
 
 
 class RayBackend:
@@ -225,7 +220,7 @@ class RayBackend:
     def __init__(self, settings: RaySection) -> None:
         self.settings = settings
         self.lost_nodes: set[str] = set()
-        self._connected_here = False
+        self._connected = False
         self._registry: Any = None
         self._versions: RayVersions | None = None
         self._tokenizer: Any = None
@@ -264,9 +259,9 @@ class RayBackend:
         if self._registry is not None:
             ray.kill(self._registry, no_restart=True)
             self._registry = None
-        if self._connected_here:
-            ray.shutdown()
-            self._connected_here = False
+        if self._connected:
+            release()
+            self._connected = False
 
     def stats(self) -> dict[str, float]:
         return {"nodes_lost": float(len(self.lost_nodes))}
@@ -280,36 +275,14 @@ class RayBackend:
         return spec.weights if pool.weights == "http" else self._versions
 
     def _connect(self) -> None:
-        if ray.is_initialized():
-            return
-        address = self.settings.address
-        try:
-            if address == "local":
-                # Ray starts its workers at nice 15, below the trainer; on the trainer's machine the samplers are the
-                # run's main work, as sampler processes are (a cluster's nodes: `RAY_worker_niceness=0 ray start`).
-                os.environ.setdefault("RAY_worker_niceness", "0")
-                ray.init(address="local", include_dashboard=False)  # a new instance, even beside a running one
-            else:
-                ray.init(address=address)
-        except (ConnectionError, RuntimeError, ValueError) as e:
-            raise ConfigError(f"could not reach the Ray cluster at ray.address {address!r}: {str(e).rstrip('.')}. "
-                              "Fix: start it (`ray start --head`), point RAY_ADDRESS or async.ray.address at it, "
-                              "or set async.ray.address: local.") from e
-        self._connected_here = True
+        if not self._connected:
+            connect(self.settings.address)
+            self._connected = True
 
 
 def _actor_options(pool: SamplerPool) -> dict[str, Any]:
-    request = pool.ray
-    options: dict[str, Any] = {
-        "num_cpus": request.cpus if request.cpus is not None else float(pool.threads),
-        "num_gpus": request.gpus if request.gpus is not None else float(pool.device.startswith("cuda")),
-        "resources": dict(request.resources),
-        "max_restarts": 0,  # the orchestrator replaces a dead sampler itself, and requeues its groups
-    }
-    if request.accelerator_type:
-        options["accelerator_type"] = request.accelerator_type
-    if request.label_selector:
-        options["label_selector"] = dict(request.label_selector)
+    options = pool.ray.actor_options(cpus=float(pool.threads), gpus=float(pool.device.startswith("cuda")))
+    options["max_restarts"] = 0  # the orchestrator replaces a dead sampler itself, and requeues its groups
     return options
 
 

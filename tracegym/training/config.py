@@ -27,7 +27,7 @@ from tracegym.errors import ConfigError, did_you_mean
 from tracegym.evals.yamlfile import compose, model_at, node_line, read_yaml
 from tracegym.harnesses.config import HarnessConfig, HarnessName
 from tracegym.harnesses.runner import EpisodeLimits
-from tracegym.samplers.config import AsyncSection, RolloutPlan, SamplerPool, SamplerSection
+from tracegym.samplers.config import AsyncSection, RayRequest, RolloutPlan, SamplerPool, SamplerSection
 from tracegym.tasks.spec import Context, Split
 
 
@@ -72,8 +72,24 @@ class ParallelSection(_Section):
     sharded with FSDP2 (`fully_shard`) and each step's micro-batches split across the ranks (gloo on CPUs, nccl on
     GPUs). Rank 0 samples, records and checkpoints; the others only train."""
     world_size: int = Field(1, ge=1)
-    """Ranks with kind: fsdp. `tracegym train` starts them on this machine, or joins those torchrun started
+    """Ranks with kind: fsdp. `tracegym train` starts them (see launcher), or joins those torchrun started
     (RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set)."""
+    launcher: Literal["spawn", "ray"] = "spawn"
+    """How `tracegym train` (rank 0) starts ranks 1..N-1: spawn, as processes on this machine; ray, as Ray actors
+    on the cluster of `async.ray.address`, placed by `ray`, meeting rank 0 at its node's address (kind: fsdp)."""
+    ray: RayRequest = Field(default_factory=RayRequest)
+    """With launcher: ray, what each of ranks 1..N-1 asks Ray for (cpus unset: 1; its torch threads are its cpus;
+    gpus unset: 1 when rank 0 has a GPU, as every rank then needs one for nccl, else 0)."""
+
+    @model_validator(mode="after")
+    def _launcher_fits(self) -> ParallelSection:
+        if self.launcher == "ray" and self.kind != "fsdp":
+            raise ValueError("launcher: ray starts ranks 1..N-1 of kind: fsdp as Ray actors; kind: none runs one "
+                             "process. Fix: set kind: fsdp (and world_size), or drop launcher")
+        if self.launcher != "ray" and self.ray != RayRequest():  # not fields_set: a resolved config lists it
+            raise ValueError("parallel.ray is what each rank's Ray actor asks for, and launcher spawn starts "
+                             "processes here. Fix: set launcher: ray, or drop ray")
+        return self
 
 
 class DifficultySection(_Section):

@@ -1,8 +1,11 @@
 """Start, join and stop the trainer ranks of `parallel: {kind: fsdp, world_size: N}`.
 
-Two ways to get N ranks:
+Three ways to get N ranks:
 
 - `tracegym train CONFIG` alone is rank 0 and spawns ranks 1..N-1 on this machine (127.0.0.1, a free port);
+- with `parallel.launcher: ray`, `tracegym train CONFIG` is rank 0 and starts ranks 1..N-1 as Ray actors on the
+  cluster of `async.ray.address`, each asking for `parallel.ray`; they meet rank 0 at its node's address as Ray sees
+  it (tracegym/training/ray_ranks.py);
 - `torchrun --nproc_per_node N -m tracegym.cli train CONFIG` starts N processes; each takes its rank from torchrun's
   environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). Rank 0 runs the whole `train` (store, run folder,
   display, sampling, checkpoints); the others only join the process group and train (`follow`).
@@ -10,8 +13,9 @@ Two ways to get N ranks:
 Either way rank 0 joins the group when GRPO begins (a warm start runs on rank 0 alone, before it) and tells the
 others what to load (`RankStart`: the checkpoint GRPO starts from, the reference model of `loss.kl_beta`); every
 rank then builds the same ShardedTrainer and ranks 1..N-1 serve it until rank 0 says stop. A run with no GRPO step
-left sends None instead, which releases them. A spawned rank whose parent is gone (rank 0 killed) ends itself;
-under torchrun, the agent ends every rank when one fails.
+left sends None instead, which releases them. A spawned rank whose parent is gone (rank 0 killed) ends itself, as
+Ray ends the actors of a driver that is gone; under torchrun, the agent ends every rank when one fails. A Ray
+actor that dies mid-run fails rank 0's next collective, and the run with a RankError naming the rank.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
     from tracegym.training.config import TrainConfig
+    from tracegym.training.ray_ranks import RayRanks
 
 _STOP_WAIT_S = 60.0
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
@@ -41,7 +46,7 @@ TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 @dataclass(frozen=True)
 class Launch:
-    """This process's place among ranks that torchrun started."""
+    """This process's place among the ranks: where they meet, and its rank."""
 
     rendezvous: Rendezvous
     rank: int
@@ -73,6 +78,10 @@ def torchrun_launch(config: TrainConfig) -> Launch | None:
                           f"{wanted}.")
     if config.parallel.kind == "none":
         return None
+    if config.parallel.launcher == "ray":
+        raise ConfigError("torchrun started the ranks, and parallel.launcher: ray asks tracegym to start them as Ray "
+                          "actors. Fix: set launcher: spawn (ignored under torchrun), or run `tracegym train CONFIG` "
+                          "without torchrun.")
     return Launch(Rendezvous(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world),
                   int(os.environ["RANK"]))
 
@@ -147,24 +156,51 @@ def dismiss(launch: Launch) -> None:
         leave()
 
 
+class SpawnedRanks:
+    """Ranks 1..N-1 as processes this one spawns, meeting it on 127.0.0.1."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        import torch
+
+        world = config.parallel.world_size
+        self.launch = Launch(Rendezvous("127.0.0.1", free_port(), world), 0)
+        threads = max(1, torch.get_num_threads() // world)
+        context = mp.get_context("spawn")
+        self.processes = [context.Process(target=_spawned, args=(rank, self.launch.rendezvous, config, threads),
+                                          daemon=True, name=f"tracegym-rank-{rank}") for rank in range(1, world)]
+        for process in self.processes:
+            process.start()
+        torch.set_num_threads(threads)
+
+    def release(self, finished: bool) -> None:
+        """After rank 0 said stop (`finished`), wait for the ranks to end; kill those still running."""
+        for process in self.processes:
+            if finished:
+                process.join(_STOP_WAIT_S)
+            if process.is_alive():  # mid-collective after an error or an interrupt: it cannot be told to stop
+                process.kill()
+                process.join()
+
+    def check(self, error: RuntimeError) -> None:
+        """A spawned rank's failure shows in its own traceback, printed beside rank 0's."""
+
+
+def _start_ranks(config: TrainConfig) -> SpawnedRanks | RayRanks:
+    if config.parallel.launcher == "spawn":
+        return SpawnedRanks(config)
+    from tracegym.samplers import ray_cluster  # noqa: F401 - without Ray installed, a ConfigError that says so
+    from tracegym.training.ray_ranks import RayRanks
+
+    return RayRanks(config)
+
+
 @contextmanager
 def sharded_trainer(model: PreTrainedModel, config: TrainConfig, start: RankStart, launch: Launch | None,
                     reference: PreTrainedModel | None = None) -> Iterator[ShardedTrainer]:
-    """Rank 0's ShardedTrainer over `model`, with ranks 1..N-1 (torchrun's, or spawned here when `launch` is None)
-    training beside it until the block ends."""
-    import torch
-
-    followers = []
-    if launch is None:
-        world = config.parallel.world_size
-        launch = Launch(Rendezvous("127.0.0.1", free_port(), world), 0)
-        threads = max(1, torch.get_num_threads() // world)
-        context = mp.get_context("spawn")
-        followers = [context.Process(target=_spawned, args=(rank, launch.rendezvous, config, threads),
-                                     daemon=True, name=f"tracegym-rank-{rank}") for rank in range(1, world)]
-        for process in followers:
-            process.start()
-        torch.set_num_threads(threads)
+    """Rank 0's ShardedTrainer over `model`, with ranks 1..N-1 (torchrun's, or started here by the config's
+    `parallel.launcher` when `launch` is None) training beside it until the block ends."""
+    ranks = _start_ranks(config) if launch is None else None
+    launch = ranks.launch if ranks is not None else launch
     finished = False
     try:
         join(launch.rendezvous, 0)
@@ -173,11 +209,11 @@ def sharded_trainer(model: PreTrainedModel, config: TrainConfig, start: RankStar
         yield trainer
         trainer.stop()
         finished = True
+    except RuntimeError as e:  # what a collective raises when a peer is gone (DistBackendError is one)
+        if ranks is not None:
+            ranks.check(e)
+        raise
     finally:
-        for process in followers:
-            if finished:
-                process.join(_STOP_WAIT_S)
-            if process.is_alive():  # mid-collective after an error or an interrupt: it cannot be told to stop
-                process.kill()
-                process.join()
+        if ranks is not None:
+            ranks.release(finished)
         leave()

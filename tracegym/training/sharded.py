@@ -51,7 +51,7 @@ _TIMEOUT = timedelta(hours=6)
 
 @dataclass(frozen=True)
 class Rendezvous:
-    """Where the ranks meet: this machine's loopback unless torchrun said otherwise."""
+    """Where the ranks meet: this machine's loopback, unless torchrun said otherwise or the ranks are Ray actors."""
 
     address: str
     port: int

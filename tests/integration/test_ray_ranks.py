@@ -1,0 +1,52 @@
+"""`parallel: {kind: fsdp, world_size: 2, launcher: ray}` on a 2-node Ray cluster on this machine: rank 1 is a Ray
+actor pinned by a custom resource to the node that offers it, rank 0 the driver on the head. Its three steps train as
+one process (the tolerances of tests/unit/test_sharded_trainer.py), the actor is released at the end, and a rank
+actor killed mid-run, or its node removed, fails rank 0's next step with a RankError rather than a hang.
+
+Ray binds to the machine's address, so the scenario (tests/integration/ray_ranks_run.py) runs in a network namespace
+of its own, with only loopback up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.integration.test_ray_backend import _in_own_network, namespaced  # noqa: F401 - a fixture
+from tests.unit.test_sharded_trainer import _assert_close, _assert_weights, _setup, _single
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")
+def test_ranks_as_ray_actors_train_as_one_process_and_a_dead_rank_fails_the_run(namespaced: None,  # noqa: F811
+                                                                                 tmp_path: Path) -> None:
+    out = tmp_path / "facts.json"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "RAY_AUTH_MODE": "disabled", "OMP_NUM_THREADS": "1"}
+    run = subprocess.run(_in_own_network(f"{sys.executable} tests/integration/ray_ranks_run.py {out}"),
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-6000:]
+    facts = json.loads(out.read_text())
+
+    expected_metrics, expected_weights, _ = _single()
+    result = torch.load(tmp_path / "ray.pt", weights_only=False)
+    _assert_close(result["metrics"], expected_metrics)
+    _assert_weights(result["weights"], expected_weights, _setup()[0].state_dict())
+    # Rank 1 ran on the node offering the resource it asked for, and gave it back when the run ended.
+    assert facts["resource_held"] and facts["resource_back"]
+
+    # Its actor killed, or its node removed: the actor's sockets close, rank 0's next collective fails at once
+    # (0.05 s and 1.7 s here), and Ray reports the actor dead.
+    for ended in (facts["killed"], facts["node_lost"]):
+        assert ended["error"] == "RankError", ended
+        assert ended["message"].startswith("trainer rank 1 (a Ray actor on ") and "--resume" in ended["message"]
+        assert ended["failed_after_s"] < 10
+    assert facts["killed"]["resource_back"]
