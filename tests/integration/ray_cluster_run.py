@@ -112,8 +112,12 @@ def until(condition: Callable[[], bool], what: str, timeout: float = 120.0) -> N
 
 
 def main(out: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="ray-backend-") as folder:
+        scenario(Path(folder), out)
+
+
+def scenario(root: Path, out: Path) -> None:
     started = time.monotonic()
-    root = Path(tempfile.mkdtemp(prefix="ray-backend-"))
     model, tokenizer = tiny_policy(seed=0)
     model.save_pretrained(root / "tiny")
     tokenizer.save_pretrained(root / "tiny")

@@ -55,15 +55,17 @@ def _train(config: TrainConfig, out: Path) -> dict:
     return {"train_s": time.monotonic() - started, "resource_held": held}
 
 
-def _failed_rank(config: TrainConfig, end_rank: Callable[[], None]) -> dict:
-    """End rank 1 by `end_rank` after a step; what rank 0's next step raises, and how long it took."""
+def _failed_rank(config: TrainConfig, end_rank: Callable[[set[str]], None]) -> dict:
+    """End rank 1 by `end_rank` (told the actors named before this run) after a step; what rank 0's next step
+    raises, and how long it took."""
     _, batches = _setup()
     facts: dict = {}
+    before = set(ray.util.list_named_actors())
     ended = time.monotonic()
     try:
         with sharded_trainer(load_policy(config, None), config, RankStart(None, None, 0), None) as trainer:
             trainer.step(batches[0])
-            end_rank()
+            end_rank(before)
             ended = time.monotonic()
             trainer.step(batches[1])
     except TracegymError as e:
@@ -74,9 +76,15 @@ def _failed_rank(config: TrainConfig, end_rank: Callable[[], None]) -> dict:
     return facts
 
 
-def _kill_rank_1() -> None:
-    name = next(n for n in ray.util.list_named_actors() if n.startswith("tracegym-rank-1-"))
+def _kill_rank_1(before: set[str]) -> None:
+    # This run's rank 1: an earlier run's, killed as it ended, may still be listed on a busy machine.
+    name = next(n for n in ray.util.list_named_actors() if n.startswith("tracegym-rank-1-") and n not in before)
     ray.kill(ray.get_actor(name), no_restart=True)
+    # ray.kill only asks: on a busy machine the next step could still meet a live rank 1. Gone from the named
+    # actors, it is dead.
+    deadline = time.monotonic() + 30
+    while name in ray.util.list_named_actors() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _resource_back(wait_s: float = 20.0) -> bool:
@@ -103,7 +111,7 @@ def main(out: Path) -> None:
             facts.update(_train(config, out.parent))
             facts["resource_back"] = _resource_back()
             facts["killed"] = {**_failed_rank(config, _kill_rank_1), "resource_back": _resource_back()}
-            facts["node_lost"] = _failed_rank(config, lambda: cluster.remove_node(node, allow_graceful=False))
+            facts["node_lost"] = _failed_rank(config, lambda _: cluster.remove_node(node, allow_graceful=False))
     finally:
         ray.shutdown()
         cluster.shutdown()

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,17 @@ import pytest
 pytest.importorskip("ray")
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def ray_env() -> Iterator[dict[str, str]]:
+    """The scenario's environment: this checkout importable, Ray's local auth off, and a Ray temp folder of its own
+    (a short path: Ray's sockets live in it). Ray finds a cluster's address through files in its temp folder, so two
+    scenarios running at once in the default /tmp/ray would reach each other's cluster."""
+    folder = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    yield {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "RAY_AUTH_MODE": "disabled", "OMP_NUM_THREADS": "1", "RAY_TMPDIR": folder}
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _in_own_network(command: str) -> list[str]:
@@ -40,13 +54,11 @@ def namespaced() -> None:
 
 
 @pytest.mark.slow
-def test_a_ray_cluster_trains_resyncs_a_damaged_delta_and_survives_a_lost_node(namespaced: None,
+def test_a_ray_cluster_trains_resyncs_a_damaged_delta_and_survives_a_lost_node(namespaced: None, ray_env: dict,
                                                                                  tmp_path: Path) -> None:
     out = tmp_path / "facts.json"
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "RAY_AUTH_MODE": "disabled", "OMP_NUM_THREADS": "1"}
     run = subprocess.run(_in_own_network(f"{sys.executable} tests/integration/ray_cluster_run.py {out}"),
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
+                         cwd=ROOT, env=ray_env, capture_output=True, text=True, timeout=400)
     assert run.returncode == 0, run.stderr[-6000:]
     facts = json.loads(out.read_text())
     stats, samplers = facts["stats"], facts["samplers"]
