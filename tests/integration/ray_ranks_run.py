@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
@@ -80,11 +81,31 @@ def _kill_rank_1(before: set[str]) -> None:
     # This run's rank 1: an earlier run's, killed as it ended, may still be listed on a busy machine.
     name = next(n for n in ray.util.list_named_actors() if n.startswith("tracegym-rank-1-") and n not in before)
     ray.kill(ray.get_actor(name), no_restart=True)
-    # ray.kill only asks: on a busy machine the next step could still meet a live rank 1. Gone from the named
-    # actors, it is dead.
+    _rank_gone()
+
+
+def _remove_node(cluster: Cluster, node: Any) -> None:
+    cluster.remove_node(node, allow_graceful=False)
+    _rank_gone()
+
+
+def _rank_gone() -> None:
+    """Ray ends an actor's process after it says so (a kill, a node removed): until then the next step could still
+    meet a live rank 1. Wait until no rank actor's process is left (Ray titles it `ray::RankActor...`)."""
     deadline = time.monotonic() + 30
-    while name in ray.util.list_named_actors() and time.monotonic() < deadline:
+    while _rank_processes() and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def _rank_processes() -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and b"RankActor" in (proc / "cmdline").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue  # ended while listed
+    return found
 
 
 def _resource_back(wait_s: float = 20.0) -> bool:
@@ -111,7 +132,7 @@ def main(out: Path) -> None:
             facts.update(_train(config, out.parent))
             facts["resource_back"] = _resource_back()
             facts["killed"] = {**_failed_rank(config, _kill_rank_1), "resource_back": _resource_back()}
-            facts["node_lost"] = _failed_rank(config, lambda _: cluster.remove_node(node, allow_graceful=False))
+            facts["node_lost"] = _failed_rank(config, lambda _: _remove_node(cluster, node))
     finally:
         ray.shutdown()
         cluster.shutdown()
