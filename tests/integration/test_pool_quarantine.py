@@ -16,22 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_async_rollouts import LinkOnlyBackend, _until, write_task_set
+from tests.integration.test_async_rollouts import LinkOnlyBackend, _task, _until, write_task_set
 from tests.integration.train_workspace import write_config
-from tracegym.tasks.spec import TaskSpec
 
 STEPS = 10
 LIMIT = 1e-3
 """Far above the fp32 pool's k3 KL (below 1e-5 here, staleness included), far below the bf16 pool's (0.04-0.07)."""
-
-
-def _task(i: int) -> TaskSpec:
-    return TaskSpec.model_validate({
-        "task_id": f"t-{i}", "split": "train", "harness": "chat",
-        "prompt": {"system": "Answer briefly.", "messages": [{"role": "user", "content": f"Name a city, {i}."}]},
-        "scorer": {"evals": [{"name": "starts_upper"}]},
-        "provenance": {"trace_id": f"tr-{i}", "format": "synthetic", "source_task": f"s-{i}", "cut_message_idx": 1},
-    })
 
 
 @pytest.mark.slow

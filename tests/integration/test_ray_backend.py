@@ -53,14 +53,18 @@ def namespaced() -> None:
                     "machine's address")
 
 
+def run_scenario(script: str, out: Path, env: dict[str, str], timeout: int) -> tuple[dict, str]:
+    """Run tests/integration/SCRIPT in a network namespace of its own: the facts it wrote to `out`, and its stderr."""
+    run = subprocess.run(_in_own_network(f"{sys.executable} tests/integration/{script} {out}"),
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    assert run.returncode == 0, run.stderr[-6000:]
+    return json.loads(out.read_text()), run.stderr
+
+
 @pytest.mark.slow
 def test_a_ray_cluster_trains_resyncs_a_damaged_delta_and_survives_a_lost_node(namespaced: None, ray_env: dict,
                                                                                  tmp_path: Path) -> None:
-    out = tmp_path / "facts.json"
-    run = subprocess.run(_in_own_network(f"{sys.executable} tests/integration/ray_cluster_run.py {out}"),
-                         cwd=ROOT, env=ray_env, capture_output=True, text=True, timeout=400)
-    assert run.returncode == 0, run.stderr[-6000:]
-    facts = json.loads(out.read_text())
+    facts, stderr = run_scenario("ray_cluster_run.py", tmp_path / "facts.json", ray_env, timeout=400)
     stats, samplers = facts["stats"], facts["samplers"]
 
     # Both pools' groups were trained, and the training moved the weights the samplers then read.
@@ -79,7 +83,7 @@ def test_a_ray_cluster_trains_resyncs_a_damaged_delta_and_survives_a_lost_node(n
     # handed out before the loss consumed exactly once (trained, or dropped and counted).
     # The fp32 actor killed at the same moment: a death on a live node, not a node lost; replaced on its node.
     assert stats["nodes_lost"] == 1 and stats["sampler_deaths"] == 2 and stats["sampler_restarts"] == 2
-    stderr = " ".join(run.stderr.split())
+    stderr = " ".join(stderr.split())
     assert "sampler bf16/0 lost its node" in stderr and "sampler fp32/0 ended: its Ray actor died" in stderr
     assert facts["bf16_in_flight_at_loss"] >= 1
     for sampler_id, old in (("bf16/0", before), ("fp32/0", facts["fp32_before_loss"])):

@@ -9,15 +9,12 @@ of its own, with only loopback up.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-from tests.integration.test_ray_backend import _in_own_network, namespaced, ray_env  # noqa: F401 - fixtures
+from tests.integration.test_ray_backend import namespaced, ray_env, run_scenario  # noqa: F401 - fixtures
 from tests.unit.test_sharded_trainer import _assert_close, _assert_weights, _setup, _single
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,11 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_ranks_as_ray_actors_train_as_one_process_and_a_dead_rank_fails_the_run(namespaced: None,  # noqa: F811
                                                                                  ray_env: dict,  # noqa: F811
                                                                                  tmp_path: Path) -> None:
-    out = tmp_path / "facts.json"
-    run = subprocess.run(_in_own_network(f"{sys.executable} tests/integration/ray_ranks_run.py {out}"),
-                         cwd=ROOT, env=ray_env, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-6000:]
-    facts = json.loads(out.read_text())
+    facts, _ = run_scenario("ray_ranks_run.py", tmp_path / "facts.json", ray_env, timeout=300)
 
     expected_metrics, expected_weights, _ = _single()
     result = torch.load(tmp_path / "ray.pt", weights_only=False)
