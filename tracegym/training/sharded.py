@@ -23,6 +23,8 @@ too (`full_optimizer_state`) and scattered back onto the ranks on resume.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import socket
 import threading
@@ -70,6 +72,11 @@ def join(rendezvous: Rendezvous, rank: int) -> None:
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = rendezvous.address, str(rendezvous.port)
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     dist.init_process_group(backend, rank=rank, world_size=rendezvous.world_size, timeout=_TIMEOUT)
+    # FSDP2's state holds the group's backend in reference cycles that outlive the trainer's frame; left to the
+    # interpreter's shutdown, gloo's backend is freed half torn down and aborts the rank ("terminate called without
+    # an active exception", SIGABRT, after a run that succeeded). Collect them at exit while the interpreter is whole.
+    atexit.unregister(gc.collect)
+    atexit.register(gc.collect)
 
 
 def leave() -> None:
