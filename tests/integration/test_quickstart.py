@@ -1,10 +1,12 @@
-"""`tracegym quickstart`, shortened to one GRPO step and one eval sample. The same path as the README's first
-command: the learnable failure families are mined and turned into tasks, training changes the weights and stores
-each cluster's reward per step, the evaluation compares per cluster, and the report shows the clusters. SmolLM2 (a
-random tiny model gives every group equal rewards here, so nothing would train)."""
+"""`tracegym quickstart`, shortened to one GRPO step and one eval sample, on part of the traces (a third of
+τ-bench's conversations, half of mini-swe-agent's runs). The same path as the README's first command: the learnable
+failure families are mined and turned into tasks, training changes the weights and stores each cluster's reward per
+step, the evaluation compares per cluster, and the report shows the clusters. SmolLM2 (a random tiny model gives
+every group equal rewards here, so nothing would train)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -13,14 +15,29 @@ import torch
 from safetensors.torch import load_file
 
 
+def _part_of(traces_dir: Path, traces: Path) -> Path:
+    """Every third τ-bench conversation and every other mini-swe-agent run (its trajectory and report), so that
+    the held-out set still has tasks of both families."""
+    (traces / "tau-bench").mkdir(parents=True)
+    conversations = json.loads((traces_dir / "tau-bench" / "gpt-4o-airline.json").read_text(encoding="utf-8"))
+    (traces / "tau-bench" / "gpt-4o-airline.json").write_text(json.dumps(conversations[::3]), encoding="utf-8")
+    source, runs = traces_dir / "mini-swe-agent", traces / "mini-swe-agent"
+    (runs / "trajs").mkdir(parents=True)
+    (runs / "reports").mkdir()
+    shutil.copy(source / "results_summary.json", runs / "results_summary.json")
+    for trajectory in sorted((source / "trajs").glob("*.traj.json"))[::2]:
+        report = f"{trajectory.name.removesuffix('.traj.json')}.report.json"
+        shutil.copy(trajectory, runs / "trajs" / trajectory.name)
+        shutil.copy(source / "reports" / report, runs / "reports" / report)
+    return traces
+
+
 @pytest.mark.slow
 def test_quickstart_trains_on_the_learnable_families_and_reports_per_cluster(cli, traces_dir, tmp_path):
     from tracegym.models.load import ensure_smollm2
     from tracegym.store import open_store
 
-    traces = tmp_path / "traces"
-    for fmt in ("mini-swe-agent", "tau-bench"):
-        shutil.copytree(traces_dir / fmt, traces / fmt)
+    traces = _part_of(traces_dir, tmp_path / "traces")
     workdir = tmp_path / "qs"
     result = cli("quickstart", "--traces", traces, "--workdir", workdir, "--steps", "1", "--samples", "1")
     assert result.exit_code == 0, result.output
