@@ -227,6 +227,23 @@ def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Pa
     assert "grpo.group_sise" in result.stderr and "group_size" in result.stderr and "bad.yaml:" in result.stderr
 
 
+
+def test_a_ray_cluster_that_does_not_answer_fails_the_run_at_once(workspace: Workspace, tmp_path: Path, cli) -> None:
+    """A ray:// address with nothing listening: a ConfigError from the probe (Ray's client would wait 30 s, then say
+    "connection timeout"), and the connection is not left counted."""
+    pytest.importorskip("ray")
+    from tracegym.samplers import ray_cluster
+    from tracegym.training.sharded import free_port
+
+    address = f"ray://127.0.0.1:{free_port()}"
+    config = tiny_config(workspace, tmp_path / "run", **{"async": {"max_staleness": 1, "backend": "ray",
+                                                                   "ray": {"address": address}}})
+    result = cli("train", "--allow-unredacted", write_config(tmp_path / "ray.yaml", config), "--store", workspace.store)
+    assert result.exit_code == 2, result.output
+    assert f"could not reach the Ray cluster at ray.address '{address}': nothing answers" in " ".join(
+        result.stderr.split())
+    assert ray_cluster._Connection.holders == 0
+
 @pytest.mark.slow
 def test_train_default_model_two_steps(workspace: Workspace, tmp_path: Path, cli) -> None:
     """SmolLM2-135M: one warm-start step and one GRPO step; the checkpoint loads and generates."""

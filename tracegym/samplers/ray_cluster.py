@@ -9,6 +9,7 @@ trainer's ranks connect before the samplers start and end before they stop, so n
 from __future__ import annotations
 
 import os
+import socket
 
 from tracegym.errors import ConfigError
 
@@ -18,6 +19,10 @@ except ImportError as e:  # pragma: no cover - depends on the installation
     raise ConfigError(f"async.backend: ray and parallel.launcher: ray need Ray, which this installation cannot import "
                       f"({e}). Fix: pip install -e '.[ray]', or set async.backend: processes and parallel.launcher: "
                       "spawn.") from e
+
+
+_PROBE_S = 5.0
+"""How long a cluster's address may take to accept a TCP connection."""
 
 
 class _Connection:
@@ -43,6 +48,7 @@ def release() -> None:
 
 
 def _open(address: str) -> None:
+    _reachable(address)
     try:
         if address == "local":
             # Ray starts its workers at nice 15, below the trainer; on the trainer's machine the samplers are the
@@ -55,6 +61,19 @@ def _open(address: str) -> None:
         raise ConfigError(f"could not reach the Ray cluster at ray.address {address!r}: {str(e).rstrip('.')}. "
                           "Fix: start it (`ray start --head`), point RAY_ADDRESS or async.ray.address at it, "
                           "or set async.ray.address: local.") from e
+
+
+def _reachable(address: str) -> None:
+    """Fail at once on a ray://host:port that nothing listens at, where Ray's client waits 30 s before giving up."""
+    if not address.startswith("ray://"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_S).close()
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"could not reach the Ray cluster at ray.address {address!r}: nothing answers at "
+                          f"{host}:{port} ({e}). Fix: start it (`ray start --head`), point RAY_ADDRESS or "
+                          "async.ray.address at it, or set async.ray.address: local.") from e
 
 
 def cause(error: Exception) -> str:
