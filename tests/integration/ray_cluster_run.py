@@ -209,7 +209,7 @@ def quarantine_run(root: Path, task_set: Path) -> dict[str, Any]:
     done = subprocess.run([sys.executable, "-m", "tracegym.cli", "train", str(config_path), "--store", str(store),
                            "--allow-unredacted", "--json"], capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
-        raise RuntimeError(f"tracegym train on the Ray client failed:\n{done.stderr[-4000:]}")
+        raise RuntimeError(f"tracegym train on the Ray client failed:\n{done.stderr[-4000:]}{client_server_logs()}")
     result = json.loads(done.stdout)
     with open_store(store, read_only=True) as st:
         rows = st.query("SELECT pool, cause, value, limit_value, step FROM pool_quarantines WHERE run_id = ?",
@@ -219,6 +219,13 @@ def quarantine_run(root: Path, task_set: Path) -> dict[str, Any]:
                          [result["run_id"]])
         status = st.scalar("SELECT status FROM runs WHERE run_id = ?", [result["run_id"]])
     return {"rows": rows, "steps": steps, "status": status, "last_step": result["step"], "stderr": done.stderr}
+
+
+def client_server_logs() -> str:
+    """The head's Ray client server logs (where Ray says to look when one fails to start), last lines of each."""
+    logs = Path(ray._private.worker._global_node.get_session_dir_path()) / "logs"
+    return "".join(f"\n--- {path.name}:\n{path.read_text(errors='replace')[-2000:]}"
+                   for path in sorted(logs.glob("ray_client_server*")))
 
 
 def replaced_and_caught_up(rollouts: AsyncRollouts, facts: dict[str, Any], consumed: list[int]) -> bool:
