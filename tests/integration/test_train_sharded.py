@@ -190,3 +190,34 @@ def test_a_sharded_lora_run_with_warm_start_and_kl_trains_as_one_process(workspa
     assert resumed.exit_code == 0, resumed.stderr
     assert json.loads(resumed.stdout)["step"] == 5
     assert _metrics(workspace.store, sharded)[5]["train/optimizer_steps"] == 1
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")
+def test_a_spawned_rank_that_dies_mid_run_fails_the_next_step_with_a_rank_error(tmp_path: Path) -> None:
+    """Rank 1, a process `tracegym train` spawned, SIGKILLed after a step: rank 0's next step fails at its first
+    collective, and the run with a RankError that names the rank and how it ended (not gloo's connection error)."""
+    import torch.multiprocessing as mp
+
+    from tests.unit.test_sharded_trainer import OPTIM, _setup
+    from tests.unit.test_trainer_step import TEMPERATURE
+    from tracegym.errors import RankError
+    from tracegym.training.config import TrainConfig
+    from tracegym.training.ranks import RankStart, load_policy, sharded_trainer
+
+    model, batches = _setup()
+    model.save_pretrained(tmp_path / "model")
+    config = TrainConfig.model_validate({
+        "run_dir": str(tmp_path / "run"), "tasks": {"task_set": "unused"}, "model": {"ref": str(tmp_path / "model")},
+        "optim": OPTIM, "sampler": {"temperature": TEMPERATURE}, "parallel": {"kind": "fsdp", "world_size": 2}})
+    with pytest.raises(RankError) as failed:
+        with sharded_trainer(load_policy(config, None), config, RankStart(None, None, 0), None) as trainer:
+            trainer.step(batches[0])
+            [rank] = [p for p in mp.active_children() if p.name == "tracegym-rank-1"]
+            os.kill(rank.pid, signal.SIGKILL)
+            trainer.step(batches[1])
+    message = str(failed.value)
+    assert message.startswith(f"trainer rank 1 (process {rank.pid}) ended, killed by SIGKILL. Rank 0 failed with it:")
+    assert message.endswith("Continue the run from its latest checkpoint with --resume.")
+    assert isinstance(failed.value.__cause__, RuntimeError)
+    assert not rank.is_alive()

@@ -14,13 +14,16 @@ Either way rank 0 joins the group when GRPO begins (a warm start runs on rank 0 
 others what to load (`RankStart`: the checkpoint GRPO starts from, the reference model of `loss.kl_beta`); every
 rank then builds the same ShardedTrainer and ranks 1..N-1 serve it until rank 0 says stop. A run with no GRPO step
 left sends None instead, which releases them. A spawned rank whose parent is gone (rank 0 killed) ends itself, as
-Ray ends the actors of a driver that is gone; under torchrun, the agent ends every rank when one fails. A Ray
-actor that dies mid-run fails rank 0's next collective, and the run with a RankError naming the rank.
+Ray ends the actors of a driver that is gone; under torchrun, the agent ends every rank when one fails. A rank that
+dies mid-run (a spawned process, a Ray actor) fails rank 0's next collective, and the run with a RankError naming
+the rank.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from tracegym.errors import ConfigError
+from tracegym.errors import ConfigError, RankError
 from tracegym.training.sharded import Rendezvous, ShardedTrainer, exit_with_parent, free_port, join, leave
 
 if TYPE_CHECKING:
@@ -40,6 +43,9 @@ if TYPE_CHECKING:
     from tracegym.training.ray_ranks import RayRanks
 
 _STOP_WAIT_S = 60.0
+_DEATH_NOTICE_S = 5.0
+"""How long after rank 0's collective failed a rank's process may take to be seen ended (a closed socket can tell
+rank 0 before the process is reaped)."""
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 """What torchrun sets in each process it starts (LOCAL_RANK too, which one machine's CPUs do not need)."""
 
@@ -182,7 +188,18 @@ class SpawnedRanks:
                 process.join()
 
     def check(self, error: RuntimeError) -> None:
-        """A spawned rank's failure shows in its own traceback, printed beside rank 0's."""
+        """Raise a RankError from `error` (rank 0's failure) when a spawned rank's process has ended; a rank that
+        raised has printed its own traceback on stderr before it."""
+        deadline = time.monotonic() + _DEATH_NOTICE_S
+        while not (ended := [p for p in self.processes if p.exitcode is not None]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not ended:
+            return
+        process, code = ended[0], ended[0].exitcode
+        how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        raise RankError(f"trainer rank {process.name.rsplit('-', 1)[1]} (process {process.pid}) ended, {how}. Rank 0 "
+                        f"failed with it: {str(error).splitlines()[0]}. Continue the run from its latest checkpoint "
+                        "with --resume.") from error
 
 
 def _start_ranks(config: TrainConfig) -> SpawnedRanks | RayRanks:
