@@ -5,14 +5,15 @@ to argv[1] (facts.json, and the trained run's metrics and weights in ray.pt).
 Nodes: the head, with no CPUs to offer (this process, the driver, is rank 0), and a node offering `trainer_rank`,
 which rank 1 is pinned to. Rank 0 trains the unit tests' batches (tests/unit/test_sharded_trainer.py) through
 `sharded_trainer`, as `tracegym train` does, from a model folder both ranks load. Then a second run's rank 1 actor
-is killed after its first step, and a third run's node is removed (ungracefully) after its first step; the next
-step's failure is timed.
+is killed after its first step; `tracegym train` itself runs two GRPO steps of a tiny policy with its rank 1 on the
+node; and a last run's node is removed (ungracefully) after its first step. The failures are timed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,9 +27,11 @@ import ray  # noqa: E402
 import torch  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
+from tests.integration.test_async_rollouts import _task, write_task_set  # noqa: E402
 from tests.unit.test_sharded_trainer import OPTIM, _setup  # noqa: E402
 from tests.unit.test_trainer_step import TEMPERATURE  # noqa: E402
 from tracegym.errors import TracegymError  # noqa: E402
+from tracegym.models.tiny import tiny_policy  # noqa: E402
 from tracegym.training.config import TrainConfig  # noqa: E402
 from tracegym.training.ranks import RankStart, load_policy, sharded_trainer  # noqa: E402
 
@@ -75,6 +78,28 @@ def _failed_rank(config: TrainConfig, end_rank: Callable[[set[str]], None]) -> d
         facts = {"error": type(e).__name__, "message": str(e)[:2000]}
     facts["failed_after_s"] = time.monotonic() - ended
     return facts
+
+
+def _command(folder: Path, address: str) -> dict:
+    """`tracegym train` with `launcher: ray` on this cluster (`address: auto`, RAY_ADDRESS naming it): two GRPO
+    steps of a tiny policy. Its exit code, its --json summary and what it said on stderr."""
+    model, tokenizer = tiny_policy(seed=0)
+    model.save_pretrained(folder / "policy")
+    tokenizer.save_pretrained(folder / "policy")
+    task_set = write_task_set(folder / "tasks", [_task(i) for i in range(4)])
+    config = {"run_dir": str(folder / "command-run"), "seed": 0, "steps": 2, "checkpoint_every": 2,
+              "model": {"ref": str(folder / "policy")}, "tasks": {"task_set": str(task_set)},
+              "harness": {"kind": "chat", "limits": {"max_turns": 1}},
+              "sampler": {"temperature": 1.0, "max_new_tokens": 6, "concurrency": 2},
+              "grpo": {"group_size": 4, "batch_groups": 2}, "optim": {"lr": 1e-3}, "warmup": {"steps": 0},
+              "parallel": {"kind": "fsdp", "world_size": 2, "launcher": "ray", "ray": {"resources": {RESOURCE: 1}}},
+              "async": {"ray": {"address": "auto"}}}
+    (folder / "command.json").write_text(json.dumps(config))
+    done = subprocess.run([sys.executable, "-m", "tracegym.cli", "train", str(folder / "command.json"), "--store",
+                           str(folder / "store.duckdb"), "--allow-unredacted", "--json"],
+                          capture_output=True, text=True, timeout=240, env={**os.environ, "RAY_ADDRESS": address})
+    summary = json.loads(done.stdout) if done.returncode == 0 else None
+    return {"returncode": done.returncode, "summary": summary, "stderr": done.stderr[-6000:]}
 
 
 def _kill_rank_1(before: set[str]) -> None:
@@ -132,6 +157,7 @@ def main(out: Path) -> None:
             facts.update(_train(config, out.parent))
             facts["resource_back"] = _resource_back()
             facts["killed"] = {**_failed_rank(config, _kill_rank_1), "resource_back": _resource_back()}
+            facts["command"] = {**_command(Path(tmp), cluster.address), "resource_back": _resource_back()}
             facts["node_lost"] = _failed_rank(config, lambda _: _remove_node(cluster, node))
     finally:
         ray.shutdown()

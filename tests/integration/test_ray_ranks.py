@@ -1,7 +1,8 @@
 """`parallel: {kind: fsdp, world_size: 2, launcher: ray}` on a 2-node Ray cluster on this machine: rank 1 is a Ray
 actor pinned by a custom resource to the node that offers it, rank 0 the driver on the head. Its three steps train as
 one process (the tolerances of tests/unit/test_sharded_trainer.py), the actor is released at the end, and a rank
-actor killed mid-run, or its node removed, fails rank 0's next step with a RankError rather than a hang.
+actor killed mid-run, or its node removed, fails rank 0's next step with a RankError rather than a hang. `tracegym
+train` itself, with the Ray launcher, trains with its rank 1 on that node and releases it.
 
 Ray binds to the machine's address, so the scenario (tests/integration/ray_ranks_run.py) runs in a network namespace
 of its own, with only loopback up.
@@ -41,3 +42,9 @@ def test_ranks_as_ray_actors_train_as_one_process_and_a_dead_rank_fails_the_run(
         assert ended["message"].startswith("trainer rank 1 (a Ray actor on ") and "--resume" in ended["message"]
         assert ended["failed_after_s"] < 10
     assert facts["killed"]["resource_back"]
+
+    command = facts["command"]
+    assert command["returncode"] == 0, command["stderr"]
+    assert command["summary"]["step"] == 2 and command["summary"]["checkpoint"].endswith("step-000002")
+    assert "trainer ranks as Ray actors: rank 1 on 127.0.0.1" in command["stderr"]
+    assert command["resource_back"]

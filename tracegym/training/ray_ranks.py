@@ -21,6 +21,7 @@ import torch
 from ray.exceptions import GetTimeoutError, RayError
 
 from tracegym.errors import RankError
+from tracegym.output import err, literal
 from tracegym.samplers import ray_cluster
 from tracegym.training.ranks import Launch, follow
 from tracegym.training.sharded import Rendezvous, free_port
@@ -67,6 +68,8 @@ class RayRanks:
             self.actors = [_ACTOR.options(name=f"tracegym-rank-{rank}-{run}", max_restarts=0, **options).remote()
                            for rank in range(1, parallel.world_size)]
             self.nodes = self._placed(options)
+            placed = ", ".join(f"rank {rank} on {node}" for rank, node in enumerate(self.nodes, 1))
+            err.print(f"trainer ranks as Ray actors: {literal(placed)}", highlight=False)
             address = ray.util.get_node_ip_address()
             self.launch = Launch(Rendezvous(address, free_port(address), parallel.world_size), 0)
             threads = max(1, int(options["num_cpus"]))
