@@ -194,9 +194,13 @@ def test_a_sharded_lora_run_with_warm_start_and_kl_trains_as_one_process(workspa
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
-def test_a_spawned_rank_that_dies_mid_run_fails_the_next_step_with_a_rank_error(tmp_path: Path) -> None:
-    """Rank 1, a process `tracegym train` spawned, SIGKILLed after a step: rank 0's next step fails at its first
-    collective, and the run with a RankError that names the rank and how it ended (not gloo's connection error)."""
+@pytest.mark.parametrize("sent", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "stalled"])
+def test_a_spawned_rank_that_dies_or_stalls_mid_run_fails_the_next_step_with_a_rank_error(tmp_path: Path,
+                                                                                           sent: int) -> None:
+    """Rank 1, a process `tracegym train` spawned, sent SIGKILL or SIGSTOP after a step. Killed: rank 0's next step
+    fails at its first collective, with a RankError that names the rank and how it ended (not gloo's connection
+    error). Stopped, its connections open (a node that vanished): the step's collective gives up after
+    parallel.step_timeout_s, not gloo's 6 hours, with a RankError that says so."""
     import torch.multiprocessing as mp
 
     from tests.unit.test_sharded_trainer import OPTIM, _setup
@@ -209,15 +213,21 @@ def test_a_spawned_rank_that_dies_mid_run_fails_the_next_step_with_a_rank_error(
     model.save_pretrained(tmp_path / "model")
     config = TrainConfig.model_validate({
         "run_dir": str(tmp_path / "run"), "tasks": {"task_set": "unused"}, "model": {"ref": str(tmp_path / "model")},
-        "optim": OPTIM, "sampler": {"temperature": TEMPERATURE}, "parallel": {"kind": "fsdp", "world_size": 2}})
+        "optim": OPTIM, "sampler": {"temperature": TEMPERATURE},
+        "parallel": {"kind": "fsdp", "world_size": 2, "step_timeout_s": 3}})
     with pytest.raises(RankError) as failed:
         with sharded_trainer(load_policy(config, None), config, RankStart(None, None, 0), None) as trainer:
             trainer.step(batches[0])
             [rank] = [p for p in mp.active_children() if p.name == "tracegym-rank-1"]
-            os.kill(rank.pid, signal.SIGKILL)
+            os.kill(rank.pid, sent)
             trainer.step(batches[1])
     message = str(failed.value)
-    assert message.startswith(f"trainer rank 1 (process {rank.pid}) ended, killed by SIGKILL. Rank 0 failed with it:")
-    assert message.endswith("Continue the run from its latest checkpoint with --resume.")
+    if sent == signal.SIGKILL:
+        assert message.startswith(f"trainer rank 1 (process {rank.pid}) ended, killed by SIGKILL. Rank 0 failed "
+                                  "with it:")
+    else:
+        assert message.startswith("a trainer rank did not answer within parallel.step_timeout_s (3 s): ")
+        assert "Timed out waiting 3000ms" in message
+    assert "Continue the run from its latest checkpoint with --resume" in message
     assert isinstance(failed.value.__cause__, RuntimeError)
-    assert not rank.is_alive()
+    assert not rank.is_alive()  # a stopped rank is killed as the block ends

@@ -80,6 +80,11 @@ class ParallelSection(_Section):
     ray: RayRequest = Field(default_factory=RayRequest)
     """With launcher: ray, what each of ranks 1..N-1 asks Ray for (cpus unset: 1; its torch threads are its cpus;
     gpus unset: 1 when rank 0 has a GPU, as every rank then needs one for nccl, else 0)."""
+    step_timeout_s: float = Field(1800.0, gt=0)
+    """With kind: fsdp, how long one collective of a training step waits for the other ranks (they all run the
+    step, so only the slowest rank's compute keeps it). Past it the run fails with a RankError: a rank's node that
+    vanished without closing its connections would otherwise hold the run for gloo's 6 hours. Waiting for rank 0's
+    next announcement (while it samples) is not bounded by this (torchtitan's `comm.train_timeout_seconds`)."""
 
     @model_validator(mode="after")
     def _launcher_fits(self) -> ParallelSection:

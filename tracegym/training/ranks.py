@@ -16,7 +16,8 @@ rank then builds the same ShardedTrainer and ranks 1..N-1 serve it until rank 0 
 left sends None instead, which releases them. A spawned rank whose parent is gone (rank 0 killed) ends itself, as
 Ray ends the actors of a driver that is gone; under torchrun, the agent ends every rank when one fails. A rank that
 dies mid-run (a spawned process, a Ray actor) fails rank 0's next collective, and the run with a RankError naming
-the rank.
+the rank; one that stops answering with its connections open (a node gone silent) fails it after
+`parallel.step_timeout_s`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -105,7 +107,8 @@ def _optimizer_state(weights: str | None) -> dict | None:
 def _build(model: PreTrainedModel, config: TrainConfig, start: RankStart,
            reference: PreTrainedModel | None) -> ShardedTrainer:
     return ShardedTrainer(model, config.optim, config.grpo, config.loss, config.sampler.temperature, start.pad_id,
-                          optimizer_state=_optimizer_state(start.weights), reference=reference)
+                          optimizer_state=_optimizer_state(start.weights), reference=reference,
+                          step_timeout=timedelta(seconds=config.parallel.step_timeout_s))
 
 
 def load_policy(config: TrainConfig, weights: str | None) -> PreTrainedModel:
@@ -229,6 +232,11 @@ def sharded_trainer(model: PreTrainedModel, config: TrainConfig, start: RankStar
     except RuntimeError as e:  # what a collective raises when a peer is gone (DistBackendError is one)
         if ranks is not None:
             ranks.check(e)
+        if "Timed out" in str(e):  # gloo's words: no rank ended, one stopped answering
+            raise RankError(f"a trainer rank did not answer within parallel.step_timeout_s "
+                            f"({config.parallel.step_timeout_s:g} s): {str(e).splitlines()[0]}. Its node may be "
+                            "gone or stalled. Continue the run from its latest checkpoint with --resume once every "
+                            "rank's node is back, or raise step_timeout_s for ranks that are slow.") from e
         raise
     finally:
         if ranks is not None:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 import torch.distributed as dist
 from torch import Tensor
+from torch.distributed.distributed_c10d import _set_pg_timeout
 
 from tracegym.training.batching import MicroBatch, SupportLogits, TrainSample, completion_logits
 from tracegym.training.trainer import Trainer, _PoolLosses, pack_by_pool, step_denominator
@@ -48,7 +49,8 @@ if TYPE_CHECKING:
     from tracegym.training.config import GRPOSection, LossSection, OptimSection
 
 _TIMEOUT = timedelta(hours=6)
-"""How long a rank waits in one collective: the other ranks wait there while rank 0 samples a batch."""
+"""How long a rank waits to join the group and for rank 0's announcements: the other ranks wait there while rank 0
+warms up, samples a batch or evaluates. A step's collectives wait `step_timeout` (ShardedTrainer)."""
 
 
 @dataclass(frozen=True)
@@ -152,10 +154,17 @@ class ShardedTrainer(Trainer):
 
     def __init__(self, model: PreTrainedModel, optim: OptimSection, grpo: GRPOSection, loss: LossSection,
                  temperature: float = 1.0, pad_id: int = 0,
-                 optimizer_state: dict[str, Any] | None = None, reference: PreTrainedModel | None = None) -> None:
+                 optimizer_state: dict[str, Any] | None = None, reference: PreTrainedModel | None = None,
+                 step_timeout: timedelta = timedelta(minutes=30)) -> None:
         if not dist.is_initialized():
             raise RuntimeError("ShardedTrainer needs torch.distributed initialised (tracegym.training.sharded.join)")
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
+        # The other ranks wait for rank 0's announcements as long as it samples, on a group of their own; rank 0's
+        # side of it (gloo's send waits for the receiver), and the default group that FSDP2 and the gathers use, wait
+        # only as long as a step's slowest rank computes (torchtitan lowers its timeout the same way once training
+        # starts). A timeout is each process's own. Every rank constructs the trainer, so every rank makes the group.
+        self._announcer = dist.new_group(timeout=step_timeout if self.rank == 0 else _TIMEOUT)
+        _set_pg_timeout(step_timeout)
         model = model.float()
         _same_adapter(model)
         self.forward_module = _Forward(model, self)
@@ -172,13 +181,13 @@ class ShardedTrainer(Trainer):
 
     def _announce(self, name: str, *args: Any) -> None:
         if self.rank == 0:
-            dist.broadcast_object_list([(name, args)], src=0)
+            dist.broadcast_object_list([(name, args)], src=0, group=self._announcer)
 
     def serve(self) -> None:
         """Ranks > 0: run what rank 0 announces until it says stop."""
         while True:
             box: list[Any] = [None]
-            dist.broadcast_object_list(box, src=0)
+            dist.broadcast_object_list(box, src=0, group=self._announcer)
             name, args = box[0]
             if name == "stop":
                 return
