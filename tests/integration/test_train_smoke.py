@@ -227,7 +227,6 @@ def test_unknown_config_key_names_the_nearest(workspace: Workspace, tmp_path: Pa
     assert "grpo.group_sise" in result.stderr and "group_size" in result.stderr and "bad.yaml:" in result.stderr
 
 
-
 def test_a_ray_cluster_that_does_not_answer_fails_the_run_at_once(workspace: Workspace, tmp_path: Path, cli) -> None:
     """A ray:// address with nothing listening: a ConfigError from the probe (Ray's client would wait 30 s, then say
     "connection timeout"), and the connection is not left counted."""
@@ -243,6 +242,7 @@ def test_a_ray_cluster_that_does_not_answer_fails_the_run_at_once(workspace: Wor
     assert f"could not reach the Ray cluster at ray.address '{address}': nothing answers" in " ".join(
         result.stderr.split())
     assert ray_cluster._Connection.holders == 0
+
 
 @pytest.mark.slow
 def test_train_default_model_two_steps(workspace: Workspace, tmp_path: Path, cli) -> None:

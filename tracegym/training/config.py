@@ -64,6 +64,10 @@ class ModelSection(_Section):
     """Train a LoRA adapter over the frozen `ref` instead of every weight; None trains the full weights."""
 
 
+STEP_TIMEOUT_S = 1800.0
+"""`parallel.step_timeout_s` unless set, and a ShardedTrainer's built without a config."""
+
+
 class ParallelSection(_Section):
     """How many processes the trainer runs as (tracegym/training/sharded.py)."""
 
@@ -80,7 +84,7 @@ class ParallelSection(_Section):
     ray: RayRequest = Field(default_factory=RayRequest)
     """With launcher: ray, what each of ranks 1..N-1 asks Ray for (cpus unset: 1; its torch threads are its cpus;
     gpus unset: 1 when rank 0 has a GPU, as every rank then needs one for nccl, else 0)."""
-    step_timeout_s: float = Field(1800.0, gt=0)
+    step_timeout_s: float = Field(STEP_TIMEOUT_S, gt=0)
     """With kind: fsdp, how long one collective of a training step waits for the other ranks (they all run the
     step, so only the slowest rank's compute keeps it). Past it the run fails with a RankError: a rank's node that
     vanished without closing its connections would otherwise hold the run for gloo's 6 hours. Waiting for rank 0's

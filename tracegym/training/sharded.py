@@ -40,6 +40,7 @@ from torch import Tensor
 from torch.distributed.distributed_c10d import _set_pg_timeout
 
 from tracegym.training.batching import MicroBatch, SupportLogits, TrainSample, completion_logits
+from tracegym.training.config import STEP_TIMEOUT_S
 from tracegym.training.trainer import Trainer, _PoolLosses, pack_by_pool, step_denominator
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ class ShardedTrainer(Trainer):
     def __init__(self, model: PreTrainedModel, optim: OptimSection, grpo: GRPOSection, loss: LossSection,
                  temperature: float = 1.0, pad_id: int = 0,
                  optimizer_state: dict[str, Any] | None = None, reference: PreTrainedModel | None = None,
-                 step_timeout: timedelta = timedelta(minutes=30)) -> None:
+                 step_timeout: timedelta = timedelta(seconds=STEP_TIMEOUT_S)) -> None:
         if not dist.is_initialized():
             raise RuntimeError("ShardedTrainer needs torch.distributed initialised (tracegym.training.sharded.join)")
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
