@@ -66,7 +66,7 @@ FINAL_STEPS = 5
 
 def mismatch_kl(model: Any, batch: Any, temperature: float = 1.0) -> dict[str, float]:
     """k3 KL(mu || pi^S) over the batch's sampled tokens, under the weights about to be trained."""
-    from tracegym.models.scoring import batch_logprobs_of
+    from tracegym.models.logprobs import batch_logprobs_of
 
     prompts, completions, supports, sampled = [], [], [], []
     for episode in batch.episodes:
@@ -92,7 +92,7 @@ def run_arm(name: str, seed: int, args: argparse.Namespace, model_dir: Path, tas
     from tracegym.samplers.inprocess import SyncRollouts
     from tracegym.samplers.orchestrator import AsyncRollouts
     from tracegym.training.config import TrainConfig
-    from tracegym.training.trainer import Trainer
+    from tracegym.training.grpo.trainer import Trainer
 
     arm = ARMS[name]
     config = TrainConfig.model_validate({

@@ -64,8 +64,8 @@ def mismatch_terms(scorer: Any, versions: dict[int, dict[str, torch.Tensor]], gr
                    totals: dict[str, list[float]]) -> None:
     """Add each episode's r - 1 - log r over its sampled tokens to its pool's list, r under the weights that
     sampled it."""
-    from tracegym.models.scoring import batch_logprobs_of
-    from tracegym.training.trainer import pool_of
+    from tracegym.models.logprobs import batch_logprobs_of
+    from tracegym.training.grpo.trainer import pool_of
 
     for group in groups:
         scorer.load_state_dict(versions[group.policy_version])
@@ -93,7 +93,7 @@ def main() -> None:
 
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
     from tracegym.samplers.orchestrator import AsyncRollouts
-    from tracegym.training.trainer import Trainer
+    from tracegym.training.grpo.trainer import Trainer
 
     work = Path(tempfile.mkdtemp(prefix="tracegym-gpu-check-"))
     model_dir = args.model or tiny_model(work / "tiny")

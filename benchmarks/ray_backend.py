@@ -49,7 +49,7 @@ def build(args: argparse.Namespace, work: Path, backend: str) -> tuple[Any, Any,
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
     from tracegym.samplers.orchestrator import AsyncRollouts
     from tracegym.training.config import TrainConfig
-    from tracegym.training.trainer import Trainer
+    from tracegym.training.grpo.trainer import Trainer
 
     model_dir = rl_setup.tool_calling_model(rl_setup.OUT / "tool-model-3calls", WEATHER_TASKS, steps=args.warm_steps)
     task_set = rl_setup.write_task_set(work / "weather", "bench-weather", rl_setup.weather_tasks(WEATHER_TASKS))

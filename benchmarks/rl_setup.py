@@ -130,7 +130,7 @@ def tiny_model_folder(folder: Path, seed: int = 0, layers: int = 2, hidden: int 
 def _weather_examples(tokenizer: Any, n_tasks: int) -> list[Any]:
     """The four supervised turns of each weather episode (three calls, then the answer), rendered as the
     runner renders them."""
-    from tracegym.harnesses.chat import ChatRenderer
+    from tracegym.harnesses.chat_template import ChatRenderer
 
     tool = {"type": "function", "function": {"name": "get_weather", "description": WEATHER_DESCRIPTION,
                                              "parameters": WEATHER_PARAMETERS}}
@@ -171,7 +171,7 @@ def tool_calling_model(folder: Path, n_tasks: int, steps: int = 120, lr: float =
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from tracegym.training.config import OptimSection
-    from tracegym.training.trainer import make_optimizer
+    from tracegym.training.grpo.trainer import make_optimizer
     from tracegym.training.warmup import supervised_step, warmup_batch
 
     if (folder / "warm.json").is_file():

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 import torch
 
-from tracegym.harnesses.chat import ChatRenderer
+from tracegym.harnesses.chat_template import ChatRenderer
 from tracegym.models.load import load_model, load_tokenizer
 from tracegym.models.sampling import SamplingEngine, SamplingParams, left_pad
 

@@ -1,7 +1,7 @@
 """The trainer's GRPO step with logits on the replayed support only, against logits over the whole vocabulary.
 
 Under top-p mask replay the loss reads each position's logits on its support alone, so the trainer computes
-only those (`tracegym.training.batching.support_logits`); before, it ran the output layer over all 49,152
+only those (`tracegym.training.grpo.batching.support_logits`); before, it ran the output layer over all 49,152
 tokens of SmolLM2's vocabulary. This replays stored GRPO batches of a `benchmarks/studies/train_tau.py` run (the
 episodes, rewards, sampler log-probs and supports its store keeps) through both trainers, built as
 `examples/train-tau.yaml` builds its trainer (SmolLM2-135M, fp32, the last 10 blocks trained, embeddings frozen,
@@ -27,13 +27,13 @@ from pathlib import Path
 
 import torch
 
-from tracegym.harnesses.rollouts import read_rollouts
+from tracegym.episodes.rollout_table import read_rollouts
 from tracegym.models.load import load_model
 from tracegym.samplers.rollouts import RolloutGroup
 from tracegym.store import open_store
-from tracegym.training.batching import MicroBatch, SupportLogits
 from tracegym.training.config import GRPOSection, LossSection, OptimSection
-from tracegym.training.trainer import Trainer, set_trainable
+from tracegym.training.grpo.batching import MicroBatch, SupportLogits
+from tracegym.training.grpo.trainer import Trainer, set_trainable
 
 
 class VocabularyTrainer(Trainer):

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import torch
 
-from tracegym.training.loss import token_loss
+from tracegym.training.grpo.loss import token_loss
 
 
 def _inputs(positions: int, vocab: int, support: int, seed: int = 0) -> dict[str, torch.Tensor]:

@@ -42,7 +42,7 @@ def rollout_batch(groups: int, group_size: int, tokens: int) -> list[Any]:
     """One batch of real token records sampled from the default model."""
     import uuid
 
-    from tracegym.harnesses.episode import Episode, TurnRecord, build_token_record
+    from tracegym.episodes.record import Episode, TurnRecord, build_token_record
     from tracegym.models.load import load_model, load_tokenizer
     from tracegym.models.sampling import SamplingEngine, SamplingParams
     from tracegym.samplers.rollouts import RolloutGroup
@@ -105,7 +105,7 @@ def _sections(lr: float) -> tuple[Any, Any, Any]:
 
 def arm_single(_: int, out: Path, batch: list[Any], steps: int, lr: float, threads: int, lora: bool) -> None:
     from tracegym.models.load import load_model
-    from tracegym.training.trainer import Trainer
+    from tracegym.training.grpo.trainer import Trainer
 
     torch.set_num_threads(threads)
     model = load_model("smollm2-135m").train()
@@ -118,7 +118,7 @@ def arm_single(_: int, out: Path, batch: list[Any], steps: int, lr: float, threa
         publish["sync_bytes"] = float(lora_mod.adapter_bytes(model, "bf16"))
     trainer = Trainer(model, *_sections(lr))
     if not lora:
-        from tracegym.samplers.weights import FilesystemBroadcast
+        from tracegym.samplers.weights.folder import FilesystemBroadcast
 
         with tempfile.TemporaryDirectory() as root:
             broadcast = FilesystemBroadcast(Path(root), ("bf16",), delta="xor", full_every=1000)
@@ -138,7 +138,7 @@ def arm_single(_: int, out: Path, batch: list[Any], steps: int, lr: float, threa
 
 def arm_fsdp(rank: int, out: Path, batch: list[Any], steps: int, lr: float, threads: int, port: int) -> None:
     from tracegym.models.load import load_model
-    from tracegym.training.sharded import Rendezvous, ShardedTrainer, join, leave
+    from tracegym.training.parallel.sharded import Rendezvous, ShardedTrainer, join, leave
 
     torch.set_num_threads(threads)
     join(Rendezvous("127.0.0.1", port, 2), rank)
@@ -165,7 +165,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=48)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
-    from tracegym.training.sharded import free_port
+    from tracegym.training.parallel.sharded import free_port
 
     print(f"load average before: {os.getloadavg()}", flush=True)
     torch.set_num_threads(args.threads)

@@ -70,7 +70,7 @@ def _sync_parts(config: Any, task_set: Any, model_dir: Path) -> tuple[Any, Any]:
     """A Trainer and a SyncRollouts over fresh copies of the model, as `tracegym train` builds them."""
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
     from tracegym.samplers.inprocess import SyncRollouts
-    from tracegym.training.trainer import Trainer
+    from tracegym.training.grpo.trainer import Trainer
 
     model, tokenizer = load_model(str(model_dir)), load_tokenizer(str(model_dir))
     eos = stop_token_ids(model, tokenizer)
@@ -181,7 +181,7 @@ def groups_per_s(args: argparse.Namespace, work: Path, tool: str, asynchronous: 
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
     from tracegym.samplers.config import SamplerPool
     from tracegym.samplers.orchestrator import AsyncRollouts
-    from tracegym.training.trainer import Trainer
+    from tracegym.training.grpo.trainer import Trainer
 
     model_dir = rl_setup.tool_calling_model(rl_setup.OUT / "tool-model-3calls", WEATHER_TASKS, steps=args.warm_steps)
     task_set = rl_setup.write_task_set(work / "weather", "bench-weather", rl_setup.weather_tasks(WEATHER_TASKS))

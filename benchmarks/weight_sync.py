@@ -82,7 +82,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     from tracegym.models.load import load_model, load_tokenizer
-    from tracegym.samplers.weights import FilesystemBroadcast, WeightWatcher
+    from tracegym.samplers.weights.folder import FilesystemBroadcast, WeightWatcher
 
     tokenizer = load_tokenizer(None)
     batches = text_batches(tokenizer, args.steps)

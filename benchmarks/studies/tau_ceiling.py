@@ -60,8 +60,8 @@ def score_replies(task_set: Any, task: Any, tools: list[str], tokenizer: Any,
                   budget: int) -> dict[str, tuple[float, bool]]:
     """Each fixed reply to `task` (as training shortens it; `tools` its tool names): its reward from the task's own
     scorer, and whether it fits within `budget` tokens."""
-    from tracegym.harnesses.chat import ChatRenderer
-    from tracegym.training.prompts import openai_tool_list
+    from tracegym.harnesses.chat_template import ChatRenderer
+    from tracegym.tasks.prompts import openai_tool_list
 
     renderer = ChatRenderer(tokenizer, openai_tool_list(task.tools))
     scorer = task_set.scorer(task)

@@ -86,8 +86,8 @@ def score_tasks(task_set: Any, tasks: list[Any], tokenizer: Any, model: Any, bud
                 fit: list[list[str]]) -> list[Scored]:
     """Each of `tasks` scored and read; the words reader weighs words by how rare they are in `fit` (the training
     tasks' prompts: leaving a scenario out, its prompts still count there, but none of its rewards)."""
-    from tracegym.harnesses.chat import ChatRenderer
-    from tracegym.training.prompts import openai_tool_list
+    from tracegym.harnesses.chat_template import ChatRenderer
+    from tracegym.tasks.prompts import openai_tool_list
 
     tools = tool_names(task_set)
     vectors = tfidf([prompt_words(t) for t in tasks], fit)

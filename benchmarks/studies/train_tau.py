@@ -127,8 +127,8 @@ def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any]
 def replies(store: Path, run_id: str) -> dict[str, Any]:
     """What a run's replies did: the first tool each called ("text" for none), and the mean reward on tasks that
     expect no call and on those that expect one (as the tool_calls scorer's details say)."""
-    from tracegym.evals.trajectory import Trajectory
-    from tracegym.harnesses.rollouts import read_rollouts
+    from tracegym.episodes.rollout_table import read_rollouts
+    from tracegym.evals.scorers.trajectory import Trajectory
     from tracegym.store import open_store
 
     with open_store(store, read_only=True) as st:

@@ -33,7 +33,7 @@ from tests.unit.test_trainer_step import TEMPERATURE  # noqa: E402
 from tracegym.errors import TracegymError  # noqa: E402
 from tracegym.models.tiny import tiny_policy  # noqa: E402
 from tracegym.training.config import TrainConfig  # noqa: E402
-from tracegym.training.ranks import RankStart, load_policy, sharded_trainer  # noqa: E402
+from tracegym.training.parallel.ranks import RankStart, load_policy, sharded_trainer  # noqa: E402
 
 RESOURCE = "trainer_rank"
 

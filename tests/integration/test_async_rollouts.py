@@ -23,7 +23,7 @@ import yaml
 
 from tracegym.errors import ModelError
 from tracegym.models.load import stop_token_ids
-from tracegym.models.scoring import batch_logprobs_of
+from tracegym.models.logprobs import batch_logprobs_of
 from tracegym.models.tiny import tiny_policy
 from tracegym.samplers.config import SamplerPool
 from tracegym.samplers.orchestrator import AsyncRollouts
@@ -362,7 +362,7 @@ class _ReadingBackend(LinkOnlyBackend):
         self.specs = []
 
     def start(self, spec, pool) -> _QuietLink:
-        from tracegym.samplers.weights import WeightWatcher
+        from tracegym.samplers.weights.folder import WeightWatcher
 
         self.specs.append(spec)
         watcher = WeightWatcher(spec.weights, spec.precision)
@@ -378,8 +378,8 @@ def test_pools_get_their_engine_device_precision_and_weight_source_and_sync_figu
         workspace, tmp_path) -> None:
     import httpx
 
-    from tracegym.samplers.http_weights import HttpVersions
-    from tracegym.samplers.weights import FolderVersions
+    from tracegym.samplers.weights.folder import FolderVersions
+    from tracegym.samplers.weights.http import HttpVersions
 
     backend = _ReadingBackend()
     source = _source(workspace, tmp_path / "run", 1, [

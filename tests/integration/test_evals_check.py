@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.integration.tau_gold import gold_verdicts
-from tracegym.evals.check import Scored, agreement, cohen_kappa, distribution, no_signal
-from tracegym.evals.trajectory import ScoreResult
+from tracegym.evals.scorers.agreement import Scored, agreement, cohen_kappa, distribution, no_signal
+from tracegym.evals.scorers.trajectory import ScoreResult
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

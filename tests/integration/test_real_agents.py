@@ -21,12 +21,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from tracegym.evals.config import MatchEval
+from tracegym.episodes.record import Episode
+from tracegym.episodes.rollout_table import read_rollouts, write_rollouts
 from tracegym.evals.scorers import ScorerContext, build_scorer
+from tracegym.evals.scorers.config import MatchEval
 from tracegym.harnesses.config import HarnessConfig, HarnessFactory
-from tracegym.harnesses.episode import Episode
 from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
-from tracegym.harnesses.rollouts import read_rollouts, write_rollouts
 from tracegym.harnesses.runner import EpisodeLimits, RunOptions, run_many
 from tracegym.harnesses.sandbox import bwrap_problem
 from tracegym.models.sampling import SamplingParams, text_of

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from tracegym.evals.checkpoints.comparison import ModelRef, Scores, compare
 from tracegym.harnesses.config import HarnessFactory
 from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
 from tracegym.harnesses.runner import RunOptions
 from tracegym.harnesses.taskrun import run_task_set
 from tracegym.store import open_store
 from tracegym.tasks import load_task_set
-from tracegym.training.comparison import ModelRef, Scores, compare
 
 EVALS = """version: 1
 evals:

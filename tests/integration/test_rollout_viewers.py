@@ -87,7 +87,7 @@ def test_rollouts_list_filters_by_run_task_and_reward(ran):
 
 
 def test_rollouts_show_puts_the_reply_beside_the_recorded_turn(ran):
-    from tracegym.harnesses.rollouts import read_rollouts
+    from tracegym.episodes.rollout_table import read_rollouts
     from tracegym.store import open_store
     from tracegym.tasks.taskset import load_task_set
 

@@ -14,9 +14,9 @@ import pytest
 import torch
 
 from tests.conftest import on_a_terminal, terminal_session
-from tracegym.harnesses.rollouts import read_rollouts
+from tracegym.episodes.rollout_table import read_rollouts
 from tracegym.models.load import load_model
-from tracegym.models.scoring import completion_logits, token_logprobs
+from tracegym.models.logprobs import completion_logits, token_logprobs
 from tracegym.models.tiny import smollm2_tokenizer, tiny_llama
 from tracegym.store import open_store
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tracegym.evals.config import load_evals
+from tracegym.evals.scorers.config import load_evals
 from tracegym.store import open_store
 from tracegym.tasks import load_task_set
 from tracegym.tasks.generate import GenerateOptions, generate

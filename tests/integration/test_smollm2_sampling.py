@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tracegym.harnesses.chat import ChatRenderer, TokenConversation
+from tracegym.harnesses.chat_template import ChatRenderer, TokenConversation
 from tracegym.models.load import load_model, load_tokenizer, resolve_model_ref, stop_token_ids
+from tracegym.models.logprobs import batch_logprobs_of
 from tracegym.models.sampling import SamplingEngine, SamplingParams
-from tracegym.models.scoring import batch_logprobs_of
 
 
 @pytest.mark.slow

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tracegym.evals.config import load_evals
-from tracegym.evals.recorded import iter_recorded
 from tracegym.evals.scorers import ScorerContext, build_scorer
+from tracegym.evals.scorers.config import load_evals
+from tracegym.evals.scorers.recorded import iter_recorded
 from tracegym.store import open_store
 from tracegym.tasks import dump_spec, load_spec, load_task_set
 

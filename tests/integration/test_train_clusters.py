@@ -71,7 +71,7 @@ def _assert_agree(stored: dict, from_rollouts: dict) -> None:
 
 def test_per_cluster_rewards_agree_with_the_rollouts_and_show_in_the_chart_and_report(workspace: Workspace,
                                                                                       tmp_path: Path, cli) -> None:
-    """With dynamic sampling, so that set-aside groups count as the module doc of training/clusters.py says."""
+    """With dynamic sampling, so that set-aside groups count as the module doc of training/cluster_reward.py says."""
     config = _config(workspace, tmp_path / "run", steps=3, checkpoint_every=3,
                      grpo={"dynamic_sampling": True, "max_sampling_rounds": 3})
     run_id = _train(cli, workspace, tmp_path, config)

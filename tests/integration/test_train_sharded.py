@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from tests.integration.test_train_resume import _metrics, _signal_after_checkpoint, _weights
 from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
-from tracegym.training.sharded import free_port
+from tracegym.training.parallel.sharded import free_port
 
 SHARDED = {"warmup": {"steps": 0}, "steps": 4, "checkpoint_every": 2, "keep_checkpoints": 10,
            "parallel": {"kind": "fsdp", "world_size": 2}, "optim": {"micro_batch_tokens": 256}}
@@ -207,7 +207,7 @@ def test_a_spawned_rank_that_dies_or_stalls_mid_run_fails_the_next_step_with_a_r
     from tests.unit.test_trainer_step import TEMPERATURE
     from tracegym.errors import RankError
     from tracegym.training.config import TrainConfig
-    from tracegym.training.ranks import RankStart, load_policy, sharded_trainer
+    from tracegym.training.parallel.ranks import RankStart, load_policy, sharded_trainer
 
     model, batches = _setup()
     model.save_pretrained(tmp_path / "model")

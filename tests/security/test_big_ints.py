@@ -7,8 +7,8 @@ import json
 
 import torch
 
-from tracegym.harnesses.episode import Episode, TokenRecord, TurnRecord
-from tracegym.harnesses.rollouts import read_rollouts, write_rollouts
+from tracegym.episodes.record import Episode, TokenRecord, TurnRecord
+from tracegym.episodes.rollout_table import read_rollouts, write_rollouts
 from tracegym.output import print_json
 from tracegym.store import open_store
 

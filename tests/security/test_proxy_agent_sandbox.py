@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
+from tracegym.episodes.record import Episode
 from tracegym.errors import ConfigError
-from tracegym.evals.config import MatchEval
 from tracegym.evals.scorers import ScorerContext, build_scorer
+from tracegym.evals.scorers.config import MatchEval
 from tracegym.harnesses.config import HarnessConfig, HarnessFactory
-from tracegym.harnesses.episode import Episode
 from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits
 from tracegym.harnesses.sandbox import SandboxIsolationWarning, bwrap_problem, factory

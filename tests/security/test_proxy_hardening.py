@@ -21,10 +21,10 @@ import httpx
 import pytest
 
 from tracegym.harnesses.policy import OpenAIPolicy, OpenAIPolicyConfig
-from tracegym.harnesses.proxy import ProxyConfig, ProxyHarness
-from tracegym.harnesses.proxy_http import ProxyServer, ProxyServerConfig
-from tracegym.harnesses.proxy_request import json_body
-from tracegym.harnesses.proxy_session import ProxySession
+from tracegym.harnesses.proxy.calls import ProxySession
+from tracegym.harnesses.proxy.harness import ProxyConfig, ProxyHarness
+from tracegym.harnesses.proxy.http_request import json_body
+from tracegym.harnesses.proxy.http_server import ProxyServer, ProxyServerConfig
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits
 from tracegym.harnesses.sandbox import SandboxProvider, Workspaces, bwrap_problem
 from tracegym.models.sampling import SamplingParams

@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 
 import tracegym
+from tracegym.episodes.record import Episode
 from tracegym.errors import ConfigError, SandboxError
-from tracegym.evals.config import load_evals
 from tracegym.evals.scorers import ScorerContext, build_scorer
-from tracegym.evals.trajectory import Trajectory
+from tracegym.evals.scorers.config import load_evals
+from tracegym.evals.scorers.trajectory import Trajectory
 from tracegym.harnesses.config import HarnessConfig, HarnessFactory
-from tracegym.harnesses.episode import Episode
 from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits, run_episode
 from tracegym.harnesses.sandbox import (
@@ -231,7 +231,7 @@ def test_the_reward_tests_come_fresh_and_nothing_the_policy_planted_steers_pytes
 
 
 def sandboxed_trajectory(workspace: Path, sandbox, allowed: bool) -> Trajectory:
-    from tracegym.harnesses.sandbox.scoring import SandboxRunner
+    from tracegym.harnesses.sandbox.eval_runner import SandboxRunner
 
     runner = SandboxRunner(lambda: sandbox, workspace, Limits(wall_seconds=30), unisolated_allowed=allowed)
     return Trajectory([{"role": "assistant", "content": "done"}], "done", workspace, runner=runner)

@@ -1,4 +1,5 @@
-"""A `model.lora` run's adapter as a weight version (`tracegym.samplers.adapters`): written beside the merged weights
+"""A `model.lora` run's adapter as a weight version (`tracegym.samplers.weights.lora_adapters`): written beside the
+merged weights
 under the same STABLE marker, read back over the folder or HTTP as the peft folder the trainer would save, and what
 a vllm pool asks of vLLM for it."""
 
@@ -12,9 +13,9 @@ import torch
 from tracegym.errors import ModelError
 from tracegym.models.tiny import tiny_llama
 from tracegym.models.vllm_engine import engine_args, vllm_lora_rank
-from tracegym.samplers.adapters import ADAPTER_SUFFIX, AdapterWatcher
-from tracegym.samplers.http_weights import HttpVersions, WeightServer
-from tracegym.samplers.weights import STABLE, FilesystemBroadcast, FolderVersions, WeightWatcher
+from tracegym.samplers.weights.folder import STABLE, FilesystemBroadcast, FolderVersions, WeightWatcher
+from tracegym.samplers.weights.http import HttpVersions, WeightServer
+from tracegym.samplers.weights.lora_adapters import ADAPTER_SUFFIX, AdapterWatcher
 from tracegym.training import lora
 from tracegym.training.config import LoraSection
 

@@ -8,7 +8,7 @@ import statistics
 import pytest
 import torch
 
-from tracegym.training.advantages import AdvantageInputError, group_advantages
+from tracegym.training.grpo.advantages import AdvantageInputError, group_advantages
 
 
 def test_mean_centring_within_each_group():

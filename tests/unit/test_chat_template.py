@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tracegym.errors import ModelError
-from tracegym.harnesses.chat import ChatRenderer, TokenConversation, has_native_tools, template_messages
+from tracegym.harnesses.chat_template import ChatRenderer, TokenConversation, has_native_tools, template_messages
 from tracegym.models.tiny import smollm2_tokenizer
 
 WEATHER = {

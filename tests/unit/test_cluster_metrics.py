@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tracegym.harnesses.episode import Episode, TokenRecord, TurnRecord
+from tracegym.episodes.record import Episode, TokenRecord, TurnRecord
 from tracegym.samplers.rollouts import RolloutBatch, RolloutGroup, set_aside_stats
-from tracegym.training.clusters import (
+from tracegym.training.cluster_reward import (
     NO_CLUSTER,
     batch_cluster_rewards,
     cluster_key,

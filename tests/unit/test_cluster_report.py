@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from tracegym.report.clusters import cluster_series, cluster_table, rolling_mean, short_signature
+from tracegym.report.cluster_chart import cluster_series, cluster_table, rolling_mean, short_signature
 from tracegym.report.html import render_report
 from tracegym.report.plots import build_charts, cluster_chart, missing_labels, png_bytes
 from tracegym.report.rundata import RunData

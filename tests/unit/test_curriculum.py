@@ -10,7 +10,7 @@ import pytest
 
 from tracegym.errors import NotFoundError
 from tracegym.samplers.rollouts import TaskOrder
-from tracegym.training.clusters import cluster_metrics
+from tracegym.training.cluster_reward import cluster_metrics
 from tracegym.training.config import CurriculumSection, parse_train_config
 from tracegym.training.curriculum import (
     ClusterCurriculum,

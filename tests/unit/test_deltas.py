@@ -11,8 +11,8 @@ import torch
 
 from tracegym.errors import ModelError
 from tracegym.models.tiny import tiny_llama
-from tracegym.samplers.deltas import apply_tensor, checksum, encode_tensor
-from tracegym.samplers.weights import (
+from tracegym.samplers.weights.deltas import apply_tensor, checksum, encode_tensor
+from tracegym.samplers.weights.folder import (
     DELTA_SUFFIX,
     FilesystemBroadcast,
     FolderVersions,

@@ -14,18 +14,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from tracegym.evals.config import MatchEval, PythonEval
+from tracegym.episodes.record import Episode
+from tracegym.episodes.rollout_table import read_rollouts, write_rollouts
 from tracegym.evals.scorers import ScorerContext, build_scorer
+from tracegym.evals.scorers.config import MatchEval, PythonEval
 from tracegym.harnesses.base import Harness, Reply, Reset, Step
 from tracegym.harnesses.config import HarnessConfig, HarnessFactory
-from tracegym.harnesses.episode import Episode
 from tracegym.harnesses.policy import (
     HFPolicy,
     OpenAIPolicy,
     OpenAIPolicyConfig,
     PolicyClient,
 )
-from tracegym.harnesses.rollouts import read_rollouts, write_rollouts
 from tracegym.harnesses.runner import (
     EpisodeJob,
     EpisodeLimits,
@@ -33,8 +33,8 @@ from tracegym.harnesses.runner import (
     run_episode,
     run_many,
 )
+from tracegym.models.logprobs import batch_logprobs_of
 from tracegym.models.sampling import SamplingEngine, SamplingParams
-from tracegym.models.scoring import batch_logprobs_of
 from tracegym.models.tiny import tiny_policy
 from tracegym.tasks.spec import TaskSpec
 

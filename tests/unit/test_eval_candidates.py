@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tracegym.errors import ConfigError
-from tracegym.training.candidates import api_candidate, local_candidate, weights_digest
+from tracegym.evals.checkpoints.candidates import api_candidate, local_candidate, weights_digest
 
 
 @pytest.fixture(scope="module")

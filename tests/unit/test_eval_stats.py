@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from tracegym.training.stats import (
+from tracegym.evals.checkpoints.stats import (
     bootstrap_mean,
     fewest_tasks_for_a_verdict,
     paired_change,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tracegym.errors import ConfigError
-from tracegym.evals.config import load_evals
+from tracegym.evals.scorers.config import load_evals
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

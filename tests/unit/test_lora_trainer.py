@@ -16,7 +16,7 @@ from tracegym.models.load import load_model
 from tracegym.models.tiny import tiny_llama
 from tracegym.training import lora
 from tracegym.training.config import GRPOSection, LoraSection, LossSection, OptimSection
-from tracegym.training.trainer import Trainer
+from tracegym.training.grpo.trainer import Trainer
 
 SECTION = LoraSection(r=4, alpha=8, target_modules=["q_proj", "v_proj", "down_proj"])
 

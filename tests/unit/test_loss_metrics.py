@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from tracegym.training.loss import ISWeighting, LossInputError, aggregate, token_loss
+from tracegym.training.grpo.loss import ISWeighting, LossInputError, aggregate, token_loss
 
 F64 = torch.float64
 

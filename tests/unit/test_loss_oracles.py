@@ -1,4 +1,4 @@
-"""The unit-test oracles of TRAINING-MATH.md §2, one test each, against tracegym.training.loss.
+"""The unit-test oracles of TRAINING-MATH.md §2, one test each, against tracegym.training.grpo.loss.
 
 All in float64. Expectations E_mu[.] are exact sums over every token the sampler could have
 drawn (each a position of one batched call, weighted by mu(a)), never Monte Carlo. Gradients
@@ -15,8 +15,8 @@ import pytest
 import torch
 from torch import Tensor
 
-from tracegym.training.advantages import group_advantages
-from tracegym.training.loss import ISWeighting, LossInputError, pad_support, support_log_probs, token_loss
+from tracegym.training.grpo.advantages import group_advantages
+from tracegym.training.grpo.loss import ISWeighting, LossInputError, pad_support, support_log_probs, token_loss
 
 F64 = torch.float64
 WIDE = (1e-12, 1e12)  # a MIS band no ratio here leaves, so w = pi/mu exactly: plain IS

@@ -13,7 +13,7 @@ import torch
 from pydantic import TypeAdapter, ValidationError
 
 from tracegym.errors import ModelError
-from tracegym.harnesses.chat import ChatRenderer
+from tracegym.harnesses.chat_template import ChatRenderer
 from tracegym.harnesses.policy import (
     HFPolicy,
     HFPolicyConfig,

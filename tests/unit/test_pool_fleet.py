@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tracegym.harnesses.episode import Episode, TokenRecord, TurnRecord
+from tracegym.episodes.record import Episode, TokenRecord, TurnRecord
 from tracegym.samplers.config import QuarantineSection, SamplerPool
 from tracegym.samplers.rollouts import RolloutBatch, RolloutGroup
 from tracegym.training.config import TrainConfig
-from tracegym.training.cost import CostLedger, PoolUsage, cost_summary, most_expensive, rollout_costs
-from tracegym.training.quarantine import QuarantineWatch, step_mismatch
+from tracegym.training.pools.cost import CostLedger, PoolUsage, cost_summary, most_expensive, rollout_costs
+from tracegym.training.pools.quarantine import QuarantineWatch, step_mismatch
 
 
 def test_cost_figures_of_two_pools_by_hand() -> None:
@@ -145,8 +145,8 @@ def test_a_resumed_run_keeps_its_cost_and_the_quarantines_up_to_its_checkpoint(s
     checkpoint: step 3's rows are forgotten, slow stays quarantined, and the cost goes on from step 2's figures."""
     from tracegym.store import open_store
     from tracegym.training.metrics import RunRecorder, read_quarantines
-    from tracegym.training.pools import PoolWatch
-    from tracegym.training.quarantine import Verdict
+    from tracegym.training.pools.quarantine import Verdict
+    from tracegym.training.pools.watch import PoolWatch
 
     config = TrainConfig.model_validate({
         "run_dir": "r", "tasks": {"task_set": "t"}, "async": {"max_staleness": 1},

@@ -12,8 +12,9 @@ import httpx
 import pytest
 
 from tracegym.harnesses.policy import OpenAIPolicy, OpenAIPolicyConfig
-from tracegym.harnesses.proxy_http import ProxyServer
-from tracegym.harnesses.proxy_openai import (
+from tracegym.harnesses.proxy.calls import ProxySession
+from tracegym.harnesses.proxy.http_server import ProxyServer
+from tracegym.harnesses.proxy.wire_chat import (
     ProxyError,
     assistant_reply,
     chat_completion,
@@ -21,7 +22,6 @@ from tracegym.harnesses.proxy_openai import (
     same_message,
     stream_chunks,
 )
-from tracegym.harnesses.proxy_session import ProxySession
 from tracegym.harnesses.runner import EpisodeLimits
 from tracegym.models.sampling import SamplingParams
 
@@ -172,7 +172,7 @@ def test_the_server_stitches_calls_that_echo_tool_calls_and_answers_http_errors(
 
 
 def test_the_responses_api_is_read_as_chat_and_answered_as_output_items():
-    from tracegym.harnesses.proxy_responses import parse_responses_request, response_body, response_events
+    from tracegym.harnesses.proxy.wire_responses import parse_responses_request, response_body, response_events
 
     responses = pytest.importorskip("openai.types.responses", reason="checks against the openai client's types")
     flat_tool = {"type": "function", "name": "get_weather", "parameters": WEATHER["function"]["parameters"]}

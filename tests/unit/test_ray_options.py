@@ -10,7 +10,7 @@ pytest.importorskip("ray")
 
 
 def test_a_pools_actor_options_default_to_its_threads_and_device() -> None:
-    from tracegym.samplers.ray_backend import _actor_options
+    from tracegym.samplers.backends.ray_actors import _actor_options
 
     assert _actor_options(SamplerPool(threads=2)) == {"num_cpus": 2.0, "num_gpus": 0.0, "resources": {},
                                                       "max_restarts": 0}

@@ -119,7 +119,7 @@ def test_masked_examples_do_not_give_the_value_away():
 
 
 def test_a_piece_cut_inside_characters_keeps_its_edge_bytes():
-    from tracegym.redact.store import utf8_core
+    from tracegym.redact.in_place import utf8_core
 
     data = "é mail ada@example.com 日本".encode()
     assert utf8_core(data[1:-2]) == (b"\xa9", " mail ada@example.com 日", "日本".encode()[3:4])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tracegym.training.loss import KL_CLAMP, LossInputError, reference_kl
+from tracegym.training.grpo.loss import KL_CLAMP, LossInputError, reference_kl
 
 F64 = torch.float64
 VOCAB = 7

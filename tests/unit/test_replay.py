@@ -19,7 +19,7 @@ from tracegym.harnesses.replay import (
     load_fallback,
 )
 from tracegym.harnesses.summary import summarize
-from tracegym.harnesses.tools_harness import ToolRaised
+from tracegym.harnesses.tools import ToolRaised
 from tracegym.tasks.spec import RecordedCall, TaskSpec
 
 USER = {"name": {"first_name": "Mia", "last_name": "Li"}, "payment_methods": {"certificate_7504069": {"amount": 250}}}
@@ -176,7 +176,7 @@ def test_a_terminal_tool_is_answered_then_ends_the_episode():
 
 
 def test_off_path_episodes_are_reported():
-    from tracegym.harnesses.episode import Episode, EpisodeCounts
+    from tracegym.episodes.record import Episode, EpisodeCounts
 
     def episode(i: int, misses: int) -> Episode:
         return Episode(rollout_id=str(i), task_id="t-tau", task_set_id="s", split="train", harness="replay",

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracegym.evals.config import load_evals
+from tracegym.episodes.record import Episode
+from tracegym.episodes.rollout_table import read_rollouts, write_rollouts
+from tracegym.evals.checkpoints.comparison import ModelRef, Scores, compare
 from tracegym.evals.scorers import ScorerContext, build_scorer, coerce_result
-from tracegym.evals.trajectory import Trajectory
-from tracegym.harnesses.episode import Episode
-from tracegym.harnesses.rollouts import read_rollouts, write_rollouts
-from tracegym.training.comparison import ModelRef, Scores, compare
+from tracegym.evals.scorers.config import load_evals
+from tracegym.evals.scorers.trajectory import Trajectory
 
 EVALS = """version: 1
 evals:

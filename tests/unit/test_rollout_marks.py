@@ -7,8 +7,8 @@ from pathlib import Path
 import duckdb
 import torch
 
-from tracegym.harnesses.episode import Episode, TokenRecord, TurnRecord
-from tracegym.harnesses.rollouts import read_rollouts, write_rollouts
+from tracegym.episodes.record import Episode, TokenRecord, TurnRecord
+from tracegym.episodes.rollout_table import read_rollouts, write_rollouts
 from tracegym.samplers.rollouts import RolloutBatch, RolloutGroup
 from tracegym.store import open_store
 from tracegym.store.migrations import MIGRATIONS

@@ -8,7 +8,7 @@ import pytest
 
 from tracegym.errors import ConfigError
 from tracegym.mining import mine_failures
-from tracegym.mining.rules import load_rules
+from tracegym.mining.rule_files import load_rules
 
 
 def _write(tmp_path, text: str):

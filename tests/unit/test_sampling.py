@@ -8,6 +8,7 @@ import torch
 from pydantic import ValidationError
 
 from tracegym.errors import ModelError
+from tracegym.models.logprobs import batch_logprobs_of, logprobs_of, token_logprobs
 from tracegym.models.sampling import (
     SamplingEngine,
     SamplingParams,
@@ -15,7 +16,6 @@ from tracegym.models.sampling import (
     share_prompts,
     truncated_distribution,
 )
-from tracegym.models.scoring import batch_logprobs_of, logprobs_of, token_logprobs
 from tracegym.models.tiny import tiny_llama, tiny_policy
 
 QUESTIONS = ["What is 2+2?", "Name three colours, then explain why the sky looks blue on a clear afternoon.", "Hi"]

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from tracegym.errors import ConfigError
-from tracegym.evals.config import load_evals
 from tracegym.evals.scorers import ScorerContext, build_scorer, coerce_result
+from tracegym.evals.scorers.config import load_evals
 from tracegym.evals.scorers.tool_calls import any_order_matching, ordered_matching
-from tracegym.evals.trajectory import CallView, ScoreResult, Trajectory
+from tracegym.evals.scorers.trajectory import CallView, ScoreResult, Trajectory
 
 
 def _scorer(yaml_text: str, tmp_path: Path, name: str | None = None, store=None):
@@ -404,7 +404,7 @@ def _sandboxed(workspace: Path, **limits):
         SubprocessSandbox,
         bwrap_problem,
     )
-    from tracegym.harnesses.sandbox.scoring import SandboxRunner
+    from tracegym.harnesses.sandbox.eval_runner import SandboxRunner
 
     if bwrap_problem() is None:
         sandbox = BwrapSandbox()

@@ -22,8 +22,8 @@ from tests.unit.test_trainer_step import TEMPERATURE, VOCAB, _groups
 from tracegym.models.tiny import tiny_llama
 from tracegym.training import lora
 from tracegym.training.config import GRPOSection, LoraSection, LossSection, OptimSection
-from tracegym.training.sharded import Rendezvous, free_port, share
-from tracegym.training.trainer import Trainer
+from tracegym.training.grpo.trainer import Trainer
+from tracegym.training.parallel.sharded import Rendezvous, free_port, share
 
 LR = 1e-3
 LOSS_ATOL = 1e-5
@@ -67,7 +67,7 @@ def _adapted(model, base: Path, seed: int):
 def _rank(rank: int, rendezvous: Rendezvous, out: Path, steps: range, resume: bool, variant: str = "full") -> None:
     """One rank: rank 0 drives the steps and saves what it gathered; rank 1 serves."""
     torch.set_num_threads(1)
-    from tracegym.training.sharded import ShardedTrainer, join, leave
+    from tracegym.training.parallel.sharded import ShardedTrainer, join, leave
 
     join(rendezvous, rank)
     try:
@@ -95,7 +95,7 @@ def _rank(rank: int, rendezvous: Rendezvous, out: Path, steps: range, resume: bo
 def _gradient_rank(rank: int, rendezvous: Rendezvous, out: Path) -> None:
     """Both ranks backpropagate one batch (no announcing: each calls the step's work itself) and gather the grads."""
     torch.set_num_threads(1)
-    from tracegym.training.sharded import ShardedTrainer, join, leave
+    from tracegym.training.parallel.sharded import ShardedTrainer, join, leave
 
     join(rendezvous, rank)
     try:
@@ -186,7 +186,7 @@ def test_two_ranks_resume_from_gathered_state_and_continue_the_curve(single, tmp
 
 def test_samples_are_shared_out_by_length_and_each_goes_to_one_rank() -> None:
     model, batches = _setup()
-    from tracegym.training.trainer import prepare
+    from tracegym.training.grpo.trainer import prepare
 
     samples = prepare(batches[0], std_normalization=False).samples
     parts = [share(samples, r, 2) for r in range(2)]

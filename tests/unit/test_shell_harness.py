@@ -111,7 +111,7 @@ def test_one_episode_with_a_tiny_model(factory):
 
 def test_run_as_scores_a_shell_tasks_reply_without_running_it(tmp_path):
     """harness.run_as {shell: chat}: the reply is the episode, no workspace is made and nothing runs (no sandbox)."""
-    from tracegym.harnesses.chat_harness import ChatHarness
+    from tracegym.harnesses.chat import ChatHarness
 
     factory = HarnessFactory(HarnessConfig(run_as={"shell": "chat"}, shell={"workspaces": "ws"}), tmp_path)
     harness = factory.make(shell_task(), "ep-1")

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracegym.errors import ConfigError
-from tracegym.evals.recorded import RecordedCall, RecordedTrace
-from tracegym.evals.trajectory import Trajectory
+from tracegym.evals.scorers.recorded import RecordedCall, RecordedTrace
+from tracegym.evals.scorers.trajectory import Trajectory
 from tracegym.tasks.cuts import build_prompt, cut_points, duplicate_key
 from tracegym.tasks.schemas import declared_tools, infer_schema, inferred_tools
 from tracegym.tasks.spec import (
@@ -211,9 +211,9 @@ def test_splits_keep_groups_together_and_are_deterministic():
 
 
 def test_the_evals_copy_keeps_python_path_pointing_at_the_same_folder(tmp_path):
-    from tracegym.evals.config import load_evals
     from tracegym.evals.scorers import ScorerContext, build_scorer
-    from tracegym.evals.trajectory import Trajectory
+    from tracegym.evals.scorers.config import load_evals
+    from tracegym.evals.scorers.trajectory import Trajectory
     from tracegym.tasks.render import copy_evals
 
     team = tmp_path / "team"
@@ -238,8 +238,8 @@ def test_the_evals_copy_keeps_python_path_pointing_at_the_same_folder(tmp_path):
 
 
 def test_the_evals_copy_keeps_reward_files_pointing_at_the_same_place(tmp_path):
-    from tracegym.evals.config import load_evals
     from tracegym.evals.scorers import ScorerContext, build_scorer
+    from tracegym.evals.scorers.config import load_evals
     from tracegym.tasks.render import copy_evals
 
     team = tmp_path / "team"

@@ -11,7 +11,7 @@ import pytest
 from tracegym.errors import ConfigError
 from tracegym.harnesses.base import Reply
 from tracegym.harnesses.config import HarnessFactory, load_harness_config
-from tracegym.harnesses.tools_harness import ToolRaised
+from tracegym.harnesses.tools import ToolRaised
 from tracegym.tasks.spec import TaskSpec
 
 TOOLS_MODULE = '''

@@ -168,7 +168,7 @@ def test_ranks_launched_on_ray_ask_for_their_resources_and_need_fsdp(tmp_path: P
 
 
 def test_torchrun_ranks_refuse_the_ray_launcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracegym.training.ranks import torchrun_launch
+    from tracegym.training.parallel.ranks import torchrun_launch
 
     config = _load(tmp_path, MINIMAL + "parallel: {kind: fsdp, world_size: 2, launcher: ray}\n")
     for name, value in {"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1"}.items():

@@ -13,20 +13,20 @@ import uuid
 import pytest
 import torch
 
-from tracegym.harnesses.episode import Episode, TurnRecord, build_token_record, join_segments
+from tracegym.episodes.record import Episode, TurnRecord, build_token_record, join_segments
 from tracegym.models.sampling import SampledSequence, SamplingEngine, SamplingParams
 from tracegym.models.tiny import tiny_llama
 from tracegym.samplers.rollouts import RolloutGroup
-from tracegym.training.batching import (
+from tracegym.training.config import GRPOSection, LossSection, OptimSection
+from tracegym.training.grpo.batching import (
     MicroBatch,
     completion_logits,
     pack,
     sample_from_record,
     support_logits,
 )
-from tracegym.training.config import GRPOSection, LossSection, OptimSection
-from tracegym.training.loss import LossInputError, aggregate, token_loss
-from tracegym.training.trainer import Trainer
+from tracegym.training.grpo.loss import LossInputError, aggregate, token_loss
+from tracegym.training.grpo.trainer import Trainer
 
 VOCAB = 256
 TEMPERATURE = 0.8
@@ -172,7 +172,7 @@ def test_micro_batching_gives_the_gradient_of_one_batch(model, aggregation: str)
 
 def _manual_losses(model, groups: list[RolloutGroup]) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token losses [T] and sequence ids [T], one sequence at a time, straight from token_loss."""
-    from tracegym.training.advantages import group_advantages
+    from tracegym.training.grpo.advantages import group_advantages
 
     episodes = [e for g in groups for e in g.episodes]
     adv = group_advantages([e.reward for e in episodes], [g.task_id for g in groups for _ in g.episodes]).advantages
@@ -234,7 +234,7 @@ def test_an_episode_in_segments_trains_each_as_its_own_sequence_with_the_episode
 
 
 def test_train_layers_and_frozen_embeddings_stay_put(model) -> None:
-    from tracegym.training.trainer import make_optimizer, set_trainable
+    from tracegym.training.grpo.trainer import make_optimizer, set_trainable
 
     groups = _with_variance(_groups(model))
     trainer = _trainer(model)

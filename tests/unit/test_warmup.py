@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tracegym.training.config import PromptSection, WarmupSection
+from tracegym.tasks.prompts import PromptSection
+from tracegym.training.config import WarmupSection
 
 POLICY = PromptSection(context="last-user", system_max_chars=0, tool_schemas="compact", max_tokens=600)
 
@@ -66,13 +67,13 @@ def test_tool_call_turns_only_and_excluded_tasks(tau_store, tokenizer) -> None:
 
 def test_warm_start_prompt_equals_the_harness_prompt_of_the_same_cut(tau_store, tokenizer) -> None:
     """A task cut from a trace and shortened by the policy renders exactly like the warm-start example there."""
-    from tracegym.evals.recorded import iter_recorded
+    from tracegym.evals.scorers.recorded import iter_recorded
     from tracegym.harnesses.base import openai_tools
-    from tracegym.harnesses.chat import ChatRenderer
+    from tracegym.harnesses.chat_template import ChatRenderer
     from tracegym.tasks.cuts import build_prompt, cut_points
+    from tracegym.tasks.prompts import shorten_task
     from tracegym.tasks.schemas import format_tools
     from tracegym.tasks.spec import EvalRef, Provenance, ScorerBinding, TaskSpec
-    from tracegym.training.prompts import shorten_task
     from tracegym.training.warmup import _example
 
     trace = next(iter_recorded(tau_store, "outcome = 'success'"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 
 from tracegym.models.tiny import tiny_llama
-from tracegym.samplers.weights import (
+from tracegym.samplers.weights.folder import (
     STABLE,
     FilesystemBroadcast,
     WeightWatcher,

@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from tracegym.errors import ConfigError
-from tracegym.samplers.http_weights import HttpVersions, WeightServer
-from tracegym.samplers.weights import DELTA_SUFFIX, STABLE, FilesystemBroadcast, WeightWatcher
+from tracegym.samplers.weights.folder import DELTA_SUFFIX, STABLE, FilesystemBroadcast, WeightWatcher
+from tracegym.samplers.weights.http import HttpVersions, WeightServer
 
 
 def _versions(n: int) -> list[dict[str, torch.Tensor]]:

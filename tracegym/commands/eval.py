@@ -11,9 +11,9 @@ from tracegym.models.precision import PrecisionChoice, resolve_precision
 from tracegym.output import JsonOpt, StoreOpt, err, literal, out, print_json, progress
 
 if TYPE_CHECKING:
+    from tracegym.evals.checkpoints.comparison import Scores
+    from tracegym.evals.checkpoints.evaluate import EvalOptions, EvalPlan, Evaluation
     from tracegym.store import Store
-    from tracegym.training.comparison import Scores
-    from tracegym.training.evaluate import EvalOptions, EvalPlan, Evaluation
 
 
 def register(app: typer.Typer) -> None:
@@ -57,8 +57,8 @@ def eval_command(
     Every sample goes to the store (eval_results; the episode in rollouts with run_id = the eval id). An
     evaluation that stopped resumes where it stopped: samples already stored are not run again.
     """
+    from tracegym.evals.checkpoints.evaluate import EvalOptions, plan_evaluation
     from tracegym.store import open_store
-    from tracegym.training.evaluate import EvalOptions, plan_evaluation
 
     # Resolved here: the precision is part of the settings an evaluation's id is hashed from.
     options = EvalOptions(split=split, samples=samples, seed=seed, concurrency=concurrency,
@@ -89,7 +89,7 @@ def say_unchanged(plan: EvalPlan) -> None:
 
 def _warn_small_groups(table: dict[str, Any]) -> None:
     """Name the split or clusters too small for any change on them to be told from noise."""
-    from tracegym.training.stats import fewest_tasks_for_a_verdict
+    from tracegym.evals.checkpoints.stats import fewest_tasks_for_a_verdict
 
     fewest = fewest_tasks_for_a_verdict()
     small = [g for g in table["groups"] if g["tasks"] < fewest]
@@ -104,7 +104,7 @@ def _warn_small_groups(table: dict[str, Any]) -> None:
 
 def _scores(st: Store, version: str | None, component: str | None, threshold: float) -> Scores:
     from tracegym.errors import ConfigError, NotFoundError
-    from tracegym.training.comparison import Scores
+    from tracegym.evals.checkpoints.comparison import Scores
 
     if version is None:
         return Scores(component=component)
@@ -124,7 +124,7 @@ def evaluate_and_compare(st: Store, plan: EvalPlan, options: EvalOptions, scores
                          ) -> dict[str, Any]:
     """Run the plan (with a progress bar), then the comparison of its models against its base (on `scores`),
     with counts; names on stderr the groups too small for a verdict."""
-    from tracegym.training.comparison import ModelRef, Scores, compare
+    from tracegym.evals.checkpoints.comparison import ModelRef, Scores, compare
 
     result = _run(st, plan, options)
     refs = [ModelRef(c.label, c.checkpoint_id, c.run_id, c.step) for c in result.candidates]
@@ -136,7 +136,7 @@ def evaluate_and_compare(st: Store, plan: EvalPlan, options: EvalOptions, scores
 
 
 def _run(st: Store, plan: EvalPlan, options: EvalOptions) -> Evaluation:
-    from tracegym.training.evaluate import evaluate
+    from tracegym.evals.checkpoints.evaluate import evaluate
 
     with progress("samples", total=len(plan.tasks) * options.samples * len(plan.candidates)) as bar:
         def on_model(candidate: Any, counts: Any) -> None:

@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
 @evals_app.command("list")
 def evals_list(evals: EvalsOpt = Path("evals.yaml"), as_json: JsonOpt = False) -> None:
     """Validate an evals.yaml and list its evals."""
-    from tracegym.evals.config import load_evals
+    from tracegym.evals.scorers.config import load_evals
 
     loaded = load_evals(evals)
     rows = [{"name": e.name, "kind": e.kind, "weight": e.weight, "line": loaded.lines[e.name],
@@ -44,10 +44,10 @@ def evals_check(
 ) -> None:
     """Score recorded traces that have a production outcome and report how well the scorer agrees."""
     from tracegym.errors import ConfigError
-    from tracegym.evals.check import check_report, score_traces
-    from tracegym.evals.config import load_evals, parse_eval_ref
-    from tracegym.evals.recorded import iter_recorded
     from tracegym.evals.scorers import ScorerContext, scorer_for
+    from tracegym.evals.scorers.agreement import check_report, score_traces
+    from tracegym.evals.scorers.config import load_evals, parse_eval_ref
+    from tracegym.evals.scorers.recorded import iter_recorded
     from tracegym.store import open_store
 
     loaded = load_evals(evals)

@@ -10,8 +10,8 @@ import typer
 from tracegym.output import JsonOpt, StoreOpt, err, literal, out, print_json
 
 if TYPE_CHECKING:
-    from tracegym.training.export import ExportResult
-    from tracegym.training.modelcard import CardFacts
+    from tracegym.export.hf_folder import ExportResult
+    from tracegym.export.modelcard import CardFacts
 
 
 def register(app: typer.Typer) -> None:
@@ -34,10 +34,10 @@ def export(
     base model, task set, failure clusters, evaluations from the store and lineage. A LoRA checkpoint is written as
     its base model with the adapter merged in, or with --adapter as the adapter alone."""
     from tracegym.errors import ConfigError
+    from tracegym.evals.checkpoints.candidates import local_candidate
+    from tracegym.export.hf_folder import check_destination, is_adapter_folder
+    from tracegym.export.modelcard import CardFacts, read_facts
     from tracegym.store import default_store_path, open_store
-    from tracegym.training.candidates import local_candidate
-    from tracegym.training.export import check_destination, is_adapter_folder
-    from tracegym.training.modelcard import CardFacts, read_facts
 
     found = local_candidate(checkpoint)
     source = Path(found.location)  # a local model's folder
@@ -78,7 +78,7 @@ def export(
 
 def _write(source: Path, to: Path, force: bool, facts: CardFacts, gguf: bool, merge: bool) -> ExportResult:
     """The export of `source` (merged first when it is an adapter to merge), its card and GGUF file written in."""
-    from tracegym.training.export import (
+    from tracegym.export.hf_folder import (
         ADAPTER_FILES,
         CARD_FILE,
         export_folder,
@@ -86,12 +86,12 @@ def _write(source: Path, to: Path, force: bool, facts: CardFacts, gguf: bool, me
         is_model_file,
         merged_adapter,
     )
-    from tracegym.training.modelcard import render_card
+    from tracegym.export.modelcard import render_card
 
     def write(model_folder: Path) -> ExportResult:
         def extras(folder: Path) -> None:
             if gguf:
-                from tracegym.training.gguf_export import write_gguf
+                from tracegym.export.gguf import write_gguf
 
                 facts.gguf = write_gguf(model_folder, folder, to.name).name
             (folder / CARD_FILE).write_text(render_card(facts), encoding="utf-8")

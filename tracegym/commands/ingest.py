@@ -64,7 +64,7 @@ def ingest(
         raise typer.Exit(130) from None
     data = summary.to_dict()
     if run is not None:
-        from tracegym.redact.report import report
+        from tracegym.redact.tally import report
 
         data["redaction"] = report(run)
     if as_json:

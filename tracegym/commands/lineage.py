@@ -23,8 +23,8 @@ def lineage(
 
     One query of the `lineage` view: `tracegym sql "SELECT * FROM lineage WHERE cluster_id = 'ID'"`.
     """
+    from tracegym.evals.checkpoints.lineage import find_cluster, lineage_rows, summarize_lineage
     from tracegym.store import open_store
-    from tracegym.training.lineage import find_cluster, lineage_rows, summarize_lineage
 
     with open_store(store, read_only=True) as st:
         cluster_id = find_cluster(st, cluster)

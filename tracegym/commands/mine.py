@@ -140,7 +140,7 @@ def failures_show(
     as_json: JsonOpt = False,
 ) -> None:
     """Show one failure cluster: its detector, evidence and example traces."""
-    from tracegym.mining.queries import cluster_evidence, describe_detector, get_cluster
+    from tracegym.mining.findings import cluster_evidence, describe_detector, get_cluster
     from tracegym.store import open_store
 
     with open_store(store, read_only=True) as st:
@@ -178,7 +178,7 @@ def failures_list(
     as_json: JsonOpt = False,
 ) -> None:
     """List individual findings (one row per failure found in a trace)."""
-    from tracegym.mining.queries import list_findings
+    from tracegym.mining.findings import list_findings
     from tracegym.store import open_store
 
     with open_store(store, read_only=True) as st:

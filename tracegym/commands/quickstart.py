@@ -41,12 +41,12 @@ evals:
   - name: one_bash_action
     kind: python
     description: the reply holds exactly one ```bash block with a command, as mini-swe-agent requires
-    function: tracegym.evals.families:one_bash_action
+    function: tracegym.evals.scorers.families:one_bash_action
     applies_to: {formats: [mini-swe-agent]}
   - name: handles_tool_error
     kind: python
     description: answers a tool error without retrying the failed call unchanged or inventing the tool's answer
-    function: tracegym.evals.families:handles_tool_error
+    function: tracegym.evals.scorers.families:handles_tool_error
     applies_to: {formats: [tau-bench]}
 """
 
@@ -114,8 +114,8 @@ def _prepare(traces: Path, workdir: Path, path: Path) -> Path:
     from tracegym.ingest.pipeline import ingest_paths
     from tracegym.mining import MineConfig, mine_failures
     from tracegym.redact.config import RedactConfig
+    from tracegym.redact.in_place import redact_store
     from tracegym.redact.session import Run, unredacted_sources
-    from tracegym.redact.store import redact_store
     from tracegym.store import open_store
 
     with open_store(path) as st:
@@ -169,9 +169,9 @@ def _train(task_set: Path, run_dir: Path, store: Path, model: str, steps: int) -
 
 def _evaluate(task_set: Path, run_dir: Path, store: Path, samples: int) -> None:
     from tracegym.commands.eval import evaluate_and_compare, print_comparison, say_unchanged
+    from tracegym.evals.checkpoints.evaluate import EvalOptions, plan_evaluation
     from tracegym.models.precision import resolve_precision
     from tracegym.store import open_store
-    from tracegym.training.evaluate import EvalOptions, plan_evaluation
 
     # The precision the run sampled in (bf16 where the CPU computes it natively), for base and checkpoint alike.
     options = EvalOptions(samples=samples, precision=resolve_precision("auto", "cpu"))

@@ -35,9 +35,9 @@ def redact(
     if ctx.invoked_subcommand is not None:
         return
     from tracegym.redact.config import load_redact_config
-    from tracegym.redact.report import report
+    from tracegym.redact.in_place import redact_store
     from tracegym.redact.session import Run
-    from tracegym.redact.store import redact_store
+    from tracegym.redact.tally import report
     from tracegym.store import open_store
 
     settings = load_redact_config(config)

@@ -30,7 +30,7 @@ def rollouts_list(
     as_json: JsonOpt = False,
 ) -> None:
     """Stored rollouts, newest first: run, task, reward, how each stopped."""
-    from tracegym.report.rollouts import list_rollouts
+    from tracegym.report.rollout_views import list_rollouts
     from tracegym.store import open_store
 
     with open_store(store, read_only=True) as st:
@@ -54,7 +54,7 @@ def rollouts_show(
 ) -> None:
     """One rollout: the model's reply beside the recorded turn it replaced, the reward and the scorer's details,
     then the rest of the episode."""
-    from tracegym.report.rollouts import rollout_view
+    from tracegym.report.rollout_views import rollout_view
     from tracegym.store import open_store
 
     with open_store(store, read_only=True) as st:

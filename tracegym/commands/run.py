@@ -64,12 +64,12 @@ def run(
     Episodes run as training and `tracegym eval` run them: with a train config's settings (--config), else the
     trainer's defaults (one turn of at most 128 tokens, top-p 0.95, the prompt from the last user message).
     """
+    from tracegym.evals.checkpoints.candidates import eval_config
     from tracegym.harnesses.config import HarnessFactory, load_harness_config
     from tracegym.harnesses.taskrun import resolve_task_set, run_task_set, select_tasks
     from tracegym.models import compute
     from tracegym.store import open_store
-    from tracegym.training.candidates import eval_config
-    from tracegym.training.prompts import shorten_task
+    from tracegym.tasks.prompts import shorten_task
 
     with open_store(store) as st:
         ts = resolve_task_set(st, task_set)

@@ -51,7 +51,7 @@ def runs_show(
 ) -> None:
     """A run's config, status, metrics per key, training reward per failure cluster, quarantined sampler pools,
     rollout cost per pool, checkpoints and its newest evaluation."""
-    from tracegym.report.clusters import TABLE_STEPS, cluster_table, short_signature
+    from tracegym.report.cluster_chart import TABLE_STEPS, cluster_table, short_signature
     from tracegym.report.rundata import load_run, metric_summary
     from tracegym.store import open_store
     from tracegym.training.runfolder import CONFIG_FILE
@@ -98,7 +98,7 @@ def runs_show(
 
 def _sampled_run(store: Any, ref: str) -> dict[str, Any] | None:
     """The `tracegym run` run `ref` names; None when it names a training run."""
-    from tracegym.report.rollouts import sampled_run, sampled_run_ids
+    from tracegym.report.rollout_views import sampled_run, sampled_run_ids
     from tracegym.report.rundata import find_run
 
     run_id = find_run(store, ref)

@@ -70,7 +70,7 @@ def tasks_generate(
     from pydantic import ValidationError
 
     from tracegym.errors import ConfigError
-    from tracegym.evals.config import parse_eval_ref
+    from tracegym.evals.scorers.config import parse_eval_ref
     from tracegym.store import open_store
     from tracegym.tasks.generate import GenerateOptions, create_task_set
 

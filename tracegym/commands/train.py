@@ -55,7 +55,7 @@ def train(
     """
     from tracegym.training.config import load_train_config
     from tracegym.training.loop import train as run_training
-    from tracegym.training.ranks import follow, torchrun_launch
+    from tracegym.training.parallel.ranks import follow, torchrun_launch
 
     loaded = load_train_config(config)
     launch = torchrun_launch(loaded)

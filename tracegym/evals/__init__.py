@@ -4,6 +4,6 @@ Scorers take a `Trajectory` and return a `ScoreResult`; they know nothing of
 harnesses, which build trajectories from episodes.
 """
 
-from tracegym.evals.trajectory import CallView, ScoreResult, Trajectory
+from tracegym.evals.scorers.trajectory import CallView, ScoreResult, Trajectory
 
 __all__ = ["CallView", "ScoreResult", "Trajectory"]

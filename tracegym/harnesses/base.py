@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from tracegym.harnesses.episode import Episode, EpisodeCounts, Message
+from tracegym.episodes.record import Episode, EpisodeCounts, Message
 from tracegym.harnesses.toolcalls import ParseResult, ToolCall, ToolCallStats, parse_tool_calls
 from tracegym.tasks.spec import TaskSpec
 
 if TYPE_CHECKING:
-    from tracegym.evals.command_runner import CommandRunner
     from tracegym.evals.scorers.base import Scorer
+    from tracegym.evals.scorers.command_runner import CommandRunner
     from tracegym.harnesses.policy import PolicyClient
     from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits
     from tracegym.models.sampling import SamplingParams

@@ -25,12 +25,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from tracegym.harnesses.base import ExternalHarness, Harness
-from tracegym.harnesses.chat_harness import ChatHarness
-from tracegym.harnesses.proxy import ProxyConfig, ProxyHarness, proxy_workspaces
+from tracegym.harnesses.chat import ChatHarness
+from tracegym.harnesses.proxy.harness import ProxyConfig, ProxyHarness, proxy_workspaces
 from tracegym.harnesses.replay import ReplayConfig, ReplayHarness, load_fallback
 from tracegym.harnesses.sandbox import SandboxProvider, Workspaces
 from tracegym.harnesses.shell import ShellConfig, ShellHarness, workspaces_for
-from tracegym.harnesses.tools_harness import ToolsConfig, ToolsHarness, bind_tools
+from tracegym.harnesses.tools import ToolsConfig, ToolsHarness, bind_tools
 from tracegym.tasks.spec import TaskSpec
 
 HarnessName = Literal["chat", "tools", "replay", "shell", "proxy"]
@@ -66,7 +66,7 @@ def load_harness_config(path: Path | None) -> tuple[HarnessConfig, Path]:
     """The config in `path` (defaults when None) and the folder its relative paths start from."""
     if path is None:
         return HarnessConfig(), Path.cwd()
-    from tracegym.evals.yamlfile import load_model
+    from tracegym.yamlfile import load_model
 
     config, _ = load_model(Path(path), HarnessConfig)
     return config, Path(path).resolve().parent

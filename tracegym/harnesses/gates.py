@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tracegym.evals.config import EvalsFile, load_evals
+from tracegym.episodes.record import Episode
 from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
+from tracegym.evals.scorers.config import EvalsFile, load_evals
 from tracegym.harnesses.config import HarnessConfig, HarnessFactory
-from tracegym.harnesses.episode import Episode
 from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits, run_episode
 from tracegym.harnesses.taskrun import ThreadLocalStore

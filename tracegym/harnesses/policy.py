@@ -24,7 +24,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from tracegym.errors import ModelError
-from tracegym.harnesses.chat import ChatRenderer, Message
+from tracegym.harnesses.chat_template import ChatRenderer, Message
 from tracegym.models import compute
 from tracegym.models.precision import PrecisionChoice, resolve_precision
 from tracegym.models.sampling import GenerationTiming, SampledSequence, SamplingEngine, SamplingParams, text_of

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tracegym.errors import ConfigError
 from tracegym.harnesses.base import Reset, ToolCallingHarness, openai_tools
 from tracegym.harnesses.toolcalls import ToolCall
-from tracegym.harnesses.tools_harness import ToolRaised
+from tracegym.harnesses.tools import ToolRaised
 from tracegym.tasks.spec import RecordedCall, TaskSpec
 
 _ERROR_KEYS = ("error", "message", "detail")

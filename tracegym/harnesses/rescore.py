@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from tracegym import exact_json
+from tracegym.episodes.record import Episode
+from tracegym.episodes.rollout_table import read_rollouts
 from tracegym.errors import ConfigError, NotFoundError, TracegymError
-from tracegym.evals.config import CommandEval, EvalsFile, WeightedEval, load_evals
 from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
-from tracegym.evals.trajectory import ScoreResult
-from tracegym.harnesses.episode import Episode
-from tracegym.harnesses.rollouts import read_rollouts
+from tracegym.evals.scorers.config import CommandEval, EvalsFile, WeightedEval, load_evals
+from tracegym.evals.scorers.trajectory import ScoreResult
 from tracegym.harnesses.taskrun import ThreadLocalStore, resolve_task_set
 from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import TaskSet

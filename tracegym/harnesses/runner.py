@@ -2,7 +2,7 @@
 
 Shared by `tracegym run`, checkpoint evaluation and the trainer. With a token-level client (`HFPolicy`)
 the prompt of every turn is the previous prompt's ids + the completion ids as sampled + the template ids
-of the environment's answer (`tracegym.harnesses.chat.TokenConversation`): the model's text is never
+of the environment's answer (`tracegym.harnesses.chat_template.TokenConversation`): the model's text is never
 re-tokenised. With a messages-only client (`OpenAIPolicy`) the conversation is sent as messages and the
 episode has no token record.
 
@@ -29,12 +29,12 @@ from typing import Any
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
+from tracegym.episodes.record import Episode, Message, StopReason, TokenRecord, TurnRecord, build_token_record
 from tracegym.errors import ConfigError, ModelError, TracegymError
 from tracegym.evals.scorers.base import Scorer
-from tracegym.evals.trajectory import Trajectory
+from tracegym.evals.scorers.trajectory import Trajectory
 from tracegym.harnesses.base import ExternalHarness, Harness, Reply, Reset, Step
-from tracegym.harnesses.chat import ChatRenderer, TokenConversation
-from tracegym.harnesses.episode import Episode, Message, StopReason, TokenRecord, TurnRecord, build_token_record
+from tracegym.harnesses.chat_template import ChatRenderer, TokenConversation
 from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
 from tracegym.models.sampling import SamplingParams
 from tracegym.models.support import Support

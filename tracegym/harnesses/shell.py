@@ -23,7 +23,7 @@ from pydantic import Field
 from tracegym.errors import SandboxError
 from tracegym.harnesses.base import Harness, Reply, Reset, Step
 from tracegym.harnesses.sandbox import CommandResult, Limits, Sandbox, SandboxChoice, SandboxProvider, Workspaces
-from tracegym.harnesses.sandbox.scoring import SandboxRunner
+from tracegym.harnesses.sandbox.eval_runner import SandboxRunner
 from tracegym.harnesses.toolcalls import parse_bash_action
 from tracegym.tasks.spec import TaskSpec
 

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from tracegym.harnesses.episode import Episode
+from tracegym.episodes.record import Episode
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -14,13 +14,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from tracegym.episodes.record import Episode
+from tracegym.episodes.rollout_table import write_rollouts
 from tracegym.errors import NotFoundError, did_you_mean
-from tracegym.evals.config import EvalsFile, load_evals
 from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
+from tracegym.evals.scorers.config import EvalsFile, load_evals
 from tracegym.harnesses.config import HarnessFactory
-from tracegym.harnesses.episode import Episode
 from tracegym.harnesses.policy import PolicyClient
-from tracegym.harnesses.rollouts import write_rollouts
 from tracegym.harnesses.runner import RunOptions, run_many
 from tracegym.harnesses.summary import summarize
 from tracegym.store import Store

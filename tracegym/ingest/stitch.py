@@ -6,7 +6,7 @@ partial copy per call. A call whose messages start with everything an earlier
 call sent plus the reply it got extends that call's conversation; any other call
 (the first, a second conversation, a rewritten or shortened history, other tools)
 opens a new one. This is the proxy harness's rule (`Segment.extended_by` in
-tracegym/harnesses/proxy_session.py, `same_message` in proxy_openai.py), applied
+tracegym/harnesses/proxy/calls.py, `same_message` in proxy_openai.py), applied
 here to normalized messages so that it reads OpenAI and Anthropic logs alike:
 role, text (None and "" alike), the answered call id, and each tool call's id,
 name and arguments (compared as parsed JSON, so re-encoding does not matter).

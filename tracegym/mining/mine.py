@@ -18,7 +18,7 @@ from tracegym.mining.config import MineConfig
 from tracegym.mining.detection import Detection, detect_new_traces, insert_findings
 from tracegym.mining.detectors import DETECTORS, PER_TRACE, Detector
 from tracegym.mining.feed import record_run
-from tracegym.mining.rules import load_rules, prepare_rules
+from tracegym.mining.rule_files import load_rules, prepare_rules
 from tracegym.mining.signature import install_macros
 from tracegym.mining.timing import Timings, clock, since, timed
 from tracegym.store.connection import Store

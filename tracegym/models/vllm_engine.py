@@ -54,7 +54,7 @@ from tracegym.models.stop_text import Decode
 from tracegym.models.support import Support
 
 if TYPE_CHECKING:
-    from tracegym.samplers.adapters import PublishedAdapter
+    from tracegym.samplers.weights.lora_adapters import PublishedAdapter
 
 
 class VllmEngine:

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from tracegym.redact.detect import Detector
-from tracegym.redact.store import COLUMNS, Column, column_texts
+from tracegym.redact.in_place import COLUMNS, Column, column_texts
 from tracegym.redact.text import mask
 
 TEXT_SUFFIXES = {".yaml", ".yml", ".json", ".jsonl", ".md", ".txt", ".csv", ".html"}

@@ -133,8 +133,8 @@ def load_redact_config(path: Path | None) -> RedactConfig:
     """The settings in `path`, or the defaults (every built-in rule, per-trace numbering) when None."""
     if path is None:
         return RedactConfig()
-    from tracegym.evals.yamlfile import load_model
     from tracegym.redact.rules import BUILTIN_RULES
+    from tracegym.yamlfile import load_model
 
     config, _ = load_model(path, RedactConfig)
     known = {r.name for r in BUILTIN_RULES}

@@ -15,7 +15,7 @@ from typing import Any
 
 import jinja2
 
-from tracegym.report.clusters import TABLE_STEPS, cluster_table
+from tracegym.report.cluster_chart import TABLE_STEPS, cluster_table
 from tracegym.report.plots import build_charts, png_bytes
 from tracegym.report.rundata import RunData
 

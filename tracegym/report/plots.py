@@ -19,7 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from tracegym.report.clusters import ROLLING_STEPS, cluster_series, rolling_mean, short_signature
+from tracegym.report.cluster_chart import ROLLING_STEPS, cluster_series, rolling_mean, short_signature
 from tracegym.report.rundata import RunData
 
 Series = dict[int, float | None]

@@ -29,7 +29,7 @@ class RunData:
 
     def cost(self) -> dict[str, Any] | None:
         """The run's rollout cost per pool at its last costed step (`training.cost.cost_summary`)."""
-        from tracegym.training.cost import cost_summary
+        from tracegym.training.pools.cost import cost_summary
 
         return cost_summary(self.metrics)
 
@@ -57,7 +57,7 @@ def find_run(store: Any, ref: str) -> str:
     folder = Path(ref)
     if (folder / "run.json").is_file():
         return str(json.loads((folder / "run.json").read_text(encoding="utf-8"))["run_id"])
-    from tracegym.report.rollouts import sampled_run_ids
+    from tracegym.report.rollout_views import sampled_run_ids
 
     ids = sorted([r["run_id"] for r in store.query("SELECT run_id FROM runs")] + sampled_run_ids(store))
     if ref in ids:
@@ -72,7 +72,7 @@ def find_run(store: Any, ref: str) -> str:
 
 
 def load_run(store: Any, ref: str) -> RunData:
-    from tracegym.training.comparison import latest_comparison
+    from tracegym.evals.checkpoints.comparison import latest_comparison
     from tracegym.training.metrics import read_metrics, read_quarantines
 
     run_id = find_run(store, ref)
@@ -92,7 +92,7 @@ def load_run(store: Any, ref: str) -> RunData:
 
 def _cluster_info(store: Any, task_set_id: str | None) -> dict[str, dict[str, Any]]:
     """What the store knows of each failure cluster of a task set (see `RunData.clusters`)."""
-    from tracegym.training.clusters import NO_CLUSTER
+    from tracegym.training.cluster_reward import NO_CLUSTER
 
     rows = store.query(
         """SELECT coalesce(t.cluster_id, ?) AS cluster_id, any_value(t.detector) AS detector,
@@ -119,7 +119,7 @@ def _eval_points(comparison: dict[str, Any] | None) -> list[dict[str, Any]]:
 def list_runs(store: Any) -> list[dict[str, Any]]:
     """One line per run, newest first: training runs (status, progress, checkpoints, last training reward,
     evaluations), and `tracegym run` runs (episodes, mean reward)."""
-    from tracegym.report.rollouts import sampled_runs
+    from tracegym.report.rollout_views import sampled_runs
 
     rows = _training_runs(store) + sampled_runs(store)
     keys = list(dict.fromkeys(k for row in rows for k in row))

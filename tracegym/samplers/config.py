@@ -191,7 +191,7 @@ class SamplerSection(_Section):
 
 class WeightsHttp(_Section):
     """The trainer's weight endpoint: its listing of complete versions and their files, read-only
-    (tracegym.samplers.http_weights)."""
+    (tracegym.samplers.weights.http)."""
 
     host: str = "127.0.0.1"
     """The address it binds: 127.0.0.1 serves this machine only; 0.0.0.0 (or one interface's address) lets samplers

@@ -30,10 +30,10 @@ from tracegym.samplers.rollouts import RolloutBatch, RolloutGroup, TaskOrder, se
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-    from tracegym.harnesses.episode import Episode
-    from tracegym.samplers.adapters import AdapterWeights
+    from tracegym.episodes.record import Episode
     from tracegym.samplers.config import RolloutPlan
     from tracegym.samplers.rollouts import GroupOrder
+    from tracegym.samplers.weights.lora_adapters import AdapterWeights
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
 

@@ -6,7 +6,8 @@ current weights (`async.max_staleness: 0`); `AsyncRollouts` runs samplers that p
 continuously while the trainer trains.
 
 AsyncRollouts, in the trainer process, runs the same logic whatever starts the samplers: a `SamplerBackend`
-(`async.backend`: local processes, `tracegym.samplers.processes`, or Ray actors, `tracegym.samplers.ray_backend`)
+(`async.backend`: local processes, `tracegym.samplers.backends.processes`, or Ray actors,
+`tracegym.samplers.backends.ray_actors`)
 starts each one and hands back a `SamplerLink` that carries the worker's messages (`tracegym.samplers.worker`), and
 says how the published weights reach them.
 
@@ -35,9 +36,10 @@ says how the published weights reach them.
   more than `max_staleness` versions behind the trainer; with `grpo.dynamic_sampling` it also sets aside
   (and counts) fresh groups whose rewards are all equal. `publish` writes the weights through a
   `FilesystemBroadcast` that every sampler polls: its folder, or with `async.weights_http` the trainer's HTTP
-  endpoint over it (`tracegym.samplers.http_weights`) for pools with `weights: http`. In a `model.lora` run
+  endpoint over it (`tracegym.samplers.weights.http`) for pools with `weights: http`. In a `model.lora` run
   (`RolloutPlan.lora_rank`), pools with `engine: vllm` are sent the adapter alone and load the base weights from
-  the model folder (`tracegym.samplers.adapters`); the others get the merged weights. Each sampler reports the bytes
+  the model folder (`tracegym.samplers.weights.lora_adapters`); the others get the merged weights. Each sampler reports
+  the bytes
   it read and its sync latency in its heartbeats, summed per pool in `stats()["pools"]`.
 
 The data position (`RolloutBatch.consumed`) counts groups taken, dropped or set aside; groups in flight when a run
@@ -60,17 +62,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tracegym.errors import ConfigError, ModelError
-from tracegym.samplers.weights import TOKENIZER_DIR, FolderVersions
+from tracegym.samplers.weights.folder import TOKENIZER_DIR, FolderVersions
 
 if TYPE_CHECKING:
 
     from torch import Tensor
     from transformers import PreTrainedTokenizerBase
 
-    from tracegym.samplers.adapters import AdapterWeights
     from tracegym.samplers.config import AsyncSection, RolloutPlan, SamplerPool
     from tracegym.samplers.rollouts import GroupOrder, RolloutBatch, RolloutGroup
-    from tracegym.samplers.weights import FilesystemBroadcast, WeightBroadcast
+    from tracegym.samplers.weights.folder import FilesystemBroadcast, WeightBroadcast
+    from tracegym.samplers.weights.lora_adapters import AdapterWeights
     from tracegym.samplers.worker import SamplerSpec
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
@@ -123,7 +125,7 @@ class SamplerLink(Protocol):
 
 
 class SamplerBackend(Protocol):
-    """What starts samplers: local processes (`tracegym.samplers.processes`) or Ray actors."""
+    """What starts samplers: local processes (`tracegym.samplers.backends.processes`) or Ray actors."""
 
     def start(self, spec: SamplerSpec, pool: SamplerPool) -> SamplerLink:
         """Start a sampler of `pool` running `spec`; it reports back through the link (`ready`, then groups)."""
@@ -146,10 +148,10 @@ class SamplerBackend(Protocol):
 def make_backend(settings: AsyncSection) -> SamplerBackend:
     """The backend `async.backend` names."""
     if settings.backend == "ray":
-        from tracegym.samplers.ray_backend import RayBackend
+        from tracegym.samplers.backends.ray_actors import RayBackend
 
         return RayBackend(settings.ray)
-    from tracegym.samplers.processes import ProcessBackend
+    from tracegym.samplers.backends.processes import ProcessBackend
 
     return ProcessBackend()
 
@@ -287,7 +289,7 @@ class AsyncRollouts:
     def start(self) -> None:
         """Check every task's scorer, publish the starting weights, start the samplers and the monitor."""
         from tracegym.harnesses.taskrun import TaskScorers
-        from tracegym.samplers.weights import FilesystemBroadcast
+        from tracegym.samplers.weights.folder import FilesystemBroadcast
 
         TaskScorers(self.task_set).prepare(self.order.tasks)  # a broken evals file stops the run here
         delta = self.plan.async_.weight_delta
@@ -311,7 +313,7 @@ class AsyncRollouts:
         if section is None:
             return
         from tracegym.output import err, literal
-        from tracegym.samplers.http_weights import HttpVersions, WeightServer
+        from tracegym.samplers.weights.http import HttpVersions, WeightServer
 
         self._server = WeightServer(self.weights_dir, section.host, section.port)
         for slot in self._slots:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-from tracegym.harnesses.episode import Episode
+from tracegym.episodes.record import Episode
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)

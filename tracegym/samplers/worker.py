@@ -40,7 +40,7 @@ from tracegym.harnesses.runner import EpisodeLimits
 from tracegym.models import compute
 from tracegym.models.load import Precision
 from tracegym.models.sampling import SamplingParams
-from tracegym.samplers.weights import VersionSource
+from tracegym.samplers.weights.folder import VersionSource
 from tracegym.tasks.spec import TaskSpec
 
 
@@ -58,7 +58,7 @@ class SamplerSpec:
     device: str
     threads: int
     weights: VersionSource
-    """Where the trainer's published versions are read (`tracegym.samplers.weights`)."""
+    """Where the trainer's published versions are read (`tracegym.samplers.weights.folder`)."""
     task_set: Path
     harness: HarnessConfig
     base_dir: Path
@@ -78,7 +78,7 @@ class SamplerSpec:
     """A vllm engine's share of its GPU's memory (None: vLLM's default)."""
     lora_rank: int | None = None
     """A `model.lora` run's adapter rank, for a pool sent the adapter alone (engine vllm): the engine loads the base
-    weights from `model_ref` and each version's adapter over them (`tracegym.samplers.adapters`)."""
+    weights from `model_ref` and each version's adapter over them (`tracegym.samplers.weights.lora_adapters`)."""
 
 
 class _Clock:
@@ -219,8 +219,8 @@ class _Sampler:
         from tracegym.harnesses.config import HarnessFactory
         from tracegym.harnesses.policy import HFPolicy
         from tracegym.harnesses.taskrun import TaskScorers
-        from tracegym.samplers.adapters import AdapterWatcher
-        from tracegym.samplers.weights import WeightWatcher
+        from tracegym.samplers.weights.folder import WeightWatcher
+        from tracegym.samplers.weights.lora_adapters import AdapterWatcher
         from tracegym.tasks.taskset import load_task_set
 
         self.spec = spec

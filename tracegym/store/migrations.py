@@ -226,7 +226,7 @@ def m040_runs(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m050_eval(con: duckdb.DuckDBPyConnection) -> None:
-    """Checkpoint evaluation (tracegym/training/evaluate.py) and the `lineage` view: cluster -> tasks ->
+    """Checkpoint evaluation (tracegym/evals/checkpoints/evaluate.py) and the `lineage` view: cluster -> tasks ->
     rollouts trained on them -> checkpoints of those runs -> eval results, one query."""
     con.execute(
         """
@@ -554,7 +554,7 @@ def m084_span_parts(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m085_pool_quarantines(con: duckdb.DuckDBPyConnection) -> None:
-    """Sampler pools a training run quarantined (tracegym/training/quarantine.py): the limit a pool passed and the
+    """Sampler pools a training run quarantined (tracegym/training/pools/quarantine.py): the limit a pool passed and the
     evidence, so that `runs show` and the report say why a pool stopped sampling."""
     con.execute(
         """

@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any, Literal
 
-from tracegym.evals.recorded import RecordedTrace
+from tracegym.evals.scorers.recorded import RecordedTrace
 from tracegym.tasks.spec import ChatMessage, Context, Prompt, trim_context
 
 CutMode = Literal["failure", "turns", "recovery"]

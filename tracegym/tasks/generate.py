@@ -16,8 +16,8 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from tracegym.errors import ConfigError, NotFoundError, did_you_mean
-from tracegym.evals.config import EvalsFile, load_evals
-from tracegym.evals.recorded import RecordedTrace, iter_recorded
+from tracegym.evals.scorers.config import EvalsFile, load_evals
+from tracegym.evals.scorers.recorded import RecordedTrace, iter_recorded
 from tracegym.tasks.cuts import CutMode, build_prompt, cut_points, duplicate_key, recorded_turn
 from tracegym.tasks.render import sha256_file, write_task_set
 from tracegym.tasks.schemas import declared_tools, format_tools

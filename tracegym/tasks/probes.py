@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tracegym.evals.recorded import RecordedTrace, iter_recorded
+from tracegym.evals.scorers.recorded import RecordedTrace, iter_recorded
 from tracegym.evals.scorers.tool_calls import canonical
 from tracegym.tasks.cuts import build_prompt
 from tracegym.tasks.spec import Context, TaskSpec

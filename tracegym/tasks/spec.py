@@ -14,9 +14,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from tracegym.evals.command_runner import CommandRunner
-from tracegym.evals.trajectory import CallView, Trajectory
-from tracegym.evals.yamlfile import load_model
+from tracegym.evals.scorers.command_runner import CommandRunner
+from tracegym.evals.scorers.trajectory import CallView, Trajectory
+from tracegym.yamlfile import load_model
 
 SPEC_VERSION = 1
 Harness = Literal["replay", "shell", "chat", "proxy"]

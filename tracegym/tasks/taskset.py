@@ -18,10 +18,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tracegym.errors import ConfigError, NotFoundError
-from tracegym.evals.config import load_evals
 from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
-from tracegym.evals.yamlfile import load_model
+from tracegym.evals.scorers.config import load_evals
 from tracegym.tasks.spec import Harness, Split, TaskSpec, load_spec
+from tracegym.yamlfile import load_model
 
 MANIFEST = "manifest.yaml"
 TASKS_DIR = "tasks"

@@ -2,5 +2,5 @@
 
 Kept import-light on purpose: `tracegym --help` imports the CLI, which must not pull in
 torch. Import what you need from the submodules, e.g.
-`from tracegym.training.loss import token_loss`.
+`from tracegym.training.grpo.loss import token_loss`.
 """

@@ -24,11 +24,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tracegym.errors import ConfigError, did_you_mean
-from tracegym.evals.yamlfile import compose, model_at, node_line, read_yaml
 from tracegym.harnesses.config import HarnessConfig, HarnessName
 from tracegym.harnesses.runner import EpisodeLimits
 from tracegym.samplers.config import AsyncSection, RayRequest, RolloutPlan, SamplerPool, SamplerSection
-from tracegym.tasks.spec import Context, Split
+from tracegym.tasks.prompts import PromptSection
+from tracegym.tasks.spec import Split
+from tracegym.yamlfile import compose, model_at, node_line, read_yaml
 
 
 class _Section(BaseModel):
@@ -69,7 +70,7 @@ STEP_TIMEOUT_S = 1800.0
 
 
 class ParallelSection(_Section):
-    """How many processes the trainer runs as (tracegym/training/sharded.py)."""
+    """How many processes the trainer runs as (tracegym/training/parallel/sharded.py)."""
 
     kind: Literal["none", "fsdp"] = "none"
     """none: one process; fsdp: `world_size` ranks on torch.distributed, parameters, gradients and AdamW state
@@ -174,21 +175,6 @@ class TasksSection(_Section):
         if self.sampling == "clusters" and self.curriculum is None:
             self.curriculum = CurriculumSection()  # the resolved config shows the weighting the run used
         return self
-
-
-class PromptSection(_Section):
-    """How prompts are shortened to fit a small model and a CPU, for warm-start examples and tasks alike."""
-
-    context: Context = "last-user"
-    """last-user: only the messages since the last user message; last-exchange: also the agent's last words to
-    the user before it; full: the whole conversation."""
-    system_max_chars: int | None = Field(None, ge=0)
-    """Cut the system prompt to this many characters (0 drops it); None keeps it whole."""
-    tool_schemas: Literal["full", "compact"] = "full"
-    """compact: one signature line per tool (name and argument names) in the system prompt instead of JSON
-    schemas; the harness then no longer checks arguments against the schemas."""
-    max_tokens: int | None = Field(None, ge=1)
-    """Leave out tasks and warm-start examples whose rendered prompt is longer (they are counted)."""
 
 
 class HarnessSection(HarnessConfig):

@@ -2,7 +2,7 @@
 
 Each group draws a failure cluster first, then a task of that cluster. Before each GRPO step, a cluster's
 weight comes from m, the exponential moving average of its training reward over the steps that sampled it
-(`cluster/<cluster_id>/reward`, tracegym/training/clusters.py), clamped to [0, 1]:
+(`cluster/<cluster_id>/reward`, tracegym/training/cluster_reward.py), clamped to [0, 1]:
 
     failure:       w = 1 - m             toward the clusters the policy still fails
     learnability:  w = 4 m (1 - m)       toward those it solves some of the time (a GRPO signal)
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from tracegym.errors import NotFoundError
 from tracegym.samplers.rollouts import GroupOrder, TaskOrder
-from tracegym.training.clusters import cluster_key, reward_history
+from tracegym.training.cluster_reward import cluster_key, reward_history
 
 if TYPE_CHECKING:
     from tracegym.store.connection import Store

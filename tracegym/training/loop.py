@@ -12,7 +12,7 @@ A run killed with SIGKILL at any point resumes from its latest checkpoint and re
 it exactly: the task order, the warm-start batches and every episode's sampling seed are functions of
 the step and the run seed, and the optimizer state and weights are restored bit for bit.
 
-Every GRPO step also stores its training reward per failure cluster (tracegym/training/clusters.py). With
+Every GRPO step also stores its training reward per failure cluster (tracegym/training/cluster_reward.py). With
 `tasks.sampling: clusters` those rewards steer the task order, a curriculum over clusters
 (tracegym/training/curriculum.py); a resumed run rebuilds it from the rewards of the steps before the resume.
 """
@@ -33,6 +33,7 @@ import torch
 from tracegym.errors import ConfigError, NotFoundError, is_interrupt
 from tracegym.output import literal
 from tracegym.samplers.rollouts import GroupOrder, RolloutBatch
+from tracegym.tasks.prompts import openai_tool_list, shorten_task
 from tracegym.training.checkpoint import (
     CHECKPOINTS,
     TrainerState,
@@ -45,26 +46,25 @@ from tracegym.training.checkpoint import (
     restore_rng,
     save_checkpoint,
 )
-from tracegym.training.clusters import batch_cluster_rewards, cluster_key, cluster_metrics
+from tracegym.training.cluster_reward import batch_cluster_rewards, cluster_key, cluster_metrics
 from tracegym.training.config import TrainConfig
 from tracegym.training.curriculum import ClusterCurriculum, stored_history, task_order
 from tracegym.training.display import RunDisplay
+from tracegym.training.grpo.trainer import Trainer, make_optimizer, set_trainable
 from tracegym.training.metrics import PoolSync, RunRecorder
-from tracegym.training.pools import PoolWatch
-from tracegym.training.prompts import openai_tool_list, shorten_task
+from tracegym.training.parallel.sharded import ShardedTrainer
+from tracegym.training.pools.watch import PoolWatch
 from tracegym.training.schedule import learning_rate
-from tracegym.training.sharded import ShardedTrainer
-from tracegym.training.trainer import Trainer, make_optimizer, set_trainable
 
 if TYPE_CHECKING:
     from rich.console import Console
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
     from tracegym.models.precision import Precision
-    from tracegym.samplers.adapters import AdapterWeights
+    from tracegym.samplers.weights.lora_adapters import AdapterWeights
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
-    from tracegym.training.ranks import Launch
+    from tracegym.training.parallel.ranks import Launch
 
 
 IDLE_STEPS = 10
@@ -104,7 +104,7 @@ def select_tasks(
 ) -> tuple[list[TaskSpec], int]:
     """The tasks of the split (default: the training split), shortened by the context policy, and how many
     were left out for a prompt longer than `prompt.max_tokens`."""
-    from tracegym.harnesses.chat import ChatRenderer
+    from tracegym.harnesses.chat_template import ChatRenderer
 
     chosen = task_set.split(split or config.tasks.split)  # type: ignore[arg-type]
     if config.tasks.clusters is not None:
@@ -251,7 +251,7 @@ class _Run:
 def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None = None,
           console: Console | None = None, launch: Launch | None = None) -> TrainResult:
     """Run (or resume) a training run to its last step; see the module doc. `launch`: this process is rank 0 of
-    ranks that torchrun started (tracegym/training/ranks.py); without it, a sharded run spawns its ranks."""
+    ranks that torchrun started (tracegym/training/parallel/ranks.py); without it, a sharded run spawns its ranks."""
     from transformers.utils import logging as hf_logging
 
     from tracegym.output import err
@@ -267,7 +267,7 @@ def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None 
             if run.state.step < run.total:
                 _grpo(run, display)
             elif launch is not None:
-                from tracegym.training.ranks import dismiss
+                from tracegym.training.parallel.ranks import dismiss
 
                 dismiss(launch)
     except BaseException as e:
@@ -350,11 +350,12 @@ def _pool_watch(run: _Run, source: Any) -> PoolWatch | None:
 
 @contextmanager
 def _trainer(run: _Run) -> Iterator[Trainer]:
-    """The GRPO trainer: one process, or rank 0 of `parallel.world_size` FSDP2 ranks (tracegym/training/ranks.py)."""
+    """The GRPO trainer: one process, or rank 0 of `parallel.world_size` FSDP2 ranks
+    (tracegym/training/parallel/ranks.py)."""
     config = run.config
     reference = _reference(run) if config.loss.kl_beta > 0 else None
     if config.parallel.kind == "fsdp":
-        from tracegym.training.ranks import RankStart, sharded_trainer
+        from tracegym.training.parallel.ranks import RankStart, sharded_trainer
 
         weights = _grpo_start(run)
         start = RankStart(str(weights) if weights is not None else None,

@@ -8,7 +8,8 @@ parameters require gradients. Around it:
   adapter_model.safetensors), which `tracegym.models.load.load_model` merges over the base (what `tracegym eval`
   loads) and peft and vLLM load as adapters;
 - sampler pools whose engine serves adapters (`engine: vllm`) get the adapter alone each sync (`adapter_weights`,
-  `tracegym.samplers.adapters`); the built-in samplers have no adapter support, so they get the merged weights
+  `tracegym.samplers.weights.lora_adapters`); the built-in samplers have no adapter support, so they get the merged
+  weights
   (W + alpha/r B A), under the base model's names. `adapter_bytes` is the adapter's size in a precision.
 """
 
@@ -21,7 +22,7 @@ import torch
 from torch import Tensor
 
 from tracegym.models.load import DTYPES, resolve_model_ref
-from tracegym.samplers.adapters import AdapterWeights
+from tracegym.samplers.weights.lora_adapters import AdapterWeights
 
 if TYPE_CHECKING:
     from pathlib import Path

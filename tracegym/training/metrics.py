@@ -20,9 +20,9 @@ import orjson
 from tracegym.store import open_store
 
 if TYPE_CHECKING:
-    from tracegym.harnesses.episode import Episode
+    from tracegym.episodes.record import Episode
     from tracegym.store.connection import Store
-    from tracegym.training.quarantine import Verdict
+    from tracegym.training.pools.quarantine import Verdict
 
 
 class RunRecorder:
@@ -66,7 +66,7 @@ class RunRecorder:
     def log(self, step: int, metrics: Mapping[str, float], episodes: Sequence[Episode] = ()) -> None:
         """One step's metrics (non-finite values are stored as NULL) and every episode it took, each marked with
         what the step did with it (`Episode.train_use`)."""
-        from tracegym.harnesses.rollouts import write_rollouts
+        from tracegym.episodes.rollout_table import write_rollouts
 
         rows = [[self.run_id, step, key, _finite(value)] for key, value in sorted(metrics.items())]
         with self._store() as store:

@@ -4,7 +4,7 @@ A small model that never emits a tool call earns reward 0 on every sample, and G
 from a group whose rewards are all equal. So, as practitioners do, the run starts with a few supervised
 steps: every assistant turn of a trace whose outcome is success is one example, its prompt cut and
 shortened exactly as a task's would be (`tracegym.tasks.cuts.build_prompt`, then the context policy of
-`tracegym.training.prompts`), rendered with the model's chat template (`ChatRenderer`, the renderer the
+`tracegym.tasks.prompts`), rendered with the model's chat template (`ChatRenderer`, the renderer the
 harnesses use), and its target the recorded turn up to the end-of-turn token. The loss is the
 cross-entropy of the target tokens only, averaged over every target token of the step.
 
@@ -21,20 +21,20 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from tracegym.harnesses.chat import ChatRenderer
+from tracegym.harnesses.chat_template import ChatRenderer
 from tracegym.samplers.rollouts import TaskOrder
 from tracegym.tasks.cuts import build_prompt, cut_points, recorded_turn
+from tracegym.tasks.prompts import PromptSection, openai_messages, openai_tool_list, shorten
 from tracegym.tasks.schemas import declared_tools, format_tools
 from tracegym.tasks.spec import ToolSchema
-from tracegym.training.batching import TrainSample, completion_logits, pack
-from tracegym.training.config import PromptSection, WarmupSection
-from tracegym.training.prompts import openai_messages, openai_tool_list, shorten
-from tracegym.training.trainer import clip_and_step
+from tracegym.training.config import WarmupSection
+from tracegym.training.grpo.batching import TrainSample, completion_logits, pack
+from tracegym.training.grpo.trainer import clip_and_step
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-    from tracegym.evals.recorded import RecordedTrace
+    from tracegym.evals.scorers.recorded import RecordedTrace
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def build_examples(
     seed: int,
 ) -> WarmupData:
     """Examples from every successful trace (of the chosen formats) whose source task is not excluded."""
-    from tracegym.evals.recorded import iter_recorded
+    from tracegym.evals.scorers.recorded import iter_recorded
 
     where, params = "outcome = 'success'", []
     if warmup.formats:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tracegym.evals.config import (
+from tracegym.evals.scorers.base import Scorer, ScorerContext, coerce_result
+from tracegym.evals.scorers.config import (
     CommandEval,
     EvalsFile,
     JudgeEval,
@@ -15,7 +16,6 @@ from tracegym.evals.config import (
     ToolCallsEval,
     WeightedEval,
 )
-from tracegym.evals.scorers.base import Scorer, ScorerContext, coerce_result
 from tracegym.evals.scorers.weighted import WeightedScorer
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tracegym.errors import TracegymError
-from tracegym.evals.trajectory import ScoreResult, Trajectory
+from tracegym.evals.scorers.trajectory import ScoreResult, Trajectory
 
 
 @dataclass

@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from tracegym.errors import ConfigError
-from tracegym.evals import nofollow
-from tracegym.evals.command_runner import CommandOutput, CommandRunner
-from tracegym.evals.config import CommandEval
+from tracegym.evals.scorers import nofollow
 from tracegym.evals.scorers.base import Scorer, ScorerTimeout
-from tracegym.evals.trajectory import ScoreResult, Trajectory
+from tracegym.evals.scorers.command_runner import CommandOutput, CommandRunner
+from tracegym.evals.scorers.config import CommandEval
+from tracegym.evals.scorers.trajectory import ScoreResult, Trajectory
 
 _TAIL = 2000
 _PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")

@@ -14,9 +14,9 @@ import os
 import re
 
 from tracegym.errors import ConfigError
-from tracegym.evals.config import EvalsFile, JudgeEval
 from tracegym.evals.scorers.base import Scorer, ScorerContext, call_with_timeout
-from tracegym.evals.trajectory import ScoreResult, Trajectory
+from tracegym.evals.scorers.config import EvalsFile, JudgeEval
+from tracegym.evals.scorers.trajectory import ScoreResult, Trajectory
 
 SYSTEM = "You are a strict evaluator of an AI agent's work. Follow the rubric exactly."
 _SCORE = re.compile(r"score\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)

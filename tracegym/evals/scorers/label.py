@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from tracegym.errors import ConfigError
-from tracegym.evals.config import EvalsFile, LabelEval
 from tracegym.evals.scorers.base import Scorer, ScorerContext
-from tracegym.evals.trajectory import ScoreResult, Trajectory
+from tracegym.evals.scorers.config import EvalsFile, LabelEval
+from tracegym.evals.scorers.trajectory import ScoreResult, Trajectory
 
 
 class LabelScorer(Scorer):

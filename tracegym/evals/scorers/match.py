@@ -10,9 +10,9 @@ import json
 import re
 from typing import Any
 
-from tracegym.evals.config import MatchEval
 from tracegym.evals.scorers.base import Scorer
-from tracegym.evals.trajectory import ScoreResult, Trajectory, resolve_path
+from tracegym.evals.scorers.config import MatchEval
+from tracegym.evals.scorers.trajectory import ScoreResult, Trajectory, resolve_path
 
 _NUMBER = re.compile(r"[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from tracegym.errors import ConfigError, did_you_mean
-from tracegym.evals.config import EvalsFile, PythonEval
 from tracegym.evals.scorers.base import Scorer, ScorerContext, ScorerTimeout, call_with_timeout
-from tracegym.evals.trajectory import Trajectory, resolve_path
+from tracegym.evals.scorers.config import EvalsFile, PythonEval
+from tracegym.evals.scorers.trajectory import Trajectory, resolve_path
 
 
 class PythonScorer(Scorer):

@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tracegym.evals.config import ToolCallsEval
 from tracegym.evals.scorers.base import Scorer
-from tracegym.evals.trajectory import ScoreResult, Trajectory, resolve_path
+from tracegym.evals.scorers.config import ToolCallsEval
+from tracegym.evals.scorers.trajectory import ScoreResult, Trajectory, resolve_path
 
 Call = tuple[str, Any]
 _ERROR = re.compile(r"\s*error\b", re.IGNORECASE)

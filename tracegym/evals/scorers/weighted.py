@@ -8,7 +8,7 @@ Each part's reward is kept as a component of the result, by the part's name.
 from __future__ import annotations
 
 from tracegym.evals.scorers.base import Scorer
-from tracegym.evals.trajectory import ScoreResult, Trajectory
+from tracegym.evals.scorers.trajectory import ScoreResult, Trajectory
 
 
 class WeightedScorer(Scorer):

@@ -1,0 +1,1 @@
+"""Checkpoint evaluation: the base model and checkpoints on held-out tasks, per failure cluster."""

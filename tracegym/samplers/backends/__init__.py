@@ -1,0 +1,1 @@
+"""Where sampler workers run: local processes, or Ray actors on a cluster."""

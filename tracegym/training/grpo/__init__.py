@@ -1,0 +1,1 @@
+"""GRPO: the loss with its three corrections, group advantages, micro-batching and the trainer step."""

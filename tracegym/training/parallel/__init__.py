@@ -1,0 +1,1 @@
+"""The trainer as FSDP2 ranks: spawned processes or Ray actors, and their rendezvous."""
