@@ -5,7 +5,7 @@
 - The reply parses as the harness expects (`well_formed`).
 
 Checks for failure families that recur across agents (mini-swe-agent's format rule, answering a tool error) ship
-with tracegym in `tracegym.evals.scorers.families`; examples/evals-learn.yaml binds them.
+with tracegym in `tracegym.evals.families`; examples/evals-learn.yaml binds them.
 """
 
 from __future__ import annotations

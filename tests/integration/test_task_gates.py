@@ -21,7 +21,7 @@ from tracegym.tasks import load_task_set
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 LEARN = ("--cuts", "recovery", "--context", "last-exchange", "--heldout", "0.3")
 GATE_EVALS = '''
-from tracegym.evals.scorers.families import TOOL_MARKUP, reply_text
+from tracegym.evals.families import TOOL_MARKUP, reply_text
 
 
 def _checks(trajectory):
@@ -157,14 +157,14 @@ def test_tasks_check_fails_after_an_eval_edit_that_pays_for_an_empty_reply(cli, 
     store, clusters = learn_store[0], _tau(learn_store[1])
     evals = _evals(tmp_path / "e", "pays_retry")
     evals.write_text(evals.read_text().replace("pays_retry", "pays_empty").replace(
-        "gate_evals:pays_empty", "tracegym.evals.scorers.families:handles_tool_error"))
+        "gate_evals:pays_empty", "tracegym.evals.families:handles_tool_error"))
     assert _generate(cli, store, clusters, evals, tmp_path / "set").exit_code == 0
     ok = cli("tasks", "check", tmp_path / "set", "--store", store, "--json")
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["rejected"] == 0
     copy = tmp_path / "set" / "evals.yaml"
     shutil.copy(tmp_path / "e" / "gate_evals.py", tmp_path / "set" / "gate_evals.py")
-    text = copy.read_text().replace("tracegym.evals.scorers.families:handles_tool_error", "gate_evals:pays_empty")
+    text = copy.read_text().replace("tracegym.evals.families:handles_tool_error", "gate_evals:pays_empty")
     copy.write_text(text)
     failed = cli("tasks", "check", tmp_path / "set", "--store", store, "--json", "--failed")
     assert failed.exit_code == 1

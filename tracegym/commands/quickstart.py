@@ -41,12 +41,12 @@ evals:
   - name: one_bash_action
     kind: python
     description: the reply holds exactly one ```bash block with a command, as mini-swe-agent requires
-    function: tracegym.evals.scorers.families:one_bash_action
+    function: tracegym.evals.families:one_bash_action
     applies_to: {formats: [mini-swe-agent]}
   - name: handles_tool_error
     kind: python
     description: answers a tool error without retrying the failed call unchanged or inventing the tool's answer
-    function: tracegym.evals.scorers.families:handles_tool_error
+    function: tracegym.evals.families:handles_tool_error
     applies_to: {formats: [tau-bench]}
 """
 

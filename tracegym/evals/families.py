@@ -3,7 +3,7 @@
 ```yaml
 - name: one_bash_action
   kind: python
-  function: tracegym.evals.scorers.families:one_bash_action
+  function: tracegym.evals.families:one_bash_action
 ```
 
 Each takes the trajectory of one reply (tasks cut at the agent's turn after a failure, `tasks generate --cuts
