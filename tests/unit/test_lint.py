@@ -1,4 +1,4 @@
-"""The checks every change passes: ruff (pyflakes, bugbear, line length, import order) and mypy on the typed packages."""
+"""The checks every change passes: ruff (pyflakes, bugbear, line length, import order) and mypy where it is set."""
 
 from __future__ import annotations
 
