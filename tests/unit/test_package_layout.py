@@ -46,7 +46,7 @@ GENERIC_NAMES = {"__init__", "base", "config"}
 def _unit(dotted: str) -> str:
     """The unit of a module name below `tracegym`: its top-level package, or `evals.` and its subpackage."""
     parts = dotted.split(".")
-    if parts[0] == "evals" and len(parts) > 1 and parts[1] != "__init__":
+    if parts[0] == "evals" and len(parts) > 1 and parts[1] in {"scorers", "checkpoints"}:
         return f"evals.{parts[1]}"
     return parts[0]
 
