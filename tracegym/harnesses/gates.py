@@ -186,7 +186,7 @@ async def gate_tasks(tasks: Sequence[TaskSpec], probes: dict[str, list[Probe]], 
     await asyncio.gather(*(one(g, t, p) for g, t in pairs for p in probes[t.task_id] if p.kind == "reference"))
     await asyncio.gather(*(one(g, t, p) for g, t in pairs if g.probes and g.probes[0].paid
                            for p in probes[t.task_id] if p.kind != "reference"))
-    order = {kind: i for i, kind in enumerate(("reference", *DEGENERATE))}
+    order: dict[str, int] = {kind: i for i, kind in enumerate(("reference", *DEGENERATE))}
     for gate in gates:
         gate.probes.sort(key=lambda p: order[p.kind])
     return gates

@@ -130,10 +130,13 @@ def _score_all(store: Any, episodes: list[Episode], evals_path: Path | None, sco
     sets: dict[str, _SetScorers] = {}
     rows: list[list[Any]] = []
     for episode in episodes:
-        if episode.task_set_id not in sets:
-            sets[episode.task_set_id] = _SetScorers(resolve_task_set(store, episode.task_set_id), evals_path,
-                                                    scorer_store)
-        scorers = sets[episode.task_set_id]
+        set_id = episode.task_set_id
+        if set_id is None:
+            result.skip(episode, None, "task_missing", "the rollout names no task set: nothing says how to score it.")
+            continue
+        if set_id not in sets:
+            sets[set_id] = _SetScorers(resolve_task_set(store, set_id), evals_path, scorer_store)
+        scorers = sets[set_id]
         task = scorers.tasks.get(episode.task_id)
         if task is None:
             result.skip(episode, None, "task_missing", f"task {episode.task_id} is no longer in task set "

@@ -66,7 +66,7 @@ def read_task_figures(store: Any, eval_id: str, checkpoint_id: str, samples: int
     """task_id -> figures over sample indices < `samples` (tasks with fewer samples stored are left out)."""
     stored = scores.version is None
     source, passed = ("e", "e.pass") if stored else ("v", "coalesce(v.reward >= ?, false)")
-    params = [] if stored else [scores.threshold, scores.version]  # in the order their ? appear below
+    params: list[str | float | None] = [] if stored else [scores.threshold, scores.version]  # in ? order below
     part = "TRY_CAST(json_extract_string(components, ?) AS DOUBLE)" if scores.component else "NULL"
     if scores.component:
         params.insert(0, f'$."{scores.component}"')

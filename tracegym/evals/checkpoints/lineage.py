@@ -60,8 +60,8 @@ def summarize_lineage(rows: list[dict[str, Any]]) -> dict[str, Any]:
                      "train_reward": _mean([reward for _, reward, _ in used.values() if reward is not None]),
                      "sampled_rollouts": sum(n for _, _, n in per_task.values())})
     checkpoints = []
-    for (run_id, step, label, eval_id), per_task in evals.items():
-        values = list(per_task.values())
+    for (run_id, step, label, eval_id), rows_by_task in evals.items():
+        values = list(rows_by_task.values())
         checkpoints.append({
             "run_id": run_id, "step": step, "checkpoint": label, "eval_id": eval_id, "tasks": len(values),
             "eval_reward": _mean([v["eval_reward"] for v in values]),

@@ -147,15 +147,15 @@ def pair_results(trace: RecordedTrace) -> None:
         pending.extend(by_msg.get(row["idx"], []))
         if row["role"] != "tool" or not pending:
             continue
-        call = next((c for c in reversed(pending) if row["tool_call_id"] and c.call_id == row["tool_call_id"]), None)
-        if call is None:
-            call = next((c for c in pending if c.name == row["name"]), None) if row["name"] else None
-        if call is None:
+        match = next((c for c in reversed(pending) if row["tool_call_id"] and c.call_id == row["tool_call_id"]), None)
+        if match is None and row["name"]:
+            match = next((c for c in pending if c.name == row["name"]), None)
+        if match is None:
             continue
-        call.result, call.result_message_idx = row["content"], row["idx"]
-        paired.add(id(call))
+        match.result, match.result_message_idx = row["content"], row["idx"]
+        paired.add(id(match))
         answered.add(row["idx"])
-        pending.remove(call)
+        pending.remove(match)
     for call in trace.calls:
         if id(call) not in paired and call.result_message_idx in answered:
             call.result, call.result_message_idx = None, None  # that message answers another call
