@@ -8,10 +8,18 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tracegym.errors import TracegymError
 from tracegym.evals.scorers.trajectory import ScoreResult, Trajectory
+
+
+class StoreReader(Protocol):
+    """What scorers read the store through: an open `Store`, or a view of one per thread
+    (`tracegym.harnesses.taskrun.ThreadLocalStore`)."""
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+        """The rows of `sql` as dicts."""
 
 
 @dataclass
@@ -20,8 +28,8 @@ class ScorerContext:
 
     evals_dir: Path
     """The folder of the evals.yaml (relative paths in it are resolved from here)."""
-    store: Any = None
-    """An open `Store`, for `label` evals; None where no store is at hand."""
+    store: StoreReader | None = None
+    """An open `Store` (or a view of one), for `label` evals; None where no store is at hand."""
 
 
 class Scorer(ABC):
