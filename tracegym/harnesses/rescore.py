@@ -27,7 +27,7 @@ from tracegym.episodes.record import Episode
 from tracegym.episodes.rollout_table import read_rollouts
 from tracegym.errors import ConfigError, NotFoundError, TracegymError
 from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
-from tracegym.evals.scorers.config import CommandEval, EvalsFile, WeightedEval, load_evals
+from tracegym.evals.scorers.config import CommandEval, EvalsFile, EvalSpec, WeightedEval, load_evals
 from tracegym.evals.scorers.trajectory import ScoreResult
 from tracegym.harnesses.taskrun import ThreadLocalStore, resolve_task_set
 from tracegym.tasks.spec import TaskSpec
@@ -194,7 +194,7 @@ class _SetScorers:
         self.override = load_evals(evals_path) if evals_path is not None else None
         self.store = store
         self._files: dict[Path, EvalsFile] = {}
-        self._scorers: dict[tuple[Any, ...], Scorer] = {}
+        self._scorers: dict[tuple[Path, tuple[tuple[str, float], ...]], Scorer] = {}
         path = evals_path if evals_path is not None else task_set.evals_path
         from tracegym.tasks.render import sha256_file
 
@@ -225,7 +225,7 @@ class _SetScorers:
         return _command_evals([e.name for e in task.scorer.evals], evals.get)
 
 
-def _command_evals(names: list[str], get: Callable[[str], Any]) -> list[str]:
+def _command_evals(names: list[str], get: Callable[[str], EvalSpec]) -> list[str]:
     found: list[str] = []
     for name in names:
         spec = get(name)

@@ -68,7 +68,7 @@ class TaskScorers:
         self.task_set = task_set
         self.store = store
         self._files: dict[Path, EvalsFile] = {}
-        self._scorers: dict[tuple[Any, ...], Scorer] = {}
+        self._scorers: dict[tuple[Path, tuple[tuple[str, float], ...]], Scorer] = {}
 
     def prepare(self, tasks: Sequence[TaskSpec]) -> None:
         """Build every task's scorer now, so a broken evals file stops the run before any episode."""

@@ -8,10 +8,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from tracegym.errors import TracegymError
 from tracegym.evals.scorers.trajectory import ScoreResult, Trajectory
+
+T = TypeVar("T")
 
 
 class StoreReader(Protocol):
@@ -102,7 +104,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def call_with_timeout(fn: Callable[[], Any], timeout_s: float) -> Any:
+def call_with_timeout(fn: Callable[[], T], timeout_s: float) -> T:
     """Run `fn` in a daemon thread; raise `ScorerTimeout` if it has not returned in time.
 
     A thread cannot be stopped, so a runaway call keeps running in the
