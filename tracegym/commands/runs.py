@@ -11,6 +11,7 @@ from tracegym.output import JsonOpt, StoreOpt, emit, err, literal, out, print_js
 
 if TYPE_CHECKING:
     from tracegym.report.rundata import RunData
+    from tracegym.store import Store
 
 runs_app = typer.Typer(help="Training runs and `tracegym run` runs: status, metrics, charts.", no_args_is_help=True)
 
@@ -96,7 +97,7 @@ def runs_show(
               f"or {literal(data.run['run_dir'])}/{CONFIG_FILE}")
 
 
-def _sampled_run(store: Any, ref: str) -> dict[str, Any] | None:
+def _sampled_run(store: Store, ref: str) -> dict[str, Any] | None:
     """The `tracegym run` run `ref` names; None when it names a training run."""
     from tracegym.report.rollout_views import sampled_run, sampled_run_ids
     from tracegym.report.rundata import find_run

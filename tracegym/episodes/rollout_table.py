@@ -9,7 +9,7 @@ where masked), the support as CSR arrays over the trainable tokens; where segmen
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -19,6 +19,9 @@ from tracegym import exact_json
 from tracegym.episodes.record import Episode, EpisodeCounts, TokenRecord, TurnRecord
 from tracegym.errors import StoreError
 from tracegym.models.support import Support
+
+if TYPE_CHECKING:
+    from tracegym.store import Store
 
 _JSON = ("sampling", "scorer_details", "messages", "turns", "metrics", "components")
 SCHEMA = pa.schema([
@@ -79,7 +82,7 @@ def rollouts_table(episodes: Sequence[Episode], run_id: str | None) -> pa.Table:
     return pa.Table.from_pylist([_row(e, run_id if run_id is not None else e.run_id) for e in episodes], SCHEMA)
 
 
-def write_rollouts(store: Any, episodes: Sequence[Episode], run_id: str | None = None) -> int:
+def write_rollouts(store: Store, episodes: Sequence[Episode], run_id: str | None = None) -> int:
     """Append the episodes in one transaction (all or none); returns how many. `run_id` overrides each
     episode's own."""
     if not episodes:
@@ -98,7 +101,7 @@ def write_rollouts(store: Any, episodes: Sequence[Episode], run_id: str | None =
 
 
 def read_rollouts(
-    store: Any,
+    store: Store,
     run_id: str | None = None,
     task_set_id: str | None = None,
     task_ids: Sequence[str] | None = None,

@@ -13,12 +13,15 @@ store (signatures, ids) is written through `one_line`, so it cannot break the Ma
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from tracegym.inert import one_line
 from tracegym.models.load import SMOLLM2_ALIASES
+
+if TYPE_CHECKING:
+    from tracegym.store import Store
 
 # The Hub id of a built-in model name, for `base_model` in the front matter.
 HUB_IDS = dict.fromkeys(SMOLLM2_ALIASES, "HuggingFaceTB/SmolLM2-135M-Instruct")
@@ -54,7 +57,7 @@ class CardFacts:
     'adapter' (exported as the adapter alone); None for full weights."""
 
 
-def read_facts(store: Any, facts: CardFacts) -> CardFacts:
+def read_facts(store: Store, facts: CardFacts) -> CardFacts:
     """Fill `facts` from the store: the run, its task set's clusters and lineage, the evaluations."""
     if facts.run_id is not None:
         rows = store.query("SELECT status, started_at, base_model, task_set_id FROM runs WHERE run_id = ?",
@@ -70,7 +73,7 @@ def read_facts(store: Any, facts: CardFacts) -> CardFacts:
     return facts
 
 
-def _clusters(store: Any, task_set_id: str, run_id: str | None) -> list[dict[str, Any]]:
+def _clusters(store: Store, task_set_id: str, run_id: str | None) -> list[dict[str, Any]]:
     return store.query(
         """SELECT t.cluster_id, any_value(t.detector) AS detector,
                   any_value(coalesce(c.signature, t.spec->>'$.provenance.signature')) AS signature,
@@ -89,7 +92,7 @@ def _clusters(store: Any, task_set_id: str, run_id: str | None) -> list[dict[str
         [task_set_id, run_id, task_set_id])
 
 
-def _evaluations(store: Any, checkpoint_id: str, by_cluster: bool) -> list[dict[str, Any]]:
+def _evaluations(store: Store, checkpoint_id: str, by_cluster: bool) -> list[dict[str, Any]]:
     """Mean over tasks of each task's mean reward (unscored samples count 0, as in `tracegym eval`) and pass
     rate, for these weights and for the base they were compared with, on the tasks both ran."""
     cluster, keys = ("p.cluster_id", "m.eval_id, p.cluster_id") if by_cluster else ("NULL", "m.eval_id")

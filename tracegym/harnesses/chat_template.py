@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from tracegym.errors import ModelError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from transformers import PreTrainedTokenizerBase
 
 Message = dict[str, Any]
@@ -107,26 +109,30 @@ class ChatRenderer:
         self.tokenizer = tokenizer
         self.tools = list(tools) if tools else None
         self.native_tools = has_native_tools(tokenizer)
+        # The `tools` argument of templates that render tools themselves, in the type transformers declares.
+        self._template_tools: list[dict[Any, Any] | Callable[..., Any]] | None = (
+            list(self.tools) if self.tools and self.native_tools else None)
 
+    # transformers declares one return type for every `tokenize`/`return_dict` choice, hence the casts below.
     def text(self, messages: Sequence[Message], add_generation_prompt: bool = True) -> str:
         """The rendered conversation as text (for display and API logs; never for training inputs)."""
-        return self.tokenizer.apply_chat_template(
+        return cast(str, self.tokenizer.apply_chat_template(
             template_messages(messages, self.tools, self.native_tools),
-            tools=self.tools if self.native_tools else None,
+            tools=self._template_tools,
             add_generation_prompt=add_generation_prompt,
             tokenize=False,
-        )
+        ))
 
     def ids(self, messages: Sequence[Message], add_generation_prompt: bool = True) -> list[int]:
         """The rendered conversation as token ids; control tokens inside message text are encoded as text."""
-        ids = self.tokenizer.apply_chat_template(
+        ids = cast(list[int], self.tokenizer.apply_chat_template(
             template_messages(messages, self.tools, self.native_tools),
-            tools=self.tools if self.native_tools else None,
+            tools=self._template_tools,
             add_generation_prompt=add_generation_prompt,
             tokenize=True,
             return_dict=False,
             sanitize_control_tokens=True,
-        )
+        ))
         return [int(i) for i in ids]
 
 
@@ -188,7 +194,7 @@ class TokenConversation:
         self._turn_closed = text is None and bool(ids) and ids[-1] in self.stop_token_ids
         content_ids = ids[:-1] if self._turn_closed else ids
         if text is None:
-            text = self.renderer.tokenizer.decode(content_ids, skip_special_tokens=False)
+            text = cast(str, self.renderer.tokenizer.decode(content_ids, skip_special_tokens=False))  # one list: a str
         self.messages.append({"role": "assistant", "content": text})
         self._append(ids, "model")
         return text

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,6 +28,10 @@ from tracegym.models.sampling import SamplingParams
 from tracegym.tasks.probes import DEGENERATE, Probe, ProbeReply, build_probes, load_sources
 from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import GateCounts, GateSettings
+
+if TYPE_CHECKING:
+    from tracegym.evals.scorers.base import StoreReader
+    from tracegym.store import Store
 
 REASONS = ("no_reference", "reference_fails", "empty_pays", "failing_action_pays", "wrong_shape_pays")
 
@@ -145,7 +149,7 @@ class BoundScorers:
     """Each task's scorer, built once per binding from one evals file: the file a task set about to be written
     will copy (a written set's own copy is read by `tracegym.harnesses.taskrun.TaskScorers`)."""
 
-    def __init__(self, evals: EvalsFile, store: Any = None) -> None:
+    def __init__(self, evals: EvalsFile, store: StoreReader | None = None) -> None:
         self.evals = evals
         self.store = store
         self._scorers: dict[tuple[tuple[str, float], ...], Scorer] = {}
@@ -186,13 +190,13 @@ async def gate_tasks(tasks: Sequence[TaskSpec], probes: dict[str, list[Probe]], 
     await asyncio.gather(*(one(g, t, p) for g, t in pairs for p in probes[t.task_id] if p.kind == "reference"))
     await asyncio.gather(*(one(g, t, p) for g, t in pairs if g.probes and g.probes[0].paid
                            for p in probes[t.task_id] if p.kind != "reference"))
-    order = {kind: i for i, kind in enumerate(("reference", *DEGENERATE))}
+    order: dict[str, int] = {kind: i for i, kind in enumerate(("reference", *DEGENERATE))}
     for gate in gates:
         gate.probes.sort(key=lambda p: order[p.kind])
     return gates
 
 
-def run_gates(store: Any, tasks: Sequence[TaskSpec], scorer_of: Callable[[TaskSpec], Scorer],
+def run_gates(store: Store, tasks: Sequence[TaskSpec], scorer_of: Callable[[TaskSpec], Scorer],
               config: HarnessConfig | None = None, base_dir: Path | None = None,
               options: GateOptions | None = None) -> GateReport:
     """Build each task's probes from its source trace in `store` and run them; the report."""
@@ -211,7 +215,7 @@ def run_gates(store: Any, tasks: Sequence[TaskSpec], scorer_of: Callable[[TaskSp
 class NewTaskGate:
     """The gate `tasks generate` runs on the tasks it drafted, before writing them; keeps its last report."""
 
-    def __init__(self, store: Any, evals_path: Path, config: HarnessConfig | None = None,
+    def __init__(self, store: Store, evals_path: Path, config: HarnessConfig | None = None,
                  base_dir: Path | None = None, options: GateOptions | None = None,
                  config_name: str | None = None) -> None:
         self.store = store
@@ -222,7 +226,7 @@ class NewTaskGate:
         self.report: GateReport | None = None
 
     @classmethod
-    def from_file(cls, store: Any, evals_path: Path, config_path: Path | None,
+    def from_file(cls, store: Store, evals_path: Path, config_path: Path | None,
                   options: GateOptions | None = None) -> NewTaskGate:
         """With the harness config in `config_path` (as `tracegym run --harness-config` reads it)."""
         from tracegym.harnesses.config import load_harness_config

@@ -123,6 +123,7 @@ class HFPolicy(PolicyClient):
     def __init__(self, engine: SamplingEngine, tokenizer: PreTrainedTokenizerBase, batch_window_s: float = 0.005):
         self.engine = engine
         self.tokenizer = tokenizer
+        self._text = text_of(tokenizer)
         if engine.decode is None:  # stop sequences are text: the engine reads its completions with our tokenizer
             engine.decode = text_of(tokenizer)
         self.batch_window_s = batch_window_s
@@ -216,9 +217,9 @@ class HFPolicy(PolicyClient):
     def _completion(self, seq: SampledSequence, latency: float) -> Completion:
         ids = seq.completion_ids
         if seq.text_end is not None:
-            text = self.tokenizer.decode(ids, skip_special_tokens=False)[: seq.text_end]
+            text = self._text(ids)[: seq.text_end]
         else:
-            text = self.tokenizer.decode(ids[:-1] if seq.finish_reason == "stop" else ids, skip_special_tokens=False)
+            text = self._text(ids[:-1] if seq.finish_reason == "stop" else ids)
         return Completion(
             text=text,
             finish_reason=seq.finish_reason,

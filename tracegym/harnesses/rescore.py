@@ -20,18 +20,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegym import exact_json
 from tracegym.episodes.record import Episode
 from tracegym.episodes.rollout_table import read_rollouts
 from tracegym.errors import ConfigError, NotFoundError, TracegymError
 from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
-from tracegym.evals.scorers.config import CommandEval, EvalsFile, WeightedEval, load_evals
+from tracegym.evals.scorers.config import CommandEval, EvalsFile, EvalSpec, WeightedEval, load_evals
 from tracegym.evals.scorers.trajectory import ScoreResult
 from tracegym.harnesses.taskrun import ThreadLocalStore, resolve_task_set
 from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import TaskSet
+
+if TYPE_CHECKING:
+    from tracegym.evals.scorers.base import StoreReader
+    from tracegym.store import Store
 
 _WORKSPACE_HARNESSES = frozenset({"shell", "proxy"})
 
@@ -88,7 +92,7 @@ class RescoreResult:
         self.not_rescored.append(NotRescored(episode.rollout_id, episode.task_id, cluster_id, reason, detail))
 
 
-def rescore(store: Any, run_id: str | None = None, eval_id: str | None = None, task_set: str | None = None,
+def rescore(store: Store, run_id: str | None = None, eval_id: str | None = None, task_set: str | None = None,
             evals_path: Path | None = None) -> RescoreResult:
     """Score again every stored rollout of a run, an evaluation or a task set; write version N+1."""
     scope = {k: v for k, v in (("run_id", run_id), ("eval_id", eval_id), ("task_set_id", task_set)) if v}
@@ -118,22 +122,25 @@ def _describe(scope: dict[str, str]) -> str:
     return ", ".join(f"{k} {v!r}" for k, v in scope.items())
 
 
-def _latest_scores(store: Any, rollout_ids: list[str]) -> dict[str, float | None]:
+def _latest_scores(store: Store, rollout_ids: list[str]) -> dict[str, float | None]:
     rows = store.query("SELECT rollout_id, reward FROM rollout_score_versions WHERE rollout_id IN (SELECT unnest(?)) "
                        "QUALIFY row_number() OVER (PARTITION BY rollout_id ORDER BY version DESC) = 1",
                        [rollout_ids])
     return {r["rollout_id"]: r["reward"] for r in rows}
 
 
-def _score_all(store: Any, episodes: list[Episode], evals_path: Path | None, scorer_store: Any,
+def _score_all(store: Store, episodes: list[Episode], evals_path: Path | None, scorer_store: ThreadLocalStore,
                previous: dict[str, float | None], result: RescoreResult) -> tuple[list[list[Any]], dict[str, str]]:
     sets: dict[str, _SetScorers] = {}
     rows: list[list[Any]] = []
     for episode in episodes:
-        if episode.task_set_id not in sets:
-            sets[episode.task_set_id] = _SetScorers(resolve_task_set(store, episode.task_set_id), evals_path,
-                                                    scorer_store)
-        scorers = sets[episode.task_set_id]
+        set_id = episode.task_set_id
+        if set_id is None:
+            result.skip(episode, None, "task_missing", "the rollout names no task set: nothing says how to score it.")
+            continue
+        if set_id not in sets:
+            sets[set_id] = _SetScorers(resolve_task_set(store, set_id), evals_path, scorer_store)
+        scorers = sets[set_id]
         task = scorers.tasks.get(episode.task_id)
         if task is None:
             result.skip(episode, None, "task_missing", f"task {episode.task_id} is no longer in task set "
@@ -181,13 +188,13 @@ def _count(result: RescoreResult, cluster: str | None, before: float | None, aft
 class _SetScorers:
     """One task set's tasks and scorers, from its evals.yaml as it is now or from `evals_path`."""
 
-    def __init__(self, task_set: TaskSet, evals_path: Path | None, store: Any) -> None:
+    def __init__(self, task_set: TaskSet, evals_path: Path | None, store: StoreReader) -> None:
         self.tasks = {t.task_id: t for t in task_set.tasks}
         self.task_set = task_set
         self.override = load_evals(evals_path) if evals_path is not None else None
         self.store = store
         self._files: dict[Path, EvalsFile] = {}
-        self._scorers: dict[tuple[Any, ...], Scorer] = {}
+        self._scorers: dict[tuple[Path, tuple[tuple[str, float], ...]], Scorer] = {}
         path = evals_path if evals_path is not None else task_set.evals_path
         from tracegym.tasks.render import sha256_file
 
@@ -218,7 +225,7 @@ class _SetScorers:
         return _command_evals([e.name for e in task.scorer.evals], evals.get)
 
 
-def _command_evals(names: list[str], get: Callable[[str], Any]) -> list[str]:
+def _command_evals(names: list[str], get: Callable[[str], EvalSpec]) -> list[str]:
     found: list[str] = []
     for name in names:
         spec = get(name)

@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -39,6 +39,9 @@ from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
 from tracegym.models.sampling import SamplingParams
 from tracegym.models.support import Support
 from tracegym.tasks.spec import TaskSpec
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
 class EpisodeLimits(BaseModel):
@@ -76,7 +79,7 @@ def derive_seed(*parts: object) -> int:
 class _TokenAccess:
     """What a token-level client exposes for the exact record."""
 
-    tokenizer: Any
+    tokenizer: PreTrainedTokenizerBase
     stop_token_ids: tuple[int, ...]
     context_length: int | None
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tracegym.episodes.record import Episode
 from tracegym.episodes.rollout_table import write_rollouts
@@ -27,6 +27,9 @@ from tracegym.store import Store
 from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import TaskSet, load_task_set, register_task_set
 
+if TYPE_CHECKING:
+    from tracegym.evals.scorers.base import StoreReader
+
 SplitChoice = Literal["train", "heldout", "all"]
 _WRITE_EVERY = 16  # episodes per store append while a run goes on: a crash loses at most this many
 
@@ -35,12 +38,12 @@ class ThreadLocalStore:
     """The store as scorers on worker threads see it: each thread queries through its own cursor, since one
     DuckDB connection must not be used from several threads at once (a `label` eval reads the store)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
         self.path = store.path
         self._local = threading.local()
         self._lock = threading.Lock()
-        self._opened: list[Any] = []
+        self._opened: list[Store] = []
 
     def query(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
         view = getattr(self._local, "store", None)
@@ -61,11 +64,11 @@ class ThreadLocalStore:
 class TaskScorers:
     """The scorer of each task, built once per distinct binding (evals file + evals and weights)."""
 
-    def __init__(self, task_set: TaskSet, store: Any = None) -> None:
+    def __init__(self, task_set: TaskSet, store: StoreReader | None = None) -> None:
         self.task_set = task_set
         self.store = store
         self._files: dict[Path, EvalsFile] = {}
-        self._scorers: dict[tuple[Any, ...], Scorer] = {}
+        self._scorers: dict[tuple[Path, tuple[tuple[str, float], ...]], Scorer] = {}
 
     def prepare(self, tasks: Sequence[TaskSpec]) -> None:
         """Build every task's scorer now, so a broken evals file stops the run before any episode."""
@@ -84,7 +87,7 @@ class TaskScorers:
         return self._scorers[key]
 
 
-def resolve_task_set(store: Any, ref: str | Path) -> TaskSet:
+def resolve_task_set(store: Store, ref: str | Path) -> TaskSet:
     """A task set by folder, or by the name it was registered under in the store."""
     path = Path(ref)
     if path.is_dir():
@@ -130,7 +133,7 @@ class RunResult:
 
 
 async def run_task_set(
-    store: Any,
+    store: Store,
     task_set: TaskSet,
     tasks: Sequence[TaskSpec],
     policy: PolicyClient,

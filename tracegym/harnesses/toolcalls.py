@@ -17,11 +17,14 @@ import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import jsonschema
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 Style = Literal["openai", "hermes", "json", "bash"]
 
@@ -138,7 +141,7 @@ def _schema_key(schema: dict[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _validator(schema_json: str) -> Any:
+def _validator(schema_json: str) -> Validator:
     """A checked validator per schema, built once: `jsonschema.validate` checks the schema against its meta-schema
     on every call, which made validation most of a replay step's time (the same report as `validate` gives)."""
     schema = json.loads(schema_json)
@@ -147,11 +150,14 @@ def _validator(schema_json: str) -> Any:
     return cls(schema)
 
 
-def _merge(items: Any) -> ParseResult:
+def _merge(items: Iterable[ToolCall | ParseError]) -> ParseResult:
     calls: list[ToolCall] = []
     errors: list[ParseError] = []
     for item in items:
-        (calls if isinstance(item, ToolCall) else errors).append(item)
+        if isinstance(item, ToolCall):
+            calls.append(item)
+        else:
+            errors.append(item)
     return ParseResult(calls, errors)
 
 

@@ -371,7 +371,7 @@ def _record_failure(store: Store, path: str, source_id: str, error: str, raw: st
     return FileResult(path, None, "failed", errors=1)
 
 
-def _load(con: Any, adapter: Adapter, src: SourceFile, redact: Run | None = None) -> FileResult:
+def _load(con: duckdb.DuckDBPyConnection, adapter: Adapter, src: SourceFile, redact: Run | None = None) -> FileResult:
     if adapter.upserts:
         src.parts = PartStore(con, adapter.name, src.source_id, redact)
     load = FileLoad(con, adapter, src, redact)
@@ -389,7 +389,8 @@ class FileLoad:
     they normalized themselves, `take` the records they hand back, `append` staged rows.
     """
 
-    def __init__(self, con: Any, adapter: Adapter, src: SourceFile, redact: Run | None = None) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, adapter: Adapter, src: SourceFile,
+                 redact: Run | None = None) -> None:
         self.con, self.adapter, self.src, self.redact = con, adapter, src, redact
         self.result = FileResult(src.name, adapter.name, "loaded")
         self.batch = TraceBatch(src.source_id)
@@ -512,14 +513,14 @@ def _raw_of(rec: RawRecord) -> str:
     return clip_raw(rec.raw if rec.raw is not None else to_json(rec.value))
 
 
-def _insert_error(con: Any, src: SourceFile, bad: BadRecord) -> None:
+def _insert_error(con: duckdb.DuckDBPyConnection, src: SourceFile, bad: BadRecord) -> None:
     con.execute(
         "INSERT INTO ingest_errors (source_id, path, locator, error, raw) VALUES (?, ?, ?, ?, ?)",
         [src.source_id, src.name, bad.locator, bad.error, clip_raw(bad.raw)],
     )
 
 
-def record_appended(con: Any, src: SourceFile, result: FileResult, appended: Appended) -> None:
+def record_appended(con: duckdb.DuckDBPyConnection, src: SourceFile, result: FileResult, appended: Appended) -> None:
     """Count what was stored; each id conflict becomes an ingest error naming the trace."""
     result.traces += appended.traces
     result.messages += appended.messages

@@ -9,13 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from tracegym.redact.detect import Detector
 from tracegym.redact.in_place import COLUMNS, Column, column_texts
 from tracegym.redact.text import mask
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from tracegym.store import Store
 
 TEXT_SUFFIXES = {".yaml", ".yml", ".json", ".jsonl", ".md", ".txt", ".csv", ".html"}
 ROLLOUT_COLUMNS = tuple(c for c in COLUMNS if c.table == "rollouts")
@@ -29,12 +34,12 @@ class Hit:
     masked: str
 
 
-def check_store(store: Any, detector: Detector) -> list[Hit]:
+def check_store(store: Store, detector: Detector) -> list[Hit]:
     """Findings in every content column of the store."""
     return [h for c in COLUMNS for h in _column(store.con, c, detector)]
 
 
-def check_run(store: Any, run_id: str, detector: Detector) -> list[Hit]:
+def check_run(store: Store, run_id: str, detector: Detector) -> list[Hit]:
     """Findings in one run's rollouts (a training run's, or an evaluation's: its eval id)."""
     return [h for c in ROLLOUT_COLUMNS for h in _column(store.con, c, detector, "AND t.run_id = ?", [run_id])]
 
@@ -48,8 +53,8 @@ def check_folder(folder: Path, detector: Detector) -> list[Hit]:
             for row, _, found in detector.find_column(column) for f in found]
 
 
-def _column(con: Any, c: Column, detector: Detector, where: str = "", params: list[Any] | None = None
-            ) -> Iterator[Hit]:
+def _column(con: duckdb.DuckDBPyConnection, c: Column, detector: Detector, where: str = "",
+            params: list[Any] | None = None) -> Iterator[Hit]:
     rows = column_texts(con, c, where, params)
     if not rows.num_rows:
         return

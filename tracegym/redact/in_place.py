@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -61,8 +61,12 @@ COLUMNS: tuple[Column, ...] = (
     Column("eval_results", "harness_error"),
 )
 
+if TYPE_CHECKING:
+    import duckdb
 
-def column_texts(con: Any, c: Column, where: str = "", params: list[Any] | None = None) -> pa.Table:
+
+def column_texts(con: duckdb.DuckDBPyConnection, c: Column, where: str = "",
+                 params: list[Any] | None = None) -> pa.Table:
     """(rid, trace, text) of the column's non-null rows (`where`: more conditions on `t`, with `params`); for a
     blob column, text is its bytes' UTF-8 core, and (head, tail) the bytes around it."""
     value = f"t.{c.column}" if c.blob else f"CAST(t.{c.column} AS VARCHAR)"
@@ -111,7 +115,7 @@ def redact_store(run: Run) -> list[Path]:
     return _rewrite_task_sets(run)
 
 
-def _rewrite(con: Any, run: Run, c: Column) -> None:
+def _rewrite(con: duckdb.DuckDBPyConnection, run: Run, c: Column) -> None:
     rows = column_texts(con, c)
     if not rows.num_rows:
         return

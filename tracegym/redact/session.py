@@ -10,13 +10,18 @@ from __future__ import annotations
 import json
 import secrets
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegym.errors import TracegymError
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.detect import Detector
 from tracegym.redact.pseudonyms import Pseudonyms
 from tracegym.redact.tables import Redactor
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from tracegym.store import Store
 
 
 class UnredactedStoreError(TracegymError):
@@ -29,12 +34,12 @@ UNREDACTED_SOURCES = """
     ) s WHERE source_id IS NOT NULL AND source_id NOT IN (SELECT source_id FROM redacted_sources)"""
 
 
-def unredacted_sources(store: Any) -> int:
+def unredacted_sources(store: Store) -> int:
     """How many files the store holds rows from that no redaction covered."""
     return int(store.scalar(UNREDACTED_SOURCES))
 
 
-def require_redacted(store: Any, command: str) -> None:
+def require_redacted(store: Store, command: str) -> None:
     """Raise UnredactedStoreError, naming the fixes, when the store holds unredacted traces."""
     n = unredacted_sources(store)
     if n:
@@ -48,7 +53,7 @@ def require_redacted(store: Any, command: str) -> None:
 class Numbering:
     """The pseudonyms each trace gets: its own numbering, the store's, or the keyed one."""
 
-    def __init__(self, config: RedactConfig, store: Any) -> None:
+    def __init__(self, config: RedactConfig, store: Store) -> None:
         key = config.hmac_key()
         self.keyed = Pseudonyms(key=key) if key is not None else None
         self.shared: Pseudonyms | None = None
@@ -82,7 +87,7 @@ class Numbering:
             names = self.per_trace[trace_id] = Pseudonyms()
         return names
 
-    def save(self, con: Any) -> None:
+    def save(self, con: duckdb.DuckDBPyConnection) -> None:
         """Write the store-wide numbering's new digests (inside the caller's transaction)."""
         for names in (self.shared, self.lasting_names):
             if names is not None and names.added:
@@ -93,7 +98,7 @@ class Numbering:
 class Run:
     """A redaction run: detector, numbering and tally; `mark` records which files it covered."""
 
-    def __init__(self, store: Any, config: RedactConfig, how: str) -> None:
+    def __init__(self, store: Store, config: RedactConfig, how: str) -> None:
         self.store, self.config, self.how = store, config, how
         self.redaction_id = uuid.uuid4().hex[:16]
         self.numbering = Numbering(config, store)
@@ -109,12 +114,12 @@ class Run:
         """A kept part of a span-shaped trace (its JSON) redacted, numbered as its trace is across ingests."""
         return self.redactor.text(doc, trace_id, "span_parts.doc", is_json=True, names=self.numbering.lasting())
 
-    def mark(self, con: Any, source_ids: list[str]) -> None:
+    def mark(self, con: duckdb.DuckDBPyConnection, source_ids: list[str]) -> None:
         """Inside the transaction that stored or rewrote these files' rows."""
         con.executemany("INSERT INTO redacted_sources VALUES (?, ?)", [[s, self.redaction_id] for s in source_ids])
         self.numbering.save(con)
 
-    def record(self, con: Any) -> None:
+    def record(self, con: duckdb.DuckDBPyConnection) -> None:
         """The run's row in `redactions`, with its counts."""
         settings = {"rules": [r.name for r in self.redactor.detector.rules], "fingerprint": self.config.fingerprint(),
                     "scope": self.config.pseudonyms.scope, "keyed": self.numbering.keyed is not None,
@@ -124,7 +129,7 @@ class Run:
                     [self.redaction_id, self.how, json.dumps(settings), json.dumps(dict(tally.by_rule)), tally.total])
 
 
-def _salt(store: Any) -> bytes:
+def _salt(store: Store) -> bytes:
     salt = store.scalar("SELECT salt FROM redaction_salt")
     if salt is None:
         salt = secrets.token_hex(16)
@@ -132,6 +137,6 @@ def _salt(store: Any) -> bytes:
     return bytes.fromhex(salt)
 
 
-def _known(store: Any) -> dict[tuple[str, str], int]:
+def _known(store: Store) -> dict[tuple[str, str], int]:
     rows = store.con.execute("SELECT label, digest, n FROM redaction_pseudonyms").fetchall()
     return {(label, digest): n for label, digest, n in rows}

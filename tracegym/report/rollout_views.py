@@ -10,16 +10,19 @@ free of torch.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegym.errors import ConfigError, NotFoundError, did_you_mean
+
+if TYPE_CHECKING:
+    from tracegym.store import Store
 
 # Who wrote a rollout, from its run_id.
 KIND = ("CASE WHEN r.run_id IN (SELECT run_id FROM runs) THEN 'train' "
         "WHEN r.run_id IN (SELECT eval_id FROM evaluations) THEN 'eval' ELSE 'run' END")
 
 
-def list_rollouts(store: Any, run: str | None = None, task: str | None = None, task_set: str | None = None,
+def list_rollouts(store: Store, run: str | None = None, task: str | None = None, task_set: str | None = None,
                   min_reward: float | None = None, max_reward: float | None = None, unscored: bool = False,
                   limit: int = 50) -> list[dict[str, Any]]:
     """Rollouts matching every filter given, newest first. `unscored`: only those without a reward."""
@@ -42,7 +45,7 @@ def list_rollouts(store: Any, run: str | None = None, task: str | None = None, t
     return store.query(sql, params + [limit])
 
 
-def find_rollout(store: Any, ref: str) -> str:
+def find_rollout(store: Store, ref: str) -> str:
     """The rollout id `ref` names: an id or a unique prefix."""
     ids = [r["rollout_id"] for r in store.query(
         "SELECT rollout_id FROM rollouts WHERE starts_with(rollout_id, ?) ORDER BY rollout_id LIMIT 6", [ref])]
@@ -59,7 +62,7 @@ _VIEW_COLUMNS = ("rollout_id", "run_id", "task_set_id", "task_id", "split", "har
                  "latency_s", "tokens_in", "tokens_out", "train_step", "train_use", "created_at")
 
 
-def rollout_view(store: Any, ref: str) -> dict[str, Any]:
+def rollout_view(store: Store, ref: str) -> dict[str, Any]:
     """One rollout: its row, the prompt's last message, the model's reply and what followed it, the scorer's
     details, and the task's source: the recorded turn the reply replaced, with the trace and failure it came
     from (None when the store no longer holds the task)."""
@@ -88,7 +91,7 @@ def rollout_view(store: Any, ref: str) -> dict[str, Any]:
     }
 
 
-def sampled_runs(store: Any) -> list[dict[str, Any]]:
+def sampled_runs(store: Store) -> list[dict[str, Any]]:
     """The runs of `tracegym run` (rollouts whose run is neither a training run nor an evaluation), newest first.
     Such a run records no status: only the episodes it stored."""
     return store.query(
@@ -98,12 +101,12 @@ def sampled_runs(store: Any) -> list[dict[str, Any]]:
             FROM rollouts r WHERE {KIND} = 'run' GROUP BY r.run_id ORDER BY started_at DESC""")
 
 
-def sampled_run_ids(store: Any) -> list[str]:
+def sampled_run_ids(store: Store) -> list[str]:
     return [r["run_id"] for r in store.query(f"SELECT DISTINCT r.run_id FROM rollouts r WHERE {KIND} = 'run' "
                                              "ORDER BY 1")]
 
 
-def sampled_run(store: Any, run_id: str) -> dict[str, Any]:
+def sampled_run(store: Store, run_id: str) -> dict[str, Any]:
     """One `tracegym run` run: its summary, its figures per task (as `tracegym run` printed them), its rollouts."""
     found = [r for r in sampled_runs(store) if r["run_id"] == run_id]
     if not found:

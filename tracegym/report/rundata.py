@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegym.errors import NotFoundError, did_you_mean
+
+if TYPE_CHECKING:
+    from tracegym.store import Store
 
 
 @dataclass
@@ -52,7 +55,7 @@ class RunData:
         return sorted(taken), sorted(idle)
 
 
-def find_run(store: Any, ref: str) -> str:
+def find_run(store: Store, ref: str) -> str:
     """The run id `ref` names: an id, a unique prefix, or a run folder; training runs and `tracegym run` runs."""
     folder = Path(ref)
     if (folder / "run.json").is_file():
@@ -71,7 +74,7 @@ def find_run(store: Any, ref: str) -> str:
                         "pass the run folder.")
 
 
-def load_run(store: Any, ref: str) -> RunData:
+def load_run(store: Store, ref: str) -> RunData:
     from tracegym.evals.checkpoints.comparison import latest_comparison
     from tracegym.training.metrics import read_metrics, read_quarantines
 
@@ -90,7 +93,7 @@ def load_run(store: Any, ref: str) -> RunData:
     return data
 
 
-def _cluster_info(store: Any, task_set_id: str | None) -> dict[str, dict[str, Any]]:
+def _cluster_info(store: Store, task_set_id: str | None) -> dict[str, dict[str, Any]]:
     """What the store knows of each failure cluster of a task set (see `RunData.clusters`)."""
     from tracegym.training.cluster_reward import NO_CLUSTER
 
@@ -116,7 +119,7 @@ def _eval_points(comparison: dict[str, Any] | None) -> list[dict[str, Any]]:
     return points
 
 
-def list_runs(store: Any) -> list[dict[str, Any]]:
+def list_runs(store: Store) -> list[dict[str, Any]]:
     """One line per run, newest first: training runs (status, progress, checkpoints, last training reward,
     evaluations), and `tracegym run` runs (episodes, mean reward)."""
     from tracegym.report.rollout_views import sampled_runs
@@ -127,7 +130,7 @@ def list_runs(store: Any) -> list[dict[str, Any]]:
                   reverse=True)
 
 
-def _training_runs(store: Any) -> list[dict[str, Any]]:
+def _training_runs(store: Store) -> list[dict[str, Any]]:
     return store.query(
         """SELECT r.run_id, 'train' AS kind, r.status, r.base_model, r.task_set_id, r.started_at, r.updated_at,
                   (SELECT max(step) FROM metrics m WHERE m.run_id = r.run_id) AS step,

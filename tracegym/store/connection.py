@@ -19,7 +19,7 @@ DEFAULT_STORE = Path(".tracegym") / "store.duckdb"
 # For SQL the user types (`tracegym sql`), perhaps pasted from elsewhere: it reads the store and nothing else. No
 # file system (COPY TO, EXPORT DATABASE, ATTACH, read_text, read_csv, glob, INSTALL), no extension fetched or
 # loaded on first use, and no SET or RESET that could turn either back on. The store's views read only its tables.
-SEALED = {
+SEALED: dict[str, str | bool | int | float | list[str]] = {  # the type duckdb.connect takes
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,

@@ -11,7 +11,7 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,6 +42,9 @@ from tracegym.tasks.taskset import (
     TaskSet,
     register_task_set,
 )
+
+if TYPE_CHECKING:
+    from tracegym.store import Store
 
 # Agents whose actions are shell commands: their tasks run in a sandboxed shell, not a replay.
 SHELL_FORMATS = frozenset({"mini-swe-agent", "swe-agent"})
@@ -128,7 +131,7 @@ class Gate(Protocol):
         """Gate `specs`."""
 
 
-def generate(store: Any, options: GenerateOptions, evals: EvalsFile) -> Generated:
+def generate(store: Store, options: GenerateOptions, evals: EvalsFile) -> Generated:
     """Build the task specs (nothing is written here)."""
     clusters = select_clusters(store, options.clusters, options.top)
     failures = _failures(store, [c["cluster_id"] for c in clusters])
@@ -156,7 +159,7 @@ def generate(store: Any, options: GenerateOptions, evals: EvalsFile) -> Generate
     return Generated(specs, clusters, counts, options)
 
 
-def select_clusters(store: Any, ids: list[str], top: int | None) -> list[dict[str, Any]]:
+def select_clusters(store: Store, ids: list[str], top: int | None) -> list[dict[str, Any]]:
     """The chosen clusters in rank order; ids may be unique prefixes."""
     rows = store.query("SELECT * FROM clusters ORDER BY rank, cluster_id")
     if not rows:
@@ -176,7 +179,7 @@ def select_clusters(store: Any, ids: list[str], top: int | None) -> list[dict[st
     return sorted(chosen.values(), key=lambda r: (r["rank"] is None, r["rank"] or 0, r["cluster_id"]))
 
 
-def _failures(store: Any, cluster_ids: list[str]) -> list[dict[str, Any]]:
+def _failures(store: Store, cluster_ids: list[str]) -> list[dict[str, Any]]:
     return store.query(
         """SELECT trace_id, detector, signature, evidence, message_idx, cluster_id FROM failures
            WHERE cluster_id IN (SELECT unnest(?))
@@ -192,7 +195,7 @@ def harness_for(fmt: str, tools: list[ToolSchema]) -> Literal["replay", "shell",
     return "replay" if tools else "chat"
 
 
-def _draft(store: Any, cluster: dict[str, Any], failure: dict[str, Any], trace: RecordedTrace, cut: int,
+def _draft(store: Store, cluster: dict[str, Any], failure: dict[str, Any], trace: RecordedTrace, cut: int,
            options: GenerateOptions, evals: EvalsFile, tools: dict[str, list[ToolSchema]]) -> Draft:
     own = declared_tools(trace.tools)
     if own is None and trace.format not in tools:
@@ -285,7 +288,7 @@ def _spec(d: Draft, split: str) -> TaskSpec:
 
 
 
-def create_task_set(store: Any, options: GenerateOptions, evals_path: Path, out: Path,
+def create_task_set(store: Store, options: GenerateOptions, evals_path: Path, out: Path,
                     templates: Path | None = None, force: bool = False, gate: Gate | None = None) -> TaskSet:
     """Generate, gate (when given a gate), write the folder (every file checked to load back as its spec) and
     register it in the store."""

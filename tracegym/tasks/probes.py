@@ -32,12 +32,15 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tracegym.evals.scorers.recorded import RecordedTrace, iter_recorded
 from tracegym.evals.scorers.tool_calls import canonical
 from tracegym.tasks.cuts import build_prompt
 from tracegym.tasks.spec import Context, TaskSpec
+
+if TYPE_CHECKING:
+    from tracegym.store import Store
 
 ProbeKind = Literal["reference", "empty", "failing_action", "wrong_shape"]
 DEGENERATE: tuple[ProbeKind, ...] = ("empty", "failing_action", "wrong_shape")
@@ -77,7 +80,7 @@ class SourceInfo:
     """Other traces of the same source task whose outcome is success, by trace id."""
 
 
-def load_sources(store: Any, specs: Sequence[TaskSpec]) -> dict[str, SourceInfo]:
+def load_sources(store: Store, specs: Sequence[TaskSpec]) -> dict[str, SourceInfo]:
     """The source traces of `specs` with their located findings (of every detector) and their successful
     siblings, by trace id."""
     ids = sorted({s.provenance.trace_id for s in specs})

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegym.tasks.spec import ToolSchema
+
+if TYPE_CHECKING:
+    from tracegym.store import Store
 
 _SAMPLE = 1000  # calls per tool read for inference; enough to see every argument shape in practice
 
@@ -86,7 +89,7 @@ def declared_tools(raw: Any) -> list[ToolSchema] | None:
     return sorted(tools, key=lambda t: t.name) or None
 
 
-def format_tools(store: Any, fmt: str) -> list[ToolSchema]:
+def format_tools(store: Store, fmt: str) -> list[ToolSchema]:
     """Schemas inferred from every recorded call in traces of format `fmt` (the tools its agent had)."""
     rows = store.query(
         """SELECT name, arguments FROM (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +22,10 @@ from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
 from tracegym.evals.scorers.config import load_evals
 from tracegym.tasks.spec import Harness, Split, TaskSpec, load_spec
 from tracegym.yamlfile import load_model
+
+if TYPE_CHECKING:
+    from tracegym.evals.scorers.base import StoreReader
+    from tracegym.store import Store
 
 MANIFEST = "manifest.yaml"
 TASKS_DIR = "tasks"
@@ -127,7 +131,7 @@ class TaskSet:
     def evals_path(self) -> Path:
         return self.path / self.manifest.evals_file
 
-    def scorer(self, task: TaskSpec, store: Any = None) -> Scorer:
+    def scorer(self, task: TaskSpec, store: StoreReader | None = None) -> Scorer:
         """The scorer `task` is bound to, built once per binding (`store` is needed by label evals only)."""
         refs = tuple((e.name, e.weight) for e in task.scorer.evals)
         key = (task.scorer.evals_file, refs, id(store))
@@ -162,7 +166,7 @@ def load_manifest(path: Path, text: str | None = None) -> Manifest:
     return manifest
 
 
-def register_task_set(store: Any, task_set: TaskSet) -> None:
+def register_task_set(store: Store, task_set: TaskSet) -> None:
     """Record the task set and its tasks in the store, replacing an earlier one of the same name."""
     m = task_set.manifest
     with store.transaction() as con:

@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegym.errors import NotFoundError
 from tracegym.evals.checkpoints.stats import Interval, PairedChange, bootstrap_mean, paired_change, pass_at_k
+
+if TYPE_CHECKING:
+    from tracegym.store import Store
 
 METRICS = ("reward", "pass@1", "pass@k")
 
@@ -61,12 +64,12 @@ _AS_OF = """LEFT JOIN (SELECT rollout_id, reward, components FROM rollout_score_
             ON v.rollout_id = e.rollout_id"""
 
 
-def read_task_figures(store: Any, eval_id: str, checkpoint_id: str, samples: int,
+def read_task_figures(store: Store, eval_id: str, checkpoint_id: str, samples: int,
                       task_ids: Sequence[str] | None = None, scores: Scores = Scores()) -> dict[str, TaskFigures]:
     """task_id -> figures over sample indices < `samples` (tasks with fewer samples stored are left out)."""
     stored = scores.version is None
     source, passed = ("e", "e.pass") if stored else ("v", "coalesce(v.reward >= ?, false)")
-    params = [] if stored else [scores.threshold, scores.version]  # in the order their ? appear below
+    params: list[str | float | None] = [] if stored else [scores.threshold, scores.version]  # in ? order below
     part = "TRY_CAST(json_extract_string(components, ?) AS DOUBLE)" if scores.component else "NULL"
     if scores.component:
         params.insert(0, f'$."{scores.component}"')
@@ -127,7 +130,7 @@ def _groups(tasks: Sequence[str], figures: dict[str, TaskFigures]) -> list[tuple
     return [(None, list(tasks)), *((c, ts) for c, ts in by_cluster.items())]
 
 
-def compare(store: Any, eval_id: str, base: ModelRef, models: Sequence[ModelRef], samples: int,
+def compare(store: Store, eval_id: str, base: ModelRef, models: Sequence[ModelRef], samples: int,
             task_ids: Sequence[str] | None = None, seed: int = 0, scores: Scores = Scores()) -> dict[str, Any]:
     """The comparison of `models` against `base` in one evaluation, as JSON-ready data."""
     figures = {m.checkpoint_id: read_task_figures(store, eval_id, m.checkpoint_id, samples, task_ids, scores)
@@ -174,7 +177,7 @@ def _fixed(figures: dict[str, dict[str, TaskFigures]], base: ModelRef, model: Mo
     return sum(1 for t in tasks if not _passes(b[t]) and _passes(f[t]))
 
 
-def _cluster_info(store: Any, cluster_ids: set[str | None]) -> dict[str | None, dict[str, Any]]:
+def _cluster_info(store: Store, cluster_ids: set[str | None]) -> dict[str | None, dict[str, Any]]:
     ids = [c for c in cluster_ids if c is not None]
     rows = store.query("SELECT cluster_id, detector, signature, rank FROM clusters WHERE cluster_id IN "
                        "(SELECT unnest(?))", [ids]) if ids else []
@@ -182,7 +185,7 @@ def _cluster_info(store: Any, cluster_ids: set[str | None]) -> dict[str | None, 
             for r in rows}
 
 
-def latest_comparison(store: Any, run_id: str) -> dict[str, Any] | None:
+def latest_comparison(store: Store, run_id: str) -> dict[str, Any] | None:
     """The newest evaluation of a run's checkpoints, compared against the base it was evaluated with."""
     rows = store.query(
         "SELECT m.eval_id, m.checkpoint_id, m.checkpoint, m.step, m.base_checkpoint_id FROM eval_models m "

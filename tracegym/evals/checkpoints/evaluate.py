@@ -152,7 +152,7 @@ def _record_evaluation(store: Store, result: Evaluation, settings: dict[str, Any
         register_task_set(store, result.task_set)  # results name their tasks; the store must know them
     base_id = result.base.checkpoint_id
     with store.transaction() as con:
-        if con.execute("SELECT count(*) FROM evaluations WHERE eval_id = ?", [result.eval_id]).fetchone()[0]:
+        if con.execute("SELECT 1 FROM evaluations WHERE eval_id = ?", [result.eval_id]).fetchone() is not None:
             con.execute("UPDATE evaluations SET updated_at = ? WHERE eval_id = ?", [now, result.eval_id])
         else:
             con.execute("INSERT INTO evaluations VALUES (?, ?, ?, ?, ?)",

@@ -8,12 +8,15 @@ as trained on when the loss learned from their group; `sampled_rollouts` counts 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegym.errors import NotFoundError
 
+if TYPE_CHECKING:
+    from tracegym.store import Store
 
-def find_cluster(store: Any, ref: str) -> str:
+
+def find_cluster(store: Store, ref: str) -> str:
     """The cluster id `ref` names (an id or a unique prefix)."""
     rows = store.query("SELECT DISTINCT cluster_id FROM tasks WHERE starts_with(cluster_id, ?) "
                        "UNION SELECT cluster_id FROM clusters WHERE starts_with(cluster_id, ?) ORDER BY 1 LIMIT 6",
@@ -26,7 +29,7 @@ def find_cluster(store: Any, ref: str) -> str:
     raise NotFoundError(f"No cluster {ref!r} in the store. Fix: see `tracegym mine failures` for cluster ids.")
 
 
-def lineage_rows(store: Any, cluster_id: str) -> list[dict[str, Any]]:
+def lineage_rows(store: Store, cluster_id: str) -> list[dict[str, Any]]:
     """The view's rows for one cluster."""
     return store.query("SELECT * FROM lineage WHERE cluster_id = ? ORDER BY task_set_id, task_id, run_id, "
                        "checkpoint_step, eval_id", [cluster_id])
@@ -60,8 +63,8 @@ def summarize_lineage(rows: list[dict[str, Any]]) -> dict[str, Any]:
                      "train_reward": _mean([reward for _, reward, _ in used.values() if reward is not None]),
                      "sampled_rollouts": sum(n for _, _, n in per_task.values())})
     checkpoints = []
-    for (run_id, step, label, eval_id), per_task in evals.items():
-        values = list(per_task.values())
+    for (run_id, step, label, eval_id), rows_by_task in evals.items():
+        values = list(rows_by_task.values())
         checkpoints.append({
             "run_id": run_id, "step": step, "checkpoint": label, "eval_id": eval_id, "tasks": len(values),
             "eval_reward": _mean([v["eval_reward"] for v in values]),

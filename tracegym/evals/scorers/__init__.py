@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from tracegym.evals.scorers.base import Scorer, ScorerContext, coerce_result
 from tracegym.evals.scorers.config import (
     CommandEval,
     EvalsFile,
+    EvalSpec,
     JudgeEval,
     LabelEval,
     MatchEval,
@@ -19,7 +19,7 @@ from tracegym.evals.scorers.config import (
 from tracegym.evals.scorers.weighted import WeightedScorer
 
 
-def build_scorer(spec: Any, ctx: ScorerContext, evals: EvalsFile | None = None) -> Scorer:
+def build_scorer(spec: EvalSpec, ctx: ScorerContext, evals: EvalsFile | None = None) -> Scorer:
     """The scorer for one eval definition; `ConfigError` if it cannot be built (a missing module, say)."""
     if isinstance(spec, PythonEval):
         from tracegym.evals.scorers import python

@@ -8,10 +8,20 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from tracegym.errors import TracegymError
 from tracegym.evals.scorers.trajectory import ScoreResult, Trajectory
+
+T = TypeVar("T")
+
+
+class StoreReader(Protocol):
+    """What scorers read the store through: an open `Store`, or a view of one per thread
+    (`tracegym.harnesses.taskrun.ThreadLocalStore`)."""
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+        """The rows of `sql` as dicts."""
 
 
 @dataclass
@@ -20,8 +30,8 @@ class ScorerContext:
 
     evals_dir: Path
     """The folder of the evals.yaml (relative paths in it are resolved from here)."""
-    store: Any = None
-    """An open `Store`, for `label` evals; None where no store is at hand."""
+    store: StoreReader | None = None
+    """An open `Store` (or a view of one), for `label` evals; None where no store is at hand."""
 
 
 class Scorer(ABC):
@@ -94,7 +104,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def call_with_timeout(fn: Callable[[], Any], timeout_s: float) -> Any:
+def call_with_timeout(fn: Callable[[], T], timeout_s: float) -> T:
     """Run `fn` in a daemon thread; raise `ScorerTimeout` if it has not returned in time.
 
     A thread cannot be stopped, so a runaway call keeps running in the

@@ -246,10 +246,9 @@ class WeightedEval(_Eval):
         return v
 
 
-EvalDef = Annotated[
-    PythonEval | CommandEval | MatchEval | ToolCallsEval | JudgeEval | LabelEval | WeightedEval,
-    Field(discriminator="kind"),
-]
+EvalSpec = PythonEval | CommandEval | MatchEval | ToolCallsEval | JudgeEval | LabelEval | WeightedEval
+"""One eval definition, of any kind."""
+EvalDef = Annotated[EvalSpec, Field(discriminator="kind")]
 
 
 class EvalsConfig(_Strict):
@@ -268,7 +267,7 @@ class EvalsFile:
     config: EvalsConfig
     lines: dict[str, int]
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> EvalSpec:
         for e in self.config.evals:
             if e.name == name:
                 return e

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from tracegym.errors import ConfigError
-from tracegym.evals.scorers.base import Scorer, ScorerContext
+from tracegym.evals.scorers.base import Scorer, ScorerContext, StoreReader
 from tracegym.evals.scorers.config import EvalsFile, LabelEval
 from tracegym.evals.scorers.trajectory import ScoreResult, Trajectory
 
 
 class LabelScorer(Scorer):
-    def __init__(self, spec: LabelEval, store: Any) -> None:
+    def __init__(self, spec: LabelEval, store: StoreReader) -> None:
         super().__init__(spec.name, spec.timeout_s)
         self.spec = spec
         self.store = store

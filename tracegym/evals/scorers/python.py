@@ -7,12 +7,15 @@ import multiprocessing
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegym.errors import ConfigError, did_you_mean
 from tracegym.evals.scorers.base import Scorer, ScorerContext, ScorerTimeout, call_with_timeout
 from tracegym.evals.scorers.config import EvalsFile, PythonEval
 from tracegym.evals.scorers.trajectory import Trajectory, resolve_path
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 
 class PythonScorer(Scorer):
@@ -88,7 +91,7 @@ def _call_in_process(ref: str, args: tuple[Any, ...], kwargs: dict[str, Any], ti
     return payload
 
 
-def _child_main(ref: str, path: list[str], args: tuple[Any, ...], kwargs: dict[str, Any], conn: Any) -> None:
+def _child_main(ref: str, path: list[str], args: tuple[Any, ...], kwargs: dict[str, Any], conn: Connection) -> None:
     sys.path[:] = path
     try:
         module_name, _, fn_name = ref.partition(":")

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegym.evals.scorers.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from tracegym.store import Store
 
 _CHUNK = 500  # traces per round trip: bounds memory on large stores
 
@@ -85,7 +88,7 @@ def openai_message(row: dict[str, Any], calls: Sequence[RecordedCall]) -> dict[s
     return msg
 
 
-def iter_recorded(store: Any, where: str = "TRUE", params: Sequence[Any] = ()) -> Iterator[RecordedTrace]:
+def iter_recorded(store: Store, where: str = "TRUE", params: Sequence[Any] = ()) -> Iterator[RecordedTrace]:
     """Traces matching `where` (SQL over `traces`), ordered by trace id, with messages and calls."""
     heads = store.query(
         f"SELECT trace_id, format, session_id, outcome, metadata, tools FROM traces WHERE {where} ORDER BY trace_id",
@@ -108,7 +111,7 @@ def iter_recorded(store: Any, where: str = "TRUE", params: Sequence[Any] = ()) -
             yield trace
 
 
-def _grouped(store: Any, sql: str, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+def _grouped(store: Store, sql: str, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for row in store.query(sql, [ids]):
         out.setdefault(row.pop("trace_id"), []).append(row)
@@ -147,15 +150,15 @@ def pair_results(trace: RecordedTrace) -> None:
         pending.extend(by_msg.get(row["idx"], []))
         if row["role"] != "tool" or not pending:
             continue
-        call = next((c for c in reversed(pending) if row["tool_call_id"] and c.call_id == row["tool_call_id"]), None)
-        if call is None:
-            call = next((c for c in pending if c.name == row["name"]), None) if row["name"] else None
-        if call is None:
+        match = next((c for c in reversed(pending) if row["tool_call_id"] and c.call_id == row["tool_call_id"]), None)
+        if match is None and row["name"]:
+            match = next((c for c in pending if c.name == row["name"]), None)
+        if match is None:
             continue
-        call.result, call.result_message_idx = row["content"], row["idx"]
-        paired.add(id(call))
+        match.result, match.result_message_idx = row["content"], row["idx"]
+        paired.add(id(match))
         answered.add(row["idx"])
-        pending.remove(call)
+        pending.remove(match)
     for call in trace.calls:
         if id(call) not in paired and call.result_message_idx in answered:
             call.result, call.result_message_idx = None, None  # that message answers another call

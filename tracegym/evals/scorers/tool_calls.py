@@ -96,7 +96,7 @@ def _only(arguments: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _failed(result: str | None) -> bool:
-    return bool(result) and _ERROR.match(result) is not None
+    return bool(result and _ERROR.match(result))
 
 
 def _gold_call(item: Any, i: int, where: str) -> Call:

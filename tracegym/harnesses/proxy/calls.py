@@ -279,7 +279,7 @@ class ProxySession:
             ids = self._checked_ids(segment.conv, completion)
             turn.start = prompt_tokens = len(segment.conv.ids)
             text = segment.conv.add_completion(ids, completion.text if completion.cut_at_stop else None)
-            structured, n_out = (), len(ids)
+            structured, n_out = [], len(ids)
             turn.end = len(segment.conv.ids)
             segment.logprobs.append(completion.logprobs)  # type: ignore[arg-type]
             segment.supports.append(completion.support)

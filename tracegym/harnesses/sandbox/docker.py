@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from tracegym.errors import SandboxError
 from tracegym.harnesses.sandbox import identity
@@ -26,6 +26,11 @@ from tracegym.harnesses.sandbox.results import Outcome, make_result
 from tracegym.harnesses.sandbox.supervise import OutputBudget, breach, limit_watches
 from tracegym.harnesses.sandbox.watches import Watch
 
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+    from docker.types import Ulimit
+
 _MIB = 1024 * 1024
 _SHM_MB = 64
 # Prefer bash where the image has it, as the other backends do.
@@ -33,7 +38,7 @@ _SHELL = ["/bin/sh", "-c", 'if [ -x /bin/bash ]; then exec /bin/bash -c "$0"; fi
 _TICK_S = 0.05
 
 
-def connect() -> Any:
+def connect() -> DockerClient:
     """A docker client whose engine answers, or SandboxError saying why not."""
     import docker
 
@@ -53,11 +58,12 @@ class DockerSandbox(Sandbox):
     kind = "docker"
     isolated = True
 
-    def __init__(self, image: str = "python:3.11-slim", workdir: str = "/workspace", client: Any = None) -> None:
+    def __init__(self, image: str = "python:3.11-slim", workdir: str = "/workspace",
+                 client: DockerClient | None = None) -> None:
         self._client = client if client is not None else connect()
         self._image = image
         self._workdir = workdir
-        self._containers: dict[_Key, Any] = {}
+        self._containers: dict[_Key, Container] = {}
         self._lock = threading.Lock()
 
     def run(
@@ -94,7 +100,7 @@ class DockerSandbox(Sandbox):
 
     def _exec(
         self,
-        container: Any,
+        container: Container,
         command: str,
         user: str,
         key: _Key,
@@ -131,7 +137,7 @@ class DockerSandbox(Sandbox):
             kept_tail=output.tail,
         )
 
-    def _container(self, key: _Key) -> Any:
+    def _container(self, key: _Key) -> Container:
         workspace, limits = key.workspace, key.limits
         volumes = {str(path): {"bind": str(path), "mode": "ro"} for path in key.ro_paths}
         with self._lock:
@@ -181,10 +187,10 @@ class _Key(NamedTuple):
     ro_paths: tuple[Path, ...]
 
 
-def _ulimits(limits: Limits) -> list[Any]:
+def _ulimits(limits: Limits) -> list[Ulimit]:
     import docker
 
-    def fixed(name: str, value: int) -> Any:
+    def fixed(name: str, value: int) -> Ulimit:
         return docker.types.Ulimit(name=name, soft=value, hard=value)
 
     return [
@@ -197,7 +203,7 @@ def _ulimits(limits: Limits) -> list[Any]:
     ]
 
 
-def _read(stream: Any, output: OutputBudget) -> None:
+def _read(stream: Iterable[tuple[bytes | None, bytes | None]], output: OutputBudget) -> None:
     for out, err in stream:
         if out:
             output.keep(output.out, out)

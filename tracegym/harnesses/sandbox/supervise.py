@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, overload
 
 from tracegym.harnesses.sandbox.base import KillReason, Limits
 from tracegym.harnesses.sandbox.results import Outcome
@@ -201,6 +202,10 @@ class _Pipes:
             self._pidfd = None
 
 
+@overload
+def _reap(process: subprocess.Popen[bytes], block: Literal[True]) -> tuple[int, float]: ...
+@overload
+def _reap(process: subprocess.Popen[bytes], block: Literal[False]) -> tuple[int, float] | None: ...
 def _reap(process: subprocess.Popen[bytes], block: bool) -> tuple[int, float] | None:
     """(exit code as the shell reports it, CPU seconds of it and its reaped descendants), or None if still running."""
     pid, status, usage = os.wait4(process.pid, 0 if block else os.WNOHANG)
