@@ -87,8 +87,8 @@ def loop(args: argparse.Namespace, work: Path, backend: str) -> dict[str, Any]:
         if backend == "ray" and args.sync_steps:
             figures["syncs"] = syncs(trainer, source, config, args.loop_steps, args.sync_steps)
         stats = source.stats()
-        figures.update(dropped_stale=stats["dropped_stale"], sampler_tokens_per_s=stats["sampler_tokens_per_s"],
-                       sampler_waiting_s=stats["sampler_waiting_s"], sampler_working_s=stats["sampler_working_s"])
+        figures.update({name: stats[f"source/{name}"] for name in ("dropped_stale", "sampler_tokens_per_s",
+                                                                    "sampler_waiting_s", "sampler_working_s")})
     finally:
         source.close()
     return figures

@@ -234,7 +234,7 @@ def run_steps(
         now = time.perf_counter()
         metrics.update(extra)
         metrics.update({"time/wait_s": waited, "time/train_s": trained, "time/publish_s": now - started - waited -
-                        trained, "dropped_stale": float(batch.stats.get("dropped_stale", 0.0))})
+                        trained, "dropped_stale": float(len(batch.stale))})
         metrics["staleness/mean"] = (sum(step - g.policy_version for g in batch.groups) / len(batch.groups)
                                      if batch.groups else 0.0)
         log.metrics.append(metrics)

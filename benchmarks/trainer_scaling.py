@@ -151,7 +151,7 @@ def arm_fsdp(rank: int, out: Path, batch: list[Any], steps: int, lr: float, thre
             times = []
             trainer.serve()
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        torch.save({"times": times, "held_mb": _held_mb(trainer), "rss_mb": rss}, out / f"fsdp-{rank}.pt")
+        torch.save({"times": times, "held_mb": _held_mb(trainer.trainer), "rss_mb": rss}, out / f"fsdp-{rank}.pt")
     finally:
         leave()
 

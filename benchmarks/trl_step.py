@@ -209,14 +209,14 @@ def groups_per_s(args: argparse.Namespace, work: Path, tool: str, asynchronous: 
     try:
         log = rl_setup.run_steps(trainer, source, args.loop_steps, config.grpo.batch_groups,
                                  before_step=_episode_figures)
-        stats = source.stats()
+        totals = source.totals()
     finally:
         source.close()
         torch.set_num_threads(args.threads)
     rate = sum(log.groups[1:]) / (log.ended_at[-1] - log.ended_at[0])
     return {"groups_per_s": rate, "step_s": statistics.median(log.step_s[1:]),
             "reward": _mean(log.metrics, "reward/mean"), "tool_calls_per_episode": _mean(log.metrics, "env/tool_calls"),
-            "episode_s": _mean(log.metrics, "env/episode_s"), "dropped_stale": float(stats.get("dropped_stale", 0.0)),
+            "episode_s": _mean(log.metrics, "env/episode_s"), "dropped_stale": totals.get("source/dropped_stale", 0.0),
             "staleness_mean": _mean(log.metrics, "staleness/mean"), "wait_s": _mean(log.metrics[1:], "time/wait_s"),
             "train_s": _mean(log.metrics[1:], "time/train_s"), "publish_s": _mean(log.metrics[1:], "time/publish_s")}
 

@@ -260,8 +260,9 @@ def lose_node_b(cluster: Cluster, node_b: Any, rollouts: AsyncRollouts) -> dict[
     cluster.remove_node(node_b)
     os.kill(before["fp32/0"]["pid"], signal.SIGKILL)
     cluster.add_node(num_cpus=1, resources={"pool_bf16": 1})
-    return {"handed_at_loss": int(stats["next_group_index"]), "bf16_in_flight_at_loss": before["bf16/0"]["in_flight"],
-            "bf16_before_loss": before["bf16/0"], "fp32_before_loss": before["fp32/0"]}
+    return {"handed_at_loss": int(stats["source/next_group_index"]),
+            "bf16_in_flight_at_loss": before["bf16/0"]["in_flight"], "bf16_before_loss": before["bf16/0"],
+            "fp32_before_loss": before["fp32/0"]}
 
 
 if __name__ == "__main__":

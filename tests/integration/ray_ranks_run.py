@@ -52,7 +52,7 @@ def _train(config: TrainConfig, out: Path) -> dict:
     started = time.monotonic()
     with sharded_trainer(load_policy(config, None), config, RankStart(None, None, 0), None) as trainer:
         metrics = [trainer.step(batch) for batch in batches]
-        weights = trainer.full_state_dict()
+        weights = trainer.gathered_weights()
         # The only node offering it: rank 1's actor holds it there.
         held = ray.available_resources().get(RESOURCE, 0) == 0
     torch.save({"metrics": metrics, "weights": weights}, out / "ray.pt")

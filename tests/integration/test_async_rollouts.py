@@ -147,7 +147,7 @@ def _sampled_with(model, state_dict, episode) -> bool:
 
 
 def _check_batch(batch: RolloutBatch, n: int, trainer_version: int, max_staleness: int) -> None:
-    assert len(batch.groups) == n and batch.consumed == n + batch.stats["dropped_stale"]
+    assert len(batch.groups) == n and batch.consumed == n + len(batch.stale)
     for group in batch.groups:
         assert len(group.episodes) == 2 and trainer_version - group.policy_version <= max_staleness
         for e in group.episodes:
@@ -181,7 +181,7 @@ def test_samplers_produce_versioned_groups_follow_publishes_and_survive_a_kill(w
         assert sync["sync/whole"] == 0 and 0 < sync["sync/changed"] <= sync["sync/elements"]
         assert sorted(p.name for p in (source.weights_dir / "step_1").glob("*.safetensors")) == [
             "bf16.delta.safetensors", "fp32.delta.safetensors"]
-        handed_before = source.stats()["next_group_index"]
+        handed_before = source.stats()["source/next_group_index"]
         _until(lambda: all(s["version"] == 1 for s in source.stats()["samplers"].values()), "samplers load v1")
         pools = source.stats()["pools"]
         for pool in ("fp32", "bf16"):  # bytes: whole version 0, then version 1's delta; one sync, timed
@@ -201,31 +201,31 @@ def test_samplers_produce_versioned_groups_follow_publishes_and_survive_a_kill(w
         assert not any(_sampled_with(scorer_model, model.state_dict(), e) for e in fresh)
 
         # Staleness: a full buffer of groups from versions <= 1 is dropped (and counted) at trainer version 3.
-        _until(lambda: source.stats()["buffered_groups"] >= source.capacity, "the buffer fills")
-        dropped_before = source.stats()["dropped_stale"]
+        _until(lambda: source.stats()["source/buffered_groups"] >= source.capacity, "the buffer fills")
+        dropped_before = source.stats()["source/dropped_stale"]
         source.publish(new, 2)
         source.publish(new, 3)
         late = source.next_batch(2, trainer_version=3)
         _check_batch(late, 2, 3, 1)
         seen += [g.group_index for g in late.groups]
-        assert late.stats["dropped_stale"] >= source.capacity
+        assert len(late.stale) >= source.capacity
         # Dropped groups are handed back to be stored, marked: the store loses nothing that was sampled.
-        assert len(late.stale) == late.stats["dropped_stale"] and all(3 - g.policy_version > 1 for g in late.stale)
+        assert all(3 - g.policy_version > 1 for g in late.stale)
         marked = late.stored_episodes(4)
         assert sum(e.train_use == "stale" for e in marked) == 2 * len(late.stale)
         assert len(marked) == 2 * (len(late.stale) + 2)
         stats = source.stats()
-        assert stats["dropped_stale"] - dropped_before == late.stats["dropped_stale"]
+        assert stats["source/dropped_stale"] - dropped_before == len(late.stale)
         assert sum(v for lag, v in stats["staleness"].items() if lag >= 2) >= source.capacity
 
         # A sampler killed with SIGKILL is reported and replaced; the run goes on and the replacement samples.
         victim = stats["samplers"]["fp32/0"]["pid"]
         os.kill(victim, signal.SIGKILL)
-        _until(lambda: source.stats()["sampler_restarts"] == 1, "the dead sampler is replaced")
+        _until(lambda: source.stats()["source/sampler_restarts"] == 1, "the dead sampler is replaced")
         seen += _consume_until_the_replacement_produces(source, "fp32/0", trainer_version=3, max_staleness=1)
         stats = source.stats()
-        assert stats["sampler_deaths"] == 1 and stats["samplers"]["fp32/0"]["deaths"] == 1
-        assert stats["samplers"]["fp32/0"]["pid"] != victim and stats["samplers_alive"] == 2
+        assert stats["source/sampler_deaths"] == 1 and stats["samplers"]["fp32/0"]["deaths"] == 1
+        assert stats["samplers"]["fp32/0"]["pid"] != victim and stats["source/samplers_alive"] == 2
         assert "sampler fp32/0 exited with code -9" in capfd.readouterr().err
         pids += [s["pid"] for s in stats["samplers"].values()]
         assert len(seen) == len(set(seen))  # no group handed out twice, the requeued ones included
@@ -249,22 +249,22 @@ def test_max_staleness_zero_keeps_only_current_groups_and_a_hung_sampler_is_repl
         source.start()
         first = source.next_batch(2, trainer_version=0)
         _check_batch(first, 2, 0, 0)
-        _until(lambda: source.stats()["buffered_groups"] >= source.capacity, "the buffer fills")
+        _until(lambda: source.stats()["source/buffered_groups"] >= source.capacity, "the buffer fills")
         source.publish(model.state_dict(), 1)
         batch = source.next_batch(2, trainer_version=1)
         _check_batch(batch, 2, 1, 0)
         assert all(g.policy_version == 1 for g in batch.groups)
-        assert batch.stats["dropped_stale"] >= source.capacity and batch.consumed == 2 + batch.stats["dropped_stale"]
-        assert source.stats()["staleness"].get(1, 0) == batch.stats["dropped_stale"]
+        assert len(batch.stale) >= source.capacity and batch.consumed == 2 + len(batch.stale)
+        assert source.stats()["staleness"].get(1, 0) == len(batch.stale)
 
         # A sampler that stops answering (SIGSTOP: alive, but no heartbeat) is killed and replaced.
         hung = source.stats()["samplers"]["fp32/0"]["pid"]
         pids.append(hung)
         os.kill(hung, signal.SIGSTOP)
-        _until(lambda: source.stats()["sampler_restarts"] == 1, "the hung sampler is replaced")
+        _until(lambda: source.stats()["source/sampler_restarts"] == 1, "the hung sampler is replaced")
         _consume_until_the_replacement_produces(source, "fp32/0", trainer_version=1, max_staleness=0)
         stats = source.stats()
-        assert stats["sampler_deaths"] == 1 and stats["sampler_restarts"] == 1
+        assert stats["source/sampler_deaths"] == 1 and stats["source/sampler_restarts"] == 1
         assert stats["samplers"]["fp32/0"]["pid"] != hung
         assert "sampler fp32/0 sent no heartbeat" in capfd.readouterr().err
         pids += [s["pid"] for s in stats["samplers"].values()]
@@ -288,13 +288,13 @@ def test_dynamic_sampling_hands_out_only_groups_with_a_signal_and_counts_the_res
             batch = source.next_batch(2, trainer_version=0)
             aside = batch.stats["grpo/set_aside_groups"]
             assert all(g.has_signal for g in batch.groups)
-            assert batch.consumed == len(batch.groups) + aside and batch.stats["dropped_stale"] == 0
+            assert batch.consumed == len(batch.groups) + aside and len(batch.stale) == 0
             assert len(batch.groups) == 2 or len(batch.groups) + aside == 6  # full, or three rounds' worth looked at
             assert 0 <= batch.stats["grpo/sampled_reward_mean"] <= 1
             kept, set_aside = kept + len(batch.groups), set_aside + int(aside)
             taken += [g.group_index for g in batch.groups]
         assert kept > 0 and set_aside > 0
-        assert source.stats()["set_aside_groups"] == set_aside and source.capacity < 6
+        assert source.stats()["source/set_aside_groups"] == set_aside and source.capacity < 6
         assert len(taken) == len(set(taken))
     finally:
         source.close()
@@ -309,7 +309,7 @@ def test_a_sampler_that_cannot_start_is_given_up_and_the_error_reaches_the_train
         with pytest.raises(ModelError, match=r"(?s)Every sampler process failed.*could not start.*nodevice"):
             source.next_batch(2, trainer_version=0)
         stats = source.stats()
-        assert stats["samplers"]["fp32/0"]["given_up"] and stats["samplers_alive"] == 0
+        assert stats["samplers"]["fp32/0"]["given_up"] and stats["source/samplers_alive"] == 0
     finally:
         source.close()
 

@@ -188,7 +188,7 @@ def test_a_quarantined_pool_gets_no_task_its_groups_go_to_the_others_and_none_le
         pools = source.stats()["pools"]
         assert pools["b"]["quarantined"] == "k3 KL 0.2 > its limit 0.01" and pools["a"]["quarantined"] is None
         frozen = pools["b"]["alive_s"]
-        assert frozen > 0 and source.stats()["pools_quarantined"] == 1
+        assert frozen > 0 and source.stats()["source/pools_quarantined"] == 1
         # a's two slots are full, so b's groups wait in the queue for the trainer to free credits.
         assert _tasks(a)[:2] == sorted(set(range(4)) - set(held_by_b)) and len(_tasks(b)) == 2
         time.sleep(0.3)

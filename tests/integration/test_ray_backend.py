@@ -82,7 +82,8 @@ def test_a_ray_cluster_trains_resyncs_a_damaged_delta_and_survives_a_lost_node(n
     # The lost node: counted, reported on stderr, its sampler replaced on the node that joined, and every group
     # handed out before the loss consumed exactly once (trained, or dropped and counted).
     # The fp32 actor killed at the same moment: a death on a live node, not a node lost; replaced on its node.
-    assert stats["nodes_lost"] == 1 and stats["sampler_deaths"] == 2 and stats["sampler_restarts"] == 2
+    assert stats["source/nodes_lost"] == 1
+    assert stats["source/sampler_deaths"] == 2 and stats["source/sampler_restarts"] == 2
     stderr = " ".join(stderr.split())
     assert "sampler bf16/0 lost its node" in stderr and "sampler fp32/0 ended: its Ray actor died" in stderr
     assert facts["bf16_in_flight_at_loss"] >= 1
@@ -90,7 +91,7 @@ def test_a_ray_cluster_trains_resyncs_a_damaged_delta_and_survives_a_lost_node(n
         assert samplers[sampler_id]["deaths"] == samplers[sampler_id]["restarts"] == 1
         assert samplers[sampler_id]["process_groups"] >= 1 and samplers[sampler_id]["pid"] != old["pid"]
     consumed = facts["consumed"]
-    assert len(consumed) == len(set(consumed)) == stats["groups_consumed"]
+    assert len(consumed) == len(set(consumed)) == stats["source/groups_consumed"]
     assert set(range(facts["handed_at_loss"])) <= set(consumed)
 
     # Quarantine on the cluster: the bf16 pool passed its mismatch limit, the exact pool did not, and after the

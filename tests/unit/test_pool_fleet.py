@@ -133,8 +133,8 @@ class _Source:
     def __init__(self) -> None:
         self.quarantined: list[tuple[str, str]] = []
 
-    def stats(self) -> dict:
-        return {"pools": {"fast": {"alive_s": 360.0, "tokens": 100.0}, "slow": {"alive_s": 720.0, "tokens": 50.0}}}
+    def pool_figures(self) -> dict:
+        return {"fast": {"alive_s": 360.0, "tokens": 100.0}, "slow": {"alive_s": 720.0, "tokens": 50.0}}
 
     def quarantine(self, pool: str, reason: str) -> None:
         self.quarantined.append((pool, reason))

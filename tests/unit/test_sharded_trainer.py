@@ -83,7 +83,7 @@ def _rank(rank: int, rendezvous: Rendezvous, out: Path, steps: range, resume: bo
             trainer.serve()
             return
         metrics = [trainer.step(batches[i]) for i in steps]
-        weights, optimizer = trainer.full_state_dict(), trainer.full_optimizer_state()
+        weights, optimizer = trainer.gathered_weights(), trainer.optimizer_state()
         trainer.stop()
         merged = lora.merged_state_dict(trainer.model, weights) if variant == "lora" else None
         torch.save({"metrics": metrics, "weights": weights, "optimizer": optimizer, "merged": merged},
@@ -101,7 +101,7 @@ def _gradient_rank(rank: int, rendezvous: Rendezvous, out: Path) -> None:
     try:
         model, batches = _setup()
         trainer = ShardedTrainer(model, *_sections(), temperature=TEMPERATURE)
-        Trainer.accumulate(trainer, batches[0])
+        trainer.trainer.accumulate(batches[0])
         grads = {name: p.grad.full_tensor() for name, p in trainer.model.named_parameters()}
         if rank == 0:
             torch.save(grads, out / "grads.pt")

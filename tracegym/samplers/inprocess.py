@@ -1,6 +1,6 @@
 """In-process rollouts with the trainer's current weights: `async.max_staleness: 0`, exactly on-policy.
 
-Implements the `RolloutSource` protocol of `tracegym.samplers.orchestrator` without processes: each
+A `RolloutSource` (tracegym/samplers/rollouts.py) without processes: each
 `next_batch` runs the next groups of the task order through the episode runner (one `run_many` per
 group, all groups concurrently so the sampler batches their turns together), with an engine that holds
 its own copy of the weights in the sampler precision; `publish` copies the trainer's new weights in.
@@ -15,7 +15,7 @@ import copy
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -25,7 +25,7 @@ from tracegym.harnesses.runner import RunOptions, derive_seed, run_many
 from tracegym.harnesses.taskrun import TaskScorers
 from tracegym.models.compute import Runner
 from tracegym.models.sampling import SamplingEngine
-from tracegym.samplers.rollouts import RolloutBatch, RolloutGroup, TaskOrder, set_aside_stats
+from tracegym.samplers.rollouts import PoolFigures, RolloutBatch, RolloutGroup, TaskOrder, set_aside_stats
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -71,13 +71,16 @@ class SyncRollouts:
     @classmethod
     def with_copy_of(cls, model: PreTrainedModel, plan: RolloutPlan, task_set: TaskSet, tasks: Sequence[TaskSpec],
                      tokenizer: PreTrainedTokenizerBase, eos_token_ids: Sequence[int], policy_version: int,
-                     **kwargs: Any) -> SyncRollouts:
+                     start_index: int = 0, base_dir: Path | None = None,
+                     order: GroupOrder[TaskSpec] | None = None) -> SyncRollouts:
         """A source sampling from its own copy of the trainer's `model`, cast to the sampler precision."""
         from tracegym.models.load import DTYPES
 
         device = next(model.parameters()).device.type
-        sampler_model = copy.deepcopy(model).to(DTYPES[plan.sampler.precision_on(device)]).eval()
-        return cls(plan, task_set, tasks, sampler_model, tokenizer, eos_token_ids, policy_version, **kwargs)
+        # transformers' stubs type PreTrainedModel.to's argument as a model; it takes a dtype as torch's does
+        sampler_model = copy.deepcopy(model).to(DTYPES[plan.sampler.precision_on(device)]).eval()  # type: ignore[arg-type]
+        return cls(plan, task_set, tasks, sampler_model, tokenizer, eos_token_ids, policy_version,
+                   start_index=start_index, base_dir=base_dir, order=order)
 
     def start(self) -> None:
         """Build every task's scorer now, so a broken evals file stops the run before any episode."""
@@ -105,7 +108,7 @@ class SyncRollouts:
                 (kept if group.has_signal or not dynamic else set_aside).append(group)
         seconds = time.perf_counter() - started
         stats = {"sampler/tokens": tokens, "sampler/seconds": seconds,
-                 "sampler/tokens_per_s": tokens / seconds if seconds > 0 else 0.0, "dropped_stale": 0.0,
+                 "sampler/tokens_per_s": tokens / seconds if seconds > 0 else 0.0,
                  **({**set_aside_stats(set_aside, kept), "grpo/sampling_rounds": float(rounds)} if dynamic else {})}
         return RolloutBatch(kept, consumed=sampled, stats=stats, set_aside=set_aside)
 
@@ -136,9 +139,16 @@ class SyncRollouts:
         self.policy.engine.load_weights(state_dict, version)
         return {}
 
-    def stats(self) -> dict[str, Any]:
+    def quarantine(self, pool: str, reason: str) -> None:
+        """Nothing to do: the trainer's own process samples, in no pool."""
+
+    def totals(self) -> dict[str, float]:
         """The data position and the sampler count (per-batch figures are in each batch's stats)."""
-        return {"next_group_index": self.next_index, "samplers_alive": 1}
+        return {"source/next_group_index": float(self.next_index), "source/samplers_alive": 1.0}
+
+    def pool_figures(self) -> dict[str, PoolFigures]:
+        """None: the trainer's own process samples."""
+        return {}
 
     def close(self) -> None:
         self._runner.run(self.policy.aclose())

@@ -1,9 +1,6 @@
-"""Where the trainer's rollouts come from: the `RolloutSource` protocol and its asynchronous implementation.
-
-A rollout source hands the trainer batches of scored groups and takes the trainer's new weights after
-every optimizer step. `SyncRollouts` (`tracegym.samplers.inprocess`) samples in-process with the
-current weights (`async.max_staleness: 0`); `AsyncRollouts` runs samplers that produce groups
-continuously while the trainer trains.
+"""The asynchronous `RolloutSource` (tracegym/samplers/rollouts.py): samplers that produce groups continuously
+while the trainer trains (`async.max_staleness` > 0; `SyncRollouts`, tracegym/samplers/inprocess.py, samples
+in-process with the current weights instead).
 
 AsyncRollouts, in the trainer process, runs the same logic whatever starts the samplers: a `SamplerBackend`
 (`async.backend`: local processes, `tracegym.samplers.backends.processes`, or Ray actors,
@@ -23,7 +20,7 @@ says how the published weights reach them.
   or `max_error_rate`): the pool's samplers are stopped, their groups in flight go back to the front of the
   queue for the other pools, and it gets no task again; groups it delivered before stay in the buffer. When no
   pool is left, `next_batch` raises.
-- Per pool, `stats()["pools"]` holds what rollout cost is computed from: each sampler process's wall time from
+- Per pool, `pool_figures()` holds what rollout cost is computed from: each sampler process's wall time from
   its start to its end (or to now), and the tokens and groups it delivered.
 - The buffer is bounded by credits: a task is handed out only while the groups handed out and not yet
   consumed number fewer than `buffer_groups` (default: batch_groups x max_staleness), so samplers wait
@@ -39,8 +36,7 @@ says how the published weights reach them.
   endpoint over it (`tracegym.samplers.weights.http`) for pools with `weights: http`. In a `model.lora` run
   (`RolloutPlan.lora_rank`), pools with `engine: vllm` are sent the adapter alone and load the base weights from
   the model folder (`tracegym.samplers.weights.lora_adapters`); the others get the merged weights. Each sampler reports
-  the bytes
-  it read and its sync latency in its heartbeats, summed per pool in `stats()["pools"]`.
+  the bytes it read and its sync latency in its heartbeats, summed per pool in `pool_figures()`.
 
 The data position (`RolloutBatch.consumed`) counts groups taken, dropped or set aside; groups in flight when a run
 is killed are sampled again after a resume, so a resumed asynchronous run repeats the task order up to
@@ -54,7 +50,7 @@ import pickle
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
@@ -70,43 +66,22 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
     from tracegym.samplers.config import AsyncSection, RolloutPlan, SamplerPool
-    from tracegym.samplers.rollouts import GroupOrder, RolloutBatch, RolloutGroup
+    from tracegym.samplers.rollouts import GroupOrder, PoolFigures, RolloutBatch, RolloutGroup
     from tracegym.samplers.weights.folder import FilesystemBroadcast, WeightBroadcast
+    from tracegym.samplers.weights.http import WeightServer
     from tracegym.samplers.weights.lora_adapters import AdapterWeights
     from tracegym.samplers.worker import SamplerSpec
     from tracegym.tasks.spec import TaskSpec
     from tracegym.tasks.taskset import TaskSet
 
 
-class RolloutSource(Protocol):
-    """What the training loop needs from whatever samples its rollouts."""
-
-    def start(self) -> None:
-        """Get ready to sample (build scorers, start processes); errors in the setup surface here."""
-
-    def next_batch(self, n_groups: int, trainer_version: int) -> RolloutBatch:
-        """`n_groups` groups sampled by weights at most `max_staleness` versions older than `trainer_version`;
-        older ones are dropped and counted in the batch's stats."""
-
-    def publish(self, state_dict: Mapping[str, Tensor], version: int,
-                adapter: AdapterWeights | None = None) -> dict[str, float]:
-        """The trainer's weights after its step number `version`: later groups are sampled with them. Returns the
-        figures of the weight sync (`sync/bytes`, `sync/dense_bytes`, ...; none when nothing is sent). `adapter`:
-        with model.lora, the adapter alone, for samplers that serve it over the base weights."""
-
-    def stats(self) -> dict[str, Any]:
-        """Running totals: staleness histogram, drops, sampler throughput, waiting vs working time, deaths."""
-
-    def close(self) -> None:
-        """Stop sampling and release every process, thread and file handle."""
-
-
 class SamplerLink(Protocol):
     """One running sampler as the orchestrator sees it, whatever runs it (a local process, a Ray actor). Messages
     are those of `tracegym.samplers.worker`'s protocol."""
 
-    pid: int | None
-    """The sampler's process id where it runs, for the stats (None when not known yet)."""
+    @property
+    def pid(self) -> int | None:
+        """The sampler's process id where it runs, for the stats (None when not known yet)."""
 
     def send(self, message: tuple[Any, ...]) -> None:
         """Send one message; raises OSError (or ValueError) when the sampler is gone."""
@@ -142,7 +117,8 @@ class SamplerBackend(Protocol):
         that also hands each version on (into Ray's object store)."""
 
     def stats(self) -> dict[str, float]:
-        """The backend's own running totals (Ray: nodes lost), beside the orchestrator's."""
+        """The backend's own running totals under their metric names (Ray: `source/nodes_lost`), beside the
+        orchestrator's."""
 
 
 def make_backend(settings: AsyncSection) -> SamplerBackend:
@@ -238,8 +214,8 @@ class AsyncRollouts:
         self._initial = (state_dict, policy_version, adapter)
         self._tokenizer = tokenizer
         self._slots = self._make_slots(eos_token_ids, base_dir or Path.cwd())
-        self._broadcast: Any = None
-        self._server: Any = None
+        self._broadcast: WeightBroadcast | None = None
+        self._server: WeightServer | None = None
         self._next_index = start_index
         self._published = policy_version
         self._retry: list[tuple[int, TaskSpec]] = []
@@ -249,7 +225,7 @@ class AsyncRollouts:
         self._closing = False
         self._monitor: threading.Thread | None = None
         self._failure: BaseException | None = None
-        self._totals: Counter[str] = Counter()
+        self._totals: defaultdict[str, float] = defaultdict(float)
         self._staleness: Counter[int] = Counter()
         self._to_quarantine: dict[str, str] = {}
 
@@ -329,6 +305,8 @@ class AsyncRollouts:
 
     def publish(self, state_dict: Mapping[str, Tensor], version: int,
                 adapter: AdapterWeights | None = None) -> dict[str, float]:
+        if self._broadcast is None:
+            raise RuntimeError("AsyncRollouts.publish before start")
         started = time.perf_counter()
         sync = self._broadcast.publish(state_dict, version, adapter)
         self._published = version
@@ -345,7 +323,6 @@ class AsyncRollouts:
         dynamic, limit = self.plan.dynamic_sampling, self.plan.max_groups_per_step
         started = time.perf_counter()
         kept: list[RolloutGroup] = []
-        lags: list[int] = []
         set_aside: list[RolloutGroup] = []
         stale: list[RolloutGroup] = []
         with self._cond:
@@ -366,18 +343,15 @@ class AsyncRollouts:
                     set_aside.append(group)
                 else:
                     kept.append(group)
-                    lags.append(lag)
         self._wake()  # credits freed: the monitor hands out more tasks
         waited = time.perf_counter() - started
         consumed = len(kept) + len(stale) + len(set_aside)
-        self._totals.update({"dropped_stale": len(stale), "set_aside_groups": len(set_aside),
-                             "groups_consumed": consumed, "trainer_wait_s": waited})
+        for key, value in (("dropped_stale", len(stale)), ("set_aside_groups", len(set_aside)),
+                           ("groups_consumed", consumed), ("trainer_wait_s", waited)):
+            self._totals[key] += value
         tokens = float(sum(e.tokens_out or 0 for g in (*kept, *set_aside, *stale) for e in g.episodes))
-        stats = {"dropped_stale": float(len(stale)), "async/wait_s": waited, "sampler/tokens": tokens,
-                 "async/buffered_groups": float(len(self._buffer)),
+        stats = {"async/wait_s": waited, "sampler/tokens": tokens, "async/buffered_groups": float(len(self._buffer)),
                  **(set_aside_stats(set_aside, kept) if dynamic else {})}
-        if lags:
-            stats.update({"async/staleness_mean": sum(lags) / len(lags), "async/staleness_max": float(max(lags))})
         return RolloutBatch(kept, consumed=consumed, stats=stats, set_aside=set_aside, stale=stale)
 
     def quarantine(self, pool: str, reason: str) -> None:
@@ -391,43 +365,54 @@ class AsyncRollouts:
         self._wake()
 
     def stats(self) -> dict[str, Any]:
-        """Flat running totals (numbers), plus `staleness` {lag: groups}, per-sampler `samplers` details and
-        per-pool `pools` figures (device time, tokens, groups, quarantine)."""
+        """Everything the source knows: the running `totals()` under their metric names, plus `staleness`
+        {lag: groups}, per-sampler `samplers` details and per-pool `pools` figures."""
         with self._cond:
-            samplers = {s.spec.sampler_id: self._sampler_stats(s) for s in self._slots}
             staleness = dict(sorted(self._staleness.items()))
+        samplers = self._samplers()
+        return {**self._totals_of(samplers), "staleness": staleness, "samplers": samplers,
+                "pools": self._pool_stats(samplers)}
+
+    def totals(self) -> dict[str, float]:
+        return self._totals_of(self._samplers())
+
+    def pool_figures(self) -> dict[str, PoolFigures]:
+        return self._pool_stats(self._samplers())
+
+    def _samplers(self) -> dict[str, dict[str, Any]]:
+        with self._cond:
+            return {s.spec.sampler_id: self._sampler_stats(s) for s in self._slots}
+
+    def _totals_of(self, samplers: Mapping[str, dict[str, Any]]) -> dict[str, float]:
+        with self._cond:
             buffered = len(self._buffer)
-        pools = self._pool_stats(samplers)
         working = sum(s["working_s"] for s in samplers.values())
         tokens = sum(s["tokens"] for s in samplers.values())
         return {
-            "groups_consumed": float(self._totals["groups_consumed"]),
-            "dropped_stale": float(self._totals["dropped_stale"]),
-            "set_aside_groups": float(self._totals["set_aside_groups"]),
-            "groups_received": float(self._totals["groups_received"]),
-            "buffered_groups": float(buffered),
-            "next_group_index": float(self._next_index),
-            "sampler_deaths": float(sum(s.deaths for s in self._slots)),
-            "sampler_restarts": float(sum(s.restarts for s in self._slots)),
-            "samplers_alive": float(sum(1 for s in self._slots if s.current is not None)),
-            "pools_quarantined": float(sum(1 for p in pools.values() if p["quarantined"] is not None)),
-            "sampler_tokens_per_s": tokens / working if working > 0 else 0.0,
-            "sampler_working_s": working,
-            "sampler_waiting_s": sum(s["waiting_s"] for s in samplers.values()),
-            "trainer_wait_s": float(self._totals["trainer_wait_s"]),
-            "publish_s": float(self._totals["publish_s"]),
+            "source/groups_consumed": float(self._totals["groups_consumed"]),
+            "source/dropped_stale": float(self._totals["dropped_stale"]),
+            "source/set_aside_groups": float(self._totals["set_aside_groups"]),
+            "source/groups_received": float(self._totals["groups_received"]),
+            "source/buffered_groups": float(buffered),
+            "source/next_group_index": float(self._next_index),
+            "source/sampler_deaths": float(sum(s.deaths for s in self._slots)),
+            "source/sampler_restarts": float(sum(s.restarts for s in self._slots)),
+            "source/samplers_alive": float(sum(1 for s in self._slots if s.current is not None)),
+            "source/pools_quarantined": float(len({s.pool.label for s in self._slots if s.quarantined is not None})),
+            "source/sampler_tokens_per_s": tokens / working if working > 0 else 0.0,
+            "source/sampler_working_s": working,
+            "source/sampler_waiting_s": sum(s["waiting_s"] for s in samplers.values()),
+            "source/trainer_wait_s": float(self._totals["trainer_wait_s"]),
+            "source/publish_s": float(self._totals["publish_s"]),
             **self.backend.stats(),
-            "staleness": staleness,
-            "samplers": samplers,
-            "pools": pools,
         }
 
-    def _pool_stats(self, samplers: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    def _pool_stats(self, samplers: Mapping[str, dict[str, Any]]) -> dict[str, PoolFigures]:
         """Per pool, summed over its samplers (live and dead): their device time (`alive_s`: each process's wall
         time from its start to its end, or to now), the tokens and groups they delivered, the groups lost with dead
         processes, the bytes of weights read, the syncs after each one's first load and their summed and mean
         latency (`tracegym.samplers.worker._Clock`); and the pool's quarantine."""
-        pools: dict[str, dict[str, Any]] = {}
+        pools: dict[str, PoolFigures] = {}
         for slot in self._slots:
             mine = samplers[slot.spec.sampler_id]
             pool = pools.setdefault(slot.pool.label, {"samplers": 0, "alive_s": 0.0, "tokens": 0.0, "groups": 0.0,

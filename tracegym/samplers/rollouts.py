@@ -3,7 +3,7 @@
 A `RolloutGroup` is the k episodes of one task (one prompt), each with its reward; GRPO compares
 rewards within a group. A `RolloutBatch` is what one trainer step consumes, with counters about what
 the source dropped on the way (stale groups, failed episodes). Sources (`SyncRollouts` in-process,
-the orchestrator's sampler processes) implement `tracegym.samplers.orchestrator.RolloutSource`.
+`AsyncRollouts`' sampler processes) implement `RolloutSource`.
 
 Data position. Tasks are drawn in a seeded order that depends only on the index of the group being
 drawn (`TaskOrder.task_at`): group i of a run always asks for the same task. A source is built with
@@ -15,11 +15,17 @@ stores the running total as its data position.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from tracegym.episodes.record import Episode
+from tracegym.episodes.record import Episode, TrainUse
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from tracegym.samplers.weights.lora_adapters import AdapterWeights
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -73,7 +79,7 @@ class RolloutBatch:
     consumed: int = 0
     """Groups taken from the task order for this batch: the groups below plus the ones dropped or set aside."""
     stats: dict[str, float] = field(default_factory=dict)
-    """Source counters for this batch, e.g. dropped_stale, sampler_tokens, sampler_seconds, wait_seconds."""
+    """Source figures for this batch under their metric names, e.g. `sampler/tokens`, `async/wait_s`."""
     set_aside: list[RolloutGroup] = field(default_factory=list)
     """Groups that dynamic sampling took for this batch and did not train on (all rewards equal): stored, not
     trained."""
@@ -88,13 +94,25 @@ class RolloutBatch:
     def stored_episodes(self, step: int) -> list[Episode]:
         """Every episode the batch holds, each marked with `step` and what the trainer did with it
         (`Episode.train_use`): what the store keeps."""
-        labelled = [(g, "trained" if g.has_signal else "no_signal") for g in self.groups]
+        labelled: list[tuple[RolloutGroup, TrainUse]] = [(g, "trained" if g.has_signal else "no_signal")
+                                                         for g in self.groups]
         labelled += [(g, "set_aside") for g in self.set_aside] + [(g, "stale") for g in self.stale]
         out = []
         for group, use in labelled:
             for episode in group.episodes:
                 episode.train_step, episode.train_use = step, use
                 out.append(episode)
+        return out
+
+    def staleness(self, version: int) -> dict[str, float]:
+        """How many versions each trained group lags the trainer at `version` (a histogram, the mean and the
+        max), and the groups dropped as too stale."""
+        lags = [version - g.policy_version for g in self.groups]
+        out = {f"staleness/lag_{lag}": float(n) for lag, n in sorted(Counter(lags).items())}
+        if lags:
+            out["staleness/mean"] = sum(lags) / len(lags)
+            out["staleness/max"] = float(max(lags))
+        out["staleness/dropped_groups"] = float(len(self.stale))
         return out
 
 
@@ -129,3 +147,40 @@ class GroupOrder(Protocol[T_co]):
     def tasks(self) -> Sequence[T_co]: ...
 
     def task_at(self, index: int) -> T_co: ...
+
+
+PoolFigures = dict[str, Any]
+"""One sampler pool's running figures (`AsyncRollouts.pools`): numbers by name, and `quarantined`, the reason or
+None."""
+
+
+class RolloutSource(Protocol):
+    """What the training loop needs from whatever samples its rollouts: `SyncRollouts` in-process
+    (tracegym/samplers/inprocess.py), `AsyncRollouts`' sampler processes (tracegym/samplers/orchestrator.py)."""
+
+    def start(self) -> None:
+        """Get ready to sample (build scorers, start processes); errors in the setup surface here."""
+
+    def next_batch(self, n_groups: int, trainer_version: int) -> RolloutBatch:
+        """`n_groups` groups sampled by weights at most `max_staleness` versions older than `trainer_version`;
+        older ones are dropped and kept in the batch's `stale`."""
+
+    def publish(self, state_dict: Mapping[str, Tensor], version: int,
+                adapter: AdapterWeights | None = None) -> dict[str, float]:
+        """The trainer's weights after its step number `version`: later groups are sampled with them. Returns the
+        figures of the weight sync (`sync/bytes`, `sync/dense_bytes`, ...; none when nothing is sent). `adapter`:
+        with model.lora, the adapter alone, for samplers that serve it over the base weights."""
+
+    def quarantine(self, pool: str, reason: str) -> None:
+        """Hand the sampler pool `pool` no more tasks (a source without pools has nothing to stop)."""
+
+    def totals(self) -> dict[str, float]:
+        """Running totals under their metric names (`source/...`): groups consumed and dropped, samplers alive,
+        deaths and restarts, throughput, waiting vs working time."""
+
+    def pool_figures(self) -> dict[str, PoolFigures]:
+        """Running figures per sampler pool (device time, tokens, groups, weight syncs, quarantine); none for a source
+        without pools."""
+
+    def close(self) -> None:
+        """Stop sampling and release every process, thread and file handle."""

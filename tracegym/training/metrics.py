@@ -113,7 +113,7 @@ def read_metrics(store: Store, run_id: str) -> dict[str, dict[int, float | None]
 
 
 class PoolSync:
-    """Each pool's weight syncs per step, from the rollout source's running totals per pool (`stats()["pools"]`):
+    """Each pool's weight syncs per step, from the rollout source's running totals per pool (`pool_figures()`):
     `sync/POOL/bytes`, the bytes of weights its samplers read since the step before (on the wire, for a pool reading
     over the network), and `sync/POOL/latency_s`, the mean sync latency (the trainer beginning to publish a version to
     a sampler's engine holding it) of the versions they loaded since then, absent in a step where none was loaded."""

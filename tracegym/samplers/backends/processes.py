@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
     from tracegym.samplers.config import SamplerPool
+    from tracegym.samplers.orchestrator import SamplerLink
     from tracegym.samplers.weights.folder import FilesystemBroadcast
     from tracegym.samplers.worker import SamplerSpec
 
@@ -69,14 +70,15 @@ class ProcessBackend:
         child.close()
         return ProcessLink(process, parent)
 
-    def stop(self, links: Sequence[ProcessLink]) -> None:
-        for link in links:
+    def stop(self, links: Sequence[SamplerLink]) -> None:
+        mine = [link for link in links if isinstance(link, ProcessLink)]  # the links this backend started
+        for link in mine:
             try:
                 link.send(("stop",))
             except (OSError, ValueError):
                 pass  # already gone
-        _drain_until_exit(links, deadline=time.monotonic() + 15)
-        for link in links:
+        _drain_until_exit(mine, deadline=time.monotonic() + 15)
+        for link in mine:
             link.kill()
 
     def close(self) -> None:

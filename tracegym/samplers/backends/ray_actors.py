@@ -49,6 +49,7 @@ from tracegym.samplers.weights.object_store import RayBroadcast, RayVersions, Ve
 
 if TYPE_CHECKING:
     from tracegym.samplers.config import RaySection, SamplerPool
+    from tracegym.samplers.orchestrator import SamplerLink
     from tracegym.samplers.weights.folder import FilesystemBroadcast, WeightBroadcast
     from tracegym.samplers.worker import SamplerSpec
 
@@ -244,16 +245,17 @@ class RayBackend:
         actor = _ACTOR.options(**_actor_options(pool)).remote(spec, self._tokenizer)
         return RayLink(actor, self)
 
-    def stop(self, links: Sequence[RayLink]) -> None:
-        for link in links:
+    def stop(self, links: Sequence[SamplerLink]) -> None:
+        mine = [link for link in links if isinstance(link, RayLink)]  # the links this backend started
+        for link in mine:
             try:
                 link.send(("stop",))
             except OSError:
                 pass  # already gone
         deadline = time.monotonic() + _STOP_S
-        for link in links:
+        for link in mine:
             link.wait_ended(deadline)
-        for link in links:
+        for link in mine:
             link.kill()
 
     def close(self) -> None:
@@ -265,7 +267,7 @@ class RayBackend:
             self._connected = False
 
     def stats(self) -> dict[str, float]:
-        return {"nodes_lost": float(len(self.lost_nodes))}
+        return {"source/nodes_lost": float(len(self.lost_nodes))}
 
     def node_alive(self, node_id: str) -> bool:
         return any(n["NodeID"] == node_id and n["Alive"] for n in ray.nodes())
@@ -291,4 +293,5 @@ def _folder_files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
-_ACTOR = ray.remote(concurrency_groups={"inbox": 1}, max_concurrency=4)(SamplerActor)
+# ray.remote's overloads leave out the actor options (concurrency_groups, max_concurrency) it takes
+_ACTOR = ray.remote(concurrency_groups={"inbox": 1}, max_concurrency=4)(SamplerActor)  # type: ignore[call-overload]

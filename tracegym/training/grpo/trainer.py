@@ -17,14 +17,18 @@ One call to `Trainer.step` is one optimizer step over one rollout batch:
 
 With `grpo.optimizer_steps` N > 1, steps 3 and 4 run N times, on N mini-batches of whole groups (advantages
 are still computed per group, so the split changes none of them).
+
+What differs when several processes train the one model (FSDP2 ranks, tracegym/training/parallel/sharded.py) is a
+`StepShare`: which samples this process trains on, how its forward pass runs, the idle passes that keep the
+processes' collectives aligned, and the loss figures summed over them. `OneProcess` is the trainer's own.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 from torch import Tensor
@@ -104,11 +108,74 @@ def prepare(groups: Sequence[RolloutGroup], std_normalization: bool) -> Prepared
         if has_signal:
             # An episode split into segments (an agent that rewrote its history) gives one sample per segment,
             # each with the episode's advantage.
+            assert episode.tokens is not None  # kept: trainable
             samples = samples_from_record(episode.tokens, advantage, pool_of(episode.sampler_id), sequence)
             out.samples += samples
             out.advantages.append(advantage)
             out.group_of += [index] * len(samples)
     return out
+
+
+Logits = tuple[Tensor, SupportLogits | None]
+"""A micro-batch's float32 logits: [T, K] over each position's replayed support (and that support), or [T, V]."""
+
+
+class StepShare(Protocol):
+    """The parts of a step that differ when several processes train the one model."""
+
+    share_prefixes: bool
+    """Whether micro-batches may share prompt prefixes (packing them changes each one's number of passes)."""
+
+    def mine(self, samples: Sequence[TrainSample]) -> list[TrainSample]:
+        """This process's share of a step's samples."""
+
+    def forward(self, mb: MicroBatch, logits: Callable[[MicroBatch], Logits]) -> Logits:
+        """The logits of `mb` as `logits` computes them, run as the model's forward pass."""
+
+    def idle_rounds(self, micro_batches: int) -> int:
+        """How many idle passes this process runs after its `micro_batches` (to match the process with most)."""
+
+    def idle_pass(self) -> None:
+        """One forward and backward pass that changes no gradient."""
+
+    def combined(self, losses: PoolLosses) -> PoolLosses:
+        """The step's loss figures over every process that trained a share of it."""
+
+
+class OneProcess:
+    """The whole step in this process."""
+
+    share_prefixes = True
+
+    def mine(self, samples: Sequence[TrainSample]) -> list[TrainSample]:
+        return list(samples)
+
+    def forward(self, mb: MicroBatch, logits: Callable[[MicroBatch], Logits]) -> Logits:
+        return logits(mb)
+
+    def idle_rounds(self, micro_batches: int) -> int:
+        return 0
+
+    def idle_pass(self) -> None:
+        raise AssertionError("one process runs no idle pass")
+
+    def combined(self, losses: PoolLosses) -> PoolLosses:
+        return losses
+
+
+class PolicyTrainer(Protocol):
+    """What the training loop needs of a trainer: one process's (`Trainer`), or one sharded over ranks
+    (tracegym/training/parallel/sharded.py)."""
+
+    def step(self, groups: Sequence[RolloutGroup], lr: float | None = None) -> dict[str, float]:
+        """Train on one rollout batch; its metrics."""
+
+    def optimizer_state(self) -> dict[str, Any]:
+        """The optimizer state a checkpoint keeps."""
+
+    def gathered_weights(self) -> dict[str, Tensor] | None:
+        """The whole weights gathered from the processes that hold shards of them; None where the model holds
+        them whole."""
 
 
 class Trainer:
@@ -123,6 +190,7 @@ class Trainer:
         temperature: float = 1.0,
         pad_id: int = 0,
         reference: PreTrainedModel | None = None,
+        share: StepShare | None = None,
     ) -> None:
         check_plain_lm_head(model)
         if loss.kl_beta > 0 and reference is None:
@@ -133,6 +201,7 @@ class Trainer:
         self.optim, self.grpo, self.loss = optim, grpo, loss
         self.temperature = temperature
         self.pad_id = pad_id
+        self.share: StepShare = share if share is not None else OneProcess()
         self.optimizer = make_optimizer(self.model, optim.lr, optim)
 
     def step(self, groups: Sequence[RolloutGroup], lr: float | None = None) -> dict[str, float]:
@@ -144,13 +213,13 @@ class Trainer:
         prepared = prepare(groups, self.grpo.std_normalization)
         metrics = _batch_metrics(prepared)
         parts = prepared.mini_batches(self.grpo.optimizer_steps)
-        losses = _PoolLosses({s.pool for s in prepared.samples})
+        losses = PoolLosses({s.pool for s in prepared.samples})
         norms = []
         for part in parts:
             self.optimizer.zero_grad(set_to_none=True)
             self._backward(part, losses)
             norms.append(clip_and_step(self.model, self.optimizer, self.optim.grad_clip))
-        metrics.update(self._combined(losses).result(len(parts)))
+        metrics.update(self.share.combined(losses).result(len(parts)))
         metrics["train/sequences"] = float(len(prepared.samples))
         metrics["train/optimizer_steps"] = float(len(parts))
         if norms:
@@ -163,21 +232,32 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         prepared = prepare(groups, self.grpo.std_normalization)
         metrics = _batch_metrics(prepared)
-        losses = _PoolLosses({s.pool for s in prepared.samples})
+        losses = PoolLosses({s.pool for s in prepared.samples})
         if prepared.samples:
             self._backward(prepared.samples, losses)
-        metrics.update(self._combined(losses).result(1))
+        metrics.update(self.share.combined(losses).result(1))
         metrics["train/sequences"] = float(len(prepared.samples))
         return metrics
 
-    def _backward(self, samples: list[TrainSample], losses: _PoolLosses) -> None:
-        """Backpropagate the loss of `samples`, aggregated over them alone, into the gradients."""
+    def optimizer_state(self) -> dict[str, Any]:
+        return self.optimizer.state_dict()
+
+    def gathered_weights(self) -> dict[str, Tensor] | None:
+        return None
+
+    def _backward(self, samples: list[TrainSample], losses: PoolLosses) -> None:
+        """Backpropagate the loss of `samples`, aggregated over them alone, into the gradients (this process's
+        share of them, each micro-batch's loss divided by the denominator of them all)."""
         denominator = step_denominator(samples, self.grpo.aggregation)
-        micro = pack_by_pool(samples, self.optim.micro_batch_tokens, self.pad_id)
+        micro = pack_by_pool(self.share.mine(samples), self.optim.micro_batch_tokens, self.pad_id,
+                             share_prefixes=self.share.share_prefixes)
+        idle = self.share.idle_rounds(len(micro))
         for pool, mb in micro:
             loss, loss_metrics = self._micro_loss(mb, denominator)
             loss.backward()
             losses.add(pool, float(loss.detach()), loss_metrics, mb.num_tokens)
+        for _ in range(idle):
+            self.share.idle_pass()
         losses.micro_batches += len(micro)
 
     def _micro_loss(self, mb: MicroBatch, denominator: float) -> tuple[Tensor, dict[str, Tensor]]:
@@ -205,15 +285,14 @@ class Trainer:
                          denominator=denominator, seq_lengths=mb.seq_lengths.to(logits.device))
         return loss, loss_metrics
 
-    def _forward(self, mb: MicroBatch) -> tuple[Tensor, SupportLogits | None]:
+    def _forward(self, mb: MicroBatch) -> Logits:
+        return self.share.forward(mb, self._logits)
+
+    def _logits(self, mb: MicroBatch) -> Logits:
         """float32 logits [T, K] over each position's replayed support (and that support), or [T, V] and None."""
         on_support = self._support_logits(mb)
         return (on_support.logits, on_support) if on_support else (completion_logits(self.model, mb,
                                                                                      self.temperature), None)
-
-    def _combined(self, losses: _PoolLosses) -> _PoolLosses:
-        """The step's loss figures over every process that trained a share of it (here: this one)."""
-        return losses
 
     def _support_logits(self, mb: MicroBatch) -> SupportLogits | None:
         """Logits on the replayed support alone, where the loss reads nothing else: top-p replay of an exact support,
@@ -360,7 +439,7 @@ class _LossMetrics:
         return out
 
 
-class _PoolLosses:
+class PoolLosses:
     """A step's loss metrics over all its micro-batches, and per sampler pool when there are several pools."""
 
     def __init__(self, pools: set[str | None]) -> None:
@@ -373,7 +452,7 @@ class _PoolLosses:
         if pool in self.per_pool:
             self.per_pool[pool].add(loss, metrics, tokens)
 
-    def merge(self, other: _PoolLosses) -> None:
+    def merge(self, other: PoolLosses) -> None:
         """Add another rank's figures of the same step (the same pools: every rank prepares the same batch)."""
         self.all.merge(other.all)
         for pool, tracker in other.per_pool.items():

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -94,7 +94,7 @@ def torchrun_launch(config: TrainConfig) -> Launch | None:
                   int(os.environ["RANK"]))
 
 
-def _optimizer_state(weights: str | None) -> dict | None:
+def _optimizer_state(weights: str | None) -> dict[str, Any] | None:
     """The gathered GRPO optimizer state a checkpoint holds (None at the start, or after the warm start)."""
     if weights is None:
         return None
@@ -114,19 +114,11 @@ def _build(model: PreTrainedModel, config: TrainConfig, start: RankStart,
 def load_policy(config: TrainConfig, weights: str | None) -> PreTrainedModel:
     """The model rank 0 trains, as another rank loads it: `weights` or the base, with the adapter under model.lora
     (the model peft injected it into); trainable as rank 0's."""
-    from tracegym.models.load import load_model
-    from tracegym.training.grpo.trainer import set_trainable
+    from tracegym.training.trained_weights import TrainedWeights
 
-    if config.model.lora is None:
-        model = load_model(weights or config.model.ref, "fp32").train()
-        set_trainable(model, config.optim)
-        return model
-    from tracegym.training import lora
-
-    base = load_model(config.model.ref, "fp32")
-    adapted = (lora.with_adapter(base, config.model.lora, config.model.ref) if weights is None
-               else lora.load_trainable_adapter(base, Path(weights)))
-    return adapted.get_base_model().train()
+    policy = TrainedWeights.load(config, Path(weights) if weights is not None else None)
+    policy.set_trainable()
+    return policy.model
 
 
 def follow(config: TrainConfig, launch: Launch) -> None:
@@ -198,7 +190,7 @@ class SpawnedRanks:
             time.sleep(0.05)
         if not ended:
             return
-        process, code = ended[0], ended[0].exitcode
+        process, code = ended[0], ended[0].exitcode or 0
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
         raise RankError(f"trainer rank {process.name.rsplit('-', 1)[1]} (process {process.pid}) ended, {how}. Rank 0 "
                         f"failed with it: {str(error).splitlines()[0]}. Continue the run from its latest checkpoint "
@@ -219,8 +211,10 @@ def sharded_trainer(model: PreTrainedModel, config: TrainConfig, start: RankStar
                     reference: PreTrainedModel | None = None) -> Iterator[ShardedTrainer]:
     """Rank 0's ShardedTrainer over `model`, with ranks 1..N-1 (torchrun's, or started here by the config's
     `parallel.launcher` when `launch` is None) training beside it until the block ends."""
-    ranks = _start_ranks(config) if launch is None else None
-    launch = ranks.launch if ranks is not None else launch
+    ranks: SpawnedRanks | RayRanks | None = None
+    if launch is None:
+        ranks = _start_ranks(config)
+        launch = ranks.launch
     finished = False
     try:
         join(launch.rendezvous, 0)

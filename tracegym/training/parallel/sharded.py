@@ -15,10 +15,11 @@ every unit), so a rank with fewer micro-batches runs idle passes of one token an
 not share prompt prefixes (that runs the blocks twice for some micro-batches and once for others). The loss
 (tracegym/training/grpo/loss.py) is unchanged: each rank calls it on its micro-batches as the single process does.
 
-Rank 0 is the `tracegym train` process: it samples, records and checkpoints; the other ranks `serve` it, running
-what it announces. Weights leave the ranks gathered (`full_state_dict`): checkpoints are whole Hugging Face folders
-and the samplers get whole weights (or deltas of them) as from one process; the optimizer state is saved gathered
-too (`full_optimizer_state`) and scattered back onto the ranks on resume.
+`ShardedTrainer` holds the rank's `Trainer`, which runs the step through a `RankShare` (the parts of a step that
+differ from one process's). Rank 0 is the `tracegym train` process: it samples, records and checkpoints; the other
+ranks `serve` it, running what it announces. Weights leave the ranks gathered (`gathered_weights`): checkpoints are
+whole Hugging Face folders and the samplers get whole weights (or deltas of them) as from one process; the optimizer
+state is saved gathered too (`optimizer_state`) and scattered back onto the ranks on resume.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -40,8 +41,8 @@ from torch import Tensor
 from torch.distributed.distributed_c10d import _set_pg_timeout
 
 from tracegym.training.config import STEP_TIMEOUT_S
-from tracegym.training.grpo.batching import MicroBatch, SupportLogits, TrainSample, completion_logits
-from tracegym.training.grpo.trainer import Trainer, _PoolLosses, pack_by_pool, step_denominator
+from tracegym.training.grpo.batching import MicroBatch, TrainSample
+from tracegym.training.grpo.trainer import Logits, PoolLosses, Trainer
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -105,20 +106,16 @@ class _Forward(torch.nn.Module):
     parameters (embeddings, final norm, output layer) around it; the batching code reads the output layer's weight
     directly, never through the model's own forward."""
 
-    def __init__(self, model: PreTrainedModel, trainer: ShardedTrainer) -> None:
+    def __init__(self, model: PreTrainedModel) -> None:
         super().__init__()
         self.model = model
-        self._trainer = [trainer]  # a list: a Module attribute would register the trainer as a submodule
 
-    def forward(self, mb: MicroBatch | None) -> tuple[Tensor, SupportLogits | None]:
-        trainer = self._trainer[0]
-        if mb is None:  # an idle pass: every unit gathered and reduced, with a zero gradient
+    def forward(self, mb: MicroBatch | None, logits: Callable[[MicroBatch], Logits] | None = None) -> Logits:
+        if mb is None or logits is None:  # an idle pass: every unit gathered and reduced, with a zero gradient
             ids = torch.zeros(1, 1, dtype=torch.long, device=next(self.model.parameters()).device)
             hidden = self.model.base_model(input_ids=ids).last_hidden_state[0]
             return self.model.get_output_embeddings()(hidden).float(), None
-        on_support = Trainer._support_logits(trainer, mb)
-        return (on_support.logits, on_support) if on_support else (completion_logits(self.model, mb,
-                                                                                     trainer.temperature), None)
+        return logits(mb)
 
 
 def shard(model: PreTrainedModel, root: torch.nn.Module) -> None:
@@ -146,11 +143,46 @@ def share(samples: Sequence[TrainSample], rank: int, world_size: int) -> list[Tr
     return [s for s, r in zip(samples, owner, strict=True) if r == rank]
 
 
-class ShardedTrainer(Trainer):
-    """A Trainer whose parameters, gradients and AdamW state are FSDP2 shards over the process group's ranks.
+class RankShare:
+    """A step shared among the process group's ranks (the module doc): this rank's share of the samples, forward
+    passes through the root FSDP unit, idle passes up to the rank with most micro-batches, loss figures gathered."""
 
-    Rank 0's public calls (`step`, `accumulate`, `full_state_dict`, `full_optimizer_state`, `stop`) are announced
-    to the other ranks, which run them in `serve`; every rank must construct it with the same model and settings.
+    share_prefixes = False
+
+    def __init__(self, root: _Forward) -> None:
+        self.root = root
+        self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
+
+    def mine(self, samples: Sequence[TrainSample]) -> list[TrainSample]:
+        return share(samples, self.rank, self.world_size)
+
+    def forward(self, mb: MicroBatch, logits: Callable[[MicroBatch], Logits]) -> Logits:
+        out: Logits = self.root(mb, logits)
+        return out
+
+    def idle_rounds(self, micro_batches: int) -> int:
+        rounds = torch.tensor([micro_batches])
+        dist.all_reduce(rounds, op=dist.ReduceOp.MAX)
+        return int(rounds) - micro_batches
+
+    def idle_pass(self) -> None:
+        logits, _ = self.root(None)
+        (logits.sum() * 0.0).backward()
+
+    def combined(self, losses: PoolLosses) -> PoolLosses:
+        parts: list[PoolLosses | None] = [None] * self.world_size
+        dist.all_gather_object(parts, losses)
+        out, *others = (part for part in parts if part is not None)
+        for other in others:
+            out.merge(other)
+        return out
+
+
+class ShardedTrainer:
+    """A `Trainer` whose parameters, gradients and AdamW state are FSDP2 shards over the process group's ranks.
+
+    Rank 0's calls (`step`, `accumulate`, `gathered_weights`, `optimizer_state`, `stop`) are announced to the other
+    ranks, which run them in `serve`; every rank must construct it with the same model and settings.
     """
 
     def __init__(self, model: PreTrainedModel, optim: OptimSection, grpo: GRPOSection, loss: LossSection,
@@ -159,7 +191,7 @@ class ShardedTrainer(Trainer):
                  step_timeout: timedelta = timedelta(seconds=STEP_TIMEOUT_S)) -> None:
         if not dist.is_initialized():
             raise RuntimeError("ShardedTrainer needs torch.distributed initialised (parallel.sharded.join)")
-        self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
+        self.rank = dist.get_rank()
         # The other ranks wait for rank 0's announcements as long as it samples, on a group of their own; rank 0's
         # side of it (gloo's send waits for the receiver), and the default group that FSDP2 and the gathers use, wait
         # only as long as a step's slowest rank computes (torchtitan lowers its timeout the same way once training
@@ -168,27 +200,34 @@ class ShardedTrainer(Trainer):
         _set_pg_timeout(step_timeout)
         model = model.float()
         _same_adapter(model)
-        self.forward_module = _Forward(model, self)
-        shard(model, self.forward_module)  # before the optimizer: AdamW's state is then made of shards too
+        root = _Forward(model)
+        shard(model, root)  # before the optimizer: AdamW's state is then made of shards too
         # The reference of loss.kl_beta stays whole on every rank: frozen, it has no gradient or optimizer state to
         # shard (a quarter of what the policy's weights, gradients and AdamW moments take), and its forward passes
         # stay local, so they need no idle passes to keep collectives aligned.
-        super().__init__(model, optim, grpo, loss, temperature, pad_id, reference=reference)
+        self.trainer = Trainer(model, optim, grpo, loss, temperature, pad_id, reference=reference,
+                               share=RankShare(root))
         if optimizer_state:
             from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
 
-            set_optimizer_state_dict(self.model, self.optimizer, optimizer_state,
+            set_optimizer_state_dict(self.model, self.trainer.optimizer, optimizer_state,
                                      options=StateDictOptions(full_state_dict=True))
 
-    def _announce(self, name: str, *args: Any) -> None:
+    @property
+    def model(self) -> PreTrainedModel:
+        """This rank's model, its parameters sharded."""
+        return self.trainer.model
+
+    def _announce(self, name: str, *args: object) -> None:
         if self.rank == 0:
             dist.broadcast_object_list([(name, args)], src=0, group=self._announcer)
 
     def serve(self) -> None:
         """Ranks > 0: run what rank 0 announces until it says stop."""
         while True:
-            box: list[Any] = [None]
+            box: list[tuple[str, tuple[object, ...]] | None] = [None]
             dist.broadcast_object_list(box, src=0, group=self._announcer)
+            assert box[0] is not None
             name, args = box[0]
             if name == "stop":
                 return
@@ -200,60 +239,35 @@ class ShardedTrainer(Trainer):
 
     def step(self, groups: Sequence[RolloutGroup], lr: float | None = None) -> dict[str, float]:
         self._announce("step", groups, lr)
-        return super().step(groups, lr)
+        return self.trainer.step(groups, lr)
 
     def accumulate(self, groups: Sequence[RolloutGroup]) -> dict[str, float]:
         self._announce("accumulate", groups)
-        return super().accumulate(groups)
+        return self.trainer.accumulate(groups)
 
-    def full_state_dict(self) -> dict[str, Tensor]:
+    def gathered_weights(self) -> dict[str, Tensor]:
         """The whole weights, gathered onto rank 0's CPU under the model's own names (empty on the other ranks);
         tied weights (an output layer sharing the embeddings) are one tensor again, as in the unsharded model."""
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 
-        self._announce("full_state_dict")
+        self._announce("gathered_weights")
         state = get_model_state_dict(self.model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
-        if state and getattr(self.model.config, "tie_word_embeddings", False):
+        weights = {name: value for name, value in state.items() if isinstance(value, Tensor)}
+        if weights and getattr(self.model.config, "tie_word_embeddings", False):
             for name, tied in _tied_names(self.model).items():
-                if name in state and tied in state:
-                    state[name] = state[tied]
-        return state
+                if name in weights and tied in weights:
+                    weights[name] = weights[tied]
+        return weights
 
-    def full_optimizer_state(self) -> dict[str, Any]:
+    def optimizer_state(self) -> dict[str, Any]:
         """AdamW's state gathered onto rank 0 (empty on the other ranks), keyed by parameter name: what resume
         scatters back with `optimizer_state`, whatever the world size then."""
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
 
-        self._announce("full_optimizer_state")
-        return get_optimizer_state_dict(self.model, self.optimizer,
-                                        options=StateDictOptions(full_state_dict=True, cpu_offload=True))
-
-    def _forward(self, mb: MicroBatch) -> tuple[Tensor, SupportLogits | None]:
-        return self.forward_module(mb)
-
-    def _backward(self, samples: list[TrainSample], losses: _PoolLosses) -> None:
-        """This rank's share of the samples; the loss of each micro-batch divided by the whole step's denominator."""
-        denominator = step_denominator(samples, self.grpo.aggregation)
-        micro = pack_by_pool(share(samples, self.rank, self.world_size), self.optim.micro_batch_tokens, self.pad_id,
-                             share_prefixes=False)
-        rounds = torch.tensor([len(micro)])
-        dist.all_reduce(rounds, op=dist.ReduceOp.MAX)
-        for pool, mb in micro:
-            loss, loss_metrics = self._micro_loss(mb, denominator)
-            loss.backward()
-            losses.add(pool, float(loss.detach()), loss_metrics, mb.num_tokens)
-        for _ in range(int(rounds) - len(micro)):
-            logits, _ = self.forward_module(None)
-            (logits.sum() * 0.0).backward()
-        losses.micro_batches += len(micro)
-
-    def _combined(self, losses: _PoolLosses) -> _PoolLosses:
-        parts: list[Any] = [None] * self.world_size
-        dist.all_gather_object(parts, losses)
-        out = parts[0]
-        for other in parts[1:]:
-            out.merge(other)
-        return out
+        self._announce("optimizer_state")
+        state: dict[str, Any] = get_optimizer_state_dict(
+            self.model, self.trainer.optimizer, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+        return state
 
 
 def _same_adapter(model: torch.nn.Module) -> None:

@@ -2,20 +2,20 @@
 (tracegym/training/pools/cost.py) and their quarantine (tracegym/training/pools/quarantine.py).
 
 The rollout source (`tracegym.samplers.orchestrator.AsyncRollouts`, whatever backend starts its samplers) measures
-each pool's device time, tokens and groups (`stats()["pools"]`) and stops handing tasks to a pool it is told to
+each pool's device time, tokens and groups (`pool_figures()`) and stops handing tasks to a pool it is told to
 quarantine; the judging and the store are the trainer's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tracegym.training.pools.cost import CostLedger, stored_usage
 from tracegym.training.pools.quarantine import QuarantineWatch, Verdict
 
 if TYPE_CHECKING:
-    from tracegym.samplers.rollouts import RolloutBatch
+    from tracegym.samplers.rollouts import PoolFigures, RolloutBatch, RolloutSource
     from tracegym.store.connection import Store
     from tracegym.training.config import TrainConfig
     from tracegym.training.metrics import RunRecorder
@@ -24,12 +24,12 @@ if TYPE_CHECKING:
 class PoolWatch:
     """Cost figures for every step's metrics, and quarantine verdicts stored and handed to the source."""
 
-    def __init__(self, config: TrainConfig, recorder: RunRecorder, source: Any) -> None:
+    def __init__(self, config: TrainConfig, recorder: RunRecorder, source: RolloutSource) -> None:
         pools = config.sampler_pools()
         self.recorder, self.source = recorder, source
         self.quarantines = QuarantineWatch(pools, config.async_.quarantine, config.grpo.group_size)
         self.ledger = CostLedger(pools) if any(p.price_per_hour is not None for p in pools) else None
-        self._pool_stats: Mapping[str, Mapping[str, Any]] = {}
+        self._pool_stats: Mapping[str, PoolFigures] = {}
 
     def resume(self, store: Store, step: int) -> None:
         """Carry on from `step` of a resumed run: its cost so far, and the pools quarantined by then."""
@@ -47,7 +47,7 @@ class PoolWatch:
 
     def costs(self, batch: RolloutBatch) -> dict[str, float]:
         """The step's running cost figures (none when the pools declare no price)."""
-        self._pool_stats = self.source.stats().get("pools", {})
+        self._pool_stats = self.source.pool_figures()
         return self.ledger.observe(batch, self._pool_stats) if self.ledger is not None else {}
 
     def judge(self, step: int, metrics: Mapping[str, float], batch: RolloutBatch) -> list[Verdict]:
