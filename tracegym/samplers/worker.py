@@ -225,7 +225,10 @@ class _Sampler:
 
         self.spec = spec
         hf_logging.disable_progress_bar()  # one bar per sampler start would clutter the trainer's display
-        self.policy = HFPolicy(_engine(spec), AutoTokenizer.from_pretrained(spec.tokenizer_dir, local_files_only=True))
+        engine = _engine(spec)
+        self.policy = HFPolicy(engine, AutoTokenizer.from_pretrained(spec.tokenizer_dir, local_files_only=True))
+        # a version's whole weights, or with lora_rank the adapter alone (a vllm engine's load_adapter)
+        self.load = engine.load_weights if spec.lora_rank is None else engine.load_adapter
         self.task_set = load_task_set(spec.task_set)
         self.scorers = TaskScorers(self.task_set)
         self.harnesses = HarnessFactory(spec.harness, spec.base_dir)
@@ -271,9 +274,7 @@ class _Sampler:
         if found is None:
             return False
         version, weights = found  # a state dict, or with lora_rank the adapter alone
-        engine = self.policy.engine
-        await compute.offload(engine.load_weights if self.spec.lora_rank is None else engine.load_adapter, weights,
-                              version)
+        await compute.offload(self.load, weights, version)
         self.clock.loaded(version, time.perf_counter() - started, self.watcher.published)
         return True
 

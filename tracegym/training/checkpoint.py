@@ -34,6 +34,7 @@ from tracegym.models.load import register_resolver
 from tracegym.training.runfolder import CHECKPOINTS, CONFIG_FILE, LATEST, RUN_FILE, STATE_FILE
 
 if TYPE_CHECKING:
+    from peft import PeftModel
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 
@@ -81,7 +82,8 @@ def checkpoint_name(step: int) -> str:
 
 
 def save_checkpoint(
-    run_dir: Path, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, state: TrainerState, keep_last: int,
+    run_dir: Path, model: PreTrainedModel | PeftModel, tokenizer: PreTrainedTokenizerBase, state: TrainerState,
+    keep_last: int,
     state_dict: Mapping[str, torch.Tensor] | None = None,
 ) -> Path:
     """Write a checkpoint atomically, point `latest` at it, and delete older ones beyond `keep_last`; `state_dict`
@@ -92,9 +94,9 @@ def save_checkpoint(
     tmp = root / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
     try:
         if state_dict is None:  # a peft model takes no state_dict: it saves its adapter
-            model.save_pretrained(tmp, safe_serialization=True)
+            model.save_pretrained(str(tmp), safe_serialization=True)
         else:
-            model.save_pretrained(tmp, safe_serialization=True, state_dict=state_dict)
+            model.save_pretrained(str(tmp), safe_serialization=True, state_dict=dict(state_dict))
         tokenizer.save_pretrained(tmp)
         torch.save(state.__dict__, tmp / STATE_FILE)
         if final.exists():  # written by a run killed before it could move `latest` here

@@ -16,7 +16,7 @@ parameters require gradients. Around it:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 from torch import Tensor
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from peft import PeftModel
+    from peft.tuners.lora import Linear as LoraLinear
+    from peft.tuners.lora import LoraLayer
     from transformers import PreTrainedModel
 
     from tracegym.models.precision import Precision
@@ -41,8 +43,10 @@ def with_adapter(model: PreTrainedModel, section: LoraSection, base_ref: str) ->
     """A fresh adapter over `model` (B is zero: the policy starts as the base model); only the adapter trains."""
     from peft import LoraConfig, get_peft_model
 
-    config = LoraConfig(r=section.r, lora_alpha=section.alpha, target_modules=list(section.target_modules),
-                        lora_dropout=section.dropout, task_type="CAUSAL_LM")
+    # peft annotates lora_alpha as an int; it only divides it by r, and takes a float as well
+    config = LoraConfig(r=section.r, lora_alpha=section.alpha,  # type: ignore[arg-type]
+                        target_modules=list(section.target_modules), lora_dropout=section.dropout,
+                        task_type="CAUSAL_LM")
     adapted = get_peft_model(model, config)
     # peft takes the base's name from where the model was loaded; the adapter folder must name the model folder
     # that `ref` resolves to, which loads it back without a hub.
@@ -57,7 +61,7 @@ def load_trainable_adapter(model: PreTrainedModel, folder: Path) -> PeftModel:
     return PeftModel.from_pretrained(model, folder, is_trainable=True)
 
 
-def _lora_layers(model: torch.nn.Module) -> dict[str, torch.nn.Module]:
+def _lora_layers(model: torch.nn.Module) -> dict[str, LoraLayer]:
     from peft.tuners.lora import LoraLayer
 
     return {name: module for name, module in model.named_modules() if isinstance(module, LoraLayer)}
@@ -77,7 +81,7 @@ def merged_state_dict(model: torch.nn.Module, state: Mapping[str, Tensor] | None
         for name, layer in layers.items():
             # peft's get_delta_weight for a Linear layer: B A scaled by alpha / r
             a, b = state[f"{name}.lora_A.{ADAPTER}.weight"], state[f"{name}.lora_B.{ADAPTER}.weight"]
-            delta = (b @ a).T if layer.fan_in_fan_out else b @ a
+            delta = (b @ a).T if cast("LoraLinear", layer).fan_in_fan_out else b @ a
             delta = delta * layer.scaling[ADAPTER]
             out[f"{name}.weight"] = state[f"{name}.base_layer.weight"] + delta.to(a.dtype)
     return out

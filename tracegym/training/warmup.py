@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
     from tracegym.evals.scorers.recorded import RecordedTrace
+    from tracegym.store.connection import Store
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class WarmupData:
 
 
 def build_examples(
-    store: Any,
+    store: Store,
     tokenizer: PreTrainedTokenizerBase,
     warmup: WarmupSection,
     policy: PromptSection,
@@ -95,7 +96,7 @@ def build_examples(
     return WarmupData(examples, counts)
 
 
-def _trace_tools(store: Any, trace: RecordedTrace, cache: dict[str, list[ToolSchema]]) -> list[ToolSchema]:
+def _trace_tools(store: Store, trace: RecordedTrace, cache: dict[str, list[ToolSchema]]) -> list[ToolSchema]:
     own = declared_tools(trace.tools)
     if own is not None:
         return own

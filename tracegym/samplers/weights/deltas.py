@@ -59,7 +59,8 @@ def encode_tensor(new: torch.Tensor, base: torch.Tensor, encoding: Encoding, lev
         return None
     compressor = zstandard.ZstdCompressor(level=level)
     if encoding == "xor":
-        return TensorDelta("xor", changed, compressor.compress(flips.numpy()))
+        # numpy's stubs declare ndarray's buffer protocol only for Python >= 3.12
+        return TensorDelta("xor", changed, compressor.compress(flips.numpy()))  # type: ignore[arg-type]
     positions = flips.nonzero().view(-1)  # (changed,) int64, ascending
     gaps = torch.diff(positions, prepend=positions.new_zeros(1)).numpy()  # first gap: the first position
     width = 2 if int(gaps.max()) <= np.iinfo(np.uint16).max else 4
@@ -93,5 +94,5 @@ def checksum(tensors: Mapping[str, torch.Tensor]) -> str:
     for name in sorted(tensors):
         tensor = tensors[name]
         digest.update(f"{name}\x1f{tensor.dtype}\x1f{tuple(tensor.shape)}\x1e".encode())
-        digest.update(_bits(tensor).numpy())
+        digest.update(_bits(tensor).numpy())  # type: ignore[arg-type]  # ndarray is a buffer (stubs: only >= 3.12)
     return digest.hexdigest()

@@ -88,7 +88,8 @@ def precision_view(state_dict: Mapping[str, Tensor], precision: Precision,
     aliases: dict[str, str] = {}
     seen: dict[tuple[int, int, tuple[int, ...], tuple[int, ...]], str] = {}
     for name, tensor in state_dict.items():
-        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape), tensor.stride())
+        key = (tensor.untyped_storage().data_ptr(), int(tensor.storage_offset()), tuple(tensor.shape),
+               tensor.stride())
         if key in seen:
             aliases[name] = seen[key]
             continue
@@ -146,7 +147,7 @@ class FilesystemBroadcast(WeightBroadcast):
                     "published": published}
             if self.delta is not None:  # what a reader rebuilds through a chain of deltas is checked against it
                 meta["checksum"] = checksum(tensors)
-            if whole or base is None or base.keys() != tensors.keys():
+            if whole or self.delta is None or base is None or base.keys() != tensors.keys():
                 path, changed = _write_whole(tmp, precision, tensors, meta), None
             else:
                 path, changed = _write_delta(tmp, precision, tensors, base, meta, self.delta, version - 1)

@@ -95,7 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         match = _FILE.match(path)
         folder = self.root / f"step_{int(match.group(1))}" if match else None
-        if folder is None or not (folder / STABLE).is_file():
+        if match is None or folder is None or not (folder / STABLE).is_file():
             self._not_found(body)
             return
         try:  # the name is one of the pattern's own (a precision and a suffix); never follow a link

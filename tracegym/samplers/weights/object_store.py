@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from tracegym.samplers.weights.lora_adapters import AdapterWeights
 
-Listing = dict[int, dict[str, Any]]
+Listing = dict[int, dict[str, "ray.ObjectRef[bytes]"]]
 """{version: {file name: ObjectRef of its bytes}}."""
 _LONG_POLL_S = 10.0
 

@@ -272,6 +272,7 @@ def token_loss(
     else:
         if support_logprobs is not None:
             support_logprobs = support_logprobs.to(logits)
+        assert support_offsets is not None, "support_ids come with their support_offsets (_check_modes)"
         support = pad_support(
             support_ids.to(logits.device), support_offsets.to(logits.device), support_logprobs,
             num_positions, vocab_size,
@@ -345,12 +346,14 @@ def _centering_coefficients(
     Computed under no_grad: the coefficients are data, and differentiating them would change
     the estimator (Miles `score_centering_loss.py` detaches both weights and residual).
     """
+    log_mu = support.log_mu
+    assert log_mu is not None, "score centering needs the support's sampler log-probs (_check_modes)"
     with torch.no_grad():
         log_pi = log_pi_support.detach()  # [T, K]
         valid = support.valid & rows[:, None]  # [T, K]
-        coef = torch.where(valid, weighting.mass(log_pi, support.log_mu), 0.0)  # [T, K]
+        coef = torch.where(valid, weighting.mass(log_pi, log_mu), 0.0)  # [T, K]
         train_mass = torch.where(valid, log_pi.exp(), 0.0).sum(dim=-1)  # [T]
-        rollout_mass = torch.where(valid, support.log_mu.exp(), 0.0).sum(dim=-1)  # [T]
+        rollout_mass = torch.where(valid, log_mu.exp(), 0.0).sum(dim=-1)  # [T]
         tail_ratio = (1 - rollout_mass).clamp(min=tail_eps) / (1 - train_mass).clamp(min=tail_eps)  # [T]
         if support_kind == "head":
             alpha = weighting.tail_scale(tail_ratio)  # [T]

@@ -138,7 +138,7 @@ def cost_summary(metrics: Mapping[str, Mapping[int, float | None]]) -> dict[str,
         return metrics.get(key, {}).get(last)
 
     rows = [{"pool": pool, **{figure: at(f"cost/{pool}/{figure}") for figure in PER_POOL}} for pool in pools]
-    prices = {r["pool"]: r["price_per_hour"] for r in rows if r["price_per_hour"] is not None}
+    prices = {pool: price for pool in pools if (price := at(f"cost/{pool}/price_per_hour")) is not None}
     run = {"total": at("cost/total"), "per_1k_tokens": at("cost/per_1k_tokens"),
            "per_trained_group": at("cost/per_trained_group"),
            "most_expensive_pool": most_expensive(prices) if prices else None,
