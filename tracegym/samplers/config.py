@@ -243,9 +243,8 @@ class AsyncSection(_Section):
     """How each new version reaches the sampler processes: whole weights every time (none), or what changed since
     the version they hold, in their precision, verified by checksum (xor: the new bits XOR the old, zstd-compressed,
     as Miles' disk-delta; overwrite: the changed positions and values, as slime). Off by default, as in Miles and
-    slime: on one machine, after AdamW steps at lr 3e-5, whole bf16 weights of SmolLM2 published in 0.19-0.60 s
-    and read in 0.01-0.04 s, an xor delta in 0.39-0.59 s and 0.29-0.33 s with 12.7x fewer bytes
-    (benchmarks/weight_sync.py); deltas pay where bytes cost more than CPU (samplers on other machines, slow disks)."""
+    slime: a delta sends far fewer bytes but takes longer to write and to read than whole weights on one machine,
+    so it pays where bytes cost more than CPU (samplers on other machines, slow disks)."""
     full_weights_every: int = Field(10, ge=1)
     """With a weight delta, write whole weights every N versions too: a new or restarted sampler starts from the
     newest whole version and applies the deltas after it."""

@@ -68,8 +68,8 @@ IDLE_STEPS = 10
 
 class IdleSteps:
     """Counts GRPO steps in a row that took no optimizer step (every group's rewards equal, so no advantage). A
-    policy that gives one reply to every task ends up there for good: nothing then moves it (seen on τ-bench when
-    every reply turned to text), and the display alone shows only a run of skipped groups."""
+    policy that gives one reply to every task ends up there for good: nothing then moves it, and the display alone
+    shows only a run of skipped groups."""
 
     def __init__(self) -> None:
         self.streak = 0

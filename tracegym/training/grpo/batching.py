@@ -12,9 +12,9 @@ tokens (an agent's system prompt and tool schemas). A micro-batch runs each dist
 before the position that predicts a sequence's first trained token) once, the prefixes left-padded into
 one batch, then runs every sequence's own tokens on top of its prefix's KV cache rows. Gradients reach a
 prefix from every row through the cache, so the result is the same as running each full sequence (up to
-the order of float additions), on fewer tokens: a group of 8 with a 1,000-token prompt and 100-token
-replies runs 1,800 tokens instead of 8,800. Groups share micro-batches, which stay as large as the budget
-allows: on a CPU each micro-batch also pays for a dense gradient of the embedding matrix.
+the order of float additions), on fewer tokens: a group's prompt runs once instead of once per episode.
+Groups share micro-batches, which stay as large as the budget allows: on a CPU each micro-batch also pays
+for a dense gradient of the embedding matrix.
 """
 
 from __future__ import annotations
@@ -291,9 +291,8 @@ class SupportLogits:
     """The trainer's logits over each position's replayed support alone, the support's columns as the vocabulary.
 
     With top-p mask replay the loss reads a position's logits only on its support S_t (pi renormalised over S_t),
-    so the output layer need not run over the whole vocabulary: for SmolLM2 on a CPU, 1,217 positions with supports
-    of up to 40 ids took 0.14 s for the output layer and the loss, forward and backward, against 1.2 s over the
-    49,152-token vocabulary, with the same gradient (to 1e-6).
+    so the output layer need not run over the whole vocabulary (supports hold tens of ids, the vocabulary tens of
+    thousands), with the same gradient.
     """
 
     logits: Tensor  # float32 [T, K]: column j of row t is the j-th id of S_t; -inf past |S_t|

@@ -340,8 +340,8 @@ def set_trainable(model: PreTrainedModel, optim: OptimSection) -> int:
 
 
 def make_optimizer(model: torch.nn.Module, lr: float, optim: OptimSection) -> torch.optim.AdamW:
-    """AdamW over the trainable parameters, fused (one kernel over all of them: ~5x faster than per-parameter
-    updates for SmolLM2 on a CPU, and as deterministic). With `optim.keep_freed_memory` the process's allocator
+    """AdamW over the trainable parameters, fused (one kernel over all of them rather than one per parameter, and
+    as deterministic). With `optim.keep_freed_memory` the process's allocator
     is first set to keep the training steps' buffers (see tracegym/models/allocator.py)."""
     if optim.keep_freed_memory:
         keep_freed_memory()
