@@ -30,6 +30,7 @@ def _tables(store) -> dict[str, list[tuple]]:
     }
 
 
+@pytest.mark.slow  # ingests and mines all the real traces twice
 def test_traces_detected_as_they_arrive_mine_like_the_whole_store(tmp_path, files):
     with open_store(tmp_path / "one-by-one.duckdb") as store:
         detections = [ingest_paths(store, [str(f)]).detection for f in files]

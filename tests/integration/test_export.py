@@ -16,6 +16,8 @@ import yaml
 
 from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
 
+pytestmark = pytest.mark.slow  # the module's run is trained and evaluated end to end
+
 PROMPTS = ("Hello, I need to change my flight.", "Cancel reservation ABC123 please.", "What is my baggage allowance?")
 
 
@@ -134,7 +136,6 @@ def test_export_refuses_a_non_empty_folder_unless_forced(cli, evaluated, tmp_pat
     assert missing.exit_code == 2 and not (tmp_path / "x").exists()
 
 
-@pytest.mark.slow
 def test_gguf_export_loads_with_transformers_and_computes_as_the_checkpoint(cli, evaluated, tmp_path):
     """The GGUF file, read back by transformers' own GGUF loader (which undoes the q/k permutation), gives the
     checkpoint's logits; its vocabulary tokenizes as the checkpoint's tokenizer does."""

@@ -35,7 +35,8 @@ KILL_AT = BATCH_TRACES * 1.2 / BIG_RUNS
 VOLATILE = {"sources": "ingested_at", "ingest_errors": "created_at"}
 TABLES = ("sources", "traces", "messages", "tool_calls", "scores", "ingest_errors")
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/fdinfo").is_dir(), reason="needs Linux /proc to time the kill")
+pytestmark = [pytest.mark.slow,  # a 55 MB file ingested, killed midway, ingested again
+              pytest.mark.skipif(not Path("/proc/self/fdinfo").is_dir(), reason="needs Linux /proc to time the kill")]
 
 
 def snapshot(store: Path) -> dict[str, list[tuple]]:

@@ -18,6 +18,8 @@ from tests.integration.fake_model_server import CALL_ARGS, CHECKING, FINAL_TEXT,
 from tracegym.ingest.pipeline import ingest_paths
 from tracegym.store import Store, open_store
 
+pytestmark = pytest.mark.slow  # real telemetry libraries drive an agent in subprocesses
+
 ROOT = Path(__file__).resolve().parents[2]
 NEEDS = {"otel": "opentelemetry.instrumentation.openai_v2", "openinference": "openinference.instrumentation.openai",
          "langfuse": "langfuse", "langsmith": "langsmith", "calls": "anthropic",

@@ -118,6 +118,7 @@ def test_traces_list_filters_by_outcome_and_rejects_a_misspelt_one(ingested: tup
     assert misspelt.exit_code == 2 and "Did you mean 'success'?" in misspelt.stderr
 
 
+@pytest.mark.slow  # ingests all the real traces again
 def test_reingest_adds_nothing_and_says_so(ingested: tuple[dict[str, Any], Path]) -> None:
     first, store = ingested
     before = counts(store)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,13 +14,29 @@ from tracegym.store import open_store
 MAP = ("--map", "resolved=success", "--map", "escalated=failure")
 
 
-@pytest.fixture
-def labelled_store(cli, traces_dir, store_path):
+@pytest.fixture(scope="module")
+def labelled_store_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """swe-agent and openhands traces (no outcome of their own) and τ-bench (a reward each), mined once."""
-    for folder in ("swe-agent", "openhands", "tau-bench"):
-        result = cli("ingest", traces_dir / folder, "--store", store_path, "--json")
+    from typer.testing import CliRunner
+
+    from tests.conftest import TRACES
+    from tracegym.cli import app
+
+    if not TRACES.is_dir():
+        pytest.skip(f"real traces not found at {TRACES} (they live in ../shared beside the checkout)")
+    store_path = tmp_path_factory.mktemp("labelled") / "store.duckdb"
+    ingests = [["ingest", str(TRACES / folder)] for folder in ("swe-agent", "openhands", "tau-bench")]
+    for args in [*ingests, ["mine", "failures"]]:
+        result = CliRunner().invoke(app, [*args, "--store", str(store_path), "--json"])
         assert result.exit_code == 0, result.output
-    assert cli("mine", "failures", "--store", store_path, "--json").exit_code == 0
+    assert not store_path.with_name(store_path.name + ".wal").exists()  # closed: the one file is the whole store
+    return store_path
+
+
+@pytest.fixture
+def labelled_store(labelled_store_built: Path, store_path: Path) -> Path:
+    """A private copy of the built store for each test, which imports labels into it."""
+    shutil.copyfile(labelled_store_built, store_path)
     return store_path
 
 

@@ -55,6 +55,7 @@ def _by_format(task_set, fmt: str) -> list:
     return tasks
 
 
+@pytest.mark.slow  # the module's recovery set: real traces ingested, mined, cut, gated
 def test_mini_swe_agent_format_recoveries(recovery_set):
     tasks = _by_format(recovery_set, "mini-swe-agent")
     recorded = [_score(recovery_set, t, t.provenance.recorded_turn.model_dump(exclude_none=True)) for t in tasks]
@@ -67,6 +68,7 @@ def test_mini_swe_agent_format_recoveries(recovery_set):
         assert _score(recovery_set, task, {"role": "assistant", "content": "```bash\n\n```"}) == 0.0
 
 
+@pytest.mark.slow  # the module's recovery set: real traces ingested, mined, cut, gated
 def test_tau_bench_tool_error_recoveries(recovery_set):
     tasks = _by_format(recovery_set, "tau-bench")
     recorded = [_score(recovery_set, t, t.provenance.recorded_turn.model_dump(exclude_none=True)) for t in tasks]

@@ -34,6 +34,8 @@ from tracegym.models.stop_text import stop_cut
 from tracegym.models.tiny import smollm2_tokenizer
 from tracegym.tasks.spec import TaskSpec
 
+pytestmark = pytest.mark.slow  # unchanged third-party agents run in the sandbox
+
 if (_problem := bwrap_problem()) is not None:
     pytest.skip(f"the agents run in bubblewrap, which cannot run here: {_problem}", allow_module_level=True)
 

@@ -46,6 +46,7 @@ def _left(text: str, planted: list[Planted]) -> list[Planted]:
     return [p for p in planted if any(f in text or json.dumps(f)[1:-1] in text for f in parts(p))]
 
 
+@pytest.mark.slow  # plants secrets in τ-bench, ingests with --redact, checks the store
 def test_ingest_redact_leaves_nothing_a_check_finds_and_keeps_tool_calls_json(cli, planted, tmp_path):
     folder, values = planted
     store = tmp_path / "store.duckdb"
@@ -62,6 +63,7 @@ def test_ingest_redact_leaves_nothing_a_check_finds_and_keeps_tool_calls_json(cl
         assert st.scalar("SELECT count(*) FROM redacted_sources") == 1
 
 
+@pytest.mark.slow  # ingests, mines, generates tasks three times, redacts in place
 def test_an_unredacted_store_is_refused_until_redacted_in_place(cli, planted, tmp_path):
     folder, values = planted
     store = tmp_path / "store.duckdb"
@@ -112,6 +114,7 @@ def test_replay_matches_calls_that_use_the_placeholders_of_a_redacted_task(cli, 
     assert hits > 0, "no redacted task with a placeholder in a recorded call after its cut"
 
 
+@pytest.mark.slow  # runs `tracegym quickstart`
 def test_quickstart_redacts_its_store_even_one_made_before_it_redacted(cli, planted, tmp_path):
     from tracegym.commands.quickstart import _prepare
 

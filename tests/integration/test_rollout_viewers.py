@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 from tests.conftest import TRACES, on_a_terminal
 from tracegym.cli import app
 
+pytestmark = pytest.mark.slow  # the module's rollouts come from `tracegym run` end to end
+
 EVALS = Path(__file__).resolve().parents[2] / "examples" / "evals.yaml"
 HOSTILE = "ok \x1b]52;c;ZXZpbA==\x07 \x1b[2J\x9b31m \u202eevil"
 

@@ -20,6 +20,8 @@ from tracegym.models.logprobs import completion_logits, token_logprobs
 from tracegym.models.tiny import smollm2_tokenizer, tiny_llama
 from tracegym.store import open_store
 
+pytestmark = pytest.mark.slow  # `tracegym run` end to end, the real SmolLM2 in one
+
 EVALS = Path(__file__).resolve().parents[2] / "examples" / "evals.yaml"
 
 
@@ -142,7 +144,6 @@ def test_one_ctrl_c_stops_run_cleanly(tau_tasks, store_path, tmp_path):
         assert noise not in shown, shown
 
 
-@pytest.mark.slow
 def test_smollm2_runs_tau_tasks_through_replay_with_an_exact_token_record(cli, tau_tasks, store_path):
     summary = run_json(cli, tau_tasks, "--limit", 4, "-k", 2, "--max-turns", 2, "--max-new-tokens", 24,
                        "--temperature", 0.8, "--top-p", 0.95, "--tool-schemas", "compact", "--store", store_path)

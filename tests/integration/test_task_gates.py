@@ -18,6 +18,8 @@ from tracegym.commands.quickstart import learnable_clusters
 from tracegym.store import open_store
 from tracegym.tasks import load_task_set
 
+pytestmark = pytest.mark.slow  # `tasks generate` runs every gate's episodes on the real traces
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 LEARN = ("--cuts", "recovery", "--context", "last-exchange", "--heldout", "0.3")
 GATE_EVALS = '''

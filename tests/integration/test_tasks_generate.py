@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,10 +24,19 @@ EVALS = EXAMPLES / "evals.yaml"
 GENERATE = ("tasks", "generate", "--no-gates", "--allow-unredacted")
 
 
-@pytest.fixture
-def tau_store(cli, traces_dir, store_path) -> Path:
-    """τ-bench ingested, with two hand-made clusters: every failed run, and every tool error."""
-    assert cli("ingest", traces_dir / "tau-bench", "--store", store_path).exit_code == 0
+@pytest.fixture(scope="module")
+def tau_store_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """τ-bench ingested, with two hand-made clusters: every failed run, and every tool error; built once."""
+    from typer.testing import CliRunner
+
+    from tests.conftest import TRACES
+    from tracegym.cli import app
+
+    if not TRACES.is_dir():
+        pytest.skip(f"real traces not found at {TRACES} (they live in ../shared beside the checkout)")
+    store_path = tmp_path_factory.mktemp("tau-store") / "store.duckdb"
+    ingested = CliRunner().invoke(app, ["ingest", str(TRACES / "tau-bench"), "--store", str(store_path)])
+    assert ingested.exit_code == 0, ingested.output
     with open_store(store_path) as st:
         st.con.execute("""
             INSERT INTO failures (trace_id, detector, signature, evidence, message_idx, cluster_id)
@@ -40,6 +50,14 @@ def tau_store(cli, traces_dir, store_path) -> Path:
                    CASE cluster_id WHEN 'c-outcome' THEN 1 ELSE 2 END, min(trace_id)
             FROM failures GROUP BY cluster_id;
         """)
+    assert not store_path.with_name(store_path.name + ".wal").exists()  # closed: the one file is the whole store
+    return store_path
+
+
+@pytest.fixture
+def tau_store(tau_store_built: Path, store_path: Path) -> Path:
+    """A private copy of the built store (a copy takes milliseconds, an ingest seconds): tests write to it."""
+    shutil.copyfile(tau_store_built, store_path)
     return store_path
 
 
@@ -54,6 +72,7 @@ def _files(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow  # validates and round-trips every task of two clusters
 def test_every_task_validates_names_its_trace_and_round_trips(cli, tau_store, tmp_path):
     summary = _generate(cli, tau_store, tmp_path / "tasks" / "tau", "--cluster", "c-outcome", "--cluster", "c-tool")
     task_set = load_task_set(tmp_path / "tasks" / "tau")  # validates every file against TaskSpec
@@ -70,6 +89,7 @@ def test_every_task_validates_names_its_trace_and_round_trips(cli, tau_store, tm
     assert {t.provenance.cluster_id for t in task_set.tasks} == {"c-outcome", "c-toolerr"}
 
 
+@pytest.mark.slow  # generates three task sets
 def test_generation_is_deterministic_for_the_same_store_and_seed(cli, tau_store, tmp_path):
     args = ("--cluster", "c-toolerr", "--name", "tau", "--seed", "7", "--max-tasks-per-cluster", "30")
     _generate(cli, tau_store, tmp_path / "a", *args)
@@ -81,6 +101,7 @@ def test_generation_is_deterministic_for_the_same_store_and_seed(cli, tau_store,
     assert [(t.task_id, t.split) for t in first.tasks] != [(t.task_id, t.split) for t in other.tasks]
 
 
+@pytest.mark.slow  # generates and compares every held-out task with training
 def test_heldout_tasks_have_no_twin_in_training(cli, tau_store, tmp_path):
     _generate(cli, tau_store, tmp_path / "s", "--cluster", "c-outcome", "--cluster", "c-toolerr", "--heldout", "0.3")
     tasks = load_task_set(tmp_path / "s").tasks
@@ -309,6 +330,7 @@ def test_tau2_bench_failures_become_tasks_scored_by_the_example_tau2_eval(cli, f
                        "0b6a2e6c-1f7e-4d8e-9d43-6f7a5b1c0a03": 1.0}
 
 
+@pytest.mark.slow  # generates two task sets of two clusters
 def test_a_split_that_holds_nothing_out_says_so(cli, tau_store, tmp_path):
     """Both clusters hold failures of most τ-bench tasks, so by cluster every task joins one group."""
     result = cli(*GENERATE, "--evals", EVALS, "--out", tmp_path / "c", "--store", tau_store, "--json",

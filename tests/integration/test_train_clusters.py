@@ -16,6 +16,8 @@ import pytest
 from tests.integration.test_train_resume import _metrics, _rollouts, _signal_after_checkpoint
 from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
 
+pytestmark = pytest.mark.slow  # `tracegym train` end to end, curriculum and resumed runs
+
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory, tau_workspace_template: Workspace) -> Workspace:
@@ -132,7 +134,6 @@ def test_an_asynchronous_curriculum_run_stores_its_weights_and_per_cluster_rewar
         assert all(w[step] >= 0.25 for w in weights.values()), "the floor: at least floor / clusters"
 
 
-@pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
 def test_a_killed_and_resumed_curriculum_run_draws_what_an_uninterrupted_one_draws(workspace: Workspace,
                                                                                   tmp_path: Path, cli) -> None:

@@ -12,6 +12,8 @@ import torch
 
 from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
 
+pytestmark = pytest.mark.slow  # `tracegym train` end to end with LoRA, then eval and export
+
 LORA = {"r": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj", "up_proj", "down_proj"]}
 
 

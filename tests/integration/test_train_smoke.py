@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -14,6 +16,8 @@ from tests.integration.train_workspace import Workspace, copy_workspace, tiny_co
 from tracegym.models.precision import resolve_precision
 from tracegym.training.config import OptimSection
 from tracegym.training.schedule import learning_rate
+
+pytestmark = pytest.mark.slow  # `tracegym train` end to end, on a copy of a workspace built from the real traces
 
 
 @pytest.fixture(scope="module")
@@ -38,50 +42,130 @@ def _marks(store, run_id: str) -> dict[tuple[int, str], int]:
     return {(r["train_step"], r["train_use"]): r["n"] // 4 for r in rows}
 
 
-def test_train_tiny_end_to_end(workspace: Workspace, tmp_path: Path, cli) -> None:
-    data = tiny_config(workspace, tmp_path / "run", optim={"lr_scheduler": "cosine", "lr_warmup_steps": 1},
-                       grpo={"optimizer_steps": 2})
-    data["sampler"]["precision"] = "auto"
-    config = write_config(tmp_path / "run.yaml", data)
-    result = cli("train", "--allow-unredacted", str(config), "--store", str(workspace.store), "--json")
-    assert result.exit_code == 0, result.stderr
-    summary = json.loads(result.stdout)
-    assert summary["step"] == 6 and summary["warmup"]["examples"] == 64
-    assert summary["sampler_precision"] == resolve_precision("auto", "cpu")  # what auto chose here is said
-    assert summary["warmup"]["excluded_traces"] > 0  # successful attempts at held-out source tasks
+@dataclass(frozen=True)
+class TinyRun:
+    """One `tracegym train --json` of the tiny model (2 warm-start steps, 4 GRPO steps of 2 groups of 4, a cosine
+    schedule with 1 warmup step, precision auto) and what it left in the store and on disk."""
 
+    summary: dict[str, Any]
+    metrics: dict[str, dict[int, float]]
+    rollouts: list[dict[str, Any]]
+    marks: dict[tuple[int, str], int]
+    checkpoints: list[dict[str, Any]]
+    status: str
+    base: dict[str, torch.Tensor]
+    warm: dict[str, torch.Tensor]
+    final: dict[str, torch.Tensor]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(workspace: Workspace, tmp_path_factory: pytest.TempPathFactory) -> TinyRun:
+    """The run the tests below check, made once for the module."""
+    from typer.testing import CliRunner
+
+    from tracegym.cli import app
     from tracegym.store import open_store
     from tracegym.training.metrics import read_metrics
 
+    root = tmp_path_factory.mktemp("tiny-run")
+    data = tiny_config(workspace, root / "run", optim={"lr_scheduler": "cosine", "lr_warmup_steps": 1},
+                       grpo={"optimizer_steps": 2})
+    data["sampler"]["precision"] = "auto"
+    config = write_config(root / "run.yaml", data)
+    with pytest.MonkeyPatch.context() as env:  # as the autouse _isolated_env does for a test
+        env.chdir(root)
+        env.delenv("TRACEGYM_STORE", raising=False)
+        result = CliRunner().invoke(app, ["train", "--allow-unredacted", str(config), "--store", str(workspace.store),
+                                          "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    run_id = summary["run_id"]
     with open_store(workspace.store, read_only=True) as store:
-        metrics = read_metrics(store, summary["run_id"])
-        rollouts = store.query("SELECT policy_version, reward FROM rollouts WHERE run_id = ?", [summary["run_id"]])
-        marks = _marks(store, summary["run_id"])
-        checkpoints = store.query("SELECT step, path FROM checkpoints WHERE run_id = ? ORDER BY step",
-                                  [summary["run_id"]])
-        status = store.scalar("SELECT status FROM runs WHERE run_id = ?", [summary["run_id"]])
-    assert status == "completed"
-    assert sorted(metrics["warmup/loss"]) == [1, 2] and sorted(metrics["reward/mean"]) == [3, 4, 5, 6]
-    assert all(math.isfinite(v) for v in metrics["reward/mean"].values())
-    for key in ("train/grad_norm", "advantage/std", "is_ratio/mean", "staleness/lag_0", "time/wait_s",
-                "sampler/tokens_per_s", "train/tokens_per_s", "grpo/skipped_groups"):
-        assert key in metrics, key
-    assert sum(metrics["train/optimizer_steps"].values()) >= 1, "some group had reward variance"
-    # One optimizer step per group with a signal (two groups a batch, optimizer_steps 2), at the schedule's rate.
-    assert metrics["train/optimizer_steps"] == {s: 2 - metrics["grpo/skipped_groups"][s] for s in range(3, 7)}
-    section = OptimSection(lr=3e-3, lr_scheduler="cosine", lr_warmup_steps=1)
-    assert metrics["optim/lr"] == pytest.approx({s: learning_rate(s - 3, 4, section) for s in range(3, 7)})
-    assert len(rollouts) == 4 * 2 * 4 and {r["policy_version"] for r in rollouts} == {2, 3, 4, 5}
-    # The store says which groups each step trained on: those the trainer did not skip.
-    assert {s: marks.get((s, "no_signal"), 0) for s in range(3, 7)} == metrics["grpo/skipped_groups"]
-    assert {s: marks.get((s, "trained"), 0) for s in range(3, 7)} == {
-        s: 2 - metrics["grpo/skipped_groups"][s] for s in range(3, 7)}
-    assert [c["step"] for c in checkpoints] == [2, 4, 6]
+        metrics = read_metrics(store, run_id)
+        rollouts = store.query("SELECT policy_version, reward FROM rollouts WHERE run_id = ?", [run_id])
+        marks = _marks(store, run_id)
+        checkpoints = store.query("SELECT step, path FROM checkpoints WHERE run_id = ? ORDER BY step", [run_id])
+        status = store.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id])
+    return TinyRun(summary, metrics, rollouts, marks, checkpoints, status, base=_weights(workspace.tiny_model),
+                   warm=_weights(Path(summary["warm_start_checkpoint"])), final=_weights(Path(summary["checkpoint"])))
 
-    warm, final = Path(summary["warm_start_checkpoint"]), Path(summary["checkpoint"])
-    base, warm_w, final_w = _weights(workspace.tiny_model), _weights(warm), _weights(final)
-    assert any(not torch.equal(base[k], warm_w[k]) for k in base), "the warm start changed the weights"
-    assert any(not torch.equal(warm_w[k], final_w[k]) for k in base), "GRPO changed the weights"
+
+GRPO_STEPS = range(3, 7)  # after the two warm-start steps
+
+
+def test_the_summary_counts_every_step_and_the_warm_start_examples(tiny_run: TinyRun) -> None:
+    assert tiny_run.summary["step"] == 6 and tiny_run.summary["warmup"]["examples"] == 64
+
+
+def test_the_summary_says_what_precision_auto_chose(tiny_run: TinyRun) -> None:
+    assert tiny_run.summary["sampler_precision"] == resolve_precision("auto", "cpu")
+
+
+def test_the_warm_start_leaves_out_successful_attempts_at_held_out_tasks(tiny_run: TinyRun) -> None:
+    assert tiny_run.summary["warmup"]["excluded_traces"] > 0
+
+
+def test_the_run_is_stored_as_completed(tiny_run: TinyRun) -> None:
+    assert tiny_run.status == "completed"
+
+
+def test_warm_start_loss_and_grpo_reward_are_logged_at_their_own_steps(tiny_run: TinyRun) -> None:
+    assert sorted(tiny_run.metrics["warmup/loss"]) == [1, 2] and sorted(tiny_run.metrics["reward/mean"]) == [3, 4, 5, 6]
+
+
+def test_every_mean_reward_is_finite(tiny_run: TinyRun) -> None:
+    assert all(math.isfinite(v) for v in tiny_run.metrics["reward/mean"].values())
+
+
+@pytest.mark.parametrize("key", ["train/grad_norm", "advantage/std", "is_ratio/mean", "staleness/lag_0", "time/wait_s",
+                                 "sampler/tokens_per_s", "train/tokens_per_s", "grpo/skipped_groups"])
+def test_a_grpo_run_logs_the_metric(tiny_run: TinyRun, key: str) -> None:
+    assert key in tiny_run.metrics, key
+
+
+def test_some_group_had_reward_variance_and_was_trained_on(tiny_run: TinyRun) -> None:
+    assert sum(tiny_run.metrics["train/optimizer_steps"].values()) >= 1, "some group had reward variance"
+
+
+def test_each_group_with_a_signal_takes_one_optimizer_step(tiny_run: TinyRun) -> None:
+    """Two groups a batch and optimizer_steps 2: one optimizer step per group the trainer did not skip."""
+    metrics = tiny_run.metrics
+    assert metrics["train/optimizer_steps"] == {s: 2 - metrics["grpo/skipped_groups"][s] for s in GRPO_STEPS}
+
+
+def test_the_learning_rate_follows_the_cosine_schedule(tiny_run: TinyRun) -> None:
+    section = OptimSection(lr=3e-3, lr_scheduler="cosine", lr_warmup_steps=1)
+    assert tiny_run.metrics["optim/lr"] == pytest.approx({s: learning_rate(s - 3, 4, section) for s in GRPO_STEPS})
+
+
+def test_every_episode_is_stored_with_the_policy_version_that_sampled_it(tiny_run: TinyRun) -> None:
+    """4 steps x 2 groups x 4 episodes, each sampled by the policy of the step before its own."""
+    rollouts = tiny_run.rollouts
+    assert len(rollouts) == 4 * 2 * 4 and {r["policy_version"] for r in rollouts} == {2, 3, 4, 5}
+
+
+def test_the_groups_a_step_skipped_are_stored_as_without_a_signal(tiny_run: TinyRun) -> None:
+    skipped = tiny_run.metrics["grpo/skipped_groups"]
+    assert {s: tiny_run.marks.get((s, "no_signal"), 0) for s in GRPO_STEPS} == skipped
+
+
+def test_the_groups_a_step_trained_on_are_stored_as_trained(tiny_run: TinyRun) -> None:
+    skipped = tiny_run.metrics["grpo/skipped_groups"]
+    assert {s: tiny_run.marks.get((s, "trained"), 0) for s in GRPO_STEPS} == {s: 2 - skipped[s] for s in GRPO_STEPS}
+
+
+def test_a_checkpoint_is_stored_every_checkpoint_every_steps(tiny_run: TinyRun) -> None:
+    assert [c["step"] for c in tiny_run.checkpoints] == [2, 4, 6]
+
+
+def test_the_warm_start_changes_the_weights(tiny_run: TinyRun) -> None:
+    base, warm = tiny_run.base, tiny_run.warm
+    assert any(not torch.equal(base[k], warm[k]) for k in base), "the warm start changed the weights"
+
+
+def test_grpo_changes_the_weights_after_the_warm_start(tiny_run: TinyRun) -> None:
+    warm, final = tiny_run.warm, tiny_run.final
+    assert any(not torch.equal(warm[k], final[k]) for k in tiny_run.base), "GRPO changed the weights"
 
 
 def test_dynamic_sampling_trains_only_on_groups_with_a_signal(workspace: Workspace, tmp_path: Path, cli) -> None:
@@ -244,7 +328,6 @@ def test_a_ray_cluster_that_does_not_answer_fails_the_run_at_once(workspace: Wor
     assert ray_cluster._Connection.holders == 0
 
 
-@pytest.mark.slow
 def test_train_default_model_two_steps(workspace: Workspace, tmp_path: Path, cli) -> None:
     """SmolLM2-135M: one warm-start step and one GRPO step; the checkpoint loads and generates."""
     from transformers import AutoModelForCausalLM, AutoTokenizer

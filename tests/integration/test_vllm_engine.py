@@ -21,6 +21,8 @@ from tracegym.models.sampling import SamplingParams  # noqa: E402
 from tracegym.models.tiny import tiny_llama  # noqa: E402
 from tracegym.models.vllm_engine import VllmEngine  # noqa: E402
 
+pytestmark = pytest.mark.slow  # starts vLLM
+
 VOCAB = 256
 PROMPTS = [[1, 17, 42, 99, 7], [1, 5, 6], [1, 200, 13, 13, 88, 31, 4]]
 
@@ -144,7 +146,6 @@ def test_a_prompt_seen_before_new_weights_is_not_served_from_the_old_weights_cac
     torch.testing.assert_close(log_pi, seq.logprobs, rtol=0, atol=2e-3)
 
 
-@pytest.mark.slow
 def test_a_vllm_sampler_pool_samples_groups_and_follows_published_weights(tmp_path: Path) -> None:
     """`engine: vllm` in `sampler.pools`: a sampler process runs vLLM, its groups carry token records the trainer's
     own arithmetic reproduces, and after a publish what it samples comes from the new weights."""

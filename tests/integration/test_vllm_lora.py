@@ -19,6 +19,8 @@ from tracegym.models.tiny import tiny_llama  # noqa: E402
 from tracegym.training import lora  # noqa: E402
 from tracegym.training.config import LoraSection  # noqa: E402
 
+pytestmark = pytest.mark.slow  # starts vLLM
+
 PROMPTS = [[1, 17, 42, 99, 7], [1, 5, 6]]
 
 

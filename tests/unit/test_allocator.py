@@ -5,6 +5,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # two subprocesses that fault in 64 MB buffers twelve times
+
 BIG = 16 * 2**20  # floats: 64 MB, over glibc's largest mmap threshold (32 MB)
 PAGES = BIG * 4 // 4096
 

@@ -414,6 +414,7 @@ def _sandboxed(workspace: Path, **limits):
     return SandboxRunner(lambda: sandbox, workspace, Limits(**limits), unisolated_allowed=True)
 
 
+@pytest.mark.slow  # runs pytest twice in the sandbox
 def test_command_pass_fraction_from_pytest_output_and_junit(tmp_path):
     traj = _traj()
     traj.workspace = _workspace(tmp_path)

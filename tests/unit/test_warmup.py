@@ -53,6 +53,7 @@ def test_examples_are_successful_turns_ending_at_end_of_turn(tau_store, tokenize
     assert calls, "tool-call turns are targets, rendered in the Hermes form the harness parses"
 
 
+@pytest.mark.slow  # tokenizes every successful τ-bench trace three times
 def test_tool_call_turns_only_and_excluded_tasks(tau_store, tokenizer) -> None:
     everything = _build(tau_store, tokenizer, set())
     calls_only = _build(tau_store, tokenizer, set(), turns="tool_calls")
