@@ -8,11 +8,11 @@ step, all layers trained). After each step the new weights are published through
 ways, side by side: whole weights, an `xor` delta and an `overwrite` delta, each in bf16 (what a bf16 sampler
 receives) and fp32, and a `WeightWatcher` holding the previous version reads each back (checksums verified).
 
-Per learning rate and step it reports the bf16 element density (elements whose bf16 bits changed) against
-TRAINING-MATH §3's prediction from the step's own fp32 change Δ, E[min(1, |Δ|/ulp(w))]; the bytes of each encoding
-as a ratio to whole weights; and the seconds to publish and to read back. The means leave out the first step, which
-where the masters loaded from the GGUF file sit in their bf16 cells decides (its figures say where they sit). The
-last line is one JSON object: {"model", "params", "by_lr": {lr: {"steps": [...], "mean": {...}}}}.
+Per learning rate and step it reports the bf16 element density (elements whose bf16 bits changed) against the
+prediction of docs/training-math.md from the step's own fp32 change Δ, E[min(1, |Δ|/ulp(w))]; the bytes of each
+encoding as a ratio to whole weights; and the seconds to publish and to read back. The means leave out the first
+step, which where the masters loaded from the GGUF file sit in their bf16 cells decides (its figures say where they
+sit). The last line is one JSON object: {"model", "params", "by_lr": {lr: {"steps": [...], "mean": {...}}}}.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def text_batches(tokenizer: Any, steps: int, batch: int = 4, length: int = 128) 
 
 
 def predicted_density(before: torch.Tensor, after: torch.Tensor) -> float:
-    """TRAINING-MATH §3's bf16 element density for one step from fp32 masters `before` to `after` (flat):
+    """docs/training-math.md's bf16 element density for one step from fp32 masters `before` to `after` (flat):
     E[min(1, |Δ|/ulp(w))], which assumes each master sits anywhere in its bf16 cell."""
     ulp = torch.exp2(torch.floor(torch.log2(before.to(torch.bfloat16).float().abs().clamp(min=1e-38))) - 7)
     return float(torch.clamp((after - before).abs() / ulp, max=1.0).mean())

@@ -10,7 +10,7 @@
 3. Trains with the config (warm start, then GRPO) through `tracegym.training.loop.train`.
 4. Evaluates the warm-start checkpoint and the final one the same way.
 5. Saves the curve (warm-start loss, GRPO training reward, held-out rewards with 95% CIs) as a PNG (WORKDIR/curve.png,
-   or --plot; the README's docs/train-tau-curve.png is the example config's, made with --plot), and
+   or --plot; benchmarks/studies/train-tau-curve.png is the example config's, made with --plot), and
    removes the run's checkpoints unless --keep-checkpoints (the store keeps every episode and metric).
 
 Confidence intervals are percentile bootstraps over tasks (10,000 resamples) of the mean of per-task mean

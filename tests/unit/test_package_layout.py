@@ -36,6 +36,7 @@ MAY_IMPORT: dict[str, set[str]] = {
                           "tasks", "training"},
     "export": {"errors", "evals.checkpoints", "inert", "models", "store", "training"},
     "report": {"errors", "evals.checkpoints", "inert", "output", "store", "training"},
+    "configdoc": {"training", "samplers", "harnesses", "tasks"},
 }
 # The command line sits on top and may import any of the above; the package's own `__init__` imports nothing.
 TOP = {"__init__", "cli", "commands"}

@@ -3,12 +3,10 @@
 glibc's malloc serves blocks over its mmap threshold (128 KB, rising to at most 32 MB) with fresh `mmap`
 pages and returns them on `free`, and trims the heap top it no longer uses. A trainer step allocates the
 same large buffers every time (the completion logits [T, V], the gradients of the embedding matrix, activations for the
-backward pass), so each step page-faults them all back in, zero-filled by the kernel. `mallopt` with
+backward pass), so each step would page-fault them all back in, zero-filled by the kernel. `mallopt` with
 M_MMAP_MAX=0 sends every allocation through the heap and a high M_TRIM_THRESHOLD keeps what is freed there,
-which is what the jemalloc or tcmalloc that PyTorch's CPU performance guide preloads achieve. Measured on a
-2-core machine (seven synchronous steps of `benchmarks/trl_step.py`'s batch, SmolLM2-135M, fp32): a step's
-forward, backward and AdamW over 512 trained tokens went from 3.1 to 2.4 s, the run's system time from 16.7
-to 7.3 s, its peak resident memory from 4,192 to 4,376 MiB.
+which is what the jemalloc or tcmalloc that PyTorch's CPU performance guide preloads achieve, at the price of a
+few percent more peak memory (figures: benchmarks/RESULTS.md).
 The setting is process-wide and lasts as long as the process; elsewhere than Linux with glibc it does nothing.
 """
 

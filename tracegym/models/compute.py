@@ -3,16 +3,13 @@
 PyTorch's CPU kernels run on an OpenMP team owned by the thread that calls them. GNU OpenMP counts the
 threads of every team in the process, and once there are more than CPUs it stops letting idle team
 threads spin between parallel regions: they sleep, and each of the thousands of small parallel regions
-of a batched decode pays for waking them. Measured on a 2-core machine (a profiling script; SmolLM2-135M
-in bf16, 16 sequences x 32 new tokens): 1.8 s from a worker thread alone, 2.6 s once the main thread had
-run a single large matmul, and the main thread's team lives as long as the process.
-An episode runner used to decode in a worker thread (so the event loop could keep serving tool calls)
-while its main thread loaded models and trained.
+of a batched decode pays for waking them. A second thread that runs torch work (a decode in a worker thread
+beside a main thread that loads models and trains) therefore slows every decode for the life of the process.
 
 So `Runner` runs the asyncio event loop, which only batches requests and waits on tools, in a helper
 thread, and the calling thread (the one that loads the model and trains) serves the torch work that
 coroutines hand over with `offload`, until the coroutine it runs is done. Coroutines run any other way
-(plain `asyncio.run`) still work: `offload` then uses a worker thread, as before.
+(plain `asyncio.run`) still work: `offload` then uses a worker thread.
 """
 
 from __future__ import annotations

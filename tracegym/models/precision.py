@@ -1,9 +1,8 @@
 """Sampler precisions, and what "auto" means on a device.
 
-Without bf16 units a CPU emulates bf16 matrix products in fp32 and pays for the conversions: on an AVX2-only CPU,
-sampling SmolLM2 in bf16 ran at 0.28x the fp32 speed (benchmarks/sampling.py, batch 32), while CPUs with
-AVX512-BF16 or AMX decode faster in bf16, since a decode step mostly reads weights. So "auto" is bf16 only where
-the device computes it natively.
+Without bf16 units a CPU emulates bf16 matrix products in fp32 and pays for the conversions, so bf16 sampling is
+slower than fp32 there, while CPUs with AVX512-BF16 or AMX (and GPUs) decode faster in bf16, since a decode step
+mostly reads weights. So "auto" is bf16 only where the device computes it natively.
 """
 
 from __future__ import annotations

@@ -2,8 +2,7 @@
 
 The sampling engine prefills each distinct prompt once. Copying that prompt's cache into every row of its
 group, as `batch_select_indices` does, makes each decode step read the prompt's keys and values once per row:
-for 4 prompts of 320 tokens sampled 8 times each, SmolLM2's attention read 8x the bytes it needs and took a
-quarter of the decode time on a CPU. Here a decode step splits attention in two (FlashInfer's cascade
+a group of 8 samples reads 8 times the bytes it needs. Here a decode step splits attention in two (FlashInfer's cascade
 attention, Hydragen): the queries of all rows of a prompt attend to its single cached copy in one matrix
 multiply, each row's queries attend to its own generated tokens, and the two softmaxes are merged exactly
 by their log-sum-exp. The result equals attention over the concatenated cache up to float rounding.
