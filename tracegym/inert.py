@@ -1,6 +1,6 @@
 """Text from traces and models, made inert: every control character shown as an escape, never acted on.
 
-Trace content and model output are untrusted (ARCHITECTURE.md, Trust). On a terminal, an ESC starts a sequence
+Trace content and model output are untrusted (SECURITY.md). On a terminal, an ESC starts a sequence
 that can set the window title, write the clipboard (OSC 52), forge a hyperlink or clear the screen; C1 controls
 (U+0080-U+009F) do the same on terminals that read them, and bidi overrides (U+202E) show text in another order
 than it is. In a YAML file, a line break starts a new key and most controls make the file unreadable. Printable

@@ -218,7 +218,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
                         help="Override a config key, e.g. --set steps=4 --set warmup.steps=8 (repeatable).")
     parser.add_argument("--plot", type=Path, default=None,
-                        help="The curve's PNG (default WORKDIR/curve.png; the README shows docs/train-tau-curve.png).")
+                        help="The curve's PNG (default WORKDIR/curve.png; tau-bench.md beside this script shows one).")
     parser.add_argument("--keep-checkpoints", action="store_true",
                         help="Keep the run's checkpoints (~2.4 GB with the example config) after evaluating them.")
     args = parser.parse_args()

@@ -1,7 +1,7 @@
 """OpenAI Chat, OpenAI Responses, Anthropic Messages, τ²-bench and generic-mapping adapters, through the store.
 
 Fixtures under tests/fixtures/<format>/ were written from each format's public
-schema (docs/FORMATS.md names the sources); τ-bench is the real file.
+schema (each adapter's docstring names its source); τ-bench is the real file.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """OTel GenAI, OpenInference, Langfuse and LangSmith adapters on fixtures written from their public schemas.
 
 No real traces of these formats are in ../shared/data/traces; each fixture names only fields of the
-schema files listed in FORMATS.md (see each adapter's docstring).
+schema files each adapter's docstring names.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sparse weight deltas: the oracles of TRAINING-MATH §3, and the broadcast that publishes them."""
+"""Sparse weight deltas: the oracles of docs/training-math.md, and the broadcast that publishes them."""
 
 from __future__ import annotations
 

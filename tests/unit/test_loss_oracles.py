@@ -1,4 +1,4 @@
-"""The unit-test oracles of TRAINING-MATH.md §2, one test each, against tracegym.training.grpo.loss.
+"""The oracles of docs/training-math.md, one test each, against tracegym.training.grpo.loss.
 
 All in float64. Expectations E_mu[.] are exact sums over every token the sampler could have
 drawn (each a position of one batched call, weighted by mu(a)), never Monte Carlo. Gradients

@@ -199,7 +199,7 @@ def test_rows_that_stop_early_leave_the_others_unchanged(policy, prompts):
 
 
 def test_without_replay_the_log_ratio_is_log_mass_of_the_support(policy, prompts):
-    """TRAINING-MATH oracle 10: full-vocab log-prob minus support log-prob = log pi(S) <= 0, and 0 with replay."""
+    """Oracle 10: full-vocab log-prob minus support log-prob = log pi(S) <= 0, and 0 with replay."""
     model, _ = policy
     params = SamplingParams(top_p=0.8, max_new_tokens=16)
     seq = engine(policy).generate(prompts[:1], params, seeds=[3])[0]

@@ -104,7 +104,7 @@ class SamplerPool(_Section):
     error, or lost with a sampler that died), over the window of `async.quarantine`. None: no limit."""
     price_per_hour: float | None = Field(None, ge=0)
     """What one sampler of the pool costs per hour of its life (the device(s) one sampler process or actor holds,
-    as they are rented): the run stores the pool's rollout cost from it (docs/training.md). None: not costed."""
+    as they are rented): the run stores the pool's rollout cost from it (docs/training-runs.md). None: not costed."""
 
     @model_validator(mode="after")
     def _engine_fits(self) -> SamplerPool:

@@ -1,4 +1,4 @@
-"""Sparse weight deltas: what changed between two versions of one precision view, compressed (TRAINING-MATH §3).
+"""Sparse weight deltas: what changed between two versions of one precision view, compressed (docs/training-math.md).
 
 A sampler holding version v-1 in its precision (bf16, say) needs only the elements whose bits differ in version v.
 After a small optimizer step few do: a bf16 value has 8 significant bits, so an fp32 master weight crosses into the

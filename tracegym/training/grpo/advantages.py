@@ -1,14 +1,14 @@
 """GRPO group advantages: each sample's reward against its group's, on the sampler side.
 
 For a group of G samples of one prompt (slime `ray/rollout.py::_post_process_rewards`, the
-same in Miles; TRAINING-MATH.md §1a):
+same in Miles; docs/training-math.md, "GRPO advantages"):
 
     A_i = R_i - mean_g(R)                      (mean-centring, Dr.GRPO; the default here)
     A_i = (R_i - mean_g(R)) / (std_g(R) + eps)  (std_normalization=True; unbiased std as in torch)
 
 The advantage is broadcast to every token of the sample by the caller. A group whose
 rewards are all equal carries no learning signal (every A_i is 0, and so is every gradient,
-with or without score centering: TRAINING-MATH §2 oracle 14); it is skipped and counted so
+with or without score centering: oracle 14 of tests/unit/test_loss_oracles.py); it is skipped and counted so
 that the trainer spends no compute on it.
 """
 

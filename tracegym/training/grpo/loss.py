@@ -1,8 +1,8 @@
 """The policy-gradient loss: GRPO with masked importance sampling, score centering, top-p replay.
 
 Pure functions over tensors; the trainer calls `token_loss` once per micro-batch and reduces
-with `aggregate`. Derivations and sources: shared/design/TRAINING-MATH.md §1b-§1d; the tests
-in tests/unit/test_loss_oracles.py assert its §2 oracles.
+with `aggregate`. The formulas, their sources and the oracle each test asserts: docs/training-math.md;
+the tests are tests/unit/test_loss_oracles.py.
 
 Notation, per completion position (the index t is dropped):
   z      trainer logits, sampling temperature already applied                  [V]

@@ -1,6 +1,6 @@
 """What a run's rollouts cost, per sampler pool, from the pools' `price_per_hour` and their measured device time.
 
-Definitions (docs/training.md, "Quarantine and rollout cost"):
+Definitions (docs/training-runs.md, "Quarantine and rollout cost"):
 
 - A pool's device time is the sum, over every sampler process (or actor) the run started for it, replacements
   included, of its wall time from its start to its end (its death, or its pool's quarantine), or to the end of the

@@ -1,7 +1,7 @@
 """Quarantine of sampler pools: after each step, a pool past one of its limits gets no more tasks.
 
 A pool's limits (`SamplerPool.max_mismatch_kl`, `max_error_rate`) are judged over the windows of
-`async.quarantine` (docs/training.md, "Quarantine and rollout cost"):
+`async.quarantine` (docs/training-runs.md, "Quarantine and rollout cost"):
 
 - mismatch: the k3 KL of the pool's trained tokens against the trainer (`mismatch/POOL/k3_kl`, or `mismatch/k3_kl`
   for a step that trained on one pool's tokens alone), token-weighted over the pool's last `window_steps` steps
