@@ -9,6 +9,7 @@ import select
 import signal
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,17 @@ import tracegym
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 if _WORKERS > 1:
     os.environ["OMP_NUM_THREADS"] = "1"
+
+
+# xdist hands out files in collection order (`--no-loadscope-reorder` in pyproject.toml): files with more tests
+# first, as xdist's own reordering does, but the lint test first of all: mypy from a cold cache takes about a minute,
+# and started last it would run after the other worker had finished.
+_FIRST = "tests/unit/test_lint.py"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    per_file = Counter(item.nodeid.split("::")[0] for item in items)
+    items.sort(key=lambda item: (not item.nodeid.startswith(_FIRST), -per_file[item.nodeid.split("::")[0]]))
 
 
 def pytest_configure(config: pytest.Config) -> None:
