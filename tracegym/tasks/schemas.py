@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from tracegym.evals.scorers.recorded import json_or_text
 from tracegym.tasks.spec import ToolSchema
 
 if TYPE_CHECKING:
@@ -99,13 +100,4 @@ def format_tools(store: Store, fmt: str) -> list[ToolSchema]:
            WHERE n <= ? ORDER BY name, n""",
         [fmt, _SAMPLE],
     )
-    return inferred_tools((r["name"], _parse(r["arguments"])) for r in rows)
-
-
-def _parse(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+    return inferred_tools((r["name"], json_or_text(r["arguments"])) for r in rows)

@@ -105,7 +105,8 @@ def iter_recorded(store: Store, where: str = "TRUE", params: Sequence[Any] = ())
         for head in chunk:
             tid = head["trace_id"]
             trace = RecordedTrace(tid, head["format"], head["session_id"], head["outcome"],
-                                  _json(head["metadata"]) or {}, _json(head["tools"]), messages.get(tid, []))
+                                  json_or_text(head["metadata"]) or {}, json_or_text(head["tools"]),
+                                  messages.get(tid, []))
             trace.calls = [_call(row) for row in calls.get(tid, [])]
             pair_results(trace)
             yield trace
@@ -119,11 +120,12 @@ def _grouped(store: Store, sql: str, ids: list[str]) -> dict[str, list[dict[str,
 
 
 def _call(row: dict[str, Any]) -> RecordedCall:
-    return RecordedCall(row["message_idx"], row["call_id"], row["name"], _json(row["arguments"]), row["result"],
+    return RecordedCall(row["message_idx"], row["call_id"], row["name"], json_or_text(row["arguments"]), row["result"],
                         row["result_message_idx"], row["is_error"], row["exit_code"])
 
 
-def _json(value: Any) -> Any:
+def json_or_text(value: Any) -> Any:
+    """A JSON column's value parsed, or the text as it is where it is not JSON."""
     if isinstance(value, str):
         try:
             return json.loads(value)
