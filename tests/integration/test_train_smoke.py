@@ -425,3 +425,26 @@ def test_a_failed_start_leaves_no_run_and_the_fixed_config_starts_without_resume
         assert store.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id]) == "completed"
     again = cli(*train)  # a run with a checkpoint is kept: the next start must say --resume
     assert again.exit_code == 2 and f"already holds run {run_id}, with a checkpoint" in again.stderr
+
+
+def test_a_model_folder_given_relative_is_recorded_and_carded_by_its_absolute_path(workspace: Workspace,
+                                                                                   tmp_path: Path, cli) -> None:
+    import os
+
+    from tracegym.store import open_store
+
+    relative = os.path.relpath(workspace.tiny_model, Path.cwd())  # the test runs in tmp_path
+    assert relative.startswith("..")
+    data = tiny_config(workspace, tmp_path / "run", steps=1, checkpoint_every=1, warmup={"steps": 0},
+                       model={"ref": relative})
+    result = cli("train", "--allow-unredacted", write_config(tmp_path / "run.yaml", data), "--store", workspace.store,
+                 "--json")
+    assert result.exit_code == 0, result.output
+    run_id = json.loads(result.stdout)["run_id"]
+    with open_store(workspace.store, read_only=True) as store:
+        assert store.scalar("SELECT base_model FROM runs WHERE run_id = ?", [run_id]) == str(
+            workspace.tiny_model.resolve())
+    exported = cli("export", tmp_path / "run", "--out", tmp_path / "served", "--store", workspace.store)
+    assert exported.exit_code == 0, exported.output
+    card = (tmp_path / "served" / "README.md").read_text(encoding="utf-8")
+    assert f"- Base model: `{workspace.tiny_model.resolve()}`" in card and "../" not in card

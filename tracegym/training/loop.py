@@ -224,7 +224,10 @@ def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None 
 
     hf_logging.disable_progress_bar()  # the run's own display reports progress
     run = _Run(config, store_path, console or err, resume, launch)
-    run.recorder.start(config.resolved(), config.run_dir, config.model.ref, run.task_set.manifest.name)
+    from tracegym.models.load import model_identity
+
+    run.recorder.start(config.resolved(), config.run_dir, model_identity(config.model.ref),
+                       run.task_set.manifest.name)
     run.recorder.forget_after(run.state.step)
     try:
         with RunDisplay(run.console, run.run_id, run.total, config.warmup.steps) as display:
