@@ -47,6 +47,12 @@ class ModelError(TracegymError):
     title = "Model error"
 
 
+class DownloadError(TracegymError):
+    """A public file that could not be fetched, or whose bytes are not the ones pinned."""
+
+    title = "Download error"
+
+
 class RankError(TracegymError):
     """A trainer rank of `parallel: {kind: fsdp}` that could not start, or ended while the run needed it."""
 

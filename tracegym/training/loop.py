@@ -36,11 +36,13 @@ from tracegym.tasks.prompts import openai_tool_list, shorten_task
 from tracegym.training.checkpoint import (
     TrainerState,
     capture_rng,
-    init_run_dir,
+    check_run_dir,
+    create_run_dir,
     latest_checkpoint,
     load_state,
     mark_kept,
     restore_rng,
+    resumed_run_id,
 )
 from tracegym.training.cluster_reward import batch_cluster_rewards, cluster_key, cluster_metrics
 from tracegym.training.config import TrainConfig
@@ -144,11 +146,13 @@ class _Run:
         from tracegym.models.load import load_tokenizer
         from tracegym.tasks.taskset import load_task_set
 
-        self.config = config
-        self.store_path = store_path
-        self.launch = launch
-        self.run_id = init_run_dir(config.run_dir, config.resolved(), resume, refill=_with_current_defaults)
-        self.recorder = RunRecorder(store_path, self.run_id)
+        self.config, self.store_path, self.launch, self.console = config, store_path, launch, console
+        # The run folder is checked first and written last, once the task set and the model have loaded: a start
+        # that fails on them leaves no run behind, neither to resume nor to clear.
+        resumed = (resumed_run_id(config.run_dir, config.resolved(), refill=_with_current_defaults) if resume
+                   else None)
+        replaced = None if resume else check_run_dir(
+            config.run_dir, lambda run_id: RunRecorder(store_path, run_id).completed_steps())
         self.tokenizer = load_tokenizer(config.model.ref)
         self.task_set = load_task_set(config.tasks.task_set)
         self.tasks, too_long = select_tasks(self.task_set, config, self.tokenizer)
@@ -159,11 +163,21 @@ class _Run:
         self.cluster_of = {t.task_id: cluster_key(t) for t in self.tasks}
         self.counts: dict[str, object] = {"tasks": len(self.tasks), "tasks_too_long": too_long,
                                           "sampler_precision": sampler_precision(config)}
-        self.console = console
         self.policy, self.state = self._load(resume)
+        self.run_id = resumed or self._create(replaced)
+        self.recorder = RunRecorder(store_path, self.run_id)
         self.counts["trainable_parameters"] = self.policy.set_trainable()
         self.total = config.warmup.steps + config.steps
         self.pool_sync = PoolSync()
+
+    def _create(self, replaced: str | None) -> str:
+        """A new run in the run folder; the failed start it replaces, if any, is dropped from the store."""
+        run_id = create_run_dir(self.config.run_dir, self.config.resolved())
+        if replaced is not None:
+            RunRecorder(self.store_path, replaced).forget()
+            self.console.print(f"[yellow]{literal(self.config.run_dir)} held run {literal(replaced)}, which wrote no "
+                               f"checkpoint and completed no step: run {literal(run_id)} replaces it.[/yellow]")
+        return run_id
 
     def _load(self, resume: bool) -> tuple[TrainedWeights, TrainerState]:
         checkpoint = latest_checkpoint(self.config.run_dir) if resume else None
@@ -210,7 +224,10 @@ def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None 
 
     hf_logging.disable_progress_bar()  # the run's own display reports progress
     run = _Run(config, store_path, console or err, resume, launch)
-    run.recorder.start(config.resolved(), config.run_dir, config.model.ref, run.task_set.manifest.name)
+    from tracegym.models.load import model_identity
+
+    run.recorder.start(config.resolved(), config.run_dir, model_identity(config.model.ref),
+                       run.task_set.manifest.name)
     run.recorder.forget_after(run.state.step)
     try:
         with RunDisplay(run.console, run.run_id, run.total, config.warmup.steps) as display:

@@ -52,6 +52,17 @@ class RunRecorder:
                  task_set_id],
             )
 
+    def completed_steps(self) -> int:
+        """The run's last step with stored metrics (0: none)."""
+        with self._store() as store:
+            return int(store.scalar("SELECT coalesce(max(step), 0) FROM metrics WHERE run_id = ?", [self.run_id]))
+
+    def forget(self) -> None:
+        """Delete the run from the store: a failed start, replaced by a new run in its folder."""
+        self.forget_after(-1)
+        with self._store() as store:
+            store.con.execute("DELETE FROM runs WHERE run_id = ?", [self.run_id])
+
     def forget_after(self, step: int) -> None:
         """Delete what a killed run wrote after `step` (its last checkpoint): those steps run again."""
         with self._store() as store, store.transaction() as con:
