@@ -28,6 +28,10 @@ def ingest(
         = False,
     redact_config: Annotated[Path | None, typer.Option(
         "--redact-config", help="With --redact: your redact.yaml (own rules, allow-list, pseudonyms).")] = None,
+    session_key: Annotated[str | None, typer.Option(
+        "--session-key", help="The field of each log line that holds its session id, as a path such as "
+                              "meta.conversation_id or $.meta.conversation_id (OpenAI and Anthropic logs).")]
+        = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -36,7 +40,12 @@ def ingest(
     from tracegym.ingest.pipeline import gathered, ingest_inputs
     from tracegym.store import open_store
 
-    options = {"mapping": mapping} if mapping else {}
+    options: dict[str, Any] = {"mapping": mapping} if mapping else {}
+    if session_key is not None:
+        from tracegym.ingest.adapters.log_line import session_key as checked_key
+
+        checked_key(session_key)  # before the store is opened: a bad path changes nothing
+        options["session_key"] = session_key
     settings = _redact_settings(redact, redact_config)
     done: list[Path] = []
     files: list[Path] = []
@@ -117,6 +126,11 @@ def _print_summary(data: dict) -> None:
         f"{data['errors']} bad records, {data['duplicates_skipped']} duplicate traces skipped, "
         f"{data['conflicts']} id conflicts, {data['files_skipped_already_ingested']} files already ingested."
     )
+    if data["traces_without_session"]:
+        stored = data["traces"] + data["traces_merged"]
+        err.print(f"{data['traces_without_session']} of the {stored} traces stored have no session id: "
+                  "`labels import --key` finds them by trace id only. `--session-key PATH` names the field of "
+                  "a log line that holds it.")
     if data["traces_merged"]:
         err.print(f"{data['traces_merged']} stored traces completed by spans, runs or scores in these files.")
     if data["calls_stitched"]:

@@ -44,6 +44,7 @@ class Appended:
     # `messages` and `tool_calls` count the rows the batch added to the store: a replaced trace's rows count by
     # what it gained (or lost) since it was last stored, not again in full each time it is rebuilt.
     conflicts: list[str] = field(default_factory=list)  # already stored with different content: kept the stored one
+    no_session: int = 0  # traces stored by the batch without a session id
 
 
 def _field(expr: str) -> str:
@@ -107,6 +108,7 @@ def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
     out.traces = counts["traces"] - out.merged
     out.messages = counts["messages"] - removed["messages"]
     out.tool_calls = counts["tool_calls"] - removed["tool_calls"]
+    out.no_session = tables["traces"]["session_id"].null_count
     if replaced:
         _after_replace(con)
     return out

@@ -20,6 +20,7 @@ from tracegym.errors import IngestError, TracegymError, is_interrupt
 from tracegym.ingest import fragments
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import Adapter, SourceFile
+from tracegym.ingest.adapters.log_line import session_key
 from tracegym.ingest.adapters.spans import Incomplete
 from tracegym.ingest.append import Appended, append_tables
 from tracegym.ingest.batch import TraceBatch
@@ -54,6 +55,7 @@ class FileResult:
     merged: int = 0  # traces already stored that this file's parts completed (span-shaped formats)
     waiting: int = 0  # traces whose parts so far hold no LLM call or tool run: kept until the rest arrives
     stitched: int = 0  # logged API calls that went on with a conversation of the file: stored in its trace
+    no_session: int = 0  # traces stored from this file without a session id
 
 
 @dataclass
@@ -93,6 +95,7 @@ class IngestSummary:
             "traces_merged": self.total("merged"),
             "traces_waiting": self.total("waiting"),
             "calls_stitched": self.total("stitched"),
+            "traces_without_session": self.total("no_session"),
             "by_format": self.by_format(),
             "traces_detected": self.detection.traces if self.detection else 0,
             "detection_error": self.detection_error,
@@ -225,6 +228,7 @@ def ingest_inputs(
     """Ingest the files `gathered` found; each file is all-or-nothing in the store. With `redact`, every
     batch is redacted before it is appended, inside the file's transaction: nothing unredacted is stored.
     `on_file` is called with each file once it is done."""
+    session_key((options or {}).get("session_key"))  # a bad path stops the run before anything is read
     forced = get_adapter(fmt) if fmt else None
     if forced is not None:
         forced.check_options(options or {})
@@ -416,7 +420,7 @@ class FileLoad:
 
     def _stitched(self, item: RawRecord) -> bool:
         try:
-            call = self.adapter.call_of(item)
+            call = self.adapter.call_of(item, self.src)
         except Exception as e:  # noqa: BLE001 - `to_traces` reports it
             if is_interrupt(e):
                 raise KeyboardInterrupt from e
@@ -527,6 +531,7 @@ def record_appended(con: duckdb.DuckDBPyConnection, src: SourceFile, result: Fil
     result.tool_calls += appended.tool_calls
     result.duplicates += appended.duplicates
     result.merged += appended.merged
+    result.no_session += appended.no_session
     result.conflicts += len(appended.conflicts)
     for tid in appended.conflicts:
         _insert_error(con, src, BadRecord(
