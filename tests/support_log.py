@@ -25,7 +25,8 @@ from typing import Any, Literal
 
 SYSTEM = "You are Acme's support assistant. Use the tools to look up orders, validate addresses and issue refunds."
 FAMILIES = ("resolved", "upstream_timeout", "address_invalid", "gave_up", "handed_off")
-STARS = {"resolved": (4, 5), "upstream_timeout": (1, 2), "address_invalid": (1, 2), "gave_up": (1, 1), "handed_off": (3, 3)}
+STARS = {"resolved": (4, 5), "upstream_timeout": (1, 2), "address_invalid": (1, 2), "gave_up": (1, 1),
+         "handed_off": (3, 3)}
 COUNTRIES = ("US", "GB", "DE", "FR", "IN")
 TOOLS = [
     {"type": "function", "function": {"name": name, "description": desc, "parameters": {
@@ -132,12 +133,14 @@ def _log_lines(session: Session, begin: datetime, rng: random.Random, style: str
     return out
 
 
-def _openai_call(prior: list[dict[str, Any]], message: dict[str, Any], rid: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _openai_call(prior: list[dict[str, Any]], message: dict[str, Any],
+                 rid: str) -> tuple[dict[str, Any], dict[str, Any]]:
     request = {"model": "gpt-4o-mini", "messages": prior, "tools": TOOLS}
     finish = "tool_calls" if message.get("tool_calls") else "stop"
     response = {"id": f"chatcmpl-{rid}", "object": "chat.completion", "model": "gpt-4o-mini-2024-07-18",
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": 40 * len(prior), "completion_tokens": 25, "total_tokens": 40 * len(prior) + 25}}
+                "usage": {"prompt_tokens": 40 * len(prior), "completion_tokens": 25,
+                          "total_tokens": 40 * len(prior) + 25}}
     return request, response
 
 
@@ -150,7 +153,8 @@ def _anthropic_call(prior: list[dict[str, Any]], message: dict[str, Any],
     content = _anthropic_message(message)["content"]
     stop = "tool_use" if message.get("tool_calls") else "end_turn"
     response = {"id": f"msg_{rid}", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
-                "content": content, "stop_reason": stop, "usage": {"input_tokens": 40 * len(prior), "output_tokens": 25}}
+                "content": content, "stop_reason": stop,
+                "usage": {"input_tokens": 40 * len(prior), "output_tokens": 25}}
     return request, response
 
 
