@@ -95,7 +95,12 @@ def test_session_key_names_a_nested_field_and_the_summary_counts_traces_without(
     without = cli("ingest", nested, "--store", tmp_path / "a.duckdb")
     assert without.exit_code == 0, without.output
     assert "40 of the 40 traces stored have no session id" in " ".join(without.stderr.split())
-    assert "--session-key PATH" in without.stderr
+    assert "--session-key PATH" in " ".join(without.stderr.split())
+    labels = cli("labels", "import", log.csat, "--key", "session_id", "--outcome", "resolution", "--map",
+                 "resolved=success", "--map", "unresolved=failure", "--store", tmp_path / "a.duckdb")
+    assert labels.exit_code == 0, labels.output
+    hint = " ".join(labels.stderr.split())
+    assert "No stored trace has a session id" in hint and "--session-key PATH" in hint
     summary = ingest(cli, tmp_path / "b.duckdb", nested, "--session-key", key)
     assert (summary["traces"], summary["traces_without_session"]) == (40, 0)
     with open_store(tmp_path / "b.duckdb", read_only=True) as st:
