@@ -81,6 +81,7 @@ def write_labels(path: Path, ids: list[str]) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["openai", "anthropic"])
 def test_replace_leaves_the_store_as_a_fresh_ingest_of_the_fixed_log(cli, tmp_path: Path, style: str) -> None:
     log = write_support_log(tmp_path / "log", style=style)
@@ -145,6 +146,7 @@ def without_sessions(log: SupportLog, gone: set[str], path: Path) -> Path:
     return write_lines(path, [line for line in lines_of(log.log) if line["session_id"] not in gone])
 
 
+@pytest.mark.slow
 def test_delete_leaves_the_store_as_a_fresh_ingest_without_the_deleted_traces(cli, tmp_path: Path) -> None:
     log = write_support_log(tmp_path / "oa", style="openai")
     other = write_support_log(tmp_path / "an", style="anthropic", seed=1)
