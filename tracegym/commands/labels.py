@@ -65,10 +65,15 @@ def labels_import(
                      score_range=None if score_range is None else check_score_range(*score_range))
     with open_store(store) as st:
         report = import_labels(st, file, spec, match, fmt)  # type: ignore[arg-type]
+        no_sessions = match != "trace" and not st.scalar("SELECT count(session_id) FROM traces")
     if as_json:
         print_json(report.to_dict())
     else:
         _print_report(report.to_dict())
+        if no_sessions and report.unmatched and not report.labelled_traces:
+            err.print("No stored trace has a session id, so no key could name a session. Ingest reads it from each "
+                      "log line (session_id, conversation_id, thread_id) or from the field `tracegym ingest "
+                      "--session-key PATH` names; `tracegym ingest --replace FILE` reads a stored file again.")
     not_applied = report.bad + report.unmatched + report.conflicting_rows
     if not_applied:
         err.print(f"{not_applied} of {report.rows} rows not applied ({report.bad} bad, {report.unmatched} match "

@@ -575,6 +575,26 @@ def m085_pool_quarantines(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m086_store_changes(con: duckdb.DuckDBPyConnection) -> None:
+    """Stored traces removed (`tracegym traces delete`) or replaced (`tracegym ingest --replace`): who did it,
+    when, what was asked and what each table lost, so that a trace missing from the store can be accounted for."""
+    con.execute(
+        """
+        CREATE TABLE store_changes (
+            change_id VARCHAR PRIMARY KEY,
+            action VARCHAR,             -- delete | replace
+            changed_at TIMESTAMP,
+            changed_by VARCHAR,         -- the operating-system user who ran the command
+            selection JSON,             -- what was asked: {"ids"}, {"source"}, {"before"}; the file re-read
+            n_traces INTEGER,
+            removed JSON,               -- rows removed per table (a replaced trace's rows are then stored anew)
+            removed_trace_ids JSON      -- the traces removed or replaced
+        );
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(
