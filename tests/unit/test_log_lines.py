@@ -98,7 +98,7 @@ def test_session_key_names_a_nested_field_and_the_summary_counts_traces_without(
     assert "--session-key PATH" in " ".join(without.stderr.split())
     labels = cli("labels", "import", log.csat, "--key", "session_id", "--outcome", "resolution", "--map",
                  "resolved=success", "--map", "unresolved=failure", "--store", tmp_path / "a.duckdb")
-    assert labels.exit_code == 0, labels.output
+    assert labels.exit_code == 1, labels.output  # every row was left unapplied
     hint = " ".join(labels.stderr.split())
     assert "No stored trace has a session id" in hint and "--session-key PATH" in hint
     summary = ingest(cli, tmp_path / "b.duckdb", nested, "--session-key", key)
