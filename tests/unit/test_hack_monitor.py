@@ -190,3 +190,34 @@ def test_runs_show_the_report_and_rollouts_show_give_the_figures_and_the_warning
     assert example.exit_code == 0 and "hollow reply (invented_tool_output)" in example.stdout
     honest = cli("rollouts", "show", "b1-8-0", "--store", store, "--json")
     assert json.loads(honest.stdout)["hollow"] == {}
+
+
+def test_tracegym_eval_compares_the_share_of_hollow_replies_beside_the_reward(store, capsys) -> None:
+    """The base answers honestly; the checkpoint earns more with invented tool answers on task a1."""
+    from tracegym.commands.eval import print_comparison
+    from tracegym.episodes.rollout_table import write_rollouts
+    from tracegym.evals.checkpoints.comparison import ModelRef, compare
+
+    plans = {"b": {"a1": [(False, 0.0), (False, 1.0)], "b1": [(False, 1.0), (False, 0.0)]},
+             "c": {"a1": [(True, 1.0), (True, 1.0)], "b1": [(False, 1.0), (True, 0.0)]}}
+    for model, plan in plans.items():
+        episodes = [e for g in _step(1, plan).groups for e in g.episodes]
+        for e in episodes:
+            e.rollout_id = f"{model}-{e.rollout_id}"
+        write_rollouts(store, episodes, "e")
+        store.con.execute(
+            """INSERT INTO eval_results (eval_id, checkpoint, checkpoint_id, task_set_id, task_id, cluster_id,
+                   sample_idx, rollout_id, reward, pass)
+               SELECT 'e', ?, ?, task_set_id, task_id, CASE task_id WHEN 'a1' THEN ? ELSE ? END, sample_idx,
+                      rollout_id, reward, reward >= 1 FROM rollouts WHERE starts_with(rollout_id, ?)""",
+            [model, model, A, B, f"{model}-"])
+    table = compare(store, "e", ModelRef("base", "b"), [ModelRef("ckpt", "c")], 2)
+    overall, *clusters = table["groups"]
+    base, ckpt = overall["rows"]
+    assert (base["hollow"]["value"], ckpt["hollow"]["value"]) == (0.0, 0.75)
+    assert ckpt["change"]["hollow"]["diff"] == 0.75 and ckpt["change"]["reward"]["diff"] == 0.25
+    by_cluster = {g["cluster_id"]: g["rows"][1]["hollow"]["value"] for g in clusters}
+    assert by_cluster == {A: 1.0, B: 0.5}
+    print_comparison(table)
+    shown = capsys.readouterr().out
+    assert "hollow" in shown and "0.750" in shown
