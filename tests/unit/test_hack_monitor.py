@@ -175,7 +175,7 @@ def test_runs_show_the_report_and_rollouts_show_give_the_figures_and_the_warning
     assert rows[B]["hollow_last"] == 0.0 and rows[A]["distinct"] == pytest.approx(1 / 3), "steps 6-8: 2, 1, 1 of 4"
     text = cli("runs", "show", "run-hack", "--store", store, "--plot", tmp_path / "plots")
     assert "Possible reward hacking" in text.stdout and "a1-8-0" in text.stdout
-    assert "Training reward and hollow replies per failure cluster" in text.stdout
+    assert "Training reward per failure cluster, with its hollow replies" in text.stdout
     assert "tracegym rollouts show a1-8-0" in text.stderr
     assert (tmp_path / "plots" / "replies.png").stat().st_size > 10_000
 

@@ -83,8 +83,8 @@ def runs_show(
                   f"steps {_ranges(idle)}.[/yellow]")
     if clusters:
         print_table([{**row, "signature": short_signature(row["cluster_id"], row, 32)} for row in clusters],
-                    title=f"Training reward and hollow replies per failure cluster (first vs last sampled steps, up "
-                          f"to {TABLE_STEPS}; reply tokens and distinct share over the last)",
+                    title=f"Training reward per failure cluster, with its hollow replies (first vs last sampled "
+                          f"steps, up to {TABLE_STEPS}; reply tokens and distinct share over the last)",
                     columns=_CLUSTER_COLUMNS + (("draw_weight",) if clusters[0]["draw_weight"] is not None else ()))
     _print_hacking(data)
     _print_pools(data)
