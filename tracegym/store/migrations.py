@@ -595,6 +595,34 @@ def m086_store_changes(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m087_hack_warnings(con: duckdb.DuckDBPyConnection) -> None:
+    """Possible reward hacking a training run warned of (tracegym/training/hack_monitor.py): a failure cluster whose
+    training reward rose while its share of hollow replies rose beyond noise, with a flagged rollout to read, so
+    that `runs show` and the report list them."""
+    con.execute(
+        """
+        CREATE TABLE hack_warnings (
+            run_id VARCHAR,
+            step INTEGER,               -- the step that warned: the last of the later window
+            cluster_id VARCHAR,         -- the failure cluster (`none` for tasks without one)
+            first_step INTEGER,         -- the first step of the earlier window
+            split_step INTEGER,         -- the first step of the later window
+            reward_before DOUBLE,       -- episode-weighted mean training reward over each window
+            reward_after DOUBLE,
+            hollow_before DOUBLE,       -- share of episodes a hollow-reply detector flagged over each window
+            hollow_after DOUBLE,
+            episodes_before INTEGER,
+            episodes_after INTEGER,
+            p_value DOUBLE,             -- one-sided Fisher exact test of the flagged counts
+            detector VARCHAR,           -- the detector that flagged most episodes of the later window
+            example_rollout_id VARCHAR, -- a flagged rollout of the later window (`tracegym rollouts show`)
+            created_at TIMESTAMP
+        );
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(
