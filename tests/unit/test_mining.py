@@ -223,3 +223,46 @@ def test_mine_detectors_lists_every_detector_with_its_description(cli):
     listed = {row["name"]: row for row in json.loads(result.stdout)}
     assert set(listed) == {d.name for d in DETECTORS}
     assert all(row["description"] and row["category"] for row in listed.values())
+
+
+def test_json_error_responses_are_tool_errors_named_by_their_message(store):
+    # Stored unflagged, as a store ingested before JSON errors were flagged holds them.
+    results = {
+        "j1": '{"error": {"code": 504, "message": "upstream timeout"}}',
+        "j2": '{"status": "error", "message": "invalid postal code for country DE"}',
+        "j3": '{"status": "error", "message": "invalid postal code for country IN"}',
+        "j4": '{"ok": false, "error": "channel_not_found"}',
+        "j5": '{"statusCode": 502}',
+        "j6": '{"errors": [{"message": "Cannot query field \\"foo\\" on type \\"Query\\""}]}',
+        "j7": '{"success": false}',
+        "ok1": '{"reservation_id": "K1NW8N", "status": "cancelled"}',
+        "ok2": '{"ok": true, "ticket": "T-3"}',
+    }
+    for trace_id, result in results.items():
+        _trace(store, trace_id)
+        _call(store, trace_id, 1, "backend", "{}", result)
+    mine_failures(store)
+    assert _by_detector(store)["tool_error"] == {
+        ("j1", "upstream timeout"), ("j2", "invalid postal code for country <country>"),
+        ("j3", "invalid postal code for country <country>"), ("j4", "channel_not_found"), ("j5", "HTTP 502"),
+        ("j6", "Cannot query field <str> on type <str>"), ("j7", "error response with no message")}
+    (evidence,) = store.query("SELECT evidence FROM failures WHERE trace_id = 'j1'")
+    assert evidence["evidence"].startswith("backend: {")  # the tool and the whole response, as for other errors
+
+
+def test_a_flagged_json_error_is_named_by_its_message_not_its_first_line(store):
+    _trace(store, "t1")
+    _call(store, "t1", 1, "lookup", "{}", '{\n  "error": {\n    "message": "order A-17 not found"\n  }\n}',
+          is_error=True)
+    _call(store, "t1", 3, "lookup", "{}", '{"error": "bad gateway"}', exit_code=2)
+    mine_failures(store)
+    assert _by_detector(store)["tool_error"] == {("t1", "order A-<n> not found"), ("t1", "exit code 2: bad gateway")}
+
+
+def test_a_new_signature_rule_makes_every_trace_detected_again(monkeypatch):
+    from tracegym.mining import detection
+
+    params = MineConfig().model_dump()
+    before = detection.settings_key(params)
+    monkeypatch.setattr(detection, "macros", lambda: {"tg_signature": "lower(t)"})
+    assert detection.settings_key(params) != before

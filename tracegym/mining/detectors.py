@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from tracegym.mining.json_errors import candidate_sql as json_error_candidate
 from tracegym.mining.scans import RUN_METADATA, TOOL_NAMES, USER_TEXTS, Scan, over
 
 Category = Literal["outcome", "tool_errors", "protocol_errors", "loops", "give_ups", "user_signals", "rule"]
@@ -171,19 +172,29 @@ TOOL_ERROR = Detector(
     "tool_error",
     "tool_errors",
     "A tool result that is an error: flagged is_error at ingest (results starting 'Error', Python tracebacks, "
-    "errors the format itself marks), a non-zero exit code, or a harness timeout message. The signature is the "
-    "line naming the error (a traceback's exception line), normalised, or 'timeout'; the tool's name is in the "
-    "evidence, not the signature, so one error family raised by several tools is one cluster.",
+    "errors the format itself marks), a non-zero exit code, a harness timeout message, or a backend's JSON error "
+    "response ({\"error\": {\"code\": 504, \"message\": …}}, {\"status\": \"error\"}, {\"ok\": false}, "
+    "{\"success\": false}, an HTTP status of 400 to 599, GraphQL errors). The signature is the line naming the "
+    "error (a traceback's exception line), or the JSON error's message, normalised, or 'timeout'; the tool's name "
+    "is in the evidence, not the signature, so one error family raised by several tools is one cluster.",
     f"""
-    WITH flagged AS (
-        SELECT trace_id, coalesce(result_message_idx, message_idx) AS message_idx, name, result, exit_code
-        FROM @tool_calls
-        WHERE is_error OR coalesce(exit_code, 0) <> 0 OR regexp_matches(result, {_q(TIMEOUT_MESSAGE)})
+    WITH calls AS (
+        SELECT * FROM (
+            SELECT trace_id, coalesce(result_message_idx, message_idx) AS message_idx, name, result, exit_code,
+                   is_error OR coalesce(exit_code, 0) <> 0 OR regexp_matches(result, {_q(TIMEOUT_MESSAGE)}) AS flagged
+            FROM @tool_calls)
+        -- JSON error responses are told apart per distinct text below; this cheap test keeps only candidates.
+        WHERE flagged OR {json_error_candidate('result')}
     ), texts AS (
-        -- Normalised once per distinct text: the same error text recurs across traces.
-        SELECT result, regexp_matches(left(result, 300), '(?i)\\btimed out\\b') AS timed_out,
-               tg_signature(tg_error_line(unwrapped)) AS line
-        FROM (SELECT result, tg_unwrap(result) AS unwrapped FROM (SELECT DISTINCT result FROM flagged))
+        -- Normalised once per distinct text: the same error text recurs across traces. A candidate that no call
+        -- flagged and that is no JSON error is not an error: its error line is not looked for.
+        SELECT result, regexp_matches(left(result, 300), '(?i)\\btimed out\\b') AS timed_out, json_message,
+               CASE WHEN regexp_full_match(json_message, 'HTTP [45][0-9][0-9]') THEN json_message
+                    WHEN json_message = '' THEN 'error response with no message'
+                    WHEN json_message IS NOT NULL THEN tg_signature(json_message)
+                    WHEN flagged THEN tg_signature(tg_error_line(tg_unwrap(result))) END AS line
+        FROM (SELECT result, bool_or(flagged) AS flagged, tg_json_error(result) AS json_message
+              FROM calls GROUP BY result)
     )
     SELECT trace_id, message_idx,
            CASE WHEN timed_out THEN 'timeout'
@@ -193,7 +204,8 @@ TOOL_ERROR = Detector(
                     'exit code ' || exit_code || coalesce(': ' || nullif(line, ''), '')
                 ELSE coalesce(nullif(line, ''), 'error') END AS signature,
            name || coalesce(' exit ' || exit_code, '') || ': ' || coalesce(left(result, 1500), '∅') AS evidence
-    FROM flagged LEFT JOIN texts USING (result)
+    FROM calls LEFT JOIN texts USING (result)
+    WHERE flagged OR json_message IS NOT NULL
     """,
 )
 

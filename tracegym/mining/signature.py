@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import duckdb
 
+from tracegym.mining.json_errors import json_error_sql
+
 
 class Rewrite(NamedTuple):
     name: str
@@ -88,11 +90,17 @@ def signature_sql(arg: str) -> str:
     return f"left(trim({expr}), {MAX_CHARS})"
 
 
+def macros() -> dict[str, str]:
+    """The temporary macros detectors and rules may call, name -> the SQL of their body over `t`."""
+    return {MACRO_NAME: signature_sql("t"), "tg_unwrap": unwrap_sql("t"), "tg_error_line": error_line_sql("t"),
+            "tg_json_error": json_error_sql("t")}
+
+
 def install_macros(con: duckdb.DuckDBPyConnection) -> None:
-    """Define the temporary macros `tg_signature(text)`, `tg_unwrap(text)` and `tg_error_line(text)`."""
-    con.execute(f"CREATE OR REPLACE TEMP MACRO {MACRO_NAME}(t) AS {signature_sql('t')}")
-    con.execute(f"CREATE OR REPLACE TEMP MACRO tg_unwrap(t) AS {unwrap_sql('t')}")
-    con.execute(f"CREATE OR REPLACE TEMP MACRO tg_error_line(t) AS {error_line_sql('t')}")
+    """Define the temporary macros `tg_signature(text)`, `tg_unwrap(text)`, `tg_error_line(text)` and
+    `tg_json_error(text)` (json_errors.py)."""
+    for name, body in macros().items():
+        con.execute(f"CREATE OR REPLACE TEMP MACRO {name}(t) AS {body}")
 
 
 def unwrap_sql(arg: str) -> str:
