@@ -266,3 +266,44 @@ def test_a_new_signature_rule_makes_every_trace_detected_again(monkeypatch):
     before = detection.settings_key(params)
     monkeypatch.setattr(detection, "macros", lambda: {"tg_signature": "lower(t)"})
     assert detection.settings_key(params) != before
+
+
+@pytest.mark.parametrize(("reply", "gave_up"), [
+    ("I'm sorry, but I can't help with refunds. Unfortunately there is nothing I can do.", True),
+    ("I’m afraid I can’t change that booking.", True),  # curly apostrophes
+    ("Sorry, I CANNOT HELP with that request.", True),
+    ("I am unable to process a refund for this order. Is there anything else?", True),
+    ("Unfortunately I'm not able to waive the fee.", True),
+    ("I can't help with refunds, but a colleague will email you today.", False),
+    ("I'm unable to do that here; please contact us at help@example.com.", False),
+    ("I cannot issue refunds myself, so I've passed this to our support team.", False),
+    ("Your order A-1 has shipped and should arrive on Friday.", False),
+])
+def test_gave_up_is_a_last_reply_that_cannot_help_and_offers_no_person(store, reply, gave_up):
+    _trace(store, "t1")
+    _msg(store, "t1", 0, "user", "I want a refund for order A-1.")
+    _msg(store, "t1", 1, "assistant", reply)
+    mine_failures(store)
+    found = _by_detector(store).get("gave_up", set())
+    assert found == ({("t1", "gave up: said it cannot help and offered no person")} if gave_up else set())
+
+
+def test_gave_up_looks_at_the_last_reply_and_at_hand_off_tools(store):
+    refusal = "I'm sorry, I can't help with that."
+    _trace(store, "handed")  # said it cannot help, and called a hand-off tool
+    _msg(store, "handed", 0, "user", "refund please")
+    _msg(store, "handed", 1, "assistant", refusal)
+    _call(store, "handed", 1, "create_support_ticket", '{"reason": "refund"}', '{"ok": true}')
+    _trace(store, "recovered")  # said it early on, then helped
+    for idx, (role, text) in enumerate([("user", "refund please"), ("assistant", refusal), ("user", "my order?"),
+                                        ("assistant", "Order A-1 ships tomorrow.")]):
+        _msg(store, "recovered", idx, role, text)
+    _trace(store, "last")  # its last reply is the refusal
+    for idx, (role, text) in enumerate([("user", "where is A-1?"), ("assistant", "It ships tomorrow."),
+                                        ("user", "and a refund?"), ("assistant", refusal), ("user", "bye")]):
+        _msg(store, "last", idx, role, text)
+    mine_failures(store)
+    rows = store.query("SELECT trace_id, message_idx, evidence FROM failures WHERE detector = 'gave_up'")
+    assert [(r["trace_id"], r["message_idx"], r["evidence"]) for r in rows] == [("last", 3, refusal)]
+    (gave_up,) = [d for d in DETECTORS if d.name == "gave_up"]
+    assert not gave_up.verdict and gave_up.category == "give_ups"

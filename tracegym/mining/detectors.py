@@ -79,6 +79,25 @@ TIMEOUT_MESSAGE = r"(?is)^\s*(?:execution timed out|timed out|the (?:last )?comm
 # Tools whose call hands the conversation to a person.
 HANDOFF_TOOL = r"(?i)(transfer_to_human|human_agent|escalat|hand_?off|handover)"
 
+# Tools whose call puts a person on the case, for gave_up: wider than HANDOFF_TOOL, as here a miss only costs a finding.
+HANDOFF_LIKE_TOOL = r"(?i)(hand_?off|hand_?over|escalat|transfer|human|agent|ticket)"
+
+# Apostrophes as people and models type them.
+_APOS = "['\u2019\u2018\u02bc`\u00b4]"
+_CANT = rf"can(?:{_APOS}?t| ?not)"
+# The agent saying it cannot do what it was asked.
+CANNOT_HELP = (
+    rf"(?i)\b(?:{_CANT} (?:help|assist)|(?:unable|not able) to|nothing (?:(?:else|more) )?(?:that )?I can do"
+    rf"|I(?:{_APOS}?m| am) afraid I {_CANT}|I {_CANT} (?:do|process|handle|issue|make|approve|complete|provide|offer)"
+    rf"|(?:won{_APOS}?t|will not) be able to|not (?:authori[sz]ed|permitted|allowed) to)\b"
+)
+# The agent pointing the customer to a person or another channel.
+HUMAN_OFFER = (
+    r"(?i)\b(?:colleagues?|human|representatives?|specialists?|supervisors?|managers?|support team|support staff"
+    r"|customer (?:service|support|care)|(?:live|real|support) (?:agent|person)|escalat\w*|contact us|call us|email us"
+    r"|reach out to|transfer(?:ring)? you|connect you)\b"
+)
+
 # Exit statuses of runs that ended because the agent finished, not because a limit or an error stopped them.
 NORMAL_EXIT = r"(?i)^\s*(submitted|agent_stop|user_stop|stop|end_turn|completed?|finished|success|done)\s*$"
 
@@ -325,6 +344,33 @@ HANDOFF = Detector(
     scans=(TOOL_NAMES,),
 )
 
+GAVE_UP = Detector(
+    "gave_up",
+    "give_ups",
+    "The agent's last reply says it cannot help (\"I can't help with that\", \"I'm unable to\", \"there is nothing "
+    "I can do\", any apostrophe, any case), and it neither called a tool that puts a person on the case (a name "
+    "with handoff, escalate, transfer, human, agent or ticket in it) nor pointed to one in that reply (a colleague, "
+    "a human agent, the support team, \"contact us at\"). Not a verdict: a refusal the policy demands is not a "
+    "failure.",
+    f"""
+    WITH last AS (
+        -- Each trace's last assistant message, found without reading text; its text is read for it alone.
+        SELECT arg_max(rowid, idx) AS row_id FROM @messages WHERE role = 'assistant' GROUP BY trace_id
+    ), said AS (
+        SELECT m.trace_id, m.idx, m.content FROM @messages m JOIN last ON m.rowid = last.row_id
+        WHERE regexp_matches(left(m.content, 4000), {_q(CANNOT_HELP)})
+          AND NOT regexp_matches(left(m.content, 4000), {_q(HUMAN_OFFER)})
+    )
+    SELECT trace_id, idx AS message_idx, 'gave up: said it cannot help and offered no person' AS signature,
+           left(content, 1000) AS evidence
+    FROM said
+    ANTI JOIN (SELECT DISTINCT trace_id FROM @tool_calls
+               WHERE name IN (SELECT name FROM tg_tool_names WHERE regexp_matches(name, {_q(HANDOFF_LIKE_TOOL)})))
+        USING (trace_id)
+    """,
+    scans=(TOOL_NAMES,),
+)
+
 TERMINATED = Detector(
     "terminated",
     "give_ups",
@@ -409,7 +455,7 @@ USER_REPEAT = Detector(
 )
 
 DETECTORS: tuple[Detector, ...] = (
-    OUTCOME, LOW_SCORE, FAILING_TESTS, TOOL_ERROR, FORMAT_ERROR, REPEATED_CALL, RUNAWAY_TURNS, HANDOFF,
+    OUTCOME, LOW_SCORE, FAILING_TESTS, TOOL_ERROR, FORMAT_ERROR, REPEATED_CALL, RUNAWAY_TURNS, HANDOFF, GAVE_UP,
     TERMINATED, EMPTY_SUBMISSION, NEGATIVE_FEEDBACK, USER_REPEAT,
 )
 PER_TRACE: tuple[Detector, ...] = tuple(d for d in DETECTORS if d.per_trace)
