@@ -307,3 +307,19 @@ def test_gave_up_looks_at_the_last_reply_and_at_hand_off_tools(store):
     assert [(r["trace_id"], r["message_idx"], r["evidence"]) for r in rows] == [("last", 3, refusal)]
     (gave_up,) = [d for d in DETECTORS if d.name == "gave_up"]
     assert not gave_up.verdict and gave_up.category == "give_ups"
+
+
+def test_catch_all_clusters_rank_after_specific_ones(store):
+    # Every trace failed: the outcome cluster holds the most failed traces, and would rank first by score.
+    for i in range(10):
+        _trace(store, f"a{i}", "failure")
+        _score(store, f"a{i}", "csat", 0.0, "human")
+        if i < 3:
+            _call(store, f"a{i}", 1, "ship", "{}", '{"error": {"message": "no courier"}}')
+    clusters = mine_failures(store).clusters
+    order = [(c.detector, c.catch_all) for c in clusters]
+    assert order == [("tool_error", False), ("negative_feedback", True), ("outcome", True)]
+    assert clusters[0].score < clusters[1].score and [c.rank for c in clusters] == [1, 2, 3]
+    assert clusters[-1].to_dict()["catch_all"] is True
+    assert {d.name for d in DETECTORS if d.catch_all} == {"outcome", "low_score", "failing_tests",
+                                                          "negative_feedback"}

@@ -50,6 +50,9 @@ class Detector:
     """Shared scans the SQL reads (their temporary tables exist while it runs)."""
     per_trace: bool = True
     """Its findings for a trace depend on that trace alone, so they are made once, when the trace is new."""
+    catch_all: bool = False
+    """Its findings say that a trace failed, not where or how (an outcome, a score, a label): its clusters rank after
+    the specific ones, which name what to fix."""
 
     def parameters(self) -> set[str]:
         """The `$name` parameters the SQL reads."""
@@ -140,6 +143,7 @@ OUTCOME = Detector(
     WHERE t.outcome = 'failure' OR s.unresolved
     """,
     verdict=True,
+    catch_all=True,
 )
 
 LOW_SCORE = Detector(
@@ -156,6 +160,7 @@ LOW_SCORE = Detector(
     WHERE kind = 'eval' AND (value < $score_threshold OR lower(label) IN {NEGATIVE_LABELS})
     """,
     verdict=True,
+    catch_all=True,
 )
 
 FAILING_TESTS = Detector(
@@ -185,6 +190,7 @@ FAILING_TESTS = Detector(
     """,
     scans=(RUN_METADATA,),
     verdict=True,
+    catch_all=True,
 )
 
 TOOL_ERROR = Detector(
@@ -410,6 +416,7 @@ NEGATIVE_FEEDBACK = Detector(
     WHERE kind = 'human' AND (value < $score_threshold OR lower(label) IN {NEGATIVE_LABELS})
     """,
     verdict=True,
+    catch_all=True,
 )
 
 USER_REPEAT = Detector(
