@@ -91,7 +91,7 @@ def _conversation(family: str, i: int, rng: random.Random) -> list[dict[str, Any
                 else "Sorry, something went wrong on our side. Please try again later.")
         return _with_tool(user, "lookup_order", {"order_id": order}, result, last, i)
     if family == "address_invalid":
-        country = COUNTRIES[i % len(COUNTRIES)]
+        country = COUNTRIES[i // len(FAMILIES) % len(COUNTRIES)]  # i % len(FAMILIES) is this family's, fixed
         user = f"Please ship order {order} to 12 Long Street, {rng.randint(10000, 99999)}, {country}."
         result = {"status": "error", "message": f"invalid postal code for country {country}"}
         return _with_tool(user, "validate_address", {"address": "12 Long Street", "country": country}, result,

@@ -54,6 +54,10 @@ RESULTS = [
     "x" * 300 + "\nRuntimeError: late in a long result", "\u2028Error: line separator first",
     " " * 250 + "error after many spaces", " " * 250 + "fine after many spaces", "y" * 300 + " Error no colon",
     "\t" * 300 + "error beyond the first 256 characters",
+    # Backends' JSON error responses (tracegym.mining.json_errors), and JSON that is none.
+    '{"error": {"code": 504, "message": "upstream timeout"}}', '{"status": "error", "message": "bad postcode"}',
+    '{"ok": false, "error": "channel_not_found"}', '{"statusCode": 502}', '{"errors": [{"message": "no field"}]}',
+    '{"status": "shipped"}', '{"ok": true}', '{"error": null}', '{"error": {}}',
 ]
 
 

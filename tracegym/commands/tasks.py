@@ -47,6 +47,9 @@ def tasks_generate(
                     "often decides what the right action is).")] = None,
     max_tasks_per_cluster: Annotated[int | None, typer.Option(
         min=1, help="At most N tasks per cluster (seeded).")] = None,
+    keep_near_duplicates: Annotated[bool, typer.Option(
+        "--keep-near-duplicates", help="Write a task for each trace and cut, even where prompts and task data are "
+                                       "the same up to numbers and ids (merged into one by default).")] = False,
     templates: Annotated[Path | None, typer.Option(help="A folder of templates overriding task.yaml.j2, "
                                                         "manifest.yaml.j2, README.md.j2.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing task-set folder.")] = False,
@@ -79,7 +82,7 @@ def tasks_generate(
             name=name or out_dir.resolve().name, clusters=clusters or [], top=top,
             eval_names=[parse_eval_ref(n) for n in eval_names or []], seed=seed, heldout_fraction=heldout,
             split_by=split_by, cuts=cuts, max_cuts=max_cuts, context=context, system_max_chars=system_max_chars,
-            max_tasks_per_cluster=max_tasks_per_cluster)
+            max_tasks_per_cluster=max_tasks_per_cluster, merge_near_duplicates=not keep_near_duplicates)
     except ValidationError as e:
         first = e.errors()[0]
         raise ConfigError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}.") from None
@@ -102,8 +105,10 @@ def tasks_generate(
                     "gates": report.summary() if report is not None else None})
         return
     emit([_cluster_row(c.model_dump()) for c in m.clusters], False, title=f"Task set {m.name}")
+    shared = m.counts["drafts_merged"] - m.counts["near_duplicates_merged"]
     err.print(f"{m.counts['tasks']} tasks ({m.counts['train']} train, {m.counts['heldout']} held out) in "
-              f"{task_set.path}; {m.counts['drafts_merged']} near-duplicate drafts merged.")
+              f"{task_set.path}; merged {m.counts['near_duplicates_merged']} near-duplicate tasks"
+              + (f" and {shared} cuts drawn from more than one cluster." if shared else "."))
     if report is not None:
         err.print(f"Reward gates: {len(report.rejected)} of {len(report.tasks)} tasks rejected ({report.episodes} "
                   f"probe episodes in {report.seconds:.1f} s); per task: `tracegym tasks check {task_set.path}`.")

@@ -38,7 +38,7 @@ from tracegym.mining.clusters import build_clusters, cluster_id_sql, parts_sql, 
 from tracegym.mining.config import MineConfig
 from tracegym.mining.detectors import DETECTORS, PER_TRACE, Detector
 from tracegym.mining.scans import STORE_TABLES
-from tracegym.mining.signature import install_macros
+from tracegym.mining.signature import install_macros, macros
 from tracegym.mining.timing import Timings, timed
 from tracegym.store.connection import Store
 
@@ -57,10 +57,12 @@ class Detection:
 
 
 def settings_key(params: dict[str, Any]) -> str:
-    """A hash of the per-trace detectors (their SQL and scans) and the thresholds they read."""
+    """A hash of the per-trace detectors (their SQL and scans), the macros they call (a new signature rule makes
+    new signatures) and the thresholds they read."""
     read = sorted(set().union(*(d.parameters() for d in PER_TRACE)))
     spec = {
         "detectors": [[d.name, d.sql, d.verdict, [s.sql for s in d.scans]] for d in PER_TRACE],
+        "macros": macros(),
         "params": {name: params[name] for name in read},
     }
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]

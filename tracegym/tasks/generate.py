@@ -80,6 +80,9 @@ class GenerateOptions(BaseModel):
     """Cut system prompts longer than this (kept whole by default: policies matter to the agent's choices)."""
     max_tasks_per_cluster: int | None = Field(None, ge=1)
     """At most this many tasks per cluster (a seeded sample), after merging duplicates."""
+    merge_near_duplicates: bool = True
+    """Merge tasks whose prompt and task data are the same up to numbers and ids into the first (the others are
+    listed in its provenance.duplicates); False keeps one task per trace and cut."""
 
 
 @dataclass
@@ -149,13 +152,16 @@ def generate(store: Store, options: GenerateOptions, evals: EvalsFile) -> Genera
             skipped += not cuts
             for cut in cuts[-options.max_cuts:] if options.max_cuts else cuts:
                 drafts.append(_draft(store, cluster, failure, trace, cut, options, evals, tools))
-    merged = _merge(drafts)
+    merged = _merge(drafts, options.merge_near_duplicates)
     kept = _cap(merged, options)
     splits = assign_splits([_split_keys(d, options.split_by) for d in kept], options.heldout_fraction, options.seed)
     specs = [_spec(d, split) for d, split in zip(kept, splits, strict=True)]
+    near = sum(len({(x.trace_id, x.cut_message_idx) for x in d.duplicates} - {(d.trace.trace_id, d.cut)})
+               for d in merged)
     counts = {"tasks": len(specs), "train": splits.count("train"), "heldout": splits.count("heldout"),
               "failures": len(failures), "failures_without_agent_turn": skipped,
-              "drafts_merged": len(drafts) - len(merged), "dropped_by_cap": len(merged) - len(kept)}
+              "drafts_merged": len(drafts) - len(merged), "near_duplicates_merged": near,
+              "dropped_by_cap": len(merged) - len(kept)}
     return Generated(specs, clusters, counts, options)
 
 
@@ -235,15 +241,16 @@ def _applies(spec: Any, fmt: str, harness: str, named: bool) -> bool:
     return (scope.formats is None or fmt in scope.formats) and (scope.harnesses is None or harness in scope.harnesses)
 
 
-def _merge(drafts: list[Draft]) -> list[Draft]:
-    """Near-duplicates (same key) collapse into the first, which records the others.
+def _merge(drafts: list[Draft], near_duplicates: bool) -> list[Draft]:
+    """Near-duplicates (same key) collapse into the first, which records the others; without `near_duplicates`,
+    only the drafts of one cut of one trace (one task id) do.
 
     The same cut of the same trace reached from another cluster is recorded
     too, so every chosen cluster stays traceable to the tasks that cover it.
     """
     first: dict[str, Draft] = {}
     for d in drafts:
-        keep = first.setdefault(d.key, d)
+        keep = first.setdefault(d.key if near_duplicates else d.spec_fields["task_id"], d)
         if keep is d:
             continue
         dup = Duplicate(trace_id=d.trace.trace_id, cluster_id=d.cluster["cluster_id"], cut_message_idx=d.cut)

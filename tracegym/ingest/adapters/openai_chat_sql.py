@@ -45,6 +45,7 @@ from tracegym.ingest.adapters.log_line import LINE_KEYS, session_key
 from tracegym.ingest.field_paths import Path as FieldPath
 from tracegym.ingest.normalize import normalize_role, parse_arguments, to_json
 from tracegym.ingest.reading import LongLine, parse_line, read_line
+from tracegym.mining.json_errors import json_error_sql
 
 CHUNK_BYTES = 64 << 20
 SQL_LINE_BYTES = 64 << 20  # a chunk grows to hold a line up to this long; a longer one takes the record path
@@ -76,14 +77,16 @@ _VIEWS = {"traces": "_chat_traces", "tool_calls": "_chat_tool_calls", "scores": 
 
 
 def _error_sql(text: str) -> str:
-    """normalize.looks_like_error in SQL: the regex, run only where a cheap necessary condition holds."""
+    """normalize.looks_like_error in SQL: the regex, run only where a cheap necessary condition holds, or a JSON
+    error response (json_error_sql, which bounds itself)."""
     # Each clause of the regex needs one of these: "Error: "/"Exception: " or the traceback header somewhere,
     # or "error" (any case) within the first 256 characters unless at least 200 of them are spaces.
     maybe = (f"contains({text}, 'Error: ') OR contains({text}, 'Exception: ') "
              f"OR contains({text}, 'Traceback (most recent call last)') "
              f"OR regexp_matches(left({text}, 256), '(?i)error') "
              f"OR regexp_full_match(left({text}, 200), '[{_PY_SPACE}]{{200}}')")
-    return f"coalesce(CASE WHEN {maybe} THEN regexp_matches({text}, '{_ERROR}') ELSE false END, false)"
+    return (f"coalesce(CASE WHEN {maybe} THEN regexp_matches({text}, '{_ERROR}') ELSE false END, false) "
+            f"OR coalesce({json_error_sql(text)} IS NOT NULL, false)")
 
 
 def plain_shape(structure: Any) -> bool:
