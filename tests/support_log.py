@@ -61,8 +61,11 @@ class SupportLog:
 
 
 def write_support_log(folder: Path, n_sessions: int = 40, seed: int = 0,
-                      style: Literal["openai", "anthropic"] = "openai", surveyed: float = 0.8) -> SupportLog:
-    """Write `chat.jsonl` and `csat.csv` under `folder`; sessions cycle through the families."""
+                      style: Literal["openai", "anthropic"] = "openai", surveyed: float = 0.8,
+                      request_metadata: bool = False) -> SupportLog:
+    """Write `chat.jsonl` and `csat.csv` under `folder`; sessions cycle through the families. With
+    `request_metadata`, an OpenAI-style request also carries `metadata: {"session_id": ...}`, where some loggers
+    put it (and where ingest reads it)."""
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     start = datetime(2026, 11, 3, 9, 0, tzinfo=timezone.utc)
@@ -73,7 +76,7 @@ def write_support_log(folder: Path, n_sessions: int = 40, seed: int = 0,
         session = Session(f"sess-{i:04d}", family, stars, _conversation(family, i, rng))
         sessions.append(session)
         begin = start + timedelta(seconds=rng.randint(0, 3600))
-        lines += _log_lines(session, begin, rng, style)
+        lines += _log_lines(session, begin, rng, style, request_metadata)
     lines.sort(key=lambda line: line["timestamp"])
     (folder / "chat.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     _write_csat(folder / "csat.csv", sessions)
@@ -116,7 +119,8 @@ def _msg(role: str, content: str) -> dict[str, Any]:
     return {"role": role, "content": content}
 
 
-def _log_lines(session: Session, begin: datetime, rng: random.Random, style: str) -> list[dict[str, Any]]:
+def _log_lines(session: Session, begin: datetime, rng: random.Random, style: str,
+               request_metadata: bool) -> list[dict[str, Any]]:
     """One line per assistant turn: the request holds everything before it, the response the turn."""
     out = []
     at = begin
@@ -127,6 +131,8 @@ def _log_lines(session: Session, begin: datetime, rng: random.Random, style: str
         at += timedelta(milliseconds=latency + rng.randint(500, 20000))
         request, response = (_openai_call if style == "openai" else _anthropic_call)(
             session.messages[:idx], message, f"{session.session_id}-{idx}")
+        if request_metadata and style == "openai":
+            request["metadata"] = {"session_id": session.session_id}
         out.append({"timestamp": at.isoformat().replace("+00:00", "Z"), "session_id": session.session_id,
                     "user_id": f"u-{session.session_id[-4:]}", "latency_ms": latency,
                     "request": request, "response": response})

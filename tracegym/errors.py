@@ -39,6 +39,12 @@ class NotFoundError(TracegymError):
     title = "Not found"
 
 
+class NothingPassedError(TracegymError):
+    """Every drafted task failed a reward gate: no task set to train on."""
+
+    title = "No task passed the gates"
+
+
 class SandboxError(TracegymError):
     title = "Sandbox error"
 

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tracegym.errors import ConfigError, NotFoundError, did_you_mean
+from tracegym.errors import ConfigError, NotFoundError, NothingPassedError, did_you_mean
 from tracegym.evals.scorers.config import EvalsFile, load_evals
 from tracegym.evals.scorers.recorded import RecordedTrace, iter_recorded
 from tracegym.tasks.cuts import CutMode, build_prompt, cut_points, duplicate_key, recorded_turn
+from tracegym.tasks.references import with_reference
 from tracegym.tasks.render import sha256_file, write_task_set
 from tracegym.tasks.schemas import declared_tools, format_tools
 from tracegym.tasks.spec import (
@@ -27,12 +28,14 @@ from tracegym.tasks.spec import (
     EvalRef,
     Provenance,
     RecordedCall,
+    Reference,
     ScorerBinding,
     TaskSpec,
     ToolSchema,
 )
 from tracegym.tasks.splits import SplitBy, assign_splits
 from tracegym.tasks.taskset import (
+    REJECTED_DIR,
     TASKS_DIR,
     ClusterEntry,
     GateCounts,
@@ -108,6 +111,10 @@ class Generated:
     gate_settings: GateSettings | None = None
     references: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     """Per gated task: where its reference came from, and the trace that recorded it."""
+    rejected: list[TaskSpec] = field(default_factory=list)
+    """The tasks that failed a gate (written to the set's rejected/ folder, never as tasks)."""
+    gate_results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per rejected task: its gate results (reasons, probes with rewards and replies)."""
 
 
 class GateOutcome(Protocol):
@@ -122,6 +129,13 @@ class GateOutcome(Protocol):
 
     def references(self) -> dict[str, tuple[str, str | None]]:
         """Per task: where its reference came from (recorded_turn, sibling_turn, ...) and the trace it was in."""
+
+    @property
+    def supplied(self) -> dict[str, Reference]:
+        """By task id: the supplied reference (file:..., model:...) its gates played, kept in its spec."""
+
+    def results(self) -> dict[str, dict[str, Any]]:
+        """Per task: its gate results (reasons, probes with rewards and replies)."""
 
 
 class Gate(Protocol):
@@ -306,28 +320,45 @@ def create_task_set(store: Store, options: GenerateOptions, evals_path: Path, ou
                             "agent turn to cut at). Fix: choose other clusters.")
     if gate is not None:
         apply_gate(generated, gate)
-        if not generated.specs:
-            raise NotFoundError(f"Every one of the {generated.counts['rejected_by_gates']} tasks failed a reward gate "
-                                f"({_reasons(generated)}). Fix: see `tracegym tasks check` for each task's probes, "
-                                "fix the evals, or pass --no-gates.")
     manifest = manifest_for(generated, sha256_file(evals_path))
-    write_task_set(out, generated.specs, manifest, evals_path, templates, force)
+    rejected = [(s, generated.gate_results[s.task_id]) for s in generated.rejected]
+    write_task_set(out, generated.specs, manifest, evals_path, templates, force, rejected)
+    if not generated.specs:
+        raise NothingPassedError(_nothing_passed(generated, out))
     task_set = TaskSet(out, manifest, generated.specs)  # each file was checked to load back as these
     register_task_set(store, task_set)
     return task_set
 
 
 def apply_gate(generated: Generated, gate: Gate) -> None:
-    """Leave out the tasks that fail a gate; the counts say how many, per cluster and reason."""
+    """Set apart the tasks that fail a gate (with their gate results, for the rejected/ folder) and put each
+    supplied reference into its task's spec; the counts say how many, per cluster and reason."""
     outcome = gate(generated.specs)
     rejected = outcome.rejected
-    generated.specs = [s for s in generated.specs if s.task_id not in rejected]
+    specs = [with_reference(s, outcome.supplied[s.task_id]) if s.task_id in outcome.supplied else s
+             for s in generated.specs]
+    generated.specs = [s for s in specs if s.task_id not in rejected]
+    generated.rejected = [s for s in specs if s.task_id in rejected]
+    results = outcome.results()
+    generated.gate_results = {s.task_id: results[s.task_id] for s in generated.rejected}
     generated.gates = outcome.per_cluster()
     generated.references = outcome.references()
     generated.gate_settings = gate.settings
     splits = [s.split for s in generated.specs]
     generated.counts.update(tasks=len(splits), train=splits.count("train"), heldout=splits.count("heldout"),
                             rejected_by_gates=len(rejected))
+
+
+def _nothing_passed(generated: Generated, out: Path) -> str:
+    searched = [(c, g) for c, g in (generated.gates or {}).items() if g.model_sampled]
+    model = "".join(f" The reference model found no passing reply for {g.model_none_passed} of {g.model_sampled} "
+                    f"tasks of cluster {c}." for c, g in searched)
+    return (f"Every one of the {generated.counts['rejected_by_gates']} tasks failed a reward gate "
+            f"({_reasons(generated)}), so no task was written; the rejected tasks and their probes are in "
+            f"{out / REJECTED_DIR}: `tracegym tasks check {out} --rejected` shows why, per task.{model} Fix: "
+            "where the failed conversations hold no good reply, supply one: --references FILE (a reply per "
+            "trace_id, session_id or cluster_id) or --reference-model MODEL (samples replies and keeps one the "
+            "evals pass); or fix the evals; or pass --no-gates to write every task unprobed.")
 
 
 def _reasons(generated: Generated) -> str:
