@@ -23,7 +23,7 @@ from tracegym.tasks.taskset import load_rejected
 
 RULES = """\
 rules:
-  - name: gave_up
+  - name: cannot_help
     description: The agent told the customer it cannot help.
     sql: |
       SELECT trace_id, idx AS message_idx, content AS evidence FROM messages
@@ -71,7 +71,7 @@ def support_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[
         assert result.exit_code == 0, result.output
     with open_store(store, read_only=True) as st:
         rows = st.query("SELECT f.cluster_id, t.session_id FROM failures f JOIN traces t USING (trace_id) "
-                        "WHERE f.detector = 'gave_up' ORDER BY t.session_id")
+                        "WHERE f.detector = 'cannot_help' ORDER BY t.session_id")
     clusters: dict[str, list[str]] = {}
     for row in rows:
         clusters.setdefault(row["cluster_id"], []).append(row["session_id"])
@@ -93,8 +93,9 @@ def workspace(support_store, tmp_path: Path) -> tuple[Path, Path, dict[str, list
 def _generate(cli, workspace, out: Path, *args: str):
     store, evals, clusters = workspace
     picked = [a for c in clusters for a in ("--cluster", c)]
+    # Every session is its own task here: the sessions differ only in ids and amounts, which merging would join.
     return cli("tasks", "generate", "--allow-unredacted", "--evals", evals, "--out", out, "--store", store, *picked,
-               *args)
+               "--keep-near-duplicates", *args)
 
 
 def _said(result) -> str:
@@ -218,7 +219,7 @@ def test_a_tiny_random_model_finds_no_reference_and_says_so(cli, workspace, tmp_
     timeout = next(c for c, s in clusters.items() if s[0] == "sess-0001")
     result = cli("tasks", "generate", "--allow-unredacted", "--evals", evals, "--out", tmp_path / "set", "--store",
                  store, "--cluster", timeout, "--reference-model", tmp_path / "tiny-model",
-                 "--reference-samples", "2")
+                 "--reference-samples", "2", "--keep-near-duplicates")
     assert result.exit_code == 2
     assert f"cluster {timeout}: no passing reference for 4 of 4 tasks (2 samples each)" in _said(result)
     assert f"no passing reply for 4 of 4 tasks of cluster {timeout}" in _said(result)
