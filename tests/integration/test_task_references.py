@@ -251,3 +251,17 @@ def test_a_references_file_of_unknown_ids_only_warns_and_changes_nothing(cli, wo
     # A set that holds no task is replaced without --force: the next try writes over it.
     again = _generate(cli, workspace, tmp_path / "set", "--references", tmp_path / "refs.csv")
     assert again.exit_code == 2 and "already exists" not in again.stderr
+
+
+def test_a_reference_file_holding_an_email_is_refused_beside_a_redacted_store(cli, workspace, tmp_path: Path) -> None:
+    store, evals, clusters = workspace
+    assert cli("redact", "--store", store).exit_code == 0
+    session = next(iter(clusters.values()))[0]
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text(json.dumps({"session_id": session, "reply": "I've emailed you at jane.doe@example.org."}) + "\n")
+    picked = [a for c in clusters for a in ("--cluster", c)]
+    result = cli("tasks", "generate", "--evals", evals, "--out", tmp_path / "set", "--store", store, *picked,
+                 "--references", refs)
+    assert result.exit_code == 2, result.output
+    assert "line 1" in _said(result) and "email" in _said(result) and "jane.doe" not in _said(result)
+    assert not (tmp_path / "set").exists()

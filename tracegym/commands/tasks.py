@@ -112,6 +112,8 @@ def tasks_generate(
             from tracegym.redact.session import require_redacted
 
             require_redacted(st, "tracegym tasks generate")
+            if reference_file is not None:
+                _require_redacted_references(reference_file)
         gate = None if no_gates else _new_task_gate(st, evals, harness_config, gate_threshold, reference_file, model)
         task_set = create_task_set(st, options, evals, out_dir, templates, force, gate)
     m = task_set.manifest
@@ -134,6 +136,23 @@ def tasks_generate(
     if report is not None:
         err.print(f"Reward gates: {len(report.rejected)} of {len(report.tasks)} tasks rejected ({report.episodes} "
                   f"probe episodes in {report.seconds:.1f} s); per task: `tracegym tasks check {task_set.path}`.")
+
+
+def _require_redacted_references(file: ReferenceFile) -> None:
+    """A reference file is written by hand beside a redacted store: an e-mail or key in it would reach the task
+    files that the store's redaction kept it out of."""
+    from tracegym.redact.detect import Detector
+    from tracegym.redact.session import UnredactedStoreError
+
+    detector = Detector()
+    for row in file.rows:
+        texts = [row.reply.content or ""] + [c.function.arguments for c in row.reply.tool_calls or []]
+        kinds = sorted({f.rule.name for text in texts for f in detector.find(text)})
+        if kinds:
+            raise UnredactedStoreError(
+                f"{file.path} line {row.line}: the reply holds what looks like {', '.join(kinds)}, which the "
+                "redacted store keeps out of task files. Fix: write the placeholder the store uses instead (as "
+                "`tracegym traces show ID` prints it, e.g. <EMAIL_1>), or pass --allow-unredacted.")
 
 
 def _new_task_gate(st: Any, evals: Path, harness_config: Path | None, threshold: float,
