@@ -69,3 +69,13 @@ def test_a_store_from_an_earlier_version_is_tightened(tmp_path, umask_022):
     with open_store(old, read_only=True) as st:
         assert st.scalar("SELECT count(*) FROM keep") == 1
     assert mode(old) == 0o600
+
+
+def test_a_store_path_that_is_no_regular_file_keeps_its_mode(tmp_path, cli):
+    """`--store /dev/null` once made the machine's /dev/null 0600 (and every sandbox's with it): a FIFO stands in."""
+    fifo = tmp_path / "store.duckdb"
+    os.mkfifo(fifo, 0o666)
+    os.chmod(fifo, 0o666)
+    result = cli("traces", "list", "--store", fifo)
+    assert result.exit_code == 2
+    assert mode(fifo) == 0o666

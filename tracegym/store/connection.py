@@ -86,6 +86,9 @@ def open_store(path: Path | str | None = None, read_only: bool = False, sealed: 
         raise StoreError(
             f"No store at {path}. Run `tracegym ingest PATH` first, or point --store at one."
         )
+    if path.exists() and not path.is_file():
+        raise StoreError(f"{path} is not a store file (a folder, a device or a pipe). Fix: point --store at a "
+                         "file, e.g. `--store .tracegym/store.duckdb`.")
     try:
         con = _open_migrated(path)
         if read_only:

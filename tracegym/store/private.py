@@ -47,11 +47,12 @@ def owner_only_umask() -> Iterator[None]:
 
 def tighten(store: Path) -> None:
     """Clear the group and other bits of a store made by an earlier tracegym (0644 under a usual umask) and of a
-    WAL left beside it; a store another user owns (shared through its group) is theirs to set."""
+    WAL left beside it; a store another user owns (shared through its group) is theirs to set. Only regular files:
+    `--store /dev/null` must not make the machine's /dev/null private."""
     for path in (store, store.with_name(store.name + ".wal")):
         try:
             info = path.stat()
         except FileNotFoundError:
             continue
-        if info.st_uid == os.getuid() and info.st_mode & GROUP_AND_OTHER:
+        if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & GROUP_AND_OTHER:
             path.chmod(stat.S_IMODE(info.st_mode) & ~GROUP_AND_OTHER)
