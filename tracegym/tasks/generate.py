@@ -241,7 +241,8 @@ def _draft(store: Store, cluster: dict[str, Any], failure: dict[str, Any], trace
 
 def bind_evals(evals: EvalsFile, names: list[tuple[str, float]], trace: RecordedTrace, harness: str) -> list[EvalRef]:
     """The evals that score a task from `trace`: those named (that apply), else every eval whose applies_to matches."""
-    specs = [(evals.get(n), w) for n, w in names] or [(e, e.weight) for e in evals.config.evals if e.applies_to]
+    specs = [(evals.get(n), w) for n, w in names] or [(e, e.weight) for e in evals.config.evals
+                                                      if e.applies_to and e.applies_to.by_default]
     bound = [EvalRef(name=e.name, weight=w) for e, w in specs if _applies(e, trace.format, harness, bool(names))]
     if not bound:
         raise ConfigError(

@@ -38,6 +38,9 @@ class AppliesTo(_Strict):
     """Source trace formats (e.g. tau-bench); None means every format."""
     harnesses: list[str] | None = None
     """Harnesses (replay, shell, chat, proxy); None means every harness."""
+    by_default: bool = True
+    """Bound to the tasks it matches when `tasks generate` names no --eval; false: only when named with --eval, and
+    then still only to the tasks it matches (an eval meant for some formats, chosen instead of the default ones)."""
 
 
 class _Eval(_Strict):
