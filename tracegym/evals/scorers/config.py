@@ -241,10 +241,10 @@ class ReferenceEval(_Eval):
     """Each id, amount or date the reply names that neither the conversation nor any reference holds multiplies
     the reward by (1 - this): a made-up order number or price costs, a value read from the conversation does
     not."""
-    turns: Literal["mean", "min", "last"] = "mean"
-    """On a recorded trace (`evals check`), which turns' rewards make its reward, of the turns where another
-    successful attempt at the same source task stood at the same point: their mean, the lowest, or the last (where
-    the trace parted from the successful attempts, if it did)."""
+    turns: Literal["mean", "min", "last"] = "last"
+    """On a recorded trace (`evals check`), which of its turns' rewards make its reward, of the turns where another
+    successful attempt at the same source task stood at the same point: the last (where the trace parted from the
+    successful attempts, if it did), the lowest, or their mean."""
 
 
 class WeightedEval(_Eval):
