@@ -190,6 +190,13 @@ class Reference(_Strict):
     replies: list[ChatMessage] = Field(min_length=1)
     """The agent's replies, one per model turn (assistant messages: text and tool calls)."""
 
+    def step(self) -> scored.Reference:
+        """Its first reply as a next step that `reference` evals compare attempts with."""
+        first = self.replies[0]
+        calls = tuple(scored.ReferenceCall(c.function.name, scored.parse_arguments(c.function.arguments))
+                      for c in first.tool_calls or [])
+        return scored.Reference(self.source, first.content or "", calls)
+
 
 class Provenance(_Strict):
     trace_id: str
@@ -259,7 +266,15 @@ class TaskSpec(_Strict):
                        if m.get("role") == "assistant" and (m.get("content") or "").strip()), None)
         return Trajectory(prompt + continuation, answer, workspace, dict(self.metadata), self.provenance.trace_id,
                           self.task_id, malformed_tool_calls, len(prompt), self.prior_calls(), runner,
-                          [r.view() for r in self.reference_steps])
+                          self.references())
+
+    def references(self) -> list[scored.Reference]:
+        """The next steps `reference` evals compare attempts with: the team's reply for this task (a --references
+        row, `provenance.reference`) and the recorded steps that went well at the cut. A --reference-model sample
+        is left out: it passed the evals, this one among them, and is no evidence of what succeeds."""
+        supplied = self.provenance.reference
+        team = [supplied.step()] if supplied is not None and supplied.source.startswith("file:") else []
+        return team + [r.view() for r in self.reference_steps]
 
     def prior_calls(self) -> list[CallView]:
         """The successful calls the source trace made before the cut (the context mode may have left them out of

@@ -84,8 +84,8 @@ class Trajectory:
     """How command evals reach `workspace`: the sandbox the episode ran in. None where no harness confines the
     workspace; command evals then refuse to run in it."""
     references: list[Reference] = field(default_factory=list)
-    """The recorded next steps that went well where the attempt starts (the task's `reference_steps`); empty for
-    a recorded trace and for tasks that carry none."""
+    """The next steps that went well where the attempt starts (`TaskSpec.references`: the team's reply for the
+    task, the recorded steps at its cut); empty for a recorded trace and for tasks that carry none."""
 
     def tool_calls(self) -> list[CallView]:
         """Every tool call in the assistant messages, in order, each with the tool message that answered it.
