@@ -1,7 +1,8 @@
 """Learning on CPU: does GRPO on a team's mined failures fix those failures, per cluster, against the base model?
 
     python benchmarks/learn_clusters.py --workdir DIR [--seeds 0 1 2] [--samples 8] [--sampling uniform]
-                                        [--config examples/train-learn.yaml] [--set KEY=YAML ...]
+                                        [--evals format|content] [--config examples/train-learn.yaml]
+                                        [--set KEY=YAML ...] [--prepare-only]
 
 1. Traces: the public mini-swe-agent and τ-bench traces (../shared/data/traces), less a kept-out part that no run
    of this benchmark sees (the sympy instances of mini-swe-agent, τ-bench scenarios 40-49; written to
@@ -10,9 +11,12 @@
 2. Failure families a 135M model can learn to fix, as a team's evals define the fix (examples/evals-learn.yaml):
    mini-swe-agent's format errors ("Please always provide EXACTLY ONE action in triple backticks", rewarded by the
    check mini-swe-agent applies) and τ-bench's tool errors ("Error: ...", rewarded for answering the error
-   without retrying the failed call unchanged or inventing the tool's answer). The task set comes from
-   `tracegym tasks generate --cluster ID... --evals EVALS GENERATE_ARGS`: tasks at the agent's turn after each
-   failure, a share of the source tasks (instances, scenarios) held out.
+   without retrying the failed call unchanged or inventing the tool's answer). With `--evals content` each of
+   these is combined with `follows_success`, the step that succeeded from the same point (same call, command or
+   facts): `--eval one_bash_action_and_content --eval handles_tool_error_and_content`, what `tracegym quickstart`
+   trains on. The task set comes from `tracegym tasks generate --cluster ID... --evals EVALS GENERATE_ARGS`
+   (WORKDIR/tasks/learn, or learn-content): tasks at the agent's turn after each failure, a share of the source
+   tasks (instances, scenarios) held out. `--prepare-only` stops there and prints the task set's counts.
 3. Per seed: `tracegym train CONFIG` (GRPO from the base model, no warm start), then
    `tracegym eval RUN --tasks SET EVAL_ARGS`: the base model and the final checkpoint on the held-out tasks, the
    same episode seeds for both, overall and per cluster, each change paired by task with a 95% bootstrap
@@ -21,8 +25,8 @@
 4. WORKDIR/curves.png (curves-uniform.png with --sampling uniform): each cluster's training reward per GRPO step
    (`cluster/<id>/reward`, as the run stored it) and the held-out rewards of base and checkpoint per cluster.
 
-Each seed runs in WORKDIR/seed-N (seed-N-uniform) and leaves its result in result.json there; a later call with
-the same config reports that result instead of training again (see `run_seed`).
+Each seed runs in WORKDIR/seed-N (seed-N-uniform, seed-N-content) and leaves its result in result.json there; a
+later call with the same config reports that result instead of training again (see `run_seed`).
 
 A cluster is fixed when the checkpoint beats the base beyond noise on it: p < 0.05 and an interval that excludes
 0. The last line is one JSON object: {"seeds", "per_seed": [{"seed", "minutes", "checkpoint", "evals_file",
@@ -48,6 +52,10 @@ TRACES = REPO.parent / "shared" / "data" / "traces"
 EVALS = REPO / "examples" / "evals-learn.yaml"
 CONFIG = REPO / "examples" / "train-learn.yaml"
 GENERATE_ARGS = ["--cuts", "recovery", "--context", "last-exchange", "--heldout", "0.3", "--seed", "0"]
+EVAL_ARGS = {"format": [], "content": ["--eval", "one_bash_action_and_content", "--eval",
+                                       "handles_tool_error_and_content"]}
+"""Per --evals: the evals bound to the tasks. format: each eval of EVALS whose applies_to matches (the form checks);
+content: the form checks combined with follows_success."""
 KEPT_OUT_REPO = "sympy__"
 KEPT_OUT_SCENARIOS = range(40, 50)
 
@@ -97,9 +105,15 @@ def learnable_clusters(store: Path) -> list[dict[str, Any]]:
         return pick(st)
 
 
-def prepare(workdir: Path) -> tuple[Path, Path, list[dict[str, Any]]]:
-    """The store, the task set and its clusters (ingesting, mining and generating on first use)."""
-    store, task_set = workdir / "store.duckdb", workdir / "tasks" / "learn"
+def task_set_name(evals: str) -> str:
+    return "learn" if evals == "format" else f"learn-{evals}"
+
+
+def prepare(workdir: Path, evals: str) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """The store, the task set of `evals` (a key of EVAL_ARGS) and its clusters (ingesting, mining and generating
+    on first use)."""
+    name = task_set_name(evals)
+    store, task_set = workdir / "store.duckdb", workdir / "tasks" / name
     used, _ = split_traces(workdir)
     if not store.exists():
         cli("ingest", str(used), "--store", str(store))
@@ -108,7 +122,8 @@ def prepare(workdir: Path) -> tuple[Path, Path, list[dict[str, Any]]]:
     if not (task_set / "manifest.yaml").is_file():
         # The public traces hold no customer data; redacting them would change the tasks the figures came from.
         cli("tasks", "generate", *(a for c in clusters for a in ("--cluster", c["cluster_id"])), "--evals", str(EVALS),
-            "--out", str(task_set), "--store", str(store), "--name", "learn", "--allow-unredacted", *GENERATE_ARGS)
+            "--out", str(task_set), "--store", str(store), "--name", name, "--allow-unredacted", *GENERATE_ARGS,
+            *EVAL_ARGS[evals])
     return store, task_set, clusters
 
 
@@ -214,7 +229,8 @@ def run_seed(args: argparse.Namespace, store: Path, task_set: Path, clusters: di
     """Train and evaluate one seed. A seed whose result.json was written under the same config is not trained
     again: it is reported from there, or, under other evaluation settings (`--samples`), evaluated again, which
     runs only the samples not yet stored; its minutes then add that evaluation's to the earlier ones."""
-    folder = args.workdir / (f"seed-{seed}" if args.sampling == "clusters" else f"seed-{seed}-{args.sampling}")
+    folder = args.workdir / ("-".join([f"seed-{seed}", *([args.sampling] if args.sampling != "clusters" else []),
+                                       *([args.evals] if args.evals != "format" else [])]))
     saved = folder / "result.json"
     before = (folder / "config.yaml").read_text() if saved.is_file() else None
     config = seed_config(args.config, args.set, folder, task_set, seed, args.sampling)
@@ -230,7 +246,8 @@ def run_seed(args: argparse.Namespace, store: Path, task_set: Path, clusters: di
         result = evaluate(store, task_set, clusters, config.parent / "run", eval_args)
         spent = (previous["minutes"] if previous else 0) + (time.perf_counter() - started) / 60
         result = {"seed": seed, "minutes": round(spent, 1), "checkpoint": result.pop("checkpoint"),
-                  "evals_file": str(EVALS), "generate_args": GENERATE_ARGS, "eval_args": eval_args, **result}
+                  "evals_file": str(EVALS), "generate_args": GENERATE_ARGS + EVAL_ARGS[args.evals],
+                  "eval_args": eval_args, **result}
         saved.write_text(json.dumps(result))
     print(json.dumps({k: v for k, v in result.items() if k not in ("generate_args",)}), flush=True)
     return result, training_curves(store, result["run_id"])
@@ -262,20 +279,31 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=CONFIG, help="The training config.")
     parser.add_argument("--sampling", choices=["clusters", "uniform"], default="clusters",
                         help="tasks.sampling: a curriculum over failure clusters, or uniform over tasks.")
+    parser.add_argument("--evals", choices=list(EVAL_ARGS), default="format",
+                        help="format: the form checks of examples/evals-learn.yaml; content: each combined with "
+                             "follows_success, the step that succeeded from the same point (as the quickstart).")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
                         help="Override a config key, e.g. --set steps=20 (repeatable).")
+    parser.add_argument("--prepare-only", action="store_true",
+                        help="Ingest, mine and write the task set, print its counts, and stop before training.")
     args = parser.parse_args()
     args.workdir = args.workdir.resolve()
     args.workdir.mkdir(parents=True, exist_ok=True)
-    store, task_set, cluster_list = prepare(args.workdir)
+    store, task_set, cluster_list = prepare(args.workdir, args.evals)
+    if args.prepare_only:
+        manifest = yaml.safe_load((task_set / "manifest.yaml").read_text())
+        print(json.dumps({"task_set": str(task_set), "evals": args.evals, "counts": manifest["counts"],
+                          "clusters": [c["cluster_id"] for c in cluster_list]}))
+        return
     clusters = {c["cluster_id"]: c for c in cluster_list}
     results, curves = [], {}
     for seed in args.seeds:
         result, curves[seed] = run_seed(args, store, task_set, clusters, seed)
         results.append(result)
-    name = "curves.png" if args.sampling == "clusters" else f"curves-{args.sampling}.png"
+    name = "-".join(["curves", *([args.sampling] if args.sampling != "clusters" else []),
+                     *([args.evals] if args.evals != "format" else [])]) + ".png"
     plot(results, curves, args.workdir / name)
-    print(json.dumps({"seeds": args.seeds, "sampling": args.sampling, "per_seed": results,
+    print(json.dumps({"seeds": args.seeds, "sampling": args.sampling, "evals": args.evals, "per_seed": results,
                       "all_seeds_met": all(r["target_met"] for r in results)}))
 
 

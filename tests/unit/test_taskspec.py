@@ -19,6 +19,7 @@ from tracegym.tasks.spec import (
     EvalRef,
     Prompt,
     Provenance,
+    Reference,
     ScorerBinding,
     TaskSpec,
     dump_spec,
@@ -268,3 +269,22 @@ def test_a_task_can_name_the_proxy_harness_which_then_needs_the_agent_command(tm
             factory.make(spec, "episode-0")
     finally:
         factory.close()
+
+
+def test_a_teams_reference_is_a_step_for_reference_evals_and_a_model_sample_is_not():
+    from tracegym.evals.scorers import ScorerContext, build_scorer
+    from tracegym.evals.scorers.config import ReferenceEval
+
+    scorer = build_scorer(ReferenceEval(name="follows", kind="reference"), ScorerContext(Path(".")))
+    spec = _spec("order W123")
+    reply = {"role": "assistant", "content": "Order W123 is refunded."}
+
+    def supplied(source: str) -> TaskSpec:
+        reference = Reference(source=source, replies=[ChatMessage.model_validate(reply)])
+        return spec.model_copy(update={"provenance": spec.provenance.model_copy(update={"reference": reference})})
+
+    [step] = supplied("file:refs.jsonl").references()
+    assert (step.source, step.text, step.calls) == ("file:refs.jsonl", "Order W123 is refunded.", ())
+    assert scorer.score(supplied("file:refs.jsonl").trajectory([reply])).reward == 1.0
+    assert supplied("model:smollm2").references() == []
+    assert scorer.score(supplied("model:smollm2").trajectory([reply])).error is not None

@@ -3,11 +3,11 @@
 ingest the real traces, redacted (../shared/data/traces where this project's checkouts have it, else the public
 τ-bench and mini-swe-agent files, fetched once into the user cache: tracegym/public_traces.py) -> mine failures ->
 generate tasks from the failure families a small model can learn to fix (mini-swe-agent's format errors, τ-bench's
-tool errors; the evals of examples/evals-learn.yaml) -> train briefly (GRPO from the default model, a curriculum
-over the clusters) -> evaluate the base and the new checkpoint on the held-out tasks, per cluster -> write the
-report. Every step is one library call that the matching command also makes. Run again, it picks up where it
-stopped: ingesting is idempotent, training resumes from its last checkpoint and evaluation skips the samples
-already stored.
+tool errors; rewarded by examples/evals-learn.yaml's form checks combined with the step that succeeded from the
+same point, CONTENT_EVALS) -> train briefly (GRPO from the default model, a curriculum over the clusters) ->
+evaluate the base and the new checkpoint on the held-out tasks, per cluster -> write the report. Every step is one
+library call that the matching command also makes. Run again, it picks up where it stopped: ingesting is
+idempotent, training resumes from its last checkpoint and evaluation skips the samples already stored.
 """
 
 from __future__ import annotations
@@ -51,7 +51,24 @@ evals:
     description: answers a tool error without retrying the failed call unchanged or inventing the tool's answer
     function: tracegym.evals.families:handles_tool_error
     applies_to: {formats: [tau-bench]}
+  - name: follows_success
+    kind: reference
+    description: takes the step that succeeded from the same point (same call, command or facts), inventing no ids
+  - name: one_bash_action_and_content
+    kind: weighted
+    description: one bash block, running what succeeded from here
+    parts: {one_bash_action: 1, follows_success: 1}
+    applies_to: {formats: [mini-swe-agent], by_default: false}
+  - name: handles_tool_error_and_content
+    kind: weighted
+    description: answers the tool error as a successful attempt did from here
+    parts: {handles_tool_error: 1, follows_success: 1}
+    applies_to: {formats: [tau-bench], by_default: false}
 """
+CONTENT_EVALS = [("one_bash_action_and_content", 1.0), ("handles_tool_error_and_content", 1.0)]
+"""What the quickstart trains on: each format's form check with `follows_success`, the step that succeeded from the
+same point (a form check alone is learnt as a reply of the right shape with nothing in it: a bash block holding
+`echo Hello`)."""
 
 
 def learnable_clusters(st: Any) -> list[dict[str, Any]]:
@@ -177,7 +194,8 @@ def _tasks(st: Any, workdir: Path) -> Path:
     workdir.mkdir(parents=True, exist_ok=True)
     evals = workdir / "evals.yaml"
     evals.write_text(EVALS_YAML, encoding="utf-8")
-    options = GenerateOptions(name="quickstart", clusters=[c["cluster_id"] for c in clusters], **GENERATE)
+    options = GenerateOptions(name="quickstart", clusters=[c["cluster_id"] for c in clusters],
+                              eval_names=CONTENT_EVALS, **GENERATE)
     # Gated under the harness the run trains in, so each probe is scored as the training episodes will be.
     harness = HarnessConfig(run_as=train_config(workdir / "tasks", workdir / "run")["harness"]["run_as"])
     gate = NewTaskGate(st, evals, harness, workdir, config_name="quickstart: run_as shell: chat")

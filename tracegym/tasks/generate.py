@@ -19,6 +19,7 @@ from tracegym.errors import ConfigError, NotFoundError, NothingPassedError, did_
 from tracegym.evals.scorers.config import EvalsFile, load_evals
 from tracegym.evals.scorers.recorded import RecordedTrace, iter_recorded
 from tracegym.tasks.cuts import CutMode, build_prompt, cut_points, duplicate_key, recorded_turn
+from tracegym.tasks.reference_steps import add_reference_steps
 from tracegym.tasks.references import with_reference
 from tracegym.tasks.render import sha256_file, write_task_set
 from tracegym.tasks.schemas import declared_tools, format_tools
@@ -170,6 +171,7 @@ def generate(store: Store, options: GenerateOptions, evals: EvalsFile) -> Genera
     kept = _cap(merged, options)
     splits = assign_splits([_split_keys(d, options.split_by) for d in kept], options.heldout_fraction, options.seed)
     specs = [_spec(d, split) for d, split in zip(kept, splits, strict=True)]
+    add_reference_steps(store, specs, evals)
     near = sum(len({(x.trace_id, x.cut_message_idx) for x in d.duplicates} - {(d.trace.trace_id, d.cut)})
                for d in merged)
     counts = {"tasks": len(specs), "train": splits.count("train"), "heldout": splits.count("heldout"),
@@ -239,7 +241,8 @@ def _draft(store: Store, cluster: dict[str, Any], failure: dict[str, Any], trace
 
 def bind_evals(evals: EvalsFile, names: list[tuple[str, float]], trace: RecordedTrace, harness: str) -> list[EvalRef]:
     """The evals that score a task from `trace`: those named (that apply), else every eval whose applies_to matches."""
-    specs = [(evals.get(n), w) for n, w in names] or [(e, e.weight) for e in evals.config.evals if e.applies_to]
+    specs = [(evals.get(n), w) for n, w in names] or [(e, e.weight) for e in evals.config.evals
+                                                      if e.applies_to and e.applies_to.by_default]
     bound = [EvalRef(name=e.name, weight=w) for e, w in specs if _applies(e, trace.format, harness, bool(names))]
     if not bound:
         raise ConfigError(

@@ -24,20 +24,31 @@ task's harness (`tracegym.harnesses.gates`):
   tools, a tool call whose JSON is cut off; for chat, a tool call in place of an answer.
 
 A finding "falls in" a turn when its message lies between that assistant turn and the next one (the turn
-itself, the tool results and the feedback it drew).
+itself, the tool results and the feedback it drew). `successful_replies` gives every recorded reply that could be
+the reference (not only the first), for the `reference` eval's steps. Where a conversation stands, and whether two
+traces stood at the same point, is `tracegym.evals.scorers.points`, which that eval shares.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from tracegym.evals.scorers.recorded import RecordedTrace, iter_recorded
-from tracegym.evals.scorers.tool_calls import canonical
+from tracegym.evals.scorers import points
+from tracegym.evals.scorers.points import (
+    Point,
+    assistant_turns,
+    canonical_arguments,
+    clean,
+    message_at,
+    same_point,
+    shown_prompt,
+    state_before,
+)
+from tracegym.evals.scorers.recorded import RecordedTrace, findings_by_trace, iter_recorded, successful_siblings
 from tracegym.tasks.cuts import build_prompt
 from tracegym.tasks.spec import Context, TaskSpec
 
@@ -90,18 +101,10 @@ def load_sources(store: Store, specs: Sequence[TaskSpec]) -> dict[str, SourceInf
     if not ids:
         return {}
     own = {t.trace_id: t for t in iter_recorded(store, "trace_id IN (SELECT unnest(?))", [ids])}
-    wanted = {t.task_key() for t in own.values()}
-    # task_key reads the metadata in Python: narrow by format and outcome in SQL, then by key on the heads.
-    heads = store.query("SELECT trace_id, format, session_id, metadata FROM traces WHERE outcome = 'success' "
-                        "AND format IN (SELECT unnest(?))", [sorted({t.format for t in own.values()})])
-    sibling_ids = sorted(h["trace_id"] for h in heads if _head_key(h) in wanted and h["trace_id"] not in own)
+    sibling_ids = successful_siblings(store, own.values())
     traces = {**own, **{t.trace_id: t for t in iter_recorded(store, "trace_id IN (SELECT unnest(?))",
                                                                [sibling_ids])}} if sibling_ids else own
-    rows = store.query("SELECT trace_id, message_idx FROM failures WHERE trace_id IN (SELECT unnest(?)) "
-                       "AND message_idx IS NOT NULL", [sorted(traces)])
-    findings: dict[str, set[int]] = {}
-    for row in rows:
-        findings.setdefault(row["trace_id"], set()).add(int(row["message_idx"]))
+    findings = findings_by_trace(store, sorted(traces))
     infos = {tid: SourceInfo(t, findings.get(tid, set())) for tid, t in traces.items()}
     by_key: dict[str, list[SourceInfo]] = {}
     for info in infos.values():
@@ -111,13 +114,6 @@ def load_sources(store: Store, specs: Sequence[TaskSpec]) -> dict[str, SourceInf
         infos[tid].siblings = sorted((s for s in by_key.get(own[tid].task_key(), []) if s.trace.trace_id != tid),
                                      key=lambda s: s.trace.trace_id)
     return {tid: infos[tid] for tid in own}
-
-
-def _head_key(head: dict[str, Any]) -> str:
-    metadata = head["metadata"]
-    metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
-    return RecordedTrace(head["trace_id"], head["format"], head["session_id"], "success",
-                         metadata if isinstance(metadata, dict) else {}, None).task_key()
 
 
 def build_probes(spec: TaskSpec, source: SourceInfo | None) -> list[Probe]:
@@ -146,20 +142,11 @@ def reply_of(message: dict[str, Any]) -> ProbeReply:
     return ProbeReply(message.get("content") or "", tuple(message.get("tool_calls") or ()))
 
 
-def _turns(trace: RecordedTrace) -> list[int]:
-    return [m["idx"] for m in trace.messages if m["role"] == "assistant"]
-
-
-def _message(trace: RecordedTrace, idx: int) -> dict[str, Any]:
-    pos = next(p for p, m in enumerate(trace.messages) if m["idx"] == idx)
-    return trace.openai_messages(upto=pos + 1)[pos]
-
-
 def _failing_turn(spec: TaskSpec, trace: RecordedTrace) -> int | None:
     failure = spec.provenance.failure_message_idx
     if failure is None:
         return spec.provenance.cut_message_idx
-    upto = [t for t in _turns(trace) if t <= failure]
+    upto = [t for t in assistant_turns(trace) if t <= failure]
     return upto[-1] if upto else None
 
 
@@ -170,14 +157,7 @@ def _failing_message(spec: TaskSpec, source: SourceInfo | None) -> ProbeReply | 
             spec.provenance.cut_message_idx <= spec.provenance.failure_message_idx)
         return reply_of(turn.model_dump(exclude_none=True)) if turn is not None and failing else None
     turn_idx = _failing_turn(spec, source.trace)
-    return reply_of(_message(source.trace, turn_idx)) if turn_idx is not None else None
-
-
-def _clean(turn: int, turns: list[int], findings: Iterable[int]) -> bool:
-    """No finding between this assistant turn and the next one."""
-    pos = bisect_right(turns, turn)
-    end = turns[pos] if pos < len(turns) else float("inf")
-    return not any(turn <= f < end for f in findings)
+    return reply_of(message_at(source.trace, turn_idx)) if turn_idx is not None else None
 
 
 def _recorded_reference(spec: TaskSpec, source: SourceInfo | None, later: bool) -> Probe | None:
@@ -185,7 +165,7 @@ def _recorded_reference(spec: TaskSpec, source: SourceInfo | None, later: bool) 
     if source is None:
         return None
     trace, cut = source.trace, spec.provenance.cut_message_idx
-    turns = _turns(trace)
+    turns = assistant_turns(trace)
     failing = _failing_turn(spec, trace)
     # After the failure (a recovery cut) any later answer that drew no finding shows the fix; at or before it,
     # only the turn at the cut is an answer to this prompt.
@@ -194,73 +174,57 @@ def _recorded_reference(spec: TaskSpec, source: SourceInfo | None, later: bool) 
     else:
         candidates = [cut]
     for turn in candidates:
-        if turn == failing or turn not in turns or not _clean(turn, turns, source.findings):
+        if turn == failing or turn not in turns or not clean(turn, turns, source.findings):
             continue
-        reply = reply_of(_message(trace, turn))
+        reply = reply_of(message_at(trace, turn))
         if reply.text.strip() or reply.tool_calls:
             return Probe("reference", "later_turn" if later else "recorded_turn", (reply,), trace.trace_id)
     return None
 
 
-@dataclass(frozen=True)
-class Point:
-    """Where a conversation stands before an assistant turn, as far as the recording can tell."""
-
-    state: tuple[tuple[str, str], ...]
-    """The successful tool calls made before (name, arguments), in order: what the tools' world has seen."""
-    exchange: tuple[tuple[str, str, str | None], ...]
-    """The calls made since the last user message (name, arguments, result): the failing call context."""
-    shown: str
-    """The prompt as the task's context mode shows it (system prompt and messages, call ids left out)."""
-
-
 def point_at(trace: RecordedTrace, turn: int, context: Context) -> Point:
-    before = [m["idx"] for m in trace.messages if m["role"] == "user" and m["idx"] < turn]
-    since = before[-1] if before else -1
+    """The point before assistant message `turn`, with its prompt as the task's context mode shows it."""
     prompt = build_prompt(trace, turn, context, None)
-    shown = [prompt.system] + [[m.role, m.content, [(c.function.name, _canonical(c.function.arguments))
-                                                    for c in m.tool_calls or []]] for m in prompt.messages]
-    return Point(_state(trace, turn),
-                 tuple((c.name, _canonical(c.arguments), c.result) for c in trace.calls
-                       if since < c.message_idx < turn),
-                 json.dumps(shown, ensure_ascii=False))
-
-
-def _state(trace: RecordedTrace, turn: int) -> tuple[tuple[str, str], ...]:
-    return tuple((c.name, _canonical(c.arguments)) for c in trace.calls if c.message_idx < turn and not c.is_error)
-
-
-def same_point(task: Point, other: Point) -> bool:
-    """Whether another trace stood where the task stands: the same world (the same successful calls before),
-    and either the same prompt as the task shows it, or the same calls since the last user message with the
-    same results (the same failing call and its error), the user's own words aside: trials of one τ-bench task
-    seldom word a request alike, but hit the same error in the same state."""
-    return task.state == other.state and (task.shown == other.shown or (bool(task.exchange)
-                                                                          and task.exchange == other.exchange))
+    return points.point_at(trace, turn, shown_prompt(prompt.system, (m.model_dump() for m in prompt.messages)))
 
 
 def _sibling_reference(spec: TaskSpec, source: SourceInfo | None, failing: ProbeReply | None) -> Probe | None:
-    """A successful sibling's turn at the task's point that drew no finding and is not the failing turn."""
+    """The first successful sibling's turn at the task's point (`sibling_turns`)."""
+    return next(sibling_turns(spec, source, failing), None)
+
+
+def sibling_turns(spec: TaskSpec, source: SourceInfo | None, failing: ProbeReply | None) -> Iterator[Probe]:
+    """Each successful sibling's turns at the task's point that drew no finding and are not the failing turn."""
     if source is None or not source.siblings or spec.harness not in _SIBLING_HARNESSES:
-        return None
+        return
     here = point_at(source.trace, spec.provenance.cut_message_idx, spec.prompt.context)
     for sibling in source.siblings:
-        turns = _turns(sibling.trace)
+        turns = assistant_turns(sibling.trace)
         for turn in turns:
             # The world's state first: it is cheap, and rules out most turns before a prompt is built.
-            if (_state(sibling.trace, turn) != here.state or not _clean(turn, turns, sibling.findings)
+            if (state_before(sibling.trace, turn) != here.state or not clean(turn, turns, sibling.findings)
                     or not same_point(here, point_at(sibling.trace, turn, spec.prompt.context))):
                 continue
-            reply = reply_of(_message(sibling.trace, turn))
+            reply = reply_of(message_at(sibling.trace, turn))
             if (reply.text.strip() or reply.tool_calls) and not (failing and _same_reply(reply, failing)):
-                return Probe("reference", "sibling_turn", (reply,), sibling.trace.trace_id)
-    return None
+                yield Probe("reference", "sibling_turn", (reply,), sibling.trace.trace_id)
+
+
+def successful_replies(spec: TaskSpec, source: SourceInfo | None) -> list[Probe]:
+    """Every recorded reply that shows a good next step at the task's cut: the turn at the cut when no finding
+    falls in it, and each successful sibling's turn at the same point; when there is neither, the agent's first
+    later answer that drew no finding (it answers a later prompt, so it only stands in)."""
+    failing = _failing_message(spec, source)
+    own = _recorded_reference(spec, source, later=False)
+    found = ([own] if own else []) + list(sibling_turns(spec, source, failing))
+    later = None if found else _recorded_reference(spec, source, later=True)
+    return found + ([later] if later else [])
 
 
 def _same_reply(a: ProbeReply, b: ProbeReply) -> bool:
     """The same words and the same calls (call ids aside)."""
     def calls(r: ProbeReply) -> list[tuple[Any, str]]:
-        return [((c.get("function") or {}).get("name"), _canonical((c.get("function") or {}).get("arguments")))
+        return [((c.get("function") or {}).get("name"), canonical_arguments((c.get("function") or {}).get("arguments")))
                 for c in r.tool_calls]
     return a.text.strip() == b.text.strip() and calls(a) == calls(b)
 
@@ -279,14 +243,14 @@ def _gold_reference(spec: TaskSpec) -> Probe | None:
     gold = next((g for g in (_dig(spec.metadata, p) for p in _GOLD_PATHS) if isinstance(g, list)), None)
     if gold is None:
         return None
-    done = [(c.name, _canonical(c.arguments)) for c in spec.prior_calls()]
+    done = [(c.name, canonical_arguments(c.arguments)) for c in spec.prior_calls()]
     calls = []
     for i, item in enumerate(gold):
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
         args = item.get("arguments", item.get("kwargs", {}))
         args = json.loads(args) if isinstance(args, str) else args
-        key = (item["name"], _canonical(args))
+        key = (item["name"], canonical_arguments(args))
         if key in done:
             done.remove(key)
             continue
@@ -319,12 +283,3 @@ def _dig(data: Any, path: tuple[str, ...]) -> Any:
         data = data.get(key)
     return data
 
-
-def _canonical(value: Any) -> str:
-    """Arguments as comparable text: a JSON string parsed, 250 and 250.0 alike (as the tool_calls scorer sees)."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return value
-    return json.dumps(canonical(value), sort_keys=True, default=str)

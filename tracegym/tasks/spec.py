@@ -14,6 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from tracegym.evals.scorers import trajectory as scored
 from tracegym.evals.scorers.command_runner import CommandRunner
 from tracegym.evals.scorers.trajectory import CallView, Trajectory
 from tracegym.yamlfile import load_model
@@ -117,6 +118,44 @@ class RecordedCall(_Strict):
     """Whether the result was an error."""
 
 
+class ReferenceStepCall(_Strict):
+    name: str
+    """Tool name."""
+    arguments: Any = None
+    """Parsed arguments (or the raw string when they were not JSON)."""
+    weights: dict[str, float] = {}
+    """Argument -> weight in (0, 1]: the share of the other successful attempts at the same source task whose calls
+    of this tool used this value (counting the step itself: 1 when all agree or none other called it). An
+    argument not listed weighs 1."""
+
+    def view(self) -> scored.ReferenceCall:
+        return scored.ReferenceCall(self.name, self.arguments, dict(self.weights))
+
+
+class ReferenceStep(_Strict):
+    """A recorded next step that went well at the task's cut."""
+
+    source: str
+    """recorded_turn: the source trace's turn at the cut, no finding in it; sibling_turn: a successful attempt at
+    the same source task at the same point; later_turn: the source trace's first later answer that drew no finding
+    (only where there is neither)."""
+    trace_id: str | None = None
+    """The trace that recorded it."""
+    text: str = ""
+    """What it said."""
+    calls: list[ReferenceStepCall] = []
+    """The tool calls it made."""
+
+    def view(self) -> scored.Reference:
+        return scored.Reference(self.source, self.text, tuple(c.view() for c in self.calls), self.trace_id)
+
+    @classmethod
+    def of(cls, reference: scored.Reference) -> ReferenceStep:
+        return cls(source=reference.source, trace_id=reference.trace_id, text=reference.text,
+                   calls=[ReferenceStepCall(name=c.name, arguments=c.arguments, weights=c.weights)
+                          for c in reference.calls])
+
+
 class EvalRef(_Strict):
     name: str
     """An eval defined in the task set's evals file."""
@@ -150,6 +189,13 @@ class Reference(_Strict):
     """Which row (its line and key) or which sample (its index and reward)."""
     replies: list[ChatMessage] = Field(min_length=1)
     """The agent's replies, one per model turn (assistant messages: text and tool calls)."""
+
+    def step(self) -> scored.Reference:
+        """Its first reply as a next step that `reference` evals compare attempts with."""
+        first = self.replies[0]
+        calls = tuple(scored.ReferenceCall(c.function.name, scored.parse_arguments(c.function.arguments))
+                      for c in first.tool_calls or [])
+        return scored.Reference(self.source, first.content or "", calls)
 
 
 class Provenance(_Strict):
@@ -203,6 +249,9 @@ class TaskSpec(_Strict):
     """The source trace's metadata (gold actions, expected answers, ...), which scorers read."""
     provenance: Provenance
     """Where the task came from."""
+    reference_steps: list[ReferenceStep] = []
+    """The recorded next steps that went well at the cut, which `reference` evals compare attempts with; written
+    for tasks bound to such an eval."""
 
     def messages(self) -> list[dict[str, Any]]:
         """The prompt as OpenAI chat messages, system prompt first."""
@@ -216,7 +265,16 @@ class TaskSpec(_Strict):
         answer = next((m["content"] for m in reversed(continuation)
                        if m.get("role") == "assistant" and (m.get("content") or "").strip()), None)
         return Trajectory(prompt + continuation, answer, workspace, dict(self.metadata), self.provenance.trace_id,
-                          self.task_id, malformed_tool_calls, len(prompt), self.prior_calls(), runner)
+                          self.task_id, malformed_tool_calls, len(prompt), self.prior_calls(), runner,
+                          self.references())
+
+    def references(self) -> list[scored.Reference]:
+        """The next steps `reference` evals compare attempts with: the team's reply for this task (a --references
+        row, `provenance.reference`) and the recorded steps that went well at the cut. A --reference-model sample
+        is left out: it passed the evals, this one among them, and is no evidence of what succeeds."""
+        supplied = self.provenance.reference
+        team = [supplied.step()] if supplied is not None and supplied.source.startswith("file:") else []
+        return team + [r.view() for r in self.reference_steps]
 
     def prior_calls(self) -> list[CallView]:
         """The successful calls the source trace made before the cut (the context mode may have left them out of

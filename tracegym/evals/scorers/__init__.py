@@ -13,6 +13,7 @@ from tracegym.evals.scorers.config import (
     LabelEval,
     MatchEval,
     PythonEval,
+    ReferenceEval,
     ToolCallsEval,
     WeightedEval,
 )
@@ -45,6 +46,10 @@ def build_scorer(spec: EvalSpec, ctx: ScorerContext, evals: EvalsFile | None = N
         from tracegym.evals.scorers import label
 
         return label.build(spec, ctx, evals)
+    if isinstance(spec, ReferenceEval):
+        from tracegym.evals.scorers import reference
+
+        return reference.build(spec, ctx, evals)
     if isinstance(spec, WeightedEval):
         if evals is None:
             raise ValueError("a weighted eval is built from an evals file that defines its parts")

@@ -38,6 +38,9 @@ class AppliesTo(_Strict):
     """Source trace formats (e.g. tau-bench); None means every format."""
     harnesses: list[str] | None = None
     """Harnesses (replay, shell, chat, proxy); None means every harness."""
+    by_default: bool = True
+    """Bound to the tasks it matches when `tasks generate` names no --eval; false: only when named with --eval, and
+    then still only to the tasks it matches (an eval meant for some formats, chosen instead of the default ones)."""
 
 
 class _Eval(_Strict):
@@ -232,6 +235,18 @@ class LabelEval(_Eval):
         return v
 
 
+class ReferenceEval(_Eval):
+    kind: Literal["reference"]
+    invented_penalty: float = Field(0.5, ge=0, le=1)
+    """Each id, amount or date the reply names that neither the conversation nor any reference holds multiplies
+    the reward by (1 - this): a made-up order number or price costs, a value read from the conversation does
+    not."""
+    turns: Literal["mean", "min", "last"] = "last"
+    """On a recorded trace (`evals check`), which of its turns' rewards make its reward, of the turns where another
+    successful attempt at the same source task stood at the same point: the last (where the trace parted from the
+    successful attempts, if it did), the lowest, or their mean."""
+
+
 class WeightedEval(_Eval):
     kind: Literal["weighted"]
     parts: dict[str, float] = Field(min_length=1)
@@ -246,7 +261,8 @@ class WeightedEval(_Eval):
         return v
 
 
-EvalSpec = PythonEval | CommandEval | MatchEval | ToolCallsEval | JudgeEval | LabelEval | WeightedEval
+EvalSpec = (PythonEval | CommandEval | MatchEval | ToolCallsEval | JudgeEval | LabelEval | ReferenceEval
+            | WeightedEval)
 """One eval definition, of any kind."""
 EvalDef = Annotated[EvalSpec, Field(discriminator="kind")]
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tracegym.evals.scorers.trajectory import Trajectory
 
 if TYPE_CHECKING:
-    from tracegym.store import Store
+    from tracegym.evals.scorers.base import StoreReader
 
 _CHUNK = 500  # traces per round trip: bounds memory on large stores
 
@@ -88,7 +88,7 @@ def openai_message(row: dict[str, Any], calls: Sequence[RecordedCall]) -> dict[s
     return msg
 
 
-def iter_recorded(store: Store, where: str = "TRUE", params: Sequence[Any] = ()) -> Iterator[RecordedTrace]:
+def iter_recorded(store: StoreReader, where: str = "TRUE", params: Sequence[Any] = ()) -> Iterator[RecordedTrace]:
     """Traces matching `where` (SQL over `traces`), ordered by trace id, with messages and calls."""
     heads = store.query(
         f"SELECT trace_id, format, session_id, outcome, metadata, tools FROM traces WHERE {where} ORDER BY trace_id",
@@ -112,11 +112,38 @@ def iter_recorded(store: Store, where: str = "TRUE", params: Sequence[Any] = ())
             yield trace
 
 
-def _grouped(store: Store, sql: str, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+def _grouped(store: StoreReader, sql: str, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for row in store.query(sql, [ids]):
         out.setdefault(row.pop("trace_id"), []).append(row)
     return out
+
+
+def successful_siblings(store: StoreReader, traces: Collection[RecordedTrace]) -> list[str]:
+    """The ids of the successful traces, other than `traces`, that attempted the same source tasks (`task_key`)."""
+    wanted = {t.task_key() for t in traces}
+    own = {t.trace_id for t in traces}
+    # task_key reads the metadata in Python: narrow by format and outcome in SQL, then by key on the heads.
+    heads = store.query("SELECT trace_id, format, session_id, metadata FROM traces WHERE outcome = 'success' "
+                        "AND format IN (SELECT unnest(?))", [sorted({t.format for t in traces})])
+    return sorted(h["trace_id"] for h in heads if h["trace_id"] not in own and _head(h).task_key() in wanted)
+
+
+def findings_by_trace(store: StoreReader, ids: Sequence[str]) -> dict[str, set[int]]:
+    """The messages each trace's located findings (of every detector) point at, by trace id."""
+    rows = store.query("SELECT trace_id, message_idx FROM failures WHERE trace_id IN (SELECT unnest(?)) "
+                       "AND message_idx IS NOT NULL", [list(ids)])
+    findings: dict[str, set[int]] = {}
+    for row in rows:
+        findings.setdefault(row["trace_id"], set()).add(int(row["message_idx"]))
+    return findings
+
+
+def _head(row: dict[str, Any]) -> RecordedTrace:
+    """A trace's head row (id, format, session, metadata) as a trace without messages."""
+    metadata = json_or_text(row["metadata"])
+    return RecordedTrace(row["trace_id"], row["format"], row["session_id"], row.get("outcome"),
+                         metadata if isinstance(metadata, dict) else {}, None)
 
 
 def _call(row: dict[str, Any]) -> RecordedCall:

@@ -27,6 +27,34 @@ class CallView:
     result: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ReferenceCall:
+    """A tool call of a reference step, with how much each of its arguments counts."""
+
+    name: str
+    arguments: Any
+    weights: dict[str, float] = field(default_factory=dict)
+    """Argument -> weight in (0, 1]: how far the successful attempts at the same source task agreed on its value.
+    An argument not listed weighs 1."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A recorded next step that went well at the point an attempt starts from (what `reference` evals compare
+    the attempt with)."""
+
+    source: str
+    """Where it was recorded: recorded_turn (the source trace's turn at the cut), sibling_turn (another successful
+    attempt at the same source task, at the same point), later_turn (the source trace's first later answer that
+    drew no finding)."""
+    text: str = ""
+    """What the step said."""
+    calls: tuple[ReferenceCall, ...] = ()
+    """The tool calls it made."""
+    trace_id: str | None = None
+    """The trace that recorded it."""
+
+
 @dataclass(slots=True)
 class Trajectory:
     """An agent's attempt at a task, as scorers see it."""
@@ -55,6 +83,9 @@ class Trajectory:
     runner: CommandRunner | None = field(default=None, repr=False, compare=False)
     """How command evals reach `workspace`: the sandbox the episode ran in. None where no harness confines the
     workspace; command evals then refuse to run in it."""
+    references: list[Reference] = field(default_factory=list)
+    """The next steps that went well where the attempt starts (`TaskSpec.references`: the team's reply for the
+    task, the recorded steps at its cut); empty for a recorded trace and for tasks that carry none."""
 
     def tool_calls(self) -> list[CallView]:
         """Every tool call in the assistant messages, in order, each with the tool message that answered it.
@@ -108,6 +139,9 @@ class Trajectory:
             malformed_tool_calls=data.get("malformed_tool_calls"),
             prompt_messages=int(data.get("prompt_messages") or 0),
             prior_calls=[CallView(**c) for c in data.get("prior_calls") or []],
+            references=[Reference(r["source"], r.get("text") or "",
+                                  tuple(ReferenceCall(**c) for c in r.get("calls") or []), r.get("trace_id"))
+                        for r in data.get("references") or []],
         )
 
 
