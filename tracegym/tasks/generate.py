@@ -105,6 +105,8 @@ class Generated:
     gate_settings: GateSettings | None = None
     references: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     """Per gated task: where its reference came from, and the trace that recorded it."""
+    hackable: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    """Per task the hollow probes ran on: eval -> the probes whose reply earned it."""
 
 
 class GateOutcome(Protocol):
@@ -119,6 +121,9 @@ class GateOutcome(Protocol):
 
     def references(self) -> dict[str, tuple[str, str | None]]:
         """Per task: where its reference came from (recorded_turn, sibling_turn, ...) and the trace it was in."""
+
+    def hackability(self) -> dict[str, dict[str, list[str]]]:
+        """Per task that passed: eval -> the hollow probes whose reply earned it."""
 
 
 class Gate(Protocol):
@@ -317,6 +322,7 @@ def apply_gate(generated: Generated, gate: Gate) -> None:
     generated.specs = [s for s in generated.specs if s.task_id not in rejected]
     generated.gates = outcome.per_cluster()
     generated.references = outcome.references()
+    generated.hackable = outcome.hackability()
     generated.gate_settings = gate.settings
     splits = [s.split for s in generated.specs]
     generated.counts.update(tasks=len(splits), train=splits.count("train"), heldout=splits.count("heldout"),
@@ -351,7 +357,7 @@ def manifest_for(generated: Generated, evals_sha256: str) -> Manifest:
                   for c in generated.clusters],
         tasks=[TaskEntry(task_id=s.task_id, file=f"{TASKS_DIR}/{s.task_id}.yaml", split=s.split, harness=s.harness,
                          cluster_id=s.provenance.cluster_id, trace_id=s.provenance.trace_id,
-                         **_reference(generated, s.task_id))
+                         hackable=generated.hackable.get(s.task_id), **_reference(generated, s.task_id))
                for s in generated.specs],
         gates=generated.gate_settings,
     )

@@ -49,6 +49,11 @@ class GateCounts(_Strict):
     references: dict[str, int] = {}
     """Tasks by where their reference came from: recorded_turn (the task's own trace, at the cut), sibling_turn
     (another trace of the same source task), later_turn (the own trace, later), gold, none."""
+    hackable: dict[str, dict[str, int]] = {}
+    """Eval -> hollow probe -> tasks (of those that passed) where that probe's reply earned the eval's reward: the
+    reward a task trains on, or a part of a combined one (`tracegym.tasks.hollow_probes`)."""
+    hackable_tasks: dict[str, int] = {}
+    """Eval -> tasks where at least one hollow probe earned it."""
 
 
 class GateSettings(_Strict):
@@ -56,6 +61,9 @@ class GateSettings(_Strict):
     """The pass threshold: a reference must reach it, a degenerate reply must stay below it."""
     harness_config: str | None = None
     """The harness config the probes ran under (None: the defaults)."""
+    hollow_probes: bool = False
+    """Whether the hollow probes ran (each task's `hackable` is then known; sets gated before they existed say
+    False)."""
 
 
 class ClusterEntry(_Strict):
@@ -92,6 +100,8 @@ class TaskEntry(_Strict):
     """Where the gates' reference came from (recorded_turn, sibling_turn, later_turn, gold); None when ungated."""
     reference_trace: str | None = None
     """The trace that recorded the reference: the source trace, or for sibling_turn the sibling's id."""
+    hackable: dict[str, list[str]] | None = None
+    """Eval -> the hollow probes whose reply earned it on this task (empty: none did); None when not probed."""
 
 
 class Manifest(_Strict):
