@@ -47,6 +47,12 @@ class ModelError(TracegymError):
     title = "Model error"
 
 
+class HackableRewardError(TracegymError):
+    """A task set whose reward a hollow reply earns (docs/reward-gates.md), about to be trained on."""
+
+    title = "Hackable reward"
+
+
 class RankError(TracegymError):
     """A trainer rank of `parallel: {kind: fsdp}` that could not start, or ended while the run needed it."""
 
