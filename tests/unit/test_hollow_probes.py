@@ -3,12 +3,15 @@ and how the train config reads what they found (tracegym/training/hackable.py)."
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
+from tracegym.episodes.record import Episode
 from tracegym.errors import HackableRewardError
+from tracegym.harnesses.hackability import probe_task
 from tracegym.tasks.hollow_probes import DEFLECTIONS, NOOPS, build_hollow_probes, entities_in, swapped
 from tracegym.tasks.probes import ProbeReply
 from tracegym.tasks.spec import (
@@ -130,6 +133,61 @@ def test_replies_already_played_are_not_played_again():
     ("a/b/Makefile", "a/b/Makefile_other")])
 def test_swapped_entities_keep_their_form(entity, other):
     assert swapped(entity) == other and entity in entities_in(f"see {entity}.")
+
+
+class _Player:
+    """Scores each reply as a format check and a content check would: the format pays one bash block, the content
+    the reference's command; a bash block runs in the sandbox."""
+
+    def __init__(self) -> None:
+        self.played: list[str] = []
+
+    async def play(self, task: TaskSpec, reply: ProbeReply) -> Episode:
+        self.played.append(reply.text)
+        fmt = float(reply.text.count("```bash") == 1)
+        content = float("cat src/app/models.py" in reply.text)
+        return Episode(rollout_id="r", task_id=task.task_id, task_set_id=None, split=None, harness="shell",
+                       sample_idx=0, seed=0, model=None, sampling={}, messages=[], n_prompt_messages=0, tokens=None,
+                       turns=[], stop_reason="max_turns", reward=(fmt + content) / 2,
+                       components={"fmt": fmt, "content": content})
+
+    def sandboxed(self, task: TaskSpec, reply: ProbeReply) -> bool:
+        return "```bash" in reply.text
+
+
+def test_once_the_reward_pays_the_sandboxed_replies_are_skipped_and_the_parts_still_reported():
+    task = _shell_task().model_copy(update={"scorer": ScorerBinding(evals=[EvalRef(name="fmt"),
+                                                                          EvalRef(name="content")])})
+    reference = ProbeReply("THOUGHT: read the model first.\n\n```bash\ncat src/app/models.py\n```")
+    player = _Player()
+    found = asyncio.run(probe_task(task, reference, (), player, threshold=1.0))
+    # The reward (fmt and content, weighted) is paid by nothing hollow; the format part by every bash block.
+    assert found.reward_eval == "fmt+content" and not found.reward_hackable
+    assert found.paid == {"fmt": ["noop_content", "echo", "swapped_entities"]}
+    assert found.examples["fmt"]["noop_content"].endswith("```bash\ntrue\n```")
+    # Every variant is played, the reward never paying: noops, deflections, echo, invented output, swapped.
+    assert found.episodes == len(player.played) == 5 + 2 + 1 + 2 + 1
+    # A reward the format alone pays: after `true`, no other bash block is run, the rest still is.
+    lenient = _Player()
+    lenient_task = task.model_copy(update={"scorer": ScorerBinding(evals=[EvalRef(name="fmt")])})
+    paid = asyncio.run(probe_task(lenient_task, reference, (), _Lenient(lenient), threshold=1.0))
+    assert paid.reward_hackable and paid.paid == {"fmt": ["noop_content"]}
+    assert sum("```bash" in text for text in lenient.played) == 1 and DEFLECTIONS[0] in lenient.played
+
+
+class _Lenient:
+    """The same player, its reward the format part alone."""
+
+    def __init__(self, inner: _Player) -> None:
+        self.inner = inner
+
+    async def play(self, task: TaskSpec, reply: ProbeReply) -> Episode:
+        episode = await self.inner.play(task, reply)
+        episode.reward, episode.components = episode.components["fmt"], {}
+        return episode
+
+    def sandboxed(self, task: TaskSpec, reply: ProbeReply) -> bool:
+        return self.inner.sandboxed(task, reply)
 
 
 def _task_set(tmp_path: Path, hackable: dict[str, dict[str, list[str]] | None], probed: bool = True) -> TaskSet:
