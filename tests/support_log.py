@@ -25,7 +25,8 @@ from typing import Any, Literal
 
 SYSTEM = "You are Acme's support assistant. Use the tools to look up orders, validate addresses and issue refunds."
 FAMILIES = ("resolved", "upstream_timeout", "address_invalid", "gave_up", "handed_off")
-STARS = {"resolved": (4, 5), "upstream_timeout": (1, 2), "address_invalid": (1, 2), "gave_up": (1, 1), "handed_off": (3, 3)}
+STARS = {"resolved": (4, 5), "upstream_timeout": (1, 2), "address_invalid": (1, 2), "gave_up": (1, 1),
+         "handed_off": (3, 3)}
 COUNTRIES = ("US", "GB", "DE", "FR", "IN")
 TOOLS = [
     {"type": "function", "function": {"name": name, "description": desc, "parameters": {
@@ -60,8 +61,11 @@ class SupportLog:
 
 
 def write_support_log(folder: Path, n_sessions: int = 40, seed: int = 0,
-                      style: Literal["openai", "anthropic"] = "openai", surveyed: float = 0.8) -> SupportLog:
-    """Write `chat.jsonl` and `csat.csv` under `folder`; sessions cycle through the families."""
+                      style: Literal["openai", "anthropic"] = "openai", surveyed: float = 0.8,
+                      request_metadata: bool = False) -> SupportLog:
+    """Write `chat.jsonl` and `csat.csv` under `folder`; sessions cycle through the families. With
+    `request_metadata`, an OpenAI-style request also carries `metadata: {"session_id": ...}`, where some loggers
+    put it (and where ingest reads it)."""
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     start = datetime(2026, 11, 3, 9, 0, tzinfo=timezone.utc)
@@ -72,7 +76,7 @@ def write_support_log(folder: Path, n_sessions: int = 40, seed: int = 0,
         session = Session(f"sess-{i:04d}", family, stars, _conversation(family, i, rng))
         sessions.append(session)
         begin = start + timedelta(seconds=rng.randint(0, 3600))
-        lines += _log_lines(session, begin, rng, style)
+        lines += _log_lines(session, begin, rng, style, request_metadata)
     lines.sort(key=lambda line: line["timestamp"])
     (folder / "chat.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     _write_csat(folder / "csat.csv", sessions)
@@ -90,7 +94,7 @@ def _conversation(family: str, i: int, rng: random.Random) -> list[dict[str, Any
                 else "Sorry, something went wrong on our side. Please try again later.")
         return _with_tool(user, "lookup_order", {"order_id": order}, result, last, i)
     if family == "address_invalid":
-        country = COUNTRIES[i % len(COUNTRIES)]
+        country = COUNTRIES[i // len(FAMILIES) % len(COUNTRIES)]  # i % len(FAMILIES) is this family's, fixed
         user = f"Please ship order {order} to 12 Long Street, {rng.randint(10000, 99999)}, {country}."
         result = {"status": "error", "message": f"invalid postal code for country {country}"}
         return _with_tool(user, "validate_address", {"address": "12 Long Street", "country": country}, result,
@@ -115,7 +119,8 @@ def _msg(role: str, content: str) -> dict[str, Any]:
     return {"role": role, "content": content}
 
 
-def _log_lines(session: Session, begin: datetime, rng: random.Random, style: str) -> list[dict[str, Any]]:
+def _log_lines(session: Session, begin: datetime, rng: random.Random, style: str,
+               request_metadata: bool) -> list[dict[str, Any]]:
     """One line per assistant turn: the request holds everything before it, the response the turn."""
     out = []
     at = begin
@@ -126,18 +131,22 @@ def _log_lines(session: Session, begin: datetime, rng: random.Random, style: str
         at += timedelta(milliseconds=latency + rng.randint(500, 20000))
         request, response = (_openai_call if style == "openai" else _anthropic_call)(
             session.messages[:idx], message, f"{session.session_id}-{idx}")
+        if request_metadata and style == "openai":
+            request["metadata"] = {"session_id": session.session_id}
         out.append({"timestamp": at.isoformat().replace("+00:00", "Z"), "session_id": session.session_id,
                     "user_id": f"u-{session.session_id[-4:]}", "latency_ms": latency,
                     "request": request, "response": response})
     return out
 
 
-def _openai_call(prior: list[dict[str, Any]], message: dict[str, Any], rid: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _openai_call(prior: list[dict[str, Any]], message: dict[str, Any],
+                 rid: str) -> tuple[dict[str, Any], dict[str, Any]]:
     request = {"model": "gpt-4o-mini", "messages": prior, "tools": TOOLS}
     finish = "tool_calls" if message.get("tool_calls") else "stop"
     response = {"id": f"chatcmpl-{rid}", "object": "chat.completion", "model": "gpt-4o-mini-2024-07-18",
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": 40 * len(prior), "completion_tokens": 25, "total_tokens": 40 * len(prior) + 25}}
+                "usage": {"prompt_tokens": 40 * len(prior), "completion_tokens": 25,
+                          "total_tokens": 40 * len(prior) + 25}}
     return request, response
 
 
@@ -150,7 +159,8 @@ def _anthropic_call(prior: list[dict[str, Any]], message: dict[str, Any],
     content = _anthropic_message(message)["content"]
     stop = "tool_use" if message.get("tool_calls") else "end_turn"
     response = {"id": f"msg_{rid}", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
-                "content": content, "stop_reason": stop, "usage": {"input_tokens": 40 * len(prior), "output_tokens": 25}}
+                "content": content, "stop_reason": stop,
+                "usage": {"input_tokens": 40 * len(prior), "output_tokens": 25}}
     return request, response
 
 

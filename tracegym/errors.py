@@ -39,12 +39,24 @@ class NotFoundError(TracegymError):
     title = "Not found"
 
 
+class NothingPassedError(TracegymError):
+    """Every drafted task failed a reward gate: no task set to train on."""
+
+    title = "No task passed the gates"
+
+
 class SandboxError(TracegymError):
     title = "Sandbox error"
 
 
 class ModelError(TracegymError):
     title = "Model error"
+
+
+class DownloadError(TracegymError):
+    """A public file that could not be fetched, or whose bytes are not the ones pinned."""
+
+    title = "Download error"
 
 
 class HackableRewardError(TracegymError):

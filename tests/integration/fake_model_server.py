@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -101,16 +101,18 @@ ROUTES = {"/chat/completions": _chat, "/messages": _messages, "/responses": _res
 
 
 @contextmanager
-def fake_openai() -> Iterator[str]:
+def fake_openai(chat: Callable[[int, dict[str, Any]], dict[str, Any]] | None = None) -> Iterator[str]:
     """Serve the script above at {url}/chat/completions, {url}/responses and {url}/messages (the url ends in
-    /v1); reply ids count the server's calls."""
+    /v1); reply ids count the server's calls. `chat` replaces the chat script: it gets the call's number and
+    request body, and returns the response body."""
+    routes = {**ROUTES, **({"/chat/completions": chat} if chat is not None else {})}
     requests: list[dict[str, Any]] = []
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            route = next(f for path, f in ROUTES.items() if self.path.split("?")[0].endswith(path))
+            route = next(f for path, f in routes.items() if self.path.split("?")[0].endswith(path))
             with lock:
                 n = len(requests)
                 requests.append(body)

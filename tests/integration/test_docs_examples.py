@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = ["custom-formats.md", "writing-evals.md", "mining-rules.md"]
+PAGES = ["custom-formats.md", "writing-evals.md", "mining-rules.md", "bring-your-traces.md"]
 
 _MARKER = re.compile(r"<!-- example: (?P<kind>[a-z]+)(?: (?P<arg>[^>]*?))? -->\n")
 _FENCE = re.compile(r"(?P<fence>`{3,})(?P<lang>[^\n`]*)\n(?P<body>.*?)\n(?P=fence)\n", re.DOTALL)

@@ -51,9 +51,9 @@ def _write_csv(path: Path, rows: list[list[str]]) -> Path:
     return path
 
 
-def _import(cli, store_path, file, *args: str) -> dict:
+def _import(cli, store_path, file, *args: str, code: int = 0) -> dict:
     result = cli("labels", "import", file, "--key", "conversation_id", "--store", store_path, "--json", *args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == code, result.output
     return json.loads(result.stdout)
 
 
@@ -65,14 +65,15 @@ def test_labels_set_outcomes_and_scores_with_their_source_and_reimport_changes_n
                                                          "AND outcome IS NOT NULL")
     wanted = {tid: ("escalated" if i % 3 == 0 else "resolved") for i, tid in enumerate(ids)}
     rows = [[tid, value, "0.25" if value == "escalated" else "0.9"] for tid, value in wanted.items()]
-    rows += [["no-such-conversation", "resolved", "1"], [ids[1], "pending", ""], [ids[2], "resolved", "7"]]
+    rows += [["no-such-conversation", "resolved", "1"], [ids[1], "pending", ""], [ids[2], "resolved", "n/a"]]
     file = _write_csv(tmp_path / "reviews.csv", rows)
 
-    report = _import(cli, labelled_store, file, "--outcome", "resolution", "--score", "csat", *MAP)
+    # Three rows are not applied: the exit status says so (1), and the 22 good rows are stored.
+    report = _import(cli, labelled_store, file, "--outcome", "resolution", "--score", "csat", *MAP, code=1)
     assert report["rows"] == 25 and report["unmatched"] == 1 and report["bad"] == 2 and report["conflicts"] == 0
     assert report["unmatched_examples"] == [{"row": "row 24", "key": "no-such-conversation"}]
     reasons = [b["reason"] for b in report["bad_examples"]]
-    assert "'pending' is not mapped" in reasons[0] and "outside [0, 1]" in reasons[1]
+    assert "'pending' is not mapped" in reasons[0] and "'n/a' is not a number" in reasons[1]
     assert report["labelled_traces"] == 22 and report["changed"] == 22 and not report["already_imported"]
 
     stored = {r["trace_id"]: r["outcome"] for r in _query(
@@ -88,7 +89,7 @@ def test_labels_set_outcomes_and_scores_with_their_source_and_reimport_changes_n
     scores = _query(labelled_store, "SELECT value, kind FROM scores WHERE trace_id = ? AND name = 'csat'", [ids[0]])
     assert scores == [{"value": 0.25, "kind": "human"}]
 
-    again = _import(cli, labelled_store, file, "--outcome", "resolution", "--score", "csat", *MAP)
+    again = _import(cli, labelled_store, file, "--outcome", "resolution", "--score", "csat", *MAP, code=1)
     assert again["already_imported"] and again["changed"] == 0 and again["labelled_traces"] == 22
     assert _query(labelled_store, "SELECT count(*) AS n FROM labels")[0]["n"] == 22
     assert _query(labelled_store, "SELECT count(*) AS n FROM scores WHERE name = 'csat'")[0]["n"] == 22
@@ -131,8 +132,9 @@ def test_conflicting_rows_are_reported_and_not_applied(cli, labelled_store, tmp_
     file = _write_csv(tmp_path / "l.csv", [[tid, "success", ""], [tid, "failure", ""]])
     result = cli("labels", "import", file, "--key", "conversation_id", "--outcome", "resolution",
                  "--store", labelled_store)
-    assert result.exit_code == 0, result.output
-    assert "conflicting" in result.stdout
+    assert result.exit_code == 1, result.output
+    assert "1 traces with conflicting rows" in result.stdout
+    assert "2 of 2 rows not applied (0 bad, 0 match no trace, 2 conflicting)" in result.stderr
     assert _query(labelled_store, "SELECT outcome FROM traces WHERE trace_id = ?", [tid])[0]["outcome"] is None
 
 
@@ -143,6 +145,9 @@ def test_conflicting_rows_are_reported_and_not_applied(cli, labelled_store, tmp_
     ("conversation_id,resolution\nx,maybe\ny,perhaps\n", ("--outcome", "resolution"), "has no usable row"),
     ("conversation_id,resolution\nx,success\n", ("--outcome", "resolution", "--map", "resolved"), "--map 'resolved'"),
     ("conversation_id,resolution\nx,success\n", (), "--outcome COLUMN, --score COLUMN"),
+    ("conversation_id,csat\nx,2\n", ("--outcome", "csat", "--score-range", "1", "5"), "give --score COLUMN too"),
+    ("conversation_id,csat\nx,2\n", ("--score", "csat", "--score-range", "5", "1"), "lowest first"),
+    ("conversation_id,csat\nx,2\n", ("--score", "csat", "--score-range", "3", "3"), "lowest first"),
 ])
 def test_bad_label_files_exit_2_with_a_clear_message(cli, store_path, tmp_path, content, args, message):
     file = tmp_path / "labels.csv"

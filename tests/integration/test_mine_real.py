@@ -133,7 +133,14 @@ def test_mini_swe_agent_failing_tests_are_found(mined, group, words):
 def test_clusters_are_ranked_by_score_and_mining_again_keeps_ids(mined):
     clusters = mined["data"]["clusters"]
     assert [c["rank"] for c in clusters] == list(range(1, len(clusters) + 1))
-    assert all(a["score"] >= b["score"] for a, b in zip(clusters, clusters[1:], strict=False))
+    # Specific clusters first, then the catch-alls (outcome, failing tests), each part by score.
+    assert all((a["catch_all"], -a["score"]) <= (b["catch_all"], -b["score"])
+               for a, b in zip(clusters, clusters[1:], strict=False))
+    catch_alls = {c["signature"] for c in clusters if c["catch_all"]}
+    assert {"trace outcome: failure", "target tests still fail (FAIL_TO_PASS)"} <= catch_alls
+    assert all(c["detector"] in ("outcome", "failing_tests") for c in clusters if c["catch_all"])
+    (outcome,) = _clusters(mined, "outcome", "trace outcome: failure")
+    assert outcome["score"] == max(c["score"] for c in clusters)  # by score alone it would rank first
     again = CliRunner().invoke(app, ["mine", "failures", "--store", str(mined["store"]), "--json"],
                                catch_exceptions=False)
     assert again.exit_code == 0

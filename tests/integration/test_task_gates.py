@@ -17,6 +17,7 @@ import pytest
 from tracegym.commands.quickstart import learnable_clusters
 from tracegym.store import open_store
 from tracegym.tasks import load_task_set
+from tracegym.tasks.taskset import load_rejected
 
 pytestmark = pytest.mark.slow  # `tasks generate` runs every gate's episodes on the real traces
 
@@ -146,13 +147,16 @@ def test_each_gate_rejects_exactly_the_tasks_that_must_fail_it(cli, learn_store,
     assert sum(c.gates.rejected for c in kept.manifest.clusters) == kept.manifest.counts["rejected_by_gates"]
 
 
-def test_a_set_whose_every_task_fails_is_not_written(cli, learn_store, tmp_path):
+def test_a_set_whose_every_task_fails_holds_only_its_rejected_tasks(cli, learn_store, tmp_path):
     store, clusters = learn_store[0], _tau(learn_store[1])
     evals = _evals(tmp_path / "e", "pays_nothing")
     evals.write_text(evals.read_text().replace("pays_nothing", "_checks"))  # a dict of checks, not a reward
     result = _generate(cli, store, clusters, evals, tmp_path / "set")
-    assert result.exit_code == 2 and "reference_fails). Fix:" in result.stderr and "--no-gates" in result.stderr
-    assert not (tmp_path / "set").exists()
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and said.startswith("No task passed the gates:")
+    assert "reference_fails)" in said and "--no-gates" in said and "--references" in said
+    assert load_task_set(tmp_path / "set").tasks == []
+    assert len(load_rejected(tmp_path / "set")) == len(list((tmp_path / "set" / "rejected" / "tasks").iterdir()))
 
 
 def test_tasks_check_fails_after_an_eval_edit_that_pays_for_an_empty_reply(cli, learn_store, tmp_path):

@@ -65,6 +65,31 @@ def _per_cluster(ws: Workspace, run_id: str) -> tuple[dict[tuple[int, str], tupl
     return stored, {(r["step"], r["cluster"]): (r["mean"], r["n"]) for r in rows}
 
 
+def _hollow_agrees(ws: Workspace, run_id: str) -> int:
+    """Each stored cluster/<id>/hollow equals the share of that step's scored rollouts of the cluster that the
+    hollow-reply detectors flag, judged again from the rollouts table; returns how many (step, cluster) pairs."""
+    from tracegym.store import open_store
+    from tracegym.training.metrics import read_metrics
+    from tracegym.training.replies import hollow_findings
+
+    with open_store(ws.store, read_only=True) as store:
+        metrics = read_metrics(store, run_id)
+        rows = store.query(
+            "SELECT r.train_step AS step, coalesce(t.cluster_id, 'none') AS cluster, r.messages, r.n_prompt_messages, "
+            "t.spec->'$.replay' AS replay FROM rollouts r JOIN tasks t USING (task_set_id, task_id) "
+            "WHERE r.run_id = ? AND r.train_use <> 'stale' AND r.reward IS NOT NULL", [run_id])
+    flagged: dict[tuple[int, str], list[bool]] = {}
+    for r in rows:
+        results = (c.get("result") for c in json.loads(r["replay"] or "[]"))
+        found = hollow_findings(json.loads(r["messages"]), r["n_prompt_messages"], results)
+        flagged.setdefault((r["step"], r["cluster"]), []).append(bool(found))
+    for (step, cluster), flags in flagged.items():
+        assert metrics[f"cluster/{cluster}/hollow"][step] == pytest.approx(sum(flags) / len(flags)), (step, cluster)
+        assert 0 < metrics[f"cluster/{cluster}/distinct"][step] <= 1
+        assert metrics[f"cluster/{cluster}/reply_tokens"][step] > 0
+    return len(flagged)
+
+
 def _assert_agree(stored: dict, from_rollouts: dict) -> None:
     assert stored.keys() == from_rollouts.keys()
     for key, (mean, n) in from_rollouts.items():
@@ -79,6 +104,7 @@ def test_per_cluster_rewards_agree_with_the_rollouts_and_show_in_the_chart_and_r
     run_id = _train(cli, workspace, tmp_path, config)
     stored, from_rollouts = _per_cluster(workspace, run_id)
     _assert_agree(stored, from_rollouts)
+    assert _hollow_agrees(workspace, run_id) == len(stored), "hollow shares beside every per-cluster reward"
     assert {step for step, _ in stored} == {3, 4, 5}
     assert {cluster for _, cluster in stored} == set(_two_clusters(workspace)), "both clusters were sampled"
 

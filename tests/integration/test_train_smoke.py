@@ -390,3 +390,61 @@ def test_difficulty_filter_trains_only_tasks_with_reward_variance(workspace: Wor
     (tmp_path / "run" / "difficulty.json").write_text(json.dumps({**record, "kept": [tasks[0].task_id]}))
     again, _ = filter_tasks(config, tasks, measure=lambda: pytest.fail("the filter sampled again"))
     assert [t.task_id for t in again] == [tasks[0].task_id]
+
+
+def test_a_failed_start_leaves_no_run_and_the_fixed_config_starts_without_resume(workspace: Workspace,
+                                                                                 tmp_path: Path, cli) -> None:
+    """A missing task set stops `train` before the run folder is written; a start that fails after it (the warm
+    start finds no examples) is replaced by the next start of that folder, without --resume."""
+    from tracegym.store import open_store
+
+    run_dir, config_file = tmp_path / "run", tmp_path / "run.yaml"
+    fixed = tiny_config(workspace, run_dir, steps=1, checkpoint_every=1, warmup={"steps": 0})
+    train = ("train", "--allow-unredacted", config_file, "--store", workspace.store)
+
+    write_config(config_file, {**fixed, "tasks": {**fixed["tasks"], "task_set": str(tmp_path / "no-such-set")}})
+    missing = cli(*train)
+    assert missing.exit_code == 2 and "no-such-set" in missing.stderr, missing.output
+    assert not run_dir.exists()
+
+    write_config(config_file, {**fixed, "warmup": {"steps": 1, "formats": ["no-such-format"]}})
+    no_examples = cli(*train)
+    assert no_examples.exit_code == 2 and "The warm start found no examples" in no_examples.stderr
+    failed_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+
+    write_config(config_file, fixed)
+    started = cli(*train)
+    assert started.exit_code == 0, started.output
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    said = " ".join(started.stderr.split())
+    assert f"held run {failed_id}, which wrote no checkpoint and completed no step: run {run_id} replaces it" in said
+    assert f"tracegym runs show {run_id} --store {workspace.store}" in said
+    assert f"tracegym report {run_id} --store {workspace.store}" in said and "SELECT" not in said
+    with open_store(workspace.store, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM runs WHERE run_id = ?", [failed_id]) == 0
+        assert store.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id]) == "completed"
+    again = cli(*train)  # a run with a checkpoint is kept: the next start must say --resume
+    assert again.exit_code == 2 and f"already holds run {run_id}, with a checkpoint" in again.stderr
+
+
+def test_a_model_folder_given_relative_is_recorded_and_carded_by_its_absolute_path(workspace: Workspace,
+                                                                                   tmp_path: Path, cli) -> None:
+    import os
+
+    from tracegym.store import open_store
+
+    relative = os.path.relpath(workspace.tiny_model, Path.cwd())  # the test runs in tmp_path
+    assert relative.startswith("..")
+    data = tiny_config(workspace, tmp_path / "run", steps=1, checkpoint_every=1, warmup={"steps": 0},
+                       model={"ref": relative})
+    result = cli("train", "--allow-unredacted", write_config(tmp_path / "run.yaml", data), "--store", workspace.store,
+                 "--json")
+    assert result.exit_code == 0, result.output
+    run_id = json.loads(result.stdout)["run_id"]
+    with open_store(workspace.store, read_only=True) as store:
+        assert store.scalar("SELECT base_model FROM runs WHERE run_id = ?", [run_id]) == str(
+            workspace.tiny_model.resolve())
+    exported = cli("export", tmp_path / "run", "--out", tmp_path / "served", "--store", workspace.store)
+    assert exported.exit_code == 0, exported.output
+    card = (tmp_path / "served" / "README.md").read_text(encoding="utf-8")
+    assert f"- Base model: `{workspace.tiny_model.resolve()}`" in card and "../" not in card

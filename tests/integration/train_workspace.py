@@ -45,6 +45,7 @@ def _cli(*args: str) -> None:
 def build_workspace(root: Path, traces: Path) -> Workspace:
     """Ingest τ-bench, mine failures, generate tasks bound to `starts_upper`, save a tiny model."""
     from tracegym.models.tiny import tiny_policy
+    from tracegym.store import open_store
 
     store = root / "store.duckdb"
     evals = root / "evals.yaml"
@@ -52,9 +53,14 @@ def build_workspace(root: Path, traces: Path) -> Workspace:
     _cli("ingest", str(traces / "tau-bench"), "--store", str(store))
     _cli("mine", "failures", "--store", str(store))
     task_set = root / "tasks" / "tau"
+    # The 11 top specific clusters and the catch-all of failed runs (which ranks after every specific one): the
+    # tasks the training tests were written against, when that catch-all ranked first.
+    with open_store(store, read_only=True) as st:
+        failed = st.scalar("SELECT cluster_id FROM clusters WHERE detector = 'outcome' "
+                           "AND signature = 'trace outcome: failure'")
     # Ungated: `starts_upper` is a toy reward for training tests, not one a reference reply is meant to earn.
     _cli("tasks", "generate", "--allow-unredacted", "--no-gates", "--out", str(task_set), "--evals", str(evals),
-         "--eval", "starts_upper", "--top", "12", "--context", "last-user", "--store", str(store))
+         "--eval", "starts_upper", "--top", "11", "--cluster", failed, "--context", "last-user", "--store", str(store))
     model, tokenizer = tiny_policy(seed=0)
     model.save_pretrained(root / "tiny-model")
     tokenizer.save_pretrained(root / "tiny-model")

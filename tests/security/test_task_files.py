@@ -33,12 +33,13 @@ EVALS = ("version: 1\nevals:\n  - name: recorded\n    kind: label\n    score: re
 
 
 def _weather_traces(fixtures_dir: Path, path: Path, ids: list[str], question: str | None = None) -> Path:
-    """The fixture's weather conversation (one failed tool call) once per id; each copy's task data differs, so
-    that none is merged into another as a near-duplicate."""
+    """The fixture's weather conversation (one failed tool call) once per id; each copy's task data differs in a
+    word (numbers and ids alone would not tell it apart), so that none is merged into another as a near-duplicate."""
     record = json.loads((fixtures_dir / "openai-chat" / "conversations.jsonl").read_text().splitlines()[0])
     if question is not None:
         record["messages"][1]["content"] = question
-    lines = [json.dumps({**record, "id": trace_id, "metadata": {**record["metadata"], "customer": f"customer {i}"}})
+    lines = [json.dumps({**record, "id": trace_id,
+                         "metadata": {**record["metadata"], "customer": f"customer {chr(ord('a') + i)}"}})
              for i, trace_id in enumerate(ids)]
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -54,6 +54,10 @@ RESULTS = [
     "x" * 300 + "\nRuntimeError: late in a long result", "\u2028Error: line separator first",
     " " * 250 + "error after many spaces", " " * 250 + "fine after many spaces", "y" * 300 + " Error no colon",
     "\t" * 300 + "error beyond the first 256 characters",
+    # Backends' JSON error responses (tracegym.mining.json_errors), and JSON that is none.
+    '{"error": {"code": 504, "message": "upstream timeout"}}', '{"status": "error", "message": "bad postcode"}',
+    '{"ok": false, "error": "channel_not_found"}', '{"statusCode": 502}', '{"errors": [{"message": "no field"}]}',
+    '{"status": "shipped"}', '{"ok": true}', '{"error": null}', '{"error": {}}',
 ]
 
 
@@ -141,7 +145,8 @@ def dump(store_path: Path) -> dict[str, list[tuple]]:
                 for table, cols in TABLES.items()}
 
 
-def ingest_both(path: Path | list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict, int]:
+def ingest_both(path: Path | list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                options: dict[str, Any] | None = None) -> tuple[dict, dict, int]:
     """Ingest the file(s) through the SQL path (in small chunks) and through the record path; count routed lines."""
     paths = [str(p) for p in (path if isinstance(path, list) else [path])]
     routed = []
@@ -150,12 +155,12 @@ def ingest_both(path: Path | list[Path], tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(openai_chat_sql, "CHUNK_BYTES", 1 << 18)
     with open_store(tmp_path / "sql.duckdb") as store:
         for p in paths:
-            ingest_paths(store, [p])
+            ingest_paths(store, [p], options=options)
     with monkeypatch.context() as m:
         m.setattr(OpenAIChatAdapter, "bulk_load", lambda self, con, src, sink: False)
         with open_store(tmp_path / "records.duckdb") as store:
             for p in paths:
-                ingest_paths(store, [p])
+                ingest_paths(store, [p], options=options)
     return dump(tmp_path / "sql.duckdb"), dump(tmp_path / "records.duckdb"), len(routed)
 
 
@@ -200,6 +205,47 @@ def test_re_sent_traces_are_duplicates_and_edited_ones_conflicts(tmp_path: Path,
     assert [(row[2], row[4]) for row in via_sql["ingest_errors"]] == [("trace t2", "t2")]
     stored = {row[2]: row[5] for row in via_sql["tool_calls"]}
     assert stored["c2"] == "r2"  # the stored trace is kept
+
+
+def line_field_lines() -> list[str]:
+    """Plain conversations with an app's fields beside their messages (tracegym/ingest/adapters/log_line.py)."""
+    talk = [msg("user", "x"), msg("assistant", "y")]
+    values = [
+        conv("iso", talk, session_id="s-1", timestamp="2026-11-03T09:01:38.868Z", latency_ms=2043, user_id="u-1"),
+        conv("epoch-ms", talk, conversation_id=42, created_at=1762160498868, duration_ms=12.5),
+        conv("seconds", talk, thread_id="t-1", ts=1762160498, latency_s="1.5", userId=7),
+        conv("meta-session", talk, metadata={"session_id": "from-metadata", "k": 1}, time="2026-11-03"),
+        conv("line-over-meta", talk, sessionId="line", metadata={"session_id": "meta"}),
+        conv("unreadable", talk, session_id={"not": "an id"}, timestamp="yesterday", latency_ms=-3, time=12),
+        conv("not-a-time", talk, time=12.5, elapsed_ms=None),
+        conv("nested", talk, meta={"conv": "n-1", "other": [1, 2]}, startTime="2026-11-03T10:00:00+02:00"),
+        conv("nested-int", talk, meta={"conv": 5}),
+        conv("nested-missing", talk, meta="flat"),
+        conv("odd key", talk, **{"we'ird \"key": {"conv": "odd"}}),
+    ]
+    return [json.dumps(v) for v in values]
+
+
+@pytest.mark.parametrize("key", [None, "meta.conv", "$.we'ird \"key.conv", "metadata.k", "tools[0]"])
+def test_sql_path_reads_an_apps_line_fields_as_the_record_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               key: str | None) -> None:
+    path = tmp_path / "app.jsonl"
+    path.write_text("\n".join(line_field_lines()) + "\n", encoding="utf-8")
+    options = {} if key is None else {"session_key": key}
+    via_sql, via_records, routed = ingest_both(path, tmp_path, monkeypatch, options)
+    for table in TABLES:
+        assert via_sql[table] == via_records[table], table
+    assert routed == 0 and len(via_sql["traces"]) == 11
+    sessions = {row[0]: row[3] for row in via_sql["traces"]}
+    if key is None:
+        assert (sessions["iso"], sessions["epoch-ms"], sessions["meta-session"], sessions["line-over-meta"],
+                sessions["unreadable"]) == ("s-1", "42", "from-metadata", "line", None)
+        started = {row[0]: row[5] for row in via_sql["traces"]}
+        assert started["iso"].isoformat() == "2026-11-03T09:01:38.868000" and started["not-a-time"] is None
+    elif key == "meta.conv":
+        assert {t: s for t, s in sessions.items() if s} == {"nested": "n-1", "nested-int": "5"}
+    elif key.startswith("$.we"):
+        assert {t: s for t, s in sessions.items() if s} == {"odd key": "odd"}
 
 
 def test_invalid_utf8_lines_are_reported_and_the_rest_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -73,8 +74,15 @@ def test_rng_round_trip() -> None:
 
 def test_run_dir_refuses_mixups(tmp_path: Path) -> None:
     run = tmp_path / "run"
+    failed = init_run_dir(run, {"seed": 0, "steps": 4}, resume=False)
+    # A start that wrote no checkpoint and completed no step is replaced by the next start.
     run_id = init_run_dir(run, {"seed": 0, "steps": 4}, resume=False)
-    with pytest.raises(ConfigError, match="already holds a run"):
+    assert run_id != failed and json.loads((run / "run.json").read_text())["run_id"] == run_id
+    with pytest.raises(ConfigError, match=f"already holds run {run_id}, with 3 completed steps. Fix: pass --resume"):
+        init_run_dir(run, {"seed": 0, "steps": 4}, resume=False, completed_steps=lambda rid: 3 * (rid == run_id))
+    model = tiny_llama(64, seed=1)
+    save_checkpoint(run, model, _Tokenizer(), _state(2, model), keep_last=3)
+    with pytest.raises(ConfigError, match=r"with a checkpoint \(step-000002\)"):
         init_run_dir(run, {"seed": 0, "steps": 4}, resume=False)
     with pytest.raises(ConfigError, match="sections: seed"):
         init_run_dir(run, {"seed": 1, "steps": 4}, resume=True)

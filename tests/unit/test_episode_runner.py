@@ -319,7 +319,8 @@ def test_a_messages_only_client_runs_replay_and_leaves_the_recorded_path(store):
     tool_messages = [m for m in ep.continuation if m["role"] == "tool"]
     assert tool_messages[0] == {"role": "tool", "tool_call_id": "c1", "name": "get_user_details",
                                 "content": '{"name": "Mia"}'}
-    assert tool_messages[1]["content"].startswith("Error: no recorded result for get_user_details(")
+    # No recorded error to learn a style from: a neutral error, in which the policy cannot tell it is replayed.
+    assert tool_messages[1]["content"] == "Error: get_user_details: no result for these arguments"
     # The endpoint saw the conversation grow with its own calls and the replayed results.
     assert [m["role"] for m in server.requests[2]["messages"]] == ["system", "user", "assistant", "tool",
                                                                    "assistant", "tool"]

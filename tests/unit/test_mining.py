@@ -223,3 +223,103 @@ def test_mine_detectors_lists_every_detector_with_its_description(cli):
     listed = {row["name"]: row for row in json.loads(result.stdout)}
     assert set(listed) == {d.name for d in DETECTORS}
     assert all(row["description"] and row["category"] for row in listed.values())
+
+
+def test_json_error_responses_are_tool_errors_named_by_their_message(store):
+    # Stored unflagged, as a store ingested before JSON errors were flagged holds them.
+    results = {
+        "j1": '{"error": {"code": 504, "message": "upstream timeout"}}',
+        "j2": '{"status": "error", "message": "invalid postal code for country DE"}',
+        "j3": '{"status": "error", "message": "invalid postal code for country IN"}',
+        "j4": '{"ok": false, "error": "channel_not_found"}',
+        "j5": '{"statusCode": 502}',
+        "j6": '{"errors": [{"message": "Cannot query field \\"foo\\" on type \\"Query\\""}]}',
+        "j7": '{"success": false}',
+        "ok1": '{"reservation_id": "K1NW8N", "status": "cancelled"}',
+        "ok2": '{"ok": true, "ticket": "T-3"}',
+    }
+    for trace_id, result in results.items():
+        _trace(store, trace_id)
+        _call(store, trace_id, 1, "backend", "{}", result)
+    mine_failures(store)
+    assert _by_detector(store)["tool_error"] == {
+        ("j1", "upstream timeout"), ("j2", "invalid postal code for country <country>"),
+        ("j3", "invalid postal code for country <country>"), ("j4", "channel_not_found"), ("j5", "HTTP 502"),
+        ("j6", "Cannot query field <str> on type <str>"), ("j7", "error response with no message")}
+    (evidence,) = store.query("SELECT evidence FROM failures WHERE trace_id = 'j1'")
+    assert evidence["evidence"].startswith("backend: {")  # the tool and the whole response, as for other errors
+
+
+def test_a_flagged_json_error_is_named_by_its_message_not_its_first_line(store):
+    _trace(store, "t1")
+    _call(store, "t1", 1, "lookup", "{}", '{\n  "error": {\n    "message": "order A-17 not found"\n  }\n}',
+          is_error=True)
+    _call(store, "t1", 3, "lookup", "{}", '{"error": "bad gateway"}', exit_code=2)
+    mine_failures(store)
+    assert _by_detector(store)["tool_error"] == {("t1", "order A-<n> not found"), ("t1", "exit code 2: bad gateway")}
+
+
+def test_a_new_signature_rule_makes_every_trace_detected_again(monkeypatch):
+    from tracegym.mining import detection
+
+    params = MineConfig().model_dump()
+    before = detection.settings_key(params)
+    monkeypatch.setattr(detection, "macros", lambda: {"tg_signature": "lower(t)"})
+    assert detection.settings_key(params) != before
+
+
+@pytest.mark.parametrize(("reply", "gave_up"), [
+    ("I'm sorry, but I can't help with refunds. Unfortunately there is nothing I can do.", True),
+    ("I’m afraid I can’t change that booking.", True),  # curly apostrophes
+    ("Sorry, I CANNOT HELP with that request.", True),
+    ("I am unable to process a refund for this order. Is there anything else?", True),
+    ("Unfortunately I'm not able to waive the fee.", True),
+    ("I can't help with refunds, but a colleague will email you today.", False),
+    ("I'm unable to do that here; please contact us at help@example.com.", False),
+    ("I cannot issue refunds myself, so I've passed this to our support team.", False),
+    ("Your order A-1 has shipped and should arrive on Friday.", False),
+])
+def test_gave_up_is_a_last_reply_that_cannot_help_and_offers_no_person(store, reply, gave_up):
+    _trace(store, "t1")
+    _msg(store, "t1", 0, "user", "I want a refund for order A-1.")
+    _msg(store, "t1", 1, "assistant", reply)
+    mine_failures(store)
+    found = _by_detector(store).get("gave_up", set())
+    assert found == ({("t1", "gave up: said it cannot help and offered no person")} if gave_up else set())
+
+
+def test_gave_up_looks_at_the_last_reply_and_at_hand_off_tools(store):
+    refusal = "I'm sorry, I can't help with that."
+    _trace(store, "handed")  # said it cannot help, and called a hand-off tool
+    _msg(store, "handed", 0, "user", "refund please")
+    _msg(store, "handed", 1, "assistant", refusal)
+    _call(store, "handed", 1, "create_support_ticket", '{"reason": "refund"}', '{"ok": true}')
+    _trace(store, "recovered")  # said it early on, then helped
+    for idx, (role, text) in enumerate([("user", "refund please"), ("assistant", refusal), ("user", "my order?"),
+                                        ("assistant", "Order A-1 ships tomorrow.")]):
+        _msg(store, "recovered", idx, role, text)
+    _trace(store, "last")  # its last reply is the refusal
+    for idx, (role, text) in enumerate([("user", "where is A-1?"), ("assistant", "It ships tomorrow."),
+                                        ("user", "and a refund?"), ("assistant", refusal), ("user", "bye")]):
+        _msg(store, "last", idx, role, text)
+    mine_failures(store)
+    rows = store.query("SELECT trace_id, message_idx, evidence FROM failures WHERE detector = 'gave_up'")
+    assert [(r["trace_id"], r["message_idx"], r["evidence"]) for r in rows] == [("last", 3, refusal)]
+    (gave_up,) = [d for d in DETECTORS if d.name == "gave_up"]
+    assert not gave_up.verdict and gave_up.category == "give_ups"
+
+
+def test_catch_all_clusters_rank_after_specific_ones(store):
+    # Every trace failed: the outcome cluster holds the most failed traces, and would rank first by score.
+    for i in range(10):
+        _trace(store, f"a{i}", "failure")
+        _score(store, f"a{i}", "csat", 0.0, "human")
+        if i < 3:
+            _call(store, f"a{i}", 1, "ship", "{}", '{"error": {"message": "no courier"}}')
+    clusters = mine_failures(store).clusters
+    order = [(c.detector, c.catch_all) for c in clusters]
+    assert order == [("tool_error", False), ("negative_feedback", True), ("outcome", True)]
+    assert clusters[0].score < clusters[1].score and [c.rank for c in clusters] == [1, 2, 3]
+    assert clusters[-1].to_dict()["catch_all"] is True
+    assert {d.name for d in DETECTORS if d.catch_all} == {"outcome", "low_score", "failing_tests",
+                                                          "negative_feedback"}

@@ -37,6 +37,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "export": {"errors", "evals.checkpoints", "inert", "models", "store", "training"},
     "report": {"errors", "evals.checkpoints", "inert", "output", "store", "training"},
     "configdoc": {"training", "samplers", "harnesses", "tasks"},
+    "public_traces": {"errors", "output"},
 }
 # The command line sits on top and may import any of the above; the package's own `__init__` imports nothing.
 TOP = {"__init__", "cli", "commands"}

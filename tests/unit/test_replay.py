@@ -95,7 +95,7 @@ def test_equal_calls_are_answered_in_recorded_order_once_each():
     answers = [step(harness, call, t).observations[0]["content"] for t in range(3)]
     assert answers[0].startswith("Error: payment amount")
     assert answers[1] == '{"reservation_id": "HATHAT"}'
-    assert answers[2].startswith("Error: no recorded result for book_reservation(")
+    assert answers[2] == "Error: no result for these arguments"
     assert (harness.counts.replay_hits, harness.counts.replay_misses) == (2, 1)
 
 
@@ -104,7 +104,7 @@ def test_calls_answered_before_the_cut_are_not_in_the_pool():
     assert len(pool) == 3
     harness = started()
     again = step(harness, hermes("get_user_details", '{"user_id": "mia_li_3668"}'))
-    assert "no recorded result" in again.observations[0]["content"]
+    assert again.observations[0]["content"] == "Error: no result for these arguments"
     assert harness.counts.replay_misses == 1
     assert harness.metrics["replay/missed_calls"] == ['get_user_details({"user_id": "mia_li_3668"})']
 
@@ -112,16 +112,53 @@ def test_calls_answered_before_the_cut_are_not_in_the_pool():
 def test_unseen_calls_get_an_error_in_the_tools_own_style():
     harness = started()
     missed = step(harness, hermes("get_reservation_details", '{"reservation_id": "ZZZ999"}'))
-    text = missed.observations[0]["content"]
-    assert text == ('Error: no recorded result for get_reservation_details({"reservation_id": "ZZZ999"}); this '
-                    "environment replays a recorded trace and answers only the calls it recorded")
+    assert missed.observations[0]["content"] == "Error: no result for these arguments"
+    assert harness.metrics["replay/missed_calls"] == ['get_reservation_details({"reservation_id": "ZZZ999"})']
     json_errors = [{"message_idx": 5, "name": "lookup", "arguments": {"q": 1}, "result": '{"error": "bad q"}',
                     "is_error": True}]
     assert ErrorStyle.learn([RecordedCall(**c) for c in json_errors], "lookup").format("x") == '{"error": "x"}'
-    assert ErrorStyle.learn([], "lookup").format("x") == "Error: x"
+    assert ErrorStyle.learn([], "lookup") is None
     mixed = [RecordedCall(message_idx=1, name="t", result=r, is_error=True)
              for r in ("ToolError: a", "ToolError: b", "something odd")]
     assert ErrorStyle.learn(mixed, "t").prefix == "ToolError: "
+    assert ErrorStyle.learn(mixed[2:], "t") is None  # no label to learn
+
+
+def _errors(name: str, *results: dict) -> list[RecordedCall]:
+    """Calls of `name` that answered these JSON objects, not marked as errors (as a chat log records them)."""
+    return [RecordedCall(message_idx=i, name=name, result=json.dumps(r), is_error=False) for i, r in enumerate(results)]
+
+
+@pytest.mark.parametrize(("results", "expected"), [
+    # HTTP status codes: 404 in the code field, the message in the message field.
+    ([{"error": {"code": 504, "message": "upstream timeout"}}] * 2,
+     {"error": {"code": 404, "message": "M"}}),
+    # Fields with one value in every error are kept (status, type); those that varied (an order id) are dropped.
+    ([{"status": "error", "message": "invalid postal code for US", "order": "A-1"},
+      {"status": "error", "message": "invalid postal code for DE", "order": "A-2"}],
+     {"status": "error", "message": "M"}),
+    ([{"error": {"type": "invalid_request", "code": "RATE_LIMITED", "message": "slow down"}},
+      {"error": {"type": "invalid_request", "code": "BAD_ID", "message": "no such id"}}],
+     {"error": {"type": "invalid_request", "code": "NOT_FOUND", "message": "M"}}),
+    ([{"error": {"code": "timeout", "detail": "x"}}], {"error": {"code": "not_found", "detail": "M"}}),
+    ([{"jsonrpc": "2.0", "error": {"code": -32602, "message": "Invalid params"}}],
+     {"jsonrpc": "2.0", "error": {"code": -32602, "message": "M"}}),
+])
+def test_json_error_objects_are_learned_with_their_code_and_message_fields(results, expected):
+    assert json.loads(ErrorStyle.learn(_errors("t", *results), "t").format("M")) == expected
+
+
+def test_the_most_common_shape_of_the_tool_then_of_the_trace():
+    calls = [*_errors("lookup", {"error": {"code": 504, "message": "a"}}, {"error": {"code": 502, "message": "b"}}),
+             RecordedCall(message_idx=9, name="lookup", result="Error: c", is_error=True),
+             *_errors("handoff", {"ok": True, "ticket": "T-1"}),
+             *_errors("validate", {"status": "error", "message": "x"}, {"status": "error", "message": "y"},
+                      {"status": "error", "message": "z"})]
+    assert ErrorStyle.learn(calls, "lookup").format("M") == '{"error": {"code": 404, "message": "M"}}'
+    # handoff never failed: the shape most errors of the trace have (validate's three beat lookup's two)
+    assert ErrorStyle.learn(calls, "handoff").format("M") == '{"status": "error", "message": "M"}'
+    # a success shaped like an error is not one: no error field, no status of error
+    assert ErrorStyle.learn(_errors("t", {"ok": True, "message": "done"}), "t") is None
 
 
 def test_unseen_calls_can_go_to_a_user_fallback(tmp_path):

@@ -80,3 +80,27 @@ def test_python_and_store_sql_agree(store):
 ])
 def test_error_line_names_the_error(text, expected):
     assert error_line(text) == expected
+
+
+@pytest.mark.parametrize(("texts", "expected"), [
+    ([f"invalid postal code for country {c}" for c in ("US", "GB", "DE", "FR", "IN")],
+     "invalid postal code for country <country>"),
+    (["Invalid country code: IT", "Invalid country code: NO"], "Invalid country code: <country>"),
+    (["market=CN closed", "market=IN closed"], "market=<country> closed"),
+    (["shipping to FR is not available", "shipping to US is not available", "shipping to UK is not available"],
+     "shipping to <country> is not available"),
+    (["unsupported currency TRY", "unsupported currency JPY"], "unsupported currency <currency>"),
+    (["refund of 20 JPY denied", "refund of 7.5 EUR denied", "refund of $3 denied"], "refund of <amount> denied"),
+    (["prices in CHF only", "prices in SEK only"], "prices in <currency> only"),
+])
+def test_country_and_currency_codes_are_one_signature(texts, expected):
+    assert {signature(t) for t in texts} == {expected}
+
+
+@pytest.mark.parametrize("text", [
+    "HTTP error from SQL server: invalid JSON", "ERR_TIMEOUT: ENOENT on read", "IS NOT NULL constraint failed",
+    "disk has 2 GB left", "CN mismatch in certificate", "log IN first", "IT department", "answer NO or YES",
+    "ALL tests passed", "TRY again", "USDC wallet", "de_DE locale",
+])
+def test_other_capitals_and_codes_that_are_also_words_stay(text):
+    assert signature(text) == text.replace("2 GB", "<n> GB")

@@ -52,8 +52,9 @@ def eval_command(
 ) -> None:
     """Evaluate the base model and each checkpoint on held-out tasks; compare them overall and per cluster.
 
-    Mean reward, pass@1 and pass@k with 95% bootstrap intervals over tasks; each change against the base with
-    a paired permutation test (beyond noise at p < 0.05); tasks the base passed and a checkpoint fails.
+    Mean reward, the share of hollow replies, pass@1 and pass@k with 95% bootstrap intervals over tasks; each change
+    against the base with a paired permutation test (beyond noise at p < 0.05); tasks the base passed and a
+    checkpoint fails.
     Every sample goes to the store (eval_results; the episode in rollouts with run_id = the eval id). An
     evaluation that stopped resumes where it stopped: samples already stored are not run again.
     """
@@ -173,19 +174,22 @@ def print_comparison(table: dict[str, Any]) -> None:
     view = Table(title=f"{literal(table['eval_id'])}{version}: {table['tasks']} tasks x {k} samples against "
                        f"{literal(table['base'])}",
                  caption="mean [95% interval] over tasks; below: change against the base, ▲▼ beyond noise "
-                         "(paired permutation test, p < 0.05), ≈ within it")
-    for col in ("model", "tasks", "reward", "pass@1", f"pass@{k}", *([literal(component)] if component else [])):
+                         "(paired permutation test, p < 0.05), ≈ within it; hollow: share of samples a hollow-reply "
+                         "detector flags")
+    for col in ("model", "tasks", "reward", "hollow", "pass@1", f"pass@{k}",
+                *([literal(component)] if component else [])):
         view.add_column(col, overflow="fold")
     for group in table["groups"]:
-        view.add_row(f"[bold]{literal(group_title(group))}[/bold]", str(group["tasks"]), "", "", "",
+        view.add_row(f"[bold]{literal(group_title(group))}[/bold]", str(group["tasks"]), "", "", "", "",
                      *([""] if component else []))
         for i, row in enumerate(group["rows"]):
             change = row["change"] or {}
             errors = f" ({row['errors']} unscored)" if row["errors"] else ""
             extra = [fmt_cell(row["component"], None)] if component else []
             view.add_row(f"  {literal(row['model'])}{errors}", "", fmt_cell(row["reward"], change.get("reward")),
-                         fmt_cell(row["pass@1"], change.get("pass@1")), fmt_cell(row["pass@k"], change.get("pass@k")),
-                         *extra, end_section=i == len(group["rows"]) - 1)
+                         fmt_cell(row["hollow"], change.get("hollow")), fmt_cell(row["pass@1"], change.get("pass@1")),
+                         fmt_cell(row["pass@k"], change.get("pass@k")), *extra,
+                         end_section=i == len(group["rows"]) - 1)
     out.print(view)
     for group in table["groups"][1:]:
         if group.get("signature"):

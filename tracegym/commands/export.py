@@ -48,13 +48,13 @@ def export(
     if adapter and gguf:
         raise ConfigError("--adapter writes the LoRA adapter alone, and --gguf a whole model. Fix: drop one of them "
                           "(without --adapter, the GGUF file holds the base with the adapter merged in).")
-    facts = CardFacts(name=to.name, checkpoint=str(source), checkpoint_id=found.checkpoint_id,
+    facts = CardFacts(name=to.name, checkpoint=str(source.resolve()), checkpoint_id=found.checkpoint_id,
                       run_id=found.run_id, step=found.step, lora=("adapter" if adapter else "merged") if lora else None)
     store_path = store or default_store_path()
     if store_path.exists():
         with open_store(store_path, read_only=True) as st:
             read_facts(st, facts)
-        facts.store = str(store_path)
+        facts.store = str(store_path.resolve())
     else:
         err.print(f"No store at {literal(store_path)}: the card names no clusters or evaluations. "
                   "Fix: pass the --store the checkpoint was trained and evaluated with.")

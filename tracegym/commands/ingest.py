@@ -28,6 +28,13 @@ def ingest(
         = False,
     redact_config: Annotated[Path | None, typer.Option(
         "--redact-config", help="With --redact: your redact.yaml (own rules, allow-list, pseudonyms).")] = None,
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="Read files ingested before again, and replace the stored traces these files bring "
+                          "(labels kept); recorded in the store_changes table.")] = False,
+    session_key: Annotated[str | None, typer.Option(
+        "--session-key", help="The field of each log line that holds its session id, as a path such as "
+                              "meta.conversation_id or $.meta.conversation_id (OpenAI and Anthropic logs).")]
+        = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -36,7 +43,12 @@ def ingest(
     from tracegym.ingest.pipeline import gathered, ingest_inputs
     from tracegym.store import open_store
 
-    options = {"mapping": mapping} if mapping else {}
+    options: dict[str, Any] = {"mapping": mapping} if mapping else {}
+    if session_key is not None:
+        from tracegym.ingest.adapters.log_line import session_key as checked_key
+
+        checked_key(session_key)  # before the store is opened: a bad path changes nothing
+        options["session_key"] = session_key
     settings = _redact_settings(redact, redact_config)
     done: list[Path] = []
     files: list[Path] = []
@@ -56,7 +68,7 @@ def ingest(
                 from tracegym.redact.session import Run
 
                 run = Run(st, settings, "ingest")
-            summary = ingest_inputs(st, inputs, fmt, options, on_file=finished, redact=run)
+            summary = ingest_inputs(st, inputs, fmt, options, on_file=finished, redact=run, replace=replace)
     except BaseException as e:
         if not is_interrupt(e):
             raise
@@ -117,6 +129,10 @@ def _print_summary(data: dict) -> None:
         f"{data['errors']} bad records, {data['duplicates_skipped']} duplicate traces skipped, "
         f"{data['conflicts']} id conflicts, {data['files_skipped_already_ingested']} files already ingested."
     )
+    if data["traces_replaced"]:
+        err.print(f"{data['traces_replaced']} of these traces replaced stored ones, with what derives from them "
+                  "(labels kept); the store_changes table records it.")
+    _print_differences(data)
     if data["traces_merged"]:
         err.print(f"{data['traces_merged']} stored traces completed by spans, runs or scores in these files.")
     if data["calls_stitched"]:
@@ -127,8 +143,10 @@ def _print_summary(data: dict) -> None:
                   "run, log records, scores) is kept, and joins them when a file with their calls is ingested.")
     if data["links_skipped"]:
         _print_skipped_links(data["links_skipped"])
-    if data["traces"] == 0 and (data["files_skipped_already_ingested"] or data["duplicates_skipped"]):
-        err.print("Nothing new: everything here was already in the store.")
+    if data["traces"] == 0 and not data["traces_differing"] and (
+            data["files_skipped_already_ingested"] or data["duplicates_skipped"]):
+        again = " (`--replace` reads ingested files again)" if data["files_skipped_already_ingested"] else ""
+        err.print(f"Nothing new: everything here was already in the store{again}.")
     if data["detection_error"]:
         err.print(f"[yellow]Failure detection did not run on the new traces[/yellow] (they are stored): "
                   f"{literal(data['detection_error'])} `tracegym mine failures` tries again.", highlight=False)
@@ -138,6 +156,21 @@ def _print_summary(data: dict) -> None:
         err.print(f"Redacted {red['findings']} values in {red['traces_with_findings']} traces ({literal(rules)}).")
     if data["errors"]:
         err.print("Bad records are in the ingest_errors table: `tracegym sql \"SELECT * FROM ingest_errors\"`.")
+
+
+def _print_differences(data: dict) -> None:
+    """Stored traces these files bring changed, and traces that labels cannot find by session."""
+    if data["traces_differing"]:
+        content = data["conflicts"]
+        err.print(f"[yellow]{data['traces_differing']} stored traces differ from these files[/yellow] "
+                  f"({content} in content, {data['traces_differing'] - content} only in session, times or "
+                  "metadata, counted as duplicates): the stored ones are kept. `tracegym ingest --replace` replaces "
+                  "them.", highlight=False)
+    stored = data["traces"] + data["traces_merged"]
+    if data["traces_without_session"]:
+        err.print(f"{data['traces_without_session']} of the {stored} traces stored have no session id: "
+                  "`labels import --key` finds them by trace id only. `--session-key PATH` names the field of "
+                  "a log line that holds it.")
 
 
 def _print_skipped_links(links: list[str]) -> None:

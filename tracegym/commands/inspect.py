@@ -1,4 +1,4 @@
-"""Looking at the store: `traces list/show`, `sql`, `store stats`."""
+"""Looking at the store: `traces list/show`, `sql`, `store stats`; and `traces delete`."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from tracegym.output import JsonOpt, StoreOpt, emit, literal, out, print_json
+from tracegym.output import JsonOpt, StoreOpt, emit, err, literal, out, print_json
 
-traces_app = typer.Typer(help="Look at ingested traces.", no_args_is_help=True)
+traces_app = typer.Typer(help="Look at ingested traces, or delete them.", no_args_is_help=True)
 store_app = typer.Typer(help="The DuckDB store.", no_args_is_help=True)
 
 
@@ -55,6 +55,51 @@ def traces_show(
         print_json(trace_as_json(trace))
         return
     _render_conversation(trace)
+
+
+@traces_app.command("delete")
+def traces_delete(
+    trace_ids: Annotated[list[str] | None, typer.Argument(help="Trace ids (see `tracegym traces list`).")] = None,
+    source: Annotated[str | None, typer.Option(
+        "--source", help="Every trace stored from this ingested file, and the store's record of the file.")] = None,
+    before: Annotated[str | None, typer.Option(
+        "--before", help="Every trace that started before this date or time (UTC), e.g. 2026-11-01.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask before deleting more than one trace.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete stored traces and everything derived from them (messages, tool calls, scores, findings, labels,
+    span parts); failure clusters are counted again without them. Recorded in the store_changes table."""
+    from tracegym.ingest.delete import delete_traces, preview, select_traces
+    from tracegym.store import open_store
+
+    with open_store(store) as st:
+        chosen = select_traces(st, trace_ids or [], source, before)
+        if not chosen.trace_ids and not chosen.source_ids:
+            if as_json:
+                print_json({"change_id": None, "traces": 0, "removed": {}, "traces_without_start_kept": chosen.undated})
+            err.print(f"No trace started before {literal(before)}; nothing was deleted"
+                      f"{_undated(chosen.undated)}.", highlight=False)
+            return
+        if len(chosen.trace_ids) > 1 and not yes:
+            rows = ", ".join(f"{table} {n}" for table, n in preview(st, chosen).items())
+            err.print(f"Deleting {len(chosen.trace_ids)} traces removes these rows: {literal(rows)}.", highlight=False)
+            if not typer.confirm("Delete them?", err=True):
+                err.print("Nothing was deleted.")
+                raise typer.Exit(1)
+        done = delete_traces(st, chosen)
+    if as_json:
+        print_json({"change_id": done.change_id, "traces": done.traces, "removed": done.removed,
+                    "traces_without_start_kept": chosen.undated})
+        return
+    emit([{"table": t, "rows": n} for t, n in done.removed.items()], False, title="Removed")
+    plural = "" if done.traces == 1 else "s"
+    err.print(f"Deleted {done.traces} trace{plural}{_undated(chosen.undated)}; recorded as change {done.change_id} "
+              "in store_changes.", highlight=False)
+
+
+def _undated(n: int) -> str:
+    return f" ({n} traces without a start time are kept)" if n else ""
 
 
 def _render_conversation(trace: dict) -> None:

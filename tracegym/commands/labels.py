@@ -29,7 +29,12 @@ def labels_import(
         "--map", help="VALUE=success, VALUE=failure or VALUE=skip for an outcome value of your own; repeat.")]
     = None,
     score: Annotated[str | None, typer.Option(
-        help="Column with a score in [0, 1], stored as a human score named after the column.")] = None,
+        help="Column with a score in [0, 1] (or on --score-range), stored as a human score named after the column.")]
+    = None,
+    score_range: Annotated[tuple[float, float] | None, typer.Option(
+        "--score-range", metavar="LOW HIGH",
+        help="The score column's scale, mapped onto [0, 1]: --score-range 1 5 stores 1 star as 0.0, 5 as 1.0.")]
+    = None,
     match: Annotated[str, typer.Option(
         help="Compare keys with trace ids (trace), session ids (session), or trace ids first (auto).")] = "auto",
     fmt: Annotated[str | None, typer.Option("--format", help="Label only traces of this format.")] = None,
@@ -38,12 +43,14 @@ def labels_import(
 ) -> None:
     """Set outcomes (and scores) on stored traces from a labels file, recording the file, columns and time.
 
-    A session key labels every trace of the session. Rows whose key names no trace, or whose value is not
-    mapped, are reported and the others applied; importing the same file again changes nothing. Relabelled
-    traces are detected again, so `tracegym mine failures` ranks with the new outcomes.
+    A session key labels every trace of the session. Rows whose key names no trace, whose value is not mapped,
+    or that label one trace differently are reported and the others applied; the exit status is then 1 (0 when
+    every row was applied or skipped on purpose). A score column outside [0, 1] without --score-range stores
+    nothing (exit 2). Importing the same file again changes nothing. Relabelled traces are detected again, so
+    `tracegym mine failures` ranks with the new outcomes.
     """
     from tracegym.errors import ConfigError
-    from tracegym.labels import LabelSpec, import_labels, parse_map
+    from tracegym.labels import LabelSpec, check_score_range, import_labels, parse_map
     from tracegym.store import open_store
 
     if outcome is None and score is None:
@@ -52,13 +59,27 @@ def labels_import(
         raise ConfigError(f"--match {match!r}: use auto, trace or session.")
     if value_map and outcome is None:
         raise ConfigError("--map maps outcome values: give --outcome COLUMN too.")
-    spec = LabelSpec(key=key, outcome=outcome, score=score, mapping=parse_map(value_map or []))
+    if score_range is not None and score is None:
+        raise ConfigError("--score-range gives the scale of a score column: give --score COLUMN too.")
+    spec = LabelSpec(key=key, outcome=outcome, score=score, mapping=parse_map(value_map or []),
+                     score_range=None if score_range is None else check_score_range(*score_range))
     with open_store(store) as st:
         report = import_labels(st, file, spec, match, fmt)  # type: ignore[arg-type]
+        no_sessions = match != "trace" and not st.scalar("SELECT count(session_id) FROM traces")
     if as_json:
         print_json(report.to_dict())
     else:
         _print_report(report.to_dict())
+        if no_sessions and report.unmatched and not report.labelled_traces:
+            err.print("No stored trace has a session id, so no key could name a session. Ingest reads it from each "
+                      "log line (session_id, conversation_id, thread_id) or from the field `tracegym ingest "
+                      "--session-key PATH` names; `tracegym ingest --replace FILE` reads a stored file again.")
+    not_applied = report.bad + report.unmatched + report.conflicting_rows
+    if not_applied:
+        err.print(f"{not_applied} of {report.rows} rows not applied ({report.bad} bad, {report.unmatched} match "
+                  f"no trace, {report.conflicting_rows} conflicting); the others are stored. Exit status 1.",
+                  highlight=False)
+        raise typer.Exit(1)
 
 
 def _print_report(r: dict[str, Any]) -> None:

@@ -70,9 +70,12 @@ def mine_failures(
         return
     rows = [_table_row(c) for c in data["clusters"][: top or 30]]
     print_table(rows, title="Failure clusters, ranked")
+    catch_alls = sum(c.catch_all for c in summary.clusters)
     err.print(
         f"{summary.findings} findings in {summary.traces_with_findings} of {summary.traces} traces, "
         f"{len(summary.clusters)} clusters. `tracegym failures show CLUSTER` shows a cluster's evidence."
+        + (f" {catch_alls} catch-all clusters (outcome, scores, labels: that traces failed, not where) rank after "
+           "the specific ones." if catch_alls else "")
     )
     _print_changes(changed)
 
@@ -110,6 +113,7 @@ def _table_row(cluster: dict) -> dict:
         "detector": cluster["detector"],
         "traces": cluster["n_traces"],
         "failed": "?" if rate is None else f"{rate:.0%}",
+        "catch-all": "yes" if cluster["catch_all"] else "",
         "signature": cluster["signature"],
     }
 
@@ -159,7 +163,9 @@ def _render_cluster(cluster: dict, detector: dict, evidence: list[dict]) -> None
               f"{literal(cluster['detector'])}\nsignature: {literal(cluster['signature'])}\n"
               f"{cluster['n_traces']} traces, {cluster['n_findings']} findings; {cluster['n_failed']} of "
               f"{cluster['n_known']} traces with a known outcome failed ({rate})\n"
-              f"[dim]{literal(detector['description'])}[/dim]")
+              + ("catch-all: it says that traces failed, not where; it ranks after the specific clusters\n"
+                 if cluster["catch_all"] else "")
+              + f"[dim]{literal(detector['description'])}[/dim]")
     for row in evidence:
         at = "" if row["message_idx"] is None else f" message {row['message_idx']}"
         title = f"{row['trace_id']}{at}  outcome={row['outcome']}  ({row['findings_in_trace']} in this trace)"

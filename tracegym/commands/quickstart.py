@@ -1,11 +1,13 @@
 """`tracegym quickstart`: the main job, whole, on its embedded defaults and on a CPU.
 
-ingest the real traces, redacted -> mine failures -> generate tasks from the failure families a small model can
-learn to fix (mini-swe-agent's format errors, τ-bench's tool errors; the evals of examples/evals-learn.yaml) -> train
-briefly (GRPO from the default model, a curriculum over the clusters) -> evaluate the base and the new checkpoint
-on the held-out tasks, per cluster -> write the report. Every step is one library call that the matching command
-also makes. Run again, it picks up where it stopped: ingesting is idempotent, training resumes from its last
-checkpoint and evaluation skips the samples already stored.
+ingest the real traces, redacted (../shared/data/traces where this project's checkouts have it, else the public
+τ-bench and mini-swe-agent files, fetched once into the user cache: tracegym/public_traces.py) -> mine failures ->
+generate tasks from the failure families a small model can learn to fix (mini-swe-agent's format errors, τ-bench's
+tool errors; the evals of examples/evals-learn.yaml) -> train briefly (GRPO from the default model, a curriculum
+over the clusters) -> evaluate the base and the new checkpoint on the held-out tasks, per cluster -> write the
+report. Every step is one library call that the matching command also makes. Run again, it picks up where it
+stopped: ingesting is idempotent, training resumes from its last checkpoint and evaluation skips the samples
+already stored.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from tracegym.errors import NotFoundError
 from tracegym.output import err, out
 
 DEFAULT_TRACES = Path("..") / "shared" / "data" / "traces"
+"""Where a checkout of this project finds the real traces; elsewhere the quickstart fetches the public ones."""
 DEFAULT_WORKDIR = Path(".tracegym") / "quickstart"
 FORMAT_ERROR = "Please always provide EXACTLY ONE action in triple backticks"
 LEARNABLE_CLUSTERS = """
@@ -77,7 +80,9 @@ def register(app: typer.Typer) -> None:
 
 
 def quickstart(
-    traces: Annotated[Path, typer.Option(help="Trace files or folder to start from.")] = DEFAULT_TRACES,
+    traces: Annotated[Path | None, typer.Option(
+        help="Trace files or folder to start from [default: ../shared/data/traces where it exists, else public "
+             "τ-bench and mini-swe-agent traces, downloaded once into the user cache].")] = None,
     workdir: Annotated[Path, typer.Option(help="Where the store, the task set, the run and the report go.")]
         = DEFAULT_WORKDIR,
     samples: Annotated[int, typer.Option("--samples", "-k", min=1, help="Eval episodes per held-out task.")] = 3,
@@ -87,12 +92,15 @@ def quickstart(
     store: Annotated[Path | None, typer.Option(
         "--store", help="DuckDB store file (default: WORKDIR/store.duckdb, apart from the default store).")] = None,
 ) -> None:
-    """Run the whole pipeline on the embedded defaults: ingest, mine, tasks, train, eval per cluster, report."""
-    if not traces.exists():
-        raise NotFoundError(f"No traces at {traces}. Pass --traces PATH (a file or folder of agent traces).")
+    """Run the whole pipeline on the embedded defaults: ingest, mine, tasks, train, eval per cluster, report.
+
+    Without --traces and without ../shared/data/traces, the public traces it runs on are downloaded once (about
+    11 MB) from raw.githubusercontent.com into the user cache, each checked against its pinned sha256;
+    TRACEGYM_TRACES_URL names a mirror instead.
+    """
     path = store or workdir / "store.duckdb"
     started = time.perf_counter()
-    task_set = _prepare(traces, workdir, path)
+    task_set = _prepare(trace_paths(traces), workdir, path)
     run_dir = workdir / "run"
     run_id = _step(4, "train", lambda: _train(task_set, run_dir, path, model, steps))
     _step(5, "eval", lambda: _evaluate(task_set, run_dir, path, samples))
@@ -109,7 +117,31 @@ def _step(n: int, name: str, work: Any) -> Any:
     return result
 
 
-def _prepare(traces: Path, workdir: Path, path: Path) -> Path:
+def trace_paths(given: Path | None) -> list[Path]:
+    """The traces to ingest: those given, else this project's copy, else the public files, fetched when missing."""
+    if given is not None:
+        if not given.exists():
+            raise NotFoundError(f"No traces at {given}. Pass --traces PATH (a file or folder of agent traces).")
+        return [given]
+    if DEFAULT_TRACES.is_dir():
+        return [DEFAULT_TRACES]
+    from tracegym.public_traces import fetch
+
+    fetched = fetch()
+    where = fetched.folders[0].parent
+    if fetched.downloaded:
+        origins = sorted({f"{f.repo} @ {f.commit[:8]}" for f in fetched.downloaded})
+        size = sum(f.size for f in fetched.downloaded) / 1e6
+        err.print(f"Fetched {len(fetched.downloaded)} public trace files ({size:.1f} MB) from {fetched.base_url} "
+                  f"({'; '.join(origins)}) into {where}, each checked against its sha256.", highlight=False,
+                  soft_wrap=True, markup=False)
+    else:
+        err.print(f"Public traces: {where} (fetched before, checked).", highlight=False, soft_wrap=True,
+                  markup=False)
+    return fetched.folders
+
+
+def _prepare(traces: list[Path], workdir: Path, path: Path) -> Path:
     """Ingest, mine and generate the task set; returns its folder."""
     from tracegym.ingest.pipeline import ingest_paths
     from tracegym.mining import MineConfig, mine_failures
@@ -121,7 +153,7 @@ def _prepare(traces: Path, workdir: Path, path: Path) -> Path:
     with open_store(path) as st:
         # Redacted as it is stored, as `tracegym ingest --redact` does: tasks and training refuse anything else.
         run = Run(st, RedactConfig(), "ingest")
-        data = _step(1, "ingest", lambda: ingest_paths(st, [str(traces)], redact=run).to_dict())
+        data = _step(1, "ingest", lambda: ingest_paths(st, [str(p) for p in traces], redact=run).to_dict())
         if unredacted_sources(st):  # a store from before quickstart redacted: redact it in place
             redact_store(Run(st, RedactConfig(), "store"))
         err.print(f"{data['traces']} new traces from {data['files']} files ({data['files_skipped_already_ingested']} "
@@ -140,8 +172,8 @@ def _tasks(st: Any, workdir: Path) -> Path:
     clusters = learnable_clusters(st)
     if not clusters:
         raise NotFoundError("quickstart trains on mini-swe-agent's format errors and τ-bench's tool errors, and the "
-                            "store has neither. Fix: include ../shared/data/traces/mini-swe-agent or tau-bench in "
-                            "--traces.")
+                            "store has neither. Fix: include mini-swe-agent or τ-bench traces in --traces (without "
+                            "--traces it fetches public ones).")
     workdir.mkdir(parents=True, exist_ok=True)
     evals = workdir / "evals.yaml"
     evals.write_text(EVALS_YAML, encoding="utf-8")

@@ -52,8 +52,8 @@ def rollouts_show(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """One rollout: the model's reply beside the recorded turn it replaced, the reward and the scorer's details,
-    then the rest of the episode."""
+    """One rollout: the model's reply beside the recorded turn it replaced, the reward and the scorer's details, the
+    hollow-reply detectors that flag its replies, then the rest of the episode."""
     from tracegym.report.rollout_views import rollout_view
     from tracegym.store import open_store
 
@@ -112,6 +112,8 @@ def _print_view(view: dict[str, Any]) -> None:
     details = view["scorer_details"]
     if details:
         print_table(_detail_rows(details), title="Scorer details")
+    for detector, reason in view["hollow"].items():
+        out.print(f"[yellow]hollow reply ({detector}):[/yellow] {literal(reason)}")
     if source and source.get("detector"):
         out.print(f"failure: {literal(source['detector'])}: {literal(source['signature'])} "
                   f"(cluster {literal(source['cluster_id'])})")

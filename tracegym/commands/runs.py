@@ -50,8 +50,9 @@ def runs_show(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """A run's config, status, metrics per key, training reward per failure cluster, quarantined sampler pools,
-    rollout cost per pool, checkpoints and its newest evaluation."""
+    """A run's config, status, metrics per key, training reward and hollow replies per failure cluster, warnings of
+    possible reward hacking, quarantined sampler pools, rollout cost per pool, checkpoints and its newest
+    evaluation."""
     from tracegym.report.cluster_chart import TABLE_STEPS, cluster_table, short_signature
     from tracegym.report.rundata import load_run, metric_summary
     from tracegym.store import open_store
@@ -68,8 +69,8 @@ def runs_show(
     clusters = cluster_table(data)
     if as_json:
         print_json({"run": data.run, "metrics": metric_summary(data.metrics), "clusters": clusters,
-                    "quarantines": data.quarantines, "cost": data.cost(), "checkpoints": data.checkpoints,
-                    "evaluation": data.comparison})
+                    "hack_warnings": data.hack_warnings, "quarantines": data.quarantines, "cost": data.cost(),
+                    "checkpoints": data.checkpoints, "evaluation": data.comparison})
         return
     info = {k: v for k, v in data.run.items() if k != "config"}
     emit(info, False, title=f"Run {data.run_id}")
@@ -82,8 +83,10 @@ def runs_show(
                   f"steps {_ranges(idle)}.[/yellow]")
     if clusters:
         print_table([{**row, "signature": short_signature(row["cluster_id"], row, 32)} for row in clusters],
-                    title=f"Training reward per failure cluster (first vs last sampled steps, up to {TABLE_STEPS})",
+                    title=f"Training reward per failure cluster, with its hollow replies (first vs last sampled "
+                          f"steps, up to {TABLE_STEPS}; reply tokens and distinct share over the last)",
                     columns=_CLUSTER_COLUMNS + (("draw_weight",) if clusters[0]["draw_weight"] is not None else ()))
+    _print_hacking(data)
     _print_pools(data)
     print_table(data.checkpoints, title="Checkpoints")
     if data.comparison is not None:
@@ -119,7 +122,25 @@ def _show_sampled(data: dict[str, Any], as_json: bool) -> None:
 
 
 _OWN_TABLES = ("cluster/", "curriculum/", "cost/")
-_CLUSTER_COLUMNS = ("cluster_id", "signature", "steps", "episodes", "reward_first", "reward_last", "change")
+_CLUSTER_COLUMNS = ("cluster_id", "signature", "steps", "episodes", "reward_first", "reward_last", "change",
+                    "hollow_first", "hollow_last", "reply_tokens", "distinct")
+
+
+def _print_hacking(data: RunData) -> None:
+    """The run's warnings of possible reward hacking, each with a rollout to read."""
+    if not data.hack_warnings:
+        return
+    print_table([{"step": w["step"], "cluster": w["cluster_id"],
+                  "reward": f"{w['reward_before']:.2f} -> {w['reward_after']:.2f}",
+                  "hollow": f"{w['hollow_before']:.0%} -> {w['hollow_after']:.0%}",
+                  "steps": f"{w['first_step']}-{w['split_step'] - 1} vs {w['split_step']}-{w['step']}",
+                  "p": w["p_value"], "detector": w["detector"], "example": w["example_rollout_id"]}
+                 for w in data.hack_warnings],
+                title="Possible reward hacking (reward rose while replies turned hollow)")
+    example = next((w["example_rollout_id"] for w in data.hack_warnings if w["example_rollout_id"]), None)
+    if example is not None:
+        err.print(f"[yellow]Read an example: tracegym rollouts show {literal(example)}. What to do: "
+                  "docs/training-runs.md, 'Hollow replies and reward hacking'.[/yellow]")
 
 
 def _print_pools(data: RunData) -> None:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from tracegym.inert import one_line
-from tracegym.output import JsonOpt, StoreOpt, emit, err, out, print_json
+from tracegym.output import JsonOpt, StoreOpt, emit, err, literal, out, print_json
+
+if TYPE_CHECKING:
+    from tracegym.harnesses.reference_search import ReferenceModel
+    from tracegym.tasks.references import ReferenceFile
 
 tasks_app = typer.Typer(help="Task sets generated from failure clusters.", no_args_is_help=True)
 
@@ -48,6 +52,9 @@ def tasks_generate(
                     "often decides what the right action is).")] = None,
     max_tasks_per_cluster: Annotated[int | None, typer.Option(
         min=1, help="At most N tasks per cluster (seeded).")] = None,
+    keep_near_duplicates: Annotated[bool, typer.Option(
+        "--keep-near-duplicates", help="Write a task for each trace and cut, even where prompts and task data are "
+                                       "the same up to numbers and ids (merged into one by default).")] = False,
     templates: Annotated[Path | None, typer.Option(help="A folder of templates overriding task.yaml.j2, "
                                                         "manifest.yaml.j2, README.md.j2.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing task-set folder.")] = False,
@@ -59,15 +66,27 @@ def tasks_generate(
     harness_config: Annotated[Path | None, typer.Option(
         help="YAML harness config the gate episodes run under, as `tracegym run` takes it (default: the "
              "defaults).")] = None,
+    references: Annotated[Path | None, typer.Option(
+        "--references", help="Reference replies for tasks whose recording holds no passing one: a .jsonl or .csv "
+                             "file of rows with trace_id, session_id or cluster_id, reply, and optionally "
+                             "tool_calls (JSON).")] = None,
+    reference_model: Annotated[str | None, typer.Option(
+        "--reference-model", help="A model that samples references for tasks still lacking a passing one: a local "
+                                  "model folder (or smollm2-135m), or MODEL@URL for an OpenAI-compatible endpoint "
+                                  "(key from $OPENAI_API_KEY).")] = None,
+    reference_samples: Annotated[int, typer.Option(
+        min=1, help="Episodes the reference model samples per task; the best one that passes is kept.")] = 8,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write task specs for failure clusters into a task-set folder and register it in the store.
 
     Each task is gated first (unless --no-gates): a reference reply must earn its reward, and an empty reply, the
-    recorded failing action and a reply in the wrong shape must not; tasks that fail are left out and counted
-    per cluster and reason. The tasks kept then meet hollow replies (the reference's shape without its
-    substance): an eval one of them earns is hackable there, reported per cluster, eval and probe, not rejected.
+    recorded failing action and a reply in the wrong shape must not; tasks that fail go to the set's rejected/
+    folder with their probes, and are counted per cluster and reason. Where the recording holds no passing
+    reference, --references and --reference-model supply one.
+    The tasks kept then meet hollow replies (the reference's shape without its substance): an eval one
+    of them earns is hackable there, reported per cluster, eval and probe, not rejected.
     """
     from pydantic import ValidationError
 
@@ -75,22 +94,30 @@ def tasks_generate(
     from tracegym.evals.scorers.config import parse_eval_ref
     from tracegym.store import open_store
     from tracegym.tasks.generate import GenerateOptions, create_task_set
+    from tracegym.tasks.references import read_references
 
     try:
         options = GenerateOptions(
             name=name or out_dir.resolve().name, clusters=clusters or [], top=top,
             eval_names=[parse_eval_ref(n) for n in eval_names or []], seed=seed, heldout_fraction=heldout,
             split_by=split_by, cuts=cuts, max_cuts=max_cuts, context=context, system_max_chars=system_max_chars,
-            max_tasks_per_cluster=max_tasks_per_cluster)
+            max_tasks_per_cluster=max_tasks_per_cluster, merge_near_duplicates=not keep_near_duplicates)
     except ValidationError as e:
         first = e.errors()[0]
         raise ConfigError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}.") from None
+    if no_gates and (references or reference_model):
+        raise ConfigError("--references and --reference-model supply references to the gates, which --no-gates "
+                          "turns off. Fix: leave out --no-gates, or the reference options.")
+    reference_file = read_references(references) if references is not None else None
+    model = _reference_model(reference_model, reference_samples, seed) if reference_model else None
     with open_store(store) as st:
         if not allow_unredacted:
             from tracegym.redact.session import require_redacted
 
             require_redacted(st, "tracegym tasks generate")
-        gate = None if no_gates else _new_task_gate(st, evals, harness_config, gate_threshold)
+            if reference_file is not None:
+                _require_redacted_references(reference_file)
+        gate = None if no_gates else _new_task_gate(st, evals, harness_config, gate_threshold, reference_file, model)
         task_set = create_task_set(st, options, evals, out_dir, templates, force, gate)
     m = task_set.manifest
     report = gate.report if gate is not None else None
@@ -103,9 +130,12 @@ def tasks_generate(
                     "clusters": [c.model_dump() for c in m.clusters],
                     "gates": report.summary() if report is not None else None})
         return
-    emit([_cluster_row(c.model_dump()) for c in m.clusters], False, title=f"Task set {m.name}")
+    searched = m.gates is not None and m.gates.reference_model is not None
+    emit([_cluster_row(c.model_dump(), searched) for c in m.clusters], False, title=f"Task set {m.name}")
+    shared = m.counts["drafts_merged"] - m.counts["near_duplicates_merged"]
     err.print(f"{m.counts['tasks']} tasks ({m.counts['train']} train, {m.counts['heldout']} held out) in "
-              f"{task_set.path}; {m.counts['drafts_merged']} near-duplicate drafts merged.")
+              f"{task_set.path}; merged {m.counts['near_duplicates_merged']} near-duplicate tasks"
+              + (f" and {shared} cuts drawn from more than one cluster." if shared else "."))
     if report is not None:
         print_hackable(report)
         err.print(f"Reward gates: {len(report.rejected)} of {len(report.tasks)} tasks rejected ({report.episodes} "
@@ -141,14 +171,48 @@ def _hackable_row(row: dict[str, Any]) -> dict[str, Any]:
             "example": f"{example['probe']}: {one_line(example['reply'])[:100]}"}
 
 
-def _new_task_gate(st: Any, evals: Path, harness_config: Path | None, threshold: float) -> Any:
-    from tracegym.harnesses.gates import GateOptions, NewTaskGate
+def _require_redacted_references(file: ReferenceFile) -> None:
+    """A reference file is written by hand beside a redacted store: an e-mail or key in it would reach the task
+    files that the store's redaction kept it out of."""
+    from tracegym.redact.detect import Detector
+    from tracegym.redact.session import UnredactedStoreError
 
-    return NewTaskGate.from_file(st, evals, harness_config, GateOptions(threshold=threshold))
+    detector = Detector()
+    for row in file.rows:
+        texts = [row.reply.content or ""] + [c.function.arguments for c in row.reply.tool_calls or []]
+        kinds = sorted({f.rule.name for text in texts for f in detector.find(text)})
+        if kinds:
+            raise UnredactedStoreError(
+                f"{file.path} line {row.line}: the reply holds what looks like {', '.join(kinds)}, which the "
+                "redacted store keeps out of task files. Fix: write the placeholder the store uses instead (as "
+                "`tracegym traces show ID` prints it, e.g. <EMAIL_1>), or pass --allow-unredacted.")
 
 
-def _cluster_row(cluster: dict[str, Any]) -> dict[str, Any]:
-    """A cluster entry as a table row: the gate counts flattened into rejected, reasons and references."""
+def _new_task_gate(st: Any, evals: Path, harness_config: Path | None, threshold: float,
+                   references: ReferenceFile | None, model: ReferenceModel | None) -> Any:
+    from tracegym.harnesses.config import load_harness_config
+    from tracegym.harnesses.gates import GateOptions
+    from tracegym.harnesses.reference_search import ReferencedTaskGate
+
+    config, base_dir = load_harness_config(harness_config)
+    return ReferencedTaskGate(st, evals, config, base_dir, GateOptions(threshold=threshold),
+                              str(harness_config) if harness_config else None, references=references, model=model,
+                              notify=lambda text: err.print(f"[yellow]{literal(text)}[/yellow]"))
+
+
+def _reference_model(ref: str, samples: int, seed: int) -> ReferenceModel:
+    """`--reference-model` as `tracegym eval` resolves a model: MODEL@URL an endpoint, else a local model."""
+    from tracegym.evals.checkpoints.candidates import any_candidate, policy_config
+    from tracegym.harnesses.reference_search import ReferenceModel, ReferenceSampling
+
+    candidate = any_candidate(ref)
+    return ReferenceModel(candidate.label, policy_config(candidate, f"reference:{candidate.label}", 8, seed=seed),
+                          ReferenceSampling(samples=samples, seed=seed))
+
+
+def _cluster_row(cluster: dict[str, Any], searched: bool = False) -> dict[str, Any]:
+    """A cluster entry as a table row: the gate counts flattened into rejected, reasons and references (and, when
+    a reference model was `searched`, for how many tasks it found no passing reference)."""
     gates = cluster.pop("gates", None)
     if gates is not None:
         cluster["rejected"] = gates["rejected"]
@@ -156,6 +220,8 @@ def _cluster_row(cluster: dict[str, Any]) -> dict[str, Any]:
         cluster["references"] = ", ".join(f"{r} {n}" for r, n in gates.get("references", {}).items())
         cluster["hackable"] = ", ".join(f"{e} {n}" for e, n in gates.get("hackable_tasks", {}).items())
         cluster.pop("hackable_tasks", None)
+        if searched:
+            cluster["no_model_reference"] = f"{gates['model_none_passed']} of {gates['model_sampled']}"
     return cluster
 
 
@@ -167,6 +233,9 @@ def tasks_check(
     harness_config: Annotated[Path | None, typer.Option(
         help="YAML harness config the gate episodes run under, as `tracegym run` takes it.")] = None,
     failed_only: Annotated[bool, typer.Option("--failed", help="List only the tasks that fail a gate.")] = False,
+    rejected: Annotated[bool, typer.Option(
+        "--rejected", help="Show the tasks generation rejected (the set's rejected/ folder) and why, from the "
+                           "probe results kept there; runs nothing.")] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -175,7 +244,11 @@ def tasks_check(
     Per task: the reference reply must reach the threshold, and an empty reply, the recorded failing action and
     a reply in the wrong shape must stay below it. Reports per task and per cluster, with the evals a hollow reply
     earns (hackable: reported, not a failure); exits 1 when a gate fails.
+    With --rejected, lists the tasks generation left out instead, with their probes' rewards and replies.
     """
+    if rejected:
+        _show_rejected(task_set, store, as_json)
+        return
     from tracegym.harnesses.config import load_harness_config
     from tracegym.harnesses.gates import GateOptions, run_gates
     from tracegym.harnesses.taskrun import TaskScorers, ThreadLocalStore, resolve_task_set
@@ -192,7 +265,9 @@ def tasks_check(
         finally:
             scorer_store.close()
     split = {t.task_id: t.split for t in ts.tasks}
-    clusters = [{"cluster_id": c, **g.model_dump()} for c, g in report.per_cluster().items()]
+    # No reference model runs here: its counts would be columns of zeros.
+    clusters = [{"cluster_id": c, **g.model_dump(exclude={"model_sampled", "model_none_passed"})}
+                for c, g in report.per_cluster().items()]
     if as_json:
         print_json({"task_set": ts.manifest.name, "threshold": options.threshold, **report.summary(),
                     "tasks": [g.to_dict() for g in report.tasks if not (failed_only and g.passed)]})
@@ -206,6 +281,71 @@ def tasks_check(
         err.print(hollow_line(report))
     if report.rejected:
         raise typer.Exit(1)
+
+
+def _show_rejected(ref: str, store: Path | None, as_json: bool) -> None:
+    from tracegym.tasks.taskset import REJECTED_DIR, load_rejected, load_task_set
+
+    if Path(ref).is_dir():
+        ts = load_task_set(ref)
+    else:
+        from tracegym.harnesses.taskrun import resolve_task_set
+        from tracegym.store import open_store
+
+        with open_store(store, read_only=True) as st:
+            ts = resolve_task_set(st, ref)
+    results = load_rejected(ts.path) or []
+    if as_json:
+        print_json({"task_set": ts.manifest.name, "path": str(ts.path), "rejected": results})
+        return
+    if not results:
+        err.print(f"No rejected tasks in {literal(ts.path)}: every task passed the gates, or the set was "
+                  "generated with --no-gates.")
+        return
+    rows = [_rejected_row(r) for r in results]
+    shown = [k for k in rows[0] if any(row[k] != "" for row in rows)]  # no column empty in every row
+    emit([{k: row[k] for k in shown} for row in rows], False, title=f"Tasks of {ts.manifest.name} the gates rejected")
+    per_cluster: dict[str, dict[str, int]] = {}
+    for r in results:
+        counts = per_cluster.setdefault(str(r.get("cluster_id")), {})
+        for reason in r.get("reasons", []):
+            counts[reason] = counts.get(reason, 0) + 1
+    emit([{"cluster_id": c, "rejected": sum(1 for r in results if str(r.get("cluster_id")) == c),
+           "reasons": ", ".join(f"{k} {n}" for k, n in reasons.items())} for c, reasons in per_cluster.items()],
+         False, title="Per cluster")
+    err.print(f"{len(results)} rejected tasks in {literal(ts.path / REJECTED_DIR)} (each task file, and every probe's "
+              "reply in gates.jsonl; --json prints them). They are never trained on.")
+
+
+def _rejected_row(result: dict[str, Any]) -> dict[str, Any]:
+    """One rejected task: why, its reference's source, reward and reply, and the reference model's samples."""
+    probes = {p["kind"]: p for p in result.get("probes", [])}
+    ref = probes.get("reference")
+    search = result.get("model_search")
+    rewards = [r for r in (search or {}).get("rewards", []) if r is not None]
+    return {"task_id": result.get("task_id"), "cluster_id": result.get("cluster_id"), "split": result.get("split"),
+            "reasons": ", ".join(result.get("reasons", [])),
+            "reference": f"{ref['source']} {_reward_text(ref)}" if ref else "none",
+            "reply": _reply_text(ref["replies"]) if ref else "",
+            "tried": ", ".join(f"{a['source']} {_reward_text(a)}" for a in result.get("attempts", [])),
+            "model": (f"{search['passed']} of {search['samples']} passed, best "
+                      f"{max(rewards):.2f}" if rewards else f"0 of {search['samples']} scored") if search else "",
+            **{k: _reward_text(probes[k]) if k in probes else "" for k in ("empty", "failing_action", "wrong_shape")}}
+
+
+def _reward_text(probe: dict[str, Any]) -> str:
+    error = probe.get("error")
+    return f"error: {str(error)[:60]}" if probe.get("reward") is None else f"{probe['reward']:.2f}"
+
+
+def _reply_text(replies: list[dict[str, Any]]) -> str:
+    """The replies on one line: their text, and each tool call as name(arguments)."""
+    parts = []
+    for reply in replies:
+        calls = [f"{(c.get('function') or {}).get('name')}({(c.get('function') or {}).get('arguments')})"
+                 for c in reply.get("tool_calls", [])]
+        parts.append(" ".join([reply.get("text") or "", *calls]).strip())
+    return " | ".join(parts)
 
 
 def _gate_row(gate: Any, split: str) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import signal
 import threading
 from collections.abc import Iterator
@@ -38,7 +39,8 @@ def register(app: typer.Typer) -> None:
 
 
 def train(
-    config: Annotated[Path, typer.Argument(help="The run's YAML config (see examples/train-tau.yaml).")],
+    config: Annotated[Path, typer.Argument(help="The run's YAML config, e.g. examples/train-tau.yaml in the "
+                                                "repository (every key: docs/training.md there).")],
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in the config's run_dir from its "
                                                           "latest checkpoint.")] = False,
     allow_unredacted: Annotated[bool, typer.Option(
@@ -86,5 +88,8 @@ def train(
     if as_json:
         print_json(summary)
         return
+    store_arg = f" --store {shlex.quote(str(store))}" if store is not None else ""
+    run = shlex.quote(result.run_id)
     err.print(f"Run {result.run_id} finished at step {result.step}; latest checkpoint: {summary['checkpoint']}.\n"
-              f"Metrics: tracegym sql \"SELECT step, key, value FROM metrics WHERE run_id = '{result.run_id}'\"")
+              f"Its metrics, per-cluster reward and checkpoints: tracegym runs show {run}{store_arg}\n"
+              f"An HTML report with charts: tracegym report {run}{store_arg}", markup=False, highlight=False)

@@ -12,7 +12,10 @@ store (signatures, ids) is written through `one_line`, so it cannot break the Ma
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -38,7 +41,7 @@ class CardFacts:
     run_id: str | None = None
     step: int | None = None
     base_model: str | None = None
-    """The run's `model.ref` (a built-in name or a folder)."""
+    """The run's `model.ref`: a built-in name, or a folder's absolute path (see `base_model_identity`)."""
     task_set_id: str | None = None
     run: dict[str, Any] | None = None
     """status and started_at (from the store's `runs` row)."""
@@ -60,17 +63,35 @@ class CardFacts:
 def read_facts(store: Store, facts: CardFacts) -> CardFacts:
     """Fill `facts` from the store: the run, its task set's clusters and lineage, the evaluations."""
     if facts.run_id is not None:
-        rows = store.query("SELECT status, started_at, base_model, task_set_id FROM runs WHERE run_id = ?",
-                           [facts.run_id])
+        rows = store.query("SELECT status, started_at, base_model, task_set_id, config, run_dir FROM runs "
+                           "WHERE run_id = ?", [facts.run_id])
         if rows:
             run = rows[0]
-            facts.base_model, facts.task_set_id = run.pop("base_model"), run.pop("task_set_id")
+            config, run_dir = json.loads(run.pop("config") or "{}"), run.pop("run_dir")
+            facts.base_model = base_model_identity(run.pop("base_model"), config.get("run_dir"), run_dir)
+            facts.task_set_id = run.pop("task_set_id")
             facts.run = run
     if facts.task_set_id is not None:
         facts.clusters = _clusters(store, facts.task_set_id, facts.run_id)
     facts.evaluations = _evaluations(store, facts.checkpoint_id, by_cluster=False)
     facts.cluster_evals = _evaluations(store, facts.checkpoint_id, by_cluster=True)
     return facts
+
+
+def base_model_identity(ref: str | None, given_run_dir: str | None, run_dir: str | None) -> str | None:
+    """The run's base model as a name that means the same anywhere: a built-in name, or a folder's absolute path.
+
+    Runs record it so; runs recorded before kept the path as given, relative to the folder the run was started in.
+    That folder is the run folder's absolute path (`run_dir`) less the run_dir its config gave, when that was
+    relative; else the card names the folder alone."""
+    if ref is None or ref.lower() in SMOLLM2_ALIASES or Path(ref).expanduser().is_absolute():
+        return ref
+    given = PurePath(given_run_dir or "")
+    if run_dir and given.parts and not given.is_absolute() and ".." not in given.parts \
+            and PurePath(run_dir).parts[-len(given.parts):] == given.parts:
+        started_in = PurePath(*PurePath(run_dir).parts[:-len(given.parts)])
+        return os.path.normpath(started_in / ref)
+    return f"{PurePath(os.path.normpath(ref)).name} (a local model folder)"
 
 
 def _clusters(store: Store, task_set_id: str, run_id: str | None) -> list[dict[str, Any]]:

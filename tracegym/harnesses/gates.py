@@ -33,7 +33,8 @@ from tracegym.harnesses.toolcalls import parse_bash_action
 from tracegym.models.sampling import SamplingParams
 from tracegym.tasks.hollow_probes import HOLLOW
 from tracegym.tasks.probes import DEGENERATE, Probe, ProbeReply, build_probes, load_sources
-from tracegym.tasks.spec import TaskSpec
+from tracegym.tasks.references import ReferenceMatch
+from tracegym.tasks.spec import Reference, TaskSpec
 from tracegym.tasks.taskset import GateCounts, GateSettings
 
 if TYPE_CHECKING:
@@ -86,6 +87,22 @@ class ProbeResult:
     """The scorer's details (what matched, what was missing)."""
     trace_id: str | None = None
     """The trace whose recording gave the reply (the task's own or a sibling's); None for gold and synthetic."""
+    replies: list[dict[str, Any]] = field(default_factory=list)
+    """The replies the probe played: each one's text and tool calls."""
+
+
+@dataclass
+class ModelSearch:
+    """What `--reference-model` found for a task that lacked a passing reference."""
+
+    model: str
+    samples: int
+    rewards: list[float | None]
+    """Each sample's reward, in sample order (None: unscored, its error in `errors`)."""
+    passed: int
+    """Samples that reached the threshold."""
+    errors: list[str] = field(default_factory=list)
+    """The first few harness, policy or scorer errors of its samples."""
 
 
 @dataclass
@@ -93,6 +110,10 @@ class TaskGate:
     task_id: str
     cluster_id: str | None
     probes: list[ProbeResult] = field(default_factory=list)
+    attempts: list[ProbeResult] = field(default_factory=list)
+    """Earlier references that did not pass (the recorded one, a --references row), replaced by a later one."""
+    model_search: ModelSearch | None = None
+    """The reference model's samples for this task, when it was asked."""
     hackability: Hackability | None = None
     """What the hollow probes found; None when they did not run (the task failed a gate)."""
 
@@ -120,6 +141,8 @@ class TaskGate:
         hollow = self.hackability
         return {"task_id": self.task_id, "cluster_id": self.cluster_id, "passed": self.passed,
                 "reasons": self.reasons, "probes": [p.__dict__ for p in self.probes],
+                "attempts": [p.__dict__ for p in self.attempts],
+                "model_search": self.model_search.__dict__ if self.model_search else None,
                 "reward_eval": hollow.reward_eval if hollow else None, "hackable": hollow.paid if hollow else None,
                 "hackable_examples": hollow.examples if hollow else None}
 
@@ -129,10 +152,13 @@ class GateReport:
     tasks: list[TaskGate]
     seconds: float
     episodes: int
+    supplied: dict[str, Reference] = field(default_factory=dict)
+    """By task id: the supplied reference (a --references row, a --reference-model sample) its final reference
+    probe played, passing or not; it goes into the task's spec."""
+    file_match: ReferenceMatch | None = None
+    """How the rows of a --references file matched the tasks."""
     hollow_seconds: float = 0.0
     """Of `seconds`, those spent on the hollow probes."""
-    hollow_episodes: int = 0
-    """Hollow probe episodes (not counted in `episodes`)."""
 
     @property
     def rejected(self) -> set[str]:
@@ -148,6 +174,9 @@ class GateReport:
             counts.references[source] = counts.references.get(source, 0) + 1
             for reason in t.reasons:
                 counts.reasons[reason] = counts.reasons.get(reason, 0) + 1
+            if t.model_search is not None:
+                counts.model_sampled += 1
+                counts.model_none_passed += not t.model_search.passed
             if t.hackability is not None:
                 count_hackable(counts, t.hackability)
         return out
@@ -156,6 +185,11 @@ class GateReport:
         """Each task's reference: where it came from and the trace that recorded it."""
         return {t.task_id: (t.reference.source, t.reference.trace_id) if t.reference else ("none", None)
                 for t in self.tasks}
+
+    @property
+    def hollow_episodes(self) -> int:
+        """Hollow probe episodes (not counted in `episodes`)."""
+        return sum(t.hackability.episodes for t in self.tasks if t.hackability is not None)
 
     def hackability(self) -> dict[str, dict[str, list[str]]]:
         """Per task the hollow probes ran on: eval -> the probes whose reply earned it (empty when none did)."""
@@ -186,11 +220,16 @@ class GateReport:
         return {"checked": len(self.tasks), "rejected": len(self.rejected), "episodes": self.episodes,
                 "seconds": round(self.seconds, 3),
                 "clusters": {str(c): g.model_dump() for c, g in self.per_cluster().items()},
+                "references_file": self.file_match.summary() if self.file_match else None,
                 "hollow": {"episodes": self.hollow_episodes, "seconds": round(self.hollow_seconds, 3),
                            "hackable_reward": sum(t.hackability.reward_hackable for t in self.tasks
                                                   if t.hackability is not None),
                            "rows": self.hackable_rows(),
                            "tasks": {task: paid for task, paid in self.hackability().items() if paid}}}
+
+    def results(self) -> dict[str, dict[str, Any]]:
+        """Each task's gate results (reasons, probes with rewards and replies), by task id."""
+        return {t.task_id: t.to_dict() for t in self.tasks}
 
 
 def count_hackable(counts: GateCounts, found: Hackability) -> None:
@@ -241,7 +280,7 @@ async def gate_tasks(tasks: Sequence[TaskSpec], probes: dict[str, list[Probe]], 
         error = episode.harness_error or episode.scorer_error
         paid = episode.reward is not None and episode.reward >= options.threshold
         gate.probes.append(ProbeResult(probe.kind, probe.source, episode.reward, error, paid, episode.scorer_details,
-                                       probe.trace_id))
+                                       probe.trace_id, [_shown(r) for r in probe.replies]))
 
     pairs = list(zip(gates, tasks, strict=True))
     await asyncio.gather(*(one(g, t, p) for g, t in pairs for p in probes[t.task_id] if p.kind == "reference"))
@@ -251,6 +290,10 @@ async def gate_tasks(tasks: Sequence[TaskSpec], probes: dict[str, list[Probe]], 
     for gate in gates:
         gate.probes.sort(key=lambda p: order[p.kind])
     return gates
+
+
+def _shown(reply: ProbeReply) -> dict[str, Any]:
+    return {"text": reply.text, "tool_calls": [dict(c) for c in reply.tool_calls]}
 
 
 class HollowPlayer:
@@ -309,8 +352,7 @@ def run_gates(store: Store, tasks: Sequence[TaskSpec], scorer_of: Callable[[Task
         hollow_s = time.perf_counter() - hollow_started
     finally:
         harnesses.close()
-    return GateReport(gates, time.perf_counter() - started, sum(len(g.probes) for g in gates), hollow_s,
-                      sum(g.hackability.episodes for g in gates if g.hackability is not None))
+    return GateReport(gates, time.perf_counter() - started, sum(len(g.probes) for g in gates), hollow_seconds=hollow_s)
 
 
 class NewTaskGate:
@@ -338,8 +380,11 @@ class NewTaskGate:
     def __call__(self, tasks: list[TaskSpec]) -> GateReport:
         scorer_store = ThreadLocalStore(self.store)
         try:
-            self.report = run_gates(self.store, tasks, BoundScorers(load_evals(self.evals_path), scorer_store),
-                                    self.config, self.base_dir, self.options)
+            self.report = self.gate(tasks, BoundScorers(load_evals(self.evals_path), scorer_store))
         finally:
             scorer_store.close()
         return self.report
+
+    def gate(self, tasks: list[TaskSpec], scorer_of: Callable[[TaskSpec], Scorer]) -> GateReport:
+        """Gate `tasks`, each scored by `scorer_of(task)`."""
+        return run_gates(self.store, tasks, scorer_of, self.config, self.base_dir, self.options)

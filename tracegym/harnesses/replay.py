@@ -7,11 +7,14 @@ not 1) and so does text inside strings. The pool holds the calls the trace recor
 on (earlier ones were already answered in the prompt), each answering one call, equal calls in the order
 they were recorded. A recorded call without a result cannot answer anything.
 
-A call the pool cannot answer leaves the recorded path (`EpisodeCounts.replay_misses`). It gets an honest
-answer, configurable:
+A call the pool cannot answer leaves the recorded path: the episode counts it (`EpisodeCounts.replay_misses`,
+`replay/missed_calls` in its details), and the policy gets an answer such as the tool itself gives, which says
+nothing of a replay (what the policy sees should not tell it that it is in a test):
 
-- `unseen: error`: an error saying the call is not in the recording, written in the tool's own error style,
-  learned from the trace's recorded errors (τ-bench's "Error: ...", a JSON {"error": ...} object);
+- `unseen: error`: an error saying the tool has no result for these arguments, written in the tool's own error
+  style, learned from the trace's recorded errors (tracegym/harnesses/error_style.py: τ-bench's "Error: ...", a
+  JSON {"error": {"code": ..., "message": ...}} object); with no recorded error in the trace,
+  "Error: TOOL: no result for these arguments";
 - `unseen: fallback`: whatever a user function `fallback(name, arguments, task) -> str` answers.
 """
 
@@ -22,9 +25,8 @@ import inspect
 import json
 import math
 import sys
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,12 +34,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tracegym.errors import ConfigError
 from tracegym.harnesses.base import Reset, ToolCallingHarness, openai_tools
+from tracegym.harnesses.error_style import ErrorStyle
 from tracegym.harnesses.toolcalls import ToolCall
 from tracegym.harnesses.tools import ToolRaised
 from tracegym.tasks.spec import RecordedCall, TaskSpec
 
-_ERROR_KEYS = ("error", "message", "detail")
-_MAX_PREFIX = 40  # an error "style" prefix is a short label such as "Error: ", not a sentence
 _MISSED_SHOWN = 5
 
 
@@ -50,11 +51,9 @@ class ReplayConfig(BaseModel):
     """`module:function` called as fallback(name, arguments, task) for unseen calls (with unseen: fallback)."""
     python_path: list[str] = []
     """Folders (relative to the harness config file) put on sys.path before importing the fallback."""
-    unseen_message: str = (
-        "no recorded result for {call}; this environment replays a recorded trace and answers only the calls "
-        "it recorded"
-    )
-    """The error text for unseen calls ({call} is the call as name(arguments)), wrapped in the tool's error style."""
+    unseen_message: str = "no result for these arguments"
+    """The error text for unseen calls, wrapped in the tool's error style ({name} is the tool's name, {call} the
+    call as name(arguments)). The policy reads it as the tool's answer: say nothing of a replay or a recording."""
     terminal_tools: list[str] = []
     """Tools whose call ends the episode once answered (e.g. transfer_to_human_agents)."""
 
@@ -108,53 +107,6 @@ class RecordedPool:
         return sum(len(q) for q in self._pool.values())
 
 
-@dataclass(frozen=True)
-class ErrorStyle:
-    """How a tool words its errors: a prefix such as 'Error: ', or a JSON object under a key."""
-
-    prefix: str = "Error: "
-    json_key: str | None = None
-
-    def format(self, message: str) -> str:
-        if self.json_key is not None:
-            return json.dumps({self.json_key: message}, ensure_ascii=False)
-        return self.prefix + message
-
-    @classmethod
-    def learn(cls, calls: Sequence[RecordedCall], name: str) -> ErrorStyle:
-        """The style of `name`'s recorded errors, else of any tool's in the trace, else 'Error: '."""
-        errors = [c.result for c in calls if c.is_error and c.result]
-        own = [c.result for c in calls if c.is_error and c.result and c.name == name]
-        return _style_of(own) or _style_of(errors) or cls()
-
-
-def _style_of(errors: Sequence[str]) -> ErrorStyle | None:
-    if not errors:
-        return None
-    keys = [_json_error_key(e) for e in errors]
-    if all(keys):
-        return ErrorStyle(json_key=Counter(keys).most_common(1)[0][0])
-    prefixes = Counter(_prefix(e) for e in errors)
-    prefix, n = prefixes.most_common(1)[0]
-    return ErrorStyle(prefix=prefix) if prefix and 2 * n > len(errors) else None
-
-
-def _json_error_key(text: str) -> str | None:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    return next((k for k in _ERROR_KEYS if k in data), None)
-
-
-def _prefix(text: str) -> str:
-    """'Error: ' from 'Error: user not found'; '' when the text does not open with a short label."""
-    head, sep, _ = text.partition(": ")
-    return head + sep if sep and len(head) < _MAX_PREFIX and "\n" not in head else ""
-
-
 def describe_call(name: str, arguments: Any) -> str:
     return f"{name}({json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)})"
 
@@ -190,8 +142,10 @@ class ReplayHarness(ToolCallingHarness):
     async def _unseen(self, call: ToolCall) -> str:
         assert self.task is not None
         if self.config.unseen == "error":
+            message = self.config.unseen_message.format(name=call.name,
+                                                        call=describe_call(call.name, call.arguments))
             style = ErrorStyle.learn(self.task.replay, call.name)
-            return style.format(self.config.unseen_message.format(call=describe_call(call.name, call.arguments)))
+            return style.format(message) if style is not None else f"Error: {call.name}: {message}"
         if self.fallback is None:
             raise ConfigError("replay: unseen: fallback, but no fallback function was loaded (see load_fallback)")
         try:

@@ -8,7 +8,8 @@ an earlier file stored is found two ways:
   rule) continues it: a log rotated or cut into files, ingested in order. For this,
   each stored conversation keeps a row in `span_parts` (`part_key` 'calls': the
   chain hash of its messages and last reply, and where each call's reply sits).
-  The stored conversation is taken only when none of its calls is in the file (a
+  The stored conversation is taken only when it has the same session id (or none
+  on both sides) and none of its calls is in the file (a
   file that holds them re-stitches them itself), and by one conversation of the file
   at most (the first, as calls in one file go on with a conversation).
 - A conversation the file holds with more calls than stored (a log that grew since
@@ -39,19 +40,21 @@ class StoredCalls:
     def __init__(self, con: duckdb.DuckDBPyConnection, fmt: str) -> None:
         self.con, self.fmt = con, fmt
 
-    def continued(self, heads: list[list[str]], seen: set[str]) -> list[Stored | None]:
-        """For each conversation's first-call hashes, the stored conversation whose tip is the longest among them
-        (see the module's docstring for which are taken)."""
+    def continued(self, heads: list[list[str]], sessions: list[str | None], seen: set[str]) -> list[Stored | None]:
+        """For each conversation's first-call hashes and session id, the stored conversation of that session whose
+        tip is the longest among them (see the module's docstring for which are taken)."""
         rows = [(n, pos, h) for n, hashes in enumerate(heads) for pos, h in enumerate(hashes)]
         if not rows:
             return [None] * len(heads)
         staged_heads = pa.table({"n": pa.array([r[0] for r in rows], pa.int64()),  # noqa: F841 - read by name
                                  "pos": pa.array([r[1] for r in rows], pa.int64()),
-                                 "hash": pa.array([r[2] for r in rows], pa.string())})
+                                 "hash": pa.array([r[2] for r in rows], pa.string()),
+                                 "session_id": pa.array([sessions[r[0]] for r in rows], pa.string())})
         found = self.con.execute(
             """SELECT s.n, p.trace_id, p.doc, t.metadata->'call_ids', t.started_at FROM staged_heads s
                JOIN span_parts p ON p.part_key = ? AND p.doc->>'tip' = s.hash
                JOIN traces t ON t.trace_id = p.trace_id AND t.format = ?
+                            AND t.session_id IS NOT DISTINCT FROM s.session_id
                ORDER BY s.n, s.pos DESC, p.trace_id""", [PART_KEY, self.fmt]).fetchall()
         out: list[Stored | None] = [None] * len(heads)
         taken: set[str] = set()

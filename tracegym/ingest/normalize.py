@@ -11,6 +11,7 @@ import orjson
 from tracegym import exact_json
 from tracegym.ingest import reading
 from tracegym.ingest.records import ToolCall, Trace
+from tracegym.mining.json_errors import json_error
 
 ROLE_ALIASES = {
     "system": "system",
@@ -110,11 +111,13 @@ def opt_int(value: Any) -> int | None:
 
 
 def looks_like_error(text: str | None) -> bool:
-    """Results that begin with 'Error:' or carry a Python traceback."""
+    """Results that begin with 'Error:', carry a Python traceback or are a backend's JSON error response
+    (`tracegym.mining.json_errors`: the tool_error detector reads the same ones)."""
     if not text:
         return False
     head = text.lstrip()[:200].lower()
-    return head.startswith("error:") or head.startswith("error ") or bool(_TRACEBACK.search(text))
+    return (head.startswith("error:") or head.startswith("error ") or bool(_TRACEBACK.search(text))
+            or json_error(text) is not None)
 
 
 INT32 = (-(2**31), 2**31 - 1)

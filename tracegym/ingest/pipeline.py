@@ -20,6 +20,7 @@ from tracegym.errors import IngestError, TracegymError, is_interrupt
 from tracegym.ingest import fragments
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import Adapter, SourceFile
+from tracegym.ingest.adapters.log_line import session_key
 from tracegym.ingest.adapters.spans import Incomplete
 from tracegym.ingest.append import Appended, append_tables
 from tracegym.ingest.batch import TraceBatch
@@ -28,8 +29,9 @@ from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
 from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
+from tracegym.ingest.removal import record_change, source_tables
 from tracegym.ingest.stitch import CallStitcher
-from tracegym.mining.detection import Detection, detect_ingested
+from tracegym.mining.detection import Detection, detect_ingested, recount_after_removal
 from tracegym.store import Store
 
 if TYPE_CHECKING:
@@ -54,6 +56,9 @@ class FileResult:
     merged: int = 0  # traces already stored that this file's parts completed (span-shaped formats)
     waiting: int = 0  # traces whose parts so far hold no LLM call or tool run: kept until the rest arrives
     stitched: int = 0  # logged API calls that went on with a conversation of the file: stored in its trace
+    replaced: int = 0  # of `traces`, those that replaced stored ones as asked (--replace)
+    differing: int = 0  # of `duplicates`, those with another session, time or metadata than the stored trace
+    no_session: int = 0  # traces stored from this file without a session id
 
 
 @dataclass
@@ -93,6 +98,9 @@ class IngestSummary:
             "traces_merged": self.total("merged"),
             "traces_waiting": self.total("waiting"),
             "calls_stitched": self.total("stitched"),
+            "traces_replaced": self.total("replaced"),
+            "traces_differing": self.total("differing") + self.total("conflicts"),
+            "traces_without_session": self.total("no_session"),
             "by_format": self.by_format(),
             "traces_detected": self.detection.traces if self.detection else 0,
             "detection_error": self.detection_error,
@@ -208,10 +216,11 @@ def ingest_paths(
     on_file: Callable[[Path], None] | None = None,
     follow_symlinks: bool = False,
     redact: Run | None = None,
+    replace: bool = False,
 ) -> IngestSummary:
     """Ingest every file under `paths`; each file is all-or-nothing in the store."""
     with gathered(paths, follow_symlinks) as inputs:
-        return ingest_inputs(store, inputs, fmt, options, on_file, redact)
+        return ingest_inputs(store, inputs, fmt, options, on_file, redact, replace)
 
 
 def ingest_inputs(
@@ -221,18 +230,22 @@ def ingest_inputs(
     options: dict[str, Any] | None = None,
     on_file: Callable[[Path], None] | None = None,
     redact: Run | None = None,
+    replace: bool = False,
 ) -> IngestSummary:
     """Ingest the files `gathered` found; each file is all-or-nothing in the store. With `redact`, every
     batch is redacted before it is appended, inside the file's transaction: nothing unredacted is stored.
-    `on_file` is called with each file once it is done."""
+    With `replace`, files ingested before are read again, and stored traces they bring are replaced (see
+    `ingest_file`). `on_file` is called with each file once it is done."""
+    options = options or {}
+    session_key(options.get("session_key"))  # a bad path stops the run before anything is read
     forced = get_adapter(fmt) if fmt else None
     if forced is not None:
-        forced.check_options(options or {})
+        forced.check_options(options)
     summary = IngestSummary(skipped_links=list(inputs.skipped_links))
     with _memory_capped(store):
         for path in inputs.files:
-            summary.files.append(ingest_file(store, path, forced, options or {}, redact))
-            summary.files.extend(_join_pieces(store, forced, options or {}, redact))
+            summary.files.append(ingest_file(store, path, forced, options, redact, replace=replace))
+            summary.files.extend(_join_pieces(store, forced, options, redact, replace))
             if on_file:
                 on_file(path)
     if redact is not None:
@@ -266,12 +279,18 @@ def _memory_capped(store: Store) -> Iterator[None]:
 
 
 def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any],
-                redact: Run | None = None, shown: str = "") -> FileResult:
-    """Ingest one file. `shown`: what to record it as, where `path` is a stand-in (see `SourceFile.shown`)."""
+                redact: Run | None = None, shown: str = "", replace: bool = False) -> FileResult:
+    """Ingest one file. `shown`: what to record it as, where `path` is a stand-in (see `SourceFile.shown`).
+
+    With `replace`, a file ingested before is read again, its record in `sources` and its bad records made
+    anew, and every stored trace it brings is replaced with all that derives from it (labels kept; see
+    tracegym/ingest/removal.py), the replacement recorded in `store_changes`.
+    """
     before = path.stat()
     source_id = file_sha256(path)
     label = shown or str(path)
-    if store.scalar("SELECT count(*) FROM sources WHERE source_id = ?", [source_id]):
+    known = store.scalar("SELECT count(*) FROM sources WHERE source_id = ?", [source_id])
+    if known and not replace:
         return FileResult(label, None, "already ingested")
     if before.st_size == 0:
         return _record_failure(store, label, source_id, "empty file", "", redact)
@@ -293,7 +312,9 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     src = SourceFile(path, source_id, sample, options, shown=shown)
     try:
         with store.transaction() as con:
-            result = _load(con, adapter, src, redact)
+            if known:
+                _forget_source(con, source_id)
+            result = _load(con, adapter, src, redact, replace)
             _check_unchanged(path, before)
             if redact is not None:
                 redact.mark(con, [source_id])
@@ -316,7 +337,7 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
 
 
 def _join_pieces(store: Store, forced: Adapter | None, options: dict[str, Any],
-                 redact: Run | None = None) -> list[FileResult]:
+                 redact: Run | None = None, replace: bool = False) -> list[FileResult]:
     """Ingest the lines that the pieces of lines stored so far complete (see tracegym/ingest/fragments.py)."""
     pending = fragments.pending(store)
     if len(pending) < 2:
@@ -325,11 +346,20 @@ def _join_pieces(store: Store, forced: Adapter | None, options: dict[str, Any],
     with tempfile.TemporaryDirectory(prefix="tracegym-joined-") as folder:
         for chain in fragments.complete_lines(pending):
             shown = " + ".join(f.path for f in chain)
-            result = ingest_file(store, fragments.joined_file(Path(folder), chain), forced, options, redact, shown)
+            result = ingest_file(store, fragments.joined_file(Path(folder), chain), forced, options, redact, shown,
+                                 replace)
             result.path = "line joined from " + shown
             fragments.mark_joined(store, chain)
             results.append(result)
     return results
+
+
+def _forget_source(con: duckdb.DuckDBPyConnection, source_id: str) -> None:
+    """What an earlier ingest of the file recorded about it (not its traces, which the file's batches replace, nor
+    the pieces of lines it holds, kept before this transaction): its `sources` row, bad records, redaction mark."""
+    for table in source_tables(con):
+        if table != "line_fragments":
+            con.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
 
 
 class FileChanged(Exception):
@@ -371,10 +401,11 @@ def _record_failure(store: Store, path: str, source_id: str, error: str, raw: st
     return FileResult(path, None, "failed", errors=1)
 
 
-def _load(con: duckdb.DuckDBPyConnection, adapter: Adapter, src: SourceFile, redact: Run | None = None) -> FileResult:
+def _load(con: duckdb.DuckDBPyConnection, adapter: Adapter, src: SourceFile, redact: Run | None = None,
+          replace: bool = False) -> FileResult:
     if adapter.upserts:
         src.parts = PartStore(con, adapter.name, src.source_id, redact)
-    load = FileLoad(con, adapter, src, redact)
+    load = FileLoad(con, adapter, src, redact, replace)
     if not adapter.bulk_load(con, src, load):
         for item in _guarded_records(adapter, src):
             load.take(item)
@@ -390,14 +421,17 @@ class FileLoad:
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, adapter: Adapter, src: SourceFile,
-                 redact: Run | None = None) -> None:
-        self.con, self.adapter, self.src, self.redact = con, adapter, src, redact
+                 redact: Run | None = None, replace: bool = False) -> None:
+        self.con, self.adapter, self.src, self.redact, self.replace = con, adapter, src, redact, replace
         self.result = FileResult(src.name, adapter.name, "loaded")
         self.batch = TraceBatch(src.source_id)
         self.seen: set[str] = set()
         self.calls = CallStitcher()
         self.grown: set[str] = set()
         """Stored traces this file's batches replace: conversations of calls logged further (`grown_calls`)."""
+        self.replaced: list[str] = []
+        """Stored traces replaced as asked (`replace`), and the rows each table lost with them."""
+        self.removed: dict[str, int] = {}
 
     def claim(self, trace_id: str) -> bool:
         """True the first time a file shows this id; later repeats count as duplicates."""
@@ -416,7 +450,7 @@ class FileLoad:
 
     def _stitched(self, item: RawRecord) -> bool:
         try:
-            call = self.adapter.call_of(item)
+            call = self.adapter.call_of(item, self.src)
         except Exception as e:  # noqa: BLE001 - `to_traces` reports it
             if is_interrupt(e):
                 raise KeyboardInterrupt from e
@@ -443,6 +477,11 @@ class FileLoad:
         self.flush()
         if earlier is not None:
             earlier.keep(self.src.source_id, {trace.trace_id: tip for trace, _, tip in stitched})
+        if self.result.merged or self.replaced:
+            recount_after_removal(self.con)
+        if self.replaced:
+            record_change(self.con, "replace", {"file": self.src.name, "source_id": self.src.source_id},
+                          self.replaced, self.removed)
 
     def _keep(self, item: RawRecord | BadRecord, made: list[Trace] | None = None) -> None:
         if isinstance(item, RawRecord):
@@ -480,7 +519,11 @@ class FileLoad:
         if self.redact is not None:
             tables = self.redact.batch(tables)
         grown = self.grown | (self.src.parts.grown if self.src.parts is not None else set())
-        record_appended(self.con, self.src, self.result, append_tables(self.con, tables, grown))
+        appended = append_tables(self.con, tables, grown, self.replace)
+        self.replaced += appended.replaced
+        for table, n in appended.removed.items():
+            self.removed[table] = self.removed.get(table, 0) + n
+        record_appended(self.con, self.src, self.result, appended)
 
     def flush(self) -> None:
         if len(self.batch):
@@ -527,8 +570,11 @@ def record_appended(con: duckdb.DuckDBPyConnection, src: SourceFile, result: Fil
     result.tool_calls += appended.tool_calls
     result.duplicates += appended.duplicates
     result.merged += appended.merged
+    result.replaced += len(appended.replaced)
+    result.differing += appended.differing
+    result.no_session += appended.no_session
     result.conflicts += len(appended.conflicts)
     for tid in appended.conflicts:
         _insert_error(con, src, BadRecord(
             f"trace {tid}", "conflict: a trace with this id but different content is already in the store; "
-            "kept the stored one", tid))
+            "kept the stored one (`tracegym ingest --replace` replaces it)", tid))

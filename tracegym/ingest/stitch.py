@@ -5,7 +5,8 @@ A chat client re-sends the whole conversation on every call, so a log of calls
 partial copy per call. A call whose messages start with everything an earlier
 call sent plus the reply it got extends that call's conversation; any other call
 (the first, a second conversation, a rewritten or shortened history, other tools)
-opens a new one. This is the proxy harness's rule (`Segment.extended_by` in
+opens a new one; a call goes on only with a conversation of its own session id
+(none with none), so two sessions that start alike stay two. This is the proxy harness's rule (`Segment.extended_by` in
 tracegym/harnesses/proxy/calls.py, `same_message` in proxy_openai.py), applied
 here to normalized messages so that it reads OpenAI and Anthropic logs alike:
 role, text (None and "" alike), the answered call id, and each tool call's id,
@@ -64,9 +65,10 @@ class Tip:
     replies: list[int]
 
 
-Earlier = Callable[[list[list[str]], set[str]], list[Stored | None]]
-"""For each conversation of a file, the chain hashes of its first call's request (`chain`), and the ids of
-the file's calls: the stored conversation it goes on with, if any (see call_store.StoredCalls.continued)."""
+Earlier = Callable[[list[list[str]], list[str | None], set[str]], list[Stored | None]]
+"""For each conversation of a file, the chain hashes of its first call's request (`chain`) and its session id,
+and the ids of the file's calls: the stored conversation it goes on with, if any (see
+call_store.StoredCalls.continued)."""
 
 
 @dataclass
@@ -106,7 +108,8 @@ class CallStitcher:
 
     def __init__(self) -> None:
         self.open: list[_Conversation] = []
-        self.by_tip: dict[str, list[_Conversation]] = {}
+        self.by_tip: dict[tuple[str | None, str], list[_Conversation]] = {}
+        """Open conversations by session id and the chain hash of their messages and last reply."""
         self.seen: set[str] = set()
         self.continued = 0
 
@@ -115,7 +118,7 @@ class CallStitcher:
         when it extends nothing and its id was seen before in this file (a repeated line)."""
         trace = call.trace
         hashes = chain(trace)
-        conv = self._extended(hashes, call.prompt)
+        conv = self._extended(trace.session_id, hashes, call.prompt)
         if conv is None and trace.trace_id in self.seen:
             return "duplicate"
         self.seen.add(trace.trace_id)
@@ -124,20 +127,21 @@ class CallStitcher:
             conv = _Conversation(trace.trace_id, call, record, trace.started_at, call.prompt)
             self.open.append(conv)
         else:
-            self.by_tip[conv.tip].remove(conv)
+            self.by_tip[(trace.session_id, conv.tip)].remove(conv)
             previous = conv.latest
             if len(previous.trace.messages) > previous.prompt:
                 conv.replies.append((previous.prompt, previous.trace.messages[previous.prompt]))
             conv.latest, conv.record = call, record
         conv.call_ids.append(trace.trace_id)
         conv.tip = hashes[-1]
-        self.by_tip.setdefault(conv.tip, []).append(conv)
+        self.by_tip.setdefault((trace.session_id, conv.tip), []).append(conv)
         return status
 
-    def _extended(self, hashes: list[str], prompt: int) -> _Conversation | None:
-        """The open conversation whose messages (with its last reply) the longest prefix of the prompt is."""
+    def _extended(self, session: str | None, hashes: list[str], prompt: int) -> _Conversation | None:
+        """The open conversation of the session whose messages (with its last reply) the longest prefix of the
+        prompt is."""
         for n in range(prompt, 0, -1):
-            waiting = self.by_tip.get(hashes[n])
+            waiting = self.by_tip.get((session, hashes[n]))
             if waiting:
                 return waiting[0]  # of two identical conversations, the older one goes on first
         return None
@@ -148,7 +152,8 @@ class CallStitcher:
         self.continued = 0
         if earlier is not None and self.open:
             heads = [chain(c.latest.trace)[1:c.first_prompt + 1] for c in self.open]
-            for conv, stored in zip(self.open, earlier(heads, self.seen), strict=True):
+            sessions = [c.latest.trace.session_id for c in self.open]
+            for conv, stored in zip(self.open, earlier(heads, sessions, self.seen), strict=True):
                 if stored is not None:
                     conv.continue_stored(stored)
                     self.continued += 1

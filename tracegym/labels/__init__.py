@@ -5,6 +5,6 @@
 """
 
 from tracegym.labels.apply import ImportReport, import_labels
-from tracegym.labels.rows import LabelSpec, parse_map, read_labels
+from tracegym.labels.rows import LabelSpec, check_score_range, parse_map, read_labels
 
-__all__ = ["ImportReport", "LabelSpec", "import_labels", "parse_map", "read_labels"]
+__all__ = ["ImportReport", "LabelSpec", "check_score_range", "import_labels", "parse_map", "read_labels"]

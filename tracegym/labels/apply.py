@@ -45,6 +45,8 @@ class ImportReport:
     bad: int
     conflicts: int
     """Traces that rows of the file label differently; none of those rows is applied."""
+    conflicting_rows: int
+    """Rows applied to no trace because each trace they name is labelled differently by another row."""
     unmatched_examples: list[dict[str, str]] = field(default_factory=list)
     bad_examples: list[dict[str, str]] = field(default_factory=list)
     conflict_examples: list[dict[str, Any]] = field(default_factory=list)
@@ -96,6 +98,7 @@ def _stage(con: duckdb.DuckDBPyConnection, labels: LabelFile, match: Match, fmt:
         "value": pa.array([r.value for r in rows], pa.string()),
         "outcome": pa.array([r.outcome for r in rows], pa.string()),
         "score": pa.array([r.score for r in rows], pa.float64()),
+        "raw_score": pa.array([r.raw_score for r in rows], pa.float64()),
     })
     con.register("tg_label_arrow", table)
     con.execute(f"CREATE TEMP TABLE {_ROWS} AS SELECT * FROM tg_label_arrow")
@@ -110,7 +113,8 @@ def _stage(con: duckdb.DuckDBPyConnection, labels: LabelFile, match: Match, fmt:
     con.execute(
         f"""CREATE TEMP TABLE {_FINAL} AS
             SELECT trace_id, arg_min(ord, ord) AS ord, any_value(key) AS key, arg_min(locator, ord) AS locator,
-                   arg_min(value, ord) AS value, any_value(outcome) AS outcome, any_value(score) AS score
+                   arg_min(value, ord) AS value, any_value(outcome) AS outcome, any_value(score) AS score,
+                   arg_min(raw_score, ord) AS raw_score
             FROM {_MATCHED} GROUP BY trace_id
             HAVING count(DISTINCT (coalesce(outcome, ''), coalesce(score, -1))) = 1"""
     )
@@ -125,11 +129,15 @@ def _report(con: duckdb.DuckDBPyConnection, import_id: str, path: Path, labels: 
                                   ORDER BY ord) AS rows
             FROM {_MATCHED} WHERE trace_id NOT IN (SELECT trace_id FROM {_FINAL})
             GROUP BY trace_id ORDER BY min(ord)""").fetchall()
+    conflicting_rows = con.execute(
+        f"""SELECT count(DISTINCT ord) FROM {_MATCHED} WHERE ord NOT IN
+                (SELECT ord FROM {_MATCHED} WHERE trace_id IN (SELECT trace_id FROM {_FINAL}))""").fetchone()[0]
     return ImportReport(
         import_id=import_id, path=str(path), rows=labels.total,
         labelled_traces=con.execute(f"SELECT count(*) FROM {_FINAL}").fetchone()[0],
         changed=0, already_imported=already, skipped=labels.skipped,
         unmatched=len(unmatched), bad=len(labels.bad), conflicts=len(conflicts),
+        conflicting_rows=conflicting_rows,
         unmatched_examples=[{"row": loc, "key": key} for loc, key in unmatched[:EXAMPLES]],
         bad_examples=[{"row": b.locator, "reason": b.reason} for b in labels.bad[:EXAMPLES]],
         conflict_examples=[{"trace_id": tid, "rows": rows} for tid, rows in conflicts[:EXAMPLES]],
@@ -139,6 +147,8 @@ def _report(con: duckdb.DuckDBPyConnection, import_id: str, path: Path, labels: 
 def _apply(con: duckdb.DuckDBPyConnection, import_id: str, spec: LabelSpec) -> int:
     """Store the labels and set outcomes and scores; returns how many traces changed."""
     score_comment = f"label import {import_id}"
+    # With --score-range the comment keeps the value as written: 'label import ID (row 3: 1.0 on 1..5)'.
+    scale = "" if spec.score_range is None else f" on {spec.score_range[0]:g}..{spec.score_range[1]:g}"
     con.execute(
         f"""CREATE TEMP TABLE tg_label_changed AS
             SELECT f.trace_id FROM {_FINAL} f JOIN traces t USING (trace_id)
@@ -162,8 +172,10 @@ def _apply(con: duckdb.DuckDBPyConnection, import_id: str, spec: LabelSpec) -> i
                         AND trace_id IN (SELECT trace_id FROM {_FINAL} WHERE score IS NOT NULL)""",
                     {"name": spec.score})
         con.execute(f"""INSERT INTO scores (trace_id, name, value, label, kind, comment)
-                        SELECT trace_id, $name, score, NULL, 'human', $comment || ' (' || locator || ')'
-                        FROM {_FINAL} WHERE score IS NOT NULL""", {"name": spec.score, "comment": score_comment})
+                        SELECT trace_id, $name, score, NULL, 'human',
+                               $comment || ' (' || locator || if($scale = '', '', ': ' || raw_score || $scale) || ')'
+                        FROM {_FINAL} WHERE score IS NOT NULL""",
+                    {"name": spec.score, "comment": score_comment, "scale": scale})
     changed = con.execute("SELECT count(*) FROM tg_label_changed").fetchone()[0]
     if changed:
         forget_traces(con, "tg_label_changed")

@@ -1,9 +1,10 @@
 """Reading a labels file (CSV or JSONL) into rows of (key, outcome, score), and the rows that could not be read.
 
-A file the tool cannot use at all (missing, not UTF-8, no header, no such column, not one readable row) is a
-`ConfigError`: exit 2, nothing written. A row that cannot be used (no key, a value the mapping does not know, a
-score that is not a number in [0, 1], a line that is not JSON) is kept aside with its reason and location, and
-the good rows beside it are used.
+A file the tool cannot use at all (missing, not UTF-8, no header, no such column, not one readable row, a score
+column on another scale than [0, 1] read without `--score-range`) is a `ConfigError`: exit 2, nothing written. A
+row that cannot be used (no key, a value the mapping does not know, a score that is not a number or lies outside
+the given range, a line that is not JSON) is kept aside with its reason and location, and the good rows beside it
+are used.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ class LabelSpec(BaseModel):
     outcome: str | None = None
     """The column holding the outcome value; None when only a score is imported."""
     score: str | None = None
-    """The column holding a score in [0, 1] (stored as a human score under this column's name)."""
+    """The column holding a score (stored in [0, 1] as a human score under this column's name)."""
+    score_range: tuple[float, float] | None = None
+    """The score column's scale (LOW, HIGH), mapped linearly onto [0, 1]: (1, 5) stores 1 star as 0.0, 3 as 0.5
+    and 5 as 1.0. None: the column is on [0, 1] already, and a value outside it fails the whole file."""
     mapping: dict[str, Verdict] = Field(default_factory=dict)
     """Outcome values (lower-cased) -> success | failure | skip, on top of `DEFAULT_VALUES`."""
 
@@ -58,6 +62,9 @@ class LabelRow:
     """The outcome value as written in the file."""
     outcome: Literal["success", "failure"] | None
     score: float | None
+    """On [0, 1]: the file's value mapped from `score_range`, or as written when there is none."""
+    raw_score: float | None
+    """The score as written in the file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +82,14 @@ class LabelFile:
     total: int = 0
 
 
+def check_score_range(low: float, high: float) -> tuple[float, float]:
+    """`--score-range LOW HIGH` as given, or a ConfigError for a range no score can be mapped from."""
+    if not (math.isfinite(low) and math.isfinite(high)) or low >= high:
+        raise ConfigError(f"--score-range {low:g} {high:g}: give the lowest and the highest value of the score "
+                          "column's scale, lowest first, e.g. --score-range 1 5 for 1-5 stars.")
+    return low, high
+
+
 def parse_map(items: list[str]) -> dict[str, Verdict]:
     """`['resolved=success', 'escalated=failure']` -> a mapping; a malformed item is a ConfigError."""
     mapping: dict[str, Verdict] = {}
@@ -89,7 +104,7 @@ def parse_map(items: list[str]) -> dict[str, Verdict]:
 
 
 def read_labels(path: Path, spec: LabelSpec) -> LabelFile:
-    """Every row of `path` (.csv, or .jsonl / .ndjson), read with `spec`."""
+    """Every row of `path` (.csv, or .jsonl / .ndjson), read with `spec`, scores mapped onto [0, 1]."""
     if not path.is_file():
         raise ConfigError(f"Labels file {path} does not exist.")
     suffix = path.suffix.lower()
@@ -105,6 +120,8 @@ def read_labels(path: Path, spec: LabelSpec) -> LabelFile:
         raise ConfigError(f"Labels file {path} is not UTF-8 text ({e.reason} at byte {e.start}).") from None
     if result.total == 0:
         raise ConfigError(f"Labels file {path} has no data rows.")
+    if spec.score_range is None:
+        _check_unit_scale(path, spec, result)
     if not result.rows and not result.skipped:
         first = result.bad[0]
         raise ConfigError(f"Labels file {path} has no usable row ({len(result.bad)} of {result.total} rows "
@@ -182,24 +199,48 @@ def _add(result: LabelFile, locator: str, record: Record, spec: LabelSpec) -> No
         result.bad.append(BadRow(locator, f"{key}: outcome value {value.strip()!r} is not mapped "
                                           "(add --map VALUE=success|failure|skip)"))
         return
-    score, problem = _score(raw_score)
+    raw, problem = _score(raw_score, spec.score_range)
     if problem is not None:
         result.bad.append(BadRow(locator, f"{key}: {problem}"))
         return
-    if verdict == "skip" or (verdict is None and score is None):
+    if verdict == "skip" or (verdict is None and raw is None):
         result.skipped += 1
         return
-    result.rows.append(LabelRow(locator, key, value, verdict, score))
+    result.rows.append(LabelRow(locator, key, value, verdict, _scaled(raw, spec.score_range), raw))
 
 
-def _score(raw: str | None) -> tuple[float | None, str | None]:
+def _score(raw: str | None, scale: tuple[float, float] | None) -> tuple[float | None, str | None]:
+    """The number written in a score cell (None for an empty cell), or why it is not one."""
     if raw is None or not raw.strip():
         return None, None
     try:
         score = float(raw)
     except ValueError:
         return None, f"score {raw.strip()!r} is not a number"
-    if not math.isfinite(score) or not 0.0 <= score <= 1.0:
-        return None, (f"score {raw.strip()} is outside [0, 1] (mining compares scores with --score-threshold "
-                      "on that scale: rescale the column first)")
+    if not math.isfinite(score):
+        return None, f"score {raw.strip()!r} is not a finite number"
+    if scale is not None and not scale[0] <= score <= scale[1]:
+        return None, f"score {raw.strip()} is outside --score-range {scale[0]:g} {scale[1]:g}"
     return score, None
+
+
+def _scaled(raw: float | None, scale: tuple[float, float] | None) -> float | None:
+    if raw is None or scale is None:
+        return raw
+    low, high = scale
+    return (raw - low) / (high - low)
+
+
+def _check_unit_scale(path: Path, spec: LabelSpec, result: LabelFile) -> None:
+    """Without `--score-range`, a score column with any value outside [0, 1] is on another scale: storing the
+    values that happen to lie in [0, 1] would store 1 of 1-5 stars as the best score, so nothing is stored."""
+    scores = [r.raw_score for r in result.rows if r.raw_score is not None]
+    if not scores or (min(scores) >= 0.0 and max(scores) <= 1.0):
+        return
+    low, high = min(scores), max(scores)
+    outside = sum(not 0.0 <= s <= 1.0 for s in scores)
+    raise ConfigError(
+        f"Labels file {path}: the score column {spec.score!r} holds values from {low:g} to {high:g} ({outside} of "
+        f"{len(scores)} outside [0, 1]), and scores are stored on [0, 1]. Pass --score-range LOW HIGH with the "
+        f"column's scale to map it onto [0, 1] (e.g. --score-range 1 5 for 1-5 stars: 1 -> 0.0, 3 -> 0.5, "
+        "5 -> 1.0). Nothing was stored.")

@@ -15,6 +15,12 @@ lower bound, which discounts rates measured on few traces: 2 of 2 failed
 known outcome score 0 and rank by size after the others. Ties go to the
 larger cluster, then by detector and signature, so the order is deterministic.
 
+Catch-alls last. The clusters of the catch-all detectors (outcome, low_score,
+failing_tests, negative_feedback) say that traces failed, not where: they
+often hold the most traces and fail by definition, so by score alone they
+would top every list, above the specific clusters that name what to fix. They
+rank after every specific cluster, among themselves by the same key.
+
 Counting. Every count above adds up over disjoint sets of traces, so clusters
 are counted in parts: each detection run stores the counts over the traces it
 saw (`cluster_parts`), and mining sums the parts with the counts of the
@@ -29,7 +35,10 @@ from typing import Any
 
 import duckdb
 
+from tracegym.mining.detectors import DETECTORS
+
 WILSON_Z = 1.96
+CATCH_ALL = tuple(d.name for d in DETECTORS if d.catch_all)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +54,13 @@ class Cluster:
     score: float
     rank: int
     example_trace_id: str
+    catch_all: bool
+    """Its detector says that traces failed, not where (see the module doc); it ranks after the specific ones."""
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Cluster:
-        return cls(**{name: row[name] for name in cls.__slots__})
+        return cls(**{name: row[name] for name in cls.__slots__ if name != "catch_all"},
+                   catch_all=row["detector"] in CATCH_ALL)
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -136,7 +148,8 @@ def build_clusters(con: duckdb.DuckDBPyConnection, parts: str) -> None:
             FROM grouped
         )
         SELECT cluster_id, detector, signature, n_traces, n_findings, n_failed, n_known, failure_rate, score,
-               row_number() OVER (ORDER BY score DESC, n_traces DESC, detector, signature) AS rank,
+               row_number() OVER (ORDER BY detector IN ({quoted_list(list(CATCH_ALL))}), score DESC, n_traces DESC,
+                                        detector, signature) AS rank,
                example_trace_id
         FROM ranked
         """

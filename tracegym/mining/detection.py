@@ -1,9 +1,10 @@
 """Per-trace detection: the built-in detectors run on each trace once, when it is new.
 
 Traces do not change once stored (ingest keeps the stored copy of an id it
-sees again), and every built-in detector but runaway_turns looks at one trace
-at a time, so a trace's findings stay what they were as long as the detectors
-and their thresholds do. `tracegym ingest` therefore ends by detecting the
+sees again; a trace replaced or removed takes its findings with it, and a
+replaced one is detected again), and every built-in detector but runaway_turns
+looks at one trace at a time, so a trace's findings stay what they were as long
+as the detectors and their thresholds do. `tracegym ingest` therefore ends by detecting the
 traces it added, and `mine failures` detects only traces no run has covered
 yet, re-runs what compares traces with each other (runaway_turns, the user's
 rules) and ranks the clusters. Mining an ingested store reads the findings
@@ -33,11 +34,11 @@ from typing import Any
 import duckdb
 
 from tracegym.errors import ConfigError, StoreError
-from tracegym.mining.clusters import cluster_id_sql, parts_sql, quoted_list
+from tracegym.mining.clusters import build_clusters, cluster_id_sql, parts_sql, quoted_list
 from tracegym.mining.config import MineConfig
-from tracegym.mining.detectors import PER_TRACE, Detector
+from tracegym.mining.detectors import DETECTORS, PER_TRACE, Detector
 from tracegym.mining.scans import STORE_TABLES
-from tracegym.mining.signature import install_macros
+from tracegym.mining.signature import install_macros, macros
 from tracegym.mining.timing import Timings, timed
 from tracegym.store.connection import Store
 
@@ -56,10 +57,12 @@ class Detection:
 
 
 def settings_key(params: dict[str, Any]) -> str:
-    """A hash of the per-trace detectors (their SQL and scans) and the thresholds they read."""
+    """A hash of the per-trace detectors (their SQL and scans), the macros they call (a new signature rule makes
+    new signatures) and the thresholds they read."""
     read = sorted(set().union(*(d.parameters() for d in PER_TRACE)))
     spec = {
         "detectors": [[d.name, d.sql, d.verdict, [s.sql for s in d.scans]] for d in PER_TRACE],
+        "macros": macros(),
         "params": {name: params[name] for name in read},
     }
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
@@ -89,6 +92,28 @@ def forget_traces(con: duckdb.DuckDBPyConnection, ids: str) -> None:
     per_trace = quoted_list([d.name for d in PER_TRACE])
     con.execute(f"DELETE FROM failures WHERE detector IN ({per_trace}) "
                 f"AND trace_id IN (SELECT trace_id FROM {ids})")
+    _recount_parts(con)
+
+
+def recount_after_removal(con: duckdb.DuckDBPyConnection) -> None:
+    """After traces were removed or replaced with every row of theirs (`failures` and `detected` included):
+    count the cluster parts again from the per-trace findings left, and, on a store that has clusters, the
+    clusters from those parts and the store-wide findings left, as `mine failures` sums them (without running
+    the store-wide detectors and rules again: a rule's `verdict` counts again at the next `mine failures`).
+    No cluster then counts, or shows as its example, a trace that is gone. Call inside a transaction."""
+    _recount_parts(con)
+    if not con.execute("SELECT count(*) FROM clusters").fetchone()[0]:
+        return
+    per_trace = quoted_list([d.name for d in PER_TRACE])
+    store_wide = f"(SELECT * FROM failures WHERE detector NOT IN ({per_trace}))"
+    counted = parts_sql(store_wide, "failures", "traces", "scores", [d.name for d in DETECTORS if d.verdict])
+    build_clusters(con, f"SELECT * FROM cluster_parts UNION ALL SELECT * FROM ({counted})")
+
+
+def _recount_parts(con: duckdb.DuckDBPyConnection) -> None:
+    """The cluster parts counted again from the per-trace findings, as one part (each trace is in one, so the
+    sums stay those of the detection runs)."""
+    per_trace = quoted_list([d.name for d in PER_TRACE])
     findings = f"(SELECT * FROM failures WHERE detector IN ({per_trace}))"
     counted = parts_sql(findings, findings, "traces", "scores", [d.name for d in PER_TRACE if d.verdict])
     con.execute("DELETE FROM cluster_parts")
@@ -106,8 +131,8 @@ def detect_new_traces(con: duckdb.DuckDBPyConnection, params: dict[str, Any], re
     key = settings_key(params)
     if redetect or con.execute("SELECT key FROM detection_settings").fetchall() != [(key,)]:
         return _detect_store(con, params, key, timings)
-    # Traces are never removed and each is detected once, so equal counts mean none is pending (and cost
-    # nothing to read, where the anti-join below reads every id).
+    # Each trace is detected once, and a removed trace takes its `detected` row with it, so equal counts mean
+    # none is pending (and cost nothing to read, where the anti-join below reads every id).
     total, done = con.execute("SELECT (SELECT count(*) FROM traces), (SELECT count(*) FROM detected)").fetchone()
     if total == done:
         return Detection(0, whole_store=False)

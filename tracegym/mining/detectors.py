@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from tracegym.mining.json_errors import candidate_sql as json_error_candidate
 from tracegym.mining.scans import RUN_METADATA, TOOL_NAMES, USER_TEXTS, Scan, over
 
 Category = Literal["outcome", "tool_errors", "protocol_errors", "loops", "give_ups", "user_signals", "rule"]
@@ -49,6 +50,9 @@ class Detector:
     """Shared scans the SQL reads (their temporary tables exist while it runs)."""
     per_trace: bool = True
     """Its findings for a trace depend on that trace alone, so they are made once, when the trace is new."""
+    catch_all: bool = False
+    """Its findings say that a trace failed, not where or how (an outcome, a score, a label): its clusters rank after
+    the specific ones, which name what to fix."""
 
     def parameters(self) -> set[str]:
         """The `$name` parameters the SQL reads."""
@@ -77,6 +81,25 @@ TIMEOUT_MESSAGE = r"(?is)^\s*(?:execution timed out|timed out|the (?:last )?comm
 
 # Tools whose call hands the conversation to a person.
 HANDOFF_TOOL = r"(?i)(transfer_to_human|human_agent|escalat|hand_?off|handover)"
+
+# Tools whose call puts a person on the case, for gave_up: wider than HANDOFF_TOOL, as here a miss only costs a finding.
+HANDOFF_LIKE_TOOL = r"(?i)(hand_?off|hand_?over|escalat|transfer|human|agent|ticket)"
+
+# Apostrophes as people and models type them.
+_APOS = "['\u2019\u2018\u02bc`\u00b4]"
+_CANT = rf"can(?:{_APOS}?t| ?not)"
+# The agent saying it cannot do what it was asked.
+CANNOT_HELP = (
+    rf"(?i)\b(?:{_CANT} (?:help|assist)|(?:unable|not able) to|nothing (?:(?:else|more) )?(?:that )?I can do"
+    rf"|I(?:{_APOS}?m| am) afraid I {_CANT}|I {_CANT} (?:do|process|handle|issue|make|approve|complete|provide|offer)"
+    rf"|(?:won{_APOS}?t|will not) be able to|not (?:authori[sz]ed|permitted|allowed) to)\b"
+)
+# The agent pointing the customer to a person or another channel.
+HUMAN_OFFER = (
+    r"(?i)\b(?:colleagues?|human|representatives?|specialists?|supervisors?|managers?|support team|support staff"
+    r"|customer (?:service|support|care)|(?:live|real|support) (?:agent|person)|escalat\w*|contact us|call us|email us"
+    r"|reach out to|transfer(?:ring)? you|connect you)\b"
+)
 
 # Exit statuses of runs that ended because the agent finished, not because a limit or an error stopped them.
 NORMAL_EXIT = r"(?i)^\s*(submitted|agent_stop|user_stop|stop|end_turn|completed?|finished|success|done)\s*$"
@@ -120,6 +143,7 @@ OUTCOME = Detector(
     WHERE t.outcome = 'failure' OR s.unresolved
     """,
     verdict=True,
+    catch_all=True,
 )
 
 LOW_SCORE = Detector(
@@ -136,6 +160,7 @@ LOW_SCORE = Detector(
     WHERE kind = 'eval' AND (value < $score_threshold OR lower(label) IN {NEGATIVE_LABELS})
     """,
     verdict=True,
+    catch_all=True,
 )
 
 FAILING_TESTS = Detector(
@@ -165,25 +190,36 @@ FAILING_TESTS = Detector(
     """,
     scans=(RUN_METADATA,),
     verdict=True,
+    catch_all=True,
 )
 
 TOOL_ERROR = Detector(
     "tool_error",
     "tool_errors",
     "A tool result that is an error: flagged is_error at ingest (results starting 'Error', Python tracebacks, "
-    "errors the format itself marks), a non-zero exit code, or a harness timeout message. The signature is the "
-    "line naming the error (a traceback's exception line), normalised, or 'timeout'; the tool's name is in the "
-    "evidence, not the signature, so one error family raised by several tools is one cluster.",
+    "errors the format itself marks), a non-zero exit code, a harness timeout message, or a backend's JSON error "
+    "response ({\"error\": {\"code\": 504, \"message\": …}}, {\"status\": \"error\"}, {\"ok\": false}, "
+    "{\"success\": false}, an HTTP status of 400 to 599, GraphQL errors). The signature is the line naming the "
+    "error (a traceback's exception line), or the JSON error's message, normalised, or 'timeout'; the tool's name "
+    "is in the evidence, not the signature, so one error family raised by several tools is one cluster.",
     f"""
-    WITH flagged AS (
-        SELECT trace_id, coalesce(result_message_idx, message_idx) AS message_idx, name, result, exit_code
-        FROM @tool_calls
-        WHERE is_error OR coalesce(exit_code, 0) <> 0 OR regexp_matches(result, {_q(TIMEOUT_MESSAGE)})
+    WITH calls AS (
+        SELECT * FROM (
+            SELECT trace_id, coalesce(result_message_idx, message_idx) AS message_idx, name, result, exit_code,
+                   is_error OR coalesce(exit_code, 0) <> 0 OR regexp_matches(result, {_q(TIMEOUT_MESSAGE)}) AS flagged
+            FROM @tool_calls)
+        -- JSON error responses are told apart per distinct text below; this cheap test keeps only candidates.
+        WHERE flagged OR {json_error_candidate('result')}
     ), texts AS (
-        -- Normalised once per distinct text: the same error text recurs across traces.
-        SELECT result, regexp_matches(left(result, 300), '(?i)\\btimed out\\b') AS timed_out,
-               tg_signature(tg_error_line(unwrapped)) AS line
-        FROM (SELECT result, tg_unwrap(result) AS unwrapped FROM (SELECT DISTINCT result FROM flagged))
+        -- Normalised once per distinct text: the same error text recurs across traces. A candidate that no call
+        -- flagged and that is no JSON error is not an error: its error line is not looked for.
+        SELECT result, regexp_matches(left(result, 300), '(?i)\\btimed out\\b') AS timed_out, json_message,
+               CASE WHEN regexp_full_match(json_message, 'HTTP [45][0-9][0-9]') THEN json_message
+                    WHEN json_message = '' THEN 'error response with no message'
+                    WHEN json_message IS NOT NULL THEN tg_signature(json_message)
+                    WHEN flagged THEN tg_signature(tg_error_line(tg_unwrap(result))) END AS line
+        FROM (SELECT result, bool_or(flagged) AS flagged, tg_json_error(result) AS json_message
+              FROM calls GROUP BY result)
     )
     SELECT trace_id, message_idx,
            CASE WHEN timed_out THEN 'timeout'
@@ -193,7 +229,8 @@ TOOL_ERROR = Detector(
                     'exit code ' || exit_code || coalesce(': ' || nullif(line, ''), '')
                 ELSE coalesce(nullif(line, ''), 'error') END AS signature,
            name || coalesce(' exit ' || exit_code, '') || ': ' || coalesce(left(result, 1500), '∅') AS evidence
-    FROM flagged LEFT JOIN texts USING (result)
+    FROM calls LEFT JOIN texts USING (result)
+    WHERE flagged OR json_message IS NOT NULL
     """,
 )
 
@@ -313,6 +350,33 @@ HANDOFF = Detector(
     scans=(TOOL_NAMES,),
 )
 
+GAVE_UP = Detector(
+    "gave_up",
+    "give_ups",
+    "The agent's last reply says it cannot help (\"I can't help with that\", \"I'm unable to\", \"there is nothing "
+    "I can do\", any apostrophe, any case), and it neither called a tool that puts a person on the case (a name "
+    "with handoff, escalate, transfer, human, agent or ticket in it) nor pointed to one in that reply (a colleague, "
+    "a human agent, the support team, \"contact us at\"). Not a verdict: a refusal the policy demands is not a "
+    "failure.",
+    f"""
+    WITH last AS (
+        -- Each trace's last assistant message, found without reading text; its text is read for it alone.
+        SELECT arg_max(rowid, idx) AS row_id FROM @messages WHERE role = 'assistant' GROUP BY trace_id
+    ), said AS (
+        SELECT m.trace_id, m.idx, m.content FROM @messages m JOIN last ON m.rowid = last.row_id
+        WHERE regexp_matches(left(m.content, 4000), {_q(CANNOT_HELP)})
+          AND NOT regexp_matches(left(m.content, 4000), {_q(HUMAN_OFFER)})
+    )
+    SELECT trace_id, idx AS message_idx, 'gave up: said it cannot help and offered no person' AS signature,
+           left(content, 1000) AS evidence
+    FROM said
+    ANTI JOIN (SELECT DISTINCT trace_id FROM @tool_calls
+               WHERE name IN (SELECT name FROM tg_tool_names WHERE regexp_matches(name, {_q(HANDOFF_LIKE_TOOL)})))
+        USING (trace_id)
+    """,
+    scans=(TOOL_NAMES,),
+)
+
 TERMINATED = Detector(
     "terminated",
     "give_ups",
@@ -352,6 +416,7 @@ NEGATIVE_FEEDBACK = Detector(
     WHERE kind = 'human' AND (value < $score_threshold OR lower(label) IN {NEGATIVE_LABELS})
     """,
     verdict=True,
+    catch_all=True,
 )
 
 USER_REPEAT = Detector(
@@ -397,7 +462,7 @@ USER_REPEAT = Detector(
 )
 
 DETECTORS: tuple[Detector, ...] = (
-    OUTCOME, LOW_SCORE, FAILING_TESTS, TOOL_ERROR, FORMAT_ERROR, REPEATED_CALL, RUNAWAY_TURNS, HANDOFF,
+    OUTCOME, LOW_SCORE, FAILING_TESTS, TOOL_ERROR, FORMAT_ERROR, REPEATED_CALL, RUNAWAY_TURNS, HANDOFF, GAVE_UP,
     TERMINATED, EMPTY_SUBMISSION, NEGATIVE_FEEDBACK, USER_REPEAT,
 )
 PER_TRACE: tuple[Detector, ...] = tuple(d for d in DETECTORS if d.per_trace)

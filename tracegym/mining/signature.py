@@ -19,12 +19,23 @@ from typing import NamedTuple
 
 import duckdb
 
+from tracegym.mining.json_errors import json_error_sql
+
 
 class Rewrite(NamedTuple):
     name: str
     pattern: str  # RE2 syntax, applied globally
     replacement: str
 
+
+COUNTRIES = ("AE", "AR", "AU", "BD", "BR", "CH", "CZ", "DE", "DK", "EG", "FI", "FR", "GR", "HK", "HU", "IL", "JP",
+             "KE", "KR", "LT", "LU", "LV", "NG", "NL", "NZ", "PL", "RU", "SE", "SG", "SK", "TH", "TW", "UK", "US",
+             "USA", "VN", "ZA")
+"""ISO 3166 country codes (and UK, USA) that, standing alone in capitals, mean nothing but the country."""
+CURRENCIES = ("AED", "ARS", "AUD", "BDT", "BGN", "BRL", "CAD", "CHF", "CLP", "CNY", "COP", "CZK", "DKK", "EGP", "EUR",
+              "GBP", "HKD", "HUF", "IDR", "ILS", "INR", "JPY", "KES", "KRW", "MXN", "MYR", "NGN", "NOK", "NZD", "PKR",
+              "PLN", "RON", "RUB", "SEK", "SGD", "THB", "TWD", "UAH", "USD", "VND", "ZAR")
+"""ISO 4217 currency codes that, standing alone in capitals, mean nothing but the currency."""
 
 # Order matters: wider shapes (URLs, quoted values, paths, dates) are replaced
 # before the digit rules would cut them into pieces. Each rewrite is one pass of
@@ -40,7 +51,15 @@ REWRITES: tuple[Rewrite, ...] = (
             "<path>"),
     Rewrite("datetime", r"\b\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?\b", "<date>"),
     Rewrite("time", r"\b\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\b", "<time>"),
-    Rewrite("amount", r"[$€£]\s?\d[\d,]*(\.\d+)?|\b\d[\d,]*(\.\d+)?\s?(USD|EUR|GBP|dollars)\b", "<amount>"),
+    Rewrite("amount", rf"[$€£]\s?\d[\d,]*(\.\d+)?|\b\d[\d,]*(\.\d+)?\s?({'|'.join(CURRENCIES)}|dollars)\b", "<amount>"),
+    # Country and currency codes (upper case only): after a word that names them ("country DE", "currency: JPY"),
+    # any two (three) capitals; elsewhere only codes that read as nothing else ("shipping to FR"). Codes that are
+    # also words or common abbreviations (IN, IT, ID, NO, GB for gigabytes, CN in certificates, TRY, ALL) are left
+    # alone there, and so are other short capitals (HTTP, SQL, ENOENT, error codes): they tell failures apart.
+    Rewrite("currency", rf"(\b(?i:currency|currencies)(?:[ _-]?(?i:codes?))?(?:\s*[:=]\s*|\s+))[A-Z]{{3}}\b"
+                        rf"|\b(?:{'|'.join(CURRENCIES)})\b", r"\1<currency>"),
+    Rewrite("country", rf"(\b(?i:country|countries|region|locale|market)(?:[ _-]?(?i:codes?))?(?:\s*[:=]\s*|\s+))"
+                       rf"[A-Z]{{2}}\b|\b(?:{'|'.join(COUNTRIES)})\b", r"\1<country>"),
     # UUIDs, and words mixing letters and digits: HAT030, gift_card_5094406, K1NW8N, 60RX9E, 0xDEADBEEF.
     Rewrite("id", r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
                   r"|\b[A-Za-z_]\w*\d\w*\b|\b\d\w*[A-Za-z_]\w*\b", "<id>"),
@@ -71,11 +90,17 @@ def signature_sql(arg: str) -> str:
     return f"left(trim({expr}), {MAX_CHARS})"
 
 
+def macros() -> dict[str, str]:
+    """The temporary macros detectors and rules may call, name -> the SQL of their body over `t`."""
+    return {MACRO_NAME: signature_sql("t"), "tg_unwrap": unwrap_sql("t"), "tg_error_line": error_line_sql("t"),
+            "tg_json_error": json_error_sql("t")}
+
+
 def install_macros(con: duckdb.DuckDBPyConnection) -> None:
-    """Define the temporary macros `tg_signature(text)`, `tg_unwrap(text)` and `tg_error_line(text)`."""
-    con.execute(f"CREATE OR REPLACE TEMP MACRO {MACRO_NAME}(t) AS {signature_sql('t')}")
-    con.execute(f"CREATE OR REPLACE TEMP MACRO tg_unwrap(t) AS {unwrap_sql('t')}")
-    con.execute(f"CREATE OR REPLACE TEMP MACRO tg_error_line(t) AS {error_line_sql('t')}")
+    """Define the temporary macros `tg_signature(text)`, `tg_unwrap(text)`, `tg_error_line(text)` and
+    `tg_json_error(text)` (json_errors.py)."""
+    for name, body in macros().items():
+        con.execute(f"CREATE OR REPLACE TEMP MACRO {name}(t) AS {body}")
 
 
 def unwrap_sql(arg: str) -> str:

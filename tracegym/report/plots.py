@@ -1,7 +1,8 @@
 """A run's charts as PNG: matplotlib figures (Agg, no display), each with a title and axes labelled with units.
 
 One chart per question a person asks of a run: is the reward going up, and for which failure clusters (and
-where a curriculum sent the groups), did held-out failures improve per checkpoint, do sampler and trainer
+where a curriculum sent the groups), is the policy earning it with hollow replies (per cluster, with the run's
+warnings of possible reward hacking), did held-out failures improve per checkpoint, do sampler and trainer
 disagree (per pool), how much do the importance-sampling corrections cut, is the gradient sane, how stale
 are rollouts, what does weight sync cost against dense.
 A chart whose metrics this run did not record is not drawn; `not_recorded` says which and why.
@@ -123,6 +124,39 @@ def cluster_chart(data: RunData) -> Figure | None:
     return fig
 
 
+REPLY_PANELS = (("hollow", "Hollow replies per failure cluster", "share of episodes flagged (0-1)"),
+                ("reply_tokens", "Reply length per failure cluster", "model tokens per episode (count)"),
+                ("distinct", "Distinct replies per group", "distinct / group size (0-1)"))
+
+
+def replies_chart(data: RunData) -> Figure | None:
+    """What the policy wrote, per failure cluster (rolling means, colours as in the cluster chart): the share of
+    episodes a hollow-reply detector flagged, with a red ✕ where the run warned of possible reward hacking; model
+    tokens per episode; distinct replies per group."""
+    series = [s for s in cluster_series(data.metrics) if s.steps or s.weights]
+    if not any("hollow" in s.replies for s in series):
+        return None
+    rows = -(-len(series) // 6)
+    fig = Figure(figsize=(6.4 * 3, 3.6 + 0.2 * rows), dpi=100, layout="constrained")
+    axes = list(fig.subplots(1, 3, squeeze=False)[0])
+    colours = colormaps["tab10" if len(series) <= 10 else "tab20"]
+    for i, s in enumerate(series):
+        colour = colours(i % colours.N)
+        label = short_signature(s.cluster, data.clusters.get(s.cluster)).replace("$", r"\$")
+        for ax, (name, _, _) in zip(axes, REPLY_PANELS, strict=True):
+            if name in s.replies:
+                ax.plot(s.steps, rolling_mean(s, figure=name), "-", color=colour, label=label if name == "hollow"
+                        else None)
+    warned = [(w["step"], w["hollow_after"]) for w in data.hack_warnings]
+    if warned:
+        axes[0].plot(*zip(*warned, strict=True), "x", color="tab:red", markersize=9, label="possible reward hacking")
+    for ax, (name, title, ylabel) in zip(axes, REPLY_PANELS, strict=True):
+        _finish(ax, f"{title} (rolling mean, {ROLLING_STEPS} steps)", ylabel, legend=False,
+                ylim=REWARD_RANGE if name != "reply_tokens" else (0, None))
+    fig.legend(loc="outside lower center", ncols=6, fontsize="x-small", frameon=False)
+    return fig
+
+
 def warmup_chart(data: RunData) -> Figure | None:
     fig, (ax,) = _figure()
     if not _line(ax, data, "warmup/loss", "target-token loss"):
@@ -198,6 +232,7 @@ def sync_chart(data: RunData) -> Figure | None:
 CHARTS: dict[str, tuple[str, Callable[[RunData], Figure | None], str]] = {
     "reward": ("Training reward", reward_chart, "reward/mean"),
     "clusters": ("Training reward per failure cluster", cluster_chart, "cluster/*/reward"),
+    "replies": ("Hollow replies, reply length and diversity per failure cluster", replies_chart, "cluster/*/hollow"),
     "eval": ("Held-out eval reward per checkpoint", eval_chart, "an evaluation (`tracegym eval`)"),
     "warmup": ("Warm-start loss", warmup_chart, "warmup/loss"),
     "mismatch": ("Per-pool mismatch", mismatch_chart, "mismatch/*"),

@@ -64,23 +64,29 @@ _VIEW_COLUMNS = ("rollout_id", "run_id", "task_set_id", "task_id", "split", "har
 
 def rollout_view(store: Store, ref: str) -> dict[str, Any]:
     """One rollout: its row, the prompt's last message, the model's reply and what followed it, the scorer's
-    details, and the task's source: the recorded turn the reply replaced, with the trace and failure it came
-    from (None when the store no longer holds the task)."""
+    details, the hollow-reply detectors that flag its replies (tracegym/training/replies.py), and the task's source:
+    the recorded turn the reply replaced, with the trace and failure it came from (None when the store no longer
+    holds the task)."""
+    from tracegym.training.replies import hollow_findings
+
     rollout_id = find_rollout(store, ref)
     [row] = store.query(f"SELECT {', '.join('r.' + c for c in _VIEW_COLUMNS)}, {KIND} AS kind, "
                         "r.messages, r.n_prompt_messages, r.scorer_details, r.sampling, t.spec->'$.provenance' "
-                        "AS provenance FROM rollouts r LEFT JOIN tasks t ON t.task_set_id = r.task_set_id "
-                        "AND t.task_id = r.task_id WHERE r.rollout_id = ?", [rollout_id])
+                        "AS provenance, t.spec->'$.replay' AS replay FROM rollouts r LEFT JOIN tasks t "
+                        "ON t.task_set_id = r.task_set_id AND t.task_id = r.task_id WHERE r.rollout_id = ?",
+                        [rollout_id])
     messages = json.loads(row.pop("messages") or "[]")
     n_prompt = row.pop("n_prompt_messages") or 0
     raw = row.pop("provenance")
     provenance = json.loads(raw) if raw is not None else None
+    replay = json.loads(row.pop("replay") or "[]")
     sampling, details = json.loads(row.pop("sampling") or "{}"), json.loads(row.pop("scorer_details") or "{}")
     continuation = messages[n_prompt:]
     return {
         "rollout": row,
         "sampling": sampling,
         "scorer_details": details,
+        "hollow": hollow_findings(messages, n_prompt, (call.get("result") for call in replay)),
         "prompt_messages": n_prompt,
         "last_prompt_message": messages[n_prompt - 1] if n_prompt else None,
         "reply": continuation[0] if continuation else None,

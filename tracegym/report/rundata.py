@@ -29,6 +29,9 @@ class RunData:
     one) -> detector, signature, formats (sorted list), rank (None when the store no longer ranks it)."""
     quarantines: list[dict[str, Any]] = field(default_factory=list)
     """The sampler pools the run quarantined (`pool_quarantines` rows): step, pool, cause, value, limit, window."""
+    hack_warnings: list[dict[str, Any]] = field(default_factory=list)
+    """Possible reward hacking the run warned of (`hack_warnings` rows): step, cluster, the two windows' reward and
+    hollow share, p-value, detector, example rollout."""
 
     def cost(self) -> dict[str, Any] | None:
         """The run's rollout cost per pool at its last costed step (`training.cost.cost_summary`)."""
@@ -76,7 +79,7 @@ def find_run(store: Store, ref: str) -> str:
 
 def load_run(store: Store, ref: str) -> RunData:
     from tracegym.evals.checkpoints.comparison import latest_comparison
-    from tracegym.training.metrics import read_metrics, read_quarantines
+    from tracegym.training.metrics import read_hack_warnings, read_metrics, read_quarantines
 
     run_id = find_run(store, ref)
     rows = store.query("SELECT * FROM runs WHERE run_id = ?", [run_id])
@@ -90,6 +93,7 @@ def load_run(store: Store, ref: str) -> RunData:
     data.eval_points = _eval_points(data.comparison)
     data.clusters = _cluster_info(store, run["task_set_id"])
     data.quarantines = read_quarantines(store, run_id)
+    data.hack_warnings = read_hack_warnings(store, run_id)
     return data
 
 

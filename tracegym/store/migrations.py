@@ -575,6 +575,54 @@ def m085_pool_quarantines(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m086_store_changes(con: duckdb.DuckDBPyConnection) -> None:
+    """Stored traces removed (`tracegym traces delete`) or replaced (`tracegym ingest --replace`): who did it,
+    when, what was asked and what each table lost, so that a trace missing from the store can be accounted for."""
+    con.execute(
+        """
+        CREATE TABLE store_changes (
+            change_id VARCHAR PRIMARY KEY,
+            action VARCHAR,             -- delete | replace
+            changed_at TIMESTAMP,
+            changed_by VARCHAR,         -- the operating-system user who ran the command
+            selection JSON,             -- what was asked: {"ids"}, {"source"}, {"before"}; the file re-read
+            n_traces INTEGER,
+            removed JSON,               -- rows removed per table (a replaced trace's rows are then stored anew)
+            removed_trace_ids JSON      -- the traces removed or replaced
+        );
+        """
+    )
+
+
+@migration
+def m087_hack_warnings(con: duckdb.DuckDBPyConnection) -> None:
+    """Possible reward hacking a training run warned of (tracegym/training/hack_monitor.py): a failure cluster whose
+    training reward rose while its share of hollow replies rose beyond noise, with a flagged rollout to read, so
+    that `runs show` and the report list them."""
+    con.execute(
+        """
+        CREATE TABLE hack_warnings (
+            run_id VARCHAR,
+            step INTEGER,               -- the step that warned: the last of the later window
+            cluster_id VARCHAR,         -- the failure cluster (`none` for tasks without one)
+            first_step INTEGER,         -- the first step of the earlier window
+            split_step INTEGER,         -- the first step of the later window
+            reward_before DOUBLE,       -- episode-weighted mean training reward over each window
+            reward_after DOUBLE,
+            hollow_before DOUBLE,       -- share of episodes a hollow-reply detector flagged over each window
+            hollow_after DOUBLE,
+            episodes_before INTEGER,
+            episodes_after INTEGER,
+            p_value DOUBLE,             -- one-sided Fisher exact test of the flagged counts
+            detector VARCHAR,           -- the detector that flagged most episodes of the later window
+            example_rollout_id VARCHAR, -- a flagged rollout of the later window (`tracegym rollouts show`)
+            created_at TIMESTAMP
+        );
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(

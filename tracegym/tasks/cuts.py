@@ -74,12 +74,17 @@ def _position(trace: RecordedTrace, idx: int) -> int:
 
 
 def duplicate_key(prompt: Prompt, harness: str, metadata: dict[str, Any]) -> str:
-    """Tasks with the same key are near-duplicates: the same prompt up to numbers and ids, the same task data."""
+    """Tasks with the same key are near-duplicates: the same prompt and the same task data, up to numbers and ids.
+
+    The task data is compared up to numbers and ids too: a log's metadata holds each call's id and token counts,
+    which differ between tasks that are the same.
+    """
     parts = [harness, _norm(prompt.system or "")]
     for m in prompt.messages:
         calls = [(c.function.name, _norm(c.function.arguments)) for c in m.tool_calls or []]
         parts.append(json.dumps([m.role, _norm(m.content or ""), calls]))
-    parts.append(json.dumps({k: v for k, v in metadata.items() if k not in ATTEMPT_KEYS}, sort_keys=True, default=str))
+    data = {k: v for k, v in metadata.items() if k not in ATTEMPT_KEYS}
+    parts.append(_norm(json.dumps(data, sort_keys=True, default=str)))
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tracegym.errors import ConfigError, NotFoundError, did_you_mean
+from tracegym.errors import ConfigError, NotFoundError, NothingPassedError, did_you_mean
 from tracegym.evals.scorers.config import EvalsFile, load_evals
 from tracegym.evals.scorers.recorded import RecordedTrace, iter_recorded
 from tracegym.tasks.cuts import CutMode, build_prompt, cut_points, duplicate_key, recorded_turn
+from tracegym.tasks.references import with_reference
 from tracegym.tasks.render import sha256_file, write_task_set
 from tracegym.tasks.schemas import declared_tools, format_tools
 from tracegym.tasks.spec import (
@@ -27,12 +28,14 @@ from tracegym.tasks.spec import (
     EvalRef,
     Provenance,
     RecordedCall,
+    Reference,
     ScorerBinding,
     TaskSpec,
     ToolSchema,
 )
 from tracegym.tasks.splits import SplitBy, assign_splits
 from tracegym.tasks.taskset import (
+    REJECTED_DIR,
     TASKS_DIR,
     ClusterEntry,
     GateCounts,
@@ -80,6 +83,9 @@ class GenerateOptions(BaseModel):
     """Cut system prompts longer than this (kept whole by default: policies matter to the agent's choices)."""
     max_tasks_per_cluster: int | None = Field(None, ge=1)
     """At most this many tasks per cluster (a seeded sample), after merging duplicates."""
+    merge_near_duplicates: bool = True
+    """Merge tasks whose prompt and task data are the same up to numbers and ids into the first (the others are
+    listed in its provenance.duplicates); False keeps one task per trace and cut."""
 
 
 @dataclass
@@ -105,6 +111,10 @@ class Generated:
     gate_settings: GateSettings | None = None
     references: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     """Per gated task: where its reference came from, and the trace that recorded it."""
+    rejected: list[TaskSpec] = field(default_factory=list)
+    """The tasks that failed a gate (written to the set's rejected/ folder, never as tasks)."""
+    gate_results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per rejected task: its gate results (reasons, probes with rewards and replies)."""
     hackable: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     """Per task the hollow probes ran on: eval -> the probes whose reply earned it."""
 
@@ -121,6 +131,13 @@ class GateOutcome(Protocol):
 
     def references(self) -> dict[str, tuple[str, str | None]]:
         """Per task: where its reference came from (recorded_turn, sibling_turn, ...) and the trace it was in."""
+
+    @property
+    def supplied(self) -> dict[str, Reference]:
+        """By task id: the supplied reference (file:..., model:...) its gates played, kept in its spec."""
+
+    def results(self) -> dict[str, dict[str, Any]]:
+        """Per task: its gate results (reasons, probes with rewards and replies)."""
 
     def hackability(self) -> dict[str, dict[str, list[str]]]:
         """Per task that passed: eval -> the hollow probes whose reply earned it."""
@@ -154,13 +171,16 @@ def generate(store: Store, options: GenerateOptions, evals: EvalsFile) -> Genera
             skipped += not cuts
             for cut in cuts[-options.max_cuts:] if options.max_cuts else cuts:
                 drafts.append(_draft(store, cluster, failure, trace, cut, options, evals, tools))
-    merged = _merge(drafts)
+    merged = _merge(drafts, options.merge_near_duplicates)
     kept = _cap(merged, options)
     splits = assign_splits([_split_keys(d, options.split_by) for d in kept], options.heldout_fraction, options.seed)
     specs = [_spec(d, split) for d, split in zip(kept, splits, strict=True)]
+    near = sum(len({(x.trace_id, x.cut_message_idx) for x in d.duplicates} - {(d.trace.trace_id, d.cut)})
+               for d in merged)
     counts = {"tasks": len(specs), "train": splits.count("train"), "heldout": splits.count("heldout"),
               "failures": len(failures), "failures_without_agent_turn": skipped,
-              "drafts_merged": len(drafts) - len(merged), "dropped_by_cap": len(merged) - len(kept)}
+              "drafts_merged": len(drafts) - len(merged), "near_duplicates_merged": near,
+              "dropped_by_cap": len(merged) - len(kept)}
     return Generated(specs, clusters, counts, options)
 
 
@@ -240,15 +260,16 @@ def _applies(spec: Any, fmt: str, harness: str, named: bool) -> bool:
     return (scope.formats is None or fmt in scope.formats) and (scope.harnesses is None or harness in scope.harnesses)
 
 
-def _merge(drafts: list[Draft]) -> list[Draft]:
-    """Near-duplicates (same key) collapse into the first, which records the others.
+def _merge(drafts: list[Draft], near_duplicates: bool) -> list[Draft]:
+    """Near-duplicates (same key) collapse into the first, which records the others; without `near_duplicates`,
+    only the drafts of one cut of one trace (one task id) do.
 
     The same cut of the same trace reached from another cluster is recorded
     too, so every chosen cluster stays traceable to the tasks that cover it.
     """
     first: dict[str, Draft] = {}
     for d in drafts:
-        keep = first.setdefault(d.key, d)
+        keep = first.setdefault(d.key if near_duplicates else d.spec_fields["task_id"], d)
         if keep is d:
             continue
         dup = Duplicate(trace_id=d.trace.trace_id, cluster_id=d.cluster["cluster_id"], cut_message_idx=d.cut)
@@ -304,22 +325,27 @@ def create_task_set(store: Store, options: GenerateOptions, evals_path: Path, ou
                             "agent turn to cut at). Fix: choose other clusters.")
     if gate is not None:
         apply_gate(generated, gate)
-        if not generated.specs:
-            raise NotFoundError(f"Every one of the {generated.counts['rejected_by_gates']} tasks failed a reward gate "
-                                f"({_reasons(generated)}). Fix: see `tracegym tasks check` for each task's probes, "
-                                "fix the evals, or pass --no-gates.")
     manifest = manifest_for(generated, sha256_file(evals_path))
-    write_task_set(out, generated.specs, manifest, evals_path, templates, force)
+    rejected = [(s, generated.gate_results[s.task_id]) for s in generated.rejected]
+    write_task_set(out, generated.specs, manifest, evals_path, templates, force, rejected)
+    if not generated.specs:
+        raise NothingPassedError(_nothing_passed(generated, out))
     task_set = TaskSet(out, manifest, generated.specs)  # each file was checked to load back as these
     register_task_set(store, task_set)
     return task_set
 
 
 def apply_gate(generated: Generated, gate: Gate) -> None:
-    """Leave out the tasks that fail a gate; the counts say how many, per cluster and reason."""
+    """Set apart the tasks that fail a gate (with their gate results, for the rejected/ folder) and put each
+    supplied reference into its task's spec; the counts say how many, per cluster and reason."""
     outcome = gate(generated.specs)
     rejected = outcome.rejected
-    generated.specs = [s for s in generated.specs if s.task_id not in rejected]
+    specs = [with_reference(s, outcome.supplied[s.task_id]) if s.task_id in outcome.supplied else s
+             for s in generated.specs]
+    generated.specs = [s for s in specs if s.task_id not in rejected]
+    generated.rejected = [s for s in specs if s.task_id in rejected]
+    results = outcome.results()
+    generated.gate_results = {s.task_id: results[s.task_id] for s in generated.rejected}
     generated.gates = outcome.per_cluster()
     generated.references = outcome.references()
     generated.hackable = outcome.hackability()
@@ -327,6 +353,18 @@ def apply_gate(generated: Generated, gate: Gate) -> None:
     splits = [s.split for s in generated.specs]
     generated.counts.update(tasks=len(splits), train=splits.count("train"), heldout=splits.count("heldout"),
                             rejected_by_gates=len(rejected))
+
+
+def _nothing_passed(generated: Generated, out: Path) -> str:
+    searched = [(c, g) for c, g in (generated.gates or {}).items() if g.model_sampled]
+    model = "".join(f" The reference model found no passing reply for {g.model_none_passed} of {g.model_sampled} "
+                    f"tasks of cluster {c}." for c, g in searched)
+    return (f"Every one of the {generated.counts['rejected_by_gates']} tasks failed a reward gate "
+            f"({_reasons(generated)}), so no task was written; the rejected tasks and their probes are in "
+            f"{out / REJECTED_DIR}: `tracegym tasks check {out} --rejected` shows why, per task.{model} Fix: "
+            "where the failed conversations hold no good reply, supply one: --references FILE (a reply per "
+            "trace_id, session_id or cluster_id) or --reference-model MODEL (samples replies and keeps one the "
+            "evals pass); or fix the evals; or pass --no-gates to write every task unprobed.")
 
 
 def _reasons(generated: Generated) -> str:

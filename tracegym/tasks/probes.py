@@ -6,6 +6,8 @@ For each task this module builds, from the task and its source trace, the probes
 task's harness (`tracegym.harnesses.gates`):
 
 - `reference`: a reply that should pass, the first of:
+  0. the reference supplied in the spec (`provenance.reference`: a `--references` row or a `--reference-model`
+     sample that passed when the set was generated);
   1. the recorded turn at the cut when no finding falls in it;
   2. a sibling's turn: another attempt at the same source task (τ-bench's trials of one task id) that
      succeeded, at the same point of the conversation, that drew no finding and is not the failing turn
@@ -63,7 +65,8 @@ class ProbeReply:
 class Probe:
     kind: ProbeKind
     source: str
-    """Where the reply came from: recorded_turn, sibling_turn, later_turn, gold, recorded, synthetic."""
+    """Where the reply came from: recorded_turn, sibling_turn, later_turn, gold, file:PATH, model:NAME, recorded,
+    synthetic."""
     replies: tuple[ProbeReply, ...] = field(default_factory=tuple)
     trace_id: str | None = None
     """The trace whose recording gave the reply (the task's own, or a sibling's); None for gold and synthetic."""
@@ -120,8 +123,9 @@ def _head_key(head: dict[str, Any]) -> str:
 def build_probes(spec: TaskSpec, source: SourceInfo | None) -> list[Probe]:
     """The task's probes, reference first; a degenerate reply equal to an earlier probe's is left out."""
     failing = _failing_message(spec, source)
-    reference = (_recorded_reference(spec, source, later=False) or _sibling_reference(spec, source, failing)
-                 or _recorded_reference(spec, source, later=True) or _gold_reference(spec))
+    reference = (_supplied_reference(spec) or _recorded_reference(spec, source, later=False)
+                 or _sibling_reference(spec, source, failing) or _recorded_reference(spec, source, later=True)
+                 or _gold_reference(spec))
     probes = [reference] if reference is not None else []
     probes.append(Probe("empty", "synthetic", (ProbeReply(""),)))
     if failing is not None:
@@ -259,6 +263,15 @@ def _same_reply(a: ProbeReply, b: ProbeReply) -> bool:
         return [((c.get("function") or {}).get("name"), _canonical((c.get("function") or {}).get("arguments")))
                 for c in r.tool_calls]
     return a.text.strip() == b.text.strip() and calls(a) == calls(b)
+
+
+def _supplied_reference(spec: TaskSpec) -> Probe | None:
+    """The reference supplied for this task (a --references row, a --reference-model sample), kept in its spec."""
+    supplied = spec.provenance.reference
+    if supplied is None:
+        return None
+    return Probe("reference", supplied.source, tuple(reply_of(m.model_dump(exclude_none=True))
+                                                     for m in supplied.replies))
 
 
 def _gold_reference(spec: TaskSpec) -> Probe | None:

@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import jinja2
 import yaml
 
-from tracegym.errors import ConfigError
+from tracegym.errors import ConfigError, TracegymError
 from tracegym.inert import one_line
 from tracegym.tasks.spec import TaskSpec, load_spec, to_yaml
-from tracegym.tasks.taskset import EVALS_COPY, MANIFEST, TASKS_DIR, Manifest, load_manifest
+from tracegym.tasks.taskset import (
+    EVALS_COPY,
+    MANIFEST,
+    REJECTED_DIR,
+    REJECTED_RESULTS,
+    TASKS_DIR,
+    Manifest,
+    load_manifest,
+)
 
 DEFAULT_TEMPLATES = Path(__file__).parent / "templates"
 TEMPLATES = ("task.yaml.j2", "manifest.yaml.j2", "README.md.j2")
@@ -67,9 +77,12 @@ def render(env: jinja2.Environment, name: str, **variables: Any) -> str:
 
 
 def write_task_set(out: Path, specs: list[TaskSpec], manifest: Manifest, evals_path: Path,
-                   templates: Path | None, force: bool) -> None:
-    """Render every file into a scratch folder beside `out`, check each, then move it into place."""
-    if out.exists() and not force:
+                   templates: Path | None, force: bool,
+                   rejected: Sequence[tuple[TaskSpec, dict[str, Any]]] = ()) -> None:
+    """Render every file into a scratch folder beside `out`, check each, then move it into place; the `rejected`
+    tasks (with their gate results) go to its rejected/ folder. A set without tasks (every one rejected) is
+    replaced without `force`: it holds nothing another run would not write again."""
+    if out.exists() and not force and not _without_tasks(out):
         raise ConfigError(f"{out} already exists. Fix: pass --force to replace it, or choose another --out.")
     env = environment(templates)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -84,10 +97,32 @@ def write_task_set(out: Path, specs: list[TaskSpec], manifest: Manifest, evals_p
         (scratch / MANIFEST).write_text(text, encoding="utf-8")
         (scratch / "README.md").write_text(render(env, "README.md.j2", manifest=data), encoding="utf-8")
         copy_evals(evals_path, scratch / EVALS_COPY, out)
+        if rejected:
+            _write_rejected(env, scratch / REJECTED_DIR, rejected)
         _swap(scratch, out)
     finally:
         if scratch.exists():
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _write_rejected(env: jinja2.Environment, folder: Path,
+                    rejected: Sequence[tuple[TaskSpec, dict[str, Any]]]) -> None:
+    """Each rejected task's file, and one line of gate results per task (in task order)."""
+    (folder / TASKS_DIR).mkdir(parents=True)
+    lines = []
+    for spec, results in rejected:
+        _write_spec(env, folder / TASKS_DIR / f"{spec.task_id}.yaml", spec)
+        lines.append(json.dumps({"file": f"{TASKS_DIR}/{spec.task_id}.yaml", "split": spec.split, **results},
+                                ensure_ascii=False, default=str) + "\n")
+    (folder / REJECTED_RESULTS).write_text("".join(lines), encoding="utf-8")
+
+
+def _without_tasks(out: Path) -> bool:
+    """Whether `out` is a task set that holds no task (a generation whose every task was rejected)."""
+    try:
+        return out.is_dir() and not load_manifest(out / MANIFEST).tasks
+    except TracegymError:
+        return False
 
 
 def copy_evals(source: Path, dest: Path, task_set: Path) -> None:

@@ -145,6 +145,18 @@ class Duplicate(_Strict):
     """Where its conversation was cut."""
 
 
+class Reference(_Strict):
+    """A reply that earns the task's reward, supplied where the recording holds none (`tasks generate
+    --references` or `--reference-model`); the gates play it as the task's reference."""
+
+    source: str
+    """file:PATH (a row of a --references file) or model:NAME (the best passing sample of a --reference-model)."""
+    detail: str | None = None
+    """Which row (its line and key) or which sample (its index and reward)."""
+    replies: list[ChatMessage] = Field(min_length=1)
+    """The agent's replies, one per model turn (assistant messages: text and tool calls)."""
+
+
 class Provenance(_Strict):
     trace_id: str
     """The source trace."""
@@ -168,6 +180,9 @@ class Provenance(_Strict):
     """What the agent actually did at the cut, for comparison."""
     duplicates: list[Duplicate] = []
     """Near-duplicate tasks merged into this one."""
+    reference: Reference | None = None
+    """A supplied reply that passed the gates as this task's reference; None when the recording gave one (or the
+    task was not gated)."""
 
 
 class TaskSpec(_Strict):

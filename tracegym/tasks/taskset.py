@@ -6,6 +6,8 @@ A task set is a folder:
     README.md        the same, for people
     evals.yaml       a copy of the evals the tasks are bound to
     tasks/*.yaml     one TaskSpec per file
+    rejected/        the drafted tasks that failed a reward gate: tasks/*.yaml as above, and gates.jsonl, each one's
+                     gate results (reasons, probes with rewards and replies); never read as tasks
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
 MANIFEST = "manifest.yaml"
 TASKS_DIR = "tasks"
 EVALS_COPY = "evals.yaml"
+REJECTED_DIR = "rejected"
+REJECTED_RESULTS = "gates.jsonl"
 
 
 class _Strict(BaseModel):
@@ -42,13 +46,18 @@ class GateCounts(_Strict):
     checked: int = Field(ge=0)
     """Tasks the gates probed."""
     rejected: int = Field(ge=0)
-    """Tasks that failed at least one gate (left out of the set at generation)."""
+    """Tasks that failed at least one gate (left out of the set's tasks at generation, written to rejected/)."""
     reasons: dict[str, int] = {}
     """Failed gates by reason (no_reference, reference_fails, empty_pays, failing_action_pays, wrong_shape_pays);
     a task that fails several counts under each."""
     references: dict[str, int] = {}
     """Tasks by where their reference came from: recorded_turn (the task's own trace, at the cut), sibling_turn
-    (another trace of the same source task), later_turn (the own trace, later), gold, none."""
+    (another trace of the same source task), later_turn (the own trace, later), gold, file:PATH (a row of
+    --references), model:NAME (a sample of --reference-model), none."""
+    model_sampled: int = Field(0, ge=0)
+    """Tasks still without a passing reference for which --reference-model sampled replies."""
+    model_none_passed: int = Field(0, ge=0)
+    """Of those, the tasks none of whose samples passed: no reference could be found for them."""
     hackable: dict[str, dict[str, int]] = {}
     """Eval -> hollow probe -> tasks (of those that passed) where that probe's reply earned the eval's reward: the
     reward a task trains on, or a part of a combined one (`tracegym.tasks.hollow_probes`)."""
@@ -61,6 +70,12 @@ class GateSettings(_Strict):
     """The pass threshold: a reference must reach it, a degenerate reply must stay below it."""
     harness_config: str | None = None
     """The harness config the probes ran under (None: the defaults)."""
+    references_file: str | None = None
+    """The --references file whose rows served as references where the recording gave none that passed."""
+    reference_model: str | None = None
+    """The --reference-model that sampled references for the tasks still lacking one."""
+    reference_samples: int | None = None
+    """Its samples per task."""
     hollow_probes: bool = False
     """Whether the hollow probes ran (each task's `hackable` is then known; sets gated before they existed say
     False)."""
@@ -97,7 +112,8 @@ class TaskEntry(_Strict):
     trace_id: str
     """Its source trace."""
     reference: str | None = None
-    """Where the gates' reference came from (recorded_turn, sibling_turn, later_turn, gold); None when ungated."""
+    """Where the gates' reference came from (recorded_turn, sibling_turn, later_turn, gold, file:PATH,
+    model:NAME: the last two are kept in the task's provenance.reference); None when ungated."""
     reference_trace: str | None = None
     """The trace that recorded the reference: the source trace, or for sibling_turn the sibling's id."""
     hackable: dict[str, list[str]] | None = None
@@ -169,6 +185,20 @@ def load_task_set(path: Path | str) -> TaskSet:
                               f"({entry.task_id}, {entry.split}). Fix: regenerate the task set.")
         tasks.append(spec)
     return TaskSet(path, manifest, tasks)
+
+
+def load_rejected(path: Path) -> list[dict[str, Any]] | None:
+    """The gate results of a task set's rejected tasks, in task order; None when it has no rejected/ folder."""
+    results = path / REJECTED_DIR / REJECTED_RESULTS
+    if not results.is_file():
+        return None
+    out = []
+    for n, line in enumerate(results.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            out.append(json.loads(line))
+        except ValueError as e:
+            raise ConfigError(f"{results}:{n}: not JSON ({e}). Fix: regenerate the task set.") from None
+    return out
 
 
 def load_manifest(path: Path, text: str | None = None) -> Manifest:

@@ -31,7 +31,7 @@ import torch
 
 from tracegym.errors import ConfigError, NotFoundError
 from tracegym.models.load import register_resolver
-from tracegym.training.runfolder import CHECKPOINTS, CONFIG_FILE, LATEST, RUN_FILE, STATE_FILE
+from tracegym.training.runfolder import CHECKPOINTS, CONFIG_FILE, DIFFICULTY_FILE, LATEST, RUN_FILE, STATE_FILE
 
 if TYPE_CHECKING:
     from peft import PeftModel
@@ -153,31 +153,76 @@ def load_state(checkpoint: Path) -> TrainerState:
 
 
 def init_run_dir(run_dir: Path, resolved_config: dict[str, Any], resume: bool,
-                 refill: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> str:
-    """Create (or, on resume, check) the run folder; returns the run id. `refill` fills a saved config's missing
-    keys with today's defaults, so that a run started before a setting existed resumes as it ran."""
-    run_file, config_file = run_dir / RUN_FILE, run_dir / CONFIG_FILE
+                 refill: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                 completed_steps: Callable[[str], int] | None = None) -> str:
+    """Check the run folder and (unless resuming) create it; returns the run id. `tracegym train` calls the two
+    halves apart, `check_run_dir` before it loads the task set and the model and `create_run_dir` after."""
     if resume:
-        if not run_file.is_file():
-            raise NotFoundError(f"--resume: {run_dir} holds no run ({RUN_FILE} is missing). Fix: start it without "
-                                "--resume, or point run_dir at the killed run's folder.")
-        saved = json.loads(config_file.read_text(encoding="utf-8"))
-        saved = refill(saved) if refill is not None else saved
-        # `steps` may grow: a finished run can be continued for more steps.
-        changed = sorted(k for k in set(saved) | set(resolved_config)
-                         if k != "steps" and saved.get(k) != resolved_config.get(k))
-        if changed:
-            raise ConfigError(f"--resume: the config differs from the one {run_dir} was started with (sections: "
-                              f"{', '.join(changed)}). Fix: resume with the original config, or start a new run_dir.")
-        return str(json.loads(run_file.read_text(encoding="utf-8"))["run_id"])
-    if run_file.exists():
-        raise ConfigError(f"{run_dir} already holds a run. Fix: pass --resume to continue it, or choose another "
-                          "run_dir.")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    run_id = f"{run_dir.resolve().name}-{uuid.uuid4().hex[:8]}"
-    _write_atomic(config_file, json.dumps(resolved_config, indent=2))
-    _write_atomic(run_file, json.dumps({"run_id": run_id, "created_at": datetime.now().isoformat()}, indent=2))
+        return resumed_run_id(run_dir, resolved_config, refill)
+    check_run_dir(run_dir, completed_steps or (lambda run_id: 0))
+    return create_run_dir(run_dir, resolved_config)
+
+
+def resumed_run_id(run_dir: Path, resolved_config: dict[str, Any],
+                   refill: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> str:
+    """The id of the run `run_dir` holds, once its saved config is the one given; writes nothing. `refill` fills a
+    saved config's missing keys with today's defaults, so that a run started before a setting existed resumes as
+    it ran."""
+    run_file, config_file = run_dir / RUN_FILE, run_dir / CONFIG_FILE
+    if not run_file.is_file():
+        raise NotFoundError(f"--resume: {run_dir} holds no run ({RUN_FILE} is missing). Fix: start it without "
+                            "--resume, or point run_dir at the killed run's folder.")
+    saved = json.loads(config_file.read_text(encoding="utf-8"))
+    saved = refill(saved) if refill is not None else saved
+    # `steps` may grow: a finished run can be continued for more steps.
+    changed = sorted(k for k in set(saved) | set(resolved_config)
+                     if k != "steps" and saved.get(k) != resolved_config.get(k))
+    if changed:
+        raise ConfigError(f"--resume: the config differs from the one {run_dir} was started with (sections: "
+                          f"{', '.join(changed)}). Fix: resume with the original config, or start a new run_dir.")
+    return saved_run_id(run_dir)
+
+
+def check_run_dir(run_dir: Path, completed_steps: Callable[[str], int]) -> str | None:
+    """Before a fresh start: the id of a run in `run_dir` that the start may replace (one that wrote no checkpoint
+    and completed no step: a start that failed), or None for a folder with no run. A run with a checkpoint or a
+    completed step (`completed_steps(run_id)`, from the store) is kept: a ConfigError says to resume it."""
+    if not (run_dir / RUN_FILE).exists():
+        return None
+    run_id = saved_run_id(run_dir)
+    steps, checkpoint = completed_steps(run_id), _any_checkpoint(run_dir)
+    if steps or checkpoint is not None:
+        held = f"a checkpoint ({checkpoint.name})" if checkpoint is not None else f"{steps} completed steps"
+        raise ConfigError(f"{run_dir} already holds run {run_id}, with {held}. Fix: pass --resume to continue "
+                          "it, or choose another run_dir.")
     return run_id
+
+
+def create_run_dir(run_dir: Path, resolved_config: dict[str, Any]) -> str:
+    """Write a new run into `run_dir` (its config and id), replacing what a failed start left there; the run id."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / DIFFICULTY_FILE).unlink(missing_ok=True)  # a failed start's, measured under its own config
+    run_id = f"{run_dir.resolve().name}-{uuid.uuid4().hex[:8]}"
+    _write_atomic(run_dir / CONFIG_FILE, json.dumps(resolved_config, indent=2))
+    _write_atomic(run_dir / RUN_FILE, json.dumps({"run_id": run_id, "created_at": datetime.now().isoformat()},
+                                                 indent=2))
+    return run_id
+
+
+def saved_run_id(run_dir: Path) -> str:
+    """The run id in `run_dir`'s run.json."""
+    try:
+        return str(json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))["run_id"])
+    except (ValueError, KeyError, TypeError, OSError) as e:
+        raise ConfigError(f"{run_dir / RUN_FILE} is not a run file tracegym can read ({e}). Fix: choose another "
+                          "run_dir, or remove the folder if it holds nothing you need.") from None
+
+
+def _any_checkpoint(run_dir: Path) -> Path | None:
+    """A complete checkpoint in the run folder (one with its trainer state), the newest first."""
+    root = run_dir / CHECKPOINTS
+    found = sorted(root.glob(f"step-*/{STATE_FILE}")) if root.is_dir() else []
+    return found[-1].parent if found else None
 
 
 def resolve_run_ref(text: str) -> Path | None:

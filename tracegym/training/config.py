@@ -321,6 +321,25 @@ class WarmupSection(_Section):
     """Use at most this many examples (a seeded sample)."""
 
 
+class MonitorSection(_Section):
+    """The reward-hacking monitor (tracegym/training/hack_monitor.py). Each GRPO step stores, per failure cluster,
+    the share of its sampled episodes a hollow-reply detector flagged (tracegym/evals/scorers/hollow.py). The run
+    warns "possible reward hacking in CLUSTER" when, over the cluster's last `window_steps` sampled steps against the
+    `window_steps` before them, its training reward rose by at least `min_reward_rise` while its share of flagged
+    episodes rose by at least `min_hollow_rise`, beyond noise (a one-sided Fisher exact test of the flagged counts
+    at `alpha`). A cluster warned once is judged again only after `window_steps` more sampled steps.
+    """
+
+    window_steps: int = Field(3, ge=1)
+    """Sampled steps of a cluster in each of the two windows compared (a warning needs twice as many)."""
+    min_reward_rise: float = Field(0.1, ge=0, le=1)
+    """The least rise of the cluster's mean training reward (episode-weighted, 0-1) between the windows."""
+    min_hollow_rise: float = Field(0.2, ge=0, le=1)
+    """The least rise of the cluster's share of flagged episodes (absolute, 0-1) between the windows."""
+    alpha: float = Field(0.05, gt=0, lt=1)
+    """The flagged counts must differ beyond noise: Fisher's exact test, one-sided, p below this."""
+
+
 class TrainConfig(_Section):
     run_dir: Path
     """The run folder: resolved config, checkpoints, display log. Relative to the working folder."""
@@ -346,6 +365,8 @@ class TrainConfig(_Section):
     """The supervised warm start on successful traces."""
     parallel: ParallelSection = ParallelSection()
     """One trainer process, or FSDP2 ranks."""
+    monitor: MonitorSection = MonitorSection()
+    """When the run warns of possible reward hacking."""
     steps: int = Field(10, ge=0)
     """GRPO optimizer steps (one per rollout batch)."""
     checkpoint_every: int = Field(10, ge=1)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracegym.errors import NotFoundError
+from tracegym.training.runfolder import DIFFICULTY_FILE
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from tracegym.tasks.taskset import TaskSet
     from tracegym.training.config import DifficultySection, TrainConfig
 
-RECORD = "difficulty.json"
+RECORD = DIFFICULTY_FILE
 
 
 def filter_tasks(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -19,8 +19,11 @@ SHOWN = (
     ("warmup/loss", "sft loss"), ("warmup/token_accuracy", "sft acc"), ("time/wait_s", "wait s"),
     ("time/train_s", "train s"), ("sampler/tokens_per_s", "sample tok/s"),
     ("source/sampler_tokens_per_s", "sampler tok/s"), ("train/tokens_per_s", "train tok/s"),
-    ("staleness/mean", "staleness"), ("source/samplers_alive", "samplers"),
+    ("staleness/mean", "staleness"), ("source/samplers_alive", "samplers"), ("replies/hollow", "hollow"),
+    ("replies/tokens", "reply tok"), ("replies/distinct", "distinct"),
 )
+CLUSTER_ROWS = 5
+"""Clusters the live panel shows (those of the last step with the most hollow replies)."""
 
 
 class RunDisplay:
@@ -35,6 +38,7 @@ class RunDisplay:
         self.last: dict[str, float] = {}
         self.step = 0
         self.events: list[str] = []
+        self.hacking: list[str] = []
         self._live: Live | None = None
 
     def __enter__(self) -> RunDisplay:
@@ -57,16 +61,22 @@ class RunDisplay:
         else:
             self._live.update(self._render())
 
-    def update(self, step: int, metrics: Mapping[str, float]) -> None:
+    def update(self, step: int, metrics: Mapping[str, float], hacking: Sequence[str] = ()) -> None:
+        """One step's figures; `hacking`: the clusters the hack monitor warned of at this step."""
         self.step = step
+        # The per-cluster figures are the last step's alone: a cluster not sampled in it has none to show.
+        self.last = {k: v for k, v in self.last.items() if not k.startswith("cluster/")}
         self.last.update(metrics)
+        self.hacking = list(hacking)
         if self._live is not None:
             self._live.update(self._render())
             return
         phase = "warmup" if step <= self.warmup else "grpo"
         shown = " ".join(f"{label}={_fmt(metrics[key])}" for key, label in SHOWN if key in metrics)
         idle = f" ({TRAINED_NOTHING})" if trained_nothing(step, self.warmup, metrics) else ""
-        self.console.print(f"step {step}/{self.total} \\[{phase}] {shown}{idle}", highlight=False, soft_wrap=True)
+        hacks = "".join(f" (possible reward hacking in {literal(c)})" for c in self.hacking)
+        self.console.print(f"step {step}/{self.total} \\[{phase}] {shown}{idle}{hacks}", highlight=False,
+                           soft_wrap=True)
 
     def _render(self) -> Table:
         elapsed = time.perf_counter() - self.started
@@ -81,6 +91,10 @@ class RunDisplay:
                 table.add_row(label, _fmt(self.last[key]))
         if trained_nothing(self.step, self.warmup, self.last):
             table.add_row("[yellow]this step[/yellow]", f"[yellow]{TRAINED_NOTHING}[/yellow]")
+        for cluster, text in cluster_rows(self.last):
+            table.add_row(f"cluster {literal(cluster)}", text)
+        for cluster in self.hacking:
+            table.add_row("[red]this step[/red]", f"[red]possible reward hacking in {literal(cluster)}[/red]")
         for event in self.events:
             table.add_row("[dim]event[/dim]", literal(event))
         return table
@@ -92,6 +106,17 @@ TRAINED_NOTHING = "trained nothing: every group's rewards were equal"
 def trained_nothing(step: int, warmup_steps: int, metrics: Mapping[str, float]) -> bool:
     """A GRPO step that took no optimizer step: no group had a reward spread, so no advantage to learn from."""
     return step > warmup_steps and metrics.get("train/optimizer_steps", 1.0) == 0
+
+
+def cluster_rows(metrics: Mapping[str, float], limit: int = CLUSTER_ROWS) -> list[tuple[str, str]]:
+    """(cluster, its figures as text) for the clusters of `metrics` with a hollow share, most hollow first."""
+    hollow = {k.split("/")[1]: v for k, v in metrics.items() if k.startswith("cluster/") and k.endswith("/hollow")}
+    rows = []
+    for cluster in sorted(hollow, key=lambda c: (-hollow[c], c))[:limit]:
+        figures = [("reward", "reward"), ("hollow", "hollow"), ("reply_tokens", "reply tok"), ("distinct", "distinct")]
+        rows.append((cluster, " ".join(f"{label}={_fmt(metrics[f'cluster/{cluster}/{key}'])}" for key, label in figures
+                                       if f"cluster/{cluster}/{key}" in metrics)))
+    return rows
 
 
 def _fmt(value: float) -> str:

@@ -15,6 +15,9 @@ the step and the run seed, and the optimizer state and weights are restored bit 
 Every GRPO step also stores its training reward per failure cluster (tracegym/training/cluster_reward.py). With
 `tasks.sampling: clusters` those rewards steer the task order, a curriculum over clusters
 (tracegym/training/curriculum.py); a resumed run rebuilds it from the rewards of the steps before the resume.
+Beside them each step stores what the policy wrote per cluster (tracegym/training/replies.py: hollow replies,
+reply length, diversity), and the hack monitor (tracegym/training/hack_monitor.py) warns of a cluster whose reward
+rises while its replies turn hollow; a resumed run replays it too.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import random
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,19 +39,23 @@ from tracegym.tasks.prompts import openai_tool_list, shorten_task
 from tracegym.training.checkpoint import (
     TrainerState,
     capture_rng,
-    init_run_dir,
+    check_run_dir,
+    create_run_dir,
     latest_checkpoint,
     load_state,
     mark_kept,
     restore_rng,
+    resumed_run_id,
 )
 from tracegym.training.cluster_reward import batch_cluster_rewards, cluster_key, cluster_metrics
 from tracegym.training.config import TrainConfig
 from tracegym.training.curriculum import ClusterCurriculum, stored_history, task_order
 from tracegym.training.display import RunDisplay
 from tracegym.training.grpo.trainer import PolicyTrainer, Trainer, make_optimizer
+from tracegym.training.hack_monitor import HackMonitor, HackWarning, find_example, stored_figures
 from tracegym.training.metrics import PoolSync, RunRecorder
 from tracegym.training.pools.watch import PoolWatch
+from tracegym.training.replies import batch_cluster_replies, replies_metrics, task_keys
 from tracegym.training.schedule import learning_rate
 from tracegym.training.sources import in_process, make_source, sampler_precision
 from tracegym.training.trained_weights import TrainedWeights
@@ -139,11 +146,13 @@ class _Run:
                  launch: Launch | None, task_set: TaskSet) -> None:
         from tracegym.models.load import load_tokenizer
 
-        self.config = config
-        self.store_path = store_path
-        self.launch = launch
-        self.run_id = init_run_dir(config.run_dir, config.resolved(), resume, refill=_with_current_defaults)
-        self.recorder = RunRecorder(store_path, self.run_id)
+        self.config, self.store_path, self.launch, self.console = config, store_path, launch, console
+        # The run folder is checked first and written last, once the task set and the model have loaded: a start
+        # that fails on them leaves no run behind, neither to resume nor to clear.
+        resumed = (resumed_run_id(config.run_dir, config.resolved(), refill=_with_current_defaults) if resume
+                   else None)
+        replaced = None if resume else check_run_dir(
+            config.run_dir, lambda run_id: RunRecorder(store_path, run_id).completed_steps())
         self.tokenizer = load_tokenizer(config.model.ref)
         self.task_set = task_set
         self.tasks, too_long = select_tasks(self.task_set, config, self.tokenizer)
@@ -152,13 +161,25 @@ class _Run:
                                 f"({too_long} longer than prompt.max_tokens). Fix: check tasks.split, "
                                 "tasks.clusters and prompt.max_tokens.")
         self.cluster_of = {t.task_id: cluster_key(t) for t in self.tasks}
+        self.known_keys = {t.task_id: task_keys(t) for t in self.tasks}
         self.counts: dict[str, object] = {"tasks": len(self.tasks), "tasks_too_long": too_long,
                                           "sampler_precision": sampler_precision(config)}
-        self.console = console
         self.policy, self.state = self._load(resume)
+        self.run_id = resumed or self._create(replaced)
+        self.recorder = RunRecorder(store_path, self.run_id)
         self.counts["trainable_parameters"] = self.policy.set_trainable()
         self.total = config.warmup.steps + config.steps
         self.pool_sync = PoolSync()
+        self.monitor = HackMonitor(config.monitor)
+
+    def _create(self, replaced: str | None) -> str:
+        """A new run in the run folder; the failed start it replaces, if any, is dropped from the store."""
+        run_id = create_run_dir(self.config.run_dir, self.config.resolved())
+        if replaced is not None:
+            RunRecorder(self.store_path, replaced).forget()
+            self.console.print(f"[yellow]{literal(self.config.run_dir)} held run {literal(replaced)}, which wrote no "
+                               f"checkpoint and completed no step: run {literal(run_id)} replaces it.[/yellow]")
+        return run_id
 
     def _load(self, resume: bool) -> tuple[TrainedWeights, TrainerState]:
         checkpoint = latest_checkpoint(self.config.run_dir) if resume else None
@@ -216,7 +237,10 @@ def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None 
                       f"tasks: {literal(hackable.describe())}).")
     run = _Run(config, store_path, console, resume, launch, task_set)
     run.counts["hackable_tasks"] = len(hackable.tasks) if hackable.probed else None
-    run.recorder.start(config.resolved(), config.run_dir, config.model.ref, run.task_set.manifest.name)
+    from tracegym.models.load import model_identity
+
+    run.recorder.start(config.resolved(), config.run_dir, model_identity(config.model.ref),
+                       run.task_set.manifest.name)
     run.recorder.forget_after(run.state.step)
     try:
         with RunDisplay(run.console, run.run_id, run.total, config.warmup.steps) as display:
@@ -280,6 +304,7 @@ def _grpo(run: _Run, display: RunDisplay) -> None:
     if config.tasks.difficulty is not None:
         _filter_by_difficulty(run, display, config.tasks.difficulty.samples)
     order = _task_order(run)
+    _replay_monitor(run)
     # The samplers' copy of the weights is taken before the trainer may shard them.
     source = make_source(config, run.policy, run.task_set, run.tasks, run.tokenizer,
                          stop_token_ids(run.policy.model, run.tokenizer), run.state.step,
@@ -332,15 +357,18 @@ def _grpo_steps(run: _Run, display: RunDisplay, trainer: PolicyTrainer, source: 
                 order: GroupOrder[TaskSpec], pools: PoolWatch | None) -> None:
     deaths, idle = 0.0, IdleSteps()
     for step in range(run.state.step, run.total):
-        metrics, batch = _grpo_step(run, trainer, source, step, order)
+        metrics, batch, warnings = _grpo_step(run, trainer, source, step, order)
         if pools is not None:
             metrics.update(pools.costs(batch))
         run.recorder.log(run.state.step, metrics, batch.stored_episodes(run.state.step))
+        warnings = [_record_warning(run, w) for w in warnings]
         if pools is not None:
             for verdict in pools.judge(run.state.step, metrics, batch):
                 display.note(f"step {run.state.step}: sampler pool {verdict.pool} quarantined ({verdict.reason()}); "
                              "training goes on with the other pools")
-        display.update(run.state.step, metrics)
+        display.update(run.state.step, metrics, hacking=[w.cluster for w in warnings])
+        for warning in warnings:
+            display.note(warning.message())
         if message := idle.note(run.state.step, metrics):
             display.note(message)
         if metrics.get("source/sampler_deaths", 0.0) > deaths:
@@ -377,8 +405,31 @@ def _task_order(run: _Run) -> GroupOrder[TaskSpec]:
     return order
 
 
+def _replay_monitor(run: _Run) -> None:
+    """A resumed run's hack monitor, given the per-cluster figures of the GRPO steps before the resume."""
+    from tracegym.store import open_store
+
+    done = range(run.config.warmup.steps + 1, run.state.step + 1)
+    if done:
+        with open_store(run.store_path) as store:
+            run.monitor.replay(stored_figures(store, run.run_id, done))
+
+
+def _record_warning(run: _Run, warning: HackWarning) -> HackWarning:
+    """Store a warning (its example looked up among the stored rollouts when only replayed steps flagged any)."""
+    if warning.example is None:
+        from tracegym.store import open_store
+
+        keys = {task: run.known_keys[task] for task, cluster in run.cluster_of.items() if cluster == warning.cluster}
+        with open_store(run.store_path) as store:
+            warning = replace(warning, example=find_example(store, run.run_id, keys, warning.split_step,
+                                                            warning.step))
+    run.recorder.hack_warning(warning)
+    return warning
+
+
 def _grpo_step(run: _Run, trainer: PolicyTrainer, source: RolloutSource, step: int,
-               order: GroupOrder[TaskSpec]) -> tuple[dict[str, float], RolloutBatch]:
+               order: GroupOrder[TaskSpec]) -> tuple[dict[str, float], RolloutBatch, list[HackWarning]]:
     curriculum = order.metrics() if isinstance(order, ClusterCurriculum) else {}
     started = time.perf_counter()
     batch = source.next_batch(run.config.grpo.batch_groups, trainer_version=step)
@@ -398,7 +449,8 @@ def _grpo_step(run: _Run, trainer: PolicyTrainer, source: RolloutSource, step: i
     metrics.update(source.totals())
     metrics.update(run.pool_sync.metrics(source.pool_figures()))
     rewards = batch_cluster_rewards(batch, run.cluster_of)
-    metrics.update({**cluster_metrics(rewards), **curriculum})
+    replies = batch_cluster_replies(batch, run.cluster_of, run.known_keys)
+    metrics.update({**cluster_metrics(rewards), **replies_metrics(replies), **curriculum})
     if isinstance(order, ClusterCurriculum):
         order.observe({cluster: mean for cluster, (mean, _) in rewards.items()})
-    return metrics, batch
+    return metrics, batch, run.monitor.observe(run.state.step, rewards, replies)

@@ -22,6 +22,7 @@ from tracegym.store import open_store
 if TYPE_CHECKING:
     from tracegym.episodes.record import Episode
     from tracegym.store.connection import Store
+    from tracegym.training.hack_monitor import HackWarning
     from tracegym.training.pools.quarantine import Verdict
 
 
@@ -52,12 +53,24 @@ class RunRecorder:
                  task_set_id],
             )
 
+    def completed_steps(self) -> int:
+        """The run's last step with stored metrics (0: none)."""
+        with self._store() as store:
+            return int(store.scalar("SELECT coalesce(max(step), 0) FROM metrics WHERE run_id = ?", [self.run_id]))
+
+    def forget(self) -> None:
+        """Delete the run from the store: a failed start, replaced by a new run in its folder."""
+        self.forget_after(-1)
+        with self._store() as store:
+            store.con.execute("DELETE FROM runs WHERE run_id = ?", [self.run_id])
+
     def forget_after(self, step: int) -> None:
         """Delete what a killed run wrote after `step` (its last checkpoint): those steps run again."""
         with self._store() as store, store.transaction() as con:
             con.execute("DELETE FROM metrics WHERE run_id = ? AND step > ?", [self.run_id, step])
             con.execute("DELETE FROM checkpoints WHERE run_id = ? AND step > ?", [self.run_id, step])
             con.execute("DELETE FROM pool_quarantines WHERE run_id = ? AND step > ?", [self.run_id, step])
+            con.execute("DELETE FROM hack_warnings WHERE run_id = ? AND step > ?", [self.run_id, step])
             # A rollout taken by a later step belongs to the steps that run again; rows stored before the
             # train_step column only say which weights sampled them: newer than the checkpoint's, then.
             con.execute("DELETE FROM rollouts WHERE run_id = ? AND (train_step > ? OR (train_step IS NULL "
@@ -84,6 +97,17 @@ class RunRecorder:
                         "last_step, evidence, evidence_unit, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [self.run_id, v.step, v.pool, v.cause, v.value, v.limit, v.first_step, v.last_step,
                          v.evidence, v.unit, datetime.now()])
+
+    def hack_warning(self, warning: HackWarning) -> None:
+        """A cluster whose reward and share of hollow replies rose together (tracegym/training/hack_monitor.py)."""
+        w = warning
+        with self._store() as store, store.transaction() as con:
+            con.execute("INSERT INTO hack_warnings (run_id, step, cluster_id, first_step, split_step, reward_before, "
+                        "reward_after, hollow_before, hollow_after, episodes_before, episodes_after, p_value, "
+                        f"detector, example_rollout_id, created_at) VALUES ({', '.join('?' * 15)})",
+                        [self.run_id, w.step, w.cluster, w.first_step, w.split_step, w.reward_before, w.reward_after,
+                         w.hollow_before, w.hollow_after, w.episodes_before, w.episodes_after, w.p_value, w.detector,
+                         w.example, datetime.now()])
 
     def checkpoint(self, step: int, path: Path, policy_version: int) -> None:
         with self._store() as store, store.transaction() as con:
@@ -136,3 +160,10 @@ def read_quarantines(store: Store, run_id: str, up_to: int | None = None) -> lis
     return store.query("SELECT step, pool, cause, value, limit_value, first_step, last_step, evidence, evidence_unit "
                        "FROM pool_quarantines WHERE run_id = ? AND step <= coalesce(?, step) ORDER BY step, pool",
                        [run_id, up_to])
+
+
+def read_hack_warnings(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """The run's warnings of possible reward hacking (`hack_warnings` rows), by step and cluster."""
+    return store.query("SELECT step, cluster_id, first_step, split_step, reward_before, reward_after, hollow_before, "
+                       "hollow_after, episodes_before, episodes_after, p_value, detector, example_rollout_id "
+                       "FROM hack_warnings WHERE run_id = ? ORDER BY step, cluster_id", [run_id])

@@ -6,3 +6,4 @@ LATEST = "latest"
 STATE_FILE = "trainer_state.pt"
 RUN_FILE = "run.json"
 CONFIG_FILE = "train_config.json"  # not config.json: that name marks a model folder
+DIFFICULTY_FILE = "difficulty.json"  # the difficulty filter's measurements (tracegym/training/difficulty.py)

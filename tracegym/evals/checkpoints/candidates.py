@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tracegym.errors import ConfigError
+from tracegym.harnesses.policy import HFPolicyConfig, OpenAIPolicyConfig
 from tracegym.models.load import resolve_model_ref
+from tracegym.models.precision import Precision
 from tracegym.training.checkpoint import CHECKPOINTS, CONFIG_FILE, RUN_FILE, STATE_FILE
 from tracegym.training.config import TrainConfig, load_train_config, parse_train_config
 
@@ -98,6 +100,22 @@ def api_candidate(spec: str) -> Candidate:
         raise ConfigError(f"--api {spec!r}: expected MODEL@BASE_URL, e.g. gpt-4o-mini@https://api.openai.com/v1.")
     url = url.rstrip("/")
     return Candidate(f"{model}@{url.split('://', 1)[1]}", model, f"api:{url}#{model}", endpoint=url)
+
+
+def any_candidate(ref: str) -> Candidate:
+    """`MODEL@URL` as an endpoint, anything else as a local model."""
+    return api_candidate(ref) if "@http" in ref else local_candidate(ref)
+
+
+def policy_config(candidate: Candidate, sampler_id: str, concurrency: int, precision: Precision = "fp32",
+                  device: str = "cpu", seed: int | None = None) -> HFPolicyConfig | OpenAIPolicyConfig:
+    """The client that samples from `candidate`: its endpoint (key from $OPENAI_API_KEY), or the built-in
+    sampler over its folder."""
+    if candidate.endpoint is not None:
+        return OpenAIPolicyConfig(base_url=candidate.endpoint, model=candidate.ref, sampler_id=sampler_id,
+                                  max_concurrency=concurrency)
+    return HFPolicyConfig(model=str(candidate.path), precision=precision, device=device, sampler_id=sampler_id,
+                          max_batch_size=concurrency, seed=seed)
 
 
 def run_config(candidates: list[Candidate]) -> tuple[TrainConfig, Path] | None:

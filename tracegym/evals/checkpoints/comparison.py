@@ -6,10 +6,16 @@ pass rate (pass@1) and pass@k. A group's figure is the mean over its tasks, with
 over tasks; a model's change against the base is paired by task and called beyond noise by a sign-flip
 permutation test (`tracegym.evals.checkpoints.stats`). A regression is a task the base passes (at least half of
 its samples) and the model fails (fewer than half).
+
+Beside the reward, each row holds the model's share of hollow replies (`hollow`): per task, the share of its samples
+whose episode a hollow-reply detector flags (tracegym/evals/scorers/hollow.py, judged against the task's recorded
+tool results too), as a mean over tasks with its interval, and its paired change against the base. A checkpoint
+whose reward rose with its hollow share may have learned to game the eval rather than the task.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,11 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from tracegym.errors import NotFoundError
 from tracegym.evals.checkpoints.stats import Interval, PairedChange, bootstrap_mean, paired_change, pass_at_k
+from tracegym.evals.scorers.hollow import episode_findings, recorded_keys
 
 if TYPE_CHECKING:
     from tracegym.store import Store
 
 METRICS = ("reward", "pass@1", "pass@k")
+HOLLOW = "hollow"
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,8 @@ class TaskFigures:
     pass_at_k: float
     component: float | None = None
     """The mean of one reward component over the samples (a sample without it counts 0), when one was asked for."""
+    hollow: float = 0.0
+    """The share of the samples whose episode a hollow-reply detector flags."""
 
 
 @dataclass(frozen=True)
@@ -82,18 +92,37 @@ def read_task_figures(store: Store, eval_id: str, checkpoint_id: str, samples: i
         "WHERE e.eval_id = ? AND e.checkpoint_id = ? AND e.sample_idx < ?) GROUP BY task_id",
         [*params, eval_id, checkpoint_id, samples])
     wanted = set(task_ids) if task_ids is not None else None
+    hollow = _hollow_samples(store, eval_id, checkpoint_id, samples)
     out = {}
     for r in rows:
         if r["n"] < samples or (wanted is not None and r["task_id"] not in wanted):
             continue
         component = r["component_sum"] / r["n"] if scores.component else None
         out[r["task_id"]] = TaskFigures(r["cluster_id"], r["n"], r["errors"], r["reward_sum"] / r["n"],
-                                        r["passed"] / r["n"], pass_at_k(r["n"], r["passed"], r["n"]), component)
+                                        r["passed"] / r["n"], pass_at_k(r["n"], r["passed"], r["n"]), component,
+                                        hollow.get(r["task_id"], 0) / r["n"])
+    return out
+
+
+def _hollow_samples(store: Store, eval_id: str, checkpoint_id: str, samples: int) -> dict[str, int]:
+    """task_id -> how many of a model's samples (indices < `samples`) a hollow-reply detector flags."""
+    rows = store.query(
+        "SELECT e.task_id, r.messages, r.n_prompt_messages, t.spec->'$.replay' AS replay FROM eval_results e "
+        "JOIN rollouts r ON r.rollout_id = e.rollout_id LEFT JOIN tasks t ON t.task_set_id = e.task_set_id "
+        "AND t.task_id = e.task_id WHERE e.eval_id = ? AND e.checkpoint_id = ? AND e.sample_idx < ?",
+        [eval_id, checkpoint_id, samples])
+    keys: dict[str, frozenset[str]] = {}
+    out: dict[str, int] = defaultdict(int)
+    for r in rows:
+        if r["task_id"] not in keys:
+            keys[r["task_id"]] = recorded_keys(c.get("result") for c in json.loads(r["replay"] or "[]"))
+        if episode_findings(json.loads(r["messages"] or "[]"), r["n_prompt_messages"] or 0, keys[r["task_id"]]):
+            out[r["task_id"]] += 1
     return out
 
 
 def _values(figures: dict[str, TaskFigures], tasks: Sequence[str], metric: str) -> list[float]:
-    attr = {"reward": "reward", "pass@1": "pass_rate", "pass@k": "pass_at_k"}[metric]
+    attr = {"reward": "reward", "pass@1": "pass_rate", "pass@k": "pass_at_k", HOLLOW: "hollow"}[metric]
     return [getattr(figures[t], attr) for t in tasks]
 
 
@@ -112,10 +141,11 @@ def _row(model: ModelRef, figures: dict[str, TaskFigures], base: dict[str, TaskF
                            "step": model.step, "tasks": len(tasks),
                            "samples": sum(figures[t].samples for t in tasks),
                            "errors": sum(figures[t].errors for t in tasks)}
-    for metric in METRICS:
+    for metric in (*METRICS, HOLLOW):
         row[metric] = _interval(bootstrap_mean(_values(figures, tasks, metric), seed=seed))
     row["change"] = None if base is None else {
-        m: _change(paired_change(_values(figures, tasks, m), _values(base, tasks, m), seed=seed)) for m in METRICS}
+        m: _change(paired_change(_values(figures, tasks, m), _values(base, tasks, m), seed=seed))
+        for m in (*METRICS, HOLLOW)}
     if component is not None:
         values = [float(figures[t].component or 0.0) for t in tasks]
         row["component"] = {"name": component, **_interval(bootstrap_mean(values, seed=seed))}

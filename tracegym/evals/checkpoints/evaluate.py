@@ -33,9 +33,16 @@ from tracegym import exact_json
 from tracegym.episodes.record import Episode
 from tracegym.episodes.rollout_table import write_rollouts
 from tracegym.errors import ConfigError
-from tracegym.evals.checkpoints.candidates import Candidate, api_candidate, eval_config, local_candidate
+from tracegym.evals.checkpoints.candidates import (
+    Candidate,
+    any_candidate,
+    api_candidate,
+    eval_config,
+    local_candidate,
+    policy_config,
+)
 from tracegym.harnesses.config import HarnessFactory
-from tracegym.harnesses.policy import HFPolicyConfig, OpenAIPolicyConfig, PolicyClient, make_policy
+from tracegym.harnesses.policy import PolicyClient, make_policy
 from tracegym.harnesses.runner import EpisodeJob, RunOptions, derive_seed, run_episode
 from tracegym.harnesses.taskrun import TaskScorers, ThreadLocalStore
 from tracegym.models import compute
@@ -207,13 +214,8 @@ def _evaluate_one(store: Store, result: Evaluation, candidate: Candidate, run: R
 
 
 def _policy(candidate: Candidate, options: EvalOptions) -> PolicyClient:
-    if candidate.endpoint is not None:
-        return make_policy(OpenAIPolicyConfig(base_url=candidate.endpoint, model=candidate.ref,
-                                              sampler_id=f"eval:{candidate.label}",
-                                              max_concurrency=options.concurrency))
-    return make_policy(HFPolicyConfig(model=str(candidate.path), precision=options.precision, device=options.device,
-                                      sampler_id=f"eval:{candidate.label}", max_batch_size=options.concurrency,
-                                      seed=options.seed))
+    return make_policy(policy_config(candidate, f"eval:{candidate.label}", options.concurrency, options.precision,
+                                     options.device, options.seed))
 
 
 async def _run_jobs(policy: PolicyClient, jobs: Sequence[EpisodeJob], harnesses: HarnessFactory, run: RunOptions,
@@ -287,7 +289,7 @@ def plan_evaluation(store: Store, task_set_ref: str, checkpoints: Sequence[str],
     models = [local_candidate(ref) for ref in checkpoints]
     config, source = eval_config(models, config_file, task_set.path)
     base_ref = base or config.model.ref
-    base_model = api_candidate(base_ref) if "@http" in base_ref else local_candidate(base_ref)
+    base_model = any_candidate(base_ref)
     # A checkpoint no update changed (every GRPO step's groups had equal rewards) is the base itself.
     unchanged = [m for m in models if m.checkpoint_id == base_model.checkpoint_id]
     kept = [m for m in models if m.checkpoint_id != base_model.checkpoint_id]

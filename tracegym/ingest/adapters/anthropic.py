@@ -10,7 +10,9 @@ conversation with a `response` beside its `messages`), or a bare `Message`
 (`type: "message"`). Assistant `tool_use` blocks become tool calls; each
 `tool_result` block in a user turn becomes a tool message answering the call
 with that `tool_use_id`, and `is_error: true` marks the call failed. Thinking
-blocks are counted in metadata, not copied into the text.
+blocks are counted in metadata, not copied into the text. The app's own fields
+beside the request (session id, time, latency, user) are read by
+tracegym/ingest/adapters/log_line.py.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from tracegym.ingest.adapters.base import Adapter, SourceFile, require
+from tracegym.ingest.adapters.log_line import LineFields, read_line, session_key
 from tracegym.ingest.adapters.openai_chat import derived_id
+from tracegym.ingest.field_paths import Path
 from tracegym.ingest.normalize import content_text, normalize_role, opt_int, to_json
 from tracegym.ingest.reading import Sample
 from tracegym.ingest.records import Message, RawRecord, ToolCall, Trace
@@ -50,14 +54,19 @@ class AnthropicAdapter(Adapter):
         messages = request["messages"]
         return _has_anthropic_blocks(messages) or ("system" in request and not _has_openai_calls(messages))
 
+    def check_options(self, options: dict[str, Any]) -> None:
+        session_key(options.get("session_key"))
+
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
-        yield _call(record.value).trace
+        yield _call(record.value, session_key(src.options.get("session_key"))).trace
 
-    def call_of(self, record: RawRecord) -> Call | None:
-        return _call(record.value) if is_logged_call(record.value) else None
+    def call_of(self, record: RawRecord, src: SourceFile) -> Call | None:
+        if not is_logged_call(record.value):
+            return None
+        return _call(record.value, session_key(src.options.get("session_key")))
 
 
-def _call(rec: Any) -> Call:
+def _call(rec: Any, key: Path | None = None) -> Call:
     """One logged conversation or call; `prompt` counts the messages the request sent."""
     if not isinstance(rec, dict):
         raise ValueError(f"expected an object, got {type(rec).__name__}")
@@ -72,8 +81,12 @@ def _call(rec: Any) -> Call:
     trace.model = model if isinstance(model, str) else None
     if isinstance(request.get("tools"), list):
         trace.tools = request["tools"]
-    if isinstance(request.get("metadata"), dict):
-        trace.metadata["metadata"] = request["metadata"]
+    request_metadata = request.get("metadata") if isinstance(request.get("metadata"), dict) else None
+    if request_metadata is not None:
+        trace.metadata["metadata"] = request_metadata
+    line = read_line(rec, key, request_metadata)
+    trace.session_id = line.session_id
+    trace.metadata.update(line.metadata)
     builder = _Builder(trace)
     if request.get("system") is not None:
         builder.add_text_message("system", _block_text(request["system"]))
@@ -83,8 +96,8 @@ def _call(rec: Any) -> Call:
     for i, msg in enumerate(messages):
         builder.add(msg, f"messages[{i}]")
     prompt = len(trace.messages)
-    if response is not None:
-        _add_response(builder, response)
+    reply = _add_response(builder, response) if response is not None else None
+    _place_line(trace, reply, line)
     if builder.thinking:
         trace.metadata["thinking_blocks"] = builder.thinking
     return Call(trace, prompt)
@@ -156,11 +169,21 @@ class _Builder:
             self.calls[call_id].is_error = True
 
 
-def _add_response(builder: _Builder, response: dict[str, Any]) -> None:
+def _place_line(trace: Trace, reply: Message | None, line: LineFields) -> None:
+    """The line's time and latency go onto the reply (the trace starts then); without one, latency to metadata."""
+    trace.started_at = line.ts
+    if reply is not None:
+        reply.ts, reply.latency_ms = line.ts, line.latency_ms
+    elif line.latency_ms is not None:
+        trace.metadata["latency_ms"] = line.latency_ms
+
+
+def _add_response(builder: _Builder, response: dict[str, Any]) -> Message | None:
+    """The reply's message (None for an error response, or a reply of tool results only)."""
     trace = builder.trace
     if isinstance(response.get("error"), dict):
         trace.metadata["error"] = response["error"]
-        return
+        return None
     msg = builder.add({"role": response.get("role", "assistant"), "content": response.get("content")}, "response")
     usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
     if msg is not None and usage:
@@ -172,6 +195,7 @@ def _add_response(builder: _Builder, response: dict[str, Any]) -> None:
     for key in RESPONSE_KEYS:
         if response.get(key) is not None:
             trace.metadata[key] = response[key]
+    return msg
 
 
 def _trace_id(rec: dict[str, Any], response: dict[str, Any] | None) -> str:

@@ -74,7 +74,7 @@ class Adapter:
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
         raise NotImplementedError
 
-    def call_of(self, record: RawRecord) -> Call | None:
+    def call_of(self, record: RawRecord, src: SourceFile) -> Call | None:
         """For logs with one line per API call: the record as one call (request messages + reply), which the
         pipeline stitches with the file's other calls into one trace per conversation (see
         tracegym/ingest/stitch.py); None for a record that is not a call. May raise like `to_traces`: the record

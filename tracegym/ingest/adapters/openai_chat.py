@@ -13,25 +13,29 @@ A record is one of:
 - a bare message list (a JSONL line that is an array, or a JSON document that is one).
 The API has no trace id: the logger's `id`, else the completion's `id`, else a
 hash of the record names the trace. Only `choices[0]` joins the conversation.
+The app's own fields beside the request (session id, time, latency, user) are
+read by tracegym/ingest/adapters/log_line.py.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
 import duckdb
 
 from tracegym.ingest.adapters.base import Adapter, FileSink, SourceFile
 from tracegym.ingest.adapters.chat_messages import append_openai_message, append_openai_messages
+from tracegym.ingest.adapters.log_line import LineFields, read_line, session_key
+from tracegym.ingest.field_paths import Path
 from tracegym.ingest.normalize import opt_int, parse_ts, to_json
 from tracegym.ingest.reading import Sample, raw_text
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
 from tracegym.ingest.stitch import Call, is_logged_call
 
 FORMAT = "openai-chat"
-SESSION_KEYS = ("session_id", "conversation_id", "thread_id")  # where loggers put a thread id in `metadata`
 RESPONSE_KEYS = ("system_fingerprint", "service_tier")
 
 
@@ -55,9 +59,14 @@ class OpenAIChatAdapter(Adapter):
             return
         yield from super().records(src)
 
+    def check_options(self, options: dict[str, Any]) -> None:
+        session_key(options.get("session_key"))
+
     def bulk_load(self, con: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink) -> bool:
-        """JSONL goes through DuckDB (see openai_chat_sql); a JSON document is read record by record."""
-        if not src.sample.jsonl:
+        """JSONL goes through DuckDB (see openai_chat_sql); a JSON document is read record by record, and so is
+        a log whose session key lies inside the messages."""
+        key = session_key(src.options.get("session_key"))
+        if not src.sample.jsonl or (key is not None and key[0] == "messages"):
             return False
         from tracegym.ingest.adapters.openai_chat_sql import load_chat_jsonl
 
@@ -73,18 +82,15 @@ class OpenAIChatAdapter(Adapter):
             return
         if not isinstance(value, dict):
             raise ValueError(f"expected an object or a message list, got {type(value).__name__}")
-        yield chat_trace(value)
+        yield _call(value, session_key(src.options.get("session_key"))).trace
 
-    def call_of(self, record: RawRecord) -> Call | None:
-        return _call(record.value) if is_logged_call(record.value) else None
-
-
-def chat_trace(rec: dict[str, Any]) -> Trace:
-    """One logged conversation or call as a trace."""
-    return _call(rec).trace
+    def call_of(self, record: RawRecord, src: SourceFile) -> Call | None:
+        if not is_logged_call(record.value):
+            return None
+        return _call(record.value, session_key(src.options.get("session_key")))
 
 
-def _call(rec: dict[str, Any]) -> Call:
+def _call(rec: dict[str, Any], key: Path | None = None) -> Call:
     request = rec.get("request", rec)
     if not isinstance(request, dict):
         raise ValueError(f"request must be an object, got {type(request).__name__}")
@@ -93,9 +99,9 @@ def _call(rec: dict[str, Any]) -> Call:
         response, request = rec, {}
     if response is not None and not isinstance(response, dict):
         raise ValueError(f"response must be an object, got {type(response).__name__}")
-    trace = Trace(trace_id=_trace_id(rec, response), format=FORMAT, metadata=request_metadata(request))
+    metadata, line = line_metadata(rec, request, key)
+    trace = Trace(trace_id=_trace_id(rec, response), format=FORMAT, metadata=metadata, session_id=line.session_id)
     trace.model = _opt_str(request.get("model"), "model")
-    trace.session_id = session_of(trace.metadata)
     tools = request.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
@@ -104,8 +110,8 @@ def _call(rec: dict[str, Any]) -> Call:
     if "messages" in request or response is None:
         append_openai_messages(trace, request.get("messages"), "messages")
     prompt = len(trace.messages)
-    if response is not None:
-        _add_response(trace, response)
+    if response is None or not _add_response(trace, response, line):
+        trace.started_at = unanswered(trace.metadata, line)
     return Call(trace, prompt)
 
 
@@ -133,18 +139,28 @@ def request_metadata(request: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def session_of(metadata: dict[str, Any]) -> str | None:
-    for key in SESSION_KEYS:
-        if isinstance(metadata.get(key), str) and metadata[key]:
-            return metadata[key]
-    return None
+def line_metadata(line: dict[str, Any], request: dict[str, Any], key: Path | None) -> tuple[dict[str, Any], LineFields]:
+    """The trace's metadata (the request's, the user id and unreadable fields of the line) and the line's fields."""
+    metadata = request_metadata(request)
+    fields = read_line(line, key, metadata)
+    metadata.update(fields.metadata)
+    return metadata, fields
 
 
-def _add_response(trace: Trace, response: dict[str, Any]) -> None:
-    """Append `choices[0].message`, with the call's usage and time, and keep what else it says."""
+def unanswered(metadata: dict[str, Any], line: LineFields) -> datetime | None:
+    """For a conversation with no reply to carry them: the line's latency goes to the metadata, its time is the
+    trace's start (returned)."""
+    if line.latency_ms is not None:
+        metadata["latency_ms"] = line.latency_ms
+    return line.ts
+
+
+def _add_response(trace: Trace, response: dict[str, Any], line: LineFields) -> bool:
+    """Append `choices[0].message`, with the call's usage, time (the line's, else `created`) and latency, and
+    keep what else it says; False for an error response, which has no message."""
     if isinstance(response.get("error"), dict):
         trace.metadata["error"] = response["error"]
-        return
+        return False
     choices = response.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ValueError("response.choices must be a non-empty list of objects")
@@ -156,7 +172,8 @@ def _add_response(trace: Trace, response: dict[str, Any]) -> None:
     usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
     msg.input_tokens = opt_int(usage.get("prompt_tokens"))
     msg.output_tokens = opt_int(usage.get("completion_tokens"))
-    msg.ts = parse_ts(response.get("created"))
+    msg.ts = line.ts or parse_ts(response.get("created"))
+    msg.latency_ms = line.latency_ms
     trace.started_at = msg.ts
     trace.model = _opt_str(response.get("model"), "response.model") or trace.model
     trace.metadata["response_id"] = response.get("id")
@@ -168,6 +185,7 @@ def _add_response(trace: Trace, response: dict[str, Any]) -> None:
     for key in RESPONSE_KEYS:
         if response.get(key) is not None:
             trace.metadata[key] = response[key]
+    return True
 
 
 def _opt_str(value: Any, where: str) -> str | None:

@@ -41,8 +41,11 @@ import pyarrow.compute as pc
 
 from tracegym.exact_json import loads
 from tracegym.ingest.adapters.base import FileSink, SourceFile
+from tracegym.ingest.adapters.log_line import LINE_KEYS, session_key
+from tracegym.ingest.field_paths import Path as FieldPath
 from tracegym.ingest.normalize import normalize_role, parse_arguments, to_json
 from tracegym.ingest.reading import LongLine, parse_line, read_line
+from tracegym.mining.json_errors import json_error_sql
 
 CHUNK_BYTES = 64 << 20
 SQL_LINE_BYTES = 64 << 20  # a chunk grows to hold a line up to this long; a longer one takes the record path
@@ -60,13 +63,13 @@ _LENIENT_NUMBER = r"[:\[,][ \t\r\n]*-?(?:NaN|Infinity|[0-9]+(?:\.[0-9]+)?[eE][+-
 # normalize.looks_like_error in RE2 (where [\p{L}\p{N}_] is exactly Python's Unicode \w).
 _ERROR = (rf"(?m)\A[{_PY_SPACE}]*(?i:error)[: ]|Traceback \(most recent call last\)"
           r"|^[\p{L}\p{N}_]+(?:Error|Exception): ")
-_VALUES = orjson.dumps({
+_VALUES: dict[str, Any] = {
     "id": "VARCHAR", "model": "VARCHAR", "metadata": "JSON", "tools": "JSON",
     "messages": [{
         "role": "VARCHAR", "content": "VARCHAR", "refusal": "VARCHAR", "tool_call_id": "VARCHAR", "name": "VARCHAR",
         "tool_calls": [{"id": "VARCHAR", "function": {"name": "VARCHAR", "arguments": "VARCHAR"}}],
     }],
-}).decode()
+}
 # Keys the record path reads at the top level besides those above: any of them sends the line there.
 _OTHER_SHAPES = ("request", "response", "object", "user")
 _STRING = ("VARCHAR", "NULL")
@@ -74,14 +77,16 @@ _VIEWS = {"traces": "_chat_traces", "tool_calls": "_chat_tool_calls", "scores": 
 
 
 def _error_sql(text: str) -> str:
-    """normalize.looks_like_error in SQL: the regex, run only where a cheap necessary condition holds."""
+    """normalize.looks_like_error in SQL: the regex, run only where a cheap necessary condition holds, or a JSON
+    error response (json_error_sql, which bounds itself)."""
     # Each clause of the regex needs one of these: "Error: "/"Exception: " or the traceback header somewhere,
     # or "error" (any case) within the first 256 characters unless at least 200 of them are spaces.
     maybe = (f"contains({text}, 'Error: ') OR contains({text}, 'Exception: ') "
              f"OR contains({text}, 'Traceback (most recent call last)') "
              f"OR regexp_matches(left({text}, 256), '(?i)error') "
              f"OR regexp_full_match(left({text}, 200), '[{_PY_SPACE}]{{200}}')")
-    return f"coalesce(CASE WHEN {maybe} THEN regexp_matches({text}, '{_ERROR}') ELSE false END, false)"
+    return (f"coalesce(CASE WHEN {maybe} THEN regexp_matches({text}, '{_ERROR}') ELSE false END, false) "
+            f"OR coalesce({json_error_sql(text)} IS NOT NULL, false)")
 
 
 def plain_shape(structure: Any) -> bool:
@@ -233,7 +238,7 @@ def _registered(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> 
 def _load_chunk(scratch: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileSink, chunk: LineChunk) -> None:
     with _scope(scratch) as register:
         try:
-            msgs, roles = _prepare(scratch, chunk, register)
+            msgs, roles = _prepare(scratch, chunk, register, session_key(src.options.get("session_key")))
         except duckdb.InterruptException:
             raise
         except (duckdb.Error, pa.ArrowException):  # e.g. invalid UTF-8, or a line DuckDB has no memory for
@@ -253,18 +258,36 @@ def _load_chunk(scratch: duckdb.DuckDBPyConnection, src: SourceFile, sink: FileS
     sink.append(staged)
 
 
-def _prepare(scratch: duckdb.DuckDBPyConnection, chunk: LineChunk,
-             register: Callable[[str, pa.Table], None]) -> tuple[pa.Table, pa.Table]:
+def _prepare(scratch: duckdb.DuckDBPyConnection, chunk: LineChunk, register: Callable[[str, pa.Table], None],
+             key: FieldPath | None) -> tuple[pa.Table, pa.Table]:
     """Parse and check the chunk's lines, leaving `_chat_fast` (the lines SQL stores) and their trace JSON."""
     table = chunk.arrow()
     register("_chat_chunk", table)
-    msgs = _parse(scratch)
+    keys = _line_keys(key)
+    msgs = _parse(scratch, keys)
     register("_chat_msg", msgs)
     roles = _roles(msgs)
     register("_chat_roles", roles)
     _check_values(scratch)
-    register("_chat_trace_json", _trace_json(scratch))
+    register("_chat_trace_json", _trace_json(scratch, keys, key))
     return msgs, roles
+
+
+def _line_keys(key: FieldPath | None) -> list[str]:
+    """The top-level keys whose values `log_line.read_line` may read, beside those `_VALUES` already reads."""
+    keys = [k for k in LINE_KEYS if k not in _VALUES]
+    if key is not None and isinstance(key[0], str) and key[0] not in keys and key[0] not in _VALUES:
+        keys.append(key[0])
+    return keys
+
+
+def _sql_text(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def _sql_name(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
 
 
 @contextmanager
@@ -299,8 +322,9 @@ def _claim_or_route(scratch: duckdb.DuckDBPyConnection, sink: FileSink, chunk: L
     return keep
 
 
-def _parse(con: duckdb.DuckDBPyConnection) -> pa.Table:
-    """Describe each non-blank line's structure; parse the plain conversations into message rows (Arrow)."""
+def _parse(con: duckdb.DuckDBPyConnection, keys: list[str]) -> pa.Table:
+    """Describe each non-blank line's structure; parse the plain conversations into message rows (Arrow), the
+    first row of each line with the JSON text of its `keys` (`line_values`, in that order)."""
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _chat_st AS
         SELECT lineno, CASE WHEN regexp_matches(line, '{_TRAILING_COMMA}') THEN NULL
@@ -309,6 +333,7 @@ def _parse(con: duckdb.DuckDBPyConnection) -> pa.Table:
     """)
     shapes = [row[0] for row in con.execute("SELECT DISTINCT st FROM _chat_st WHERE st IS NOT NULL").fetchall()]
     plain = [s for s in shapes if _is_plain(s)]
+    spec = orjson.dumps({**_VALUES, **{k: "JSON" for k in keys}}).decode()
     table = pa.table({"st": pa.array(plain, pa.string()), "has_double": pa.array(['"DOUBLE"' in s for s in plain])})
     with _registered(con, {"_chat_plain": table}):
         # Trace-level fields ride on each line's first message row; lines of a plain shape have at least one.
@@ -317,11 +342,12 @@ def _parse(con: duckdb.DuckDBPyConnection) -> pa.Table:
                    CASE WHEN i = 1 THEN r.model END AS model, CASE WHEN i = 1 THEN r.metadata END AS metadata,
                    CASE WHEN i = 1 THEN r.tools END AS tools,
                    CASE WHEN i = 1 THEN len(r.messages)::INTEGER END AS n_messages,
+                   CASE WHEN i = 1 THEN [{', '.join('r.' + _sql_name(k) for k in keys)}] END AS line_values,
                    m.role AS raw_role, coalesce(m.content, m.refusal) AS content, m.tool_call_id, m.name, m.tool_calls
             FROM (
                 SELECT lineno, r, unnest(r.messages) AS m, generate_subscripts(r.messages, 1) AS i
                 FROM (
-                    SELECT c.lineno, json_transform(c.line, '{_VALUES}') AS r
+                    SELECT c.lineno, json_transform(c.line, '{_sql_text(spec)}') AS r
                     FROM _chat_chunk c JOIN _chat_st s USING (lineno) JOIN _chat_plain p ON s.st = p.st
                     WHERE NOT p.has_double OR NOT regexp_matches(c.line, '{_LENIENT_NUMBER}')
                 )
@@ -395,7 +421,7 @@ def _stage(con: duckdb.DuckDBPyConnection, src: SourceFile) -> None:
     con.execute(f"""
         CREATE OR REPLACE TEMP VIEW _chat_traces AS
         SELECT m.trace_id, '{src.source_id}' AS source_id, '{FORMAT}' AS format, j.session_id, m.model,
-               NULL::TIMESTAMP AS started_at, NULL::TIMESTAMP AS ended_at, NULL::VARCHAR AS outcome,
+               j.started_at, NULL::TIMESTAMP AS ended_at, NULL::VARCHAR AS outcome,
                m.n_messages, j.tools, j.metadata
         FROM _chat_msg m JOIN _chat_trace_json j USING (lineno) SEMI JOIN _chat_keep USING (lineno)
         WHERE m.idx = 0;
@@ -413,32 +439,39 @@ def _stage(con: duckdb.DuckDBPyConnection, src: SourceFile) -> None:
     """)
 
 
-def _trace_json(con: duckdb.DuckDBPyConnection) -> pa.Table:
-    """Metadata, session and tool schemas of the `_chat_fast` lines, serialized as the record path does.
+def _trace_json(con: duckdb.DuckDBPyConnection, keys: list[str], key: FieldPath | None) -> pa.Table:
+    """Metadata, session, start and tool schemas of the `_chat_fast` lines, read as the record path reads them
+    (`openai_chat.line_metadata` over the values of the line's `keys`, which are all `read_line` reads).
 
     A line whose metadata or tools the record path could not read either (an integer too long to keep, a number
     that is infinite as a double) leaves `_chat_fast`, so that the record path reports it.
     """
-    from tracegym.ingest.adapters.openai_chat import request_metadata, session_of
+    from tracegym.ingest.adapters.openai_chat import line_metadata, unanswered
 
-    rows = con.execute("SELECT lineno, metadata, tools FROM _chat_msg SEMI JOIN _chat_fast USING (lineno) "
-                       "WHERE idx = 0").fetchall()
-    linenos, sessions, metadata, tools, unread = [], [], [], [], []
-    for lineno, meta_json, tools_json in rows:
+    rows = con.execute("SELECT lineno, trace_id, model, metadata, tools, line_values FROM _chat_msg "
+                       "SEMI JOIN _chat_fast USING (lineno) WHERE idx = 0").fetchall()
+    types = {"lineno": pa.int64(), "session_id": pa.string(), "started_at": pa.timestamp("us"),
+             "metadata": pa.string(), "tools": pa.string()}
+    out: dict[str, list[Any]] = {name: [] for name in types}
+    unread = []
+    for lineno, trace_id, model, meta_json, tools_json, values in rows:
         try:
-            meta = request_metadata({"metadata": loads(meta_json) if meta_json is not None else None})
-            tool_list = loads(tools_json) if tools_json is not None else None
+            line = {k: loads(v) for k, v in zip(keys, values, strict=True) if v is not None}
+            line.update({k: v for k, v in (("id", trace_id), ("model", model)) if v is not None})
+            for name, text in (("metadata", meta_json), ("tools", tools_json)):
+                if text is not None:
+                    line[name] = loads(text)
+            meta, fields = line_metadata(line, line, key)
         except ValueError:  # orjson's JSONDecodeError included
             unread.append(lineno)
             continue
-        linenos.append(lineno)
-        sessions.append(session_of(meta))
-        metadata.append(to_json(meta))
-        tools.append(to_json(tool_list) if tool_list is not None else None)
+        started = unanswered(meta, fields)
+        tools = to_json(line["tools"]) if "tools" in line else None
+        for name, value in zip(types, (lineno, fields.session_id, started, to_json(meta), tools), strict=True):
+            out[name].append(value)
     if unread:
         con.execute("DELETE FROM _chat_fast WHERE lineno IN (SELECT unnest(?))", [unread])
-    return pa.table({"lineno": pa.array(linenos, pa.int64()), "session_id": pa.array(sessions, pa.string()),
-                     "metadata": pa.array(metadata, pa.string()), "tools": pa.array(tools, pa.string())})
+    return pa.table({name: pa.array(values, types[name]) for name, values in out.items()})
 
 
 def _arguments(con: duckdb.DuckDBPyConnection) -> pa.Table:
