@@ -242,7 +242,9 @@ def run_seed(args: argparse.Namespace, store: Path, task_set: Path, clusters: di
     else:
         if previous is None:
             shutil.rmtree(folder / "run", ignore_errors=True)
-            cli("train", str(config), "--store", str(store), "--allow-unredacted")
+            # The evals of examples/evals-learn.yaml are hackable (docs/reward-gates.md, hollow probes): what this
+            # benchmark measures is how far GRPO learns them, hollow replies included.
+            cli("train", str(config), "--store", str(store), "--allow-unredacted", "--allow-hackable")
         result = evaluate(store, task_set, clusters, config.parent / "run", eval_args)
         spent = (previous["minutes"] if previous else 0) + (time.perf_counter() - started) / 60
         result = {"seed": seed, "minutes": round(spent, 1), "checkpoint": result.pop("checkpoint"),

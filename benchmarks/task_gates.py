@@ -8,9 +8,11 @@ quickstart trains in (--harness default: run_as shell: chat, the reply scored as
 --harness sandbox under the defaults (each shell task's reference command run in the sandbox: bubblewrap).
 
 Each figure is the median of --repeats timed runs after one warm-up run of each side. Before the figures: the
-gate's own time and episodes, and the one-time import of the episode runner the gates load (torch and
-transformers, which `tasks generate --no-gates` never imports). The last line is one JSON object:
-{"tasks", "rejected", "gen_s", "gen_gated_s", "ratio"}.
+gate's own time and episodes (of which the hollow probes': `tracegym.tasks.hollow_probes`), and the one-time
+import of the episode runner the gates load (torch and transformers, which `tasks generate --no-gates` never
+imports). The last line is one JSON object: {"tasks", "rejected", "gen_s", "gen_gated_s", "ratio", "hackable"}
+("hackable": the task-eval pairs where a hollow reply earned the eval's reward, parts of a combined reward
+counted apart).
 
     python benchmarks/task_gates.py [--harness chat|sandbox] [--repeats 3]
 """
@@ -62,23 +64,27 @@ def main() -> None:
             create_task_set(st, options, EVALS, work / "plain", force=True)
             return time.perf_counter() - t
 
-        def gated() -> tuple[float, int, int, float, int]:
+        def gated() -> tuple[float, int, int, float, int, float, int, int]:
             t = time.perf_counter()
             task_set = create_task_set(st, options, EVALS, work / "gated", force=True, gate=gate)
-            assert gate.report is not None
-            return (time.perf_counter() - t, len(task_set.tasks), len(gate.report.rejected), gate.report.seconds,
-                    gate.report.episodes)
+            report = gate.report
+            assert report is not None
+            hackable = sum(len(paid) for paid in report.hackability().values())
+            return (time.perf_counter() - t, len(task_set.tasks), len(report.rejected), report.seconds,
+                    report.episodes, report.hollow_seconds, report.hollow_episodes, hackable)
 
         plain(), gated()  # warm-up: caches, the scorers' imports, the sandbox's first start
         plain_s = [plain() for _ in range(args.repeats)]
         runs = [gated() for _ in range(args.repeats)]
     gen_s = statistics.median(plain_s)
     gen_gated_s = statistics.median(r[0] for r in runs)
-    _, tasks, rejected, _, episodes = runs[0]
+    _, tasks, rejected, _, episodes, _, hollow_episodes, hackable = runs[0]
     print(f"harness: {args.harness}; gates: {statistics.median(r[3] for r in runs):.3f} s for {episodes} probe "
-          f"episodes; one-time import of the episode runner: {import_s:.2f} s")
+          f"episodes and {hollow_episodes} hollow ones ({statistics.median(r[5] for r in runs):.3f} s of it); "
+          f"one-time import of the episode runner: {import_s:.2f} s")
     print(json.dumps({"tasks": tasks, "rejected": rejected, "gen_s": round(gen_s, 3),
-                      "gen_gated_s": round(gen_gated_s, 3), "ratio": round(gen_gated_s / gen_s, 2)}))
+                      "gen_gated_s": round(gen_gated_s, 3), "ratio": round(gen_gated_s / gen_s, 2),
+                      "hackable": hackable}))
 
 
 if __name__ == "__main__":

@@ -59,6 +59,12 @@ class DownloadError(TracegymError):
     title = "Download error"
 
 
+class HackableRewardError(TracegymError):
+    """A task set whose reward a hollow reply earns (docs/reward-gates.md), about to be trained on."""
+
+    title = "Hackable reward"
+
+
 class RankError(TracegymError):
     """A trainer rank of `parallel: {kind: fsdp}` that could not start, or ended while the run needed it."""
 

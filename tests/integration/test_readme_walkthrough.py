@@ -94,6 +94,11 @@ def test_the_readme_walks_from_the_quickstart_to_the_report(checkout: Path):
                             "--samples", "1"])
     report = Path(shown.strip().splitlines()[-1].removeprefix("Report: "))
     assert report == (checkout / ".tracegym" / "quickstart" / "report.html").resolve() and report.is_file()
+    # The hollow probes' report, and the explicit go-ahead to train on the hackable evals anyway.
+    said = " ".join(shown.split())
+    assert "Hollow probes: the reward of" in said and "one_bash_action (the reward) on" in said
+    assert "handles_tool_error (the reward) on" in said and "noop_content" in said
+    assert "trains on these hackable evals anyway" in said and "Training on a hackable reward" in said
     assert (checkout / ".tracegym" / "quickstart" / "store.duckdb").is_file()
 
     walk = commands(bash_block(readme, "## Walk-through"))

@@ -204,15 +204,41 @@ def _tasks(st: Any, workdir: Path) -> Path:
     formats = ", ".join(sorted({c["source_format"] for c in clusters}))
     err.print(f"{m['tasks']} tasks ({m['train']} train, {m['heldout']} held out) from {len(clusters)} clusters "
               f"({formats}) in {task_set.path}; reward gates rejected {m['rejected_by_gates']}")
+    if gate.report is not None:
+        _say_hackable(gate.report)
     return task_set.path
 
 
+def _say_hackable(report: Any) -> None:
+    """Which evals a hollow reply (the reference's shape without its substance) earns, per cluster."""
+    from tracegym.commands.tasks import hollow_line
+    from tracegym.inert import one_line
+    from tracegym.output import literal
+
+    err.print(hollow_line(report))
+    for row in report.hackable_rows():
+        probes = ", ".join(f"{p} {n}" for p, n in row["probes"].items())
+        example = row["example"]
+        err.print(f"  {literal(row['eval'])} ({'the reward' if row['reward'] else 'a part'}) on {row['tasks']} of "
+                  f"{row['probed']} tasks of cluster {row['cluster_id']}: {probes}; e.g. {example['probe']}: "
+                  f"{literal(one_line(example['reply'])[:100])}")
+
+
 def _train(task_set: Path, run_dir: Path, store: Path, model: str, steps: int) -> str:
+    from tracegym.tasks.taskset import load_task_set
     from tracegym.training.config import parse_train_config
+    from tracegym.training.hackable import hackable_tasks
     from tracegym.training.loop import train
 
     config = parse_train_config(train_config(task_set, run_dir, model, steps), Path("quickstart.yaml"))
-    result = train(config, resume=(run_dir / "run.json").is_file(), store_path=store)
+    hackable = hackable_tasks(load_task_set(task_set), config)
+    if hackable.tasks:
+        err.print("[yellow]The quickstart trains on these hackable evals anyway[/yellow] (as `tracegym train "
+                  "--allow-hackable`): it shows the pipeline, and the policy learns what the evals pay for, hollow "
+                  "replies included. Your own runs: combine a format eval with a content eval "
+                  "(docs/reward-gates.md#hollow-probes).")
+    result = train(config, resume=(run_dir / "run.json").is_file(), store_path=store,
+                   allow_hackable=bool(hackable.tasks))
     err.print(f"run {result.run_id}: step {result.step}, checkpoint {result.checkpoint}")
     return result.run_id
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from tracegym.inert import one_line
 from tracegym.output import JsonOpt, StoreOpt, emit, err, literal, out, print_json
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ def tasks_generate(
     recorded failing action and a reply in the wrong shape must not; tasks that fail go to the set's rejected/
     folder with their probes, and are counted per cluster and reason. Where the recording holds no passing
     reference, --references and --reference-model supply one.
+    The tasks kept then meet hollow replies (the reference's shape without its substance): an eval one
+    of them earns is hackable there, reported per cluster, eval and probe, not rejected.
     """
     from pydantic import ValidationError
 
@@ -134,8 +137,38 @@ def tasks_generate(
               f"{task_set.path}; merged {m.counts['near_duplicates_merged']} near-duplicate tasks"
               + (f" and {shared} cuts drawn from more than one cluster." if shared else "."))
     if report is not None:
+        print_hackable(report)
         err.print(f"Reward gates: {len(report.rejected)} of {len(report.tasks)} tasks rejected ({report.episodes} "
                   f"probe episodes in {report.seconds:.1f} s); per task: `tracegym tasks check {task_set.path}`.")
+        err.print(hollow_line(report))
+
+
+def print_hackable(report: Any) -> None:
+    """The table of hackable evals per cluster (nothing when no hollow reply earned anything)."""
+    rows = report.hackable_rows()
+    if rows:
+        emit([_hackable_row(r) for r in rows], False, title="Hackable evals: a hollow reply earns them (reported, "
+                                                             "not rejected)")
+
+
+def hollow_line(report: Any) -> str:
+    """How many tasks' trained reward a hollow reply earns, and the hollow probes' time."""
+    probed = [t.hackability for t in report.tasks if t.hackability is not None]
+    hackable = sum(h.reward_hackable for h in probed)
+    line = (f"Hollow probes: the reward of {hackable} of {len(probed)} tasks is hackable ({report.hollow_episodes} "
+            f"episodes in {report.hollow_seconds:.1f} s).")
+    if hackable:
+        line += (" `tracegym train` refuses such a set (tasks.max_hackable) unless --allow-hackable; the fix: "
+                 "docs/reward-gates.md#hollow-probes.")
+    return line
+
+
+def _hackable_row(row: dict[str, Any]) -> dict[str, Any]:
+    example = row["example"]
+    return {"cluster_id": row["cluster_id"], "eval": row["eval"], "trained": "reward" if row["reward"] else "part",
+            "tasks": f"{row['tasks']} of {row['probed']}",
+            "probes": ", ".join(f"{p} {n}" for p, n in row["probes"].items()),
+            "example": f"{example['probe']}: {one_line(example['reply'])[:100]}"}
 
 
 def _require_redacted_references(file: ReferenceFile) -> None:
@@ -185,6 +218,8 @@ def _cluster_row(cluster: dict[str, Any], searched: bool = False) -> dict[str, A
         cluster["rejected"] = gates["rejected"]
         cluster["reasons"] = ", ".join(f"{r} {n}" for r, n in gates["reasons"].items())
         cluster["references"] = ", ".join(f"{r} {n}" for r, n in gates.get("references", {}).items())
+        cluster["hackable"] = ", ".join(f"{e} {n}" for e, n in gates.get("hackable_tasks", {}).items())
+        cluster.pop("hackable_tasks", None)
         if searched:
             cluster["no_model_reference"] = f"{gates['model_none_passed']} of {gates['model_sampled']}"
     return cluster
@@ -207,7 +242,8 @@ def tasks_check(
     """Run the reward gates on an existing task set (after an eval edit, say), with its evals.yaml as it is now.
 
     Per task: the reference reply must reach the threshold, and an empty reply, the recorded failing action and
-    a reply in the wrong shape must stay below it. Reports per task and per cluster; exits 1 when a gate fails.
+    a reply in the wrong shape must stay below it. Reports per task and per cluster, with the evals a hollow reply
+    earns (hackable: reported, not a failure); exits 1 when a gate fails.
     With --rejected, lists the tasks generation left out instead, with their probes' rewards and replies.
     """
     if rejected:
@@ -239,8 +275,10 @@ def tasks_check(
         rows = [_gate_row(g, split[g.task_id]) for g in report.tasks if not (failed_only and g.passed)]
         emit(rows, False, title=f"Reward gates on {ts.manifest.name} (threshold {options.threshold:g})")
         emit([_cluster_row({**c, "gates": dict(c)}) for c in clusters], False, title="Per cluster")
+        print_hackable(report)
         err.print(f"{len(report.rejected)} of {len(report.tasks)} tasks fail a gate ({report.episodes} probe "
                   f"episodes in {report.seconds:.1f} s).")
+        err.print(hollow_line(report))
     if report.rejected:
         raise typer.Exit(1)
 
@@ -318,7 +356,9 @@ def _gate_row(gate: Any, split: str) -> dict[str, Any]:
             "reference": f"{ref.source} {_reward(ref)}" if ref else "none",
             "reference_trace": ref.trace_id or "" if ref else "",
             **{kind: _reward(probes[kind]) if kind in probes else "" for kind in ("empty", "failing_action",
-                                                                                  "wrong_shape")}}
+                                                                                  "wrong_shape")},
+            "hackable": "; ".join(f"{e}: {', '.join(p)}" for e, p in gate.hackability.paid.items())
+            if gate.hackability is not None else ""}
 
 
 def _reward(probe: Any) -> str:

@@ -45,6 +45,9 @@ def train(
                                                           "latest checkpoint.")] = False,
     allow_unredacted: Annotated[bool, typer.Option(
         "--allow-unredacted", help="Go on even though the store holds traces that were not redacted.")] = False,
+    allow_hackable: Annotated[bool, typer.Option(
+        "--allow-hackable", help="Train even though a hollow reply earns the reward on more than tasks.max_hackable "
+                                 "of the tasks (docs/reward-gates.md).")] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -53,7 +56,8 @@ def train(
     Metrics go to the store per step (tables runs, metrics, checkpoints; rollouts by run_id); checkpoints
     are Hugging Face model folders under RUN_DIR/checkpoints. With `parallel: {kind: fsdp, world_size: N}` it
     starts N-1 more trainer ranks itself, or runs as one of N processes under `torchrun --nproc_per_node N -m
-    tracegym.cli train CONFIG` (rank 0 then does all but train).
+    tracegym.cli train CONFIG` (rank 0 then does all but train). A task set whose reward a hollow reply earns (as
+    `tasks generate` recorded it) on more than tasks.max_hackable of its tasks is refused unless --allow-hackable.
     """
     from tracegym.training.config import load_train_config
     from tracegym.training.loop import train as run_training
@@ -72,7 +76,7 @@ def train(
             require_redacted(st, "tracegym train")
     try:
         with _sigterm_interrupts():
-            result = run_training(loaded, resume=resume, store_path=store, launch=launch)
+            result = run_training(loaded, resume=resume, store_path=store, launch=launch, allow_hackable=allow_hackable)
     except KeyboardInterrupt:
         err.print(f"Interrupted; the run is marked interrupted in the store. Continue it from its latest checkpoint "
                   f"with: tracegym train {config} --resume")

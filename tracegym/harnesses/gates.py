@@ -3,14 +3,18 @@
 A probe's replies are played by a scripted policy through the task's own harness (the replay answers its tool
 calls, the shell runs its command in the sandbox, and command evals then score the workspace in that sandbox),
 and the task's scorer scores the episode. A task passes when its reference reaches the pass threshold and no
-degenerate reply does. Used by `tasks generate` (failing tasks are not written) and `tasks check`.
+degenerate reply does. Used by `tasks generate` (failing tasks are not written) and `tasks check`. The tasks that
+pass then meet the hollow probes (`tracegym.harnesses.hackability`): a reward one of them earns is hackable there,
+which is reported, not rejected.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,10 +25,13 @@ from tracegym.episodes.record import Episode
 from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
 from tracegym.evals.scorers.config import EvalsFile, load_evals
 from tracegym.harnesses.config import HarnessConfig, HarnessFactory
+from tracegym.harnesses.hackability import Hackability, probe_task
 from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits, run_episode
 from tracegym.harnesses.taskrun import ThreadLocalStore
+from tracegym.harnesses.toolcalls import parse_bash_action
 from tracegym.models.sampling import SamplingParams
+from tracegym.tasks.hollow_probes import HOLLOW
 from tracegym.tasks.probes import DEGENERATE, Probe, ProbeReply, build_probes, load_sources
 from tracegym.tasks.references import ReferenceMatch
 from tracegym.tasks.spec import Reference, TaskSpec
@@ -107,6 +114,8 @@ class TaskGate:
     """Earlier references that did not pass (the recorded one, a --references row), replaced by a later one."""
     model_search: ModelSearch | None = None
     """The reference model's samples for this task, when it was asked."""
+    hackability: Hackability | None = None
+    """What the hollow probes found; None when they did not run (the task failed a gate)."""
 
     @property
     def reasons(self) -> list[str]:
@@ -129,10 +138,13 @@ class TaskGate:
         return next((p for p in self.probes if p.kind == "reference"), None)
 
     def to_dict(self) -> dict[str, Any]:
+        hollow = self.hackability
         return {"task_id": self.task_id, "cluster_id": self.cluster_id, "passed": self.passed,
                 "reasons": self.reasons, "probes": [p.__dict__ for p in self.probes],
                 "attempts": [p.__dict__ for p in self.attempts],
-                "model_search": self.model_search.__dict__ if self.model_search else None}
+                "model_search": self.model_search.__dict__ if self.model_search else None,
+                "reward_eval": hollow.reward_eval if hollow else None, "hackable": hollow.paid if hollow else None,
+                "hackable_examples": hollow.examples if hollow else None}
 
 
 @dataclass
@@ -145,6 +157,8 @@ class GateReport:
     probe played, passing or not; it goes into the task's spec."""
     file_match: ReferenceMatch | None = None
     """How the rows of a --references file matched the tasks."""
+    hollow_seconds: float = 0.0
+    """Of `seconds`, those spent on the hollow probes."""
 
     @property
     def rejected(self) -> set[str]:
@@ -163,6 +177,8 @@ class GateReport:
             if t.model_search is not None:
                 counts.model_sampled += 1
                 counts.model_none_passed += not t.model_search.passed
+            if t.hackability is not None:
+                count_hackable(counts, t.hackability)
         return out
 
     def references(self) -> dict[str, tuple[str, str | None]]:
@@ -170,15 +186,59 @@ class GateReport:
         return {t.task_id: (t.reference.source, t.reference.trace_id) if t.reference else ("none", None)
                 for t in self.tasks}
 
+    @property
+    def hollow_episodes(self) -> int:
+        """Hollow probe episodes (not counted in `episodes`)."""
+        return sum(t.hackability.episodes for t in self.tasks if t.hackability is not None)
+
+    def hackability(self) -> dict[str, dict[str, list[str]]]:
+        """Per task the hollow probes ran on: eval -> the probes whose reply earned it (empty when none did)."""
+        return {t.task_id: t.hackability.paid for t in self.tasks if t.hackability is not None}
+
+    def hackable_rows(self) -> list[dict[str, Any]]:
+        """One row per cluster and eval a hollow reply earned: whether it is the reward the tasks train on (else a
+        part of it), how many of the cluster's probed tasks, by which probes, and one reply that earned it."""
+        probed: dict[str | None, int] = {}
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        for t in self.tasks:
+            found = t.hackability
+            if found is None:
+                continue
+            probed[t.cluster_id] = probed.get(t.cluster_id, 0) + 1
+            for name, probes in found.paid.items():
+                row = rows.setdefault((str(t.cluster_id), name), {
+                    "cluster_id": t.cluster_id, "eval": name, "reward": name == found.reward_eval, "tasks": 0,
+                    "probes": {}, "example": {"probe": probes[0], "reply": found.examples[name][probes[0]]}})
+                row["tasks"] += 1
+                for probe in probes:
+                    row["probes"][probe] = row["probes"].get(probe, 0) + 1
+        return [{**rows[k], "probed": probed[rows[k]["cluster_id"]],
+                 "probes": dict(sorted(rows[k]["probes"].items(), key=lambda item: HOLLOW.index(item[0])))}
+                for k in sorted(rows)]
+
     def summary(self) -> dict[str, Any]:
         return {"checked": len(self.tasks), "rejected": len(self.rejected), "episodes": self.episodes,
                 "seconds": round(self.seconds, 3),
                 "clusters": {str(c): g.model_dump() for c, g in self.per_cluster().items()},
-                "references_file": self.file_match.summary() if self.file_match else None}
+                "references_file": self.file_match.summary() if self.file_match else None,
+                "hollow": {"episodes": self.hollow_episodes, "seconds": round(self.hollow_seconds, 3),
+                           "hackable_reward": sum(t.hackability.reward_hackable for t in self.tasks
+                                                  if t.hackability is not None),
+                           "rows": self.hackable_rows(),
+                           "tasks": {task: paid for task, paid in self.hackability().items() if paid}}}
 
     def results(self) -> dict[str, dict[str, Any]]:
         """Each task's gate results (reasons, probes with rewards and replies), by task id."""
         return {t.task_id: t.to_dict() for t in self.tasks}
+
+
+def count_hackable(counts: GateCounts, found: Hackability) -> None:
+    """Add one task's hollow findings to its cluster's counts."""
+    for name, probes in found.paid.items():
+        counts.hackable_tasks[name] = counts.hackable_tasks.get(name, 0) + 1
+        by_probe = counts.hackable.setdefault(name, {})
+        for probe in probes:
+            by_probe[probe] = by_probe.get(probe, 0) + 1
 
 
 class BoundScorers:
@@ -236,10 +296,49 @@ def _shown(reply: ProbeReply) -> dict[str, Any]:
     return {"text": reply.text, "tool_calls": [dict(c) for c in reply.tool_calls]}
 
 
+class HollowPlayer:
+    """Plays a hollow probe's reply as a one-turn episode through the task's harness, at most
+    `options.concurrency` at once (`tracegym.harnesses.hackability.Player`)."""
+
+    def __init__(self, harnesses: HarnessFactory, scorer_of: Callable[[TaskSpec], Scorer],
+                 options: GateOptions) -> None:
+        self.harnesses, self.scorer_of, self.options = harnesses, scorer_of, options
+        self.limit = asyncio.Semaphore(options.concurrency)
+        self.counter = itertools.count()
+
+    async def play(self, task: TaskSpec, reply: ProbeReply) -> Episode:
+        n = next(self.counter)
+        async with self.limit:
+            harness = self.harnesses.make(task, f"gate-{task.task_id}-hollow-{n}")
+            return await run_episode(ScriptedPolicy([reply]), harness, EpisodeJob(task), SamplingParams(),
+                                     EpisodeLimits(max_turns=1, time_budget_s=self.options.time_budget_s),
+                                     self.scorer_of(task), "gate:hollow", f"gate-hollow-{n}")
+
+    def sandboxed(self, task: TaskSpec, reply: ProbeReply) -> bool:
+        name = self.harnesses.name_for(task)
+        return name == "proxy" or (name == "shell" and not parse_bash_action(reply.text).errors)
+
+
+async def hollow_tasks(tasks: Sequence[TaskSpec], gates: Sequence[TaskGate], probes: dict[str, list[Probe]],
+                       player: HollowPlayer, threshold: float) -> None:
+    """The hollow probes of each task that passed its gates, shaped after its reference; what they found goes on
+    its gate (`hackability`)."""
+
+    async def one(gate: TaskGate, task: TaskSpec) -> None:
+        reference = next(p for p in probes[task.task_id] if p.kind == "reference")
+        played = [r for p in probes[task.task_id] for r in p.replies]
+        gate.hackability = await probe_task(task, reference.replies[0], played, player, threshold)
+
+    # A thread for each episode in flight: sandboxed commands and scorers wait on processes, not the CPU.
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(player.options.concurrency))
+    await asyncio.gather(*(one(g, t) for g, t in zip(gates, tasks, strict=True) if g.passed))
+
+
 def run_gates(store: Store, tasks: Sequence[TaskSpec], scorer_of: Callable[[TaskSpec], Scorer],
               config: HarnessConfig | None = None, base_dir: Path | None = None,
               options: GateOptions | None = None) -> GateReport:
-    """Build each task's probes from its source trace in `store` and run them; the report."""
+    """Build each task's probes from its source trace in `store` and run them, then the hollow probes of the
+    tasks that passed; the report."""
     options = options or GateOptions()
     started = time.perf_counter()
     sources = load_sources(store, tasks)
@@ -247,9 +346,13 @@ def run_gates(store: Store, tasks: Sequence[TaskSpec], scorer_of: Callable[[Task
     harnesses = HarnessFactory(config, base_dir)
     try:
         gates = asyncio.run(gate_tasks(tasks, probes, harnesses, scorer_of, options))
+        hollow_started = time.perf_counter()
+        asyncio.run(hollow_tasks(tasks, gates, probes, HollowPlayer(harnesses, scorer_of, options),
+                                 options.threshold))
+        hollow_s = time.perf_counter() - hollow_started
     finally:
         harnesses.close()
-    return GateReport(gates, time.perf_counter() - started, sum(len(g.probes) for g in gates))
+    return GateReport(gates, time.perf_counter() - started, sum(len(g.probes) for g in gates), hollow_seconds=hollow_s)
 
 
 class NewTaskGate:
@@ -262,7 +365,7 @@ class NewTaskGate:
         self.evals_path = evals_path
         self.config, self.base_dir = config, base_dir
         self.options = options or GateOptions()
-        self.settings = GateSettings(threshold=self.options.threshold, harness_config=config_name)
+        self.settings = GateSettings(threshold=self.options.threshold, harness_config=config_name, hollow_probes=True)
         self.report: GateReport | None = None
 
     @classmethod

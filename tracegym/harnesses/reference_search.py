@@ -90,30 +90,32 @@ class ReferencedTaskGate(NewTaskGate):
         first = super().gate(tasks, scorer_of)
         gates = {g.task_id: g for g in first.tasks}
         by_id = {t.task_id: t for t in tasks}
-        episodes, supplied, match = first.episodes, {}, None
+        episodes, hollow_s, supplied, match = first.episodes, first.hollow_seconds, {}, None
         if self.references is not None:
             match = self.references.match(tasks, session_ids(self.store, tasks))
             self._say_unmatched(match)
             retry = {i: r for i, r in match.references.items() if _lacking(gates[i])}
-            episodes += self._gate_again(by_id, retry, gates, scorer_of)
+            played, hollow = self._gate_again(by_id, retry, gates, scorer_of)
+            episodes, hollow_s = episodes + played, hollow_s + hollow
             supplied.update(retry)
         if self.model is not None:
             lacking = [t for t in tasks if _lacking(gates[t.task_id])]
             found = self._search(lacking, gates, scorer_of) if lacking else {}
-            episodes += len(lacking) * self.model.sampling.samples
-            episodes += self._gate_again(by_id, found, gates, scorer_of)
+            played, hollow = self._gate_again(by_id, found, gates, scorer_of)
+            episodes += len(lacking) * self.model.sampling.samples + played
+            hollow_s += hollow
             supplied.update(found)
             self._say_searched([gates[t.task_id] for t in lacking])
         ordered = [gates[t.task_id] for t in tasks]
         return GateReport(ordered, time.perf_counter() - started, episodes,
-                          {i: r for i, r in supplied.items() if _from(gates[i], r)}, match)
+                          {i: r for i, r in supplied.items() if _from(gates[i], r)}, match, hollow_s)
 
     def _gate_again(self, by_id: dict[str, TaskSpec], references: dict[str, Reference], gates: dict[str, TaskGate],
-                    scorer_of: Callable[[TaskSpec], Scorer]) -> int:
+                    scorer_of: Callable[[TaskSpec], Scorer]) -> tuple[int, float]:
         """Gate the tasks of `references` again, each with its reference; the reference it had before becomes
-        an attempt."""
+        an attempt. The probe episodes it played, and the seconds of its hollow probes."""
         if not references:
-            return 0
+            return 0, 0.0
         specs = [with_reference(by_id[i], r) for i, r in references.items()]
         again = run_gates(self.store, specs, scorer_of, self.config, self.base_dir, self.options)
         for new in again.tasks:
@@ -121,7 +123,7 @@ class ReferencedTaskGate(NewTaskGate):
             new.attempts = [*old.attempts, *([old.reference] if old.reference else [])]
             new.model_search = old.model_search
             gates[new.task_id] = new
-        return again.episodes
+        return again.episodes, again.hollow_seconds
 
     def _search(self, tasks: list[TaskSpec], gates: dict[str, TaskGate],
                 scorer_of: Callable[[TaskSpec], Scorer]) -> dict[str, Reference]:

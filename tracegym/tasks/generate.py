@@ -116,6 +116,8 @@ class Generated:
     """The tasks that failed a gate (written to the set's rejected/ folder, never as tasks)."""
     gate_results: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per rejected task: its gate results (reasons, probes with rewards and replies)."""
+    hackable: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    """Per task the hollow probes ran on: eval -> the probes whose reply earned it."""
 
 
 class GateOutcome(Protocol):
@@ -137,6 +139,9 @@ class GateOutcome(Protocol):
 
     def results(self) -> dict[str, dict[str, Any]]:
         """Per task: its gate results (reasons, probes with rewards and replies)."""
+
+    def hackability(self) -> dict[str, dict[str, list[str]]]:
+        """Per task that passed: eval -> the hollow probes whose reply earned it."""
 
 
 class Gate(Protocol):
@@ -346,6 +351,7 @@ def apply_gate(generated: Generated, gate: Gate) -> None:
     generated.gate_results = {s.task_id: results[s.task_id] for s in generated.rejected}
     generated.gates = outcome.per_cluster()
     generated.references = outcome.references()
+    generated.hackable = outcome.hackability()
     generated.gate_settings = gate.settings
     splits = [s.split for s in generated.specs]
     generated.counts.update(tasks=len(splits), train=splits.count("train"), heldout=splits.count("heldout"),
@@ -392,7 +398,7 @@ def manifest_for(generated: Generated, evals_sha256: str) -> Manifest:
                   for c in generated.clusters],
         tasks=[TaskEntry(task_id=s.task_id, file=f"{TASKS_DIR}/{s.task_id}.yaml", split=s.split, harness=s.harness,
                          cluster_id=s.provenance.cluster_id, trace_id=s.provenance.trace_id,
-                         **_reference(generated, s.task_id))
+                         hackable=generated.hackable.get(s.task_id), **_reference(generated, s.task_id))
                for s in generated.specs],
         gates=generated.gate_settings,
     )

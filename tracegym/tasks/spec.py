@@ -169,6 +169,11 @@ class ScorerBinding(_Strict):
     evals: list[EvalRef] = Field(min_length=1)
     """The evals that score this task."""
 
+    def reward_eval(self) -> str:
+        """The reward's name, as its scorer reports it (`tracegym.evals.scorers.scorer_for`): the eval's name, or
+        the bound evals' names joined by '+'."""
+        return "+".join(e.name for e in self.evals)
+
 
 class Duplicate(_Strict):
     trace_id: str

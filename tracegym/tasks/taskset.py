@@ -58,6 +58,11 @@ class GateCounts(_Strict):
     """Tasks still without a passing reference for which --reference-model sampled replies."""
     model_none_passed: int = Field(0, ge=0)
     """Of those, the tasks none of whose samples passed: no reference could be found for them."""
+    hackable: dict[str, dict[str, int]] = {}
+    """Eval -> hollow probe -> tasks (of those that passed) where that probe's reply earned the eval's reward: the
+    reward a task trains on, or a part of a combined one (`tracegym.tasks.hollow_probes`)."""
+    hackable_tasks: dict[str, int] = {}
+    """Eval -> tasks where at least one hollow probe earned it."""
 
 
 class GateSettings(_Strict):
@@ -71,6 +76,9 @@ class GateSettings(_Strict):
     """The --reference-model that sampled references for the tasks still lacking one."""
     reference_samples: int | None = None
     """Its samples per task."""
+    hollow_probes: bool = False
+    """Whether the hollow probes ran (each task's `hackable` is then known; sets gated before they existed say
+    False)."""
 
 
 class ClusterEntry(_Strict):
@@ -108,6 +116,8 @@ class TaskEntry(_Strict):
     model:NAME: the last two are kept in the task's provenance.reference); None when ungated."""
     reference_trace: str | None = None
     """The trace that recorded the reference: the source trace, or for sibling_turn the sibling's id."""
+    hackable: dict[str, list[str]] | None = None
+    """Eval -> the hollow probes whose reply earned it on this task (empty: none did); None when not probed."""
 
 
 class Manifest(_Strict):

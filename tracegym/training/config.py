@@ -28,7 +28,7 @@ from tracegym.harnesses.config import HarnessConfig, HarnessName
 from tracegym.harnesses.runner import EpisodeLimits
 from tracegym.samplers.config import AsyncSection, RayRequest, RolloutPlan, SamplerPool, SamplerSection
 from tracegym.tasks.prompts import PromptSection
-from tracegym.tasks.spec import Split
+from tracegym.tasks.spec import Split, TaskSpec
 from tracegym.yamlfile import compose, model_at, node_line, read_yaml
 
 
@@ -158,6 +158,11 @@ class TasksSection(_Section):
     """Only tasks whose failure was found by these detectors (tool_error, handoff, ...); None takes all."""
     max_tasks: int | None = Field(None, ge=1)
     """At most this many tasks (the first in task-set order)."""
+    max_hackable: float = Field(0.0, ge=0, le=1)
+    """The largest share of the selected tasks (those of the split, clusters and detectors) whose reward a hollow
+    reply earns, as `tasks generate` recorded it (the manifest's `hackable`; docs/reward-gates.md): past it,
+    `tracegym train` refuses the set unless --allow-hackable. A share, not a count, so that it means the same on a
+    set of any size; 0 refuses any hackable task."""
     difficulty: DifficultySection | None = None
     """Drop the tasks the starting policy always or never solves; None trains on every selected task."""
     sampling: Literal["uniform", "clusters"] = "uniform"
@@ -166,6 +171,16 @@ class TasksSection(_Section):
     that cluster (a curriculum over clusters)."""
     curriculum: CurriculumSection | None = None
     """How sampling: clusters weighs the clusters (its defaults when left out); only with sampling: clusters."""
+
+    def select(self, tasks: list[TaskSpec], split: Split | None = None) -> list[TaskSpec]:
+        """The tasks of `split` (default: this section's), failure clusters and detectors chosen, in task-set
+        order."""
+        chosen = [t for t in tasks if t.split == (split or self.split)]
+        if self.clusters is not None:
+            chosen = [t for t in chosen if t.provenance.cluster_id in set(self.clusters)]
+        if self.detectors is not None:
+            chosen = [t for t in chosen if t.provenance.detector in set(self.detectors)]
+        return chosen
 
     @model_validator(mode="after")
     def _curriculum_with_clusters(self) -> TasksSection:

@@ -108,11 +108,7 @@ def select_tasks(
     were left out for a prompt longer than `prompt.max_tokens`."""
     from tracegym.harnesses.chat_template import ChatRenderer
 
-    chosen = task_set.split(split or config.tasks.split)  # type: ignore[arg-type]
-    if config.tasks.clusters is not None:
-        chosen = [t for t in chosen if t.provenance.cluster_id in set(config.tasks.clusters)]
-    if config.tasks.detectors is not None:
-        chosen = [t for t in chosen if t.provenance.detector in set(config.tasks.detectors)]
+    chosen = config.tasks.select(task_set.tasks, split)  # type: ignore[arg-type]
     tasks, too_long = [], 0
     for task in chosen:
         short = shorten_task(task, config.prompt)
@@ -147,9 +143,8 @@ class _Run:
     """The state of one `train` call."""
 
     def __init__(self, config: TrainConfig, store_path: Path | None, console: Console, resume: bool,
-                 launch: Launch | None) -> None:
+                 launch: Launch | None, task_set: TaskSet) -> None:
         from tracegym.models.load import load_tokenizer
-        from tracegym.tasks.taskset import load_task_set
 
         self.config, self.store_path, self.launch, self.console = config, store_path, launch, console
         # The run folder is checked first and written last, once the task set and the model have loaded: a start
@@ -159,7 +154,7 @@ class _Run:
         replaced = None if resume else check_run_dir(
             config.run_dir, lambda run_id: RunRecorder(store_path, run_id).completed_steps())
         self.tokenizer = load_tokenizer(config.model.ref)
-        self.task_set = load_task_set(config.tasks.task_set)
+        self.task_set = task_set
         self.tasks, too_long = select_tasks(self.task_set, config, self.tokenizer)
         if not self.tasks:
             raise NotFoundError(f"No {config.tasks.split} tasks to train on in {config.tasks.task_set} "
@@ -222,15 +217,26 @@ class _Run:
 
 
 def train(config: TrainConfig, *, resume: bool = False, store_path: Path | None = None,
-          console: Console | None = None, launch: Launch | None = None) -> TrainResult:
+          console: Console | None = None, launch: Launch | None = None, allow_hackable: bool = False) -> TrainResult:
     """Run (or resume) a training run to its last step; see the module doc. `launch`: this process is rank 0 of
-    ranks that torchrun started (tracegym/training/parallel/ranks.py); without it, a sharded run spawns its ranks."""
+    ranks that torchrun started (tracegym/training/parallel/ranks.py); without it, a sharded run spawns its ranks.
+    A task set whose reward a hollow reply earns on more than `tasks.max_hackable` of its tasks is refused
+    (`HackableRewardError`, before any model loads) unless `allow_hackable`."""
     from transformers.utils import logging as hf_logging
 
     from tracegym.output import err
+    from tracegym.tasks.taskset import load_task_set
+    from tracegym.training.hackable import refuse_hackable
 
     hf_logging.disable_progress_bar()  # the run's own display reports progress
-    run = _Run(config, store_path, console or err, resume, launch)
+    console = console or err
+    task_set = load_task_set(config.tasks.task_set)
+    hackable = refuse_hackable(task_set, config, allow_hackable)
+    if hackable.tasks:
+        console.print(f"[yellow]Training on a hackable reward[/yellow] ({len(hackable.tasks)} of {hackable.selected} "
+                      f"tasks: {literal(hackable.describe())}).")
+    run = _Run(config, store_path, console, resume, launch, task_set)
+    run.counts["hackable_tasks"] = len(hackable.tasks) if hackable.probed else None
     from tracegym.models.load import model_identity
 
     run.recorder.start(config.resolved(), config.run_dir, model_identity(config.model.ref),
