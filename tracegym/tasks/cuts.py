@@ -25,6 +25,11 @@ CutMode = Literal["failure", "turns", "recovery"]
 
 # Metadata keys that tell attempts at one task apart; ignored when spotting duplicates.
 ATTEMPT_KEYS = frozenset({"trial", "attempt", "run_id", "sample_id", "seed", "domain_file"})
+# What a chat log records about each call rather than the task (the chat adapters' response and log-line fields):
+# it differs between twins, so near-duplicates are compared without it.
+CALL_KEYS = frozenset({"calls", "call_ids", "response_id", "finish_reason", "stop_reason", "usage", "user", "user_id",
+                       "latency_ms", "duration_ms", "system_fingerprint", "service_tier", "n_choices",
+                       "thinking_blocks"})
 _DIGITS = re.compile(r"\d+")
 _HEXID = re.compile(r"\b[0-9a-f]{8,}\b|\b[0-9A-Za-z_-]*_[0-9A-Za-z]{16,}\b")
 
@@ -74,17 +79,17 @@ def _position(trace: RecordedTrace, idx: int) -> int:
 
 
 def duplicate_key(prompt: Prompt, harness: str, metadata: dict[str, Any]) -> str:
-    """Tasks with the same key are near-duplicates: the same prompt and the same task data, up to numbers and ids.
+    """Tasks with the same key are near-duplicates: the same prompt up to numbers and ids, and the same task data.
 
-    The task data is compared up to numbers and ids too: a log's metadata holds each call's id and token counts,
-    which differ between tasks that are the same.
+    The task data (the trace's metadata less attempt and per-call bookkeeping) is compared exactly: two source
+    tasks that differ only in a number (τ-bench's task_id 3 and 4) are different tasks.
     """
     parts = [harness, _norm(prompt.system or "")]
     for m in prompt.messages:
         calls = [(c.function.name, _norm(c.function.arguments)) for c in m.tool_calls or []]
         parts.append(json.dumps([m.role, _norm(m.content or ""), calls]))
-    data = {k: v for k, v in metadata.items() if k not in ATTEMPT_KEYS}
-    parts.append(_norm(json.dumps(data, sort_keys=True, default=str)))
+    data = {k: v for k, v in metadata.items() if k not in ATTEMPT_KEYS | CALL_KEYS}
+    parts.append(json.dumps(data, sort_keys=True, default=str))
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
