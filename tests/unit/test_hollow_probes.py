@@ -87,6 +87,13 @@ def test_a_shell_reference_gets_no_op_blocks_its_prompt_echoed_and_its_entities_
     assert [v.text for v in probes["deflection"]] == list(DEFLECTIONS)
 
 
+def test_a_swap_that_leaves_the_command_as_it_was_is_no_probe():
+    """Entities only in the reasoning before the command: the swapped reply does the same thing, so it is the same
+    step, not a hollow one."""
+    reference = ProbeReply("THOUGHT: src/app/models.py needs a look.\n\n```bash\nls\n```")
+    assert "swapped_entities" not in _probes(_shell_task(), reference)
+
+
 def test_a_tool_call_reference_keeps_names_and_keys_and_the_tools_hand_off():
     reference = ProbeReply("", (_call("refund", {"order_id": "#W4817420", "amount": 305, "notify": True}),))
     probes = _probes(_replay_task(), reference)

@@ -15,7 +15,8 @@ task (`tracegym.harnesses.hackability` plays them through the task's harness):
 - `invented_tool_output`: text imitating a tool's answer as base models write it (`<tool_response>{...}
   </tool_response>` with the keys of a recorded result, the bare JSON, a shell observation);
 - `swapped_entities`: the reference with the ids, numbers and file paths it shares with the conversation
-  changed (another order id, flight, amount, file).
+  changed (another order id, flight, amount, file); built only when the swap changes what the reply does (its
+  tool calls, its bash command, or the prose), not when the entities sit only in the reasoning before a command.
 
 A probe may have several variants; it pays when one does. Variants equal to a reply already played on the task
 (the reference, a degenerate probe, an earlier variant) are left out, and a probe left with none is not built.
@@ -208,7 +209,17 @@ def _swapped_entities(spec: TaskSpec, reference: ProbeReply) -> list[ProbeReply]
         arguments = _parsed(function.get("arguments"))
         new = json.dumps(value(arguments)) if not isinstance(arguments, str) else text(arguments)
         calls.append({**call, "function": {**function, "arguments": new}})
-    return [ProbeReply(text(reference.text), tuple(calls))]
+    probe = ProbeReply(text(reference.text), tuple(calls))
+    return [probe] if _action(probe) != _action(reference) else []
+
+
+def _action(reply: ProbeReply) -> tuple[Any, ...]:
+    """What a reply does: its tool calls, else its bash blocks, else (prose) its text. A swap that leaves the action
+    as it was (entities only in the THOUGHT before the command) is the same step, not a hollow one."""
+    if reply.tool_calls:
+        return tuple(json.dumps(c.get("function"), sort_keys=True) for c in reply.tool_calls)
+    blocks = _BASH.findall(reply.text)
+    return tuple(blocks) if blocks else (reply.text,)
 
 
 def entities_in(text: str) -> set[str]:
