@@ -30,6 +30,7 @@ import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES = ["custom-formats.md", "writing-evals.md", "mining-rules.md", "bring-your-traces.md"]
+SLOW_PAGES = ["your-own-logs.md"]  # trains and evaluates SmolLM2-135M
 
 _MARKER = re.compile(r"<!-- example: (?P<kind>[a-z]+)(?: (?P<arg>[^>]*?))? -->\n")
 _FENCE = re.compile(r"(?P<fence>`{3,})(?P<lang>[^\n`]*)\n(?P<body>.*?)\n(?P=fence)\n", re.DOTALL)
@@ -169,7 +170,7 @@ def _check_output(where: str, ex: Example, last: Last) -> None:
         assert last.stdout.rstrip("\n") == ex.body.rstrip("\n"), f"{where}: it printed\n{last.stdout}"
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", [*PAGES, *(pytest.param(page, marks=pytest.mark.slow) for page in SLOW_PAGES)])
 def test_docs_examples_run_and_give_the_stated_outcomes(page, tmp_path, monkeypatch):
     monkeypatch.delenv("TRACEGYM_JUDGE_BASE_URL", raising=False)
     monkeypatch.delenv("TRACEGYM_JUDGE_MODEL", raising=False)
@@ -193,5 +194,5 @@ def test_docs_example_checks_can_fail(tmp_path, monkeypatch):
 
 def test_docs_pages_are_linked_from_the_layout_page():
     layout = (DOCS / "layout.md").read_text(encoding="utf-8")
-    for page in PAGES:
+    for page in PAGES + SLOW_PAGES:
         assert f"({page})" in layout, f"docs/layout.md does not link {page}"
