@@ -96,8 +96,11 @@ def test_the_readme_walks_from_the_quickstart_to_the_report(checkout: Path):
     assert report == (checkout / ".tracegym" / "quickstart" / "report.html").resolve() and report.is_file()
     # The hollow probes' report, and the explicit go-ahead to train on the hackable evals anyway.
     said = " ".join(shown.split())
-    assert "Hollow probes: the reward of" in said and "one_bash_action (the reward) on" in said
-    assert "handles_tool_error (the reward) on" in said and "noop_content" in said
+    # It trains on each form check combined with follows_success: the form checks alone are hackable parts, and
+    # the combined reward is hackable on the few tasks where a swapped number sits inside a script.
+    assert "Hollow probes: the reward of" in said and "one_bash_action (a part) on" in said
+    assert "handles_tool_error (a part) on" in said and "noop_content" in said
+    assert "one_bash_action_and_content (the reward) on" in said
     assert "trains on these hackable evals anyway" in said and "Training on a hackable reward" in said
     assert (checkout / ".tracegym" / "quickstart" / "store.duckdb").is_file()
 

@@ -121,7 +121,7 @@ def test_quickstart_redacts_its_store_even_one_made_before_it_redacted(cli, plan
     folder, values = planted
     store = tmp_path / "store.duckdb"
     assert cli("ingest", folder, "--store", store).exit_code == 0  # an older quickstart's store, unredacted
-    task_set = _prepare(folder, tmp_path / "work", store)
+    task_set = _prepare([folder], tmp_path / "work", store)
     assert _left(_store_text(store), values) == []
     assert cli("redact", "check", "--store", store).exit_code == 0
     assert cli("redact", "check", "--tasks", task_set).exit_code == 0

@@ -154,8 +154,19 @@ def _rewrite_task_sets(run: Run) -> list[Path]:
                 rewrite_spec(Path(task_path), TaskSpec.model_validate_json(spec))
         for name in ("manifest.yaml", "README.md"):
             _redact_file(run, folder / name)
+        for rejected in _rejected_files(folder):
+            _redact_file(run, rejected)
         folders.append(folder)
     return folders
+
+
+def _rejected_files(folder: Path) -> list[Path]:
+    """The files of `SET/rejected/` (task files and their probe results, written by `tasks generate` and in no
+    table), redacted as text; links are left alone, as nothing tracegym writes there is one."""
+    rejected = folder / "rejected"
+    if rejected.is_symlink() or not rejected.is_dir():
+        return []
+    return sorted(p for p in rejected.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def _redact_file(run: Run, path: Path) -> None:
