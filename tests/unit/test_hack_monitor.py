@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import torch
 
+from tests.unit.test_hollow import CONVERSATION
 from tracegym.episodes.record import Episode, TokenRecord, TurnRecord
 from tracegym.samplers.rollouts import RolloutBatch, RolloutGroup
 from tracegym.training.cluster_reward import batch_cluster_rewards, cluster_metrics
@@ -22,14 +22,7 @@ from tracegym.training.replies import batch_cluster_replies, replies_metrics
 A, B = "9ad607e04a", "d0d6ed6684"
 CLUSTER_OF = {"a1": A, "b1": B}
 KEYS = {"a1": frozenset({"order_id", "status"}), "b1": frozenset()}
-PROMPT: list[dict[str, Any]] = [
-    {"role": "system", "content": "You are a support agent. Refunds are possible within the refund window."},
-    {"role": "user", "content": "Hi, my order 81234 arrived broken. Can I get a refund?"},
-    {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "81234"}'}}]},
-    {"role": "tool", "tool_call_id": "c1",
-     "content": '{"order_id": "81234", "status": "delivered", "refund_window_days": 30, "item": "Blue kettle"}'},
-]
+PROMPT = CONVERSATION  # a support conversation: the order looked up, its record back
 HOLLOW = '<tool_response>{"refund window": "30 days", "eligible": true}</tool_response> You are eligible.'
 
 
