@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tracegym.commands.quickstart import learnable_clusters
-from tracegym.store import open_store
+from tests.integration.learn_store import learn_store
 from tracegym.tasks import load_task_set
 
 pytestmark = pytest.mark.slow  # real traces ingested, mined, cut, gated and probed
@@ -66,23 +65,15 @@ def learn(tmp_path_factory) -> dict:
     quickstart's task set generated with the gates, its JSON report beside it."""
     from typer.testing import CliRunner
 
-    from tests.conftest import TRACES as traces_dir
     from tracegym.cli import app
 
-    if not traces_dir.is_dir():
-        pytest.skip(f"real traces not found at {traces_dir}")
     folder = tmp_path_factory.mktemp("hollow")
     store = folder / "store.duckdb"
-    runner = CliRunner()
-    for args in (["ingest", str(traces_dir / "mini-swe-agent"), str(traces_dir / "tau-bench")],
-                 ["mine", "failures"]):
-        assert runner.invoke(app, [*args, "--store", str(store)]).exit_code == 0
-    with open_store(store, read_only=True) as st:
-        clusters = learnable_clusters(st)
+    clusters = learn_store(store)
     harness = folder / "harness.yaml"
     harness.write_text("run_as: {shell: chat}\n")  # as the quickstart trains
     found = {"store": store, "clusters": clusters, "harness": harness, "folder": folder}
-    result = runner.invoke(app, _generate(found, EXAMPLES / "evals-learn.yaml", folder / "learn", "--json"))
+    result = CliRunner().invoke(app, _generate(found, EXAMPLES / "evals-learn.yaml", folder / "learn", "--json"))
     assert result.exit_code == 0, result.output
     return {**found, "set": folder / "learn", "report": json.loads(result.stdout)}
 

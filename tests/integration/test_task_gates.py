@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tracegym.commands.quickstart import learnable_clusters
-from tracegym.store import open_store
+from tests.integration.learn_store import learn_store as mined_store
 from tracegym.tasks import load_task_set
 from tracegym.tasks.taskset import load_rejected
 
@@ -64,21 +63,8 @@ def pays_nothing(trajectory):
 @pytest.fixture(scope="module")
 def learn_store(tmp_path_factory) -> tuple[Path, list[dict]]:
     """mini-swe-agent and τ-bench ingested and mined; the quickstart's learnable clusters."""
-    from typer.testing import CliRunner
-
-    from tests.conftest import TRACES as traces_dir
-    from tracegym.cli import app
-
-    if not traces_dir.is_dir():
-        pytest.skip(f"real traces not found at {traces_dir}")
     store = tmp_path_factory.mktemp("gates") / "store.duckdb"
-    runner = CliRunner()
-    for args in (["ingest", str(traces_dir / "mini-swe-agent"), str(traces_dir / "tau-bench")],
-                 ["mine", "failures"]):
-        assert runner.invoke(app, [*args, "--store", str(store)]).exit_code == 0
-    with open_store(store, read_only=True) as st:
-        clusters = learnable_clusters(st)
-    return store, clusters
+    return store, mined_store(store)
 
 
 def _tau(clusters: list[dict]) -> list[str]:
