@@ -60,3 +60,25 @@ def test_components_are_stored_with_rollouts_and_shown_per_cluster(store):
     assert table["component"] == "says_refund"
     assert [g["rows"][0]["component"]["value"] for g in table["groups"]] == [0.5, 0.5]
     assert "component" not in compare(store, "e", ModelRef("base", "b"), [], 2)["groups"][0]["rows"][0]
+
+
+def test_a_components_change_against_the_base_is_paired_by_task(store):
+    """The trained model gains the component on every task: its change carries an interval and a p-value, as
+    the reward's does, so a benchmark can tell a component learned beyond noise."""
+    rows = []
+    for model, hit in (("b", 0.0), ("m", 1.0)):
+        for task in range(12):
+            for sample in range(2):
+                rows.append((model, f"t{task}", sample, f"{model}-{task}-{sample}", 0.5 + hit / 2,
+                             f'{{"says_refund": {hit}}}'))
+    store.con.executemany(
+        """INSERT INTO eval_results (eval_id, checkpoint, checkpoint_id, task_set_id, task_id, cluster_id,
+               sample_idx, rollout_id, reward, pass, components)
+           VALUES ('e', ?, ?, 'ts', ?, 'c1', ?, ?, ?, false, ?)""",
+        [(m, m, t, s, r, w, c) for m, t, s, r, w, c in rows])
+    table = compare(store, "e", ModelRef("base", "b"), [ModelRef("m", "m")], 2, scores=Scores(component="says_refund"))
+    base, trained = table["groups"][0]["rows"]
+    assert base["component"]["change"] is None and base["component"]["value"] == 0.0
+    change = trained["component"]["change"]
+    assert trained["component"]["value"] == 1.0 and change["diff"] == 1.0 and change["beyond_noise"]
+    assert change["p_value"] < 0.05 and change["low"] > 0

@@ -185,7 +185,7 @@ def print_comparison(table: dict[str, Any]) -> None:
         for i, row in enumerate(group["rows"]):
             change = row["change"] or {}
             errors = f" ({row['errors']} unscored)" if row["errors"] else ""
-            extra = [fmt_cell(row["component"], None)] if component else []
+            extra = [fmt_cell(row["component"], row["component"].get("change"))] if component else []
             view.add_row(f"  {literal(row['model'])}{errors}", "", fmt_cell(row["reward"], change.get("reward")),
                          fmt_cell(row["hollow"], change.get("hollow")), fmt_cell(row["pass@1"], change.get("pass@1")),
                          fmt_cell(row["pass@k"], change.get("pass@k")), *extra,

@@ -147,9 +147,15 @@ def _row(model: ModelRef, figures: dict[str, TaskFigures], base: dict[str, TaskF
         m: _change(paired_change(_values(figures, tasks, m), _values(base, tasks, m), seed=seed))
         for m in (*METRICS, HOLLOW)}
     if component is not None:
-        values = [float(figures[t].component or 0.0) for t in tasks]
-        row["component"] = {"name": component, **_interval(bootstrap_mean(values, seed=seed))}
+        values = _component_values(figures, tasks)
+        row["component"] = {"name": component, **_interval(bootstrap_mean(values, seed=seed)), "change": None
+                            if base is None else _change(paired_change(values, _component_values(base, tasks),
+                                                                       seed=seed))}
     return row
+
+
+def _component_values(figures: dict[str, TaskFigures], tasks: Sequence[str]) -> list[float]:
+    return [float(figures[t].component or 0.0) for t in tasks]
 
 
 def _groups(tasks: Sequence[str], figures: dict[str, TaskFigures]) -> list[tuple[str | None, list[str]]]:
