@@ -31,7 +31,17 @@ later call with the same config reports that result instead of training again (s
 A cluster is fixed when the checkpoint beats the base beyond noise on it: p < 0.05 and an interval that excludes
 0. The last line is one JSON object: {"seeds", "per_seed": [{"seed", "minutes", "checkpoint", "evals_file",
 "generate_args", "eval_args", "overall", "clusters": [{"cluster_id", "signature", "source_format", "n_tasks",
-"base", "trained", "delta", "ci", "p"}], "fixed", "regressed", "target_met"}], "all_seeds_met", "sampling"}.
+"base", "trained", "delta", "ci", "p", "content_free_base", "content_free_trained"}], "fixed", "regressed",
+"target_met"}], "all_seeds_met", "sampling"}. The content-free share is the share of hollow replies (the hollow-reply
+detectors of `tracegym eval`).
+
+With `--evals content` the benchmark first probes the base model alone on the held-out tasks (`probe`: per cluster
+its reward, its `follows_success` part and its content-free share; `no_content_signal` names the clusters where the
+base never earns that part, so GRPO has nothing of substance to reinforce there), and the evaluations show
+`follows_success` as a component: each cluster row gains "content_base", "content_trained", "content_ci",
+"content_p"; each seed "content_learned" (clusters where the part rose beyond noise) and "content_met" (one such
+cluster and a lower content-free share overall than the base's); the summary "probe" and "content_seeds_met" (how
+many seeds met it; the target is 2 of 3).
 """
 
 from __future__ import annotations
@@ -56,6 +66,8 @@ EVAL_ARGS = {"format": [], "content": ["--eval", "one_bash_action_and_content", 
                                        "handles_tool_error_and_content"]}
 """Per --evals: the evals bound to the tasks. format: each eval of EVALS whose applies_to matches (the form checks);
 content: the form checks combined with follows_success."""
+CONTENT = "follows_success"
+"""The substance part of the content evals: the step that succeeded from the same point, scored alone."""
 KEPT_OUT_REPO = "sympy__"
 KEPT_OUT_SCENARIOS = range(40, 50)
 
@@ -145,7 +157,8 @@ def seed_config(base: Path, overrides: list[str], workdir: Path, task_set: Path,
 
 
 def cluster_rows(table: dict[str, Any], clusters: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per cluster of the evaluation: base, trained, their difference with its interval and p-value."""
+    """Per cluster of the evaluation: base, trained, their difference with its interval and p-value; the
+    content-free (hollow) share of each; with a component, its value for each and its change."""
     rows = []
     for group in table["groups"]:
         if group["cluster_id"] is None:
@@ -156,8 +169,26 @@ def cluster_rows(table: dict[str, Any], clusters: dict[str, dict[str, Any]]) -> 
         rows.append({"cluster_id": group["cluster_id"], "signature": group.get("signature", info.get("signature")),
                      "source_format": info.get("source_format"), "n_tasks": group["tasks"],
                      "base": base["reward"]["value"], "trained": trained["reward"]["value"],
-                     "delta": change["diff"], "ci": [change["low"], change["high"]], "p": change["p_value"]})
+                     "delta": change["diff"], "ci": [change["low"], change["high"]], "p": change["p_value"],
+                     **content_figures(base, trained)})
     return rows
+
+
+def content_figures(base: dict[str, Any], trained: dict[str, Any]) -> dict[str, Any]:
+    """The substance figures of one group: the content component alone (base, trained, the change's interval
+    and p-value) when the evaluation showed one, and the share of hollow replies of each."""
+    figures: dict[str, Any] = {"content_free_base": base["hollow"]["value"],
+                               "content_free_trained": trained["hollow"]["value"]}
+    if "component" in trained:
+        change = trained["component"]["change"]
+        figures |= {"content_base": base["component"]["value"], "content_trained": trained["component"]["value"],
+                    "content_ci": [change["low"], change["high"]], "content_p": change["p_value"]}
+    return figures
+
+
+def content_learned(row: dict[str, Any]) -> bool:
+    """The content component rose beyond noise: p < 0.05 and an interval above 0."""
+    return "content_p" in row and row["content_p"] < 0.05 and row["content_ci"][0] > 0
 
 
 def beyond_noise(row: dict[str, Any], sign: int) -> bool:
@@ -170,7 +201,8 @@ def overall_row(table: dict[str, Any]) -> dict[str, Any]:
     change = group["rows"][1]["change"]["reward"]
     return {"n_tasks": group["tasks"], "base": group["rows"][0]["reward"]["value"],
             "trained": group["rows"][1]["reward"]["value"], "delta": change["diff"],
-            "ci": [change["low"], change["high"]], "p": change["p_value"]}
+            "ci": [change["low"], change["high"]], "p": change["p_value"],
+            **content_figures(group["rows"][0], group["rows"][1])}
 
 
 def training_curves(store: Path, run_id: str) -> dict[str, dict[int, float]]:
@@ -235,7 +267,8 @@ def run_seed(args: argparse.Namespace, store: Path, task_set: Path, clusters: di
     before = (folder / "config.yaml").read_text() if saved.is_file() else None
     config = seed_config(args.config, args.set, folder, task_set, seed, args.sampling)
     previous = json.loads(saved.read_text()) if before == config.read_text() else None
-    eval_args = ["--config", str(config), "--samples", str(args.samples), "--precision", "auto"]
+    eval_args = ["--config", str(config), "--samples", str(args.samples), "--precision", "auto",
+                 *(["--component", CONTENT] if args.evals == "content" else [])]
     started = time.perf_counter()
     if previous is not None and previous["eval_args"] == eval_args:
         result = previous
@@ -266,11 +299,36 @@ def evaluate(store: Path, task_set: Path, clusters: dict[str, dict[str, Any]], r
     fixed = [r for r in rows if beyond_noise(r, +1)]
     regressed = [r for r in rows if beyond_noise(r, -1)]
     overall = overall_row(table)
-    return {
+    result = {
         "checkpoint": str(checkpoint), "run_id": run_id, "eval_id": table["eval_id"], "overall": overall,
         "clusters": rows, "fixed": [r["cluster_id"] for r in fixed], "regressed": [r["cluster_id"] for r in regressed],
         "target_met": (len({r["source_format"] for r in fixed}) >= 2 and overall["delta"] > 0 and not regressed),
     }
+    if table.get("component"):
+        result["content_learned"] = [r["cluster_id"] for r in rows if content_learned(r)]
+        result["content_met"] = (bool(result["content_learned"])
+                                 and overall["content_free_trained"] < overall["content_free_base"])
+    return result
+
+
+def probe_base(args: argparse.Namespace, store: Path, task_set: Path,
+               clusters: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Before training: the base model alone on the held-out tasks, with the content component per cluster. The
+    seeds' evaluations reuse these samples (same settings and episode seeds); a cluster where the base never earns
+    the content part gives GRPO no substance to learn from (every group's content advantage is 0)."""
+    config = seed_config(args.config, args.set, args.workdir / f"probe-{args.evals}", task_set, 0, args.sampling)
+    table = json.loads(cli("eval", "--tasks", str(task_set), "--store", str(store), "--json", "--config",
+                           str(config), "--samples", str(args.samples), "--precision", "auto",
+                           "--component", CONTENT))
+    rows = {}
+    for group in table["groups"]:
+        base = group["rows"][0]
+        info = clusters.get(group["cluster_id"] or "", {})
+        rows[group["cluster_id"] or "overall"] = {
+            "source_format": info.get("source_format"), "n_tasks": group["tasks"], "reward": base["reward"]["value"],
+            "content": base["component"]["value"], "content_free": base["hollow"]["value"]}
+    return {"eval_id": table["eval_id"], "by_cluster": rows,
+            "no_content_signal": [c for c, r in rows.items() if c != "overall" and r["content"] == 0.0]}
 
 
 def main() -> None:
@@ -298,6 +356,9 @@ def main() -> None:
                           "clusters": [c["cluster_id"] for c in cluster_list]}))
         return
     clusters = {c["cluster_id"]: c for c in cluster_list}
+    probe = probe_base(args, store, task_set, clusters) if args.evals == "content" else None
+    if probe is not None:
+        print(json.dumps({"probe": probe}), flush=True)
     results, curves = [], {}
     for seed in args.seeds:
         result, curves[seed] = run_seed(args, store, task_set, clusters, seed)
@@ -305,8 +366,11 @@ def main() -> None:
     name = "-".join(["curves", *([args.sampling] if args.sampling != "clusters" else []),
                      *([args.evals] if args.evals != "format" else [])]) + ".png"
     plot(results, curves, args.workdir / name)
-    print(json.dumps({"seeds": args.seeds, "sampling": args.sampling, "evals": args.evals, "per_seed": results,
-                      "all_seeds_met": all(r["target_met"] for r in results)}))
+    summary: dict[str, Any] = {"seeds": args.seeds, "sampling": args.sampling, "evals": args.evals,
+                               "per_seed": results, "all_seeds_met": all(r["target_met"] for r in results)}
+    if probe is not None:
+        summary |= {"probe": probe, "content_seeds_met": sum(bool(r["content_met"]) for r in results)}
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":
