@@ -91,3 +91,29 @@ def _walk(value: object, names: Pseudonyms, detector: Detector) -> object:
     if isinstance(value, dict):
         return {_walk(k, names, detector): _walk(v, names, detector) for k, v in value.items()}
     return value
+
+
+def redact_path(path: str, detector: Detector, names: Pseudonyms) -> str:
+    """A path with each segment redacted alone, so that no placeholder swallows a separator and the folders
+    stay as they were: `/home/x/jane.doe@acme.com.jsonl` -> `/home/x/<EMAIL_3>.jsonl`."""
+    return "/".join(apply(part, detector.find(part), names) if part else part for part in path.split("/"))
+
+
+def redact_spec(text: str, detector: Detector, names: Pseudonyms, lasting: Pseudonyms) -> str:
+    """A task spec (JSON): the values it took from the store's identifier columns and tool schemas (`trace_id`,
+    `call_id`, `tools`, ...) numbered store-wide as those columns are, the rest as its trace's content."""
+    document = exact_json.loads(text)
+    return exact_json.dumps(_walk_spec(document, None, names, lasting, detector))
+
+
+SPEC_LASTING = frozenset({"trace_id", "session_id", "call_id", "tool_call_id", "id", "name", "tools"})
+
+
+def _walk_spec(value: object, key: str | None, names: Pseudonyms, lasting: Pseudonyms, detector: Detector) -> object:
+    if key in SPEC_LASTING:
+        return _walk(value, lasting, detector)
+    if isinstance(value, list):
+        return [_walk_spec(v, None, names, lasting, detector) for v in value]
+    if isinstance(value, dict):
+        return {_walk(k, names, detector): _walk_spec(v, k, names, lasting, detector) for k, v in value.items()}
+    return _walk(value, names, detector)
