@@ -135,7 +135,8 @@ class Run:
 
     def mark(self, con: duckdb.DuckDBPyConnection, source_ids: list[str]) -> None:
         """Inside the transaction that stored or rewrote these files' rows."""
-        con.executemany("INSERT INTO redacted_sources VALUES (?, ?)", [[s, self.redaction_id] for s in source_ids])
+        if source_ids:  # none in a store that holds no file's rows
+            con.executemany("INSERT INTO redacted_sources VALUES (?, ?)", [[s, self.redaction_id] for s in source_ids])
         self.numbering.save(con)
 
     def record(self, con: duckdb.DuckDBPyConnection) -> None:
