@@ -94,8 +94,8 @@ def _rewrite(con: duckdb.DuckDBPyConnection, run: Run, c: Column) -> None:
             trace = run.identifier(trace, tally=False)
         run.redactor.tally.add(found, trace, c.where)
         if c.where == "tasks.spec":
-            redacted: str | bytes = redact_spec(text, run.redactor.detector, run.numbering(trace),
-                                                run.numbering.lasting())
+            redacted: str | bytes = redact_spec(text, found, run.numbering(trace), run.numbering.lasting(),
+                                                run.redactor.detector)
         else:
             redacted = run.redactor.redacted(text, found, c.kind, trace)
         if c.blob:
