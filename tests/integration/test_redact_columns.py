@@ -20,7 +20,8 @@ TOOL_KEY = "AKIAQX3MT7PLZ4N2R8WE"
 NAME = "grace.hopper@navy-test.io"
 DESCRIPTION = "ops-lead@acme-test.io"
 DEFAULT = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-FOLDER, FILE, BROKEN = "exports-kim.lee@corp-test.io", "chat-kim.lee@corp-test.io.jsonl", "broken-sam@corp-test.io.jsonl"
+FOLDER, FILE = "exports-kim.lee@corp-test.io", "chat-kim.lee@corp-test.io.jsonl"
+BROKEN = "broken-sam@corp-test.io.jsonl"
 PLANTED = ("jane.doe+", CALL_ID, TOOL_KEY, NAME, DESCRIPTION, DEFAULT, "kim.lee@", "sam@corp")
 PLANTED_COLUMNS = {  # where each planted value lands in a store ingested as it is
     ("traces.trace_id", "email"), ("traces.session_id", "email"), ("messages.trace_id", "email"),
@@ -140,7 +141,8 @@ def test_a_column_a_later_migration_adds_is_checked_and_redacted(cli, tmp_path):
     store = tmp_path / "store.duckdb"
     with open_store(store) as st:
         st.con.execute("CREATE TABLE notes (trace_id VARCHAR, tags VARCHAR[], body JSON)")
-        st.con.execute("INSERT INTO notes VALUES ('t1', ['ok', 'call +44 20 7946 0958'], '{\"by\": \"al@ex-test.io\"}')")
+        st.con.execute("INSERT INTO notes VALUES ('t1', ['ok', 'call +44 20 7946 0958'], ?)",
+                       ['{"by": "al@ex-test.io"}'])
     check = cli("redact", "check", "--store", store, "--json")
     assert check.exit_code == 1
     assert {h["where"] for h in json.loads(check.stdout)["hits"]} == {"notes.tags", "notes.body"}

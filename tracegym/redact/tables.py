@@ -19,6 +19,7 @@ from tracegym.redact.detect import Detector, Finding
 from tracegym.redact.pseudonyms import Pseudonyms
 from tracegym.redact.text import Tally, apply, redact_json_text, redact_path
 
+
 class Redactor:
     """Redacts batches with one detector; `numbering(trace_id)` gives the pseudonyms a trace's rows share."""
 
@@ -37,8 +38,8 @@ class Redactor:
         the tally counts them."""
         out = dict(tables)
         for table, rows in tables.items():
-            kinds = [(c, self.kinds.get((table, c))) for c in rows.column_names]
-            for column, kind in sorted(((c, k) for c, k in kinds if k is not None), key=lambda ck: ck[1] not in LASTING):
+            kinds = [(c, k) for c in rows.column_names if (k := self.kinds.get((table, c))) is not None]
+            for column, kind in sorted(kinds, key=lambda ck: ck[1] not in LASTING):
                 if out[table].num_rows and _is_text(out[table].schema.field(column).type):
                     out[table] = self._column(out[table], table, column, kind)
         return out
