@@ -38,6 +38,9 @@ def labels_import(
     match: Annotated[str, typer.Option(
         help="Compare keys with trace ids (trace), session ids (session), or trace ids first (auto).")] = "auto",
     fmt: Annotated[str | None, typer.Option("--format", help="Label only traces of this format.")] = None,
+    redact_config: Annotated[Path | None, typer.Option(
+        "--redact-config", help="On a redacted store: the redact.yaml it was redacted with, so that keys holding "
+        "personal data match their redacted ids.")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -47,10 +50,13 @@ def labels_import(
     or that label one trace differently are reported and the others applied; the exit status is then 1 (0 when
     every row was applied or skipped on purpose). A score column outside [0, 1] without --score-range stores
     nothing (exit 2). Importing the same file again changes nothing. Relabelled traces are detected again, so
-    `tracegym mine failures` ranks with the new outcomes.
+    `tracegym mine failures` ranks with the new outcomes. On a redacted store each key is redacted as the stored
+    ids were, so the file's original session and trace ids still match.
     """
     from tracegym.errors import ConfigError
     from tracegym.labels import LabelSpec, check_score_range, import_labels, parse_map
+    from tracegym.redact.config import load_redact_config
+    from tracegym.redact.ids import stored_ids
     from tracegym.store import open_store
 
     if outcome is None and score is None:
@@ -64,7 +70,8 @@ def labels_import(
     spec = LabelSpec(key=key, outcome=outcome, score=score, mapping=parse_map(value_map or []),
                      score_range=None if score_range is None else check_score_range(*score_range))
     with open_store(store) as st:
-        report = import_labels(st, file, spec, match, fmt)  # type: ignore[arg-type]
+        stored_key = stored_ids(st, load_redact_config(redact_config))
+        report = import_labels(st, file, spec, match, fmt, stored_key)  # type: ignore[arg-type]
         no_sessions = match != "trace" and not st.scalar("SELECT count(session_id) FROM traces")
     if as_json:
         print_json(report.to_dict())

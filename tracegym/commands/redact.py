@@ -98,6 +98,11 @@ def redact_check(
         print_json({"scope": scope, "findings": len(rows), "hits": rows})
     elif rows:
         emit(rows[:50], False, title=f"Still found in {scope}")
+        kinds: dict[str, set[str]] = {}
+        for h in hits:
+            kinds.setdefault(h.where, set()).add(h.rule)
+        err.print("Found in: " + "; ".join(f"{w} ({', '.join(sorted(k))})" for w, k in sorted(kinds.items())),
+                  soft_wrap=True)
         err.print(f"{len(rows)} findings{' (first 50 shown; --json lists all)' if len(rows) > 50 else ''}. "
                   "Fix: `tracegym redact` (the store), then regenerate or redact the task sets.")
     else:

@@ -53,7 +53,11 @@ class PartStore:
         rebuilt, even where the content hash would not tell (a span adding only timing or tokens)."""
 
     def trace_id(self, key: str) -> str:
-        return f"{self.fmt}:{key}"
+        """The stored trace id of a trace key (redacted as trace ids are, with `redact`)."""
+        return self._id(f"{self.fmt}:{key}", "span_parts.trace_id")
+
+    def _id(self, value: str, column: str) -> str:
+        return value if self.redact is None else self.redact.identifier(value, column)
 
     def merge(self, groups: dict[str, list[Part]]) -> dict[str, list[Part]]:
         """Store the file's parts per trace key; return each trace's parts from all files, in `seq` order."""
@@ -71,7 +75,8 @@ class PartStore:
             earlier = bool(merged)
             for part in parts:
                 if self.redact is not None:
-                    part = Part(part.key, part.seq, exact_json.loads(self.redact.part(tid, to_json(part.doc))))
+                    part = Part(self._id(part.key, "span_parts.part_key"), part.seq,
+                                exact_json.loads(self.redact.part(tid, to_json(part.doc))))
                 old = merged.get(part.key)
                 if old is None or to_json(old.doc) != to_json(part.doc):
                     new_rows.append((tid, part.key, part.seq, to_json(part.doc), self.source_id))
@@ -86,12 +91,13 @@ class PartStore:
         """The trace key whose stored parts hold a version of each named part (key without its '@version')."""
         if not names:
             return {}
-        staged_names = pa.table({"name": pa.array(sorted(set(names)), pa.string())})  # noqa: F841 - read by name
+        stored = {self._id(n, "span_parts.part_key"): n for n in set(names)}
+        staged_names = pa.table({"name": pa.array(sorted(stored), pa.string())})  # noqa: F841 - read by name
         rows = self.con.execute(
             "SELECT DISTINCT n.name, p.trace_id FROM span_parts p JOIN staged_names n "
             "ON regexp_replace(p.part_key, '@[^@]*$', '') = n.name WHERE starts_with(p.trace_id, ?)",
             [f"{self.fmt}:"]).fetchall()
-        return {name: tid.removeprefix(f"{self.fmt}:") for name, tid in rows}
+        return {stored[name]: tid.removeprefix(f"{self.fmt}:") for name, tid in rows}
 
     def adopt(self, moves: dict[str, str]) -> None:
         """Move the parts stored under a provisional trace key to the trace it turned out to be part of (a

@@ -289,6 +289,8 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     before = path.stat()
     source_id = file_sha256(path)
     label = shown or str(path)
+    if redact is not None:  # the file's name is recorded: its personal parts replaced, its folders kept
+        label = redact.path(label, "sources.path")
     known = store.scalar("SELECT count(*) FROM sources WHERE source_id = ?", [source_id])
     if known and not replace:
         return FileResult(label, None, "already ingested")
@@ -309,7 +311,7 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
                                redact)
     if getattr(adapter, "companion_only", False):
         return FileResult(label, adapter.name, "companion")
-    src = SourceFile(path, source_id, sample, options, shown=shown)
+    src = SourceFile(path, source_id, sample, options, shown=label)
     try:
         with store.transaction() as con:
             if known:
@@ -509,7 +511,8 @@ class FileLoad:
                 return
         if self.redact is not None:
             text = self.redact.redactor.text
-            item = BadRecord(item.locator, text(item.error, column="ingest_errors.error"),
+            item = BadRecord(text(item.locator, column="ingest_errors.locator"),
+                             text(item.error, column="ingest_errors.error"),
                              text(item.raw, column="ingest_errors.raw"))
         _insert_error(self.con, self.src, item)
         self.result.errors += 1

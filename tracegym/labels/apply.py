@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -60,8 +61,9 @@ class ImportReport:
 
 
 def import_labels(store: Store, path: Path, spec: LabelSpec, match: Match = "auto",
-                  fmt: str | None = None) -> ImportReport:
-    """Read `path` and set its outcomes and scores on the traces its keys name."""
+                  fmt: str | None = None, stored_key: Callable[[str], str] | None = None) -> ImportReport:
+    """Read `path` and set its outcomes and scores on the traces its keys name. `stored_key`: how a key reads
+    in the store, where ids were redacted (`tracegym.redact.ids.stored_ids`)."""
     if store.read_only:
         raise StoreError(f"The store at {store.path} is open read-only; importing labels writes to it.")
     labels = read_labels(path, spec)
@@ -69,7 +71,7 @@ def import_labels(store: Store, path: Path, spec: LabelSpec, match: Match = "aut
     import_id = _import_id(sha, spec, match, fmt)
     with store.transaction() as con:
         already = con.execute("SELECT count(*) FROM label_imports WHERE import_id = ?", [import_id]).fetchall()[0][0]
-        _stage(con, labels, match, fmt)
+        _stage(con, labels, match, fmt, stored_key)
         report = _report(con, import_id, path, labels, bool(already))
         report.changed = _apply(con, import_id, spec)
         _record(con, report, sha, spec, match, fmt)
@@ -88,13 +90,15 @@ def _import_id(sha: str, spec: LabelSpec, match: Match, fmt: str | None) -> str:
     return hashlib.sha256(options.encode()).hexdigest()[:16]
 
 
-def _stage(con: duckdb.DuckDBPyConnection, labels: LabelFile, match: Match, fmt: str | None) -> None:
-    """Temp tables: the file's rows; each row with the traces it names; one label per trace, conflicts out."""
+def _stage(con: duckdb.DuckDBPyConnection, labels: LabelFile, match: Match, fmt: str | None,
+           stored_key: Callable[[str], str] | None) -> None:
+    """Temp tables: the file's rows (keys as the store holds them); each row with the traces it names; one label
+    per trace, conflicts out."""
     rows = labels.rows
     table = pa.table({
         "ord": pa.array(range(len(rows)), pa.int64()),
         "locator": pa.array([r.locator for r in rows], pa.string()),
-        "key": pa.array([r.key for r in rows], pa.string()),
+        "key": pa.array([r.key if stored_key is None else stored_key(r.key) for r in rows], pa.string()),
         "value": pa.array([r.value for r in rows], pa.string()),
         "outcome": pa.array([r.outcome for r in rows], pa.string()),
         "score": pa.array([r.score for r in rows], pa.float64()),

@@ -1,7 +1,9 @@
 """`tracegym redact check`: does any detector still fire? Over a store, a task-set folder or a run's rollouts.
 
-The check reads what the redaction wrote, with the same rules, so a store redacted with the same settings passes;
-a finding names where it is (table and column with the row's trace, or the file) and shows the value masked.
+Over a store it reads every text, JSON and list-of-text column of every table, as the store's catalog lists them
+(`tracegym/redact/columns.py`): ids, names, tool schemas and paths as well as content. It reads what the
+redaction wrote, with the same rules, so a store redacted with the same settings passes; a finding names where it
+is (table and column with the row's trace, or the file) and its kind, never the value (shown masked).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from tracegym.redact.columns import Column, store_columns
 from tracegym.redact.detect import Detector
-from tracegym.redact.in_place import COLUMNS, Column, column_texts
+from tracegym.redact.in_place import column_texts
 from tracegym.redact.text import mask
 
 if TYPE_CHECKING:
@@ -23,7 +26,6 @@ if TYPE_CHECKING:
     from tracegym.store import Store
 
 TEXT_SUFFIXES = {".yaml", ".yml", ".json", ".jsonl", ".md", ".txt", ".csv", ".html"}
-ROLLOUT_COLUMNS = tuple(c for c in COLUMNS if c.table == "rollouts")
 
 
 @dataclass(frozen=True)
@@ -35,13 +37,14 @@ class Hit:
 
 
 def check_store(store: Store, detector: Detector) -> list[Hit]:
-    """Findings in every content column of the store."""
-    return [h for c in COLUMNS for h in _column(store.con, c, detector)]
+    """Findings in every text column of every table of the store."""
+    return [h for c in store_columns(store.con) for h in _column(store.con, c, detector)]
 
 
 def check_run(store: Store, run_id: str, detector: Detector) -> list[Hit]:
     """Findings in one run's rollouts (a training run's, or an evaluation's: its eval id)."""
-    return [h for c in ROLLOUT_COLUMNS for h in _column(store.con, c, detector, "AND t.run_id = ?", [run_id])]
+    columns = [c for c in store_columns(store.con) if c.table == "rollouts"]
+    return [h for c in columns for h in _column(store.con, c, detector, "AND t.run_id = ?", [run_id])]
 
 
 def check_folder(folder: Path, detector: Detector) -> list[Hit]:
@@ -61,5 +64,10 @@ def _column(con: duckdb.DuckDBPyConnection, c: Column, detector: Detector, where
     traces = rows.column("trace")
     for row, _, found in detector.find_column(rows.column("text")):
         for f in found:
-            yield Hit(f.rule.name, f"{c.table}.{c.column}", traces[row].as_py(), mask(f.value))
+            yield Hit(f.rule.name, c.where, _shown(traces[row].as_py(), detector), mask(f.value))
 
+
+
+def _shown(trace: str | None, detector: Detector) -> str | None:
+    """A row's trace id, masked where it holds a finding itself."""
+    return mask(trace) if trace is not None and detector.find(trace) else trace

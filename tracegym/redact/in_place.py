@@ -1,65 +1,23 @@
 """`tracegym redact`: rewrite a store in place, in one transaction, then the task-set folders it registered.
 
-Every column that holds trace content is covered: messages, tool calls (arguments and results), metadata,
-scores' comments, bad records' raw text, the kept parts of span-shaped traces and pieces of lines cut across
-files, failures' evidence and cluster signatures, task specs and manifests, rollouts' conversations and scorer
-details. Rows keyed to a trace use that trace's numbering (a task's and a
-rollout's: their source trace's), so a value keeps one placeholder across the whole store. Cluster ids are kept
-as they were: tasks, runs and evaluations refer to them.
+Every text, JSON and list-of-text column of every table is covered, as the store's catalog lists them
+(`tracegym/redact/columns.py`): identifiers and paths first, with store-wide placeholders, so trace, session
+and call ids still join across tables; then content (messages, tool calls, metadata, scores' comments, bad
+records, span parts and pieces of lines, failures and clusters, task specs and manifests, rollouts and eval
+results), rows keyed to a trace using that trace's numbering (a task's and a rollout's: their source trace's),
+so a value keeps one placeholder across the whole store. Cluster ids are hashes and stay as they are.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from tracegym.redact.columns import BOOKKEEPING, LASTING, Column, store_columns
 from tracegym.redact.session import Run
-from tracegym.redact.text import apply, redact_json_text
-
-TASK_TRACE = "(SELECT task_id, any_value(source_trace_id) AS trace_id FROM tasks GROUP BY task_id)"
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column of trace content: where it is, which trace each row belongs to, whether it holds JSON."""
-
-    table: str
-    column: str
-    trace: str = "NULL"
-    """SQL for the row's trace id (over `t` and the `join`), NULL for rows of no one trace."""
-    is_json: bool = False
-    join: str = ""
-    blob: bool = False
-    """Bytes: a piece of a line cut across files, whose edges may split a character (`utf8_core`)."""
-
-
-COLUMNS: tuple[Column, ...] = (
-    Column("messages", "content", "t.trace_id"),
-    Column("tool_calls", "arguments", "t.trace_id", is_json=True),
-    Column("tool_calls", "result", "t.trace_id"),
-    Column("traces", "metadata", "t.trace_id", is_json=True),
-    Column("scores", "comment", "t.trace_id"),
-    Column("ingest_errors", "raw"),
-    Column("ingest_errors", "error"),
-    Column("span_parts", "doc", "t.trace_id", is_json=True),
-    Column("line_fragments", "text", blob=True),
-    Column("failures", "evidence", "t.trace_id"),
-    Column("failures", "signature", "t.trace_id"),
-    Column("clusters", "signature"),
-    Column("cluster_parts", "signature"),
-    Column("tasks", "spec", "t.source_trace_id", is_json=True),
-    Column("task_sets", "manifest", is_json=True),
-    Column("rollouts", "messages", "k.trace_id", is_json=True, join=f"LEFT JOIN {TASK_TRACE} k USING (task_id)"),
-    Column("rollouts", "scorer_details", "k.trace_id", is_json=True, join=f"LEFT JOIN {TASK_TRACE} k USING (task_id)"),
-    Column("rollouts", "harness_error", "k.trace_id", join=f"LEFT JOIN {TASK_TRACE} k USING (task_id)"),
-    Column("rollouts", "scorer_error", "k.trace_id", join=f"LEFT JOIN {TASK_TRACE} k USING (task_id)"),
-    Column("eval_results", "scorer_details", is_json=True),
-    Column("eval_results", "scorer_error"),
-    Column("eval_results", "harness_error"),
-)
+from tracegym.redact.text import redact_spec
 
 if TYPE_CHECKING:
     import duckdb
@@ -68,10 +26,16 @@ if TYPE_CHECKING:
 def column_texts(con: duckdb.DuckDBPyConnection, c: Column, where: str = "",
                  params: list[Any] | None = None) -> pa.Table:
     """(rid, trace, text) of the column's non-null rows (`where`: more conditions on `t`, with `params`); for a
-    blob column, text is its bytes' UTF-8 core, and (head, tail) the bytes around it."""
+    blob column, text is its bytes' UTF-8 core, and (head, tail) the bytes around it; for a list column, one
+    row per element, with its position `pos`."""
     value = f"t.{c.column}" if c.blob else f"CAST(t.{c.column} AS VARCHAR)"
-    sql = (f"SELECT t.rowid AS rid, {c.trace} AS trace, {value} AS text "
-           f"FROM {c.table} t {c.join} WHERE t.{c.column} IS NOT NULL {where}")
+    if c.is_list:
+        sql = (f"SELECT rid, trace, pos, CAST(t.items[pos] AS VARCHAR) AS text FROM (SELECT t.rowid AS rid, "
+               f"{c.trace} AS trace, t.{c.column} AS items, generate_subscripts(t.{c.column}, 1) AS pos "
+               f"FROM {c.table} t {c.join} WHERE t.{c.column} IS NOT NULL {where}) t WHERE t.items[pos] IS NOT NULL")
+    else:
+        sql = (f"SELECT t.rowid AS rid, {c.trace} AS trace, {value} AS text "
+               f"FROM {c.table} t {c.join} WHERE t.{c.column} IS NOT NULL {where}")
     rows = con.sql(sql, params=params or []).to_arrow_table()
     if not c.blob:
         return rows
@@ -104,7 +68,9 @@ def redact_store(run: Run) -> list[Path]:
     """Rewrite the store in one transaction and mark every file it holds as redacted; then rewrite the task-set
     folders it registered. Returns those folders."""
     with run.store.transaction() as con:
-        for c in COLUMNS:
+        columns = [c for c in store_columns(con) if c.table not in BOOKKEEPING]
+        task_sets = _task_sets(con, run)  # their folders, found under the paths as they were
+        for c in sorted(columns, key=lambda c: c.kind not in LASTING):  # content is numbered per redacted id
             _rewrite(con, run, c)
         sources = [s for (s,) in con.execute(
             "SELECT DISTINCT source_id FROM (SELECT source_id FROM sources UNION ALL SELECT source_id FROM "
@@ -112,7 +78,7 @@ def redact_store(run: Run) -> list[Path]:
             "redacted_sources)").fetchall()]
         run.mark(con, sources)
         run.record(con)
-    return _rewrite_task_sets(run)
+    return _rewrite_task_sets(run, task_sets)
 
 
 def _rewrite(con: duckdb.DuckDBPyConnection, run: Run, c: Column) -> None:
@@ -120,38 +86,71 @@ def _rewrite(con: duckdb.DuckDBPyConnection, run: Run, c: Column) -> None:
     if not rows.num_rows:
         return
     rids, traces = rows.column("rid").to_pylist(), rows.column("trace")
-    new: list[tuple[int, str | bytes]] = []
+    new: dict[int, str | bytes] = {}
+    changed: dict[int, dict[int, str]] = {}
     for row, text, found in run.redactor.detector.find_column(rows.column("text")):
         trace = traces[row].as_py()
-        run.redactor.tally.add(found, trace, f"{c.table}.{c.column}")
-        names = run.numbering(trace)
-        redacted = redact_json_text(text, found, names, run.redactor.detector) if c.is_json \
-            else apply(text, found, names)
+        if trace is not None and c.kind in LASTING:  # read before the trace's id was rewritten
+            trace = run.identifier(trace, tally=False)
+        run.redactor.tally.add(found, trace, c.where)
+        if c.where == "tasks.spec":
+            redacted: str | bytes = redact_spec(text, found, run.numbering(trace), run.numbering.lasting(),
+                                                run.redactor.detector)
+        else:
+            redacted = run.redactor.redacted(text, found, c.kind, trace)
         if c.blob:
-            redacted = rows.column("head")[row].as_py() + redacted.encode() + rows.column("tail")[row].as_py()
-        new.append((rids[row], redacted))
+            redacted = rows.column("head")[row].as_py() + str(redacted).encode() + rows.column("tail")[row].as_py()
+        if c.is_list:
+            changed.setdefault(rids[row], {})[rows.column("pos")[row].as_py()] = str(redacted)
+        else:
+            new[rids[row]] = redacted
+    if changed:
+        new = _lists(con, c, changed)
     if not new:
         return
-    staged = pa.table({"rid": pa.array([r for r, _ in new], pa.int64()),  # noqa: F841 - read by name in SQL
-                       "v": pa.array([v for _, v in new], pa.binary() if c.blob else pa.large_string())})
+    staged = pa.table({"rid": pa.array(list(new), pa.int64()),  # noqa: F841 - read by name in SQL
+                       "v": _values(list(new.values()), c)})
     con.execute(f"UPDATE {c.table} SET {c.column} = staged.v FROM staged WHERE {c.table}.rowid = staged.rid")
 
 
-def _rewrite_task_sets(run: Run) -> list[Path]:
+def _lists(con: duckdb.DuckDBPyConnection, c: Column, changed: dict[int, dict[int, str]]) -> dict[int, Any]:
+    """The whole lists of the rows where elements changed, with the new elements (positions from 1)."""
+    wanted = pa.table({"rid": pa.array(list(changed), pa.int64())})  # noqa: F841 - read by name in SQL
+    rows = con.execute(f"SELECT t.rowid, t.{c.column} FROM {c.table} t SEMI JOIN wanted w ON t.rowid = w.rid")
+    return {rid: [changed[rid].get(i + 1, item) for i, item in enumerate(items)] for rid, items in rows.fetchall()}
+
+
+def _values(values: list[Any], c: Column) -> pa.Array:
+    if c.is_list:
+        return pa.array(values, pa.list_(pa.large_string()))
+    return pa.array(values, pa.binary() if c.blob else pa.large_string())
+
+
+def _task_sets(con: duckdb.DuckDBPyConnection, run: Run) -> list[tuple[Path, list[tuple[Path, str, str]]]]:
+    """Each registered task-set folder with its task files and their (task set, task) ids as they will read
+    once redacted, read before the rewrite renames anything."""
+    folders = []
+    for (path,) in con.execute("SELECT DISTINCT path FROM task_sets ORDER BY path").fetchall():
+        rows = con.execute("SELECT path, task_set_id, task_id FROM tasks WHERE path LIKE ? || '%'", [path]).fetchall()
+        folders.append((Path(path), [(Path(p), run.identifier(s), run.identifier(t)) for p, s, t in rows]))
+    return folders
+
+
+def _rewrite_task_sets(run: Run, task_sets: list[tuple[Path, list[tuple[Path, str, str]]]]) -> list[Path]:
     """Write each registered task set's files again from the redacted store: task files rendered from their
     redacted specs, the manifest and README redacted as text."""
     from tracegym.tasks.render import rewrite_spec
     from tracegym.tasks.spec import TaskSpec
 
     folders = []
-    for (path,) in run.store.con.execute("SELECT DISTINCT path FROM task_sets ORDER BY path").fetchall():
-        folder = Path(path)
+    for folder, tasks in task_sets:
         if not folder.is_dir():
             continue
-        rows = run.store.con.execute("SELECT path, spec FROM tasks WHERE path LIKE ? || '%'", [path]).fetchall()
-        for task_path, spec in rows:
-            if Path(task_path).is_file():
-                rewrite_spec(Path(task_path), TaskSpec.model_validate_json(spec))
+        for task_path, task_set_id, task_id in tasks:
+            spec = run.store.scalar("SELECT any_value(spec) FROM tasks WHERE task_set_id = ? AND task_id = ?",
+                                    [task_set_id, task_id])
+            if spec is not None and task_path.is_file():
+                rewrite_spec(task_path, TaskSpec.model_validate_json(spec))
         for name in ("manifest.yaml", "README.md"):
             _redact_file(run, folder / name)
         for rejected in _rejected_files(folder):

@@ -13,6 +13,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from tracegym.errors import TracegymError
+from tracegym.redact.columns import Kind, batch_kinds
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.detect import Detector
 from tracegym.redact.pseudonyms import Pseudonyms
@@ -102,7 +103,25 @@ class Run:
         self.store, self.config, self.how = store, config, how
         self.redaction_id = uuid.uuid4().hex[:16]
         self.numbering = Numbering(config, store)
-        self.redactor = Redactor(Detector(config), self.numbering)
+        self.redactor = Redactor(Detector(config), self.numbering, self.numbering.lasting,
+                                 batch_kinds(store.con))
+
+    def identifier(self, value: str, column: str = "id", tally: bool = True) -> str:
+        """An identifier (a trace, session, call id) redacted as its columns are: store-wide placeholders."""
+        return self._lasting(value, "id", column if tally else None)
+
+    def path(self, value: str, column: str = "path") -> str:
+        """A file's path with its personal parts replaced, its folders kept."""
+        return self._lasting(value, "path", column)
+
+    def _lasting(self, value: str, kind: Kind, column: str | None) -> str:
+        """`value` redacted with the store-wide numbering; its findings counted under `column` unless None."""
+        found = self.redactor.detector.find(value)
+        if not found:
+            return value
+        if column is not None:
+            self.redactor.tally.add(found, None, column)
+        return self.redactor.redacted(value, found, kind, None)
 
     def batch(self, tables: dict[str, Any]) -> dict[str, Any]:
         """An ingest batch redacted; its traces' numberings are dropped after (a trace never spans batches)."""
@@ -116,7 +135,8 @@ class Run:
 
     def mark(self, con: duckdb.DuckDBPyConnection, source_ids: list[str]) -> None:
         """Inside the transaction that stored or rewrote these files' rows."""
-        con.executemany("INSERT INTO redacted_sources VALUES (?, ?)", [[s, self.redaction_id] for s in source_ids])
+        if source_ids:  # none in a store that holds no file's rows
+            con.executemany("INSERT INTO redacted_sources VALUES (?, ?)", [[s, self.redaction_id] for s in source_ids])
         self.numbering.save(con)
 
     def record(self, con: duckdb.DuckDBPyConnection) -> None:

@@ -1,8 +1,10 @@
 """Redacting a batch of traces as Arrow tables, the shape both ingest paths hand to the store.
 
-Only the rows RE2 flags are touched in Python; every other value passes through as Arrow data. Each trace's
-rows share one numbering (or the store's), so a value gets one placeholder wherever the trace carries it:
-in a message, a tool call's arguments, the tool's result, the trace's metadata.
+Only the rows RE2 flags are touched in Python; every other value passes through as Arrow data. Every text
+column of the batch is covered, redacted as its kind says (`tracegym/redact/columns.py`): identifiers first, with
+the store-wide numbering, then content, each trace's rows sharing one numbering (or the store's), so a value gets
+one placeholder wherever the trace carries it: in a message, a tool call's arguments, the tool's result, the
+trace's metadata.
 """
 
 from __future__ import annotations
@@ -12,35 +14,43 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tracegym.redact.detect import Detector
+from tracegym.redact.columns import LASTING, Kind
+from tracegym.redact.detect import Detector, Finding
 from tracegym.redact.pseudonyms import Pseudonyms
-from tracegym.redact.text import Tally, apply, redact_json_text
-
-# (table, column, trace-id column, is JSON text): everything in a batch that holds content from the trace.
-COLUMNS: tuple[tuple[str, str, str, bool], ...] = (
-    ("messages", "content", "trace_id", False),
-    ("tool_calls", "arguments", "trace_id", True),
-    ("tool_calls", "result", "trace_id", False),
-    ("traces", "metadata", "trace_id", True),
-    ("scores", "comment", "trace_id", False),
-)
+from tracegym.redact.text import Tally, apply, redact_json_text, redact_path
 
 
 class Redactor:
     """Redacts batches with one detector; `numbering(trace_id)` gives the pseudonyms a trace's rows share."""
 
-    def __init__(self, detector: Detector, numbering: Callable[[str | None], Pseudonyms]) -> None:
+    def __init__(self, detector: Detector, numbering: Callable[[str | None], Pseudonyms],
+                 lasting: Callable[[], Pseudonyms], kinds: dict[tuple[str, str], Kind]) -> None:
         self.detector = detector
         self.numbering = numbering
+        self.lasting = lasting
+        """The store-wide numbering of identifiers, paths and tool schemas."""
+        self.kinds = kinds
+        """(table, column) -> how it is redacted, from the store's catalog."""
         self.tally = Tally()
 
     def tables(self, tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
-        """The batch with every finding replaced; the tally counts them."""
+        """The batch with every finding replaced (identifiers first: content is numbered per redacted trace id);
+        the tally counts them."""
         out = dict(tables)
-        for table, column, key, is_json in COLUMNS:
-            if table in out and out[table].num_rows:
-                out[table] = self._column(out[table], table, column, key, is_json)
+        for table, rows in tables.items():
+            kinds = [(c, k) for c in rows.column_names if (k := self.kinds.get((table, c))) is not None]
+            for column, kind in sorted(kinds, key=lambda ck: ck[1] not in LASTING):
+                if out[table].num_rows and _is_text(out[table].schema.field(column).type):
+                    out[table] = self._column(out[table], table, column, kind)
         return out
+
+    def redacted(self, text: str, found: list[Finding], kind: Kind, trace_id: str | None) -> str:
+        """`text` with `found` replaced as a value of a column of `kind` is."""
+        names = self.lasting() if kind in LASTING else self.numbering(trace_id)
+        if kind == "path":
+            return redact_path(text, self.detector, names)
+        return redact_json_text(text, found, names, self.detector) if kind in ("json", "schema") \
+            else apply(text, found, names)
 
     def text(self, text: str, trace_id: str | None = None, column: str = "text", is_json: bool = False,
              names: Pseudonyms | None = None) -> str:
@@ -53,18 +63,16 @@ class Redactor:
         names = names or self.numbering(trace_id)
         return redact_json_text(text, found, names, self.detector) if is_json else apply(text, found, names)
 
-    def _column(self, rows: pa.Table, table: str, column: str, key: str, is_json: bool) -> pa.Table:
+    def _column(self, rows: pa.Table, table: str, column: str, kind: Kind) -> pa.Table:
         values = rows.column(column)
-        if not pa.types.is_string(values.type) and not pa.types.is_large_string(values.type):
+        if not pa.types.is_large_string(values.type):
             values = values.cast(pa.large_string())
-        ids = rows.column(key)
+        ids = rows.column("trace_id") if "trace_id" in rows.column_names else None
         changed: dict[int, str] = {}
         for row, text, found in self.detector.find_column(values):
-            trace_id = ids[row].as_py()
-            self.tally.add(found, trace_id, f"{table}.{column}")
-            names = self.numbering(trace_id)
-            changed[row] = redact_json_text(text, found, names, self.detector) if is_json \
-                else apply(text, found, names)
+            trace_id = ids[row].as_py() if ids is not None else None
+            changed[row] = self.redacted(text, found, kind, trace_id)
+            self.tally.add(found, changed[row] if column == "trace_id" else trace_id, f"{table}.{column}")
         if not changed:
             return rows
         mask = pa.array([i in changed for i in range(rows.num_rows)])
@@ -72,3 +80,7 @@ class Redactor:
         new = pc.replace_with_mask(values.combine_chunks(), mask, replacements)
         return rows.set_column(rows.schema.get_field_index(column), rows.schema.field(column), new.cast(
             rows.schema.field(column).type))
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)

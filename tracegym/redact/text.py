@@ -91,3 +91,35 @@ def _walk(value: object, names: Pseudonyms, detector: Detector) -> object:
     if isinstance(value, dict):
         return {_walk(k, names, detector): _walk(v, names, detector) for k, v in value.items()}
     return value
+
+
+def redact_path(path: str, detector: Detector, names: Pseudonyms) -> str:
+    """A path with each segment redacted alone, so that no placeholder swallows a separator and the folders
+    stay as they were: `/home/x/jane.doe@acme.com.jsonl` -> `/home/x/<EMAIL_3>.jsonl`."""
+    return "/".join(apply(part, detector.find(part), names) if part else part for part in path.split("/"))
+
+
+def redact_spec(text: str, found: list[Finding], names: Pseudonyms, lasting: Pseudonyms, detector: Detector) -> str:
+    """A task spec (JSON) redacted as its trace's content, except the values it took from the store's identifier
+    columns and tool schemas (`trace_id`, `call_id`, `name`, `tools`, ...), numbered store-wide as those are."""
+    redacted = exact_json.loads(redact_json_text(text, found, names, detector))
+    return exact_json.dumps(_overlay(redacted, exact_json.loads(text), lasting, detector))
+
+
+SPEC_LASTING = frozenset({"trace_id", "session_id", "call_id", "tool_call_id", "id", "name", "tools"})
+
+
+def _overlay(redacted: object, original: object, lasting: Pseudonyms, detector: Detector) -> object:
+    """`redacted` with each value under a `SPEC_LASTING` key redacted again from `original`, store-wide."""
+    if isinstance(redacted, dict) and isinstance(original, dict) and len(redacted) == len(original):
+        return {rk: _lasting(ov, lasting, detector) if ok in SPEC_LASTING else _overlay(rv, ov, lasting, detector)
+                for (rk, rv), (ok, ov) in zip(redacted.items(), original.items(), strict=True)}
+    if isinstance(redacted, list) and isinstance(original, list) and len(redacted) == len(original):
+        return [_overlay(r, o, lasting, detector) for r, o in zip(redacted, original, strict=True)]
+    return redacted
+
+
+def _lasting(value: object, lasting: Pseudonyms, detector: Detector) -> object:
+    text = exact_json.dumps(value)
+    found = detector.find(text)
+    return exact_json.loads(redact_json_text(text, found, lasting, detector)) if found else value
