@@ -15,6 +15,13 @@ timed too, on the same file (slow: use a small --traces). On a shared machine,
 
     python benchmarks/ingest.py --traces 50000
 
+With --release-files N the same traces are written as N files, and the ingest of the folder is timed twice:
+holding the store throughout (no other process waits), and releasing it after every file as it does while
+another command waits for the store (closed, then opened and migrated-checked again: `Store.let_waiters_in`,
+with a waiting process stood in). Its last line is {"traces", "files", "hold_s", "release_s", "release_ratio"}.
+
+    python benchmarks/ingest.py --traces 20000 --release-files 20 --repeats 3
+
 The last line is one JSON object: {"traces", "tracegym_s", "duckdb_read_s", "ratio", "peak_rss_mb"}.
 """
 
@@ -40,6 +47,9 @@ from tracegym.ingest.pipeline import ingest_paths
 if sys.argv[3] == "record":  # time the record-by-record path: decline the adapter's bulk path
     from tracegym.ingest.adapters.openai_chat import OpenAIChatAdapter
     OpenAIChatAdapter.bulk_load = lambda self, con, src, sink: False
+if sys.argv[3] == "release":  # a process stands in as waiting after every file (its waiter file never written)
+    from tracegym.store import lock
+    lock.waiting_processes = lambda store: [2 ** 22 + 1]
 with open_store(sys.argv[2]) as store:
     start, cpu = time.perf_counter(), time.process_time()
     summary = ingest_paths(store, [sys.argv[1]]).to_dict()
@@ -81,6 +91,34 @@ def build_file(path: Path, traces: int, seed: int = 0) -> int:
     return messages
 
 
+def split_file(data: Path, folder: Path, files: int) -> None:
+    """The lines of `data` dealt in turn into `files` files under `folder`."""
+    folder.mkdir()
+    outs = [(folder / f"part-{k:03d}.jsonl").open("wb") for k in range(files)]
+    with data.open("rb") as f:
+        for i, line in enumerate(f):
+            outs[i % files].write(line)
+    for out in outs:
+        out.close()
+
+
+def compare_release(work: Path, data: Path, traces: int, files: int, repeats: int) -> None:
+    """Ingest of `files` files, holding the store throughout vs releasing it after every file (medians)."""
+    folder = work / "parts"
+    split_file(data, folder, files)
+    held, released = [], []
+    for i in range(repeats):
+        for mode, runs in (("hold", held), ("release", released)):
+            runs.append(run_child(INGEST, str(folder), str(work / f"{mode}{i}.duckdb"), mode))
+            if runs[-1]["traces"] != traces:
+                raise SystemExit(f"ingest stored {runs[-1]}, expected {traces} traces")
+            print(f"ingest of {files} files, {mode}: {runs[-1]['seconds']:.2f} s", flush=True)
+    hold_s = statistics.median(r["seconds"] for r in held)
+    release_s = statistics.median(r["seconds"] for r in released)
+    print(json.dumps({"traces": traces, "files": files, "hold_s": round(hold_s, 3), "release_s": round(release_s, 3),
+                      "release_ratio": round(release_s / hold_s, 3)}))
+
+
 def run_child(script: str, *args: str) -> dict:
     out = subprocess.run([sys.executable, "-c", script, *args], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -94,6 +132,9 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=None,
                         help="where to write the file and the stores (default: a temp dir)")
     parser.add_argument("--record-path", action="store_true", help="also time the record-by-record path")
+    parser.add_argument("--release-files", type=int, default=0,
+                        help="instead: the traces in this many files, ingest holding the store vs releasing it "
+                             "after every file")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
@@ -101,6 +142,9 @@ def main() -> None:
         data = work / "chat.jsonl"
         messages = build_file(data, args.traces)
         print(f"file: {args.traces} traces, {messages} messages, {data.stat().st_size / 1e6:.0f} MB", flush=True)
+        if args.release_files:
+            compare_release(work, data, args.traces, args.release_files, args.repeats)
+            return
         bases, ours = [], []
         for i in range(args.repeats):
             bases.append(run_child(READ_JSON, str(data), str(work / f"read_json{i}.duckdb")))

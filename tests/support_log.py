@@ -183,3 +183,14 @@ def _write_csat(path: Path, sessions: list[Session]) -> None:
             if s.stars is not None:
                 resolution = "resolved" if s.family in ("resolved", "handed_off") else "unresolved"
                 writer.writerow([s.session_id, s.stars, resolution, "2026-11-04"])
+
+
+def write_conversations(path: Path, first: int, n: int, seed: int = 0) -> Path:
+    """`n` whole conversations (numbered from `first`, families in turn) as an OpenAI chat JSONL file, one
+    `{"id", "messages"}` per line: many traces in little time to ingest, for tests of the store under load."""
+    rng = random.Random(seed + first)
+    with path.open("w") as f:
+        for i in range(first, first + n):
+            messages = _conversation(FAMILIES[i % len(FAMILIES)], i, rng)
+            f.write(json.dumps({"id": f"conversation-{i}", "messages": messages}) + "\n")
+    return path

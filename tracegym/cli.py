@@ -32,7 +32,7 @@ from tracegym.commands import (
     train,
 )
 from tracegym.commands import rescore as rescore_command
-from tracegym.errors import TracegymError, is_interrupt
+from tracegym.errors import StoreWaitInterrupted, TracegymError, is_interrupt
 
 
 class _App(TyperGroup):
@@ -43,9 +43,18 @@ class _App(TyperGroup):
     with control characters as escapes: they quote input (ids, file names, trace content).
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _add_wait(self)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except StoreWaitInterrupted as e:  # Ctrl-C before the command did anything
+            from tracegym.output import err
+
+            err.print(str(e), markup=False, highlight=False)
+            raise typer.Exit(130) from None
         except TracegymError as e:
             if os.environ.get("TRACEGYM_DEBUG"):
                 raise
@@ -59,6 +68,37 @@ class _App(TyperGroup):
             if is_interrupt(e):  # Ctrl-C that reached DuckDB mid-query: end as any Ctrl-C does, without a traceback
                 raise KeyboardInterrupt from e
             raise
+
+
+def _add_wait(group: click.Group) -> None:
+    """Give every command that opens the store (it has --store) the option --wait."""
+    for command in group.commands.values():
+        if isinstance(command, TyperGroup):
+            _add_wait(command)
+        elif any(p.name == "store" for p in command.params):
+            command.params.append(_WAIT_OPTION)
+
+
+def _set_wait(value: float) -> None:
+    import shlex
+    import sys
+
+    from tracegym.store import lock
+
+    lock.set_wait(value)
+    lock.set_command(shlex.join(["tracegym", *sys.argv[1:]]))
+
+
+def _wait_option(wait: Annotated[float, typer.Option(
+        "--wait", min=0, envvar="TRACEGYM_WAIT", expose_value=False, callback=_set_wait, metavar="SECONDS",
+        help="While another tracegym command holds the store, wait this long for it (0: fail at once).")]
+        = 600.0) -> None:
+    """Stands in for each command that opens the store: typer builds the option --wait from it."""
+
+
+_wait_app = typer.Typer()
+_wait_app.command()(_wait_option)
+_WAIT_OPTION = typer.main.get_command(_wait_app).params[0]
 
 
 # transformers' tqdm bars (loading weights, converting the GGUF file) would draw beside tracegym's own progress;

@@ -27,6 +27,16 @@ class StoreError(TracegymError):
     title = "Store error"
 
 
+class StoreBusyError(StoreError):
+    """Another process holds the store, and this one waited as long as `--wait` allows."""
+
+    title = "Store busy"
+
+
+class StoreWaitInterrupted(KeyboardInterrupt):  # noqa: N818 - a Ctrl-C, caught as one
+    """Ctrl-C while waiting for the store: nothing was done yet, so the command line ends with exit code 130."""
+
+
 class IngestError(TracegymError):
     title = "Ingest error"
 

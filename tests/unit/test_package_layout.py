@@ -17,7 +17,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "exact_json": set(),
     "yamlfile": {"errors"},
     "output": {"inert"},
-    "store": {"errors", "exact_json"},
+    "store": {"errors", "exact_json", "inert"},
     "models": {"errors"},
     "mining": {"errors", "store", "yamlfile"},
     "episodes": {"errors", "exact_json", "models"},

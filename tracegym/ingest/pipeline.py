@@ -235,7 +235,8 @@ def ingest_inputs(
     """Ingest the files `gathered` found; each file is all-or-nothing in the store. With `redact`, every
     batch is redacted before it is appended, inside the file's transaction: nothing unredacted is stored.
     With `replace`, files ingested before are read again, and stored traces they bring are replaced (see
-    `ingest_file`). `on_file` is called with each file once it is done."""
+    `ingest_file`). `on_file` is called with each file once it is done. Between files, processes waiting for the
+    store get their turn (`Store.let_waiters_in`)."""
     options = options or {}
     session_key(options.get("session_key"))  # a bad path stops the run before anything is read
     forced = get_adapter(fmt) if fmt else None
@@ -248,6 +249,8 @@ def ingest_inputs(
             summary.files.extend(_join_pieces(store, forced, options, redact, replace))
             if on_file:
                 on_file(path)
+            if store.let_waiters_in():  # the store is held a file at a time while other commands wait for it
+                store.con.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")
     if redact is not None:
         with store.transaction() as con:
             redact.record(con)

@@ -1,4 +1,4 @@
-"""Opening the store: path resolution, migrations, read-only access."""
+"""Opening the store: path resolution, migrations, read-only access, waiting while another process holds it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 import duckdb
 
 from tracegym.errors import StoreError
-from tracegym.store.migrations import migrate
+from tracegym.store import lock
+from tracegym.store.migrations import MIGRATIONS, migrate
 from tracegym.store.private import create_folders, owner_only_umask, tighten
 
 DEFAULT_STORE = Path(".tracegym") / "store.duckdb"
@@ -34,12 +35,16 @@ def default_store_path() -> Path:
 
 
 class Store:
-    """A migrated DuckDB connection with a few helpers for the commands."""
+    """A migrated DuckDB connection with a few helpers for the commands. A writable one is recorded as the
+    store's holder (see `lock`) until it is closed."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
         self.con = con
         self.path = path
         self.read_only = read_only
+        self.closed = False
+        if not read_only:
+            lock.took(path)
 
     def query(self, sql: str | duckdb.Statement, params: list[Any] | None = None) -> list[dict[str, Any]]:
         """Run SQL and return rows as dicts; DuckDB errors become `StoreError`."""
@@ -68,7 +73,26 @@ class Store:
         self.con.execute("COMMIT")
 
     def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if not self.read_only:
+            lock.released(self.path)
         self.con.close()
+
+    def let_waiters_in(self) -> bool:
+        """Between units of work (an ingest's files): if other processes wait for the store, close it, give them
+        their turn (see `lock.let_in`), and open it again (waiting as any open does). True if it was reopened,
+        with the connection's settings back to the store's own."""
+        waiters = [] if self.read_only else lock.waiting_processes(self.path)
+        if not waiters:
+            return False
+        self.close()
+        lock.let_in(self.path, waiters)
+        self.con = lock.waiting_open(self.path, lambda: _open_migrated(self.path))
+        self.closed = False
+        lock.took(self.path)
+        return True
 
     def __enter__(self) -> Store:
         return self
@@ -77,9 +101,11 @@ class Store:
         self.close()
 
 
-def open_store(path: Path | str | None = None, read_only: bool = False, sealed: bool = False) -> Store:
+def open_store(path: Path | str | None = None, read_only: bool = False, sealed: bool = False,
+               wait_s: float | None = None) -> Store:
     """Open (creating and migrating if needed) the store at `path`; `sealed` is read-only too and reaches nothing
-    but the store (see `SEALED`)."""
+    but the store (see `SEALED`). While another process holds the store, waits for at most `wait_s` seconds
+    (the process's `--wait` if None; see `lock.waiting_open`)."""
     path = Path(path) if path is not None else default_store_path()
     read_only = read_only or sealed
     if read_only and not path.exists():
@@ -90,16 +116,36 @@ def open_store(path: Path | str | None = None, read_only: bool = False, sealed: 
         raise StoreError(f"{path} is not a store file (a folder, a device or a pipe). Fix: point --store at a "
                          "file, e.g. `--store .tracegym/store.duckdb`.")
     try:
-        con = _open_migrated(path)
         if read_only:
-            # A store from an older version is migrated once, writable, then reopened.
-            con.close()
-            con = duckdb.connect(str(path), read_only=True, config=SEALED if sealed else {})
+            con = _open_read_only(path, SEALED if sealed else {}, wait_s)
+        else:
+            con = lock.waiting_open(path, lambda: _open_migrated(path), wait_s)
     except duckdb.Error as e:
         raise StoreError(f"Cannot open the store at {path}: {e}") from e
     except OSError as e:
         raise StoreError(f"Cannot open the store at {path}: {e}. Check the permissions of its folder.") from e
     return Store(con, path, read_only)
+
+
+def _open_read_only(path: Path, config: dict[str, str | bool | int | float | list[str]],
+                    wait_s: float | None) -> duckdb.DuckDBPyConnection:
+    """A read-only connection, which other readers share the file with; a store from an older version is first
+    migrated once, writable."""
+    con = lock.waiting_open(path, lambda: duckdb.connect(str(path), read_only=True, config=config), wait_s)
+    if not pending_migrations(con):
+        return con
+    con.close()
+    lock.waiting_open(path, lambda: _open_migrated(path), wait_s).close()
+    return lock.waiting_open(path, lambda: duckdb.connect(str(path), read_only=True, config=config), wait_s)
+
+
+def pending_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The migrations the store at `con` has not had (all of them for a file with no `_migrations` table)."""
+    try:
+        done = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
+    except duckdb.CatalogException:
+        done = set()
+    return [fn.__name__ for fn in MIGRATIONS if fn.__name__ not in done]
 
 
 def _open_migrated(path: Path) -> duckdb.DuckDBPyConnection:

@@ -1,0 +1,156 @@
+"""Many commands, one store, with real processes: readers are answered while an ingest writes, two ingests both
+finish, a killed writer leaves the store whole and free, and `runs show` works while `train` runs.
+
+Each test synchronises on what the processes show (a file appearing, a line printed), never on a sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from tests.integration.test_ingest_kill import read_offset, snapshot
+from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
+from tests.support_log import write_conversations
+from tracegym.cli import app
+from tracegym.store import open_store
+
+pytestmark = pytest.mark.slow  # processes that ingest 20,000 traces, or train, beside each other
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, "-m", "tracegym.cli"]
+FILES, PER_FILE = 10, 2000  # 20,000 traces, in files: the ingest lets waiting readers in between files
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "TRACEGYM_STORE": ""}
+
+
+def _conversations(folder: Path, first: int, files: int = FILES) -> Path:
+    folder.mkdir()
+    for k in range(files):
+        write_conversations(folder / f"part-{k:02d}.jsonl", first + k * PER_FILE, PER_FILE)
+    return folder
+
+
+def _ingest_alone(folder: Path, store: Path) -> dict[str, list[tuple]]:
+    result = CliRunner().invoke(app, ["ingest", str(folder), "--store", str(store)])
+    assert result.exit_code == 0, result.stderr
+    return snapshot(store)
+
+
+def _wait_for(path: Path, proc: subprocess.Popen) -> None:
+    """Until `path` exists; fails if `proc` ended first."""
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.01)
+
+
+def _line_with(proc: subprocess.Popen, text: str) -> str:
+    """The first line of `proc`'s stderr that holds `text` (read line by line as it is printed)."""
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if text in line:
+            return line
+    raise AssertionError(f"the process ended (exit {proc.wait()}) without printing {text!r}")
+
+
+def test_readers_are_answered_between_the_files_of_an_ingest(tmp_path: Path) -> None:
+    folder = _conversations(tmp_path / "logs", 0)
+    alone = _ingest_alone(folder, tmp_path / "alone.duckdb")
+    store = tmp_path / "store.duckdb"
+    open_store(store).close()  # a new, empty store for the readers to hold
+    signals = {name: tmp_path / name for name in ("ready", "go", "stop", "answers.json")}
+    readers = subprocess.Popen([sys.executable, str(ROOT / "tests" / "integration" / "store_readers.py"), str(store),
+                                *map(str, signals.values())], env=_env(), stderr=subprocess.PIPE, text=True)
+    _wait_for(signals["ready"], readers)
+    ingest = subprocess.Popen([*CLI, "ingest", str(folder), "--store", str(store)], env=_env(),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    waited = _line_with(ingest, "waiting for it")  # the ingest waits for the reader holding the store
+    assert f"(PID {readers.pid})" in waited and "store_readers.py" in waited
+    signals["go"].touch()
+    _, ingest_err = ingest.communicate()
+    assert ingest.returncode == 0, ingest_err
+    signals["stop"].touch()
+    _, readers_err = readers.communicate()
+    assert readers.returncode == 0, readers_err
+    answers = json.loads(signals["answers.json"].read_text())
+    assert [a for a in answers if a["exit"] != 0] == []
+    assert any("held by `tracegym ingest" in a["stderr"] for a in answers)  # readers waited for the ingest...
+    counts = [a["n"] for a in answers if a["command"] == "sql"]
+    assert any(0 < n < FILES * PER_FILE for n in counts)  # ...and were let in between its files
+    assert counts == sorted(counts) and counts[-1] == FILES * PER_FILE
+    assert snapshot(store) == alone
+
+
+def test_two_ingests_of_different_files_both_finish(tmp_path: Path) -> None:
+    first, second = _conversations(tmp_path / "a", 0, 3), _conversations(tmp_path / "b", 3 * PER_FILE, 3)
+    store = tmp_path / "store.duckdb"
+    procs = [subprocess.Popen([*CLI, "ingest", str(folder), "--store", str(store), "--json"], env=_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for folder in (first, second)]
+    outputs = [p.communicate() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert [json.loads(out)["traces"] for out, _ in outputs] == [3 * PER_FILE, 3 * PER_FILE]
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert con.execute("SELECT count(DISTINCT trace_id), count(*) FROM traces").fetchone() == (
+            6 * PER_FILE, 6 * PER_FILE)
+        assert con.execute("SELECT count(*) FROM sources").fetchone() == (6,)
+
+
+def test_a_writer_killed_mid_file_leaves_the_store_whole_and_free(tmp_path: Path) -> None:
+    folder = _conversations(tmp_path / "logs", 0, 2)
+    big = folder / "part-01.jsonl"
+    write_conversations(big, PER_FILE, 3 * PER_FILE)  # the second file three times as long
+    alone = _ingest_alone(folder, tmp_path / "alone.duckdb")
+    store = tmp_path / "store.duckdb"
+    proc = subprocess.Popen([*CLI, "ingest", str(folder), "--store", str(store)], env=_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while read_offset(proc.pid, big) is None:  # the first file is stored; the big one is being read
+        assert proc.poll() is None, "the ingest ended before it read the big file"
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    holder = json.loads((tmp_path / "store.duckdb.holder").read_text())
+    assert holder["pid"] == proc.pid  # left behind, and stale: its process is gone
+    listed = CliRunner().invoke(app, ["traces", "list", "--json", "--limit", "100000", "--wait", "0",
+                                      "--store", str(store)])
+    assert listed.exit_code == 0, listed.stderr
+    stored = {(t["trace_id"]) for t in json.loads(listed.stdout)}
+    assert len(stored) in (0, PER_FILE)  # no file half stored: none, or the first whole
+    rerun = CliRunner().invoke(app, ["ingest", str(folder), "--wait", "0", "--store", str(store)])
+    assert rerun.exit_code == 0, rerun.stderr
+    assert snapshot(store) == alone
+    assert not (tmp_path / "store.duckdb.holder").exists()
+
+
+def test_runs_show_answers_while_train_runs(tmp_path: Path, tau_workspace_template: Workspace) -> None:
+    ws = copy_workspace(tau_workspace_template, tmp_path / "ws")
+    run_dir = tmp_path / "run"
+    config = write_config(tmp_path / "run.yaml", tiny_config(ws, run_dir))
+    train = subprocess.Popen([*CLI, "train", "--allow-unredacted", str(config), "--store", str(ws.store)],
+                             env=_env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _wait_for(run_dir / "checkpoints", train)  # the run is stored, and its warm start has begun to save
+    seen: set[str] = set()
+    while train.poll() is None:  # once per checkpoint saved (a folder appearing), while training goes on
+        saved = {p.name for p in (run_dir / "checkpoints").iterdir()}
+        if saved <= seen:
+            time.sleep(0.05)
+            continue
+        seen |= saved
+        result = CliRunner().invoke(app, ["runs", "show", str(run_dir), "--json", "--store", str(ws.store)])
+        assert result.exit_code == 0, result.stderr
+        assert json.loads(result.stdout)["run"]["status"] in ("running", "completed")
+    assert seen
+    _, train_err = train.communicate()
+    assert train.returncode == 0, train_err
+    final = CliRunner().invoke(app, ["runs", "show", str(run_dir), "--json", "--store", str(ws.store)])
+    assert json.loads(final.stdout)["run"]["status"] == "completed"
