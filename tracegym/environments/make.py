@@ -43,7 +43,7 @@ def export_task_set(task_set: TaskSet, fmt: str, out: Path, split: SplitChoice, 
         rows = build_rows(task_set, tasks, harnesses, store)
     finally:
         harnesses.close()
-    job = ExportJob(task_set, rows, config, config_name, split, fmt)
+    job = ExportJob(task_set, rows, config, config_name, split, fmt, out.name)
     out.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.export-"))
     try:

@@ -40,6 +40,8 @@ class ExportJob:
     config_name: str | None
     split: SplitChoice
     format: str
+    name: str
+    """The export folder's final name (an exporter writes into a scratch folder that is renamed to it)."""
 
     def write_data(self, folder: Path) -> ExportManifest:
         """The export's data (`tracegym.environments.bundle`) written into `folder`, which must not exist."""
