@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.integration.fake_model_server import fake_openai
+from tests.integration.train_workspace import Workspace, copy_workspace
 from tracegym.store import open_store
 
 EVALS = """version: 1
@@ -39,19 +40,17 @@ def _chat(n: int, body: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def evaluated(tmp_path_factory) -> Iterator[tuple[Path, Path, dict[str, Any], str]]:
-    """τ-bench mined; a task set on the `mentions` eval; base and cand evaluated by tracegym (2 samples) behind
-    the endpoint at the url returned, which serves the module (the base's identity is its url and name)."""
+def evaluated(tmp_path_factory, tau_workspace_template: Workspace) -> Iterator[tuple[Path, Path, dict[str, Any], str]]:
+    """The shared τ-bench workspace's store; a task set on the `mentions` eval; base and cand evaluated by tracegym
+    (2 samples) behind the endpoint at the url returned, which serves the module (the base's identity is its url and
+    name)."""
     from typer.testing import CliRunner
 
-    from tests.conftest import TRACES
     from tracegym.cli import app
 
-    if not TRACES.is_dir():
-        pytest.skip(f"real traces not found at {TRACES}")
-    traces_dir = TRACES
     tmp = tmp_path_factory.mktemp("import")
-    store, evals = tmp / "store.duckdb", tmp / "evals.yaml"
+    ws = copy_workspace(tau_workspace_template, tmp / "ws")
+    store, evals = ws.store, tmp / "evals.yaml"
     evals.write_text(EVALS)
     runner = CliRunner()
 
@@ -60,10 +59,8 @@ def evaluated(tmp_path_factory) -> Iterator[tuple[Path, Path, dict[str, Any], st
         assert result.exit_code == 0, result.output
         return result
 
-    for args in (("ingest", traces_dir / "tau-bench"), ("mine", "failures"),
-                 ("tasks", "generate", "--no-gates", "--allow-unredacted", "--evals", evals, "--out", tmp / "set",
-                  "--top", "3", "--max-tasks-per-cluster", "2")):
-        cli(*args, "--store", store)
+    cli("tasks", "generate", "--no-gates", "--allow-unredacted", "--evals", evals, "--out", tmp / "set", "--top", "3",
+        "--max-tasks-per-cluster", "2", "--store", store)
     with fake_openai(_chat) as url:
         table = json.loads(cli("eval", "--tasks", tmp / "set", "--base", f"base@{url}", "--api", f"cand@{url}",
                                "--split", "train", "--samples", "2", "--store", store, "--json").stdout)
