@@ -68,7 +68,7 @@ from .models import TracegymAction, TracegymObservation
 __all__ = ["TracegymAction", "TracegymEnv", "TracegymObservation"]
 '''
 
-CLIENT = '''"""The client of tracegym task set {task_set} as an OpenEnv environment (written by `tracegym tasks export`).
+CLIENT = '''"""The client of tracegym task set {task_set} as an OpenEnv environment (by `tracegym tasks export`).
 
     with TracegymEnv(base_url="http://127.0.0.1:8000") as env:
         result = env.reset(task_id="...")          # the task's prompt and tools
