@@ -422,8 +422,9 @@ def tasks_show(
 @tasks_app.command("export")
 def tasks_export(
     task_set: Annotated[str, typer.Argument(help="The task set: a folder or its name in the store.")],
-    to: Annotated[str, typer.Option("--to", help="The format: verifiers, trl, ... (`tracegym tasks export --help` "
-                                                 "lists them).")],
+    to: Annotated[str, typer.Option("--to", help="The format: verifiers (an environment package for "
+                                                 "verifiers.load_environment) or trl (a datasets folder and reward.py "
+                                                 "for GRPOTrainer); docs/other-trainers.md.")],
     out_dir: Annotated[Path, typer.Option("--out", help="The folder to write (replaced only with --force).")],
     split: Annotated[Literal["train", "heldout", "all"], typer.Option(help="Which tasks to export.")] = "train",
     harness_config: Annotated[Path | None, typer.Option(

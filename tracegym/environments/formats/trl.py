@@ -1,8 +1,8 @@
 """TRL / Hugging Face datasets: a dataset folder and a reward function module.
 
-    DIR/dataset/          `datasets.load_from_disk`: prompt (conversational: chat messages), task_id, cluster_id,
-                          split, harness, reference (the reply the gates played, assistant messages; for
-                          supervised warm starts)
+    DIR/dataset/          `datasets.load_from_disk`: prompt (conversational: role and text messages, tools in
+                          the Hermes style every chat template renders), task_id, cluster_id, split, harness,
+                          reference (the reply the gates played, for supervised warm starts)
     DIR/reward.py         reward(prompts, completions, task_id, **kwargs) -> list[float | None] for GRPOTrainer
     DIR/tracegym_data/    the tasks, evals and harness config the reward scores with (`tracegym.environments.bundle`)
     DIR/README.md
@@ -15,8 +15,10 @@ trainer leaves such episodes out too).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tracegym.environments.registry import ExportJob
+from tracegym.harnesses.chat_template import template_messages
 
 FORMAT = "trl"
 SUMMARY = "a Hugging Face dataset (datasets.load_from_disk) and reward.py for TRL's GRPOTrainer"
@@ -89,14 +91,24 @@ for a supervised warm start). Keep task_id and cluster_id with your results: `tr
 """
 
 
+def portable(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> list[dict[str, str]]:
+    """Messages every chat template renders (role and text only), as tracegym shows them to a model whose template
+    takes no tools: the schemas in the system prompt, calls as <tool_call> blocks, results as <tool_response> user
+    turns. The reward parses the same blocks out of a completion."""
+    plain = [{k: v for k, v in m.items() if v is not None} for m in messages]
+    return [{"role": m["role"], "content": m["content"]} for m in template_messages(plain, tools, native=False)]
+
+
 def export(job: ExportJob, out: Path) -> dict[str, str]:
     from datasets import Dataset
     from datasets.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
     manifest = job.write_data(out / DATA)
-    dataset = Dataset.from_list([{"prompt": r.prompt, "task_id": r.task_id, "cluster_id": r.cluster_id,
-                                  "split": r.split, "harness": r.harness, "reference": r.reference or []}
-                                 for r in job.rows])
+    # The chat harness gives the model no tools (`tracegym.harnesses.chat`): neither does the prompt then.
+    dataset = Dataset.from_list([{"prompt": portable(r.prompt, r.tools if r.harness != "chat" else None),
+                                  "task_id": r.task_id,
+                                  "cluster_id": r.cluster_id, "split": r.split, "harness": r.harness,
+                                  "reference": portable(r.reference or [], None)} for r in job.rows])
     shown = not are_progress_bars_disabled()
     disable_progress_bars()  # the command prints its own summary; a bar on stderr would be noise
     try:
