@@ -85,7 +85,7 @@ def eval_command(
         imported = None
         if from_results is not None:
             imported = _import(st, plan, from_results, results_format, model_name)
-            options.samples = samples or _imported_samples(imported, plan)
+            options.samples = _imported_samples(imported, plan, samples)
         err.print(f"Evaluating {len(plan.candidates)} models on {len(plan.tasks)} {split} tasks of "
                   f"{plan.task_set.manifest.name} x {samples} samples (settings: {plan.config_source}"
                   f"{f'; {plan.why_fewer()}' if plan.why_fewer() else ''}).")
@@ -109,8 +109,8 @@ def _import(st: Store, plan: EvalPlan, path: Path, fmt: ResultFormatChoice, name
     return imported
 
 
-def _imported_samples(imported: Imported, plan: EvalPlan) -> int:
-    """The fewest samples the import holds for a task of the plan that it covers at all."""
+def _imported_samples(imported: Imported, plan: EvalPlan, asked: int | None) -> int:
+    """Samples per task: `asked`, else the fewest the import holds for a task of the plan that it covers at all."""
     from tracegym.errors import ConfigError
 
     counts = {t.task_id: sum(1 for e in imported.episodes if e.task_id == t.task_id) for t in plan.tasks}
@@ -118,7 +118,10 @@ def _imported_samples(imported: Imported, plan: EvalPlan) -> int:
     if not held:
         raise ConfigError(f"{imported.path} holds no sample of the {len(plan.tasks)} tasks evaluated. Fix: export "
                           "and evaluate the same split (`--split train` for results on training tasks).")
-    return min(held)
+    if asked is not None and asked > max(held):
+        raise ConfigError(f"--samples {asked}: {imported.path} holds at most {max(held)} samples of a task. Fix: "
+                          f"--samples {min(held)} (the fewest it holds for a task), or import more results.")
+    return asked or min(held)
 
 
 def say_unchanged(plan: EvalPlan) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 
 from tracegym.environments.bundle import EXPORT_MANIFEST, ExportManifest
@@ -106,7 +107,9 @@ def export(job: ExportJob, out: Path) -> dict[str, str]:
         else:
             left_out.append(f"{row.task_id}: {why}")
     if not kept:
-        raise ExportError(f"No task of {manifest.task_set} fits Harbor's task format ({'; '.join(left_out[:5])}). "
+        reasons = Counter(why.split(": ", 1)[1] for why in left_out)
+        summary = "; ".join(f"{n} task{'s' if n > 1 else ''}: {why}" for why, n in reasons.most_common())
+        raise ExportError(f"No task of {manifest.task_set} fits Harbor's task format ({summary}). "
                           "Fix: export shell or proxy tasks whose evals judge the workspace or the final reply; "
                           "export the others with --to verifiers or --to openenv.")
     for row in kept:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tracegym.environments import openenv_types
 from tracegym.environments.registry import ExportJob
+from tracegym.errors import ExportError
 
 FORMAT = "openenv"
 SUMMARY = "an OpenEnv environment server and client (uvicorn server.app:app; NAME.TracegymEnv(base_url=...))"
@@ -179,6 +180,11 @@ your results, and `tracegym rollouts import` reads them back.
 
 
 def export(job: ExportJob, out: Path) -> dict[str, str]:
+    proxy = [r.task_id for r in job.rows if r.harness == "proxy"]
+    if proxy:
+        raise ExportError(f"{len(proxy)} tasks ({', '.join(proxy[:3])}) run in the proxy harness: the team's own "
+                          "agent program does them, which an OpenEnv client cannot step. Fix: export with a harness "
+                          "config that runs them in another harness (run_as: {proxy: chat}), or --to harbor.")
     name = re.sub(r"\W+", "_", f"tracegym_{job.task_set.manifest.name}_openenv").lower()
     manifest = job.write_data(out / DATA)
     values = {"name": name, "dist": name.replace("_", "-"), "task_set": manifest.task_set, "split": job.split,
