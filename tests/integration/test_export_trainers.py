@@ -219,6 +219,30 @@ def test_verifiers_env_installs_loads_and_scores_as_tasks_check_does(support, tm
         assert [o["reward"] for o in outputs] == [checked[i["task_id"]][mode] for i in infos], mode
 
 
+@pytest.mark.slow  # verifiers' import: ~15 s
+def test_chat_tasks_export_as_a_single_turn_env_without_tools(support, tmp_path, monkeypatch):
+    import verifiers as vf
+    from openai import AsyncOpenAI
+    from verifiers.clients import OpenAIChatCompletionsClient
+
+    harness = tmp_path / "harness.yaml"
+    harness.write_text("run_as: {replay: chat}\n")
+    name = _export(support, "verifiers", tmp_path / "env", "--harness-config", harness, task_set="capital")["name"]
+    monkeypatch.syspath_prepend(str(tmp_path / "env"))  # the package folder itself, as an installed one
+    env = vf.load_environment(name, split="train")
+    assert isinstance(env, vf.SingleTurnEnv)
+    assert all(json.loads(info)["tool_defs"] == [] for info in env.dataset["info"])  # chat gives no tools
+    for text, reward in (("Fine by me.", 1.0), ("fine by me.", 0.0)):  # has_capital: a capital letter pays
+        def reply(n: int, body: dict[str, Any], text: str = text) -> dict[str, Any]:
+            return {"id": f"c{n}", "object": "chat.completion", "created": 1, "model": body["model"],
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                 "finish_reason": "stop"}]}
+        with fake_openai(reply) as url:
+            client = OpenAIChatCompletionsClient(AsyncOpenAI(base_url=url, api_key="unused"))
+            outputs = env.evaluate_sync(client, "scripted", num_examples=-1, rollouts_per_example=1)["outputs"]
+        assert outputs and {o["reward"] for o in outputs} == {reward}
+
+
 def test_an_export_refuses_a_scorer_it_cannot_run_and_another_tracegym(support, tmp_path):
     from tracegym.environments.runtime import ExportedTasks
     from tracegym.errors import ExportError

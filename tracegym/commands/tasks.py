@@ -444,11 +444,11 @@ def tasks_export(
     from tracegym.harnesses.taskrun import resolve_task_set
     from tracegym.store import open_store
 
-    config, _ = load_harness_config(harness_config)
+    config, config_dir = load_harness_config(harness_config)
     with open_store(store, read_only=True) as st:
         ts = resolve_task_set(st, task_set)
-        result = export_task_set(ts, to, out_dir, split, st, config, str(harness_config) if harness_config else None,
-                                 force)
+        result = export_task_set(ts, to, out_dir, split, st, config, config_dir,
+                                 str(harness_config) if harness_config else None, force)
     m = result.manifest
     if as_json:
         print_json({"format": m.format, "out": str(result.out), "task_set": m.task_set,

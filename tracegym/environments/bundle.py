@@ -2,7 +2,7 @@
 
     export.json      the export's manifest (format, tracegym version required, task set and its hash, counts)
     rows.jsonl       one `ExportRow` per exported task
-    harness.yaml     the harness config the rows run under
+    harness.yaml     the harness config the rows run under (a shell workspace template under shell_template/)
     task_set/        the task set: manifest.yaml, tasks/*.yaml, evals.yaml, and what its evals load from beside it
                      (python eval modules under eval_modules/, command eval files under eval_files/), the paths in
                      evals.yaml rewritten to point there
@@ -32,6 +32,7 @@ EXPORT_MANIFEST = "export.json"
 ROWS = "rows.jsonl"
 HARNESS = "harness.yaml"
 TASK_SET = "task_set"
+SHELL_TEMPLATE = "shell_template"
 _MODULES = "eval_modules"
 _FILES = "eval_files"
 
@@ -59,11 +60,13 @@ class ExportManifest(BaseModel):
     """When the export was written (UTC, ISO 8601)."""
 
 
-def write_bundle(folder: Path, task_set: TaskSet, rows: list[ExportRow], config: HarnessConfig, fmt: str,
-                 split: Literal["train", "heldout", "all"], config_name: str | None) -> ExportManifest:
-    """Write the data of an export into `folder` (created); its manifest."""
+def write_bundle(folder: Path, task_set: TaskSet, rows: list[ExportRow], config: HarnessConfig, config_dir: Path,
+                 fmt: str, split: Literal["train", "heldout", "all"], config_name: str | None) -> ExportManifest:
+    """Write the data of an export into `folder` (created); its manifest. `config_dir` is the folder the harness
+    config's relative paths start from."""
     folder.mkdir(parents=True)
     copy_task_set(task_set, folder / TASK_SET)
+    config = portable_config(config, config_dir, folder)
     (folder / HARNESS).write_text(yaml.safe_dump(config.model_dump(mode="json", exclude_defaults=True),
                                                  sort_keys=False), encoding="utf-8")
     (folder / ROWS).write_text("".join(r.model_dump_json() + "\n" for r in rows), encoding="utf-8")
@@ -78,6 +81,23 @@ def write_bundle(folder: Path, task_set: TaskSet, rows: list[ExportRow], config:
                               created_at=datetime.now(UTC).isoformat(timespec="seconds"))
     (folder / EXPORT_MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return manifest
+
+
+def portable_config(config: HarnessConfig, config_dir: Path, folder: Path) -> HarnessConfig:
+    """The harness config as the export carries it: the shell's workspace template copied beside it, and
+    workspaces in a temporary folder (the trainer's machine has no folder of the team's)."""
+    shell = config.shell
+    if shell.template is None and shell.workspaces is None:
+        return config
+    template = None
+    if shell.template is not None:
+        source = config_dir / shell.template
+        if not source.is_dir():
+            raise ExportError(f"The harness config's shell template {source} is not a folder. Fix: correct "
+                              "shell: template: in the harness config, and export again.")
+        shutil.copytree(source, folder / SHELL_TEMPLATE, ignore=shutil.ignore_patterns("__pycache__"))
+        template = SHELL_TEMPLATE
+    return config.model_copy(update={"shell": shell.model_copy(update={"template": template, "workspaces": None})})
 
 
 def read_rows(folder: Path) -> list[ExportRow]:

@@ -28,9 +28,10 @@ class ExportResult:
 
 
 def export_task_set(task_set: TaskSet, fmt: str, out: Path, split: SplitChoice, store: Store | None,
-                    config: HarnessConfig | None = None, config_name: str | None = None,
-                    force: bool = False) -> ExportResult:
-    """Export the tasks of `split` to `fmt` in folder `out`; nothing is left at `out` when it fails."""
+                    config: HarnessConfig | None = None, config_dir: Path | None = None,
+                    config_name: str | None = None, force: bool = False) -> ExportResult:
+    """Export the tasks of `split` to `fmt` in folder `out`, under the harness `config` (whose relative paths start
+    at `config_dir`); nothing is left at `out` when it fails."""
     started = time.perf_counter()
     target = export_format(fmt)
     config = config or HarnessConfig()
@@ -43,7 +44,7 @@ def export_task_set(task_set: TaskSet, fmt: str, out: Path, split: SplitChoice, 
         rows = build_rows(task_set, tasks, harnesses, store)
     finally:
         harnesses.close()
-    job = ExportJob(task_set, rows, config, config_name, split, fmt, out.name)
+    job = ExportJob(task_set, rows, config, config_dir or Path.cwd(), config_name, split, fmt, out.name)
     out.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.export-"))
     try:

@@ -37,6 +37,8 @@ class ExportJob:
     task_set: TaskSet
     rows: list[ExportRow]
     config: HarnessConfig
+    config_dir: Path
+    """The folder the harness config's relative paths start from."""
     config_name: str | None
     split: SplitChoice
     format: str
@@ -45,7 +47,8 @@ class ExportJob:
 
     def write_data(self, folder: Path) -> ExportManifest:
         """The export's data (`tracegym.environments.bundle`) written into `folder`, which must not exist."""
-        return write_bundle(folder, self.task_set, self.rows, self.config, self.format, self.split, self.config_name)
+        return write_bundle(folder, self.task_set, self.rows, self.config, self.config_dir, self.format, self.split,
+                            self.config_name)
 
 
 Exporter = Callable[[ExportJob, Path], dict[str, str]]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -84,7 +85,7 @@ class ExportedTasks:
         through the task's harness and scored by its scorer. A harness failure is an error result."""
         played = [ProbeReply(str(r.get("content") or ""), tuple(dict(c) for c in r.get("tool_calls") or ()))
                   for r in replies] or [ProbeReply("")]
-        harness = self.make_harness(task_id, f"export-{task_id}-{threading.get_ident()}")
+        harness = self.make_harness(task_id, f"export-{task_id}-{uuid.uuid4().hex[:12]}")
         limits = EpisodeLimits(max_turns=len(played), time_budget_s=TIME_BUDGET_S)
         episode = await run_episode(ScriptedPolicy(played), harness, EpisodeJob(self.spec(task_id)),
                                     SamplingParams(), limits, self.scorer(task_id), "export")
@@ -119,7 +120,7 @@ class Session:
     answers (`step`), and the task's scorer scores what was said (`score`)."""
 
     def __init__(self, tasks: ExportedTasks, task_id: str) -> None:
-        harness = tasks.make_harness(task_id, f"export-{task_id}-{id(self)}")
+        harness = tasks.make_harness(task_id, f"export-{task_id}-{uuid.uuid4().hex[:12]}")
         if isinstance(harness, ExternalHarness):
             raise ExportError(f"Task {task_id} runs its own agent program (proxy harness), which a trainer cannot "
                               "step. Fix: run_as: {proxy: chat} in the harness config, and export again.")

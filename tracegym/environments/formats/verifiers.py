@@ -83,7 +83,7 @@ def _example(row: Any) -> dict[str, Any]:
     info = {{"task_id": row.task_id, "cluster_id": row.cluster_id, "task_set": row.task_set, "harness": row.harness,
             "split": row.split, "scorer": row.scorer.model_dump(), "gates": row.gates.model_dump(),
             "reference_source": row.reference_source,
-            "tool_defs": [t["function"] for t in row.tools]}}
+            "tool_defs": [t["function"] for t in row.tools] if row.harness != "chat" else []}}
     return {{"prompt": prompt, "info": json.dumps(info)}}
 
 
