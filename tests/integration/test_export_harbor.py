@@ -109,8 +109,11 @@ def exported(cli, tmp_path) -> tuple[Path, Path, dict[str, Any]]:
                                    "trace_id": s.provenance.trace_id} for s in specs]}))
     store = tmp_path / "store.duckdb"
     open_store(store).close()
+    (tmp_path / "template").mkdir()
+    (tmp_path / "template" / "README.txt").write_text("the workspace every episode starts from\n")
+    (tmp_path / "harness.yaml").write_text("shell:\n  template: template\n")
     result = cli("tasks", "export", folder, "--to", "harbor", "--out", tmp_path / "harbor", "--split", "all",
-                 "--store", store, "--json")
+                 "--harness-config", tmp_path / "harness.yaml", "--store", store, "--json")
     assert result.exit_code == 0, result.output
     return folder, tmp_path / "harbor", json.loads(result.stdout)
 
@@ -147,6 +150,8 @@ def test_harbor_task_directories_follow_harbor_s_task_format(exported):
         assert "Create done.txt, then say done." in (task_dir / "instruction.md").read_text()
         dockerfile = (task_dir / "environment" / "Dockerfile").read_text()
         assert re.search(r"^FROM \S+", dockerfile, re.M) and "WORKDIR /app" in dockerfile
+        assert "COPY workspace/ /app/" in dockerfile
+        assert (task_dir / "environment" / "workspace" / "README.txt").is_file()
         for script in ("tests/test.sh", "solution/solve.sh"):
             path = task_dir / script
             assert path.read_text().startswith("#!/bin/bash") and os.access(path, os.X_OK)

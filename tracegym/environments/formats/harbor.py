@@ -25,7 +25,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from tracegym.environments.bundle import EXPORT_MANIFEST, ExportManifest
+from tracegym.environments.bundle import EXPORT_MANIFEST, SHELL_TEMPLATE, ExportManifest
 from tracegym.environments.harbor_verifier import ANSWER, DATA, TASK_FILE
 from tracegym.environments.registry import ExportJob
 from tracegym.environments.row import ExportRow
@@ -113,7 +113,7 @@ def export(job: ExportJob, out: Path) -> dict[str, str]:
                           "Fix: export shell or proxy tasks whose evals judge the workspace or the final reply; "
                           "export the others with --to verifiers or --to openenv.")
     for row in kept:
-        _task_dir(out / _slug(row.task_id), row, manifest, job)
+        _task_dir(out / _slug(row.task_id), row, manifest)
     return {"tasks": f"{len(kept)} task directories (harbor run -p DIR/TASK)",
             "left_out": "; ".join(left_out) if left_out else "none"}
 
@@ -142,19 +142,20 @@ def _slug(task_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", task_id).strip("-.") or "task"
 
 
-def _task_dir(folder: Path, row: ExportRow, manifest: ExportManifest, job: ExportJob) -> None:
+def _task_dir(folder: Path, row: ExportRow, manifest: ExportManifest) -> None:
     values = {"slug": _slug(row.task_id), "task_id": row.task_id, "task_set": manifest.task_set,
               "cluster_id": row.cluster_id or "", "harness": row.harness, "split": row.split,
               "version": manifest.tracegym_version, "verifier_timeout": VERIFIER_TIMEOUT_S,
               "agent_timeout": AGENT_TIMEOUT_S, "answer": ANSWER}
     (folder / "environment").mkdir(parents=True)
-    copy = _copy_template(job, folder / "environment")
+    copy = _copy_template(folder.parent / DATA, folder / "environment")
     (folder / "task.toml").write_text(TASK_TOML.format(**values), encoding="utf-8")
     (folder / "instruction.md").write_text(INSTRUCTION.format(conversation=_conversation(row), **values),
                                            encoding="utf-8")
     (folder / "environment" / "Dockerfile").write_text(DOCKERFILE.format(copy=copy, **values), encoding="utf-8")
     tests = folder / "tests"
-    shutil.copytree(folder.parent / DATA, tests / DATA, ignore=shutil.ignore_patterns(EXPORT_MANIFEST))
+    shutil.copytree(folder.parent / DATA, tests / DATA, ignore=shutil.ignore_patterns(EXPORT_MANIFEST,
+                                                                                     SHELL_TEMPLATE))
     (tests / TASK_FILE).write_text(json.dumps({"task_id": row.task_id, "task_set": manifest.task_set,
                                                "tracegym_version": manifest.tracegym_version}, indent=2) + "\n",
                                    encoding="utf-8")
@@ -169,15 +170,12 @@ def _task_dir(folder: Path, row: ExportRow, manifest: ExportManifest, job: Expor
         solve.chmod(0o755)
 
 
-def _copy_template(job: ExportJob, environment: Path) -> str:
-    """The shell harness's template folder copied beside the Dockerfile; the COPY line that puts it in /app."""
-    template = job.config.shell.template
-    if template is None:
-        return ""
-    source = Path(template)
+def _copy_template(data: Path, environment: Path) -> str:
+    """The shell's workspace template (carried by the export's data) beside the Dockerfile; the COPY line that puts
+    it in /app."""
+    source = data / SHELL_TEMPLATE
     if not source.is_dir():
-        raise ExportError(f"The harness config's shell template {source} is not a folder. Fix: give the folder the "
-                          "workspaces start from, or leave shell.template unset.")
+        return ""
     shutil.copytree(source, environment / "workspace")
     return "COPY workspace/ /app/\n"
 
