@@ -169,11 +169,16 @@ def detector_scores(strings: list[str], planted: list[Planted], real_values: set
     return {k: hit[k] / total[k] for k in total}, tp / max(tp + fp, 1), megabytes / seconds
 
 
-def survives(secret: str, redacted: str, width: int = 8) -> bool:
-    """Whether any `width` characters of `secret` (as written, or JSON-escaped) are left in `redacted`."""
-    for form in {secret, json.dumps(secret)[1:-1]}:
+def survives(secret: str, carried: str, redacted: str, width: int = 8) -> bool:
+    """Whether any `width` characters of `secret` (as written, or JSON-escaped) are left in `redacted`; pieces the
+    text around it holds too (`example.` of `app.example.net`) do not count."""
+    forms = {secret, json.dumps(secret)[1:-1]}
+    context = carried
+    for form in forms:
+        context = context.replace(form, "\x00")
+    for form in forms:
         n = min(width, len(form))
-        if any(form[i:i + n] in redacted for i in range(len(form) - n + 1)):
+        if any(form[i:i + n] in redacted and form[i:i + n] not in context for i in range(len(form) - n + 1)):
             return True
     return False
 
@@ -184,7 +189,7 @@ def corpus_scores(detector: Detector) -> tuple[dict[str, float], int, Counter]:
     hit, total, missed = Counter(), Counter(), Counter()
     for case in redact_corpus.generate():
         total[case.kind] += 1
-        if survives(case.secret, redactor.text(case.carried, is_json=case.is_json)):
+        if survives(case.secret, case.carried, redactor.text(case.carried, is_json=case.is_json)):
             missed[(case.kind, case.text[:60])] += 1
         else:
             hit[case.kind] += 1
