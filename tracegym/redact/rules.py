@@ -139,14 +139,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"\\?[\"']?(?P<v>[^\s\"',;(){}\[\]<>\\]{4,128})",
          trigger=r"(?i:passw(?:or)?d|pwd|pass[_-]?phrase)|[_.-](?i:pass)|[a-z0-9]Pass", validator=v.password,
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose)"),
-    Rule("labelled_key", "SECRET",
-         rf"{_KEY_LABELS}\\?[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is)[ \t]+)\\?[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
-         trigger=_KEY_LABELS, validator=v.labelled_key,
-         description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
     Rule("secret_assignment", "SECRET",
          rf"(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
          trigger=r"(?i:key|token|secret|credential)s?\\?[\"']?\s*[:=]\s*\\?[\"']?[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
+    Rule("labelled_key", "SECRET",
+         rf"{_KEY_LABELS}\\?[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is)[ \t]+)\\?[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
+         trigger=_KEY_LABELS, validator=v.labelled_key,
+         description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
     Rule("email", "EMAIL",
          f"(?:^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
