@@ -2,7 +2,7 @@
 
 `Detector.find_column` prefilters a whole Arrow column with RE2 in C++ (every rule's trigger joined), then runs
 the rules whose trigger matched, in Python, on the few texts left. A text holding invisible characters,
-full-width forms or escapes is read twice: as written, and normalized (tracegym/redact/normalize.py) with its
+full-width forms or escapes is read twice: as written, and normalized (tracegym/redact/disguise.py) with its
 findings mapped back to the original. A finding's span never starts inside an escape (`\\n`, `\\"`) or ends on a
 lone backslash, so replacing it inside JSON text keeps the JSON valid.
 """
@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tracegym.redact.config import RedactConfig
-from tracegym.redact.normalize import TRIGGER, Normalized, normalize
+from tracegym.redact.disguise import TRIGGER, Normalized, normalize
 from tracegym.redact.rules import BUILTIN_RULES, Rule
 
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
