@@ -35,9 +35,9 @@ _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|privat
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|secret[_ -]?key|access[_ -]?token|client[_ -]?secret|auth[_ -]?token|"
                r"private[_ -]?key|x-auth-token)")
 _PW = r"(?i:password|passwd|pass[_-]?phrase|pwd)"
-# A password's key: the word at the end of any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.
-# password), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass).
-_PW_LABEL = rf"(?:[A-Za-z0-9_.-]*{_PW}|[A-Za-z0-9]*[_.-](?i:pass)|[A-Za-z0-9]*[a-z0-9]Pass)"
+# A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
+# no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass).
+_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass)|[a-z0-9]Pass)"
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
 # `\u` differently from Python.
@@ -163,7 +163,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="IBANs in lower case, printed in groups of four"),
     Rule("iban", "IBAN",
          rf"{_IBAN_WORDS}[^\n]{{0,30}}?[^A-Za-z0-9](?P<v>[A-Za-z]{{2}}\d{{2}}[A-Za-z0-9]{{11,30}})(?:$|[^A-Za-z0-9])",
-         trigger=rf"{_IBAN_WORDS}[^\n]{{0,30}}[^A-Za-z0-9][A-Za-z]{{2}}\d{{2}}[A-Za-z0-9]{{11}}", validator=v.iban,
+         trigger=r"[^A-Za-z0-9][A-Za-z]{2}\d{2}[A-Za-z0-9]{11}", validator=v.iban,
          description="compact IBANs in any case after a word like IBAN, account, bank, transfer"),
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
