@@ -34,7 +34,8 @@ _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|privat
 # Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key).
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|secret[_ -]?key|access[_ -]?token|client[_ -]?secret|auth[_ -]?token|"
                r"private[_ -]?key|x-auth-token)")
-_PW = r"(?i:password|passwd|pass[_-]?phrase|pwd)"
+# The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
+_PW = r"(?i:password|passwd|pass[_-]?phrase|pwd|passwort|kennwort|mot de passe|contrase[nñ]a|senha|wachtwoord)"
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass).
 _PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass)|[a-z0-9]Pass)"
@@ -47,7 +48,7 @@ _LABEL = f"A-Za-z0-9{_INTL}"
 _CSEP = r"(?:[ \t._-]|\\?\r?\n|\\n)"  # between a card's groups: also dots and underscores
 # Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
 _PHONE_WORDS = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
-                r"text me|reach me|ring me|fax|contact|handy|telefon|rufnummer|erreichbar unter|portable|"
+                r"text me|reach me|ring me|mob|fax|contact|handy|telefon|rufnummer|erreichbar unter|portable|"
                 r"num[eé]ro|appelez-moi|ph)(?:[_ -]?(?i:number|no|nr|num))?\b")
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib)"
 
@@ -137,7 +138,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:{_PW_LABEL}\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?i:is)[ \t]*:?[ \t]*|>)|"
          rf"--[A-Za-z-]*(?:{_PW}|(?i:pass))[ \t]+)"
          r"\\?[\"']?(?P<v>[^\s\"',;(){}\[\]<>\\]{4,128})",
-         trigger=r"(?i:passw(?:or)?d|pwd|pass[_-]?phrase)|[_.-](?i:pass)|[a-z0-9]Pass", validator=v.password,
+         trigger=rf"{_PW}|[_.-](?i:pass)|[a-z0-9]Pass", validator=v.password,
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose)"),
     Rule("secret_assignment", "SECRET",
          rf"(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
