@@ -185,7 +185,7 @@ def survives(secret: str, carried: str, redacted: str, width: int = 8) -> bool:
 
 def corpus_scores(detector: Detector) -> tuple[dict[str, float], int, Counter]:
     """Recall per kind on the written corpus, redacted as ingest redacts a column, and its near misses found."""
-    redactor = Redactor(detector, lambda _trace: Pseudonyms())
+    redactor = Redactor(detector, lambda _trace: Pseudonyms(), Pseudonyms, {})
     hit, total, missed = Counter(), Counter(), Counter()
     for case in redact_corpus.generate():
         total[case.kind] += 1

@@ -74,7 +74,7 @@ def test_each_format_is_found_whole(rule, text, value):
 
 @pytest.mark.parametrize("carrier", ["message", "tool_arguments", "tool_result", "metadata"])
 def test_each_format_is_redacted_where_a_trace_holds_it(carrier):
-    redactor = Redactor(DETECTOR, lambda _trace: Pseudonyms())
+    redactor = Redactor(DETECTOR, lambda _trace: Pseudonyms(), Pseudonyms, {})
     for rule, text, value in CASES:
         held = json.dumps({"note": f"see below\n{text}\nthanks"}) if carrier in ("tool_arguments", "metadata") \
             else f"see below\n{text}\nthanks"
