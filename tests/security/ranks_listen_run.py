@@ -2,7 +2,9 @@
 resolves to a routable address (10.9.9.9 on a veth link) besides loopback: rank 0 spawns rank 1 as `tracegym train`
 does, both join the group, and while they are joined this writes to OUT (JSON) every listening TCP socket of the
 namespace, the rendezvous folder's and file's modes, and what a process of another user got when it tried to join
-the rendezvous or write into it. Then rank 0 releases rank 1 as a run with no GRPO step left does.
+the rendezvous or write into it. Then rank 0 releases rank 1 as a run with no GRPO step left does. Last, two ranks
+meet as Ray's ranks do (rank 0 serves the TCP store on a socket it bound to 127.0.0.1) and the listeners are
+written again.
 
     python tests/security/ranks_listen_run.py OUT RUN_DIR
 """
@@ -16,10 +18,11 @@ import sys
 from pathlib import Path
 
 import torch.distributed as dist
+import torch.multiprocessing as mp
 
 from tracegym.training.config import TrainConfig
 from tracegym.training.parallel.ranks import SpawnedRanks
-from tracegym.training.parallel.sharded import join, leave
+from tracegym.training.parallel.sharded import Rendezvous, join, leave, listen
 
 _STATES = {"0A": "LISTEN"}
 _INTRUDER = """
@@ -52,6 +55,30 @@ def listening() -> list[str]:
     return out
 
 
+def _served_rank(rendezvous: Rendezvous) -> None:
+    join(rendezvous, 1)
+    try:
+        dist.broadcast_object_list([None], src=0)
+    finally:
+        leave()
+
+
+def served(facts: dict[str, object]) -> None:
+    """Rank 0 and a spawned rank 1 meeting at rank 0's TCP store, served on a socket bound to 127.0.0.1."""
+    listener = listen("127.0.0.1")
+    rendezvous = Rendezvous(2, address="127.0.0.1", port=int(listener.getsockname()[1]), served=True)
+    rank = mp.get_context("spawn").Process(target=_served_rank, args=(rendezvous,))
+    rank.start()
+    try:
+        join(rendezvous, 0, listener)
+        facts["served_listening"], facts["served_port"] = listening(), rendezvous.port
+        dist.broadcast_object_list([None], src=0)
+    finally:
+        leave()
+        rank.join(60)
+    facts["served_exit_code"] = rank.exitcode
+
+
 def main(out: Path, run_dir: Path) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     config = TrainConfig.model_validate({"run_dir": str(run_dir), "tasks": {"task_set": "unused"},
@@ -73,6 +100,7 @@ def main(out: Path, run_dir: Path) -> None:
         ranks.release(finished=True)
     facts["exit_codes"] = [p.exitcode for p in ranks.processes]
     facts["folder_left"] = ranks.folder.exists()
+    served(facts)
     out.write_text(json.dumps(facts))
 
 

@@ -1,5 +1,6 @@
 """Every listener tracegym opens is its owner's: spawned trainer ranks listen on loopback alone and meet through a
-FileStore no other user can open; a Ray instance tracegym starts listens on 127.0.0.1 alone.
+FileStore no other user can open; ranks meeting as Ray's do serve their store on the socket rank 0 bound; a Ray
+instance tracegym starts listens on 127.0.0.1 alone.
 
 The scenarios run in a network namespace of their own holding, besides loopback, a routable address (10.9.9.9 on a
 veth link) that the host name resolves to, as on a machine on a network: a listener on the wildcard address or on
@@ -63,6 +64,9 @@ def test_spawned_ranks_listen_on_loopback_alone_and_no_other_user_joins_their_re
                                  "refused to write the store: Permission denied",
                                  "refused to add a file beside it: Permission denied"], facts["intruder"]
     assert facts["exit_codes"] == [0] and not facts["folder_left"]
+    # Ray's ranks: rank 0's store serves on the very socket it bound to 127.0.0.1, and nothing else listens wider.
+    assert facts["served_exit_code"] == 0 and f"127.0.0.1:{facts['served_port']}" in facts["served_listening"]
+    assert all(_is_loopback(listener) for listener in facts["served_listening"]), facts["served_listening"]
 
 
 @pytest.mark.slow

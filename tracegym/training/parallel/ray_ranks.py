@@ -77,7 +77,8 @@ class RayRanks:
             err.print(f"trainer ranks as Ray actors: {literal(placed)}", highlight=False)
             address = ray.util.get_node_ip_address()
             listener = listen(address)
-            rendezvous = Rendezvous(parallel.world_size, address=address, port=int(listener.getsockname()[1]))
+            rendezvous = Rendezvous(parallel.world_size, address=address, port=int(listener.getsockname()[1]),
+                                    served=True)
             self.launch = Launch(rendezvous, 0, listener)
             threads = max(1, int(options["num_cpus"]))
             self.runs = {actor.follow.remote(config, Launch(self.launch.rendezvous, rank), threads): rank

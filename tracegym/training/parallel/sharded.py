@@ -69,6 +69,8 @@ class Rendezvous:
     """The FileStore's path, in a 0700 folder of the run's: only this user's processes can read or write it."""
     address: str = LOOPBACK
     port: int = 0
+    served: bool = False
+    """Rank 0 serves the TCP store at address:port on a socket it bound (Ray ranks); else torchrun's store (env://)."""
 
     @property
     def loopback(self) -> bool:
@@ -122,17 +124,22 @@ def _unpin() -> None:
 
 def join(rendezvous: Rendezvous, rank: int, listener: socket.socket | None = None) -> None:
     """Join the process group: gloo on CPUs (the only backend here), nccl where every rank has a GPU. The ranks meet
-    through the rendezvous's FileStore; else rank 0 serves the TCP store on `listener` (a socket `listen` bound, which
-    the store takes over) and the others connect to it; else (torchrun) through torchrun's store (env://)."""
+    through the rendezvous's FileStore; or rank 0 serves the TCP store on `listener` (a socket `listen` bound, which
+    the store takes over) and the others connect to it (`served`); or (torchrun) through torchrun's store (env://).
+    Every rank takes the same one of these paths: init_process_group prefixes the keys of env://'s store only."""
     if rendezvous.loopback:
         _pin_to_loopback()
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     size = rendezvous.world_size
     if rendezvous.store_file is not None:
         store: dist.Store | None = dist.FileStore(rendezvous.store_file, size)
-    elif listener is not None:
+    elif rendezvous.served and rank == 0:
+        if listener is None:
+            raise ValueError("rank 0 serves the rendezvous's TCP store on the socket it bound: pass it as listener")
         store = dist.TCPStore(rendezvous.address, rendezvous.port, size, is_master=True, timeout=_TIMEOUT,
                               wait_for_workers=False, master_listen_fd=listener.detach())
+    elif rendezvous.served:
+        store = dist.TCPStore(rendezvous.address, rendezvous.port, size, is_master=False, timeout=_TIMEOUT)
     else:
         store = None
         os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = rendezvous.address, str(rendezvous.port)
