@@ -21,6 +21,7 @@ from tracegym.ingest import fragments
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.log_line import session_key
+from tracegym.ingest.adapters.mlflow import file_store_sidecar
 from tracegym.ingest.adapters.spans import Incomplete
 from tracegym.ingest.append import Appended, append_tables
 from tracegym.ingest.batch import TraceBatch
@@ -167,7 +168,7 @@ def _files_under(root: Path, follow_symlinks: bool, skipped_links: list[str]) ->
                 _leads_outside(here / name, inside, skipped_links)  # os.walk does not enter it: only report it
         for name in files:
             entry = here / name
-            if name.startswith(".") or entry.suffix.lower() in SKIP_SUFFIXES:
+            if name.startswith(".") or entry.suffix.lower() in SKIP_SUFFIXES or file_store_sidecar(entry):
                 continue
             if (follow_symlinks or not _leads_outside(entry, inside, skipped_links)) and entry.is_file():
                 yield entry

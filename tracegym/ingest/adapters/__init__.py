@@ -8,6 +8,7 @@ from tracegym.ingest.adapters.generic import GenericAdapter
 from tracegym.ingest.adapters.langfuse import LangfuseAdapter
 from tracegym.ingest.adapters.langsmith import LangSmithAdapter
 from tracegym.ingest.adapters.mini_swe_agent import MiniSweAgentAdapter
+from tracegym.ingest.adapters.mlflow import MlflowAdapter
 from tracegym.ingest.adapters.openai_chat import OpenAIChatAdapter
 from tracegym.ingest.adapters.openai_responses import OpenAIResponsesAdapter
 from tracegym.ingest.adapters.openhands import OpenHandsAdapter
@@ -24,6 +25,7 @@ ADAPTERS: list[Adapter] = [
     Tau2BenchAdapter(),
     OpenInferenceAdapter(),
     OtelGenAIAdapter(),
+    MlflowAdapter(),
     LangfuseAdapter(),
     LangSmithAdapter(),
     MiniSweAgentAdapter(),
