@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tracegym.ingest.adapters.anthropic import AnthropicAdapter
+from tracegym.ingest.adapters.atif import AtifAdapter
 from tracegym.ingest.adapters.base import Adapter
 from tracegym.ingest.adapters.generic import GenericAdapter
 from tracegym.ingest.adapters.langfuse import LangfuseAdapter
@@ -23,6 +24,7 @@ from tracegym.ingest.adapters.tau_bench import TauBenchAdapter
 ADAPTERS: list[Adapter] = [
     TauBenchAdapter(),
     Tau2BenchAdapter(),
+    AtifAdapter(),
     OpenInferenceAdapter(),
     OtelGenAIAdapter(),
     MlflowAdapter(),
