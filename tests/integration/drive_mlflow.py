@@ -110,7 +110,9 @@ def otlp(out: Path, semconv: bool) -> None:
 def main() -> None:
     mode, out = sys.argv[1], Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of a price list
+    # MLflow prices each call with litellm where it is installed, whose import takes seconds and fetches a price
+    # list from the network; without it MLflow uses its own table, as it does where litellm is not installed.
+    sys.modules["litellm"] = None  # type: ignore[assignment]
     os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
     if mode == "json":
         os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"

@@ -7,8 +7,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -121,3 +125,81 @@ def test_mlflow_otlp_export_is_what_the_agent_did(tmp_path: Path, mode: str, sco
     runs = [ingest_paths(store, [str(tmp_path / f"part{n}.jsonl")]) for n in (2, 1, 0)]
     assert sum(r.total("errors") + r.total("conflicts") for r in runs) == 0
     assert rows(store) == rows(whole)
+
+
+@pytest.fixture
+def mlflow_server(tmp_path: Path) -> Iterator[str]:
+    """`mlflow server` on a free port of 127.0.0.1, its store in tmp_path; its URL once it answers."""
+    if importlib.util.find_spec("mlflow") is None:
+        pytest.skip("mlflow is not installed: pip install -e '.[mlflow]'")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+    log = (tmp_path / "server.log").open("wb")
+    # `mlflow server`, without litellm (see drive_mlflow.main): the server prices the spans it is sent too.
+    main = "import sys; sys.modules['litellm'] = None; from mlflow.cli import cli; cli()"
+    server = subprocess.Popen([sys.executable, "-c", main, "server", "--host", "127.0.0.1", "--port", str(port),
+                               "--workers", "1", "--backend-store-uri", f"sqlite:///{tmp_path / 'mlflow.db'}",
+                               "--default-artifact-root", str(tmp_path / "artifacts")],
+                              stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(240):
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2):
+                    break
+            except OSError:
+                assert server.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
+                time.sleep(0.5)
+        else:
+            pytest.fail("mlflow server did not answer within 120 s")
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+def test_traces_pulled_from_a_running_mlflow_server_incrementally(tmp_path: Path, mlflow_server: str, cli) -> None:
+    """An agent traced into a real MLflow server; `ingest mlflow+http://…` pulls its traces with their feedback.
+    Pulling again fetches nothing and changes nothing; feedback added on the server since is pulled with its
+    trace, which replaces the stored one."""
+    drive("server", tmp_path / "out", mlflow_server)
+    source, db = "mlflow+" + mlflow_server, str(tmp_path / "s.duckdb")
+    first = cli("ingest", source, "--experiment", "weather", "--since", "1d", "--store", db, "--json")
+    assert first.exit_code == 0, first.stderr
+    assert json.loads(first.stdout)["pull"]["traces_fetched"] == 2
+    store = open_store(tmp_path / "s.duckdb")
+    check_the_agents_runs(store, "mlflow", scored=True)
+    before = rows(store)
+    store.close()
+    again = cli("ingest", source, "--experiment", "weather", "--store", db, "--json")
+    assert json.loads(again.stdout)["pull"] == {**json.loads(first.stdout)["pull"], "traces_fetched": 0,
+                                                "traces_unchanged": 2}
+    paris = json.loads((tmp_path / "out" / "ids.json").read_text())[0]
+    feedback = {"assessment": {"assessment_name": "helpful", "trace_id": paris, "feedback": {"value": 0.5},
+                               "source": {"source_type": "HUMAN", "source_id": "reviewer"}}}
+    request = urllib.request.Request(f"{mlflow_server}/api/3.0/mlflow/traces/{paris}/assessments", method="POST",
+                                     data=json.dumps(feedback).encode(), headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=30).close()
+    third = cli("ingest", source, "--experiment", "weather", "--store", db, "--json")
+    assert json.loads(third.stdout)["pull"]["traces_fetched"] == 1
+    store = open_store(tmp_path / "s.duckdb")
+    after = rows(store)
+    assert sorted(store.con.execute("SELECT name, value FROM scores WHERE trace_id = ?", [f"mlflow:{paris}"])
+                  .fetchall()) == [("helpful", 0.5), ("task_success", 1.0)]
+    assert after["messages"] == before["messages"] and after["tool_calls"] == before["tool_calls"]
+    assert store.scalar("SELECT count(*) FROM mlflow_pulls") == 2
+
+
+def test_a_pull_from_no_server_or_no_experiment_says_so_and_stores_nothing(tmp_path: Path, cli) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = cli("ingest", f"mlflow+http://127.0.0.1:{port}", "--experiment", "weather", "--store",
+                 tmp_path / "s.duckdb")
+    assert result.exit_code == 2 and "Could not reach the MLflow server" in result.stderr
+    assert cli("ingest", "mlflow+http://127.0.0.1:1", "--store", tmp_path / "s.duckdb").exit_code == 2
+    assert "--since" in cli("ingest", f"mlflow+http://127.0.0.1:{port}", "--experiment", "w", "--since", "soon",
+                            "--store", tmp_path / "s.duckdb").stderr

@@ -256,6 +256,20 @@ def ingest_inputs(
     return summary
 
 
+def ingest_fetched(store: Store, path: Path, adapter: Adapter, shown: str,
+                   redact: Run | None = None) -> tuple[IngestSummary, str]:
+    """A file fetched from a service (`tracegym ingest mlflow+http://…`), read by `adapter` and recorded as `shown`,
+    and its source id. Traces it brings replace stored ones of the same id: changed on the service since."""
+    summary = IngestSummary()
+    with _memory_capped(store):
+        summary.files.append(ingest_file(store, path, adapter, {}, redact, shown=shown, replace=True))
+    if redact is not None:
+        with store.transaction() as con:
+            redact.record(con)
+    _detect(store, summary)
+    return summary, file_sha256(path)
+
+
 def _detect(store: Store, summary: IngestSummary) -> None:
     """Run the per-trace failure detectors on the new traces, so that mining reads their findings."""
     try:
