@@ -187,6 +187,12 @@ def _print_summary(data: dict) -> None:
     if data["traces_waiting"]:
         err.print(f"{data['traces_waiting']} traces wait for their LLM calls: what these files hold of them (a root "
                   "run, log records, scores) is kept, and joins them when a file with their calls is ingested.")
+        spans_only = [why for why in data["waiting_why"] if "spans (" in why]
+        if spans_only:
+            err.print(f"[yellow]{len(spans_only)} of them hold spans that are none of them an LLM call or a tool "
+                      "execution[/yellow]: if no other file has their calls, their producer writes attributes this "
+                      "format does not read (docs/bring-your-traces.md lists what each producer must set):"
+                      + "".join(f"\n  {literal(why)}" for why in spans_only[:5]), highlight=False)
     if data["links_skipped"]:
         _print_skipped_links(data["links_skipped"])
     if data["traces"] == 0 and not data["traces_differing"] and (

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from tracegym.redact.session import Run
 
 BATCH_TRACES = 2000
+SHOWN_WAITING = 20
 INGEST_MEMORY_LIMIT = "512MB"
 SKIP_SUFFIXES = {".md", ".txt", ".csv", ".py", ".yaml", ".yml", ".patch", ".diff", ".log", ".html"}
 
@@ -56,6 +57,9 @@ class FileResult:
     conflicts: int = 0
     merged: int = 0  # traces already stored that this file's parts completed (span-shaped formats)
     waiting: int = 0  # traces whose parts so far hold no LLM call or tool run: kept until the rest arrives
+    waiting_why: list[str] = field(default_factory=list)
+    """For the first `SHOWN_WAITING` of them: the trace and what it holds (spans that no call or tool run is among
+    may never complete: a producer whose spans this format does not read)."""
     stitched: int = 0  # logged API calls that went on with a conversation of the file: stored in its trace
     replaced: int = 0  # of `traces`, those that replaced stored ones as asked (--replace)
     differing: int = 0  # of `duplicates`, those with another session, time or metadata than the stored trace
@@ -98,6 +102,7 @@ class IngestSummary:
             "conflicts": self.total("conflicts"),
             "traces_merged": self.total("merged"),
             "traces_waiting": self.total("waiting"),
+            "waiting_why": [why for f in self.files for why in f.waiting_why][:SHOWN_WAITING],
             "calls_stitched": self.total("stitched"),
             "traces_replaced": self.total("replaced"),
             "traces_differing": self.total("differing") + self.total("conflicts"),
@@ -510,6 +515,8 @@ class FileLoad:
                     item = BadRecord(item.locator, f"ValueError: {e}", _raw_of(item))
                 else:  # its parts are stored: a later file may bring its calls
                     self.result.waiting += 1
+                    if len(self.result.waiting_why) < SHOWN_WAITING:
+                        self.result.waiting_why.append(f"{item.locator}: {e}")
                     return
             except Exception as e:  # noqa: BLE001 - the record boundary: bad input is data, not a crash
                 if is_interrupt(e):
