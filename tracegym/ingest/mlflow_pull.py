@@ -92,7 +92,7 @@ def plan_pull(store: Store, source: str, experiment: str, since: timedelta | Non
     if not exp_id:
         raise IngestError(f"{server} answered without an experiment id for {experiment!r}.")
     plan = Plan(server, experiment, exp_id)
-    known = dict(store.con.execute("SELECT trace_id, fingerprint FROM mlflow_pulls WHERE server = ? AND "
+    known = dict(store.con.execute("SELECT mlflow_trace_id, fingerprint FROM mlflow_pulls WHERE server = ? AND "
                                    "experiment = ?", [server, experiment]).fetchall())
     for info in _search(server, exp_id, since):
         plan.listed += 1

@@ -632,11 +632,11 @@ def m088_mlflow_pulls(con: duckdb.DuckDBPyConnection) -> None:
         CREATE TABLE mlflow_pulls (
             server VARCHAR,             -- the tracking server's URL, as given ('http://host:5000')
             experiment VARCHAR,         -- the experiment's name
-            trace_id VARCHAR,           -- MLflow's trace id ('tr-…')
+            mlflow_trace_id VARCHAR,    -- MLflow's trace id ('tr-…'; the stored trace is 'mlflow:tr-…')
             fingerprint VARCHAR,        -- digest of the trace's info (state, tags, assessments) when pulled
             source_id VARCHAR,          -- the pull's record in `sources`
             pulled_at TIMESTAMP,
-            PRIMARY KEY (server, experiment, trace_id)
+            PRIMARY KEY (server, experiment, mlflow_trace_id)
         );
         """
     )
