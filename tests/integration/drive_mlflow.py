@@ -57,7 +57,7 @@ def run_agent() -> list[str]:
     from mlflow.entities import AssessmentSource
 
     mlflow.openai.autolog()
-    tool = mlflow.trace(weather, name="get_weather", span_type="TOOL")
+    tool = mlflow.trace(weather, span_type="TOOL")  # its span is named `weather`, the model's call `get_weather`
     ids = []
     with fake_openai() as url:
         client = openai.OpenAI(base_url=url, api_key="test")

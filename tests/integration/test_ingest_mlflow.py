@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -33,7 +34,7 @@ def drive(mode: str, out: Path, *args: str) -> None:
         pytest.skip("mlflow is not installed: pip install -e '.[mlflow]'")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
     subprocess.run([sys.executable, "-W", "ignore", "-m", "tests.integration.drive_mlflow", mode, str(out), *args],
-                   check=True, env=env, cwd=ROOT, timeout=240, capture_output=True)
+                   check=True, env=env, cwd=ROOT, timeout=600, capture_output=True)
 
 
 @pytest.fixture(scope="module")
@@ -135,14 +136,19 @@ def mlflow_server(tmp_path: Path) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+    # Without litellm, as where it is not installed (see drive_mlflow.main): the server prices the spans it is
+    # sent, and its worker process would import litellm for that, which takes minutes on a busy machine. An
+    # import of it fails in the server's processes; MLflow then uses its own price table.
+    blocker = tmp_path / "no_litellm" / "litellm"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('litellm is left out of this test server')\n")
+    env = {**os.environ, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1", "PYTHONPATH": str(blocker.parent),
+           "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}  # no background job workers: tracing needs none
     log = (tmp_path / "server.log").open("wb")
-    # `mlflow server`, without litellm (see drive_mlflow.main): the server prices the spans it is sent too.
-    main = "import sys; sys.modules['litellm'] = None; from mlflow.cli import cli; cli()"
-    server = subprocess.Popen([sys.executable, "-c", main, "server", "--host", "127.0.0.1", "--port", str(port),
+    server = subprocess.Popen([sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
                                "--workers", "1", "--backend-store-uri", f"sqlite:///{tmp_path / 'mlflow.db'}",
                                "--default-artifact-root", str(tmp_path / "artifacts")],
-                              stdout=log, stderr=subprocess.STDOUT, env=env)
+                              stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(240):
@@ -155,9 +161,13 @@ def mlflow_server(tmp_path: Path) -> Iterator[str]:
         else:
             pytest.fail("mlflow server did not answer within 120 s")
         yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    finally:  # the server and the worker processes it started, all of its session
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
         log.close()
 
 

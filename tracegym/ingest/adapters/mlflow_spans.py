@@ -97,21 +97,28 @@ def _input_turns(inputs: Any) -> list[Turn]:
 
 
 def name_tool_runs(facts: list[SpanFacts]) -> None:
-    """Give each tool span the id and name of the call it answered. MLflow names a tool span after the traced
-    function (`get_weather_tool`), which need not be the tool's name in the model's call (`get_weather`); a span
-    whose name no call has takes the call whose result, as a later request sent it back, is the span's result."""
-    calls = [(c, f.call) for f in facts if f.call for o in f.call.outputs for c in o.tool_calls]
+    """Name the tool spans no call is named after. MLflow names a tool span after the traced function
+    (`get_weather_tool`), which need not be the tool's name in the model's call (`get_weather`): such a span
+    takes the id and name of the call whose result, as a later request sent it back, is the span's output. Read
+    for MLflow's trace JSON and for OTLP spans (its default attributes and its semantic-convention ones alike)."""
+    runs = [f.tool for f in sorted(facts, key=lambda f: (f.start is None, f.start, f.order)) if f.tool]
+    calls = [c for f in facts if f.call for o in f.call.outputs for c in o.tool_calls if c.id]
     answers = {t.tool_call_id: t.content for f in facts if f.call for t in f.call.inputs
                if t.role == "tool" and t.tool_call_id}
-    names = {c.name for c, _ in calls}
-    taken: set[str] = set()
-    for f in sorted((f for f in facts if f.tool), key=lambda f: (f.start is None, f.start, f.order)):
-        run = f.tool
-        assert run is not None
-        if run.name in names or run.call_id is not None:
+    named = {run.name for run in runs}
+    open_calls = [c for c in calls if c.name not in named]  # calls no span is named after
+    for run in runs:
+        if run.call_id is not None or any(c.name == run.name for c in calls):
             continue
-        hit = next((c for c, _ in calls if c.id and c.id not in taken and c.name not in
-                    {r.tool.name for r in facts if r.tool} and answers.get(c.id) == run.result), None)
-        if hit is not None and hit.id is not None:
-            taken.add(hit.id)
+        hit = next((c for c in open_calls if _same_result(answers.get(c.id), run.result)), None)
+        if hit is not None:
+            open_calls.remove(hit)
             run.name, run.call_id = hit.name, hit.id
+
+
+def _same_result(sent: str | None, recorded: str | None) -> bool:
+    """The result the model was sent and the one the span recorded: alike, or the span's is the JSON of the other
+    (MLflow's GenAI semantic-convention spans write `gen_ai.tool.call.result` as JSON)."""
+    if sent is None or recorded is None:
+        return False
+    return sent == recorded or sent == attr({"result": recorded}, "result")
