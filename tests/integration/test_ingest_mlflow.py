@@ -171,10 +171,12 @@ def mlflow_server(tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
-def test_traces_pulled_from_a_running_mlflow_server_incrementally(tmp_path: Path, mlflow_server: str, cli) -> None:
-    """An agent traced into a real MLflow server; `ingest mlflow+http://…` pulls its traces with their feedback.
-    Pulling again fetches nothing and changes nothing; feedback added on the server since is pulled with its
-    trace, which replaces the stored one."""
+def test_traces_pulled_from_a_running_mlflow_server_incrementally(tmp_path: Path, mlflow_server: str, cli,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent traced into a real MLflow server; `ingest mlflow+http://…` pulls its traces with their feedback,
+    a page of the trace list at a time. Pulling again fetches nothing and changes nothing; feedback added on the
+    server since is pulled with its trace, which replaces the stored one."""
+    monkeypatch.setattr("tracegym.ingest.mlflow_pull.PAGE", 1)  # one trace a page: the pages are followed
     drive("server", tmp_path / "out", mlflow_server)
     source, db = "mlflow+" + mlflow_server, str(tmp_path / "s.duckdb")
     first = cli("ingest", source, "--experiment", "weather", "--since", "1d", "--store", db, "--json")
