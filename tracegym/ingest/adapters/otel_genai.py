@@ -83,7 +83,7 @@ def span_facts(span: otlp.OtlpSpan) -> SpanFacts:
     facts = SpanFacts(span.name, span.start, span.end, order=span.span_id, error=otlp.span_error(span))
     facts.session_id = _opt_str(a.get("gen_ai.conversation.id") or a.get("session.id"))
     facts.scores = evaluation_scores(span.events)
-    facts.tools = _json_value(a.get("gen_ai.tool.definitions"))
+    facts.tools = _json_value(a.get("gen_ai.tool.definitions")) or indexed_tools(a)
     _info(facts, span)
     if op == "execute_tool" or (op is None and "gen_ai.tool.name" in a):
         facts.kind = "tool"
@@ -98,9 +98,12 @@ def span_facts(span: otlp.OtlpSpan) -> SpanFacts:
 
 
 def _looks_like_inference(span: otlp.OtlpSpan) -> bool:
-    keys = ("gen_ai.request.model", "gen_ai.response.model", *_CONTENT_KEYS)
-    return any(k in span.attrs for k in keys) or any(e.name in MESSAGE_EVENTS or e.name in ("gen_ai.choice",
-                                                     DETAILS_EVENT) for e in span.events)
+    """A span that names no operation is an LLM call when it names a model, or records a prompt. An output alone
+    is not one: openlit's `@openlit.trace` function spans put their return value in `gen_ai.output.messages`."""
+    keys = ("gen_ai.request.model", "gen_ai.response.model", "gen_ai.input.messages", "gen_ai.prompt",
+            "gen_ai.prompt.0.role", "gen_ai.prompt.0.content")
+    return (any(k in span.attrs for k in keys) or span.attrs.get("llm.request.type") in ("chat", "completion")
+            or any(e.name in MESSAGE_EVENTS or e.name in ("gen_ai.choice", DETAILS_EVENT) for e in span.events))
 
 
 def _info(facts: SpanFacts, span: otlp.OtlpSpan) -> None:
@@ -131,8 +134,8 @@ def _tool_run(span: otlp.OtlpSpan, error: str | None) -> ToolRun:
 def _llm_call(span: otlp.OtlpSpan) -> LlmCall:
     a = span.attrs
     c = _content_carrier(span)
-    inputs = _instructions(c.get("gen_ai.system_instructions"))
-    inputs += _parts_messages(c.get("gen_ai.input.messages"), "gen_ai.input.messages")
+    inputs = _parts_messages(c.get("gen_ai.input.messages"), "gen_ai.input.messages")
+    inputs = _unless_repeated(_instructions(c.get("gen_ai.system_instructions")), inputs) + inputs
     outputs = _parts_messages(c.get("gen_ai.output.messages"), "gen_ai.output.messages")[:1]
     if not inputs and not outputs:
         inputs, outputs = _deprecated_content(span)
@@ -161,6 +164,18 @@ def _instructions(value: Any) -> list[Turn]:
     text = text_of([{"type": p.get("type"), "text": p.get("content")} if isinstance(p, dict) else p
                     for p in (parts if isinstance(parts, list) else [parts])])
     return [Turn("system", text)] if text else []
+
+
+def _unless_repeated(instructions: list[Turn], inputs: list[Turn]) -> list[Turn]:
+    """The system instructions, unless the input messages open with them too (openlit 1.45 records both)."""
+    head = []
+    for turn in inputs:
+        if turn.role != "system":
+            break
+        head.append(turn.content or "")
+    if instructions and head and "\n".join(head).strip() == (instructions[0].content or "").strip():
+        return []
+    return instructions
 
 
 def _parts_messages(value: Any, where: str) -> list[Turn]:
@@ -194,11 +209,19 @@ def _parts_turns(msg: Any, where: str) -> list[Turn]:
         raise ValueError(f"{where} has a tool_call part without a name")
     if texts or calls or not answers:
         answers.append(Turn(role, "\n".join(texts) if texts else None, calls))
+    if isinstance(msg.get("name"), str) and msg["name"]:
+        for turn in answers:
+            turn.name = msg["name"]
     return answers
 
 
 def _deprecated_content(span: otlp.OtlpSpan) -> tuple[list[Turn], list[Turn]]:
-    """gen_ai.prompt / gen_ai.completion (attributes or content events), else message events."""
+    """gen_ai.prompt / gen_ai.completion (indexed attributes, whole attributes or content events), else message
+    events."""
+    prompt, completion = indexed_messages(span.attrs, "gen_ai.prompt."), indexed_messages(span.attrs,
+                                                                                           "gen_ai.completion.")
+    if prompt or completion:
+        return message_turns(prompt, "user"), message_turns(completion, "assistant")[:1]
     prompt, completion = span.attrs.get("gen_ai.prompt"), span.attrs.get("gen_ai.completion")
     for e in span.events:
         if e.name == "gen_ai.content.prompt":
@@ -210,6 +233,73 @@ def _deprecated_content(span: otlp.OtlpSpan) -> tuple[list[Turn], list[Turn]]:
     if inputs or outputs:
         return inputs, outputs
     return _message_events(span.events)
+
+
+def indexed_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
+    """OpenLLMetry's indexed attributes as OpenAI messages, in index order: `PREFIX.N.{role, content,
+    tool_call_id, name, refusal}` and `PREFIX.N.tool_calls.M.{id, name, arguments}` (opentelemetry-instrumentation-
+    openai up to 0.54, `shared/chat_wrappers.py` `_set_prompts` / `_set_completions`). None when there are none."""
+    found = _indexed(attrs, prefix)
+    return [_indexed_message(fields) for _, fields in sorted(found.items())] if found else None
+
+
+def _indexed(attrs: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
+    """`PREFIX.N.FIELD` attributes by N; `tool_calls.M.PART` fields as `tool_calls: {M: {PART: value}}`."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if not key.startswith(prefix):
+            continue
+        index, _, field = key[len(prefix):].partition(".")
+        if not index.isdigit() or not field:
+            continue  # prompt_filter_results and other keys that are not an item's
+        item = found.setdefault(int(index), {})
+        if field.startswith("tool_calls."):
+            number, _, part = field[len("tool_calls."):].partition(".")
+            if number.isdigit():
+                item.setdefault("tool_calls", {}).setdefault(int(number), {})[part] = value
+        else:
+            item[field] = value
+    return found
+
+
+def _indexed_message(fields: dict[str, Any]) -> dict[str, Any]:
+    content = fields.get("content")
+    if content is None and isinstance(fields.get("refusal"), str):
+        content = fields["refusal"]
+    message: dict[str, Any] = {"role": fields.get("role") or "user", "content": _parts_list(content)}
+    for key in ("tool_call_id", "name"):
+        if fields.get(key) is not None:
+            message[key] = fields[key]
+    calls = fields.get("tool_calls")
+    if isinstance(calls, dict):
+        message["tool_calls"] = [{"id": c.get("id"), "function": {"name": c.get("name"),
+                                                                   "arguments": c.get("arguments")}}
+                                 for _, c in sorted(calls.items())]
+    return message
+
+
+def _parts_list(content: Any) -> Any:
+    """A content part list is recorded as its JSON text; other text stays as it is."""
+    if isinstance(content, str) and content.startswith("[") and content.endswith("]"):
+        try:
+            parts = exact_json.loads(content)
+        except orjson.JSONDecodeError:
+            return content
+        if isinstance(parts, list) and parts and all(isinstance(p, dict) and "type" in p for p in parts):
+            return parts
+    return content
+
+
+def indexed_tools(attrs: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """`llm.request.functions.N.{name, description, parameters}` as OpenAI tool definitions."""
+    found = _indexed(attrs, "llm.request.functions.")
+    tools = []
+    for _, f in sorted(found.items()):
+        function = {k: f[k] for k in ("name", "description") if f.get(k) is not None}
+        if f.get("parameters") is not None:
+            function["parameters"] = _loose_json(f["parameters"])
+        tools.append({"type": "function", "function": function})
+    return tools or None
 
 
 def _message_events(events: list[otlp.OtlpEvent]) -> tuple[list[Turn], list[Turn]]:
