@@ -104,7 +104,8 @@ def otel(out: Path, capture: str) -> None:
 def openllmetry(out: Path, capture: str) -> None:
     """opentelemetry-instrumentation-openai (Traceloop's OpenLLMetry) at its last version to record content as
     indexed attributes (`gen_ai.prompt.N.*`, `gen_ai.completion.N.*`, `llm.request.functions.N.*`); spans to one
-    file, a line per span. CAPTURE `no_parent`: a plain loop with no span around it (a trace per call)."""
+    file, a line per span. CAPTURE `no_parent`: a plain loop with no span around it (a trace per call);
+    `conversations`: the interleaved conversations of `CONVERSATIONS`, no span around them either."""
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
     import openai
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -121,7 +122,9 @@ def openllmetry(out: Path, capture: str) -> None:
     tracer = provider.get_tracer("weather-agent")
     with fake_openai() as url:
         client = openai.OpenAI(base_url=url, api_key="test")
-        if capture == "no_parent":
+        if capture == "conversations":
+            _interleaved([_chat_conversation(client, q) for q in CONVERSATIONS])
+        elif capture == "no_parent":
             agent(client, lambda _i, _n, args: get_weather(**args))
         else:
             with tracer.start_as_current_span("weather.workflow"):
@@ -158,7 +161,8 @@ def openlit(out: Path, capture: str) -> None:
     spans (openlit/__init__.py `trace`), written with the real OTel SDK around real openai calls: openlit itself
     does not install beside this project's openai (it requires openai<3). The model says a few words beside its
     tool call, and tool messages carry the tool's name. CAPTURE `no_parent`: no function span around the loop,
-    as in openlit's quickstart (a trace per call)."""
+    as in openlit's quickstart (a trace per call); `conversations`: the interleaved conversations of
+    `CONVERSATIONS`, no span around them either."""
     import openai
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.resources import Resource
@@ -228,7 +232,9 @@ def openlit(out: Path, capture: str) -> None:
 
     with fake_openai(chat=script) as url:
         client = Client(openai.OpenAI(base_url=url, api_key="test"))
-        if capture == "no_parent":
+        if capture == "conversations":
+            _interleaved([_chat_conversation(client, q) for q in CONVERSATIONS])
+        elif capture == "no_parent":
             agent(client, run_tool, tool_name=True)
         else:
             run_agent(client)

@@ -126,7 +126,7 @@ def test_openllmetry_indexed_attributes_give_the_tools_and_openlit_keeps_tool_na
             assert tools is None and names == ["get_weather"] and spans == "3"
 
 
-@pytest.mark.parametrize(("producer", "capture"), [("openllmetry", ""), ("openlit", ""), ("otel", "span_only")])
+@pytest.mark.parametrize(("producer", "capture"), [("openllmetry", ""), ("openlit", "")])
 def test_an_export_split_into_three_files_ingested_newest_first_is_the_whole(
         tmp_path: Path, producer: str, capture: str, driven: Callable[[str, str], Path]) -> None:
     out = driven(producer, capture)
@@ -145,6 +145,48 @@ def test_an_export_split_into_three_files_ingested_newest_first_is_the_whole(
     assert sum(r.total("errors") + r.total("conflicts") for r in runs) == 0
     assert _rows(store) == _rows(whole)
     _check_what_the_agent_did(store, "otel-genai", capture or producer, scored=producer == "otel")
+
+
+@pytest.mark.parametrize("producer", ["openlit", "openllmetry"])
+def test_llm_calls_without_a_parent_span_are_stitched_into_their_conversations_in_any_order(
+        tmp_path: Path, producer: str, driven: Callable[[str, str], Path]) -> None:
+    """A plain loop under an instrumented client, no span around it: each call is a trace of its own. The
+    interleaved conversations come back one trace each, tool results linked, also from three files ingested
+    newest first and in a shuffled order, each run of its own."""
+    out = driven(producer, "conversations")
+    whole = open_store(tmp_path / "whole.duckdb")
+    assert ingest_paths(whole, [str(out)]).total("errors") == 0
+    said = CHECKING if producer == "openlit" else None  # openlit's model says a few words beside its calls
+    traces = whole.con.execute("SELECT trace_id, metadata->>'calls' FROM traces").fetchall()
+    assert len(traces) == len(CONVERSATIONS)
+    by_question = {}
+    for tid, n_calls in traces:
+        rows = whole.con.execute("SELECT role, content, input_tokens, output_tokens FROM messages "
+                                 "WHERE trace_id = ? ORDER BY idx", [tid]).fetchall()
+        calls = whole.con.execute("SELECT message_idx, arguments::VARCHAR, result, is_error, result_message_idx "
+                                  "FROM tool_calls WHERE trace_id = ? ORDER BY message_idx", [tid]).fetchall()
+        by_question[rows[1][1]] = (rows, calls, n_calls)
+    for questions in CONVERSATIONS:
+        rows, calls, n_calls = by_question[questions[0]]
+        messages, did = _conversation(questions)
+        assert [r[:2] for r in rows] == [(role, said if role == "assistant" and text is None else text)
+                                         for role, text in messages]
+        assert [c[:3] for c in calls] == did and [c[4] for c in calls] == [c[0] + 1 for c in did]
+        assert not any(c[3] for c in calls)
+        assert [(r[2], r[3]) for r in rows if r[0] == "assistant"] == [USAGE[0], USAGE[1]] * len(questions)
+        assert n_calls == str(2 * len(questions))
+    lines = (out / "spans.jsonl").read_text().splitlines(keepends=True)
+    folder = tmp_path / "pieces"
+    folder.mkdir()
+    pieces = []
+    for i, (a, b) in enumerate(zip([0, 4, 9], [4, 9, len(lines)], strict=True)):
+        pieces.append(folder / f"spans-{i}.jsonl")
+        pieces[-1].write_text("".join(lines[a:b]))
+    for name, order in (("newest first", pieces[::-1]), ("shuffled", [pieces[1], pieces[2], pieces[0]])):
+        store = open_store(tmp_path / f"{name}.duckdb")
+        runs = [ingest_paths(store, [str(p)]) for p in order]
+        assert sum(r.total("errors") + r.total("conflicts") for r in runs) == 0, name
+        assert _rows(store) == _rows(whole), name
 
 
 def test_a_langsmith_trace_sent_in_parts_is_merged_whatever_the_order(tmp_path: Path) -> None:

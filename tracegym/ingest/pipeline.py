@@ -480,7 +480,7 @@ class FileLoad:
         self.flush()
         if earlier is not None:
             earlier.keep(self.src.source_id, {trace.trace_id: tip for trace, _, tip in stitched})
-        if self.result.merged or self.replaced:
+        if self.result.merged or self.replaced or (self.src.parts is not None and self.src.parts.retired):
             recount_after_removal(self.con)
         if self.replaced:
             record_change(self.con, "replace", {"file": self.src.name, "source_id": self.src.source_id},

@@ -38,11 +38,22 @@ from typing import Any
 import orjson
 
 from tracegym import exact_json
-from tracegym.ingest.adapters import otlp
+from tracegym.ingest.adapters import otlp, span_stitch
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.span_messages import CallPart, Turn, as_text, message_turns, text_of
-from tracegym.ingest.adapters.spans import LlmCall, SpanFacts, ToolRun, build_trace, score_value, trace_records
+from tracegym.ingest.adapters.spans import (
+    Incomplete,
+    LlmCall,
+    Located,
+    SpanFacts,
+    SpanGroup,
+    ToolRun,
+    build_trace,
+    score_value,
+    trace_records,
+)
 from tracegym.ingest.normalize import normalize_role, opt_int
+from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import Sample
 from tracegym.ingest.records import BadRecord, RawRecord, Score, Trace
 
@@ -70,29 +81,89 @@ class OtelGenAIAdapter(Adapter):
 
     def records(self, src: SourceFile) -> Iterator[RawRecord | BadRecord]:
         unit = "lines" if src.sample.jsonl else "spans"
-        return trace_records(otlp.read_export(src), unit,
-                             lambda key, members: otlp.group_spans(key, members, span_facts), src.parts, otlp.revive)
+        return trace_records(regroup(otlp.read_export(src), src.parts), unit,
+                             lambda key, members: self._groups(key, members, src), src.parts, otlp.revive)
+
+    def _groups(self, key: str, members: list[Located], src: SourceFile) -> Iterator[SpanGroup | BadRecord]:
+        """The trace's spans as one group; a group of spans without a parent as one group per conversation."""
+        for out in otlp.group_spans(key, members, span_facts):
+            if isinstance(out, BadRecord) or not span_stitch.is_group(key):
+                yield out
+                continue
+            convs = span_stitch.conversations(out)
+            if src.parts is not None and convs:
+                src.parts.rebuilt(key, [f"{self.name}:{c.key}" for c in convs])
+            yield from convs or [out]
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
+        if span_stitch.is_group(record.value.key):
+            raise Incomplete("no LLM call among these spans without a parent yet")
         yield build_trace(record.value, self.name)
+
+
+def regroup(items: Iterable[Located | BadRecord], parts: PartStore | None) -> Iterator[Located | BadRecord]:
+    """Each LLM call or tool span without a parent (an app with no span around its loop) goes to its service's
+    group (see span_stitch.py) with the file's other spans and log records of its trace; so do the spans and log
+    records of traces an earlier file put in a group (found by their parent or span id), and what earlier files
+    stored of the traces this file puts in one."""
+    held = list(items)
+    moved: dict[str, str] = {}
+    for it in held:
+        if isinstance(it, Located) and isinstance(it.item, otlp.OtlpSpan) and it.item.parent_id is None \
+                and span_kind(it.item) in ("llm", "tool"):
+            moved[it.key] = _group_of(it.item)
+    if parts is not None:
+        moved = {**_stored_groups(held, moved, parts), **moved}
+        parts.adopt(moved)
+    for it in held:
+        if isinstance(it, Located) and it.key in moved:
+            it.key = moved[it.key]
+        yield it
+
+
+def _group_of(span: otlp.OtlpSpan) -> str:
+    service = span.resource.get("service.name")
+    return span_stitch.group_key(service if isinstance(service, str) else None)
+
+
+def _stored_groups(held: list[Located | BadRecord], moved: dict[str, str], parts: PartStore) -> dict[str, str]:
+    """For the traces of the file not moved by it: the group an earlier file put the span a log record names, or
+    the parent of a span (one not in this file), in."""
+    here = {it.item.span_id for it in held if isinstance(it, Located) and isinstance(it.item, otlp.OtlpSpan)}
+    refs: dict[str, str] = {}
+    for it in held:
+        if not isinstance(it, Located) or it.key in moved:
+            continue
+        ref = it.item.parent_id if isinstance(it.item, otlp.OtlpSpan) else it.item.span_id
+        if ref and ref not in here:
+            refs[f"span:{ref}"] = it.key
+    owners = parts.owners(sorted(refs)) if refs else {}
+    return {refs[name]: owner for name, owner in owners.items() if span_stitch.is_group(owner)}
+
+
+def span_kind(span: otlp.OtlpSpan) -> str:
+    """'tool', 'llm', 'agent' or '' (anything else), from the span's operation and attributes."""
+    a = span.attrs
+    op = a.get("gen_ai.operation.name")
+    if op == "execute_tool" or (op is None and "gen_ai.tool.name" in a):
+        return "tool"
+    if op in LLM_OPS or (op not in NOT_LLM_OPS and _looks_like_inference(span)):
+        return "llm"
+    return "agent" if op == "invoke_agent" else ""
 
 
 def span_facts(span: otlp.OtlpSpan) -> SpanFacts:
     a = span.attrs
-    op = a.get("gen_ai.operation.name")
     facts = SpanFacts(span.name, span.start, span.end, order=span.span_id, error=otlp.span_error(span))
     facts.session_id = _opt_str(a.get("gen_ai.conversation.id") or a.get("session.id"))
     facts.scores = evaluation_scores(span.events)
     facts.tools = _json_value(a.get("gen_ai.tool.definitions")) or indexed_tools(a)
+    facts.source_trace = span.trace_id
     _info(facts, span)
-    if op == "execute_tool" or (op is None and "gen_ai.tool.name" in a):
-        facts.kind = "tool"
+    facts.kind = span_kind(span)
+    if facts.kind == "tool":
         facts.tool = _tool_run(span, facts.error)
-    elif op in LLM_OPS or (op not in NOT_LLM_OPS and _looks_like_inference(span)):
-        facts.kind = "llm"
-        facts.call = _llm_call(span)
-    elif op == "invoke_agent":
-        facts.kind = "agent"
+    elif facts.kind in ("llm", "agent"):
         facts.call = _llm_call(span)
     return facts
 

@@ -80,6 +80,7 @@ class SpanFacts:
     error: str | None = None
     tools: list[Any] | None = None  # tool definitions offered to the model
     info: dict[str, Any] = field(default_factory=dict)  # user, agent, service: into trace metadata
+    source_trace: str | None = None  # the trace id the span came with (spans grouped otherwise: span_stitch.py)
 
 
 @dataclass(slots=True)
@@ -134,10 +135,10 @@ def trace_records(
     for key, members in groups.items():
         positions = {m.pos for m in members if m.pos}
         label = unit.removesuffix("s") if len(positions) == 1 else unit
-        locator = f"trace {key} ({label} {compress(positions)})" if positions else f"trace {key}"
+        where = f" ({label} {compress(positions)})" if positions else ""
         raw = to_json([m.raw for m in members])
-        for out in to_group(key, members):
-            yield out if isinstance(out, BadRecord) else RawRecord(locator, out, raw)
+        for out in to_group(key, members):  # a group may yield several traces (span_stitch.py), each named
+            yield out if isinstance(out, BadRecord) else RawRecord(f"trace {out.key}{where}", out, raw)
 
 
 def _with_stored_parts(groups: dict[str, list[Located]], store: PartStore,
