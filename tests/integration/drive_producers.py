@@ -39,8 +39,9 @@ def get_weather(city: str) -> str:
     return WEATHER.get(city, "unknown city")
 
 
-def agent(client: Any, run_tool: Callable[[str, str, dict[str, Any]], str]) -> str:
-    """The agent loop: ask, run the tool the model calls, ask again with its result."""
+def agent(client: Any, run_tool: Callable[[str, str, dict[str, Any]], str], tool_name: bool = False) -> str:
+    """The agent loop: ask, run the tool the model calls, ask again with its result (`tool_name`: the tool
+    message names its tool)."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
     while True:
         reply = client.chat.completions.create(model="gpt-test", messages=messages, tools=TOOLS).choices[0].message
@@ -49,7 +50,8 @@ def agent(client: Any, run_tool: Callable[[str, str, dict[str, Any]], str]) -> s
         messages.append(reply.model_dump(exclude_none=True))
         for call in reply.tool_calls:
             result = run_tool(call.id, call.function.name, json.loads(call.function.arguments))
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result,
+                             **({"name": call.function.name} if tool_name else {})})
 
 
 def _otlp_json(message: Any) -> str:
@@ -97,6 +99,146 @@ def otel(out: Path, capture: str) -> None:
             "gen_ai.evaluation.name": "task_success", "gen_ai.evaluation.score.value": 1.0}))
     (out / "spans.jsonl").write_text("".join(_otlp_json(encode_spans([s])) + "\n" for s in spans.get_finished_spans()))
     (out / "logs.jsonl").write_text("".join(_otlp_json(encode_logs([r])) + "\n" for r in logs.get_finished_logs()))
+
+
+def openllmetry(out: Path, capture: str) -> None:
+    """opentelemetry-instrumentation-openai (Traceloop's OpenLLMetry) at its last version to record content as
+    indexed attributes (`gen_ai.prompt.N.*`, `gen_ai.completion.N.*`, `llm.request.functions.N.*`); spans to one
+    file, a line per span. CAPTURE `no_parent`: a plain loop with no span around it (a trace per call);
+    `conversations`: the interleaved conversations of `CONVERSATIONS`, no span around them either."""
+    os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
+    import openai
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    tracer = provider.get_tracer("weather-agent")
+    with fake_openai() as url:
+        client = openai.OpenAI(base_url=url, api_key="test")
+        if capture == "conversations":
+            _interleaved([_chat_conversation(client, q) for q in CONVERSATIONS])
+        elif capture == "no_parent":
+            agent(client, lambda _i, _n, args: get_weather(**args))
+        else:
+            with tracer.start_as_current_span("weather.workflow"):
+                agent(client, lambda _i, _n, args: get_weather(**args))
+    (out / "spans.jsonl").write_text("".join(_otlp_json(encode_spans([s])) + "\n" for s in spans.get_finished_spans()))
+
+
+def _openlit_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """openlit 1.45's `build_input_messages` (openlit/instrumentation/openai/utils.py) for string contents: a
+    message without text is left out (an assistant turn of tool calls only), `tool_calls` are never read, a
+    tool message is one `tool_call_response` part, and `name` is kept."""
+    out = []
+    for m in messages:
+        parts = [{"type": "text", "content": m["content"]}] if isinstance(m.get("content"), str) and m["content"] \
+            else []
+        if m["role"] == "tool":
+            parts = [{"type": "tool_call_response", "id": m.get("tool_call_id", ""), "response": m["content"]}]
+        if parts:
+            out.append({"role": m["role"], "parts": parts, **({"name": m["name"]} if m.get("name") else {})})
+    return out
+
+
+def _openlit_output(reply: Any, finish: str) -> list[dict[str, Any]]:
+    """openlit 1.45's `build_output_messages`: text, then the calls with their arguments parsed."""
+    parts: list[dict[str, Any]] = [{"type": "text", "content": reply.content}] if reply.content else []
+    parts += [{"type": "tool_call", "id": c.id, "name": c.function.name, "arguments": json.loads(c.function.arguments)}
+              for c in reply.tool_calls or []]
+    return [{"role": "assistant", "parts": parts, "finish_reason": {"tool_calls": "tool_call"}.get(finish, finish)}]
+
+
+def openlit(out: Path, capture: str) -> None:
+    """The span layout of openlit 1.45's OpenAI chat instrumentation (openlit/instrumentation/openai/openai.py,
+    utils.py `common_chat_logic`, __helpers.py `common_span_attributes`) and of its `@openlit.trace` function
+    spans (openlit/__init__.py `trace`), written with the real OTel SDK around real openai calls: openlit itself
+    does not install beside this project's openai (it requires openai<3). The model says a few words beside its
+    tool call, and tool messages carry the tool's name. CAPTURE `no_parent`: no function span around the loop,
+    as in openlit's quickstart (a trace per call); `conversations`: the interleaved conversations of
+    `CONVERSATIONS`, no span around them either."""
+    import openai
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import SpanKind, Status, StatusCode
+
+    from tests.integration.fake_model_server import CHECKING, _chat
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent",
+                                                        "deployment.environment": "default"}))
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    tracer = provider.get_tracer("openlit.otel.tracing")
+
+    def chat(client: Any, **kwargs: Any) -> Any:
+        with tracer.start_as_current_span(f"chat {kwargs['model']}", kind=SpanKind.CLIENT) as span:
+            response = client.chat.completions.create(**kwargs)
+            choice = response.choices[0]
+            calls = choice.message.tool_calls or []
+            span.set_attributes({
+                "telemetry.sdk.name": "openlit", "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                "gen_ai.request.model": kwargs["model"], "gen_ai.response.model": response.model,
+                "deployment.environment": "default", "service.name": "weather-agent",
+                "gen_ai.response.id": response.id, "gen_ai.response.finish_reasons": [choice.finish_reason],
+                "gen_ai.usage.input_tokens": response.usage.prompt_tokens,
+                "gen_ai.usage.output_tokens": response.usage.completion_tokens,
+                "gen_ai.input.messages": json.dumps(_openlit_input(kwargs["messages"])),
+                "gen_ai.output.messages": json.dumps(_openlit_output(choice.message, choice.finish_reason)),
+                "gen_ai.system_instructions": json.dumps(
+                    [{"type": "text", "content": m["content"]} for m in kwargs["messages"] if m["role"] == "system"])})
+            if calls:
+                span.set_attributes({"gen_ai.tool.name": ", ".join(c.function.name for c in calls),
+                                     "gen_ai.tool.call.id": ", ".join(c.id for c in calls),
+                                     "gen_ai.tool.args": ", ".join(c.function.arguments for c in calls)})
+            span.set_status(Status(StatusCode.OK))
+            return response
+
+    class Client:  # what the agent loop calls: chat.completions.create, through openlit's wrapper
+        def __init__(self, inner: Any) -> None:
+            self.chat = self
+            self.completions = self
+            self.inner = inner
+
+        def create(self, **kwargs: Any) -> Any:
+            return chat(self.inner, **kwargs)
+
+    def script(n: int, body: dict[str, Any]) -> dict[str, Any]:
+        reply = _chat(n, body)
+        message = reply["choices"][0]["message"]
+        if message.get("tool_calls"):
+            message["content"] = CHECKING
+        return reply
+
+    def run_tool(_id: str, name: str, args: dict[str, Any]) -> str:
+        return get_weather(**args)
+
+    def run_agent(client: Any) -> str:  # `@openlit.trace`: a span named after the function, its return value
+        with tracer.start_as_current_span("run_agent", kind=SpanKind.CLIENT) as span:
+            answer = agent(client, run_tool, tool_name=True)
+            span.set_attributes({"gen_ai.output.messages": answer, "function.args": str((client,)),
+                                 "function.kwargs": "{}", "service.name": "weather-agent",
+                                 "deployment.environment": "default"})
+            span.set_status(Status(StatusCode.OK))
+            return answer
+
+    with fake_openai(chat=script) as url:
+        client = Client(openai.OpenAI(base_url=url, api_key="test"))
+        if capture == "conversations":
+            _interleaved([_chat_conversation(client, q) for q in CONVERSATIONS])
+        elif capture == "no_parent":
+            agent(client, run_tool, tool_name=True)
+        else:
+            run_agent(client)
+    (out / "spans.jsonl").write_text("".join(_otlp_json(encode_spans([s])) + "\n" for s in spans.get_finished_spans()))
 
 
 def responses_agent(client: Any, run_tool: Callable[[str, str, dict[str, Any]], str]) -> str:
@@ -374,5 +516,6 @@ if __name__ == "__main__":
     producer, folder = sys.argv[1], Path(sys.argv[2])
     folder.mkdir(parents=True, exist_ok=True)
     drivers = {"otel": otel, "openinference": openinference, "langfuse": langfuse, "langsmith": langsmith,
-               "calls": calls, "openai-agents": openai_agents}
+               "calls": calls, "openai-agents": openai_agents, "openllmetry": openllmetry,
+               "openlit": openlit}
     drivers[producer](folder, sys.argv[3] if len(sys.argv) > 3 else "")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tracegym.ingest import fragments
 from tracegym.ingest.pipeline import ingest_paths
 from tracegym.store import Store, open_store
 
@@ -108,6 +109,36 @@ def test_a_line_joined_from_pieces_is_recorded_under_the_pieces_paths(tmp_path: 
     assert [f.path for f in summary.files] == [str(first), str(second), f"line joined from {joined}"]
     paths = [p for (p,) in store.con.execute("SELECT path FROM sources ORDER BY ingested_at").fetchall()]
     assert sorted(paths) == sorted([str(first), str(second), joined])
+
+
+@pytest.mark.parametrize(("order", "fmt"), [("newest first", None), ("newest first", "otel-genai"),
+                                            ("middle first", None), ("in order", "otel-genai")])
+def test_pieces_without_a_newline_are_kept_until_their_neighbours_arrive(tmp_path: Path, order: str,
+                                                                         fmt: str | None) -> None:
+    """The first line cut twice, so that the first piece (the line's start, at the start of the file) and the second
+    (its middle) hold no newline; each piece ingested alone, also with --format: nothing is reported as an unknown
+    format or lost, and the store ends as the whole file's."""
+    data = ("\n".join(_collector_lines()) + "\n").encode()
+    end = data.index(b"\n")
+    cuts = [end // 3, 2 * end // 3, data.index(b"\n", end + 1) + 40]
+    folder = tmp_path / "pieces"
+    folder.mkdir()
+    paths = []
+    for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(data)], strict=True)):
+        paths.append(folder / f"otel-{i}.jsonl")
+        paths[-1].write_bytes(data[a:b])
+    assert b"\n" not in paths[0].read_bytes() and b"\n" not in paths[1].read_bytes()
+    runs = {"newest first": [3, 2, 1, 0], "middle first": [1, 2, 0, 3], "in order": [0, 1, 2, 3]}[order]
+    store = open_store(tmp_path / "pieces.duckdb")
+    summaries = []
+    for i in runs:
+        summaries.append(ingest_paths(store, [str(paths[i])], fmt=fmt))
+        files = [e for (e,) in store.con.execute("SELECT error FROM ingest_errors WHERE locator = 'file'").fetchall()]
+        assert all(e == fragments.WAITING for e in files), files  # a piece waits: not an unknown format
+    assert _snapshot(store) == _whole(tmp_path, data)
+    assert store.scalar("SELECT count(*) FROM ingest_errors") == 0
+    assert store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 0
+    _assert_counts_add_up(store, summaries)
 
 
 def _assert_counts_add_up(store: Store, summaries: list[Any]) -> None:

@@ -9,11 +9,12 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.integration.drive_producers import CONVERSATIONS, QUESTION, SYSTEM, get_weather
+from tests.integration.drive_producers import CONVERSATIONS, QUESTION, SYSTEM, TOOLS, get_weather
 from tests.integration.fake_model_server import CALL_ARGS, CHECKING, FINAL_TEXT, TOOL_RESULT, USAGE, final_text
 from tracegym.ingest.pipeline import ingest_paths
 from tracegym.store import Store, open_store
@@ -23,12 +24,15 @@ pytestmark = pytest.mark.slow  # real telemetry libraries drive an agent in subp
 ROOT = Path(__file__).resolve().parents[2]
 NEEDS = {"otel": "opentelemetry.instrumentation.openai_v2", "openinference": "openinference.instrumentation.openai",
          "langfuse": "langfuse", "langsmith": "langsmith", "calls": "anthropic",
-         "openai-agents": "openinference.instrumentation.openai_agents"}
+         "openai-agents": "openinference.instrumentation.openai_agents",
+         "openllmetry": "opentelemetry.instrumentation.openai.shared", "openlit": "opentelemetry.sdk.trace"}
 CASES = [("otel", "span_only", "otel-genai"), ("otel", "event_only", "otel-genai"),
          ("otel", "span_and_event", "otel-genai"), ("openinference", "", "openinference"),
          ("openinference", "responses", "openinference"),
          ("langfuse", "", "langfuse"), ("langsmith", "", "langsmith"),
-         ("openai-agents", "responses", "openinference")]
+         ("openai-agents", "responses", "openinference"), ("openllmetry", "", "otel-genai"),
+         ("openlit", "", "otel-genai")]
+SAYS_CHECKING = {"responses", "openlit"}  # whose model says a few words beside its tool call
 
 
 def _importable(module: str) -> bool:
@@ -46,15 +50,29 @@ def _drive(producer: str, capture: str, out: Path) -> None:
                     capture], check=True, env=env, cwd=ROOT, timeout=120, capture_output=True)
 
 
+@pytest.fixture(scope="module")
+def driven(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Path]:
+    """What a producer exported, driven once per module for each (producer, capture); read, never written to."""
+    done: dict[tuple[str, str], Path] = {}
+
+    def export(producer: str, capture: str) -> Path:
+        if (producer, capture) not in done:
+            out = tmp_path_factory.mktemp(producer) / "export"
+            _drive(producer, capture, out)
+            done[(producer, capture)] = out
+        return done[(producer, capture)]
+
+    return export
+
+
 @pytest.mark.parametrize(("producer", "capture", "fmt"), CASES)
 def test_what_a_real_producer_exports_is_what_the_agent_did(tmp_path: Path, producer: str, capture: str,
-                                                            fmt: str) -> None:
-    out = tmp_path / "export"
-    _drive(producer, capture, out)
+                                                            fmt: str, driven: Callable[[str, str], Path]) -> None:
+    out = driven(producer, capture)
     store = open_store(tmp_path / "s.duckdb")
     summary = ingest_paths(store, [str(out)])
     assert [f.format for f in summary.files if f.status == "loaded"] and summary.total("errors") == 0
-    _check_what_the_agent_did(store, fmt, capture, scored=producer in ("otel", "langfuse"))
+    _check_what_the_agent_did(store, fmt, capture or producer, scored=producer in ("otel", "langfuse"))
 
 
 def _check_what_the_agent_did(store: Store, fmt: str, capture: str, scored: bool) -> None:
@@ -70,7 +88,7 @@ def _check_what_the_agent_did(store: Store, fmt: str, capture: str, scored: bool
     body = messages[has_system:]
     assert body[0][1] == QUESTION and (not has_system or messages[0][1] == SYSTEM)
     assert body[2][1] == TOOL_RESULT and body[3][1] == FINAL_TEXT
-    if capture == "responses":  # the reply's output items, text and call, are one turn
+    if capture in SAYS_CHECKING:  # the reply's text and call are one turn
         assert body[1][1] == CHECKING
     assert [(m[3], m[4]) for m in (body[1], body[3])] == USAGE
     assert all(m[5] and m[5] > 0 for m in (body[1], body[3]))  # the calls' latencies
@@ -90,6 +108,85 @@ def _rows(store: Store) -> dict[str, list[tuple]]:
     q = {"traces": "SELECT * EXCLUDE (source_id) FROM traces", "messages": "SELECT * FROM messages",
          "tool_calls": "SELECT * FROM tool_calls", "scores": "SELECT * FROM scores"}
     return {k: sorted(store.con.execute(sql).fetchall(), key=repr) for k, sql in q.items()}
+
+
+def test_openllmetry_indexed_attributes_give_the_tools_and_openlit_keeps_tool_names(
+        tmp_path: Path, driven: Callable[[str, str], Path]) -> None:
+    """OpenLLMetry's `llm.request.functions.N.*` are the tools offered; openlit's tool messages keep their `name`,
+    and its `@openlit.trace` function span (a return value in `gen_ai.output.messages`) is no LLM call."""
+    for producer in ("openllmetry", "openlit"):
+        out = driven(producer, "")
+        store = open_store(tmp_path / f"{producer}.duckdb")
+        assert ingest_paths(store, [str(out)]).total("errors") == 0
+        tools, spans = store.con.execute("SELECT tools, metadata->>'spans' FROM traces").fetchone()
+        names = [n for (n,) in store.con.execute("SELECT name FROM messages WHERE role = 'tool'").fetchall()]
+        if producer == "openllmetry":
+            assert json.loads(tools) == TOOLS and names == [None]
+        else:
+            assert tools is None and names == ["get_weather"] and spans == "3"
+
+
+@pytest.mark.parametrize(("producer", "capture"), [("openllmetry", ""), ("openlit", "")])
+def test_an_export_split_into_three_files_ingested_newest_first_is_the_whole(
+        tmp_path: Path, producer: str, capture: str, driven: Callable[[str, str], Path]) -> None:
+    out = driven(producer, capture)
+    lines = [line for f in sorted(out.iterdir()) for line in f.read_text().splitlines(keepends=True)]
+    whole = open_store(tmp_path / "whole.duckdb")
+    ingest_paths(whole, [str(out)])
+    folder = tmp_path / "pieces"
+    folder.mkdir()
+    cuts = [len(lines) // 3, 2 * len(lines) // 3]
+    pieces = []
+    for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(lines)], strict=True)):
+        pieces.append(folder / f"spans-{i}.jsonl")
+        pieces[-1].write_text("".join(lines[a:b]))
+    store = open_store(tmp_path / "pieces.duckdb")
+    runs = [ingest_paths(store, [str(p)]) for p in reversed(pieces)]
+    assert sum(r.total("errors") + r.total("conflicts") for r in runs) == 0
+    assert _rows(store) == _rows(whole)
+    _check_what_the_agent_did(store, "otel-genai", capture or producer, scored=producer == "otel")
+
+
+@pytest.mark.parametrize("producer", ["openlit", "openllmetry"])
+def test_llm_calls_without_a_parent_span_are_stitched_into_their_conversations_in_any_order(
+        tmp_path: Path, producer: str, driven: Callable[[str, str], Path]) -> None:
+    """A plain loop under an instrumented client, no span around it: each call is a trace of its own. The
+    interleaved conversations come back one trace each, tool results linked, also from three files ingested
+    newest first and in a shuffled order, each run of its own."""
+    out = driven(producer, "conversations")
+    whole = open_store(tmp_path / "whole.duckdb")
+    assert ingest_paths(whole, [str(out)]).total("errors") == 0
+    said = CHECKING if producer == "openlit" else None  # openlit's model says a few words beside its calls
+    traces = whole.con.execute("SELECT trace_id, metadata->>'calls' FROM traces").fetchall()
+    assert len(traces) == len(CONVERSATIONS)
+    by_question = {}
+    for tid, n_calls in traces:
+        rows = whole.con.execute("SELECT role, content, input_tokens, output_tokens FROM messages "
+                                 "WHERE trace_id = ? ORDER BY idx", [tid]).fetchall()
+        calls = whole.con.execute("SELECT message_idx, arguments::VARCHAR, result, is_error, result_message_idx "
+                                  "FROM tool_calls WHERE trace_id = ? ORDER BY message_idx", [tid]).fetchall()
+        by_question[rows[1][1]] = (rows, calls, n_calls)
+    for questions in CONVERSATIONS:
+        rows, calls, n_calls = by_question[questions[0]]
+        messages, did = _conversation(questions)
+        assert [r[:2] for r in rows] == [(role, said if role == "assistant" and text is None else text)
+                                         for role, text in messages]
+        assert [c[:3] for c in calls] == did and [c[4] for c in calls] == [c[0] + 1 for c in did]
+        assert not any(c[3] for c in calls)
+        assert [(r[2], r[3]) for r in rows if r[0] == "assistant"] == [USAGE[0], USAGE[1]] * len(questions)
+        assert n_calls == str(2 * len(questions))
+    lines = (out / "spans.jsonl").read_text().splitlines(keepends=True)
+    folder = tmp_path / "pieces"
+    folder.mkdir()
+    pieces = []
+    for i, (a, b) in enumerate(zip([0, 4, 9], [4, 9, len(lines)], strict=True)):
+        pieces.append(folder / f"spans-{i}.jsonl")
+        pieces[-1].write_text("".join(lines[a:b]))
+    for name, order in (("newest first", pieces[::-1]), ("shuffled", [pieces[1], pieces[2], pieces[0]])):
+        store = open_store(tmp_path / f"{name}.duckdb")
+        runs = [ingest_paths(store, [str(p)]) for p in order]
+        assert sum(r.total("errors") + r.total("conflicts") for r in runs) == 0, name
+        assert _rows(store) == _rows(whole), name
 
 
 def test_a_langsmith_trace_sent_in_parts_is_merged_whatever_the_order(tmp_path: Path) -> None:

@@ -13,7 +13,9 @@ ingest makes for them, since they may never be completed. After each file,
 `complete_lines` looks for chains trail, whole…, lead over files that follow each
 other by name in one folder, whose bytes parse as JSON. Each complete line is
 ingested as a one-line file of its own, like any other; its fragments are marked
-joined, and the reports about them are removed.
+joined, and the reports about them are removed (for a file that held nothing but fragments, every report
+about it: what a --format adapter made of a piece too). A file of nothing but fragments that no adapter
+recognises is reported as `WAITING`, not as an unknown format.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from tracegym.ingest.reading import MAX_RECORD_BYTES, Sample
 from tracegym.store import Store
 
 MAX_CHAIN = 64  # pieces in one line
+WAITING = ("a piece of a line cut across files, with no whole line in it: kept, and ingested as part of the line "
+           "once the files before and after it are ingested (if it is not such a piece, no adapter can read it)")
 
 
 @dataclass(slots=True)
@@ -119,7 +123,8 @@ def all_joined(store: Store, source_id: str) -> bool:
 
 
 def complete_lines(fragments: list[Fragment]) -> Iterator[list[Fragment]]:
-    """Chains of fragments that make whole lines: a trail, the wholes of the next files, the lead of the file
+    """Chains of fragments that make whole lines: a trail (or a whole that starts a line: the first file of its
+    folder, or one after a file that ends with a newline), the wholes of the next files, the lead of the file
     after them, in the order of the files' names in their folder, and joined bytes that parse as JSON.
 
     Parsing alone cannot place a piece: JSON stays valid when a balanced stretch of a line (an attribute, a
@@ -127,14 +132,18 @@ def complete_lines(fragments: list[Fragment]) -> Iterator[list[Fragment]]:
     A chain waits while a file of it is not ingested yet, so no line is joined around a missing piece.
     """
     at: dict[tuple[Path, int], dict[str, Fragment]] = {}
+    names: dict[Path, list[str]] = {}
     for frag in fragments:
-        place = _place(Path(frag.path))
+        place = _place(Path(frag.path), names)
         if place is not None:
             at.setdefault(place, {})[frag.side] = frag
     for (folder, index), sides in sorted(at.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
-        if "trail" not in sides:
+        if "trail" in sides:
+            chain = [sides["trail"]]
+        elif "whole" in sides and _line_starts_at(folder, names[folder], index):
+            chain = [sides["whole"]]
+        else:
             continue
-        chain = [sides["trail"]]
         nxt = at.get((folder, index + 1), {})
         while "whole" in nxt and len(chain) < MAX_CHAIN:
             chain.append(nxt["whole"])
@@ -144,13 +153,33 @@ def complete_lines(fragments: list[Fragment]) -> Iterator[list[Fragment]]:
             yield [*chain, nxt["lead"]]
 
 
-def _place(path: Path) -> tuple[Path, int] | None:
-    """The file's folder and its position among the folder's files, in natural name order."""
+def _place(path: Path, names: dict[Path, list[str]]) -> tuple[Path, int] | None:
+    """The file's folder and its position among the folder's files, in natural name order (`names`: each folder's
+    names, listed once)."""
+    folder = path.parent.resolve()
+    if folder not in names:
+        try:
+            names[folder] = sorted((p.name for p in folder.iterdir() if p.is_file()), key=_natural)
+        except OSError:
+            return None
+    listed = names[folder]
+    return (folder, listed.index(path.name)) if path.name in listed else None
+
+
+def _line_starts_at(folder: Path, names: list[str], index: int) -> bool:
+    """Whether a line starts at the first byte of the folder's file `index`: it is the first file, or the file
+    before it ends with a newline (that file need not be ingested: none of its bytes belong to the line)."""
+    if index == 0:
+        return True
     try:
-        names = sorted((p.name for p in path.parent.iterdir() if p.is_file()), key=_natural)
+        with (folder / names[index - 1]).open("rb") as f:
+            f.seek(0, 2)
+            if f.tell() == 0:
+                return False  # an empty file says nothing of where the line starts
+            f.seek(-1, 2)
+            return f.read(1) == b"\n"
     except OSError:
-        return None
-    return (path.parent.resolve(), names.index(path.name)) if path.name in names else None
+        return False
 
 
 def _natural(name: str) -> list[Any]:
@@ -167,10 +196,10 @@ def joined_file(folder: Path, chain: list[Fragment]) -> Path:
 
 def mark_joined(store: Store, chain: list[Fragment]) -> None:
     """The chain's fragments are one line now: take them off the pending list, and their reports out of
-    ingest_errors (the fragment's line; the whole file's, when the file held nothing else)."""
+    ingest_errors (the fragment's line; every report about the file, when it held nothing else)."""
     with store.transaction() as con:
         for frag in chain:
             con.execute("UPDATE line_fragments SET joined = true WHERE source_id = ? AND side = ?",
                         [frag.source_id, frag.side])
-            con.execute("DELETE FROM ingest_errors WHERE source_id = ? AND (locator = ? OR (? AND locator = 'file'))",
+            con.execute("DELETE FROM ingest_errors WHERE source_id = ? AND (locator = ? OR ?)",
                         [frag.source_id, frag.locator, frag.alone])

@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from tracegym import exact_json
 from tracegym.ingest.normalize import to_json
+from tracegym.ingest.removal import remove_rows
 
 if TYPE_CHECKING:
     from tracegym.redact.session import Run
@@ -48,6 +49,8 @@ class PartStore:
     def __init__(self, con: duckdb.DuckDBPyConnection, fmt: str, source_id: str, redact: Run | None = None) -> None:
         self.con, self.fmt, self.source_id, self.redact = con, fmt, source_id, redact
         """With `redact`, parts are redacted before they are kept: nothing unredacted reaches the store."""
+        self.retired: list[str] = []
+        """Traces a rebuilt group no longer makes (`rebuilt`), removed from the store."""
         self.grown: set[str] = set()
         """Trace ids whose parts from earlier files this file added to or changed: their stored trace is
         rebuilt, even where the content hash would not tell (a span adding only timing or tokens)."""
@@ -86,6 +89,23 @@ class PartStore:
             out[key] = sorted(merged.values(), key=lambda p: (p.seq, p.key))
         self._save(new_rows)
         return out
+
+    def rebuilt(self, group: str, trace_ids: list[str]) -> None:
+        """The traces built now from the parts of `group`, a key whose parts make several traces (spans without a
+        parent, stitched per service: tracegym/ingest/adapters/span_stitch.py), each marked `parts_of` the group in
+        its metadata. Each replaces its stored self; a trace an earlier build made that this one does not (its
+        calls went on with a conversation that an earlier call, ingested later, opened) is removed."""
+        self.grown.update(trace_ids)
+        rows = self.con.execute("SELECT trace_id FROM traces WHERE format = ? AND metadata->>'parts_of' = ?",
+                                [self.fmt, group]).fetchall()
+        stale = sorted({tid for (tid,) in rows} - set(trace_ids))
+        if not stale:
+            return
+        staged_stale = pa.table({"trace_id": pa.array(stale, pa.string())})  # noqa: F841 - read by name
+        self.con.execute("CREATE TEMP TABLE tg_retired AS SELECT trace_id FROM staged_stale")
+        remove_rows(self.con, "tg_retired")
+        self.con.execute("DROP TABLE tg_retired")
+        self.retired += stale
 
     def owners(self, names: list[str]) -> dict[str, str]:
         """The trace key whose stored parts hold a version of each named part (key without its '@version')."""

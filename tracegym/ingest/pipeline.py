@@ -28,7 +28,7 @@ from tracegym.ingest.batch import TraceBatch
 from tracegym.ingest.call_store import StoredCalls, grown_calls
 from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
 from tracegym.ingest.parts import PartStore
-from tracegym.ingest.reading import RAW_LIMIT, clip_raw, raw_text, take_sample
+from tracegym.ingest.reading import RAW_LIMIT, Sample, clip_raw, raw_text, take_sample
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
 from tracegym.ingest.removal import record_change, source_tables
 from tracegym.ingest.stitch import CallStitcher
@@ -323,15 +323,15 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     # With redaction, a line's pieces are not kept to be joined: each could hold half of a value no detector
     # sees whole. They are bad records, their raw text redacted, as a cut line was before pieces were kept.
     pieces = fragments.edges(path, sample) if redact is None else []
+    only_pieces = bool(pieces) and all(f.alone for f in pieces)
     if pieces:
         fragments.keep(store, source_id, pieces)
-        if all(f.alone for f in pieces) and fragments.all_joined(store, source_id):
+        if only_pieces and fragments.all_joined(store, source_id):
             return FileResult(label, None, "already ingested")  # as the lines it completed
     adapter = forced or detect(path, sample)
     if adapter is None:
-        head = sample.head.decode("utf-8", errors="backslashreplace")
-        return _record_failure(store, label, source_id, "unknown format: no adapter recognised this file", head,
-                               redact)
+        error = fragments.WAITING if only_pieces else "unknown format: no adapter recognised this file"
+        return _record_failure(store, label, source_id, error, _head(sample), redact)
     if getattr(adapter, "companion_only", False):
         return FileResult(label, adapter.name, "companion")
     src = SourceFile(path, source_id, sample, options, shown=label)
@@ -356,9 +356,12 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
         if is_interrupt(e):  # Ctrl-C during a DuckDB query: the file is fine, the user wants to stop
             raise KeyboardInterrupt from e
         error = f"{type(e).__name__} while loading with {adapter.name}; nothing from this file was stored: {e}"
-        head = sample.head.decode("utf-8", errors="backslashreplace")
-        return _record_failure(store, label, source_id, error, head, redact)
+        return _record_failure(store, label, source_id, error, _head(sample), redact)
     return result
+
+
+def _head(sample: Sample) -> str:
+    return sample.head.decode("utf-8", errors="backslashreplace")
 
 
 def _join_pieces(store: Store, forced: Adapter | None, options: dict[str, Any],
@@ -502,7 +505,7 @@ class FileLoad:
         self.flush()
         if earlier is not None:
             earlier.keep(self.src.source_id, {trace.trace_id: tip for trace, _, tip in stitched})
-        if self.result.merged or self.replaced:
+        if self.result.merged or self.replaced or (self.src.parts is not None and self.src.parts.retired):
             recount_after_removal(self.con)
         if self.replaced:
             record_change(self.con, "replace", {"file": self.src.name, "source_id": self.src.source_id},

@@ -40,11 +40,22 @@ from typing import Any
 import orjson
 
 from tracegym import exact_json
-from tracegym.ingest.adapters import mlflow_spans, otlp
+from tracegym.ingest.adapters import mlflow_spans, otlp, span_stitch
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.span_messages import CallPart, Turn, as_text, message_turns, text_of
-from tracegym.ingest.adapters.spans import LlmCall, SpanFacts, ToolRun, build_trace, score_value, trace_records
+from tracegym.ingest.adapters.spans import (
+    Incomplete,
+    LlmCall,
+    Located,
+    SpanFacts,
+    SpanGroup,
+    ToolRun,
+    build_trace,
+    score_value,
+    trace_records,
+)
 from tracegym.ingest.normalize import normalize_role, opt_int
+from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import Sample
 from tracegym.ingest.records import BadRecord, RawRecord, Score, Trace
 
@@ -72,40 +83,103 @@ class OtelGenAIAdapter(Adapter):
 
     def records(self, src: SourceFile) -> Iterator[RawRecord | BadRecord]:
         unit = "lines" if src.sample.jsonl else "spans"
-        return trace_records(otlp.read_export(src), unit,
-                             lambda key, members: otlp.group_spans(key, members, span_facts), src.parts, otlp.revive)
+        return trace_records(regroup(otlp.read_export(src), src.parts), unit,
+                             lambda key, members: self._groups(key, members, src), src.parts, otlp.revive)
+
+    def _groups(self, key: str, members: list[Located], src: SourceFile) -> Iterator[SpanGroup | BadRecord]:
+        """The trace's spans as one group; a group of spans without a parent as one group per conversation."""
+        for out in otlp.group_spans(key, members, span_facts):
+            if isinstance(out, BadRecord) or not span_stitch.is_group(key):
+                yield out
+                continue
+            convs = span_stitch.conversations(out)
+            if src.parts is not None and convs:
+                src.parts.rebuilt(key, [f"{self.name}:{c.key}" for c in convs])
+            yield from convs or [out]
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
+        if span_stitch.is_group(record.value.key):
+            raise Incomplete("no LLM call among these spans without a parent yet")
         mlflow_spans.name_tool_runs(record.value.facts)
         yield build_trace(record.value, self.name)
+
+
+def regroup(items: Iterable[Located | BadRecord], parts: PartStore | None) -> Iterator[Located | BadRecord]:
+    """Each LLM call or tool span without a parent (an app with no span around its loop) goes to its service's
+    group (see span_stitch.py) with the file's other spans and log records of its trace; so do the spans and log
+    records of traces an earlier file put in a group (found by their parent or span id), and what earlier files
+    stored of the traces this file puts in one."""
+    held = list(items)
+    moved: dict[str, str] = {}
+    for it in held:
+        if isinstance(it, Located) and isinstance(it.item, otlp.OtlpSpan) and it.item.parent_id is None \
+                and span_kind(it.item) in ("llm", "tool"):
+            moved[it.key] = _group_of(it.item)
+    if parts is not None:
+        moved = {**_stored_groups(held, moved, parts), **moved}
+        parts.adopt(moved)
+    for it in held:
+        if isinstance(it, Located) and it.key in moved:
+            it.key = moved[it.key]
+        yield it
+
+
+def _group_of(span: otlp.OtlpSpan) -> str:
+    service = span.resource.get("service.name")
+    return span_stitch.group_key(service if isinstance(service, str) else None)
+
+
+def _stored_groups(held: list[Located | BadRecord], moved: dict[str, str], parts: PartStore) -> dict[str, str]:
+    """For the traces of the file not moved by it: the group an earlier file put the span a log record names, or
+    the parent of a span (one not in this file), in."""
+    here = {it.item.span_id for it in held if isinstance(it, Located) and isinstance(it.item, otlp.OtlpSpan)}
+    refs: dict[str, str] = {}
+    for it in held:
+        if not isinstance(it, Located) or it.key in moved:
+            continue
+        ref = it.item.parent_id if isinstance(it.item, otlp.OtlpSpan) else it.item.span_id
+        if ref and ref not in here:
+            refs[f"span:{ref}"] = it.key
+    owners = parts.owners(sorted(refs)) if refs else {}
+    return {refs[name]: owner for name, owner in owners.items() if span_stitch.is_group(owner)}
+
+
+def span_kind(span: otlp.OtlpSpan) -> str:
+    """'tool', 'llm', 'agent' or '' (anything else), from the span's operation and attributes."""
+    a = span.attrs
+    op = a.get("gen_ai.operation.name")
+    if op == "execute_tool" or (op is None and "gen_ai.tool.name" in a):
+        return "tool"
+    if op in LLM_OPS or (op not in NOT_LLM_OPS and _looks_like_inference(span)):
+        return "llm"
+    return "agent" if op == "invoke_agent" else ""
 
 
 def span_facts(span: otlp.OtlpSpan) -> SpanFacts:
     a = span.attrs
     if "gen_ai.operation.name" not in a and mlflow_spans.is_mlflow_span(a):
         return mlflow_spans.span_facts(span)  # MLflow's default OTLP export: its own attributes
-    op = a.get("gen_ai.operation.name")
     facts = SpanFacts(span.name, span.start, span.end, order=span.span_id, error=otlp.span_error(span))
     facts.session_id = _opt_str(a.get("gen_ai.conversation.id") or a.get("session.id"))
     facts.scores = evaluation_scores(span.events)
-    facts.tools = _json_value(a.get("gen_ai.tool.definitions"))
+    facts.tools = _json_value(a.get("gen_ai.tool.definitions")) or indexed_tools(a)
+    facts.source_trace = span.trace_id
     _info(facts, span)
-    if op == "execute_tool" or (op is None and "gen_ai.tool.name" in a):
-        facts.kind = "tool"
+    facts.kind = span_kind(span)
+    if facts.kind == "tool":
         facts.tool = _tool_run(span, facts.error)
-    elif op in LLM_OPS or (op not in NOT_LLM_OPS and _looks_like_inference(span)):
-        facts.kind = "llm"
-        facts.call = _llm_call(span)
-    elif op == "invoke_agent":
-        facts.kind = "agent"
+    elif facts.kind in ("llm", "agent"):
         facts.call = _llm_call(span)
     return facts
 
 
 def _looks_like_inference(span: otlp.OtlpSpan) -> bool:
-    keys = ("gen_ai.request.model", "gen_ai.response.model", *_CONTENT_KEYS)
-    return any(k in span.attrs for k in keys) or any(e.name in MESSAGE_EVENTS or e.name in ("gen_ai.choice",
-                                                     DETAILS_EVENT) for e in span.events)
+    """A span that names no operation is an LLM call when it names a model, or records a prompt. An output alone
+    is not one: openlit's `@openlit.trace` function spans put their return value in `gen_ai.output.messages`."""
+    keys = ("gen_ai.request.model", "gen_ai.response.model", "gen_ai.input.messages", "gen_ai.prompt",
+            "gen_ai.prompt.0.role", "gen_ai.prompt.0.content")
+    return (any(k in span.attrs for k in keys) or span.attrs.get("llm.request.type") in ("chat", "completion")
+            or any(e.name in MESSAGE_EVENTS or e.name in ("gen_ai.choice", DETAILS_EVENT) for e in span.events))
 
 
 def _info(facts: SpanFacts, span: otlp.OtlpSpan) -> None:
@@ -136,8 +210,8 @@ def _tool_run(span: otlp.OtlpSpan, error: str | None) -> ToolRun:
 def _llm_call(span: otlp.OtlpSpan) -> LlmCall:
     a = span.attrs
     c = _content_carrier(span)
-    inputs = _instructions(c.get("gen_ai.system_instructions"))
-    inputs += _parts_messages(c.get("gen_ai.input.messages"), "gen_ai.input.messages")
+    inputs = _parts_messages(c.get("gen_ai.input.messages"), "gen_ai.input.messages")
+    inputs = _unless_repeated(_instructions(c.get("gen_ai.system_instructions")), inputs) + inputs
     outputs = _parts_messages(c.get("gen_ai.output.messages"), "gen_ai.output.messages")[:1]
     if not inputs and not outputs:
         inputs, outputs = _deprecated_content(span)
@@ -166,6 +240,18 @@ def _instructions(value: Any) -> list[Turn]:
     text = text_of([{"type": p.get("type"), "text": p.get("content")} if isinstance(p, dict) else p
                     for p in (parts if isinstance(parts, list) else [parts])])
     return [Turn("system", text)] if text else []
+
+
+def _unless_repeated(instructions: list[Turn], inputs: list[Turn]) -> list[Turn]:
+    """The system instructions, unless the input messages open with them too (openlit 1.45 records both)."""
+    head = []
+    for turn in inputs:
+        if turn.role != "system":
+            break
+        head.append(turn.content or "")
+    if instructions and head and "\n".join(head).strip() == (instructions[0].content or "").strip():
+        return []
+    return instructions
 
 
 def _parts_messages(value: Any, where: str) -> list[Turn]:
@@ -199,11 +285,19 @@ def _parts_turns(msg: Any, where: str) -> list[Turn]:
         raise ValueError(f"{where} has a tool_call part without a name")
     if texts or calls or not answers:
         answers.append(Turn(role, "\n".join(texts) if texts else None, calls))
+    if isinstance(msg.get("name"), str) and msg["name"]:
+        for turn in answers:
+            turn.name = msg["name"]
     return answers
 
 
 def _deprecated_content(span: otlp.OtlpSpan) -> tuple[list[Turn], list[Turn]]:
-    """gen_ai.prompt / gen_ai.completion (attributes or content events), else message events."""
+    """gen_ai.prompt / gen_ai.completion (indexed attributes, whole attributes or content events), else message
+    events."""
+    prompt, completion = indexed_messages(span.attrs, "gen_ai.prompt."), indexed_messages(span.attrs,
+                                                                                           "gen_ai.completion.")
+    if prompt or completion:
+        return message_turns(prompt, "user"), message_turns(completion, "assistant")[:1]
     prompt, completion = span.attrs.get("gen_ai.prompt"), span.attrs.get("gen_ai.completion")
     for e in span.events:
         if e.name == "gen_ai.content.prompt":
@@ -215,6 +309,73 @@ def _deprecated_content(span: otlp.OtlpSpan) -> tuple[list[Turn], list[Turn]]:
     if inputs or outputs:
         return inputs, outputs
     return _message_events(span.events)
+
+
+def indexed_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
+    """OpenLLMetry's indexed attributes as OpenAI messages, in index order: `PREFIX.N.{role, content,
+    tool_call_id, name, refusal}` and `PREFIX.N.tool_calls.M.{id, name, arguments}` (opentelemetry-instrumentation-
+    openai up to 0.54, `shared/chat_wrappers.py` `_set_prompts` / `_set_completions`). None when there are none."""
+    found = _indexed(attrs, prefix)
+    return [_indexed_message(fields) for _, fields in sorted(found.items())] if found else None
+
+
+def _indexed(attrs: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
+    """`PREFIX.N.FIELD` attributes by N; `tool_calls.M.PART` fields as `tool_calls: {M: {PART: value}}`."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if not key.startswith(prefix):
+            continue
+        index, _, field = key[len(prefix):].partition(".")
+        if not index.isdigit() or not field:
+            continue  # prompt_filter_results and other keys that are not an item's
+        item = found.setdefault(int(index), {})
+        if field.startswith("tool_calls."):
+            number, _, part = field[len("tool_calls."):].partition(".")
+            if number.isdigit():
+                item.setdefault("tool_calls", {}).setdefault(int(number), {})[part] = value
+        else:
+            item[field] = value
+    return found
+
+
+def _indexed_message(fields: dict[str, Any]) -> dict[str, Any]:
+    content = fields.get("content")
+    if content is None and isinstance(fields.get("refusal"), str):
+        content = fields["refusal"]
+    message: dict[str, Any] = {"role": fields.get("role") or "user", "content": _parts_list(content)}
+    for key in ("tool_call_id", "name"):
+        if fields.get(key) is not None:
+            message[key] = fields[key]
+    calls = fields.get("tool_calls")
+    if isinstance(calls, dict):
+        message["tool_calls"] = [{"id": c.get("id"), "function": {"name": c.get("name"),
+                                                                   "arguments": c.get("arguments")}}
+                                 for _, c in sorted(calls.items())]
+    return message
+
+
+def _parts_list(content: Any) -> Any:
+    """A content part list is recorded as its JSON text; other text stays as it is."""
+    if isinstance(content, str) and content.startswith("[") and content.endswith("]"):
+        try:
+            parts = exact_json.loads(content)
+        except orjson.JSONDecodeError:
+            return content
+        if isinstance(parts, list) and parts and all(isinstance(p, dict) and "type" in p for p in parts):
+            return parts
+    return content
+
+
+def indexed_tools(attrs: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """`llm.request.functions.N.{name, description, parameters}` as OpenAI tool definitions."""
+    found = _indexed(attrs, "llm.request.functions.")
+    tools = []
+    for _, f in sorted(found.items()):
+        function = {k: f[k] for k in ("name", "description") if f.get(k) is not None}
+        if f.get("parameters") is not None:
+            function["parameters"] = _loose_json(f["parameters"])
+        tools.append({"type": "function", "function": function})
+    return tools or None
 
 
 def _message_events(events: list[otlp.OtlpEvent]) -> tuple[list[Turn], list[Turn]]:

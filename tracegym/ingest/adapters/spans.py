@@ -10,7 +10,8 @@ it, so concatenating inputs would repeat each turn once per later call. Calls ar
 taken in start order; an input message is appended only when the conversation does
 not already hold it (compared by role, text and tool-call ids, counting repeats, so
 a user who says "yes" twice keeps both), and the call's output (its first choice)
-is always appended. In the usual agent loop, where each input is the previous input
+is always appended (an assistant turn with tool calls is also found again as its text alone, as some
+recorders re-send it). In the usual agent loop, where each input is the previous input
 plus the previous output and the tool results, this yields exactly the last call's
 input plus its output; it also keeps earlier turns when a framework truncates or
 summarises history, and the turns of a sub-agent whose context differs.
@@ -79,6 +80,7 @@ class SpanFacts:
     error: str | None = None
     tools: list[Any] | None = None  # tool definitions offered to the model
     info: dict[str, Any] = field(default_factory=dict)  # user, agent, service: into trace metadata
+    source_trace: str | None = None  # the trace id the span came with (spans grouped otherwise: span_stitch.py)
 
 
 @dataclass(slots=True)
@@ -133,10 +135,10 @@ def trace_records(
     for key, members in groups.items():
         positions = {m.pos for m in members if m.pos}
         label = unit.removesuffix("s") if len(positions) == 1 else unit
-        locator = f"trace {key} ({label} {compress(positions)})" if positions else f"trace {key}"
+        where = f" ({label} {compress(positions)})" if positions else ""
         raw = to_json([m.raw for m in members])
-        for out in to_group(key, members):
-            yield out if isinstance(out, BadRecord) else RawRecord(locator, out, raw)
+        for out in to_group(key, members):  # a group may yield several traces (span_stitch.py), each named
+            yield out if isinstance(out, BadRecord) else RawRecord(f"trace {out.key}{where}", out, raw)
 
 
 def _with_stored_parts(groups: dict[str, list[Located]], store: PartStore,
@@ -273,6 +275,16 @@ def turn_key(t: Turn) -> tuple[str, str, str, tuple[str, ...]]:
     return (t.role, text, t.tool_call_id or "", tuple(c.id or c.name for c in t.tool_calls))
 
 
+def held_keys(t: Turn) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """The keys under which a message the conversation holds is found again: its `turn_key`, and for an
+    assistant turn with tool calls also its text without them, as recorders that re-send history without the
+    calls write it (openlit 1.45's input messages)."""
+    keys = [turn_key(t)]
+    if t.role == "assistant" and t.tool_calls:
+        keys.append((t.role, (t.content or "").strip(), t.tool_call_id or "", ()))
+    return keys
+
+
 def _append_calls(trace: Trace, calls: list[SpanFacts]) -> None:
     held: Counter[tuple] = Counter()  # how many times the conversation already holds each message
     for f in calls:
@@ -283,12 +295,12 @@ def _append_calls(trace: Trace, calls: list[SpanFacts]) -> None:
             key = turn_key(turn)
             seen[key] += 1
             if seen[key] > held[key]:
-                held[key] += 1
+                held.update(held_keys(turn))
                 _add_turn(trace, turn, f.start)
         if not call.outputs and f.error:
             continue  # a failed call produced no message
         out = call.outputs[0] if call.outputs else Turn("assistant", None)
-        held[turn_key(out)] += 1
+        held.update(held_keys(out))
         msg = _add_turn(trace, out, f.end)
         msg.input_tokens = call.input_tokens if call.input_tokens is not None else out.input_tokens
         msg.output_tokens = call.output_tokens if call.output_tokens is not None else out.output_tokens
