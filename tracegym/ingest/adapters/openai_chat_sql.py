@@ -418,8 +418,14 @@ def _check_values(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _stage(con: duckdb.DuckDBPyConnection, src: SourceFile) -> None:
-    """Views shaped like the store's tables over the kept lines (messages are built in Arrow, `_messages`)."""
+    """Views shaped like the store's tables over the kept lines (messages are built in Arrow, `_messages`).
+
+    The tool results are copied out of the Arrow messages first: the error test reads each several times, and
+    runs about twice as fast on DuckDB's own strings.
+    """
     con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _chat_result AS
+        SELECT lineno, idx, content FROM _chat_msg JOIN _chat_roles USING (raw_role) WHERE role = 'tool';
         CREATE OR REPLACE TEMP VIEW _chat_traces AS
         SELECT m.trace_id, '{src.source_id}' AS source_id, '{FORMAT}' AS format, j.session_id, m.model,
                j.started_at, NULL::TIMESTAMP AS ended_at, NULL::VARCHAR AS outcome,
@@ -427,12 +433,12 @@ def _stage(con: duckdb.DuckDBPyConnection, src: SourceFile) -> None:
         FROM _chat_msg m JOIN _chat_trace_json j USING (lineno) SEMI JOIN _chat_keep USING (lineno)
         WHERE m.idx = 0;
         CREATE OR REPLACE TEMP VIEW _chat_tool_calls AS
-        SELECT c.trace_id, c.message_idx, c.call_id, c.name, a.arguments, m.content AS result,
-               l.result_message_idx, {_error_sql('m.content')} AS is_error,
+        SELECT c.trace_id, c.message_idx, c.call_id, c.name, a.arguments, r.content AS result,
+               l.result_message_idx, {_error_sql('r.content')} AS is_error,
                NULL::INTEGER AS exit_code
         FROM _chat_call c SEMI JOIN _chat_keep USING (lineno) JOIN _chat_args a USING (raw_arguments)
         LEFT JOIN _chat_link l USING (lineno, message_idx, pos)
-        LEFT JOIN _chat_msg m ON m.lineno = l.lineno AND m.idx = l.result_message_idx;
+        LEFT JOIN _chat_result r ON r.lineno = l.lineno AND r.idx = l.result_message_idx;
         CREATE OR REPLACE TEMP VIEW _chat_scores AS
         SELECT NULL::VARCHAR AS trace_id, NULL::VARCHAR AS name, NULL::DOUBLE AS value, NULL::VARCHAR AS label,
                NULL::VARCHAR AS kind, NULL::VARCHAR AS comment
