@@ -1,5 +1,5 @@
 """Many commands, one store, with real processes: readers are answered while an ingest writes, two ingests both
-finish, a killed writer leaves the store whole and free, and `runs show` works while `train` runs.
+finish, a killed writer leaves the store whole and free, and `runs show` works while `train` or `run` runs.
 
 Each test synchronises on what the processes show (a file appearing, a line printed), never on a sleep.
 """
@@ -11,7 +11,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import duckdb
@@ -154,3 +156,82 @@ def test_runs_show_answers_while_train_runs(tmp_path: Path, tau_workspace_templa
     assert train.returncode == 0, train_err
     final = CliRunner().invoke(app, ["runs", "show", str(run_dir), "--json", "--store", str(ws.store)])
     assert json.loads(final.stdout)["run"]["status"] == "completed"
+
+
+class _HeldEndpoint:
+    """An OpenAI-compatible endpoint on 127.0.0.1 (the model a `run` samples, at the boundary) that answers the
+    first `answered` requests at once and holds the next ones until `release()`: while it holds one, the run is
+    sampling."""
+
+    def __init__(self, answered: int) -> None:
+        self.answered, self.seen = answered, 0
+        self.holding, self.released = threading.Event(), threading.Event()
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+                self.rfile.read(int(self.headers["Content-Length"]))
+                endpoint.seen += 1
+                if endpoint.seen > endpoint.answered:
+                    endpoint.holding.set()
+                    endpoint.released.wait()
+                data = json.dumps({"id": "c", "object": "chat.completion", "model": "m", "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": "Done."}, "finish_reason": "stop"}]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data.encode())
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def wait_holding(self, proc: subprocess.Popen) -> None:
+        """Until a request is held; fails if `proc` ended first."""
+        while not self.holding.wait(0.05):
+            assert proc.poll() is None, proc.communicate()
+
+    def close(self) -> None:
+        self.released.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+def _read(*args: str) -> object:
+    """A read-only command's JSON answer, refused at once (`--wait 0`) if anything holds the store."""
+    result = CliRunner().invoke(app, [*args, "--json", "--wait", "0"])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_runs_and_rollouts_show_answer_while_run_samples(tmp_path: Path, tau_workspace_template: Workspace) -> None:
+    ws = copy_workspace(tau_workspace_template, tmp_path / "ws")
+    store = str(ws.store)
+    endpoint = _HeldEndpoint(answered=16)  # one batch of episodes (16) written, then the run waits on the model
+    try:
+        run = subprocess.Popen([*CLI, "run", str(ws.task_set), "--base-url", endpoint.url, "--model", "m", "--limit",
+                                "2", "-k", "9", "--concurrency", "1", "--json", "--store", store],
+                               env=_env(), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        endpoint.wait_holding(run)  # the 17th episode is sampling: nothing may hold the store now
+        stored = _read("rollouts", "list", "--limit", "100", "--store", store)
+        assert isinstance(stored, list) and 1 <= len(stored) <= 16  # what the run has written so far
+        [run_id] = {r["run_id"] for r in stored}
+        shown = _read("runs", "show", run_id, "--store", store)
+        assert isinstance(shown, dict) and len(shown["rollouts"]) == len(stored)
+        rollout = _read("rollouts", "show", stored[0]["rollout_id"], "--store", store)
+        assert isinstance(rollout, dict) and rollout["rollout"]["run_id"] == run_id
+        endpoint.released.set()
+        out, err = run.communicate()
+    finally:
+        endpoint.close()
+    assert run.returncode == 0, err
+    assert json.loads(out)["run_id"] == run_id
+    final = _read("runs", "show", run_id, "--store", store)
+    assert isinstance(final, dict) and len(final["rollouts"]) == 18
+    assert not (ws.store.parent / f"{ws.store.name}.holder").exists()

@@ -247,16 +247,17 @@ def _evaluate(task_set: Path, run_dir: Path, store: Path, samples: int) -> None:
     from tracegym.commands.eval import evaluate_and_compare, print_comparison, say_unchanged
     from tracegym.evals.checkpoints.evaluate import EvalOptions, plan_evaluation
     from tracegym.models.precision import resolve_precision
-    from tracegym.store import open_store
+    from tracegym.store.access import StoreAccess
 
     # The precision the run sampled in (bf16 where the CPU computes it natively), for base and checkpoint alike.
     options = EvalOptions(samples=samples, precision=resolve_precision("auto", "cpu"))
-    with open_store(store) as st:
+    access = StoreAccess(store)
+    with access.writing() as st:
         plan = plan_evaluation(st, str(task_set), [str(run_dir)], None, [], None, options)
-        why = f" ({plan.why_fewer()})" if plan.why_fewer() else ""
-        err.print(f"{len(plan.tasks)} held-out tasks x {samples} samples, {len(plan.candidates)} models{why}")
-        say_unchanged(plan)
-        print_comparison(evaluate_and_compare(st, plan, options))
+    why = f" ({plan.why_fewer()})" if plan.why_fewer() else ""
+    err.print(f"{len(plan.tasks)} held-out tasks x {samples} samples, {len(plan.candidates)} models{why}")
+    say_unchanged(plan)
+    print_comparison(evaluate_and_compare(access, plan, options))
 
 
 def _report(run_id: str, path: Path, store: Path) -> Path:
