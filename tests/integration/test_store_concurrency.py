@@ -30,17 +30,18 @@ pytestmark = pytest.mark.slow  # processes that ingest 20,000 traces, or train, 
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "tracegym.cli"]
-FILES, PER_FILE = 10, 2000  # 20,000 traces, in files: the ingest lets waiting readers in between files
+TRACES = 20_000  # in one file, stored in one transaction: readers wait for the file and see it whole
+PER_FILE = 2000  # the files of the tests of two ingests and of a kill
 
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "TRACEGYM_STORE": ""}
 
 
-def _conversations(folder: Path, first: int, files: int = FILES) -> Path:
+def _conversations(folder: Path, first: int, files: int, per_file: int = PER_FILE) -> Path:
     folder.mkdir()
     for k in range(files):
-        write_conversations(folder / f"part-{k:02d}.jsonl", first + k * PER_FILE, PER_FILE)
+        write_conversations(folder / f"part-{k:02d}.jsonl", first + k * per_file, per_file)
     return folder
 
 
@@ -66,8 +67,8 @@ def _line_with(proc: subprocess.Popen, text: str) -> str:
     raise AssertionError(f"the process ended (exit {proc.wait()}) without printing {text!r}")
 
 
-def test_readers_are_answered_between_the_files_of_an_ingest(tmp_path: Path) -> None:
-    folder = _conversations(tmp_path / "logs", 0)
+def test_readers_are_answered_while_one_file_of_20000_traces_is_ingested(tmp_path: Path) -> None:
+    folder = _conversations(tmp_path / "logs", 0, 1, TRACES)
     alone = _ingest_alone(folder, tmp_path / "alone.duckdb")
     store = tmp_path / "store.duckdb"
     open_store(store).close()  # a new, empty store for the readers to hold
@@ -89,8 +90,7 @@ def test_readers_are_answered_between_the_files_of_an_ingest(tmp_path: Path) -> 
     assert [a for a in answers if a["exit"] != 0] == []
     assert any("held by `tracegym ingest" in a["stderr"] for a in answers)  # readers waited for the ingest...
     counts = [a["n"] for a in answers if a["command"] == "sql"]
-    assert any(0 < n < FILES * PER_FILE for n in counts)  # ...and were let in between its files
-    assert counts == sorted(counts) and counts[-1] == FILES * PER_FILE
+    assert set(counts) <= {0, TRACES} and counts == sorted(counts) and counts[-1] == TRACES  # the file whole or not
     assert snapshot(store) == alone
 
 
@@ -137,10 +137,12 @@ def test_a_writer_killed_mid_file_leaves_the_store_whole_and_free(tmp_path: Path
 def test_runs_show_answers_while_train_runs(tmp_path: Path, tau_workspace_template: Workspace) -> None:
     ws = copy_workspace(tau_workspace_template, tmp_path / "ws")
     run_dir = tmp_path / "run"
-    config = write_config(tmp_path / "run.yaml", tiny_config(ws, run_dir))
+    # The shortest run that writes while another reads: two GRPO steps, a checkpoint after each, no warm start.
+    config = write_config(tmp_path / "run.yaml", tiny_config(ws, run_dir, steps=2, checkpoint_every=1,
+                                                             warmup={"steps": 0}))
     train = subprocess.Popen([*CLI, "train", "--allow-unredacted", str(config), "--store", str(ws.store)],
                              env=_env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _wait_for(run_dir / "checkpoints", train)  # the run is stored, and its warm start has begun to save
+    _wait_for(run_dir / "checkpoints", train)  # the run is stored, and its first step has begun to save
     seen: set[str] = set()
     while train.poll() is None:  # once per checkpoint saved (a folder appearing), while training goes on
         saved = {p.name for p in (run_dir / "checkpoints").iterdir()}

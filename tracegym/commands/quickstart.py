@@ -178,15 +178,18 @@ def _prepare(traces: list[Path], workdir: Path, path: Path) -> Path:
         mined = _step(2, "mine", lambda: mine_failures(st, MineConfig()))
         err.print(f"{mined.findings} failures in {mined.traces_with_findings} of {mined.traces} traces, "
                   f"{len(mined.clusters)} clusters")
-        return _step(3, "tasks", lambda: _tasks(st, workdir))
+    return _step(3, "tasks", lambda: _tasks(path, workdir))
 
 
-def _tasks(st: Any, workdir: Path) -> Path:
+def _tasks(path: Path, workdir: Path) -> Path:
     from tracegym.harnesses.config import HarnessConfig
     from tracegym.harnesses.gates import NewTaskGate
+    from tracegym.store.access import StoreAccess
     from tracegym.tasks.generate import GenerateOptions, create_task_set
 
-    clusters = learnable_clusters(st)
+    store = StoreAccess(path)  # read and written between the gates' probes, not held across them
+    with store.reading() as st:
+        clusters = learnable_clusters(st)
     if not clusters:
         raise NotFoundError("quickstart trains on mini-swe-agent's format errors and τ-bench's tool errors, and the "
                             "store has neither. Fix: include mini-swe-agent or τ-bench traces in --traces (without "
@@ -198,8 +201,8 @@ def _tasks(st: Any, workdir: Path) -> Path:
                               eval_names=CONTENT_EVALS, **GENERATE)
     # Gated under the harness the run trains in, so each probe is scored as the training episodes will be.
     harness = HarnessConfig(run_as=train_config(workdir / "tasks", workdir / "run")["harness"]["run_as"])
-    gate = NewTaskGate(st, evals, harness, workdir, config_name="quickstart: run_as shell: chat")
-    task_set = create_task_set(st, options, evals, workdir / "tasks", force=True, gate=gate)
+    gate = NewTaskGate(store, evals, harness, workdir, config_name="quickstart: run_as shell: chat")
+    task_set = create_task_set(store, options, evals, workdir / "tasks", force=True, gate=gate)
     m = task_set.manifest.counts
     formats = ", ".join(sorted({c["source_format"] for c in clusters}))
     err.print(f"{m['tasks']} tasks ({m['train']} train, {m['heldout']} held out) from {len(clusters)} clusters "
