@@ -28,7 +28,7 @@ class StoreAccess:
 
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path is not None else default_store_path()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # an open inside another fails loudly (DuckDB), rather than hanging
 
     @contextmanager
     def reading(self) -> Iterator[Store]:
