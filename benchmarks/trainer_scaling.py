@@ -136,12 +136,12 @@ def arm_single(_: int, out: Path, batch: list[Any], steps: int, lr: float, threa
     torch.save({"times": times, "held_mb": _held_mb(trainer), "rss_mb": rss, **publish}, out / f"{name}.pt")
 
 
-def arm_fsdp(rank: int, out: Path, batch: list[Any], steps: int, lr: float, threads: int, port: int) -> None:
+def arm_fsdp(rank: int, out: Path, batch: list[Any], steps: int, lr: float, threads: int) -> None:
     from tracegym.models.load import load_model
     from tracegym.training.parallel.sharded import Rendezvous, ShardedTrainer, join, leave
 
     torch.set_num_threads(threads)
-    join(Rendezvous("127.0.0.1", port, 2), rank)
+    join(Rendezvous(2, store_file=str(out / "store")), rank)
     try:
         trainer = ShardedTrainer(load_model("smollm2-135m").train(), *_sections(lr))
         if rank == 0:
@@ -165,15 +165,13 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=48)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
-    from tracegym.training.parallel.sharded import free_port
-
     print(f"load average before: {os.getloadavg()}", flush=True)
     torch.set_num_threads(args.threads)
     batch = rollout_batch(args.groups, args.group_size, args.tokens)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         mp.spawn(arm_single, args=(out, batch, args.steps, args.lr, args.threads, False), nprocs=1)
-        mp.spawn(arm_fsdp, args=(out, batch, args.steps, args.lr, max(1, args.threads // 2), free_port()), nprocs=2)
+        mp.spawn(arm_fsdp, args=(out, batch, args.steps, args.lr, max(1, args.threads // 2)), nprocs=2)
         mp.spawn(arm_single, args=(out, batch, args.steps, args.lr, args.threads, True), nprocs=1)
         single, lora = torch.load(out / "single.pt"), torch.load(out / "lora.pt")
         ranks = [torch.load(out / f"fsdp-{r}.pt") for r in range(2)]

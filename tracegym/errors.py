@@ -45,6 +45,12 @@ class ConfigError(TracegymError):
     title = "Configuration error"
 
 
+class ExportError(TracegymError):
+    """A task set cannot be exported to a format, or an export cannot score where it was loaded."""
+
+    title = "Export error"
+
+
 class NotFoundError(TracegymError):
     title = "Not found"
 

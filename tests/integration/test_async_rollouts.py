@@ -379,7 +379,7 @@ def test_pools_get_their_engine_device_precision_and_weight_source_and_sync_figu
     import httpx
 
     from tracegym.samplers.weights.folder import FolderVersions
-    from tracegym.samplers.weights.http import HttpVersions
+    from tracegym.samplers.weights.http import TOKEN_FILE, HttpVersions, bearer_key
 
     backend = _ReadingBackend()
     source = _source(workspace, tmp_path / "run", 1, [
@@ -389,7 +389,12 @@ def test_pools_get_their_engine_device_precision_and_weight_source_and_sync_figu
     try:
         source.start()
         url = source.weights_url
-        listing = httpx.get(f"{url}/versions").json()["versions"]
+        token = next(s.weights.token for s in backend.specs if isinstance(s.weights, HttpVersions))
+        token_file = tmp_path / "run" / TOKEN_FILE  # for a reader of the operator's own; the run's samplers get it
+        assert token_file.read_text() == token and token_file.stat().st_mode & 0o777 == 0o600
+        assert httpx.get(f"{url}/versions").status_code == 401
+        listing = httpx.get(f"{url}/versions", headers={"Authorization": f"Bearer {bearer_key(token)}"}).json()[
+            "versions"]
         assert [v["version"] for v in listing] == [0] and set(listing[0]["files"]) == {
             "bf16.safetensors", "fp32.safetensors"}  # fp8 travels as bf16, which vLLM quantizes
         gpu = [s for s in backend.specs if s.sampler_id.startswith("gpu/")]

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = ["custom-formats.md", "writing-evals.md", "mining-rules.md", "bring-your-traces.md"]
+PAGES = ["custom-formats.md", "writing-evals.md", "mining-rules.md", "bring-your-traces.md", "other-trainers.md"]
 SLOW_PAGES = ["your-own-logs.md"]  # trains and evaluates SmolLM2-135M
 
 _MARKER = re.compile(r"<!-- example: (?P<kind>[a-z]+)(?: (?P<arg>[^>]*?))? -->\n")

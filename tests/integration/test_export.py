@@ -15,6 +15,7 @@ import torch
 import yaml
 
 from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
+from tracegym.export.modelcard import md_text
 
 pytestmark = pytest.mark.slow  # the module's run is trained and evaluated end to end
 
@@ -90,7 +91,7 @@ def test_model_card_states_base_task_set_clusters_evaluation_and_lineage(cli, ev
     head, body = card.removeprefix("---\n").split("\n---\n", 1)
     meta = yaml.safe_load(head)
     assert meta["library_name"] == "transformers" and "base_model" not in meta  # a local folder is no Hub id
-    assert f"- Base model: `{ws.tiny_model}`" in body and "- Task set: `tau`" in body
+    assert f"- Base model: {md_text(str(ws.tiny_model))}" in body and "- Task set: tau" in body
 
     with open_store(ws.store, read_only=True) as st:
         clusters = {r["cluster_id"] for r in st.query("SELECT DISTINCT cluster_id FROM tasks WHERE task_set_id = "
@@ -100,10 +101,10 @@ def test_model_card_states_base_task_set_clusters_evaluation_and_lineage(cli, ev
             "ON t.task_set_id = r.task_set_id AND t.task_id = r.task_id GROUP BY ALL")}
     assert len(clusters) >= 2 and sampled
     rows = {line.split(" | ")[0].removeprefix("| "): line.split(" | ") for line in body.splitlines()
-            if line.startswith("| ") and line.split(" | ")[0].removeprefix("| ") in clusters}
+            if line.startswith("| ")}
     for cluster_id in clusters:
-        assert rows[cluster_id][-2] == str(sampled.get(cluster_id, 0))  # the rollouts the run sampled from it
-        assert f"`tracegym lineage {cluster_id}`" in body
+        assert rows[md_text(cluster_id)][-2] == str(sampled.get(cluster_id, 0))  # the rollouts sampled from it
+        assert f"`tracegym lineage` {md_text(cluster_id)}:" in body
 
     overall = table["groups"][0]
     [row] = [r for r in overall["rows"] if r["model"] == "run/step-000004"]
@@ -149,7 +150,7 @@ def test_gguf_export_loads_with_transformers_and_computes_as_the_checkpoint(cli,
     reader = gguf.GGUFReader(out / "served.gguf")
     assert reader.fields["general.architecture"].contents() == "llama"
     assert reader.fields["tokenizer.ggml.pre"].contents() == "smollm"  # the tiny model has SmolLM2's vocabulary
-    assert "`served.gguf`" in (out / "README.md").read_text(encoding="utf-8")
+    assert "- GGUF: served.gguf (" in (out / "README.md").read_text(encoding="utf-8")
 
     model, tokenizer = _load(run / "checkpoints" / "step-000004")
     from_gguf = AutoModelForCausalLM.from_pretrained(out, gguf_file="served.gguf", dtype=torch.float32).eval()

@@ -125,3 +125,44 @@ def test_quickstart_redacts_its_store_even_one_made_before_it_redacted(cli, plan
     assert _left(_store_text(store), values) == []
     assert cli("redact", "check", "--store", store).exit_code == 0
     assert cli("redact", "check", "--tasks", task_set).exit_code == 0
+
+
+def _conversations(cases: list[tuple[str, str, str]]) -> list[dict[str, object]]:
+    """One OpenAI-style conversation per value and place: a user turn, a tool call's arguments, a tool's result,
+    the trace's metadata."""
+    out: list[dict[str, object]] = []
+    for n, (_rule, text, _value) in enumerate(cases):
+        for place in ("message", "arguments", "result", "metadata"):
+            call = {"id": f"call_{n}_{place}", "type": "function", "function": {
+                "name": "run_shell", "arguments": json.dumps({"cmd": text if place == "arguments" else "env"})}}
+            out.append({"id": f"conv-{n}-{place}", "metadata": {"note": text if place == "metadata" else "ok"},
+                        "messages": [
+                            {"role": "user", "content": text if place == "message" else "Please check the env."},
+                            {"role": "assistant", "content": None, "tool_calls": [call]},
+                            {"role": "tool", "tool_call_id": call["id"],
+                             "content": text if place == "result" else "done"},
+                            {"role": "assistant", "content": "Checked."}]})
+    return out
+
+
+@pytest.mark.slow  # ingests a file, checks, redacts in place and checks again through the CLI
+def test_every_format_fails_the_check_in_every_place_and_passes_after_redact(cli, tmp_path):
+    from tests.unit.test_redact_formats import CASES
+
+    log = tmp_path / "chat.jsonl"
+    log.write_text("".join(json.dumps(c) + "\n" for c in _conversations(CASES)), encoding="utf-8")
+    store = tmp_path / "store.duckdb"
+    assert cli("ingest", log, "--store", store).exit_code == 0
+    check = cli("redact", "check", "--store", store, "--json")
+    assert check.exit_code == 1
+    hits = json.loads(check.stdout)
+    assert hits["findings"] >= 4 * len(CASES)
+    assert {rule for rule, _, _ in CASES} <= {h["rule"] for h in hits["hits"]}
+
+    assert cli("redact", "--store", store).exit_code == 0
+    assert cli("redact", "check", "--store", store).exit_code == 0
+    text = _store_text(store)
+    assert [v for _, _, v in CASES if v in text or json.dumps(v)[1:-1] in text] == []
+    with open_store(store, read_only=True) as st:
+        for (arguments,) in st.con.execute("SELECT CAST(arguments AS VARCHAR) FROM tool_calls").fetchall():
+            json.loads(arguments)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,7 +20,6 @@ from typer.testing import CliRunner
 
 from tests.integration.test_train_resume import _metrics, _signal_after_checkpoint, _weights
 from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
-from tracegym.training.parallel.sharded import free_port
 
 SHARDED = {"warmup": {"steps": 0}, "steps": 4, "checkpoint_every": 2, "keep_checkpoints": 10,
            "parallel": {"kind": "fsdp", "world_size": 2}, "optim": {"micro_batch_tokens": 256}}
@@ -99,11 +99,18 @@ def test_a_sharded_run_trains_as_one_process_and_resumes_after_sigkill(runs: Run
     assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
+def _free_port() -> int:
+    """A port free on 127.0.0.1 now, for torchrun's --master_port (its agent binds it moments later)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def _torchrun(config: Path, store: Path, *extra: str) -> subprocess.CompletedProcess:
     """`torchrun --nproc_per_node 2 -m tracegym.cli train CONFIG` on 127.0.0.1, importing this checkout."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-               "--master_port", str(free_port()), "-m", "tracegym.cli", "train", str(config), "--allow-unredacted",
+               "--master_port", str(_free_port()), "-m", "tracegym.cli", "train", str(config), "--allow-unredacted",
                "--store", str(store), "--json", *extra]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, check=False)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -316,9 +317,9 @@ def test_a_ray_cluster_that_does_not_answer_fails_the_run_at_once(workspace: Wor
     "connection timeout"), and the connection is not left counted."""
     pytest.importorskip("ray")
     from tracegym.samplers.backends import ray_cluster
-    from tracegym.training.parallel.sharded import free_port
-
-    address = f"ray://127.0.0.1:{free_port()}"
+    with socket.socket() as s:  # a port nothing listens at: bound, never listening, closed
+        s.bind(("127.0.0.1", 0))
+        address = f"ray://127.0.0.1:{s.getsockname()[1]}"
     config = tiny_config(workspace, tmp_path / "run", **{"async": {"max_staleness": 1, "backend": "ray",
                                                                    "ray": {"address": address}}})
     result = cli("train", "--allow-unredacted", write_config(tmp_path / "ray.yaml", config), "--store", workspace.store)

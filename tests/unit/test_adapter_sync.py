@@ -14,7 +14,7 @@ from tracegym.errors import ModelError
 from tracegym.models.tiny import tiny_llama
 from tracegym.models.vllm_engine import engine_args, vllm_lora_rank
 from tracegym.samplers.weights.folder import STABLE, FilesystemBroadcast, FolderVersions, WeightWatcher
-from tracegym.samplers.weights.http import HttpVersions, WeightServer
+from tracegym.samplers.weights.http import HttpVersions, WeightServer, new_token
 from tracegym.samplers.weights.lora_adapters import ADAPTER_SUFFIX, AdapterWatcher
 from tracegym.training import lora
 from tracegym.training.config import LoraSection
@@ -43,8 +43,9 @@ def test_a_version_holds_merged_weights_and_the_adapter_and_a_watcher_reads_eith
 
     _, merged = WeightWatcher(root, "fp32").poll()
     assert ".lora_" not in "".join(merged)
-    with WeightServer(root) as server:  # the endpoint serves adapter files as any other version file
-        source = HttpVersions(server.url)
+    token = new_token()
+    with WeightServer(root, token) as server:  # the endpoint serves adapter files as any other version file
+        source = HttpVersions(server.url, token)
         watcher = AdapterWatcher(source, "bf16")
         version, adapter = watcher.poll()
         assert version == 1 and watcher.bytes_read == adapter_file and watcher.poll() is None

@@ -112,3 +112,32 @@ def test_steps_that_trained_nothing_are_counted_on_the_page_and_marked_on_the_re
 
     metrics["train/optimizer_steps"] = {s: 1.0 for s in range(1, 9)}
     assert "trained nothing" not in render_report(_data(metrics))
+
+
+def test_trace_text_on_the_page_is_escaped_never_a_tag() -> None:
+    """Cluster ids, signatures, detectors and hack warnings come from traces; the page autoescapes them all."""
+    from html.parser import HTMLParser
+
+    hostile = "<img src=x onerror=alert(1)><details open><script>alert(2)</script>"
+    metrics = {**_metrics(False), f"cluster/{hostile}/reward": {3: 0.5}, f"cluster/{hostile}/episodes": {3: 4}}
+    data = _data(metrics, signature=hostile)
+    data.clusters[hostile] = {"detector": hostile, "signature": hostile, "formats": [hostile], "rank": 1}
+    data.run["task_set_id"] = data.run["base_model"] = hostile
+    data.hack_warnings = [{"step": 8, "cluster_id": hostile, "first_step": 3, "split_step": 6, "reward_before": 0.1,
+                           "reward_after": 0.9, "hollow_before": 0.0, "hollow_after": 0.8, "p_value": 0.01,
+                           "detector": hostile, "example_rollout_id": hostile}]
+
+    page = render_report(data)
+
+    class Tags(HTMLParser):
+        found: list[tuple[str, list]] = []
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            self.found.append((tag, attrs))
+
+    tags = Tags()
+    tags.feed(page)
+    names = [tag for tag, _ in tags.found]
+    assert "script" not in names and names.count("details") == 1  # the page's own: its config
+    assert not [attrs for _, attrs in tags.found if any(name.startswith("on") for name, _ in attrs)]
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;&lt;details open&gt;") >= 5  # shown, escaped, everywhere

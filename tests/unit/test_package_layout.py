@@ -37,6 +37,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "export": {"errors", "evals.checkpoints", "inert", "models", "store", "training"},
     "report": {"errors", "evals.checkpoints", "inert", "output", "store", "training"},
     "configdoc": {"training", "samplers", "harnesses", "tasks"},
+    "environments": {"episodes", "errors", "evals.scorers", "exact_json", "harnesses", "inert", "models", "output",
+                     "store", "tasks", "yamlfile"},
     "public_traces": {"errors", "output"},
 }
 # The command line sits on top and may import any of the above; the package's own `__init__` imports nothing.

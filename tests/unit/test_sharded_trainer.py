@@ -12,6 +12,7 @@ layers in the sharded blocks; only the adapter moves, and the base weights come 
 from __future__ import annotations
 
 import copy
+import uuid
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from tracegym.models.tiny import tiny_llama
 from tracegym.training import lora
 from tracegym.training.config import GRPOSection, LoraSection, LossSection, OptimSection
 from tracegym.training.grpo.trainer import Trainer
-from tracegym.training.parallel.sharded import Rendezvous, free_port, share
+from tracegym.training.parallel.sharded import Rendezvous, share
 
 LR = 1e-3
 LOSS_ATOL = 1e-5
@@ -110,7 +111,7 @@ def _gradient_rank(rank: int, rendezvous: Rendezvous, out: Path) -> None:
 
 
 def _run_ranks(out: Path, steps: range, resume: bool = False, variant: str = "full") -> dict:
-    rendezvous = Rendezvous("127.0.0.1", free_port(), 2)
+    rendezvous = Rendezvous(2, store_file=str(out / f"store-{uuid.uuid4().hex}"))
     mp.spawn(_rank, args=(rendezvous, out, steps, resume, variant), nprocs=2, join=True)
     return torch.load(out / ("result.pt" if resume or len(steps) == STEPS else "resume.pt"), weights_only=False)
 
@@ -167,7 +168,7 @@ def test_two_ranks_give_the_gradient_of_one_process(tmp_path: Path) -> None:
     model, batches = _setup()
     trainer = Trainer(copy.deepcopy(model), *_sections(), temperature=TEMPERATURE)
     trainer.accumulate(batches[0])
-    mp.spawn(_gradient_rank, args=(Rendezvous("127.0.0.1", free_port(), 2), tmp_path), nprocs=2, join=True)
+    mp.spawn(_gradient_rank, args=(Rendezvous(2, store_file=str(tmp_path / "store")), tmp_path), nprocs=2, join=True)
     sharded = torch.load(tmp_path / "grads.pt")
     for name, param in trainer.model.named_parameters():
         scale = float(param.grad.abs().max())

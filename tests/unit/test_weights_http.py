@@ -1,21 +1,25 @@
 """The trainer's weight endpoint over HTTP: a watcher follows it, catches up after missed versions, survives a delta
-damaged in transit, and nothing but version files can be read through it."""
+damaged in transit, and nothing but version files can be read through it; nothing at all without the run's token,
+and a reader takes neither a listing the trainer did not sign nor a file whose sha256 is not the announced one."""
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import os
 import pickle
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import torch
 
-from tracegym.errors import ConfigError
+from tracegym.errors import ConfigError, ModelError
 from tracegym.samplers.weights.folder import DELTA_SUFFIX, STABLE, FilesystemBroadcast, WeightWatcher
-from tracegym.samplers.weights.http import HttpVersions, WeightServer
+from tracegym.samplers.weights.http import HttpVersions, WeightServer, bearer_key, new_token
 
 
 def _versions(n: int) -> list[dict[str, torch.Tensor]]:
@@ -39,6 +43,9 @@ def _equal(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
+TOKEN = new_token()
+
+
 def _size(root: Path, version: int, name: str) -> int:
     return (root / f"step_{version}" / name).stat().st_size
 
@@ -46,8 +53,8 @@ def _size(root: Path, version: int, name: str) -> int:
 def test_a_watcher_follows_the_trainer_over_http_counting_bytes_and_publish_times(tmp_path: Path) -> None:
     root, versions = tmp_path / "w", _versions(4)
     broadcast = FilesystemBroadcast(root, ["bf16"], keep=10, delta="xor", full_every=100)
-    with WeightServer(root) as server:
-        source = HttpVersions(server.url)
+    with WeightServer(root, TOKEN) as server:
+        source = HttpVersions(server.url, TOKEN)
         watcher = WeightWatcher(source, "bf16")
         assert server.url.startswith("http://127.0.0.1:") and watcher.poll() is None
         read = 0
@@ -70,8 +77,8 @@ def test_a_watcher_follows_the_trainer_over_http_counting_bytes_and_publish_time
 def test_a_sampler_that_missed_versions_catches_up_from_the_newest_whole_version(tmp_path: Path) -> None:
     root, versions = tmp_path / "w", _versions(8)
     broadcast = FilesystemBroadcast(root, ["bf16"], keep=2, delta="overwrite", full_every=3)
-    with WeightServer(root) as server:
-        watcher = WeightWatcher(HttpVersions(server.url), "bf16")
+    with WeightServer(root, TOKEN) as server:
+        watcher = WeightWatcher(HttpVersions(server.url, TOKEN), "bf16")
         broadcast.publish(versions[0], 0)
         assert watcher.poll()[0] == 0
         for v in range(1, 8):  # the sampler is away; versions 1-5 are deleted as newer ones come
@@ -108,8 +115,8 @@ class _FlipOnce:
 def test_a_delta_damaged_in_transit_is_caught_and_rebuilt_from_whole_weights(tmp_path: Path, where: str) -> None:
     root, versions = tmp_path / "w", _versions(3)
     broadcast = FilesystemBroadcast(root, ["bf16"], keep=10, delta="xor", full_every=100)
-    with WeightServer(root) as server:
-        link = _FlipOnce(HttpVersions(server.url), where)
+    with WeightServer(root, TOKEN) as server:
+        link = _FlipOnce(HttpVersions(server.url, TOKEN), where)
         watcher = WeightWatcher(link, "bf16")
         broadcast.publish(versions[0], 0)
         watcher.poll()
@@ -122,12 +129,15 @@ def test_a_delta_damaged_in_transit_is_caught_and_rebuilt_from_whole_weights(tmp
         assert version == 2 and _equal(state, _bf16(versions[2])) and watcher.rebuilt_from_whole == 1
 
 
-def _get(server: WeightServer, path: str, method: str = "GET") -> tuple[int, bytes]:
+def _get(server: WeightServer, path: str, method: str = "GET", key: str | None = bearer_key(TOKEN),
+         ) -> tuple[int, bytes]:
     """A raw request: the path goes out exactly as written (an HTTP library would normalise `..` away)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     try:
         conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
         conn.putheader("Host", "127.0.0.1")
+        if key is not None:
+            conn.putheader("Authorization", f"Bearer {key}")
         conn.endheaders()
         response = conn.getresponse()
         return response.status, response.read()
@@ -145,11 +155,12 @@ def test_nothing_but_complete_version_files_can_be_read(tmp_path: Path) -> None:
     (root / "tokenizer" / "tokenizer.json").write_text("SECRET")
     (root / "step_2" / STABLE).unlink()  # as if still being written
     os.symlink(tmp_path / "run" / "secret.txt", root / "step_1" / "fp16.safetensors")
-    with WeightServer(root) as server:
+    with WeightServer(root, TOKEN) as server:
         status, body = _get(server, "/versions")
-        assert status == 200 and json.loads(body) == {"versions": [{"version": 1, "files": {
-            "bf16.safetensors": _size(root, 1, "bf16.safetensors"),
-            "fp32.safetensors": _size(root, 1, "fp32.safetensors")}}]}
+        names = ("bf16.safetensors", "fp32.safetensors")
+        assert status == 200 and json.loads(body) == {"versions": [{
+            "version": 1, "files": {name: _size(root, 1, name) for name in names},
+            "sha256": {name: hashlib.sha256((root / "step_1" / name).read_bytes()).hexdigest() for name in names}}]}
         status, body = _get(server, "/versions/1/bf16.safetensors")
         assert status == 200 and body == (root / "step_1" / "bf16.safetensors").read_bytes()
         assert _get(server, "/versions/1/bf16.safetensors", "HEAD") == (200, b"")
@@ -162,14 +173,14 @@ def test_nothing_but_complete_version_files_can_be_read(tmp_path: Path) -> None:
             assert status == 404 and b"SECRET" not in body, path
         assert _get(server, "/versions", "POST")[0] == 501
         with pytest.raises(ConfigError, match="async.weights_http.port"):
-            WeightServer(root, port=server.port)  # taken
+            WeightServer(root, TOKEN, port=server.port)  # taken
 
 
 def test_a_version_gone_meanwhile_is_skipped_and_the_next_poll_finds_a_newer_one(tmp_path: Path) -> None:
     root, versions = tmp_path / "w", _versions(3)
     broadcast = FilesystemBroadcast(root, ["bf16"], keep=1)
-    with WeightServer(root) as server:
-        source = HttpVersions(server.url)
+    with WeightServer(root, TOKEN) as server:
+        source = HttpVersions(server.url, TOKEN)
         watcher = WeightWatcher(source, "bf16")
         broadcast.publish(versions[0], 0)
         assert source.versions() == [0]
@@ -179,3 +190,75 @@ def test_a_version_gone_meanwhile_is_skipped_and_the_next_poll_finds_a_newer_one
         assert watcher.poll()[0] == 1
         broadcast.publish(versions[2], 2)
         assert watcher.poll()[0] == 2
+
+
+def test_nothing_is_served_without_the_runs_key(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    FilesystemBroadcast(root, ["bf16"]).publish(_versions(1)[0], 1)
+    with WeightServer(root, TOKEN) as server:
+        for key in (None, "", TOKEN, bearer_key(new_token()), bearer_key(TOKEN)[:-1]):  # none, the raw token, ...
+            for path, method in (("/versions", "GET"), ("/versions/1/bf16.safetensors", "GET"),
+                                 ("/versions/1/bf16.safetensors", "HEAD"), ("/nothing", "GET")):
+                status, body = _get(server, path, method, key=key)
+                assert status == 401 and b"safetensors" not in body, (key, path, method)
+        assert _get(server, "/versions/1/bf16.safetensors")[0] == 200
+        with pytest.raises(ConnectionError, match="401"):
+            HttpVersions(server.url, new_token()).versions()  # another run's reader
+
+
+class _Impostor(ThreadingHTTPServer):
+    """Whatever answers at a port the reader was pointed at: a server of someone else's that relays the trainer's
+    signed listing (it saw a reader's bearer key) but serves other bytes, or that writes a listing of its own."""
+
+    def __init__(self, upstream: str, forge_listing: bool) -> None:
+        self.upstream, self.forge_listing, self.keys_seen = upstream, forge_listing, []
+        super().__init__(("127.0.0.1", 0), _ImpostorHandler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _ImpostorHandler(BaseHTTPRequestHandler):
+    server: _Impostor
+
+    def do_GET(self) -> None:  # noqa: N802
+        import httpx
+
+        self.server.keys_seen.append(self.headers.get("Authorization"))
+        real = httpx.get(f"{self.server.upstream}{self.path}", headers={"Authorization": self.headers["Authorization"]})
+        body, headers = real.content, {"X-Tracegym-Signature": real.headers.get("X-Tracegym-Signature", "")}
+        if self.path == "/versions" and self.server.forge_listing:
+            listing = json.loads(body)
+            listing["versions"][0]["sha256"] = {name: "0" * 64 for name in listing["versions"][0]["files"]}
+            body = json.dumps(listing).encode()
+        elif self.path != "/versions":
+            body = body[:-1] + bytes([body[-1] ^ 0x5A])  # other weights, same size
+        self.send_response(real.status_code)
+        for name, value in {**headers, "Content-Length": str(len(body))}.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+def test_a_reader_refuses_weights_other_than_the_trainer_announced(tmp_path: Path) -> None:
+    root, versions = tmp_path / "w", _versions(1)
+    FilesystemBroadcast(root, ["bf16"]).publish(versions[0], 0)  # no deltas: no checksum inside the file
+    with WeightServer(root, TOKEN) as server:
+        relay = _Impostor(server.url, forge_listing=False)
+        watcher = WeightWatcher(HttpVersions(relay.url, TOKEN), "bf16")
+        with pytest.raises(ModelError, match="do not match their checksum"):
+            watcher.poll()  # the relayed listing is the trainer's; the bytes are not what it announced
+        assert watcher.rebuilt_from_whole == 1 and watcher.version is None
+        relay.shutdown()
+
+        forger = _Impostor(server.url, forge_listing=True)
+        with pytest.raises(ConnectionError, match="not signed with this run's token"):
+            HttpVersions(forger.url, TOKEN).versions()
+        assert forger.keys_seen and TOKEN not in str(forger.keys_seen)  # the key it saw is not the token
+        forger.shutdown()
+        assert WeightWatcher(HttpVersions(server.url, TOKEN), "bf16").poll()[0] == 0  # the trainer's own: taken

@@ -10,9 +10,12 @@ import typer
 from tracegym.models.precision import PrecisionChoice, resolve_precision
 from tracegym.output import JsonOpt, StoreOpt, err, literal, out, print_json, progress
 
+ResultFormatChoice = Literal["verifiers", "trl"]
+
 if TYPE_CHECKING:
     from tracegym.evals.checkpoints.comparison import Scores
     from tracegym.evals.checkpoints.evaluate import EvalOptions, EvalPlan, Evaluation
+    from tracegym.evals.checkpoints.imported import Imported
     from tracegym.store import Store
     from tracegym.store.access import StoreAccess
 
@@ -33,7 +36,9 @@ def eval_command(
         "--api", help="An OpenAI-compatible endpoint as a baseline: MODEL@BASE_URL (key from $OPENAI_API_KEY); "
                       "repeatable.")] = None,
     split: Annotated[Literal["heldout", "train"], typer.Option(help="Which tasks to evaluate on.")] = "heldout",
-    samples: Annotated[int, typer.Option("--samples", "-k", min=1, help="Episodes per task and model.")] = 4,
+    samples: Annotated[int | None, typer.Option("--samples", "-k", min=1, help=(
+        "Episodes per task and model [default: 4; with --from-results, the fewest samples the file holds for a "
+        "task]."))] = None,
     seed: Annotated[int, typer.Option(help="Episode seeds derive from it, the same for every model.")] = 0,
     config: Annotated[Path | None, typer.Option(
         help="A train config whose prompt, harness, sampler and task filters to evaluate with [default: the "
@@ -48,6 +53,14 @@ def eval_command(
              "to it [default: the scores stored with the samples].")] = None,
     component: Annotated[str | None, typer.Option(
         help="Also show this reward component (a part of a weighted eval, say) per cluster.")] = None,
+    from_results: Annotated[Path | None, typer.Option(
+        "--from-results", help="A results JSONL of a model trained elsewhere (on an exported task set): imported "
+                               "as its rollouts and compared with the base per cluster.")] = None,
+    results_format: Annotated[ResultFormatChoice, typer.Option(
+        "--format", help="The --from-results file's format: verifiers (vf-eval's results.jsonl) or trl (prompt, "
+                         "completion, reward and task_id per line).")] = "verifiers",
+    model_name: Annotated[str | None, typer.Option(
+        "--model-name", help="The --from-results model's name in tables [default: the file's name].")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -57,29 +70,60 @@ def eval_command(
     against the base with a paired permutation test (beyond noise at p < 0.05); tasks the base passed and a
     checkpoint fails.
     Every sample goes to the store (eval_results; the episode in rollouts with run_id = the eval id). An
-    evaluation that stopped resumes where it stopped: samples already stored are not run again.
+    evaluation that stopped resumes where it stopped: samples already stored are not run again. With
+    --from-results, a model trained by another trainer joins the comparison through its scored results (see
+    `tracegym rollouts import`); only the base (and any checkpoints) run here.
     """
     from tracegym.evals.checkpoints.evaluate import EvalOptions, plan_evaluation
     from tracegym.store.access import StoreAccess
 
     # Resolved here: the precision is part of the settings an evaluation's id is hashed from.
-    options = EvalOptions(split=split, samples=samples, seed=seed, concurrency=concurrency,
+    options = EvalOptions(split=split, samples=samples or 4, seed=seed, concurrency=concurrency,
                           pass_threshold=pass_threshold, precision=resolve_precision(precision, device),
                           device=device)
     access = StoreAccess(store)
     with access.writing() as st:  # read at the start; the samples are written in batches, not held across them
         plan = plan_evaluation(st, tasks, checkpoints or [], base, api or [], config, options)
+        imported = None
+        if from_results is not None:
+            imported = _import(st, plan, from_results, results_format, model_name)
+            options.samples = _imported_samples(imported, plan, samples)
         scores = _scores(st, score_version, component, options.pass_threshold)
     err.print(f"Evaluating {len(plan.candidates)} models on {len(plan.tasks)} {split} tasks of "
               f"{plan.task_set.manifest.name} x {samples} samples (settings: {plan.config_source}"
               f"{f'; {plan.why_fewer()}' if plan.why_fewer() else ''}).")
     say_unchanged(plan)
-    table = evaluate_and_compare(access, plan, options, scores)
+    table = evaluate_and_compare(access, plan, options, scores, imported)
     if as_json:
         print_json(table)
         return
     print_comparison(table)
     err.print(f"Every sample: tracegym sql \"SELECT * FROM eval_results WHERE eval_id = '{table['eval_id']}'\"")
+
+
+def _import(st: Store, plan: EvalPlan, path: Path, fmt: ResultFormatChoice, name: str | None) -> Imported:
+    from tracegym.evals.checkpoints.imported import import_results
+
+    imported = import_results(st, plan.task_set, path, fmt, name or path.name)
+    stored = "already in the store" if imported.already else "imported"
+    err.print(f"{literal(imported.model)}: {len(imported.episodes)} samples of {literal(path)} {stored} as run "
+              f"{imported.run_id}{f'; {len(imported.bad)} lines left out' if imported.bad else ''}.")
+    return imported
+
+
+def _imported_samples(imported: Imported, plan: EvalPlan, asked: int | None) -> int:
+    """Samples per task: `asked`, else the fewest the import holds for a task of the plan that it covers at all."""
+    from tracegym.errors import ConfigError
+
+    counts = {t.task_id: sum(1 for e in imported.episodes if e.task_id == t.task_id) for t in plan.tasks}
+    held = [n for n in counts.values() if n]
+    if not held:
+        raise ConfigError(f"{imported.path} holds no sample of the {len(plan.tasks)} tasks evaluated. Fix: export "
+                          "and evaluate the same split (`--split train` for results on training tasks).")
+    if asked is not None and asked > max(held):
+        raise ConfigError(f"--samples {asked}: {imported.path} holds at most {max(held)} samples of a task. Fix: "
+                          f"--samples {min(held)} (the fewest it holds for a task), or import more results.")
+    return asked or min(held)
 
 
 def say_unchanged(plan: EvalPlan) -> None:
@@ -123,15 +167,19 @@ def _scores(st: Store, version: str | None, component: str | None, threshold: fl
     return Scores(int(version), threshold, component)
 
 
-def evaluate_and_compare(store: StoreAccess, plan: EvalPlan, options: EvalOptions, scores: Scores | None = None
-                         ) -> dict[str, Any]:
-    """Run the plan (with a progress bar), then the comparison of its models against its base (on `scores`),
-    with counts; names on stderr the groups too small for a verdict."""
+def evaluate_and_compare(store: StoreAccess, plan: EvalPlan, options: EvalOptions, scores: Scores | None = None,
+                         imported: Imported | None = None) -> dict[str, Any]:
+    """Run the plan (with a progress bar), then the comparison of its models (and an imported one) against its base
+    (on `scores`), with counts; names on stderr the groups too small for a verdict."""
     from tracegym.evals.checkpoints.comparison import ModelRef, Scores, compare
+    from tracegym.evals.checkpoints.imported import add_to_evaluation
 
     result = _run(store, plan, options)
     refs = [ModelRef(c.label, c.checkpoint_id, c.run_id, c.step) for c in result.candidates]
-    with store.reading() as st:
+    with store.writing() if imported is not None else store.reading() as st:  # the import's results are written
+        if imported is not None:
+            refs.append(add_to_evaluation(st, result.eval_id, imported, refs[0], result.tasks, options.samples,
+                                          options.pass_threshold))
         table = compare(st, result.eval_id, refs[0], refs[1:], options.samples, [t.task_id for t in result.tasks],
                         options.seed, scores or Scores())
     table["counts"] = {label: c.__dict__ for label, c in result.counts.items()}

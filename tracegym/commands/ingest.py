@@ -15,7 +15,8 @@ def register(app: typer.Typer) -> None:
 
 
 def ingest(
-    paths: Annotated[list[str], typer.Argument(help="Files, folders (recursive) or - for stdin.")],
+    paths: Annotated[list[str], typer.Argument(
+        help="Files, folders (recursive), - for stdin, or a running MLflow server: mlflow+http://HOST:PORT.")],
     fmt: Annotated[str | None, typer.Option(
         "--format", help="Skip detection and read every file as this format.")] = None,
     mapping: Annotated[Path | None, typer.Option(
@@ -35,13 +36,22 @@ def ingest(
         "--session-key", help="The field of each log line that holds its session id, as a path such as "
                               "meta.conversation_id or $.meta.conversation_id (OpenAI and Anthropic logs).")]
         = None,
+    experiment: Annotated[str | None, typer.Option(
+        "--experiment", help="With mlflow+http://…: the experiment whose traces to pull.")] = None,
+    since: Annotated[str | None, typer.Option(
+        "--since", help="With mlflow+http://…: only traces started within this span (30m, 12h, 1d, 2w).")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Load agent traces into the store; the format of each file is detected unless --format is given."""
     from tracegym.errors import is_interrupt, remembered_interrupts
+    from tracegym.ingest.mlflow_pull import is_mlflow_source
     from tracegym.ingest.pipeline import gathered, ingest_inputs
     from tracegym.store import open_store
+
+    if any(is_mlflow_source(p) for p in paths) or experiment is not None or since is not None:
+        _pull_mlflow(paths, experiment, since, _redact_settings(redact, redact_config), store, as_json, strict)
+        return
 
     options: dict[str, Any] = {"mapping": mapping} if mapping else {}
     if session_key is not None:
@@ -86,6 +96,42 @@ def ingest(
     nothing_loaded = (data["traces"] == 0 and data["duplicates_skipped"] == 0
                       and data["files_skipped_already_ingested"] == 0)
     if data["errors"] and (strict or nothing_loaded):
+        raise typer.Exit(2)
+
+
+def _pull_mlflow(paths: list[str], experiment: str | None, since: str | None, settings: Any, store: Path | None,
+                 as_json: bool, strict: bool) -> None:
+    """`tracegym ingest mlflow+http://HOST:PORT --experiment NAME [--since 1d]` (tracegym/ingest/mlflow_pull.py)."""
+    from tracegym.errors import ConfigError
+    from tracegym.ingest.mlflow_pull import is_mlflow_source, parse_since, plan_pull, pull
+    from tracegym.store import open_store
+
+    if len(paths) != 1 or not is_mlflow_source(paths[0]) or not experiment:
+        raise ConfigError("--experiment and --since go with one MLflow server, and it with --experiment. Fix: "
+                          "tracegym ingest mlflow+http://HOST:PORT --experiment NAME [--since 1d], files apart.")
+    span = parse_since(since)
+    with open_store(store) as st:
+        plan = plan_pull(st, paths[0], experiment, span)
+        run = None
+        if settings is not None:
+            from tracegym.redact.session import Run
+
+            run = Run(st, settings, "ingest")
+        with progress("pulling traces", total=len(plan.todo)) as bar:
+            summary = pull(st, plan, bar.advance, run)
+    data = {**summary.to_dict(), "pull": {"server": plan.server, "experiment": plan.experiment,
+                                          "traces_listed": plan.listed, "traces_fetched": len(plan.todo),
+                                          "traces_unchanged": plan.unchanged, "traces_in_progress": plan.in_progress}}
+    if as_json:
+        print_json(data)
+    else:
+        pulled = data["pull"]
+        err.print(f"{literal(plan.server)} experiment {literal(plan.experiment)}: {pulled['traces_listed']} traces "
+                  f"listed, {pulled['traces_fetched']} new or changed fetched, {pulled['traces_unchanged']} "
+                  f"already pulled, {pulled['traces_in_progress']} still in progress (a later pull takes them).",
+                  highlight=False)
+        _print_summary(data)
+    if data["errors"] and strict:
         raise typer.Exit(2)
 
 
@@ -141,6 +187,12 @@ def _print_summary(data: dict) -> None:
     if data["traces_waiting"]:
         err.print(f"{data['traces_waiting']} traces wait for their LLM calls: what these files hold of them (a root "
                   "run, log records, scores) is kept, and joins them when a file with their calls is ingested.")
+        spans_only = [why for why in data["waiting_why"] if "spans (" in why]
+        if spans_only:
+            err.print(f"[yellow]{len(spans_only)} of them hold spans that are none of them an LLM call or a tool "
+                      "execution[/yellow]: if no other file has their calls, their producer writes attributes this "
+                      "format does not read (docs/bring-your-traces.md lists what each producer must set):"
+                      + "".join(f"\n  {literal(why)}" for why in spans_only[:5]), highlight=False)
     if data["links_skipped"]:
         _print_skipped_links(data["links_skipped"])
     if data["traces"] == 0 and not data["traces_differing"] and (

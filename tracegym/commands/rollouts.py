@@ -1,8 +1,10 @@
-"""`tracegym rollouts list` and `tracegym rollouts show ID`: stored episodes, each beside the turn it replaced."""
+"""`tracegym rollouts list`, `tracegym rollouts show ID` (stored episodes, each beside the turn it replaced) and
+`tracegym rollouts import FILE` (results scored by another trainer)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -63,6 +65,47 @@ def rollouts_show(
         print_json(view)
         return
     _print_view(view)
+
+
+@rollouts_app.command("import")
+def rollouts_import(
+    file: Annotated[Path, typer.Argument(help="The results JSONL another trainer wrote on an exported task set.")],
+    task_set: Annotated[str, typer.Option("--task-set", help="The task set exported: a folder or its name in the "
+                                                             "store.")] = ...,
+    fmt: Annotated[Literal["verifiers", "trl"], typer.Option(
+        "--format", help="verifiers: vf-eval's results.jsonl; trl: prompt, completion, reward and task_id per "
+                         "line.")] = "verifiers",
+    model: Annotated[str | None, typer.Option(help="The model's name in tables [default: the file's name].")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store scored results of a model trained elsewhere as rollouts of the task set (one run, kind import).
+
+    Each sample keeps the reward the other trainer recorded; lines that cannot be read are named and left out.
+    Importing the same file again adds nothing. Compare the model with a base per cluster with `tracegym eval
+    --tasks SET --from-results FILE`.
+    """
+    from tracegym.evals.checkpoints.imported import import_results
+    from tracegym.harnesses.taskrun import resolve_task_set
+    from tracegym.store import open_store
+
+    with open_store(store) as st:
+        imported = import_results(st, resolve_task_set(st, task_set), file, fmt, model or file.name)
+    rewards = [e.reward for e in imported.episodes if e.reward is not None]
+    summary = {"run_id": imported.run_id, "model": imported.model, "already_imported": imported.already,
+               "samples": len(imported.episodes), "tasks": len({e.task_id for e in imported.episodes}),
+               "unscored": len(imported.episodes) - len(rewards),
+               "mean_reward": sum(rewards) / len(rewards) if rewards else None, "lines_left_out": imported.bad}
+    if as_json:
+        print_json(summary)
+        return
+    verb = "were already in the store" if imported.already else "stored"
+    mean = "none" if summary["mean_reward"] is None else f"{summary['mean_reward']:.3f}"
+    out.print(f"{summary['samples']} samples of {summary['tasks']} tasks {verb} as run {imported.run_id} "
+              f"(model {literal(imported.model)}; mean reward {mean}; {summary['unscored']} unscored).")
+    for line in imported.bad:
+        err.print(f"[yellow]left out: {literal(line)}[/yellow]")
+    err.print(f"`tracegym rollouts list --run {imported.run_id}` to see them.")
 
 
 def _text(message: dict[str, Any] | None) -> str:

@@ -420,3 +420,46 @@ def tasks_show(
         print_json(spec.model_dump(mode="json", exclude_none=True))
     else:
         out.print(dump_spec(spec), markup=False, highlight=False)
+
+
+@tasks_app.command("export")
+def tasks_export(
+    task_set: Annotated[str, typer.Argument(help="The task set: a folder or its name in the store.")],
+    to: Annotated[str, typer.Option("--to", help="The format: verifiers (an environment package for "
+                                                 "verifiers.load_environment) or trl (a datasets folder and reward.py "
+                                                 "for GRPOTrainer); docs/other-trainers.md.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="The folder to write (replaced only with --force).")],
+    split: Annotated[Literal["train", "heldout", "all"], typer.Option(help="Which tasks to export.")] = "train",
+    harness_config: Annotated[Path | None, typer.Option(
+        help="YAML harness config the exported tasks run under, as `tracegym run` takes it (e.g. run_as: {shell: "
+             "chat}).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --out folder.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Export a task set as an environment for another trainer, rewarded by the same tracegym scorers.
+
+    Each row keeps the task id, cluster id, harness, split, the reference reply and the gates' verdicts; the
+    export names the tracegym version its scorers need. See docs/other-trainers.md.
+    """
+    from tracegym.environments.make import export_task_set
+    from tracegym.harnesses.config import load_harness_config
+    from tracegym.harnesses.taskrun import resolve_task_set
+    from tracegym.store import open_store
+
+    config, config_dir = load_harness_config(harness_config)
+    with open_store(store, read_only=True) as st:
+        ts = resolve_task_set(st, task_set)
+        result = export_task_set(ts, to, out_dir, split, st, config, config_dir,
+                                 str(harness_config) if harness_config else None, force)
+    m = result.manifest
+    if as_json:
+        print_json({"format": m.format, "out": str(result.out), "task_set": m.task_set,
+                    "task_set_sha256": m.task_set_sha256, "tracegym_version": m.tracegym_version, "split": m.split,
+                    "counts": m.counts, **result.facts, "seconds": round(result.seconds, 3)})
+        return
+    emit([{"key": k, "value": v} for k, v in result.facts.items()], False,
+         title=f"{m.task_set} as {m.format} in {literal(result.out)}")
+    err.print(f"Exported {m.counts['rows']} tasks ({m.counts['train']} train, {m.counts['heldout']} held out, "
+              f"{m.counts['with_reference']} with a reference) of {literal(m.task_set)} to {m.format} in "
+              f"{result.seconds:.2f} s; it needs tracegym {m.tracegym_version}.")

@@ -56,6 +56,7 @@ TrainUse = Literal[
     "no_signal",  # in a step's batch, but every reward of its group was equal: advantages 0, skipped
     "set_aside",  # taken by dynamic sampling and replaced (every reward of its group was equal)
     "stale",  # sampled by weights more than async.max_staleness versions old: dropped
+    "imported",  # sampled and scored by another trainer, brought back by `tracegym rollouts import`
 ]
 
 

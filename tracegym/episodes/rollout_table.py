@@ -87,17 +87,22 @@ def write_rollouts(store: Store, episodes: Sequence[Episode], run_id: str | None
     episode's own."""
     if not episodes:
         return 0
-    table = rollouts_table(episodes, run_id)
-    select = ", ".join(f"CAST({c} AS JSON)" if c in _JSON else c for c in COLUMNS)
     with store.transaction() as con:
-        con.register("_rollouts_staged", table)
-        try:
-            con.execute(f"INSERT INTO rollouts ({', '.join(COLUMNS)}) SELECT {select} FROM _rollouts_staged")
-        finally:
-            con.unregister("_rollouts_staged")
+        insert_rollouts(con, episodes, run_id)
     for episode in episodes:
         episode.run_id = run_id if run_id is not None else episode.run_id
     return len(episodes)
+
+
+def insert_rollouts(con: duckdb.DuckDBPyConnection, episodes: Sequence[Episode], run_id: str | None = None) -> None:
+    """Append the episodes inside the caller's transaction (`write_rollouts` opens its own)."""
+    table = rollouts_table(episodes, run_id)
+    select = ", ".join(f"CAST({c} AS JSON)" if c in _JSON else c for c in COLUMNS)
+    con.register("_rollouts_staged", table)
+    try:
+        con.execute(f"INSERT INTO rollouts ({', '.join(COLUMNS)}) SELECT {select} FROM _rollouts_staged")
+    finally:
+        con.unregister("_rollouts_staged")
 
 
 def read_rollouts(

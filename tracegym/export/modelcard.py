@@ -7,13 +7,18 @@ view), and every evaluation of these exact weights (`eval_results` rows under th
 
 The card is `README.md` with YAML front matter, as the Hugging Face Hub reads it: `base_model` only when it is
 a Hub id (a local path would fail the Hub's check), and the evaluations as `model-index` results. Text from the
-store (signatures, ids) is written through `one_line`, so it cannot break the Markdown tables or the YAML.
+store (signatures, ids, task names: trace content) is written through `one_line`, so it cannot break the Markdown
+tables or the YAML, and in the Markdown body as inert text (`md_text`): HTML's `<`, `>` and `&` as entities,
+Markdown's link, image, code and emphasis characters backslash-escaped, and bare URLs and e-mail addresses broken
+so that no renderer links them. A hostile signature renders as the text it is, never as a tag or a link.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
@@ -160,12 +165,24 @@ def front_matter(facts: CardFacts) -> dict[str, Any]:
     return meta
 
 
+_MARKDOWN = re.compile(r"([\\`*_\[\]()!|~#@])")
+"""Characters that start Markdown links, images, code, emphasis, headings, table cells or e-mail autolinks."""
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9]):(?=//)|(?<=\bwww)\.")
+"""Where a bare URL (`scheme://`, `www.`) would be linked by GFM's autolinks: an escape there splits the text."""
+
+
+def md_text(text: str) -> str:
+    """`text` on one line as inert Markdown: rendered, it shows these characters and makes no tag, link or code."""
+    escaped = _AUTOLINK.sub(lambda m: "\\" + m.group(), _MARKDOWN.sub(r"\\\1", one_line(text)))
+    return html.escape(escaped, quote=False)
+
+
 def _fmt(value: Any) -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
         return f"{value:.3f}"
-    return one_line(str(value)).replace("|", "\\|")
+    return md_text(str(value))
 
 
 def _table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> list[str]:
@@ -210,7 +227,7 @@ def _files_section(facts: CardFacts) -> list[str]:
                else "- The run trained full weights, so there is no LoRA adapter to merge.")
     return ["- Hugging Face layout: `config.json`, `generation_config.json`, safetensors weights, tokenizer "
             "files; load with `AutoModelForCausalLM.from_pretrained(FOLDER)`.",
-            f"- GGUF: `{facts.gguf}` (unquantized; llama.cpp and `transformers` with `gguf_file=` read it)."
+            f"- GGUF: {_fmt(facts.gguf)} (unquantized; llama.cpp and `transformers` with `gguf_file=` read it)."
             if facts.gguf else "- No GGUF file (export with `--gguf` to write one, for Llama-architecture models).",
             weights, "- Not included: the optimizer and trainer state (`trainer_state.pt`).", ""]
 
@@ -219,9 +236,9 @@ def _training_section(facts: CardFacts) -> list[str]:
     lines = ["## Training", ""]
     base = facts.base_model or "unknown (the run is not in the store)"
     hub = HUB_IDS.get((facts.base_model or "").lower())
-    lines.append(f"- Base model: `{_fmt(base)}`" + (f" ({hub})" if hub else ""))
-    lines.append(f"- Task set: `{_fmt(facts.task_set_id)}`")
-    lines.append(f"- Run: `{_fmt(facts.run_id)}`, checkpoint at step {_fmt(facts.step)} (warm start included)"
+    lines.append(f"- Base model: {_fmt(base)}" + (f" ({hub})" if hub else ""))
+    lines.append(f"- Task set: {_fmt(facts.task_set_id)}")
+    lines.append(f"- Run: {_fmt(facts.run_id)}, checkpoint at step {_fmt(facts.step)} (warm start included)"
                  + (f"; the run is {_fmt(facts.run.get('status'))}, started "
                     f"{_fmt(str(facts.run.get('started_at'))[:19])}" if facts.run else ""))
     lines.append("- Method: GRPO on tasks cut from failing production traces (tracegym), after a supervised warm "
@@ -244,9 +261,9 @@ def _eval_section(facts: CardFacts) -> list[str]:
 
 
 def _lineage_section(facts: CardFacts) -> list[str]:
-    lines = [f"- Checkpoint: `{_fmt(facts.checkpoint)}`", f"- Weights: `{_fmt(facts.checkpoint_id)}`"]
+    lines = [f"- Checkpoint: {_fmt(facts.checkpoint)}", f"- Weights: {_fmt(facts.checkpoint_id)}"]
     if facts.store is not None:
-        lines.append(f"- Store: `{_fmt(facts.store)}`")
-    lines += [f"- `tracegym lineage {_fmt(c['cluster_id'])}`: cluster → tasks → runs → evaluations"
+        lines.append(f"- Store: {_fmt(facts.store)}")
+    lines += [f"- `tracegym lineage` {_fmt(c['cluster_id'])}: cluster → tasks → runs → evaluations"
               for c in facts.clusters if c["cluster_id"] is not None]
     return lines

@@ -21,6 +21,7 @@ from tracegym.ingest import fragments
 from tracegym.ingest.adapters import ADAPTERS, get_adapter
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.log_line import session_key
+from tracegym.ingest.adapters.mlflow import file_store_sidecar
 from tracegym.ingest.adapters.spans import Incomplete
 from tracegym.ingest.append import Appended, append_tables
 from tracegym.ingest.batch import TraceBatch
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from tracegym.redact.session import Run
 
 BATCH_TRACES = 2000
+SHOWN_WAITING = 20
 INGEST_MEMORY_LIMIT = "512MB"
 SKIP_SUFFIXES = {".md", ".txt", ".csv", ".py", ".yaml", ".yml", ".patch", ".diff", ".log", ".html"}
 
@@ -55,6 +57,9 @@ class FileResult:
     conflicts: int = 0
     merged: int = 0  # traces already stored that this file's parts completed (span-shaped formats)
     waiting: int = 0  # traces whose parts so far hold no LLM call or tool run: kept until the rest arrives
+    waiting_why: list[str] = field(default_factory=list)
+    """For the first `SHOWN_WAITING` of them: the trace and what it holds (spans that no call or tool run is among
+    may never complete: a producer whose spans this format does not read)."""
     stitched: int = 0  # logged API calls that went on with a conversation of the file: stored in its trace
     replaced: int = 0  # of `traces`, those that replaced stored ones as asked (--replace)
     differing: int = 0  # of `duplicates`, those with another session, time or metadata than the stored trace
@@ -97,6 +102,7 @@ class IngestSummary:
             "conflicts": self.total("conflicts"),
             "traces_merged": self.total("merged"),
             "traces_waiting": self.total("waiting"),
+            "waiting_why": [why for f in self.files for why in f.waiting_why][:SHOWN_WAITING],
             "calls_stitched": self.total("stitched"),
             "traces_replaced": self.total("replaced"),
             "traces_differing": self.total("differing") + self.total("conflicts"),
@@ -167,7 +173,7 @@ def _files_under(root: Path, follow_symlinks: bool, skipped_links: list[str]) ->
                 _leads_outside(here / name, inside, skipped_links)  # os.walk does not enter it: only report it
         for name in files:
             entry = here / name
-            if name.startswith(".") or entry.suffix.lower() in SKIP_SUFFIXES:
+            if name.startswith(".") or entry.suffix.lower() in SKIP_SUFFIXES or file_store_sidecar(entry):
                 continue
             if (follow_symlinks or not _leads_outside(entry, inside, skipped_links)) and entry.is_file():
                 yield entry
@@ -256,6 +262,20 @@ def ingest_inputs(
             redact.record(con)
     _detect(store, summary)
     return summary
+
+
+def ingest_fetched(store: Store, path: Path, adapter: Adapter, shown: str,
+                   redact: Run | None = None) -> tuple[IngestSummary, str]:
+    """A file fetched from a service (`tracegym ingest mlflow+http://…`), read by `adapter` and recorded as `shown`,
+    and its source id. Traces it brings replace stored ones of the same id: changed on the service since."""
+    summary = IngestSummary()
+    with _memory_capped(store):
+        summary.files.append(ingest_file(store, path, adapter, {}, redact, shown=shown, replace=True))
+    if redact is not None:
+        with store.transaction() as con:
+            redact.record(con)
+    _detect(store, summary)
+    return summary, file_sha256(path)
 
 
 def _detect(store: Store, summary: IngestSummary) -> None:
@@ -500,6 +520,8 @@ class FileLoad:
                     item = BadRecord(item.locator, f"ValueError: {e}", _raw_of(item))
                 else:  # its parts are stored: a later file may bring its calls
                     self.result.waiting += 1
+                    if len(self.result.waiting_why) < SHOWN_WAITING:
+                        self.result.waiting_why.append(f"{item.locator}: {e}")
                     return
             except Exception as e:  # noqa: BLE001 - the record boundary: bad input is data, not a crash
                 if is_interrupt(e):

@@ -143,8 +143,37 @@ def _csv_records(path: Path, spec: LabelSpec) -> Iterator[tuple[str, Record]]:
                 raise ConfigError(f"Labels file {path} has no column {name!r}.{did_you_mean(name, header)} "
                                   f"Its columns: {', '.join(header)}.")
         # Row numbers as a spreadsheet shows them: the header is row 1 (a quoted cell may span lines).
-        for row, record in enumerate(reader, 2):
+        yield from _csv_rows(reader, spec)
+
+
+CELL_LIMIT = 131_072
+"""The most characters a label cell may hold (Python's csv default field limit): a longer one makes its row bad."""
+_READ_LIMIT = 1 << 26
+"""The field limit the reader runs with, so that a long cell is read whole and the rows after it stay aligned; a
+cell beyond even this is reported by the csv module, and its row is bad."""
+
+
+def _csv_rows(reader: csv.DictReader[str], spec: LabelSpec) -> Iterator[tuple[str, Record]]:
+    previous = csv.field_size_limit(_READ_LIMIT)
+    try:
+        row = 1
+        while True:
+            row += 1
+            try:
+                record = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as e:  # the reader resumes at the next line
+                yield f"row {row}", BadRow(f"row {row}", f"not readable as CSV ({e})")
+                continue
+            long = [name for name, value in record.items() if isinstance(value, str) and len(value) > CELL_LIMIT]
+            if long:
+                yield f"row {row}", BadRow(f"row {row}", f"column {long[0]!r} holds more than {CELL_LIMIT:,} "
+                                                          "characters")
+                continue
             yield f"row {row}", {name: record.get(name) for name in _columns(spec)}
+    finally:
+        csv.field_size_limit(previous)
 
 
 def _jsonl_records(path: Path, spec: LabelSpec) -> Iterator[tuple[str, Record]]:

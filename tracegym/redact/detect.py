@@ -1,8 +1,10 @@
 """Finding sensitive values in text: the rules' patterns, validators, the allow-list and overlap resolution.
 
 `Detector.find_column` prefilters a whole Arrow column with RE2 in C++ (every rule's trigger joined), then runs
-the rules whose trigger matched, in Python, on the few texts left. A finding's span never starts inside an
-escape (`\\n`, `\\"`) or ends on a lone backslash, so replacing it inside JSON text keeps the JSON valid.
+the rules whose trigger matched, in Python, on the few texts left. A text holding invisible characters,
+full-width forms or escapes is read twice: as written, and normalized (tracegym/redact/disguise.py) with its
+findings mapped back to the original. A finding's span never starts inside an escape (`\\n`, `\\"`) or ends on a
+lone backslash, so replacing it inside JSON text keeps the JSON valid.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tracegym.redact.config import RedactConfig
+from tracegym.redact.disguise import TRIGGER, Normalized, normalize
 from tracegym.redact.rules import BUILTIN_RULES, Rule
 
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
@@ -33,6 +36,13 @@ class Finding:
     priority: int = 0
     """The rule's rank: of two overlapping findings the higher-ranked one stays (a URL's password before the
     e-mail-like `password@host` around it), then the longer."""
+    normal: str | None = None
+    """The value as read after normalizing (`jane@example.com` for `jane%40example.com`): what its placeholder is
+    named after, so the disguised and the plain value share one. None: as written."""
+
+    @property
+    def key(self) -> str:
+        return self.value if self.normal is None else self.normal
 
 
 class Detector:
@@ -43,7 +53,8 @@ class Detector:
         self.config = config
         user = [Rule(r.name, r.label, r.pattern, description=r.description) for r in config.rules]
         self.rules: tuple[Rule, ...] = tuple(r for r in BUILTIN_RULES if r.name not in config.disable) + tuple(user)
-        self.prefilter = "|".join(f"(?:{r.trigger})" for r in self.rules)
+        self.rank = {r: i for i, r in enumerate(self.rules)}
+        self.prefilter = "|".join(f"(?:{r.trigger})" for r in self.rules) + f"|(?:{TRIGGER})"
         self.cache: dict[str, list[Finding]] | None = {}
         """Findings of texts seen before (None: off). Logs repeat texts a lot: chat-completion logs send the
         whole conversation again with every request, and system prompts, tool schemas and lookups recur."""
@@ -69,16 +80,27 @@ class Detector:
         known = [self.cache.get(t) for t in texts] if self.cache is not None else [None] * len(texts)
         new = list(dict.fromkeys(t for t, k in zip(texts, known, strict=True) if k is None))  # once per text
         if new:
-            per_rule = [pc.match_substring_regex(pa.array(new, pa.large_string()), pattern=r.trigger).to_pylist()
-                        for r in self.rules]
-            done = {t: self._find(t, [r for r, hit in zip(self.rules, per_rule, strict=True) if hit[j]])
-                    for j, t in enumerate(new)}
+            new_array = pa.array(new, pa.large_string())
+            per_rule = self._triggered(new_array)
+            disguised = pc.match_substring_regex(new_array, pattern=TRIGGER).to_pylist()
+            norms = [normalize(t) if hit else None for t, hit in zip(new, disguised, strict=True)]
+            normal = [n for n in norms if n is not None]
+            per_rule_normal = iter(self._triggered(pa.array([n.text for n in normal], pa.large_string())))
+            done = {t: self._find(t, per_rule[j], norm, next(per_rule_normal) if norm is not None else [])
+                    for j, (t, norm) in enumerate(zip(new, norms, strict=True))}
             for t, found in done.items():
                 self._remember(t, found)
             known = [done[t] if k is None else k for t, k in zip(texts, known, strict=True)]
         for row, text, found in zip(rows.to_pylist(), texts, known, strict=True):
             if found:
                 yield row, text, found
+
+    def _triggered(self, texts: pa.Array) -> list[list[Rule]]:
+        """For each text, the rules whose trigger matches it (one RE2 pass per rule over all the texts)."""
+        if not len(texts):
+            return []
+        hits = [pc.match_substring_regex(texts, pattern=r.trigger).to_pylist() for r in self.rules]
+        return [[r for r, hit in zip(self.rules, hits, strict=True) if hit[j]] for j in range(len(texts))]
 
     def _remember(self, text: str, found: list[Finding]) -> None:
         if self.cache is None or len(text) > CACHE_TEXT_CHARS:
@@ -92,24 +114,36 @@ class Detector:
         found = next(self.find_column(pa.array([text], pa.large_string())), None)
         return found[2] if found else []
 
-    def _find(self, text: str, rules: list[Rule]) -> list[Finding]:
+    def _find(self, text: str, rules: list[Rule], norm: Normalized | None = None,
+              normal_rules: list[Rule] | None = None) -> list[Finding]:
+        found = self._find_in(text, text, rules)
+        if norm is not None:
+            found += self._find_in(text, norm.text, normal_rules or [], norm)
+        return _non_overlapping(found)
+
+    def _find_in(self, text: str, read: str, rules: list[Rule], norm: Normalized | None = None) -> list[Finding]:
+        """Findings of `rules` in `read` (the text, or its normalized form `norm`), as spans of `text`."""
         # Inside JSON text a line break is `\n`: matched as a backslash and a real line break (same length, so
         # spans stay put), a value right after it starts a word as it does after a line break.
-        view = _JSON_BREAK.sub("\\\n", text) if "\\" in text else text
+        view = _JSON_BREAK.sub("\\\n", read) if "\\" in read else read
         found: list[Finding] = []
-        for order, rule in enumerate(rules):
+        for rule in rules:
             for m in rule.regex.finditer(view):
                 span = _value_span(m)
                 if span is None:
                     continue
-                start, end = _outside_escapes(text, *span)
-                kept = self._keep(rule, text[start:end]) if end > start else False
+                start, end = _outside_escapes(read, *span)
+                kept = self._keep(rule, read[start:end]) if end > start else False
                 if kept is False:
                     continue
                 if kept is not True:  # the validator kept a prefix (an IBAN followed by more text)
                     end = start + kept
-                found.append(Finding(rule, start, end, text[start:end], order))
-        return _non_overlapping(found)
+                value = read[start:end]
+                if norm is not None:
+                    start, end = _outside_escapes(text, *norm.original(start, end))
+                found.append(Finding(rule, start, end, text[start:end], self.rank[rule],
+                                     value if norm is not None else None))
+        return found
 
     def _keep(self, rule: Rule, value: str) -> bool | int:
         """False to drop a match, True to keep it, or the length of the prefix to keep."""

@@ -29,8 +29,28 @@ _DATE = (r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{
          rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH},? \d{{4}})")
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 # Labels whose value is a credential, as keys in JSON, YAML, env files and code.
-_SECRET_WORDS = (r"(?:api[_-]?key|apikey|secret[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret|"
-                 r"auth[_-]?token|access[_-]?token|refresh[_-]?token|secret|token|credentials?)")
+_SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|private[_ -]?key|client[_ -]?secret|"
+                 r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|secret|token|credentials?)")
+# Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key).
+_KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|secret[_ -]?key|access[_ -]?token|client[_ -]?secret|auth[_ -]?token|"
+               r"private[_ -]?key|x-auth-token)")
+# The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
+_PW = r"(?i:password|passwd|pass[_-]?phrase|pwd|passwort|kennwort|mot de passe|contrase[nñ]a|senha|wachtwoord)"
+# A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
+# no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass).
+_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass)|[a-z0-9]Pass)"
+# Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
+# Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
+# `\u` differently from Python.
+_INTL = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u05ff\u0600-\u06ff" \
+        "\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_LABEL = f"A-Za-z0-9{_INTL}"
+_CSEP = r"(?:[ \t._-]|\\?\r?\n|\\n)"  # between a card's groups: also dots and underscores
+# Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
+_PHONE_WORDS = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
+                r"text me|reach me|ring me|mob|fax|contact|handy|telefon|rufnummer|erreichbar unter|portable|"
+                r"num[eé]ro|appelez-moi|ph)(?:[_ -]?(?i:number|no|nr|num))?\b")
+_IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib)"
 
 
 @dataclass(frozen=True)
@@ -81,6 +101,25 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=lambda s: bool(re.search(r"[A-Z]", s) and re.search(r"[a-z]", s)),
          description="Hugging Face tokens"),
     Rule("npm_token", "TOKEN", r"\bnpm_[A-Za-z0-9]{36}\b", trigger=r"npm_", description="npm tokens"),
+    Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
+         description="Stripe webhook signing secrets"),
+    Rule("slack_webhook", "WEBHOOK", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{20,})",
+         trigger=r"hooks\.slack\.com/", description="Slack incoming-webhook URLs (the path after the host)"),
+    Rule("discord_webhook", "WEBHOOK",
+         r"discord(?:app)?\.com/api/(?:v\d+/)?webhooks/(?P<v>\d{15,22}/[A-Za-z0-9_-]{20,})",
+         trigger=r"discord(?:app)?\.com/api/", description="Discord webhook URLs (the id and token)"),
+    Rule("aws_secret_key", "SECRET",
+         r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)\\?[\"']?\s*[:=,]\s*\\?[\"']?|"
+         r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|\\?\r?\n|\\n){1,6}\\?[\"']?)"
+         r"(?P<v>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
+         trigger=r"(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|AKIA|ASIA", validator=v.aws_secret,
+         description="AWS secret access keys after their label or beside an AKIA/ASIA key id"),
+    Rule("connection_string_key", "SECRET",
+         r"(?:(?i:account[_ ]?key|shared[_ ]?access[_ ]?key|access[_ ]?key)[ \t]*=[ \t]*|[?&;](?i:sig)=)"
+         r"(?P<v>[A-Za-z0-9+/%]{20,}={0,2})",
+         trigger=r"(?i:account[_ ]?key|shared[_ ]?access[_ ]?key|access[_ ]?key)[ \t]*=|[?&;](?i:sig)=",
+         validator=v.high_entropy_secret,
+         description="keys in connection strings (Azure AccountKey=, SharedAccessKey=, AccessKey=, SAS sig=)"),
     Rule("sendgrid_key", "API_KEY", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", trigger=r"SG\.",
          description="SendGrid keys"),
     Rule("jwt", "JWT", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", trigger=r"eyJ",
@@ -96,25 +135,49 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"://[^\s/@]*:[^\s/@]+@", validator=lambda s: s not in ("*", "***", "password", "pass"),
          description="passwords in URLs and connection strings (scheme://user:password@host)"),
     Rule("password", "PASSWORD",
-         r"(?i:\b(?:password|passwd|pwd|pass[_-]?phrase))\\?[\"']?"
-         r"(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is)[ \t]*:?[ \t]*)\\?[\"']?(?P<v>[^\s\"',;(){}\[\]<>\\]{4,128})",
-         trigger=r"(?i:passw(?:or)?d|pwd|pass[_-]?phrase)", validator=v.password,
-         description="passwords after a password label (key=value, JSON, prose)"),
+         rf"(?:{_PW_LABEL}\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?i:is)[ \t]*:?[ \t]*|>)|"
+         rf"--[A-Za-z-]*(?:{_PW}|(?i:pass))[ \t]+)"
+         r"\\?[\"']?(?P<v>[^\s\"',;(){}\[\]<>\\]{4,128})",
+         trigger=rf"{_PW}|[_.-](?i:pass)|[a-z0-9]Pass", validator=v.password,
+         description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose)"),
     Rule("secret_assignment", "SECRET",
          rf"(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
          trigger=r"(?i:key|token|secret|credential)s?\\?[\"']?\s*[:=]\s*\\?[\"']?[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
+    Rule("labelled_key", "SECRET",
+         rf"{_KEY_LABELS}\\?[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is)[ \t]+)\\?[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
+         trigger=_KEY_LABELS, validator=v.labelled_key,
+         description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
     Rule("email", "EMAIL",
-         r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-         r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b",
-         trigger=r"[A-Za-z0-9._%+-]@[A-Za-z0-9]", description="e-mail addresses"),
+         f"(?:^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
+         f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
+         f"(?:$|[^{_LABEL}])",
+         trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", description="e-mail addresses, internationalised ones too"),
     Rule("iban", "IBAN",
          rf"\b(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
          description="IBANs (country length, mod-97 checksum)"),
+    Rule("iban", "IBAN",
+         rf"(?:^|[^A-Za-z0-9])(?P<v>[A-Za-z]{{2}}\d{{2}}(?:{_GAP}[A-Za-z0-9]{{4}}){{2,7}}(?:{_GAP}[A-Za-z0-9]{{1,4}})?)"
+         r"(?:$|[^A-Za-z0-9])",
+         trigger=r"[A-Za-z]{2}\d{2} [A-Za-z0-9]{4} [A-Za-z0-9]{4}", validator=v.iban,
+         description="IBANs in lower case, printed in groups of four"),
+    Rule("iban", "IBAN",
+         rf"{_IBAN_WORDS}[^\n]{{0,30}}?[^A-Za-z0-9](?P<v>[A-Za-z]{{2}}\d{{2}}[A-Za-z0-9]{{11,30}})(?:$|[^A-Za-z0-9])",
+         trigger=r"[^A-Za-z0-9][A-Za-z]{2}\d{2}[A-Za-z0-9]{11}", validator=v.iban,
+         description="compact IBANs in any case after a word like IBAN, account, bank, transfer"),
+    Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
+         trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
+    Rule("ssn", "SSN",
+         r"(?i:\bssn|\bss#|social security|social sec\b)[^\d\n]{0,30}(?P<v>\d{3}[ -]?\d{2}[ -]?\d{4})(?:$|\D)",
+         trigger=r"(?i:ssn|ss#|social sec)", validator=v.ssn,
+         description="US Social Security numbers after SSN or social security"),
+    Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}[ -]?\d{2}[ -]?\d{4})[ \t]*\(?(?i:ssn)\b",
+         trigger=r"\d{4}[ \t]*\(?(?i:ssn)", validator=v.ssn,
+         description="US Social Security numbers followed by (SSN)"),
     Rule("card", "CARD",
-         rf"(?:^|[^A-Za-z0-9_.+/-])(?P<v>\d(?:{_SEP}?\d){{11,18}})(?:$|[^A-Za-z0-9_]|\.(?:$|\D))",
-         trigger=rf"\d(?:{_SEP}?\d){{11}}", validator=v.card_number,
+         rf"(?:^|[^A-Za-z0-9_.+/-])(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^A-Za-z0-9_]|[._](?:$|\D))",
+         trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number,
          description="payment card numbers (issuer ranges and lengths, Luhn)"),
     Rule("phone", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(\d{{1,4}}\)|\d{{1,4}})(?:{_PSEP}?\d{{2,4}}){{1,4}})"
@@ -125,6 +188,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:^|[^\w.-])(?P<v>\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?:$|[^\w.-]|\.(?:$|\D))",
          trigger=r"\d{3}[.-]\d{3}[.-]\d{4}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}",
          validator=lambda s: v.digits_of(s)[0] not in "01", description="North American numbers, (555) 123-4567"),
+    Rule("phone_national", "PHONE",
+         rf"\b{_PHONE_WORDS}[^\d\n+(]{{0,24}}(?P<v>(?:\+|00)?\(?\d[\d ()./-]{{5,22}}\d)(?:$|\W)",
+         trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone,
+         description="phone numbers in national formats (US/CA, UK, FR, DE, IN) after phone, tel, mobile, Handy"),
     Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))",
          trigger=r"\d\.\d{1,3}\.\d{1,3}\.\d", validator=v.public_ip,
          description="public IPv4 addresses (not private, loopback or reserved; not version numbers)"),

@@ -61,7 +61,7 @@ def apply(text: str, findings: list[Finding], names: Pseudonyms) -> str:
     at = 0
     for f in findings:
         parts.append(text[at:f.start])
-        parts.append(names.placeholder(f.rule.label, f.value))
+        parts.append(names.placeholder(f.rule.label, f.key))
         at = f.end
     parts.append(text[at:])
     return "".join(parts)

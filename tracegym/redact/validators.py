@@ -85,7 +85,7 @@ def iban(value: str) -> bool | int:
     country's length (`DE89 3704 0044 0532 0130 00 I paid`) keeps the prefix that is one: its length."""
     code = _NOT_ALNUM.sub("", value).upper()
     length = IBAN_LENGTHS.get(code[:2])
-    if length is None or len(code) < length or not _mod97(code[:length]):
+    if length is None or len(code) < length or not "02" <= code[2:4] <= "98" or not _mod97(code[:length]):
         return False
     if len(code) == length:
         return True
@@ -121,6 +121,64 @@ def high_entropy_secret(value: str) -> bool:
     # Without digits only a long, mixed-case, very random run reads as a key rather than a name.
     return len(value) >= 24 and bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)) \
         and entropy(value) >= 4.2
+
+
+def aws_secret(value: str) -> bool:
+    """An AWS secret access key: 40 characters of base64, mixed case, random-looking (not a path of words)."""
+    return len(value) == 40 and bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)) \
+        and bool(re.search(r"[0-9+/]", value)) and entropy(value) >= 4.0
+
+
+def labelled_key(value: str) -> bool:
+    """A key after an explicit key label (`API Key:`): random-looking letters and digits, hex (many services
+    issue hex keys) included; not a word, an identifier or a path."""
+    if len(value) < 16 or not re.search(r"\d", value) or not re.search(r"[A-Za-z]", value):
+        return False
+    if "/" in value and not re.search(r"[+=]", value) or re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)+", value):
+        return False
+    return entropy(value) >= 3.0
+
+
+def ssn(value: str) -> bool:
+    """A US Social Security number the SSA issues: area 001-899 but not 666, group 01-99, serial 0001-9999
+    (SSA, "Social Security Number Randomization"); not one digit repeated."""
+    number = digits_of(value)
+    if len(number) != 9 or len(set(number)) < 3:
+        return False
+    area, group, serial = number[:3], number[3:5], number[5:]
+    return "001" <= area <= "899" and area != "666" and group != "00" and serial != "0000"
+
+
+def national_phone(value: str) -> bool | int:
+    """A phone number in a national format after a word like phone, tel or Handy: the numbering plans of
+    North America (NANP), the UK (Ofcom), France (ARCEP), Germany (BNetzA) and India (TRAI), or an international
+    number (+CC). A match that runs on into other digits keeps the longest prefix of whole groups that is one:
+    its length."""
+    groups = list(re.finditer(r"\d+", value))
+    for n in range(len(groups), 0, -1):
+        end = groups[n - 1].end()
+        if _plan_number(value[:end]):
+            return True if end == len(value) else end
+    return False
+
+
+def _plan_number(value: str) -> bool:
+    number = digits_of(value.replace("(0)", "", 1))  # +44 (0)20 ...: the trunk 0 is not dialled from abroad
+    if value.startswith("+"):
+        return 8 <= len(number) <= 15
+    if value.startswith("00"):
+        return 8 <= len(number) - 2 <= 15
+    if number[0] == "0":
+        return 7 <= len(number) <= 13  # UK, France, Germany, India: trunk 0, then area or mobile code
+    if len(number) == 11 and number[0] == "1":
+        return _nanp(number[1:])  # NANP with the long-distance prefix
+    return len(number) == 10 and (_nanp(number) or number[0] in "6789")  # NANP; an Indian mobile
+
+
+def _nanp(number: str) -> bool:
+    """NANP: area code and exchange [2-9]XX, neither of them N11."""
+    return len(number) == 10 and number[0] in "23456789" and number[3] in "23456789" \
+        and number[1:3] != "11" and number[4:6] != "11"
 
 
 _CODE_VALUE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\)?)?|None|null|true|false|undefined|\*+|x+|\.+")

@@ -195,8 +195,9 @@ class WeightsHttp(_Section):
 
     host: str = "127.0.0.1"
     """The address it binds: 127.0.0.1 serves this machine only; 0.0.0.0 (or one interface's address) lets samplers
-    on other machines read it. No authentication and no TLS: whoever reaches the port can read the weights, so keep
-    it on a private network or behind an SSH tunnel."""
+    on other machines read it. Every request needs the run's bearer key (its samplers get the run's token; another
+    reader reads it from RUN/weights_http.token). No TLS: the weights and the key cross the network in the clear, so
+    keep it on a private network or behind an SSH tunnel."""
     port: int = Field(8470, ge=0, le=65535)
     """TCP port; 0 takes any free one (the run prints the address it serves on)."""
 

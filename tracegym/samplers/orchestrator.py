@@ -46,6 +46,7 @@ the reordering the buffer allows, not bit for bit.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import sys
 import threading
@@ -289,14 +290,20 @@ class AsyncRollouts:
         if section is None:
             return
         from tracegym.output import err, literal
-        from tracegym.samplers.weights.http import HttpVersions, WeightServer
+        from tracegym.samplers.weights.http import TOKEN_FILE, HttpVersions, WeightServer, new_token
 
-        self._server = WeightServer(self.weights_dir, section.host, section.port)
+        # The run's token: its samplers get it in their spec; an outside reader of the operator's, from this file.
+        token, token_file = new_token(), self.weights_dir.parent / TOKEN_FILE
+        token_file.unlink(missing_ok=True)
+        descriptor = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as f:
+            f.write(token)
+        self._server = WeightServer(self.weights_dir, token, section.host, section.port)
         for slot in self._slots:
             if slot.pool.weights == "http":
-                slot.spec = replace(slot.spec, weights=HttpVersions(self._server.url))
-        err.print(f"weights served at {literal(self._server.url)}/versions (bound to {literal(section.host)})",
-                  highlight=False)
+                slot.spec = replace(slot.spec, weights=HttpVersions(self._server.url, token))
+        err.print(f"weights served at {literal(self._server.url)}/versions (bound to {literal(section.host)}; "
+                  f"readers need the run's token, in {literal(token_file)})", highlight=False)
 
     @property
     def weights_url(self) -> str | None:

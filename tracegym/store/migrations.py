@@ -623,6 +623,25 @@ def m087_hack_warnings(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m088_mlflow_pulls(con: duckdb.DuckDBPyConnection) -> None:
+    """The traces `tracegym ingest mlflow+http://…` pulled from each MLflow server and experiment
+    (tracegym/ingest/mlflow_pull.py), so that the next pull fetches only traces that are new or changed."""
+    con.execute(
+        """
+        CREATE TABLE mlflow_pulls (
+            server VARCHAR,             -- the tracking server's URL, as given ('http://host:5000')
+            experiment VARCHAR,         -- the experiment's name
+            mlflow_trace_id VARCHAR,    -- MLflow's trace id ('tr-…'; the stored trace is 'mlflow:tr-…')
+            fingerprint VARCHAR,        -- digest of the trace's info (state, tags, assessments) when pulled
+            source_id VARCHAR,          -- the pull's record in `sources`
+            pulled_at TIMESTAMP,
+            PRIMARY KEY (server, experiment, mlflow_trace_id)
+        );
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(

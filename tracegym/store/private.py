@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
 GROUP_AND_OTHER = 0o077
 
 

@@ -20,6 +20,7 @@ import json
 import os
 import random
 import shutil
+import stat
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ import torch
 
 from tracegym.errors import ConfigError, NotFoundError
 from tracegym.models.load import register_resolver
+from tracegym.store.private import PRIVATE_FILE, PRIVATE_FOLDER, create_folders
 from tracegym.training.runfolder import CHECKPOINTS, CONFIG_FILE, DIFFICULTY_FILE, LATEST, RUN_FILE, STATE_FILE
 
 if TYPE_CHECKING:
@@ -89,7 +91,7 @@ def save_checkpoint(
     """Write a checkpoint atomically, point `latest` at it, and delete older ones beyond `keep_last`; `state_dict`
     replaces the model's own weights (those gathered from sharded ranks)."""
     root = run_dir / CHECKPOINTS
-    root.mkdir(parents=True, exist_ok=True)
+    create_folders(root)
     final = root / checkpoint_name(state.step)
     tmp = root / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
     try:
@@ -99,6 +101,7 @@ def save_checkpoint(
             model.save_pretrained(str(tmp), safe_serialization=True, state_dict=dict(state_dict))
         tokenizer.save_pretrained(tmp)
         torch.save(state.__dict__, tmp / STATE_FILE)
+        make_private(tmp)
         if final.exists():  # written by a run killed before it could move `latest` here
             shutil.rmtree(final)
         os.rename(tmp, final)
@@ -110,9 +113,32 @@ def save_checkpoint(
     return final
 
 
+def make_private(root: Path) -> None:
+    """Owner-only modes on `root` and what it holds (folders 0700, files 0600), whatever the umask: a checkpoint's
+    weights were trained on production traces. Links are left alone (never followed)."""
+    os.chmod(root, PRIVATE_FOLDER)
+    for folder, folders, files in os.walk(root):
+        for name in folders:
+            if not os.path.islink(os.path.join(folder, name)):
+                os.chmod(os.path.join(folder, name), PRIVATE_FOLDER)
+        for name in files:
+            if not os.path.islink(os.path.join(folder, name)):
+                os.chmod(os.path.join(folder, name), PRIVATE_FILE)
+
+
+def private_run_dir(run_dir: Path) -> None:
+    """The run folder, created 0700 with any missing parents, or made 0700 when it exists and is this user's (a
+    resumed run started by an earlier version, a folder the user made): what it holds is then private whatever
+    each file's mode."""
+    create_folders(run_dir)
+    info = run_dir.stat()
+    if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) != PRIVATE_FOLDER:
+        run_dir.chmod(PRIVATE_FOLDER)
+
+
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    with open(tmp, "w", encoding="utf-8") as f:
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE), "w", encoding="utf-8") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
@@ -136,7 +162,7 @@ def _is_kept(folder: Path) -> bool:
 
 def mark_kept(folder: Path) -> None:
     """Exempt a checkpoint from pruning (the warm-start model, which evaluation compares against)."""
-    (folder / ".keep").touch()
+    (folder / ".keep").touch(mode=PRIVATE_FILE)
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
@@ -199,8 +225,9 @@ def check_run_dir(run_dir: Path, completed_steps: Callable[[str], int]) -> str |
 
 
 def create_run_dir(run_dir: Path, resolved_config: dict[str, Any]) -> str:
-    """Write a new run into `run_dir` (its config and id), replacing what a failed start left there; the run id."""
-    run_dir.mkdir(parents=True, exist_ok=True)
+    """Write a new run into `run_dir` (its config and id), replacing what a failed start left there; the run id.
+    The folder is the user's alone (`private_run_dir`)."""
+    private_run_dir(run_dir)
     (run_dir / DIFFICULTY_FILE).unlink(missing_ok=True)  # a failed start's, measured under its own config
     run_id = f"{run_dir.resolve().name}-{uuid.uuid4().hex[:8]}"
     _write_atomic(run_dir / CONFIG_FILE, json.dumps(resolved_config, indent=2))

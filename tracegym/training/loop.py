@@ -44,6 +44,7 @@ from tracegym.training.checkpoint import (
     latest_checkpoint,
     load_state,
     mark_kept,
+    private_run_dir,
     restore_rng,
     resumed_run_id,
 )
@@ -166,6 +167,8 @@ class _Run:
                                           "sampler_precision": sampler_precision(config)}
         self.policy, self.state = self._load(resume)
         self.run_id = resumed or self._create(replaced)
+        if resumed:
+            private_run_dir(config.run_dir)
         self.recorder = RunRecorder(store_path, self.run_id)
         self.counts["trainable_parameters"] = self.policy.set_trainable()
         self.total = config.warmup.steps + config.steps

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from tracegym.errors import SandboxError
+from tracegym.store.private import create_folders
 
 _EPISODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -25,7 +26,7 @@ class Workspaces:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
-        self.root.mkdir(parents=True, exist_ok=True)
+        create_folders(self.root)  # 0700 where tracegym makes it: what the policy wrote is the run's alone
 
     def create(
         self,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from tracegym.ingest.adapters.anthropic import AnthropicAdapter
+from tracegym.ingest.adapters.atif import AtifAdapter
 from tracegym.ingest.adapters.base import Adapter
 from tracegym.ingest.adapters.generic import GenericAdapter
 from tracegym.ingest.adapters.langfuse import LangfuseAdapter
 from tracegym.ingest.adapters.langsmith import LangSmithAdapter
 from tracegym.ingest.adapters.mini_swe_agent import MiniSweAgentAdapter
+from tracegym.ingest.adapters.mlflow import MlflowAdapter
 from tracegym.ingest.adapters.openai_chat import OpenAIChatAdapter
 from tracegym.ingest.adapters.openai_responses import OpenAIResponsesAdapter
 from tracegym.ingest.adapters.openhands import OpenHandsAdapter
@@ -22,8 +24,10 @@ from tracegym.ingest.adapters.tau_bench import TauBenchAdapter
 ADAPTERS: list[Adapter] = [
     TauBenchAdapter(),
     Tau2BenchAdapter(),
+    AtifAdapter(),
     OpenInferenceAdapter(),
     OtelGenAIAdapter(),
+    MlflowAdapter(),
     LangfuseAdapter(),
     LangSmithAdapter(),
     MiniSweAgentAdapter(),

@@ -25,6 +25,8 @@ Schema: open-telemetry/semantic-conventions `docs/gen-ai/gen-ai-spans.md`,
   `gen_ai.response.model`, else `gen_ai.request.model`. Tokens:
   `gen_ai.usage.input_tokens` / `output_tokens` (deprecated `prompt_tokens` /
   `completion_tokens`) on the call's output message.
+- MLflow's default OTLP export (spans with `mlflow.spanType` and no `gen_ai.operation.name`) is read from its
+  `mlflow.*` attributes by `mlflow_spans.py`.
 - Outcome follows the rule in `spans.py`: only a success/correct/resolved-like 0/1 score sets it.
 """
 
@@ -38,7 +40,7 @@ from typing import Any
 import orjson
 
 from tracegym import exact_json
-from tracegym.ingest.adapters import otlp
+from tracegym.ingest.adapters import mlflow_spans, otlp
 from tracegym.ingest.adapters.base import Adapter, SourceFile
 from tracegym.ingest.adapters.span_messages import CallPart, Turn, as_text, message_turns, text_of
 from tracegym.ingest.adapters.spans import LlmCall, SpanFacts, ToolRun, build_trace, score_value, trace_records
@@ -74,11 +76,14 @@ class OtelGenAIAdapter(Adapter):
                              lambda key, members: otlp.group_spans(key, members, span_facts), src.parts, otlp.revive)
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
+        mlflow_spans.name_tool_runs(record.value.facts)
         yield build_trace(record.value, self.name)
 
 
 def span_facts(span: otlp.OtlpSpan) -> SpanFacts:
     a = span.attrs
+    if "gen_ai.operation.name" not in a and mlflow_spans.is_mlflow_span(a):
+        return mlflow_spans.span_facts(span)  # MLflow's default OTLP export: its own attributes
     op = a.get("gen_ai.operation.name")
     facts = SpanFacts(span.name, span.start, span.end, order=span.span_id, error=otlp.span_error(span))
     facts.session_id = _opt_str(a.get("gen_ai.conversation.id") or a.get("session.id"))

@@ -204,7 +204,7 @@ def build_trace(group: SpanGroup, fmt: str) -> Trace:
         calls = agent_calls or calls
     runs = [f for f in facts if f.kind == "tool" and f.tool]
     if not calls and not runs:
-        raise Incomplete("no LLM calls or tool executions in this trace")
+        raise Incomplete(_what_is_held(facts))
     trace = Trace(trace_id=f"{fmt}:{group.key}", format=fmt)
     _append_calls(trace, calls)
     _merge_tool_runs(trace, runs)
@@ -222,6 +222,17 @@ def build_trace(group: SpanGroup, fmt: str) -> Trace:
     if missing:
         trace.metadata["content_not_captured"] = missing
     return trace
+
+
+def _what_is_held(facts: list[SpanFacts]) -> str:
+    """Why a trace waits, naming what it holds: spans none of which this format reads as an LLM call or a tool
+    execution would not complete it however long it waits, if no other file brings its calls."""
+    named = sorted({f.name for f in facts if f.name and f.name != "(log records)"})
+    if not named:
+        return "no LLM calls or tool executions in this trace yet (log records or scores only)"
+    shown = ", ".join(repr(n) for n in named[:8]) + (f" and {len(named) - 8} more" if len(named) > 8 else "")
+    return (f"no LLM calls or tool executions in this trace yet: its {len(facts)} spans ({shown}) are none of them "
+            "an LLM call or a tool execution this format reads")
 
 
 def _has_content(call: LlmCall | None) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from tracegym.errors import ConfigError
 
@@ -21,6 +23,9 @@ except ImportError as e:  # pragma: no cover - depends on the installation
                       "spawn.") from e
 
 
+LOCAL_NODE = "127.0.0.1"
+"""The address of the Ray instance `address: local` starts: its GCS, raylet, workers and object transfers."""
+_CLUSTERS_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 _PROBE_S = 5.0
 """How long a cluster's address may take to accept a TCP connection."""
 
@@ -54,13 +59,37 @@ def _open(address: str) -> None:
             # Ray starts its workers at nice 15, below the trainer; on the trainer's machine the samplers are the
             # run's main work, as sampler processes are (a cluster's nodes: `RAY_worker_niceness=0 ray start`).
             os.environ.setdefault("RAY_worker_niceness", "0")
-            ray.init(address="local", include_dashboard=False)  # a new instance, even beside a running one
+            # A new instance, even beside a running one, on this machine alone (`_loopback_only`), without a
+            # dashboard, and with Ray's token authentication as Ray 2.59+ sets it up for a local instance
+            # (RAY_AUTH_MODE unset: a token in ~/.ray/auth_token).
+            with _loopback_only():
+                ray.init(address="local", include_dashboard=False, _node_ip_address=LOCAL_NODE)
         else:
             ray.init(address=address)
     except (ConnectionError, RuntimeError, ValueError) as e:
         raise ConfigError(f"could not reach the Ray cluster at ray.address {address!r}: {str(e).rstrip('.')}. "
                           "Fix: start it (`ray start --head`), point RAY_ADDRESS or async.ray.address at it, "
                           "or set async.ray.address: local.") from e
+
+
+@contextmanager
+def _loopback_only() -> Iterator[None]:
+    """While a local instance starts: its node's address is 127.0.0.1, so that every process of it (GCS, raylet,
+    workers, agents) listens on loopback. Ray 2.60 turns a loopback `_node_ip_address` into the address the host name
+    resolves to, and binds every interface, unless clusters are off (`RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`, its
+    single-machine mode); the processes it starts read the variable, this one Ray's constant."""
+    from ray._private import ray_constants
+
+    previous, flag = os.environ.get(_CLUSTERS_VAR), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[_CLUSTERS_VAR], ray_constants.ENABLE_RAY_CLUSTER = "0", False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = flag
+        if previous is None:
+            os.environ.pop(_CLUSTERS_VAR, None)
+        else:
+            os.environ[_CLUSTERS_VAR] = previous
 
 
 def _reachable(address: str) -> None:

@@ -306,12 +306,12 @@ class WeightWatcher:
         try:
             try:
                 tensors, aliases = self._rebuild(newest, use_held=True)
-            except _ChecksumMismatch:
+            except ChecksumMismatch:
                 self.rebuilt_from_whole += 1
                 tensors, aliases = self._rebuild(newest, use_held=False)
         except FileNotFoundError:
             return None
-        except _ChecksumMismatch as e:
+        except ChecksumMismatch as e:
             raise ModelError(f"weights of version {newest} from {self.source} do not match their checksum (or do not "
                              f"decode) even when rebuilt from whole weights ({e}). Fix: check what lies between the "
                              "trainer and this sampler (disk, network, proxy), or restart the run with "
@@ -345,7 +345,7 @@ class WeightWatcher:
                 tensors, meta = _load(data)
                 aliases = json.loads(meta.get("aliases", "{}"))
             except _UNDECODABLE as e:
-                raise _ChecksumMismatch(f"version {v}'s whole weights do not decode ({type(e).__name__}: {e})"
+                raise ChecksumMismatch(f"version {v}'s whole weights do not decode ({type(e).__name__}: {e})"
                                         ) from None
             expected = meta.get("checksum")
             self._deltas_follow = meta.get("delta", "none") != "none"
@@ -359,13 +359,13 @@ class WeightWatcher:
                     tensors = _applied(tensors, deltas)
                     aliases = json.loads(meta.get("aliases", "{}"))
             except _UNDECODABLE as e:  # damaged on the way (a proxy, a flaky link): caught as the checksum would be
-                raise _ChecksumMismatch(f"version {u}'s delta does not decode ({type(e).__name__}: {e})") from None
+                raise ChecksumMismatch(f"version {u}'s delta does not decode ({type(e).__name__}: {e})") from None
             if base != u - 1:
                 raise FileNotFoundError(f"version {u}'s delta is against {base}, not {u - 1}")
             expected = meta.get("checksum")
             self._last_published = _float_or_none(meta.get("published"))
         if expected is not None and checksum(tensors) != expected:
-            raise _ChecksumMismatch(f"version {newest}, rebuilt from version {v}")
+            raise ChecksumMismatch(f"version {newest}, rebuilt from version {v}")
         return tensors, aliases
 
     def _read(self, version: int, name: str) -> bytes:
@@ -382,8 +382,10 @@ def _applied(tensors: View, deltas: dict[str, TensorDelta]) -> View:
     return {name: applied.get(name, tensor) for name, tensor in tensors.items()}
 
 
-class _ChecksumMismatch(Exception):
-    pass
+class ChecksumMismatch(Exception):
+    """Weights that are not what the trainer published: a rebuilt view whose checksum differs, a file that does not
+    decode, or (raised by a `VersionSource`'s `read`) bytes whose digest differs from the one the trainer announced.
+    The watcher rebuilds from whole weights once, then stops with a ModelError."""
 
 
 _UNDECODABLE = (ValueError, KeyError, TypeError, RuntimeError, struct.error, SafetensorError, zstandard.ZstdError)

@@ -2,10 +2,12 @@
 
 Three ways to get N ranks:
 
-- `tracegym train CONFIG` alone is rank 0 and spawns ranks 1..N-1 on this machine (127.0.0.1, a free port);
+- `tracegym train CONFIG` alone is rank 0 and spawns ranks 1..N-1 on this machine. They meet through a FileStore
+  in a 0700 folder of the run's (no TCP store at all) and talk over loopback only (gloo pinned to the loopback
+  interface), so no other user's process can join or write the rendezvous and nothing listens beyond 127.0.0.1;
 - with `parallel.launcher: ray`, `tracegym train CONFIG` is rank 0 and starts ranks 1..N-1 as Ray actors on the
-  cluster of `async.ray.address`, each asking for `parallel.ray`; they meet rank 0 at its node's address as Ray sees
-  it (tracegym/training/parallel/ray_ranks.py);
+  cluster of `async.ray.address`, each asking for `parallel.ray`; they meet rank 0's TCP store at its node's address
+  as Ray sees it, served on a socket rank 0 bound to that address alone (tracegym/training/parallel/ray_ranks.py);
 - `torchrun --nproc_per_node N -m tracegym.cli train CONFIG` starts N processes; each takes its rank from torchrun's
   environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). Rank 0 runs the whole `train` (store, run folder,
   display, sampling, checkpoints); the others only join the process group and train (`follow`).
@@ -23,11 +25,14 @@ the rank; one that stops answering with its connections open (a node gone silent
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import socket
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +41,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from tracegym.errors import ConfigError, RankError
-from tracegym.training.parallel.sharded import Rendezvous, ShardedTrainer, exit_with_parent, free_port, join, leave
+from tracegym.training.parallel.sharded import Rendezvous, ShardedTrainer, exit_with_parent, join, leave
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -58,6 +63,8 @@ class Launch:
 
     rendezvous: Rendezvous
     rank: int
+    listener: socket.socket | None = field(default=None, compare=False)
+    """Rank 0's bound socket that its TCP store serves on (Ray ranks); never pickled to another rank."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,7 @@ def torchrun_launch(config: TrainConfig) -> Launch | None:
         raise ConfigError("torchrun started the ranks, and parallel.launcher: ray asks tracegym to start them as Ray "
                           "actors. Fix: set launcher: spawn (ignored under torchrun), or run `tracegym train CONFIG` "
                           "without torchrun.")
-    return Launch(Rendezvous(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world),
+    return Launch(Rendezvous(world, address=os.environ["MASTER_ADDR"], port=int(os.environ["MASTER_PORT"])),
                   int(os.environ["RANK"]))
 
 
@@ -157,14 +164,19 @@ def dismiss(launch: Launch) -> None:
         leave()
 
 
+RENDEZVOUS_PREFIX = ".rendezvous-"
+"""The folder in the run folder that holds the spawned ranks' FileStore while they run (mode 0700)."""
+
+
 class SpawnedRanks:
-    """Ranks 1..N-1 as processes this one spawns, meeting it on 127.0.0.1."""
+    """Ranks 1..N-1 as processes this one spawns, meeting it through a FileStore in a private folder of the run's."""
 
     def __init__(self, config: TrainConfig) -> None:
         import torch
 
         world = config.parallel.world_size
-        self.launch = Launch(Rendezvous("127.0.0.1", free_port(), world), 0)
+        self.folder = Path(tempfile.mkdtemp(prefix=RENDEZVOUS_PREFIX, dir=config.run_dir))  # 0700, a fresh name
+        self.launch = Launch(Rendezvous(world, store_file=str(self.folder / "store")), 0)
         threads = max(1, torch.get_num_threads() // world)
         context = mp.get_context("spawn")
         self.processes = [context.Process(target=_spawned, args=(rank, self.launch.rendezvous, config, threads),
@@ -181,6 +193,7 @@ class SpawnedRanks:
             if process.is_alive():  # mid-collective after an error or an interrupt: it cannot be told to stop
                 process.kill()
                 process.join()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def check(self, error: RuntimeError) -> None:
         """Raise a RankError from `error` (rank 0's failure) when a spawned rank's process has ended; a rank that
@@ -217,7 +230,7 @@ def sharded_trainer(model: PreTrainedModel, config: TrainConfig, start: RankStar
         launch = ranks.launch
     finished = False
     try:
-        join(launch.rendezvous, 0)
+        join(launch.rendezvous, 0, launch.listener)
         dist.broadcast_object_list([start], src=0)
         trainer = _build(model, config, start, reference)
         yield trainer

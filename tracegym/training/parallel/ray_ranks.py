@@ -3,8 +3,12 @@
 Rank 0, the `tracegym train` process, joins the cluster of `async.ray.address` (the connection the Ray sampler
 backend shares: tracegym.samplers.backends.ray_cluster) and starts one actor per rank, each asking for `parallel.ray`.
 Once
-Ray has placed them all, it meets them at its own node's address as Ray sees it (`ray.util.get_node_ip_address()`)
-on a free port, so that ranks on other nodes reach it; each actor runs `follow` there, as a spawned rank does.
+Ray has placed them all, it serves the group's TCP store at its own node's address as Ray sees it
+(`ray.util.get_node_ip_address()`: 127.0.0.1 for a Ray instance tracegym started, `address: local`), on a socket
+bound to that address alone and handed to the store (no port is probed, closed and bound again), so that ranks on
+other nodes reach it; each actor runs `follow` there, as a spawned rank does. The store and the ranks' gloo traffic
+are unauthenticated, like Ray's own object transfers between nodes: a cluster's nodes must sit on a network only they
+and their operators reach (SECURITY.md).
 
 Stopping: the actors are waited for once rank 0 says stop, then killed (which frees their resources), as spawned
 ranks are joined, then killed. When an actor dies mid-run, rank 0's next collective fails, and the run fails with a
@@ -25,7 +29,7 @@ from tracegym.errors import RankError
 from tracegym.output import err, literal
 from tracegym.samplers.backends import ray_cluster
 from tracegym.training.parallel.ranks import Launch, follow
-from tracegym.training.parallel.sharded import Rendezvous, free_port
+from tracegym.training.parallel.sharded import Rendezvous, listen
 
 if TYPE_CHECKING:
     from tracegym.training.config import TrainConfig
@@ -72,7 +76,10 @@ class RayRanks:
             placed = ", ".join(f"rank {rank} on {node}" for rank, node in enumerate(self.nodes, 1))
             err.print(f"trainer ranks as Ray actors: {literal(placed)}", highlight=False)
             address = ray.util.get_node_ip_address()
-            self.launch = Launch(Rendezvous(address, free_port(address), parallel.world_size), 0)
+            listener = listen(address)
+            rendezvous = Rendezvous(parallel.world_size, address=address, port=int(listener.getsockname()[1]),
+                                    served=True)
+            self.launch = Launch(rendezvous, 0, listener)
             threads = max(1, int(options["num_cpus"]))
             self.runs = {actor.follow.remote(config, Launch(self.launch.rendezvous, rank), threads): rank
                          for rank, actor in enumerate(self.actors, 1)}

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import ipaddress
 import os
 import socket
 import threading
@@ -55,27 +56,94 @@ _TIMEOUT = timedelta(hours=6)
 warms up, samples a batch or evaluates. A step's collectives wait `step_timeout` (ShardedTrainer)."""
 
 
+LOOPBACK = "127.0.0.1"
+
+
 @dataclass(frozen=True)
 class Rendezvous:
-    """Where the ranks meet: this machine's loopback, unless torchrun said otherwise or the ranks are Ray actors."""
+    """Where the ranks meet: a FileStore in a private folder (spawned ranks: no listener at all), else a TCP store at
+    `address`:`port` (torchrun's agent; rank 0's, on a socket it bound, for Ray actors)."""
 
-    address: str
-    port: int
     world_size: int
+    store_file: str | None = None
+    """The FileStore's path, in a 0700 folder of the run's: only this user's processes can read or write it."""
+    address: str = LOOPBACK
+    port: int = 0
+    served: bool = False
+    """Rank 0 serves the TCP store at address:port on a socket it bound (Ray ranks); else torchrun's store (env://)."""
+
+    @property
+    def loopback(self) -> bool:
+        """Whether every rank is on this machine and talks over loopback only."""
+        return self.store_file is not None or is_loopback(self.address)
 
 
-def free_port(address: str = "127.0.0.1") -> int:
-    """A TCP port free on `address` now (the ranks bind it moments later)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+def is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return address == "localhost"
+
+
+def listen(address: str) -> socket.socket:
+    """A TCP socket bound to `address` on a port the kernel picks, and listening: rank 0's store serves on this very
+    socket (`join`'s `listener`), so no other process can take the port between a probe and a bind."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    s = socket.socket(family, socket.SOCK_STREAM)
+    try:
         s.bind((address, 0))
-        return int(s.getsockname()[1])
+        s.listen(128)
+    except OSError:
+        s.close()
+        raise
+    return s
 
 
-def join(rendezvous: Rendezvous, rank: int) -> None:
-    """Join the process group: gloo on CPUs (the only backend here), nccl where every rank has a GPU."""
-    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = rendezvous.address, str(rendezvous.port)
+_PINNED: dict[str, str | None] = {}
+"""The environment variables `join` set to keep the group on loopback, with the values they had; `leave` restores
+them."""
+
+
+def _pin_to_loopback() -> None:
+    """Make gloo (and nccl's bootstrap) listen on the loopback interface, not on the address the host name resolves
+    to: every ProcessGroupGloo, the default group's and each `new_group`'s, reads GLOO_SOCKET_IFNAME when made."""
+    interface = next((name for _, name in socket.if_nameindex() if name.startswith("lo")), "lo")
+    for name in ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"):
+        _PINNED.setdefault(name, os.environ.get(name))
+        os.environ[name] = interface
+
+
+def _unpin() -> None:
+    for name, value in _PINNED.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    _PINNED.clear()
+
+
+def join(rendezvous: Rendezvous, rank: int, listener: socket.socket | None = None) -> None:
+    """Join the process group: gloo on CPUs (the only backend here), nccl where every rank has a GPU. The ranks meet
+    through the rendezvous's FileStore; or rank 0 serves the TCP store on `listener` (a socket `listen` bound, which
+    the store takes over) and the others connect to it (`served`); or (torchrun) through torchrun's store (env://).
+    Every rank takes the same one of these paths: init_process_group prefixes the keys of env://'s store only."""
+    if rendezvous.loopback:
+        _pin_to_loopback()
     backend = "nccl" if torch.cuda.is_available() else "gloo"
-    dist.init_process_group(backend, rank=rank, world_size=rendezvous.world_size, timeout=_TIMEOUT)
+    size = rendezvous.world_size
+    if rendezvous.store_file is not None:
+        store: dist.Store | None = dist.FileStore(rendezvous.store_file, size)
+    elif rendezvous.served and rank == 0:
+        if listener is None:
+            raise ValueError("rank 0 serves the rendezvous's TCP store on the socket it bound: pass it as listener")
+        store = dist.TCPStore(rendezvous.address, rendezvous.port, size, is_master=True, timeout=_TIMEOUT,
+                              wait_for_workers=False, master_listen_fd=listener.detach())
+    elif rendezvous.served:
+        store = dist.TCPStore(rendezvous.address, rendezvous.port, size, is_master=False, timeout=_TIMEOUT)
+    else:
+        store = None
+        os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = rendezvous.address, str(rendezvous.port)
+    dist.init_process_group(backend, store=store, rank=rank, world_size=size, timeout=_TIMEOUT)
     # FSDP2's state holds the group's backend in reference cycles that outlive the trainer's frame; left to the
     # interpreter's shutdown, gloo's backend is freed half torn down and aborts the rank ("terminate called without
     # an active exception", SIGABRT, after a run that succeeded). Collect them at exit while the interpreter is whole.
@@ -86,6 +154,7 @@ def join(rendezvous: Rendezvous, rank: int) -> None:
 def leave() -> None:
     if dist.is_initialized():
         dist.destroy_process_group()
+    _unpin()
 
 
 def exit_with_parent() -> None:

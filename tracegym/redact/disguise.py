@@ -1,0 +1,93 @@
+"""A text as a detector should read it, with a map back to the text as written.
+
+Values arrive disguised in ways that break a pattern but not a reader: a zero-width or bidi control character
+pasted inside a key, full-width forms (`ｓｋ－ｐｒｏｊ－…`, NFKC folds them), an e-mail percent-encoded in a URL
+(`jane%40example.com`) or JSON-escaped inside text (`jane\\u0040example.com`, also behind an escaped backslash).
+`normalize` undoes those and remembers where each changed piece came from, so a finding in the normalized text
+maps to the span of the original that must be replaced.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Unicode format characters that render as nothing: soft hyphen, zero-width space/joiners, LRM/RLM, the bidi
+# embeddings, overrides and isolates, word joiner and invisible operators, BOM.
+_INVISIBLE = "\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+# Compatibility forms NFKC folds to ASCII: full-width ASCII, the ideographic space, no-break and sized spaces.
+_WIDE = "\uff01-\uff5e\u3000\u00a0\u2000-\u200a"
+TRIGGER = f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}"
+"""What a text must hold to need normalizing (RE2 and Python syntax alike)."""
+_PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|(?:%[0-9A-Fa-f]{{2}})+|(?:\\\\+u[0-9A-Fa-f]{{4}})+")
+_ESCAPE = re.compile(r"\\+u([0-9A-Fa-f]{4})")
+_DROP = re.compile(f"[{_INVISIBLE}]")
+
+
+@dataclass(frozen=True)
+class Normalized:
+    text: str
+    marks: list[tuple[int, int, int, int]]
+    """(start, end) in `text` and (start, end) in the original of each replaced piece, in order."""
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the original text that `text[start:end]` came from (a piece touched is taken whole)."""
+        starts = [m[0] for m in self.marks]
+        i = bisect.bisect_right(starts, start) - 1
+        if i < 0:
+            o_start = start
+        else:
+            n_start, n_end, o_s, o_e = self.marks[i]
+            o_start = o_s if start < n_end else o_e + start - n_end
+        j = bisect.bisect_left(starts, end) - 1
+        if j < 0:
+            o_end = end
+        else:
+            n_start, n_end, o_s, o_e = self.marks[j]
+            o_end = o_e if end <= n_end else o_e + end - n_end
+        return o_start, o_end
+
+
+def normalize(text: str) -> Normalized | None:
+    """`text` with invisible characters dropped, compatibility forms folded, percent-encoding and `\\uXXXX`
+    escapes decoded; None when nothing changes."""
+    parts: list[str] = []
+    marks: list[tuple[int, int, int, int]] = []
+    at = length = 0
+    for m in _PIECE.finditer(text):
+        new = _decoded(m.group())
+        if new is None or new == m.group():
+            continue
+        parts.append(text[at:m.start()])
+        length += m.start() - at
+        marks.append((length, length + len(new), m.start(), m.end()))
+        parts.append(new)
+        length += len(new)
+        at = m.end()
+    if not marks:
+        return None
+    parts.append(text[at:])
+    return Normalized("".join(parts), marks)
+
+
+def _decoded(piece: str) -> str | None:
+    if piece[0] == "%":
+        try:
+            raw = bytes.fromhex(piece.replace("%", "")).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return _fold(raw)
+    if piece[0] == "\\":
+        units = [int(h, 16) for h in _ESCAPE.findall(piece)]
+        try:
+            raw = "".join(chr(u) for u in units).encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:
+            return None  # a lone surrogate: leave the escapes as they are
+        return _fold(raw)
+    return _fold(piece)
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", _DROP.sub("", text))
