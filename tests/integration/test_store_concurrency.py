@@ -95,16 +95,18 @@ def test_readers_are_answered_while_one_file_of_20000_traces_is_ingested(tmp_pat
 
 
 def test_two_ingests_of_different_files_both_finish(tmp_path: Path) -> None:
-    first, second = _conversations(tmp_path / "a", 0, 3), _conversations(tmp_path / "b", 3 * PER_FILE, 3)
+    per_file = PER_FILE // 2
+    first, second = _conversations(tmp_path / "a", 0, 3, per_file), _conversations(tmp_path / "b", 3 * per_file, 3,
+                                                                                   per_file)
     store = tmp_path / "store.duckdb"
     procs = [subprocess.Popen([*CLI, "ingest", str(folder), "--store", str(store), "--json"], env=_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for folder in (first, second)]
     outputs = [p.communicate() for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
-    assert [json.loads(out)["traces"] for out, _ in outputs] == [3 * PER_FILE, 3 * PER_FILE]
+    assert [json.loads(out)["traces"] for out, _ in outputs] == [3 * per_file, 3 * per_file]
     with duckdb.connect(str(store), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT trace_id), count(*) FROM traces").fetchone() == (
-            6 * PER_FILE, 6 * PER_FILE)
+            6 * per_file, 6 * per_file)
         assert con.execute("SELECT count(*) FROM sources").fetchone() == (6,)
 
 
