@@ -245,22 +245,29 @@ def slack_token(rng: Rng) -> tuple[str, str, str]:
         "python": "app = App(token=\"$V\", signing_secret=os.environ[\"SLACK_SIGNING_SECRET\"])"})
 
 
+def _url_secret(path: str, text: str, _url: str, form: str) -> tuple[str, str, str]:
+    """A webhook URL's secret is its path (ids and token); the provider's host is public, like PEM armour."""
+    return text, path, form
+
+
 def slack_webhook(rng: Rng) -> tuple[str, str, str]:
     """Slack API docs, "Sending messages using incoming webhooks": hooks.slack.com/services/T…/B…/… ."""
-    v = f"https://hooks.slack.com/services/T{_r(rng, 8, _UPPER_ALNUM)}/B{_r(rng, 10, _UPPER_ALNUM)}/{_r(rng, 24)}"
-    return place(rng, v, ["slack webhook url", "webhook url", "alerts webhook"], {
+    path = f"T{_r(rng, 8, _UPPER_ALNUM)}/B{_r(rng, 10, _UPPER_ALNUM)}/{_r(rng, 24)}"
+    v = f"https://hooks.slack.com/services/{path}"
+    return _url_secret(path, *place(rng, v, ["slack webhook url", "webhook url", "alerts webhook"], {
         "curl": "curl -X POST -H 'Content-type: application/json' --data '{\"text\":\"deploy ok\"}' $V",
         "alertmanager": "receivers:\n  - name: ops\n    slack_configs:\n      - api_url: '$V'\n"
-                        "        channel: '#ops'"})
+                        "        channel: '#ops'"}))
 
 
 def discord_webhook(rng: Rng) -> tuple[str, str, str]:
     """Discord developer docs, "Execute Webhook": /api/webhooks/{webhook.id}/{webhook.token}; the id is a
     snowflake (17–19 digits), the token 68 URL-safe characters."""
     host = rng.choice(["discord.com", "discord.com", "discordapp.com", "ptb.discord.com"])
-    v = f"https://{host}/api/webhooks/{_d(rng, rng.choice([18, 19]))}/{_r(rng, 68, _URLSAFE)}"
-    return place(rng, v, ["discord webhook url", "webhook url", "discord webhook"], {
-        "curl": "curl -H \"Content-Type: application/json\" -d '{\"content\": \"build failed\"}' \"$V\""})
+    path = f"{_d(rng, rng.choice([18, 19]))}/{_r(rng, 68, _URLSAFE)}"
+    v = f"https://{host}/api/webhooks/{path}"
+    return _url_secret(path, *place(rng, v, ["discord webhook url", "webhook url", "discord webhook"], {
+        "curl": "curl -H \"Content-Type: application/json\" -d '{\"content\": \"build failed\"}' \"$V\""}))
 
 
 def stripe_key(rng: Rng) -> tuple[str, str, str]:
