@@ -213,16 +213,32 @@ def corpus_scores(detector: Detector, corpus: ModuleType = redact_corpus) -> tup
 
 
 def holdout_misses(detector: Detector) -> list[str]:
-    """The held-out corpus's misses by kind and form, most first, each with the value of its first case."""
+    """The held-out corpus's misses by kind and form, most first, each with the value of its first case; then,
+    for each kind with a miss, its cases found / written by carrier (the form's head: `bare` is a phone number
+    with no context word) and by style (its tail: `space`, `lower_compact`, `mobile1`, ...)."""
     redactor = Redactor(detector, lambda _trace: Pseudonyms(), Pseudonyms, {})
     counts: Counter = Counter()
+    split_total: Counter = Counter()
+    split_found: Counter = Counter()
     example: dict[tuple[str, str], str] = {}
     for case in redact_holdout.generate():
-        if survives(case.secret, case.carried, redactor.text(case.carried, is_json=case.is_json)):
-            key = (case.kind, case.form)
-            counts[key] += 1
-            example.setdefault(key, case.secret[:70])
-    return [f"{n:4d} {kind:22s} {form:28s} {example[(kind, form)]!r}" for (kind, form), n in counts.most_common()]
+        missed = survives(case.secret, case.carried, redactor.text(case.carried, is_json=case.is_json))
+        parts = case.form.split("/")
+        keys = [(case.kind, "by carrier", parts[0])] + [(case.kind, "by style", parts[-1])] * (len(parts) > 1)
+        for key in keys:
+            split_total[key] += 1
+            split_found[key] += not missed
+        if missed:
+            counts[(case.kind, case.form)] += 1
+            example.setdefault((case.kind, case.form), case.secret[:70])
+    lines = [f"{n:4d} {kind:22s} {form:28s} {example[(kind, form)]!r}" for (kind, form), n in counts.most_common()]
+    for kind in dict.fromkeys(kind for kind, _ in counts):
+        for axis in ("by carrier", "by style"):
+            keys = sorted(k for k in split_total if k[:2] == (kind, axis))
+            if keys:
+                lines.append(f"{kind} {axis}: " + ", ".join(f"{k[2]} {split_found[k]}/{split_total[k]}"
+                                                        for k in keys))
+    return lines
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
@@ -236,7 +252,7 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     for note, n in holdout_notes.most_common():
         if note[0] != "missed":
             print(f"  {n:4d} false positive {note}", flush=True)
-    print("held-out misses (count, kind, form, first value):", flush=True)
+    print("held-out misses (count, kind, form, first value), then found/written per form:", flush=True)
     for line in holdout_misses(detector):
         print(f"  {line}", flush=True)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
