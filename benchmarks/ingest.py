@@ -22,6 +22,13 @@ with a waiting process stood in). Its last line is {"traces", "files", "hold_s",
 
     python benchmarks/ingest.py --traces 20000 --release-files 20 --repeats 3
 
+With --reader-wait the traces stay one file: `tracegym ingest` of it runs as a process, and once it holds the
+store a `tracegym sql` counting the traces starts; a file is one transaction, so the reader waits for the whole
+file. It reports how long the reader took to answer, beside the same reader on the finished store (its start-up).
+Its last line is {"traces", "ingest_s", "reader_s", "reader_alone_s", "reader_count"}.
+
+    python benchmarks/ingest.py --traces 20000 --reader-wait
+
 The last line is one JSON object: {"traces", "tracegym_s", "duckdb_read_s", "ratio", "tracegym_cpu_s",
 "duckdb_read_cpu_s", "cpu_ratio", "peak_rss_mb"} (the CPU figures are the processes' own, all threads: on a
 shared machine they move less than the wall-clock ones).
@@ -31,15 +38,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import orjson
 
+REPO = Path(__file__).resolve().parents[1]
 TAU_BENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "tau-bench" / "gpt-4o-airline.json"
 
 INGEST = """
@@ -121,6 +131,32 @@ def compare_release(work: Path, data: Path, traces: int, files: int, repeats: in
                       "release_ratio": round(release_s / hold_s, 3)}))
 
 
+def reader_wait(work: Path, data: Path, traces: int) -> None:
+    """How long a reader that starts as the ingest of one file takes the store waits for its answer."""
+    store = work / "wait.duckdb"
+    cli = [sys.executable, "-m", "tracegym.cli"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TRACEGYM_STORE": ""}
+    count = [*cli, "sql", "--json", "SELECT count(*) AS n FROM traces", "--store", str(store)]
+    started = time.perf_counter()
+    ingest = subprocess.Popen([*cli, "ingest", str(data), "--store", str(store)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not store.with_name(store.name + ".holder").exists():  # the ingest holds the store
+        if ingest.poll() is not None:
+            raise SystemExit(f"the ingest ended (exit {ingest.returncode}) before it held the store")
+        time.sleep(0.01)
+    asked = time.perf_counter()
+    answer = subprocess.run(count, env=env, check=True, capture_output=True, text=True)
+    reader_s = time.perf_counter() - asked
+    if ingest.wait() != 0:
+        raise SystemExit(f"the ingest failed (exit {ingest.returncode})")
+    ingest_s = time.perf_counter() - started
+    alone = time.perf_counter()
+    subprocess.run(count, env=env, check=True, capture_output=True)
+    print(json.dumps({"traces": traces, "ingest_s": round(ingest_s, 3), "reader_s": round(reader_s, 3),
+                      "reader_alone_s": round(time.perf_counter() - alone, 3),
+                      "reader_count": json.loads(answer.stdout)[0]["n"]}))
+
+
 def run_child(script: str, *args: str) -> dict:
     out = subprocess.run([sys.executable, "-c", script, *args], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -137,6 +173,8 @@ def main() -> None:
     parser.add_argument("--release-files", type=int, default=0,
                         help="instead: the traces in this many files, ingest holding the store vs releasing it "
                              "after every file")
+    parser.add_argument("--reader-wait", action="store_true",
+                        help="instead: how long a reader waits while the traces, one file, are ingested")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
@@ -146,6 +184,9 @@ def main() -> None:
         print(f"file: {args.traces} traces, {messages} messages, {data.stat().st_size / 1e6:.0f} MB", flush=True)
         if args.release_files:
             compare_release(work, data, args.traces, args.release_files, args.repeats)
+            return
+        if args.reader_wait:
+            reader_wait(work, data, args.traces)
             return
         bases, ours = [], []
         for i in range(args.repeats):

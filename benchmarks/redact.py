@@ -18,14 +18,22 @@
    tool arguments and metadata, each redacted as ingest does. A value counts as found when no 8 characters of it
    (as written, or JSON-escaped) are left; `recall_by_kind` is the share per kind. Its near misses (invalid SSNs,
    placeholders after password labels, ids beside context words) must give no finding: `corpus_false_positives`.
-5. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
+5. The held-out corpus (benchmarks/redact_holdout.py): 33 kinds of values written from their public formats by
+   someone who had read neither the rules nor the written corpus, in env files, compose YAML, Kubernetes
+   Secrets, JSON configs, CLI calls, stack traces, HTTP logs, CSV rows, markdown tables and chat prose, scored
+   the same way: `holdout_recall_by_kind`, and `holdout_false_positives` on its near misses (UUIDs, SHAs,
+   versions, order ids, timestamps, paths, prices, ISBNs, cards failing Luhn). Its misses are printed by kind
+   and form, with an example. The rules are never tuned to it (see the module's docstring).
+6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
+    python benchmarks/redact.py --corpora-only        # 4 and 5 alone, in seconds
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "recall", "precision", "false_positives_on_real",
-"recall_by_kind", "corpus_false_positives"}.
+"recall_by_kind", "corpus_false_positives", "holdout_recall_by_kind", "holdout_false_positives"} (with
+--corpora-only, the last four).
 """
 
 from __future__ import annotations
@@ -41,11 +49,13 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from types import ModuleType
 
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import redact_corpus  # noqa: E402
+import redact_holdout  # noqa: E402
 from ingest import TAU_BENCH, build_file, run_child  # noqa: E402
 
 from tracegym.redact.detect import Detector  # noqa: E402
@@ -183,22 +193,70 @@ def survives(secret: str, carried: str, redacted: str, width: int = 8) -> bool:
     return False
 
 
-def corpus_scores(detector: Detector) -> tuple[dict[str, float], int, Counter]:
-    """Recall per kind on the written corpus, redacted as ingest redacts a column, and its near misses found."""
+def corpus_scores(detector: Detector, corpus: ModuleType = redact_corpus) -> tuple[dict[str, float], int, Counter]:
+    """Recall per kind on a written corpus, redacted as ingest redacts a column, and its near misses found.
+    The notes count each false positive by (rule, value) and each miss by ("missed", kind, form or text)."""
     redactor = Redactor(detector, lambda _trace: Pseudonyms(), Pseudonyms, {})
     hit, total, missed = Counter(), Counter(), Counter()
-    for case in redact_corpus.generate():
+    for case in corpus.generate():
         total[case.kind] += 1
         if survives(case.secret, case.carried, redactor.text(case.carried, is_json=case.is_json)):
-            missed[(case.kind, case.text[:60])] += 1
+            missed[(case.kind, getattr(case, "form", "") or case.text[:60])] += 1
         else:
             hit[case.kind] += 1
     fps = Counter()
-    for _carrier, text in redact_corpus.generate_negatives():
+    for _carrier, text in corpus.generate_negatives():
         for f in detector.find(text):
             fps[(f.rule.name, f.value)] += 1
     recall = {k: round(hit[k] / total[k], 4) for k in total}
     return recall, sum(fps.values()), fps + Counter({("missed",) + k: v for k, v in missed.items()})
+
+
+def holdout_misses(detector: Detector) -> list[str]:
+    """The held-out corpus's misses by kind and form, most first, each with the value of its first case; then,
+    for each kind with a miss, its cases found / written by carrier (the form's head: `bare` is a phone number
+    with no context word) and by style (its tail: `space`, `lower_compact`, `mobile1`, ...)."""
+    redactor = Redactor(detector, lambda _trace: Pseudonyms(), Pseudonyms, {})
+    counts: Counter = Counter()
+    split_total: Counter = Counter()
+    split_found: Counter = Counter()
+    example: dict[tuple[str, str], str] = {}
+    for case in redact_holdout.generate():
+        missed = survives(case.secret, case.carried, redactor.text(case.carried, is_json=case.is_json))
+        parts = case.form.split("/")
+        keys = [(case.kind, "by carrier", parts[0])] + [(case.kind, "by style", parts[-1])] * (len(parts) > 1)
+        for key in keys:
+            split_total[key] += 1
+            split_found[key] += not missed
+        if missed:
+            counts[(case.kind, case.form)] += 1
+            example.setdefault((case.kind, case.form), case.secret[:70])
+    lines = [f"{n:4d} {kind:22s} {form:28s} {example[(kind, form)]!r}" for (kind, form), n in counts.most_common()]
+    for kind in dict.fromkeys(kind for kind, _ in counts):
+        for axis in ("by carrier", "by style"):
+            keys = sorted(k for k in split_total if k[:2] == (kind, axis))
+            if keys:
+                lines.append(f"{kind} {axis}: " + ", ".join(f"{k[2]} {split_found[k]}/{split_total[k]}"
+                                                        for k in keys))
+    return lines
+
+
+def report_corpora(detector: Detector) -> dict[str, object]:
+    """Sections 4 and 5: the written and the held-out corpus, printed; their figures for the last line."""
+    corpus_recall, corpus_fp, corpus_notes = corpus_scores(detector)
+    print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
+    for note, n in corpus_notes.most_common(30):
+        print(f"  {n:4d} {note}", flush=True)
+    holdout_recall, holdout_fp, holdout_notes = corpus_scores(detector, redact_holdout)
+    print(f"held-out corpus: recall by kind {holdout_recall}; near misses found {holdout_fp}", flush=True)
+    for note, n in holdout_notes.most_common():
+        if note[0] != "missed":
+            print(f"  {n:4d} false positive {note}", flush=True)
+    print("held-out misses (count, kind, form, first value), then found/written per form:", flush=True)
+    for line in holdout_misses(detector):
+        print(f"  {line}", flush=True)
+    return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
+            "holdout_recall_by_kind": holdout_recall, "holdout_false_positives": holdout_fp}
 
 
 def real_false_positives(detector: Detector) -> tuple[int, set[str], Counter]:
@@ -238,16 +296,18 @@ def main() -> None:
     parser.add_argument("--per-kind", type=int, default=300, help="planted values of each kind")
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
+    parser.add_argument("--corpora-only", action="store_true",
+                        help="only the written and the held-out corpus (no planted corpus, real traces or speed)")
     args = parser.parse_args()
+    if args.corpora_only:
+        print(json.dumps(report_corpora(Detector())))
+        return
     detector = Detector()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         fp_real, real_values, fps = real_false_positives(detector)
         print(f"false positives on the unplanted traces: {fp_real} {dict(fps.most_common(10))}", flush=True)
-        corpus_recall, corpus_fp, corpus_notes = corpus_scores(Detector())
-        print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
-        for note, n in corpus_notes.most_common(30):
-            print(f"  {n:4d} {note}", flush=True)
+        corpora = report_corpora(Detector())
         planted = plant(TRACES, work / "planted", per_kind=args.per_kind, seed=0)
         recall_by_kind = store_recall(work / "planted", planted, work)
         strings = strings_of(work / "planted")
@@ -280,7 +340,7 @@ def main() -> None:
         mb_per_s, ratio = speed(args.traces, args.repeats, work)
     print(json.dumps({"mb_per_s": round(mb_per_s, 1), "ingest_ratio": round(ratio, 3), "recall": round(recall, 4),
                       "precision": round(precision, 4), "false_positives_on_real": fp_real,
-                      "recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp}))
+                      **corpora}))
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ def main() -> None:
     from tracegym.ingest.pipeline import ingest_paths
     from tracegym.mining import MineConfig, mine_failures
     from tracegym.store import open_store
+    from tracegym.store.access import StoreAccess
     from tracegym.tasks.generate import GenerateOptions, create_task_set
 
     work = Path(tempfile.mkdtemp(prefix="tracegym-gates-"))
@@ -50,32 +51,33 @@ def main() -> None:
         ingest_paths(st, [str(TRACES)])
         mine_failures(st, MineConfig())
         clusters = [c["cluster_id"] for c in learnable_clusters(st)]
-        options = GenerateOptions(name="gates", clusters=clusters, **GENERATE)
-        started = time.perf_counter()
-        from tracegym.harnesses.config import HarnessConfig
-        from tracegym.harnesses.gates import NewTaskGate
+    store = StoreAccess(work / "store.duckdb")
+    options = GenerateOptions(name="gates", clusters=clusters, **GENERATE)
+    started = time.perf_counter()
+    from tracegym.harnesses.config import HarnessConfig
+    from tracegym.harnesses.gates import NewTaskGate
 
-        import_s = time.perf_counter() - started
-        config = HarnessConfig(run_as={"shell": "chat"}) if args.harness == "chat" else HarnessConfig()
-        gate = NewTaskGate(st, EVALS, config, REPO)
+    import_s = time.perf_counter() - started
+    config = HarnessConfig(run_as={"shell": "chat"}) if args.harness == "chat" else HarnessConfig()
+    gate = NewTaskGate(store, EVALS, config, REPO)
 
-        def plain() -> float:
-            t = time.perf_counter()
-            create_task_set(st, options, EVALS, work / "plain", force=True)
-            return time.perf_counter() - t
+    def plain() -> float:
+        t = time.perf_counter()
+        create_task_set(store, options, EVALS, work / "plain", force=True)
+        return time.perf_counter() - t
 
-        def gated() -> tuple[float, int, int, float, int, float, int, int]:
-            t = time.perf_counter()
-            task_set = create_task_set(st, options, EVALS, work / "gated", force=True, gate=gate)
-            report = gate.report
-            assert report is not None
-            hackable = sum(len(paid) for paid in report.hackability().values())
-            return (time.perf_counter() - t, len(task_set.tasks), len(report.rejected), report.seconds,
-                    report.episodes, report.hollow_seconds, report.hollow_episodes, hackable)
+    def gated() -> tuple[float, int, int, float, int, float, int, int]:
+        t = time.perf_counter()
+        task_set = create_task_set(store, options, EVALS, work / "gated", force=True, gate=gate)
+        report = gate.report
+        assert report is not None
+        hackable = sum(len(paid) for paid in report.hackability().values())
+        return (time.perf_counter() - t, len(task_set.tasks), len(report.rejected), report.seconds,
+                report.episodes, report.hollow_seconds, report.hollow_episodes, hackable)
 
-        plain(), gated()  # warm-up: caches, the scorers' imports, the sandbox's first start
-        plain_s = [plain() for _ in range(args.repeats)]
-        runs = [gated() for _ in range(args.repeats)]
+    plain(), gated()  # warm-up: caches, the scorers' imports, the sandbox's first start
+    plain_s = [plain() for _ in range(args.repeats)]
+    runs = [gated() for _ in range(args.repeats)]
     gen_s = statistics.median(plain_s)
     gen_gated_s = statistics.median(r[0] for r in runs)
     _, tasks, rejected, _, episodes, _, hollow_episodes, hackable = runs[0]

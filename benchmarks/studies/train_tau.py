@@ -98,7 +98,7 @@ def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any]
     from tracegym.models import compute
     from tracegym.models.load import load_model, load_tokenizer, stop_token_ids
     from tracegym.models.sampling import SamplingEngine
-    from tracegym.store import open_store
+    from tracegym.store.access import StoreAccess
 
     model, tokenizer = load_model(model_ref, config.sampler.precision_on("cpu")), load_tokenizer(model_ref)
     engine = SamplingEngine(model, eos_token_ids=stop_token_ids(model, tokenizer), sampler_id=f"eval-{label}",
@@ -110,14 +110,13 @@ def evaluate(model_ref: Path | str, config: Any, task_set: Any, tasks: list[Any]
 
     async def go() -> Any:
         try:
-            return await run_task_set(st, task_set, tasks, policy, options, harnesses, str(model_ref),
+            return await run_task_set(StoreAccess(store), task_set, tasks, policy, options, harnesses, str(model_ref),
                                       run_id=f"eval-{label}-{int(time.time())}")
         finally:
             await policy.aclose()
             harnesses.close()
 
-    with open_store(store) as st:
-        result = compute.run(go())  # decoding on this thread, as in training
+    result = compute.run(go())  # decoding on this thread, as in training
     by_task: dict[str, list[tuple[int, float]]] = {}
     for episode in result.episodes:
         by_task.setdefault(episode.task_id, []).append((episode.sample_idx, episode.reward or 0.0))

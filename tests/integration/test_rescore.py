@@ -18,6 +18,7 @@ from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
 from tracegym.harnesses.runner import RunOptions
 from tracegym.harnesses.taskrun import run_task_set
 from tracegym.store import open_store
+from tracegym.store.access import StoreAccess
 from tracegym.tasks import load_task_set
 
 EVALS = """version: 1
@@ -59,9 +60,8 @@ def stored_run(cli, traces_dir, tmp_path) -> tuple[Path, Path, str]:
                   "--top", "2", "--max-tasks-per-cluster", "4")):
         assert cli(*args, "--store", store).exit_code == 0
     task_set = load_task_set(tmp_path / "set")
-    with open_store(store) as st:
-        result = asyncio.run(run_task_set(st, task_set, task_set.tasks, CyclingPolicy(),
-                                          RunOptions(samples=5, concurrency=1), HarnessFactory(), "cycle"))
+    result = asyncio.run(run_task_set(StoreAccess(store), task_set, task_set.tasks, CyclingPolicy(),
+                                      RunOptions(samples=5, concurrency=1), HarnessFactory(), "cycle"))
     return store, tmp_path / "set", result.run_id
 
 
@@ -184,9 +184,10 @@ def test_rollouts_whose_command_eval_read_a_removed_workspace_are_listed_per_clu
     store = tmp_path / "store.duckdb"
     with open_store(store) as st:
         register_task_set(st, task_set)
-        run = asyncio.run(run_task_set(st, task_set, task_set.tasks, ShellPolicy(),
-                                       RunOptions(samples=2, concurrency=1, limits=EpisodeLimits(max_turns=1)),
-                                       HarnessFactory(), "shell"))
+    run = asyncio.run(run_task_set(StoreAccess(store), task_set, task_set.tasks, ShellPolicy(),
+                                   RunOptions(samples=2, concurrency=1, limits=EpisodeLimits(max_turns=1)),
+                                   HarnessFactory(), "shell"))
+    with open_store(store, read_only=True) as st:
         stored = {r["rollout_id"]: (r["task_id"], r["reward"]) for r in st.query(
             "SELECT rollout_id, task_id, reward FROM rollouts WHERE run_id = ?", [run.run_id])}
     assert sorted(reward for _, reward in stored.values()) == [1.0] * 6  # scored in the workspace at run time

@@ -1,5 +1,5 @@
 """Many commands, one store, with real processes: readers are answered while an ingest writes, two ingests both
-finish, a killed writer leaves the store whole and free, and `runs show` works while `train` runs.
+finish, a killed writer leaves the store whole and free, and `runs show` works while `train` or `run` runs.
 
 Each test synchronises on what the processes show (a file appearing, a line printed), never on a sleep.
 """
@@ -11,7 +11,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import duckdb
@@ -28,17 +30,18 @@ pytestmark = pytest.mark.slow  # processes that ingest 20,000 traces, or train, 
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "tracegym.cli"]
-FILES, PER_FILE = 10, 2000  # 20,000 traces, in files: the ingest lets waiting readers in between files
+TRACES = 20_000  # in one file, stored in one transaction: readers wait for the file and see it whole
+PER_FILE = 2000  # the files of the tests of two ingests and of a kill
 
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "TRACEGYM_STORE": ""}
 
 
-def _conversations(folder: Path, first: int, files: int = FILES) -> Path:
+def _conversations(folder: Path, first: int, files: int, per_file: int = PER_FILE) -> Path:
     folder.mkdir()
     for k in range(files):
-        write_conversations(folder / f"part-{k:02d}.jsonl", first + k * PER_FILE, PER_FILE)
+        write_conversations(folder / f"part-{k:02d}.jsonl", first + k * per_file, per_file)
     return folder
 
 
@@ -64,8 +67,8 @@ def _line_with(proc: subprocess.Popen, text: str) -> str:
     raise AssertionError(f"the process ended (exit {proc.wait()}) without printing {text!r}")
 
 
-def test_readers_are_answered_between_the_files_of_an_ingest(tmp_path: Path) -> None:
-    folder = _conversations(tmp_path / "logs", 0)
+def test_readers_are_answered_while_one_file_of_20000_traces_is_ingested(tmp_path: Path) -> None:
+    folder = _conversations(tmp_path / "logs", 0, 1, TRACES)
     alone = _ingest_alone(folder, tmp_path / "alone.duckdb")
     store = tmp_path / "store.duckdb"
     open_store(store).close()  # a new, empty store for the readers to hold
@@ -87,22 +90,23 @@ def test_readers_are_answered_between_the_files_of_an_ingest(tmp_path: Path) -> 
     assert [a for a in answers if a["exit"] != 0] == []
     assert any("held by `tracegym ingest" in a["stderr"] for a in answers)  # readers waited for the ingest...
     counts = [a["n"] for a in answers if a["command"] == "sql"]
-    assert any(0 < n < FILES * PER_FILE for n in counts)  # ...and were let in between its files
-    assert counts == sorted(counts) and counts[-1] == FILES * PER_FILE
+    assert set(counts) <= {0, TRACES} and counts == sorted(counts) and counts[-1] == TRACES  # the file whole or not
     assert snapshot(store) == alone
 
 
 def test_two_ingests_of_different_files_both_finish(tmp_path: Path) -> None:
-    first, second = _conversations(tmp_path / "a", 0, 3), _conversations(tmp_path / "b", 3 * PER_FILE, 3)
+    per_file = PER_FILE // 2
+    first, second = _conversations(tmp_path / "a", 0, 3, per_file), _conversations(tmp_path / "b", 3 * per_file, 3,
+                                                                                   per_file)
     store = tmp_path / "store.duckdb"
     procs = [subprocess.Popen([*CLI, "ingest", str(folder), "--store", str(store), "--json"], env=_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for folder in (first, second)]
     outputs = [p.communicate() for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
-    assert [json.loads(out)["traces"] for out, _ in outputs] == [3 * PER_FILE, 3 * PER_FILE]
+    assert [json.loads(out)["traces"] for out, _ in outputs] == [3 * per_file, 3 * per_file]
     with duckdb.connect(str(store), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT trace_id), count(*) FROM traces").fetchone() == (
-            6 * PER_FILE, 6 * PER_FILE)
+            6 * per_file, 6 * per_file)
         assert con.execute("SELECT count(*) FROM sources").fetchone() == (6,)
 
 
@@ -135,10 +139,12 @@ def test_a_writer_killed_mid_file_leaves_the_store_whole_and_free(tmp_path: Path
 def test_runs_show_answers_while_train_runs(tmp_path: Path, tau_workspace_template: Workspace) -> None:
     ws = copy_workspace(tau_workspace_template, tmp_path / "ws")
     run_dir = tmp_path / "run"
-    config = write_config(tmp_path / "run.yaml", tiny_config(ws, run_dir))
+    # The shortest run that writes while another reads: two GRPO steps, a checkpoint after each, no warm start.
+    config = write_config(tmp_path / "run.yaml", tiny_config(ws, run_dir, steps=2, checkpoint_every=1,
+                                                             warmup={"steps": 0}))
     train = subprocess.Popen([*CLI, "train", "--allow-unredacted", str(config), "--store", str(ws.store)],
                              env=_env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _wait_for(run_dir / "checkpoints", train)  # the run is stored, and its warm start has begun to save
+    _wait_for(run_dir / "checkpoints", train)  # the run is stored, and its first step has begun to save
     seen: set[str] = set()
     while train.poll() is None:  # once per checkpoint saved (a folder appearing), while training goes on
         saved = {p.name for p in (run_dir / "checkpoints").iterdir()}
@@ -154,3 +160,82 @@ def test_runs_show_answers_while_train_runs(tmp_path: Path, tau_workspace_templa
     assert train.returncode == 0, train_err
     final = CliRunner().invoke(app, ["runs", "show", str(run_dir), "--json", "--store", str(ws.store)])
     assert json.loads(final.stdout)["run"]["status"] == "completed"
+
+
+class _HeldEndpoint:
+    """An OpenAI-compatible endpoint on 127.0.0.1 (the model a `run` samples, at the boundary) that answers the
+    first `answered` requests at once and holds the next ones until `release()`: while it holds one, the run is
+    sampling."""
+
+    def __init__(self, answered: int) -> None:
+        self.answered, self.seen = answered, 0
+        self.holding, self.released = threading.Event(), threading.Event()
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+                self.rfile.read(int(self.headers["Content-Length"]))
+                endpoint.seen += 1
+                if endpoint.seen > endpoint.answered:
+                    endpoint.holding.set()
+                    endpoint.released.wait()
+                data = json.dumps({"id": "c", "object": "chat.completion", "model": "m", "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": "Done."}, "finish_reason": "stop"}]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data.encode())
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def wait_holding(self, proc: subprocess.Popen) -> None:
+        """Until a request is held; fails if `proc` ended first."""
+        while not self.holding.wait(0.05):
+            assert proc.poll() is None, proc.communicate()
+
+    def close(self) -> None:
+        self.released.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+def _read(*args: str) -> object:
+    """A read-only command's JSON answer, refused at once (`--wait 0`) if anything holds the store."""
+    result = CliRunner().invoke(app, [*args, "--json", "--wait", "0"])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_runs_and_rollouts_show_answer_while_run_samples(tmp_path: Path, tau_workspace_template: Workspace) -> None:
+    ws = copy_workspace(tau_workspace_template, tmp_path / "ws")
+    store = str(ws.store)
+    endpoint = _HeldEndpoint(answered=16)  # one batch of episodes (16) written, then the run waits on the model
+    try:
+        run = subprocess.Popen([*CLI, "run", str(ws.task_set), "--base-url", endpoint.url, "--model", "m", "--limit",
+                                "2", "-k", "9", "--concurrency", "1", "--json", "--store", store],
+                               env=_env(), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        endpoint.wait_holding(run)  # the 17th episode is sampling: nothing may hold the store now
+        stored = _read("rollouts", "list", "--limit", "100", "--store", store)
+        assert isinstance(stored, list) and 1 <= len(stored) <= 16  # what the run has written so far
+        [run_id] = {r["run_id"] for r in stored}
+        shown = _read("runs", "show", run_id, "--store", store)
+        assert isinstance(shown, dict) and len(shown["rollouts"]) == len(stored)
+        rollout = _read("rollouts", "show", stored[0]["rollout_id"], "--store", store)
+        assert isinstance(rollout, dict) and rollout["rollout"]["run_id"] == run_id
+        endpoint.released.set()
+        out, err = run.communicate()
+    finally:
+        endpoint.close()
+    assert run.returncode == 0, err
+    assert json.loads(out)["run_id"] == run_id
+    final = _read("runs", "show", run_id, "--store", store)
+    assert isinstance(final, dict) and len(final["rollouts"]) == 18
+    assert not (ws.store.parent / f"{ws.store.name}.holder").exists()

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from tracegym.evals.checkpoints.evaluate import EvalOptions, EvalPlan, Evaluation
     from tracegym.evals.checkpoints.imported import Imported
     from tracegym.store import Store
+    from tracegym.store.access import StoreAccess
 
 
 def register(app: typer.Typer) -> None:
@@ -74,24 +75,25 @@ def eval_command(
     `tracegym rollouts import`); only the base (and any checkpoints) run here.
     """
     from tracegym.evals.checkpoints.evaluate import EvalOptions, plan_evaluation
-    from tracegym.store import open_store
+    from tracegym.store.access import StoreAccess
 
     # Resolved here: the precision is part of the settings an evaluation's id is hashed from.
     options = EvalOptions(split=split, samples=samples or 4, seed=seed, concurrency=concurrency,
                           pass_threshold=pass_threshold, precision=resolve_precision(precision, device),
                           device=device)
-    with open_store(store) as st:
+    access = StoreAccess(store)
+    with access.writing() as st:  # read at the start; the samples are written in batches, not held across them
         plan = plan_evaluation(st, tasks, checkpoints or [], base, api or [], config, options)
         imported = None
         if from_results is not None:
             imported = _import(st, plan, from_results, results_format, model_name)
             options.samples = _imported_samples(imported, plan, samples)
-        err.print(f"Evaluating {len(plan.candidates)} models on {len(plan.tasks)} {split} tasks of "
-                  f"{plan.task_set.manifest.name} x {samples} samples (settings: {plan.config_source}"
-                  f"{f'; {plan.why_fewer()}' if plan.why_fewer() else ''}).")
-        say_unchanged(plan)
         scores = _scores(st, score_version, component, options.pass_threshold)
-        table = evaluate_and_compare(st, plan, options, scores, imported)
+    err.print(f"Evaluating {len(plan.candidates)} models on {len(plan.tasks)} {split} tasks of "
+              f"{plan.task_set.manifest.name} x {samples} samples (settings: {plan.config_source}"
+              f"{f'; {plan.why_fewer()}' if plan.why_fewer() else ''}).")
+    say_unchanged(plan)
+    table = evaluate_and_compare(access, plan, options, scores, imported)
     if as_json:
         print_json(table)
         return
@@ -165,26 +167,27 @@ def _scores(st: Store, version: str | None, component: str | None, threshold: fl
     return Scores(int(version), threshold, component)
 
 
-def evaluate_and_compare(st: Store, plan: EvalPlan, options: EvalOptions, scores: Scores | None = None,
+def evaluate_and_compare(store: StoreAccess, plan: EvalPlan, options: EvalOptions, scores: Scores | None = None,
                          imported: Imported | None = None) -> dict[str, Any]:
     """Run the plan (with a progress bar), then the comparison of its models (and an imported one) against its base
     (on `scores`), with counts; names on stderr the groups too small for a verdict."""
     from tracegym.evals.checkpoints.comparison import ModelRef, Scores, compare
     from tracegym.evals.checkpoints.imported import add_to_evaluation
 
-    result = _run(st, plan, options)
+    result = _run(store, plan, options)
     refs = [ModelRef(c.label, c.checkpoint_id, c.run_id, c.step) for c in result.candidates]
-    if imported is not None:
-        refs.append(add_to_evaluation(st, result.eval_id, imported, refs[0], result.tasks, options.samples,
-                                      options.pass_threshold))
-    table = compare(st, result.eval_id, refs[0], refs[1:], options.samples, [t.task_id for t in result.tasks],
-                    options.seed, scores or Scores())
+    with store.writing() if imported is not None else store.reading() as st:  # the import's results are written
+        if imported is not None:
+            refs.append(add_to_evaluation(st, result.eval_id, imported, refs[0], result.tasks, options.samples,
+                                          options.pass_threshold))
+        table = compare(st, result.eval_id, refs[0], refs[1:], options.samples, [t.task_id for t in result.tasks],
+                        options.seed, scores or Scores())
     table["counts"] = {label: c.__dict__ for label, c in result.counts.items()}
     _warn_small_groups(table)
     return table
 
 
-def _run(st: Store, plan: EvalPlan, options: EvalOptions) -> Evaluation:
+def _run(store: StoreAccess, plan: EvalPlan, options: EvalOptions) -> Evaluation:
     from tracegym.evals.checkpoints.evaluate import evaluate
 
     with progress("samples", total=len(plan.tasks) * options.samples * len(plan.candidates)) as bar:
@@ -193,7 +196,7 @@ def _run(st: Store, plan: EvalPlan, options: EvalOptions) -> Evaluation:
             err.print(f"{literal(candidate.label)}: {counts.reused} of {counts.total} samples already in the store, "
                       f"{counts.total - counts.reused} to run")
 
-        return evaluate(st, plan.task_set, plan.tasks, plan.candidates, plan.config, options,
+        return evaluate(store, plan.task_set, plan.tasks, plan.candidates, plan.config, options,
                         on_sample=lambda c, e: bar.advance(), on_model=on_model)
 
 

@@ -178,15 +178,18 @@ def _prepare(traces: list[Path], workdir: Path, path: Path) -> Path:
         mined = _step(2, "mine", lambda: mine_failures(st, MineConfig()))
         err.print(f"{mined.findings} failures in {mined.traces_with_findings} of {mined.traces} traces, "
                   f"{len(mined.clusters)} clusters")
-        return _step(3, "tasks", lambda: _tasks(st, workdir))
+    return _step(3, "tasks", lambda: _tasks(path, workdir))
 
 
-def _tasks(st: Any, workdir: Path) -> Path:
+def _tasks(path: Path, workdir: Path) -> Path:
     from tracegym.harnesses.config import HarnessConfig
     from tracegym.harnesses.gates import NewTaskGate
+    from tracegym.store.access import StoreAccess
     from tracegym.tasks.generate import GenerateOptions, create_task_set
 
-    clusters = learnable_clusters(st)
+    store = StoreAccess(path)  # read and written between the gates' probes, not held across them
+    with store.reading() as st:
+        clusters = learnable_clusters(st)
     if not clusters:
         raise NotFoundError("quickstart trains on mini-swe-agent's format errors and τ-bench's tool errors, and the "
                             "store has neither. Fix: include mini-swe-agent or τ-bench traces in --traces (without "
@@ -198,8 +201,8 @@ def _tasks(st: Any, workdir: Path) -> Path:
                               eval_names=CONTENT_EVALS, **GENERATE)
     # Gated under the harness the run trains in, so each probe is scored as the training episodes will be.
     harness = HarnessConfig(run_as=train_config(workdir / "tasks", workdir / "run")["harness"]["run_as"])
-    gate = NewTaskGate(st, evals, harness, workdir, config_name="quickstart: run_as shell: chat")
-    task_set = create_task_set(st, options, evals, workdir / "tasks", force=True, gate=gate)
+    gate = NewTaskGate(store, evals, harness, workdir, config_name="quickstart: run_as shell: chat")
+    task_set = create_task_set(store, options, evals, workdir / "tasks", force=True, gate=gate)
     m = task_set.manifest.counts
     formats = ", ".join(sorted({c["source_format"] for c in clusters}))
     err.print(f"{m['tasks']} tasks ({m['train']} train, {m['heldout']} held out) from {len(clusters)} clusters "
@@ -247,16 +250,17 @@ def _evaluate(task_set: Path, run_dir: Path, store: Path, samples: int) -> None:
     from tracegym.commands.eval import evaluate_and_compare, print_comparison, say_unchanged
     from tracegym.evals.checkpoints.evaluate import EvalOptions, plan_evaluation
     from tracegym.models.precision import resolve_precision
-    from tracegym.store import open_store
+    from tracegym.store.access import StoreAccess
 
     # The precision the run sampled in (bf16 where the CPU computes it natively), for base and checkpoint alike.
     options = EvalOptions(samples=samples, precision=resolve_precision("auto", "cpu"))
-    with open_store(store) as st:
+    access = StoreAccess(store)
+    with access.writing() as st:
         plan = plan_evaluation(st, str(task_set), [str(run_dir)], None, [], None, options)
-        why = f" ({plan.why_fewer()})" if plan.why_fewer() else ""
-        err.print(f"{len(plan.tasks)} held-out tasks x {samples} samples, {len(plan.candidates)} models{why}")
-        say_unchanged(plan)
-        print_comparison(evaluate_and_compare(st, plan, options))
+    why = f" ({plan.why_fewer()})" if plan.why_fewer() else ""
+    err.print(f"{len(plan.tasks)} held-out tasks x {samples} samples, {len(plan.candidates)} models{why}")
+    say_unchanged(plan)
+    print_comparison(evaluate_and_compare(access, plan, options))
 
 
 def _report(run_id: str, path: Path, store: Path) -> Path:

@@ -32,10 +32,9 @@ def rescore_command(
     checkpoints on a version with `tracegym eval ... --score-version N`.
     """
     from tracegym.harnesses.rescore import rescore
-    from tracegym.store import open_store
+    from tracegym.store.access import StoreAccess
 
-    with open_store(store) as st:
-        result = rescore(st, run, eval_id, tasks, evals)
+    result = rescore(StoreAccess(store), run, eval_id, tasks, evals)
     data = result.to_dict()
     if as_json:
         print_json(data)

@@ -68,38 +68,39 @@ def run(
     from tracegym.harnesses.config import HarnessFactory, load_harness_config
     from tracegym.harnesses.taskrun import resolve_task_set, run_task_set, select_tasks
     from tracegym.models import compute
-    from tracegym.store import open_store
+    from tracegym.store.access import StoreAccess
     from tracegym.tasks.prompts import shorten_task
 
-    with open_store(store) as st:
+    access = StoreAccess(store)
+    with access.writing() as st:  # read at the start; the episodes are written in batches, not held across them
         ts = resolve_task_set(st, task_set)
-        settings, source = eval_config([], config, ts.path)
-        options = _options(settings, samples, concurrency, seed, {
-            "temperature": temperature, "top_p": top_p, "top_k": top_k, "max_new_tokens": max_new_tokens,
-        }, {"max_turns": max_turns, "max_tokens": max_tokens, "max_prompt_tokens": max_prompt_tokens,
-            "time_budget_s": time_budget})
-        prompt = settings.prompt.model_copy(update={"tool_schemas": tool_schemas or settings.prompt.tool_schemas})
-        tasks = [shorten_task(t, prompt) for t in select_tasks(ts, _split(split), task_ids, limit)]
-        if harness_config is not None:
-            harnesses = HarnessFactory(*load_harness_config(harness_config))
-        else:
-            harnesses = HarnessFactory(settings.harness.harness_config(), Path.cwd())
-        model = model or settings.model.ref
-        policy = _policy(model, base_url, precision or settings.sampler.precision, device, seed, concurrency)
-        err.print(f"Running {len(tasks)} tasks x {samples} samples of {ts.manifest.name} with {model} (settings: "
-                  f"{source}; {options.limits.max_turns} turns of at most {options.sampling.max_new_tokens} "
-                  "tokens)...")
+    settings, source = eval_config([], config, ts.path)
+    options = _options(settings, samples, concurrency, seed, {
+        "temperature": temperature, "top_p": top_p, "top_k": top_k, "max_new_tokens": max_new_tokens,
+    }, {"max_turns": max_turns, "max_tokens": max_tokens, "max_prompt_tokens": max_prompt_tokens,
+        "time_budget_s": time_budget})
+    prompt = settings.prompt.model_copy(update={"tool_schemas": tool_schemas or settings.prompt.tool_schemas})
+    tasks = [shorten_task(t, prompt) for t in select_tasks(ts, _split(split), task_ids, limit)]
+    if harness_config is not None:
+        harnesses = HarnessFactory(*load_harness_config(harness_config))
+    else:
+        harnesses = HarnessFactory(settings.harness.harness_config(), Path.cwd())
+    model = model or settings.model.ref
+    policy = _policy(model, base_url, precision or settings.sampler.precision, device, seed, concurrency)
+    err.print(f"Running {len(tasks)} tasks x {samples} samples of {ts.manifest.name} with {model} (settings: "
+              f"{source}; {options.limits.max_turns} turns of at most {options.sampling.max_new_tokens} "
+              "tokens)...")
 
-        async def go(bar: Any) -> Any:
-            try:
-                return await run_task_set(st, ts, tasks, policy, options, harnesses, model,
-                                          on_episode=lambda _episode: bar.advance())
-            finally:
-                await policy.aclose()
-                harnesses.close()
+    async def go(bar: Any) -> Any:
+        try:
+            return await run_task_set(access, ts, tasks, policy, options, harnesses, model,
+                                      on_episode=lambda _episode: bar.advance())
+        finally:
+            await policy.aclose()
+            harnesses.close()
 
-        with progress("episodes", total=len(tasks) * samples) as bar:
-            result = compute.run(go(bar))
+    with progress("episodes", total=len(tasks) * samples) as bar:
+        result = compute.run(go(bar))
     _report(result, as_json)
 
 

@@ -92,7 +92,7 @@ def tasks_generate(
 
     from tracegym.errors import ConfigError
     from tracegym.evals.scorers.config import parse_eval_ref
-    from tracegym.store import open_store
+    from tracegym.store.access import StoreAccess
     from tracegym.tasks.generate import GenerateOptions, create_task_set
     from tracegym.tasks.references import read_references
 
@@ -110,15 +110,16 @@ def tasks_generate(
                           "turns off. Fix: leave out --no-gates, or the reference options.")
     reference_file = read_references(references) if references is not None else None
     model = _reference_model(reference_model, reference_samples, seed) if reference_model else None
-    with open_store(store) as st:
-        if not allow_unredacted:
-            from tracegym.redact.session import require_redacted
+    access = StoreAccess(store)  # opened to read the drafts and to register the set, not while gates probe
+    if not allow_unredacted:
+        from tracegym.redact.session import require_redacted
 
+        with access.reading() as st:
             require_redacted(st, "tracegym tasks generate")
-            if reference_file is not None:
-                _require_redacted_references(reference_file)
-        gate = None if no_gates else _new_task_gate(st, evals, harness_config, gate_threshold, reference_file, model)
-        task_set = create_task_set(st, options, evals, out_dir, templates, force, gate)
+        if reference_file is not None:
+            _require_redacted_references(reference_file)
+    gate = None if no_gates else _new_task_gate(access, evals, harness_config, gate_threshold, reference_file, model)
+    task_set = create_task_set(access, options, evals, out_dir, templates, force, gate)
     m = task_set.manifest
     report = gate.report if gate is not None else None
     if heldout > 0 and m.counts["tasks"] and not m.counts["heldout"]:
@@ -188,14 +189,14 @@ def _require_redacted_references(file: ReferenceFile) -> None:
                 "`tracegym traces show ID` prints it, e.g. <EMAIL_1>), or pass --allow-unredacted.")
 
 
-def _new_task_gate(st: Any, evals: Path, harness_config: Path | None, threshold: float,
+def _new_task_gate(store: Any, evals: Path, harness_config: Path | None, threshold: float,
                    references: ReferenceFile | None, model: ReferenceModel | None) -> Any:
     from tracegym.harnesses.config import load_harness_config
     from tracegym.harnesses.gates import GateOptions
     from tracegym.harnesses.reference_search import ReferencedTaskGate
 
     config, base_dir = load_harness_config(harness_config)
-    return ReferencedTaskGate(st, evals, config, base_dir, GateOptions(threshold=threshold),
+    return ReferencedTaskGate(store, evals, config, base_dir, GateOptions(threshold=threshold),
                               str(harness_config) if harness_config else None, references=references, model=model,
                               notify=lambda text: err.print(f"[yellow]{literal(text)}[/yellow]"))
 
@@ -251,19 +252,21 @@ def tasks_check(
         return
     from tracegym.harnesses.config import load_harness_config
     from tracegym.harnesses.gates import GateOptions, run_gates
-    from tracegym.harnesses.taskrun import TaskScorers, ThreadLocalStore, resolve_task_set
+    from tracegym.harnesses.taskrun import TaskScorers, resolve_task_set, scores_snapshot
     from tracegym.store import open_store
+    from tracegym.tasks.probes import load_sources
 
-    with open_store(store, read_only=True) as st:
+    with open_store(store, read_only=True) as st:  # read at the start: the probes play with the store closed
         ts = resolve_task_set(st, task_set)
-        gated = ts.manifest.gates
-        options = GateOptions(threshold=threshold or (gated.threshold if gated else 1.0))
+        sources = load_sources(st, ts.tasks)
+        scorer_store = scores_snapshot(st, ts.tasks)
+    gated = ts.manifest.gates
+    options = GateOptions(threshold=threshold or (gated.threshold if gated else 1.0))
+    try:
         config, base_dir = load_harness_config(harness_config)
-        scorer_store = ThreadLocalStore(st)
-        try:
-            report = run_gates(st, ts.tasks, TaskScorers(ts, scorer_store), config, base_dir, options)
-        finally:
-            scorer_store.close()
+        report = run_gates(sources, ts.tasks, TaskScorers(ts, scorer_store), config, base_dir, options)
+    finally:
+        scorer_store.close()
     split = {t.task_id: t.split for t in ts.tasks}
     # No reference model runs here: its counts would be columns of zeros.
     clusters = [{"cluster_id": c, **g.model_dump(exclude={"model_sampled", "model_none_passed"})}

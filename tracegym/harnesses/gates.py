@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,18 +28,18 @@ from tracegym.harnesses.config import HarnessConfig, HarnessFactory
 from tracegym.harnesses.hackability import Hackability, probe_task
 from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits, run_episode
-from tracegym.harnesses.taskrun import ThreadLocalStore
+from tracegym.harnesses.taskrun import scores_snapshot
 from tracegym.harnesses.toolcalls import parse_bash_action
 from tracegym.models.sampling import SamplingParams
 from tracegym.tasks.hollow_probes import HOLLOW
-from tracegym.tasks.probes import DEGENERATE, Probe, ProbeReply, build_probes, load_sources
+from tracegym.tasks.probes import DEGENERATE, Probe, ProbeReply, SourceInfo, build_probes, load_sources
 from tracegym.tasks.references import ReferenceMatch
 from tracegym.tasks.spec import Reference, TaskSpec
 from tracegym.tasks.taskset import GateCounts, GateSettings
 
 if TYPE_CHECKING:
     from tracegym.evals.scorers.base import StoreReader
-    from tracegym.store import Store
+    from tracegym.store.access import StoreAccess
 
 REASONS = ("no_reference", "reference_fails", "empty_pays", "failing_action_pays", "wrong_shape_pays")
 
@@ -334,14 +334,13 @@ async def hollow_tasks(tasks: Sequence[TaskSpec], gates: Sequence[TaskGate], pro
     await asyncio.gather(*(one(g, t) for g, t in zip(gates, tasks, strict=True) if g.passed))
 
 
-def run_gates(store: Store, tasks: Sequence[TaskSpec], scorer_of: Callable[[TaskSpec], Scorer],
+def run_gates(sources: Mapping[str, SourceInfo], tasks: Sequence[TaskSpec], scorer_of: Callable[[TaskSpec], Scorer],
               config: HarnessConfig | None = None, base_dir: Path | None = None,
               options: GateOptions | None = None) -> GateReport:
-    """Build each task's probes from its source trace in `store` and run them, then the hollow probes of the
-    tasks that passed; the report."""
+    """Build each task's probes from its source trace (`sources`, read from the store by `load_sources`) and run
+    them, then the hollow probes of the tasks that passed; the report. The store need not be open meanwhile."""
     options = options or GateOptions()
     started = time.perf_counter()
-    sources = load_sources(store, tasks)
     probes = {t.task_id: build_probes(t, sources.get(t.provenance.trace_id)) for t in tasks}
     harnesses = HarnessFactory(config, base_dir)
     try:
@@ -356,9 +355,11 @@ def run_gates(store: Store, tasks: Sequence[TaskSpec], scorer_of: Callable[[Task
 
 
 class NewTaskGate:
-    """The gate `tasks generate` runs on the tasks it drafted, before writing them; keeps its last report."""
+    """The gate `tasks generate` runs on the tasks it drafted, before writing them; keeps its last report. It reads
+    the store once, at the start (the tasks' source traces, the scores a `label` eval replays), and holds it not
+    while its probes play."""
 
-    def __init__(self, store: Store, evals_path: Path, config: HarnessConfig | None = None,
+    def __init__(self, store: StoreAccess, evals_path: Path, config: HarnessConfig | None = None,
                  base_dir: Path | None = None, options: GateOptions | None = None,
                  config_name: str | None = None) -> None:
         self.store = store
@@ -367,9 +368,10 @@ class NewTaskGate:
         self.options = options or GateOptions()
         self.settings = GateSettings(threshold=self.options.threshold, harness_config=config_name, hollow_probes=True)
         self.report: GateReport | None = None
+        self.sources: dict[str, SourceInfo] = {}
 
     @classmethod
-    def from_file(cls, store: Store, evals_path: Path, config_path: Path | None,
+    def from_file(cls, store: StoreAccess, evals_path: Path, config_path: Path | None,
                   options: GateOptions | None = None) -> NewTaskGate:
         """With the harness config in `config_path` (as `tracegym run --harness-config` reads it)."""
         from tracegym.harnesses.config import load_harness_config
@@ -378,7 +380,9 @@ class NewTaskGate:
         return cls(store, evals_path, config, base_dir, options, str(config_path) if config_path else None)
 
     def __call__(self, tasks: list[TaskSpec]) -> GateReport:
-        scorer_store = ThreadLocalStore(self.store)
+        with self.store.reading() as st:
+            self.sources = load_sources(st, tasks)
+            scorer_store = scores_snapshot(st, tasks)
         try:
             self.report = self.gate(tasks, BoundScorers(load_evals(self.evals_path), scorer_store))
         finally:
@@ -387,4 +391,4 @@ class NewTaskGate:
 
     def gate(self, tasks: list[TaskSpec], scorer_of: Callable[[TaskSpec], Scorer]) -> GateReport:
         """Gate `tasks`, each scored by `scorer_of(task)`."""
-        return run_gates(self.store, tasks, scorer_of, self.config, self.base_dir, self.options)
+        return run_gates(self.sources, tasks, scorer_of, self.config, self.base_dir, self.options)

@@ -37,7 +37,7 @@ from tracegym.tasks.references import ReferenceFile, ReferenceMatch, session_ids
 from tracegym.tasks.spec import ChatMessage, Reference, TaskSpec
 
 if TYPE_CHECKING:
-    from tracegym.store import Store
+    from tracegym.store.access import StoreAccess
 
 _LACKING = frozenset({"no_reference", "reference_fails"})
 _ERRORS_KEPT = 3
@@ -73,7 +73,7 @@ class ReferenceModel:
 class ReferencedTaskGate(NewTaskGate):
     """The gates of `tasks generate`, then references supplied for the tasks that still lack a passing one."""
 
-    def __init__(self, store: Store, evals_path: Path, config: HarnessConfig | None = None,
+    def __init__(self, store: StoreAccess, evals_path: Path, config: HarnessConfig | None = None,
                  base_dir: Path | None = None, options: GateOptions | None = None, config_name: str | None = None,
                  *, references: ReferenceFile | None = None, model: ReferenceModel | None = None,
                  notify: Callable[[str], None] | None = None) -> None:
@@ -92,7 +92,9 @@ class ReferencedTaskGate(NewTaskGate):
         by_id = {t.task_id: t for t in tasks}
         episodes, hollow_s, supplied, match = first.episodes, first.hollow_seconds, {}, None
         if self.references is not None:
-            match = self.references.match(tasks, session_ids(self.store, tasks))
+            with self.store.reading() as st:
+                sessions = session_ids(st, tasks)
+            match = self.references.match(tasks, sessions)
             self._say_unmatched(match)
             retry = {i: r for i, r in match.references.items() if _lacking(gates[i])}
             played, hollow = self._gate_again(by_id, retry, gates, scorer_of)
@@ -117,7 +119,7 @@ class ReferencedTaskGate(NewTaskGate):
         if not references:
             return 0, 0.0
         specs = [with_reference(by_id[i], r) for i, r in references.items()]
-        again = run_gates(self.store, specs, scorer_of, self.config, self.base_dir, self.options)
+        again = run_gates(self.sources, specs, scorer_of, self.config, self.base_dir, self.options)
         for new in again.tasks:
             old = gates[new.task_id]
             new.attempts = [*old.attempts, *([old.reference] if old.reference else [])]

@@ -29,13 +29,14 @@ from tracegym.errors import ConfigError, NotFoundError, TracegymError
 from tracegym.evals.scorers import Scorer, ScorerContext, scorer_for
 from tracegym.evals.scorers.config import CommandEval, EvalsFile, EvalSpec, WeightedEval, load_evals
 from tracegym.evals.scorers.trajectory import ScoreResult
-from tracegym.harnesses.taskrun import ThreadLocalStore, resolve_task_set
+from tracegym.harnesses.taskrun import ThreadLocalStore, resolve_task_set, scores_snapshot
 from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import TaskSet
 
 if TYPE_CHECKING:
     from tracegym.evals.scorers.base import StoreReader
     from tracegym.store import Store
+    from tracegym.store.access import StoreAccess
 
 _WORKSPACE_HARNESSES = frozenset({"shell", "proxy"})
 
@@ -92,29 +93,33 @@ class RescoreResult:
         self.not_rescored.append(NotRescored(episode.rollout_id, episode.task_id, cluster_id, reason, detail))
 
 
-def rescore(store: Store, run_id: str | None = None, eval_id: str | None = None, task_set: str | None = None,
+def rescore(store: StoreAccess, run_id: str | None = None, eval_id: str | None = None, task_set: str | None = None,
             evals_path: Path | None = None) -> RescoreResult:
-    """Score again every stored rollout of a run, an evaluation or a task set; write version N+1."""
+    """Score again every stored rollout of a run, an evaluation or a task set; write version N+1. The store is
+    read at the start and written at the end, not held while the scorers run."""
     scope = {k: v for k, v in (("run_id", run_id), ("eval_id", eval_id), ("task_set_id", task_set)) if v}
     if len(scope) != 1:
         raise ConfigError("Say what to rescore: exactly one of --run RUN, --eval EVAL_ID or --tasks SET.")
-    episodes = read_rollouts(store, run_id=run_id or eval_id, task_set_id=task_set)
-    if not episodes:
-        raise NotFoundError(f"No stored rollouts for {_describe(scope)}. Fix: see `tracegym runs list` or "
-                            "`tracegym sql \"SELECT DISTINCT run_id, task_set_id FROM rollouts\"`.")
-    previous = _latest_scores(store, [e.rollout_id for e in episodes])
-    version = int(store.scalar("SELECT coalesce(max(version), 0) FROM score_versions")) + 1
-    result = RescoreResult(version, scope)
-    scorer_store = ThreadLocalStore(store)
+    with store.reading() as st:
+        episodes = read_rollouts(st, run_id=run_id or eval_id, task_set_id=task_set)
+        if not episodes:
+            raise NotFoundError(f"No stored rollouts for {_describe(scope)}. Fix: see `tracegym runs list` or "
+                                "`tracegym sql \"SELECT DISTINCT run_id, task_set_id FROM rollouts\"`.")
+        previous = _latest_scores(st, [e.rollout_id for e in episodes])
+        sets = {i: resolve_task_set(st, i) for i in sorted({e.task_set_id for e in episodes if e.task_set_id})}
+        scorer_store = scores_snapshot(st, [t for ts in sets.values() for t in ts.tasks])
+    result = RescoreResult(0, scope)
     try:
-        rows, evals_used = _score_all(store, episodes, evals_path, scorer_store, previous, result)
+        rows, evals_used = _score_all(sets, episodes, evals_path, scorer_store, previous, result)
     finally:
         scorer_store.close()
-    with store.transaction() as con:
+    with store.writing() as st, st.transaction() as con:
+        result.version = int(st.scalar("SELECT coalesce(max(version), 0) FROM score_versions")) + 1
         con.execute("INSERT INTO score_versions VALUES (?, ?, ?, ?, ?, ?)",
-                    [version, datetime.now(), exact_json.dumps(scope), exact_json.dumps(evals_used),
+                    [result.version, datetime.now(), exact_json.dumps(scope), exact_json.dumps(evals_used),
                      result.rescored, result.changed])
-        con.executemany("INSERT INTO rollout_scores VALUES (?, ?, ?, ?, ?, ?)", rows)
+        con.executemany("INSERT INTO rollout_scores VALUES (?, ?, ?, ?, ?, ?)",
+                        [[row[0], result.version, *row[1:]] for row in rows])
     return result
 
 
@@ -129,8 +134,10 @@ def _latest_scores(store: Store, rollout_ids: list[str]) -> dict[str, float | No
     return {r["rollout_id"]: r["reward"] for r in rows}
 
 
-def _score_all(store: Store, episodes: list[Episode], evals_path: Path | None, scorer_store: ThreadLocalStore,
-               previous: dict[str, float | None], result: RescoreResult) -> tuple[list[list[Any]], dict[str, str]]:
+def _score_all(task_sets: dict[str, TaskSet], episodes: list[Episode], evals_path: Path | None,
+               scorer_store: ThreadLocalStore, previous: dict[str, float | None], result: RescoreResult
+               ) -> tuple[list[list[Any]], dict[str, str]]:
+    """Each episode's new score as a row of `rollout_scores` without its version (known once written)."""
     sets: dict[str, _SetScorers] = {}
     rows: list[list[Any]] = []
     for episode in episodes:
@@ -139,7 +146,7 @@ def _score_all(store: Store, episodes: list[Episode], evals_path: Path | None, s
             result.skip(episode, None, "task_missing", "the rollout names no task set: nothing says how to score it.")
             continue
         if set_id not in sets:
-            sets[set_id] = _SetScorers(resolve_task_set(store, set_id), evals_path, scorer_store)
+            sets[set_id] = _SetScorers(task_sets[set_id], evals_path, scorer_store)
         scorers = sets[set_id]
         task = scorers.tasks.get(episode.task_id)
         if task is None:
@@ -159,7 +166,7 @@ def _score_all(store: Store, episodes: list[Episode], evals_path: Path | None, s
                         "with the current evals.")
             continue
         score = _score(scorers(task), task, episode)
-        rows.append([episode.rollout_id, result.version, score.reward, exact_json.dumps(score.details),
+        rows.append([episode.rollout_id, score.reward, exact_json.dumps(score.details),
                      score.error, exact_json.dumps(score.components) if score.components else None])
         _count(result, task.provenance.cluster_id, previous.get(episode.rollout_id), score.reward)
     return rows, {name: s.evals_sha256 for name, s in sets.items()}

@@ -1,7 +1,8 @@
 """Running a task set: pick its tasks, bind their scorers, run the episodes, store them as rollouts.
 
 `tracegym run` is this plus a policy; checkpoint evaluation reuses `TaskScorers`, `select_tasks` and
-`run_task_set` with its own policies.
+`scores_snapshot` with its own policies. Neither holds the store while episodes run: it is opened to read what
+the run needs at its start and to write the episodes in batches (`tracegym.store.access`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tracegym.harnesses.policy import PolicyClient
 from tracegym.harnesses.runner import RunOptions, run_many
 from tracegym.harnesses.summary import summarize
 from tracegym.store import Store
+from tracegym.store.access import BatchedWrites, StoreAccess, snapshot
 from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import TaskSet, load_task_set, register_task_set
 
@@ -36,10 +38,12 @@ _WRITE_EVERY = 16  # episodes per store append while a run goes on: a crash lose
 
 class ThreadLocalStore:
     """The store as scorers on worker threads see it: each thread queries through its own cursor, since one
-    DuckDB connection must not be used from several threads at once (a `label` eval reads the store)."""
+    DuckDB connection must not be used from several threads at once (a `label` eval reads the store). `owned`:
+    `store` was made for this view (a snapshot), and closes with it."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, owned: bool = False) -> None:
         self.store = store
+        self.owned = owned
         self.path = store.path
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -59,6 +63,15 @@ class ThreadLocalStore:
             for view in self._opened:
                 view.close()
             self._opened.clear()
+            if self.owned:
+                self.store.close()
+
+
+def scores_snapshot(store: Store, tasks: Sequence[TaskSpec]) -> ThreadLocalStore:
+    """What the scorers of `tasks` read from the store (a `label` eval, the `scores` of their source traces), read
+    now: while episodes run, their scorers need no open store, and a score recorded meanwhile changes no reward."""
+    traces = {t.provenance.trace_id for t in tasks}
+    return ThreadLocalStore(snapshot(store, "scores", "trace_id", traces), owned=True)
 
 
 class TaskScorers:
@@ -133,7 +146,7 @@ class RunResult:
 
 
 async def run_task_set(
-    store: Store,
+    store: StoreAccess,
     task_set: TaskSet,
     tasks: Sequence[TaskSpec],
     policy: PolicyClient,
@@ -143,20 +156,24 @@ async def run_task_set(
     run_id: str | None = None,
     on_episode: Callable[[Episode], None] | None = None,
 ) -> RunResult:
-    """Run `options.samples` episodes per task and append them to the store's rollouts as they finish."""
+    """Run `options.samples` episodes per task and append them to the store's rollouts as they finish, in batches
+    (`_WRITE_EVERY` episodes, or a few seconds' worth); the store is open only for those writes and the start."""
     run_id = run_id or new_run_id()
-    scorer_store = ThreadLocalStore(store)
-    scorers = TaskScorers(task_set, scorer_store)
-    scorers.prepare(tasks)
-    if not store.scalar("SELECT count(*) FROM task_sets WHERE task_set_id = ?", [task_set.manifest.name]):
-        register_task_set(store, task_set)  # rollouts name their task; the store must know it
-    pending: list[Episode] = []
+    with store.writing() as st:
+        scorer_store = scores_snapshot(st, tasks)
+        try:
+            scorers = TaskScorers(task_set, scorer_store)
+            scorers.prepare(tasks)
+            if not st.scalar("SELECT count(*) FROM task_sets WHERE task_set_id = ?", [task_set.manifest.name]):
+                register_task_set(st, task_set)  # rollouts name their task; the store must know it
+        except BaseException:
+            scorer_store.close()
+            raise
+    writes: BatchedWrites[Episode] = BatchedWrites(
+        store, lambda st, episodes: write_rollouts(st, episodes, run_id), every=_WRITE_EVERY)
 
     def finished(episode: Episode) -> None:
-        pending.append(episode)
-        if len(pending) >= _WRITE_EVERY:
-            write_rollouts(store, pending, run_id)
-            pending.clear()
+        writes.add(episode)
         if on_episode is not None:
             on_episode(episode)
 
@@ -164,6 +181,8 @@ async def run_task_set(
         episodes = await run_many(policy, tasks, harnesses.make, options, scorers, task_set.manifest.name, model,
                                   finished)
     finally:
-        write_rollouts(store, pending, run_id)
-        scorer_store.close()
+        try:
+            writes.flush()
+        finally:
+            scorer_store.close()
     return RunResult(run_id, task_set, episodes, summarize(episodes))

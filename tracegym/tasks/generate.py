@@ -49,6 +49,7 @@ from tracegym.tasks.taskset import (
 
 if TYPE_CHECKING:
     from tracegym.store import Store
+    from tracegym.store.access import StoreAccess
 
 # Agents whose actions are shell commands: their tasks run in a sandboxed shell, not a replay.
 SHELL_FORMATS = frozenset({"mini-swe-agent", "swe-agent"})
@@ -317,12 +318,14 @@ def _spec(d: Draft, split: str) -> TaskSpec:
 
 
 
-def create_task_set(store: Store, options: GenerateOptions, evals_path: Path, out: Path,
+def create_task_set(store: StoreAccess, options: GenerateOptions, evals_path: Path, out: Path,
                     templates: Path | None = None, force: bool = False, gate: Gate | None = None) -> TaskSet:
     """Generate, gate (when given a gate), write the folder (every file checked to load back as its spec) and
-    register it in the store."""
+    register it in the store. The store is open to read the drafts and to register the set, not while the gate
+    plays its probes."""
     evals = load_evals(evals_path)
-    generated = generate(store, options, evals)
+    with store.reading() as st:
+        generated = generate(st, options, evals)
     if not generated.specs:
         raise NotFoundError(f"The chosen clusters gave no tasks ({generated.counts['failures']} failures, none with an "
                             "agent turn to cut at). Fix: choose other clusters.")
@@ -334,7 +337,8 @@ def create_task_set(store: Store, options: GenerateOptions, evals_path: Path, ou
     if not generated.specs:
         raise NothingPassedError(_nothing_passed(generated, out))
     task_set = TaskSet(out, manifest, generated.specs)  # each file was checked to load back as these
-    register_task_set(store, task_set)
+    with store.writing() as st:
+        register_task_set(st, task_set)
     return task_set
 
 

@@ -9,9 +9,11 @@ Resuming. An evaluation is named by what decides its samples (`eval_id`: the tas
 a sample is keyed by (eval_id, checkpoint identity, task, sample index), its seed following from them.
 The identity of a local model is the sha256 of its weight files and config, so a run folder whose
 latest checkpoint moved on is a new model, and the same weights under another path are the same one.
-Each finished sample is written at once (its episode to `rollouts`, run_id = eval_id, then its row to
-`eval_results`), so a killed evaluation loses only the samples in flight; run again, it skips every
-sample already in the store, for this comparison or any earlier one with the same settings.
+Finished samples are written in batches (a few seconds' or `WRITE_EVERY` samples' worth, and at the end of
+each model: their episodes to `rollouts`, run_id = eval_id, then their rows to `eval_results`), each batch through
+a short open of the store, which is never held while models sample; so a killed evaluation loses only the samples
+in flight or pending; run again, it skips every sample already in the store, for this comparison or any earlier
+one with the same settings.
 """
 
 from __future__ import annotations
@@ -44,9 +46,10 @@ from tracegym.evals.checkpoints.candidates import (
 from tracegym.harnesses.config import HarnessFactory
 from tracegym.harnesses.policy import PolicyClient, make_policy
 from tracegym.harnesses.runner import EpisodeJob, RunOptions, derive_seed, run_episode
-from tracegym.harnesses.taskrun import TaskScorers, ThreadLocalStore
+from tracegym.harnesses.taskrun import TaskScorers, scores_snapshot
 from tracegym.models import compute
 from tracegym.models.precision import Precision
+from tracegym.store.access import BatchedWrites, StoreAccess
 from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import TaskSet, register_task_set
 from tracegym.training.config import TrainConfig
@@ -55,6 +58,9 @@ if TYPE_CHECKING:
     from tracegym.store import Store
 
 SplitChoice = Literal["train", "heldout"]
+WRITE_EVERY, WRITE_EVERY_S = 16, 3.0
+"""Samples written to the store together: a batch is written once this many are pending or the oldest has waited
+this many seconds, and at the end of each model; a kill loses at most the pending ones and those in flight."""
 
 
 class EvalOptions(BaseModel):
@@ -125,7 +131,7 @@ class Evaluation:
 SampleHook = Callable[[Candidate, Episode], None]
 
 
-def evaluate(store: Store, task_set: TaskSet, tasks: Sequence[TaskSpec], candidates: Sequence[Candidate],
+def evaluate(store: StoreAccess, task_set: TaskSet, tasks: Sequence[TaskSpec], candidates: Sequence[Candidate],
              config: TrainConfig, options: EvalOptions, on_sample: SampleHook | None = None,
              on_model: Callable[[Candidate, ModelCounts], None] | None = None) -> Evaluation:
     """Evaluate every candidate (the first is the base) on `tasks`, skipping samples already stored."""
@@ -134,12 +140,17 @@ def evaluate(store: Store, task_set: TaskSet, tasks: Sequence[TaskSpec], candida
     hf_logging.disable_progress_bar()  # the evaluation reports its own progress
     settings = settings_record(config, options)
     result = Evaluation(evaluation_id(task_set, settings), task_set, list(tasks), list(candidates), options)
-    _record_evaluation(store, result, settings)
-    _forget_unfinished(store, result.eval_id)
+    with store.writing() as st:
+        scorer_store = scores_snapshot(st, tasks)
+        try:
+            scorers = TaskScorers(task_set, scorer_store)
+            scorers.prepare(tasks)  # a broken evals file stops here, before any model loads
+            _record_evaluation(st, result, settings)
+            _forget_unfinished(st, result.eval_id)
+        except BaseException:
+            scorer_store.close()
+            raise
     harnesses = HarnessFactory(config.harness.harness_config(), Path.cwd())
-    scorer_store = ThreadLocalStore(store)
-    scorers = TaskScorers(task_set, scorer_store)
-    scorers.prepare(tasks)  # a broken evals file stops here, before any model loads
     run = RunOptions(samples=options.samples, concurrency=options.concurrency, seed=options.seed,
                      sampling=config.sampler.params, limits=config.harness.limits)
     try:
@@ -187,10 +198,11 @@ def done_samples(store: Store, eval_id: str, checkpoint_id: str) -> set[tuple[st
     return {(task_id, int(idx)) for task_id, idx in rows}
 
 
-def _evaluate_one(store: Store, result: Evaluation, candidate: Candidate, run: RunOptions, harnesses: HarnessFactory,
-                  scorers: TaskScorers, on_sample: SampleHook | None,
+def _evaluate_one(store: StoreAccess, result: Evaluation, candidate: Candidate, run: RunOptions,
+                  harnesses: HarnessFactory, scorers: TaskScorers, on_sample: SampleHook | None,
                   on_model: Callable[[Candidate, ModelCounts], None] | None) -> ModelCounts:
-    done = done_samples(store, result.eval_id, candidate.checkpoint_id)
+    with store.reading() as st:
+        done = done_samples(st, result.eval_id, candidate.checkpoint_id)
     name = result.task_set.manifest.name
     jobs = [EpisodeJob(t, k, derive_seed(run.seed, t.task_id, k), name)
             for t in result.tasks for k in range(run.samples) if (t.task_id, k) not in done]
@@ -200,17 +212,29 @@ def _evaluate_one(store: Store, result: Evaluation, candidate: Candidate, run: R
         on_model(candidate, counts)
     if not jobs:
         return counts
+    writes: BatchedWrites[tuple[EpisodeJob, Episode]] = BatchedWrites(
+        store, lambda st, samples: _write_samples(st, result, candidate, samples), every=WRITE_EVERY,
+        seconds=WRITE_EVERY_S)
 
     def finished(job: EpisodeJob, episode: Episode) -> None:
-        write_rollouts(store, [episode], result.eval_id)
-        _write_result(store, result, candidate, job.task, episode)
+        writes.add((job, episode))
         counts.ran += 1
         if on_sample is not None:
             on_sample(candidate, episode)
 
     policy = _policy(candidate, result.options)
-    compute.run(_run_jobs(policy, jobs, harnesses, run, scorers, candidate.label, finished))
+    try:
+        compute.run(_run_jobs(policy, jobs, harnesses, run, scorers, candidate.label, finished))
+    finally:
+        writes.flush()
     return counts
+
+
+def _write_samples(store: Store, result: Evaluation, candidate: Candidate,
+                   samples: Sequence[tuple[EpisodeJob, Episode]]) -> None:
+    """The samples' episodes, then their result rows: an episode stored without its row is run again on resume."""
+    write_rollouts(store, [episode for _, episode in samples], result.eval_id)
+    _write_results(store, result, candidate, samples)
 
 
 def _policy(candidate: Candidate, options: EvalOptions) -> PolicyClient:
@@ -236,16 +260,21 @@ async def _run_jobs(policy: PolicyClient, jobs: Sequence[EpisodeJob], harnesses:
         await policy.aclose()
 
 
-def _write_result(store: Store, result: Evaluation, candidate: Candidate, task: TaskSpec, episode: Episode) -> None:
-    passed = episode.reward is not None and episode.reward >= result.options.pass_threshold
-    row = [result.eval_id, candidate.label, candidate.checkpoint_id, candidate.location, candidate.run_id,
-           candidate.step, result.task_set.manifest.name, task.task_id, task.provenance.cluster_id, task.split,
-           episode.sample_idx, episode.seed, episode.rollout_id, episode.reward, passed,
-           exact_json.dumps(episode.scorer_details, sort_keys=False), episode.scorer_error, episode.harness_error,
-           episode.stop_reason, episode.tokens_in, episode.tokens_out, episode.latency_s, datetime.now(),
-           exact_json.dumps(episode.components, sort_keys=False) if episode.components else None]
+def _write_results(store: Store, result: Evaluation, candidate: Candidate,
+                   samples: Sequence[tuple[EpisodeJob, Episode]]) -> None:
+    rows = [_result_row(result, candidate, job.task, episode) for job, episode in samples]
     with store.transaction() as con:
-        con.execute(f"INSERT INTO eval_results VALUES ({', '.join('?' * len(row))})", row)
+        con.executemany(f"INSERT INTO eval_results VALUES ({', '.join('?' * len(rows[0]))})", rows)
+
+
+def _result_row(result: Evaluation, candidate: Candidate, task: TaskSpec, episode: Episode) -> list[Any]:
+    passed = episode.reward is not None and episode.reward >= result.options.pass_threshold
+    return [result.eval_id, candidate.label, candidate.checkpoint_id, candidate.location, candidate.run_id,
+            candidate.step, result.task_set.manifest.name, task.task_id, task.provenance.cluster_id, task.split,
+            episode.sample_idx, episode.seed, episode.rollout_id, episode.reward, passed,
+            exact_json.dumps(episode.scorer_details, sort_keys=False), episode.scorer_error, episode.harness_error,
+            episode.stop_reason, episode.tokens_in, episode.tokens_out, episode.latency_s, datetime.now(),
+            exact_json.dumps(episode.components, sort_keys=False) if episode.components else None]
 
 
 @dataclass
