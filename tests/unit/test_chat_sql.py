@@ -279,3 +279,21 @@ def test_python_whitespace_class_is_str_isspace() -> None:
         ).fetchall()
     }
     assert matched == {cp for cp in range(1, 0x110000) if chr(cp).isspace() and not 0xD800 <= cp <= 0xDFFF}
+
+
+@pytest.mark.parametrize("key", [None, "id", "metadata.app"])
+def test_lines_with_the_same_fields_are_read_alike_but_keep_their_own_ids(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         key: str | None) -> None:
+    path = tmp_path / "app.jsonl"
+    talk = [msg("user", "x"), msg("assistant", "y")]
+    fields = {"metadata": {"app": "bot", "n": 1}, "timestamp": "2026-11-03T09:01:38Z", "latency_ms": 5}
+    path.write_text("\n".join(json.dumps(conv(tid, talk, **fields)) for tid in ("a", "b", "c")) + "\n")
+    options = {} if key is None else {"session_key": key}
+    via_sql, via_records, routed = ingest_both(path, tmp_path, monkeypatch, options)
+    for table in TABLES:
+        assert via_sql[table] == via_records[table], table
+    sessions = {row[0]: row[3] for row in via_sql["traces"]}
+    assert routed == 0 and sessions == {"a": {"id": "a", "metadata.app": "bot"}.get(key or ""),
+                                        "b": {"id": "b", "metadata.app": "bot"}.get(key or ""),
+                                        "c": {"id": "c", "metadata.app": "bot"}.get(key or "")}

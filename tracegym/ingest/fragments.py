@@ -20,6 +20,7 @@ recognises is reported as `WAITING`, not as an unknown format.
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections.abc import Iterator
@@ -49,6 +50,8 @@ class Fragment:
 
 def edges(path: Path, sample: Sample) -> list[Fragment]:
     """The fragments at the edges of `path` (source id left blank)."""
+    if _clean_edges(path):
+        return []
     size = path.stat().st_size
     if size > MAX_RECORD_BYTES:
         return _big_file_edges(path)
@@ -67,6 +70,18 @@ def edges(path: Path, sample: Sample) -> list[Fragment]:
         for frag in out:
             frag.alone = True
     return out
+
+
+def _clean_edges(path: Path) -> bool:
+    """Whether the file ends with a newline and its first line is whole (blank, or JSON): no fragment at either
+    edge, known from its first line and last byte (the common case, where reading the whole file, or the last
+    MAX_RECORD_BYTES of a large one, would cost as much as hashing it)."""
+    with path.open("rb") as f:
+        first = f.readline(MAX_RECORD_BYTES)
+        if not first.endswith(b"\n") or (first.strip() and not _parses(first)):
+            return False
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 def _big_file_edges(path: Path) -> list[Fragment]:
