@@ -432,6 +432,7 @@ def test_a_model_folder_given_relative_is_recorded_and_carded_by_its_absolute_pa
                                                                                    tmp_path: Path, cli) -> None:
     import os
 
+    from tracegym.export.modelcard import md_text
     from tracegym.store import open_store
 
     relative = os.path.relpath(workspace.tiny_model, Path.cwd())  # the test runs in tmp_path
@@ -448,4 +449,4 @@ def test_a_model_folder_given_relative_is_recorded_and_carded_by_its_absolute_pa
     exported = cli("export", tmp_path / "run", "--out", tmp_path / "served", "--store", workspace.store)
     assert exported.exit_code == 0, exported.output
     card = (tmp_path / "served" / "README.md").read_text(encoding="utf-8")
-    assert f"- Base model: `{workspace.tiny_model.resolve()}`" in card and "../" not in card
+    assert f"- Base model: {md_text(str(workspace.tiny_model.resolve()))}" in card and "../" not in card

@@ -92,6 +92,8 @@ def supervise(
             status = _reap(process, block=False)
         # Whether it exited or broke a limit, nothing it started may outlive the call.
         pipes.pump(timeout=0)
+        if killed is None and output.over:
+            killed = "output"  # it broke the budget, then exited before the next check could kill it: still cut
         kill()
         status = status or _reap(process, block=True)
         pipes.drain(_EXIT_DRAIN_S)

@@ -41,6 +41,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from tracegym.errors import ConfigError, RankError
+from tracegym.training.checkpoint import private_run_dir
 from tracegym.training.parallel.sharded import Rendezvous, ShardedTrainer, exit_with_parent, join, leave
 
 if TYPE_CHECKING:
@@ -175,6 +176,7 @@ class SpawnedRanks:
         import torch
 
         world = config.parallel.world_size
+        private_run_dir(Path(config.run_dir))  # the trainer may start before anything else made the run folder
         self.folder = Path(tempfile.mkdtemp(prefix=RENDEZVOUS_PREFIX, dir=config.run_dir))  # 0700, a fresh name
         self.launch = Launch(Rendezvous(world, store_file=str(self.folder / "store")), 0)
         threads = max(1, torch.get_num_threads() // world)
