@@ -23,12 +23,12 @@ from tracegym.harnesses.config import HarnessFactory
 from tracegym.harnesses.policy import PolicyClient
 from tracegym.harnesses.runner import RunOptions, run_many
 from tracegym.harnesses.summary import summarize
-from tracegym.store import Store
 from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import TaskSet, load_task_set, register_task_set
 
 if TYPE_CHECKING:
     from tracegym.evals.scorers.base import StoreReader
+    from tracegym.store import Store
 
 SplitChoice = Literal["train", "heldout", "all"]
 _WRITE_EVERY = 16  # episodes per store append while a run goes on: a crash loses at most this many
@@ -48,6 +48,8 @@ class ThreadLocalStore:
     def query(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
         view = getattr(self._local, "store", None)
         if view is None:
+            from tracegym.store import Store  # here: in-process sampling (TaskScorers) runs without duckdb
+
             with self._lock:
                 view = Store(self.store.con.cursor(), self.store.path, self.store.read_only)
                 self._opened.append(view)
