@@ -7,6 +7,7 @@ them, so `tracegym --help` stays fast.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Annotated, Any
 
 import click
@@ -104,6 +105,10 @@ _WAIT_OPTION = typer.main.get_command(_wait_app).params[0]
 # transformers' tqdm bars (loading weights, converting the GGUF file) would draw beside tracegym's own progress;
 # read when huggingface_hub is first imported, so set before any command imports it. A user's setting wins.
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+# Libraries that draw plain tqdm bars (transformers converting a GGUF file, ~300 carriage-return updates) ignore
+# that setting; tqdm reads TQDM_DISABLE when it is first imported. Off when stderr is not a terminal (a log, a pipe).
+if not sys.stderr.isatty():
+    os.environ.setdefault("TQDM_DISABLE", "1")
 
 app = typer.Typer(
     name="tracegym",

@@ -36,8 +36,12 @@ import os, time
 from pathlib import Path
 
 def score(traj):
-    time.sleep(0.05)  # slow enough that a kill lands mid-way, even on an idle machine
-    with open(Path(__file__).with_name("scored.log"), "a") as f:
+    log, hold = Path(__file__).with_name("scored.log"), Path(__file__).with_name("hold")
+    # While `hold` exists (the first run), scoring stops after 12 samples: the run is still working when the
+    # test kills it, however slow or fast the machine.
+    while hold.exists() and log.exists() and len(log.read_text().splitlines()) >= 12:
+        time.sleep(0.05)
+    with open(log, "a") as f:
         f.write(f"{os.getpid()}\\t{traj.task_id}\\n")
     text = next((m.get("content") or "" for m in reversed(traj.messages) if m.get("role") == "assistant"), "")
     return 1.0 if text[:1].isupper() else 0.0
@@ -101,6 +105,7 @@ def test_killed_eval_resumes_without_rerunning_finished_samples(workspace: Works
             "--store", str(workspace.store), "--json"]
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
 
+    (root / "hold").touch()
     first = subprocess.Popen(args, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
     while not _stored(workspace.store) and first.poll() is None and time.monotonic() < deadline:
@@ -108,6 +113,7 @@ def test_killed_eval_resumes_without_rerunning_finished_samples(workspace: Works
     assert first.poll() is None, f"the evaluation ended before it could be killed: {first.stderr.read().decode()}"
     os.kill(first.pid, signal.SIGKILL)
     first.wait()
+    (root / "hold").unlink()
     killed_pid = first.pid
 
     with open_store(workspace.store, read_only=True) as st:

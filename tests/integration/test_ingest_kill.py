@@ -68,7 +68,9 @@ def read_offset(pid: int, target: Path) -> int | None:
     return None
 
 
-def kill_mid_file(cmd: list[str], target: Path, fraction: float, timeout: float = 30.0) -> subprocess.Popen:
+def kill_mid_file(cmd: list[str], target: Path, fraction: float, timeout: float = 600.0) -> subprocess.Popen:
+    """Start `cmd`, SIGKILL it once it has read `fraction` of `target`. `timeout` only guards against a hang: on a
+    loaded machine starting Python and reading the files before `target` took longer than the 30 s it was."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     threshold, deadline = fraction * target.stat().st_size, time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:

@@ -8,6 +8,11 @@ kept to 4 tasks x 2 samples of at most 2 short turns, so that it takes a couple 
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -129,19 +134,71 @@ def test_run_on_a_terminal_shows_its_progress_and_finishes(tau_tasks, store_path
         assert st.scalar("SELECT count(*) FROM rollouts") == 4
 
 
-def test_one_ctrl_c_stops_run_cleanly(tau_tasks, store_path, tmp_path):
+@dataclass
+class HeldPolicy:
+    """What the held endpoint saw: its URL, the requests it received, and the event that releases them."""
+
+    url: str = ""
+    requests: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+@contextmanager
+def held_policy(answered: int) -> Iterator[HeldPolicy]:
+    """An OpenAI-compatible endpoint on 127.0.0.1 that answers its first `answered` requests at once and holds every
+    later one unanswered until the block ends: a run on it is still working however slow the machine is."""
+    held = HeldPolicy()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers["Content-Length"]))
+            with held.lock:
+                held.requests += 1
+                hold = held.requests > answered
+            if hold:  # never answered: released when the test ends, after the run has
+                held.release.wait(timeout=300)
+                return
+            body = json.dumps({"id": "held", "object": "chat.completion", "created": 0, "model": "held",
+                               "choices": [{"index": 0, "finish_reason": "stop",
+                                            "message": {"role": "assistant", "content": "Let me check that."}}]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    held.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield held
+    finally:
+        held.release.set()
+        server.shutdown()
+        server.server_close()
+
+
+def test_one_ctrl_c_stops_run_cleanly(tau_tasks, store_path):
     """One Ctrl-C once episodes are finishing ends the run (it hung: the interrupt killed the event loop's thread),
-    with the shell's code for it and no thread exception, pending task or traceback."""
-    tokenizer = smollm2_tokenizer()
-    model = tiny_llama(len(tokenizer), seed=1, eos_token_id=tokenizer.eos_token_id, max_positions=8192)
-    model.save_pretrained(tmp_path / "tiny-model")
-    tokenizer.save_pretrained(tmp_path / "tiny-model")
-    code, shown = terminal_session("run", tau_tasks, "--model", tmp_path / "tiny-model", "-k", 64,
-                                   "--max-turns", 4, "--max-new-tokens", 64, "--store", store_path,
-                                   timeout=60, interrupt_on=r" [1-9][0-9]*/[0-9]+")
-    assert code == 130
+    with the shell's code for it and no thread exception, pending task or traceback; the finished episode is stored.
+    The policy answers the first request and holds the rest, so the interrupt always lands mid-run (with a model
+    in the process, a loaded machine finished every episode before the Ctrl-C arrived)."""
+    with held_policy(answered=1) as policy:
+        code, shown = terminal_session("run", tau_tasks, "--model", "held", "--base-url", policy.url, "-k", 4,
+                                       "--limit", 1, "--concurrency", 2, "--max-turns", 1, "--store", store_path,
+                                       timeout=120, interrupt_on=r"(?<![0-9])1/4")
+        assert policy.requests >= 2, "no request was held when the run ended"
+    assert code == 130, shown
     for noise in ("Traceback", "Exception in thread", "Task was destroyed", "never retrieved"):
         assert noise not in shown, shown
+    with open_store(store_path, read_only=True) as st:
+        assert st.scalar("SELECT count(*) FROM rollouts") == 1
 
 
 def test_smollm2_runs_tau_tasks_through_replay_with_an_exact_token_record(cli, tau_tasks, store_path):

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import pyarrow as pa
 import torch
 
@@ -114,6 +113,8 @@ def read_rollouts(
     limit: int | None = None,
 ) -> list[Episode]:
     """Stored episodes matching every filter given, in (created_at, task_id, sample_idx) order."""
+    import duckdb  # here, not at the top: in-process sampling imports this module and never needs a store
+
     where, params = [], []
     for column, value in (("run_id", run_id), ("task_set_id", task_set_id)):
         if value is not None:

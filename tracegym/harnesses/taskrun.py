@@ -24,13 +24,13 @@ from tracegym.harnesses.config import HarnessFactory
 from tracegym.harnesses.policy import PolicyClient
 from tracegym.harnesses.runner import RunOptions, run_many
 from tracegym.harnesses.summary import summarize
-from tracegym.store import Store
-from tracegym.store.access import BatchedWrites, StoreAccess, snapshot
 from tracegym.tasks.spec import TaskSpec
 from tracegym.tasks.taskset import TaskSet, load_task_set, register_task_set
 
 if TYPE_CHECKING:
     from tracegym.evals.scorers.base import StoreReader
+    from tracegym.store import Store
+    from tracegym.store.access import StoreAccess
 
 SplitChoice = Literal["train", "heldout", "all"]
 _WRITE_EVERY = 16  # episodes per store append while a run goes on: a crash loses at most this many
@@ -52,6 +52,8 @@ class ThreadLocalStore:
     def query(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
         view = getattr(self._local, "store", None)
         if view is None:
+            from tracegym.store import Store  # here: in-process sampling (TaskScorers) runs without duckdb
+
             with self._lock:
                 view = Store(self.store.con.cursor(), self.store.path, self.store.read_only)
                 self._opened.append(view)
@@ -70,6 +72,8 @@ class ThreadLocalStore:
 def scores_snapshot(store: Store, tasks: Sequence[TaskSpec]) -> ThreadLocalStore:
     """What the scorers of `tasks` read from the store (a `label` eval, the `scores` of their source traces), read
     now: while episodes run, their scorers need no open store, and a score recorded meanwhile changes no reward."""
+    from tracegym.store.access import snapshot  # here: in-process sampling runs without duckdb
+
     traces = {t.provenance.trace_id for t in tasks}
     return ThreadLocalStore(snapshot(store, "scores", "trace_id", traces), owned=True)
 
@@ -158,6 +162,8 @@ async def run_task_set(
 ) -> RunResult:
     """Run `options.samples` episodes per task and append them to the store's rollouts as they finish, in batches
     (`_WRITE_EVERY` episodes, or a few seconds' worth); the store is open only for those writes and the start."""
+    from tracegym.store.access import BatchedWrites
+
     run_id = run_id or new_run_id()
     with store.writing() as st:
         scorer_store = scores_snapshot(st, tasks)

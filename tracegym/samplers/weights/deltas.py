@@ -48,7 +48,8 @@ def _bits(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def encode_tensor(new: torch.Tensor, base: torch.Tensor, encoding: Encoding, level: int = 1) -> TensorDelta | None:
-    """The delta that turns `base` into `new` (same shape and dtype), or None when their bits are equal."""
+    """The delta that turns `base` into `new` (same shape, dtype and device), or None when their bits are equal. On a
+    GPU the comparison runs there and only what the delta holds is copied to the host for zstd."""
     if new.shape != base.shape or new.dtype != base.dtype:
         raise ValueError(f"a delta needs tensors of one shape and dtype, got {tuple(new.shape)} {new.dtype} "
                          f"and {tuple(base.shape)} {base.dtype}")
@@ -60,16 +61,18 @@ def encode_tensor(new: torch.Tensor, base: torch.Tensor, encoding: Encoding, lev
     compressor = zstandard.ZstdCompressor(level=level)
     if encoding == "xor":
         # numpy's stubs declare ndarray's buffer protocol only for Python >= 3.12
-        return TensorDelta("xor", changed, compressor.compress(flips.numpy()))  # type: ignore[arg-type]
+        return TensorDelta("xor", changed, compressor.compress(flips.cpu().numpy()))  # type: ignore[arg-type]
     positions = flips.nonzero().view(-1)  # (changed,) int64, ascending
-    gaps = torch.diff(positions, prepend=positions.new_zeros(1)).numpy()  # first gap: the first position
+    gaps = torch.diff(positions, prepend=positions.new_zeros(1)).cpu().numpy()  # first gap: the first position
     width = 2 if int(gaps.max()) <= np.iinfo(np.uint16).max else 4
-    body = gaps.astype(_GAP_DTYPES[width]).tobytes() + new_bits[positions].numpy().tobytes()
+    body = gaps.astype(_GAP_DTYPES[width]).tobytes() + new_bits[positions].cpu().numpy().tobytes()
     return TensorDelta("overwrite", changed, compressor.compress(body), width)
 
 
 def apply_tensor(base: torch.Tensor, delta: TensorDelta) -> torch.Tensor:
-    """`base` with `delta` applied, as a new tensor (`base` is left as it was)."""
+    """`base` with `delta` applied, as a new tensor on `base`'s device (`base` is left as it was)."""
+    if base.device.type != "cpu":  # numpy works on host memory: apply there, hand back a tensor where base was
+        return apply_tensor(base.cpu(), delta).to(base.device)
     out = base.clone()
     bits = _bits(out).numpy()  # shares memory with `out`
     body = zstandard.ZstdDecompressor().decompress(delta.payload)
