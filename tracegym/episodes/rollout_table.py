@@ -20,6 +20,8 @@ from tracegym.errors import StoreError
 from tracegym.models.support import Support
 
 if TYPE_CHECKING:
+    import duckdb
+
     from tracegym.store import Store
 
 _JSON = ("sampling", "scorer_details", "messages", "turns", "metrics", "components")
