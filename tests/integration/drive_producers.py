@@ -17,11 +17,12 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.integration.fake_model_server import fake_openai
+from tests.integration.fake_model_server import ORDER_RESULT, fake_openai, refund_chat
 
 SYSTEM = "You answer weather questions with the get_weather tool."
 QUESTION = "Weather in Paris?"
@@ -35,21 +36,66 @@ WEATHER = {"Paris": "18C and sunny", "Rome": "24C and clear", "Oslo": "3C and sn
 CONVERSATIONS = [("Weather in Paris?", "And in Rome?"), ("Weather in Oslo?", "And in Lima?"), ("Weather in Tokyo?",)]
 
 
+REFUND_SYSTEM = "You handle refund requests with the lookup_order and issue_refund tools."
+REFUND_QUESTION = "Please refund order A-17."
+REFUND_TOOLS = [
+    {"type": "function", "function": {"name": "lookup_order", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "issue_refund", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"}}}}}]
+REFUND_ERROR = '{"error": {"code": 504, "message": "upstream timeout"}}'  # the refund backend's answer
+
+
+@dataclass(frozen=True)
+class Task:
+    """What the agent is asked, with which tools, and the model's script for it (`fake_model_server`)."""
+
+    system: str
+    question: str
+    tools: list[dict[str, Any]]
+    script: Callable[[int, dict[str, Any]], dict[str, Any]] | None = None  # None: the server's weather script
+
+
+WEATHER_TASK = Task(SYSTEM, QUESTION, TOOLS)
+REFUND_TASK = Task(REFUND_SYSTEM, REFUND_QUESTION, REFUND_TOOLS, refund_chat)
+
+
+class ToolFailed(Exception):
+    """A tool whose backend answered with an error; the agent sends the answer back to the model as the result."""
+
+
 def get_weather(city: str) -> str:
     return WEATHER.get(city, "unknown city")
 
 
-def agent(client: Any, run_tool: Callable[[str, str, dict[str, Any]], str], tool_name: bool = False) -> str:
-    """The agent loop: ask, run the tool the model calls, ask again with its result (`tool_name`: the tool
-    message names its tool)."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
+def refund_tool(_id: str, name: str, args: dict[str, Any]) -> str:
+    """The refund task's tools: the order is found, the refund backend times out."""
+    if name == "issue_refund":
+        raise ToolFailed(REFUND_ERROR)
+    return ORDER_RESULT
+
+
+def weather_tool(_id: str, _name: str, args: dict[str, Any]) -> str:
+    return get_weather(**args)
+
+
+def agent(client: Any, run_tool: Callable[[str, str, dict[str, Any]], str], tool_name: bool = False,
+          task: Task = WEATHER_TASK) -> str:
+    """The agent loop: ask, run the tool the model calls, ask again with its result, or with the error of a tool
+    that failed (`tool_name`: the tool message names its tool)."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": task.system},
+                                      {"role": "user", "content": task.question}]
     while True:
-        reply = client.chat.completions.create(model="gpt-test", messages=messages, tools=TOOLS).choices[0].message
+        reply = client.chat.completions.create(model="gpt-test", messages=messages,
+                                               tools=task.tools).choices[0].message
         if not reply.tool_calls:
             return reply.content
         messages.append(reply.model_dump(exclude_none=True))
         for call in reply.tool_calls:
-            result = run_tool(call.id, call.function.name, json.loads(call.function.arguments))
+            try:
+                result = run_tool(call.id, call.function.name, json.loads(call.function.arguments))
+            except ToolFailed as failed:
+                result = str(failed)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result,
                              **({"name": call.function.name} if tool_name else {})})
 
@@ -105,7 +151,8 @@ def openllmetry(out: Path, capture: str) -> None:
     """opentelemetry-instrumentation-openai (Traceloop's OpenLLMetry) at its last version to record content as
     indexed attributes (`gen_ai.prompt.N.*`, `gen_ai.completion.N.*`, `llm.request.functions.N.*`); spans to one
     file, a line per span. CAPTURE `no_parent`: a plain loop with no span around it (a trace per call);
-    `conversations`: the interleaved conversations of `CONVERSATIONS`, no span around them either."""
+    `conversations`: the interleaved conversations of `CONVERSATIONS`, no span around them either; `refund`: the
+    refund task, whose issue_refund fails, in a workflow span."""
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
     import openai
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -120,15 +167,16 @@ def openllmetry(out: Path, capture: str) -> None:
     provider.add_span_processor(SimpleSpanProcessor(spans))
     OpenAIInstrumentor().instrument(tracer_provider=provider)
     tracer = provider.get_tracer("weather-agent")
-    with fake_openai() as url:
+    task = REFUND_TASK if capture == "refund" else WEATHER_TASK
+    with fake_openai(chat=task.script) as url:
         client = openai.OpenAI(base_url=url, api_key="test")
         if capture == "conversations":
             _interleaved([_chat_conversation(client, q) for q in CONVERSATIONS])
         elif capture == "no_parent":
-            agent(client, lambda _i, _n, args: get_weather(**args))
+            agent(client, weather_tool)
         else:
-            with tracer.start_as_current_span("weather.workflow"):
-                agent(client, lambda _i, _n, args: get_weather(**args))
+            with tracer.start_as_current_span("agent.workflow"):
+                agent(client, refund_tool if task is REFUND_TASK else weather_tool, task=task)
     (out / "spans.jsonl").write_text("".join(_otlp_json(encode_spans([s])) + "\n" for s in spans.get_finished_spans()))
 
 
@@ -162,7 +210,7 @@ def openlit(out: Path, capture: str) -> None:
     does not install beside this project's openai (it requires openai<3). The model says a few words beside its
     tool call, and tool messages carry the tool's name. CAPTURE `no_parent`: no function span around the loop,
     as in openlit's quickstart (a trace per call); `conversations`: the interleaved conversations of
-    `CONVERSATIONS`, no span around them either."""
+    `CONVERSATIONS`, no span around them either; `refund`: the refund task, whose issue_refund fails."""
     import openai
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.resources import Resource
@@ -211,19 +259,20 @@ def openlit(out: Path, capture: str) -> None:
         def create(self, **kwargs: Any) -> Any:
             return chat(self.inner, **kwargs)
 
+    task = REFUND_TASK if capture == "refund" else WEATHER_TASK
+
     def script(n: int, body: dict[str, Any]) -> dict[str, Any]:
-        reply = _chat(n, body)
+        reply = (task.script or _chat)(n, body)
         message = reply["choices"][0]["message"]
         if message.get("tool_calls"):
             message["content"] = CHECKING
         return reply
 
-    def run_tool(_id: str, name: str, args: dict[str, Any]) -> str:
-        return get_weather(**args)
+    run_tool = refund_tool if task is REFUND_TASK else weather_tool
 
     def run_agent(client: Any) -> str:  # `@openlit.trace`: a span named after the function, its return value
         with tracer.start_as_current_span("run_agent", kind=SpanKind.CLIENT) as span:
-            answer = agent(client, run_tool, tool_name=True)
+            answer = agent(client, run_tool, tool_name=True, task=task)
             span.set_attributes({"gen_ai.output.messages": answer, "function.args": str((client,)),
                                  "function.kwargs": "{}", "service.name": "weather-agent",
                                  "deployment.environment": "default"})

@@ -3,6 +3,8 @@ client and telemetry libraries in tests.
 
 Its script: a conversation whose last message is the user's gets a get_weather call for the city the user
 named last (the last word of their text); one whose last message is a tool result gets the final answer.
+`refund_chat` is a second chat script, of three calls: lookup_order, issue_refund, then an answer that says
+whether the refund went through.
 """
 
 from __future__ import annotations
@@ -42,6 +44,34 @@ def _chat(n: int, body: dict[str, Any]) -> dict[str, Any]:
         prompt, completion = USAGE[1]
         user = next(m["content"] for m in reversed(messages) if m.get("role") == "user")
         message, finish = {"role": "assistant", "content": final_text(_city(user))}, "stop"
+    return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1735725600 + n,
+            "model": body.get("model", "gpt-test"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}
+
+
+ORDER_ARGS = {"order_id": "A-17"}
+ORDER_RESULT = '{"order_id": "A-17", "status": "delivered", "total": 42.5}'
+REFUND_ARGS = {"order_id": "A-17", "amount": 42.5}
+REFUND_USAGE = [(64, 15), (96, 21), (131, 17)]  # (prompt, completion) tokens of the refund script's three calls
+REFUNDED = "Order A-17 is refunded: 42.50 is on its way."
+NOT_REFUNDED = "I could not refund order A-17: the refund service timed out. Please try again later."
+
+
+def refund_chat(n: int, body: dict[str, Any]) -> dict[str, Any]:
+    """The refund script: the user's request gets lookup_order, its result issue_refund, and issue_refund's
+    result the answer (NOT_REFUNDED when that result is not the tool's success, `{"refunded": ...}`)."""
+    messages = body.get("messages", [])
+    step = sum(1 for m in messages if m.get("role") == "tool")
+    (prompt, completion), finish = REFUND_USAGE[min(step, 2)], "tool_calls"
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    if step < 2:
+        name, args = ("lookup_order", ORDER_ARGS) if step == 0 else ("issue_refund", REFUND_ARGS)
+        message["tool_calls"] = [{"id": f"call_{name}_{step + 1}", "type": "function",
+                                  "function": {"name": name, "arguments": json.dumps(args)}}]
+    else:
+        refunded = str(messages[-1].get("content")).startswith('{"refunded"')
+        message["content"], finish = REFUNDED if refunded else NOT_REFUNDED, "stop"
     return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1735725600 + n,
             "model": body.get("model", "gpt-test"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],

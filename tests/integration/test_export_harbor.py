@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
+from tests.integration.task_sets import SHELL_REPLY, shell_spec, write_shell_task_set
 from tracegym.harnesses.config import HarnessFactory
 from tracegym.harnesses.gates import ScriptedPolicy
 from tracegym.harnesses.runner import EpisodeJob, EpisodeLimits, run_episode
@@ -29,23 +30,9 @@ from tracegym.models.sampling import SamplingParams
 from tracegym.store import open_store
 from tracegym.tasks import load_task_set
 from tracegym.tasks.probes import ProbeReply
-from tracegym.tasks.spec import TaskSpec, dump_spec
+from tracegym.tasks.spec import TaskSpec
 
 ROOT = Path(__file__).resolve().parents[2]
-EVALS = """version: 1
-evals:
-  - name: made
-    kind: command
-    command: test -f done.txt
-  - name: says
-    kind: match
-    mode: contains
-    expected: done
-  - name: both
-    kind: weighted
-    parts: {made: 1, says: 1}
-"""
-REFERENCE = "done:\n```bash\ntouch done.txt\n```"
 NAME = r"^[a-zA-Z0-9][a-zA-Z0-9._-]*/[a-zA-Z0-9][a-zA-Z0-9._-]*$"  # Harbor's org/name
 
 
@@ -82,31 +69,11 @@ class HarborTaskConfig(_Forbid):
     environment: _Environment
 
 
-def _spec(task_id: str, harness: str, evals: list[str]) -> TaskSpec:
-    reference = {"source": "file:refs.jsonl", "replies": [{"role": "assistant", "content": REFERENCE}]}
-    return TaskSpec.model_validate({
-        "task_id": task_id, "split": "train", "harness": harness,
-        "prompt": {"messages": [{"role": "system", "content": "You are a shell agent."},
-                                {"role": "user", "content": "Create done.txt, then say done."}]},
-        "scorer": {"evals": [{"name": e} for e in evals]},
-        "provenance": {"trace_id": f"tr-{task_id}", "format": "mini-swe-agent", "source_task": task_id,
-                       "cluster_id": f"c-{task_id}", "cut_message_idx": 2, "reference": reference}})
-
-
 @pytest.fixture
 def exported(cli, tmp_path) -> tuple[Path, Path, dict[str, Any]]:
-    folder = tmp_path / "set"
-    (folder / "tasks").mkdir(parents=True)
-    (folder / "evals.yaml").write_text(EVALS)
-    specs = [_spec("cmd", "shell", ["made"]), _spec("mix", "shell", ["both"]), _spec("text", "shell", ["says"]),
-             _spec("talk", "chat", ["says"])]
-    for s in specs:
-        (folder / "tasks" / f"{s.task_id}.yaml").write_text(dump_spec(s))
-    (folder / "manifest.yaml").write_text(json.dumps({
-        "name": "shell-set", "seed": 0, "evals_sha256": "0" * 64, "options": {}, "counts": {"tasks": len(specs)},
-        "clusters": [], "tasks": [{"task_id": s.task_id, "file": f"tasks/{s.task_id}.yaml", "split": "train",
-                                   "harness": s.harness, "cluster_id": s.provenance.cluster_id,
-                                   "trace_id": s.provenance.trace_id} for s in specs]}))
+    folder = write_shell_task_set(tmp_path / "set", [
+        shell_spec("cmd", "shell", ["made"]), shell_spec("mix", "shell", ["both"]),
+        shell_spec("text", "shell", ["says"]), shell_spec("talk", "chat", ["says"])])
     store = tmp_path / "store.duckdb"
     open_store(store).close()
     (tmp_path / "template").mkdir()
@@ -164,7 +131,7 @@ def test_harbor_verifier_gives_tracegym_s_reward_to_the_reference_and_an_empty_r
     folder, out, _ = exported
     task_dir, task = out / "mix", next(t for t in load_task_set(folder).tasks if t.task_id == "mix")
     rewards = {}
-    for attempt, reply in (("reference", REFERENCE), ("empty", "")):
+    for attempt, reply in (("reference", SHELL_REPLY), ("empty", "")):
         app, logs = tmp_path / attempt / "app", tmp_path / attempt / "logs"
         app.mkdir(parents=True)
         if attempt == "reference":  # Harbor's oracle agent runs solution/solve.sh in the container

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.task_sets import mentions_task_set
 from tests.integration.train_workspace import Workspace, copy_workspace
 from tracegym.harnesses.config import HarnessFactory
 from tracegym.harnesses.gates import ScriptedPolicy
@@ -31,14 +32,6 @@ from tracegym.tasks.spec import TaskSpec
 
 pytestmark = pytest.mark.slow  # a server process and the τ-bench pipeline
 
-EVALS = """version: 1
-evals:
-  - name: mentions
-    kind: match
-    mode: regex
-    expected: "refund"
-    applies_to: {formats: [tau-bench]}
-"""
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -51,16 +44,12 @@ def exported(tmp_path_factory, tau_workspace_template: Workspace) -> tuple[Path,
 
     tmp = tmp_path_factory.mktemp("openenv")
     ws = copy_workspace(tau_workspace_template, tmp / "ws")
-    evals = tmp / "evals.yaml"
-    evals.write_text(EVALS)
-    runner = CliRunner()
-    for args in (("tasks", "generate", "--no-gates", "--allow-unredacted", "--evals", evals, "--out", tmp / "set",
-                  "--top", "2", "--max-tasks-per-cluster", "2"),
-                 ("tasks", "export", tmp / "set", "--to", "openenv", "--out", tmp / "env", "--split", "all",
-                  "--json")):
-        result = runner.invoke(app, [str(a) for a in (*args, "--store", ws.store)], catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-    return tmp / "set", tmp / "env", json.loads(result.stdout)
+    task_set = mentions_task_set(ws.store, tmp, top=2, per_cluster=2)
+    result = CliRunner().invoke(app, [str(a) for a in ("tasks", "export", task_set, "--to", "openenv", "--out",
+                                                       tmp / "env", "--split", "all", "--json", "--store", ws.store)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return task_set, tmp / "env", json.loads(result.stdout)
 
 
 def _free_port() -> int:

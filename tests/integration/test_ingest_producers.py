@@ -14,8 +14,30 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.drive_producers import CONVERSATIONS, QUESTION, SYSTEM, TOOLS, get_weather
-from tests.integration.fake_model_server import CALL_ARGS, CHECKING, FINAL_TEXT, TOOL_RESULT, USAGE, final_text
+from tests.integration.drive_producers import (
+    CONVERSATIONS,
+    QUESTION,
+    REFUND_ERROR,
+    REFUND_QUESTION,
+    REFUND_SYSTEM,
+    REFUND_TOOLS,
+    SYSTEM,
+    TOOLS,
+    get_weather,
+)
+from tests.integration.fake_model_server import (
+    CALL_ARGS,
+    CHECKING,
+    FINAL_TEXT,
+    NOT_REFUNDED,
+    ORDER_ARGS,
+    ORDER_RESULT,
+    REFUND_ARGS,
+    REFUND_USAGE,
+    TOOL_RESULT,
+    USAGE,
+    final_text,
+)
 from tracegym.ingest.pipeline import ingest_paths
 from tracegym.store import Store, open_store
 
@@ -103,6 +125,56 @@ def _check_what_the_agent_did(store: Store, fmt: str, capture: str, scored: bool
     assert "content_not_captured" not in meta
 
 
+def _check_the_refund(store: Store, producer: str) -> None:
+    """The refund task's three calls (`drive_producers.REFUND_TASK`), field by field: issue_refund's backend timed
+    out, and its call is stored failed, with the error the agent sent back as its result."""
+    (got_fmt, started, ended, tools, meta), = store.con.execute(
+        "SELECT format, started_at, ended_at, tools, metadata FROM traces").fetchall()
+    assert got_fmt == "otel-genai" and started and ended and started <= ended
+    assert "content_not_captured" not in meta
+    said = CHECKING if producer == "openlit" else None  # openlit's model says a few words beside its calls
+    named = producer == "openlit"  # its agent names the tool in each tool message; OpenLLMetry records no name
+    rows = store.con.execute("SELECT role, content, tool_call_id, name FROM messages ORDER BY idx").fetchall()
+    assert rows == [("system", REFUND_SYSTEM, None, None), ("user", REFUND_QUESTION, None, None),
+                    ("assistant", said, None, None),
+                    ("tool", ORDER_RESULT, "call_lookup_order_1", "lookup_order" if named else None),
+                    ("assistant", said, None, None),
+                    ("tool", REFUND_ERROR, "call_issue_refund_2", "issue_refund" if named else None),
+                    ("assistant", NOT_REFUNDED, None, None)]
+    replies = store.con.execute("SELECT input_tokens, output_tokens, latency_ms FROM messages "
+                                "WHERE role = 'assistant' ORDER BY idx").fetchall()
+    assert [r[:2] for r in replies] == REFUND_USAGE and all(r[2] > 0 for r in replies)
+    calls = store.con.execute("SELECT message_idx, call_id, name, arguments::VARCHAR, result, is_error, "
+                              "result_message_idx FROM tool_calls ORDER BY message_idx").fetchall()
+    assert calls == [(2, "call_lookup_order_1", "lookup_order", _compact(ORDER_ARGS), ORDER_RESULT, False, 3),
+                     (4, "call_issue_refund_2", "issue_refund", _compact(REFUND_ARGS), REFUND_ERROR, True, 5)]
+    assert (json.loads(tools) if tools else None) == (None if producer == "openlit" else REFUND_TOOLS)
+
+
+def _compact(value: object) -> str:
+    """JSON as the store's JSON column prints it: keys sorted, no spaces."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def _check(store: Store, producer: str, capture: str) -> None:
+    if capture == "refund":
+        _check_the_refund(store, producer)
+    else:
+        _check_what_the_agent_did(store, "otel-genai", capture or producer, scored=producer == "otel")
+
+
+@pytest.mark.parametrize("producer", ["openllmetry", "openlit"])
+def test_a_tool_that_fails_arrives_as_a_failed_call_with_its_error(
+        tmp_path: Path, producer: str, driven: Callable[[str, str], Path]) -> None:
+    """A refund conversation of three calls whose second tool fails: the error reaches tracegym only as the
+    `tool` message of the next call's input (neither producer records tool spans), and is stored as other
+    formats' tool errors are: the call flagged `is_error`, its result the text the model was sent."""
+    store = open_store(tmp_path / "s.duckdb")
+    summary = ingest_paths(store, [str(driven(producer, "refund"))])
+    assert [f.format for f in summary.files if f.status == "loaded"] and summary.total("errors") == 0
+    _check_the_refund(store, producer)
+
+
 def _rows(store: Store) -> dict[str, list[tuple]]:
     """Every stored row of every trace, but for the file each came from."""
     q = {"traces": "SELECT * EXCLUDE (source_id) FROM traces", "messages": "SELECT * FROM messages",
@@ -126,7 +198,8 @@ def test_openllmetry_indexed_attributes_give_the_tools_and_openlit_keeps_tool_na
             assert tools is None and names == ["get_weather"] and spans == "3"
 
 
-@pytest.mark.parametrize(("producer", "capture"), [("openllmetry", ""), ("openlit", "")])
+@pytest.mark.parametrize(("producer", "capture"), [("openllmetry", ""), ("openlit", ""), ("openllmetry", "refund"),
+                                                 ("openlit", "refund")])
 def test_an_export_split_into_three_files_ingested_newest_first_is_the_whole(
         tmp_path: Path, producer: str, capture: str, driven: Callable[[str, str], Path]) -> None:
     out = driven(producer, capture)
@@ -144,7 +217,7 @@ def test_an_export_split_into_three_files_ingested_newest_first_is_the_whole(
     runs = [ingest_paths(store, [str(p)]) for p in reversed(pieces)]
     assert sum(r.total("errors") + r.total("conflicts") for r in runs) == 0
     assert _rows(store) == _rows(whole)
-    _check_what_the_agent_did(store, "otel-genai", capture or producer, scored=producer == "otel")
+    _check(store, producer, capture)
 
 
 @pytest.mark.parametrize("producer", ["openlit", "openllmetry"])

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.task_sets import SHELL_REPLY, mentions_task_set, shell_spec, write_shell_task_set
 from tracegym.evals.checkpoints.comparison import ModelRef, Scores, compare
 from tracegym.harnesses.config import HarnessFactory
 from tracegym.harnesses.policy import Completion, PolicyClient, PolicyRequest
@@ -21,14 +22,6 @@ from tracegym.store import open_store
 from tracegym.store.access import StoreAccess
 from tracegym.tasks import load_task_set
 
-EVALS = """version: 1
-evals:
-  - name: mentions
-    kind: match
-    mode: regex
-    expected: "refund"
-    applies_to: {formats: [tau-bench]}
-"""
 REPLIES = ["I can refund that.", "Sorry, I cannot help.", "Sorry: a full REFUND is due.", "Let me check.", ""]
 
 
@@ -53,16 +46,13 @@ class CyclingPolicy(PolicyClient):
 def stored_run(cli, traces_dir, tmp_path) -> tuple[Path, Path, str]:
     """τ-bench mined; a task set bound to the `mentions` match eval; a run of 5 samples per task stored."""
     store = tmp_path / "store.duckdb"
-    evals = tmp_path / "evals.yaml"
-    evals.write_text(EVALS)
-    for args in (("ingest", traces_dir / "tau-bench"), ("mine", "failures"),
-                 ("tasks", "generate", "--no-gates", "--allow-unredacted", "--evals", evals, "--out", tmp_path / "set",
-                  "--top", "2", "--max-tasks-per-cluster", "4")):
+    for args in (("ingest", traces_dir / "tau-bench"), ("mine", "failures")):
         assert cli(*args, "--store", store).exit_code == 0
-    task_set = load_task_set(tmp_path / "set")
+    folder = mentions_task_set(store, tmp_path, top=2, per_cluster=4)
+    task_set = load_task_set(folder)
     result = asyncio.run(run_task_set(StoreAccess(store), task_set, task_set.tasks, CyclingPolicy(),
                                       RunOptions(samples=5, concurrency=1), HarnessFactory(), "cycle"))
-    return store, tmp_path / "set", result.run_id
+    return store, folder, result.run_id
 
 
 def _texts(st, run_id: str) -> dict[str, str]:
@@ -128,34 +118,11 @@ def test_compare_reads_the_scores_of_a_version(cli, stored_run):
                 assert by_model[label] == pytest.approx(sum(hits) / len(hits))
 
 
-SHELL_EVALS = """version: 1
-evals:
-  - name: made
-    kind: command
-    command: test -f done.txt
-  - name: says
-    kind: match
-    mode: contains
-    expected: done
-  - name: both
-    kind: weighted
-    parts: {made: 1, says: 1}
-"""
-
-
-def _shell_spec(task_id: str, cluster: str, evals: list[str]) -> dict:
-    return {"task_id": task_id, "split": "train", "harness": "shell",
-            "prompt": {"messages": [{"role": "user", "content": "Create done.txt."}]},
-            "scorer": {"evals": [{"name": e} for e in evals]},
-            "provenance": {"trace_id": f"tr-{task_id}", "format": "mini-swe-agent", "source_task": task_id,
-                           "cluster_id": cluster, "cut_message_idx": 1}}
-
-
 class ShellPolicy(PolicyClient):
     """Runs one command that makes done.txt: the run's model, at the boundary."""
 
     async def generate(self, requests: Sequence[PolicyRequest]) -> list[Completion]:
-        return [Completion("done:\n```bash\ntouch done.txt\n```", "stop", "shell") for _ in requests]
+        return [Completion(SHELL_REPLY, "stop", "shell") for _ in requests]
 
     async def aclose(self) -> None:
         """Holds nothing."""
@@ -165,22 +132,11 @@ def test_rollouts_whose_command_eval_read_a_removed_workspace_are_listed_per_clu
     """A shell run scored by a command eval (alone, and as a weighted part) and by a match eval: after rescore,
     the match-scored rollouts have a new version, the others are named per cluster with the reason."""
     from tracegym.harnesses.runner import EpisodeLimits
-    from tracegym.tasks.spec import TaskSpec, dump_spec
     from tracegym.tasks.taskset import register_task_set
 
-    folder = tmp_path / "set"
-    (folder / "tasks").mkdir(parents=True)
-    (folder / "evals.yaml").write_text(SHELL_EVALS)
-    specs = [TaskSpec.model_validate(_shell_spec(*args)) for args in (
-        ("cmd", "c-made", ["made"]), ("mix", "c-mix", ["both"]), ("text", "c-text", ["says"]))]
-    for s in specs:
-        (folder / "tasks" / f"{s.task_id}.yaml").write_text(dump_spec(s))
-    (folder / "manifest.yaml").write_text(json.dumps({
-        "name": "shell-set", "seed": 0, "evals_sha256": "0" * 64, "options": {}, "counts": {"tasks": 3},
-        "clusters": [], "tasks": [{"task_id": s.task_id, "file": f"tasks/{s.task_id}.yaml", "split": "train",
-                                   "harness": "shell", "cluster_id": s.provenance.cluster_id,
-                                   "trace_id": s.provenance.trace_id} for s in specs]}))
-    task_set = load_task_set(folder)
+    specs = [shell_spec("cmd", "shell", ["made"]), shell_spec("mix", "shell", ["both"]),
+             shell_spec("text", "shell", ["says"])]
+    task_set = load_task_set(write_shell_task_set(tmp_path / "set", specs))
     store = tmp_path / "store.duckdb"
     with open_store(store) as st:
         register_task_set(st, task_set)
@@ -197,7 +153,7 @@ def test_rollouts_whose_command_eval_read_a_removed_workspace_are_listed_per_clu
     assert report["rescored"] == 2 and report["skipped"] == {"workspace_gone": 4}
     listed = {n["rollout_id"]: n for n in report["not_rescored"]}
     assert set(listed) == {rid for rid, (task, _) in stored.items() if task in ("cmd", "mix")}
-    assert {n["cluster_id"] for n in listed.values()} == {"c-made", "c-mix"}
+    assert {n["cluster_id"] for n in listed.values()} == {"c-cmd", "c-mix"}
     assert all(n["reason"] == "workspace_gone" and "tracegym run" in n["detail"] for n in listed.values())
     assert "command eval made reads the episode's shell workspace" in listed[next(iter(listed))]["detail"]
     clusters = {c["cluster_id"]: c for c in report["clusters"]}

@@ -15,17 +15,10 @@ from typing import Any
 import pytest
 
 from tests.integration.fake_model_server import fake_openai
+from tests.integration.task_sets import mentions_task_set
 from tests.integration.train_workspace import Workspace, copy_workspace
 from tracegym.store import open_store
 
-EVALS = """version: 1
-evals:
-  - name: mentions
-    kind: match
-    mode: regex
-    expected: "refund"
-    applies_to: {formats: [tau-bench]}
-"""
 REPLIES = {"base": ["Let me check.", "I can refund that.", "Sorry, I cannot help."],
            "cand": ["I can refund that.", "A refund is on its way.", "Sorry.", "Refund issued."]}
 
@@ -49,22 +42,14 @@ def evaluated(tmp_path_factory, tau_workspace_template: Workspace) -> Iterator[t
     from tracegym.cli import app
 
     tmp = tmp_path_factory.mktemp("import")
-    ws = copy_workspace(tau_workspace_template, tmp / "ws")
-    store, evals = ws.store, tmp / "evals.yaml"
-    evals.write_text(EVALS)
-    runner = CliRunner()
-
-    def cli(*args: object) -> Any:
-        result = runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-        return result
-
-    cli("tasks", "generate", "--no-gates", "--allow-unredacted", "--evals", evals, "--out", tmp / "set", "--top", "3",
-        "--max-tasks-per-cluster", "2", "--store", store)
+    store = copy_workspace(tau_workspace_template, tmp / "ws").store
+    task_set = mentions_task_set(store, tmp, top=3, per_cluster=2)
     with fake_openai(_chat) as url:
-        table = json.loads(cli("eval", "--tasks", tmp / "set", "--base", f"base@{url}", "--api", f"cand@{url}",
-                               "--split", "train", "--samples", "2", "--store", store, "--json").stdout)
-        yield store, tmp / "set", table, url
+        args = ("eval", "--tasks", task_set, "--base", f"base@{url}", "--api", f"cand@{url}", "--split", "train",
+                "--samples", "2", "--store", store, "--json")
+        result = CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        yield store, task_set, json.loads(result.stdout), url
 
 
 def _samples(store: Path, eval_id: str, model: str) -> list[dict[str, Any]]:
