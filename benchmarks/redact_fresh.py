@@ -69,6 +69,7 @@ import base64
 import hashlib
 import hmac
 import json
+import math
 import random
 import string
 import zlib
@@ -245,11 +246,13 @@ def der_seq(*parts: bytes) -> bytes:
     return b"\x30" + der_len(len(body)) + body
 
 
+SMALL_PRIMES = math.prod(n for n in range(3, 2000, 2) if all(n % k for k in range(3, int(n**0.5) + 1, 2)))
+
+
 def probable_prime(rng: Rng, bits: int) -> int:
-    small = [n for n in range(3, 2000, 2) if all(n % k for k in range(3, int(n**0.5) + 1, 2))]
     while True:
         n = rng.getrandbits(bits) | (3 << (bits - 2)) | 1
-        if any(n % p == 0 for p in small):
+        if math.gcd(n, SMALL_PRIMES) != 1:
             continue
         d, s = n - 1, 0
         while d % 2 == 0:
