@@ -24,16 +24,20 @@
    the same way: `holdout_recall_by_kind`, and `holdout_false_positives` on its near misses (UUIDs, SHAs,
    versions, order ids, timestamps, paths, prices, ISBNs, cards failing Luhn). Its misses are printed by kind
    and form, with an example. The rules are never tuned to it (see the module's docstring).
+7. The fresh corpus (benchmarks/redact_fresh.py): a third one, 36 kinds x 120 values written from the kinds'
+   public formats after the rules had been tuned to 4 and 5, by someone who read neither them nor the rules;
+   scored the same way: `fresh_recall_by_kind` (printed as a table, with found/written per carrier and style
+   for each kind with a miss) and `fresh_false_positives` on its 320 near misses (printed per sort).
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4 and 5 alone, in seconds
+    python benchmarks/redact.py --corpora-only        # 4, 5 and 7 alone, in seconds
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "recall", "precision", "false_positives_on_real",
-"recall_by_kind", "corpus_false_positives", "holdout_recall_by_kind", "holdout_false_positives"} (with
---corpora-only, the last four).
+"recall_by_kind", "corpus_false_positives", "holdout_recall_by_kind", "holdout_false_positives",
+"fresh_recall_by_kind", "fresh_false_positives"} (with --corpora-only, the last six).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import redact_corpus  # noqa: E402
+import redact_fresh  # noqa: E402
 import redact_holdout  # noqa: E402
 from ingest import TAU_BENCH, build_file, run_child  # noqa: E402
 
@@ -212,8 +217,8 @@ def corpus_scores(detector: Detector, corpus: ModuleType = redact_corpus) -> tup
     return recall, sum(fps.values()), fps + Counter({("missed",) + k: v for k, v in missed.items()})
 
 
-def holdout_misses(detector: Detector) -> list[str]:
-    """The held-out corpus's misses by kind and form, most first, each with the value of its first case; then,
+def holdout_misses(detector: Detector, corpus: ModuleType = redact_holdout) -> list[str]:
+    """A held-out corpus's misses by kind and form, most first, each with the value of its first case; then,
     for each kind with a miss, its cases found / written by carrier (the form's head: `bare` is a phone number
     with no context word) and by style (its tail: `space`, `lower_compact`, `mobile1`, ...)."""
     redactor = Redactor(detector, lambda _trace: Pseudonyms(), Pseudonyms, {})
@@ -221,7 +226,7 @@ def holdout_misses(detector: Detector) -> list[str]:
     split_total: Counter = Counter()
     split_found: Counter = Counter()
     example: dict[tuple[str, str], str] = {}
-    for case in redact_holdout.generate():
+    for case in corpus.generate():
         missed = survives(case.secret, case.carried, redactor.text(case.carried, is_json=case.is_json))
         parts = case.form.split("/")
         keys = [(case.kind, "by carrier", parts[0])] + [(case.kind, "by style", parts[-1])] * (len(parts) > 1)
@@ -242,7 +247,8 @@ def holdout_misses(detector: Detector) -> list[str]:
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4 and 5: the written and the held-out corpus, printed; their figures for the last line."""
+    """Sections 4, 5 and 7: the written, the held-out and the fresh corpus, printed; their figures for the last
+    line."""
     corpus_recall, corpus_fp, corpus_notes = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -255,8 +261,35 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     print("held-out misses (count, kind, form, first value), then found/written per form:", flush=True)
     for line in holdout_misses(detector):
         print(f"  {line}", flush=True)
+    fresh_recall, fresh_fp = report_fresh(detector)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
-            "holdout_recall_by_kind": holdout_recall, "holdout_false_positives": holdout_fp}
+            "holdout_recall_by_kind": holdout_recall, "holdout_false_positives": holdout_fp,
+            "fresh_recall_by_kind": fresh_recall, "fresh_false_positives": fresh_fp}
+
+
+def report_fresh(detector: Detector) -> tuple[dict[str, float], int]:
+    """Section 7: the fresh corpus's recall per kind as a table, its misses by form, its near misses flagged per
+    sort and each flagged value with the rule that took it."""
+    recall, fp, notes = corpus_scores(detector, redact_fresh)
+    written = Counter(case.kind for case in redact_fresh.generate())
+    print(f"fresh corpus: {sum(written.values())} values, near misses found {fp}", flush=True)
+    print(f"  {'kind':20s} {'recall':>7s} {'found':>6s}", flush=True)
+    for kind, share in recall.items():
+        print(f"  {kind:20s} {share:7.4f} {round(share * written[kind]):6d}/{written[kind]}", flush=True)
+    flagged: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for sort, text in redact_fresh.generate_negatives():
+        total[sort] += 1
+        flagged[sort] += bool(detector.find(text))
+    print("fresh near misses flagged per sort: " + ", ".join(f"{s} {flagged[s]}/{total[s]}" for s in total),
+          flush=True)
+    for note, n in notes.most_common():
+        if note[0] != "missed":
+            print(f"  {n:4d} false positive {note}", flush=True)
+    print("fresh misses (count, kind, form, first value), then found/written per form:", flush=True)
+    for line in holdout_misses(detector, redact_fresh):
+        print(f"  {line}", flush=True)
+    return recall, fp
 
 
 def real_false_positives(detector: Detector) -> tuple[int, set[str], Counter]:
