@@ -134,13 +134,16 @@ def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
     out = Appended()
     grown = grown or set()
     clashing = _clashing(con, tables["traces"])
-    merged = [tid for tid in clashing if tid in grown]
+    unchanged = _unchanged(con, tables, [tid for tid in clashing if tid in grown])
+    merged = [tid for tid in clashing if tid in grown and tid not in unchanged]
     out.replaced = [tid for tid in clashing if replace and tid not in grown]
     removed: dict[str, int] = {}
     if clashing:
         others = [tid for tid in clashing if tid not in grown and not replace]
         if others:
             out.duplicates, out.conflicts, out.differing = _compare(con, tables, others)
+        out.duplicates += len(unchanged)
+        others += unchanged
         _keep_labelled(con, merged + out.replaced)
         removed, out.removed = _remove(con, merged), _remove(con, out.replaced)
         skipped = pa.array(others, pa.string())
@@ -187,6 +190,19 @@ def _clashing(con: duckdb.DuckDBPyConnection, staged_traces: pa.Table) -> list[s
     """Ids of the batch that the store already holds."""
     query = "SELECT trace_id FROM staged_traces SEMI JOIN traces USING (trace_id) ORDER BY trace_id"
     return [tid for (tid,) in con.execute(query).fetchall()]
+
+
+def _unchanged(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], ids: list[str]) -> list[str]:
+    """Of `ids` (traces the batch rebuilt), those it rebuilt as stored, every column alike: kept, not replaced (a
+    group of spans rebuilds all its conversations, most of them as they were)."""
+    if not ids:
+        return []
+    staged_traces, staged_messages = tables["traces"], tables["messages"]  # noqa: F841 - read by name in SQL
+    staged_tool_calls, staged_scores = tables["tool_calls"], tables["scores"]  # noqa: F841
+    staged_rebuilt = pa.table({"trace_id": pa.array(ids, pa.string())})  # noqa: F841
+    incoming = dict(con.execute(_hashes(STAGED, "staged_rebuilt", full=True)).fetchall())
+    stored = dict(con.execute(_hashes(STORED, "staged_rebuilt", full=True)).fetchall())
+    return [tid for tid in ids if incoming.get(tid) == stored.get(tid)]
 
 
 def _compare(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],

@@ -505,11 +505,28 @@ class FileLoad:
         self.flush()
         if earlier is not None:
             earlier.keep(self.src.source_id, {trace.trace_id: tip for trace, _, tip in stitched})
+        if self.src.parts is not None:
+            self._retire(self.src.parts)
         if self.result.merged or self.replaced or (self.src.parts is not None and self.src.parts.retired):
             recount_after_removal(self.con)
         if self.replaced:
             record_change(self.con, "replace", {"file": self.src.name, "source_id": self.src.source_id},
                           self.replaced, self.removed)
+
+    def _retire(self, parts: PartStore) -> None:
+        """Remove the stored conversations that went on in another trace (`PartStore.retire`) and count them:
+        the store holds a trace less for each, and a conversation that took them in under an id of its own grew,
+        so the counts of every ingest add up to what the store holds."""
+        parts.retire()
+        if not parts.retired:
+            return
+        self.result.traces -= len(parts.retired)
+        self.result.merged += parts.renamed
+        self.result.messages -= parts.removed.get("messages", 0)
+        self.result.tool_calls -= parts.removed.get("tool_calls", 0)
+        record_change(self.con, "join", {"file": self.src.name, "source_id": self.src.source_id,
+                                         "joined": {t: parts.joined[t] for t in parts.retired}},
+                      parts.retired, parts.removed)
 
     def _keep(self, item: RawRecord | BadRecord, made: list[Trace] | None = None) -> None:
         if isinstance(item, RawRecord):
