@@ -13,6 +13,8 @@ import pytest
 from tests.support_log import SupportLog, write_support_log, write_support_spans
 from tracegym.store import open_store
 
+pytestmark = pytest.mark.slow  # several ingests, a labels import and a mining run per case
+
 CSAT = ("--key", "session_id", "--score", "stars", "--score-range", "1", "5", "--outcome", "resolution",
         "--map", "resolved=success", "--map", "unresolved=failure")
 
@@ -64,13 +66,13 @@ def _expected_labels(log: SupportLog, sessions: set[str]) -> dict[str, tuple]:
             for s in log.sessions if s.stars is not None and s.session_id in sessions}
 
 
-@pytest.mark.parametrize(("shape", "split", "order"), [("spans", "turn", (1, 0)), ("spans", "turn", (0, 1)),
-                                                       ("spans", "deal", (2, 0, 1)), ("calls", "turn", (0, 1))])
+@pytest.mark.parametrize(("shape", "split", "order"), [("spans", "turn", (1, 0)), ("spans", "deal", (2, 0, 1)),
+                                                       ("calls", "turn", (0, 1))])
 def test_labels_set_between_ingests_stay_on_the_conversations_the_later_files_grow(
         cli, tmp_path: Path, shape: str, split: str, order: tuple[int, ...]) -> None:
     """Spans without a parent are stitched in any order; per-call lines in order (out of order they stay a trace
     per file: docs/bring-your-traces.md)."""
-    log = write_support_log(tmp_path / "support", n_sessions=15, seed=2)
+    log = write_support_log(tmp_path / "support", n_sessions=10, seed=2)
     whole = log.log if shape == "calls" else write_support_spans(log, tmp_path / "spans.jsonl")
     reference = tmp_path / "whole.duckdb"
     _ingest(cli, whole, reference)
@@ -89,3 +91,35 @@ def test_labels_set_between_ingests_stay_on_the_conversations_the_later_files_gr
     assert final["ids"] == _stored(reference)["ids"]  # the conversations of the whole log, under its ids
     assert final["labelled"] == _expected_labels(log, set(first["labelled"]))
     assert final["orphans"] == 0 and final["sessions_split"] == 0
+
+
+def _sessions(store: Path) -> dict[str, str]:
+    with open_store(store, read_only=True) as st:
+        return dict(st.con.execute("SELECT session_id, trace_id FROM traces").fetchall())
+
+
+@pytest.mark.parametrize("shape", ["calls", "spans"])
+def test_a_deleted_trace_stays_deleted_when_its_source_grows_and_replace_brings_it_back(
+        cli, tmp_path: Path, shape: str) -> None:
+    """A log that grew (per-call lines: its conversation again, with more calls) or another file of the same
+    service (spans without a parent: the group rebuilt from its parts) would store a deleted conversation again;
+    new sessions of the same source still arrive."""
+    log = write_support_log(tmp_path / "support", n_sessions=10, seed=4)
+    whole = log.log if shape == "calls" else write_support_spans(log, tmp_path / "spans.jsonl")
+    lines = whole.read_text().splitlines(keepends=True)
+    early = tmp_path / "early.jsonl"
+    early.write_text("".join(lines[:len(lines) // 2]))
+    store = tmp_path / "store.duckdb"
+    _ingest(cli, early, store)
+    before = _sessions(store)
+    gone = sorted(before)[0]
+    assert cli("traces", "delete", before[gone], "--yes", "--store", store).exit_code == 0
+    rest = tmp_path / "rest.jsonl"
+    rest.write_text("".join(lines[len(lines) // 2:]))
+    grown = _ingest(cli, whole if shape == "calls" else rest, store)
+    after = _sessions(store)
+    assert gone not in after and grown["traces_deleted_skipped"] == 1
+    assert set(after) == {s.session_id for s in log.sessions} - {gone}
+    back = cli("ingest", "--replace", whole, "--store", store, "--json")
+    assert back.exit_code == 0, back.output
+    assert _sessions(store)[gone] == before[gone] and len(_sessions(store)) == len(log.sessions)
