@@ -194,3 +194,43 @@ def write_conversations(path: Path, first: int, n: int, seed: int = 0) -> Path:
             messages = _conversation(FAMILIES[i % len(FAMILIES)], i, rng)
             f.write(json.dumps({"id": f"conversation-{i}", "messages": messages}) + "\n")
     return path
+
+
+def write_support_spans(log: SupportLog, path: Path, service: str = "support-app") -> Path:
+    """The OpenAI-style support log's calls as an app with no span around its loop exports them: one OTLP/JSON
+    line per call, each call a trace of its own with one parentless `chat` span (OTel GenAI semantic conventions:
+    `gen_ai.input.messages` / `gen_ai.output.messages` as parts, `gen_ai.conversation.id` the session id)."""
+    lines = []
+    for n, line in enumerate(json.loads(raw) for raw in log.log.read_text().splitlines()):
+        end = datetime.fromisoformat(line["timestamp"].replace("Z", "+00:00"))
+        start = end - timedelta(milliseconds=line["latency_ms"])
+        reply = line["response"]["choices"][0]["message"]
+        attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": line["request"]["model"],
+                 "gen_ai.conversation.id": line["session_id"],
+                 "gen_ai.input.messages": json.dumps([_parts(m) for m in line["request"]["messages"]]),
+                 "gen_ai.output.messages": json.dumps([{**_parts(reply), "finish_reason": "stop"}]),
+                 "gen_ai.usage.input_tokens": line["response"]["usage"]["prompt_tokens"],
+                 "gen_ai.usage.output_tokens": line["response"]["usage"]["completion_tokens"]}
+        span = {"traceId": f"{n + 1:032x}", "spanId": f"{n + 1:016x}", "name": "chat gpt-4o-mini", "kind": 3,
+                "startTimeUnixNano": str(int(start.timestamp() * 1e9)),
+                "endTimeUnixNano": str(int(end.timestamp() * 1e9)),
+                "attributes": [_attr(k, v) for k, v in attrs.items()], "status": {}}
+        resource = {"attributes": [_attr("service.name", service)]}
+        lines.append({"resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": {"name": "support"},
+                                                                                "spans": [span]}]}]})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _parts(m: dict[str, Any]) -> dict[str, Any]:
+    if m["role"] == "tool":
+        return {"role": "tool", "parts": [{"type": "tool_call_response", "id": m["tool_call_id"],
+                                           "response": m["content"]}]}
+    parts: list[dict[str, Any]] = [{"type": "text", "content": m["content"]}] if m.get("content") else []
+    parts += [{"type": "tool_call", "id": c["id"], "name": c["function"]["name"],
+               "arguments": json.loads(c["function"]["arguments"])} for c in m.get("tool_calls") or []]
+    return {"role": m["role"], "parts": parts}
+
+
+def _attr(key: str, value: str | int) -> dict[str, Any]:
+    return {"key": key, "value": {"intValue": str(value)} if isinstance(value, int) else {"stringValue": value}}

@@ -12,7 +12,8 @@ import pytest
 from tests.support_log import SupportLog, write_support_log
 from tracegym.store import open_store
 
-BOOKKEEPING = {"_migrations", "store_changes", "mining_runs", "mining_run_clusters", "label_imports", "cluster_parts"}
+BOOKKEEPING = {"_migrations", "store_changes", "mining_runs", "mining_run_clusters", "label_imports", "cluster_parts",
+               "deleted_traces"}
 """Tables of what was run when, not of the data: left out of the comparison (cluster parts are compared summed)."""
 WHEN = {"ingested_at", "created_at", "labelled_at", "imported_at", "first_imported_at"}
 CSAT = ("--outcome", "resolution", "--map", "resolved=success", "--map", "unresolved=failure")

@@ -31,7 +31,7 @@ def ingest(
         "--redact-config", help="With --redact: your redact.yaml (own rules, allow-list, pseudonyms).")] = None,
     replace: Annotated[bool, typer.Option(
         "--replace", help="Read files ingested before again, and replace the stored traces these files bring "
-                          "(labels kept); recorded in the store_changes table.")] = False,
+                          "(labels kept), deleted ones too; recorded in the store_changes table.")] = False,
     session_key: Annotated[str | None, typer.Option(
         "--session-key", help="The field of each log line that holds its session id, as a path such as "
                               "meta.conversation_id or $.meta.conversation_id (OpenAI and Anthropic logs).")]
@@ -181,6 +181,9 @@ def _print_summary(data: dict) -> None:
     _print_differences(data)
     if data["traces_merged"]:
         err.print(f"{data['traces_merged']} stored traces completed by spans, runs or scores in these files.")
+    if data["traces_deleted_skipped"]:
+        err.print(f"{data['traces_deleted_skipped']} traces in these files were deleted (`traces delete`) and are "
+                  "left out; `tracegym ingest --replace FILE` brings them back.")
     if data["calls_stitched"]:
         err.print(f"{data['calls_stitched']} logged API calls went on with a conversation of their file and are "
                   "stored in its trace.")

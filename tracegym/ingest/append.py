@@ -55,6 +55,7 @@ class Appended:
     # counted in `traces` (and their rows in `messages` and `tool_calls`) as what the batch brought
     removed: dict[str, int] = field(default_factory=dict)  # rows of those replaced traces deleted, per table
     no_session: int = 0  # traces stored by the batch without a session id
+    deleted: int = 0  # traces `traces delete` removed, left out (`deleted_traces`)
 
 
 def _field(expr: str) -> str:
@@ -123,24 +124,29 @@ STAGED = {table: f"staged_{table}" for table in COLUMNS}
 
 
 def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
-                  grown: set[str] | None = None, replace: bool = False) -> Appended:
+                  grown: set[str] | None = None, replace: bool = False, restore: bool = False) -> Appended:
     """Store the batch's traces that are new; count exact re-ingests, report id conflicts and differences.
 
     A clashing trace in `grown` is replaced instead: it is span-shaped, and the batch holds it rebuilt from the
     parts earlier files stored and the ones this file added (tracegym/ingest/parts.py), or it is a conversation
     of logged calls that this file holds with more calls. With `replace`, every clashing trace is replaced.
-    The caller counts the clusters again once its replacements are done (`recount_after_removal`).
+    The caller counts the clusters again once its replacements are done (`recount_after_removal`). Traces
+    deleted before (`deleted_traces`) are left out, unless `restore`: then they are stored, no longer deleted.
     """
     out = Appended()
+    tables, out.deleted = _without_deleted(con, tables, restore)
     grown = grown or set()
     clashing = _clashing(con, tables["traces"])
-    merged = [tid for tid in clashing if tid in grown]
+    unchanged = _unchanged(con, tables, [tid for tid in clashing if tid in grown])
+    merged = [tid for tid in clashing if tid in grown and tid not in unchanged]
     out.replaced = [tid for tid in clashing if replace and tid not in grown]
     removed: dict[str, int] = {}
     if clashing:
         others = [tid for tid in clashing if tid not in grown and not replace]
         if others:
             out.duplicates, out.conflicts, out.differing = _compare(con, tables, others)
+        out.duplicates += len(unchanged)
+        others += unchanged
         _keep_labelled(con, merged + out.replaced)
         removed, out.removed = _remove(con, merged), _remove(con, out.replaced)
         skipped = pa.array(others, pa.string())
@@ -155,6 +161,21 @@ def append_tables(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
     if clashing:
         _put_back_labelled(con)
     return out
+
+
+def _without_deleted(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
+                     restore: bool) -> tuple[dict[str, pa.Table], int]:
+    """The batch less the traces `traces delete` removed, and how many those were; with `restore` the batch
+    whole, those traces no longer recorded as deleted."""
+    staged_traces = tables["traces"]  # noqa: F841 - read by name in SQL
+    if restore:
+        con.execute("DELETE FROM deleted_traces WHERE trace_id IN (SELECT trace_id FROM staged_traces)")
+        return tables, 0
+    deleted = pa.array([tid for (tid,) in con.execute(
+        "SELECT trace_id FROM deleted_traces SEMI JOIN staged_traces USING (trace_id)").fetchall()], pa.string())
+    if not len(deleted):
+        return tables, 0
+    return {t: rows.filter(pc.invert(pc.is_in(rows["trace_id"], deleted))) for t, rows in tables.items()}, len(deleted)
 
 
 def _keep_labelled(con: duckdb.DuckDBPyConnection, ids: list[str]) -> None:
@@ -187,6 +208,19 @@ def _clashing(con: duckdb.DuckDBPyConnection, staged_traces: pa.Table) -> list[s
     """Ids of the batch that the store already holds."""
     query = "SELECT trace_id FROM staged_traces SEMI JOIN traces USING (trace_id) ORDER BY trace_id"
     return [tid for (tid,) in con.execute(query).fetchall()]
+
+
+def _unchanged(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], ids: list[str]) -> list[str]:
+    """Of `ids` (traces the batch rebuilt), those it rebuilt as stored, every column alike: kept, not replaced (a
+    group of spans rebuilds all its conversations, most of them as they were)."""
+    if not ids:
+        return []
+    staged_traces, staged_messages = tables["traces"], tables["messages"]  # noqa: F841 - read by name in SQL
+    staged_tool_calls, staged_scores = tables["tool_calls"], tables["scores"]  # noqa: F841
+    staged_rebuilt = pa.table({"trace_id": pa.array(ids, pa.string())})  # noqa: F841
+    incoming = dict(con.execute(_hashes(STAGED, "staged_rebuilt", full=True)).fetchall())
+    stored = dict(con.execute(_hashes(STORED, "staged_rebuilt", full=True)).fetchall())
+    return [tid for tid in ids if incoming.get(tid) == stored.get(tid)]
 
 
 def _compare(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],

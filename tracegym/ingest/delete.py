@@ -5,7 +5,10 @@ store's record of the file, so that it can be ingested again), or by start time 
 `started_at` is earlier; traces without one are kept). Every choice is checked before anything is written: an
 unknown id or file, or a date that is no date, changes nothing. The rows go from every table keyed by trace id
 (tracegym/ingest/removal.py), the clusters are counted again without them, and the deletion is recorded in
-`store_changes` with who ran it, when, what was asked and how many rows each table lost.
+`store_changes` with who ran it, when, what was asked and how many rows each table lost. Traces chosen by id or
+by time are recorded in `deleted_traces`, so that nothing brings them back (the same lines in a grown log, a
+stitched group rebuilt from its parts, an MLflow pull) unless `ingest --replace` reads a file that holds them;
+`--source` forgets the file instead, so that it can be ingested anew.
 """
 
 from __future__ import annotations
@@ -143,6 +146,8 @@ def delete_traces(store: Store, chosen: Selection) -> Deletion:
         removed.update(_source_rows(con, chosen, "DELETE FROM"))
         recount_after_removal(con)
         change_id = record_change(con, "delete", chosen.asked, chosen.trace_ids, removed)
+        if not chosen.source_ids:  # `--source` forgets the file, to be ingested anew; other choices are kept out
+            con.execute(f"INSERT OR IGNORE INTO deleted_traces SELECT trace_id, ? FROM {STAGED}", [change_id])
         con.execute(f"DROP TABLE {STAGED}")
     return Deletion(change_id, len(chosen.trace_ids), {table: n for table, n in removed.items() if n})
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from tracegym import exact_json
 from tracegym.ingest.normalize import to_json
-from tracegym.ingest.removal import remove_rows
+from tracegym.ingest.removal import move_labels, remove_rows
 
 if TYPE_CHECKING:
     from tracegym.redact.session import Run
@@ -49,8 +49,16 @@ class PartStore:
     def __init__(self, con: duckdb.DuckDBPyConnection, fmt: str, source_id: str, redact: Run | None = None) -> None:
         self.con, self.fmt, self.source_id, self.redact = con, fmt, source_id, redact
         """With `redact`, parts are redacted before they are kept: nothing unredacted reaches the store."""
+        self.joined: dict[str, str] = {}
+        """Stored traces a rebuilt group no longer makes (`rebuilt`), each with the trace that holds its calls now."""
         self.retired: list[str] = []
-        """Traces a rebuilt group no longer makes (`rebuilt`), removed from the store."""
+        """Of those, the ones `retire` removed from the store."""
+        self.renamed = 0
+        """Of the traces they went into, those not stored before: a conversation grown under a new id."""
+        self.stored_before: set[str] = set()
+        """The traces `rebuilt` makes that were stored before this file."""
+        self.removed: dict[str, int] = {}
+        """The rows each table lost with the retired traces."""
         self.grown: set[str] = set()
         """Trace ids whose parts from earlier files this file added to or changed: their stored trace is
         rebuilt, even where the content hash would not tell (a span adding only timing or tokens)."""
@@ -90,22 +98,37 @@ class PartStore:
         self._save(new_rows)
         return out
 
-    def rebuilt(self, group: str, trace_ids: list[str]) -> None:
+    def rebuilt(self, group: str, made: dict[str, list[str]]) -> None:
         """The traces built now from the parts of `group`, a key whose parts make several traces (spans without a
         parent, stitched per service: tracegym/ingest/adapters/span_stitch.py), each marked `parts_of` the group in
-        its metadata. Each replaces its stored self; a trace an earlier build made that this one does not (its
-        calls went on with a conversation that an earlier call, ingested later, opened) is removed."""
-        self.grown.update(trace_ids)
+        its metadata, with the ids its calls would have as traces of their own. Each replaces its stored self; a
+        trace an earlier build made that this one does not (its calls went on with a conversation that an earlier
+        call, ingested later, opened) joins the trace that holds its first call now (`retire`, once the file's
+        traces are stored)."""
+        self.grown.update(made)
         rows = self.con.execute("SELECT trace_id FROM traces WHERE format = ? AND metadata->>'parts_of' = ?",
                                 [self.fmt, group]).fetchall()
-        stale = sorted({tid for (tid,) in rows} - set(trace_ids))
-        if not stale:
+        holder = {call: tid for tid, calls in made.items() for call in calls}
+        self.stored_before.update(tid for (tid,) in rows if tid in made)
+        for (tid,) in rows:
+            if tid not in made and tid in holder:
+                self.joined[tid] = holder[tid]
+
+    def retire(self) -> None:
+        """Remove the traces that joined another (`rebuilt`) now that the file's traces are stored, giving what
+        their labels set to the trace they joined (tracegym/ingest/removal.py). One whose new trace was not
+        stored (it failed to build) stays: nothing is lost."""
+        if not self.joined:
             return
-        staged_stale = pa.table({"trace_id": pa.array(stale, pa.string())})  # noqa: F841 - read by name
-        self.con.execute("CREATE TEMP TABLE tg_retired AS SELECT trace_id FROM staged_stale")
-        remove_rows(self.con, "tg_retired")
+        staged_moves = pa.table({"trace_id": pa.array(list(self.joined), pa.string()),  # noqa: F841 - read by name
+                                 "successor": pa.array(list(self.joined.values()), pa.string())})
+        self.con.execute("CREATE TEMP TABLE tg_retired AS SELECT m.* FROM staged_moves m "
+                         "SEMI JOIN traces t ON t.trace_id = m.successor")
+        move_labels(self.con, "tg_retired")
+        self.removed = remove_rows(self.con, "tg_retired")
+        self.retired = sorted(tid for (tid,) in self.con.execute("SELECT trace_id FROM tg_retired").fetchall())
         self.con.execute("DROP TABLE tg_retired")
-        self.retired += stale
+        self.renamed = len({self.joined[t] for t in self.retired} - self.stored_before)
 
     def owners(self, names: list[str]) -> dict[str, str]:
         """The trace key whose stored parts hold a version of each named part (key without its '@version')."""

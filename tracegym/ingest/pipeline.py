@@ -64,6 +64,7 @@ class FileResult:
     replaced: int = 0  # of `traces`, those that replaced stored ones as asked (--replace)
     differing: int = 0  # of `duplicates`, those with another session, time or metadata than the stored trace
     no_session: int = 0  # traces stored from this file without a session id
+    deleted: int = 0  # traces of this file that `traces delete` removed: left out (`ingest --replace` restores them)
 
 
 @dataclass
@@ -107,6 +108,7 @@ class IngestSummary:
             "traces_replaced": self.total("replaced"),
             "traces_differing": self.total("differing") + self.total("conflicts"),
             "traces_without_session": self.total("no_session"),
+            "traces_deleted_skipped": self.total("deleted"),
             "by_format": self.by_format(),
             "traces_detected": self.detection.traces if self.detection else 0,
             "detection_error": self.detection_error,
@@ -251,7 +253,7 @@ def ingest_inputs(
     summary = IngestSummary(skipped_links=list(inputs.skipped_links))
     with _memory_capped(store):
         for path in inputs.files:
-            summary.files.append(ingest_file(store, path, forced, options, redact, replace=replace))
+            summary.files.append(ingest_file(store, path, forced, options, redact, replace=replace, restore=replace))
             summary.files.extend(_join_pieces(store, forced, options, redact, replace))
             if on_file:
                 on_file(path)
@@ -302,12 +304,14 @@ def _memory_capped(store: Store) -> Iterator[None]:
 
 
 def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any],
-                redact: Run | None = None, shown: str = "", replace: bool = False) -> FileResult:
+                redact: Run | None = None, shown: str = "", replace: bool = False,
+                restore: bool = False) -> FileResult:
     """Ingest one file. `shown`: what to record it as, where `path` is a stand-in (see `SourceFile.shown`).
 
     With `replace`, a file ingested before is read again, its record in `sources` and its bad records made
     anew, and every stored trace it brings is replaced with all that derives from it (labels kept; see
-    tracegym/ingest/removal.py), the replacement recorded in `store_changes`.
+    tracegym/ingest/removal.py), the replacement recorded in `store_changes`. Traces `traces delete` removed are
+    left out, unless `restore` (`ingest --replace`: the file read again on purpose).
     """
     before = path.stat()
     source_id = file_sha256(path)
@@ -339,7 +343,7 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
         with store.transaction() as con:
             if known:
                 _forget_source(con, source_id)
-            result = _load(con, adapter, src, redact, replace)
+            result = _load(con, adapter, src, redact, replace, restore)
             _check_unchanged(path, before)
             if redact is not None:
                 redact.mark(con, [source_id])
@@ -375,7 +379,7 @@ def _join_pieces(store: Store, forced: Adapter | None, options: dict[str, Any],
         for chain in fragments.complete_lines(pending):
             shown = " + ".join(f.path for f in chain)
             result = ingest_file(store, fragments.joined_file(Path(folder), chain), forced, options, redact, shown,
-                                 replace)
+                                 replace, restore=replace)
             result.path = "line joined from " + shown
             fragments.mark_joined(store, chain)
             results.append(result)
@@ -430,10 +434,10 @@ def _record_failure(store: Store, path: str, source_id: str, error: str, raw: st
 
 
 def _load(con: duckdb.DuckDBPyConnection, adapter: Adapter, src: SourceFile, redact: Run | None = None,
-          replace: bool = False) -> FileResult:
+          replace: bool = False, restore: bool = False) -> FileResult:
     if adapter.upserts:
         src.parts = PartStore(con, adapter.name, src.source_id, redact)
-    load = FileLoad(con, adapter, src, redact, replace)
+    load = FileLoad(con, adapter, src, redact, replace, restore)
     if not adapter.bulk_load(con, src, load):
         for item in _guarded_records(adapter, src):
             load.take(item)
@@ -449,8 +453,9 @@ class FileLoad:
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, adapter: Adapter, src: SourceFile,
-                 redact: Run | None = None, replace: bool = False) -> None:
+                 redact: Run | None = None, replace: bool = False, restore: bool = False) -> None:
         self.con, self.adapter, self.src, self.redact, self.replace = con, adapter, src, redact, replace
+        self.restore = restore
         self.result = FileResult(src.name, adapter.name, "loaded")
         self.batch = TraceBatch(src.source_id)
         self.seen: set[str] = set()
@@ -505,11 +510,28 @@ class FileLoad:
         self.flush()
         if earlier is not None:
             earlier.keep(self.src.source_id, {trace.trace_id: tip for trace, _, tip in stitched})
+        if self.src.parts is not None:
+            self._retire(self.src.parts)
         if self.result.merged or self.replaced or (self.src.parts is not None and self.src.parts.retired):
             recount_after_removal(self.con)
         if self.replaced:
             record_change(self.con, "replace", {"file": self.src.name, "source_id": self.src.source_id},
                           self.replaced, self.removed)
+
+    def _retire(self, parts: PartStore) -> None:
+        """Remove the stored conversations that went on in another trace (`PartStore.retire`) and count them:
+        the store holds a trace less for each, and a conversation that took them in under an id of its own grew,
+        so the counts of every ingest add up to what the store holds."""
+        parts.retire()
+        if not parts.retired:
+            return
+        self.result.traces -= len(parts.retired)
+        self.result.merged += parts.renamed
+        self.result.messages -= parts.removed.get("messages", 0)
+        self.result.tool_calls -= parts.removed.get("tool_calls", 0)
+        record_change(self.con, "join", {"file": self.src.name, "source_id": self.src.source_id,
+                                         "joined": {t: parts.joined[t] for t in parts.retired}},
+                      parts.retired, parts.removed)
 
     def _keep(self, item: RawRecord | BadRecord, made: list[Trace] | None = None) -> None:
         if isinstance(item, RawRecord):
@@ -550,7 +572,7 @@ class FileLoad:
         if self.redact is not None:
             tables = self.redact.batch(tables)
         grown = self.grown | (self.src.parts.grown if self.src.parts is not None else set())
-        appended = append_tables(self.con, tables, grown, self.replace)
+        appended = append_tables(self.con, tables, grown, self.replace, self.restore)
         self.replaced += appended.replaced
         for table, n in appended.removed.items():
             self.removed[table] = self.removed.get(table, 0) + n
@@ -604,6 +626,7 @@ def record_appended(con: duckdb.DuckDBPyConnection, src: SourceFile, result: Fil
     result.replaced += len(appended.replaced)
     result.differing += appended.differing
     result.no_session += appended.no_session
+    result.deleted += appended.deleted
     result.conflicts += len(appended.conflicts)
     for tid in appended.conflicts:
         _insert_error(con, src, BadRecord(

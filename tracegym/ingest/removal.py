@@ -6,8 +6,12 @@ so a table a later migration adds is covered without being listed here: messages
 Replacing (`ingest --replace`, a log that grew, a span-shaped trace completed) keeps what did not come from the
 trace's files: the labels (`labels import`) with the scores they set (their outcomes are put back by the
 caller), and the span parts a span-shaped trace is rebuilt from; only the stitched conversation's tip goes
-(tracegym/ingest/call_store.py keeps a new one). Either way the clusters are then counted again from the
-findings left (`mining.detection.recount_after_removal`), and the change is recorded in `store_changes`.
+(tracegym/ingest/call_store.py keeps a new one). Joining (a stitched conversation that a later ingest found to
+go on in another one, stored under another id: `PartStore.retire`) moves the labels, the scores they set and
+the outcome they set to the trace that holds the conversation now (`move_labels`), then deletes the rest; its
+findings are made again when the detectors see the longer trace. Either way the clusters are then counted
+again from the findings left (`mining.detection.recount_after_removal`), and the change is recorded in
+`store_changes`.
 """
 
 from __future__ import annotations
@@ -61,6 +65,38 @@ def remove_rows(con: duckdb.DuckDBPyConnection, ids: str, replacing: bool = Fals
         removed[table] = row_count(con.execute(f"DELETE FROM {table} WHERE trace_id IN "
                                              f"(SELECT trace_id FROM {ids}){kept}"))
     return removed
+
+
+def move_labels(con: duckdb.DuckDBPyConnection, moves: str) -> None:
+    """Give what `labels import` set on each trace `moves` names (a table of `trace_id`, `successor`) to its
+    successor: its `labels` rows (one per import: a row the successor has of that import wins), the scores they
+    set (a name the successor's labels scored already stays the successor's) and the outcome they set (where the
+    successor has no labelled outcome of its own; of several, the latest). A moved row's `previous_outcome` is the
+    successor's outcome as ingest made it. Call inside a transaction, before the traces are removed."""
+    con.execute(f"""CREATE TEMP TABLE tg_moved_to AS
+                    SELECT DISTINCT r.successor AS trace_id, p.trace_id IS NOT NULL AS labelled,
+                           if(p.trace_id IS NULL, t.outcome, p.before) AS ingested
+                    FROM {moves} r JOIN traces t ON t.trace_id = r.successor
+                    LEFT JOIN (SELECT trace_id, arg_min(previous_outcome, labelled_at) AS before FROM labels
+                               WHERE outcome IS NOT NULL GROUP BY trace_id) p ON p.trace_id = r.successor""")
+    con.execute(f"""UPDATE traces SET outcome = m.outcome FROM (
+                        SELECT r.successor, arg_max(l.outcome, l.labelled_at) AS outcome FROM {moves} r
+                        JOIN labels l USING (trace_id) WHERE l.outcome IS NOT NULL GROUP BY r.successor) m,
+                        tg_moved_to s
+                    WHERE traces.trace_id = m.successor AND s.trace_id = m.successor AND NOT s.labelled""")
+    con.execute(f"""INSERT OR IGNORE INTO labels
+                    SELECT l.import_id, r.successor, l.key, l.locator, l.value, l.outcome, l.score, s.ingested,
+                           l.labelled_at
+                    FROM labels l JOIN {moves} r USING (trace_id) JOIN tg_moved_to s ON s.trace_id = r.successor
+                    ORDER BY l.labelled_at DESC""")
+    con.execute(f"""INSERT INTO scores (trace_id, name, value, label, kind, comment)
+                    SELECT r.successor, s.name, s.value, s.label, s.kind, s.comment
+                    FROM scores s JOIN {moves} r USING (trace_id)
+                    WHERE s.kind = 'human' AND starts_with(coalesce(s.comment, ''), 'label import ')
+                      AND NOT EXISTS (SELECT 1 FROM scores x WHERE x.trace_id = r.successor AND x.name = s.name
+                                      AND {LABEL_SCORE.replace('comment', 'x.comment').replace('kind', 'x.kind')})
+                    QUALIFY row_number() OVER (PARTITION BY r.successor, s.name) = 1""")
+    con.execute("DROP TABLE tg_moved_to")
 
 
 def row_count(cur: duckdb.DuckDBPyConnection) -> int:

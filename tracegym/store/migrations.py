@@ -642,6 +642,20 @@ def m088_mlflow_pulls(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@migration
+def m089_deleted_traces(con: duckdb.DuckDBPyConnection) -> None:
+    """The traces `tracegym traces delete` removed, so that no later ingest, rebuild or pull stores them again
+    (tracegym/ingest/append.py); `ingest --replace` of a file that holds one brings it back."""
+    con.execute(
+        """
+        CREATE TABLE deleted_traces (
+            trace_id VARCHAR PRIMARY KEY,
+            change_id VARCHAR           -- the deletion's row in `store_changes`
+        );
+        """
+    )
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply the migrations this store has not seen; return their names."""
     con.execute(

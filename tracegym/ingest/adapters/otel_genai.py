@@ -94,7 +94,9 @@ class OtelGenAIAdapter(Adapter):
                 continue
             convs = span_stitch.conversations(out)
             if src.parts is not None and convs:
-                src.parts.rebuilt(key, [f"{self.name}:{c.key}" for c in convs])
+                src.parts.rebuilt(key, {f"{self.name}:{c.key}": [f"{self.name}:{f.source_trace}" for f in c.facts
+                                                                  if f.kind == "llm" and f.source_trace]
+                                        for c in convs})
             yield from convs or [out]
 
     def to_traces(self, record: RawRecord, src: SourceFile) -> Iterable[Trace]:
