@@ -28,6 +28,46 @@ evals:
     applies_to: {formats: [tau-bench]}
 """
 
+# `starts_upper` again, as a Python eval that can hold the process scoring with it: a killed-run test sets
+# HOLD_AFTER_CHECKPOINT to a file naming a checkpoint, and while that file exists, scoring stops once that
+# checkpoint is the run's latest (after touching the file's `held` path): the run is then past its checkpoint and
+# still working when the test signals it, however fast or slow the machine. Rewards are the match eval's.
+HOLD_EVALS = """\
+version: 1
+evals:
+  - name: starts_upper
+    kind: python
+    function: hold_eval:score
+    python_path: ["."]
+    arguments: {text: final_answer}
+    timeout_s: 600
+    applies_to: {formats: [tau-bench]}
+"""
+
+HOLD_MODULE = """\
+import json, os, re, time
+from pathlib import Path
+
+
+def score(text):
+    if os.environ.get("HOLD_AFTER_CHECKPOINT"):
+        _hold(Path(os.environ["HOLD_AFTER_CHECKPOINT"]))
+    return 1.0 if isinstance(text, str) and re.search("^[A-Z]", text) else 0.0
+
+
+def _hold(hold):
+    try:
+        plan = json.loads(hold.read_text())
+    except FileNotFoundError:
+        return
+    latest = Path(plan["latest"])
+    if not (latest.is_file() and latest.read_text().strip() == plan["step"]):
+        return
+    Path(plan["held"]).touch()
+    while hold.exists():
+        time.sleep(0.05)
+"""
+
 
 @dataclass(frozen=True)
 class Workspace:
@@ -77,6 +117,13 @@ def copy_workspace(template: Workspace, root: Path) -> Workspace:
                                                                           template.tiny_model)))
     with open_store(ws.store) as st:
         st.con.execute("UPDATE task_sets SET path = replace(path, ?, ?)", [str(template.root), str(root)])
+    return ws
+
+
+def holdable(ws: Workspace) -> Workspace:
+    """`ws` with its tasks scored by HOLD_EVALS: the same rewards, and a hold point for tests that signal a run."""
+    (ws.task_set / "evals.yaml").write_text(HOLD_EVALS)
+    (ws.task_set / "hold_eval.py").write_text(HOLD_MODULE)
     return ws
 
 
