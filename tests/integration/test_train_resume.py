@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.integration.train_workspace import Workspace, copy_workspace, holdable, tiny_config, write_config
+from tests.integration.train_workspace import (Workspace, copy_workspace, hold_after, holdable, tiny_config,
+                                                wait_until_held, write_config)
 
 # Wall-clock figures differ between any two runs; everything else must match.
 _TIMING = ("time/", "tokens_per_s", "seconds", "sampler/seconds", "sampling_seconds")
@@ -66,19 +67,13 @@ def _signal_after_checkpoint(config: Path, store: Path, run_dir: Path, step: int
                              sig: signal.Signals = signal.SIGKILL) -> tuple[int, str]:
     """Start `tracegym train CONFIG` on a `holdable` workspace, send it `sig` while it is held scoring the step after
     checkpoint `step` (`latest` names it); its exit code and stderr. The hold ends once the signal is sent."""
-    latest = run_dir / "checkpoints" / "latest"
-    hold, held = run_dir.parent / f"{run_dir.name}.hold", run_dir.parent / f"{run_dir.name}.held"
-    hold.write_text(json.dumps({"latest": str(latest), "step": f"step-{step:06d}", "held": str(held)}))
-    env = {**os.environ, "HOLD_AFTER_CHECKPOINT": str(hold)}
+    env, hold, held = hold_after(run_dir, step)
     with open(run_dir.parent / f"{run_dir.name}.stderr", "w+") as stderr:  # a file: a pipe could fill and block it
         proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", "train", "--allow-unredacted",
                                  str(config), "--store", str(store)],
                                 stdout=subprocess.DEVNULL, stderr=stderr, env=env)
         try:
-            deadline = time.monotonic() + 600  # a hang guard, not a measure: the run holds until signalled
-            while not held.exists() and proc.poll() is None:
-                assert time.monotonic() < deadline, f"the run never reached checkpoint {step}"
-                time.sleep(0.05)
+            wait_until_held(held, proc)
             if proc.poll() is None:
                 os.kill(proc.pid, sig)
             hold.unlink()

@@ -7,7 +7,11 @@ GRPO has something to learn, through the real runner, replay harness and scorer.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,6 +129,23 @@ def holdable(ws: Workspace) -> Workspace:
     (ws.task_set / "evals.yaml").write_text(HOLD_EVALS)
     (ws.task_set / "hold_eval.py").write_text(HOLD_MODULE)
     return ws
+
+
+def hold_after(run_dir: Path, step: int) -> tuple[dict[str, str], Path, Path]:
+    """For a run of a `holdable` workspace: the environment that holds it scoring the step after checkpoint `step`,
+    the hold file (removing it ends the hold), and the file whose presence says the run is held."""
+    latest, hold, held = (run_dir / "checkpoints" / "latest", run_dir.parent / f"{run_dir.name}.hold",
+                          run_dir.parent / f"{run_dir.name}.held")
+    hold.write_text(json.dumps({"latest": str(latest), "step": f"step-{step:06d}", "held": str(held)}))
+    return {**os.environ, "HOLD_AFTER_CHECKPOINT": str(hold)}, hold, held
+
+
+def wait_until_held(held: Path, proc: subprocess.Popen) -> None:
+    """Until `held` exists, or `proc` ended (the caller checks its exit code)."""
+    deadline = time.monotonic() + 600  # a hang guard, not a measure: the run holds until released
+    while not held.exists() and proc.poll() is None:
+        assert time.monotonic() < deadline, f"{held.name}: the run never reached its hold point"
+        time.sleep(0.05)
 
 
 def tiny_config(ws: Workspace, run_dir: Path, **overrides: Any) -> dict[str, Any]:
