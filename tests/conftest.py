@@ -9,7 +9,9 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -121,11 +123,13 @@ def on_a_terminal(*args: str | Path, timeout: float = 60, cwd: Path | None = Non
     return shown
 
 
-def terminal_session(*args: str | Path, timeout: float = 60, interrupt_on: str | None = None,
-                     cwd: Path | None = None) -> tuple[int, str]:
+def terminal_session(*args: str | Path, timeout: float = 60, interrupt_on: str | Callable[[str], bool] | None = None,
+                     cwd: Path | None = None, deadline: float = 900) -> tuple[int, str]:
     """`tracegym ARGS` under a pseudo-terminal (in `cwd`, with no TRACEGYM_STORE: the default store); its exit code
-    and everything it printed. With `interrupt_on` (a regular expression), one Ctrl-C (SIGINT) once the output
-    matches it. Fails when it goes quiet for `timeout` seconds."""
+    and everything it printed. With `interrupt_on` (a regular expression the output matches, or a check given the
+    output so far, asked at least every 0.1 s), one Ctrl-C (SIGINT) once it holds. Fails when the command goes quiet
+    for `timeout` seconds, or is still running after `deadline` seconds however much it prints (a progress bar
+    redraws forever in a stuck run): guards against a hang, not measures of speed."""
     unset = ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS", "TRACEGYM_STORE")
     env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(TERM="xterm-256color", COLUMNS="120", PYTHONPATH=str(Path(tracegym.__file__).parents[1]))
@@ -134,16 +138,29 @@ def terminal_session(*args: str | Path, timeout: float = 60, interrupt_on: str |
                             stdout=follower, stderr=follower, env=env, close_fds=True, cwd=cwd)
     os.close(follower)
     chunks: list[bytes] = []
+
+    def shown() -> str:
+        return b"".join(chunks).decode(errors="replace")
+
+    if isinstance(interrupt_on, str):
+        interrupt_on = _matches(interrupt_on)
+    started = heard = time.monotonic()
     try:
-        while select.select([leader], [], [], timeout)[0]:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-            if interrupt_on is not None and re.search(interrupt_on, b"".join(chunks).decode(errors="replace")):
+        while time.monotonic() - heard < timeout:
+            if time.monotonic() - started > deadline:
+                proc.kill()
+                raise AssertionError(f"`tracegym {' '.join(map(str, args))}` still ran after {deadline:g} s "
+                                     f"(a hang guard); it printed:\n{shown()[-6000:]}")
+            if select.select([leader], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                heard = time.monotonic()
+            if interrupt_on is not None and interrupt_on(shown()):
                 proc.send_signal(signal.SIGINT)
                 interrupt_on = None
     finally:
@@ -152,5 +169,10 @@ def terminal_session(*args: str | Path, timeout: float = 60, interrupt_on: str |
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
-            raise AssertionError(b"".join(chunks).decode(errors="replace")) from None
-    return code, b"".join(chunks).decode(errors="replace")
+            proc.wait()
+            raise AssertionError(shown()) from None
+    return code, shown()
+
+
+def _matches(pattern: str) -> Callable[[str], bool]:
+    return lambda text: re.search(pattern, text) is not None

@@ -29,21 +29,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+import ray
+from ray.cluster_utils import Cluster
 
-import ray  # noqa: E402
-from ray.cluster_utils import Cluster  # noqa: E402
-
-from tests.integration.test_async_rollouts import _task, write_task_set  # noqa: E402
-from tracegym.models.load import stop_token_ids  # noqa: E402
-from tracegym.models.tiny import tiny_policy  # noqa: E402
-from tracegym.samplers.backends.processes import ProcessBackend  # noqa: E402
-from tracegym.samplers.backends.ray_actors import RayBackend  # noqa: E402
-from tracegym.samplers.orchestrator import AsyncRollouts  # noqa: E402
-from tracegym.samplers.weights.folder import DELTA_SUFFIX, VersionSource  # noqa: E402
-from tracegym.tasks.taskset import load_task_set  # noqa: E402
-from tracegym.training.config import TrainConfig  # noqa: E402
-from tracegym.training.grpo.trainer import Trainer  # noqa: E402
+from tests.integration.test_async_rollouts import _task, write_task_set
+from tracegym.models.load import stop_token_ids
+from tracegym.models.tiny import tiny_policy
+from tracegym.samplers.backends.processes import ProcessBackend
+from tracegym.samplers.backends.ray_actors import RayBackend
+from tracegym.samplers.orchestrator import AsyncRollouts
+from tracegym.samplers.weights.folder import DELTA_SUFFIX, VersionSource
+from tracegym.tasks.taskset import load_task_set
+from tracegym.training.config import TrainConfig
+from tracegym.training.grpo.trainer import Trainer
 
 STEPS = 8
 QUARANTINE_STEPS = 8

@@ -21,19 +21,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+import ray
+import torch
+from ray.cluster_utils import Cluster
 
-import ray  # noqa: E402
-import torch  # noqa: E402
-from ray.cluster_utils import Cluster  # noqa: E402
-
-from tests.integration.test_async_rollouts import _task, write_task_set  # noqa: E402
-from tests.unit.test_sharded_trainer import OPTIM, _setup  # noqa: E402
-from tests.unit.test_trainer_step import TEMPERATURE  # noqa: E402
-from tracegym.errors import TracegymError  # noqa: E402
-from tracegym.models.tiny import tiny_policy  # noqa: E402
-from tracegym.training.config import TrainConfig  # noqa: E402
-from tracegym.training.parallel.ranks import RankStart, load_policy, sharded_trainer  # noqa: E402
+from tests.integration.test_async_rollouts import _task, write_task_set
+from tests.unit.test_sharded_trainer import OPTIM, _setup
+from tests.unit.test_trainer_step import TEMPERATURE
+from tracegym.errors import TracegymError
+from tracegym.models.tiny import tiny_policy
+from tracegym.training.config import TrainConfig
+from tracegym.training.parallel.ranks import RankStart, load_policy, sharded_trainer
 
 RESOURCE = "trainer_rank"
 
@@ -116,9 +114,12 @@ def _remove_node(cluster: Cluster, node: Any) -> None:
 
 def _rank_gone() -> None:
     """Ray ends an actor's process after it says so (a kill, a node removed): until then the next step could still
-    meet a live rank 1. Wait until no rank actor's process is left (Ray titles it `ray::RankActor...`)."""
-    deadline = time.monotonic() + 30
-    while _rank_processes() and time.monotonic() < deadline:
+    meet a live rank 1. Wait until no rank actor's process is left (Ray titles it `ray::RankActor...`); going on
+    with one alive would race it, so a guard against a hang fails instead."""
+    deadline = time.monotonic() + 300
+    while _rank_processes():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"rank actor processes {_rank_processes()} outlived their end by 300 s")
         time.sleep(0.05)
 
 
@@ -133,8 +134,9 @@ def _rank_processes() -> list[int]:
     return found
 
 
-def _resource_back(wait_s: float = 20.0) -> bool:
-    """Whether the rank node's resource is free again (the actors were released) within `wait_s`."""
+def _resource_back(wait_s: float = 120.0) -> bool:
+    """Whether the rank node's resource is free again (the actors were released); `wait_s` guards against a hang,
+    long enough for a loaded machine's Ray to catch up."""
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if ray.available_resources().get(RESOURCE, 0) >= 1:

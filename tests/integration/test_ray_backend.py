@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -29,12 +30,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def ray_env() -> Iterator[dict[str, str]]:
-    """The scenario's environment: this checkout importable, Ray's local auth off, and a Ray temp folder of its own
-    (a short path: Ray's sockets live in it). Ray finds a cluster's address through files in its temp folder, so two
+    """The scenario's environment: this checkout importable, Ray's token authentication on (as the product keeps
+    it) with a token of the scenario's own (not the user's ~/.ray/auth_token), and a Ray temp folder of its own (a
+    short path: Ray's sockets live in it). Ray finds a cluster's address through files in its temp folder, so two
     scenarios running at once in the default /tmp/ray would reach each other's cluster."""
     folder = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    token = Path(folder) / "auth_token"
+    token.write_text(secrets.token_hex(32))
+    token.chmod(0o600)
     yield {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "RAY_AUTH_MODE": "disabled", "OMP_NUM_THREADS": "1", "RAY_TMPDIR": folder}
+           "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "OMP_NUM_THREADS": "1",
+           "RAY_TMPDIR": folder}
     shutil.rmtree(folder, ignore_errors=True)
 
 

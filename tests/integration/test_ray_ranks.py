@@ -35,12 +35,11 @@ def test_ranks_as_ray_actors_train_as_one_process_and_a_dead_rank_fails_the_run(
     # Rank 1 ran on the node offering the resource it asked for, and gave it back when the run ended.
     assert facts["resource_held"] and facts["resource_back"]
 
-    # Its actor killed, or its node removed: the actor's sockets close, rank 0's next collective fails at once
-    # (0.05 s and 1.7 s here), and Ray reports the actor dead.
+    # Its actor killed, or its node removed: the actor's sockets close, rank 0's next collective fails (0.05 s and
+    # 1.7 s here, not a duration asserted), and the error names the dead actor, not a step timeout.
     for ended in (facts["killed"], facts["node_lost"]):
         assert ended.get("error") == "RankError", ended
         assert ended["message"].startswith("trainer rank 1 (a Ray actor on ") and "--resume" in ended["message"]
-        assert ended["failed_after_s"] < 10
     assert facts["killed"]["resource_back"]
 
     command = facts["command"]

@@ -21,7 +21,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.integration.test_ingest_kill import read_offset, snapshot
-from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
+from tests.integration.train_workspace import (Workspace, copy_workspace, hold_after, holdable, tiny_config,
+                                                wait_until_held, write_config)
 from tests.support_log import write_conversations
 from tracegym.cli import app
 from tracegym.store import open_store
@@ -137,25 +138,24 @@ def test_a_writer_killed_mid_file_leaves_the_store_whole_and_free(tmp_path: Path
 
 
 def test_runs_show_answers_while_train_runs(tmp_path: Path, tau_workspace_template: Workspace) -> None:
-    ws = copy_workspace(tau_workspace_template, tmp_path / "ws")
+    """`runs show` while `train` is held scoring its second step, its first checkpoint saved: the run is running."""
+    ws = holdable(copy_workspace(tau_workspace_template, tmp_path / "ws"))
     run_dir = tmp_path / "run"
     # The shortest run that writes while another reads: two GRPO steps, a checkpoint after each, no warm start.
     config = write_config(tmp_path / "run.yaml", tiny_config(ws, run_dir, steps=2, checkpoint_every=1,
                                                              warmup={"steps": 0}))
+    env, hold, held = hold_after(run_dir, 1)
     train = subprocess.Popen([*CLI, "train", "--allow-unredacted", str(config), "--store", str(ws.store)],
-                             env=_env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _wait_for(run_dir / "checkpoints", train)  # the run is stored, and its first step has begun to save
-    seen: set[str] = set()
-    while train.poll() is None:  # once per checkpoint saved (a folder appearing), while training goes on
-        saved = {p.name for p in (run_dir / "checkpoints").iterdir()}
-        if saved <= seen:
-            time.sleep(0.05)
-            continue
-        seen |= saved
+                             env={**env, **_env()}, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        wait_until_held(held, train)
+        assert train.poll() is None, train.communicate()[1]
         result = CliRunner().invoke(app, ["runs", "show", str(run_dir), "--json", "--store", str(ws.store)])
         assert result.exit_code == 0, result.stderr
-        assert json.loads(result.stdout)["run"]["status"] in ("running", "completed")
-    assert seen
+        assert json.loads(result.stdout)["run"]["status"] == "running"
+    finally:
+        hold.unlink()
     _, train_err = train.communicate()
     assert train.returncode == 0, train_err
     final = CliRunner().invoke(app, ["runs", "show", str(run_dir), "--json", "--store", str(ws.store)])

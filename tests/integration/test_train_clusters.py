@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from tests.integration.test_train_resume import _metrics, _rollouts, _signal_after_checkpoint
-from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
+from tests.integration.train_workspace import Workspace, copy_workspace, holdable, tiny_config, write_config
 
 pytestmark = pytest.mark.slow  # `tracegym train` end to end, curriculum and resumed runs
 
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory, tau_workspace_template: Workspace) -> Workspace:
-    return copy_workspace(tau_workspace_template, tmp_path_factory.mktemp("clusters"))
+    return holdable(copy_workspace(tau_workspace_template, tmp_path_factory.mktemp("clusters")))
 
 
 def _two_clusters(ws: Workspace) -> list[str]:
@@ -163,8 +163,8 @@ def test_an_asynchronous_curriculum_run_stores_its_weights_and_per_cluster_rewar
 @pytest.mark.usefixtures("one_thread")
 def test_a_killed_and_resumed_curriculum_run_draws_what_an_uninterrupted_one_draws(workspace: Workspace,
                                                                                   tmp_path: Path, cli) -> None:
-    """As test_train_resume does for the uniform order: run A uninterrupted, run B killed with SIGKILL after its
-    step-4 checkpoint (2 warm-start steps + 2 GRPO steps) and resumed. The curriculum's weights after the resume
+    """As test_train_resume does for the uniform order: run A uninterrupted, run B killed with SIGKILL while held on step 5,
+    after its step-4 checkpoint (2 warm-start steps + 2 GRPO steps) and resumed. The curriculum's weights after the resume
     depend on the per-cluster rewards of steps 3-4, which the resumed process reads back from the store."""
     settings = {"steps": 6, "checkpoint_every": 2, "keep_checkpoints": 10, "grpo": {"batch_groups": 3}}
     tasks = {"sampling": "clusters", "curriculum": {"weighting": "learnability", "ema": 0.5, "floor": 0.1}}
@@ -173,8 +173,9 @@ def test_a_killed_and_resumed_curriculum_run_draws_what_an_uninterrupted_one_dra
     config_b = write_config(tmp_path / "b.yaml", _config(workspace, run_b, tasks, **settings))
 
     assert cli("train", "--allow-unredacted", config_a, "--store", workspace.store).exit_code == 0
-    code, _ = _signal_after_checkpoint(config_b, workspace.store, run_b, step=4)
-    assert code == -signal.SIGKILL, "the run finished before it could be killed"
+    code, stderr = _signal_after_checkpoint(config_b, workspace.store, run_b, step=4)
+    assert code == -signal.SIGKILL, stderr
+    assert (run_b / "checkpoints" / "latest").read_text().strip() == "step-000004", "killed while on step 5"
     resumed = cli("train", "--allow-unredacted", config_b, "--resume", "--store", workspace.store)
     assert resumed.exit_code == 0, resumed.stderr
 

@@ -1,13 +1,14 @@
 """SIGKILL a `tracegym train` process mid-run; `--resume` finishes it exactly as an uninterrupted run would.
 
 Run A goes uninterrupted. Run B (same config and seed, another run folder) runs as a subprocess and is
-killed with SIGKILL right after its step-4 checkpoint (2 warm-start steps + 2 GRPO steps), while step 5
-is under way; then it resumes. Every metric of steps 5-8 and the final weights must equal run A's. Both
+killed with SIGKILL after its step-4 checkpoint (2 warm-start steps + 2 GRPO steps), while it is held scoring
+step 5 (`holdable`); then it resumes. Every metric of steps 5-8 and the final weights must equal run A's. Both
 runs carry a KL penalty to the warm start, so the resumed run must also find the same reference model.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -18,7 +19,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
+from tests.integration.train_workspace import (Workspace, copy_workspace, hold_after, holdable, tiny_config,
+                                                wait_until_held, write_config)
 
 # Wall-clock figures differ between any two runs; everything else must match.
 _TIMING = ("time/", "tokens_per_s", "seconds", "sampler/seconds", "sampling_seconds")
@@ -28,12 +30,10 @@ _TIMING = ("time/", "tokens_per_s", "seconds", "sampler/seconds", "sampling_seco
 def workspace(
     tmp_path_factory: pytest.TempPathFactory, tau_workspace_template: Workspace
 ) -> Workspace:
-    return copy_workspace(tau_workspace_template, tmp_path_factory.mktemp("resume"))
+    return holdable(copy_workspace(tau_workspace_template, tmp_path_factory.mktemp("resume")))
 
 
 def _metrics(store_path: Path, run_dir: Path) -> dict[int, dict[str, float | None]]:
-    import json
-
     from tracegym.store import open_store
 
     run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
@@ -48,8 +48,6 @@ def _metrics(store_path: Path, run_dir: Path) -> dict[int, dict[str, float | Non
 
 def _rollouts(store_path: Path, run_dir: Path) -> list[tuple]:
     """What the store kept of a run's rollouts, per step: task, sample, reward and what the step did with it."""
-    import json
-
     from tracegym.store import open_store
 
     run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
@@ -67,21 +65,21 @@ def _weights(folder: Path) -> dict[str, torch.Tensor]:
 
 def _signal_after_checkpoint(config: Path, store: Path, run_dir: Path, step: int,
                              sig: signal.Signals = signal.SIGKILL) -> tuple[int, str]:
-    """Start `tracegym train CONFIG`, send it `sig` once `latest` names checkpoint `step`; its exit code and stderr."""
-    latest = run_dir / "checkpoints" / "latest"
+    """Start `tracegym train CONFIG` on a `holdable` workspace, send it `sig` while it is held scoring the step after
+    checkpoint `step` (`latest` names it); its exit code and stderr. The hold ends once the signal is sent."""
+    env, hold, held = hold_after(run_dir, step)
     with open(run_dir.parent / f"{run_dir.name}.stderr", "w+") as stderr:  # a file: a pipe could fill and block it
         proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", "train", "--allow-unredacted",
                                  str(config), "--store", str(store)],
-                                stdout=subprocess.DEVNULL, stderr=stderr)
+                                stdout=subprocess.DEVNULL, stderr=stderr, env=env)
         try:
-            deadline = time.monotonic() + 600
-            while time.monotonic() < deadline and proc.poll() is None:
-                if latest.is_file() and latest.read_text().strip() == f"step-{step:06d}":
-                    os.kill(proc.pid, sig)
-                    break
-                time.sleep(0.02)
-            code = proc.wait(timeout=60)
+            wait_until_held(held, proc)
+            if proc.poll() is None:
+                os.kill(proc.pid, sig)
+            hold.unlink()
+            code = proc.wait(timeout=120)
         finally:
+            hold.unlink(missing_ok=True)
             if proc.poll() is None:
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.wait()
@@ -105,9 +103,9 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(workspace: Workspace, 
     config_b = write_config(tmp_path / "b.yaml", tiny_config(workspace, run_b, **settings))
 
     assert cli("train", "--allow-unredacted", str(config_a), "--store", str(workspace.store)).exit_code == 0
-    code, _ = _signal_after_checkpoint(config_b, workspace.store, run_b, step=4)
-    assert code == -signal.SIGKILL, "the run finished before it could be killed"
-    assert not (run_b / "checkpoints" / "step-000008").exists()
+    code, stderr = _signal_after_checkpoint(config_b, workspace.store, run_b, step=4)
+    assert code == -signal.SIGKILL, stderr
+    assert (run_b / "checkpoints" / "latest").read_text().strip() == "step-000004", "killed while on step 5"
 
     resumed = cli("train", "--allow-unredacted", str(config_b), "--resume", "--store", str(workspace.store))
     assert resumed.exit_code == 0, resumed.stderr
@@ -134,8 +132,6 @@ def test_sigterm_stops_the_run_as_interrupted_and_resume_completes_it(workspace:
                                                                       cli) -> None:
     """`kill` (SIGTERM) ends a run as Ctrl-C does: exit code 130, status `interrupted` in the store, a hint to
     resume on stderr; `--resume` then finishes it."""
-    import json
-
     from tracegym.store import open_store
 
     run_dir = tmp_path / "run"

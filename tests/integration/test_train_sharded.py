@@ -19,7 +19,7 @@ import torch
 from typer.testing import CliRunner
 
 from tests.integration.test_train_resume import _metrics, _signal_after_checkpoint, _weights
-from tests.integration.train_workspace import Workspace, copy_workspace, tiny_config, write_config
+from tests.integration.train_workspace import Workspace, copy_workspace, holdable, tiny_config, write_config
 
 SHARDED = {"warmup": {"steps": 0}, "steps": 4, "checkpoint_every": 2, "keep_checkpoints": 10,
            "parallel": {"kind": "fsdp", "world_size": 2}, "optim": {"micro_batch_tokens": 256}}
@@ -36,7 +36,7 @@ class Runs:
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory, tau_workspace_template: Workspace) -> Workspace:
-    return copy_workspace(tau_workspace_template, tmp_path_factory.mktemp("sharded"))
+    return holdable(copy_workspace(tau_workspace_template, tmp_path_factory.mktemp("sharded")))
 
 
 def _train(*args: str):
@@ -87,8 +87,9 @@ def test_a_sharded_run_trains_as_one_process_and_resumes_after_sigkill(runs: Run
     model = AutoModelForCausalLM.from_pretrained(run_a / "checkpoints" / "step-000004", local_files_only=True)
     assert model.state_dict().keys() == _weights(single / "checkpoints" / "step-000004").keys() | {"lm_head.weight"}
 
-    code, _ = _signal_after_checkpoint(config_b, workspace.store, run_b, step=2)
-    assert code == -signal.SIGKILL, "the run finished before it could be killed"
+    code, stderr = _signal_after_checkpoint(config_b, workspace.store, run_b, step=2)
+    assert code == -signal.SIGKILL, stderr
+    assert (run_b / "checkpoints" / "latest").read_text().strip() == "step-000002", "killed while on step 3"
     resumed = cli("train", str(config_b), "--allow-unredacted", "--resume", "--store", str(workspace.store))
     assert resumed.exit_code == 0, resumed.stderr
     b = _metrics(workspace.store, run_b)

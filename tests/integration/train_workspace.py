@@ -7,7 +7,11 @@ GRPO has something to learn, through the real runner, replay harness and scorer.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +30,46 @@ evals:
     expected: "^[A-Z]"
     case_sensitive: true
     applies_to: {formats: [tau-bench]}
+"""
+
+# `starts_upper` again, as a Python eval that can hold the process scoring with it: a killed-run test sets
+# HOLD_AFTER_CHECKPOINT to a file naming a checkpoint, and while that file exists, scoring stops once that
+# checkpoint is the run's latest (after touching the file's `held` path): the run is then past its checkpoint and
+# still working when the test signals it, however fast or slow the machine. Rewards are the match eval's.
+HOLD_EVALS = """\
+version: 1
+evals:
+  - name: starts_upper
+    kind: python
+    function: hold_eval:score
+    python_path: ["."]
+    arguments: {text: final_answer}
+    timeout_s: 600
+    applies_to: {formats: [tau-bench]}
+"""
+
+HOLD_MODULE = """\
+import json, os, re, time
+from pathlib import Path
+
+
+def score(text):
+    if os.environ.get("HOLD_AFTER_CHECKPOINT"):
+        _hold(Path(os.environ["HOLD_AFTER_CHECKPOINT"]))
+    return 1.0 if isinstance(text, str) and re.search("^[A-Z]", text) else 0.0
+
+
+def _hold(hold):
+    try:
+        plan = json.loads(hold.read_text())
+    except FileNotFoundError:
+        return
+    latest = Path(plan["latest"])
+    if not (latest.is_file() and latest.read_text().strip() == plan["step"]):
+        return
+    Path(plan["held"]).touch()
+    while hold.exists():
+        time.sleep(0.05)
 """
 
 
@@ -78,6 +122,30 @@ def copy_workspace(template: Workspace, root: Path) -> Workspace:
     with open_store(ws.store) as st:
         st.con.execute("UPDATE task_sets SET path = replace(path, ?, ?)", [str(template.root), str(root)])
     return ws
+
+
+def holdable(ws: Workspace) -> Workspace:
+    """`ws` with its tasks scored by HOLD_EVALS: the same rewards, and a hold point for tests that signal a run."""
+    (ws.task_set / "evals.yaml").write_text(HOLD_EVALS)
+    (ws.task_set / "hold_eval.py").write_text(HOLD_MODULE)
+    return ws
+
+
+def hold_after(run_dir: Path, step: int) -> tuple[dict[str, str], Path, Path]:
+    """For a run of a `holdable` workspace: the environment that holds it scoring the step after checkpoint `step`,
+    the hold file (removing it ends the hold), and the file whose presence says the run is held."""
+    latest, hold, held = (run_dir / "checkpoints" / "latest", run_dir.parent / f"{run_dir.name}.hold",
+                          run_dir.parent / f"{run_dir.name}.held")
+    hold.write_text(json.dumps({"latest": str(latest), "step": f"step-{step:06d}", "held": str(held)}))
+    return {**os.environ, "HOLD_AFTER_CHECKPOINT": str(hold)}, hold, held
+
+
+def wait_until_held(held: Path, proc: subprocess.Popen) -> None:
+    """Until `held` exists, or `proc` ended (the caller checks its exit code)."""
+    deadline = time.monotonic() + 600  # a hang guard, not a measure: the run holds until released
+    while not held.exists() and proc.poll() is None:
+        assert time.monotonic() < deadline, f"{held.name}: the run never reached its hold point"
+        time.sleep(0.05)
 
 
 def tiny_config(ws: Workspace, run_dir: Path, **overrides: Any) -> dict[str, Any]:

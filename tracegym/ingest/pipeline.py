@@ -300,7 +300,8 @@ def _memory_capped(store: Store) -> Iterator[None]:
     try:
         yield
     finally:
-        store.con.execute(f"SET memory_limit = '{before}'")
+        if not store.closed:  # closed by a Ctrl-C while it waited for the store between files
+            store.con.execute(f"SET memory_limit = '{before}'")
 
 
 def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any],
