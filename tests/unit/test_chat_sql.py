@@ -268,6 +268,24 @@ def test_a_line_longer_than_a_chunk_is_read_whole(tmp_path: Path, monkeypatch: p
     assert [row[0] for row in via_sql["traces"]] == ["long", "short"]
 
 
+def test_chunks_read_into_one_buffer_hold_every_line_once(tmp_path: Path) -> None:
+    """A file longer than a chunk is read into one reused buffer: each chunk, read before the next one is asked
+    for, holds exactly its lines, a line longer than a chunk included, and the last line without its newline."""
+    lines = [b'{"n": %d, "pad": "%s"}' % (i, b"z" * (i * 37 % 900)) for i in range(400)]
+    lines[150] = b'{"long": "' + b"x" * 9000 + b'"}'  # longer than a chunk: the chunk grows to hold it
+    lines[151] = b""
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"\n".join(lines))  # no final newline
+    assert path.stat().st_size > 4 * 4096
+    seen: list[tuple[int, bytes]] = []
+    for chunk in openai_chat_sql.iter_line_chunks(path, chunk_bytes=4096):
+        assert isinstance(chunk, openai_chat_sql.LineChunk)
+        count = len(chunk.starts) - 1
+        seen += [(n, chunk.line(n)) for n in range(chunk.first_lineno, chunk.first_lineno + count)]
+        assert chunk.arrow()["line"].to_pylist() == [line.decode() for _, line in seen[-count:]]
+    assert seen == [(i + 1, line + (b"\n" if i < len(lines) - 1 else b"")) for i, line in enumerate(lines)]
+
+
 def test_python_whitespace_class_is_str_isspace() -> None:
     """The RE2 class used for str.strip()/lstrip() matches exactly the characters Python strips."""
     con = duckdb.connect()
