@@ -30,7 +30,9 @@ def test_a_weighted_eval_keeps_each_part_as_a_component(tmp_path):
     result = _scorer(tmp_path, "both").score(Trajectory([], "We will refund you."))
     assert result.reward == 0.75 and result.components == {"says_refund": 1.0, "says_sorry": 0.0}
     assert result.to_dict()["components"] == result.components
-    assert _scorer(tmp_path, "says_refund").score(Trajectory([], "refund")).components == {}
+    assert result.weights == {"says_refund": 3.0, "says_sorry": 1.0}  # what grpo.advantages: per_component reads
+    single = _scorer(tmp_path, "says_refund").score(Trajectory([], "refund"))
+    assert single.components == {} and single.weights == {}
 
 
 def test_a_scorer_that_returns_parts_gets_them_as_components():
