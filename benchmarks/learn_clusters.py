@@ -264,8 +264,9 @@ def plot(results: list[dict[str, Any]], curves: dict[int, dict[str, dict[int, fl
 
 def seed_folder(args: argparse.Namespace, seed: int) -> Path:
     """WORKDIR/seed-N, with the sampling, the evals and the arm when they are not the defaults."""
-    return args.workdir / "-".join([f"seed-{seed}", *([args.sampling] if args.sampling != "clusters" else []),
-                                    *([args.evals] if args.evals != "format" else []), *([args.arm] if args.arm else [])])
+    parts = [f"seed-{seed}", *([args.sampling] if args.sampling != "clusters" else []),
+             *([args.evals] if args.evals != "format" else []), *([args.arm] if args.arm else [])]
+    return args.workdir / "-".join(parts)
 
 
 def prepared_configs(args: argparse.Namespace, task_set: Path) -> list[str]:

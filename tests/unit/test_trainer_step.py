@@ -7,8 +7,8 @@ variance; one group is given equal rewards where a test needs a zero-variance gr
 from __future__ import annotations
 
 import copy
-import math
 import dataclasses
+import math
 import uuid
 
 import pytest
