@@ -2,7 +2,7 @@
 
     python benchmarks/learn_clusters.py --workdir DIR [--seeds 0 1 2] [--samples 8] [--sampling uniform]
                                         [--evals format|content] [--config examples/train-learn.yaml]
-                                        [--set KEY=YAML ...] [--prepare-only]
+                                        [--set KEY=YAML ...] [--arm NAME] [--prepare-only]
 
 1. Traces: the public mini-swe-agent and τ-bench traces (../shared/data/traces), less a kept-out part that no run
    of this benchmark sees (the sympy instances of mini-swe-agent, τ-bench scenarios 40-49; written to
@@ -16,7 +16,8 @@
    facts): `--eval one_bash_action_and_content --eval handles_tool_error_and_content`, what `tracegym quickstart`
    trains on. The task set comes from `tracegym tasks generate --cluster ID... --evals EVALS GENERATE_ARGS`
    (WORKDIR/tasks/learn, or learn-content): tasks at the agent's turn after each failure, a share of the source
-   tasks (instances, scenarios) held out. `--prepare-only` stops there and prints the task set's counts.
+   tasks (instances, scenarios) held out. `--prepare-only` stops there: it prints the task set's counts and
+   writes each seed's config, as training would read it, to WORKDIR/SEED-FOLDER/config.prepared.yaml (validated).
 3. Per seed: `tracegym train CONFIG` (GRPO from the base model, no warm start), then
    `tracegym eval RUN --tasks SET EVAL_ARGS`: the base model and the final checkpoint on the held-out tasks, the
    same episode seeds for both, overall and per cluster, each change paired by task with a 95% bootstrap
@@ -25,8 +26,11 @@
 4. WORKDIR/curves.png (curves-uniform.png with --sampling uniform): each cluster's training reward per GRPO step
    (`cluster/<id>/reward`, as the run stored it) and the held-out rewards of base and checkpoint per cluster.
 
-Each seed runs in WORKDIR/seed-N (seed-N-uniform, seed-N-content) and leaves its result in result.json there; a
-later call with the same config reports that result instead of training again (see `run_seed`).
+Each seed runs in WORKDIR/seed-N (seed-N-uniform, seed-N-content; with `--arm NAME`, seed-N-...-NAME, so that an
+arm with other `--set` overrides keeps its own runs beside the others) and leaves its result in result.json there;
+a later call with the same config reports that result instead of training again (see `run_seed`). The arm of the
+per-component advantages (docs/training-math.md, "Per-component advantages"):
+`--evals content --set grpo.advantages=per_component --arm per-component`.
 
 A cluster is fixed when the checkpoint beats the base beyond noise on it: p < 0.05 and an interval that excludes
 0. The last line is one JSON object: {"seeds", "per_seed": [{"seed", "minutes", "checkpoint", "evals_file",
@@ -139,8 +143,10 @@ def prepare(workdir: Path, evals: str) -> tuple[Path, Path, list[dict[str, Any]]
     return store, task_set, clusters
 
 
-def seed_config(base: Path, overrides: list[str], workdir: Path, task_set: Path, seed: int, sampling: str) -> Path:
-    """The config with `--set KEY=YAML` overrides, this seed, the task set and a run folder of its own."""
+def seed_config(base: Path, overrides: list[str], workdir: Path, task_set: Path, seed: int, sampling: str,
+                name: str = "config.yaml") -> Path:
+    """The config with `--set KEY=YAML` overrides, this seed, the task set and a run folder of its own, written to
+    WORKDIR/NAME."""
     data = yaml.safe_load(base.read_text())
     for item in [*overrides, f"seed={seed}", f"tasks.sampling={sampling}"]:
         key, _, value = item.partition("=")
@@ -151,7 +157,7 @@ def seed_config(base: Path, overrides: list[str], workdir: Path, task_set: Path,
         node[leaf] = yaml.safe_load(value)
     data["tasks"]["task_set"], data["run_dir"] = str(task_set), str(workdir / "run")
     workdir.mkdir(parents=True, exist_ok=True)
-    path = workdir / "config.yaml"
+    path = workdir / name
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
@@ -256,13 +262,37 @@ def plot(results: list[dict[str, Any]], curves: dict[int, dict[str, dict[int, fl
     plt.close(fig)
 
 
+def seed_folder(args: argparse.Namespace, seed: int) -> Path:
+    """WORKDIR/seed-N, with the sampling, the evals and the arm when they are not the defaults."""
+    parts = [f"seed-{seed}", *([args.sampling] if args.sampling != "clusters" else []),
+             *([args.evals] if args.evals != "format" else []), *([args.arm] if args.arm else [])]
+    return args.workdir / "-".join(parts)
+
+
+def prepared_configs(args: argparse.Namespace, task_set: Path) -> list[str]:
+    """Each seed's config as `run_seed` would write it, beside (not over) the config a finished seed was trained
+    with, and loaded as `tracegym train` loads it: a bad `--set` stops here."""
+    from tracegym.errors import TracegymError
+    from tracegym.training.config import load_train_config
+
+    paths = []
+    for seed in args.seeds:
+        path = seed_config(args.config, args.set, seed_folder(args, seed), task_set, seed, args.sampling,
+                           name="config.prepared.yaml")
+        try:
+            load_train_config(path)
+        except TracegymError as e:
+            raise SystemExit(f"{path}: {e}") from None
+        paths.append(str(path))
+    return paths
+
+
 def run_seed(args: argparse.Namespace, store: Path, task_set: Path, clusters: dict[str, dict[str, Any]],
              seed: int) -> tuple[dict[str, Any], dict[str, dict[int, float]]]:
     """Train and evaluate one seed. A seed whose result.json was written under the same config is not trained
     again: it is reported from there, or, under other evaluation settings (`--samples`), evaluated again, which
     runs only the samples not yet stored; its minutes then add that evaluation's to the earlier ones."""
-    folder = args.workdir / ("-".join([f"seed-{seed}", *([args.sampling] if args.sampling != "clusters" else []),
-                                       *([args.evals] if args.evals != "format" else [])]))
+    folder = seed_folder(args, seed)
     saved = folder / "result.json"
     before = (folder / "config.yaml").read_text() if saved.is_file() else None
     config = seed_config(args.config, args.set, folder, task_set, seed, args.sampling)
@@ -344,8 +374,11 @@ def main() -> None:
                              "follows_success, the step that succeeded from the same point (as the quickstart).")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
                         help="Override a config key, e.g. --set steps=20 (repeatable).")
+    parser.add_argument("--arm", help="A name for this arm's seed folders and curves (seed-N-...-NAME), so that "
+                                      "runs with other --set overrides keep their own results.")
     parser.add_argument("--prepare-only", action="store_true",
-                        help="Ingest, mine and write the task set, print its counts, and stop before training.")
+                        help="Ingest, mine and write the task set, print its counts, write and check each seed's "
+                             "config (config.prepared.yaml), and stop before training.")
     args = parser.parse_args()
     args.workdir = args.workdir.resolve()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -353,7 +386,8 @@ def main() -> None:
     if args.prepare_only:
         manifest = yaml.safe_load((task_set / "manifest.yaml").read_text())
         print(json.dumps({"task_set": str(task_set), "evals": args.evals, "counts": manifest["counts"],
-                          "clusters": [c["cluster_id"] for c in cluster_list]}))
+                          "clusters": [c["cluster_id"] for c in cluster_list],
+                          "configs": prepared_configs(args, task_set)}))
         return
     clusters = {c["cluster_id"]: c for c in cluster_list}
     probe = probe_base(args, store, task_set, clusters) if args.evals == "content" else None
@@ -364,9 +398,9 @@ def main() -> None:
         result, curves[seed] = run_seed(args, store, task_set, clusters, seed)
         results.append(result)
     name = "-".join(["curves", *([args.sampling] if args.sampling != "clusters" else []),
-                     *([args.evals] if args.evals != "format" else [])]) + ".png"
+                     *([args.evals] if args.evals != "format" else []), *([args.arm] if args.arm else [])]) + ".png"
     plot(results, curves, args.workdir / name)
-    summary: dict[str, Any] = {"seeds": args.seeds, "sampling": args.sampling, "evals": args.evals,
+    summary: dict[str, Any] = {"seeds": args.seeds, "sampling": args.sampling, "evals": args.evals, "arm": args.arm,
                                "per_seed": results, "all_seeds_met": all(r["target_met"] for r in results)}
     if probe is not None:
         summary |= {"probe": probe, "content_seeds_met": sum(bool(r["content_met"]) for r in results)}

@@ -30,7 +30,9 @@ def test_a_weighted_eval_keeps_each_part_as_a_component(tmp_path):
     result = _scorer(tmp_path, "both").score(Trajectory([], "We will refund you."))
     assert result.reward == 0.75 and result.components == {"says_refund": 1.0, "says_sorry": 0.0}
     assert result.to_dict()["components"] == result.components
-    assert _scorer(tmp_path, "says_refund").score(Trajectory([], "refund")).components == {}
+    assert result.weights == {"says_refund": 3.0, "says_sorry": 1.0}  # what grpo.advantages: per_component reads
+    single = _scorer(tmp_path, "says_refund").score(Trajectory([], "refund"))
+    assert single.components == {} and single.weights == {}
 
 
 def test_a_scorer_that_returns_parts_gets_them_as_components():
@@ -82,3 +84,19 @@ def test_a_components_change_against_the_base_is_paired_by_task(store):
     change = trained["component"]["change"]
     assert trained["component"]["value"] == 1.0 and change["diff"] == 1.0 and change["beyond_noise"]
     assert change["p_value"] < 0.05 and change["low"] > 0
+
+
+def test_a_weighted_evals_parts_and_weights_reach_the_trainer_on_the_episode(tmp_path):
+    """The scorer's result lands on the episode (as the episode runner scores it), where `grpo.advantages:
+    per_component` reads each part with its weight."""
+    import asyncio
+
+    from tracegym.harnesses.runner import score_trajectory
+    from tracegym.training.grpo.trainer import reward_parts
+
+    episode = _episode(0, 0.0, {})
+    asyncio.run(score_trajectory(episode, Trajectory([], "So sorry."), _scorer(tmp_path, "both")))
+    assert episode.reward == 0.25 and episode.component_weights == {"says_refund": 3.0, "says_sorry": 1.0}
+    assert reward_parts(episode) == {"says_refund": (0.0, 3.0), "says_sorry": (1.0, 1.0)}
+    asyncio.run(score_trajectory(episode, Trajectory([], "refund"), _scorer(tmp_path, "says_refund")))
+    assert episode.component_weights == {} and reward_parts(episode) == {}

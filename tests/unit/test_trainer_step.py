@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import uuid
 
 import pytest
@@ -26,7 +27,7 @@ from tracegym.training.grpo.batching import (
     support_logits,
 )
 from tracegym.training.grpo.loss import LossInputError, aggregate, token_loss
-from tracegym.training.grpo.trainer import Trainer
+from tracegym.training.grpo.trainer import Trainer, prepare
 
 VOCAB = 256
 TEMPERATURE = 0.8
@@ -476,3 +477,44 @@ def test_a_token_outside_its_support_leaves_the_error_to_the_vocabulary_path(mod
     assert support_logits(model, corrupt, TEMPERATURE) is None
     with pytest.raises(LossInputError, match="is not in the sampler's support"):
         _trainer(model)._micro_loss(corrupt, float(corrupt.num_tokens))
+
+
+def _in_parts(groups: list[RolloutGroup]) -> list[RolloutGroup]:
+    """Each reward made a weighted eval's, 1:1: a format part (the reply ran past 6 tokens) and a content part (its
+    even-token share, the reward before)."""
+    for group in groups:
+        for e in group.episodes:
+            assert e.tokens is not None and e.reward is not None
+            form = float(e.tokens.n_trainable > 6)
+            e.components = {"format": form, "content": e.reward}
+            e.component_weights = {"format": 1.0, "content": 1.0}
+            e.reward = (form + e.reward) / 2
+    return groups
+
+
+def _per_component_trainer(model) -> Trainer:
+    return Trainer(copy.deepcopy(model), OptimSection(lr=1e-3), GRPOSection(advantages="per_component"),
+                   LossSection(), temperature=TEMPERATURE)
+
+
+def test_per_component_advantages_train_a_step_with_the_same_metrics(model) -> None:
+    groups = _with_variance(_in_parts(_groups(model)))
+    whole = _trainer(model).step(copy.deepcopy(groups))
+    trainer = _per_component_trainer(model)
+    before = [p.detach().clone() for p in trainer.model.parameters()]
+    metrics = trainer.step(groups)
+    assert metrics.keys() == whole.keys()
+    assert metrics["train/sequences"] == whole["train/sequences"] == 12
+    assert torch.isfinite(torch.tensor(metrics["train/loss"])) and metrics["train/grad_norm"] > 0
+    assert not all(torch.equal(a, b) for a, b in zip(before, trainer.model.parameters(), strict=True))
+    # Normalised over the batch: mean 0 and unbiased std 1, which the metric reports as a population std.
+    assert abs(metrics["advantage/mean"]) < 1e-9
+    assert metrics["advantage/std"] == pytest.approx(math.sqrt(11 / 12), abs=1e-5)
+    assert metrics["advantage/max"] != pytest.approx(whole["advantage/max"])
+
+
+def test_per_component_advantages_leave_rewards_without_parts_as_they_were(model) -> None:
+    groups = _with_variance(_groups(model))
+    for std_normalization in (False, True):
+        whole = prepare(groups, std_normalization, "whole")
+        assert whole.advantages and prepare(groups, std_normalization, "per_component").advantages == whole.advantages

@@ -93,7 +93,8 @@ class ExportedTasks:
             return ScoreResult.failed(f"harness: {episode.harness_error}")
         if episode.reward is None:
             return ScoreResult.failed(episode.scorer_error or "not scored")
-        return ScoreResult(episode.reward, dict(episode.scorer_details), components=dict(episode.components))
+        return ScoreResult(episode.reward, dict(episode.scorer_details), components=dict(episode.components),
+                           weights=dict(episode.component_weights))
 
     def score_many(self, task_ids: Sequence[str], attempts: Sequence[Sequence[dict[str, Any]]],
                    threads: int = 8) -> list[ScoreResult]:

@@ -224,7 +224,11 @@ class Episode:
     scorer_details: dict[str, Any] = field(default_factory=dict)
     scorer_error: str | None = None
     components: dict[str, float] = field(default_factory=dict)
-    """The reward's parts by name (`ScoreResult.components`); training uses `reward` alone."""
+    """The reward's parts by name (`ScoreResult.components`); training uses `reward` alone unless
+    `grpo.advantages` is per_component."""
+    component_weights: dict[str, float] = field(default_factory=dict)
+    """Each part's weight when the reward is their weighted mean (`ScoreResult.weights`); empty otherwise. Not
+    stored in the rollouts table: the trainer reads it from the episodes it is handed."""
     harness_error: str | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
     """Harness extras: chat-template fallbacks, tool-call counts per style, sandbox backend."""

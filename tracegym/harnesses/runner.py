@@ -302,7 +302,7 @@ async def score_trajectory(episode: Episode, trajectory: Trajectory, scorer: Sco
         episode.scorer_error = f"{type(e).__name__}: {e}"
         return
     episode.reward, episode.scorer_details, episode.scorer_error = result.reward, dict(result.details), result.error
-    episode.components = dict(result.components)
+    episode.components, episode.component_weights = dict(result.components), dict(result.weights)
 
 
 async def _close(harness: Harness, episode: Episode) -> None:

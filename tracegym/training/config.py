@@ -213,6 +213,13 @@ class GRPOSection(_Section):
     """Groups per optimizer step."""
     std_normalization: bool = False
     """Divide advantages by the group's reward std (GRPO); off is Dr.GRPO mean-centring."""
+    advantages: Literal["whole", "per_component"] = "whole"
+    """whole: advantages from the reward as one number (as `std_normalization` says). per_component: a reward that is
+    the weighted mean of parts (a `weighted` eval) is normalised part by part within each group (centred, over the
+    part's std), the parts combined with the eval's weights, and the sums normalised over the batch (GDPO), so that
+    a part with little spread in a group (content) counts as much as one with much (format); a part constant in a
+    group adds 0, and a group is skipped when every part is. Rewards without parts get `whole`'s advantages when no
+    reward of the batch has parts; see docs/training-math.md."""
     aggregation: Literal["token", "sequence"] = "token"
     """token: sum over all tokens / their count (DAPO, Miles --calculate-per-token-loss); sequence: mean per
     sequence, then over sequences (DeepSeekMath)."""

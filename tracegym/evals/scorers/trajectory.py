@@ -168,7 +168,10 @@ class ScoreResult:
     error: str | None = None
     components: dict[str, float] = field(default_factory=dict)
     """The parts the reward was made of, by name (a weighted eval's parts, or what a scorer returned under
-    `components`): kept beside the scalar for diagnosis; training uses the scalar."""
+    `components`): kept beside the scalar for diagnosis; training uses the scalar unless `grpo.advantages` is
+    per_component."""
+    weights: dict[str, float] = field(default_factory=dict)
+    """Each component's weight when the reward is their weighted mean (a weighted eval); empty otherwise."""
 
     def __post_init__(self) -> None:
         if self.error is None:

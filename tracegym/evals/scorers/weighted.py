@@ -2,7 +2,7 @@
 
 If any part fails, the combination fails too (with every part's result in the
 details): dropping the failed part would silently change what is measured.
-Each part's reward is kept as a component of the result, by the part's name.
+Each part's reward is kept as a component of the result, by the part's name, with its weight.
 """
 
 from __future__ import annotations
@@ -27,4 +27,5 @@ class WeightedScorer(Scorer):
         total = sum(w for _, w, _ in results)
         reward = sum(w * float(r.reward or 0.0) for _, w, r in results) / total
         components = {scorer.name: float(r.reward or 0.0) for scorer, _, r in results}
-        return ScoreResult(min(1.0, max(0.0, reward)), details, components=components)
+        weights = {scorer.name: float(weight) for scorer, weight, _ in results}
+        return ScoreResult(min(1.0, max(0.0, reward)), details, components=components, weights=weights)

@@ -4,7 +4,8 @@ One call to `Trainer.step` is one optimizer step over one rollout batch:
 
 1. Episodes that cannot be trained on are left out and counted: no token record (an API client), a
    harness or scorer failure (no reward), no sampled tokens.
-2. GRPO advantages within each group (`tracegym.training.grpo.advantages`); groups whose rewards are all
+2. GRPO advantages within each group (`tracegym.training.grpo.advantages`), of the whole reward or, with
+   `grpo.advantages: per_component`, of a weighted eval's parts (GDPO); groups whose rewards (or parts) are all
    equal carry no signal and are skipped and counted.
 3. The remaining episodes are packed into micro-batches (`tracegym.training.grpo.batching`); each is run
    forward at the sampler's temperature (in fp32, or under bf16 autocast with `optim.autocast`), scored
@@ -28,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import torch
 from torch import Tensor
@@ -37,7 +38,7 @@ from torch.distributed.tensor import DTensor
 from tracegym.errors import ModelError
 from tracegym.models.allocator import keep_freed_memory
 from tracegym.samplers.rollouts import trainable
-from tracegym.training.grpo.advantages import group_advantages
+from tracegym.training.grpo.advantages import RewardParts, decoupled_advantages, group_advantages
 from tracegym.training.grpo.batching import (
     MicroBatch,
     SupportLogits,
@@ -54,6 +55,7 @@ from tracegym.training.schedule import set_learning_rate
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
+    from tracegym.episodes.record import Episode
     from tracegym.samplers.rollouts import RolloutGroup
     from tracegym.training.config import GRPOSection, LossSection, OptimSection
 
@@ -85,8 +87,10 @@ class Prepared:
         return out
 
 
-def prepare(groups: Sequence[RolloutGroup], std_normalization: bool) -> Prepared:
-    """GRPO advantages per group and the samples of the groups that carry signal."""
+def prepare(groups: Sequence[RolloutGroup], std_normalization: bool,
+            advantages: Literal["whole", "per_component"] = "whole") -> Prepared:
+    """GRPO advantages per group (`grpo.advantages`: of the whole reward, or part by part) and the samples of the
+    groups that carry signal."""
     kept, ids, rewards = [], [], []
     out = Prepared(samples=[], groups=len(groups))
     for index, group in enumerate(groups):
@@ -99,7 +103,11 @@ def prepare(groups: Sequence[RolloutGroup], std_normalization: bool) -> Prepared
                 kept.append(episode)
                 ids.append(index)
                 rewards.append(float(episode.reward))
-    result = group_advantages(rewards, ids, std_normalization=std_normalization)
+    if advantages == "per_component":
+        result = decoupled_advantages(rewards, [reward_parts(e) for e in kept], ids,
+                                      std_normalization=std_normalization)
+    else:
+        result = group_advantages(rewards, ids, std_normalization=std_normalization)
     # A group that lost members to failures still counts once; one that lost all is skipped too.
     out.skipped_groups = result.skipped_groups + (len(groups) - result.num_groups)
     out.rewards = rewards
@@ -114,6 +122,15 @@ def prepare(groups: Sequence[RolloutGroup], std_normalization: bool) -> Prepared
             out.advantages.append(advantage)
             out.group_of += [index] * len(samples)
     return out
+
+
+def reward_parts(episode: Episode) -> RewardParts:
+    """The episode's reward parts with their weights (a weighted eval's); none when its reward is not a weighted mean
+    of the components it recorded."""
+    weights = episode.component_weights
+    if not weights or set(weights) != set(episode.components):
+        return {}
+    return {name: (episode.components[name], weight) for name, weight in weights.items()}
 
 
 Logits = tuple[Tensor, SupportLogits | None]
@@ -210,7 +227,7 @@ class Trainer:
         norm before clipping of the batch's steps, `train/loss` their mean loss."""
         if lr is not None:
             set_learning_rate(self.optimizer, lr)
-        prepared = prepare(groups, self.grpo.std_normalization)
+        prepared = prepare(groups, self.grpo.std_normalization, self.grpo.advantages)
         metrics = _batch_metrics(prepared)
         parts = prepared.mini_batches(self.grpo.optimizer_steps)
         losses = PoolLosses({s.pool for s in prepared.samples})
@@ -230,7 +247,7 @@ class Trainer:
         """Zero the gradients, then backpropagate the loss of the whole batch into them, as one optimizer step
         over all of `groups` would (no step is taken)."""
         self.optimizer.zero_grad(set_to_none=True)
-        prepared = prepare(groups, self.grpo.std_normalization)
+        prepared = prepare(groups, self.grpo.std_normalization, self.grpo.advantages)
         metrics = _batch_metrics(prepared)
         losses = PoolLosses({s.pool for s in prepared.samples})
         if prepared.samples:
