@@ -21,8 +21,15 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.integration.test_ingest_kill import read_offset, snapshot
-from tests.integration.train_workspace import (Workspace, copy_workspace, hold_after, holdable, tiny_config,
-                                                wait_until_held, write_config)
+from tests.integration.train_workspace import (
+    Workspace,
+    copy_workspace,
+    hold_after,
+    holdable,
+    tiny_config,
+    wait_until_held,
+    write_config,
+)
 from tests.support_log import write_conversations
 from tracegym.cli import app
 from tracegym.store import open_store

@@ -163,9 +163,9 @@ def test_an_asynchronous_curriculum_run_stores_its_weights_and_per_cluster_rewar
 @pytest.mark.usefixtures("one_thread")
 def test_a_killed_and_resumed_curriculum_run_draws_what_an_uninterrupted_one_draws(workspace: Workspace,
                                                                                   tmp_path: Path, cli) -> None:
-    """As test_train_resume does for the uniform order: run A uninterrupted, run B killed with SIGKILL while held on step 5,
-    after its step-4 checkpoint (2 warm-start steps + 2 GRPO steps) and resumed. The curriculum's weights after the resume
-    depend on the per-cluster rewards of steps 3-4, which the resumed process reads back from the store."""
+    """As test_train_resume does for the uniform order: run A uninterrupted, run B killed with SIGKILL while held on
+    step 5, after its step-4 checkpoint (2 warm-start steps + 2 GRPO steps) and resumed. The curriculum's weights after
+    the resume depend on the per-cluster rewards of steps 3-4, which the resumed process reads back from the store."""
     settings = {"steps": 6, "checkpoint_every": 2, "keep_checkpoints": 10, "grpo": {"batch_groups": 3}}
     tasks = {"sampling": "clusters", "curriculum": {"weighting": "learnability", "ema": 0.5, "floor": 0.1}}
     run_a, run_b = tmp_path / "a", tmp_path / "b"

@@ -13,14 +13,20 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import torch
 
-from tests.integration.train_workspace import (Workspace, copy_workspace, hold_after, holdable, tiny_config,
-                                                wait_until_held, write_config)
+from tests.integration.train_workspace import (
+    Workspace,
+    copy_workspace,
+    hold_after,
+    holdable,
+    tiny_config,
+    wait_until_held,
+    write_config,
+)
 
 # Wall-clock figures differ between any two runs; everything else must match.
 _TIMING = ("time/", "tokens_per_s", "seconds", "sampler/seconds", "sampling_seconds")

@@ -27,11 +27,11 @@ from tracegym.harnesses.sandbox import (
     factory,
     identity,
     make_sandbox,
+    watches,
 )
 from tracegym.harnesses.sandbox.process import rlimits_for
 from tracegym.harnesses.sandbox.results import Outcome, make_result, stop_reason
 from tracegym.harnesses.sandbox.supervise import OutputBudget
-from tracegym.harnesses.sandbox import watches
 from tracegym.harnesses.sandbox.watches import Watch, tree_bytes, tree_rss
 
 MIB = 1024 * 1024
