@@ -108,7 +108,12 @@ def build_workspace(root: Path, traces: Path) -> Workspace:
     model, tokenizer = tiny_policy(seed=0)
     model.save_pretrained(root / "tiny-model")
     tokenizer.save_pretrained(root / "tiny-model")
-    return Workspace(root, store, task_set, root / "tiny-model")
+    return workspace_at(root)
+
+
+def workspace_at(root: Path) -> Workspace:
+    """The workspace `build_workspace` built in `root`."""
+    return Workspace(root, root / "store.duckdb", root / "tasks" / "tau", root / "tiny-model")
 
 
 def copy_workspace(template: Workspace, root: Path) -> Workspace:
