@@ -121,7 +121,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
          description="Stripe webhook signing secrets"),
     Rule("twilio_secret", "SECRET",
-         r"\b(?:AC|SK)[0-9a-f]{32}(?:\\?[\"']?[ \t,:;]|\\?\r?\n|\\n){1,4}\\?[\"']?(?P<v>[A-Za-z0-9]{32})(?:$|[^A-Za-z0-9])",
+         r"\b(?:AC|SK)[0-9a-f]{32}(?:\\?[\"']?[ \t,:;]|\\?\r?\n|\\n){1,4}\\?[\"']?"
+         r"(?P<v>[A-Za-z0-9]{32})(?:$|[^A-Za-z0-9])",
          trigger=r"(?:AC|SK)[0-9a-f]{32}", validator=v.twilio_secret,
          description="Twilio auth tokens and API key secrets beside their AC/SK id (-u AC…:token, "
                      "Client(\"AC…\", \"token\"))"),
@@ -169,7 +170,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\s*[:=]\s*\\?[\"']?|[ \t]+)[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
     Rule("labelled_key", "SECRET",
-         rf"{_KEY_LABELS}\\?[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?)\\?[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
+         rf"{_KEY_LABELS}\\?[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?)\\?[\"']?"
+         r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
     Rule("email", "EMAIL",
@@ -212,7 +214,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number,
          description="payment card numbers (issuer ranges and lengths, Luhn)"),
     Rule("phone", "PHONE",
-         rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)|\d{{1,4}})(?:{_PSEP}?\d{{2,4}}){{1,4}})"
+         rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)|\d{{1,4}})"
+         rf"(?:{_PSEP}?\d{{2,4}}){{1,4}})"
          r"(?:$|[^\w.]|\.(?:$|\D))",
          trigger=r"\+[1-9]", validator=lambda s: 8 <= len(v.digits_of(s)) <= 15,
          description="phone numbers in international format (+country code)"),
