@@ -15,6 +15,7 @@ with more from the left.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 DELIMITERS = (",", ";", "\t", "|")
 MAX_LABEL = 48
@@ -67,8 +68,9 @@ def _label(text: str, span: tuple[int, int], first: bool = False) -> str | None:
     return label if len(label) <= MAX_LABEL and _NAME.fullmatch(label) else None
 
 
-def labelled_cells(text: str) -> list[tuple[str, int, int]]:
-    """(label, start, end) of each non-empty cell below a header line, or after a label cell in a `|` row."""
+def labelled_cells(text: str, wanted: Callable[[str], object] = bool) -> list[tuple[str, int, int]]:
+    """(label, start, end) of each non-empty cell below a header line, or after a label cell in a `|` row, whose
+    label is `wanted` (the detector asks for labels holding a context word: a block without one costs little)."""
     lines = _lines(text)
     out: list[tuple[str, int, int]] = []
     for delimiter in DELIMITERS:
@@ -80,18 +82,20 @@ def labelled_cells(text: str) -> list[tuple[str, int, int]]:
             if delimiter == "|" and line and _RULE_LINE.fullmatch(line):
                 continue
             if len(block) >= 2 or delimiter == "|" and block:
-                out += _block(text, block, delimiter)
+                out += _block(text, block, delimiter, wanted)
             block = []
             if len(out) >= MAX_CELLS:
                 return out[:MAX_CELLS]
     return out
 
 
-def _block(text: str, block: list[tuple[int, str]], delimiter: str) -> list[tuple[str, int, int]]:
+def _block(text: str, block: list[tuple[int, str]], delimiter: str, wanted: Callable[[str], object]
+           ) -> list[tuple[str, int, int]]:
     header = _cells(*block[0], delimiter)
-    names = [_label(text, h, i == 0) for i, h in enumerate(header)]
+    names = [name if (name := _label(text, h, i == 0)) is not None and wanted(name) else None
+             for i, h in enumerate(header)]
     out = []
-    for start, line in block[1:] if len(block) > 1 else []:
+    for start, line in block[1:] if len(block) > 1 and any(names) else []:
         row = _cells(start, line, delimiter)
         shift = len(header) - len(row) if len(row) < len(header) else 0
         for i, (s, e) in enumerate(row):
@@ -102,5 +106,5 @@ def _block(text: str, block: list[tuple[int, str]], delimiter: str) -> list[tupl
         for start, line in block:
             row = _cells(start, line, delimiter)
             out += [(name, s, e) for (ls, le), (s, e) in zip(row, row[1:], strict=False)
-                    if s < e and (name := _label(text, (ls, le))) is not None]
+                    if s < e and (name := _label(text, (ls, le))) is not None and wanted(name)]
     return out

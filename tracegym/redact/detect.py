@@ -19,14 +19,14 @@ import pyarrow.compute as pc
 from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.disguise import TRIGGER, Normalized, normalize
-from tracegym.redact.rules import BUILTIN_RULES, CELL_TRIGGER, Rule
+from tracegym.redact.rules import BUILTIN_RULES, CELL_TRIGGER, CONTEXT_WORDS, Rule
 
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
 """What redaction writes: never a finding itself, so that redacting twice changes nothing."""
 CACHE_ENTRIES = 50_000
 CACHE_TEXT_CHARS = 20_000
 _JSON_BREAK = re.compile(r"\\[nrt]")
-_CELL_CONTEXT = re.compile(CELL_TRIGGER, re.ASCII)
+_CONTEXT_WORD = re.compile(CONTEXT_WORDS, re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +130,7 @@ class Detector:
         view = _JSON_BREAK.sub("\\\n", read) if "\\" in read else read
         spans = [(rule, span) for rule in rules for m in rule.regex.finditer(view)
                  if (span := _value_span(m)) is not None]
-        if _CELL_CONTEXT.search(view):
+        if "\n" in view:
             spans += self._cell_spans(view)
         found: list[Finding] = []
         for rule, (start, end) in spans:
@@ -151,7 +151,7 @@ class Detector:
         """Matches in the cells of tables in `view` (tracegym/redact/cells.py), each cell read as `label: value`
         with its column's header or its row's label, as spans of `view`."""
         spans = []
-        for label, start, end in labelled_cells(view):
+        for label, start, end in labelled_cells(view, _CONTEXT_WORD.search):
             lead = f"{label}: "
             read = lead + view[start:end]
             shift = start - len(lead)
