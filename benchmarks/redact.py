@@ -198,23 +198,32 @@ def survives(secret: str, carried: str, redacted: str, width: int = 8) -> bool:
     return False
 
 
-def corpus_scores(detector: Detector, corpus: ModuleType = redact_corpus) -> tuple[dict[str, float], int, Counter]:
+def corpus_scores(detector: Detector, corpus: ModuleType = redact_corpus
+                  ) -> tuple[dict[str, float], int, Counter, dict[str, float]]:
     """Recall per kind on a written corpus, redacted as ingest redacts a column, and its near misses found.
-    The notes count each false positive by (rule, value) and each miss by ("missed", kind, form or text)."""
+    The notes count each false positive by (rule, value) and each miss by ("missed", kind, form or text). Last,
+    for the kinds with cases of form `bare/…` (a phone number with no context word, left alone by design), the
+    recall over their other cases."""
     redactor = Redactor(detector, lambda _trace: Pseudonyms(), Pseudonyms, {})
     hit, total, missed = Counter(), Counter(), Counter()
+    bare_hit, bare_total = Counter(), Counter()
     for case in corpus.generate():
         total[case.kind] += 1
+        bare = getattr(case, "form", "").startswith("bare")
+        bare_total[case.kind] += bare
         if survives(case.secret, case.carried, redactor.text(case.carried, is_json=case.is_json)):
             missed[(case.kind, getattr(case, "form", "") or case.text[:60])] += 1
         else:
             hit[case.kind] += 1
+            bare_hit[case.kind] += bare
     fps = Counter()
     for _carrier, text in corpus.generate_negatives():
         for f in detector.find(text):
             fps[(f.rule.name, f.value)] += 1
     recall = {k: round(hit[k] / total[k], 4) for k in total}
-    return recall, sum(fps.values()), fps + Counter({("missed",) + k: v for k, v in missed.items()})
+    with_context = {k: round((hit[k] - bare_hit[k]) / (total[k] - bare_total[k]), 4) for k in total
+                    if bare_total[k]}
+    return recall, sum(fps.values()), fps + Counter({("missed",) + k: v for k, v in missed.items()}), with_context
 
 
 def holdout_misses(detector: Detector, corpus: ModuleType = redact_holdout) -> list[str]:
@@ -246,15 +255,26 @@ def holdout_misses(detector: Detector, corpus: ModuleType = redact_holdout) -> l
     return lines
 
 
+def print_misses(detector: Detector, kind: str) -> None:
+    """Every case of `kind` the held-out corpus holds that redaction missed: its form, the value and the text as
+    carried, to read the form a rule has to cover."""
+    redactor = Redactor(detector, lambda _trace: Pseudonyms(), Pseudonyms, {})
+    for case in redact_holdout.generate():
+        if case.kind == kind and survives(case.secret, case.carried,
+                                          redactor.text(case.carried, is_json=case.is_json)):
+            print(f"{case.form:24s} {case.secret!r}\n    {case.carried!r}", flush=True)
+
+
 def report_corpora(detector: Detector) -> dict[str, object]:
     """Sections 4, 5 and 7: the written, the held-out and the fresh corpus, printed; their figures for the last
     line."""
-    corpus_recall, corpus_fp, corpus_notes = corpus_scores(detector)
+    corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
         print(f"  {n:4d} {note}", flush=True)
-    holdout_recall, holdout_fp, holdout_notes = corpus_scores(detector, redact_holdout)
+    holdout_recall, holdout_fp, holdout_notes, with_context = corpus_scores(detector, redact_holdout)
     print(f"held-out corpus: recall by kind {holdout_recall}; near misses found {holdout_fp}", flush=True)
+    print(f"held-out corpus, phone numbers with a context word (bare ones left out): {with_context}", flush=True)
     for note, n in holdout_notes.most_common():
         if note[0] != "missed":
             print(f"  {n:4d} false positive {note}", flush=True)
@@ -263,14 +283,15 @@ def report_corpora(detector: Detector) -> dict[str, object]:
         print(f"  {line}", flush=True)
     fresh_recall, fresh_fp = report_fresh(detector)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
-            "holdout_recall_by_kind": holdout_recall, "holdout_false_positives": holdout_fp,
+            "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
+            "holdout_false_positives": holdout_fp,
             "fresh_recall_by_kind": fresh_recall, "fresh_false_positives": fresh_fp}
 
 
 def report_fresh(detector: Detector) -> tuple[dict[str, float], int]:
     """Section 7: the fresh corpus's recall per kind as a table, its misses by form, its near misses flagged per
     sort and each flagged value with the rule that took it."""
-    recall, fp, notes = corpus_scores(detector, redact_fresh)
+    recall, fp, notes, _ = corpus_scores(detector, redact_fresh)
     written = Counter(case.kind for case in redact_fresh.generate())
     print(f"fresh corpus: {sum(written.values())} values, near misses found {fp}", flush=True)
     print(f"  {'kind':20s} {'recall':>7s} {'found':>6s}", flush=True)
@@ -331,7 +352,12 @@ def main() -> None:
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
                         help="only the written and the held-out corpus (no planted corpus, real traces or speed)")
+    parser.add_argument("--misses", metavar="KIND", default=None,
+                        help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
+    if args.misses:
+        print_misses(Detector(), args.misses)
+        return
     if args.corpora_only:
         print(json.dumps(report_corpora(Detector())))
         return

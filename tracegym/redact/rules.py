@@ -32,8 +32,8 @@ _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|private[_ -]?key|client[_ -]?secret|"
                  r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|secret|token|credentials?)")
 # Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key).
-_KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|secret[_ -]?key|access[_ -]?token|client[_ -]?secret|auth[_ -]?token|"
-               r"private[_ -]?key|x-auth-token)")
+_KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
+               r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
 # The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
 _PW = r"(?i:password|passwd|pass[_-]?phrase|pwd|passwort|kennwort|mot de passe|contrase[nñ]a|senha|wachtwoord)"
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
@@ -47,10 +47,22 @@ _INTL = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u04ff\u0590
 _LABEL = f"A-Za-z0-9{_INTL}"
 _CSEP = r"(?:[ \t._-]|\\?\r?\n|\\n)"  # between a card's groups: also dots and underscores
 # Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
+# Portuguese and Spanish too (celular, telefone, contato, teléfono, móvil), and "my number" / "Rückruf" (call back).
 _PHONE_WORDS = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
-                r"text me|reach me|ring me|mob|fax|contact|handy|telefon|rufnummer|erreichbar unter|portable|"
-                r"num[eé]ro|appelez-moi|ph)(?:[_ -]?(?i:number|no|nr|num))?\b")
-_IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib)"
+                r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
+                r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil)"
+                r"(?:[_ -]?(?i:number|no|nr|num))?\b")
+_IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
+# Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
+# and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS).
+_SSN_WORDS = (r"(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\btin\b|"
+              r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer)")
+CONTEXT_WORDS = rf"(?:{_PHONE_WORDS}|{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_PW}|{_KEY_LABELS})"
+"""The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
+CELL_TRIGGER = rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]"
+"""A text that may hold a table with such a column (RE2 and Python syntax alike)."""
+# A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
+_FLAG = r"--[A-Za-z0-9-]*"
 
 
 @dataclass(frozen=True)
@@ -90,10 +102,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA", description="AWS access key ids"),
     Rule("github_token", "TOKEN", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
          trigger=r"gh[pousr]_|github_pat_", description="GitHub tokens"),
-    Rule("gitlab_token", "TOKEN", r"\bglpat-[A-Za-z0-9_-]{20,}", trigger=r"glpat-",
-         description="GitLab personal access tokens"),
-    Rule("slack_token", "TOKEN", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", trigger=r"xox[abposr]-",
-         description="Slack tokens"),
+    Rule("gitlab_token", "TOKEN",
+         r"\b(?:gl(?:pat|dt|rt|rtr|cbt|ptt|ft|imt|agent|oas|soat|ffct)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})",
+         trigger=r"gl(?:pat|dt|rt|rtr|cbt|ptt|ft|imt|agent|oas|soat|ffct)-|GR1348941",
+         description="GitLab tokens by their documented prefixes (glpat- personal, gldt- deploy, glrt- runner, "
+                     "glcbt- CI job, glptt- trigger, glft- feed, gloas- OAuth, GR1348941 runner registration)"),
+    Rule("slack_token", "TOKEN",
+         r"\b(?:xox[abposr]-[A-Za-z0-9-]{10,}|xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})",
+         trigger=r"xox[abposre][.-]|xapp-\d-",
+         description="Slack tokens: bot, user and legacy (xox?-), refresh (xoxe-), app-level (xapp-1-)"),
     Rule("stripe_key", "API_KEY", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", trigger=r"_live_|_test_",
          description="Stripe keys"),
     Rule("google_api_key", "API_KEY", r"\bAIza[0-9A-Za-z_-]{35}", trigger=r"AIza", description="Google API keys"),
@@ -103,13 +120,20 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("npm_token", "TOKEN", r"\bnpm_[A-Za-z0-9]{36}\b", trigger=r"npm_", description="npm tokens"),
     Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
          description="Stripe webhook signing secrets"),
+    Rule("twilio_secret", "SECRET",
+         r"\b(?:AC|SK)[0-9a-f]{32}(?:\\?[\"']?[ \t,:;]|\\?\r?\n|\\n){1,4}\\?[\"']?"
+         r"(?P<v>[A-Za-z0-9]{32})(?:$|[^A-Za-z0-9])",
+         trigger=r"(?:AC|SK)[0-9a-f]{32}", validator=v.twilio_secret,
+         description="Twilio auth tokens and API key secrets beside their AC/SK id (-u AC…:token, "
+                     "Client(\"AC…\", \"token\"))"),
     Rule("slack_webhook", "WEBHOOK", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{20,})",
          trigger=r"hooks\.slack\.com/", description="Slack incoming-webhook URLs (the path after the host)"),
     Rule("discord_webhook", "WEBHOOK",
          r"discord(?:app)?\.com/api/(?:v\d+/)?webhooks/(?P<v>\d{15,22}/[A-Za-z0-9_-]{20,})",
          trigger=r"discord(?:app)?\.com/api/", description="Discord webhook URLs (the id and token)"),
     Rule("aws_secret_key", "SECRET",
-         r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)\\?[\"']?\s*[:=,]\s*\\?[\"']?|"
+         r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
+         r"(?:\\?[\"'`]?\s*[:=,|]\s*\\?[\"'`]?|[ \t]+(?:(?i:is)[ \t]+)?)|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|\\?\r?\n|\\n){1,6}\\?[\"']?)"
          r"(?P<v>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
          trigger=r"(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|AKIA|ASIA", validator=v.aws_secret,
@@ -141,11 +165,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"{_PW}|[_.-](?i:pass)|[a-z0-9]Pass", validator=v.password,
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose)"),
     Rule("secret_assignment", "SECRET",
-         rf"(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
-         trigger=r"(?i:key|token|secret|credential)s?\\?[\"']?\s*[:=]\s*\\?[\"']?[A-Za-z0-9+/_.=-]{16}",
+         rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?|{_FLAG}(?i:{_SECRET_WORDS})[ \t]+)"
+         r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
+         trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\s*[:=]\s*\\?[\"']?|[ \t]+)[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
     Rule("labelled_key", "SECRET",
-         rf"{_KEY_LABELS}\\?[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is)[ \t]+)\\?[\"']?(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
+         rf"{_KEY_LABELS}\\?[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?)\\?[\"']?"
+         r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
     Rule("email", "EMAIL",
@@ -166,12 +192,20 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"{_IBAN_WORDS}[^\n]{{0,30}}?[^A-Za-z0-9](?P<v>[A-Za-z]{{2}}\d{{2}}[A-Za-z0-9]{{11,30}})(?:$|[^A-Za-z0-9])",
          trigger=r"[^A-Za-z0-9][A-Za-z]{2}\d{2}[A-Za-z0-9]{11}", validator=v.iban,
          description="compact IBANs in any case after a word like IBAN, account, bank, transfer"),
+    Rule("iban", "IBAN", r"(?:^|[^A-Za-z0-9])(?P<v>[a-z]{2}\d{2}[a-z0-9]{11,30})(?:$|[^A-Za-z0-9])",
+         trigger=r"[a-z]{2}\d{2}[a-z0-9]{11}", validator=v.iban_structured,
+         description="compact IBANs in lower case anywhere, when the country's BBAN structure holds too"),
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN",
-         r"(?i:\bssn|\bss#|social security|social sec\b)[^\d\n]{0,30}(?P<v>\d{3}[ -]?\d{2}[ -]?\d{4})(?:$|\D)",
-         trigger=r"(?i:ssn|ss#|social sec)", validator=v.ssn,
-         description="US Social Security numbers after SSN or social security"),
+         rf"{_SSN_WORDS}[^\d\n]{{0,30}}(?P<v>\d{{3}}[ -]?\d{{2}}[ -]?\d{{4}})(?:$|\D)",
+         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|tin|tax|taxpayer)", validator=v.ssn,
+         description="US Social Security numbers after SSN, SS number, social security, TIN or tax id"),
+    Rule("ssn", "SSN",
+         r"(?:^|[^\w. -]|[^\d.-] )(?P<v>\d{3} \d{2} \d{4})(?:$|[^\w .-]|\.(?:$|\D)|[ ](?:$|[^\d ]))",
+         trigger=r"\d{3} \d{2} \d{4}", validator=v.ssn,
+         description="US Social Security numbers printed in their groups with spaces, 123 45 6789, standing alone "
+                     "(no digit group beside them, as in columns of figures)"),
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}[ -]?\d{2}[ -]?\d{4})[ \t]*\(?(?i:ssn)\b",
          trigger=r"\d{4}[ \t]*\(?(?i:ssn)", validator=v.ssn,
          description="US Social Security numbers followed by (SSN)"),
@@ -180,18 +214,26 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number,
          description="payment card numbers (issuer ranges and lengths, Luhn)"),
     Rule("phone", "PHONE",
-         rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(\d{{1,4}}\)|\d{{1,4}})(?:{_PSEP}?\d{{2,4}}){{1,4}})"
+         rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)|\d{{1,4}})"
+         rf"(?:{_PSEP}?\d{{2,4}}){{1,4}})"
          r"(?:$|[^\w.]|\.(?:$|\D))",
          trigger=r"\+[1-9]", validator=lambda s: 8 <= len(v.digits_of(s)) <= 15,
          description="phone numbers in international format (+country code)"),
     Rule("phone_nanp", "PHONE",
-         r"(?:^|[^\w.-])(?P<v>\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?:$|[^\w.-]|\.(?:$|\D))",
-         trigger=r"\d{3}[.-]\d{3}[.-]\d{4}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}",
-         validator=lambda s: v.digits_of(s)[0] not in "01", description="North American numbers, (555) 123-4567"),
+         r"(?:^|[^\w.-])(?P<v>\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|(?:1[.-])?\d{3}[.-]\d{3}[.-]\d{4})"
+         r"(?:$|[^\w.-]|\.(?:$|\D))",
+         trigger=r"\d{3}[.-]\d{3}[.-]\d{4}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}", validator=v.nanp_written,
+         description="North American numbers, (555) 123-4567, 1-555-123-4567"),
+    Rule("phone_area", "PHONE",
+         r"(?:^|[^\w.(-])(?P<v>\(0?\d{1,4}\) ?\d{2,5}(?:[ -]\d{2,5}){0,2})(?:$|[^\w.-]|\.(?:$|\D))",
+         trigger=r"\(0?\d{1,4}\) ?\d{2,5}", validator=v.area_code_phone,
+         description="numbers in ITU-T E.123 national notation, the area code in parentheses: (020) 7946 0321, "
+                     "(07) 3123 4567, (11) 91234-5678"),
     Rule("phone_national", "PHONE",
          rf"\b{_PHONE_WORDS}[^\d\n+(]{{0,24}}(?P<v>(?:\+|00)?\(?\d[\d ()./-]{{5,22}}\d)(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone,
-         description="phone numbers in national formats (US/CA, UK, FR, DE, IN) after phone, tel, mobile, Handy"),
+         description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
+                     "Handy, celular, my number"),
     Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))",
          trigger=r"\d\.\d{1,3}\.\d{1,3}\.\d", validator=v.public_ip,
          description="public IPv4 addresses (not private, loopback or reserved; not version numbers)"),

@@ -46,6 +46,8 @@ _ISSUERS: list[tuple[tuple[int, int], int, frozenset[int]]] = [
     ((62, 62), 2, frozenset({16, 17, 18, 19})),           # UnionPay
     ((50, 50), 2, frozenset(range(12, 20))), ((56, 58), 2, frozenset(range(12, 20))),  # Maestro
     ((2200, 2204), 4, frozenset({16, 17, 18, 19})),       # Mir
+    ((6304, 6304), 4, frozenset(range(12, 20))), ((6759, 6759), 4, frozenset(range(12, 20))),
+    ((6761, 6763), 4, frozenset(range(12, 20))),          # Maestro (UK, international)
 ]
 
 
@@ -97,6 +99,33 @@ def iban(value: str) -> bool | int:
     return False
 
 
+# BBAN structures (SWIFT IBAN registry): n digits, a upper-case letters, c letters or digits, by count.
+_BBAN = {
+    "AD": "4n4n12c", "AE": "3n16n", "AT": "5n11n", "BE": "3n7n2n", "BG": "4a4n2n8c", "BR": "8n5n10n1a1c",
+    "CH": "5n12c", "CY": "3n5n16c", "CZ": "4n6n10n", "DE": "8n10n", "DK": "4n9n1n", "EE": "2n2n11n1n",
+    "ES": "4n4n1n1n10n", "FI": "3n11n", "FR": "5n5n11c2n", "GB": "4a6n8n", "GR": "3n4n16c", "HR": "7n10n",
+    "HU": "3n4n1n15n1n", "IE": "4a6n8n", "IS": "4n2n6n10n", "IT": "1a5n5n12c", "LI": "5n12c", "LT": "5n11n",
+    "LU": "3n13c", "LV": "4a13c", "MC": "5n5n11c2n", "MT": "4a5n18c", "NL": "4a10n", "NO": "4n6n1n",
+    "PL": "8n16n", "PT": "4n4n11n2n", "RO": "4a16c", "SE": "3n16n1n", "SI": "5n8n2n", "SK": "4n6n10n",
+    "SM": "1a5n5n12c", "TR": "5n1n16c",
+}
+_BBAN_PARTS = {"n": "[0-9]", "a": "[A-Z]", "c": "[A-Z0-9]"}
+_BBAN_RE = {cc: re.compile("".join(f"{_BBAN_PARTS[t]}{{{n}}}" for n, t in re.findall(r"(\d+)([nac])", spec)))
+            for cc, spec in _BBAN.items()}
+
+
+def iban_structured(value: str) -> bool | int:
+    """An IBAN whose BBAN has its country's structure too (digits where the registry has digits, letters where
+    it has letters): what lets a compact lower-case IBAN stand without a word like IBAN before it. Countries
+    outside the table: not taken."""
+    code = _NOT_ALNUM.sub("", value).upper()
+    shape = _BBAN_RE.get(code[:2])
+    kept = iban(value)
+    if shape is None or kept is False:
+        return False
+    return kept if shape.fullmatch(code[4:IBAN_LENGTHS[code[:2]]]) else False
+
+
 def _mod97(code: str) -> bool:
     moved = code[4:] + code[:4]
     return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
@@ -129,6 +158,11 @@ def aws_secret(value: str) -> bool:
         and bool(re.search(r"[0-9+/]", value)) and entropy(value) >= 4.0
 
 
+def twilio_secret(value: str) -> bool:
+    """A Twilio auth token (32 hex) or API key secret (32 letters and digits) beside its SID: random-looking."""
+    return len(set(value)) >= 10 and entropy(value) >= 3.0
+
+
 def labelled_key(value: str) -> bool:
     """A key after an explicit key label (`API Key:`): random-looking letters and digits, hex (many services
     issue hex keys) included; not a word, an identifier or a path."""
@@ -151,7 +185,8 @@ def ssn(value: str) -> bool:
 
 def national_phone(value: str) -> bool | int:
     """A phone number in a national format after a word like phone, tel or Handy: the numbering plans of
-    North America (NANP), the UK (Ofcom), France (ARCEP), Germany (BNetzA) and India (TRAI), or an international
+    North America (NANP), the UK (Ofcom), France (ARCEP), Germany (BNetzA), India (TRAI), Australia (ACMA, trunk
+    0 like the European plans) and Brazil (Anatel), or an international
     number (+CC). A match that runs on into other digits keeps the longest prefix of whole groups that is one:
     its length."""
     groups = list(re.finditer(r"\d+", value))
@@ -162,6 +197,31 @@ def national_phone(value: str) -> bool | int:
     return False
 
 
+def nanp_written(value: str) -> bool:
+    """A North American number as written with separators: area code [2-9]XX after an optional leading 1."""
+    number = digits_of(value)
+    return (number[1:] if len(number) == 11 else number)[0] not in "01"
+
+
+def area_code_phone(value: str) -> bool:
+    """E.123 national notation, the area code in parentheses: a trunk 0 in them (UK, Germany, France, Australia,
+    India) and 9-12 digits in all, or Brazil's two-digit DDD with a mobile or landline number."""
+    area = value[1:value.index(")")]
+    number = digits_of(value)
+    if area.startswith("0"):
+        return 9 <= len(number) <= 12
+    return len(area) == 2 and _brazil(number)
+
+
+def _brazil(number: str) -> bool:
+    """Anatel: a two-digit DDD area code (11-99, no 0), then nine digits starting 9 (mobile) or eight starting
+    2-5 (landline)."""
+    ddd, rest = number[:2], number[2:]
+    if "0" in ddd:
+        return False
+    return len(rest) == 9 and rest[0] == "9" or len(rest) == 8 and rest[0] in "2345"
+
+
 def _plan_number(value: str) -> bool:
     number = digits_of(value.replace("(0)", "", 1))  # +44 (0)20 ...: the trunk 0 is not dialled from abroad
     if value.startswith("+"):
@@ -170,8 +230,10 @@ def _plan_number(value: str) -> bool:
         return 8 <= len(number) - 2 <= 15
     if number[0] == "0":
         return 7 <= len(number) <= 13  # UK, France, Germany, India: trunk 0, then area or mobile code
-    if len(number) == 11 and number[0] == "1":
-        return _nanp(number[1:])  # NANP with the long-distance prefix
+    if len(number) == 11 and number[0] == "1" and _nanp(number[1:]):
+        return True  # NANP with the long-distance prefix
+    if _brazil(number):
+        return True
     return len(number) == 10 and (_nanp(number) or number[0] in "6789")  # NANP; an Indian mobile
 
 

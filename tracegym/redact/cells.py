@@ -1,0 +1,110 @@
+"""Cells of CSV rows and markdown tables with the label that gives them their meaning.
+
+A number under a `phone` column or a key in the row `| API key | … |` carries no label beside it in the text,
+so the rules that need one (phones in national formats, SSNs without dashes, compact IBANs in lower case, keys
+that are only random characters) would not see it. `labelled_cells` finds, in one text, the blocks of lines that
+share a delimiter (`,` `;` tab `|`), takes a block's first line as its header and gives each later cell its
+column's header as its label, and in a `|` table also the cell before it in its row (a key-value table). The
+detector then reads each cell as `label: value`.
+
+Text before a table on its first line, or after it on its last (a log prefix, the rest of a JSON document the
+table sits in) may hold the delimiter too: a row with fewer cells than its header is aligned from the right, one
+with more from the left.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+DELIMITERS = (",", ";", "\t", "|")
+MAX_LABEL = 48
+"""A header longer than this reads as prose, not a column name."""
+MAX_CELLS = 2_000
+"""Cells read per text: a table larger than this in one message is read in part (its first rows)."""
+_RULE_LINE = re.compile(r"[ \t|:-]*-[ \t|:-]*")  # a markdown table's |---|:--| line
+_TRIM = " \t\"'`\\"
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    """(start, line) of each line; a JSON line break read as a backslash and a line break leaves the backslash
+    at the end of its line, and it is dropped."""
+    out = []
+    at = 0
+    for line in text.split("\n"):
+        out.append((at, line[:-1] if line.endswith("\\") else line))
+        at += len(line) + 1
+    return out
+
+
+def _cells(start: int, line: str, delimiter: str) -> list[tuple[int, int]]:
+    """The spans of a line's cells, trimmed of spaces, quotes and backticks (a markdown line's outer `|` make no
+    cell)."""
+    spans = []
+    at = 0
+    for part in line.split(delimiter):
+        lead = len(part) - len(part.lstrip(_TRIM))
+        body = part.strip(_TRIM)
+        spans.append((start + at + lead, start + at + lead + len(body)))
+        at += len(part) + 1
+    if delimiter == "|":
+        spans = [s for i, s in enumerate(spans) if s[0] < s[1] or 0 < i < len(spans) - 1]
+    return spans
+
+
+_NAME = re.compile(r"[^\W\d_][\w .#/-]*")
+"""A column name: a letter, then letters, digits, spaces, `_.#/-` (not code: `label=_("Password")`)."""
+
+
+_LAST_NAME = re.compile(r"(?:^|[\s>\]])([^\W\d_][\w .#/-]*)$")
+"""A name ending a line's first cell after a prefix (`> phone`, `[tool] phone`, a log line's head); not after a
+quote, as in code (`attrs={"autocomplete": "new-password", …`)."""
+
+
+def _label(text: str, span: tuple[int, int], first: bool = False) -> str | None:
+    label = text[span[0]:span[1]]
+    if first and not _NAME.fullmatch(label) and (m := _LAST_NAME.search(label)):
+        label = m.group(1)
+    return label if len(label) <= MAX_LABEL and _NAME.fullmatch(label) else None
+
+
+def labelled_cells(text: str, wanted: Callable[[str], object] = bool) -> list[tuple[str, int, int]]:
+    """(label, start, end) of each non-empty cell below a header line, or after a label cell in a `|` row, whose
+    label is `wanted` (the detector asks for labels holding a context word: a block without one costs little)."""
+    lines = _lines(text)
+    out: list[tuple[str, int, int]] = []
+    for delimiter in DELIMITERS:
+        block: list[tuple[int, str]] = []
+        for start, line in lines + [(len(text), "")]:
+            if delimiter in line and not (delimiter == "|" and _RULE_LINE.fullmatch(line)):
+                block.append((start, line))
+                continue
+            if delimiter == "|" and line and _RULE_LINE.fullmatch(line):
+                continue
+            if len(block) >= 2 or delimiter == "|" and block:
+                out += _block(text, block, delimiter, wanted)
+            block = []
+            if len(out) >= MAX_CELLS:
+                return out[:MAX_CELLS]
+    return out
+
+
+def _block(text: str, block: list[tuple[int, str]], delimiter: str, wanted: Callable[[str], object]
+           ) -> list[tuple[str, int, int]]:
+    header = _cells(*block[0], delimiter)
+    names = [name if (name := _label(text, h, i == 0)) is not None and wanted(name) else None
+             for i, h in enumerate(header)]
+    out = []
+    for start, line in block[1:] if len(block) > 1 and any(names) else []:
+        row = _cells(start, line, delimiter)
+        shift = len(header) - len(row) if len(row) < len(header) else 0
+        for i, (s, e) in enumerate(row):
+            name = names[i + shift] if i + shift < len(names) else None
+            if s < e and name is not None:
+                out.append((name, s, e))
+    if delimiter == "|":
+        for start, line in block:
+            row = _cells(start, line, delimiter)
+            out += [(name, s, e) for (ls, le), (s, e) in zip(row, row[1:], strict=False)
+                    if s < e and (name := _label(text, (ls, le))) is not None and wanted(name)]
+    return out
