@@ -106,7 +106,8 @@ def test_a_line_joined_from_pieces_is_recorded_under_the_pieces_paths(tmp_path: 
     store = open_store(tmp_path / "s.duckdb")
     summary = ingest_paths(store, [str(first), str(second)])
     joined = f"{first} + {second}"
-    assert [f.path for f in summary.files] == [str(first), str(second), f"line joined from {joined}"]
+    # the line is stored before the lines after it in the second piece
+    assert [f.path for f in summary.files] == [str(first), f"line joined from {joined}", str(second)]
     paths = [p for (p,) in store.con.execute("SELECT path FROM sources ORDER BY ingested_at").fetchall()]
     assert sorted(paths) == sorted([str(first), str(second), joined])
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import orjson
 
 from tracegym.ingest.reading import MAX_RECORD_BYTES, Sample
@@ -164,8 +165,11 @@ def complete_lines(fragments: list[Fragment]) -> Iterator[list[Fragment]]:
             chain.append(nxt["whole"])
             index += 1
             nxt = at.get((folder, index + 1), {})
-        if "lead" in nxt and _parses(b"".join(f.text for f in chain) + nxt["lead"].text):
+        text = b"".join(f.text for f in chain)
+        if "lead" in nxt and _parses(text + nxt["lead"].text):
             yield [*chain, nxt["lead"]]
+        elif "lead" not in nxt and len(chain) > 1 and _parses(text):
+            yield chain  # the line ends where its last piece ends the file: the data's last line, no newline after it
 
 
 def _place(path: Path, names: dict[Path, list[str]]) -> tuple[Path, int] | None:
@@ -207,6 +211,16 @@ def joined_file(folder: Path, chain: list[Fragment]) -> Path:
     path = Path(tempfile.mkstemp(prefix="joined-line-", suffix=".jsonl", dir=folder)[1])
     path.write_bytes(b"".join(f.text for f in chain) + b"\n")
     return path
+
+
+def drop_joined_reports(con: duckdb.DuckDBPyConnection, source_id: str) -> int:
+    """Remove the reports the file's ingest just made about its pieces of lines that are joined already (their
+    line was completed, and stored, before the file's own lines were read); returns how many went."""
+    removed = con.execute(
+        """DELETE FROM ingest_errors e USING line_fragments f
+           WHERE e.source_id = ? AND f.source_id = e.source_id AND f.joined AND e.locator = f.locator
+           RETURNING 1""", [source_id]).fetchall()
+    return len(removed)
 
 
 def mark_joined(store: Store, chain: list[Fragment]) -> None:

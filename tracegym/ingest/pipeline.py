@@ -251,8 +251,11 @@ def ingest_inputs(
     summary = IngestSummary(skipped_links=list(inputs.skipped_links))
     with _memory_capped(store):
         for path in inputs.files:
-            summary.files.append(ingest_file(store, path, forced, options, redact, replace=replace))
-            summary.files.extend(_join_pieces(store, forced, options, redact, replace))
+            joined: list[FileResult] = []
+            result = ingest_file(store, path, forced, options, redact, replace=replace,
+                                 on_pieces=lambda: joined.extend(_join_pieces(store, forced, options, redact,
+                                                                              replace)))
+            summary.files.extend([*joined, result])
             if on_file:
                 on_file(path)
             if store.let_waiters_in():  # the store is held a file at a time while other commands wait for it
@@ -302,8 +305,12 @@ def _memory_capped(store: Store) -> Iterator[None]:
 
 
 def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any],
-                redact: Run | None = None, shown: str = "", replace: bool = False) -> FileResult:
+                redact: Run | None = None, shown: str = "", replace: bool = False,
+                on_pieces: Callable[[], None] | None = None) -> FileResult:
     """Ingest one file. `shown`: what to record it as, where `path` is a stand-in (see `SourceFile.shown`).
+    `on_pieces` is called once the pieces of lines at the file's edges are kept, before its own lines are read:
+    the lines they complete are stored first, as they come first in the data (a chat log's calls are stitched in
+    the order they were made).
 
     With `replace`, a file ingested before is read again, its record in `sources` and its bad records made
     anew, and every stored trace it brings is replaced with all that derives from it (labels kept; see
@@ -326,6 +333,8 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     only_pieces = bool(pieces) and all(f.alone for f in pieces)
     if pieces:
         fragments.keep(store, source_id, pieces)
+        if on_pieces is not None:
+            on_pieces()
         if only_pieces and fragments.all_joined(store, source_id):
             return FileResult(label, None, "already ingested")  # as the lines it completed
     adapter = forced or detect(path, sample)
@@ -340,6 +349,8 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
             if known:
                 _forget_source(con, source_id)
             result = _load(con, adapter, src, redact, replace)
+            if pieces:
+                result.errors -= fragments.drop_joined_reports(con, source_id)
             _check_unchanged(path, before)
             if redact is not None:
                 redact.mark(con, [source_id])
