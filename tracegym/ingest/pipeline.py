@@ -75,6 +75,8 @@ class IngestSummary:
     """Why detection failed, if it did: the traces are stored, and `mine failures` detects them again."""
     skipped_links: list[str] = field(default_factory=list)
     """Symbolic links in the folders given that lead outside them ('link -> target'), not followed."""
+    line_pieces_waiting: int = 0
+    """Pieces of lines cut across files that the store keeps until the rest of their line is ingested."""
 
     def total(self, key: str) -> int:
         return sum(getattr(f, key) for f in self.files)
@@ -111,6 +113,8 @@ class IngestSummary:
             "traces_detected": self.detection.traces if self.detection else 0,
             "detection_error": self.detection_error,
             "links_skipped": self.skipped_links,
+            "files_waiting": sum(f.status == "waiting" for f in self.files),
+            "line_pieces_waiting": self.line_pieces_waiting,
             "details": [asdict(f) for f in self.files],
         }
 
@@ -251,11 +255,7 @@ def ingest_inputs(
     summary = IngestSummary(skipped_links=list(inputs.skipped_links))
     with _memory_capped(store):
         for path in inputs.files:
-            joined: list[FileResult] = []
-            result = ingest_file(store, path, forced, options, redact, replace=replace,
-                                 on_pieces=lambda: joined.extend(_join_pieces(store, forced, options, redact,
-                                                                              replace)))
-            summary.files.extend([*joined, result])
+            summary.files.extend(_file_and_its_lines(store, path, forced, options, redact, replace))
             if on_file:
                 on_file(path)
             if store.let_waiters_in():  # the store is held a file at a time while other commands wait for it
@@ -263,8 +263,21 @@ def ingest_inputs(
     if redact is not None:
         with store.transaction() as con:
             redact.record(con)
+    summary.line_pieces_waiting = fragments.waiting(store)
     _detect(store, summary)
     return summary
+
+
+def _file_and_its_lines(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any],
+                        redact: Run | None, replace: bool) -> list[FileResult]:
+    """Ingest one file; the lines that its pieces of lines complete first (see `ingest_file`'s `on_pieces`)."""
+    joined: list[FileResult] = []
+
+    def join() -> None:
+        joined.extend(_join_pieces(store, forced, options, redact, replace))
+
+    result = ingest_file(store, path, forced, options, redact, replace=replace, on_pieces=join)
+    return [*joined, result]
 
 
 def ingest_fetched(store: Store, path: Path, adapter: Adapter, shown: str,
@@ -339,8 +352,12 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
             return FileResult(label, None, "already ingested")  # as the lines it completed
     adapter = forced or detect(path, sample)
     if adapter is None:
-        error = fragments.WAITING if only_pieces else "unknown format: no adapter recognised this file"
-        return _record_failure(store, label, source_id, error, _head(sample), redact)
+        if not only_pieces:
+            return _record_failure(store, label, source_id, "unknown format: no adapter recognised this file",
+                                   _head(sample), redact)
+        waiting = _record_failure(store, label, source_id, fragments.WAITING, _head(sample), redact)
+        waiting.status = "waiting"
+        return waiting
     if getattr(adapter, "companion_only", False):
         return FileResult(label, adapter.name, "companion")
     src = SourceFile(path, source_id, sample, options, shown=label)
@@ -350,7 +367,7 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
                 _forget_source(con, source_id)
             result = _load(con, adapter, src, redact, replace)
             if pieces:
-                result.errors -= fragments.drop_joined_reports(con, source_id)
+                result.errors -= fragments.settle_reports(con, source_id)
             _check_unchanged(path, before)
             if redact is not None:
                 redact.mark(con, [source_id])
@@ -379,7 +396,7 @@ def _join_pieces(store: Store, forced: Adapter | None, options: dict[str, Any],
                  redact: Run | None = None, replace: bool = False) -> list[FileResult]:
     """Ingest the lines that the pieces of lines stored so far complete (see tracegym/ingest/fragments.py)."""
     pending = fragments.pending(store)
-    if len(pending) < 2:
+    if len(pending) < 2 or all(f.joined for f in pending):
         return []
     results = []
     with tempfile.TemporaryDirectory(prefix="tracegym-joined-") as folder:
