@@ -5,12 +5,16 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support_log import write_support_log
 from tracegym.ingest import fragments
 from tracegym.ingest.pipeline import ingest_paths
 from tracegym.store import Store, open_store
@@ -106,7 +110,8 @@ def test_a_line_joined_from_pieces_is_recorded_under_the_pieces_paths(tmp_path: 
     store = open_store(tmp_path / "s.duckdb")
     summary = ingest_paths(store, [str(first), str(second)])
     joined = f"{first} + {second}"
-    assert [f.path for f in summary.files] == [str(first), str(second), f"line joined from {joined}"]
+    # the line is stored before the lines after it in the second piece
+    assert [f.path for f in summary.files] == [str(first), f"line joined from {joined}", str(second)]
     paths = [p for (p,) in store.con.execute("SELECT path FROM sources ORDER BY ingested_at").fetchall()]
     assert sorted(paths) == sorted([str(first), str(second), joined])
 
@@ -139,6 +144,151 @@ def test_pieces_without_a_newline_are_kept_until_their_neighbours_arrive(tmp_pat
     assert store.scalar("SELECT count(*) FROM ingest_errors") == 0
     assert store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 0
     _assert_counts_add_up(store, summaries)
+
+
+def _otlp_bytes() -> bytes:
+    """The Collector's lines written as UTF-8 (not \\u escapes), so that a cut can fall inside a character."""
+    return ("\n".join(json.dumps(json.loads(line), ensure_ascii=False) for line in _collector_lines()) + "\n").encode()
+
+
+def _chat_bytes(folder: Path) -> bytes:
+    """A per-call chat log (its calls stitched into conversations), with characters of two and three bytes."""
+    log = write_support_log(folder, n_sessions=4)
+    lines = [json.dumps(json.loads(line), ensure_ascii=False).replace("Acme", "Acmé ☕")
+             for line in log.log.read_text().splitlines()]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _byte_cuts(data: bytes, plan: tuple[str, ...], rng: random.Random) -> tuple[bytes, list[int]]:
+    """The data (without its last newline for "no final newline") and cut points of the kinds `plan` names, each at
+    a random place of its kind."""
+    if "no final newline" in plan:
+        data = data.rstrip(b"\n")
+    newlines = [i for i, b in enumerate(data) if b == 10]
+    cuts: list[int] = []
+    for kind in plan:
+        if kind == "inside":  # two cuts in one line: the piece between is the middle of the line, no newline in it
+            start, end = rng.choice([(a + 1, b) for a, b in zip(newlines, newlines[1:], strict=False) if b - a > 400])
+            first = rng.randrange(start + 20, end - 200)
+            cuts += [first, first + rng.randint(1, 150)]
+        elif kind == "no final newline":  # the last line cut twice: its last piece is the data's last bytes
+            first = rng.randrange(newlines[-1] + 20, len(data) - 200)
+            cuts += [first, first + rng.randint(1, 150)]
+        elif kind == "after newline":
+            cuts.append(rng.choice(newlines[:-1]) + 1)
+        elif kind == "before newline":
+            cuts.append(rng.choice(newlines[1:]))
+        else:  # inside a character of two or more bytes: before one of its continuation bytes
+            cuts.append(rng.choice([i for i, b in enumerate(data) if 0x80 <= b < 0xC0]))
+    return data, sorted(set(cuts))
+
+
+def _write_pieces(folder: Path, data: bytes, cuts: list[int]) -> list[Path]:
+    folder.mkdir()
+    paths = []
+    for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(data)], strict=True)):
+        paths.append(folder / f"part-{i}.jsonl")
+        paths[-1].write_bytes(data[a:b])
+        assert data[a:b].strip(), "a cut plan must leave something in every piece"
+    return paths
+
+
+BYTE_SPLITS = [  # (data, seed, cuts, order of the ingests, --format)
+    ("otlp", 0, ("inside",), "newest first", None),
+    ("otlp", 1, ("inside", "in a character"), "shuffled", "otel-genai"),
+    ("otlp", 2, ("after newline", "in a character"), "in order", None),
+    ("otlp", 3, ("before newline", "inside"), "shuffled", None),
+    ("otlp", 4, ("no final newline",), "newest first", "otel-genai"),
+    ("otlp", 5, ("no final newline", "in a character"), "shuffled", None),
+    ("chat", 0, ("inside",), "in order", None),
+    ("chat", 1, ("in a character", "no final newline"), "in order", "openai-chat"),
+]
+
+
+@pytest.mark.parametrize(("kind", "seed", "plan", "order", "fmt"), BYTE_SPLITS)
+def test_a_byte_split_ingested_piece_by_piece_stores_the_whole_file(
+        tmp_path: Path, kind: str, seed: int, plan: tuple[str, ...], order: str, fmt: str | None) -> None:
+    """Real files cut at random bytes of each kind (a piece that is the middle of one line, a file that ends or
+    starts mid-line, a cut next to a newline or inside a UTF-8 character, the data's last line without a newline),
+    each piece its own ingest, in order, newest first or shuffled (a chat log in order: its calls are stitched in
+    the order they were made), also with --format: the store holds what the whole file gives, row by row, nothing
+    reported, nothing waiting; ingesting the pieces again changes nothing."""
+    rng = random.Random(seed)
+    data, cuts = _byte_cuts(_otlp_bytes() if kind == "otlp" else _chat_bytes(tmp_path / "log"), plan, rng)
+    paths = _write_pieces(tmp_path / "pieces", data, cuts)
+    if "inside" in plan or "no final newline" in plan:
+        assert any(b"\n" not in p.read_bytes() for p in paths)
+    if "in a character" in plan:
+        assert any(0x80 <= data[c] < 0xC0 for c in cuts)
+    runs = {"in order": paths, "newest first": paths[::-1], "shuffled": rng.sample(paths, len(paths))}[order]
+    store = open_store(tmp_path / "pieces.duckdb")
+    summaries = [ingest_paths(store, [str(p)], fmt=fmt) for p in runs]
+    assert store.con.execute("SELECT path, locator, error FROM ingest_errors").fetchall() == []
+    assert store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 0
+    whole = _whole(tmp_path, data)
+    assert _snapshot(store) == whole
+    _assert_counts_add_up(store, summaries)
+
+    again = ingest_paths(store, [str(p) for p in paths], fmt=fmt)
+    assert {f.status for f in again.files} == {"already ingested"}
+    assert _snapshot(store) == whole
+
+
+def test_a_piece_whose_neighbour_never_arrives_says_so(tmp_path: Path) -> None:
+    """The start of a line and its middle are kept, each reported as a piece waiting for its line (not as bad JSON
+    or an unknown format) until the piece with the line's end arrives."""
+    data, cuts = _byte_cuts(_otlp_bytes(), ("inside",), random.Random(0))
+    paths = _write_pieces(tmp_path / "pieces", data, cuts)
+    store = open_store(tmp_path / "s.duckdb")
+    summary = ingest_paths(store, [str(paths[0]), str(paths[1])]).to_dict()
+    assert summary["line_pieces_waiting"] == 2 and summary["files_waiting"] == 1
+    errors = dict(store.con.execute("SELECT path, error FROM ingest_errors").fetchall())
+    assert errors == {str(paths[0]): fragments.PIECE["trail"], str(paths[1]): fragments.WAITING}
+    assert store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 2
+    assert ingest_paths(store, [str(paths[2])]).to_dict()["line_pieces_waiting"] == 0
+    assert store.scalar("SELECT count(*) FROM ingest_errors") == 0
+    assert _snapshot(store) == _whole(tmp_path, data)
+
+
+def test_a_piece_deleted_by_source_and_ingested_again_gives_the_whole_file(tmp_path: Path, cli) -> None:
+    """`traces delete --source` of one piece removes the traces of its whole lines and its record (the line joined
+    from it and the next piece stays: it is recorded under both paths); ingesting the piece again restores them, its
+    cut line found joined already."""
+    data, cuts = _byte_cuts(_chat_bytes(tmp_path / "log"), ("inside",), random.Random(3))
+    paths = _write_pieces(tmp_path / "pieces", data, cuts)
+    db = tmp_path / "s.duckdb"
+    with open_store(db) as store:
+        ingest_paths(store, [str(p) for p in paths])
+        pieces_traces = store.scalar("SELECT count(*) FROM traces WHERE source_id = "
+                                     "(SELECT source_id FROM sources WHERE path = ?)", [str(paths[0])])
+    assert pieces_traces > 0
+    done = cli("traces", "delete", "--source", paths[0], "--yes", "--store", db, "--json")
+    assert done.exit_code == 0, done.stderr
+    whole = _whole(tmp_path, data)
+    with open_store(db) as store:
+        assert store.scalar("SELECT count(*) FROM sources WHERE path = ?", [str(paths[0])]) == 0
+        assert _snapshot(store) != whole
+        ingest_paths(store, [str(paths[0])])
+        assert store.con.execute("SELECT path, locator, error FROM ingest_errors").fetchall() == []
+        assert store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 0
+        assert _snapshot(store) == whole
+
+
+def test_the_cli_joins_a_line_whose_last_piece_ends_the_data_newest_first(tmp_path: Path) -> None:
+    """`tracegym ingest` run as a user runs it, one process per piece, the last first: the data's last line cut
+    twice, with no newline after it."""
+    data, cuts = _byte_cuts(_otlp_bytes(), ("no final newline",), random.Random(7))
+    paths = _write_pieces(tmp_path / "pieces", data, cuts)
+    db = tmp_path / "s.duckdb"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    for path in paths[::-1]:
+        done = subprocess.run([sys.executable, "-m", "tracegym.cli", "ingest", str(path), "--store", str(db),
+                               "--json"], capture_output=True, text=True, env=env, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr  # a piece kept to wait for its line is no failure
+    assert json.loads(done.stdout)["details"][0]["path"].startswith("line joined from ")
+    with open_store(db) as store:
+        assert store.scalar("SELECT count(*) FROM ingest_errors") == 0
+        assert _snapshot(store) == _whole(tmp_path, data)
 
 
 def _assert_counts_add_up(store: Store, summaries: list[Any]) -> None:

@@ -94,7 +94,7 @@ def ingest(
     else:
         _print_summary(data)
     nothing_loaded = (data["traces"] == 0 and data["duplicates_skipped"] == 0
-                      and data["files_skipped_already_ingested"] == 0)
+                      and data["files_skipped_already_ingested"] == 0 and data["files_waiting"] == 0)
     if data["errors"] and (strict or nothing_loaded):
         raise typer.Exit(2)
 
@@ -196,6 +196,9 @@ def _print_summary(data: dict) -> None:
                       "execution[/yellow]: if no other file has their calls, their producer writes attributes this "
                       "format does not read (docs/bring-your-traces.md lists what each producer must set):"
                       + "".join(f"\n  {literal(why)}" for why in spans_only[:5]), highlight=False)
+    if data["line_pieces_waiting"]:
+        err.print(f"{data['line_pieces_waiting']} pieces of lines cut across files wait in the store for the rest of "
+                  "their line: each is stored as part of its line once the file before or after it is ingested.")
     if data["links_skipped"]:
         _print_skipped_links(data["links_skipped"])
     if data["traces"] == 0 and not data["traces_differing"] and (

@@ -6,16 +6,21 @@ start and the last line of the piece before without its end; a piece smaller tha
 a line holds neither. Such a piece of a line is a *fragment*: the first line of a
 file when it does not parse (`lead`: a line's end), its last line when it does not
 parse and has no newline (`trail`: a line's start), or the whole file when it has
-no newline and does not parse (`whole`: any part of a line).
+no newline and does not parse (`whole`: any part of a line, the data's last bytes
+too when no newline ends it).
 
 Fragments are stored (`line_fragments`) beside the bad-record report the file's
 ingest makes for them, since they may never be completed. After each file,
-`complete_lines` looks for chains trail, whole…, lead over files that follow each
-other by name in one folder, whose bytes parse as JSON. Each complete line is
-ingested as a one-line file of its own, like any other; its fragments are marked
-joined, and the reports about them are removed (for a file that held nothing but fragments, every report
-about it: what a --format adapter made of a piece too). A file of nothing but fragments that no adapter
-recognises is reported as `WAITING`, not as an unknown format.
+`complete_lines` looks for chains trail, whole…, lead (or trail, whole… where the
+last whole ends the data) over files that follow each other by name in one folder,
+whose bytes parse as JSON. A file's fragments are kept, and the lines they complete
+ingested, before its own lines are read, as those lines come after them. Each
+complete line is ingested as a one-line file of its own, like any other; its
+fragments are marked joined, and the reports about them are removed (for a file
+that held nothing but fragments, every report about it: what a --format adapter
+made of a piece too). A file of nothing but fragments that no adapter recognises
+is reported as `WAITING`, not as an unknown format; a line's start or end at a
+file's edge, as `PIECE` says, until it is joined.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import orjson
 
 from tracegym.ingest.reading import MAX_RECORD_BYTES, Sample
@@ -36,6 +42,13 @@ from tracegym.store import Store
 MAX_CHAIN = 64  # pieces in one line
 WAITING = ("a piece of a line cut across files, with no whole line in it: kept, and ingested as part of the line "
            "once the files before and after it are ingested (if it is not such a piece, no adapter can read it)")
+
+PIECE = {
+    "trail": "the start of a line cut across files, its rest in the next file of this folder: kept, and stored as "
+             "part of the line once that file is ingested",
+    "lead": "the end of a line cut across files, its start in the file before this one in its folder: kept, and "
+            "stored as part of the line once that file is ingested",
+}
 
 
 @dataclass(slots=True)
@@ -46,6 +59,7 @@ class Fragment:
     text: bytes
     locator: str  # what the file's ingest reported the fragment as
     alone: bool = False  # the file holds nothing else
+    joined: bool = False  # part of a line stored already
 
 
 def edges(path: Path, sample: Sample) -> list[Fragment]:
@@ -128,9 +142,19 @@ def keep(store: Store, source_id: str, fragments: list[Fragment]) -> None:
 
 
 def pending(store: Store) -> list[Fragment]:
-    rows = store.con.execute("SELECT source_id, path, side, text, locator, alone FROM line_fragments "
-                             "WHERE NOT joined ORDER BY source_id, side").fetchall()
-    return [Fragment(sid, path, side, bytes(text), loc, alone) for sid, path, side, text, loc, alone in rows]
+    """The fragments not joined yet, and the joined ones of their folders: a file whose traces were deleted
+    (`traces delete --source`) and that is ingested again keeps its pieces anew, and their neighbours were
+    joined before."""
+    rows = store.con.execute(
+        """SELECT source_id, path, side, text, locator, alone, joined FROM line_fragments
+           WHERE NOT joined OR parse_dirpath(path) IN (SELECT parse_dirpath(path) FROM line_fragments WHERE NOT joined)
+           ORDER BY source_id, side""").fetchall()
+    return [Fragment(sid, path, side, bytes(text), loc, alone, joined)
+            for sid, path, side, text, loc, alone, joined in rows]
+
+
+def waiting(store: Store) -> int:
+    return int(store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined"))
 
 
 def all_joined(store: Store, source_id: str) -> bool:
@@ -138,9 +162,10 @@ def all_joined(store: Store, source_id: str) -> bool:
 
 
 def complete_lines(fragments: list[Fragment]) -> Iterator[list[Fragment]]:
-    """Chains of fragments that make whole lines: a trail (or a whole that starts a line: the first file of its
-    folder, or one after a file that ends with a newline), the wholes of the next files, the lead of the file
-    after them, in the order of the files' names in their folder, and joined bytes that parse as JSON.
+    """Chains of fragments that make whole lines, one fragment of each not joined yet: a trail (or a whole that
+    starts a line: the first file of its folder, or one after a file that ends with a newline), the wholes of the
+    next files, the lead of the file after them (none where the last whole ends the data without a newline), in
+    the order of the files' names in their folder, and joined bytes that parse as JSON.
 
     Parsing alone cannot place a piece: JSON stays valid when a balanced stretch of a line (an attribute, a
     message) is left out or put elsewhere. The names can: `split` and log rotation name the pieces in order.
@@ -164,8 +189,14 @@ def complete_lines(fragments: list[Fragment]) -> Iterator[list[Fragment]]:
             chain.append(nxt["whole"])
             index += 1
             nxt = at.get((folder, index + 1), {})
-        if "lead" in nxt and _parses(b"".join(f.text for f in chain) + nxt["lead"].text):
-            yield [*chain, nxt["lead"]]
+        text = b"".join(f.text for f in chain)
+        if "lead" in nxt and _parses(text + nxt["lead"].text):
+            chain.append(nxt["lead"])
+        elif "lead" in nxt or len(chain) < 2 or not _parses(text):
+            continue
+        # else the line ends where its last piece ends the file: the data's last line, with no newline after it
+        if not all(f.joined for f in chain):
+            yield chain
 
 
 def _place(path: Path, names: dict[Path, list[str]]) -> tuple[Path, int] | None:
@@ -207,6 +238,21 @@ def joined_file(folder: Path, chain: list[Fragment]) -> Path:
     path = Path(tempfile.mkstemp(prefix="joined-line-", suffix=".jsonl", dir=folder)[1])
     path.write_bytes(b"".join(f.text for f in chain) + b"\n")
     return path
+
+
+def settle_reports(con: duckdb.DuckDBPyConnection, source_id: str) -> int:
+    """The reports the file's ingest just made about its pieces of lines: those of pieces joined already (their
+    line was completed, and stored, before the file's own lines were read) removed, the others saying that the
+    piece waits for its line. Returns how many were removed."""
+    removed = con.execute(
+        """DELETE FROM ingest_errors e USING line_fragments f
+           WHERE e.source_id = ? AND f.source_id = e.source_id AND f.joined AND e.locator = f.locator
+           RETURNING 1""", [source_id]).fetchall()
+    for side, why in PIECE.items():
+        con.execute("""UPDATE ingest_errors e SET error = ? FROM line_fragments f
+                       WHERE e.source_id = ? AND f.source_id = e.source_id AND NOT f.joined AND f.side = ?
+                             AND e.locator = f.locator""", [why, source_id, side])
+    return len(removed)
 
 
 def mark_joined(store: Store, chain: list[Fragment]) -> None:

@@ -76,6 +76,8 @@ class IngestSummary:
     """Why detection failed, if it did: the traces are stored, and `mine failures` detects them again."""
     skipped_links: list[str] = field(default_factory=list)
     """Symbolic links in the folders given that lead outside them ('link -> target'), not followed."""
+    line_pieces_waiting: int = 0
+    """Pieces of lines cut across files that the store keeps until the rest of their line is ingested."""
 
     def total(self, key: str) -> int:
         return sum(getattr(f, key) for f in self.files)
@@ -113,6 +115,8 @@ class IngestSummary:
             "traces_detected": self.detection.traces if self.detection else 0,
             "detection_error": self.detection_error,
             "links_skipped": self.skipped_links,
+            "files_waiting": sum(f.status == "waiting" for f in self.files),
+            "line_pieces_waiting": self.line_pieces_waiting,
             "details": [asdict(f) for f in self.files],
         }
 
@@ -253,8 +257,7 @@ def ingest_inputs(
     summary = IngestSummary(skipped_links=list(inputs.skipped_links))
     with _memory_capped(store):
         for path in inputs.files:
-            summary.files.append(ingest_file(store, path, forced, options, redact, replace=replace, restore=replace))
-            summary.files.extend(_join_pieces(store, forced, options, redact, replace))
+            summary.files.extend(_file_and_its_lines(store, path, forced, options, redact, replace))
             if on_file:
                 on_file(path)
             if store.let_waiters_in():  # the store is held a file at a time while other commands wait for it
@@ -262,8 +265,21 @@ def ingest_inputs(
     if redact is not None:
         with store.transaction() as con:
             redact.record(con)
+    summary.line_pieces_waiting = fragments.waiting(store)
     _detect(store, summary)
     return summary
+
+
+def _file_and_its_lines(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any],
+                        redact: Run | None, replace: bool) -> list[FileResult]:
+    """Ingest one file; the lines that its pieces of lines complete first (see `ingest_file`'s `on_pieces`)."""
+    joined: list[FileResult] = []
+
+    def join() -> None:
+        joined.extend(_join_pieces(store, forced, options, redact, replace))
+
+    result = ingest_file(store, path, forced, options, redact, replace=replace, restore=replace, on_pieces=join)
+    return [*joined, result]
 
 
 def ingest_fetched(store: Store, path: Path, adapter: Adapter, shown: str,
@@ -306,8 +322,11 @@ def _memory_capped(store: Store) -> Iterator[None]:
 
 def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any],
                 redact: Run | None = None, shown: str = "", replace: bool = False,
-                restore: bool = False) -> FileResult:
+                restore: bool = False, on_pieces: Callable[[], None] | None = None) -> FileResult:
     """Ingest one file. `shown`: what to record it as, where `path` is a stand-in (see `SourceFile.shown`).
+    `on_pieces` is called once the pieces of lines at the file's edges are kept, before its own lines are read:
+    the lines they complete are stored first, as they come first in the data (a chat log's calls are stitched in
+    the order they were made).
 
     With `replace`, a file ingested before is read again, its record in `sources` and its bad records made
     anew, and every stored trace it brings is replaced with all that derives from it (labels kept; see
@@ -331,12 +350,18 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     only_pieces = bool(pieces) and all(f.alone for f in pieces)
     if pieces:
         fragments.keep(store, source_id, pieces)
+        if on_pieces is not None:
+            on_pieces()
         if only_pieces and fragments.all_joined(store, source_id):
             return FileResult(label, None, "already ingested")  # as the lines it completed
     adapter = forced or detect(path, sample)
     if adapter is None:
-        error = fragments.WAITING if only_pieces else "unknown format: no adapter recognised this file"
-        return _record_failure(store, label, source_id, error, _head(sample), redact)
+        if not only_pieces:
+            return _record_failure(store, label, source_id, "unknown format: no adapter recognised this file",
+                                   _head(sample), redact)
+        waiting = _record_failure(store, label, source_id, fragments.WAITING, _head(sample), redact)
+        waiting.status = "waiting"
+        return waiting
     if getattr(adapter, "companion_only", False):
         return FileResult(label, adapter.name, "companion")
     src = SourceFile(path, source_id, sample, options, shown=label)
@@ -345,6 +370,8 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
             if known:
                 _forget_source(con, source_id)
             result = _load(con, adapter, src, redact, replace, restore)
+            if pieces:
+                result.errors -= fragments.settle_reports(con, source_id)
             _check_unchanged(path, before)
             if redact is not None:
                 redact.mark(con, [source_id])
@@ -373,7 +400,7 @@ def _join_pieces(store: Store, forced: Adapter | None, options: dict[str, Any],
                  redact: Run | None = None, replace: bool = False) -> list[FileResult]:
     """Ingest the lines that the pieces of lines stored so far complete (see tracegym/ingest/fragments.py)."""
     pending = fragments.pending(store)
-    if len(pending) < 2:
+    if len(pending) < 2 or all(f.joined for f in pending):
         return []
     results = []
     with tempfile.TemporaryDirectory(prefix="tracegym-joined-") as folder:
