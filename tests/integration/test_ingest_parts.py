@@ -174,6 +174,14 @@ def _byte_cuts(data: bytes, plan: tuple[str, ...], rng: random.Random) -> tuple[
         elif kind == "no final newline":  # the last line cut twice: its last piece is the data's last bytes
             first = rng.randrange(newlines[-1] + 20, len(data) - 200)
             cuts += [first, first + rng.randint(1, 150)]
+        elif kind == "blank piece":  # a line cut just before its newline, the newline a piece of its own
+            nl = rng.choice(newlines[:-1])
+            cuts += [nl, nl + 1]
+        elif kind == "blank end":  # the data's last line cut just before its newline
+            cuts.append(newlines[-1])
+        elif kind == "blank inside":  # the space between two members in the middle of a line, a piece of its own
+            space = rng.choice([i for i in range(1, len(data) - 1) if data[i - 1:i + 2] == b', "'])
+            cuts += [space, space + 1]
         elif kind == "after newline":
             cuts.append(rng.choice(newlines[:-1]) + 1)
         elif kind == "before newline":
@@ -189,7 +197,7 @@ def _write_pieces(folder: Path, data: bytes, cuts: list[int]) -> list[Path]:
     for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(data)], strict=True)):
         paths.append(folder / f"part-{i}.jsonl")
         paths[-1].write_bytes(data[a:b])
-        assert data[a:b].strip(), "a cut plan must leave something in every piece"
+        assert a < b, "a cut plan must leave something in every piece"
     return paths
 
 
@@ -202,6 +210,9 @@ BYTE_SPLITS = [  # (data, seed, cuts, order of the ingests, --format)
     ("otlp", 5, ("no final newline", "in a character"), "shuffled", None),
     ("chat", 0, ("inside",), "in order", None),
     ("chat", 1, ("in a character", "no final newline"), "in order", "openai-chat"),
+    ("otlp", 6, ("blank piece", "blank inside", "inside"), "shuffled", None),
+    ("otlp", 7, ("blank end", "blank piece"), "newest first", "otel-genai"),
+    ("chat", 2, ("blank piece", "blank inside", "blank end"), "in order", None),
 ]
 
 
@@ -230,8 +241,49 @@ def test_a_byte_split_ingested_piece_by_piece_stores_the_whole_file(
     _assert_counts_add_up(store, summaries)
 
     again = ingest_paths(store, [str(p) for p in paths], fmt=fmt)
-    assert {f.status for f in again.files} == {"already ingested"}
+    assert {f.status for f in again.files} <= {"already ingested", "blank"}  # a blank piece has nothing to store
     assert _snapshot(store) == whole
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("blank", "where"), [(b" \r\n", "middle"), (b"\n", "end")])
+def test_a_blank_piece_joins_its_neighbours_in_every_order(tmp_path: Path, blank: bytes, where: str) -> None:
+    """Lines ending in `blank`, one cut just before its end (in the middle of the data, or the data's last line) so
+    that the end is a piece of its own, nothing but whitespace and a newline: every order of the pieces, each its
+    own ingest, stores the whole file's traces, with nothing reported and nothing waiting."""
+    data = blank.join(_otlp_bytes().split(b"\n"))
+    ends = [i for i in range(len(data)) if data.startswith(blank, i)]
+    mid = ends[len(ends) // 2]
+    paths = _write_pieces(tmp_path / "pieces", data, [mid, mid + len(blank)] if where == "middle" else [ends[-1]])
+    assert paths[1].read_bytes() == blank
+    whole = _whole(tmp_path, data)
+    for k, order in enumerate(itertools.permutations(paths)):
+        with open_store(tmp_path / f"s-{k}.duckdb") as store:
+            summaries = [ingest_paths(store, [str(p)]) for p in order]
+            assert store.con.execute("SELECT path, locator, error FROM ingest_errors").fetchall() == [], order
+            assert store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 0
+            assert _snapshot(store) == whole
+            _assert_counts_add_up(store, summaries)
+
+
+def test_a_blank_file_alone_is_empty_not_an_unknown_format(tmp_path: Path, cli) -> None:
+    """A file of nothing but whitespace with no file before it in its folder is reported as empty (exit 2, nothing
+    stored); after a file whose line it ends, it is a blank piece: nothing reported, exit 0."""
+    (tmp_path / "alone").mkdir()
+    alone = tmp_path / "alone" / "a.jsonl"
+    alone.write_bytes(b"  \n\n")
+    done = cli("ingest", alone, "--store", tmp_path / "a.duckdb", "--json")
+    assert done.exit_code == 2
+    assert json.loads(done.stdout)["details"][0]["status"] == "failed"
+    with open_store(tmp_path / "a.duckdb") as store:
+        assert store.con.execute("SELECT error FROM ingest_errors").fetchall() == [
+            ("empty file: nothing but whitespace",)]
+    paths = _write_pieces(tmp_path / "pieces", _otlp_bytes(), [len(_otlp_bytes()) - 1])
+    done = cli("ingest", paths[1], "--store", tmp_path / "b.duckdb", "--json")
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(done.stdout)["files_blank"] == 1
+    with open_store(tmp_path / "b.duckdb") as store:
+        assert store.scalar("SELECT count(*) FROM ingest_errors") == 0
 
 
 def test_a_piece_whose_neighbour_never_arrives_says_so(tmp_path: Path) -> None:

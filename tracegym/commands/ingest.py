@@ -199,6 +199,9 @@ def _print_summary(data: dict) -> None:
     if data["line_pieces_waiting"]:
         err.print(f"{data['line_pieces_waiting']} pieces of lines cut across files wait in the store for the rest of "
                   "their line: each is stored as part of its line once the file before or after it is ingested.")
+    if data["files_blank"]:
+        err.print(f"{data['files_blank']} files hold nothing but whitespace after the files before them in their "
+                  "folder (the end of a line cut across files, or blank lines between lines): nothing to store.")
     if data["links_skipped"]:
         _print_skipped_links(data["links_skipped"])
     if data["traces"] == 0 and not data["traces_differing"] and (

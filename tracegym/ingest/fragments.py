@@ -7,7 +7,11 @@ a line holds neither. Such a piece of a line is a *fragment*: the first line of 
 file when it does not parse (`lead`: a line's end), its last line when it does not
 parse and has no newline (`trail`: a line's start), or the whole file when it has
 no newline and does not parse (`whole`: any part of a line, the data's last bytes
-too when no newline ends it).
+too when no newline ends it). A file of nothing but whitespace is a piece too when
+the files before it in its folder leave a line open (`blank_edges`): a middle piece
+(`whole`) or, with a newline, its end (`lead`); after a line that is whole, or
+between lines, it adds nothing (the pipeline's status `blank`); with no file before
+it in its folder, it is an empty file.
 
 Fragments are stored (`line_fragments`) beside the bad-record report the file's
 ingest makes for them, since they may never be completed. After each file,
@@ -31,7 +35,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import duckdb
 import orjson
@@ -70,6 +74,8 @@ def edges(path: Path, sample: Sample) -> list[Fragment]:
     if size > MAX_RECORD_BYTES:
         return _big_file_edges(path)
     data = path.read_bytes()
+    if not data.strip():
+        return blank_edges(path, data)
     if b"\n" not in data:
         text = data.strip()
         return [Fragment("", str(path), "whole", data, "file", alone=True)] if text and not _parses(text) else []
@@ -94,8 +100,60 @@ def _clean_edges(path: Path) -> bool:
         first = f.readline(MAX_RECORD_BYTES)
         if not first.endswith(b"\n") or (first.strip() and not _parses(first)):
             return False
+        if not first.strip() and _blank_from(f):  # a blank file may be a piece: `blank_edges`
+            return False
         f.seek(-1, os.SEEK_END)
         return f.read(1) == b"\n"
+
+
+def _blank_from(f: BinaryIO) -> bool:
+    """Whether `f` holds nothing but whitespace from where it is; read only as far as its first other byte."""
+    return not any(chunk.strip() for chunk in iter(lambda: f.read(1 << 16), b""))
+
+
+def blank(path: Path, sample: Sample) -> bool:
+    """Whether the file holds nothing but whitespace."""
+    if sample.head.strip():
+        return False
+    with path.open("rb") as f:
+        return _blank_from(f)
+
+
+def blank_edges(path: Path, data: bytes) -> list[Fragment]:
+    """A file of nothing but whitespace: a piece of the line the files before it leave open, when that line's
+    bytes so far are not whole JSON (a middle piece without a newline, its end with one); else no fragment."""
+    start = open_line(path)
+    if start is None or not start.strip() or _parses(start):
+        return []
+    if b"\n" in data:
+        return [Fragment("", str(path), "lead", data.partition(b"\n")[0], "line 1", alone=True)]
+    return [Fragment("", str(path), "whole", data, "file", alone=True)]
+
+
+def open_line(path: Path) -> bytes | None:
+    """The start of the line that the files before `path` in its folder leave open: their bytes after the last
+    newline among them; None where no file comes before it, or one before it is empty or unreadable (it says
+    nothing of where the line starts)."""
+    names: dict[Path, list[str]] = {}
+    place = _place(path, names)
+    if place is None or place[1] == 0:
+        return None
+    folder, index = place
+    text = b""
+    for name in reversed(names[folder][:index]):
+        try:
+            with (folder / name).open("rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - MAX_RECORD_BYTES))
+                tail = f.read()
+        except OSError:
+            return None
+        if not tail:
+            return None
+        _, newline, last = tail.rpartition(b"\n")
+        text = last + text
+        if newline:
+            break
+    return text
 
 
 def _big_file_edges(path: Path) -> list[Fragment]:

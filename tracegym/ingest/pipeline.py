@@ -48,7 +48,7 @@ SKIP_SUFFIXES = {".md", ".txt", ".csv", ".py", ".yaml", ".yml", ".patch", ".diff
 class FileResult:
     path: str
     format: str | None
-    status: str  # 'loaded' | 'already ingested' | 'failed' | 'companion'
+    status: str  # 'loaded' | 'already ingested' | 'failed' | 'companion' | 'waiting' | 'blank'
     traces: int = 0
     messages: int = 0
     tool_calls: int = 0
@@ -116,6 +116,7 @@ class IngestSummary:
             "detection_error": self.detection_error,
             "links_skipped": self.skipped_links,
             "files_waiting": sum(f.status == "waiting" for f in self.files),
+            "files_blank": sum(f.status == "blank" for f in self.files),
             "line_pieces_waiting": self.line_pieces_waiting,
             "details": [asdict(f) for f in self.files],
         }
@@ -354,6 +355,8 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
             on_pieces()
         if only_pieces and fragments.all_joined(store, source_id):
             return FileResult(label, None, "already ingested")  # as the lines it completed
+    if fragments.blank(path, sample):  # nothing any adapter could read, --format or not
+        return _blank_file(store, path, label, source_id, bool(pieces), redact)
     adapter = forced or detect(path, sample)
     if adapter is None:
         if not only_pieces:
@@ -390,6 +393,20 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
         error = f"{type(e).__name__} while loading with {adapter.name}; nothing from this file was stored: {e}"
         return _record_failure(store, label, source_id, error, _head(sample), redact)
     return result
+
+
+def _blank_file(store: Store, path: Path, label: str, source_id: str, piece: bool,
+                redact: Run | None) -> FileResult:
+    """A file of nothing but whitespace. A `piece` of a line the files before it leave open waits for that line
+    (`fragments.blank_edges`); else, after another file of its folder, what it holds ends a line or lies between
+    lines: nothing to store, nothing to report (status `blank`); with no file before it, it is empty."""
+    if piece:
+        waiting = _record_failure(store, label, source_id, fragments.WAITING, "", redact)
+        waiting.status = "waiting"
+        return waiting
+    if fragments.open_line(path) is None:
+        return _record_failure(store, label, source_id, "empty file: nothing but whitespace", "", redact)
+    return FileResult(label, None, "blank")
 
 
 def _head(sample: Sample) -> str:
