@@ -25,6 +25,7 @@ import ray
 import torch
 from ray.cluster_utils import Cluster
 
+from tests.integration.ray_cluster import add_node, start_cluster
 from tests.integration.test_async_rollouts import _task, write_task_set
 from tests.unit.test_sharded_trainer import OPTIM, _setup
 from tests.unit.test_trainer_step import TEMPERATURE
@@ -148,8 +149,8 @@ def _resource_back(wait_s: float = 120.0) -> bool:
 def main(out: Path) -> None:
     torch.set_num_threads(1)
     started = time.monotonic()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    node = cluster.add_node(num_cpus=1, resources={RESOURCE: 1})
+    cluster = start_cluster(connect=False)
+    node = add_node(cluster, num_cpus=1, resources={RESOURCE: 1})
     ray.init(address=cluster.address)
     facts: dict = {"cluster_s": time.monotonic() - started}
     try:

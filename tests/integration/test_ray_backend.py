@@ -25,6 +25,8 @@ import pytest
 
 pytest.importorskip("ray")
 
+from tests.integration.ray_cluster import START_ENV  # noqa: E402 - needs Ray, skipped above without it
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -32,15 +34,16 @@ ROOT = Path(__file__).resolve().parents[2]
 def ray_env() -> Iterator[dict[str, str]]:
     """The scenario's environment: this checkout importable, Ray's token authentication on (as the product keeps
     it) with a token of the scenario's own (not the user's ~/.ray/auth_token), and a Ray temp folder of its own (a
-    short path: Ray's sockets live in it). Ray finds a cluster's address through files in its temp folder, so two
-    scenarios running at once in the default /tmp/ray would reach each other's cluster."""
+    short path: Ray's sockets live in it), and Ray's start-up settings for a loaded machine (`START_ENV`). Ray finds a
+    cluster's address through files in its temp folder, so two scenarios running at once in the default /tmp/ray
+    would reach each other's cluster."""
     folder = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
     token = Path(folder) / "auth_token"
     token.write_text(secrets.token_hex(32))
     token.chmod(0o600)
     yield {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
            "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "OMP_NUM_THREADS": "1",
-           "RAY_TMPDIR": folder}
+           "RAY_TMPDIR": folder, **START_ENV}
     shutil.rmtree(folder, ignore_errors=True)
 
 
