@@ -136,6 +136,11 @@ def record_shape(episode: Any) -> dict[str, Any]:
     return {"episode_fields": sorted(vars(episode)), "token_fields": fields}
 
 
+def said(what: str) -> None:
+    """A line on stderr saying how far the scenario got (the test shows it if the scenario hangs)."""
+    print(f"scenario: {what}", file=sys.stderr, flush=True)
+
+
 def main(out: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="ray-backend-") as folder:
         scenario(Path(folder), out)
@@ -168,6 +173,7 @@ def scenario(root: Path, out: Path) -> None:
     finally:
         processes.close()
     facts["cluster_up_s"] = time.monotonic() - started
+    said(f"cluster up after {facts['cluster_up_s']:.0f} s")
     pools = [{"precision": "fp32", "ray": {"resources": {"pool_fp32": 1}}},
              {"precision": "bf16", "ray": {"resources": {"pool_bf16": 1}}}]
     cfg = config(root, task_set.path, "ray", pools)
@@ -180,6 +186,7 @@ def scenario(root: Path, out: Path) -> None:
     finally:
         rollouts.close()
     facts.update(stats={k: v for k, v in stats.items() if isinstance(v, float)}, samplers=stats["samplers"])
+    said(f"trained {facts['steps']} steps; tracegym train through the Ray client")
     facts["quarantine"] = quarantine_run(root, task_set.path)
     facts["elapsed_s"] = time.monotonic() - started
     out.write_text(json.dumps(facts))
@@ -201,9 +208,11 @@ def train(rollouts: AsyncRollouts, trainer: Trainer, cluster: Cluster, node_b: A
             bf16 = rollouts.stats()["samplers"]["bf16/0"]
             if not hold.armed and bf16["weight_rebuilds"] >= 1 and bf16["process_groups"] >= 1 and bf16["pid"]:
                 hold.arm(bf16["pid"])
+                said(f"step {step}: holding the bf16 sampler's next group")
             if hold.is_held():
                 facts.update(lose_node_b(cluster, node_b, rollouts), lost_at_step=step, lost_at_s=time.monotonic())
                 hold.release()
+                said(f"step {step}: node B lost while its sampler held a group")
         batch = rollouts.next_batch(2, trainer_version=step)
         consumed += [g.group_index for g in (*batch.groups, *batch.stale, *batch.set_aside)]
         records += [e for g in batch.groups for e in g.episodes]
@@ -258,7 +267,7 @@ def quarantine_run(root: Path, task_set: Path) -> dict[str, Any]:
     config_path, store = root / "quarantine.json", root / "store.duckdb"
     config_path.write_text(json.dumps(cfg.resolved()))
     done = subprocess.run([sys.executable, "-m", "tracegym.cli", "train", str(config_path), "--store", str(store),
-                           "--allow-unredacted", "--json"], capture_output=True, text=True, timeout=300)
+                           "--allow-unredacted", "--json"], capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise RuntimeError(f"tracegym train on the Ray client failed:\n{done.stderr[-4000:]}{client_server_logs()}")
     result = json.loads(done.stdout)

@@ -96,7 +96,7 @@ def _command(folder: Path, address: str) -> dict:
     (folder / "command.json").write_text(json.dumps(config))
     done = subprocess.run([sys.executable, "-m", "tracegym.cli", "train", str(folder / "command.json"), "--store",
                            str(folder / "store.duckdb"), "--allow-unredacted", "--json"],
-                          capture_output=True, text=True, timeout=240, env={**os.environ, "RAY_ADDRESS": address})
+                          capture_output=True, text=True, timeout=900, env={**os.environ, "RAY_ADDRESS": address})
     summary = json.loads(done.stdout) if done.returncode == 0 else None
     return {"returncode": done.returncode, "summary": summary, "stderr": done.stderr[-6000:]}
 

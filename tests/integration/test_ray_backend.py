@@ -64,8 +64,13 @@ def namespaced() -> None:
 
 def run_scenario(script: str, out: Path, env: dict[str, str], timeout: int) -> tuple[dict, str]:
     """Run tests/integration/SCRIPT in a network namespace of its own: the facts it wrote to `out`, and its stderr."""
-    run = subprocess.run(_in_own_network(f"{sys.executable} tests/integration/{script} {out}"),
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    try:
+        run = subprocess.run(_in_own_network(f"{sys.executable} tests/integration/{script} {out}"),
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        said = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr or ""
+        raise AssertionError(f"{script} still ran after {timeout} s (a hang guard); its stderr:\n"
+                             f"{said[-6000:]}") from None
     assert run.returncode == 0, run.stderr[-6000:]
     return json.loads(out.read_text()), run.stderr
 
@@ -73,7 +78,7 @@ def run_scenario(script: str, out: Path, env: dict[str, str], timeout: int) -> t
 @pytest.mark.slow
 def test_a_ray_cluster_trains_resyncs_a_damaged_delta_and_survives_a_lost_node(namespaced: None, ray_env: dict,
                                                                                  tmp_path: Path) -> None:
-    facts, stderr = run_scenario("ray_cluster_run.py", tmp_path / "facts.json", ray_env, timeout=400)
+    facts, stderr = run_scenario("ray_cluster_run.py", tmp_path / "facts.json", ray_env, timeout=1200)
     stats, samplers = facts["stats"], facts["samplers"]
 
     # Both pools' groups were trained, and the training moved the weights the samplers then read.
