@@ -159,7 +159,7 @@ def scenario(root: Path, out: Path) -> None:
     def source(cfg: TrainConfig, backend: Any) -> AsyncRollouts:
         return AsyncRollouts(cfg.rollout_plan(), task_set.tasks, task_set=task_set, tokenizer=tokenizer,
                              eos_token_ids=eos, state_dict=model.state_dict(), policy_version=0, base_dir=root,
-                             backend=backend, startup_timeout_s=120)
+                             backend=backend, startup_timeout_s=600)  # a hang guard
 
     # The process backend's sampler starts while the cluster does.
     processes = source(config(root, task_set.path, "processes", [{"precision": "fp32"}]), ProcessBackend())
