@@ -4,7 +4,9 @@ a 3-node `ray.cluster_utils.Cluster` and the Ray backend's scenario on it. Write
 Nodes: the head (the trainer's node, no CPUs for samplers), node A offering `pool_fp32`, node B offering
 `pool_bf16`. Pools: fp32 pinned to A, bf16 pinned to B, both through those custom resources. A real trainer trains
 on the groups and publishes xor deltas. The bf16 sampler reads its versions through a source that flips bytes in
-the first delta it reads (in transit). Mid-run node B is removed while its sampler holds groups, and a new node
+the first delta it reads (in transit). Mid-run node B is removed while its sampler holds a group (held scoring it
+at a hold point in the task set's eval until the node is gone, so the group is in flight when the node goes), and a
+new node
 with `pool_bf16` joins (as an autoscaler would bring one); the trainer's saved tokenizer is deleted first, so the
 replacement can only get it through Ray. At the same moment the fp32 sampler's actor process is killed. While the
 cluster starts, one batch of the process backend gives the token records to compare with.
@@ -25,13 +27,13 @@ import struct
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import ray
 from ray.cluster_utils import Cluster
 
+from tests.integration.ray_cluster import add_node, start_cluster
 from tests.integration.test_async_rollouts import _task, write_task_set
 from tracegym.models.load import stop_token_ids
 from tracegym.models.tiny import tiny_policy
@@ -47,6 +49,39 @@ STEPS = 8
 QUARANTINE_STEPS = 8
 MISMATCH_LIMIT = 1e-3
 CLIENT_PORT = 10001
+HOLD_EVALS = """\
+version: 1
+evals:
+  - name: starts_upper
+    kind: python
+    function: hold_eval:score
+    python_path: ["."]
+    arguments: {text: final_answer}
+    timeout_s: 600
+"""
+HOLD_MODULE = """\
+import json, os, re, time
+from pathlib import Path
+
+HOLD = Path(__file__).with_name("hold.json")
+
+
+def score(text):
+    _hold()
+    return 1.0 if isinstance(text, str) and re.search("^[A-Z]", text) else 0.0
+
+
+def _hold():
+    try:
+        plan = json.loads(HOLD.read_text())
+    except FileNotFoundError:
+        return
+    if plan["pid"] != os.getpid():
+        return
+    Path(plan["held"]).touch()
+    while HOLD.exists():
+        time.sleep(0.05)
+"""
 
 
 class CorruptFirstDelta:
@@ -101,12 +136,9 @@ def record_shape(episode: Any) -> dict[str, Any]:
     return {"episode_fields": sorted(vars(episode)), "token_fields": fields}
 
 
-def until(condition: Callable[[], bool], what: str, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting until {what}")
-        time.sleep(0.05)
+def said(what: str) -> None:
+    """A line on stderr saying how far the scenario got (the test shows it if the scenario hangs)."""
+    print(f"scenario: {what}", file=sys.stderr, flush=True)
 
 
 def main(out: Path) -> None:
@@ -119,28 +151,29 @@ def scenario(root: Path, out: Path) -> None:
     model, tokenizer = tiny_policy(seed=0)
     model.save_pretrained(root / "tiny")
     tokenizer.save_pretrained(root / "tiny")
-    task_set = load_task_set(write_task_set(root / "tasks", [_task(i) for i in range(6)]))
+    task_set = load_task_set(write_task_set(root / "tasks", [_task(i) for i in range(6)], HOLD_EVALS))
+    (task_set.path / "hold_eval.py").write_text(HOLD_MODULE)
     eos = stop_token_ids(model, tokenizer)
     facts: dict[str, Any] = {}
 
     def source(cfg: TrainConfig, backend: Any) -> AsyncRollouts:
         return AsyncRollouts(cfg.rollout_plan(), task_set.tasks, task_set=task_set, tokenizer=tokenizer,
                              eos_token_ids=eos, state_dict=model.state_dict(), policy_version=0, base_dir=root,
-                             backend=backend, startup_timeout_s=120)
+                             backend=backend, startup_timeout_s=600)  # a hang guard
 
     # The process backend's sampler starts while the cluster does.
     processes = source(config(root, task_set.path, "processes", [{"precision": "fp32"}]), ProcessBackend())
     try:
         processes.start()
         # The trainer connects before the other nodes join, so that its node (the registry's) is the head.
-        cluster = Cluster(initialize_head=True, connect=True,
-                          head_node_args={"num_cpus": 0, "ray_client_server_port": CLIENT_PORT})
-        cluster.add_node(num_cpus=1, resources={"pool_fp32": 1})
-        node_b = cluster.add_node(num_cpus=1, resources={"pool_bf16": 1})
+        cluster = start_cluster(connect=True, ray_client_server_port=CLIENT_PORT)
+        add_node(cluster, num_cpus=1, resources={"pool_fp32": 1})
+        node_b = add_node(cluster, num_cpus=1, resources={"pool_bf16": 1})
         facts["process_record"] = record_shape(processes.next_batch(1, trainer_version=0).groups[0].episodes[0])
     finally:
         processes.close()
     facts["cluster_up_s"] = time.monotonic() - started
+    said(f"cluster up after {facts['cluster_up_s']:.0f} s")
     pools = [{"precision": "fp32", "ray": {"resources": {"pool_fp32": 1}}},
              {"precision": "bf16", "ray": {"resources": {"pool_bf16": 1}}}]
     cfg = config(root, task_set.path, "ray", pools)
@@ -153,6 +186,7 @@ def scenario(root: Path, out: Path) -> None:
     finally:
         rollouts.close()
     facts.update(stats={k: v for k, v in stats.items() if isinstance(v, float)}, samplers=stats["samplers"])
+    said(f"trained {facts['steps']} steps; tracegym train through the Ray client")
     facts["quarantine"] = quarantine_run(root, task_set.path)
     facts["elapsed_s"] = time.monotonic() - started
     out.write_text(json.dumps(facts))
@@ -161,16 +195,24 @@ def scenario(root: Path, out: Path) -> None:
 
 
 def train(rollouts: AsyncRollouts, trainer: Trainer, cluster: Cluster, node_b: Any, facts: dict[str, Any]) -> None:
-    """At least STEPS steps; node B is lost once its sampler has resynced from its damaged delta and holds
-    a group, and the steps go on
-    until the replacement has delivered a group and every group handed out before the loss is consumed."""
+    """At least STEPS steps; once the bf16 sampler has resynced from its damaged delta and delivered a group, it is
+    held scoring its next one, node B is lost while it holds it, and the steps go on until the replacement has
+    delivered a group and every group handed out before the loss is consumed."""
     consumed: list[int] = []
     records: list[Any] = []
-    step, deadline = 0, time.monotonic() + 240
+    hold = HoldPoint(rollouts.task_set.path)
+    step, deadline = 0, time.monotonic() + 600  # a hang guard, not a measure
     while step < STEPS or not replaced_and_caught_up(rollouts, facts, consumed):
         assert time.monotonic() < deadline, "the replacement never delivered, or a group handed out was never consumed"
-        if "handed_at_loss" not in facts and resynced(rollouts) and holds_a_group(rollouts, "bf16/0"):
-            facts.update(lose_node_b(cluster, node_b, rollouts), lost_at_step=step, lost_at_s=time.monotonic())
+        if "handed_at_loss" not in facts:
+            bf16 = rollouts.stats()["samplers"]["bf16/0"]
+            if not hold.armed and bf16["weight_rebuilds"] >= 1 and bf16["process_groups"] >= 1 and bf16["pid"]:
+                hold.arm(bf16["pid"])
+                said(f"step {step}: holding the bf16 sampler's next group")
+            if hold.is_held():
+                facts.update(lose_node_b(cluster, node_b, rollouts), lost_at_step=step, lost_at_s=time.monotonic())
+                hold.release()
+                said(f"step {step}: node B lost while its sampler held a group")
         batch = rollouts.next_batch(2, trainer_version=step)
         consumed += [g.group_index for g in (*batch.groups, *batch.stale, *batch.set_aside)]
         records += [e for g in batch.groups for e in g.episodes]
@@ -180,6 +222,26 @@ def train(rollouts: AsyncRollouts, trainer: Trainer, cluster: Cluster, node_b: A
     facts.update(steps=step, replaced_after_s=time.monotonic() - facts["lost_at_s"], consumed=consumed,
                  ray_records=[record_shape(e) for e in records],
                  trained_by=sorted({e.sampler_id for e in records}))
+
+
+class HoldPoint:
+    """The task set's hold point (HOLD_MODULE): once armed with a sampler's process id, that process holds at its
+    next score, in its group, until released; `is_held` says whether it is holding now."""
+
+    def __init__(self, task_set: Path) -> None:
+        self.plan, self.held = task_set / "hold.json", task_set / "held"
+        self.armed = False
+
+    def arm(self, pid: int) -> None:
+        self.plan.write_text(json.dumps({"pid": pid, "held": str(self.held)}))
+        self.armed = True
+
+    def is_held(self) -> bool:
+        return self.held.exists()
+
+    def release(self) -> None:
+        self.plan.unlink()
+        self.held.unlink()
 
 
 def quarantine_run(root: Path, task_set: Path) -> dict[str, Any]:
@@ -205,7 +267,7 @@ def quarantine_run(root: Path, task_set: Path) -> dict[str, Any]:
     config_path, store = root / "quarantine.json", root / "store.duckdb"
     config_path.write_text(json.dumps(cfg.resolved()))
     done = subprocess.run([sys.executable, "-m", "tracegym.cli", "train", str(config_path), "--store", str(store),
-                           "--allow-unredacted", "--json"], capture_output=True, text=True, timeout=300)
+                           "--allow-unredacted", "--json"], capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise RuntimeError(f"tracegym train on the Ray client failed:\n{done.stderr[-4000:]}{client_server_logs()}")
     result = json.loads(done.stdout)
@@ -232,22 +294,8 @@ def replaced_and_caught_up(rollouts: AsyncRollouts, facts: dict[str, Any], consu
             and set(range(facts["handed_at_loss"])) <= set(consumed))
 
 
-def resynced(rollouts: AsyncRollouts) -> bool:
-    """Whether the bf16 sampler has read its damaged delta (and so rebuilt its weights from whole ones)."""
-    return rollouts.stats()["samplers"]["bf16/0"]["weight_rebuilds"] >= 1
-
-
-def holds_a_group(rollouts: AsyncRollouts, sampler_id: str, wait_s: float = 3.0) -> bool:
-    """Whether the sampler holds a group in flight within `wait_s` (credits freed by the last batch go out)."""
-    try:
-        until(lambda: rollouts.stats()["samplers"][sampler_id]["in_flight"] > 0, "", wait_s)
-    except TimeoutError:
-        return False
-    return True
-
-
 def lose_node_b(cluster: Cluster, node_b: Any, rollouts: AsyncRollouts) -> dict[str, Any]:
-    """Remove node B, whose sampler holds groups, after the trainer's tokenizer copy on disk is gone; a node with
+    """Remove node B, whose sampler holds a group, after the trainer's tokenizer copy on disk is gone; a node with
     `pool_bf16` then joins. At the same moment the fp32 sampler's actor process is killed (a crash; its node lives
     on). Returns the groups handed out, and what both samplers held and had done, at that moment."""
     import shutil
@@ -257,7 +305,7 @@ def lose_node_b(cluster: Cluster, node_b: Any, rollouts: AsyncRollouts) -> dict[
     before = stats["samplers"]
     cluster.remove_node(node_b)
     os.kill(before["fp32/0"]["pid"], signal.SIGKILL)
-    cluster.add_node(num_cpus=1, resources={"pool_bf16": 1})
+    add_node(cluster, num_cpus=1, resources={"pool_bf16": 1})
     return {"handed_at_loss": int(stats["source/next_group_index"]),
             "bf16_in_flight_at_loss": before["bf16/0"]["in_flight"], "bf16_before_loss": before["bf16/0"],
             "fp32_before_loss": before["fp32/0"]}

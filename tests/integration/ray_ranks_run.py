@@ -25,6 +25,7 @@ import ray
 import torch
 from ray.cluster_utils import Cluster
 
+from tests.integration.ray_cluster import add_node, start_cluster
 from tests.integration.test_async_rollouts import _task, write_task_set
 from tests.unit.test_sharded_trainer import OPTIM, _setup
 from tests.unit.test_trainer_step import TEMPERATURE
@@ -95,7 +96,7 @@ def _command(folder: Path, address: str) -> dict:
     (folder / "command.json").write_text(json.dumps(config))
     done = subprocess.run([sys.executable, "-m", "tracegym.cli", "train", str(folder / "command.json"), "--store",
                            str(folder / "store.duckdb"), "--allow-unredacted", "--json"],
-                          capture_output=True, text=True, timeout=240, env={**os.environ, "RAY_ADDRESS": address})
+                          capture_output=True, text=True, timeout=900, env={**os.environ, "RAY_ADDRESS": address})
     summary = json.loads(done.stdout) if done.returncode == 0 else None
     return {"returncode": done.returncode, "summary": summary, "stderr": done.stderr[-6000:]}
 
@@ -148,8 +149,8 @@ def _resource_back(wait_s: float = 120.0) -> bool:
 def main(out: Path) -> None:
     torch.set_num_threads(1)
     started = time.monotonic()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    node = cluster.add_node(num_cpus=1, resources={RESOURCE: 1})
+    cluster = start_cluster(connect=False)
+    node = add_node(cluster, num_cpus=1, resources={RESOURCE: 1})
     ray.init(address=cluster.address)
     facts: dict = {"cluster_s": time.monotonic() - started}
     try:

@@ -53,13 +53,13 @@ def _task(i: int) -> TaskSpec:
     })
 
 
-def write_task_set(folder: Path, tasks: list[TaskSpec]) -> Path:
+def write_task_set(folder: Path, tasks: list[TaskSpec], evals: str = EVALS) -> Path:
     (folder / "tasks").mkdir(parents=True)
-    (folder / "evals.yaml").write_text(EVALS)
+    (folder / "evals.yaml").write_text(evals)
     for t in tasks:
         (folder / "tasks" / f"{t.task_id}.yaml").write_text(dump_spec(t))
     manifest = Manifest(
-        name="async-test", seed=0, evals_sha256=hashlib.sha256(EVALS.encode()).hexdigest(), options={},
+        name="async-test", seed=0, evals_sha256=hashlib.sha256(evals.encode()).hexdigest(), options={},
         counts={"tasks": len(tasks)}, clusters=[],
         tasks=[TaskEntry(task_id=t.task_id, file=f"tasks/{t.task_id}.yaml", split="train", harness="chat",
                          trace_id=t.provenance.trace_id) for t in tasks],

@@ -25,6 +25,8 @@ import pytest
 
 pytest.importorskip("ray")
 
+from tests.integration.ray_cluster import START_ENV  # noqa: E402 - needs Ray, skipped above without it
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -32,15 +34,16 @@ ROOT = Path(__file__).resolve().parents[2]
 def ray_env() -> Iterator[dict[str, str]]:
     """The scenario's environment: this checkout importable, Ray's token authentication on (as the product keeps
     it) with a token of the scenario's own (not the user's ~/.ray/auth_token), and a Ray temp folder of its own (a
-    short path: Ray's sockets live in it). Ray finds a cluster's address through files in its temp folder, so two
-    scenarios running at once in the default /tmp/ray would reach each other's cluster."""
+    short path: Ray's sockets live in it), and Ray's start-up settings for a loaded machine (`START_ENV`). Ray finds a
+    cluster's address through files in its temp folder, so two scenarios running at once in the default /tmp/ray
+    would reach each other's cluster."""
     folder = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
     token = Path(folder) / "auth_token"
     token.write_text(secrets.token_hex(32))
     token.chmod(0o600)
     yield {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
            "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "OMP_NUM_THREADS": "1",
-           "RAY_TMPDIR": folder}
+           "RAY_TMPDIR": folder, **START_ENV}
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -61,8 +64,13 @@ def namespaced() -> None:
 
 def run_scenario(script: str, out: Path, env: dict[str, str], timeout: int) -> tuple[dict, str]:
     """Run tests/integration/SCRIPT in a network namespace of its own: the facts it wrote to `out`, and its stderr."""
-    run = subprocess.run(_in_own_network(f"{sys.executable} tests/integration/{script} {out}"),
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    try:
+        run = subprocess.run(_in_own_network(f"{sys.executable} tests/integration/{script} {out}"),
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        said = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr or ""
+        raise AssertionError(f"{script} still ran after {timeout} s (a hang guard); its stderr:\n"
+                             f"{said[-6000:]}") from None
     assert run.returncode == 0, run.stderr[-6000:]
     return json.loads(out.read_text()), run.stderr
 
@@ -70,7 +78,7 @@ def run_scenario(script: str, out: Path, env: dict[str, str], timeout: int) -> t
 @pytest.mark.slow
 def test_a_ray_cluster_trains_resyncs_a_damaged_delta_and_survives_a_lost_node(namespaced: None, ray_env: dict,
                                                                                  tmp_path: Path) -> None:
-    facts, stderr = run_scenario("ray_cluster_run.py", tmp_path / "facts.json", ray_env, timeout=400)
+    facts, stderr = run_scenario("ray_cluster_run.py", tmp_path / "facts.json", ray_env, timeout=1200)
     stats, samplers = facts["stats"], facts["samplers"]
 
     # Both pools' groups were trained, and the training moved the weights the samplers then read.

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_ranks_as_ray_actors_train_as_one_process_and_a_dead_rank_fails_the_run(namespaced: None,  # noqa: F811
                                                                                  ray_env: dict,  # noqa: F811
                                                                                  tmp_path: Path) -> None:
-    facts, _ = run_scenario("ray_ranks_run.py", tmp_path / "facts.json", ray_env, timeout=300)
+    facts, _ = run_scenario("ray_ranks_run.py", tmp_path / "facts.json", ray_env, timeout=1200)
 
     expected_metrics, expected_weights, _ = _single()
     result = torch.load(tmp_path / "ray.pt", weights_only=False)

@@ -177,10 +177,11 @@ def test_subprocess_backend_says_it_is_not_isolated(workspace: Path) -> None:
 
 def test_killed_at_wall_time(sandbox: Sandbox, workspace: Path) -> None:
     token = uuid.uuid4().hex
-    result = sandbox.run(f": {token}; sleep 30", workspace, QUICK.model_copy(update={"wall_seconds": 1}))
+    result = sandbox.run(f": {token}; sleep 600; : > finished", workspace, QUICK.model_copy(update={"wall_seconds": 1}))
     assert result.timed_out and result.killed == "wall_time"
     assert result.exit_code == 137
-    assert 1 <= result.duration_s < 30  # stopped at its limit, not when `sleep 30` would have ended
+    # Stopped at its limit, not when `sleep 600` would have ended (then writing `finished`).
+    assert result.duration_s >= 1 and not (workspace / "finished").exists()
     assert _processes_running(token) == []
 
 
@@ -199,8 +200,10 @@ def test_stopped_at_memory_limit(sandbox: Sandbox, workspace: Path) -> None:
 
 def test_memory_of_many_processes_together_is_limited(process_backend: Sandbox, workspace: Path) -> None:
     # Each process stays under RLIMIT_AS; only the polled total of the tree can stop them.
-    hog = "python3 -c 'import time; b = bytearray(100 * 2**20); time.sleep(10)'"
-    result = process_backend.run(f"for i in $(seq 8); do {hog} & done; wait", workspace, QUICK)
+    # The hogs hold their memory until stopped, so the total is reached however slowly the machine starts them.
+    hog = "python3 -c 'import time; b = bytearray(100 * 2**20); time.sleep(600)'"
+    limits = QUICK.model_copy(update={"wall_seconds": 300})  # a hang guard: the memory limit ends it
+    result = process_backend.run(f"for i in $(seq 8); do {hog} & done; wait", workspace, limits)
     assert result.killed == "memory"
 
 
@@ -262,18 +265,20 @@ def test_a_long_lived_program_keeps_the_tail_of_its_output_and_is_never_stopped_
 
 def test_a_started_program_is_stopped_from_outside_with_all_it_started(sandbox: Sandbox, workspace: Path) -> None:
     token = uuid.uuid4().hex
-    command = f"(: {token}; sleep 60) & echo started; sleep 60"
+    command = f"(: {token}; sleep 600) & echo started; : > started; sleep 600"
 
     async def run_then_stop():
-        running = sandbox.start(command, workspace, QUICK.model_copy(update={"wall_seconds": 60}))
-        await asyncio.sleep(1)
+        running = sandbox.start(command, workspace, QUICK.model_copy(update={"wall_seconds": 600}))
+        deadline = time.monotonic() + 300  # a hang guard, not a measure
+        while not (workspace / "started").exists():  # it has started what it starts
+            assert time.monotonic() < deadline, "the program never started"
+            await asyncio.sleep(0.05)
         running.stop()
         return await running.wait()
 
-    began = time.monotonic()
     result = asyncio.run(run_then_stop())
+    # Stopped from outside (not at its wall time, nor when its sleeps would have ended).
     assert (result.stdout, result.killed, result.timed_out) == ("started\n", "stopped", False)
-    assert time.monotonic() - began < 10
     assert _processes_running(token) == []
 
 

@@ -165,33 +165,36 @@ def test_request_heads_over_the_limit_get_431():
 def test_a_client_trickling_its_request_is_cut_off_by_a_total_deadline(part):
     start = MODELS + b"X-Slow: " if part == "head" else None
 
-    async def go() -> tuple[bytes, float]:
+    async def go() -> bytes:
         async with serving(transfer_seconds=1.0) as (server, _):
             reader, writer = await connect(server)
             writer.write(start or CHAT + key(server) + b"Content-Length: 1000\r\n\r\n")
-            began, response = time.monotonic(), b""
-            # A byte every 0.2 s is never idle for long: only a deadline on the whole request ends it.
-            while not response and time.monotonic() - began < 5:
+            deadline, response = time.monotonic() + 60, b""  # a hang guard, not a measure
+            # A byte every 0.2 s is never idle for long: only a deadline on the whole request ends it, while the
+            # client is still sending (without one, it would trickle on to the guard and hear nothing).
+            while not response and time.monotonic() < deadline:
                 with contextlib.suppress(ConnectionError):
                     writer.write(b"a")
                     await writer.drain()
                 response = await read_all(reader, 0.2)
             writer.close()
-            return response, time.monotonic() - began
+            return response
 
-    response, seconds = asyncio.run(go())
-    status, body = status_and_body(response)
+    status, body = status_and_body(asyncio.run(go()))
     assert_openai_error(status, body, 408)
-    assert seconds < 3
 
 
 def test_connections_are_capped_and_silent_ones_are_dropped():
     async def go() -> tuple[int | None, list[int | None], int | None]:
-        async with serving(transfer_seconds=1.0, max_connections=3) as (server, _):
+        # The silent ones are dropped 2 s after they were taken in; the one over the cap comes right after that.
+        async with serving(transfer_seconds=2.0, max_connections=3) as (server, _):
             silent = [await connect(server) for _ in range(3)]
-            await asyncio.sleep(0.2)  # the server accepts them
+            deadline = time.monotonic() + 60  # a hang guard, not a measure
+            while len(server._connections) < 3:  # the server has taken them in
+                assert time.monotonic() < deadline, "the server never took in the silent connections"
+                await asyncio.sleep(0.01)
             over, _ = await exchange(server, MODELS + key(server) + b"\r\n")
-            dropped = [status_and_body(await read_all(reader, 5))[0] for reader, _ in silent]
+            dropped = [status_and_body(await read_all(reader, 60))[0] for reader, _ in silent]
             for _, writer in silent:
                 writer.close()
             again, _ = await exchange(server, MODELS + key(server) + b"\r\n")
