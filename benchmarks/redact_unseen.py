@@ -135,7 +135,7 @@ class Slot:
 
 
 def pick(rng: random.Random, alphabet: str, n: int) -> str:
-    return "".join(rng.choice(alphabet) for _ in range(n))
+    return "".join(rng.choices(alphabet, k=n))
 
 
 def digits(rng: random.Random, n: int) -> str:
@@ -797,7 +797,7 @@ def wrapped(rng: random.Random) -> Made:
              "iban": lambda: group4(iban_value(rng)),
              "github_pat": lambda: "github_pat_" + pick(rng, B62, 22) + "_" + pick(rng, B62, 59)}[base]()
     style = rng.choice(("newline", "indent", "shell", "quoted_printable"))
-    at = rng.randint(12, len(value) - 10)
+    at = rng.randint(len(value) // 3, 2 * len(value) // 3)
     brk = {"newline": "\n", "indent": "\n    ", "shell": "\\\n  ", "quoted_printable": "=\n"}[style]
     written = value[:at] + brk + value[at:]
     return written, written, f"{base}_{style}"
