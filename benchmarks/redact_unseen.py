@@ -44,7 +44,8 @@ Kinds and the public specification each is written from:
   SEC1 EC P-256 (RFC 5915), OpenSSH `openssh-key-v1` ed25519. The base64 body is the secret.
 - webhook: Slack `hooks.slack.com/services/T../B../24`, Discord `discord.com/api/webhooks/<snowflake>/<68>`,
   Teams `*.webhook.office.com/webhookb2/<guid>@<guid>/IncomingWebhook/<32 hex>/<guid>`, Zapier
-  `hooks.zapier.com/hooks/catch/<id>/<key>/`. The whole URL is the secret.
+  `hooks.zapier.com/hooks/catch/<id>/<key>/`. The secret is the URL's path after its fixed part (after
+  `/services/`, `/webhooks/`, `/webhookb2/`, `/catch/`): what lets anyone post; the host may stay.
 - db_url: RFC 3986 userinfo in postgres(ql)://, mysql://, mongodb+srv://, redis(s)://, amqp(s)://, JDBC URLs
   with `password=`, ADO.NET `Password=`. The secret is the password.
 - email: RFC 5322 addresses (RFC 6531 internationalised ones too) as written: plain, upper/mixed case, +tags,
@@ -358,6 +359,9 @@ def guid(rng: random.Random) -> str:
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{rng.choice('89ab')}{h[17:20]}-{h[20:]}"
 
 
+WEBHOOK_PATHS = {"slack": "/services/", "discord": "/webhooks/", "teams": "/webhookb2/", "zapier": "/catch/"}
+
+
 def webhook(rng: random.Random) -> Made:
     style = rng.choice(("slack", "discord", "teams", "zapier"))
     upper = string.ascii_uppercase + string.digits
@@ -373,7 +377,7 @@ def webhook(rng: random.Random) -> Made:
     else:
         url = f"https://hooks.zapier.com/hooks/catch/{digits(rng, rng.randint(7, 8))}/" \
               f"{pick(rng, string.ascii_lowercase + string.digits, rng.randint(6, 7))}/"
-    return url, url, style
+    return url, url.split(WEBHOOK_PATHS[style], 1)[1], style
 
 
 DB_HOSTS = ("db.internal", "pg-primary.support.svc.cluster.local", "mysql-0.mysql", "rabbitmq.queue.svc",
@@ -796,11 +800,15 @@ def wrapped(rng: random.Random) -> Made:
              "sendgrid": lambda: sendgrid(rng)[0], "webhook": lambda: webhook(rng)[0],
              "iban": lambda: group4(iban_value(rng)),
              "github_pat": lambda: "github_pat_" + pick(rng, B62, 22) + "_" + pick(rng, B62, 59)}[base]()
+    # A webhook's secret is its path (see webhook()); the fixed part of the URL stays unbroken before it.
+    fixed = next((value[:value.index(p) + len(p)] for p in WEBHOOK_PATHS.values() if p in value), "") \
+        if base == "webhook" else ""
+    value = value[len(fixed):]
     style = rng.choice(("newline", "indent", "shell", "quoted_printable"))
     at = rng.randint(len(value) // 3, 2 * len(value) // 3)
     brk = {"newline": "\n", "indent": "\n    ", "shell": "\\\n  ", "quoted_printable": "=\n"}[style]
-    written = value[:at] + brk + value[at:]
-    return written, written, f"{base}_{style}"
+    secret = value[:at] + brk + value[at:]
+    return fixed + secret, secret, f"{base}_{style}"
 
 
 # Carriers: each writes a slot's value into a shape production logs hold; (carried, is_json).
