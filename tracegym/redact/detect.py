@@ -81,7 +81,7 @@ class Detector:
         rows = pc.indices_nonzero(mask)
         if not len(rows):
             return
-        texts = pc.take(column, rows).to_pylist()
+        texts = pc.filter(column, mask).to_pylist()  # chunk by chunk: `take` would first copy the whole column
         known = [self.cache.get(t) for t in texts] if self.cache is not None else [None] * len(texts)
         new = list(dict.fromkeys(t for t, k in zip(texts, known, strict=True) if k is None))  # once per text
         if new:
