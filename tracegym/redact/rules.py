@@ -45,7 +45,8 @@ _PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass)|[a-z0-9]Pass)"
 _IS = r"(?i:is|ist|est|es|é|è|är|er)"
 # Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "reset to", a tag's `>`.
 _PW_AFTER = (rf"\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?)?"
-             rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>)")
+             rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
+             rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>)")
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
 # `curl -u user:password`, `sshpass -p X`, `mysql … -pX` (with no space: `-p X` prompts and names a database).
 _PW_SHELL = (rf"-{{1,2}}[A-Za-z-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
