@@ -91,7 +91,13 @@ def labelled_cells(text: str, wanted: Callable[[str], object] = bool) -> list[tu
 
 def _block(text: str, block: list[tuple[int, str]], delimiter: str, wanted: Callable[[str], object]
            ) -> list[tuple[str, int, int]]:
-    header = _cells(*block[0], delimiter)
+    head_start, head = block[0]
+    if delimiter == "|" and len(block) > 1 and all(line.lstrip().startswith("|") for _, line in block[1:]):
+        # Rows that open with a pipe: so does the header, and what its line holds before the first pipe is a
+        # prefix (the start of the JSON document or log line the table sits in), not a column.
+        cut = head.index("|")
+        head_start, head = head_start + cut, head[cut:]
+    header = _cells(head_start, head, delimiter)
     names = [name if (name := _label(text, h, i == 0)) is not None and wanted(name) else None
              for i, h in enumerate(header)]
     out = []

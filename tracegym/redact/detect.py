@@ -81,7 +81,7 @@ class Detector:
         rows = pc.indices_nonzero(mask)
         if not len(rows):
             return
-        texts = pc.take(column, rows).to_pylist()
+        texts = pc.filter(column, mask).to_pylist()  # chunk by chunk: `take` would first copy the whole column
         known = [self.cache.get(t) for t in texts] if self.cache is not None else [None] * len(texts)
         new = list(dict.fromkeys(t for t, k in zip(texts, known, strict=True) if k is None))  # once per text
         if new:
@@ -132,7 +132,7 @@ class Detector:
         # spans stay put), a value right after it starts a word as it does after a line break.
         view = _JSON_BREAK.sub("\\\n", read) if "\\" in read else read
         spans = [(rule, span) for rule in rules for m in rule.regex.finditer(view)
-                 if (span := _value_span(m)) is not None]
+                 if (span := _value_span(rule, m)) is not None]
         if "\n" in view:
             spans += self._cell_spans(view)
         found: list[Finding] = []
@@ -160,7 +160,7 @@ class Detector:
             shift = start - len(lead)
             for rule in self.rules:
                 for m in rule.regex.finditer(read):
-                    span = _value_span(m)
+                    span = _value_span(rule, m)
                     if span is not None and span[0] >= len(lead):
                         spans.append((rule, (span[0] + shift, span[1] + shift)))
         return spans
@@ -175,7 +175,11 @@ class Detector:
         return rule.validator is None or rule.validator(_JSON_BREAK.sub("  ", value) if "\\" in value else value)
 
 
-def _value_span(m: re.Match[str]) -> tuple[int, int] | None:
+def _value_span(rule: Rule, m: re.Match[str]) -> tuple[int, int] | None:
+    """The span of a match's value (its group `v`, or all of it); None when the rule's `reject` finds the match
+    is something else."""
+    if rule.reject_regex is not None and rule.reject_regex.search(m.group()):
+        return None
     if "v" in m.re.groupindex:
         start, end = m.span("v")
         return None if start < 0 else (start, end)

@@ -35,23 +35,45 @@ _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|privat
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
 # The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
-_PW = r"(?i:password|passwd|pass[_-]?phrase|pwd|passwort|kennwort|mot de passe|contrase[nñ]a|senha|wachtwoord)"
+_PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|passwort|kennwort|mot de passe|\bmdp|contrase[nñ]a|"
+       r"clave de acceso|senha|wachtwoord|parol[a]?\b|пароль|heslo|has[lł]o|salasana|l[oö]senord|passord|"
+       r"adgangskode|jelsz[oó]|[sş]ifre|kata sandi|パスワード|暗証番号|密码|密碼|비밀번호)")
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass).
 _PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass)|[a-z0-9]Pass)"
+# "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
+_IS = r"(?i:is|ist|est|es|é|è|är|er)"
+# Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "reset to", a tag's `>`.
+_PW_AFTER = (rf"\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?)?"
+             rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
+             rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>)")
+# Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
+# `curl -u user:password`, `sshpass -p X`, `mysql … -pX` (with no space: `-p X` prompts and names a database).
+_PW_SHELL = (rf"-{{1,2}}[A-Za-z-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
+             r"(?:^|[ \t\"'])(?:-u|--user)[ \t=]+\\?[\"']?[^\s:\"'\\]{1,64}:|"
+             r"\bsshpass[ \t]+-p[ \t]*|\bmysql(?:dump|admin|sh)?[ \t][^\n|;&]{0,80}?[ \t]-p")
+# What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
+# outgrow RE2's DFA budget, and the one pass over a column falls back to a slower engine (3x). `pass` not before
+# `e` (passenger, passed), which no label needs but "mot de passe".
+_PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|mdp|parol|heslo|has[lł]o|salasana|senord|adgangskode|jelsz|ifre|"
+               r"kata sandi|clave de|contrase|senha|wachtwoord|kennwort)|пароль|パスワード|暗証番号|密码|密碼|비밀번호|"
+               r"-u[ \t]|--user|mysql")
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
 # `\u` differently from Python.
 _INTL = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u05ff\u0600-\u06ff" \
         "\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _LABEL = f"A-Za-z0-9{_INTL}"
-_CSEP = r"(?:[ \t._-]|\\?\r?\n|\\n)"  # between a card's groups: also dots and underscores
+_CSEP = r"(?:[ \t._+-]|\\?\r?\n|\\n)"  # between a card's groups: dots, underscores, `+` (a form-encoded space)
 # Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
-# Portuguese and Spanish too (celular, telefone, contato, teléfono, móvil), and "my number" / "Rückruf" (call back).
-_PHONE_WORDS = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
+# Portuguese, Spanish and Italian too (celular, telefone, contato, teléfono, móvil, tlf, cellulare), "my number" /
+# "Rückruf" (call back), and Japanese (電話番号, 携帯電話, 連絡先: no word boundary in CJK text).
+_PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                 r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
-                r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil)"
-                r"(?:[_ -]?(?i:number|no|nr|num))?\b")
+                r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
+                r"cellulare|tlf|tfno|telf|fisso)(?:[_ -]?(?i:number|no|nr|num))?\b")
+_PHONE_CJK = r"(?:電話(?:番号)?|携帯(?:電話)?|連絡先)"
+_PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CJK})"
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS).
@@ -77,10 +99,15 @@ class Rule:
     """A simpler pattern that every match contains, cheap for RE2's DFA (a literal prefix, a digit run); the
     full pattern runs only on texts where it matched. None: the pattern itself."""
     description: str = ""
+    reject: str | None = None
+    """A pattern that, found in the whole match (its context included), drops it: what the value alone does not
+    show (`git@github.com` followed by `:path` is an SSH remote)."""
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    reject_regex: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "regex", re.compile(self.pattern, re.ASCII))
+        object.__setattr__(self, "reject_regex", re.compile(self.reject, re.ASCII) if self.reject else None)
         if self.trigger is None:
             object.__setattr__(self, "trigger", self.pattern)
 
@@ -121,11 +148,28 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
          description="Stripe webhook signing secrets"),
     Rule("twilio_secret", "SECRET",
-         r"\b(?:AC|SK)[0-9a-f]{32}(?:\\?[\"']?[ \t,:;]|\\?\r?\n|\\n){1,4}\\?[\"']?"
+         r"\b(?:AC|SK)[0-9a-f]{32}(?:\\?[\"']?[ \t,:;]|\\?\r?\n|\\n){1,4}"
+         r"(?:(?i:auth[ _-]?token|api[ _-]?secret|token|secret)\\?[\"']?(?:[ \t,:;=]|\\?\r?\n|\\n){1,4})?\\?[\"']?"
          r"(?P<v>[A-Za-z0-9]{32})(?:$|[^A-Za-z0-9])",
          trigger=r"(?:AC|SK)[0-9a-f]{32}", validator=v.twilio_secret,
          description="Twilio auth tokens and API key secrets beside their AC/SK id (-u AC…:token, "
                      "Client(\"AC…\", \"token\"))"),
+    Rule("twilio_sid", "API_KEY", r"\b(?:AC|SK)[0-9a-f]{32}\b", trigger=r"(?:AC|SK)[0-9a-f]{32}",
+         validator=v.twilio_secret,
+         description="Twilio account and API key SIDs (AC/SK + 32 hex): half of a credential pair"),
+    Rule("teams_webhook", "WEBHOOK",
+         r"(?:webhook\.office\.com|outlook\.office(?:365)?\.com)/webhook(?:b2)?/(?P<v>[A-Za-z0-9@/_-]{20,})",
+         trigger=r"\.office(?:365)?\.com/webhook",
+         description="Microsoft Teams incoming-webhook URLs (<tenant>.webhook.office.com/webhookb2/…, the older "
+                     "outlook.office.com/webhook/…: the path after the host)"),
+    Rule("url_secret", "SECRET",
+         r"[?&;](?i:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|token|access_token|"
+         r"api[_-]?key|key|secret|client_secret|code)=(?P<v>[A-Za-z0-9%_.~+/-]{16,512}={0,2})",
+         trigger=r"[?&;](?i:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|token|access_token|"
+                 r"api[_-]?key|key|secret|client_secret|code)=[A-Za-z0-9%_.~+/-]{16}",
+         validator=v.labelled_key,
+         description="secrets in URL query parameters (sig=, signature=, X-Amz-Signature=, token=, key=): Logic "
+                     "Apps and Power Automate workflow URLs, SAS and presigned URLs"),
     Rule("slack_webhook", "WEBHOOK", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{20,})",
          trigger=r"hooks\.slack\.com/", description="Slack incoming-webhook URLs (the path after the host)"),
     Rule("discord_webhook", "WEBHOOK",
@@ -139,11 +183,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|AKIA|ASIA", validator=v.aws_secret,
          description="AWS secret access keys after their label or beside an AKIA/ASIA key id"),
     Rule("connection_string_key", "SECRET",
-         r"(?:(?i:account[_ ]?key|shared[_ ]?access[_ ]?key|access[_ ]?key)[ \t]*=[ \t]*|[?&;](?i:sig)=)"
+         r"(?:(?i:account[_ ]?key|shared[_ ]?access[_ ]?key|access[_ ]?key)[ \t]*=[ \t]*)"
          r"(?P<v>[A-Za-z0-9+/%]{20,}={0,2})",
-         trigger=r"(?i:account[_ ]?key|shared[_ ]?access[_ ]?key|access[_ ]?key)[ \t]*=|[?&;](?i:sig)=",
+         trigger=r"(?i:account[_ ]?key|shared[_ ]?access[_ ]?key|access[_ ]?key)[ \t]*=",
          validator=v.high_entropy_secret,
-         description="keys in connection strings (Azure AccountKey=, SharedAccessKey=, AccessKey=, SAS sig=)"),
+         description="keys in connection strings (Azure AccountKey=, SharedAccessKey=, AccessKey=)"),
     Rule("sendgrid_key", "API_KEY", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", trigger=r"SG\.",
          description="SendGrid keys"),
     Rule("jwt", "JWT", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", trigger=r"eyJ",
@@ -156,13 +200,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:authorization)", description="HTTP basic credentials"),
     Rule("url_password", "PASSWORD",
          r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{0,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
-         trigger=r"://[^\s/@]*:[^\s/@]+@", validator=lambda s: s not in ("*", "***", "password", "pass"),
+         trigger=r"://[^\s/@]*:[^\s/@]+@", validator=v.url_password,
          description="passwords in URLs and connection strings (scheme://user:password@host)"),
     Rule("password", "PASSWORD",
-         rf"(?:{_PW_LABEL}\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?i:is)[ \t]*:?[ \t]*|>)|"
-         rf"--[A-Za-z-]*(?:{_PW}|(?i:pass))[ \t]+)"
+         rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)[ \t]*=[ \t]*|{_PW_SHELL}|"
+         rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
          r"\\?[\"']?(?P<v>[^\s\"',;(){}\[\]<>\\]{4,128})",
-         trigger=rf"{_PW}|[_.-](?i:pass)|[a-z0-9]Pass", validator=v.password,
+         trigger=_PW_TRIGGER, validator=v.password,
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose)"),
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?|{_FLAG}(?i:{_SECRET_WORDS})[ \t]+)"
@@ -178,7 +222,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          f"(?:^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
          f"(?:$|[^{_LABEL}])",
-         trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", description="e-mail addresses, internationalised ones too"),
+         trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email, reject=r"(?:^|[^\w.%+-])git@[^@\s]+:$",
+         description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH remote "
+                     "`git@host:path`"),
     Rule("iban", "IBAN",
          rf"\b(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
@@ -230,7 +276,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="numbers in ITU-T E.123 national notation, the area code in parentheses: (020) 7946 0321, "
                      "(07) 3123 4567, (11) 91234-5678"),
     Rule("phone_national", "PHONE",
-         rf"\b{_PHONE_WORDS}[^\d\n+(]{{0,24}}(?P<v>(?:\+|00)?\(?\d[\d ()./-]{{5,22}}\d)(?:$|\W)",
+         rf"(?:\b{_PHONE_LATIN}|{_PHONE_CJK})[^\d\n+(]{{0,24}}(?P<v>(?:\+|00)?\(?\d[\d ()./-]{{5,22}}\d)(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),

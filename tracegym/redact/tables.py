@@ -75,11 +75,24 @@ class Redactor:
             self.tally.add(found, changed[row] if column == "trace_id" else trace_id, f"{table}.{column}")
         if not changed:
             return rows
-        mask = pa.array([i in changed for i in range(rows.num_rows)])
-        replacements = pa.array([changed[i] for i in sorted(changed)], values.type)
-        new = pc.replace_with_mask(values.combine_chunks(), mask, replacements)
+        new = pa.chunked_array(_replaced(values, changed), values.type)
         return rows.set_column(rows.schema.get_field_index(column), rows.schema.field(column), new.cast(
             rows.schema.field(column).type))
+
+
+def _replaced(values: pa.ChunkedArray, changed: dict[int, str]) -> list[pa.Array]:
+    """The column's chunks with the rows of `changed` replaced, chunk by chunk: a chunk without a change is kept
+    as it is, and the column is never copied whole to one chunk first."""
+    chunks = []
+    at = 0
+    for chunk in values.chunks:
+        rows = [i for i in range(at, at + len(chunk)) if i in changed]
+        if rows:
+            mask = pa.array([i in changed for i in range(at, at + len(chunk))])
+            chunk = pc.replace_with_mask(chunk, mask, pa.array([changed[i] for i in rows], chunk.type))
+        chunks.append(chunk)
+        at += len(chunk)
+    return chunks
 
 
 def _is_text(t: pa.DataType) -> bool:

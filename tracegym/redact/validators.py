@@ -186,7 +186,7 @@ def ssn(value: str) -> bool:
 def national_phone(value: str) -> bool | int:
     """A phone number in a national format after a word like phone, tel or Handy: the numbering plans of
     North America (NANP), the UK (Ofcom), France (ARCEP), Germany (BNetzA), India (TRAI), Australia (ACMA, trunk
-    0 like the European plans) and Brazil (Anatel), or an international
+    0 like the European plans), Brazil (Anatel), Spain (CNMC), Italy (AGCOM), Japan (MIC), or an international
     number (+CC). A match that runs on into other digits keeps the longest prefix of whole groups that is one:
     its length."""
     groups = list(re.finditer(r"\d+", value))
@@ -229,12 +229,17 @@ def _plan_number(value: str) -> bool:
     if value.startswith("00"):
         return 8 <= len(number) - 2 <= 15
     if number[0] == "0":
-        return 7 <= len(number) <= 13  # UK, France, Germany, India: trunk 0, then area or mobile code
+        # UK, France, Germany, India, Japan: trunk 0, then area or mobile code; Italy's landlines (0 kept in the
+        # number, AGCOM) run from 6 digits
+        return 6 <= len(number) <= 13
     if len(number) == 11 and number[0] == "1" and _nanp(number[1:]):
         return True  # NANP with the long-distance prefix
     if _brazil(number):
         return True
-    return len(number) == 10 and (_nanp(number) or number[0] in "6789")  # NANP; an Indian mobile
+    if len(number) == 9:
+        return number[0] in "6789"  # Spain (CNMC): 6 and 7 mobile, 8 and 9 landline, no trunk prefix
+    # NANP; an Indian mobile (TRAI: 6-9); an Italian mobile (AGCOM: 3xx, no trunk 0)
+    return len(number) == 10 and (_nanp(number) or number[0] in "36789")
 
 
 def _nanp(number: str) -> bool:
@@ -248,15 +253,38 @@ _PLACEHOLDER_WORDS = {"password", "passwd", "secret", "changeme", "example", "yo
                       "xxxxxx", "redacted", "hidden", "required", "optional", "string"}
 
 
+# What stands in for a password without being one: a variable or template reference ($DB_PASSWORD, ${PW},
+# $(cat f), %PW%, {{ pw }}, <password>) or a YAML tag (Ansible's `!vault |`, `!Ref`).
+_REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?|\$[({].*|%\w+%|\{.*|<.*|!{1,2}[A-Za-z][\w-]*")
+
+
 def password(value: str) -> bool:
-    """A password given after a password label; code (`password=password`, `pwd=self.pwd`) and doc placeholders
-    are not."""
+    """A password given after a password label; code (`password=password`, `pwd=self.pwd`), references to one
+    (`$DB_PASSWORD`, `{{ pw }}`), YAML tags (`!vault`) and doc placeholders are not."""
     bare = value.strip("'\"")
-    if len(bare) < 4 or bare.lower() in _PLACEHOLDER_WORDS or bare.startswith(("$", "%", "{", "<")):
-        return False
+    if len(bare) < 4 or bare.lower() in _PLACEHOLDER_WORDS or _REFERENCE.fullmatch(bare) or len(set(bare)) == 1:
+        return False  # a mask (0000, ****) is one character repeated
     if _CODE_VALUE.fullmatch(bare) and not re.search(r"\d", bare):
         return False  # an identifier without digits reads as a variable name, not a password
     return True
+
+
+# File extensions of images and documents: `logo@2x.png`, `icon@1.5x.webp` (an image-density suffix) name
+# files, not mailboxes; none of them is a top-level domain.
+_FILE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "avif", "bmp", "ico", "tif", "tiff",
+                              "heic", "pdf", "js", "css", "map", "json", "txt", "mp4", "webm"})
+_DENSITY = re.compile(r"@\d+(?:\.\d+)?x\.", re.IGNORECASE)
+
+
+def email(value: str) -> bool:
+    """An e-mail address, not a file name with an image-density suffix or a file extension for a domain."""
+    return not (_DENSITY.search(value) or value.rsplit(".", 1)[-1].lower() in _FILE_EXTENSIONS)
+
+
+def url_password(value: str) -> bool:
+    """The password of `scheme://user:password@host`; not a placeholder, nor a port and the rest of a JDBC URL
+    (`sqlserver://host:1433;user=…;password=a%40b`, whose decoded `@` is inside the password)."""
+    return value not in ("*", "***", "password", "pass") and not re.match(r"\d{1,5}[;/?#]", value)
 
 
 def public_ip(value: str) -> bool:
