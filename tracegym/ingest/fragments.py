@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -199,14 +199,16 @@ def keep(store: Store, source_id: str, fragments: list[Fragment]) -> None:
                 [source_id, frag.path, frag.side, frag.text, frag.locator, frag.alone, source_id, frag.side])
 
 
-def pending(store: Store) -> list[Fragment]:
+def pending(store: Store, folder: Path | None = None) -> list[Fragment]:
     """The fragments not joined yet, and the joined ones of their folders: a file whose traces were deleted
     (`traces delete --source`) and that is ingested again keeps its pieces anew, and their neighbours were
-    joined before."""
+    joined before. With `folder`, its joined ones too (`ingest --replace` reads their lines again)."""
+    dirs = [str(folder), str(folder.resolve())] if folder is not None else []
     rows = store.con.execute(
         """SELECT source_id, path, side, text, locator, alone, joined FROM line_fragments
            WHERE NOT joined OR parse_dirpath(path) IN (SELECT parse_dirpath(path) FROM line_fragments WHERE NOT joined)
-           ORDER BY source_id, side""").fetchall()
+                 OR list_contains(?, parse_dirpath(path))
+           ORDER BY source_id, side""", [dirs]).fetchall()
     return [Fragment(sid, path, side, bytes(text), loc, alone, joined)
             for sid, path, side, text, loc, alone, joined in rows]
 
@@ -219,8 +221,10 @@ def all_joined(store: Store, source_id: str) -> bool:
     return not store.scalar("SELECT count(*) FROM line_fragments WHERE source_id = ? AND NOT joined", [source_id])
 
 
-def complete_lines(fragments: list[Fragment]) -> Iterator[list[Fragment]]:
-    """Chains of fragments that make whole lines, one fragment of each not joined yet: a trail (or a whole that
+def complete_lines(fragments: list[Fragment],
+                   again: Callable[[list[Fragment]], bool] | None = None) -> Iterator[list[Fragment]]:
+    """Chains of fragments that make whole lines, one fragment of each not joined yet (or any, where `again` says
+    so: a line joined before, read again): a trail (or a whole that
     starts a line: the first file of its folder, or one after a file that ends with a newline), the wholes of the
     next files, the lead of the file after them (none where the last whole ends the data without a newline), in
     the order of the files' names in their folder, and joined bytes that parse as JSON.
@@ -253,7 +257,7 @@ def complete_lines(fragments: list[Fragment]) -> Iterator[list[Fragment]]:
         elif "lead" in nxt or len(chain) < 2 or not _parses(text):
             continue
         # else the line ends where its last piece ends the file: the data's last line, with no newline after it
-        if not all(f.joined for f in chain):
+        if not all(f.joined for f in chain) or (again is not None and again(chain)):
             yield chain
 
 
