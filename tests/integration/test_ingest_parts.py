@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.test_replace_delete import dump
 from tests.support_log import write_support_log
 from tracegym.ingest import fragments
 from tracegym.ingest.pipeline import ingest_paths
@@ -182,6 +183,8 @@ def _byte_cuts(data: bytes, plan: tuple[str, ...], rng: random.Random) -> tuple[
         elif kind == "blank inside":  # the space between two members in the middle of a line, a piece of its own
             space = rng.choice([i for i in range(1, len(data) - 1) if data[i - 1:i + 2] == b', "'])
             cuts += [space, space + 1]
+        elif kind in ("before [", "before {"):  # a piece of a line that opens as a JSON document would
+            cuts.append(rng.choice([i for i in range(1, len(data)) if data[i] == ord(kind[-1]) and data[i - 1] != 10]))
         elif kind == "after newline":
             cuts.append(rng.choice(newlines[:-1]) + 1)
         elif kind == "before newline":
@@ -213,6 +216,10 @@ BYTE_SPLITS = [  # (data, seed, cuts, order of the ingests, --format)
     ("otlp", 6, ("blank piece", "blank inside", "inside"), "shuffled", None),
     ("otlp", 7, ("blank end", "blank piece"), "newest first", "otel-genai"),
     ("chat", 2, ("blank piece", "blank inside", "blank end"), "in order", None),
+    ("chat", 3, ("before [", "before {"), "in order", None),
+    ("chat", 4, ("before [", "before ["), "in order", "openai-chat"),
+    ("otlp", 8, ("before [", "before {", "before ["), "newest first", None),
+    ("otlp", 9, ("before [", "inside"), "shuffled", "otel-genai"),
 ]
 
 
@@ -229,6 +236,8 @@ def test_a_byte_split_ingested_piece_by_piece_stores_the_whole_file(
     paths = _write_pieces(tmp_path / "pieces", data, cuts)
     if "inside" in plan or "no final newline" in plan:
         assert any(b"\n" not in p.read_bytes() for p in paths)
+    for kind in {"before [", "before {"} & set(plan):
+        assert any(p.read_bytes().startswith(kind[-1].encode()) for p in paths)
     if "in a character" in plan:
         assert any(0x80 <= data[c] < 0xC0 for c in cuts)
     runs = {"in order": paths, "newest first": paths[::-1], "shuffled": rng.sample(paths, len(paths))}[order]
@@ -527,3 +536,35 @@ def test_a_later_export_of_a_langfuse_trace_completes_the_earlier_one(tmp_path: 
     assert (later.traces, later.merged, later.conflicts) == (0, 1, 0)
     assert ingest_paths(store, [str(LANGFUSE_DOC)]).files[0].status == "already ingested"
     assert _snapshot(store) == _whole(tmp_path, LANGFUSE_DOC.read_bytes())
+
+
+@pytest.mark.parametrize("order", ["in order", "newest first"])
+def test_replace_of_a_byte_split_files_pieces_leaves_the_store_as_it_was(tmp_path: Path, cli, order: str) -> None:
+    """`ingest --replace` of the pieces of a chat log cut inside a line reads the line joined from them again: the
+    store ends as the first ingest left it; after `traces delete` of every trace, it restores them all. (Newest
+    first, a piece's `sources` row counts what its ingest brought, which differs when the conversations it goes on
+    with are stored already: compared apart from those counts.)"""
+    data, cuts = _byte_cuts(_chat_bytes(tmp_path / "log"), ("inside", "after newline"), random.Random(11))
+    paths = _write_pieces(tmp_path / "pieces", data, cuts)
+    given = [str(p) for p in (paths if order == "in order" else paths[::-1])]
+    db = tmp_path / "s.duckdb"
+
+    def content() -> dict[str, list[str]]:
+        if order == "in order":
+            return dump(db)
+        with open_store(db, read_only=True) as store:
+            sources = sorted(store.con.execute("SELECT source_id, path, format FROM sources").fetchall())
+        return {**dump(db, without={"sources"}), "sources": [repr(row) for row in sources]}
+
+    assert cli("ingest", *given, "--store", db).exit_code == 0
+    first = content()
+    assert len(first["traces"]) >= 4 and any(" + " in row for row in first["sources"])
+    assert cli("ingest", "--replace", *given, "--store", db).exit_code == 0
+    assert content() == first
+    with open_store(db) as store:
+        ids = [t for (t,) in store.con.execute("SELECT trace_id FROM traces").fetchall()]
+    assert cli("traces", "delete", *ids, "--yes", "--store", db).exit_code == 0
+    with open_store(db) as store:
+        assert store.scalar("SELECT count(*) FROM traces") == 0
+    assert cli("ingest", "--replace", *given, "--store", db).exit_code == 0
+    assert content() == first

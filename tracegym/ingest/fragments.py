@@ -22,8 +22,10 @@ ingested, before its own lines are read, as those lines come after them. Each
 complete line is ingested as a one-line file of its own, like any other; its
 fragments are marked joined, and the reports about them are removed (for a file
 that held nothing but fragments, every report about it: what a --format adapter
-made of a piece too). A file of nothing but fragments that no adapter recognises
-is reported as `WAITING`, not as an unknown format; a line's start or end at a
+made of a piece too). A file that opens with the rest of a line the files before it leave open
+(`continues_a_line`) is never read as a JSON document of its own, whatever its piece starts with (`[`, `{`): its
+lines after the piece are JSONL, and with nothing else in it, it waits. A file of nothing but fragments that no
+adapter recognises is reported as `WAITING`, not as an unknown format; a line's start or end at a
 file's edge, as `PIECE` says, until it is joined.
 """
 
@@ -32,7 +34,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -122,12 +124,18 @@ def blank(path: Path, sample: Sample) -> bool:
 def blank_edges(path: Path, data: bytes) -> list[Fragment]:
     """A file of nothing but whitespace: a piece of the line the files before it leave open, when that line's
     bytes so far are not whole JSON (a middle piece without a newline, its end with one); else no fragment."""
-    start = open_line(path)
-    if start is None or not start.strip() or _parses(start):
+    if not continues_a_line(path):
         return []
     if b"\n" in data:
         return [Fragment("", str(path), "lead", data.partition(b"\n")[0], "line 1", alone=True)]
     return [Fragment("", str(path), "whole", data, "file", alone=True)]
+
+
+def continues_a_line(path: Path) -> bool:
+    """Whether the files before `path` in its folder leave a line open whose bytes so far are not whole JSON: the
+    file's first bytes go on with that line."""
+    start = open_line(path)
+    return start is not None and bool(start.strip()) and not _parses(start)
 
 
 def open_line(path: Path) -> bytes | None:
@@ -199,14 +207,16 @@ def keep(store: Store, source_id: str, fragments: list[Fragment]) -> None:
                 [source_id, frag.path, frag.side, frag.text, frag.locator, frag.alone, source_id, frag.side])
 
 
-def pending(store: Store) -> list[Fragment]:
+def pending(store: Store, folder: Path | None = None) -> list[Fragment]:
     """The fragments not joined yet, and the joined ones of their folders: a file whose traces were deleted
     (`traces delete --source`) and that is ingested again keeps its pieces anew, and their neighbours were
-    joined before."""
+    joined before. With `folder`, its joined ones too (`ingest --replace` reads their lines again)."""
+    dirs = [str(folder), str(folder.resolve())] if folder is not None else []
     rows = store.con.execute(
         """SELECT source_id, path, side, text, locator, alone, joined FROM line_fragments
            WHERE NOT joined OR parse_dirpath(path) IN (SELECT parse_dirpath(path) FROM line_fragments WHERE NOT joined)
-           ORDER BY source_id, side""").fetchall()
+                 OR list_contains(?, parse_dirpath(path))
+           ORDER BY source_id, side""", [dirs]).fetchall()
     return [Fragment(sid, path, side, bytes(text), loc, alone, joined)
             for sid, path, side, text, loc, alone, joined in rows]
 
@@ -219,8 +229,10 @@ def all_joined(store: Store, source_id: str) -> bool:
     return not store.scalar("SELECT count(*) FROM line_fragments WHERE source_id = ? AND NOT joined", [source_id])
 
 
-def complete_lines(fragments: list[Fragment]) -> Iterator[list[Fragment]]:
-    """Chains of fragments that make whole lines, one fragment of each not joined yet: a trail (or a whole that
+def complete_lines(fragments: list[Fragment],
+                   again: Callable[[list[Fragment]], bool] | None = None) -> Iterator[list[Fragment]]:
+    """Chains of fragments that make whole lines, one fragment of each not joined yet (or any, where `again` says
+    so: a line joined before, read again): a trail (or a whole that
     starts a line: the first file of its folder, or one after a file that ends with a newline), the wholes of the
     next files, the lead of the file after them (none where the last whole ends the data without a newline), in
     the order of the files' names in their folder, and joined bytes that parse as JSON.
@@ -253,7 +265,7 @@ def complete_lines(fragments: list[Fragment]) -> Iterator[list[Fragment]]:
         elif "lead" in nxt or len(chain) < 2 or not _parses(text):
             continue
         # else the line ends where its last piece ends the file: the data's last line, with no newline after it
-        if not all(f.joined for f in chain):
+        if not all(f.joined for f in chain) or (again is not None and again(chain)):
             yield chain
 
 

@@ -7,6 +7,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
@@ -256,9 +257,11 @@ def ingest_inputs(
     if forced is not None:
         forced.check_options(options)
     summary = IngestSummary(skipped_links=list(inputs.skipped_links))
+    ahead = Counter(p.resolve() for p in inputs.files) if replace else Counter()
     with _memory_capped(store):
         for path in inputs.files:
-            summary.files.extend(_file_and_its_lines(store, path, forced, options, redact, replace))
+            ahead[path.resolve()] -= 1
+            summary.files.extend(_file_and_its_lines(store, path, forced, options, redact, replace, ahead))
             if on_file:
                 on_file(path)
             if store.let_waiters_in():  # the store is held a file at a time while other commands wait for it
@@ -272,12 +275,22 @@ def ingest_inputs(
 
 
 def _file_and_its_lines(store: Store, path: Path, forced: Adapter | None, options: dict[str, Any],
-                        redact: Run | None, replace: bool) -> list[FileResult]:
-    """Ingest one file; the lines that its pieces of lines complete first (see `ingest_file`'s `on_pieces`)."""
+                        redact: Run | None, replace: bool, ahead: Counter[Path]) -> list[FileResult]:
+    """Ingest one file; the lines that its pieces of lines complete first (see `ingest_file`'s `on_pieces`).
+
+    With `replace`, a line joined before from pieces that include this file is read again (and replaced, or
+    restored) when this file is the last of its pieces in the run (`ahead`: the files still to come), as the first
+    ingest read it when its last piece arrived: once, and before the lines that follow it."""
     joined: list[FileResult] = []
+    here = path.resolve()
+
+    def last_of_its_pieces(chain: list[fragments.Fragment]) -> bool:
+        places = {Path(f.path).resolve() for f in chain}
+        return here in places and not any(ahead[p] > 0 for p in places)
 
     def join() -> None:
-        joined.extend(_join_pieces(store, forced, options, redact, replace))
+        again = last_of_its_pieces if replace else None
+        joined.extend(_join_pieces(store, forced, options, redact, replace, again, path.parent if replace else None))
 
     result = ingest_file(store, path, forced, options, redact, replace=replace, restore=replace, on_pieces=join)
     return [*joined, result]
@@ -349,6 +362,11 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     # sees whole. They are bad records, their raw text redacted, as a cut line was before pieces were kept.
     pieces = fragments.edges(path, sample) if redact is None else []
     only_pieces = bool(pieces) and all(f.alone for f in pieces)
+    # A file that opens with the rest of a line the files before it leave open is never read as a document of its
+    # own (a piece may start with `[` or `{`): its lines after the piece are JSONL; with nothing else, it waits.
+    continues = any(f.side != "trail" for f in pieces) and fragments.continues_a_line(path)
+    if continues and not only_pieces:
+        sample = take_sample(path, first_is_piece=True)
     if pieces:
         fragments.keep(store, source_id, pieces)
         if on_pieces is not None:
@@ -357,7 +375,7 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
             return FileResult(label, None, "already ingested")  # as the lines it completed
     if fragments.blank(path, sample):  # nothing any adapter could read, --format or not
         return _blank_file(store, path, label, source_id, bool(pieces), redact)
-    adapter = forced or detect(path, sample)
+    adapter = None if continues and only_pieces else forced or detect(path, sample)
     if adapter is None:
         if not only_pieces:
             return _record_failure(store, label, source_id, "unknown format: no adapter recognised this file",
@@ -413,15 +431,17 @@ def _head(sample: Sample) -> str:
     return sample.head.decode("utf-8", errors="backslashreplace")
 
 
-def _join_pieces(store: Store, forced: Adapter | None, options: dict[str, Any],
-                 redact: Run | None = None, replace: bool = False) -> list[FileResult]:
-    """Ingest the lines that the pieces of lines stored so far complete (see tracegym/ingest/fragments.py)."""
-    pending = fragments.pending(store)
-    if len(pending) < 2 or all(f.joined for f in pending):
+def _join_pieces(store: Store, forced: Adapter | None, options: dict[str, Any], redact: Run | None = None,
+                 replace: bool = False, again: Callable[[list[fragments.Fragment]], bool] | None = None,
+                 folder_of_again: Path | None = None) -> list[FileResult]:
+    """Ingest the lines that the pieces of lines stored so far complete (see tracegym/ingest/fragments.py), and
+    those joined before that `again` picks among the pieces of `folder_of_again`."""
+    pending = fragments.pending(store, folder_of_again)
+    if len(pending) < 2 or (again is None and all(f.joined for f in pending)):
         return []
     results = []
     with tempfile.TemporaryDirectory(prefix="tracegym-joined-") as folder:
-        for chain in fragments.complete_lines(pending):
+        for chain in fragments.complete_lines(pending, again):
             shown = " + ".join(f.path for f in chain)
             result = ingest_file(store, fragments.joined_file(Path(folder), chain), forced, options, redact, shown,
                                  replace, restore=replace)
