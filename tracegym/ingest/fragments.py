@@ -22,10 +22,8 @@ ingested, before its own lines are read, as those lines come after them. Each
 complete line is ingested as a one-line file of its own, like any other; its
 fragments are marked joined, and the reports about them are removed (for a file
 that held nothing but fragments, every report about it: what a --format adapter
-made of a piece too). A file that opens with the rest of a line the files before it leave open
-(`continues_a_line`) is never read as a JSON document of its own, whatever its piece starts with (`[`, `{`): its
-lines after the piece are JSONL, and with nothing else in it, it waits. A file of nothing but fragments that no
-adapter recognises is reported as `WAITING`, not as an unknown format; a line's start or end at a
+made of a piece too). A file of nothing but fragments that no adapter recognises
+is reported as `WAITING`, not as an unknown format; a line's start or end at a
 file's edge, as `PIECE` says, until it is joined.
 """
 
@@ -124,18 +122,12 @@ def blank(path: Path, sample: Sample) -> bool:
 def blank_edges(path: Path, data: bytes) -> list[Fragment]:
     """A file of nothing but whitespace: a piece of the line the files before it leave open, when that line's
     bytes so far are not whole JSON (a middle piece without a newline, its end with one); else no fragment."""
-    if not continues_a_line(path):
+    start = open_line(path)
+    if start is None or not start.strip() or _parses(start):
         return []
     if b"\n" in data:
         return [Fragment("", str(path), "lead", data.partition(b"\n")[0], "line 1", alone=True)]
     return [Fragment("", str(path), "whole", data, "file", alone=True)]
-
-
-def continues_a_line(path: Path) -> bool:
-    """Whether the files before `path` in its folder leave a line open whose bytes so far are not whole JSON: the
-    file's first bytes go on with that line."""
-    start = open_line(path)
-    return start is not None and bool(start.strip()) and not _parses(start)
 
 
 def open_line(path: Path) -> bytes | None:

@@ -59,10 +59,7 @@ class Sample:
     top: Any = None  # for JSON documents: the top-level value when it is an object
 
 
-def take_sample(path: Path, first_is_piece: bool = False) -> Sample:
-    """What detection sees of `path`. `first_is_piece`: its first line is known to be the end of a line cut across
-    files (tracegym/ingest/fragments.py), so the file is JSONL read from its next good line, never a document that
-    the piece happens to open (one that starts with `[` or `{`)."""
+def take_sample(path: Path) -> Sample:
     with path.open("rb") as f:
         head = f.read(SAMPLE_BYTES)
         line, rest = _first_line(f, head)
@@ -70,9 +67,6 @@ def take_sample(path: Path, first_is_piece: bool = False) -> Sample:
         first = loads(line)
     except orjson.JSONDecodeError:
         first = None
-    if first is None and first_is_piece:
-        later = _later_object_line(rest)
-        return Sample(path, head, later, jsonl=later is not None)
     # One JSON value per line: a first line that is an object or an array, with more lines after it.
     # A file that is one short object counts too; a one-line array is a document of items.
     if (isinstance(first, dict) and len(head) < SAMPLE_BYTES) or (isinstance(first, (dict, list)) and rest.strip()):
