@@ -196,8 +196,8 @@ def scenario(root: Path, out: Path) -> None:
 
 def train(rollouts: AsyncRollouts, trainer: Trainer, cluster: Cluster, node_b: Any, facts: dict[str, Any]) -> None:
     """At least STEPS steps; once the bf16 sampler has resynced from its damaged delta and delivered a group, it is
-    held scoring its next one, node B is lost while it holds it, and the steps go on until the replacement has
-    delivered a group and every group handed out before the loss is consumed."""
+    held scoring its next one, node B is lost while it holds it, and the steps go on until both replacements are
+    working and every group handed out before the loss is consumed (`replaced_and_caught_up`)."""
     consumed: list[int] = []
     records: list[Any] = []
     hold = HoldPoint(rollouts.task_set.path)
@@ -289,8 +289,11 @@ def client_server_logs() -> str:
 
 
 def replaced_and_caught_up(rollouts: AsyncRollouts, facts: dict[str, Any], consumed: list[int]) -> bool:
-    replacement = rollouts.stats()["samplers"]["bf16/0"]
-    return ("handed_at_loss" in facts and replacement["process_groups"] > 0
+    """The bf16 replacement has delivered a group, the killed fp32 sampler's replacement has loaded weights (on a
+    loaded machine it starts after the bf16 one), and every group handed out before the loss is consumed."""
+    samplers = rollouts.stats()["samplers"]
+    return ("handed_at_loss" in facts and samplers["bf16/0"]["process_groups"] > 0
+            and samplers["fp32/0"]["version"] is not None
             and set(range(facts["handed_at_loss"])) <= set(consumed))
 
 
