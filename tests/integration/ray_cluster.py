@@ -35,7 +35,7 @@ START_ENV = {
     "RAY_gcs_rpc_server_connect_timeout_s": str(START_WAIT_S),
     "RAY_raylet_start_wait_time_s": str(START_WAIT_S),
     "RAY_DASHBOARD_STARTUP_TIMEOUT_S": str(START_WAIT_S),
-    # The Ray client proxy waits this long for a client's own server to answer (30 s by default; a loaded machine took longer).
+    # How long the Ray client proxy waits for a client's own server (30 s by default: too short under load).
     "RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S": str(START_WAIT_S),
 }
 HEAD_ARGS: dict[str, Any] = {"num_cpus": 0, "include_dashboard": False, "no_monitor": True}
