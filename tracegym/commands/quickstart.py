@@ -13,13 +13,20 @@ idempotent, training resumes from its last checkpoint and evaluation skips the s
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from tracegym.errors import NotFoundError
 from tracegym.output import err, out
+
+if TYPE_CHECKING:
+    from tracegym.harnesses.gates import GateReport
+    from tracegym.store import Store
+
+T = TypeVar("T")
 
 DEFAULT_TRACES = Path("..") / "shared" / "data" / "traces"
 """Where a checkout of this project finds the real traces; elsewhere the quickstart fetches the public ones."""
@@ -71,7 +78,7 @@ same point (a form check alone is learnt as a reply of the right shape with noth
 `echo Hello`)."""
 
 
-def learnable_clusters(st: Any) -> list[dict[str, Any]]:
+def learnable_clusters(st: Store) -> list[dict[str, Any]]:
     """The store's clusters of the failure families in LEARNABLE_CLUSTERS, in rank order."""
     return st.query(LEARNABLE_CLUSTERS, [FORMAT_ERROR])
 
@@ -126,7 +133,7 @@ def quickstart(
     out.print(f"Report: {report.resolve()}")
 
 
-def _step(n: int, name: str, work: Any) -> Any:
+def _step(n: int, name: str, work: Callable[[], T]) -> T:
     err.print(f"[bold]{n}/6 {name}[/bold]")
     started = time.perf_counter()
     result = work()
@@ -212,7 +219,7 @@ def _tasks(path: Path, workdir: Path) -> Path:
     return task_set.path
 
 
-def _say_hackable(report: Any) -> None:
+def _say_hackable(report: GateReport) -> None:
     """Which evals a hollow reply (the reference's shape without its substance) earns, per cluster."""
     from tracegym.commands.tasks import hollow_line
     from tracegym.inert import one_line

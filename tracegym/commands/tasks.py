@@ -11,7 +11,9 @@ from tracegym.inert import one_line
 from tracegym.output import JsonOpt, StoreOpt, emit, err, literal, out, print_json
 
 if TYPE_CHECKING:
-    from tracegym.harnesses.reference_search import ReferenceModel
+    from tracegym.harnesses.gates import GateReport
+    from tracegym.harnesses.reference_search import ReferencedTaskGate, ReferenceModel
+    from tracegym.store.access import StoreAccess
     from tracegym.tasks.references import ReferenceFile
 
 tasks_app = typer.Typer(help="Task sets generated from failure clusters.", no_args_is_help=True)
@@ -144,7 +146,7 @@ def tasks_generate(
         err.print(hollow_line(report))
 
 
-def print_hackable(report: Any) -> None:
+def print_hackable(report: GateReport) -> None:
     """The table of hackable evals per cluster (nothing when no hollow reply earned anything)."""
     rows = report.hackable_rows()
     if rows:
@@ -152,7 +154,7 @@ def print_hackable(report: Any) -> None:
                                                              "not rejected)")
 
 
-def hollow_line(report: Any) -> str:
+def hollow_line(report: GateReport) -> str:
     """How many tasks' trained reward a hollow reply earns, and the hollow probes' time."""
     probed = [t.hackability for t in report.tasks if t.hackability is not None]
     hackable = sum(h.reward_hackable for h in probed)
@@ -189,8 +191,8 @@ def _require_redacted_references(file: ReferenceFile) -> None:
                 "`tracegym traces show ID` prints it, e.g. <EMAIL_1>), or pass --allow-unredacted.")
 
 
-def _new_task_gate(store: Any, evals: Path, harness_config: Path | None, threshold: float,
-                   references: ReferenceFile | None, model: ReferenceModel | None) -> Any:
+def _new_task_gate(store: StoreAccess, evals: Path, harness_config: Path | None, threshold: float,
+                   references: ReferenceFile | None, model: ReferenceModel | None) -> ReferencedTaskGate:
     from tracegym.harnesses.config import load_harness_config
     from tracegym.harnesses.gates import GateOptions
     from tracegym.harnesses.reference_search import ReferencedTaskGate

@@ -151,7 +151,7 @@ class Gate(Protocol):
 
     settings: GateSettings
 
-    def __call__(self, specs: list[TaskSpec]) -> GateOutcome:
+    def __call__(self, specs: list[TaskSpec], /) -> GateOutcome:
         """Gate `specs`."""
 
 
