@@ -10,7 +10,7 @@ but the dashboard agent's HTTP one (`--dashboard_agent_listen_port`, a flag the 
 adds it to the raylet's command line, the same port the agent is told to listen on.
 
 `START_ENV` goes into the scenario's environment (the Ray processes it starts read it): metrics collection off, no
-usage-stats reporting, and Ray's registration and connection timeouts (`RAY_<name>` sets Ray's config entry `name`)
+usage-stats reporting, gRPC's fork handlers off, and Ray's registration and connection timeouts (`RAY_<name>` sets Ray's config entry `name`)
 raised from seconds to minutes. The head starts without the dashboard's web modules (`include_dashboard: False`)
 and without the autoscaler's monitor (`no_monitor`): the scenarios add and remove nodes themselves. A node joins
 without `Cluster.add_node`'s fixed 30 s wait; the scenario waits up to `START_WAIT_S` for it to be alive instead.
@@ -37,6 +37,10 @@ START_ENV = {
     "RAY_DASHBOARD_STARTUP_TIMEOUT_S": str(START_WAIT_S),
     # How long the Ray client proxy waits for a client's own server (30 s by default: too short under load).
     "RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S": str(START_WAIT_S),
+    # gRPC's fork handlers off: the Ray client proxy forks (and execs) a server per client while its gRPC threads
+    # run, and with them on the child sometimes dies before exec (ray-project/ray#63202; here 2 of 45 connections
+    # on a loaded machine, after which the client waits forever). docs/ray.md tells users the same for their head.
+    "GRPC_ENABLE_FORK_SUPPORT": "false",
 }
 HEAD_ARGS: dict[str, Any] = {"num_cpus": 0, "include_dashboard": False, "no_monitor": True}
 
