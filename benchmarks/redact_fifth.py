@@ -1226,7 +1226,8 @@ def generate() -> Iterator[Case]:
             slot = with_transcript_digits(rng, slot, name)
             text, is_json = carrier(rng, slot)
             secret = quote(slot.made.secret, safe="") if name == "access_log" else slot.made.secret
-            if not is_json and i % 3 == 0:
+            if not is_json and (i + i // len(CARRIERS)) % 3 == 0:  # a third of each carrier's cases, not a third of
+                # the carriers (their count is a multiple of 3)
                 carried, is_json, name = json.dumps({"tool": name, "output": text}), True, name + ".json"
             else:
                 carried = text
