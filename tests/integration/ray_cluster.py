@@ -10,10 +10,11 @@ but the dashboard agent's HTTP one (`--dashboard_agent_listen_port`, a flag the 
 adds it to the raylet's command line, the same port the agent is told to listen on.
 
 `START_ENV` goes into the scenario's environment (the Ray processes it starts read it): metrics collection off, no
-usage-stats reporting, gRPC's fork handlers off, and Ray's registration and connection timeouts (`RAY_<name>` sets Ray's config entry `name`)
-raised from seconds to minutes. The head starts without the dashboard's web modules (`include_dashboard: False`)
-and without the autoscaler's monitor (`no_monitor`): the scenarios add and remove nodes themselves. A node joins
-without `Cluster.add_node`'s fixed 30 s wait; the scenario waits up to `START_WAIT_S` for it to be alive instead.
+usage-stats reporting, gRPC's fork handlers off, and Ray's registration and connection timeouts (`RAY_<name>` sets
+Ray's config entry `name`) raised from seconds to minutes. The head starts without the dashboard's web modules
+(`include_dashboard: False`) and without the autoscaler's monitor (`no_monitor`): the scenarios add and remove nodes
+themselves. A node joins without `Cluster.add_node`'s fixed 30 s wait; the scenario waits up to `START_WAIT_S` for
+it to be alive instead.
 """
 
 from __future__ import annotations
