@@ -183,6 +183,8 @@ def _byte_cuts(data: bytes, plan: tuple[str, ...], rng: random.Random) -> tuple[
         elif kind == "blank inside":  # the space between two members in the middle of a line, a piece of its own
             space = rng.choice([i for i in range(1, len(data) - 1) if data[i - 1:i + 2] == b', "'])
             cuts += [space, space + 1]
+        elif kind in ("before [", "before {"):  # a piece of a line that opens as a JSON document would
+            cuts.append(rng.choice([i for i in range(1, len(data)) if data[i] == ord(kind[-1]) and data[i - 1] != 10]))
         elif kind == "after newline":
             cuts.append(rng.choice(newlines[:-1]) + 1)
         elif kind == "before newline":
@@ -214,6 +216,12 @@ BYTE_SPLITS = [  # (data, seed, cuts, order of the ingests, --format)
     ("otlp", 6, ("blank piece", "blank inside", "inside"), "shuffled", None),
     ("otlp", 7, ("blank end", "blank piece"), "newest first", "otel-genai"),
     ("chat", 2, ("blank piece", "blank inside", "blank end"), "in order", None),
+    ("chat", 3, ("before [", "before {"), "in order", None),
+    ("chat", 4, ("before [", "before ["), "in order", "openai-chat"),
+    ("chat", 5, ("before [", "before {", "inside"), "newest first", None),
+    ("otlp", 8, ("before [", "before {", "before ["), "newest first", None),
+    ("otlp", 9, ("before [", "inside"), "shuffled", "otel-genai"),
+    ("otlp", 10, ("before {", "before [", "before {"), "in order", "otel-genai"),
 ]
 
 
@@ -232,11 +240,14 @@ def test_a_byte_split_ingested_piece_by_piece_stores_the_whole_file(
         assert any(b"\n" not in p.read_bytes() for p in paths)
     if "in a character" in plan:
         assert any(0x80 <= data[c] < 0xC0 for c in cuts)
+    for kind in {"before [", "before {"} & set(plan):
+        assert any(p.read_bytes().startswith(kind[-1].encode()) for p in paths)
     runs = {"in order": paths, "newest first": paths[::-1], "shuffled": rng.sample(paths, len(paths))}[order]
     store = open_store(tmp_path / "pieces.duckdb")
     summaries = [ingest_paths(store, [str(p)], fmt=fmt) for p in runs]
     assert store.con.execute("SELECT path, locator, error FROM ingest_errors").fetchall() == []
     assert store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 0
+    assert store.scalar("SELECT sum(n_errors) FROM sources") == 0
     whole = _whole(tmp_path, data)
     assert _snapshot(store) == whole
     _assert_counts_add_up(store, summaries)

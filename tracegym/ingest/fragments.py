@@ -319,10 +319,14 @@ def settle_reports(con: duckdb.DuckDBPyConnection, source_id: str) -> int:
 
 def mark_joined(store: Store, chain: list[Fragment]) -> None:
     """The chain's fragments are one line now: take them off the pending list, and their reports out of
-    ingest_errors (the fragment's line; every report about the file, when it held nothing else)."""
+    ingest_errors (the fragment's line; every report about the file, when it held nothing else) and out of the
+    error count its `sources` row keeps."""
     with store.transaction() as con:
         for frag in chain:
             con.execute("UPDATE line_fragments SET joined = true WHERE source_id = ? AND side = ?",
                         [frag.source_id, frag.side])
-            con.execute("DELETE FROM ingest_errors WHERE source_id = ? AND (locator = ? OR ?)",
-                        [frag.source_id, frag.locator, frag.alone])
+            removed = len(con.execute(
+                "DELETE FROM ingest_errors WHERE source_id = ? AND (locator = ? OR ?) RETURNING 1",
+                [frag.source_id, frag.locator, frag.alone]).fetchall())
+            con.execute("UPDATE sources SET n_errors = greatest(n_errors - ?, 0) WHERE source_id = ?",
+                        [removed, frag.source_id])
