@@ -183,6 +183,8 @@ def _byte_cuts(data: bytes, plan: tuple[str, ...], rng: random.Random) -> tuple[
         elif kind == "blank inside":  # the space between two members in the middle of a line, a piece of its own
             space = rng.choice([i for i in range(1, len(data) - 1) if data[i - 1:i + 2] == b', "'])
             cuts += [space, space + 1]
+        elif kind in ("before [", "before {"):  # a piece of a line that opens as a JSON document would
+            cuts.append(rng.choice([i for i in range(1, len(data)) if data[i] == ord(kind[-1]) and data[i - 1] != 10]))
         elif kind == "after newline":
             cuts.append(rng.choice(newlines[:-1]) + 1)
         elif kind == "before newline":
@@ -214,6 +216,12 @@ BYTE_SPLITS = [  # (data, seed, cuts, order of the ingests, --format)
     ("otlp", 6, ("blank piece", "blank inside", "inside"), "shuffled", None),
     ("otlp", 7, ("blank end", "blank piece"), "newest first", "otel-genai"),
     ("chat", 2, ("blank piece", "blank inside", "blank end"), "in order", None),
+    ("chat", 3, ("before [", "before {"), "in order", None),
+    ("chat", 4, ("before [", "before ["), "in order", "openai-chat"),
+    ("chat", 5, ("before [", "before {", "inside"), "in order", None),
+    ("otlp", 8, ("before [", "before {", "before ["), "newest first", None),
+    ("otlp", 9, ("before [", "inside"), "shuffled", "otel-genai"),
+    ("otlp", 10, ("before {", "before [", "before {"), "in order", "otel-genai"),
 ]
 
 
@@ -232,11 +240,14 @@ def test_a_byte_split_ingested_piece_by_piece_stores_the_whole_file(
         assert any(b"\n" not in p.read_bytes() for p in paths)
     if "in a character" in plan:
         assert any(0x80 <= data[c] < 0xC0 for c in cuts)
+    for kind in {"before [", "before {"} & set(plan):
+        assert any(p.read_bytes().startswith(kind[-1].encode()) for p in paths)
     runs = {"in order": paths, "newest first": paths[::-1], "shuffled": rng.sample(paths, len(paths))}[order]
     store = open_store(tmp_path / "pieces.duckdb")
     summaries = [ingest_paths(store, [str(p)], fmt=fmt) for p in runs]
     assert store.con.execute("SELECT path, locator, error FROM ingest_errors").fetchall() == []
     assert store.scalar("SELECT count(*) FROM line_fragments WHERE NOT joined") == 0
+    assert store.scalar("SELECT sum(n_errors) FROM sources") == 0
     whole = _whole(tmp_path, data)
     assert _snapshot(store) == whole
     _assert_counts_add_up(store, summaries)
@@ -244,6 +255,37 @@ def test_a_byte_split_ingested_piece_by_piece_stores_the_whole_file(
     again = ingest_paths(store, [str(p) for p in paths], fmt=fmt)
     assert {f.status for f in again.files} <= {"already ingested", "blank"}  # a blank piece has nothing to store
     assert _snapshot(store) == whole
+
+
+@pytest.mark.parametrize(("doc", "pretty"), [("anthropic/conversations.json", False),
+                                             ("anthropic/conversations.json", True), ("otel/current.json", False)])
+def test_a_document_after_an_unfinished_line_is_read_as_its_own(tmp_path: Path, doc: str, pretty: bool) -> None:
+    """A chat log whose last line was cut off inside a string (the start of a JSON value, so the line is open),
+    and after it in its folder a JSON document that opens with `[` or `{`: the document is no piece of that line
+    (the line and it are no JSON, nor the start of any), so it is read as the whole document it is, with nothing
+    reported about it; the cut line waits as the start of a line."""
+    log = _chat_bytes(tmp_path / "log")
+    last = log.rindex(b"\n", 0, len(log) - 1) + 1
+    cut = log.index(b'"content": "', last) + len('"content": "So')
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a-chat.jsonl").write_bytes(log[:cut])
+    value = json.loads((FIXTURES / doc).read_text())
+    text = json.dumps(value, indent=2) if pretty else json.dumps(value)
+    (folder / "b-doc.json").write_text(text)
+    assert fragments._json_start(log[last:cut]) and not fragments.continues_a_line(folder / "b-doc.json")
+    store = open_store(tmp_path / "s.duckdb")
+    ingest_paths(store, [str(folder)])
+    assert store.con.execute("SELECT parse_filename(path), locator, error FROM ingest_errors").fetchall() == [
+        ("a-chat.jsonl", f"line {log[:cut].count(10) + 1}", fragments.PIECE["trail"])]
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "alone" / "doc.json").write_text(text)
+    alone = open_store(tmp_path / "alone.duckdb")
+    ingest_paths(alone, [str(tmp_path / "alone" / "doc.json")])
+    mixed, own = _snapshot(store), _snapshot(alone)
+    assert own["traces"] and own["messages"]
+    for table, rows in own.items():
+        assert set(rows) <= set(mixed[table]), table
 
 
 @pytest.mark.slow

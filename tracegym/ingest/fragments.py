@@ -22,7 +22,11 @@ ingested, before its own lines are read, as those lines come after them. Each
 complete line is ingested as a one-line file of its own, like any other; its
 fragments are marked joined, and the reports about them are removed (for a file
 that held nothing but fragments, every report about it: what a --format adapter
-made of a piece too). A file of nothing but fragments that no adapter recognises
+made of a piece too, and the errors its `sources` row counts). A piece that opens
+as a document would (a cut just before a `[` or `{` inside a line) is told from a
+document by the line's bytes (`continues_a_line`), never by its first byte: a
+document after a file whose last line is unfinished stays a document. A file of
+nothing but fragments that no adapter recognises (or one that continues a line)
 is reported as `WAITING`, not as an unknown format; a line's start or end at a
 file's edge, as `PIECE` says, until it is joined.
 """
@@ -130,6 +134,61 @@ def blank_edges(path: Path, data: bytes) -> list[Fragment]:
     return [Fragment("", str(path), "whole", data, "file", alone=True)]
 
 
+def continues_a_line(path: Path) -> bool:
+    """Whether `path` opens with the rest of a line that the files before it in its folder leave open, shown by
+    the line's bytes, not by the file's first byte: the open line's start followed by the file's bytes up to its
+    first newline (through the next files of its folder while they hold none) parse as one JSON value or, where
+    the folder's files end before a newline does, are the start of one (a piece whose next piece is not written
+    yet). A document of its own after an unfinished line fails both: `}` + `[...]` and `{"a": "b` + `[{"c"…` are
+    no JSON, nor the start of any."""
+    start = open_line(path)
+    if start is None or not start.strip() or _parses(start):
+        return False
+    rest, ended = _until_newline(path)
+    return _parses(start + rest) or (not ended and _json_start(start + rest))
+
+
+def _until_newline(path: Path) -> tuple[bytes, bool]:
+    """The bytes from the start of `path` up to its first newline, read on through the next files of its folder
+    while they hold none (up to MAX_CHAIN files, MAX_RECORD_BYTES), and whether a newline ended them."""
+    names: dict[Path, list[str]] = {}
+    place = _place(path, names)
+    files = [path] if place is None else [place[0] / n for n in names[place[0]][place[1]:place[1] + MAX_CHAIN]]
+    text = b""
+    for file in files:
+        try:
+            with file.open("rb") as f:
+                line = f.readline(MAX_RECORD_BYTES - len(text))
+        except OSError:
+            break
+        text += line
+        if line.endswith(b"\n") or len(text) >= MAX_RECORD_BYTES:
+            return text.rstrip(b"\r\n"), True
+    return text, False
+
+
+def _json_start(text: bytes) -> bool:
+    """Whether `text` is the start of a JSON value: the parser reads it to its very end without a fault (a UTF-8
+    character cut at the end left out)."""
+    text = _without_cut_character(text)
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError as e:
+        return e.msg == "unexpected end of data" and e.pos == len(e.doc)  # pos counts characters, as doc does
+    return True
+
+
+def _without_cut_character(text: bytes) -> bytes:
+    """`text` less the first bytes of a UTF-8 character cut at its end."""
+    for back in range(1, min(4, len(text)) + 1):
+        byte = text[-back]
+        if byte < 0x80:
+            return text
+        if byte >= 0xC0:  # the character's first byte: how many it needs
+            return text[:-back] if (2 if byte < 0xE0 else 3 if byte < 0xF0 else 4) > back else text
+    return text
+
+
 def open_line(path: Path) -> bytes | None:
     """The start of the line that the files before `path` in its folder leave open: their bytes after the last
     newline among them; None where no file comes before it, or one before it is empty or unreadable (it says
@@ -143,17 +202,33 @@ def open_line(path: Path) -> bytes | None:
     for name in reversed(names[folder][:index]):
         try:
             with (folder / name).open("rb") as f:
-                f.seek(max(0, f.seek(0, os.SEEK_END) - MAX_RECORD_BYTES))
-                tail = f.read()
+                last = _last_line(f)
         except OSError:
             return None
-        if not tail:
+        if last is None:
             return None
-        _, newline, last = tail.rpartition(b"\n")
-        text = last + text
-        if newline:
+        text = last[0] + text
+        if last[1]:
             break
     return text
+
+
+def _last_line(f: BinaryIO) -> tuple[bytes, bool] | None:
+    """The bytes of `f` after its last newline (at most MAX_RECORD_BYTES), and whether a newline comes before them;
+    None for an empty file. Read backwards in blocks: a large file that ends with a newline costs one block."""
+    pos = f.seek(0, os.SEEK_END)
+    if pos == 0:
+        return None
+    text = b""
+    while pos > 0 and len(text) < MAX_RECORD_BYTES:
+        step = min(1 << 16, pos)
+        pos -= step
+        f.seek(pos)
+        _, newline, last = f.read(step).rpartition(b"\n")
+        text = last + text
+        if newline:
+            return text, True
+    return text, False
 
 
 def _big_file_edges(path: Path) -> list[Fragment]:
@@ -319,10 +394,14 @@ def settle_reports(con: duckdb.DuckDBPyConnection, source_id: str) -> int:
 
 def mark_joined(store: Store, chain: list[Fragment]) -> None:
     """The chain's fragments are one line now: take them off the pending list, and their reports out of
-    ingest_errors (the fragment's line; every report about the file, when it held nothing else)."""
+    ingest_errors (the fragment's line; every report about the file, when it held nothing else) and out of the
+    error count its `sources` row keeps."""
     with store.transaction() as con:
         for frag in chain:
             con.execute("UPDATE line_fragments SET joined = true WHERE source_id = ? AND side = ?",
                         [frag.source_id, frag.side])
-            con.execute("DELETE FROM ingest_errors WHERE source_id = ? AND (locator = ? OR ?)",
-                        [frag.source_id, frag.locator, frag.alone])
+            removed = len(con.execute(
+                "DELETE FROM ingest_errors WHERE source_id = ? AND (locator = ? OR ?) RETURNING 1",
+                [frag.source_id, frag.locator, frag.alone]).fetchall())
+            con.execute("UPDATE sources SET n_errors = greatest(n_errors - ?, 0) WHERE source_id = ?",
+                        [removed, frag.source_id])

@@ -362,6 +362,13 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
     # sees whole. They are bad records, their raw text redacted, as a cut line was before pieces were kept.
     pieces = fragments.edges(path, sample) if redact is None else []
     only_pieces = bool(pieces) and all(f.alone for f in pieces)
+    # A piece that continues the line the files before it leave open may open as a document would (`[`, `{`):
+    # shown to be a piece by that line's bytes, it is never read as one. Its lines after it are JSONL; with none,
+    # it waits, whatever adapter --format names.
+    continues = (not sample.jsonl and any(f.side != "trail" for f in pieces)
+                 and fragments.continues_a_line(path))
+    if continues and not only_pieces:
+        sample = take_sample(path, first_is_piece=True)
     if pieces:
         fragments.keep(store, source_id, pieces)
         if on_pieces is not None:
@@ -370,7 +377,7 @@ def ingest_file(store: Store, path: Path, forced: Adapter | None, options: dict[
             return FileResult(label, None, "already ingested")  # as the lines it completed
     if fragments.blank(path, sample):  # nothing any adapter could read, --format or not
         return _blank_file(store, path, label, source_id, bool(pieces), redact)
-    adapter = forced or detect(path, sample)
+    adapter = None if continues and only_pieces else forced or detect(path, sample)
     if adapter is None:
         if not only_pieces:
             return _record_failure(store, label, source_id, "unknown format: no adapter recognised this file",

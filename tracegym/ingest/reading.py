@@ -59,10 +59,15 @@ class Sample:
     top: Any = None  # for JSON documents: the top-level value when it is an object
 
 
-def take_sample(path: Path) -> Sample:
+def take_sample(path: Path, first_is_piece: bool = False) -> Sample:
+    """What detection sees of `path`. `first_is_piece`: its first line is known to be the end of a line cut across
+    files (`fragments.continues_a_line`), so the file is JSONL, sampled from its next good line, never a document
+    that the piece happens to open (one that starts with `[` or `{`)."""
     with path.open("rb") as f:
         head = f.read(SAMPLE_BYTES)
         line, rest = _first_line(f, head)
+    if first_is_piece:
+        return Sample(path, head, _later_object_line(rest), jsonl=True)
     try:
         first = loads(line)
     except orjson.JSONDecodeError:
