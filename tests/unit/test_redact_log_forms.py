@@ -103,7 +103,7 @@ KEY_FORMS = [
     (f"pagerduty_routing_key = \"{HEX32}\"", HEX32),
     (f"webhook_secret: {HEX40}", HEX40),
     (f"ENCRYPTION_KEY={SESSION}", SESSION),
-    (f"client_secret='Pw2/Xr8Lk4Tq1Nv7/Mb3Jd6Hs'", "Pw2/Xr8Lk4Tq1Nv7/Mb3Jd6Hs"),
+    ("client_secret='Pw2/Xr8Lk4Tq1Nv7/Mb3Jd6Hs'", "Pw2/Xr8Lk4Tq1Nv7/Mb3Jd6Hs"),
     (f"signingKey: {SESSION}", SESSION),
     (f"$ admin login --signing-secret '{SESSION}'", SESSION),
     (f'deploy --encryption-key="{SESSION}"', SESSION),

@@ -5,7 +5,8 @@ Every pattern is written in the syntax RE2 and Python's `re` share (no look-arou
 same text serves twice: all patterns joined are the RE2 prefilter that pyarrow runs over a whole column in C++,
 and each alone runs in Python on the few strings the prefilter lets through. Where a rule needs context around
 its value (a label, a word boundary RE2 cannot express), the value is the named group `v`; the rest of the match
-is context and stays. Separators allow a line break, so a value wrapped over lines is still found; `\\n` (a
+is context and stays (a pattern with alternative forms of the value names them `v`, `w`, `x`: the first that took
+part is the value). Separators allow a line break, so a value wrapped over lines is still found; `\\n` (a
 backslash and an n) is a line break inside a JSON string, as tool arguments and results store it.
 """
 
@@ -109,6 +110,10 @@ _HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
 _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
                 r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
+
+
+WORD_TRIGGERED = frozenset({"phone_national", "secret_prose", "password", "date_of_birth", "ssn"})
+"""Rules whose triggers open with a list of words: the prefilter runs them in a pass of their own."""
 
 
 @dataclass(frozen=True)
@@ -240,7 +245,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="HTTP basic credentials wherever `Basic` precedes them (HAR, header maps): base64 of "
                      "user:password"),
     Rule("credential_header", "SECRET", rf"{_CRED_HEADER}{_HEADER_AFTER}(?P<v>[A-Za-z0-9+/_.=~-]{{16,512}})",
-         trigger=_CRED_HEADER, validator=v.labelled_key,
+         trigger=r"(?i:-key|-token|-secret|-signature|-auth|apikey)", validator=v.labelled_key,
          description="credentials in HTTP headers (X-Api-Key, X-Auth-Token, X-*-Token, DD-API-KEY) as raw "
                      "requests, curl -H, header maps and HAR write them"),
     Rule("session_cookie", "TOKEN",
@@ -253,27 +258,26 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{0,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
          trigger=r"://[^\s/@]*:[^\s/@]+@", validator=v.url_password,
          description="passwords in URLs and connection strings (scheme://user:password@host)"),
-    Rule("password", "PASSWORD", rf"(?:{_PW_LABEL}{_PW_AFTER}|{_PW_SHELL})\\?\"(?P<v>[^\"\\\n]{{4,128}})\\?\"",
-         trigger=_PW_TRIGGER, validator=v.password,
-         description="passwords in double quotes after a password label, symbols and spaces included"),
-    Rule("password", "PASSWORD", rf"(?:{_PW_LABEL}{_PW_AFTER}|{_PW_SHELL})'(?P<v>[^'\\\n]{{4,128}})'",
-         trigger=_PW_TRIGGER, validator=v.password,
-         description="passwords in single quotes after a password label, symbols and spaces included"),
     Rule("password", "PASSWORD",
-         rf"(?:^|[\s\"'`])[A-Za-z0-9_.-]*{_PW_LABEL}[ \t]*=[ \t]*(?P<v>[^\s\"'`\\]{{3,127}}[^\s\"'`\\,;)\]}}.])",
-         trigger=_PW_TRIGGER, validator=v.password,
+         rf"(?:^|[\s\"'`])[A-Za-z0-9_.-]*{_PW_LABEL}[ \t]*=[ \t]*"
+         rf"(?P<v>[^\s\"'`\\]{{3,127}}[^\s\"'`\\,;)\]}}.])",
+         trigger=r"(?i:pass|pwd)[A-Za-z]*[ \t]*=[ \t]*[^\s\"'`\\,;(){}\[\]<>]*[,;(){}\[\]<>][^\s\"'`\\]",
+         validator=v.password,
          description="unquoted passwords after `name=` with symbols in them (env files, Java properties, log "
                      "key=value)"),
     Rule("password", "PASSWORD",
          rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)[ \t]*=[ \t]*|{_PW_SHELL}|"
          rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
-         r"\\?[\"']?(?P<v>[^\s\"',;(){}\[\]<>\\]{4,128})",
+         r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|'(?P<w>[^'\\\n]{4,128})'|"
+         r"\\?[\"']?(?P<x>[^\s\"',;(){}\[\]<>\\]{4,128}))",
          trigger=_PW_TRIGGER, validator=v.password,
-         description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose)"),
+         description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose); "
+                     "a quoted one whole, symbols and spaces included"),
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\s*[:=]\s*\\?[\"']?|[ \t]+\\?[\"']?)[A-Za-z0-9+/_.=-]{16}",
+         trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\s*[:=]\s*\\?[\"']?|[ \t]+\\?[\"']?)"
+                 r"[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
     Rule("labelled_key", "SECRET",
          rf"{_KEY_LABELS}\\?[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?)\\?[\"']?"
@@ -289,9 +293,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=]{{1,15}}){{0,2}}?(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=]{{1,15}}){{0,2}}?"
+         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)"
          r"\\?[\"'`]?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=rf"(?:{_KEY_WORDS})[^\n]{{0,40}}[A-Za-z0-9+/_.=-]{{16}}", validator=v.prose_secret,
+         trigger=rf"(?:{_KEY_WORDS})[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])", validator=v.prose_secret,
          reject=_HEX_NOT_KEY,
          description="a random key after a word for key, token or secret in prose, in other languages too "
                      "(\"le secret client est …\", \"unser Token ist …\", \"esta es la clave: …\")"),
@@ -337,10 +342,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number,
          description="payment card numbers (issuer ranges and lengths, Luhn)"),
     Rule("card", "CARD",
-         r"(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta|pan\b)[^\d\n]{0,30}"
-         r"(?P<v>\d(?:[ ._-]{0,2}\d){11,18})(?:$|[^\w-])",
-         trigger=r"(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta|pan)[^\d\n]{0,30}\d{2}",
-         validator=v.card_number_any_grouping,
+         r"(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta)[^\d\n]{0,30}"
+         rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-])",
+         trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number_any_grouping,
          description="payment card numbers after a word naming a card, in any grouping (OCR, hand-typed)"),
     Rule("phone", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)|\d{{1,4}})"
