@@ -1,6 +1,6 @@
 """Finding sensitive values in text: the rules' patterns, validators, the allow-list and overlap resolution.
 
-`Detector.find_column` prefilters a whole Arrow column with RE2 in C++ (every rule's trigger joined), then runs
+`Detector.find_column` prefilters a whole Arrow column with RE2 in C++ (the rules' triggers joined), then runs
 the rules whose trigger matched, in Python, on the few texts left. A text holding invisible characters,
 full-width forms or escapes is read twice: as written, and normalized (tracegym/redact/disguise.py) with its
 findings mapped back to the original. A finding's span never starts inside an escape (`\\n`, `\\"`) or ends on a
@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.disguise import TRIGGER, Normalized, normalize
-from tracegym.redact.rules import BUILTIN_RULES, CELL_TRIGGER, CONTEXT_WORDS, Rule
+from tracegym.redact.rules import BUILTIN_RULES, CELL_TRIGGER, CONTEXT_WORDS, WORD_TRIGGERED, Rule
 
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
 """What redaction writes: never a finding itself, so that redacting twice changes nothing."""
@@ -27,6 +27,8 @@ CACHE_ENTRIES = 50_000
 CACHE_TEXT_CHARS = 20_000
 _JSON_BREAK = re.compile(r"\\[nrt]")
 _CONTEXT_WORD = re.compile(CONTEXT_WORDS, re.ASCII)
+_VALUE_GROUPS = ("v", "w", "x")
+"""A rule's value: group `v`, or `w`/`x` in the alternatives of a rule that writes its value in several forms."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +58,13 @@ class Detector:
         user = [Rule(r.name, r.label, r.pattern, description=r.description) for r in config.rules]
         self.rules: tuple[Rule, ...] = tuple(r for r in BUILTIN_RULES if r.name not in config.disable) + tuple(user)
         self.rank = {r: i for i, r in enumerate(self.rules)}
-        self.prefilter = "|".join(f"(?:{r.trigger})" for r in self.rules) + f"|(?:{TRIGGER})"
+        triggers = list(dict.fromkeys(r.trigger or r.pattern for r in self.rules))
+        worded = {r.trigger for r in self.rules if r.name in WORD_TRIGGERED}
+        self.prefilters = tuple("|".join(f"(?:{t})" for t in part) for part in (
+            [t for t in triggers if t not in worded] + [TRIGGER], [t for t in triggers if t in worded]) if part)
+        """The triggers joined, in two RE2 passes: those that open with a list of words in many languages
+        (labels of phone numbers, passwords, keys) apart from the literal prefixes and digit runs, as joined
+        they outgrow RE2's DFA budget and one pass takes twice as long as the two."""
         self.cache: dict[str, list[Finding]] | None = {}
         """Findings of texts seen before (None: off). Logs repeat texts a lot: chat-completion logs send the
         whole conversation again with every request, and system prompts, tool schemas and lookups recur."""
@@ -68,8 +76,10 @@ class Detector:
         """A boolean mask: true where some rule's trigger matches, or a table's header names a context word
         (a pass of its own: joined with the triggers it makes RE2's automaton five times slower); null stays
         false."""
-        rules = pc.fill_null(pc.match_substring_regex(column, pattern=self.prefilter), False)
-        return pc.or_(rules, pc.fill_null(pc.match_substring_regex(column, pattern=CELL_TRIGGER), False))
+        mask = pc.fill_null(pc.match_substring_regex(column, pattern=CELL_TRIGGER), False)
+        for prefilter in self.prefilters:
+            mask = pc.or_(mask, pc.fill_null(pc.match_substring_regex(column, pattern=prefilter), False))
+        return mask
 
     def find_column(self, column: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, str, list[Finding]]]:
         """(row, text, findings) for the rows of a string column where something was found.
@@ -104,7 +114,9 @@ class Detector:
         """For each text, the rules whose trigger matches it (one RE2 pass per rule over all the texts)."""
         if not len(texts):
             return []
-        hits = [pc.match_substring_regex(texts, pattern=r.trigger).to_pylist() for r in self.rules]
+        by_trigger = {t: pc.match_substring_regex(texts, pattern=t).to_pylist()
+                      for t in dict.fromkeys(r.trigger for r in self.rules)}  # rules that share one run it once
+        hits = [by_trigger[r.trigger] for r in self.rules]
         return [[r for r, hit in zip(self.rules, hits, strict=True) if hit[j]] for j in range(len(texts))]
 
     def _remember(self, text: str, found: list[Finding]) -> None:
@@ -181,8 +193,10 @@ def _value_span(rule: Rule, m: re.Match[str]) -> tuple[int, int] | None:
     if rule.reject_regex is not None and rule.reject_regex.search(m.group()):
         return None
     if "v" in m.re.groupindex:
-        start, end = m.span("v")
-        return None if start < 0 else (start, end)
+        for name in _VALUE_GROUPS:
+            if name in m.re.groupindex and m.start(name) >= 0:
+                return m.span(name)
+        return None
     return m.span()
 
 

@@ -5,7 +5,8 @@ Every pattern is written in the syntax RE2 and Python's `re` share (no look-arou
 same text serves twice: all patterns joined are the RE2 prefilter that pyarrow runs over a whole column in C++,
 and each alone runs in Python on the few strings the prefilter lets through. Where a rule needs context around
 its value (a label, a word boundary RE2 cannot express), the value is the named group `v`; the rest of the match
-is context and stays. Separators allow a line break, so a value wrapped over lines is still found; `\\n` (a
+is context and stays (a pattern with alternative forms of the value names them `v`, `w`, `x`: the first that took
+part is the value). Separators allow a line break, so a value wrapped over lines is still found; `\\n` (a
 backslash and an n) is a line break inside a JSON string, as tool arguments and results store it.
 """
 
@@ -22,7 +23,7 @@ Validator = Callable[[str], bool | int]
 
 # A value separator inside a grouped number: space, dash, or a line break (raw, or escaped inside JSON text).
 _SEP = r"(?:[ \t-]|\\?\r?\n|\\n)"
-_GAP = r"(?:[ ]|\\?\r?\n|\\n)"  # between an IBAN's groups of four
+_GAP = r"(?:[ .-]|\\?\r?\n|\\n)"  # between an IBAN's groups of four: space, dash, dot
 _PSEP = r"(?:[ .-]|\\?\r?\n|\\n)"  # between a phone number's groups
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _DATE = (r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})|"
@@ -30,7 +31,8 @@ _DATE = (r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 # Labels whose value is a credential, as keys in JSON, YAML, env files and code.
 _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|private[_ -]?key|client[_ -]?secret|"
-                 r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|secret|token|credentials?)")
+                 r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|secret|token|credentials?|[_.-]key|"
+                 r"[a-z0-9]Key)")
 # Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key).
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
@@ -42,14 +44,14 @@ _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|passwort|kennwort
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass).
 _PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass)|[a-z0-9]Pass)"
 # "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
-_IS = r"(?i:is|ist|est|es|é|è|är|er)"
+_IS = r"(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)"
 # Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "reset to", a tag's `>`.
 _PW_AFTER = (rf"\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?)?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
-             rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>)")
+             rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|[ \t]*[は：][ \t]*)")
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
 # `curl -u user:password`, `sshpass -p X`, `mysql … -pX` (with no space: `-p X` prompts and names a database).
-_PW_SHELL = (rf"-{{1,2}}[A-Za-z-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
+_PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
              r"(?:^|[ \t\"'])(?:-u|--user)[ \t=]+\\?[\"']?[^\s:\"'\\]{1,64}:|"
              r"\bsshpass[ \t]+-p[ \t]*|\bmysql(?:dump|admin|sh)?[ \t][^\n|;&]{0,80}?[ \t]-p")
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
@@ -71,7 +73,10 @@ _CSEP = r"(?:[ \t._+-]|\\?\r?\n|\\n)"  # between a card's groups: dots, undersco
 _PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                 r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                 r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
-                r"cellulare|tlf|tfno|telf|fisso)(?:[_ -]?(?i:number|no|nr|num))?\b")
+                r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|"
+                r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
+                r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|zadzwo[nń])"
+                r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?\b")
 _PHONE_CJK = r"(?:電話(?:番号)?|携帯(?:電話)?|連絡先)"
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CJK})"
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
@@ -85,6 +90,30 @@ CELL_TRIGGER = rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,
 """A text that may hold a table with such a column (RE2 and Python syntax alike)."""
 # A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
 _FLAG = r"--[A-Za-z0-9-]*"
+# An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
+# X-*-Token/-Key/-Secret/-Signature, DD-API-KEY, DD-APPLICATION-KEY.
+_CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth)|api-?key|auth-token|"
+                r"[a-z]{2,12}-(?:api|application|app)-key)")
+# Where a header's value follows its name: `Name: v`, `"Name": "v"`, `'Name': ['v']` (Python, Go maps), and the
+# HAR form `{"name": "Name", "value": "v"}`.
+_HEADER_AFTER = (r"\\?[\"']?(?:[ \t]*[:=][ \t]*\[?[ \t]*|[ \t]*,[ \t]*\\?[\"'](?i:value)\\?[\"'][ \t]*:[ \t]*)"
+                 r"\\?[\"']?")
+# A cookie that holds a session or a credential (RFC 6265 `name=value`): session, sid, JSESSIONID, PHPSESSID,
+# connect.sid, _session, auth_token, remember_token, csrftoken, XSRF-TOKEN, access/refresh tokens, jwt.
+_COOKIE_NAME = (r"(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
+                r"token|auth|jwt|csrftoken|remember[_-]?me)")
+# Words for a key or a secret in prose, in the languages customers write ("la clé :", "unser Token ist").
+_KEY_WORDS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel)|"
+              r"キー|トークン|シークレット")
+# A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
+_HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
+# Names whose hex value is a digest or an id, not a key.
+_HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
+                r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
+
+
+WORD_TRIGGERED = frozenset({"phone_national", "secret_prose", "password", "date_of_birth", "ssn"})
+"""Rules whose triggers open with a list of words: the prefilter runs them in a pass of their own."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +170,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("stripe_key", "API_KEY", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", trigger=r"_live_|_test_",
          description="Stripe keys"),
     Rule("google_api_key", "API_KEY", r"\bAIza[0-9A-Za-z_-]{35}", trigger=r"AIza", description="Google API keys"),
+    Rule("google_oauth_secret", "SECRET", r"\bGOCSPX-[A-Za-z0-9_-]{28}", trigger=r"GOCSPX-",
+         description="Google OAuth client secrets (GOCSPX- + 28)"),
     Rule("huggingface_token", "TOKEN", r"\bhf_[A-Za-z0-9]{30,}", trigger=r"hf_",
          validator=lambda s: bool(re.search(r"[A-Z]", s) and re.search(r"[a-z]", s)),
          description="Hugging Face tokens"),
@@ -175,10 +206,21 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("discord_webhook", "WEBHOOK",
          r"discord(?:app)?\.com/api/(?:v\d+/)?webhooks/(?P<v>\d{15,22}/[A-Za-z0-9_-]{20,})",
          trigger=r"discord(?:app)?\.com/api/", description="Discord webhook URLs (the id and token)"),
+    Rule("zapier_webhook", "WEBHOOK", r"hooks\.zapier\.com/hooks/catch/(?P<v>\d+/[A-Za-z0-9]+)",
+         trigger=r"hooks\.zapier\.com/", description="Zapier catch hooks (the account id and hook key)"),
+    Rule("ifttt_webhook", "WEBHOOK", r"maker\.ifttt\.com/(?:[^\s\"'\\]{0,80}/)?with/key/(?P<v>[A-Za-z0-9_-]{16,})",
+         trigger=r"maker\.ifttt\.com/", description="IFTTT Maker webhook keys"),
+    Rule("make_webhook", "WEBHOOK", r"hook\.(?:[a-z0-9]+\.)?(?:make|integromat)\.com/(?P<v>[A-Za-z0-9]{20,})",
+         trigger=r"hook\.(?:[a-z0-9]+\.)?(?:make|integromat)\.com/",
+         description="Make (Integromat) webhook tokens, hook.<region>.make.com/<token>"),
+    Rule("chat_webhook", "WEBHOOK", r"/hooks/(?P<v>[A-Za-z0-9]{20,}(?:/[A-Za-z0-9]{20,})?)(?:$|[^A-Za-z0-9])",
+         trigger=r"/hooks/[A-Za-z0-9]{20}", validator=v.labelled_key,
+         description="incoming-webhook ids of Mattermost (/hooks/<26>) and Rocket.Chat (/hooks/<id>/<token>)"),
     Rule("aws_secret_key", "SECRET",
          r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
          r"(?:\\?[\"'`]?\s*[:=,|]\s*\\?[\"'`]?|[ \t]+(?:(?i:is)[ \t]+)?)|"
-         r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|\\?\r?\n|\\n){1,6}\\?[\"']?)"
+         r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|\\?\r?\n|\\n){1,6}\\?[\"']?|"
+         r"(?:AKIA|ASIA)[A-Z0-9]{16}[^\n]{0,40}?[^A-Za-z0-9/+])"
          r"(?P<v>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
          trigger=r"(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|AKIA|ASIA", validator=v.aws_secret,
          description="AWS secret access keys after their label or beside an AKIA/ASIA key id"),
@@ -198,26 +240,66 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("basic_auth", "TOKEN",
          r"(?i:authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?(?i:basic)\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})",
          trigger=r"(?i:authorization)", description="HTTP basic credentials"),
+    Rule("basic_auth", "TOKEN", r"(?i:\bbasic)[ \t]+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?:$|[^A-Za-z0-9+/=])",
+         trigger=r"(?i:basic)[ \t]+[A-Za-z0-9+/]{8}", validator=v.basic_credentials,
+         description="HTTP basic credentials wherever `Basic` precedes them (HAR, header maps): base64 of "
+                     "user:password"),
+    Rule("credential_header", "SECRET", rf"{_CRED_HEADER}{_HEADER_AFTER}(?P<v>[A-Za-z0-9+/_.=~-]{{16,512}})",
+         trigger=r"(?i:-key|-token|-secret|-signature|-auth|apikey)", validator=v.labelled_key,
+         description="credentials in HTTP headers (X-Api-Key, X-Auth-Token, X-*-Token, DD-API-KEY) as raw "
+                     "requests, curl -H, header maps and HAR write them"),
+    Rule("session_cookie", "TOKEN",
+         rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>[A-Za-z0-9%._~+/:-]{{15,511}}[A-Za-z0-9%_~+/=-])",
+         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*=[A-Za-z0-9%._~+/:-]{15}",
+         validator=v.labelled_key, reject=_HEX_NOT_KEY,
+         description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
+                     "csrftoken=) and such pairs in query strings"),
     Rule("url_password", "PASSWORD",
          r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{0,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
          trigger=r"://[^\s/@]*:[^\s/@]+@", validator=v.url_password,
          description="passwords in URLs and connection strings (scheme://user:password@host)"),
     Rule("password", "PASSWORD",
+         rf"(?:^|[\s\"'`])[A-Za-z0-9_.-]*{_PW_LABEL}[ \t]*=[ \t]*"
+         rf"(?P<v>[^\s\"'`\\]{{3,127}}[^\s\"'`\\,;)\]}}.])",
+         trigger=r"(?i:pass|pwd)[A-Za-z]*[ \t]*=[ \t]*[^\s\"'`\\,;(){}\[\]<>]*[,;(){}\[\]<>][^\s\"'`\\]",
+         validator=v.password,
+         description="unquoted passwords after `name=` with symbols in them (env files, Java properties, log "
+                     "key=value)"),
+    Rule("password", "PASSWORD",
          rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)[ \t]*=[ \t]*|{_PW_SHELL}|"
          rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
-         r"\\?[\"']?(?P<v>[^\s\"',;(){}\[\]<>\\]{4,128})",
+         r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|'(?P<w>[^'\\\n]{4,128})'|"
+         r"\\?[\"']?(?P<x>[^\s\"',;(){}\[\]<>\\]{4,128}))",
          trigger=_PW_TRIGGER, validator=v.password,
-         description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose)"),
+         description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose); "
+                     "a quoted one whole, symbols and spaces included"),
     Rule("secret_assignment", "SECRET",
-         rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?|{_FLAG}(?i:{_SECRET_WORDS})[ \t]+)"
+         rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\s*[:=]\s*\\?[\"']?|[ \t]+)[A-Za-z0-9+/_.=-]{16}",
+         trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\s*[:=]\s*\\?[\"']?|[ \t]+\\?[\"']?)"
+                 r"[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
     Rule("labelled_key", "SECRET",
          rf"{_KEY_LABELS}\\?[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?)\\?[\"']?"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
+    Rule("hex_key", "SECRET",
+         rf"{_HEX_LABEL}\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?)\[?\\?[\"']?(?P<v>[0-9a-fA-F]{{32,128}})"
+         r"(?:$|[^0-9A-Za-z])",
+         trigger=r"(?i:key|token|secret)\\?[\"']?[ \t:=>\[\\\"']{1,8}[0-9a-fA-F]{32}", validator=v.hex_key,
+         reject=_HEX_NOT_KEY,
+         description="hex keys after a name ending in key, token or secret (Datadog API and application "
+                     "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
+                     "or an id's name (cache_key, etag, sha)"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=]{{1,15}}){{0,2}}?"
+         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)"
+         r"\\?[\"'`]?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
+         trigger=rf"(?:{_KEY_WORDS})[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])", validator=v.prose_secret,
+         reject=_HEX_NOT_KEY,
+         description="a random key after a word for key, token or secret in prose, in other languages too "
+                     "(\"le secret client est …\", \"unser Token ist …\", \"esta es la clave: …\")"),
     Rule("email", "EMAIL",
          f"(?:^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
@@ -232,7 +314,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("iban", "IBAN",
          rf"(?:^|[^A-Za-z0-9])(?P<v>[A-Za-z]{{2}}\d{{2}}(?:{_GAP}[A-Za-z0-9]{{4}}){{2,7}}(?:{_GAP}[A-Za-z0-9]{{1,4}})?)"
          r"(?:$|[^A-Za-z0-9])",
-         trigger=r"[A-Za-z]{2}\d{2} [A-Za-z0-9]{4} [A-Za-z0-9]{4}", validator=v.iban,
+         trigger=r"[A-Za-z]{2}\d{2}[ .-][A-Za-z0-9]{4}[ .-][A-Za-z0-9]{4}", validator=v.iban,
          description="IBANs in lower case, printed in groups of four"),
     Rule("iban", "IBAN",
          rf"{_IBAN_WORDS}[^\n]{{0,30}}?[^A-Za-z0-9](?P<v>[A-Za-z]{{2}}\d{{2}}[A-Za-z0-9]{{11,30}})(?:$|[^A-Za-z0-9])",
@@ -259,6 +341,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:^|[^A-Za-z0-9_.+/-])(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^A-Za-z0-9_]|[._](?:$|\D))",
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number,
          description="payment card numbers (issuer ranges and lengths, Luhn)"),
+    Rule("card", "CARD",
+         r"(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta)[^\d\n]{0,30}"
+         rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-])",
+         trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number_any_grouping,
+         description="payment card numbers after a word naming a card, in any grouping (OCR, hand-typed)"),
     Rule("phone", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)|\d{{1,4}})"
          rf"(?:{_PSEP}?\d{{2,4}}){{1,4}})"
@@ -276,7 +363,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="numbers in ITU-T E.123 national notation, the area code in parentheses: (020) 7946 0321, "
                      "(07) 3123 4567, (11) 91234-5678"),
     Rule("phone_national", "PHONE",
-         rf"(?:\b{_PHONE_LATIN}|{_PHONE_CJK})[^\d\n+(]{{0,24}}(?P<v>(?:\+|00)?\(?\d[\d ()./-]{{5,22}}\d)(?:$|\W)",
+         rf"(?:(?:\b|_){_PHONE_LATIN}|{_PHONE_CJK})[^\d\n+(]{{0,24}}(?P<v>(?:\+|00)?\(?\d[\d ()./-]{{5,22}}\d)(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),

@@ -6,6 +6,7 @@ is what keeps a τ-bench reservation id or a commit hash from becoming a card or
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import math
 import re
@@ -58,6 +59,17 @@ def card_number(value: str) -> bool:
         return False
     groups = [g for g in re.split(r"[^0-9]+", value) if g]
     if len(groups) > 1 and not _card_grouping(groups):
+        return False
+    issued = any(lo <= int(number[:width]) <= hi and len(number) in lengths
+                 for (lo, hi), width, lengths in _ISSUERS)
+    return issued and luhn(number)
+
+
+def card_number_any_grouping(value: str) -> bool:
+    """A payment card after a word naming one (`card`, `Kreditkarte`, `carta`): any grouping, as OCR and
+    hand-typed forms split digits (`47 63 32417 5374241`); still a known issuer, its length and Luhn."""
+    number = digits_of(value)
+    if not 12 <= len(number) <= 19 or len(set(number)) < 2:
         return False
     issued = any(lo <= int(number[:width]) <= hi and len(number) in lengths
                  for (lo, hi), width, lengths in _ISSUERS)
@@ -143,7 +155,7 @@ def high_entropy_secret(value: str) -> bool:
     digest (commit hashes, content hashes) nor a path or a dotted identifier."""
     if len(value) < 16 or re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", value):
         return False
-    if "/" in value and not re.search(r"[+=]", value) or re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)+", value):
+    if _path_or_code(value):
         return False
     if re.search(r"\d", value):
         return bool(re.search(r"[A-Za-z]", value)) and entropy(value) >= 3.5
@@ -168,9 +180,42 @@ def labelled_key(value: str) -> bool:
     issue hex keys) included; not a word, an identifier or a path."""
     if len(value) < 16 or not re.search(r"\d", value) or not re.search(r"[A-Za-z]", value):
         return False
-    if "/" in value and not re.search(r"[+=]", value) or re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)+", value):
+    return not _path_or_code(value) and entropy(value) >= 3.0
+
+
+# A dotted name whose parts are words or identifiers (`settings.SECRET_KEY`, `self.api_key2`): letters, then
+# digits at most at the end of a part; a random key with a dot in it (`Sit.We3liMuOx...`) mixes them.
+_DOTTED_CODE = re.compile(r"[A-Za-z_][A-Za-z_]*\d*(?:\.[A-Za-z_][A-Za-z_]*\d*)+")
+# A path segment that is a word or a file name: lower case, digits only after it, an extension.
+_PATH_WORD = re.compile(r"[a-z_][a-z_-]{2,}\d*(?:\.[A-Za-z0-9]{1,5})?|[^/]*\.[a-z]{1,5}")
+
+
+def _path_or_code(value: str) -> bool:
+    """A path (`/etc/app/key.pem`, `config/prod`) or a dotted identifier, not a key: base64 keys hold `/` too
+    (`KASTkk/YRKxAuPVX`), but between random runs, not between words."""
+    if _DOTTED_CODE.fullmatch(value):
+        return True
+    if "/" not in value or re.search(r"[+=]", value):
         return False
-    return entropy(value) >= 3.0
+    return value.startswith(("/", "./", "~/")) or any(_PATH_WORD.fullmatch(p) for p in value.split("/") if p)
+
+
+def hex_key(value: str) -> bool:
+    """A key issued as hex after a label naming a key (Datadog's 32-hex API and 40-hex application keys,
+    Twilio's 32-hex auth token, webhook signing secrets): 32+ hex digits, letters and digits mixed, not a
+    repeated pattern. What tells it from a digest is the label, which the rule checks."""
+    return len(value) >= 32 and bool(re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", value)) \
+        and bool(re.search(r"[a-fA-F]", value) and re.search(r"\d", value)) and entropy(value) >= 3.0
+
+
+def basic_credentials(value: str) -> bool:
+    """RFC 7617 basic credentials: base64 of `user-id:password`, printable text with a colon."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    user, colon, secret = decoded.partition(":")
+    return bool(colon and secret) and decoded.isprintable() and len(user) <= 256
 
 
 def ssn(value: str) -> bool:
@@ -237,7 +282,9 @@ def _plan_number(value: str) -> bool:
     if _brazil(number):
         return True
     if len(number) == 9:
-        return number[0] in "6789"  # Spain (CNMC): 6 and 7 mobile, 8 and 9 landline, no trunk prefix
+        # Spain (CNMC: 6 and 7 mobile, 8 and 9 landline) and Poland (UKE: a closed 9-digit plan, area codes
+        # 12-95, mobiles 45-88): no trunk prefix
+        return number[0] != "0"
     # NANP; an Indian mobile (TRAI: 6-9); an Italian mobile (AGCOM: 3xx, no trunk 0)
     return len(number) == 10 and (_nanp(number) or number[0] in "36789")
 
@@ -266,6 +313,8 @@ def password(value: str) -> bool:
         return False  # a mask (0000, ****) is one character repeated
     if _CODE_VALUE.fullmatch(bare) and not re.search(r"\d", bare):
         return False  # an identifier without digits reads as a variable name, not a password
+    if re.fullmatch(r"[A-Za-z_][\w.]*(?:\([\w.,\s\"']*\)?|\[[\w.\"']*\]?)", bare):
+        return False  # a call or an index: getpass(prompt), os.environ["PW"]
     return True
 
 
@@ -320,3 +369,14 @@ def birth_date(value: str) -> bool:
     if month_names:
         return bool(rest) and 1 <= rest[0] <= 31
     return len(rest) == 2 and any(1 <= r <= 12 for r in rest) and all(1 <= r <= 31 for r in rest)
+
+
+def prose_secret(value: str) -> bool:
+    """A key after a word for one in prose: a hex key, or a random string of letters and digits."""
+    if _UUID.fullmatch(value) or len(_SNAKE_WORD.findall(value)) >= 2:
+        return False  # a UUID, or a name of words with an id in it (foo_bar_id_1c3b3088_uniq)
+    return hex_key(value) or high_entropy_secret(value)
+
+
+_SNAKE_WORD = re.compile(r"(?:^|_)[A-Za-z][a-z]{2,}(?=_|$)")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
