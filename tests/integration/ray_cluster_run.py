@@ -197,13 +197,15 @@ def scenario(root: Path, out: Path) -> None:
 def train(rollouts: AsyncRollouts, trainer: Trainer, cluster: Cluster, node_b: Any, facts: dict[str, Any]) -> None:
     """At least STEPS steps; once the bf16 sampler has resynced from its damaged delta and delivered a group, it is
     held scoring its next one, node B is lost while it holds it, and the steps go on until both replacements are
-    working and every group handed out before the loss is consumed (`replaced_and_caught_up`)."""
+    working, every group handed out before the loss is consumed (`replaced_and_caught_up`) and a group of each pool
+    has been trained (on a loaded machine the fp32 sampler can fill the batches while bf16 groups come stale)."""
     consumed: list[int] = []
     records: list[Any] = []
     hold = HoldPoint(rollouts.task_set.path)
     step, deadline = 0, time.monotonic() + 600  # a hang guard, not a measure
-    while step < STEPS or not replaced_and_caught_up(rollouts, facts, consumed):
-        assert time.monotonic() < deadline, "the replacement never delivered, or a group handed out was never consumed"
+    while step < STEPS or not replaced_and_caught_up(rollouts, facts, consumed) or not trained_by_both(records):
+        assert time.monotonic() < deadline, ("the replacement never delivered, a group handed out was never consumed, "
+                                             "or a pool's groups were never trained")
         if "handed_at_loss" not in facts:
             bf16 = rollouts.stats()["samplers"]["bf16/0"]
             if not hold.armed and bf16["weight_rebuilds"] >= 1 and bf16["process_groups"] >= 1 and bf16["pid"]:
@@ -286,6 +288,11 @@ def client_server_logs() -> str:
     logs = Path(ray._private.worker._global_node.get_session_dir_path()) / "logs"
     return "".join(f"\n--- {path.name}:\n{path.read_text(errors='replace')[-2000:]}"
                    for path in sorted(logs.glob("ray_client_server*")))
+
+
+def trained_by_both(records: list[Any]) -> bool:
+    """Some episode of each pool's sampler has been trained."""
+    return {"bf16/0", "fp32/0"} <= {e.sampler_id for e in records}
 
 
 def replaced_and_caught_up(rollouts: AsyncRollouts, facts: dict[str, Any], consumed: list[int]) -> bool:
