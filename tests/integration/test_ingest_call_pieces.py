@@ -35,6 +35,7 @@ def _pieces(tmp_path: Path, style: str) -> tuple[Path, list[Path]]:
     return log, paths
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["openai", "anthropic"])
 def test_a_call_log_cut_in_three_and_ingested_in_any_order_equals_the_whole_file(tmp_path: Path, style: str) -> None:
     """Each order, one ingest per piece, and all pieces in one ingest newest first: calls that arrive before the
