@@ -315,3 +315,43 @@ def test_lines_with_the_same_fields_are_read_alike_but_keep_their_own_ids(tmp_pa
     assert routed == 0 and sessions == {"a": {"id": "a", "metadata.app": "bot"}.get(key or ""),
                                         "b": {"id": "b", "metadata.app": "bot"}.get(key or ""),
                                         "c": {"id": "c", "metadata.app": "bot"}.get(key or "")}
+
+
+REPEATED = [  # keys repeated in one object, written by hand (json.dumps never repeats one)
+    '{"id": "top-first", "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": null, '
+    '"tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "tool", '
+    '"tool_call_id": "c1", "content": "ok"}], "model": "m1", "id": "top-last"}',
+    '{"id": "in-message", "messages": [{"role": "user", "content": "first {not an object}", "content": "last"}, '
+    '{"role": "assistant", "content": "x", "tool_calls": [{"id": "c1", "function": {"name": "f", '
+    '"arguments": "{}"}}], "content": "after the calls"}, {"role": "tool", "tool_call_id": "zz", '
+    '"tool_call_id": "c1", "content": "r"}]}',
+    '{"id": "in-call", "messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "c0", '
+    '"function": {"name": "f", "arguments": "{\\"a\\": 1}", "name": "g", "arguments": "{\\"a\\": 2}"}, '
+    '"id": "c2"}]}, {"role": "tool", "tool_call_id": "c2", "content": "done"}]}',
+    '{"id": "line-fields", "session_id": "s-first", "messages": [{"role": "user", "content": "q"}], '
+    '"metadata": {"k": 1}, "session_id": "s-last", "metadata": {"k": 2}}',
+    '{"id": "plain", "messages": [{"role": "user", "content": "no key repeated"}]}',
+]
+
+
+def test_a_repeated_key_reads_as_its_last_value_on_either_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As Python's json (and JSON.parse) read it: the last value wins, whichever path reads the line."""
+    path = tmp_path / "repeated" / "chat.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join(REPEATED) + "\n")
+    python = tmp_path / "python" / "chat.jsonl"  # the same lines as json.loads reads them, each key once
+    python.parent.mkdir()
+    python.write_text("\n".join(json.dumps(json.loads(line)) for line in REPEATED) + "\n")
+    via_sql, via_records, routed = ingest_both(path, tmp_path, monkeypatch)
+    with open_store(tmp_path / "python.duckdb") as store:
+        ingest_paths(store, [str(python)])
+    expected = dump(tmp_path / "python.duckdb")
+    for table in ("traces", "messages", "tool_calls"):
+        assert _content(table, via_sql) == _content(table, via_records) == _content(table, expected), table
+    assert routed == len(REPEATED) - 1  # the plain line stays on the SQL path
+    assert {row[0] for row in via_sql["traces"]} == {"top-last", "in-message", "in-call", "line-fields", "plain"}
+
+
+def _content(table: str, dumped: dict[str, list[tuple]]) -> list[tuple]:
+    """The table's rows, without the file each came from (`traces.source_id`)."""
+    return [(row[0], *row[2:]) if table == "traces" else row for row in dumped[table]]

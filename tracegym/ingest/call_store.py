@@ -15,9 +15,17 @@ an earlier file stored is found two ways:
 - A conversation the file holds with more calls than stored (a log that grew since
   its last ingest) replaces the stored one (`grown_calls`).
 
-Either way the trace keeps the stored id and replaces the stored one. A file that brings
-calls *before* stored ones (the pieces ingested out of order) gives a trace of its own:
-the conversation is named by its first call, so joining would rename a stored trace.
+- A stored conversation whose first call goes on with a conversation of the file (its
+  request starts with the file's conversation and last reply: the pieces ingested out of
+  order, a later one first) is taken into it (`following`): the stored trace, which holds
+  the whole conversation, becomes the file's conversation's, under the id of its first
+  call, as in the whole log, and the stored one is removed once it is stored, its labels
+  moved to it (`removal.retire_joined`). For this the tip also keeps `head`, the chain
+  hashes of the conversation's first request. Of several such, a stored conversation goes
+  with the file's conversation it goes on with longest, and a conversation takes the
+  earliest stored one.
+
+In the first two cases the trace keeps the stored id and replaces the stored one.
 With redaction no tips are kept: their hashes are of the unredacted messages.
 """
 
@@ -28,10 +36,11 @@ import pyarrow as pa
 
 from tracegym import exact_json
 from tracegym.ingest.normalize import to_json
-from tracegym.ingest.records import Message, ToolCall, Trace
-from tracegym.ingest.stitch import Stored, Tip, chain
+from tracegym.ingest.records import Message, Score, ToolCall, Trace
+from tracegym.ingest.stitch import PART_KEY, Later, Stored, Tip, chain
 
-PART_KEY = "calls"
+LABEL_SCORE = "kind = 'human' AND starts_with(coalesce(comment, ''), 'label import ')"
+"""Scores that `labels import` set (tracegym/labels/apply.py), not the trace's own."""
 
 
 class StoredCalls:
@@ -63,7 +72,40 @@ class StoredCalls:
             if out[n] is not None or tid in taken or not isinstance(ids, list) or seen.intersection(ids):
                 continue
             taken.add(tid)
-            out[n] = Stored(tid, started, ids, self._replies(tid, exact_json.loads(doc)["replies"]))
+            tip = exact_json.loads(doc)
+            out[n] = Stored(tid, started, ids, self._replies(tid, tip["replies"]), tip.get("head"))
+        return out
+
+    def following(self, tips: list[str], sessions: list[str | None], seen: set[str]) -> list[Later | None]:
+        """For each conversation's tip and session id, the stored conversation of that session whose first request
+        starts with it (see the module's docstring for which are taken)."""
+        if not tips:
+            return []
+        staged_tips = pa.table({"n": pa.array(range(len(tips)), pa.int64()),  # noqa: F841 - read by name
+                                "tip": pa.array(tips, pa.string()), "session_id": pa.array(sessions, pa.string())})
+        found = self.con.execute(
+            """WITH heads AS (SELECT trace_id, doc, unnest(from_json(doc->'head', '["VARCHAR"]')) AS hash
+                              FROM span_parts WHERE part_key = ?)
+               SELECT s.n, h.trace_id, h.doc, t.metadata->'call_ids' FROM staged_tips s
+               JOIN heads h ON h.hash = s.tip
+               JOIN traces t ON t.trace_id = h.trace_id AND t.format = ?
+                            AND t.session_id IS NOT DISTINCT FROM s.session_id
+               ORDER BY t.started_at, h.trace_id, s.n""", [PART_KEY, self.fmt]).fetchall()
+        chosen: dict[int, tuple[str, Tip, list[str]]] = {}
+        by_stored: dict[str, list[tuple[int, Tip, list[str]]]] = {}
+        for n, tid, doc, call_ids in found:
+            ids = exact_json.loads(call_ids) if call_ids is not None else []
+            if isinstance(ids, list) and not seen.intersection(ids):
+                tip = exact_json.loads(doc)
+                by_stored.setdefault(tid, []).append((n, Tip(tip["tip"], tip["replies"], tip["head"]), ids))
+        for tid, candidates in by_stored.items():  # earliest first: each goes with the longest conversation left
+            free = [c for c in candidates if c[0] not in chosen]
+            if free:
+                n, tip, ids = max(free, key=lambda c: (_position(c[1], tips[c[0]]), -c[0]))
+                chosen[n] = (tid, tip, ids)
+        out: list[Later | None] = [None] * len(tips)
+        for n, (tid, tip, ids) in chosen.items():
+            out[n] = Later(self._trace(tid), ids, tip)
         return out
 
     def _replies(self, trace_id: str, at: list[int]) -> list[tuple[int, Message]]:
@@ -71,6 +113,30 @@ class StoredCalls:
             "SELECT idx, role, content, tool_call_id, name, input_tokens, output_tokens, latency_ms, ts "
             "FROM messages WHERE trace_id = ? AND list_contains(?, idx) ORDER BY idx", [trace_id, at]).fetchall()
         return [(row[0], Message(*row[1:])) for row in rows]
+
+    def _trace(self, trace_id: str) -> Trace:
+        """A stored trace whole, as ingest made it: its own scores and outcome, not what labels set."""
+        fmt, session, model, started, ended, outcome, tools, metadata = self.con.execute(
+            "SELECT format, session_id, model, started_at, ended_at, outcome, tools, metadata FROM traces "
+            "WHERE trace_id = ?", [trace_id]).fetchone()
+        (labelled, before) = self.con.execute(
+            "SELECT count(*), arg_min(previous_outcome, labelled_at) FROM labels "
+            "WHERE trace_id = ? AND outcome IS NOT NULL", [trace_id]).fetchone()
+        trace = Trace(trace_id, fmt, session_id=session, model=model, started_at=started, ended_at=ended,
+                      outcome=before if labelled else outcome,
+                      tools=exact_json.loads(tools) if tools is not None else None,
+                      metadata=exact_json.loads(metadata) if metadata is not None else {})
+        trace.messages = [Message(*row) for row in self.con.execute(
+            "SELECT role, content, tool_call_id, name, input_tokens, output_tokens, latency_ms, ts FROM messages "
+            "WHERE trace_id = ? ORDER BY idx", [trace_id]).fetchall()]
+        trace.tool_calls = [ToolCall(idx, call_id, name, exact_json.loads(args) if args is not None else None, *rest)
+                            for idx, call_id, name, args, *rest in self.con.execute(
+            "SELECT message_idx, call_id, name, arguments, result, result_message_idx, is_error, exit_code "
+            "FROM tool_calls WHERE trace_id = ? ORDER BY message_idx, rowid", [trace_id]).fetchall()]
+        trace.scores = [Score(*row) for row in self.con.execute(
+            f"SELECT name, value, label, kind, comment FROM scores WHERE trace_id = ? AND NOT ({LABEL_SCORE}) "
+            "ORDER BY rowid", [trace_id]).fetchall()]
+        return trace
 
     def keep(self, source_id: str, tips: dict[str, Tip]) -> None:
         """Keep the tips of the file's conversations that it stored (new, continued or grown)."""
@@ -85,11 +151,23 @@ class StoredCalls:
         staged_tips = pa.table({  # noqa: F841 - read by name
             "trace_id": pa.array(stored, pa.string()), "part_key": pa.array([PART_KEY] * len(stored), pa.string()),
             "seq": pa.array([""] * len(stored), pa.string()),
-            "doc": pa.array([to_json({"tip": tips[t].tip, "replies": tips[t].replies}) for t in stored], pa.string()),
+            "doc": pa.array([to_json(_doc(tips[t])) for t in stored], pa.string()),
             "source_id": pa.array([source_id] * len(stored), pa.string())})
         self.con.execute("DELETE FROM span_parts WHERE part_key = ? AND trace_id IN "
                          "(SELECT trace_id FROM staged_tips)", [PART_KEY])
         self.con.execute("INSERT INTO span_parts SELECT * FROM staged_tips")
+
+
+def _doc(tip: Tip) -> dict[str, object]:
+    doc: dict[str, object] = {"tip": tip.tip, "replies": tip.replies}
+    if tip.head is not None:
+        doc["head"] = tip.head
+    return doc
+
+
+def _position(tip: Tip, hash_: str) -> int:
+    """How far into the stored conversation's first request the file's conversation reaches."""
+    return tip.head.index(hash_) if tip.head is not None else -1
 
 
 def grown_calls(con: duckdb.DuckDBPyConnection, traces: list[Trace]) -> set[str]:

@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from tracegym import exact_json
 from tracegym.ingest.normalize import to_json
-from tracegym.ingest.removal import move_labels, remove_rows
+from tracegym.ingest.removal import retire_joined
 
 if TYPE_CHECKING:
     from tracegym.redact.session import Run
@@ -120,14 +120,7 @@ class PartStore:
         stored (it failed to build) stays: nothing is lost."""
         if not self.joined:
             return
-        staged_moves = pa.table({"trace_id": pa.array(list(self.joined), pa.string()),  # noqa: F841 - read by name
-                                 "successor": pa.array(list(self.joined.values()), pa.string())})
-        self.con.execute("CREATE TEMP TABLE tg_retired AS SELECT m.* FROM staged_moves m "
-                         "SEMI JOIN traces t ON t.trace_id = m.successor")
-        move_labels(self.con, "tg_retired")
-        self.removed = remove_rows(self.con, "tg_retired")
-        self.retired = sorted(tid for (tid,) in self.con.execute("SELECT trace_id FROM tg_retired").fetchall())
-        self.con.execute("DROP TABLE tg_retired")
+        self.retired, self.removed = retire_joined(self.con, self.joined)
         self.renamed = len({self.joined[t] for t in self.retired} - self.stored_before)
 
     def owners(self, names: list[str]) -> dict[str, str]:

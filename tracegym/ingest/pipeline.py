@@ -31,7 +31,7 @@ from tracegym.ingest.normalize import check_storable, link_tool_results, to_json
 from tracegym.ingest.parts import PartStore
 from tracegym.ingest.reading import RAW_LIMIT, Sample, clip_raw, raw_text, take_sample
 from tracegym.ingest.records import BadRecord, RawRecord, Trace
-from tracegym.ingest.removal import record_change, source_tables
+from tracegym.ingest.removal import record_change, retire_joined, source_tables
 from tracegym.ingest.stitch import CallStitcher
 from tracegym.mining.detection import Detection, detect_ingested, recount_after_removal
 from tracegym.store import Store
@@ -569,7 +569,8 @@ class FileLoad:
         conversation that this file goes on with, or holds with more calls (a log that grew), is replaced
         (see tracegym/ingest/call_store.py); not with redaction, which keeps no hashes of what it redacts."""
         earlier = StoredCalls(self.con, self.adapter.name) if self.redact is None and self.calls.open else None
-        stitched = list(self.calls.conversations(earlier.continued if earlier is not None else None))
+        stitched = list(self.calls.conversations(earlier.continued if earlier is not None else None,
+                                                 earlier.following if earlier is not None else None))
         self.result.stitched += self.calls.continued
         self.grown = grown_calls(self.con, [trace for trace, _, _ in stitched]) if stitched else set()
         for trace, record, _ in stitched:
@@ -577,13 +578,29 @@ class FileLoad:
         self.flush()
         if earlier is not None:
             earlier.keep(self.src.source_id, {trace.trace_id: tip for trace, _, tip in stitched})
+        joined = self._join_calls()
         if self.src.parts is not None:
             self._retire(self.src.parts)
-        if self.result.merged or self.replaced or (self.src.parts is not None and self.src.parts.retired):
+        if self.result.merged or self.replaced or joined or (self.src.parts is not None and self.src.parts.retired):
             recount_after_removal(self.con)
         if self.replaced:
             record_change(self.con, "replace", {"file": self.src.name, "source_id": self.src.source_id},
                           self.replaced, self.removed)
+
+    def _join_calls(self) -> bool:
+        """Remove the stored conversations that went on with one of the file's, now stored under its id
+        (`CallStitcher.joined`), and count them as `_retire` does; True when some were."""
+        joined = self.calls.joined
+        retired, removed = retire_joined(self.con, joined)
+        if not retired:
+            return False
+        self.result.traces -= len(retired)
+        self.result.merged += len({joined[t] for t in retired} - self.grown)  # a stored successor counted already
+        self.result.messages -= removed.get("messages", 0)
+        self.result.tool_calls -= removed.get("tool_calls", 0)
+        record_change(self.con, "join", {"file": self.src.name, "source_id": self.src.source_id,
+                                         "joined": {t: joined[t] for t in retired}}, retired, removed)
+        return True
 
     def _retire(self, parts: PartStore) -> None:
         """Remove the stored conversations that went on in another trace (`PartStore.retire`) and count them:

@@ -23,11 +23,11 @@ import uuid
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
-from tracegym.ingest.call_store import PART_KEY
+from tracegym.ingest.call_store import LABEL_SCORE
+from tracegym.ingest.stitch import PART_KEY
 
-LABEL_SCORE = "kind = 'human' AND starts_with(coalesce(comment, ''), 'label import ')"
-"""Scores that `labels import` set (tracegym/labels/apply.py), not the trace's own."""
 KEPT_ON_REPLACE = {"scores": f" AND NOT ({LABEL_SCORE})", "span_parts": f" AND part_key = '{PART_KEY}'"}
 """What a replaced trace keeps of each table (besides its labels): the rows these conditions leave out."""
 
@@ -97,6 +97,23 @@ def move_labels(con: duckdb.DuckDBPyConnection, moves: str) -> None:
                                       AND {LABEL_SCORE.replace('comment', 'x.comment').replace('kind', 'x.kind')})
                     QUALIFY row_number() OVER (PARTITION BY r.successor, s.name) = 1""")
     con.execute("DROP TABLE tg_moved_to")
+
+
+def retire_joined(con: duckdb.DuckDBPyConnection, joined: dict[str, str]) -> tuple[list[str], dict[str, int]]:
+    """Remove the stored traces that went on in another (`joined`: each one's successor), once that one is stored,
+    giving it what their labels set (`move_labels`). One whose successor was not stored stays: nothing is lost.
+    Returns the ids removed and the rows each table lost. Call inside a transaction."""
+    if not joined:
+        return [], {}
+    staged_moves = pa.table({"trace_id": pa.array(list(joined), pa.string()),  # noqa: F841 - read by name
+                             "successor": pa.array(list(joined.values()), pa.string())})
+    con.execute("CREATE TEMP TABLE tg_retired AS SELECT m.* FROM staged_moves m "
+                "SEMI JOIN traces t ON t.trace_id = m.successor")
+    move_labels(con, "tg_retired")
+    removed = remove_rows(con, "tg_retired")
+    retired = sorted(tid for (tid,) in con.execute("SELECT trace_id FROM tg_retired").fetchall())
+    con.execute("DROP TABLE tg_retired")
+    return retired, removed
 
 
 def row_count(cur: duckdb.DuckDBPyConnection) -> int:

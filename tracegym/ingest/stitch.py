@@ -20,8 +20,9 @@ compared by a chain of hashes, so a file of N calls costs O(total messages), not
 
 Across files (tracegym/ingest/call_store.py): a conversation of the file whose first call goes on with a
 conversation an earlier file stored (by the same rule, against its last call and reply) continues it, under
-its id; and a log that grew since its last ingest holds its stored conversations again with more calls,
-which replace them.
+its id; a stored conversation whose first call goes on with a conversation of the file (a later piece of a
+log ingested first) is taken into it, under the file's id; and a log that grew since its last ingest holds
+its stored conversations again with more calls, which replace them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from typing import Any
 
 from tracegym.ingest.normalize import to_json
 from tracegym.ingest.records import Message, RawRecord, ToolCall, Trace
+
+PART_KEY = "calls"
+"""The `span_parts` key of a stored conversation's `Tip` (tracegym/ingest/call_store.py)."""
 
 
 @dataclass(slots=True)
@@ -54,6 +58,18 @@ class Stored:
     call_ids: list[str]
     replies: list[tuple[int, Message]]
     """Each call's reply, where it sits in the conversation, as stored."""
+    head: list[str] | None
+    """Its `Tip.head` (None where stored before heads were kept)."""
+
+
+@dataclass(slots=True)
+class Later:
+    """A conversation an earlier file stored whose first call goes on with a conversation of this file: its
+    trace as stored, which becomes the conversation's, and its `Tip`."""
+
+    trace: Trace
+    call_ids: list[str]
+    tip: Tip
 
 
 @dataclass(slots=True)
@@ -63,12 +79,18 @@ class Tip:
 
     tip: str
     replies: list[int]
+    head: list[str] | None = None
+    """The chain hashes of its first call's request (`chain`, without the tools' alone): a conversation that
+    a later file stores goes on with this one when one of them is this one's tip."""
 
 
 Earlier = Callable[[list[list[str]], list[str | None], set[str]], list[Stored | None]]
 """For each conversation of a file, the chain hashes of its first call's request (`chain`) and its session id,
 and the ids of the file's calls: the stored conversation it goes on with, if any (see
 call_store.StoredCalls.continued)."""
+Following = Callable[[list[str], list[str | None], set[str]], list[Later | None]]
+"""For each conversation of a file, its tip and session id, and the ids of the file's calls: the stored
+conversation that goes on with it, if any (see call_store.StoredCalls.following)."""
 
 
 @dataclass
@@ -81,17 +103,30 @@ class _Conversation:
     replies: list[tuple[int, Message]] = field(default_factory=list)
     call_ids: list[str] = field(default_factory=list)
     tip: str = ""
+    head: list[str] | None = None
+    later: Later | None = None
+    """The stored conversation that goes on with this one, whose trace holds it all."""
 
     def continue_stored(self, stored: Stored) -> None:
         """Put the stored conversation's calls before this one's: it goes on with them, under their id."""
-        self.trace_id, self.started_at = stored.trace_id, stored.started_at
+        self.trace_id, self.started_at, self.head = stored.trace_id, stored.started_at, stored.head
         self.replies = [*stored.replies, *self.replies]
         self.call_ids = [*stored.call_ids, *self.call_ids]
 
+    def go_on_with(self, later: Later) -> None:
+        """Put the stored conversation's calls after this one's: they go on with it, under this one's id."""
+        latest = self.latest
+        if len(latest.trace.messages) > latest.prompt:
+            self.replies.append((latest.prompt, latest.trace.messages[latest.prompt]))
+        self.call_ids = [*self.call_ids, *later.call_ids]
+        self.tip, self.later = later.tip.tip, later
+
     def index(self) -> Tip:
+        if self.later is not None:
+            return Tip(self.tip, [idx for idx, _ in self.replies] + self.later.tip.replies, self.head)
         latest = self.latest
         last = [latest.prompt] if len(latest.trace.messages) > latest.prompt else []
-        return Tip(self.tip, [idx for idx, _ in self.replies] + last)
+        return Tip(self.tip, [idx for idx, _ in self.replies] + last, self.head)
 
 
 def is_logged_call(rec: Any) -> bool:
@@ -112,6 +147,8 @@ class CallStitcher:
         """Open conversations by session id and the chain hash of their messages and last reply."""
         self.seen: set[str] = set()
         self.continued = 0
+        self.joined: dict[str, str] = {}
+        """Stored conversations taken into one of the file's (`Later`), by id: the id they go on under."""
 
     def add(self, call: Call, record: RawRecord) -> str:
         """Take one call: 'new' when it opens a conversation, 'extended' when it goes on with one, 'duplicate'
@@ -146,16 +183,28 @@ class CallStitcher:
                 return waiting[0]  # of two identical conversations, the older one goes on first
         return None
 
-    def conversations(self, earlier: Earlier | None = None) -> Iterator[tuple[Trace, RawRecord, Tip]]:
+    def conversations(self, earlier: Earlier | None = None,
+                      following: Following | None = None) -> Iterator[tuple[Trace, RawRecord, Tip]]:
         """Each conversation's trace, the record it stands for, and its `Tip`. With `earlier`, a conversation
-        whose first call goes on with a stored one continues it (`continued` counts them)."""
-        self.continued = 0
+        whose first call goes on with a stored one continues it; with `following`, a stored conversation whose
+        first call goes on with one of the file's is taken into it (`joined`). `continued` counts both."""
+        self.continued, self.joined = 0, {}
         if earlier is not None and self.open:
-            heads = [chain(c.latest.trace)[1:c.first_prompt + 1] for c in self.open]
+            for conv in self.open:
+                conv.head = chain(conv.latest.trace)[1:conv.first_prompt + 1]
             sessions = [c.latest.trace.session_id for c in self.open]
+            heads = [c.head or [] for c in self.open]
             for conv, stored in zip(self.open, earlier(heads, sessions, self.seen), strict=True):
                 if stored is not None:
                     conv.continue_stored(stored)
+                    self.continued += 1
+        if following is not None and self.open:
+            sessions = [c.latest.trace.session_id for c in self.open]
+            for conv, later in zip(self.open, following([c.tip for c in self.open], sessions, self.seen),
+                                   strict=True):
+                if later is not None:
+                    self.joined[later.trace.trace_id] = conv.trace_id
+                    conv.go_on_with(later)
                     self.continued += 1
         for conv in self.open:
             tip = conv.index()
@@ -163,7 +212,7 @@ class CallStitcher:
 
 
 def _stitched(conv: _Conversation) -> Trace:
-    trace = conv.latest.trace
+    trace = conv.latest.trace if conv.later is None else conv.later.trace
     trace.metadata["calls"] = len(conv.call_ids)
     trace.metadata["call_ids"] = conv.call_ids
     if len(conv.call_ids) == 1:

@@ -64,6 +64,20 @@ _LENIENT_NUMBER = r"[:\[,][ \t\r\n]*-?(?:NaN|Infinity|[0-9]+(?:\.[0-9]+)?[eE][+-
 # normalize.looks_like_error in RE2 (where [\p{L}\p{N}_] is exactly Python's Unicode \w).
 _ERROR = (rf"(?m)\A[{_PY_SPACE}]*(?i:error)[: ]|Traceback \(most recent call last\)"
           r"|^[\p{L}\p{N}_]+(?:Error|Exception): ")
+# A key repeated in one object: DuckDB reads the first value, orjson (like Python's json and JSON.parse) the last,
+# so such a line takes the record path. `"K":` occurs unescaped only as a key (a quote inside a string is escaped).
+# Within a message, tool call or function: K, then strings and objects nested two deep (a message's calls and
+# their functions), then K again, all inside one object.
+_STR = r'"(?:[^"\\]|\\.)*"'
+_NEST0 = rf'(?:[^{{}}"]|{_STR})*'
+_NEST2 = rf'(?:[^{{}}"]|{_STR}|\{{(?:[^{{}}"]|{_STR}|\{{{_NEST0}\}})*\}})*'
+_INNER_KEYS = ("role", "content", "refusal", "tool_call_id", "name", "tool_calls", "id", "function", "arguments")
+_REPEATED_INNER = "|".join(rf'"{k}"\s*:{_NEST2}"{k}"\s*:' for k in _INNER_KEYS)
+# At the top level, other keys' objects (messages, metadata, tools) may nest deeper: a line where a key read there
+# occurs twice anywhere, or `"id":` more often than the line's tool calls and itself, has its keys listed
+# (`json_keys`, which keeps repeats).
+_TOP_KEYS = ("model", "metadata", "tools", "messages", *(k for k in LINE_KEYS if k != "metadata"))
+_TWICE_TOP = "|".join(rf'"{k}"\s*:.*"{k}"\s*:' for k in _TOP_KEYS)
 _VALUES: dict[str, Any] = {
     "id": "VARCHAR", "model": "VARCHAR", "metadata": "JSON", "tools": "JSON",
     "messages": [{
@@ -424,6 +438,15 @@ def _check_values(con: duckdb.DuckDBPyConnection) -> None:
               FROM _chat_call WHERE call_id <> '') c
         JOIN _chat_answer a USING (lineno, call_id, k);
     """)
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _chat_repeated AS
+        SELECT c.lineno FROM _chat_chunk c SEMI JOIN (SELECT lineno FROM _chat_msg WHERE idx = 0) USING (lineno)
+        LEFT JOIN (SELECT lineno, count(*) AS n FROM _chat_call GROUP BY lineno) k USING (lineno)
+        WHERE regexp_matches(c.line, '{_sql_text(_REPEATED_INNER)}')
+           OR ((regexp_matches(c.line, '(?s){_sql_text(_TWICE_TOP)}')
+                OR len(regexp_extract_all(c.line, '"id"\\s*:')) > 1 + coalesce(k.n, 0))
+               AND len(TRY(json_keys(c.line))) > len(list_distinct(TRY(json_keys(c.line)))))
+    """)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE _chat_bad AS
         SELECT lineno FROM _chat_msg LEFT JOIN _chat_roles USING (raw_role)
@@ -432,7 +455,8 @@ def _check_values(con: duckdb.DuckDBPyConnection) -> None:
         UNION SELECT lineno FROM _chat_answer WHERE coalesce(call_id, '') = ''
         UNION SELECT lineno FROM _chat_answer a ANTI JOIN _chat_call c USING (lineno, call_id)
         UNION SELECT lineno FROM _chat_call WHERE coalesce(name, '') = '' OR raw_arguments IS NULL
-        UNION SELECT lineno FROM _chat_link WHERE message_idx > result_message_idx;
+        UNION SELECT lineno FROM _chat_link WHERE message_idx > result_message_idx
+        UNION SELECT lineno FROM _chat_repeated;
         CREATE OR REPLACE TEMP TABLE _chat_fast AS
         SELECT lineno, trace_id FROM _chat_msg WHERE idx = 0 AND lineno NOT IN (SELECT lineno FROM _chat_bad);
     """)
