@@ -70,6 +70,7 @@ from types import ModuleType
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # the corpora import benchmarks.corpus_formats
 import redact_corpus  # noqa: E402
 import redact_fifth  # noqa: E402
 import redact_fresh  # noqa: E402

@@ -21,6 +21,8 @@ import string
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from benchmarks.corpus_formats import bban, digits, group, iban_check, luhn_digit, pick
+
 _ALNUM = string.ascii_letters + string.digits
 _B64 = _ALNUM + "+/"
 _URLSAFE = _ALNUM + "_-"
@@ -44,14 +46,6 @@ class Case:
         return self.carrier in ("tool_arguments", "metadata")
 
 
-def _r(rng: Rng, n: int, alphabet: str = _ALNUM) -> str:
-    return "".join(rng.choice(alphabet) for _ in range(n))
-
-
-def _digits(rng: Rng, n: int) -> str:
-    return _r(rng, n, string.digits)
-
-
 def _pick(rng: Rng, forms: list[str], **values: str) -> str:
     return rng.choice(forms).format(**values)
 
@@ -64,8 +58,8 @@ _WORDS = ["summer", "Dragon", "monkey", "Trustno", "river", "Falcon", "orange", 
 
 def password_value(rng: Rng) -> str:
     if rng.random() < 0.5:
-        return rng.choice(_WORDS) + _digits(rng, rng.randrange(2, 5)) + rng.choice("!@#%&*?+.-_")
-    return rng.choice(_ALNUM) + _r(rng, rng.randrange(11, 24), _ALNUM + "!@#%^&*-_.+=~")
+        return rng.choice(_WORDS) + digits(rng, rng.randrange(2, 5)) + rng.choice("!@#%&*?+.-_")
+    return rng.choice(_ALNUM) + pick(rng, _ALNUM + "!@#%^&*-_.+=~", rng.randrange(11, 24))
 
 
 def password(rng: Rng) -> tuple[str, str]:
@@ -95,8 +89,8 @@ def aws_secret_key(rng: Rng) -> tuple[str, str]:
     """A secret access key is 40 characters of base64 ([A-Za-z0-9+/]) beside an access key id (AKIA: long-term,
     ASIA: temporary), as the AWS docs' credentials file, environment variables, `aws iam create-access-key` /
     `aws sts` JSON output and the console's credentials.csv hold them (AWS IAM User Guide, "Manage access keys")."""
-    secret = _r(rng, 40, _B64)
-    key_id = rng.choice(["AKIA", "ASIA"]) + _r(rng, 16, string.ascii_uppercase + "234567")
+    secret = pick(rng, _B64, 40)
+    key_id = rng.choice(["AKIA", "ASIA"]) + pick(rng, string.ascii_uppercase + "234567", 16)
     text = _pick(rng, [
         "[default]\naws_access_key_id = {id}\naws_secret_access_key = {s}\nregion = eu-west-1",
         "export AWS_ACCESS_KEY_ID={id}\nexport AWS_SECRET_ACCESS_KEY={s}", "AWS_SECRET_ACCESS_KEY={s}",
@@ -115,11 +109,11 @@ def webhook_url(rng: Rng) -> tuple[str, str]:
     Discord webhooks (discord.com/developers/docs/resources/webhook: /api/webhooks/{snowflake id}/{token}); the
     path after the host is the credential."""
     if rng.random() < 0.5:
-        path = f"T{_r(rng, rng.randrange(8, 11), string.ascii_uppercase + string.digits)}/" \
-               f"B{_r(rng, rng.randrange(8, 11), string.ascii_uppercase + string.digits)}/{_r(rng, 24)}"
+        path = f"T{pick(rng, string.ascii_uppercase + string.digits, rng.randrange(8, 11))}/" \
+               f"B{pick(rng, string.ascii_uppercase + string.digits, rng.randrange(8, 11))}/{pick(rng, _ALNUM, 24)}"
         url, secret = f"https://hooks.slack.com/services/{path}", path
     else:
-        path = f"{rng.randrange(10**17, 10**19)}/{_r(rng, 68, _URLSAFE)}"
+        path = f"{rng.randrange(10**17, 10**19)}/{pick(rng, _URLSAFE, 68)}"
         url, secret = f"https://{rng.choice(['discord.com', 'discordapp.com'])}/api/webhooks/{path}", path
     text = _pick(rng, ["SLACK_WEBHOOK_URL={u}", "curl -X POST -H 'Content-type: application/json' "
                        "--data '{{\"text\":\"deploy done\"}}' {u}", "{{\"webhook\": \"{u}\"}}",
@@ -130,7 +124,7 @@ def webhook_url(rng: Rng) -> tuple[str, str]:
 def stripe_webhook_secret(rng: Rng) -> tuple[str, str]:
     """Stripe's webhook signing secrets start `whsec_` (docs.stripe.com/webhooks, "Verify webhook signatures"):
     the dashboard's are 32 base62 characters, the Stripe CLI's 64 hex."""
-    secret = "whsec_" + (_r(rng, 32) if rng.random() < 0.6 else _r(rng, 64, "0123456789abcdef"))
+    secret = "whsec_" + (pick(rng, _ALNUM, 32) if rng.random() < 0.6 else pick(rng, "0123456789abcdef", 64))
     text = _pick(rng, ["STRIPE_WEBHOOK_SECRET={s}", "endpoint_secret = '{s}'",
                        "> Ready! Your webhook signing secret is {s} (^C to quit)",
                        "{{\"signing_secret\": \"{s}\"}}", "webhook secret {s}"], s=secret)
@@ -141,15 +135,15 @@ def connection_string_key(rng: Rng) -> tuple[str, str]:
     """Keys inside connection strings: Azure Storage's AccountKey (88 base64 characters, learn.microsoft.com
     "Configure Azure Storage connection strings"), Service Bus / Event Hubs / IoT Hub SharedAccessKey (44 base64),
     a SAS token's `sig=` (URL-encoded base64), Azure SignalR's AccessKey."""
-    key88 = _r(rng, 86, _B64) + "=="
-    key44 = _r(rng, 43, _B64) + "="
+    key88 = pick(rng, _B64, 86) + "=="
+    key44 = pick(rng, _B64, 43) + "="
     choice = rng.randrange(4)
     if choice == 0:
-        text = f"DefaultEndpointsProtocol=https;AccountName=acct{_digits(rng, 4)};AccountKey={key88};" \
+        text = f"DefaultEndpointsProtocol=https;AccountName=acct{digits(rng, 4)};AccountKey={key88};" \
                "EndpointSuffix=core.windows.net"
         secret = key88
     elif choice == 1:
-        text = f"Endpoint=sb://ns-{_r(rng, 6, string.ascii_lowercase)}.servicebus.windows.net/;" \
+        text = f"Endpoint=sb://ns-{pick(rng, string.ascii_lowercase, 6)}.servicebus.windows.net/;" \
                f"SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={key44}"
         secret = key44
     elif choice == 2:
@@ -158,7 +152,7 @@ def connection_string_key(rng: Rng) -> tuple[str, str]:
                f"&se=2026-01-01T00:00:00Z&sig={sig}"
         secret = sig
     else:
-        text = f"Endpoint=https://sig-{_r(rng, 5, string.ascii_lowercase)}.service.signalr.net;AccessKey={key44};" \
+        text = f"Endpoint=https://sig-{pick(rng, string.ascii_lowercase, 5)}.service.signalr.net;AccessKey={key44};" \
                "Version=1.0;"
         secret = key44
     if rng.random() < 0.4:
@@ -171,10 +165,10 @@ def labelled_key(rng: Rng) -> tuple[str, str]:
     """Keys of no known provider format after a label written as people write it, with spaces and capitals
     ("API Key: ...", "Secret Key = ..."), in headers (x-api-key) and settings; values as services issue them:
     random base62 of 32-48, UUIDs, hex of 32-64."""
-    value = rng.choice([_r(rng, rng.randrange(32, 49)),
-                        "-".join(_r(rng, n, "0123456789abcdef") for n in (8, 4, 4, 4, 12)),
-                        _r(rng, rng.randrange(32, 65), "0123456789abcdef"),
-                        _r(rng, 40, _URLSAFE)])
+    value = rng.choice([pick(rng, _ALNUM, rng.randrange(32, 49)),
+                        "-".join(pick(rng, "0123456789abcdef", n) for n in (8, 4, 4, 4, 12)),
+                        pick(rng, "0123456789abcdef", rng.randrange(32, 65)),
+                        pick(rng, _URLSAFE, 40)])
     label = rng.choice(["API Key", "Api key", "API KEY", "Secret Key", "Access Token", "Client Secret",
                         "Auth Token", "API token", "Private Key", "x-api-key", "X-Auth-Token", "apiKey"])
     text = _pick(rng, ["{l}: {v}", "{l} = {v}", "{l}:{v}", "{l}: \"{v}\"", "{{\"{l}\": \"{v}\"}}",
@@ -190,8 +184,9 @@ def obfuscated_key(rng: Rng) -> tuple[str, str]:
     arrive after copy and paste through chat and document tools: a zero-width or bidi control character (Unicode
     Cf, UAX #9) inside, or full-width forms (U+FF01-U+FF5E, folded by NFKC) for the hyphen, the underscore or the
     whole key."""
-    key = rng.choice([f"sk-proj-{_r(rng, 48, _URLSAFE)}", f"ghp_{_r(rng, 36)}", f"sk-ant-api03-{_r(rng, 86, _URLSAFE)}",
-                      f"sk_live_{_r(rng, 24)}", f"xoxb-{_digits(rng, 12)}-{_digits(rng, 13)}-{_r(rng, 24)}"])
+    key = rng.choice([f"sk-proj-{pick(rng, _URLSAFE, 48)}", f"ghp_{pick(rng, _ALNUM, 36)}",
+                      f"sk-ant-api03-{pick(rng, _URLSAFE, 86)}", f"sk_live_{pick(rng, _ALNUM, 24)}",
+                      f"xoxb-{digits(rng, 12)}-{digits(rng, 13)}-{pick(rng, _ALNUM, 24)}"])
     how = rng.randrange(3)
     if how == 0:
         at = rng.randrange(3, len(key) - 3)
@@ -208,15 +203,15 @@ def obfuscated_key(rng: Rng) -> tuple[str, str]:
 # local parts and IDNA domains), and as they arrive encoded: percent-encoded in URLs (RFC 3986, `@` is %40) and
 # JSON-escaped (RFC 8259 \u0040) by serialisers that escape it.
 def email(rng: Rng) -> tuple[str, str]:
-    local = rng.choice(["jane.doe", "m.rossi", "li.wei", "omar_k", "ana+billing", "k.tanaka"]) + _digits(rng, 2)
+    local = rng.choice(["jane.doe", "m.rossi", "li.wei", "omar_k", "ana+billing", "k.tanaka"]) + digits(rng, 2)
     domain = rng.choice(["example.com", "mail.example.org", "acme-corp.io", "web.de", "orange.fr", "gmx.net"])
     how = rng.randrange(5)
     if how == 0:
         value = f"{local}@{domain}".upper()
     elif how == 1:
-        value = rng.choice([f"jörg.müller{_digits(rng, 2)}@bücher.de", f"françois{_digits(rng, 2)}@exemple.fr",
-                            f"用户{_digits(rng, 2)}@例子.广告", f"δοκιμή{_digits(rng, 2)}@παράδειγμα.δοκιμή",
-                            f"{local}@münchen.de", f"ñandú{_digits(rng, 2)}@correo.es"])
+        value = rng.choice([f"jörg.müller{digits(rng, 2)}@bücher.de", f"françois{digits(rng, 2)}@exemple.fr",
+                            f"用户{digits(rng, 2)}@例子.广告", f"δοκιμή{digits(rng, 2)}@παράδειγμα.δοκιμή",
+                            f"{local}@münchen.de", f"ñandú{digits(rng, 2)}@correo.es"])
     elif how == 2:
         value = f"{local}%40{domain}"
         return _pick(rng, ["GET /api/users?email={v}&page=1 HTTP/1.1", "https://app.example.net/reset?to={v}",
@@ -235,9 +230,9 @@ def _nanp(rng: Rng) -> str:
     """NANP (nationalnanpa.com): NPA [2-9][0-8][0-9], exchange [2-9][0-9][0-9], neither N11; 4-digit line."""
     while True:
         npa = f"{rng.randrange(2, 10)}{rng.randrange(0, 9)}{rng.randrange(10)}"
-        nxx = f"{rng.randrange(2, 10)}{_digits(rng, 2)}"
+        nxx = f"{rng.randrange(2, 10)}{digits(rng, 2)}"
         if npa[1:] != "11" and nxx[1:] != "11":
-            return npa + nxx + _digits(rng, 4)
+            return npa + nxx + digits(rng, 4)
 
 
 def phone_us(rng: Rng) -> tuple[str, str]:
@@ -253,13 +248,13 @@ def phone_uk(rng: Rng) -> tuple[str, str]:
     xxxx, other areas 01xxx xxxxxx, mobiles 07xxx xxxxxx; +44 drops the 0, sometimes kept as (0)."""
     kind = rng.randrange(4)
     if kind == 0:
-        groups = ["020", f"{rng.choice('378')}{_digits(rng, 3)}", _digits(rng, 4)]
+        groups = ["020", f"{rng.choice('378')}{digits(rng, 3)}", digits(rng, 4)]
     elif kind == 1:
-        groups = [f"01{rng.randrange(1, 7)}1", _digits(rng, 3), _digits(rng, 4)]
+        groups = [f"01{rng.randrange(1, 7)}1", digits(rng, 3), digits(rng, 4)]
     elif kind == 2:
-        groups = [f"01{rng.randrange(2, 10)}{_digits(rng, 2)}", _digits(rng, 6)]
+        groups = [f"01{rng.randrange(2, 10)}{digits(rng, 2)}", digits(rng, 6)]
     else:
-        groups = [f"07{rng.randrange(1, 10)}{_digits(rng, 2)}", _digits(rng, 6)]
+        groups = [f"07{rng.randrange(1, 10)}{digits(rng, 2)}", digits(rng, 6)]
     national = " ".join(groups)
     number = rng.choice([national, national.replace(" ", ""), "-".join(groups), f"+44 {national[1:]}",
                          f"+44 (0){national[1:]}", f"+44{national[1:].replace(' ', '')}"])
@@ -268,11 +263,11 @@ def phone_uk(rng: Rng) -> tuple[str, str]:
 
 def phone_fr(rng: Rng) -> tuple[str, str]:
     """ARCEP's plan: 10 digits, 0 then 1-5 (geographic), 6-7 (mobile) or 9, written in pairs; +33 drops the 0."""
-    digits = f"0{rng.choice('1234567679')}{_digits(rng, 8)}"
-    pairs = [digits[i:i + 2] for i in range(0, 10, 2)]
+    national = f"0{rng.choice('1234567679')}{digits(rng, 8)}"
+    pairs = [national[i:i + 2] for i in range(0, 10, 2)]
     rest = " ".join(pairs[1:])
-    number = rng.choice([" ".join(pairs), ".".join(pairs), digits, "-".join(pairs), f"+33 {digits[1]} {rest}",
-                         f"+33 (0){digits[1]} {rest}"])
+    number = rng.choice([" ".join(pairs), ".".join(pairs), national, "-".join(pairs), f"+33 {national[1]} {rest}",
+                         f"+33 (0){national[1]} {rest}"])
     return _phone_text(rng, number, "fr"), number
 
 
@@ -281,10 +276,10 @@ def phone_de(rng: Rng) -> tuple[str, str]:
     Frankfurt, 711 Stuttgart) + subscriber number, or a mobile prefix 15x/16x/17x + 7-8 digits (DIN 5008 writes
     `030 12345678`; `030/1234567` and `(030) 1234567` are common); +49 drops the 0."""
     if rng.random() < 0.5:
-        area, sub = rng.choice(["30", "40", "89", "221", "69", "711", "351", "6221"]), _digits(rng, rng.randrange(6, 9))
+        area, sub = rng.choice(["30", "40", "89", "221", "69", "711", "351", "6221"]), digits(rng, rng.randrange(6, 9))
     else:
         area, sub = rng.choice(["151", "152", "157", "160", "162", "170", "171", "172", "176", "179"]), \
-            _digits(rng, rng.randrange(7, 9))
+            digits(rng, rng.randrange(7, 9))
     number = rng.choice([f"0{area} {sub}", f"0{area}/{sub}", f"(0{area}) {sub}", f"0{area}-{sub}",
                          f"+49 {area} {sub}", f"+49 (0){area} {sub}", f"0{area} {sub[:len(sub) // 2]} "
                                                                        f"{sub[len(sub) // 2:]}"])
@@ -296,12 +291,12 @@ def phone_in(rng: Rng) -> tuple[str, str]:
     (11 Delhi, 22 Mumbai, 80 Bengaluru, 44 Chennai) and the subscriber number to 10 digits; a 0 trunk prefix
     nationally, +91 from abroad."""
     if rng.random() < 0.7:
-        m = f"{rng.randrange(6, 10)}{_digits(rng, 9)}"
+        m = f"{rng.randrange(6, 10)}{digits(rng, 9)}"
         number = rng.choice([f"{m[:5]} {m[5:]}", m, f"+91 {m[:5]} {m[5:]}", f"+91-{m}", f"0{m}", f"{m[:5]}-{m[5:]}",
                              f"+91{m}"])
     else:
         std = rng.choice(["11", "22", "80", "44"])
-        sub = _digits(rng, 8)
+        sub = digits(rng, 8)
         number = rng.choice([f"0{std} {sub[:4]} {sub[4:]}", f"0{std}-{sub}", f"+91 {std} {sub}"])
     return _phone_text(rng, number, "en"), number
 
@@ -333,15 +328,8 @@ def ssn(rng: Rng) -> tuple[str, str]:
 
 
 def _luhn_complete(rng: Rng, prefix: str, length: int) -> str:
-    body = prefix + _digits(rng, length - len(prefix) - 1)
-    for d in string.digits:
-        total = 0
-        for i, ch in enumerate(reversed(body + d)):
-            x = int(ch) * (2 if i % 2 else 1)
-            total += x - 9 if x > 9 else x
-        if total % 10 == 0:
-            return body + d
-    raise AssertionError("no Luhn digit")
+    body = prefix + digits(rng, length - len(prefix) - 1)
+    return body + luhn_digit(body)
 
 
 def card(rng: Rng) -> tuple[str, str]:
@@ -368,29 +356,13 @@ def iban(rng: Rng) -> tuple[str, str]:
     """IBANs (ISO 13616; the SWIFT IBAN registry's BBAN shapes per country), check digits by ISO 7064 mod 97-10;
     written in print form (groups of four) or compact, upper- or lower-case as pasted from bank apps and forms."""
     country = rng.choice(list(_IBAN_SHAPES))
-    bban = ""
-    for count, kind in _shape(_IBAN_SHAPES[country]):
-        alphabet = string.digits if kind == "n" else string.ascii_uppercase if kind == "a" else \
-            string.ascii_uppercase + string.digits
-        bban += _r(rng, count, alphabet)
-    numeric = "".join(str(int(ch, 36)) for ch in bban + country + "00")
-    code = f"{country}{98 - int(numeric) % 97:02d}{bban}"
-    shown = rng.choice([code.lower(), " ".join(code[i:i + 4] for i in range(0, len(code), 4)).lower(), code,
+    body = bban(rng, _IBAN_SHAPES[country])
+    code = f"{country}{iban_check(country, body)}{body}"
+    shown = rng.choice([code.lower(), group(code, 4, " ").lower(), code,
                         code[:2].lower() + code[2:]])
     text = _pick(rng, ["IBAN: {i}", "please refund to {i}", "{{\"iban\": \"{i}\"}}", "bank account {i}",
                        "SEPA transfer to {i} done", "iban={i}"], i=shown)
     return text, shown
-
-
-def _shape(spec: str) -> list[tuple[int, str]]:
-    out, num = [], ""
-    for ch in spec:
-        if ch.isdigit():
-            num += ch
-        else:
-            out.append((int(num), ch))
-            num = ""
-    return out
 
 
 GENERATORS: dict[str, Callable[[Rng], tuple[str, str]]] = {
@@ -419,12 +391,12 @@ def negatives(rng: Rng) -> list[str]:
         "DB_PASSWORD=${DB_PASSWORD}", "password: ********", "POSTGRES_PASSWORD_FILE=/run/secrets/db_password",
         "{\"password\": \"<redacted>\"}", "password: {{ vault_db_password }}", "--password-stdin",
         "password_min_length=12", "password = os.environ['DB_PASSWORD']",
-        f"order number {_digits(rng, 10)} shipped", f"call_id: {_digits(rng, 12)}",
-        f"tel_{_r(rng, 4, string.ascii_lowercase)}_{_digits(rng, 6)}",
+        f"order number {digits(rng, 10)} shipped", f"call_id: {digits(rng, 12)}",
+        f"tel_{pick(rng, string.ascii_lowercase, 4)}_{digits(rng, 6)}",
         f"card {_bad_luhn(rng)} rejected", f"version {rng.randrange(1, 9)}.{rng.randrange(30)}.{rng.randrange(30)}",
-        f"IBAN DE00 {_digits(rng, 4)} {_digits(rng, 4)} {_digits(rng, 4)} {_digits(rng, 4)} {_digits(rng, 2)}",
-        f"sha1 {_r(rng, 40, '0123456789abcdef')}", f"secret_key_path = /etc/app/keys/{_r(rng, 8, 'abcdefgh')}.pem",
-        f"trace_id={_r(rng, 32, '0123456789abcdef')}", f"timestamp 2024{_digits(rng, 10)}",
+        f"IBAN DE00 {digits(rng, 4)} {digits(rng, 4)} {digits(rng, 4)} {digits(rng, 4)} {digits(rng, 2)}",
+        f"sha1 {pick(rng, '0123456789abcdef', 40)}", f"secret_key_path = /etc/app/keys/{pick(rng, 'abcdefgh', 8)}.pem",
+        f"trace_id={pick(rng, '0123456789abcdef', 32)}", f"timestamp 2024{digits(rng, 10)}",
         "email me at the usual address", "user@localhost",
     ]
 

@@ -72,7 +72,6 @@ blank every inline image).
 from __future__ import annotations
 
 import base64
-import binascii
 import csv
 import hashlib
 import hmac
@@ -88,12 +87,28 @@ from urllib.parse import quote
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
+from benchmarks.corpus_formats import (
+    B62,
+    b64url,
+    bban,
+    crc_token,
+    der_int,
+    der_len,
+    der_seq,
+    digits,
+    group,
+    group_card,
+    iban_check,
+    luhn_digit,
+    openssh_ed25519_blob,
+    pick,
+)
+
 SEED = 5
 PER_KIND = 104
 NEGATIVES_PER_SORT = 15
 OUTSIDE_TARGET = frozenset({"email_obfuscated"})
 
-B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 B64 = string.ascii_letters + string.digits + "+/"
 B64URL = string.ascii_letters + string.digits + "-_"
 B32 = string.ascii_uppercase + "234567"
@@ -135,57 +150,9 @@ class Case:
     form: str
 
 
-def pick(rng: random.Random, alphabet: str, n: int) -> str:
-    return "".join(rng.choice(alphabet) for _ in range(n))
-
-
-def b62(n: int, width: int) -> str:
-    out = ""
-    while n:
-        n, r = divmod(n, 62)
-        out = B62[r] + out
-    return out.rjust(width, "0")
-
-
-def crc_token(rng: random.Random, prefix: str) -> str:
-    """GitHub's (and npm's) scheme: 30 random base62 characters and the base62 CRC32 of them, 6 wide."""
-    body = pick(rng, B62, 30)
-    return prefix + body + b62(binascii.crc32(body.encode()), 6)
-
-
-def luhn_digit(partial: str) -> str:
-    total = 0
-    for i, ch in enumerate(reversed(partial)):
-        d = int(ch) * (2 if i % 2 == 0 else 1)
-        total += d - 9 if d > 9 else d
-    return str((10 - total % 10) % 10)
-
-
-def luhn_ok(number: str) -> bool:
-    return luhn_digit(number[:-1]) == number[-1]
-
-
-def iban_check(country: str, bban: str) -> str:
-    digits = "".join(str(int(c, 36)) for c in (bban + country + "00").upper())
-    return f"{98 - int(digits) % 97:02d}"
-
-
-def iban_ok(iban: str) -> bool:
-    compact = iban.replace(" ", "").upper()
-    return int("".join(str(int(c, 36)) for c in compact[4:] + compact[:4])) % 97 == 1
-
-
-def group(text: str, size: int, sep: str) -> str:
-    return sep.join(text[i:i + size] for i in range(0, len(text), size))
-
-
 def guid(rng: random.Random) -> str:
     """A version-4 UUID (RFC 9562) from the seeded generator."""
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 # ---- phrases ------------------------------------------------------------------------------------------------------
@@ -440,20 +407,6 @@ def linear(rng: random.Random) -> Made:
     return Made(value, value, "lin_api")
 
 
-def der_len(n: int) -> bytes:
-    return bytes([n]) if n < 128 else bytes([0x81, n]) if n < 256 else bytes([0x82]) + n.to_bytes(2, "big")
-
-
-def der_int(n: int) -> bytes:
-    body = n.to_bytes(n.bit_length() // 8 + 1, "big")
-    return b"\x02" + der_len(len(body)) + body
-
-
-def der_seq(*parts: bytes) -> bytes:
-    body = b"".join(parts)
-    return b"\x30" + der_len(len(body)) + body
-
-
 def rsa_der(rng: random.Random) -> bytes:
     """PKCS#1 RSAPrivateKey: version and the eight numbers, sized as a 2048-bit key's (random, see docstring)."""
     bits = (2048, 17, 2048, 1024, 1024, 1024, 1024, 1024)
@@ -476,15 +429,7 @@ def openssh_ed25519(rng: random.Random) -> str:
     seed = rng.randbytes(32)
     pub = ed25519.Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(
         serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-
-    def s(b: bytes) -> bytes:
-        return len(b).to_bytes(4, "big") + b
-
-    blob = s(b"ssh-ed25519") + s(pub)
-    check = rng.randbytes(4)
-    private = check + check + blob + s(seed + pub) + s(b"deploy@ci-runner")
-    private += bytes(range(1, 1 + (-len(private)) % 8))
-    raw = b"openssh-key-v1\x00" + s(b"none") + s(b"none") + s(b"") + (1).to_bytes(4, "big") + s(blob) + s(private)
+    raw = openssh_ed25519_blob(seed, pub, rng.randbytes(4), b"deploy@ci-runner")
     body = group(base64.b64encode(raw).decode(), 70, "\n")
     return f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----"
 
@@ -645,10 +590,6 @@ def email_obfuscated(rng: random.Random) -> Made:
     return Made(value, value, style)
 
 
-def digits(rng: random.Random, n: int) -> str:
-    return pick(rng, string.digits, n)
-
-
 PHONE_LANG = {"us": "en", "uk": "en", "fr": "fr", "de": "de", "in": "en", "au": "en", "br": "pt", "es": "es",
               "it": "it", "jp": "ja", "mx": "es", "nl": "nl", "se": "sv", "pl": "pl", "za": "en", "tr": "tr",
               "kr": "ko", "vn": "vi"}
@@ -759,14 +700,6 @@ def card_number(rng: random.Random) -> tuple[str, str]:
     return partial + luhn_digit(partial), scheme
 
 
-def group_card(number: str, sep: str) -> str:
-    if len(number) == 15:
-        return sep.join((number[:4], number[4:10], number[10:]))
-    if len(number) == 14:
-        return sep.join((number[:4], number[4:10], number[10:]))
-    return group(number, 4, sep)
-
-
 def card(rng: random.Random) -> Made:
     number, scheme = card_number(rng)
     sep = rng.choice((" ", "-", "", ".", "_", " "))
@@ -783,23 +716,11 @@ IBAN_BBAN: dict[str, str] = {  # the registry's BBAN structure: n digits, a uppe
 }
 
 
-def bban(rng: random.Random, structure: str) -> str:
-    out, num = "", ""
-    for ch in structure:
-        if ch.isdigit():
-            num += ch
-            continue
-        alphabet = {"n": string.digits, "a": string.ascii_uppercase, "c": string.ascii_uppercase + string.digits}[ch]
-        out += pick(rng, alphabet, int(num))
-        num = ""
-    if structure.startswith("5n1n") and out[5] != "0":  # Turkey's reserved digit is 0
-        out = out[:5] + "0" + out[6:]
-    return out
-
-
 def iban_value(rng: random.Random) -> tuple[str, str]:
     country = rng.choice(sorted(IBAN_BBAN))
     b = bban(rng, IBAN_BBAN[country])
+    if country == "TR":  # Turkey's reserved digit, after the bank code, is 0
+        b = b[:5] + "0" + b[6:]
     return country + iban_check(country, b) + b, country
 
 

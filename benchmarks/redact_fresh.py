@@ -72,13 +72,27 @@ import json
 import math
 import random
 import string
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from benchmarks.corpus_formats import (
+    B62,
+    b64url,
+    crc_b62,
+    der_int,
+    der_len,
+    der_seq,
+    digits,
+    group_card,
+    iban_check,
+    iban_ok,
+    luhn_digit,
+    openssh_ed25519_blob,
+    pick,
+)
+
 Rng = random.Random
 
-B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 B64 = string.ascii_letters + string.digits + "+/"
 B64URL = string.ascii_letters + string.digits + "-_"
 HEX = "0123456789abcdef"
@@ -104,14 +118,6 @@ class Case:
 
 
 Made = tuple[str, str, str]  # (text, secret, form)
-
-
-def pick(rng: Rng, alphabet: str, n: int) -> str:
-    return "".join(rng.choice(alphabet) for _ in range(n))
-
-
-def digits(rng: Rng, n: int) -> str:
-    return pick(rng, string.digits, n)
 
 
 def nz(rng: Rng, n: int, first: str = "23456789") -> str:
@@ -185,66 +191,7 @@ def shell_quote(v: str) -> str:
     return v if all(c in string.ascii_letters + string.digits + "-_./:=@+%" for c in v) else f"'{v}'"
 
 
-# ---- values with checks -------------------------------------------------------------------------------------
-
-def luhn_digit(body: str) -> str:
-    total = 0
-    for i, ch in enumerate(reversed(body)):
-        d = int(ch)
-        if i % 2 == 0:
-            d *= 2
-            d -= 9 if d > 9 else 0
-        total += d
-    return str((10 - total % 10) % 10)
-
-
-def luhn_ok(number: str) -> bool:
-    return luhn_digit(number[:-1]) == number[-1]
-
-
-def iban_numeric(text: str) -> int:
-    return int("".join(str(int(c, 36)) for c in text))
-
-
-def iban_check(country: str, bban: str) -> str:
-    return f"{98 - iban_numeric(bban + country + '00') % 97:02d}"
-
-
-def iban_ok(iban: str) -> bool:
-    compact = iban.replace(" ", "").upper()
-    return iban_numeric(compact[4:] + compact[:4]) % 97 == 1
-
-
-def crc_b62(payload: str) -> str:
-    n, out = zlib.crc32(payload.encode()), ""
-    while n:
-        n, r = divmod(n, 62)
-        out = B62[r] + out
-    return out.rjust(6, "0")
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 # ---- key material (real keys, seeded) ---------------------------------------------------------------------
-
-def der_len(n: int) -> bytes:
-    if n < 0x80:
-        return bytes([n])
-    body = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([0x80 | len(body)]) + body
-
-
-def der_int(n: int) -> bytes:
-    body = n.to_bytes(n.bit_length() // 8 + 1, "big")
-    return b"\x02" + der_len(len(body)) + body
-
-
-def der_seq(*parts: bytes) -> bytes:
-    body = b"".join(parts)
-    return b"\x30" + der_len(len(body)) + body
-
 
 SMALL_PRIMES = math.prod(n for n in range(3, 2000, 2) if all(n % k for k in range(3, int(n**0.5) + 1, 2)))
 
@@ -359,20 +306,10 @@ def ed25519_public(seed: bytes) -> bytes:
     return (y | ((x & 1) << 255)).to_bytes(32, "little")
 
 
-def ssh_string(b: bytes) -> bytes:
-    return len(b).to_bytes(4, "big") + b
-
-
 def openssh_ed25519(rng: Rng, comment: str) -> bytes:
     """An unencrypted openssh-key-v1 blob (OpenSSH PROTOCOL.key) holding an Ed25519 key."""
     seed = rng.randbytes(32)
-    pk = ed25519_public(seed)
-    pub = ssh_string(b"ssh-ed25519") + ssh_string(pk)
-    check = rng.randbytes(4)
-    private = check + check + pub + ssh_string(seed + pk) + ssh_string(comment.encode())
-    private += bytes(range(1, 1 + (-len(private) % 8)))
-    return (b"openssh-key-v1\0" + ssh_string(b"none") + ssh_string(b"none") + ssh_string(b"")
-            + (1).to_bytes(4, "big") + ssh_string(pub) + ssh_string(private))
+    return openssh_ed25519_blob(seed, ed25519_public(seed), rng.randbytes(4), comment.encode())
 
 
 def pem(label: str, der: bytes, width: int = 64) -> tuple[str, str]:
@@ -1259,22 +1196,13 @@ def card_number(rng: Rng, network: str) -> str:
     return body + luhn_digit(body)
 
 
-def card_group(number: str, sep: str) -> str:
-    sizes = [4, 6, 5] if len(number) == 15 else [4, 4, 4, 4, 3] if len(number) == 19 else [4, 4, 4, 4]
-    parts, at = [], 0
-    for size in sizes:
-        parts.append(number[at:at + size])
-        at += size
-    return sep.join(parts)
-
-
 CARD_NETWORKS = ["visa", "mastercard5", "mastercard2", "amex", "discover", "jcb", "maestro", "unionpay"]
 
 
 def card(rng: Rng, i: int) -> Made:
     network = CARD_NETWORKS[i % len(CARD_NETWORKS)]
     sep_name, sep = rng.choice([("space", " "), ("dash", "-"), ("dot", "."), ("none", "")])
-    v = card_group(card_number(rng, network), sep)
+    v = group_card(card_number(rng, network), sep)
     exp = f"{rng.randint(1, 12):02d}/{rng.randint(25, 31)}"
     carriers = [
         ("chat", rng.choice([f"my card number is {v}, expiry {exp}", f"can you charge {v} instead?",
@@ -1395,7 +1323,7 @@ def disguised_base(rng: Rng) -> tuple[str, str, str]:
     if which == "phone":
         return which, nanp(rng)[0], "phone"
     if which == "card":
-        return which, card_group(card_number(rng, rng.choice(CARD_NETWORKS)), rng.choice([" ", "-", ""])), "card"
+        return which, group_card(card_number(rng, rng.choice(CARD_NETWORKS)), rng.choice([" ", "-", ""])), "card"
     if which == "iban":
         raw = iban_value(rng, rng.choice(list(IBAN_BBAN)))
         return which, " ".join(raw[j:j + 4] for j in range(0, len(raw), 4)), "IBAN"
@@ -1490,7 +1418,7 @@ def generate(per_kind: int = 120, seed: int = 0) -> list[Case]:
 def bad_luhn_card(rng: Rng) -> str:
     number = card_number(rng, rng.choice(CARD_NETWORKS))
     wrong = number[:-1] + str((int(number[-1]) + rng.randint(1, 9)) % 10)
-    v = card_group(wrong, rng.choice([" ", "-", ""]))
+    v = group_card(wrong, rng.choice([" ", "-", ""]))
     return rng.choice([f"card {v} rejected: failed checksum", json.dumps({"card_number": v, "valid": False}),
                        log_line(rng, f"tokenize card={v} error=invalid_number")])
 

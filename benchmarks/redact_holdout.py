@@ -31,6 +31,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from benchmarks.corpus_formats import b64url, bban, digits, group, iban_check, luhn_digit, pick
+
 Rng = random.Random
 _ALNUM = string.ascii_letters + string.digits
 _URLSAFE = _ALNUM + "_-"
@@ -56,14 +58,6 @@ class Case:
     @property
     def is_json(self) -> bool:
         return self.carrier in ("tool_arguments", "metadata")
-
-
-def _r(rng: Rng, n: int, alphabet: str = _ALNUM) -> str:
-    return "".join(rng.choice(alphabet) for _ in range(n))
-
-
-def _d(rng: Rng, n: int) -> str:
-    return _r(rng, n, string.digits)
 
 
 def _private_ip(rng: Rng) -> str:
@@ -185,7 +179,7 @@ def place(rng: Rng, value: str, labels: list[str], own: dict[str, str], generic:
 def aws_access_key(rng: Rng) -> tuple[str, str, str]:
     """AWS IAM user guide, "Unique identifier prefixes": AKIA (long-term) and ASIA (temporary) key ids, 20
     characters, the 16 after the prefix from the base32 alphabet."""
-    v = rng.choice(["AKIA", "AKIA", "ASIA"]) + _r(rng, 16, string.ascii_uppercase + "234567")
+    v = rng.choice(["AKIA", "AKIA", "ASIA"]) + pick(rng, string.ascii_uppercase + "234567", 16)
     return place(rng, v, ["aws access key id", "access key id", "aws access key"], {
         "ini": "[default]\naws_access_key_id = $V\nregion = us-east-1",
         "boto3": "s3 = boto3.client('s3', aws_access_key_id='$V', region_name='us-east-1')",
@@ -195,8 +189,8 @@ def aws_access_key(rng: Rng) -> tuple[str, str, str]:
 def aws_secret_key(rng: Rng) -> tuple[str, str, str]:
     """AWS IAM user guide, "Managing access keys": a 40-character secret access key (base64 alphabet), shown
     with its key id; the forms are ~/.aws/credentials, `aws sts assume-role` output and credentials.csv."""
-    v = _r(rng, 40, _B64)
-    kid = rng.choice(["AKIA", "ASIA"]) + _r(rng, 16, string.ascii_uppercase + "234567")
+    v = pick(rng, _B64, 40)
+    kid = rng.choice(["AKIA", "ASIA"]) + pick(rng, string.ascii_uppercase + "234567", 16)
     return place(rng, v, ["aws secret access key", "secret access key", "aws secret key"], {
         "ini": f"[prod]\naws_access_key_id = {kid}\naws_secret_access_key = $V",
         "sts_json": json.dumps({"Credentials": {"AccessKeyId": kid, "SecretAccessKey": "$V",
@@ -209,7 +203,7 @@ def aws_secret_key(rng: Rng) -> tuple[str, str, str]:
 def github_token(rng: Rng) -> tuple[str, str, str]:
     """GitHub blog, "Behind GitHub's new authentication token formats" (2021): ghp_ (personal), gho_ (OAuth),
     ghu_ (user-to-server), ghs_ (server-to-server), ghr_ (refresh), then 36 base62 characters."""
-    v = rng.choice(["ghp_", "ghp_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"]) + _r(rng, 36)
+    v = rng.choice(["ghp_", "ghp_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"]) + pick(rng, _ALNUM, 36)
     return place(rng, v, ["github token", "gh token", "github pat"], {
         "git_clone": "git clone https://x-access-token:$V@github.com/acme/infra.git",
         "curl": "curl -H \"Authorization: token $V\" https://api.github.com/user/repos",
@@ -218,7 +212,7 @@ def github_token(rng: Rng) -> tuple[str, str, str]:
 
 def github_pat(rng: Rng) -> tuple[str, str, str]:
     """GitHub docs, fine-grained personal access tokens: `github_pat_`, 22 base62 characters, `_`, 59 more."""
-    v = f"github_pat_11{_r(rng, 20, _UPPER_ALNUM)}_{_r(rng, 59)}"
+    v = f"github_pat_11{pick(rng, _UPPER_ALNUM, 20)}_{pick(rng, _ALNUM, 59)}"
     return place(rng, v, ["github token", "github pat", "gh token"], {
         "git_remote": "git remote set-url origin https://acme-bot:$V@github.com/acme/web.git",
         "curl": "curl -L -H \"Authorization: Bearer $V\" -H \"X-GitHub-Api-Version: 2022-11-28\" "
@@ -228,7 +222,7 @@ def github_pat(rng: Rng) -> tuple[str, str, str]:
 def gitlab_token(rng: Rng) -> tuple[str, str, str]:
     """GitLab docs, "Token prefixes": glpat- personal access tokens (20 characters), gldt- deploy tokens,
     glrt- runner authentication tokens."""
-    v = rng.choice(["glpat-", "glpat-", "glpat-", "glpat-", "gldt-", "glrt-"]) + _r(rng, 20, _URLSAFE)
+    v = rng.choice(["glpat-", "glpat-", "glpat-", "glpat-", "gldt-", "glrt-"]) + pick(rng, _URLSAFE, 20)
     return place(rng, v, ["gitlab token", "private token", "ci job token"], {
         "curl": "curl --header \"PRIVATE-TOKEN: $V\" \"https://gitlab.com/api/v4/projects?owned=true\"",
         "git_clone": "git clone https://oauth2:$V@gitlab.example-corp.com/platform/deploy.git"})
@@ -236,9 +230,10 @@ def gitlab_token(rng: Rng) -> tuple[str, str, str]:
 
 def slack_token(rng: Rng) -> tuple[str, str, str]:
     """Slack API docs, "Token types": xoxb- bot tokens, xoxp- user tokens, xapp- app-level tokens."""
-    team, user = _d(rng, rng.choice([10, 11, 12, 13])), _d(rng, rng.choice([10, 11, 12, 13]))
-    v = rng.choice([f"xoxb-{team}-{user}-{_r(rng, 24)}", f"xoxp-{team}-{user}-{_d(rng, 13)}-{_r(rng, 32, _HEX)}",
-                    f"xapp-1-A{_r(rng, 10, _UPPER_ALNUM)}-{_d(rng, 13)}-{_r(rng, 64, _HEX)}"])
+    team, user = digits(rng, rng.choice([10, 11, 12, 13])), digits(rng, rng.choice([10, 11, 12, 13]))
+    v = rng.choice([f"xoxb-{team}-{user}-{pick(rng, _ALNUM, 24)}",
+                    f"xoxp-{team}-{user}-{digits(rng, 13)}-{pick(rng, _HEX, 32)}",
+                    f"xapp-1-A{pick(rng, _UPPER_ALNUM, 10)}-{digits(rng, 13)}-{pick(rng, _HEX, 64)}"])
     return place(rng, v, ["slack bot token", "slack token", "slack app token"], {
         "curl": "curl -H \"Authorization: Bearer $V\" -d channel=C024BE91L -d text=deployed "
                 "https://slack.com/api/chat.postMessage",
@@ -252,7 +247,7 @@ def _url_secret(path: str, text: str, _url: str, form: str) -> tuple[str, str, s
 
 def slack_webhook(rng: Rng) -> tuple[str, str, str]:
     """Slack API docs, "Sending messages using incoming webhooks": hooks.slack.com/services/T…/B…/… ."""
-    path = f"T{_r(rng, 8, _UPPER_ALNUM)}/B{_r(rng, 10, _UPPER_ALNUM)}/{_r(rng, 24)}"
+    path = f"T{pick(rng, _UPPER_ALNUM, 8)}/B{pick(rng, _UPPER_ALNUM, 10)}/{pick(rng, _ALNUM, 24)}"
     v = f"https://hooks.slack.com/services/{path}"
     return _url_secret(path, *place(rng, v, ["slack webhook url", "webhook url", "alerts webhook"], {
         "curl": "curl -X POST -H 'Content-type: application/json' --data '{\"text\":\"deploy ok\"}' $V",
@@ -264,7 +259,7 @@ def discord_webhook(rng: Rng) -> tuple[str, str, str]:
     """Discord developer docs, "Execute Webhook": /api/webhooks/{webhook.id}/{webhook.token}; the id is a
     snowflake (17–19 digits), the token 68 URL-safe characters."""
     host = rng.choice(["discord.com", "discord.com", "discordapp.com", "ptb.discord.com"])
-    path = f"{_d(rng, rng.choice([18, 19]))}/{_r(rng, 68, _URLSAFE)}"
+    path = f"{digits(rng, rng.choice([18, 19]))}/{pick(rng, _URLSAFE, 68)}"
     v = f"https://{host}/api/webhooks/{path}"
     return _url_secret(path, *place(rng, v, ["discord webhook url", "webhook url", "discord webhook"], {
         "curl": "curl -H \"Content-Type: application/json\" -d '{\"content\": \"build failed\"}' \"$V\""}))
@@ -273,7 +268,7 @@ def discord_webhook(rng: Rng) -> tuple[str, str, str]:
 def stripe_key(rng: Rng) -> tuple[str, str, str]:
     """Stripe docs, "API keys": sk_live_ secret and rk_live_ restricted keys (24 characters in older accounts,
     99 in newer ones)."""
-    v = rng.choice(["sk_live_", "sk_live_", "rk_live_"]) + _r(rng, rng.choice([24, 99]))
+    v = rng.choice(["sk_live_", "sk_live_", "rk_live_"]) + pick(rng, _ALNUM, rng.choice([24, 99]))
     return place(rng, v, ["stripe secret key", "stripe api key", "stripe key"], {
         "curl": "curl https://api.stripe.com/v1/charges -u $V: -d amount=2000 -d currency=eur",
         "python": "stripe.api_key = \"$V\""})
@@ -281,7 +276,7 @@ def stripe_key(rng: Rng) -> tuple[str, str, str]:
 
 def stripe_webhook_secret(rng: Rng) -> tuple[str, str, str]:
     """Stripe docs, "Check the webhook signatures": endpoint signing secrets start whsec_."""
-    v = "whsec_" + _r(rng, 32)
+    v = "whsec_" + pick(rng, _ALNUM, 32)
     return place(rng, v, ["stripe webhook secret", "webhook signing secret", "endpoint secret"], {
         "stripe_cli": "> Ready! Your webhook signing secret is $V (^C to quit)"})
 
@@ -289,9 +284,9 @@ def stripe_webhook_secret(rng: Rng) -> tuple[str, str, str]:
 def openai_key(rng: Rng) -> tuple[str, str, str]:
     """OpenAI API reference, "Authentication", and GitHub's secret-scanning patterns: legacy sk- keys, sk-proj-
     project keys and sk-svcacct- service-account keys, each holding `T3BlbkFJ` (base64 of "OpenAI")."""
-    v = rng.choice([f"sk-{_r(rng, 20)}T3BlbkFJ{_r(rng, 20)}",
-                    f"sk-proj-{_r(rng, 74, _URLSAFE)}T3BlbkFJ{_r(rng, 74, _URLSAFE)}",
-                    f"sk-svcacct-{_r(rng, 74, _URLSAFE)}T3BlbkFJ{_r(rng, 74, _URLSAFE)}"])
+    v = rng.choice([f"sk-{pick(rng, _ALNUM, 20)}T3BlbkFJ{pick(rng, _ALNUM, 20)}",
+                    f"sk-proj-{pick(rng, _URLSAFE, 74)}T3BlbkFJ{pick(rng, _URLSAFE, 74)}",
+                    f"sk-svcacct-{pick(rng, _URLSAFE, 74)}T3BlbkFJ{pick(rng, _URLSAFE, 74)}"])
     return place(rng, v, ["openai api key", "openai key", "llm api key"], {
         "curl": "curl https://api.openai.com/v1/chat/completions -H \"Content-Type: application/json\" "
                 "-H \"Authorization: Bearer $V\" -d '{\"model\": \"gpt-4o-mini\"}'",
@@ -302,7 +297,7 @@ def openai_key(rng: Rng) -> tuple[str, str, str]:
 def anthropic_key(rng: Rng) -> tuple[str, str, str]:
     """Anthropic API docs and GitHub's secret-scanning patterns: sk-ant-api03- keys (93 URL-safe characters
     and `AA`) and sk-ant-admin01- admin keys."""
-    v = rng.choice(["sk-ant-api03-", "sk-ant-api03-", "sk-ant-admin01-"]) + _r(rng, 93, _URLSAFE) + "AA"
+    v = rng.choice(["sk-ant-api03-", "sk-ant-api03-", "sk-ant-admin01-"]) + pick(rng, _URLSAFE, 93) + "AA"
     return place(rng, v, ["anthropic api key", "claude api key", "anthropic key"], {
         "curl": "curl https://api.anthropic.com/v1/messages -H \"x-api-key: $V\" "
                 "-H \"anthropic-version: 2023-06-01\" -H \"content-type: application/json\""})
@@ -310,7 +305,7 @@ def anthropic_key(rng: Rng) -> tuple[str, str, str]:
 
 def google_api_key(rng: Rng) -> tuple[str, str, str]:
     """Google Cloud docs, "Manage API keys": 39 characters, `AIza` and 35 URL-safe characters."""
-    v = "AIza" + _r(rng, 35, _URLSAFE)
+    v = "AIza" + pick(rng, _URLSAFE, 35)
     return place(rng, v, ["google api key", "maps api key", "firebase api key"], {
         "url": "curl \"https://maps.googleapis.com/maps/api/geocode/json?address=Berlin&key=$V\"",
         "firebase": "const firebaseConfig = {\n  apiKey: \"$V\",\n  authDomain: \"acme-prod.firebaseapp.com\",\n};"})
@@ -319,16 +314,16 @@ def google_api_key(rng: Rng) -> tuple[str, str, str]:
 def twilio(rng: Rng) -> tuple[str, str, str]:
     """Twilio docs, "Auth tokens and how to change them" and "API keys": the 32-hex auth token beside the AC…
     account SID, or an SK… API key SID with its 32-character secret."""
-    sid = "AC" + _r(rng, 32, _HEX)
+    sid = "AC" + pick(rng, _HEX, 32)
     if rng.random() < 0.7:
-        v = _r(rng, 32, _HEX)
+        v = pick(rng, _HEX, 32)
         return place(rng, v, ["twilio auth token", "auth token"], {
             "curl": f"curl -X POST https://api.twilio.com/2010-04-01/Accounts/{sid}/Messages.json "
                     f"--data-urlencode \"Body=hi\" -u {sid}:$V",
             "env_pair": f"TWILIO_ACCOUNT_SID={sid}\nTWILIO_AUTH_TOKEN=$V",
             "python": f"client = Client(\"{sid}\", \"$V\")"})
-    v = _r(rng, 32)
-    key = "SK" + _r(rng, 32, _HEX)
+    v = pick(rng, _ALNUM, 32)
+    key = "SK" + pick(rng, _HEX, 32)
     return place(rng, v, ["twilio api secret", "api key secret"], {
         "curl": f"curl https://api.twilio.com/2010-04-01/Accounts/{sid}/Calls.json -u {key}:$V",
         "env_pair": f"TWILIO_API_KEY={key}\nTWILIO_API_SECRET=$V"})
@@ -336,7 +331,7 @@ def twilio(rng: Rng) -> tuple[str, str, str]:
 
 def sendgrid_key(rng: Rng) -> tuple[str, str, str]:
     """Twilio SendGrid docs, "API Keys": `SG.`, a 22-character id, `.`, a 43-character secret (69 in all)."""
-    v = f"SG.{_r(rng, 22, _URLSAFE)}.{_r(rng, 43, _URLSAFE)}"
+    v = f"SG.{pick(rng, _URLSAFE, 22)}.{pick(rng, _URLSAFE, 43)}"
     return place(rng, v, ["sendgrid api key", "sendgrid key", "smtp password"], {
         "curl": "curl --request POST --url https://api.sendgrid.com/v3/mail/send "
                 "--header 'Authorization: Bearer $V' --header 'Content-Type: application/json'"})
@@ -344,30 +339,26 @@ def sendgrid_key(rng: Rng) -> tuple[str, str, str]:
 
 def npm_token(rng: Rng) -> tuple[str, str, str]:
     """GitHub changelog, "New npm access token format" (2021): npm_ and 36 base62 characters."""
-    v = "npm_" + _r(rng, 36)
+    v = "npm_" + pick(rng, _ALNUM, 36)
     return place(rng, v, ["npm token", "npm auth token", "node auth token"], {
         "npmrc": "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=$V",
         "npm_config": "npm config set //registry.npmjs.org/:_authToken $V"})
-
-
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 def jwt(rng: Rng) -> tuple[str, str, str]:
     """RFC 7519 / RFC 7515 compact serialisation: base64url(header).base64url(claims).signature; HS256
     signed with HMAC-SHA256, RS256 with a 256-byte signature."""
     alg = rng.choice(["HS256", "RS256"])
-    header = {"alg": alg, "typ": "JWT"} | ({"kid": _r(rng, 8, _HEX)} if alg == "RS256" else {})
+    header = {"alg": alg, "typ": "JWT"} | ({"kid": pick(rng, _HEX, 8)} if alg == "RS256" else {})
     iat = 1714600000 + rng.randrange(10**6)
     claims = {"sub": str(uuid.UUID(int=rng.getrandbits(128), version=4)), "iat": iat, "exp": iat + 3600,
               "scope": rng.choice(["read:orders", "openid profile", "admin"])}
-    signing = f"{_b64url(json.dumps(header).encode())}.{_b64url(json.dumps(claims).encode())}"
+    signing = f"{b64url(json.dumps(header).encode())}.{b64url(json.dumps(claims).encode())}"
     if alg == "HS256":
-        sig = hmac.new(_r(rng, 32).encode(), signing.encode(), hashlib.sha256).digest()
+        sig = hmac.new(pick(rng, _ALNUM, 32).encode(), signing.encode(), hashlib.sha256).digest()
     else:
         sig = rng.randbytes(256)
-    v = f"{signing}.{_b64url(sig)}"
+    v = f"{signing}.{b64url(sig)}"
     return place(rng, v, ["access token", "id token", "session token"], {
         "curl": "curl -H \"Authorization: Bearer $V\" https://api.acme.io/v1/orders",
         "cookie": "Set-Cookie: session=$V; Path=/; HttpOnly; Secure; SameSite=Lax",
@@ -386,7 +377,7 @@ def private_key(rng: Rng) -> tuple[str, str, str]:
     """RFC 7468 textual encoding (PKCS#1, PKCS#8, SEC 1 EC keys) and OpenSSH's PROTOCOL.key format: base64 in
     64- (70-) character lines between BEGIN/END armour. `secret` is the body; the armour is not secret."""
     label, (start, length, width) = rng.choice(list(_PEM_TYPES.items()))
-    body64 = start + _r(rng, length - len(start), _B64)
+    body64 = start + pick(rng, _B64, length - len(start))
     body64 = body64[: len(body64) // 4 * 4 - 2] + "=="
     lines = [body64[i:i + width] for i in range(0, len(body64), width)]
     begin, end = f"-----BEGIN {label}-----", f"-----END {label}-----"
@@ -400,7 +391,7 @@ def private_key(rng: Rng) -> tuple[str, str, str]:
     elif form == "service_account":  # a Google Cloud service-account key file
         body = "\\n".join(lines)
         text = ('{\n  "type": "service_account",\n  "project_id": "acme-prod-4411",\n  "private_key_id": "'
-                f'{_r(rng, 40, _HEX)}",\n  "private_key": "{begin}\\n{body}\\n{end}\\n",\n'
+                f'{pick(rng, _HEX, 40)}",\n  "private_key": "{begin}\\n{body}\\n{end}\\n",\n'
                 '  "client_email": "deployer@acme-prod-4411.iam.gserviceaccount.com"\n}')
     elif form == "k8s_block":
         body = "\n    ".join(lines)
@@ -417,12 +408,12 @@ def azure_storage(rng: Rng) -> tuple[str, str, str]:
     base64 (88 characters); Service Bus / Event Hubs strings hold SharedAccessKey= (256-bit, 44 characters)."""
     if rng.random() < 0.7:
         key = base64.b64encode(rng.randbytes(64)).decode()
-        account = "st" + _r(rng, 10, string.ascii_lowercase + string.digits)
+        account = "st" + pick(rng, string.ascii_lowercase + string.digits, 10)
         v_full = (f"DefaultEndpointsProtocol=https;AccountName={account};AccountKey={key};"
                   "EndpointSuffix=core.windows.net")
     else:
         key = base64.b64encode(rng.randbytes(32)).decode()
-        v_full = (f"Endpoint=sb://acme-{_r(rng, 6, string.ascii_lowercase)}.servicebus.windows.net/;"
+        v_full = (f"Endpoint=sb://acme-{pick(rng, string.ascii_lowercase, 6)}.servicebus.windows.net/;"
                   f"SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={key}")
     text, _, form = place(rng, v_full, ["azure storage connection string", "connection string",
                                         "storage connection string"], {
@@ -438,11 +429,11 @@ def _password(rng: Rng) -> str:
     (RFC 3986 section 3.2.1)."""
     style = rng.random()
     if style < 0.4:
-        return _r(rng, rng.randrange(16, 33))
+        return pick(rng, _ALNUM, rng.randrange(16, 33))
     if style < 0.7:
         word = rng.choice(["Sunshine", "hunter", "Kangaroo", "tractor", "Marmelade", "Soleil", "Baltimore"])
-        return word + _d(rng, rng.choice([2, 4])) + rng.choice(["!", "%23", "%40", "$", "*"])
-    return _r(rng, 6) + "%2F" + _r(rng, 6) + "%3D"
+        return word + digits(rng, rng.choice([2, 4])) + rng.choice(["!", "%23", "%40", "$", "*"])
+    return pick(rng, _ALNUM, 6) + "%2F" + pick(rng, _ALNUM, 6) + "%3D"
 
 
 def db_url(rng: Rng) -> tuple[str, str, str]:
@@ -480,7 +471,8 @@ _IDN = ["zoë.müller@bücherei.de", "josé.garcía@correo.españa.es", "用户@
 
 def _local(rng: Rng) -> str:
     f, last = rng.choice(_FIRST), rng.choice(_LAST)
-    return rng.choice([f"{f}.{last}", f"{f[0]}{last}", f"{f}{last}{_d(rng, 2)}", f"{f}_{last}", f"{f}.{last}+orders",
+    return rng.choice([f"{f}.{last}", f"{f[0]}{last}", f"{f}{last}{digits(rng, 2)}", f"{f}_{last}",
+                       f"{f}.{last}+orders",
                        f"{f}+{rng.choice(['amazon', 'news', 'billing'])}"])
 
 
@@ -541,13 +533,13 @@ def _phone(rng: Rng, v: str, local: list[str]) -> tuple[str, str, str]:
 
 
 def _nanp_number(rng: Rng) -> tuple[str, str, str]:
-    npa = str(rng.randrange(2, 10)) + _d(rng, 2)
+    npa = str(rng.randrange(2, 10)) + digits(rng, 2)
     while npa[1:] == "11" or npa[1] == "9":
-        npa = str(rng.randrange(2, 10)) + _d(rng, 2)
-    nxx = str(rng.randrange(2, 10)) + _d(rng, 2)
+        npa = str(rng.randrange(2, 10)) + digits(rng, 2)
+    nxx = str(rng.randrange(2, 10)) + digits(rng, 2)
     while nxx[1:] == "11":
-        nxx = str(rng.randrange(2, 10)) + _d(rng, 2)
-    return npa, nxx, _d(rng, 4)
+        nxx = str(rng.randrange(2, 10)) + digits(rng, 2)
+    return npa, nxx, digits(rng, 4)
 
 
 def phone_us_ca(rng: Rng) -> tuple[str, str, str]:
@@ -566,15 +558,15 @@ def phone_uk(rng: Rng) -> tuple[str, str, str]:
     mobiles (071–075, 077–079) with 6-digit subscriber parts; +44 drops the trunk 0, sometimes written (0)."""
     kind = rng.randrange(3)
     if kind == 0:
-        n = rng.choice("378") + _d(rng, 7)
+        n = rng.choice("378") + digits(rng, 7)
         nat, intl = f"020 {n[:4]} {n[4:]}", f"+44 20 {n[:4]} {n[4:]}"
     elif kind == 1:
         code = rng.choice(["0113", "0114", "0115", "0116", "0117", "0118", "0121", "0131", "0141", "0151", "0161"])
-        n = str(rng.randrange(2, 10)) + _d(rng, 6)
+        n = str(rng.randrange(2, 10)) + digits(rng, 6)
         nat, intl = f"{code} {n[:3]} {n[3:]}", f"+44 {code[1:]} {n[:3]} {n[3:]}"
     else:
-        p = "7" + rng.choice("1234789") + _d(rng, 2)
-        n = _d(rng, 6)
+        p = "7" + rng.choice("1234789") + digits(rng, 2)
+        n = digits(rng, 6)
         nat, intl = f"0{p} {n}", f"+44 {p} {n}"
     style = rng.randrange(5)
     v = [nat, nat.replace(" ", ""), intl, intl.replace("+44 ", "+44 (0)"), intl.replace(" ", "")][style]
@@ -587,10 +579,10 @@ def phone_fr(rng: Rng) -> tuple[str, str, str]:
     written in pairs (06 12 34 56 78, 06.12.34.56.78); +33 drops the 0, sometimes kept as (0)."""
     first = rng.choice(["1", "2", "3", "4", "5", "6", "6", "7", "9"])
     second = rng.choice("3456789") if first == "7" else str(rng.randrange(10))
-    digits = first + second + _d(rng, 7)
-    pairs = [digits[i:i + 2] for i in range(1, 9, 2)]
+    national = first + second + digits(rng, 7)
+    pairs = [national[i:i + 2] for i in range(1, 9, 2)]
     style = rng.randrange(6)
-    v = [f"0{first} " + " ".join(pairs), f"0{first}." + ".".join(pairs), f"0{digits}",
+    v = [f"0{first} " + " ".join(pairs), f"0{first}." + ".".join(pairs), f"0{national}",
          f"+33 {first} " + " ".join(pairs), f"+33 (0){first} " + " ".join(pairs), f"0{first}-" + "-".join(pairs)][style]
     text, secret, form = _phone(rng, v, ["Tél. : $V", "mon portable : $V", "appelez-moi au $V"])
     return text, secret, f"{form}/{'mobile' if first in '67' else 'fixe'}{style}"
@@ -602,11 +594,11 @@ def phone_de(rng: Rng) -> tuple[str, str, str]:
     030/1234567, 0171-1234567 forms."""
     if rng.random() < 0.5:
         code = rng.choice(["151", "152", "157", "160", "162", "170", "171", "172", "175", "176", "177", "179"])
-        sub = _d(rng, 7 if code.startswith("17") and rng.random() < 0.5 else 8)
+        sub = digits(rng, 7 if code.startswith("17") and rng.random() < 0.5 else 8)
         what = "mobile"
     else:
         code = rng.choice(["30", "89", "40", "221", "711", "69", "351", "511"])
-        sub = str(rng.randrange(2, 10)) + _d(rng, rng.choice([6, 7]))
+        sub = str(rng.randrange(2, 10)) + digits(rng, rng.choice([6, 7]))
         what = "fest"
     style = rng.randrange(6)
     v = [f"0{code} {sub}", f"0{code}/{sub}", f"0{code}-{sub}", f"+49 {code} {sub}", f"+49 (0){code} {sub}",
@@ -619,13 +611,13 @@ def phone_in(rng: Rng) -> tuple[str, str, str]:
     """DoT/TRAI National Numbering Plan: ten-digit mobiles starting 6–9 (written 98765 43210, +91-9876543210,
     098765 43210), landlines with STD codes (011 Delhi, 022 Mumbai, 080 Bengaluru) and 8-digit numbers."""
     if rng.random() < 0.7:
-        n = rng.choice("6789") + _d(rng, 9)
+        n = rng.choice("6789") + digits(rng, 9)
         style = rng.randrange(5)
         v = [f"{n[:5]} {n[5:]}", f"+91 {n[:5]} {n[5:]}", f"+91-{n}", f"0{n[:5]} {n[5:]}", n][style]
         what = "mobile"
     else:
         std = rng.choice(["11", "22", "80", "44", "33"])
-        n = rng.choice("2345") + _d(rng, 7)
+        n = rng.choice("2345") + digits(rng, 7)
         style = rng.randrange(3)
         v = [f"0{std}-{n[:4]} {n[4:]}", f"+91 {std} {n}", f"0{std} {n}"][style]
         what = "landline"
@@ -637,12 +629,12 @@ def phone_au(rng: Rng) -> tuple[str, str, str]:
     """ACMA, Telecommunications Numbering Plan 2015: mobiles 04xx xxx xxx, geographic (02|03|07|08) xxxx xxxx;
     +61 drops the 0."""
     if rng.random() < 0.6:
-        n = "4" + _d(rng, 8)
+        n = "4" + digits(rng, 8)
         style = rng.randrange(4)
         v = [f"0{n[:3]} {n[3:6]} {n[6:]}", f"0{n}", f"+61 {n[:3]} {n[3:6]} {n[6:]}", f"+61{n}"][style]
         what = "mobile"
     else:
-        area, n = rng.choice("2378"), str(rng.randrange(3, 10)) + _d(rng, 7)
+        area, n = rng.choice("2378"), str(rng.randrange(3, 10)) + digits(rng, 7)
         style = rng.randrange(3)
         v = [f"(0{area}) {n[:4]} {n[4:]}", f"0{area} {n[:4]} {n[4:]}", f"+61 {area} {n[:4]} {n[4:]}"][style]
         what = "landline"
@@ -655,10 +647,10 @@ def phone_br(rng: Rng) -> tuple[str, str, str]:
     of nine digits starting 9, landlines of eight starting 2–5; written (11) 91234-5678, +55 11 91234-5678."""
     ddd = rng.choice(["11", "21", "31", "41", "51", "61", "71", "81", "85", "19"])
     if rng.random() < 0.6:
-        n, what = "9" + _d(rng, 8), "celular"
+        n, what = "9" + digits(rng, 8), "celular"
         a, b = n[:5], n[5:]
     else:
-        n, what = rng.choice("2345") + _d(rng, 7), "fixo"
+        n, what = rng.choice("2345") + digits(rng, 7), "fixo"
         a, b = n[:4], n[4:]
     style = rng.randrange(5)
     v = [f"({ddd}) {a}-{b}", f"+55 {ddd} {a}-{b}", f"+55 ({ddd}) {a}-{b}", f"{ddd} {a}{b}", f"+55{ddd}{n}"][style]
@@ -681,16 +673,6 @@ def ssn(rng: Rng) -> tuple[str, str, str]:
     return text, secret, f"{form}/{style}"
 
 
-def _luhn_digit(partial: str) -> str:
-    total = 0
-    for i, ch in enumerate(reversed(partial)):
-        n = int(ch)
-        if i % 2 == 0:
-            n = n * 2 - 9 if n > 4 else n * 2
-        total += n
-    return str(-total % 10)
-
-
 _BRANDS = [  # (IIN prefixes, lengths, grouping): ISO/IEC 7812 issuer ranges as the networks publish them
     (["4"], [16], [4, 4, 4, 4]), (["51", "52", "53", "54", "55", "2221", "2500", "2720"], [16], [4, 4, 4, 4]),
     (["34", "37"], [15], [4, 6, 5]), (["6011", "644", "65"], [16], [4, 4, 4, 4]),
@@ -705,8 +687,8 @@ def card(rng: Rng) -> tuple[str, str, str]:
     by spaces, dashes, dots or nothing."""
     prefixes, lengths, groups = rng.choice(_BRANDS)
     prefix, length = rng.choice(prefixes), rng.choice(lengths)
-    body = prefix + _d(rng, length - len(prefix) - 1)
-    number = body + _luhn_digit(body)
+    body = prefix + digits(rng, length - len(prefix) - 1)
+    number = body + luhn_digit(body)
     sep = rng.choice([" ", " ", "-", ".", ""])
     parts, at = [], 0
     for g in groups:
@@ -726,28 +708,15 @@ _IBAN = {"DE": "8n10n", "GB": "4a6n8n", "FR": "5n5n11c2n", "ES": "4n4n1n1n10n", 
          "IE": "4a6n8n", "PT": "4n4n11n2n", "BR": "8n5n10n1a1c", "TR": "5n1n16c", "AE": "3n16n"}
 
 
-def _bban(rng: Rng, spec: str) -> str:
-    out, num = [], ""
-    for ch in spec:
-        if ch.isdigit():
-            num += ch
-            continue
-        alphabet = {"n": string.digits, "a": string.ascii_uppercase, "c": _UPPER_ALNUM}[ch]
-        out.append(_r(rng, int(num), alphabet))
-        num = ""
-    return "".join(out)
-
-
 def iban(rng: Rng) -> tuple[str, str, str]:
     """ISO 13616 with ISO 7064 MOD 97-10 check digits: the BBAN, the country code and 00 rearranged, letters
     as 10–35, check = 98 − n mod 97; printed in groups of four or compact, upper or lower case."""
     cc = rng.choice(list(_IBAN))
-    bban = _bban(rng, _IBAN[cc])
-    n = int("".join(str(int(ch, 36)) for ch in bban + cc + "00"))
-    value = f"{cc}{98 - n % 97:02d}{bban}"
+    body = bban(rng, _IBAN[cc])
+    value = f"{cc}{iban_check(cc, body)}{body}"
     style = rng.choice(["grouped", "grouped", "compact", "lower_compact", "lower_grouped"])
     if "grouped" in style:
-        value = " ".join(value[i:i + 4] for i in range(0, len(value), 4))
+        value = group(value, 4, " ")
     if "lower" in style:
         value = value.lower()
     text, secret, form = _personal(rng, value, ["iban", "bank account", "account number", "payout iban"], [
@@ -815,40 +784,42 @@ KINDS = tuple(GENERATORS)
 
 
 def _isbn13(rng: Rng) -> str:
-    body = "978" + _d(rng, 9)
+    body = "978" + digits(rng, 9)
     check = -sum(int(c) * (3 if i % 2 else 1) for i, c in enumerate(body)) % 10
     return f"{body[:3]}-{body[3]}-{body[4:7]}-{body[7:]}-{check}"
 
 
 def _bad_luhn_card(rng: Rng) -> str:
-    body = rng.choice(["4111", "4242", "5555", "4000"]) + _d(rng, 11)
-    bad = str((int(_luhn_digit(body)) + rng.randrange(1, 10)) % 10)
+    body = rng.choice(["4111", "4242", "5555", "4000"]) + digits(rng, 11)
+    bad = str((int(luhn_digit(body)) + rng.randrange(1, 10)) % 10)
     n = body + bad
-    return rng.choice([" ", "-", ""]).join(n[i:i + 4] for i in range(0, 16, 4))
+    return group(n, 4, rng.choice([" ", "-", ""]))
 
 
 def negatives(rng: Rng) -> list[str]:
     """One of each near miss, in a line a log, config or chat would hold."""
     uid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    sha = _r(rng, 40, _HEX)
+    sha = pick(rng, _HEX, 40)
     ts = 1714600000 + rng.randrange(10**7)
     return [
         f"request_id={uid} status=200 duration_ms={rng.randrange(5, 900)}",
         f"trace id {uid.replace('-', '')}",
         f"commit {sha}\nDate:   Thu May 2 10:11:12 2024 +0000\n\n    bump deps",
         f"HEAD is now at {sha[:7]} fix flaky test",
-        f"image: ghcr.io/acme/api@sha256:{_r(rng, 64, _HEX)}",
-        f"{_r(rng, 32, _HEX)}  dist/acme-{rng.randrange(1, 9)}.{rng.randrange(30)}.{rng.randrange(9)}.tar.gz",
+        f"image: ghcr.io/acme/api@sha256:{pick(rng, _HEX, 64)}",
+        f"{pick(rng, _HEX, 32)}  dist/acme-{rng.randrange(1, 9)}.{rng.randrange(30)}.{rng.randrange(9)}.tar.gz",
         f"torch=={rng.randrange(1, 3)}.{rng.randrange(20)}.{rng.randrange(5)}+cpu, numpy {rng.randrange(1, 3)}."
         f"{rng.randrange(30)}.{rng.randrange(9)}",
-        f"Order #{rng.randrange(1000, 99999)} confirmed; Amazon order {_d(rng, 3)}-{_d(rng, 7)}-{_d(rng, 7)}",
-        f"order_id: ORD-2024-{_d(rng, 6)}, invoice INV-{_d(rng, 8)}",
-        f"2024-05-{rng.randrange(1, 29):02d}T{rng.randrange(24):02d}:{rng.randrange(60):02d}:31.{_d(rng, 6)}Z "
+        f"Order #{rng.randrange(1000, 99999)} confirmed; Amazon order "
+        f"{digits(rng, 3)}-{digits(rng, 7)}-{digits(rng, 7)}",
+        f"order_id: ORD-2024-{digits(rng, 6)}, invoice INV-{digits(rng, 8)}",
+        f"2024-05-{rng.randrange(1, 29):02d}T{rng.randrange(24):02d}:{rng.randrange(60):02d}:31.{digits(rng, 6)}Z "
         f"ts={ts} ts_ms={ts * 1000 + rng.randrange(1000)}",
-        f"  File \"/home/runner/work/acme/acme/src/{_r(rng, 6, string.ascii_lowercase)}/handlers.py\", line "
+        f"  File \"/home/runner/work/acme/acme/src/{pick(rng, string.ascii_lowercase, 6)}/handlers.py\", line "
         f"{rng.randrange(10, 900)}, in post",
-        f"C:\\Users\\build\\AppData\\Local\\Temp\\pip-req-build-{_r(rng, 8, string.ascii_lowercase + '0123456789')}",
-        f"Total: ${rng.randrange(1, 99)},{_d(rng, 3)}.{_d(rng, 2)} (was € {rng.randrange(100, 999)},{_d(rng, 2)})",
+        f"C:\\Users\\build\\AppData\\Local\\Temp\\pip-req-build-{pick(rng, string.ascii_lowercase + '0123456789', 8)}",
+        f"Total: ${rng.randrange(1, 99)},{digits(rng, 3)}.{digits(rng, 2)} "
+        f"(was € {rng.randrange(100, 999)},{digits(rng, 2)})",
         f"ISBN {_isbn13(rng)}",
         f"test card {_bad_luhn_card(rng)} exp 12/30",
     ]

@@ -83,15 +83,26 @@ import io
 import json
 import random
 import string
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+from benchmarks.corpus_formats import (
+    B62,
+    b64url,
+    bban,
+    crc_token,
+    der,
+    group,
+    group_card,
+    iban_check,
+    luhn_digit,
+    openssh_ed25519_blob,
+)
 
 SEED = 40_004
 PER_KIND = 120
 OUTSIDE_TARGET = ("email_obfuscated",)
 
-B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 B64URL = string.ascii_letters + string.digits + "-_"
 B64 = string.ascii_letters + string.digits + "+/"
 HEX = "0123456789abcdef"
@@ -136,55 +147,12 @@ class Slot:
 
 
 def pick(rng: random.Random, alphabet: str, n: int) -> str:
+    """This corpus draws with `rng.choices`, not as `corpus_formats.pick` does: it passes this to the helpers."""
     return "".join(rng.choices(alphabet, k=n))
 
 
 def digits(rng: random.Random, n: int) -> str:
     return pick(rng, string.digits, n)
-
-
-def base62(n: int, width: int) -> str:
-    out = ""
-    while n:
-        n, r = divmod(n, 62)
-        out = B62[r] + out
-    return out.rjust(width, "0")
-
-
-def crc_token(rng: random.Random, prefix: str) -> str:
-    """GitHub's and npm's format: 30 random base62 characters, then their CRC32 in 6 base62 characters."""
-    body = pick(rng, B62, 30)
-    return prefix + body + base62(zlib.crc32(body.encode()), 6)
-
-
-def crc_ok(token: str) -> bool:
-    body = token.split("_", 1)[1]
-    return base62(zlib.crc32(body[:30].encode()), 6) == body[30:]
-
-
-def luhn_digit(partial: str) -> str:
-    total = 0
-    for i, ch in enumerate(reversed(partial)):
-        d = int(ch) * (2 if i % 2 == 0 else 1)
-        total += d - 9 if d > 9 else d
-    return str((10 - total % 10) % 10)
-
-
-def luhn_ok(number: str) -> bool:
-    return len(number) > 1 and luhn_digit(number[:-1]) == number[-1]
-
-
-def iban_numeric(text: str) -> int:
-    return int("".join(str(int(c, 36)) for c in text))
-
-
-def iban_ok(iban: str) -> bool:
-    s = "".join(iban.split()).replace("-", "").upper()
-    return len(s) > 4 and iban_numeric(s[4:] + s[:4]) % 97 == 1
-
-
-def b64url(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
 def stamp(rng: random.Random) -> str:
@@ -256,7 +224,7 @@ def github(rng: random.Random) -> Made:
     if prefix == "github_pat_":
         value = prefix + pick(rng, B62, 22) + "_" + pick(rng, B62, 59)
     else:
-        value = crc_token(rng, prefix)
+        value = crc_token(rng, prefix, pick)
     return value, value, prefix.rstrip("_")
 
 
@@ -321,7 +289,7 @@ def sendgrid(rng: random.Random) -> Made:
 
 
 def npm(rng: random.Random) -> Made:
-    value = crc_token(rng, "npm_")
+    value = crc_token(rng, "npm_", pick)
     return value, value, "automation"
 
 
@@ -473,16 +441,6 @@ def card_number(rng: random.Random) -> tuple[str, str]:
     return partial + luhn_digit(partial), scheme
 
 
-def group_card(number: str, sep: str) -> str:
-    sizes = {15: (4, 6, 5), 14: (4, 6, 4)}.get(len(number), (4,) * (len(number) // 4) + (len(number) % 4,))
-    parts, at = [], 0
-    for size in sizes:
-        if size:
-            parts.append(number[at:at + size])
-            at += size
-    return sep.join(parts)
-
-
 def card(rng: random.Random) -> Made:
     number, scheme = card_number(rng)
     style = rng.choice(("space", "dash", "dot", "underscore", "compact", "ocr"))
@@ -503,33 +461,16 @@ IBAN_BBAN = {"DE": "8n10n", "FR": "5n5n11c2n", "GB": "4a6n8n", "ES": "4n4n1n1n10
              "BG": "4a4n2n8c", "IL": "3n3n13n", "CY": "3n5n16c", "SI": "5n8n2n"}
 
 
-def bban(rng: random.Random, structure: str) -> str:
-    out, count = [], ""
-    classes = {"n": string.digits, "a": string.ascii_uppercase, "c": string.ascii_uppercase + string.digits}
-    for ch in structure:
-        if ch.isdigit():
-            count += ch
-        else:
-            out.append(pick(rng, classes[ch], int(count)))
-            count = ""
-    return "".join(out)
-
-
 def iban_value(rng: random.Random) -> str:
     country = rng.choice(sorted(IBAN_BBAN))
-    body = bban(rng, IBAN_BBAN[country])
-    check = 98 - iban_numeric(body + country + "00") % 97
-    return f"{country}{check:02d}{body}"
-
-
-def group4(value: str) -> str:
-    return " ".join(value[i:i + 4] for i in range(0, len(value), 4))
+    body = bban(rng, IBAN_BBAN[country], pick)
+    return f"{country}{iban_check(country, body)}{body}"
 
 
 def iban(rng: random.Random) -> Made:
     value = iban_value(rng)
     style = rng.choice(("print", "compact", "lower_compact", "lower_print", "dashes"))
-    grouped = group4(value)
+    grouped = group(value, 4, " ")
     written = {"print": grouped, "compact": value, "lower_compact": value.lower(), "lower_print": grouped.lower(),
                "dashes": grouped.replace(" ", "-")}[style]
     return written, written, f"{value[:2]}_{style}"
@@ -692,13 +633,6 @@ PHONES: dict[str, tuple[Callable[[random.Random], tuple[str, str]], str]] = {
 
 # Keys: DER written from the ASN.1 structures (random integers of the right sizes for RSA).
 
-def der(tag: int, body: bytes) -> bytes:
-    n = len(body)
-    length = bytes([n]) if n < 128 else bytes([0x80 | ((n.bit_length() + 7) // 8)]) + n.to_bytes(
-        (n.bit_length() + 7) // 8, "big")
-    return bytes([tag]) + length + body
-
-
 def der_int(raw: bytes) -> bytes:
     return der(0x02, b"\x00" + raw if raw[0] & 0x80 else raw)
 
@@ -710,17 +644,9 @@ def rsa_pkcs1(rng: random.Random) -> bytes:
     return der(0x30, b"".join(der_int(i) for i in ints))
 
 
-def ssh_string(raw: bytes) -> bytes:
-    return len(raw).to_bytes(4, "big") + raw
-
-
 def openssh_ed25519(rng: random.Random) -> bytes:
     priv, pub, check = rng.randbytes(32), rng.randbytes(32), rng.randbytes(4)
-    pub_blob = ssh_string(b"ssh-ed25519") + ssh_string(pub)
-    block = check + check + pub_blob + ssh_string(priv + pub) + ssh_string(b"support@bastion")
-    block += bytes(range(1, 1 + (-len(block) % 8)))
-    return (b"openssh-key-v1\x00" + ssh_string(b"none") + ssh_string(b"none") + ssh_string(b"")
-            + (1).to_bytes(4, "big") + ssh_string(pub_blob) + ssh_string(block))
+    return openssh_ed25519_blob(priv, pub, check, b"support@bastion")
 
 
 def pkcs8_rsa(rng: random.Random) -> bytes:
@@ -780,9 +706,9 @@ def disguised(rng: random.Random) -> Made:
     base = rng.choice(("email", "card", "iban", "phone_uk", "github", "openai", "aws_key_id"))
     plain = {"email": lambda: email_address(rng).encode("ascii", "ignore").decode(),
              "card": lambda: group_card(card_number(rng)[0], " "),
-             "iban": lambda: group4(iban_value(rng)),
+             "iban": lambda: group(iban_value(rng), 4, " "),
              "phone_uk": lambda: "+44 " + uk(rng)[0].lstrip("0").replace("+44 ", "").replace("(0)", "").strip(),
-             "github": lambda: crc_token(rng, "ghp_"), "openai": lambda: openai(rng)[0],
+             "github": lambda: crc_token(rng, "ghp_", pick), "openai": lambda: openai(rng)[0],
              "aws_key_id": lambda: aws_pair(rng)[0]}[base]()
     methods = ["zero_width", "fullwidth", "bidi", "soft_hyphen"] + ["nbsp"] * (" " in plain)
     method = rng.choice(methods)
@@ -798,7 +724,7 @@ def wrapped(rng: random.Random) -> Made:
     base = rng.choice(("openai", "anthropic", "jwt", "sendgrid", "webhook", "iban", "github_pat"))
     value = {"openai": lambda: openai(rng)[0], "anthropic": lambda: anthropic(rng)[0], "jwt": lambda: jwt(rng)[0],
              "sendgrid": lambda: sendgrid(rng)[0], "webhook": lambda: webhook(rng)[0],
-             "iban": lambda: group4(iban_value(rng)),
+             "iban": lambda: group(iban_value(rng), 4, " "),
              "github_pat": lambda: "github_pat_" + pick(rng, B62, 22) + "_" + pick(rng, B62, 59)}[base]()
     # A webhook's secret is its path (see webhook()); the fixed part of the URL stays unbroken before it.
     fixed = next((value[:value.index(p) + len(p)] for p in WEBHOOK_PATHS.values() if p in value), "") \
@@ -1312,7 +1238,7 @@ def bad_card(rng: random.Random) -> str:
 def bad_iban(rng: random.Random) -> str:
     value = iban_value(rng)
     check = (int(value[2:4]) + rng.randint(1, 90)) % 97
-    return f"IBAN: {group4(value[:2] + f'{max(check, 2):02d}' + value[4:])}"
+    return f"IBAN: {group(value[:2] + f'{max(check, 2):02d}' + value[4:], 4, ' ')}"
 
 
 def bad_ssn(rng: random.Random) -> str:

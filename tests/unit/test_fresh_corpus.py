@@ -5,6 +5,7 @@ import re
 from collections import Counter
 
 from benchmarks import redact_fresh as fresh
+from benchmarks.corpus_formats import crc_b62, iban_ok, luhn_ok
 
 
 def test_the_same_seed_gives_the_same_corpus_and_another_seed_another() -> None:
@@ -24,23 +25,16 @@ def test_every_value_is_valid_for_its_format_and_lies_in_its_carrier() -> None:
         assert case.is_json == (case.carried != case.text)
         if case.kind == "card":
             number = re.sub(r"\D", "", case.secret)
-            assert 12 <= len(number) <= 19 and fresh.luhn_ok(number), case.secret
+            assert 12 <= len(number) <= 19 and luhn_ok(number), case.secret
         elif case.kind == "iban":
-            assert fresh.iban_ok(case.secret), case.secret
+            assert iban_ok(case.secret), case.secret
         elif case.kind in ("github_token", "npm_token") and "github_pat_" not in case.secret:
             body = case.secret.split("_", 1)[1]
-            assert fresh.crc_b62(body[:30]) == body[30:], case.secret
+            assert crc_b62(body[:30]) == body[30:], case.secret
         else:
             continue
         seen[case.kind] += 1
     assert set(seen) == {"card", "iban", "github_token", "npm_token"}
-
-
-def test_the_checks_themselves_on_published_values() -> None:
-    """The Luhn and mod-97 checks agree with ISO 13616's and the card networks' published examples."""
-    assert fresh.luhn_ok("4111111111111111") and not fresh.luhn_ok("4111111111111112")
-    assert fresh.iban_ok("GB82 WEST 1234 5698 7654 32") and not fresh.iban_ok("GB82 WEST 1234 5698 7654 33")
-    assert fresh.iban_ok("DE89370400440532013000") and fresh.iban_ok("fr1420041010050500013m02606")
 
 
 def test_near_misses_are_invalid_where_they_have_a_check() -> None:
@@ -49,7 +43,7 @@ def test_near_misses_are_invalid_where_they_have_a_check() -> None:
     for sort, text in negatives:
         if sort == "bad_luhn_card":
             number = re.sub(r"\D", "", re.search(r"[\d -]{12,}\d", text).group())
-            assert not fresh.luhn_ok(number), text
+            assert not luhn_ok(number), text
         if sort == "bad_iban":
             iban = re.search(r"[A-Z]{2}\d\d[\dA-Z ]{10,}", text).group().strip()
-            assert not fresh.iban_ok(iban), text
+            assert not iban_ok(iban), text

@@ -4,12 +4,12 @@ benchmarks/redact.py looks for it, every near miss invalid where its format has 
 import base64
 import json
 import re
-import zlib
 from collections import Counter
 
 import pytest
 
 from benchmarks import redact_unseen as corpus
+from benchmarks.corpus_formats import crc_ok, iban_ok, luhn_ok
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +42,11 @@ def unspaced(value: str) -> str:
 def test_checksummed_values_are_valid(cases: list[corpus.Case]) -> None:
     for case in cases:
         if case.kind == "card":
-            assert corpus.luhn_ok(unspaced(case.secret)), case.secret
+            assert luhn_ok(unspaced(case.secret)), case.secret
         elif case.kind == "iban":
-            assert corpus.iban_ok(unspaced(case.secret)), case.secret
+            assert iban_ok(unspaced(case.secret)), case.secret
         elif case.kind == "github" and not case.secret.startswith("github_pat_") or case.kind == "npm":
-            assert corpus.crc_ok(case.secret), case.secret
+            assert crc_ok(case.secret), case.secret
         elif case.kind == "ssn":
             area, group, serial = int(unspaced(case.secret)[:3]), unspaced(case.secret)[3:5], unspaced(case.secret)[5:]
             assert 0 < area < 900 and area != 666 and group != "00" and serial != "0000"
@@ -58,18 +58,10 @@ def test_checksummed_values_are_valid(cases: list[corpus.Case]) -> None:
             assert re.fullmatch(r"(AKIA|ASIA)[A-Z2-7]{16}", case.secret)
 
 
-def test_the_checks_tell_valid_from_invalid() -> None:
-    assert corpus.luhn_ok("4111111111111111") and not corpus.luhn_ok("4111111111111112")
-    assert corpus.iban_ok("GB82 WEST 1234 5698 7654 32") and not corpus.iban_ok("GB83WEST12345698765432")
-    token = "ghp_" + "a" * 30
-    assert not corpus.crc_ok(token + "000000")
-    assert corpus.crc_ok(token + corpus.base62(zlib.crc32(b"a" * 30), 6))
-
-
 def test_checksummed_near_misses_are_invalid() -> None:
     for sort, text in corpus.generate_negatives():
         number = unspaced(text.split(":", 1)[-1].replace("card number", ""))
         if sort == "bad_luhn_card":
-            assert not corpus.luhn_ok(number), text
+            assert not luhn_ok(number), text
         elif sort == "bad_iban":
-            assert not corpus.iban_ok(number), text
+            assert not iban_ok(number), text
