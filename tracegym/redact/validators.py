@@ -380,3 +380,33 @@ def prose_secret(value: str) -> bool:
 
 _SNAKE_WORD = re.compile(r"(?:^|_)[A-Za-z][a-z]{2,}(?=_|$)")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+# Prefixes that name a digest, a revision or a build, not an issuer: `sha-…`, `git-…`, `commit_…` hold hashes.
+_DIGEST_PREFIXES = frozenset({"sha", "md", "git", "commit", "rev", "revision", "hash", "digest", "blake", "etag",
+                              "build", "checksum", "crc", "integrity", "cache", "hmac", "fingerprint"})
+_TOKEN_HEAD = re.compile(r"(?:[a-z]{2,10}|[A-Z]{2,10})(?:[._-](?:[a-z]{2,10}|v\d{1,2}))*[._-]")
+_WORDLIKE = re.compile(r"[a-z]{5,}")
+
+
+def prefixed_token(value: str) -> bool:
+    """An issuer-prefixed API token (`lin_api_…`, `shpat_…`, `dop_v1_…`, `key-…`, `PMAK-…`): a short prefix, then
+    a body of 32+ random characters, letters and digits mixed, its entropy near what its charset gives (hex or
+    base62/base64url). Not a hash behind a digest's name (`sha-`, `git-`), a UUID behind an object's name
+    (`req_<uuid>`), words joined by `-`/`_`, nor a camelCase identifier."""
+    head = _TOKEN_HEAD.match(value)
+    if head is None:
+        return False
+    body = value[head.end():]
+    if len(body) < 32 or _UUID.fullmatch(body) or not re.search(r"\d", body) or not re.search(r"[A-Za-z]", body):
+        return False
+    parts = [p for p in re.split(r"[_-]", body) if p]
+    if max(len(p) for p in parts) < 16 or len(_SNAKE_WORD.findall(body)) >= 2:
+        return False  # words or short ids joined by separators, a UUID-like id
+    run = "".join(parts)
+    if re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", run):
+        words = {w.lower() for w in re.split(r"[._-]", value[:head.end()]) if w}
+        return not words & _DIGEST_PREFIXES and entropy(run) >= 3.2
+    if sum(len(w) for w in _WORDLIKE.findall(run)) * 3 >= len(run):
+        return False  # mostly lower-case words: an identifier
+    return entropy(run) >= 0.8 * math.log2(min(len(run), 62))
