@@ -56,3 +56,66 @@ def test_prefixed_token_near_misses_stay(text: str) -> None:
 
 def test_known_providers_keep_their_own_kind() -> None:
     assert _rules("ghp_" + B62_40[:36])[0][0] == "github_token"
+
+
+PW = "Vb7#qT2!mZ9x"
+KEY = "Hk4Rw9Tz2Lq7Np3Vx8Mc1Bd6Fs0Gy5Ja"
+
+
+@pytest.mark.parametrize("text", [
+    f'{{"env": [{{"name": "SMTP_PASSWORD", "value": "{PW}"}}]}}',                        # Kubernetes env list
+    f'{{"headers": [{{"name": "X-Service-Secret", "value": "{KEY}"}}]}}',                # HAR header
+    f'{{"variable": [{{"key": "signing_secret", "value": "{KEY}", "type": "string"}}]}}', # Postman variable
+    f'{{"Outputs": [{{"OutputKey": "AdminPassword", "OutputValue": "{PW}", "Description": "x"}}]}}',  # CFN
+    f'{{"Parameters": [{{"ParameterKey": "ApiKey", "ParameterValue": "{KEY}"}}]}}',
+    f'{{"outputs": {{"db_pass": {{"value": "{PW}", "type": "string"}}}}}}',           # Terraform: the key above
+    f'{{"outputs": {{"conn": {{"value": "{PW}", "type": "string", "sensitive": true}}}}}}',  # marked sensitive
+    f'[{{"type": "text", "text": "Password: "}}, {{"type": "text", "text": "{PW}", "style": {{"code": true}}}}]',
+    f'{{"doc": "{{\\"name\\": \\"DB_PASSWORD\\", \\"value\\": \\"{PW}\\"}}"}}',           # JSON inside JSON text
+])
+def test_values_labelled_by_a_sibling_json_field_are_found(text: str) -> None:
+    values = [v for _, v in _rules(text)]
+    assert any(PW in v or KEY in v for v in values), (text, values)
+
+
+@pytest.mark.parametrize("text", [
+    '{"env": [{"name": "color", "value": "Xq7Lm2Vb9Tz4Rk8Wp3"}]}',      # a sibling label that is not secret
+    '{"variable": [{"key": "baseUrl", "value": "https://api.example.test/v2"}]}',
+    '{"outputs": {"region": {"value": "eu-west-1", "type": "string"}}}',
+    '[{"type": "text", "text": "Status: "}, {"type": "text", "text": "Qx7Lm2Vb9Tz4Rk8Wp3"}]',
+    '[{"type": "text", "text": "Password: "}, {"type": "text", "text": "see the vault"}]',
+])
+def test_sibling_json_near_misses_stay(text: str) -> None:
+    assert _rules(text) == []
+
+
+def test_sql_insert_values_take_their_column_as_label() -> None:
+    text = ("INSERT INTO `accounts` (`id`, `full_name`, `db_password`, `contact_phone`, `order_id`) VALUES "
+            f"(17,'Ana O\\'Neil','{PW}','0171 555 0199','40417262'),(18,'Bo',NULL,NULL,'52930417');")
+    values = [v for _, v in _rules(text)]
+    assert PW in values and "0171 555 0199" in values
+    assert not any(v in ("40417262", "52930417", "17", "18") for v in values)
+
+
+def test_sql_near_misses_stay() -> None:
+    assert _rules("INSERT INTO orders (order_id, sku, amount) VALUES (40417262, 'AB-77812', 19.99);") == []
+
+
+@pytest.mark.parametrize("text", [
+    f"Password:\n    {PW}\nThanks",                                           # the value indented below its label
+    f"Invoice of May            API key:\nterms and conditions      {KEY}\nplease see",  # two columns (PDF)
+    f"Account notes             Password -\\nfor the portal            {PW}\\nend",     # JSON-escaped lines
+])
+def test_values_below_their_label_are_found(text: str) -> None:
+    values = [v for _, v in _rules(text)]
+    assert any(PW in v or KEY in v for v in values), (text, values)
+
+
+@pytest.mark.parametrize("text", [
+    "Order id:\n    40417262\n",                                     # a label that names no secret
+    "Invoice of May            Order number:\nterms and conditions      Xq7Lm2Vb9Tz4Rk8Wp3\n",
+    "Password:\n    see the vault\n",                                 # prose under a password label
+    "left column text          Password:\nsecond line                \nthird",  # nothing below it
+])
+def test_previous_line_near_misses_stay(text: str) -> None:
+    assert _rules(text) == []

@@ -86,8 +86,10 @@ _SSN_WORDS = (r"(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(
               r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer)")
 CONTEXT_WORDS = rf"(?:{_PHONE_WORDS}|{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_PW}|{_KEY_LABELS})"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
-CELL_TRIGGER = rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]"
-"""A text that may hold a table with such a column (RE2 and Python syntax alike)."""
+CELL_TRIGGER = (rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]|"
+                r"\"sensitive\\?\"[ \t]*:[ \t]*true")
+"""A text that may hold a table with such a column, or a value its structure marks sensitive (RE2 and Python
+syntax alike)."""
 # A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
 _FLAG = r"--[A-Za-z0-9-]*"
 # An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,

@@ -15,6 +15,7 @@ from datetime import date
 
 _DIGITS = re.compile(r"\d")
 _NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
+_ALNUM = re.compile(r"[0-9A-Za-z]")
 
 
 def digits_of(value: str) -> str:
@@ -309,6 +310,8 @@ def password(value: str) -> bool:
     """A password given after a password label; code (`password=password`, `pwd=self.pwd`), references to one
     (`$DB_PASSWORD`, `{{ pw }}`), YAML tags (`!vault`) and doc placeholders are not."""
     bare = value.strip("'\"")
+    if not _ALNUM.search(bare):
+        return False  # punctuation: the label ended a JSON string (`"Password: "}, {`)
     if len(bare) < 4 or bare.lower() in _PLACEHOLDER_WORDS or _REFERENCE.fullmatch(bare) or len(set(bare)) == 1:
         return False  # a mask (0000, ****) is one character repeated
     if _CODE_VALUE.fullmatch(bare) and not re.search(r"\d", bare):
