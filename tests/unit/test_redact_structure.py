@@ -119,3 +119,17 @@ def test_values_below_their_label_are_found(text: str) -> None:
 ])
 def test_previous_line_near_misses_stay(text: str) -> None:
     assert _rules(text) == []
+
+
+@pytest.mark.parametrize("text", ["write to mara.ostrow&#64;example.org today", "mara.ostrow&#x40;example.org",
+                                  "<a href='mailto:mara.ostrow&#X40;example.org'>mail</a>"])
+def test_html_character_references_in_emails_are_normalised(text: str) -> None:
+    found = DETECTOR.find(text)
+    assert [(f.rule.name, f.key) for f in found] == [("email", "mara.ostrow@example.org")]
+
+
+@pytest.mark.parametrize("unit", ["wg-quick@wg0.service", "serial-getty@ttyS0.service", "backup@daily.timer",
+                                  "sshd@3-10.0.0.2:22.socket", "container@web.target", "ceph-osd@12.mount"])
+def test_systemd_unit_instance_names_are_not_emails(unit: str) -> None:
+    assert _rules(f"Started {unit} after restart") == []
+    assert _rules("contact ops@acme-example.com")  # an address beside them still is one

@@ -328,9 +328,17 @@ _FILE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "avif"
 _DENSITY = re.compile(r"@\d+(?:\.\d+)?x\.", re.IGNORECASE)
 
 
+# systemd unit types: `getty@tty1.service`, `openvpn-client@home.service` name a template unit's instance
+# (systemd.unit(5)); none of them is a top-level domain.
+_UNIT_TYPES = frozenset({"service", "socket", "timer", "target", "mount", "automount", "path", "slice", "scope",
+                         "device", "swap"})
+
+
 def email(value: str) -> bool:
-    """An e-mail address, not a file name with an image-density suffix or a file extension for a domain."""
-    return not (_DENSITY.search(value) or value.rsplit(".", 1)[-1].lower() in _FILE_EXTENSIONS)
+    """An e-mail address, not a file name with an image-density suffix or a file extension for a domain, nor a
+    systemd unit instance name."""
+    suffix = value.rsplit(".", 1)[-1].lower()
+    return not (_DENSITY.search(value) or suffix in _FILE_EXTENSIONS or suffix in _UNIT_TYPES)
 
 
 def url_password(value: str) -> bool:
