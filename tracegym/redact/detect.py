@@ -20,6 +20,7 @@ from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.disguise import TRIGGER, Normalized, normalize
 from tracegym.redact.rules import BUILTIN_RULES, CELL_TRIGGER, CONTEXT_WORDS, WORD_TRIGGERED, Rule
+from tracegym.redact.structure import labelled_values
 
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
 """What redaction writes: never a finding itself, so that redacting twice changes nothing."""
@@ -27,6 +28,8 @@ CACHE_ENTRIES = 50_000
 CACHE_TEXT_CHARS = 20_000
 _JSON_BREAK = re.compile(r"\\[nrt]")
 _CONTEXT_WORD = re.compile(CONTEXT_WORDS, re.ASCII)
+_LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass)", re.ASCII)
+"""A label that structure ties to a value: a context word, or `pass` ending a name (`smtp_pass`)."""
 _VALUE_GROUPS = ("v", "w", "x")
 """A rule's value: group `v`, or `w`/`x` in the alternatives of a rule that writes its value in several forms."""
 
@@ -145,8 +148,7 @@ class Detector:
         view = _JSON_BREAK.sub("\\\n", read) if "\\" in read else read
         spans = [(rule, span) for rule in rules for m in rule.regex.finditer(view)
                  if (span := _value_span(rule, m)) is not None]
-        if "\n" in view:
-            spans += self._cell_spans(view)
+        spans += self._cell_spans(view)
         found: list[Finding] = []
         for rule, (start, end) in spans:
             start, end = _outside_escapes(read, start, end)
@@ -163,10 +165,11 @@ class Detector:
         return found
 
     def _cell_spans(self, view: str) -> list[tuple[Rule, tuple[int, int]]]:
-        """Matches in the cells of tables in `view` (tracegym/redact/cells.py), each cell read as `label: value`
-        with its column's header or its row's label, as spans of `view`."""
+        """Matches in the cells of tables in `view` (tracegym/redact/cells.py) and in values whose label stands
+        away from them (tracegym/redact/structure.py), each read as `label: value`, as spans of `view`."""
         spans = []
-        for label, start, end in labelled_cells(view, _CONTEXT_WORD.search):
+        cells = labelled_cells(view, _CONTEXT_WORD.search) if "\n" in view else []
+        for label, start, end in cells + labelled_values(view, _LABEL_WORD.search):
             lead = f"{label}: "
             read = lead + view[start:end]
             shift = start - len(lead)

@@ -2,7 +2,8 @@
 
 Values arrive disguised in ways that break a pattern but not a reader: a zero-width or bidi control character
 pasted inside a key, full-width forms (`ｓｋ－ｐｒｏｊ－…`, NFKC folds them), an e-mail percent-encoded in a URL
-(`jane%40example.com`) or JSON-escaped inside text (`jane\\u0040example.com`, also behind an escaped backslash).
+(`jane%40example.com`), JSON-escaped inside text (`jane\\u0040example.com`, also behind an escaped backslash) or
+written as an HTML character reference (`jane&#64;example.com`, `&#x40;`).
 `normalize` undoes those and remembers where each changed piece came from, so a finding in the normalized text
 maps to the span of the original that must be replaced.
 """
@@ -10,6 +11,7 @@ maps to the span of the original that must be replaced.
 from __future__ import annotations
 
 import bisect
+import html
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -19,9 +21,10 @@ from dataclasses import dataclass
 _INVISIBLE = "\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 # Compatibility forms NFKC folds to ASCII: full-width ASCII, the ideographic space, no-break and sized spaces.
 _WIDE = "\uff01-\uff5e\u3000\u00a0\u2000-\u200a"
-TRIGGER = f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}"
+TRIGGER = f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});"
 """What a text must hold to need normalizing (RE2 and Python syntax alike)."""
-_PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|(?:%[0-9A-Fa-f]{{2}})+|(?:\\\\+u[0-9A-Fa-f]{{4}})+")
+_PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|(?:%[0-9A-Fa-f]{{2}})+|(?:\\\\+u[0-9A-Fa-f]{{4}})+|"
+                    f"(?:&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});)+")
 _ESCAPE = re.compile(r"\\+u([0-9A-Fa-f]{4})")
 _DROP = re.compile(f"[{_INVISIBLE}]")
 
@@ -86,6 +89,8 @@ def _decoded(piece: str) -> str | None:
         except UnicodeDecodeError:
             return None  # a lone surrogate: leave the escapes as they are
         return _fold(raw)
+    if piece[0] == "&":
+        return _fold(html.unescape(piece))  # numeric character references: `jane&#64;example.com`
     return _fold(piece)
 
 

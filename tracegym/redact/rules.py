@@ -86,8 +86,10 @@ _SSN_WORDS = (r"(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(
               r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer)")
 CONTEXT_WORDS = rf"(?:{_PHONE_WORDS}|{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_PW}|{_KEY_LABELS})"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
-CELL_TRIGGER = rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]"
-"""A text that may hold a table with such a column (RE2 and Python syntax alike)."""
+CELL_TRIGGER = (rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]|"
+                r"\"sensitive\\?\"[ \t]*:[ \t]*true")
+"""A text that may hold a table with such a column, or a value its structure marks sensitive (RE2 and Python
+syntax alike)."""
 # A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
 _FLAG = r"--[A-Za-z0-9-]*"
 # An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
@@ -234,6 +236,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="SendGrid keys"),
     Rule("jwt", "JWT", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", trigger=r"eyJ",
          description="JSON Web Tokens"),
+    Rule("api_token", "TOKEN",
+         r"(?:^|[^A-Za-z0-9_.+/=-])(?P<v>(?:[a-z]{2,10}|[A-Z]{2,10})(?:[._-](?:[a-z]{2,10}|v\d{1,2}))*[._-]"
+         r"[A-Za-z0-9_-]{32,512})(?:$|[^A-Za-z0-9_+/=.-]|\.(?:$|[^A-Za-z0-9]))",
+         trigger=r"[A-Za-z][._-][A-Za-z0-9_-]{32}", validator=v.prefixed_token,
+         description="API tokens of any issuer that prefixes them (Shopify shpat_, Linear lin_api_, DigitalOcean "
+                     "dop_v1_, Mailgun key-, PyPI pypi-, Doppler dp.pt., Postman PMAK-, …): a short prefix, then 32+ "
+                     "random characters, anywhere in text; the net under the known providers' rules"),
     Rule("bearer_token", "TOKEN", r"(?i:\bbearer)\s+(?P<v>[A-Za-z0-9._~+/=-]{16,})", trigger=r"(?i:bearer)\s",
          validator=lambda s: bool(re.search(r"\d", s)) and v.entropy(s) >= 3.0,
          description="bearer tokens in Authorization headers"),

@@ -15,6 +15,7 @@ from datetime import date
 
 _DIGITS = re.compile(r"\d")
 _NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
+_ALNUM = re.compile(r"[0-9A-Za-z]")
 
 
 def digits_of(value: str) -> str:
@@ -309,6 +310,8 @@ def password(value: str) -> bool:
     """A password given after a password label; code (`password=password`, `pwd=self.pwd`), references to one
     (`$DB_PASSWORD`, `{{ pw }}`), YAML tags (`!vault`) and doc placeholders are not."""
     bare = value.strip("'\"")
+    if not _ALNUM.search(bare):
+        return False  # punctuation: the label ended a JSON string (`"Password: "}, {`)
     if len(bare) < 4 or bare.lower() in _PLACEHOLDER_WORDS or _REFERENCE.fullmatch(bare) or len(set(bare)) == 1:
         return False  # a mask (0000, ****) is one character repeated
     if _CODE_VALUE.fullmatch(bare) and not re.search(r"\d", bare):
@@ -325,9 +328,17 @@ _FILE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "avif"
 _DENSITY = re.compile(r"@\d+(?:\.\d+)?x\.", re.IGNORECASE)
 
 
+# systemd unit types: `getty@tty1.service`, `openvpn-client@home.service` name a template unit's instance
+# (systemd.unit(5)); none of them is a top-level domain.
+_UNIT_TYPES = frozenset({"service", "socket", "timer", "target", "mount", "automount", "path", "slice", "scope",
+                         "device", "swap"})
+
+
 def email(value: str) -> bool:
-    """An e-mail address, not a file name with an image-density suffix or a file extension for a domain."""
-    return not (_DENSITY.search(value) or value.rsplit(".", 1)[-1].lower() in _FILE_EXTENSIONS)
+    """An e-mail address, not a file name with an image-density suffix or a file extension for a domain, nor a
+    systemd unit instance name."""
+    suffix = value.rsplit(".", 1)[-1].lower()
+    return not (_DENSITY.search(value) or suffix in _FILE_EXTENSIONS or suffix in _UNIT_TYPES)
 
 
 def url_password(value: str) -> bool:
@@ -380,3 +391,33 @@ def prose_secret(value: str) -> bool:
 
 _SNAKE_WORD = re.compile(r"(?:^|_)[A-Za-z][a-z]{2,}(?=_|$)")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+# Prefixes that name a digest, a revision or a build, not an issuer: `sha-…`, `git-…`, `commit_…` hold hashes.
+_DIGEST_PREFIXES = frozenset({"sha", "md", "git", "commit", "rev", "revision", "hash", "digest", "blake", "etag",
+                              "build", "checksum", "crc", "integrity", "cache", "hmac", "fingerprint"})
+_TOKEN_HEAD = re.compile(r"(?:[a-z]{2,10}|[A-Z]{2,10})(?:[._-](?:[a-z]{2,10}|v\d{1,2}))*[._-]")
+_WORDLIKE = re.compile(r"[a-z]{5,}")
+
+
+def prefixed_token(value: str) -> bool:
+    """An issuer-prefixed API token (`lin_api_…`, `shpat_…`, `dop_v1_…`, `key-…`, `PMAK-…`): a short prefix, then
+    a body of 32+ random characters, letters and digits mixed, its entropy near what its charset gives (hex or
+    base62/base64url). Not a hash behind a digest's name (`sha-`, `git-`), a UUID behind an object's name
+    (`req_<uuid>`), words joined by `-`/`_`, nor a camelCase identifier."""
+    head = _TOKEN_HEAD.match(value)
+    if head is None:
+        return False
+    body = value[head.end():]
+    if len(body) < 32 or _UUID.fullmatch(body) or not re.search(r"\d", body) or not re.search(r"[A-Za-z]", body):
+        return False
+    parts = [p for p in re.split(r"[_-]", body) if p]
+    if max(len(p) for p in parts) < 16 or len(_SNAKE_WORD.findall(body)) >= 2:
+        return False  # words or short ids joined by separators, a UUID-like id
+    run = "".join(parts)
+    if re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", run):
+        words = {w.lower() for w in re.split(r"[._-]", value[:head.end()]) if w}
+        return not words & _DIGEST_PREFIXES and entropy(run) >= 3.2
+    if sum(len(w) for w in _WORDLIKE.findall(run)) * 3 >= len(run):
+        return False  # mostly lower-case words: an identifier
+    return entropy(run) >= 0.8 * math.log2(min(len(run), 62))

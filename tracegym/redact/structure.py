@@ -1,0 +1,155 @@
+"""Values whose label stands away from them, found by the structure that ties the two.
+
+A password is a password because of a label, and in structured text that label is often not right before it: a
+sibling JSON field (`{"name": "DB_PASSWORD", "value": …}` in Kubernetes env lists and HAR, `{"key": …}` in
+Postman, `{"OutputKey": "AdminPassword", "OutputValue": …}` in CloudFormation), the object's own key or a
+`"sensitive": true` beside it (Terraform state outputs), the element before it (a Slack block's `"Password: "`
+text, then the value in its own code-styled element), a column (`INSERT INTO t (email, phone) VALUES (…)`), or
+the line above (`Password:` then the value indented below it, PDF text whose label and value sit in the same
+column of adjacent lines). Each function here gives (label, start, end) for such values; the detector reads each
+as `label: value`, so every rule's label logic (password, key and phone words, …) applies to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+Labelled = list[tuple[str, int, int]]
+MAX_LABEL = 48
+SENSITIVE = ("secret", "password")
+"""The labels of a value its structure marks sensitive without naming it (Terraform's `"sensitive": true`)."""
+
+_Q = r"\\?\""  # a quote, escaped when the JSON document sits inside a JSON string
+_FIELD = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*(?:{_Q}((?:[^\"\\\n]|\\[^\"\n])*){_Q}|(true))")
+_FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
+_ELEMENT = re.compile(r"\{(?:[^{}]|\{[^{}]*\})*\}")
+"""An element of a rich-text list: an object holding flat ones at most (`"style": {"code": true}` in Slack's)."""
+_NAME_KEY = re.compile(r"(?i:name|key|[a-z]*(?:Key|Name)|label|header|field)")
+_VALUE_KEY = re.compile(r"(?i:value|[a-z]*Value|secret|data)")
+_TEXT_KEY = re.compile(r"(?i:text|content|value|body)")
+_PARENT = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*$")
+
+
+def json_siblings(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """Values of flat JSON objects labelled by a sibling field, by the key the object sits under, or marked
+    `"sensitive": true`; then text elements labelled by the element before them."""
+    out: Labelled = []
+    for obj in _FLAT_OBJECT.finditer(text):
+        fields = {m.group(1): m for m in _FIELD.finditer(obj.group())}
+        value = next((m for k, m in fields.items() if _VALUE_KEY.fullmatch(k) and m.group(2)), None)
+        if value is not None:
+            out += [(label, obj.start() + value.start(2), obj.start() + value.end(2))
+                    for label in _labels_of(text, obj.start(), fields) if wanted(label)]
+    return out + _element_chains(text, wanted)
+
+
+def _element_chains(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """A list element's text labelled by the element right before it when that one's text ends in `:`
+    (`{"text": "Password: "}, {"text": "…", "style": {"code": true}}`)."""
+    out: Labelled = []
+    previous: tuple[int, str] | None = None  # (end, label) of the last element whose text ended with `:`
+    for obj in _ELEMENT.finditer(text):
+        element = next((m for m in _FIELD.finditer(obj.group()) if _TEXT_KEY.fullmatch(m.group(1)) and m.group(2)),
+                       None)
+        if element is None:
+            previous = None
+            continue
+        if previous is not None and re.fullmatch(r"[\s,]*", text[previous[0]:obj.start()]) and wanted(previous[1]):
+            out.append((previous[1], obj.start() + element.start(2), obj.start() + element.end(2)))
+        said = element.group(2).strip()
+        previous = (obj.end(), said[:-1].strip()[-MAX_LABEL:]) if said.endswith((":", "：")) else None
+    return out
+
+
+def _labels_of(text: str, start: int, fields: dict[str, re.Match[str]]) -> list[str]:
+    """The labels a flat object gives its value: a name-like sibling's text, the key it sits under, `secret` if
+    it is marked sensitive."""
+    labels = [m.group(2) for k, m in fields.items() if _NAME_KEY.fullmatch(k) and m.group(2)
+              and len(m.group(2)) <= MAX_LABEL]
+    if (parent := _PARENT.search(text, max(0, start - 60), start)) is not None:
+        labels.append(parent.group(1))
+    if "sensitive" in fields and fields["sensitive"].group(3):
+        labels += SENSITIVE
+    return labels
+
+
+_INSERT = re.compile(r"(?i:insert[ \t]+into)[ \t]+[`\"\w.\[\]]+[ \t]*\(([^()]{1,2000})\)[ \t]*(?i:values)[ \t]*")
+_SQL_VALUE = re.compile(r"\\?'((?:[^'\\\n]|\\\\.|\\'|'')*)\\?'|(NULL|null|-?[\d.]+)")
+
+
+def sql_columns(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The values of `INSERT INTO t (a, b, …) VALUES (…), (…)` rows, each labelled with its column's name."""
+    out: Labelled = []
+    for insert in _INSERT.finditer(text):
+        columns = [c.strip(" \t`\"[]") for c in insert.group(1).split(",")]
+        if not any(wanted(c) for c in columns):
+            continue
+        at = insert.end()
+        while at < len(text) and text[at] == "(":
+            at, row = _sql_row(text, at + 1)
+            out += [(columns[i], s, e) for i, (s, e) in enumerate(row) if i < len(columns) and s < e
+                    and wanted(columns[i])]
+            while at < len(text) and text[at] in ", \t\n":
+                at += 1
+    return out
+
+
+def _sql_row(text: str, at: int) -> tuple[int, list[tuple[int, int]]]:
+    """The spans of a VALUES tuple's items from `at` (after its `(`), and where the tuple ends."""
+    spans: list[tuple[int, int]] = []
+    while at < len(text):
+        m = _SQL_VALUE.match(text, at)
+        if m is None:
+            return at, spans
+        spans.append(m.span(1) if m.group(1) is not None else (m.start(), m.start()))
+        at = m.end()
+        while at < len(text) and text[at] in " \t":
+            at += 1
+        if at < len(text) and text[at] == ")":
+            return at + 1, spans
+        if at >= len(text) or text[at] != ",":
+            return at, spans
+        at += 1
+        while at < len(text) and text[at] in " \t":
+            at += 1
+    return at, spans
+
+
+_LINE_LABEL = re.compile(r"(?:^|[ \t]{2,})([^\s:：](?:[^\s:：]|[ \t](?![ \t])){0,47}?)[ \t]*(?:[:：]| -)[ \t]*$")
+"""A label ending a line or a column of it (after a gap of 2+ spaces), with `:` or ` -` after it."""
+_TOKEN = re.compile(r"\S+")
+
+
+def previous_line(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """A value on the line below its label: `Password:` then the value indented beneath it, or, in text laid out
+    in columns (PDF, fixed-width reports), the label ending a column of one line and the value at the same column
+    of the next."""
+    out: Labelled = []
+    lines = text.split("\n")
+    at = 0
+    for line, below in zip(lines, lines[1:], strict=False):
+        nxt = at + len(line) + 1
+        line = line.removesuffix("\\")
+        m = _LINE_LABEL.search(line)
+        if m is not None and wanted(m.group(1)):
+            column = m.start(1)
+            for token in _TOKEN.finditer(below.removesuffix("\\")):
+                if token.start() >= column - 2 or column == 0:
+                    if token.start() <= column + 2 or column == 0:
+                        out.append((m.group(1).strip(), nxt + token.start(), nxt + token.end()))
+                    break
+        at = nxt
+    return out
+
+
+def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """Every value here whose label stands away from it, by structure."""
+    out: Labelled = []
+    if "{" in text:
+        out += json_siblings(text, wanted)
+    if "(" in text:
+        out += sql_columns(text, wanted)
+    if "\n" in text:
+        out += previous_line(text, wanted)
+    return out
