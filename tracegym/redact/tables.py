@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tracegym.redact.columns import LASTING, Kind
-from tracegym.redact.detect import Detector, Finding
+from tracegym.redact.detect import POOL, Detector, Finding
 from tracegym.redact.pseudonyms import Pseudonyms
 from tracegym.redact.text import Tally, apply, redact_json_text, redact_path
 
@@ -66,7 +66,7 @@ class Redactor:
     def _column(self, rows: pa.Table, table: str, column: str, kind: Kind) -> pa.Table:
         values = rows.column(column)
         if not pa.types.is_large_string(values.type):
-            values = values.cast(pa.large_string())
+            values = pc.cast(values, pa.large_string(), memory_pool=POOL)
         ids = rows.column("trace_id") if "trace_id" in rows.column_names else None
         changed: dict[int, str] = {}
         for row, text, found in self.detector.find_column(values):
@@ -76,8 +76,8 @@ class Redactor:
         if not changed:
             return rows
         new = pa.chunked_array(_replaced(values, changed), values.type)
-        return rows.set_column(rows.schema.get_field_index(column), rows.schema.field(column), new.cast(
-            rows.schema.field(column).type))
+        return rows.set_column(rows.schema.get_field_index(column), rows.schema.field(column), pc.cast(
+            new, rows.schema.field(column).type, memory_pool=POOL))
 
 
 def _replaced(values: pa.ChunkedArray, changed: dict[int, str]) -> list[pa.Array]:
@@ -89,7 +89,8 @@ def _replaced(values: pa.ChunkedArray, changed: dict[int, str]) -> list[pa.Array
         rows = [i for i in range(at, at + len(chunk)) if i in changed]
         if rows:
             mask = pa.array([i in changed for i in range(at, at + len(chunk))])
-            chunk = pc.replace_with_mask(chunk, mask, pa.array([changed[i] for i in rows], chunk.type))
+            chunk = pc.replace_with_mask(chunk, mask, pa.array([changed[i] for i in rows], chunk.type),
+                                         memory_pool=POOL)
         chunks.append(chunk)
         at += len(chunk)
     return chunks
