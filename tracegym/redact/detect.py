@@ -1,6 +1,6 @@
 """Finding sensitive values in text: the rules' patterns, validators, the allow-list and overlap resolution.
 
-`Detector.find_column` prefilters a whole Arrow column with RE2 in C++ (the rules' triggers joined), then runs
+`Detector.find_columns` prefilters whole Arrow columns with RE2 in C++ (the rules' triggers joined), then runs
 the rules whose trigger matched, in Python, on the few texts left. A text holding invisible characters,
 full-width forms or escapes is read twice: as written, and normalized (tracegym/redact/disguise.py) with its
 findings mapped back to the original. A finding's span never starts inside an escape (`\\n`, `\\"`) or ends on a
@@ -89,25 +89,35 @@ class Detector:
         return mask
 
     def find_column(self, column: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, str, list[Finding]]]:
-        """(row, text, findings) for the rows of a string column where something was found, in row order.
+        """(row, text, findings) for the rows of a string column where something was found, in row order."""
+        yield from self.find_columns([column])[0]
 
-        Each distinct text is read once (logs repeat system prompts, tool schemas and whole conversations: a
-        hash pass in C++ costs far less than the RE2 passes it spares). One RE2 pass over those with every
-        trigger finds the candidates; a pass per rule over the candidates picks the rules to run on each; then
-        the rules run in Python, and the texts with findings are looked up in the column again, in C++.
+    def find_columns(self, columns: list[pa.Array | pa.ChunkedArray]) -> list[list[tuple[int, str, list[Finding]]]]:
+        """For each column, (row, text, findings) of its rows where something was found, in row order.
+
+        The distinct texts of all the columns are read once (logs repeat system prompts, tool schemas and whole
+        conversations: a hash pass in C++ costs far less than the RE2 passes it spares, and each RE2 pass
+        compiles its pattern first). One RE2 pass over those with every trigger finds the candidates; a pass per
+        rule over the candidates picks the rules to run on each; then the rules run in Python, and the texts
+        with findings are looked up in each column again, in C++.
         """
-        distinct = pc.unique(column, memory_pool=POOL)
+        chunks = [c if pa.types.is_large_string(c.type) else pc.cast(c, pa.large_string(), memory_pool=POOL)
+                  for column in columns for c in (column.chunks if isinstance(column, pa.ChunkedArray) else [column])]
+        distinct = pc.unique(pa.chunked_array(chunks, pa.large_string()), memory_pool=POOL)
         picked = pc.filter(distinct, self.candidates(distinct), memory_pool=POOL).to_pylist()
-        if not picked:
-            return
-        found = self._find_texts(picked)
+        found = self._find_texts(picked) if picked else []
         hits = [(t, f) for t, f in zip(picked, found, strict=True) if f]
         if not hits:
-            return
-        where = pc.index_in(column, value_set=pa.array([t for t, _ in hits], distinct.type), memory_pool=POOL)
-        rows = pc.indices_nonzero(pc.is_valid(where))
-        for row, hit in zip(rows.to_pylist(), pc.take(where, rows, memory_pool=POOL).to_pylist(), strict=True):
-            yield row, hits[hit][0], hits[hit][1]
+            return [[] for _ in columns]
+        hit_texts = pa.array([t for t, _ in hits], pa.large_string())
+        out = []
+        for column in columns:
+            where = pc.index_in(column, value_set=hit_texts.cast(column.type), memory_pool=POOL)
+            rows = pc.indices_nonzero(pc.is_valid(where))
+            out.append([(row, hits[hit][0], hits[hit][1])
+                        for row, hit in zip(rows.to_pylist(), pc.take(where, rows, memory_pool=POOL).to_pylist(),
+                                            strict=True)])
+        return out
 
     def _find_texts(self, texts: list[str]) -> list[list[Finding]]:
         """The findings of each of `texts` (distinct candidates), from the cache or found now."""
@@ -145,8 +155,8 @@ class Detector:
 
     def find(self, text: str) -> list[Finding]:
         """The findings in `text`, left to right, none overlapping (the longest wins, then the earliest)."""
-        found = next(self.find_column(pa.array([text], pa.large_string())), None)
-        return found[2] if found else []
+        found = self.find_columns([pa.array([text], pa.large_string())])[0]
+        return found[0][2] if found else []
 
     def _find(self, text: str, rules: list[Rule], norm: Normalized | None = None,
               normal_rules: list[Rule] | None = None) -> list[Finding]:
