@@ -26,6 +26,8 @@ PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
 """What redaction writes: never a finding itself, so that redacting twice changes nothing."""
 CACHE_ENTRIES = 50_000
 CACHE_TEXT_CHARS = 20_000
+CACHE_CHARS = 32_000_000
+"""The texts the cache holds, in all: the oldest go first."""
 _JSON_BREAK = re.compile(r"\\[nrt]")
 _CONTEXT_WORD = re.compile(CONTEXT_WORDS, re.ASCII)
 _LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass)", re.ASCII)
@@ -73,8 +75,10 @@ class Detector:
         (labels of phone numbers, passwords, keys) apart from the literal prefixes and digit runs, as joined
         they outgrow RE2's DFA budget and one pass takes twice as long as the two."""
         self.cache: dict[str, list[Finding]] | None = {}
-        """Findings of texts seen before (None: off). Logs repeat texts a lot: chat-completion logs send the
-        whole conversation again with every request, and system prompts, tool schemas and lookups recur."""
+        """Findings of texts seen before, clean ones too (None: off). Logs repeat texts a lot: chat-completion
+        logs send the whole conversation again with every request, and system prompts, tool schemas and lookups
+        recur across batches and files."""
+        self._cached_chars = 0
         self._allowed_values = frozenset(config.allow.values)
         self._allowed = re.compile("|".join(f"(?:{p})" for p in config.allow.patterns)) if config.allow.patterns \
             else None
@@ -104,9 +108,7 @@ class Detector:
         chunks = [c if pa.types.is_large_string(c.type) else pc.cast(c, pa.large_string(), memory_pool=POOL)
                   for column in columns for c in (column.chunks if isinstance(column, pa.ChunkedArray) else [column])]
         distinct = pc.unique(pa.chunked_array(chunks, pa.large_string()), memory_pool=POOL)
-        picked = pc.filter(distinct, self.candidates(distinct), memory_pool=POOL).to_pylist()
-        found = self._find_texts(picked) if picked else []
-        hits = [(t, f) for t, f in zip(picked, found, strict=True) if f]
+        hits = self._found(distinct)
         if not hits:
             return [[] for _ in columns]
         hit_texts = pa.array([t for t, _ in hits], pa.large_string())
@@ -119,23 +121,41 @@ class Detector:
                                             strict=True)])
         return out
 
-    def _find_texts(self, texts: list[str]) -> list[list[Finding]]:
-        """The findings of each of `texts` (distinct candidates), from the cache or found now."""
-        known = [self.cache.get(t) for t in texts] if self.cache is not None else [None] * len(texts)
-        new = [t for t, k in zip(texts, known, strict=True) if k is None]
-        if not new:
-            return [k for k in known if k is not None]
+    def _found(self, distinct: pa.Array) -> list[tuple[str, list[Finding]]]:
+        """(text, findings) of the distinct texts where something is found: those seen before from the cache,
+        the others read now. Texts no trigger matched are remembered too, so that a text recurring in later
+        batches and files (a system prompt, a tool schema, an id) is not read again."""
+        hits: list[tuple[str, list[Finding]]] = []
+        fresh = distinct
+        if self.cache:
+            texts = distinct.to_pylist()
+            known = [self.cache.get(t) if t is not None else [] for t in texts]
+            hits = [(t, k) for t, k in zip(texts, known, strict=True) if k and t is not None]
+            fresh = pa.array([t for t, k in zip(texts, known, strict=True) if k is None], pa.large_string())
+            if not len(fresh):
+                return hits  # no RE2 pass at all: each would compile its pattern first (about 1 ms)
+        mask = self.candidates(fresh)
+        if self.cache is not None:
+            for t in pc.filter(fresh, pc.invert(mask), memory_pool=POOL).to_pylist():
+                if t is not None:
+                    self._remember(t, [])
+        picked = pc.filter(fresh, mask, memory_pool=POOL).to_pylist()
+        found = self._read(picked) if picked else []
+        return hits + [(t, f) for t, f in zip(picked, found, strict=True) if f]
+
+    def _read(self, new: list[str]) -> list[list[Finding]]:
+        """The findings of each of `new` (distinct candidates not seen before), remembered."""
         new_array = pa.array(new, pa.large_string())
         per_rule = self._triggered(new_array)
         disguised = pc.match_substring_regex(new_array, pattern=TRIGGER).to_pylist()
         norms = [normalize(t) if hit else None for t, hit in zip(new, disguised, strict=True)]
         normal = [n for n in norms if n is not None]
         per_rule_normal = iter(self._triggered(pa.array([n.text for n in normal], pa.large_string())))
-        done = {t: self._find(t, per_rule[j], norm, next(per_rule_normal) if norm is not None else [])
-                for j, (t, norm) in enumerate(zip(new, norms, strict=True))}
-        for t, found in done.items():
+        done = [self._find(t, per_rule[j], norm, next(per_rule_normal) if norm is not None else [])
+                for j, (t, norm) in enumerate(zip(new, norms, strict=True))]
+        for t, found in zip(new, done, strict=True):
             self._remember(t, found)
-        return [done[t] if k is None else k for t, k in zip(texts, known, strict=True)]
+        return done
 
     def _triggered(self, texts: pa.Array) -> list[list[Rule]]:
         """For each text, the rules whose trigger matches it (one RE2 pass per rule over all the texts)."""
@@ -149,9 +169,12 @@ class Detector:
     def _remember(self, text: str, found: list[Finding]) -> None:
         if self.cache is None or len(text) > CACHE_TEXT_CHARS:
             return
-        if len(self.cache) >= CACHE_ENTRIES:
-            self.cache.pop(next(iter(self.cache)))  # the oldest entry
+        while self.cache and (len(self.cache) >= CACHE_ENTRIES or self._cached_chars + len(text) > CACHE_CHARS):
+            oldest = next(iter(self.cache))
+            del self.cache[oldest]
+            self._cached_chars -= len(oldest)
         self.cache[text] = found
+        self._cached_chars += len(text)
 
     def find(self, text: str) -> list[Finding]:
         """The findings in `text`, left to right, none overlapping (the longest wins, then the earliest)."""
