@@ -1,6 +1,6 @@
 """Finding sensitive values in text: the rules' patterns, validators, the allow-list and overlap resolution.
 
-`Detector.find_column` prefilters a whole Arrow column with RE2 in C++ (the rules' triggers joined), then runs
+`Detector.find_columns` prefilters whole Arrow columns with RE2 in C++ (the rules' triggers joined), then runs
 the rules whose trigger matched, in Python, on the few texts left. A text holding invisible characters,
 full-width forms or escapes is read twice: as written, and normalized (tracegym/redact/disguise.py) with its
 findings mapped back to the original. A finding's span never starts inside an escape (`\\n`, `\\"`) or ends on a
@@ -26,10 +26,16 @@ PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
 """What redaction writes: never a finding itself, so that redacting twice changes nothing."""
 CACHE_ENTRIES = 50_000
 CACHE_TEXT_CHARS = 20_000
+CACHE_CHARS = 32_000_000
+"""The texts the cache holds, in all: the oldest go first."""
 _JSON_BREAK = re.compile(r"\\[nrt]")
 _CONTEXT_WORD = re.compile(CONTEXT_WORDS, re.ASCII)
 _LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass)", re.ASCII)
 """A label that structure ties to a value: a context word, or `pass` ending a name (`smtp_pass`)."""
+POOL = pa.system_memory_pool()
+"""Where redaction's Arrow arrays are allocated (distinct texts, masks, rewritten columns). Arrow's default pool
+(mimalloc) gives a column-sized buffer back to the kernel once it is freed and maps the next one afresh: that
+kernel time was a third of redaction's CPU at ingest (0.3 of 0.9 s over 2,000 τ-bench traces)."""
 _VALUE_GROUPS = ("v", "w", "x")
 """A rule's value: group `v`, or `w`/`x` in the alternatives of a rule that writes its value in several forms."""
 
@@ -69,8 +75,10 @@ class Detector:
         (labels of phone numbers, passwords, keys) apart from the literal prefixes and digit runs, as joined
         they outgrow RE2's DFA budget and one pass takes twice as long as the two."""
         self.cache: dict[str, list[Finding]] | None = {}
-        """Findings of texts seen before (None: off). Logs repeat texts a lot: chat-completion logs send the
-        whole conversation again with every request, and system prompts, tool schemas and lookups recur."""
+        """Findings of texts seen before, clean ones too (None: off). Logs repeat texts a lot: chat-completion
+        logs send the whole conversation again with every request, and system prompts, tool schemas and lookups
+        recur across batches and files."""
+        self._cached_chars = 0
         self._allowed_values = frozenset(config.allow.values)
         self._allowed = re.compile("|".join(f"(?:{p})" for p in config.allow.patterns)) if config.allow.patterns \
             else None
@@ -85,33 +93,69 @@ class Detector:
         return mask
 
     def find_column(self, column: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, str, list[Finding]]]:
-        """(row, text, findings) for the rows of a string column where something was found.
+        """(row, text, findings) for the rows of a string column where something was found, in row order."""
+        yield from self.find_columns([column])[0]
 
-        One RE2 pass over the column with every trigger finds the candidate rows; a pass per rule over those
-        rows picks the rules to run on each; then the rules run in Python.
+    def find_columns(self, columns: list[pa.Array | pa.ChunkedArray]) -> list[list[tuple[int, str, list[Finding]]]]:
+        """For each column, (row, text, findings) of its rows where something was found, in row order.
+
+        The distinct texts of all the columns are read once (logs repeat system prompts, tool schemas and whole
+        conversations: a hash pass in C++ costs far less than the RE2 passes it spares, and each RE2 pass
+        compiles its pattern first). One RE2 pass over those with every trigger finds the candidates; a pass per
+        rule over the candidates picks the rules to run on each; then the rules run in Python, and the texts
+        with findings are looked up in each column again, in C++.
         """
-        mask = self.candidates(column)
-        rows = pc.indices_nonzero(mask)
-        if not len(rows):
-            return
-        texts = pc.filter(column, mask).to_pylist()  # chunk by chunk: `take` would first copy the whole column
-        known = [self.cache.get(t) for t in texts] if self.cache is not None else [None] * len(texts)
-        new = list(dict.fromkeys(t for t, k in zip(texts, known, strict=True) if k is None))  # once per text
-        if new:
-            new_array = pa.array(new, pa.large_string())
-            per_rule = self._triggered(new_array)
-            disguised = pc.match_substring_regex(new_array, pattern=TRIGGER).to_pylist()
-            norms = [normalize(t) if hit else None for t, hit in zip(new, disguised, strict=True)]
-            normal = [n for n in norms if n is not None]
-            per_rule_normal = iter(self._triggered(pa.array([n.text for n in normal], pa.large_string())))
-            done = {t: self._find(t, per_rule[j], norm, next(per_rule_normal) if norm is not None else [])
-                    for j, (t, norm) in enumerate(zip(new, norms, strict=True))}
-            for t, found in done.items():
-                self._remember(t, found)
-            known = [done[t] if k is None else k for t, k in zip(texts, known, strict=True)]
-        for row, text, found in zip(rows.to_pylist(), texts, known, strict=True):
-            if found:
-                yield row, text, found
+        chunks = [c if pa.types.is_large_string(c.type) else pc.cast(c, pa.large_string(), memory_pool=POOL)
+                  for column in columns for c in (column.chunks if isinstance(column, pa.ChunkedArray) else [column])]
+        distinct = pc.unique(pa.chunked_array(chunks, pa.large_string()), memory_pool=POOL)
+        hits = self._found(distinct)
+        if not hits:
+            return [[] for _ in columns]
+        hit_texts = pa.array([t for t, _ in hits], pa.large_string())
+        out = []
+        for column in columns:
+            where = pc.index_in(column, value_set=hit_texts.cast(column.type), memory_pool=POOL)
+            rows = pc.indices_nonzero(pc.is_valid(where))
+            out.append([(row, hits[hit][0], hits[hit][1])
+                        for row, hit in zip(rows.to_pylist(), pc.take(where, rows, memory_pool=POOL).to_pylist(),
+                                            strict=True)])
+        return out
+
+    def _found(self, distinct: pa.Array) -> list[tuple[str, list[Finding]]]:
+        """(text, findings) of the distinct texts where something is found: those seen before from the cache,
+        the others read now. Texts no trigger matched are remembered too, so that a text recurring in later
+        batches and files (a system prompt, a tool schema, an id) is not read again."""
+        hits: list[tuple[str, list[Finding]]] = []
+        fresh = distinct
+        if self.cache:
+            texts = distinct.to_pylist()
+            known = [self.cache.get(t) if t is not None else [] for t in texts]
+            hits = [(t, k) for t, k in zip(texts, known, strict=True) if k and t is not None]
+            fresh = pa.array([t for t, k in zip(texts, known, strict=True) if k is None], pa.large_string())
+            if not len(fresh):
+                return hits  # no RE2 pass at all: each would compile its pattern first (about 1 ms)
+        mask = self.candidates(fresh)
+        if self.cache is not None:
+            for t in pc.filter(fresh, pc.invert(mask), memory_pool=POOL).to_pylist():
+                if t is not None:
+                    self._remember(t, [])
+        picked = pc.filter(fresh, mask, memory_pool=POOL).to_pylist()
+        found = self._read(picked) if picked else []
+        return hits + [(t, f) for t, f in zip(picked, found, strict=True) if f]
+
+    def _read(self, new: list[str]) -> list[list[Finding]]:
+        """The findings of each of `new` (distinct candidates not seen before), remembered."""
+        new_array = pa.array(new, pa.large_string())
+        per_rule = self._triggered(new_array)
+        disguised = pc.match_substring_regex(new_array, pattern=TRIGGER).to_pylist()
+        norms = [normalize(t) if hit else None for t, hit in zip(new, disguised, strict=True)]
+        normal = [n for n in norms if n is not None]
+        per_rule_normal = iter(self._triggered(pa.array([n.text for n in normal], pa.large_string())))
+        done = [self._find(t, per_rule[j], norm, next(per_rule_normal) if norm is not None else [])
+                for j, (t, norm) in enumerate(zip(new, norms, strict=True))]
+        for t, found in zip(new, done, strict=True):
+            self._remember(t, found)
+        return done
 
     def _triggered(self, texts: pa.Array) -> list[list[Rule]]:
         """For each text, the rules whose trigger matches it (one RE2 pass per rule over all the texts)."""
@@ -125,14 +169,17 @@ class Detector:
     def _remember(self, text: str, found: list[Finding]) -> None:
         if self.cache is None or len(text) > CACHE_TEXT_CHARS:
             return
-        if len(self.cache) >= CACHE_ENTRIES:
-            self.cache.pop(next(iter(self.cache)))  # the oldest entry
+        while self.cache and (len(self.cache) >= CACHE_ENTRIES or self._cached_chars + len(text) > CACHE_CHARS):
+            oldest = next(iter(self.cache))
+            del self.cache[oldest]
+            self._cached_chars -= len(oldest)
         self.cache[text] = found
+        self._cached_chars += len(text)
 
     def find(self, text: str) -> list[Finding]:
         """The findings in `text`, left to right, none overlapping (the longest wins, then the earliest)."""
-        found = next(self.find_column(pa.array([text], pa.large_string())), None)
-        return found[2] if found else []
+        found = self.find_columns([pa.array([text], pa.large_string())])[0]
+        return found[0][2] if found else []
 
     def _find(self, text: str, rules: list[Rule], norm: Normalized | None = None,
               normal_rules: list[Rule] | None = None) -> list[Finding]:

@@ -119,6 +119,9 @@ def _sql_row(text: str, at: int) -> tuple[int, list[tuple[int, int]]]:
 _LINE_LABEL = re.compile(r"(?:^|[ \t]{2,})([^\s:：](?:[^\s:：]|[ \t](?![ \t])){0,47}?)[ \t]*(?:[:：]| -)[ \t]*$")
 """A label ending a line or a column of it (after a gap of 2+ spaces), with `:` or ` -` after it."""
 _TOKEN = re.compile(r"\S+")
+_LABEL_LINE_END = re.compile(r"(?:[:：]| -)[ \t]*\\?\n")
+"""What a line that `_LINE_LABEL` can match ends with, before the line below it: a cheap search over the whole text
+that spares splitting into lines the texts (most) where no line ends in `:`."""
 
 
 def previous_line(text: str, wanted: Callable[[str], object]) -> Labelled:
@@ -150,6 +153,6 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += json_siblings(text, wanted)
     if "(" in text:
         out += sql_columns(text, wanted)
-    if "\n" in text:
+    if "\n" in text and _LABEL_LINE_END.search(text):
         out += previous_line(text, wanted)
     return out

@@ -1,0 +1,49 @@
+"""Detection over a batch's columns together, each distinct text read once, and the cache of texts across batches."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from tracegym.redact import detect
+from tracegym.redact.detect import Detector
+
+TEXTS = ["write to jane.doe@example.com", "nothing here", None, "card 4111 1111 1111 1111 please",
+         "key sk-proj-abcdefghijklmnopqrstuvwx1234", "nothing here", "write to jane.doe@example.com", ""]
+
+
+def _alone(text: str | None) -> list[tuple[str, int, int]]:
+    """The findings of a text read by a fresh detector with no cache, as (rule, start, end)."""
+    detector = Detector()
+    detector.cache = None
+    return [(f.rule.name, f.start, f.end) for f in detector.find(text)] if text is not None else []
+
+
+def test_columns_read_together_give_each_row_its_own_findings():
+    one = pa.chunked_array([pa.array(TEXTS[:3], pa.string()), pa.array(TEXTS[3:], pa.string())])
+    other = pa.array(list(reversed(TEXTS)), pa.large_string())
+    found = Detector().find_columns([one, other])
+    for column, texts in zip(found, (TEXTS, list(reversed(TEXTS))), strict=True):
+        rows = {row: (text, [(f.rule.name, f.start, f.end) for f in fs]) for row, text, fs in column}
+        assert [row for row, _, _ in column] == sorted(rows)
+        for row, text in enumerate(texts):
+            expected = _alone(text)
+            assert rows.get(row, (text, []))[1] == expected
+            if expected:
+                assert rows[row][0] == text
+    assert {f[0] for _, (_, fs) in rows.items() for f in fs} == {"email", "card", "openai_key"}
+
+
+def test_texts_seen_in_an_earlier_batch_are_found_the_same(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(detect, "CACHE_CHARS", 80)  # a few texts only: the oldest make way
+    detector = Detector()
+    batches = [TEXTS, [f"ticket {i} from bob{i}@example.org" for i in range(6)] + TEXTS, TEXTS]
+    for batch in batches:
+        column = pa.array(batch, pa.large_string())
+        got = {row: [(f.rule.name, f.start, f.end) for f in fs] for row, _, fs in detector.find_column(column)}
+        assert [got.get(row, []) for row in range(len(batch))] == [_alone(t) for t in batch]
+        assert detector.cache is not None
+        assert sum(map(len, detector.cache)) <= 80
+    clean = Detector()
+    assert not list(clean.find_column(pa.array(["nothing here"], pa.large_string())))
+    assert clean.cache == {"nothing here": []}  # a text no trigger matched is remembered too
