@@ -207,6 +207,9 @@ class RaySection(_Section):
     """The Ray cluster to run the samplers on: `local` starts one on this machine for the run, `auto` joins the
     cluster this machine is part of (`ray start`; RAY_ADDRESS where set), `ray://host:port` connects through the
     Ray client to a cluster elsewhere."""
+    connect_timeout_s: float = Field(120.0, gt=0)
+    """With `ray://`: how long the Ray client may take to open its session before the run stops with an error
+    (the client itself would wait forever on a head that lost the session's server)."""
 
     @field_validator("address")
     @classmethod

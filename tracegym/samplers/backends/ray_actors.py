@@ -279,7 +279,7 @@ class RayBackend:
 
     def _connect(self) -> None:
         if not self._connected:
-            connect(self.settings.address)
+            connect(self.settings.address, self.settings.connect_timeout_s)
             self._connected = True
 
 

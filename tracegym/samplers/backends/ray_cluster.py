@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -35,11 +36,11 @@ class _Connection:
     opened_here = False
 
 
-def connect(address: str) -> None:
+def connect(address: str, timeout_s: float) -> None:
     """Join the cluster at `address` (local | auto | ray://host:port), unless this process is connected already;
-    every call must be matched by one `release`."""
+    every call must be matched by one `release`. A `ray://` session that has not opened within `timeout_s` fails."""
     if not ray.is_initialized():
-        _open(address)
+        _open(address, timeout_s)
         _Connection.opened_here = True
     _Connection.holders += 1
 
@@ -52,8 +53,11 @@ def release() -> None:
         _Connection.opened_here = False
 
 
-def _open(address: str) -> None:
+def _open(address: str, timeout_s: float) -> None:
     _reachable(address)
+    if address.startswith("ray://"):
+        _within(address, timeout_s)
+        return
     try:
         if address == "local":
             # Ray starts its workers at nice 15, below the trainer; on the trainer's machine the samplers are the
@@ -67,9 +71,38 @@ def _open(address: str) -> None:
         else:
             ray.init(address=address)
     except (ConnectionError, RuntimeError, ValueError) as e:
-        raise ConfigError(f"could not reach the Ray cluster at ray.address {address!r}: {str(e).rstrip('.')}. "
-                          "Fix: start it (`ray start --head`), point RAY_ADDRESS or async.ray.address at it, "
-                          "or set async.ray.address: local.") from e
+        raise _unreachable(address, e) from e
+
+
+def _within(address: str, timeout_s: float) -> None:
+    """`ray.init` through the Ray client, on a thread of its own: a head whose client proxy accepted the connection
+    but lost the session's server (ray-project/ray#63202) leaves the client waiting forever for its first reply."""
+    failed: list[Exception] = []
+
+    def join() -> None:
+        try:
+            ray.init(address=address)
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            failed.append(e)
+
+    opening = threading.Thread(target=join, name="ray-client-connect", daemon=True)
+    opening.start()
+    opening.join(timeout_s)
+    if failed:
+        raise _unreachable(address, failed[0]) from failed[0]
+    if opening.is_alive():
+        raise ConfigError(f"the Ray cluster at ray.address {address!r} accepted the connection but opened no client "
+                          f"session within {timeout_s:g} s (async.ray.connect_timeout_s). A head on Ray 2.60 started "
+                          "with gRPC's fork support on can lose the session's server as it starts (ray-project/ray"
+                          "#63202). Fix: restart the head with GRPC_ENABLE_FORK_SUPPORT=false in its environment "
+                          "(docs/ray.md), raise async.ray.connect_timeout_s if the head is only slow, or set "
+                          "async.ray.address: local.")
+
+
+def _unreachable(address: str, error: Exception) -> ConfigError:
+    return ConfigError(f"could not reach the Ray cluster at ray.address {address!r}: {str(error).rstrip('.')}. "
+                       "Fix: start it (`ray start --head`), point RAY_ADDRESS or async.ray.address at it, "
+                       "or set async.ray.address: local.")
 
 
 @contextmanager

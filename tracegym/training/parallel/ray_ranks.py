@@ -65,7 +65,7 @@ class RayRanks:
         # Every rank needs a GPU of its own for nccl when rank 0 uses one (tracegym.training.parallel.sharded.join).
         options = parallel.ray.actor_options(cpus=1.0, gpus=float(torch.cuda.is_available()))
         run = uuid.uuid4().hex[:8]
-        ray_cluster.connect(config.async_.ray.address)
+        ray_cluster.connect(config.async_.ray.address, config.async_.ray.connect_timeout_s)
         self.actors: list[Any] = []
         try:
             # Named, so that `ray list actors` shows which rank each actor is. max_restarts 0: a restarted rank
