@@ -16,7 +16,7 @@ def test_ruff_finds_nothing_in_the_package_tests_and_benchmarks() -> None:
 
 
 def test_mypy_passes_on_the_typed_packages() -> None:
-    """pyproject.toml's [tool.mypy] names them: training, samplers, evals, store, harnesses."""
+    """pyproject.toml's [tool.mypy] names them: training, samplers, evals, store, harnesses, tasks."""
     result = subprocess.run([sys.executable, "-m", "mypy", "--no-error-summary"], cwd=ROOT, capture_output=True,
                             text=True)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -53,16 +53,16 @@ def cut_points(trace: RecordedTrace, message_idx: int | None, mode: CutMode) -> 
 def build_prompt(trace: RecordedTrace, cut: int, context: Context, system_max_chars: int | None) -> Prompt:
     """The system prompt and the messages before `cut`, trimmed as `context` asks."""
     before = trace.openai_messages(upto=_position(trace, cut))
-    system = None
+    system: str | None = None
     if before and before[0]["role"] == "system":
-        system = before.pop(0)["content"] or ""
+        system = str(before.pop(0)["content"] or "")
     kept = trim_context(before, context)
-    full_length = len(system) if system is not None else 0
-    cut_system = system is not None and system_max_chars is not None and full_length > system_max_chars
-    if cut_system:
+    full_length: int | None = None
+    if system is not None and system_max_chars is not None and len(system) > system_max_chars:
+        full_length = len(system)
         system = f"{system[:system_max_chars]}\n[… {full_length - system_max_chars} characters cut …]"
     return Prompt(system=system, messages=[ChatMessage.model_validate(m) for m in kept], context=context,
-                  dropped_messages=len(before) - len(kept), system_chars=full_length if cut_system else None)
+                  dropped_messages=len(before) - len(kept), system_chars=full_length)
 
 
 def recorded_turn(trace: RecordedTrace, cut: int) -> ChatMessage:

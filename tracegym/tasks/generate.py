@@ -171,6 +171,8 @@ def generate(store: Store, options: GenerateOptions, evals: EvalsFile) -> Genera
             trace = traces.get(failure["trace_id"])
             cuts = cut_points(trace, failure["message_idx"], options.cuts) if trace else []
             skipped += not cuts
+            if trace is None:
+                continue
             for cut in cuts[-options.max_cuts:] if options.max_cuts else cuts:
                 drafts.append(_draft(store, cluster, failure, trace, cut, options, evals, tools))
     merged = _merge(drafts, options.merge_near_duplicates)

@@ -19,7 +19,7 @@ from tracegym.evals.scorers.command_runner import CommandRunner
 from tracegym.evals.scorers.trajectory import CallView, Trajectory
 from tracegym.yamlfile import load_model
 
-SPEC_VERSION = 1
+SPEC_VERSION: Literal[1] = 1
 Harness = Literal["replay", "shell", "chat", "proxy"]
 Split = Literal["train", "heldout"]
 Context = Literal["full", "last-user", "last-exchange"]
