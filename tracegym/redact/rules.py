@@ -37,14 +37,17 @@ _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|privat
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
 # The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
-_PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|passwort|kennwort|mot de passe|\bmdp|contrase[nñ]a|"
-       r"clave de acceso|senha|wachtwoord|parol[a]?\b|пароль|heslo|has[lł]o|salasana|l[oö]senord|passord|"
-       r"adgangskode|jelsz[oó]|[sş]ifre|kata sandi|パスワード|暗証番号|密码|密碼|비밀번호)")
+# Also the short forms people write (pw, ww for wachtwoord, 비번), Vietnamese (mật khẩu, and mat_khau as identifiers
+# spell it), Arabic (كلمة المرور / كلمة السر), Korean (암호), Hebrew, Greek, Hindi and Thai.
+_PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|kennwort|mot de passe|\bmdp|"
+       r"contrase[nñ]a|clave de acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
+       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata sandi|mat[_ ]?khau\b)|m[ậa]t kh[ẩa]u|"
+       r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|비밀번호|비번|암호")
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass).
-_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass)|[a-z0-9]Pass)"
+_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b)|[a-z0-9]Pass)"
 # "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
-_IS = r"(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)"
+_IS = r"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو)"
 # Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "reset to", a tag's `>`.
 _PW_AFTER = (rf"\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?)?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
@@ -57,9 +60,10 @@ _PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
 # outgrow RE2's DFA budget, and the one pass over a column falls back to a slower engine (3x). `pass` not before
 # `e` (passenger, passed), which no label needs but "mot de passe".
-_PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|mdp|parol|heslo|has[lł]o|salasana|senord|adgangskode|jelsz|ifre|"
-               r"kata sandi|clave de|contrase|senha|wachtwoord|kennwort)|пароль|パスワード|暗証番号|密码|密碼|비밀번호|"
-               r"-u[ \t]|--user|mysql")
+_PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|mdp|parol|heslo|has[lł]o|salasana|senord|adgangskode|jelsz|"
+               r"ifre|kata sandi|clave de|contrase|senha|wachtwoord|\bww\b|kennwort|mat[_ ]?khau)|m[ậa]t kh[ẩa]u|"
+               r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
+               r"비밀번호|비번|암호|-u[ \t]|--user|mysql")
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
 # `\u` differently from Python.
