@@ -79,9 +79,13 @@ _PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:p
                 r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                 r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|"
                 r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
-                r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|zadzwo[nń])"
+                r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|zadzwo[nń]|"
+                r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i)"
                 r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?\b")
-_PHONE_CJK = r"(?:電話(?:番号)?|携帯(?:電話)?|連絡先)"
+# Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
+# 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi.
+_PHONE_CJK = (r"(?:電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
+              r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल)")
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CJK})"
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
@@ -109,8 +113,9 @@ _HEADER_AFTER = (r"\\?[\"']?(?:[ \t]*[:=][ \t]*\[?[ \t]*|[ \t]*,[ \t]*\\?[\"'](?
 _COOKIE_NAME = (r"(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
                 r"token|auth|jwt|csrftoken|remember[_-]?me)")
 # Words for a key or a secret in prose, in the languages customers write ("la clé :", "unser Token ist").
-_KEY_WORDS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel)|"
-              r"キー|トークン|シークレット")
+# Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too.
+_KEY_WORDS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
+              r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット")
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
 _HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
@@ -306,7 +311,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=]{{1,15}}){{0,2}}?"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=]{{1,15}}){{0,2}}?"
          rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)"
          r"\\?[\"'`]?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
          trigger=rf"(?:{_KEY_WORDS})[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])", validator=v.prose_secret,
