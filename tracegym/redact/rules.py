@@ -49,9 +49,12 @@ _PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b)|[a-z0-9]Pass)"
 # "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
 _IS = r"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو)"
 # Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "reset to", a tag's `>`.
-_PW_AFTER = (rf"\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?)?"
+_PW_AFTER = (rf"\\?[\"']?\]?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?)?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
              rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|[ \t]*[は：][ \t]*)")
+# What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
+# emphasis (Teams and Intercom bodies, `Password: <code>…</code>`).
+_OPEN = r"(?:\\?[\"'`]|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
 # `curl -u user:password`, `sshpass -p X`, `mysql … -pX` (with no space: `-p X` prompts and names a database).
 _PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
@@ -60,7 +63,7 @@ _PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
 # outgrow RE2's DFA budget, and the one pass over a column falls back to a slower engine (3x). `pass` not before
 # `e` (passenger, passed), which no label needs but "mot de passe".
-_PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|mdp|parol|heslo|has[lł]o|salasana|senord|adgangskode|jelsz|"
+_PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|has[lł]o|salasana|senord|adgangskode|jelsz|"
                r"ifre|kata sandi|clave de|contrase|senha|wachtwoord|\bww\b|kennwort|mat[_ ]?khau)|m[ậa]t kh[ẩa]u|"
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
                r"비밀번호|비번|암호|-u[ \t]|--user|mysql")
@@ -229,7 +232,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="incoming-webhook ids of Mattermost (/hooks/<26>) and Rocket.Chat (/hooks/<id>/<token>)"),
     Rule("aws_secret_key", "SECRET",
          r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
-         r"(?:\\?[\"'`]?\s*[:=,|]\s*\\?[\"'`]?|[ \t]+(?:(?i:is)[ \t]+)?)|"
+         rf"(?:\\?[\"'`]?\]?\s*[:=,|]\s*{_OPEN}|[ \t]+(?:(?i:is)[ \t]+)?{_OPEN})|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|\\?\r?\n|\\n){1,6}\\?[\"']?|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}[^\n]{0,40}?[^A-Za-z0-9/+])"
          r"(?P<v>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
@@ -287,25 +290,26 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)[ \t]*=[ \t]*|{_PW_SHELL}|"
          rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
          r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|'(?P<w>[^'\\\n]{4,128})'|"
-         r"\\?[\"']?(?P<x>[^\s\"',;(){}\[\]<>\\]{4,128}))",
+         rf"{_OPEN}(?P<x>[^\s\"'`,;(){{}}\[\]<>\\]{{4,128}}))",
          trigger=_PW_TRIGGER, validator=v.password,
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose); "
                      "a quoted one whole, symbols and spaces included"),
     Rule("secret_assignment", "SECRET",
-         rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
+         rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\]?\s*[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\s*[:=]\s*\\?[\"']?|[ \t]+\\?[\"']?)"
-                 r"[A-Za-z0-9+/_.=-]{16}",
+         trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\]?\s*[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
+                 r"[ \t]+\\?[\"']?)[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
     Rule("labelled_key", "SECRET",
-         rf"{_KEY_LABELS}\\?[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?)\\?[\"']?"
+         rf"{_KEY_LABELS}\\?[\"']?\]?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?){_OPEN}"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
     Rule("hex_key", "SECRET",
-         rf"{_HEX_LABEL}\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?)\[?\\?[\"']?(?P<v>[0-9a-fA-F]{{32,128}})"
+         rf"{_HEX_LABEL}\\?[\"']?\]?(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?)\[?{_OPEN}(?P<v>[0-9a-fA-F]{{32,128}})"
          r"(?:$|[^0-9A-Za-z])",
-         trigger=r"(?i:key|token|secret)\\?[\"']?[ \t:=>\[\\\"']{1,8}[0-9a-fA-F]{32}", validator=v.hex_key,
+         trigger=r"(?i:key|token|secret)\\?[\"']?[ \t:=>\[\]\\\"'`]{1,8}(?:<[a-z]{1,6}>)?[0-9a-fA-F]{32}",
+         validator=v.hex_key,
          reject=_HEX_NOT_KEY,
          description="hex keys after a name ending in key, token or secret (Datadog API and application "
                      "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
@@ -313,7 +317,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=]{{1,15}}){{0,2}}?"
          rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)"
-         r"\\?[\"'`]?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
+         rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
          trigger=rf"(?:{_KEY_WORDS})[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])", validator=v.prose_secret,
          reject=_HEX_NOT_KEY,
          description="a random key after a word for key, token or secret in prose, in other languages too "
