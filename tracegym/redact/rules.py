@@ -37,18 +37,25 @@ _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|privat
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
 # The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
-_PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|passwort|kennwort|mot de passe|\bmdp|contrase[nñ]a|"
-       r"clave de acceso|senha|wachtwoord|parol[a]?\b|пароль|heslo|has[lł]o|salasana|l[oö]senord|passord|"
-       r"adgangskode|jelsz[oó]|[sş]ifre|kata sandi|パスワード|暗証番号|密码|密碼|비밀번호)")
+# Also the short forms people write (pw, ww for wachtwoord, 비번), Vietnamese (mật khẩu, and mat_khau as identifiers
+# spell it), Arabic (كلمة المرور / كلمة السر), Korean (암호), Hebrew, Greek, Hindi and Thai.
+_PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|kennwort|mot de passe|\bmdp|"
+       r"contrase[nñ]a|clave de acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
+       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata sandi|mat[_ ]?khau\b)|m[ậa]t kh[ẩa]u|"
+       r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|"
+       r"비밀번호|비번|암호")
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass).
-_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass)|[a-z0-9]Pass)"
+_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b)|[a-z0-9]Pass)"
 # "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
-_IS = r"(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)"
+_IS = r"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو)"
 # Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "reset to", a tag's `>`.
-_PW_AFTER = (rf"\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?)?"
+_PW_AFTER = (rf"\\?[\"']?\]?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?)?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
              rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|[ \t]*[は：][ \t]*)")
+# What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
+# emphasis (Teams and Intercom bodies, `Password: <code>…</code>`).
+_OPEN = r"(?:\\?[\"'`]|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
 # `curl -u user:password`, `sshpass -p X`, `mysql … -pX` (with no space: `-p X` prompts and names a database).
 _PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
@@ -57,9 +64,11 @@ _PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
 # outgrow RE2's DFA budget, and the one pass over a column falls back to a slower engine (3x). `pass` not before
 # `e` (passenger, passed), which no label needs but "mot de passe".
-_PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|mdp|parol|heslo|has[lł]o|salasana|senord|adgangskode|jelsz|ifre|"
-               r"kata sandi|clave de|contrase|senha|wachtwoord|kennwort)|пароль|パスワード|暗証番号|密码|密碼|비밀번호|"
-               r"-u[ \t]|--user|mysql")
+_PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|has[lł]o|salasana|senord|"
+               r"adgangskode|jelsz|ifre|kata sandi|clave de|contrase|senha|wachtwoord|\bww\b|kennwort|mat[_ ]?khau)|"
+               r"m[ậa]t kh[ẩa]u|"
+               r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
+               r"비밀번호|비번|암호|-u[ \t]|--user|mysql")
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
 # `\u` differently from Python.
@@ -75,9 +84,13 @@ _PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:p
                 r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                 r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|"
                 r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
-                r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|zadzwo[nń])"
+                r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|zadzwo[nń]|"
+                r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i)"
                 r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?\b")
-_PHONE_CJK = r"(?:電話(?:番号)?|携帯(?:電話)?|連絡先)"
+# Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
+# 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi.
+_PHONE_CJK = (r"(?:電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
+              r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल)")
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CJK})"
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
@@ -105,8 +118,9 @@ _HEADER_AFTER = (r"\\?[\"']?(?:[ \t]*[:=][ \t]*\[?[ \t]*|[ \t]*,[ \t]*\\?[\"'](?
 _COOKIE_NAME = (r"(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
                 r"token|auth|jwt|csrftoken|remember[_-]?me)")
 # Words for a key or a secret in prose, in the languages customers write ("la clé :", "unser Token ist").
-_KEY_WORDS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel)|"
-              r"キー|トークン|シークレット")
+# Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too.
+_KEY_WORDS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
+              r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット")
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
 _HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
@@ -220,7 +234,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="incoming-webhook ids of Mattermost (/hooks/<26>) and Rocket.Chat (/hooks/<id>/<token>)"),
     Rule("aws_secret_key", "SECRET",
          r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
-         r"(?:\\?[\"'`]?\s*[:=,|]\s*\\?[\"'`]?|[ \t]+(?:(?i:is)[ \t]+)?)|"
+         rf"(?:\\?[\"'`]?\]?\s*[:=,|]\s*{_OPEN}|[ \t]+(?:(?i:is)[ \t]+)?{_OPEN})|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|\\?\r?\n|\\n){1,6}\\?[\"']?|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}[^\n]{0,40}?[^A-Za-z0-9/+])"
          r"(?P<v>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
@@ -278,33 +292,34 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)[ \t]*=[ \t]*|{_PW_SHELL}|"
          rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
          r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|'(?P<w>[^'\\\n]{4,128})'|"
-         r"\\?[\"']?(?P<x>[^\s\"',;(){}\[\]<>\\]{4,128}))",
+         rf"{_OPEN}(?P<x>[^\s\"'`,;(){{}}\[\]<>\\]{{4,128}}))",
          trigger=_PW_TRIGGER, validator=v.password,
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose); "
                      "a quoted one whole, symbols and spaces included"),
     Rule("secret_assignment", "SECRET",
-         rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\s*[:=]\s*\\?[\"']?|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
+         rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\]?\s*[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\s*[:=]\s*\\?[\"']?|[ \t]+\\?[\"']?)"
-                 r"[A-Za-z0-9+/_.=-]{16}",
+         trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\]?\s*[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
+                 r"[ \t]+\\?[\"']?)[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
     Rule("labelled_key", "SECRET",
-         rf"{_KEY_LABELS}\\?[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?)\\?[\"']?"
+         rf"{_KEY_LABELS}\\?[\"']?\]?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?){_OPEN}"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
     Rule("hex_key", "SECRET",
-         rf"{_HEX_LABEL}\\?[\"']?(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?)\[?\\?[\"']?(?P<v>[0-9a-fA-F]{{32,128}})"
+         rf"{_HEX_LABEL}\\?[\"']?\]?(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?)\[?{_OPEN}(?P<v>[0-9a-fA-F]{{32,128}})"
          r"(?:$|[^0-9A-Za-z])",
-         trigger=r"(?i:key|token|secret)\\?[\"']?[ \t:=>\[\\\"']{1,8}[0-9a-fA-F]{32}", validator=v.hex_key,
+         trigger=r"(?i:key|token|secret)\\?[\"']?[ \t:=>\[\]\\\"'`]{1,8}(?:<[a-z]{1,6}>)?[0-9a-fA-F]{32}",
+         validator=v.hex_key,
          reject=_HEX_NOT_KEY,
          description="hex keys after a name ending in key, token or secret (Datadog API and application "
                      "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=]{{1,15}}){{0,2}}?"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=]{{1,15}}){{0,2}}?"
          rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)"
-         r"\\?[\"'`]?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
+         rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
          trigger=rf"(?:{_KEY_WORDS})[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])", validator=v.prose_secret,
          reject=_HEX_NOT_KEY,
          description="a random key after a word for key, token or secret in prose, in other languages too "
