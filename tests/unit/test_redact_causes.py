@@ -95,3 +95,36 @@ def test_values_in_code_markup_or_after_a_subscript_label(text: str, value: str)
 ])
 def test_near_misses_stay(text: str) -> None:
     assert _values(text) == [], text
+
+
+# The sixth corpus's near misses, by cause: ids and names shaped like a credential or an address that are neither.
+@pytest.mark.parametrize("text", [
+    "Message-ID: <CA+Qz7hKd2mWp4vN8xLr3tY6bFj1sG9cE5aU0oIy@mail.gmail.com>",   # a message id, not a mailbox
+    "In-Reply-To: <48213307719025.9b2e77c1@mx.example.net>",
+    "References: <77ab01c9e2f34d58a6b1c0d9e8f7a6b5@AM0PR04MB1234.eurprd04.prod.outlook.com>\n"
+    " <x9Kq2Lm7@mail.example.org> <r4@mail.example.org>",
+    "Content-ID: <part1.7Hq2@example.com>",
+    "root@localhost and nobody@localhost.localdomain",                         # system accounts of the host
+    "ssh://git@gitea.example.org/ops/infra.git",                               # an SSH URL's service user
+    "git@gitlab.example.com:ops/infra.git",
+    "password = %(SMTP_PASS)s",                                                # a Python %-format placeholder
+    "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",                                # AWS's documented examples
+    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "STRIPE_PUBLISHABLE_KEY=pk_live_Zq8Lm2Rt6Wx1Vb4Nc7Hd9Js3",                 # keys public by design
+    "NEXT_PUBLIC_SUPABASE_KEY=sb_publishable_Rk3Vw9Lq2Xm7Tz4Hc8Nb1Jd6Gf",
+    "map.accessToken = 'pk.eyJ1Ijoic3R1ZGlvNyIsImEiOiJxOHJ3MmxrIn0.Vx4Kq9Lm2Rt7Wz1Hc8Nb3J'",
+    "LANGFUSE_PUBLIC_KEY=pk-lf-7d2c9a41-3be8-4f06-9c1d-52e8a7b4f3c0",
+])
+def test_ids_and_public_values_stay(text: str) -> None:
+    assert _values(text) == [], text
+
+
+@pytest.mark.parametrize("text,value", [
+    ("From: Rosa Lind <rosa.lind@mail.example.org>", "rosa.lind@mail.example.org"),   # a header's mailbox
+    ("Reply-To: ops.lead@example.net", "ops.lead@example.net"),
+    ("write to git@example.org about it", "git@example.org"),
+    ("STRIPE_SECRET_KEY=sk_live_Zq8Lm2Rt6Wx1Vb4Nc7Hd9Js3", "sk_live_Zq8Lm2Rt6Wx1Vb4Nc7Hd9Js3"),
+    (f"password = {PW}", PW),
+])
+def test_beside_the_near_misses_values_are_found(text: str, value: str) -> None:
+    assert _values(text) == [value], text

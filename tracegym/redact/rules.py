@@ -127,6 +127,11 @@ _HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
 _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
                 r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
 
+# A MIME header holding message ids (RFC 5322 3.6.4 msg-id, `<id-left@id-right>`; RFC 2392 Content-ID): the ids
+# before the one matched included, so that every id of a `References:` list goes with its header.
+_MSG_ID_HEADER = (r"(?i:message-id|in-reply-to|references|content-id|resent-message-id)[ \t]*:[ \t]*"
+                  r"(?:<[^<>\s]{1,250}>(?:[ \t]|\r?\n[ \t])*)*<")
+
 
 WORD_TRIGGERED = frozenset({"phone_national", "secret_prose", "password", "date_of_birth", "ssn"})
 """Rules whose triggers open with a list of words: the prefilter runs them in a pass of their own."""
@@ -325,12 +330,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a random key after a word for key, token or secret in prose, in other languages too "
                      "(\"le secret client est …\", \"unser Token ist …\", \"esta es la clave: …\")"),
     Rule("email", "EMAIL",
-         f"(?:^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
+         f"(?:{_MSG_ID_HEADER}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
          f"(?:$|[^{_LABEL}])",
-         trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email, reject=r"(?:^|[^\w.%+-])git@[^@\s]+:$",
-         description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH remote "
-                     "`git@host:path`"),
+         trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email,
+         reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}",
+         description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH user "
+                     "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`)"),
     Rule("iban", "IBAN",
          rf"\b(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,

@@ -302,8 +302,8 @@ _PLACEHOLDER_WORDS = {"password", "passwd", "secret", "changeme", "example", "yo
 
 
 # What stands in for a password without being one: a variable or template reference ($DB_PASSWORD, ${PW},
-# $(cat f), %PW%, {{ pw }}, <password>) or a YAML tag (Ansible's `!vault |`, `!Ref`).
-_REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?|\$[({].*|%\w+%|\{.*|<.*|!{1,2}[A-Za-z][\w-]*")
+# $(cat f), %PW%, {{ pw }}, <password>, Python's %(DB_PASS)s) or a YAML tag (Ansible's `!vault |`, `!Ref`).
+_REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?|\$[({].*|%\w+%|%\(\w+\)[a-z]|\{.*|<.*|!{1,2}[A-Za-z][\w-]*")
 
 
 def password(value: str) -> bool:
@@ -334,11 +334,17 @@ _UNIT_TYPES = frozenset({"service", "socket", "timer", "target", "mount", "autom
                          "device", "swap"})
 
 
+# The local host's names (RFC 6761 `localhost`; `localhost.localdomain` as distributions name it): a mailbox
+# there is a system account (`nobody@`, `root@`), never a person's address.
+_LOCAL_DOMAINS = frozenset({"localhost", "localdomain"})
+
+
 def email(value: str) -> bool:
     """An e-mail address, not a file name with an image-density suffix or a file extension for a domain, nor a
     systemd unit instance name."""
     suffix = value.rsplit(".", 1)[-1].lower()
-    return not (_DENSITY.search(value) or suffix in _FILE_EXTENSIONS or suffix in _UNIT_TYPES)
+    return not (_DENSITY.search(value) or suffix in _FILE_EXTENSIONS or suffix in _UNIT_TYPES
+                or suffix in _LOCAL_DOMAINS)
 
 
 def url_password(value: str) -> bool:
