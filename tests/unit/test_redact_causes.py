@@ -128,3 +128,45 @@ def test_ids_and_public_values_stay(text: str) -> None:
 ])
 def test_beside_the_near_misses_values_are_found(text: str, value: str) -> None:
     assert _values(text) == [value], text
+
+
+DJANGO = "k#9v!q2@x7^m)z4(w_p8%r3+t6-b1&n5*y0=h$j2!c8@f"
+LARAVEL = "base64:Qm9yR3Vwc1ZqT0x4c2N6a1pXbXdQZ0Fv9Xk2TnI4dWE="
+
+
+# Labels the structure around a value gives it (markup, dumps, a label line alone), and secrets with symbols.
+@pytest.mark.parametrize("text,value", [
+    (f"<ns:ClientSecret>{B62_40}</ns:ClientSecret>", B62_40),                      # an XML element
+    (f'<add key="SigningKey" value="{B62_40}" />', B62_40),                        # web.config appSettings
+    (f'array(2) {{\n  ["smtp_password"]=>\n  string(12) "{PW}"\n}}', PW),           # PHP var_dump
+    (f"Array\n(\n    [api_secret] => {B62_40}\n)", B62_40),                        # PHP print_r
+    (f"cfg: &{{Host:db.internal ApiToken:{B62_40} Retries:3}}", B62_40),           # Go %+v
+    ('array(1) {\n  ["billing_phone"]=>\n  string(13) "0131 496 0872"\n}', "0131 496 0872"),
+    ("<cust:MobileNumber>06 12 34 56 78</cust:MobileNumber>", "06 12 34 56 78"),
+    (f"Password\n    {PW}\n", PW),                                                # a label line with no colon
+    ("Tel.:\n0131 496 0872\n", "0131 496 0872"),                                  # a grouped number below
+    (f"SECRET_KEY = '{DJANGO}'", DJANGO),                                         # symbols, quoted
+    (f'{{"appSecretKey": "{DJANGO}"}}', DJANGO),
+    (f"<svc:EncryptionKey>{DJANGO}</svc:EncryptionKey>", DJANGO),
+])
+def test_values_labelled_by_their_structure(text: str, value: str) -> None:
+    assert value in _values(text), text
+
+
+def test_a_base64_prefixed_key_is_found() -> None:
+    assert _values(f"APP_KEY={LARAVEL}") == [LARAVEL.removeprefix("base64:")]
+
+
+@pytest.mark.parametrize("text", [
+    "<ns:ApiKeyName>billing-service-key</ns:ApiKeyName>",          # a key's name, words
+    '<add key="TokenLifetime" value="00:30:00" />',
+    'array(1) {\n  ["password_policy"]=>\n  string(6) "strict"\n}',
+    "cfg: &{Host:db.internal TokenTTL:30m Retries:3}",
+    "Phone\nsee the ticket below for the number",
+    "Password\nreset it in the portal",
+    "SECRET_KEY = 'django-insecure-change-me-in-production'",      # words joined, a documented placeholder
+    'token = "{{ vault_token_value }}"',
+    '"secret": "https://vault.example.com/v1/kv/data/app"',
+])
+def test_structure_near_misses_stay(text: str) -> None:
+    assert _values(text) == [], text

@@ -100,9 +100,10 @@ _SSN_WORDS = (r"(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(
 CONTEXT_WORDS = rf"(?:{_PHONE_WORDS}|{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_PW}|{_KEY_LABELS})"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 CELL_TRIGGER = (rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]|"
-                r"\"sensitive\\?\"[ \t]*:[ \t]*true")
-"""A text that may hold a table with such a column, or a value its structure marks sensitive (RE2 and Python
-syntax alike)."""
+                r"\"sensitive\\?\"[ \t]*:[ \t]*true|"
+                rf"{CONTEXT_WORDS}\\?[\"']?\]?[ \t]*=>|{CONTEXT_WORDS}\.?[ \t]*[:：]?[ \t]*(?:\\?\r?\n|\\n)")
+"""A text that may hold a table with such a column, a value its structure marks sensitive, a dump's `["name"]=>`
+(PHP), or a label ending its line with the value below (RE2 and Python syntax alike)."""
 # A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
 _FLAG = r"--[A-Za-z0-9-]*"
 # An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
@@ -303,10 +304,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "a quoted one whole, symbols and spaces included"),
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\]?\s*[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
-         r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
+         r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
          trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\]?\s*[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
-                 r"[ \t]+\\?[\"']?)[A-Za-z0-9+/_.=-]{16}",
-         validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
+                 r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-]{16}",
+         validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels "
+                                                       "(Laravel's `base64:` prefix before one stays)"),
+    Rule("secret_assignment", "SECRET",
+         rf"(?i:{_SECRET_WORDS})\\?[\"']?\]?[ \t]*[:=][ \t]*"
+         r"(?:\\?\"(?P<v>[!-~]{16,256}?)\\?\"|'(?P<w>[!-~]{16,256}?)')(?:$|[\s,;)}\]>])",
+         trigger=r"(?i:key|token|secret|credential)s?\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"'][!-~]{16}",
+         validator=v.symbol_secret,
+         description="a quoted secret with symbols in it after a key, token or secret label (Django's "
+                     "`SECRET_KEY = 'k#9…'`, `\"client_secret\": \"…~…\"`)"),
     Rule("labelled_key", "SECRET",
          rf"{_KEY_LABELS}\\?[\"']?\]?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?){_OPEN}"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",

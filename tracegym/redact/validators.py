@@ -165,6 +165,19 @@ def high_entropy_secret(value: str) -> bool:
         and entropy(value) >= 4.2
 
 
+def symbol_secret(value: str) -> bool:
+    """A secret written whole between delimiters, symbols and all (Django's 50 printable characters, an OAuth
+    client secret with `~`): random-looking, letters with digits or symbols, no word run, not a path, a URL, a
+    reference or code."""
+    if len(value) < 16 or " " in value or "://" in value or value.startswith(("$", "{", "%(", "<")):
+        return False
+    if _path_or_code(value) or not re.search(r"[A-Za-z]", value) or not re.search(r"[^A-Za-z]", value):
+        return False
+    if sum(len(w) for w in _WORDLIKE.findall(value)) * 3 >= len(value):
+        return False
+    return high_entropy_secret(value) or entropy(value) >= 4.0
+
+
 def aws_secret(value: str) -> bool:
     """An AWS secret access key: 40 characters of base64, mixed case, random-looking (not a path of words)."""
     return len(value) == 40 and bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)) \
