@@ -170,3 +170,28 @@ def test_a_base64_prefixed_key_is_found() -> None:
 ])
 def test_structure_near_misses_stay(text: str) -> None:
     assert _values(text) == [], text
+
+
+# Digit groups as OCR and forms separate them (runs of spaces, a dash with spaces), checked by checksum or plan.
+@pytest.mark.parametrize("text,value", [
+    ("Kartennummer:  4539  1488  0343  6467", "4539  1488  0343  6467"),        # Visa, OCR double spaces
+    ("cc=5425 - 2334 - 3010 - 9903 ok", "5425 - 2334 - 3010 - 9903"),
+    ("SSN: 219 - 09 - 9999", "219 - 09 - 9999"),
+    ("social security  219  09  9999", "219  09  9999"),
+    ("Sozialversicherungsnummer (US): 219-09-9999", "219-09-9999"),              # the label in other languages
+    ("numéro de sécurité sociale : 219 09 9999", "219 09 9999"),
+    ("社会保障番号: 219099999", "219099999"),
+])
+def test_digit_groups_with_wide_separators(text: str, value: str) -> None:
+    assert _values(text) == [value], text
+
+
+@pytest.mark.parametrize("text", [
+    "totals  4539  1488  0343  6468",         # a card's shape failing Luhn
+    "range 100 - 20 - 3000 pages",            # dashed groups without a label
+    "SSN: 666 - 12 - 3456",                   # an area the SSA never issues
+    "Seite 219 - 09 - 9999",
+])
+def test_wide_separator_near_misses_stay(text: str) -> None:
+    assert _values(text) == [], text
+

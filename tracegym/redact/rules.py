@@ -75,7 +75,11 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|
 _INTL = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u05ff\u0600-\u06ff" \
         "\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _LABEL = f"A-Za-z0-9{_INTL}"
-_CSEP = r"(?:[ \t._+-]|\\?\r?\n|\\n)"  # between a card's groups: dots, underscores, `+` (a form-encoded space)
+# Between a number's groups as people, forms and OCR write them: one separator (space, dash, dot, slash), a run of up
+# to 3 spaces (OCR, fixed-width forms: `6448  9075  6301  0415`), or a dash or slash with spaces around it
+# (`123 - 45 - 6789`); shared by cards, SSNs and phone numbers, each validated by its checksum or plan.
+_DSEP = r"(?:[ \t]{1,3}|[ \t]{0,2}[-/.][ \t]{0,2})"
+_CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (a form-encoded space) too
 # Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
 # Portuguese, Spanish and Italian too (celular, telefone, contato, teléfono, móvil, tlf, cellulare), "my number" /
 # "Rückruf" (call back), and Japanese (電話番号, 携帯電話, 連絡先: no word boundary in CJK text).
@@ -95,8 +99,11 @@ _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CJK})"
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS).
-_SSN_WORDS = (r"(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\btin\b|"
-              r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer)")
+# The words for it in the languages of _PW: Sozialversicherungsnummer, numéro de sécurité sociale, número de seguro
+# social, previdenza sociale, segurança social, 社会保障番号, 社会安全号码.
+_SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\btin\b|"
+              r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
+              r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
 CONTEXT_WORDS = rf"(?:{_PHONE_WORDS}|{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_PW}|{_KEY_LABELS})"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 CELL_TRIGGER = (rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]|"
@@ -365,8 +372,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN",
-         rf"{_SSN_WORDS}[^\d\n]{{0,30}}(?P<v>\d{{3}}[ -]?\d{{2}}[ -]?\d{{4}})(?:$|\D)",
-         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|tin|tax|taxpayer)", validator=v.ssn,
+         rf"{_SSN_WORDS}[^\d\n]{{0,30}}(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)",
+         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|tin|tax|taxpayer|sozialversicherung|curit[eé] sociale|"
+                 r"guro social|guridad social|previdenza|an[cç]a social)|社会保障|社会安全", validator=v.ssn,
          description="US Social Security numbers after SSN, SS number, social security, TIN or tax id"),
     Rule("ssn", "SSN",
          r"(?:^|[^\w. -]|[^\d.-] )(?P<v>\d{3} \d{2} \d{4})(?:$|[^\w .-]|\.(?:$|\D)|[ ](?:$|[^\d ]))",
