@@ -195,3 +195,24 @@ def test_digit_groups_with_wide_separators(text: str, value: str) -> None:
 def test_wide_separator_near_misses_stay(text: str) -> None:
     assert _values(text) == [], text
 
+
+# Labels in the carriers: a CSV field quoted around the delimiter, a camelCase name holding a phone word.
+@pytest.mark.parametrize("text,value", [
+    ('Handle,Title,Mobile,Status\nmug-7,"Mug, blue",0131 496 0872,active\n', "0131 496 0872"),
+    ('"Nr.";"Name";"Telefon";"Ort"\n"12";"Weber; Anna";"030 12345678";"Berlin"\n', "030 12345678"),
+    ('{"customerPhone": "0131 496 0872", "id": 7}', "0131 496 0872"),
+    ('{"contactPhone": "06 12 34 56 78"}', "06 12 34 56 78"),
+    ("billingMobileNo=0612345678", "0612345678"),
+])
+def test_labels_in_quoted_csv_and_camel_case(text: str, value: str) -> None:
+    assert _values(text) == [value], text
+
+
+@pytest.mark.parametrize("text", [
+    'Handle,Title,Status\nmug-7,"Mug, 0131 496 0872",active\n',   # no phone column
+    '{"phoneticSpelling": "0131 496 0872"}',                      # a word that starts like one
+    "hotel 0131 496 0872",
+    '{"cellSize": 0131496087}',
+])
+def test_quoted_csv_and_camel_case_near_misses_stay(text: str) -> None:
+    assert _values(text) == [], text
