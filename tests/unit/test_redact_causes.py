@@ -167,6 +167,7 @@ def test_a_base64_prefixed_key_is_found() -> None:
     "SECRET_KEY = 'django-insecure-change-me-in-production'",      # words joined, a documented placeholder
     'token = "{{ vault_token_value }}"',
     '"secret": "https://vault.example.com/v1/kv/data/app"',
+    f"Password: \nflag{{{HEX32}}}",               # braces: a template or a CTF flag, not read whole
 ])
 def test_structure_near_misses_stay(text: str) -> None:
     assert _values(text) == [], text

@@ -37,7 +37,9 @@ POOL = pa.system_memory_pool()
 (mimalloc) gives a column-sized buffer back to the kernel once it is freed and maps the next one afresh: that
 kernel time was a third of redaction's CPU at ingest (0.3 of 0.9 s over 2,000 τ-bench traces)."""
 _VALUE_GROUPS = ("v", "w", "x")
-_SPACE_OR_QUOTE = re.compile(r"[\s\"]")
+_SPACE_OR_QUOTE = re.compile(r"[\s\"{}]")
+"""What keeps a labelled value from being read quoted, whole: words apart, a quote, braces (a template, a
+`flag{…}`: Django's and the other generators' secret alphabets hold no braces)."""
 _KEY_LABELS = frozenset({"API_KEY", "TOKEN", "SECRET"})
 _PUBLIC_VALUE = re.compile(r"(?i:pk)[._-]|[A-Za-z]*_?(?i:publishable)[._-]|.*(?:EXAMPLE|EXAMPLEKEY)$")
 """A credential-shaped value that is no secret: a publishable key (`pk_live_…`, Mapbox `pk.…`, `pk-lf-…`,
