@@ -217,3 +217,29 @@ def test_labels_in_quoted_csv_and_camel_case(text: str, value: str) -> None:
 ])
 def test_quoted_csv_and_camel_case_near_misses_stay(text: str) -> None:
     assert _values(text) == [], text
+
+
+# Tokens: `_pat` (a personal access token) as a label, a token whose body has a dotted second part, and a token
+# that a cookie-shaped match would cut at an `=` inside it.
+TOKEN_B64 = "Zt5Qw1Lm8Rk3Vx7Hb2Nc9Jd4Gs6Fp0Yq"
+
+
+@pytest.mark.parametrize("text,value", [
+    ('crm_pat: "7/4410293857710264:9c1e7a4f20b85d36e1a09f4c7b2d8e53"',
+     "7/4410293857710264:9c1e7a4f20b85d36e1a09f4c7b2d8e53"),
+    (f"NOTION_PAT={B62_40}", B62_40),
+    (f"run with tk.{TOKEN_B64}Xa9.Pq7Lm2Rt6Wx1Vb4Nc7Hd now", f"tk.{TOKEN_B64}Xa9.Pq7Lm2Rt6Wx1Vb4Nc7Hd"),
+    (f"SERVICE_TOKEN=ABCD3xQ9{TOKEN_B64}-{TOKEN_B64}=9C1E7A4F", f"ABCD3xQ9{TOKEN_B64}-{TOKEN_B64}=9C1E7A4F"),
+])
+def test_token_labels_and_shapes(text: str, value: str) -> None:
+    assert _values(text) == [value], text
+
+
+@pytest.mark.parametrize("text", [
+    'url_pat = "^/api/v1/users/(\\\\d+)$"',              # a pattern's name, a regular expression
+    "glob_pat: src/**/*.py",
+    "see module.submodule_name.function_name_here.more_words_in_it",
+    "file report_2024_final.version_two_of_the_draft.pdf",
+])
+def test_token_near_misses_stay(text: str) -> None:
+    assert _values(text) == [], text

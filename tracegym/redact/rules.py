@@ -32,7 +32,8 @@ _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 # Labels whose value is a credential, as keys in JSON, YAML, env files and code.
 _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|private[_ -]?key|client[_ -]?secret|"
                  r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|secret|token|credentials?|[_.-]key|"
-                 r"[a-z0-9]Key)")
+                 r"[a-z0-9]Key|[_.-]pat\b)")
+# (`_pat`: a personal access token, as `asana_pat`, `AIRTABLE_PAT`, `x-asana-pat` name one)
 # Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key).
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
@@ -119,7 +120,7 @@ CELL_TRIGGER = (rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0
 _FLAG = r"--[A-Za-z0-9-]*"
 # An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
 # X-*-Token/-Key/-Secret/-Signature, DD-API-KEY, DD-APPLICATION-KEY.
-_CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth)|api-?key|auth-token|"
+_CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth|-pat)|api-?key|auth-token|"
                 r"[a-z]{2,12}-(?:api|application|app)-key)")
 # Where a header's value follows its name: `Name: v`, `"Name": "v"`, `'Name': ['v']` (Python, Go maps), and the
 # HAR form `{"name": "Name", "value": "v"}`.
@@ -269,7 +270,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="JSON Web Tokens"),
     Rule("api_token", "TOKEN",
          r"(?:^|[^A-Za-z0-9_.+/=-])(?P<v>(?:[a-z]{2,10}|[A-Z]{2,10})(?:[._-](?:[a-z]{2,10}|v\d{1,2}))*[._-]"
-         r"[A-Za-z0-9_-]{32,512})(?:$|[^A-Za-z0-9_+/=.-]|\.(?:$|[^A-Za-z0-9]))",
+         r"[A-Za-z0-9_-]{32,512}(?:\.[A-Za-z0-9_-]{16,86})?)(?:$|[^A-Za-z0-9_+/=.-]|\.(?:$|[^A-Za-z0-9]))",
          trigger=r"[A-Za-z][._-][A-Za-z0-9_-]{32}", validator=v.prefixed_token,
          description="API tokens of any issuer that prefixes them (Shopify shpat_, Linear lin_api_, DigitalOcean "
                      "dop_v1_, Mailgun key-, PyPI pypi-, Doppler dp.pt., Postman PMAK-, …): a short prefix, then 32+ "
@@ -285,7 +286,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="HTTP basic credentials wherever `Basic` precedes them (HAR, header maps): base64 of "
                      "user:password"),
     Rule("credential_header", "SECRET", rf"{_CRED_HEADER}{_HEADER_AFTER}(?P<v>[A-Za-z0-9+/_.=~-]{{16,512}})",
-         trigger=r"(?i:-key|-token|-secret|-signature|-auth|apikey)", validator=v.labelled_key,
+         trigger=r"(?i:-key|-token|-secret|-signature|-auth|-pat|apikey)", validator=v.labelled_key,
          description="credentials in HTTP headers (X-Api-Key, X-Auth-Token, X-*-Token, DD-API-KEY) as raw "
                      "requests, curl -H, header maps and HAR write them"),
     Rule("session_cookie", "TOKEN",
@@ -316,14 +317,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\]?\s*[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\]?\s*[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
+         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?(?:\\?[\"']?\]?\s*[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
                  r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels "
                                                        "(Laravel's `base64:` prefix before one stays)"),
     Rule("secret_assignment", "SECRET",
          rf"(?i:{_SECRET_WORDS})\\?[\"']?\]?[ \t]*[:=][ \t]*"
          r"(?:\\?\"(?P<v>[!-~]{16,256}?)\\?\"|'(?P<w>[!-~]{16,256}?)')(?:$|[\s,;)}\]>])",
-         trigger=r"(?i:key|token|secret|credential)s?\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"'][!-~]{16}",
+         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"'][!-~]{16}",
          validator=v.symbol_secret,
          description="a quoted secret with symbols in it after a key, token or secret label (Django's "
                      "`SECRET_KEY = 'k#9…'`, `\"client_secret\": \"…~…\"`)"),

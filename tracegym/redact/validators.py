@@ -168,8 +168,9 @@ def high_entropy_secret(value: str) -> bool:
 def symbol_secret(value: str) -> bool:
     """A secret written whole between delimiters, symbols and all (Django's 50 printable characters, an OAuth
     client secret with `~`): random-looking, letters with digits or symbols, no word run, not a path, a URL, a
-    reference or code."""
-    if len(value) < 16 or " " in value or "://" in value or value.startswith(("$", "{", "%(", "<")):
+    reference or code; no backslash (a regular expression's `\\d`: no generator's alphabet holds one)."""
+    if len(value) < 16 or " " in value or "\\" in value or "://" in value \
+            or value.startswith(("$", "{", "%(", "<")):
         return False
     if _path_or_code(value) or not re.search(r"[A-Za-z]", value) or not re.search(r"[^A-Za-z]", value):
         return False
