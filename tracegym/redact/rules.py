@@ -415,7 +415,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="numbers in ITU-T E.123 national notation, the area code in parentheses: (020) 7946 0321, "
                      "(07) 3123 4567, (11) 91234-5678"),
     Rule("phone_national", "PHONE",
-         rf"(?:(?:\b|_){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}(?P<v>(?:\+|00)?\(?\d[\d ()./-]{{5,22}}\d)(?:$|\W)",
+         rf"(?:(?:\b|_){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}"
+         r"(?P<v>(?:\+|00)?\(?\d[\d ()./-]{5,22}\d)(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),

@@ -150,11 +150,14 @@ def previous_line(text: str, wanted: Callable[[str], object]) -> Labelled:
     return out
 
 
-_XML_ELEMENT = re.compile(r"<(?:[\w.-]+:)?([A-Za-z_][\w.-]{0,47})(?:[ \t][^<>]*)?>([^<>\n]{1,512})</(?:[\w.-]+:)?\1>")
+_XML_ELEMENT = re.compile(r"<(?:[\w.-]+:)?([A-Za-z_][\w.-]{0,47})(?:[ \t][^<>]*)?>([^<>\n]{1,512})"
+                          r"</(?:[\w.-]+:)?\1>")
 """An XML element holding text (`<pol:ApiSecret>…</pol:ApiSecret>`, SOAP bodies and XML exports)."""
-_XML_PAIR = re.compile(r"<[\w:.-]+[ \t][^<>]*?\b(?:key|name)=\\?\"([^\"\\<>]{1,48})\\?\"[^<>]*?\bvalue=\\?\"([^\"\\<>]{1,512})\\?\"")
+_XML_PAIR = re.compile(r"<[\w:.-]+[ \t][^<>]*?\b(?:key|name)=\\?\"([^\"\\<>]{1,48})\\?\"[^<>]*?"
+                       r"\bvalue=\\?\"([^\"\\<>]{1,512})\\?\"")
 """An element naming its value in attributes (`<add key="JwtSecret" value="…"/>` in web.config and app.config)."""
-_PHP_DUMP = re.compile(r"\[\\?\"([^\"\\\n]{1,48})\\?\"\]=>(?:\\?\n|\\n)[ \t]*string\(\d+\) \\?\"([^\n]*?)\\?\"(?=\\?\n|\\n|$)")
+_PHP_DUMP = re.compile(r"\[\\?\"([^\"\\\n]{1,48})\\?\"\]=>(?:\\?\n|\\n)[ \t]*"
+                       r"string\(\d+\) \\?\"([^\n]*?)\\?\"(?=\\?\n|\\n|$)")
 """PHP `var_dump`: `["password"]=>` and on the next line `string(12) "…"`."""
 _PHP_PRINT_R = re.compile(r"\[([^\]\n]{1,48})\] => ([^\n\\]+)")
 """PHP `print_r`: `[password] => …` up to the line's end."""
