@@ -302,6 +302,9 @@ def _non_overlapping(found: list[Finding]) -> list[Finding]:
 
 
 def _inside_a_longer_credential(f: Finding, found: list[Finding]) -> bool:
+    """Whether a longer credential finding holds `f` and runs on past it by more of the key (4+ letters or
+    digits: not a trailing dot or an invisible character that a normalized reading took in)."""
     return f.rule.label in _CREDENTIALS and any(
-        g.rule.label in _CREDENTIALS and g.start <= f.start and f.end <= g.end and g.end - g.start > f.end - f.start
+        g.rule.label in _CREDENTIALS and g.start <= f.start and f.end <= g.end
+        and sum(ch.isalnum() for ch in g.value[:f.start - g.start] + g.value[f.end - g.start:]) >= 4
         for g in found)
