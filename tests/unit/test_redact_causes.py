@@ -164,6 +164,7 @@ def test_a_base64_prefixed_key_is_found() -> None:
     "cfg: &{Host:db.internal TokenTTL:30m Retries:3}",
     "Phone\nsee the ticket below for the number",
     "Password\nreset it in the portal",
+    "password = os.environ['DB_PASSWORD']\n[exit code 0]",      # code on the line above, not a label alone
     "SECRET_KEY = 'django-insecure-change-me-in-production'",      # words joined, a documented placeholder
     'token = "{{ vault_token_value }}"',
     '"secret": "https://vault.example.com/v1/kv/data/app"',

@@ -117,9 +117,10 @@ def _sql_row(text: str, at: int) -> tuple[int, list[tuple[int, int]]]:
 
 
 _LINE_LABEL = re.compile(r"(?:^|[ \t]{2,})([^\s:：](?:[^\s:：]|[ \t](?![ \t])){0,47}?)[ \t]*(?:[:：]| -)[ \t]*$|"
-                         r"^[ \t]*([^\s:：](?:[^\s:：]|[ \t](?![ \t])){0,47}?)[ \t]*$")
+                         r"^[ \t]*([^\W\d_][\w.#/-]*(?:[ \t][\w.#/-]+){0,3})[ \t]*$")
 """A label ending a line or a column of it (after a gap of 2+ spaces), with `:` or ` -` after it; or a line that
-is a label alone (`Password` with the value on the line below)."""
+is a label alone, a name of up to four words (`Password`, `Mobile number`, with the value on the line below; not
+code: `password = os.environ[…]`)."""
 _TOKEN = re.compile(r"[+(]?\d[\d ()./-]{5,22}\d(?=[ \t]*$)|\S+")
 """A value below a label: a number written in groups (a phone number, a card) up to the line's end, or a word."""
 _LABEL_LINE_END = re.compile(r"(?:[:：]| -)[ \t]*\\?\n|(?:^|\n)[ \t]*[^\s:：][^\n:：]{0,47}\\?\n")
