@@ -123,9 +123,11 @@ is a label alone, a name of up to four words (`Password`, `Mobile number`, with 
 code: `password = os.environ[…]`)."""
 _TOKEN = re.compile(r"[+(]?\d[\d ()./-]{5,22}\d(?=[ \t]*$)|\S+")
 """A value below a label: a number written in groups (a phone number, a card) up to the line's end, or a word."""
-_LABEL_LINE_END = re.compile(r"(?:[:：]| -)[ \t]*\\?\n|(?:^|\n)[ \t]*[^\s:：][^\n:：]{0,47}\\?\n")
+_LABEL_LINE_END = re.compile(r"(?:[:：]| -)[ \t]*\\?\n")
 """What a line that `_LINE_LABEL` can match ends with, before the line below it: a cheap search over the whole text
 that spares splitting into lines the texts (most) where no line ends in `:`."""
+_LABEL_ALONE = re.compile(r"^[ \t]*([^\W\d_][\w.#/-]*(?:[ \t][\w.#/-]+){0,3})[ \t]*\\?$", re.MULTILINE)
+"""A line that is a name alone: the texts with none that is a label are not split into lines either."""
 
 
 def previous_line(text: str, wanted: Callable[[str], object]) -> Labelled:
@@ -194,7 +196,7 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += json_siblings(text, wanted)
     if "(" in text:
         out += sql_columns(text, wanted)
-    if "\n" in text and _LABEL_LINE_END.search(text):
+    if "\n" in text and (_LABEL_LINE_END.search(text) or any(wanted(m.group(1)) for m in _LABEL_ALONE.finditer(text))):
         out += previous_line(text, wanted)
     if "<" in text or "=>" in text or "{" in text:
         out += markup_fields(text, wanted)
