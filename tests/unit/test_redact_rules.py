@@ -41,7 +41,7 @@ def test_real_trace_content_is_left_alone(text):
 
 @pytest.mark.parametrize(("text", "rule", "value"), [
     ("key sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z", "openai_key", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"),
-    ("AWS AKIAIOSFODNN7EXAMPLE", "aws_access_key", "AKIAIOSFODNN7EXAMPLE"),
+    ("AWS AKIAQ3EGT7XKZRW2PLMN", "aws_access_key", "AKIAQ3EGT7XKZRW2PLMN"),
     ("postgres://admin:s3cr3t!pw@db.internal:5432/app", "url_password", "s3cr3t!pw"),
     ("card 4111-1111-1111-1111 exp", "card", "4111-1111-1111-1111"),
     ("mail jane.doe42@gmail.com now", "email", "jane.doe42@gmail.com"),

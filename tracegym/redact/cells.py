@@ -42,7 +42,7 @@ def _cells(start: int, line: str, delimiter: str) -> list[tuple[int, int]]:
     cell)."""
     spans = []
     at = 0
-    for part in line.split(delimiter):
+    for part in _split(line, delimiter):
         lead = len(part) - len(part.lstrip(_TRIM))
         body = part.strip(_TRIM)
         spans.append((start + at + lead, start + at + lead + len(body)))
@@ -52,8 +52,31 @@ def _cells(start: int, line: str, delimiter: str) -> list[tuple[int, int]]:
     return spans
 
 
-_NAME = re.compile(r"[^\W\d_][\w .#/-]*")
-"""A column name: a letter, then letters, digits, spaces, `_.#/-` (not code: `label=_("Password")`)."""
+_NAME = re.compile(r"[^\W\d_][\w .#/()-]*")
+"""A column name: a letter, then letters, digits, spaces, `_.#/()-` (not code: `label=_("Password")`)."""
+
+
+def _split(line: str, delimiter: str) -> list[str]:
+    """A line's fields: split at the delimiter outside double-quoted fields (RFC 4180: `"Hoodie, black"` is one
+    field; a `\\"` quote too, as a CSV inside a JSON string writes it)."""
+    if '"' not in line:
+        return line.split(delimiter)
+    parts: list[str] = []
+    at = 0
+    while True:
+        m = _FIELD_RE[delimiter].match(line, at)
+        if m is None:  # not reached: the second alternative matches anywhere, empty at worst
+            return parts + [line[at:]]
+        parts.append(m.group())
+        if m.end() >= len(line):
+            return parts
+        at = m.end() + 1  # past the delimiter that ends the field
+
+
+_FIELD_RE = {d: re.compile(rf'[ \t]*\\?"(?:[^"\\]|\\[^"]|"")*\\?"[ \t]*(?={re.escape(d)}|$)|[^{re.escape(d)}]*')
+             for d in (",", ";", "\t", "|")}
+"""A field: a quoted one up to its closing quote when the delimiter or the line's end follows, or the text up to
+the next delimiter."""
 
 
 _LAST_NAME = re.compile(r"(?:^|[\s>\]])([^\W\d_][\w .#/-]*)$")

@@ -32,7 +32,8 @@ _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 # Labels whose value is a credential, as keys in JSON, YAML, env files and code.
 _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|private[_ -]?key|client[_ -]?secret|"
                  r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|secret|token|credentials?|[_.-]key|"
-                 r"[a-z0-9]Key)")
+                 r"[a-z0-9]Key|[_.-]pat\b)")
+# (`_pat`: a personal access token, as `asana_pat`, `AIRTABLE_PAT`, `x-asana-pat` name one)
 # Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key).
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
@@ -75,7 +76,11 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|
 _INTL = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u05ff\u0600-\u06ff" \
         "\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _LABEL = f"A-Za-z0-9{_INTL}"
-_CSEP = r"(?:[ \t._+-]|\\?\r?\n|\\n)"  # between a card's groups: dots, underscores, `+` (a form-encoded space)
+# Between a number's groups as people, forms and OCR write them: one separator (space, dash, dot, slash), a run of up
+# to 3 spaces (OCR, fixed-width forms: `6448  9075  6301  0415`), or a dash or slash with spaces around it
+# (`123 - 45 - 6789`); shared by cards, SSNs and phone numbers, each validated by its checksum or plan.
+_DSEP = r"(?:[ \t]{1,3}|[ \t]{0,2}[-/.][ \t]{0,2})"
+_CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (a form-encoded space) too
 # Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
 # Portuguese, Spanish and Italian too (celular, telefone, contato, teléfono, móvil, tlf, cellulare), "my number" /
 # "Rückruf" (call back), and Japanese (電話番号, 携帯電話, 連絡先: no word boundary in CJK text).
@@ -86,28 +91,36 @@ _PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:p
                 r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
                 r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|zadzwo[nń]|"
                 r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i)"
-                r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?\b")
+                r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
+# A camelCase name holding such a word after another (customerPhone, billingMobileNo); one that opens with it
+# (contactPhone, phoneNumber) is _PHONE_LATIN's, its next hump a phone word too.
+_PHONE_CAMEL = (r"[a-z0-9](?:Phone|Tel|Telephone|Mobile|Cell|Fax|Msisdn|Whatsapp)"
+                r"(?:Number|No|Nr|Num|Phone|Mobile)?\b")
 # Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
 # 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi.
 _PHONE_CJK = (r"(?:電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
               r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल)")
-_PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CJK})"
+_PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})"
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS).
-_SSN_WORDS = (r"(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\btin\b|"
-              r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer)")
+# The words for it in the languages of _PW: Sozialversicherungsnummer, numéro de sécurité sociale, número de seguro
+# social, previdenza sociale, segurança social, 社会保障番号, 社会安全号码.
+_SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\btin\b|"
+              r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
+              r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
 CONTEXT_WORDS = rf"(?:{_PHONE_WORDS}|{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_PW}|{_KEY_LABELS})"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 CELL_TRIGGER = (rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]|"
-                r"\"sensitive\\?\"[ \t]*:[ \t]*true")
-"""A text that may hold a table with such a column, or a value its structure marks sensitive (RE2 and Python
-syntax alike)."""
+                r"\"sensitive\\?\"[ \t]*:[ \t]*true|"
+                rf"{CONTEXT_WORDS}\\?[\"']?\]?[ \t]*=>|{CONTEXT_WORDS}\.?[ \t]*[:：]?[ \t]*(?:\\?\r?\n|\\n)")
+"""A text that may hold a table with such a column, a value its structure marks sensitive, a dump's `["name"]=>`
+(PHP), or a label ending its line with the value below (RE2 and Python syntax alike)."""
 # A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
 _FLAG = r"--[A-Za-z0-9-]*"
 # An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
 # X-*-Token/-Key/-Secret/-Signature, DD-API-KEY, DD-APPLICATION-KEY.
-_CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth)|api-?key|auth-token|"
+_CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth|-pat)|api-?key|auth-token|"
                 r"[a-z]{2,12}-(?:api|application|app)-key)")
 # Where a header's value follows its name: `Name: v`, `"Name": "v"`, `'Name': ['v']` (Python, Go maps), and the
 # HAR form `{"name": "Name", "value": "v"}`.
@@ -126,6 +139,11 @@ _HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
 _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
                 r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
+
+# A MIME header holding message ids (RFC 5322 3.6.4 msg-id, `<id-left@id-right>`; RFC 2392 Content-ID): the ids
+# before the one matched included, so that every id of a `References:` list goes with its header.
+_MSG_ID_HEADER = (r"(?i:message-id|in-reply-to|references|content-id|resent-message-id)[ \t]*:[ \t]*"
+                  r"(?:<[^<>\s]{1,250}>(?:[ \t]|\r?\n[ \t])*)*<")
 
 
 WORD_TRIGGERED = frozenset({"phone_national", "secret_prose", "password", "date_of_birth", "ssn"})
@@ -252,7 +270,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="JSON Web Tokens"),
     Rule("api_token", "TOKEN",
          r"(?:^|[^A-Za-z0-9_.+/=-])(?P<v>(?:[a-z]{2,10}|[A-Z]{2,10})(?:[._-](?:[a-z]{2,10}|v\d{1,2}))*[._-]"
-         r"[A-Za-z0-9_-]{32,512})(?:$|[^A-Za-z0-9_+/=.-]|\.(?:$|[^A-Za-z0-9]))",
+         r"[A-Za-z0-9_-]{32,512}(?:\.[A-Za-z0-9_-]{16,86})?)(?:$|[^A-Za-z0-9_+/=.-]|\.(?:$|[^A-Za-z0-9]))",
          trigger=r"[A-Za-z][._-][A-Za-z0-9_-]{32}", validator=v.prefixed_token,
          description="API tokens of any issuer that prefixes them (Shopify shpat_, Linear lin_api_, DigitalOcean "
                      "dop_v1_, Mailgun key-, PyPI pypi-, Doppler dp.pt., Postman PMAK-, …): a short prefix, then 32+ "
@@ -268,7 +286,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="HTTP basic credentials wherever `Basic` precedes them (HAR, header maps): base64 of "
                      "user:password"),
     Rule("credential_header", "SECRET", rf"{_CRED_HEADER}{_HEADER_AFTER}(?P<v>[A-Za-z0-9+/_.=~-]{{16,512}})",
-         trigger=r"(?i:-key|-token|-secret|-signature|-auth|apikey)", validator=v.labelled_key,
+         trigger=r"(?i:-key|-token|-secret|-signature|-auth|-pat|apikey)", validator=v.labelled_key,
          description="credentials in HTTP headers (X-Api-Key, X-Auth-Token, X-*-Token, DD-API-KEY) as raw "
                      "requests, curl -H, header maps and HAR write them"),
     Rule("session_cookie", "TOKEN",
@@ -298,10 +316,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "a quoted one whole, symbols and spaces included"),
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\]?\s*[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
-         r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=r"(?i:key|token|secret|credential)s?(?:\\?[\"']?\]?\s*[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
-                 r"[ \t]+\\?[\"']?)[A-Za-z0-9+/_.=-]{16}",
-         validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels"),
+         r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
+         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?(?:\\?[\"']?\]?\s*[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
+                 r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-]{16}",
+         validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels "
+                                                       "(Laravel's `base64:` prefix before one stays)"),
+    Rule("secret_assignment", "SECRET",
+         rf"(?i:{_SECRET_WORDS})\\?[\"']?\]?[ \t]*[:=][ \t]*"
+         r"(?:\\?\"(?P<v>[!-~]{16,256}?)\\?\"|'(?P<w>[!-~]{16,256}?)')(?:$|[\s,;)}\]>])",
+         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"'][!-~]{16}",
+         validator=v.symbol_secret,
+         description="a quoted secret with symbols in it after a key, token or secret label (Django's "
+                     "`SECRET_KEY = 'k#9…'`, `\"client_secret\": \"…~…\"`)"),
     Rule("labelled_key", "SECRET",
          rf"{_KEY_LABELS}\\?[\"']?\]?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?){_OPEN}"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
@@ -325,12 +351,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a random key after a word for key, token or secret in prose, in other languages too "
                      "(\"le secret client est …\", \"unser Token ist …\", \"esta es la clave: …\")"),
     Rule("email", "EMAIL",
-         f"(?:^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
+         f"(?:{_MSG_ID_HEADER}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
          f"(?:$|[^{_LABEL}])",
-         trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email, reject=r"(?:^|[^\w.%+-])git@[^@\s]+:$",
-         description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH remote "
-                     "`git@host:path`"),
+         trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email,
+         reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}",
+         description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH user "
+                     "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`)"),
     Rule("iban", "IBAN",
          rf"\b(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
@@ -350,8 +377,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN",
-         rf"{_SSN_WORDS}[^\d\n]{{0,30}}(?P<v>\d{{3}}[ -]?\d{{2}}[ -]?\d{{4}})(?:$|\D)",
-         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|tin|tax|taxpayer)", validator=v.ssn,
+         rf"{_SSN_WORDS}[^\d\n]{{0,30}}(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)",
+         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|tin|tax|taxpayer|sozialversicherung|curit[eé] sociale|"
+                 r"guro social|guridad social|previdenza|an[cç]a social)|社会保障|社会安全", validator=v.ssn,
          description="US Social Security numbers after SSN, SS number, social security, TIN or tax id"),
     Rule("ssn", "SSN",
          r"(?:^|[^\w. -]|[^\d.-] )(?P<v>\d{3} \d{2} \d{4})(?:$|[^\w .-]|\.(?:$|\D)|[ ](?:$|[^\d ]))",
@@ -387,7 +415,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="numbers in ITU-T E.123 national notation, the area code in parentheses: (020) 7946 0321, "
                      "(07) 3123 4567, (11) 91234-5678"),
     Rule("phone_national", "PHONE",
-         rf"(?:(?:\b|_){_PHONE_LATIN}|{_PHONE_CJK})[^\d\n+(]{{0,24}}(?P<v>(?:\+|00)?\(?\d[\d ()./-]{{5,22}}\d)(?:$|\W)",
+         rf"(?:(?:\b|_){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}"
+         r"(?P<v>(?:\+|00)?\(?\d[\d ()./-]{5,22}\d)(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),

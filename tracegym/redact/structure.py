@@ -116,12 +116,18 @@ def _sql_row(text: str, at: int) -> tuple[int, list[tuple[int, int]]]:
     return at, spans
 
 
-_LINE_LABEL = re.compile(r"(?:^|[ \t]{2,})([^\s:：](?:[^\s:：]|[ \t](?![ \t])){0,47}?)[ \t]*(?:[:：]| -)[ \t]*$")
-"""A label ending a line or a column of it (after a gap of 2+ spaces), with `:` or ` -` after it."""
-_TOKEN = re.compile(r"\S+")
+_LINE_LABEL = re.compile(r"(?:^|[ \t]{2,})([^\s:：](?:[^\s:：]|[ \t](?![ \t])){0,47}?)[ \t]*(?:[:：]| -)[ \t]*$|"
+                         r"^[ \t]*([^\W\d_][\w.#/-]*(?:[ \t][\w.#/-]+){0,3})[ \t]*$")
+"""A label ending a line or a column of it (after a gap of 2+ spaces), with `:` or ` -` after it; or a line that
+is a label alone, a name of up to four words (`Password`, `Mobile number`, with the value on the line below; not
+code: `password = os.environ[…]`)."""
+_TOKEN = re.compile(r"[+(]?\d[\d ()./-]{5,22}\d(?=[ \t]*$)|\S+")
+"""A value below a label: a number written in groups (a phone number, a card) up to the line's end, or a word."""
 _LABEL_LINE_END = re.compile(r"(?:[:：]| -)[ \t]*\\?\n")
 """What a line that `_LINE_LABEL` can match ends with, before the line below it: a cheap search over the whole text
 that spares splitting into lines the texts (most) where no line ends in `:`."""
+_LABEL_ALONE = re.compile(r"^[ \t]*([^\W\d_][\w.#/-]*(?:[ \t][\w.#/-]+){0,3})[ \t]*\\?$", re.MULTILINE)
+"""A line that is a name alone: the texts with none that is a label are not split into lines either."""
 
 
 def previous_line(text: str, wanted: Callable[[str], object]) -> Labelled:
@@ -135,15 +141,52 @@ def previous_line(text: str, wanted: Callable[[str], object]) -> Labelled:
         nxt = at + len(line) + 1
         line = line.removesuffix("\\")
         m = _LINE_LABEL.search(line)
-        if m is not None and wanted(m.group(1)):
-            column = m.start(1)
+        group = 1 if m is not None and m.group(1) is not None else 2
+        if m is not None and wanted(m.group(group)):
+            column = m.start(group)
             for token in _TOKEN.finditer(below.removesuffix("\\")):
                 if token.start() >= column - 2 or column == 0:
                     if token.start() <= column + 2 or column == 0:
-                        out.append((m.group(1).strip(), nxt + token.start(), nxt + token.end()))
+                        out.append((m.group(group).strip(), nxt + token.start(), nxt + token.end()))
                     break
         at = nxt
     return out
+
+
+_XML_ELEMENT = re.compile(r"<(?:[\w.-]+:)?([A-Za-z_][\w.-]{0,47})(?:[ \t][^<>]*)?>([^<>\n]{1,512})"
+                          r"</(?:[\w.-]+:)?\1>")
+"""An XML element holding text (`<pol:ApiSecret>…</pol:ApiSecret>`, SOAP bodies and XML exports)."""
+_XML_PAIR = re.compile(r"<[\w:.-]+[ \t][^<>]*?\b(?:key|name)=\\?\"([^\"\\<>]{1,48})\\?\"[^<>]*?"
+                       r"\bvalue=\\?\"([^\"\\<>]{1,512})\\?\"")
+"""An element naming its value in attributes (`<add key="JwtSecret" value="…"/>` in web.config and app.config)."""
+_PHP_DUMP = re.compile(r"\[\\?\"([^\"\\\n]{1,48})\\?\"\]=>(?:\\?\n|\\n)[ \t]*"
+                       r"string\(\d+\) \\?\"([^\n]*?)\\?\"(?=\\?\n|\\n|$)")
+"""PHP `var_dump`: `["password"]=>` and on the next line `string(12) "…"`."""
+_PHP_PRINT_R = re.compile(r"\[([^\]\n]{1,48})\] => ([^\n\\]+)")
+"""PHP `print_r`: `[password] => …` up to the line's end."""
+_GO_FIELD = re.compile(r"[{ ]([A-Za-z_]\w{0,47}):(\S[^\n{}]*?)(?= [A-Za-z_]\w*:|\})")
+"""A field of Go's `%+v` dump, `&{Addr::8080 ApiKey:… Timeout:30s}`: a value runs to the next ` Name:`."""
+_GO_OPEN = re.compile(r"\{[A-Za-z_]\w{0,47}:\S")
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def markup_fields(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """Values named by the markup or the dump format around them: XML elements and key/value attributes, PHP's
+    `var_dump` and `print_r`, Go's `%+v`."""
+    out: Labelled = []
+    forms = ([_XML_ELEMENT, _XML_PAIR] if "<" in text else []) + ([_PHP_DUMP, _PHP_PRINT_R] if "=>" in text else []) \
+        + ([_GO_FIELD] if _GO_OPEN.search(text) else [])
+    for form in forms:
+        for m in form.finditer(text):
+            if m.end(2) > m.start(2) and wanted(m.group(1)):
+                out.append((words_of(m.group(1)), m.start(2), m.end(2)))
+    return out
+
+
+def words_of(label: str) -> str:
+    """A camelCase or PascalCase name with its humps parted by `_` (`DjangoSecretKey` -> `Django_Secret_Key`), the
+    way the rules read names (`DB_PASSWORD`, `contact_phone`)."""
+    return _HUMP.sub("_", label)
 
 
 def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
@@ -153,6 +196,8 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += json_siblings(text, wanted)
     if "(" in text:
         out += sql_columns(text, wanted)
-    if "\n" in text and _LABEL_LINE_END.search(text):
+    if "\n" in text and (_LABEL_LINE_END.search(text) or any(wanted(m.group(1)) for m in _LABEL_ALONE.finditer(text))):
         out += previous_line(text, wanted)
+    if "<" in text or "=>" in text or "{" in text:
+        out += markup_fields(text, wanted)
     return out

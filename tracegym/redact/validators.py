@@ -165,6 +165,20 @@ def high_entropy_secret(value: str) -> bool:
         and entropy(value) >= 4.2
 
 
+def symbol_secret(value: str) -> bool:
+    """A secret written whole between delimiters, symbols and all (Django's 50 printable characters, an OAuth
+    client secret with `~`): random-looking, letters with digits or symbols, no word run, not a path, a URL, a
+    reference or code; no backslash (a regular expression's `\\d`: no generator's alphabet holds one)."""
+    if len(value) < 16 or " " in value or "\\" in value or "://" in value \
+            or value.startswith(("$", "{", "%(", "<")):
+        return False
+    if _path_or_code(value) or not re.search(r"[A-Za-z]", value) or not re.search(r"[^A-Za-z]", value):
+        return False
+    if sum(len(w) for w in _WORDLIKE.findall(value)) * 3 >= len(value):
+        return False
+    return high_entropy_secret(value) or entropy(value) >= 4.0
+
+
 def aws_secret(value: str) -> bool:
     """An AWS secret access key: 40 characters of base64, mixed case, random-looking (not a path of words)."""
     return len(value) == 40 and bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)) \
@@ -302,8 +316,8 @@ _PLACEHOLDER_WORDS = {"password", "passwd", "secret", "changeme", "example", "yo
 
 
 # What stands in for a password without being one: a variable or template reference ($DB_PASSWORD, ${PW},
-# $(cat f), %PW%, {{ pw }}, <password>) or a YAML tag (Ansible's `!vault |`, `!Ref`).
-_REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?|\$[({].*|%\w+%|\{.*|<.*|!{1,2}[A-Za-z][\w-]*")
+# $(cat f), %PW%, {{ pw }}, <password>, Python's %(DB_PASS)s) or a YAML tag (Ansible's `!vault |`, `!Ref`).
+_REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?|\$[({].*|%\w+%|%\(\w+\)[a-z]|\{.*|<.*|!{1,2}[A-Za-z][\w-]*")
 
 
 def password(value: str) -> bool:
@@ -334,11 +348,17 @@ _UNIT_TYPES = frozenset({"service", "socket", "timer", "target", "mount", "autom
                          "device", "swap"})
 
 
+# The local host's names (RFC 6761 `localhost`; `localhost.localdomain` as distributions name it): a mailbox
+# there is a system account (`nobody@`, `root@`), never a person's address.
+_LOCAL_DOMAINS = frozenset({"localhost", "localdomain"})
+
+
 def email(value: str) -> bool:
     """An e-mail address, not a file name with an image-density suffix or a file extension for a domain, nor a
     systemd unit instance name."""
     suffix = value.rsplit(".", 1)[-1].lower()
-    return not (_DENSITY.search(value) or suffix in _FILE_EXTENSIONS or suffix in _UNIT_TYPES)
+    return not (_DENSITY.search(value) or suffix in _FILE_EXTENSIONS or suffix in _UNIT_TYPES
+                or suffix in _LOCAL_DOMAINS)
 
 
 def url_password(value: str) -> bool:
