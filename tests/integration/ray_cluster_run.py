@@ -296,11 +296,12 @@ def trained_by_both(records: list[Any]) -> bool:
 
 
 def replaced_and_caught_up(rollouts: AsyncRollouts, facts: dict[str, Any], consumed: list[int]) -> bool:
-    """The bf16 replacement has delivered a group, the killed fp32 sampler's replacement has loaded weights (on a
-    loaded machine it starts after the bf16 one), and every group handed out before the loss is consumed."""
+    """Both replacements have delivered a group (on a loaded machine the fp32 one, killed with the node's loss,
+    starts after the bf16 one and may load its weights well after it), and every group handed out before the loss
+    is consumed."""
     samplers = rollouts.stats()["samplers"]
     return ("handed_at_loss" in facts and samplers["bf16/0"]["process_groups"] > 0
-            and samplers["fp32/0"]["version"] is not None
+            and samplers["fp32/0"]["process_groups"] > 0
             and set(range(facts["handed_at_loss"])) <= set(consumed))
 
 

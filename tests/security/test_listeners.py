@@ -73,7 +73,7 @@ def test_spawned_ranks_listen_on_loopback_alone_and_no_other_user_joins_their_re
 def test_a_local_ray_instance_listens_on_loopback_alone(networked: list[str], tmp_path: Path) -> None:
     pytest.importorskip("ray")
     script = ("import json, sys; sys.path.insert(0, 'tests/security'); from ranks_listen_run import listening; "
-              "from tracegym.samplers.backends import ray_cluster; import ray; ray_cluster.connect('local'); "
+              "from tracegym.samplers.backends import ray_cluster; import ray; ray_cluster.connect('local', 120); "
               "ok = ray.get(ray.remote(lambda: 1).remote()); found = listening(); ray_cluster.release(); "
               "print(json.dumps({'ok': ok, 'listening': found}))")
     folder = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # Ray's sockets live in it: a short path

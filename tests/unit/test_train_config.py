@@ -35,7 +35,7 @@ def test_defaults_and_yaml_names(tmp_path: Path) -> None:
     resolved = config.resolved()
     assert resolved["async"] == {"max_staleness": 2, "weight_delta": "none", "full_weights_every": 10,
                                  "weights_http": None,
-                                 "backend": "processes", "ray": {"address": "local"},
+                                 "backend": "processes", "ray": {"address": "local", "connect_timeout_s": 120.0},
                                  "quarantine": {"window_steps": 5, "min_tokens": 2000, "window_episodes": 100,
                                                 "min_episodes": 20}}
     assert resolved["warmup"]["from"] == "successful_traces"
