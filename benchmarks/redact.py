@@ -44,19 +44,25 @@
    RCON logs, in 13 languages; 23 providers no earlier corpus had, 18 phone plans), written by someone who read
    neither the rules nor the other corpora; scored like 9: `sixth_recall_by_kind` and `sixth_false_positives` on
    its 336 near misses.
+11. The seventh corpus (benchmarks/redact_seventh.py): 84 kinds x 104 values in the shapes a healthcare (HL7 v2,
+   FHIR, DICOM), a banking/payments (MT103, ISO 20022, NACHA, webhooks), a mobile/telecom (logcat, os_log, CDR,
+   USSD) and a SaaS/cloud-audit team (CloudTrail, GCP/Azure audit, Vault, CI logs, Terraform plans, devtools
+   copies) hold, in 14 languages (25 phone plans, 26 providers and cookies no earlier corpus named), written by
+   someone who read neither the rules nor the other corpora; scored like 10: `seventh_recall_by_kind` and
+   `seventh_false_positives` on its 380 near misses.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7, 8, 9 and 10 alone, in minutes
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7, 8, 9, 10 and 11 alone, in minutes
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
 "recall_by_kind", "corpus_false_positives", "holdout_recall_by_kind", "holdout_false_positives",
 "fresh_recall_by_kind", "fresh_false_positives", "unseen_recall_by_kind", "unseen_false_positives",
-"fifth_recall_by_kind", "fifth_false_positives", "sixth_recall_by_kind", "sixth_false_positives"} (with
---corpora-only, the last twelve).
+"fifth_recall_by_kind", "fifth_false_positives", "sixth_recall_by_kind", "sixth_false_positives",
+"seventh_recall_by_kind", "seventh_false_positives"} (with --corpora-only, the last fourteen).
 """
 
 from __future__ import annotations
@@ -82,6 +88,7 @@ import redact_corpus  # noqa: E402
 import redact_fifth  # noqa: E402
 import redact_fresh  # noqa: E402
 import redact_holdout  # noqa: E402
+import redact_seventh  # noqa: E402
 import redact_sixth  # noqa: E402
 import redact_unseen  # noqa: E402
 from ingest import TAU_BENCH, build_file, run_child  # noqa: E402
@@ -289,8 +296,8 @@ def print_misses(detector: Detector, kind: str) -> None:
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7, 8, 9 and 10: the written, the held-out, the fresh, the unseen, the fifth and the sixth
-    corpus, printed; their figures for the last line."""
+    """Sections 4, 5, 7, 8, 9, 10 and 11: the written, the held-out, the fresh, the unseen, the fifth, the sixth and
+    the seventh corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -319,13 +326,20 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     below = {k: v for k, v in sixth_recall.items() if v < 0.95 and k not in redact_sixth.OUTSIDE_TARGET}
     print(f"sixth corpus: {len(below)} of {len(sixth_recall) - len(redact_sixth.OUTSIDE_TARGET)} target kinds "
           f"below 0.95 recall: {below}", flush=True)
+    seventh_recall, seventh_fp = report_fresh(detector, redact_seventh, "seventh")
+    report_flagged(detector, redact_seventh, "seventh")
+    targets = {k: v for k, v in seventh_recall.items() if k not in redact_seventh.OUTSIDE_TARGET}
+    below = {k: v for k, v in targets.items() if v < 0.95}
+    print(f"seventh corpus: {len(below)} of {len(targets)} target kinds below 0.95 recall, mean recall over target "
+          f"kinds {statistics.mean(targets.values()):.4f}: {below}", flush=True)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
             "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
             "holdout_false_positives": holdout_fp,
             "fresh_recall_by_kind": fresh_recall, "fresh_false_positives": fresh_fp,
             "unseen_recall_by_kind": unseen_recall, "unseen_false_positives": unseen_fp,
             "fifth_recall_by_kind": fifth_recall, "fifth_false_positives": fifth_fp,
-            "sixth_recall_by_kind": sixth_recall, "sixth_false_positives": sixth_fp}
+            "sixth_recall_by_kind": sixth_recall, "sixth_false_positives": sixth_fp,
+            "seventh_recall_by_kind": seventh_recall, "seventh_false_positives": seventh_fp}
 
 
 def report_flagged(detector: Detector, corpus: ModuleType, name: str, per_sort: int = 3) -> None:
@@ -407,8 +421,8 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen, fifth and sixth corpora (no planted corpus, "
-                             "real traces or speed)")
+                        help="only the written, held-out, fresh, unseen, fifth, sixth and seventh corpora (no planted "
+                             "corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
