@@ -295,6 +295,19 @@ def print_misses(detector: Detector, kind: str) -> None:
             print(f"{case.form:24s} {case.secret!r}\n    {case.carried!r}", flush=True)
 
 
+def judged(detector: Detector, corpus: ModuleType, name: str, flagged: bool = True) -> tuple[dict, int]:
+    """A corpus written by a stranger to the rules: its table, its flagged near misses, and the kinds of its target
+    below 0.95 with the mean recall over them."""
+    recall, fp = report_fresh(detector, corpus, name)
+    if flagged:
+        report_flagged(detector, corpus, name)
+    targets = {k: v for k, v in recall.items() if k not in corpus.OUTSIDE_TARGET}
+    below = {k: v for k, v in targets.items() if v < 0.95}
+    print(f"{name} corpus: {len(below)} of {len(targets)} target kinds below 0.95 recall, mean recall over target "
+          f"kinds {statistics.mean(targets.values()):.4f}: {below}", flush=True)
+    return recall, fp
+
+
 def report_corpora(detector: Detector) -> dict[str, object]:
     """Sections 4, 5, 7, 8, 9, 10 and 11: the written, the held-out, the fresh, the unseen, the fifth, the sixth and
     the seventh corpus, printed; their figures for the last line."""
@@ -312,26 +325,10 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     for line in holdout_misses(detector):
         print(f"  {line}", flush=True)
     fresh_recall, fresh_fp = report_fresh(detector)
-    unseen_recall, unseen_fp = report_fresh(detector, redact_unseen, "unseen")
-    below = {k: v for k, v in unseen_recall.items() if v < 0.95 and k not in redact_unseen.OUTSIDE_TARGET}
-    print(f"unseen corpus: {len(below)} of {len(unseen_recall) - len(redact_unseen.OUTSIDE_TARGET)} target kinds "
-          f"below 0.95 recall: {below}", flush=True)
-    fifth_recall, fifth_fp = report_fresh(detector, redact_fifth, "fifth")
-    report_flagged(detector, redact_fifth, "fifth")
-    below = {k: v for k, v in fifth_recall.items() if v < 0.95 and k not in redact_fifth.OUTSIDE_TARGET}
-    print(f"fifth corpus: {len(below)} of {len(fifth_recall) - len(redact_fifth.OUTSIDE_TARGET)} target kinds "
-          f"below 0.95 recall: {below}", flush=True)
-    sixth_recall, sixth_fp = report_fresh(detector, redact_sixth, "sixth")
-    report_flagged(detector, redact_sixth, "sixth")
-    below = {k: v for k, v in sixth_recall.items() if v < 0.95 and k not in redact_sixth.OUTSIDE_TARGET}
-    print(f"sixth corpus: {len(below)} of {len(sixth_recall) - len(redact_sixth.OUTSIDE_TARGET)} target kinds "
-          f"below 0.95 recall: {below}", flush=True)
-    seventh_recall, seventh_fp = report_fresh(detector, redact_seventh, "seventh")
-    report_flagged(detector, redact_seventh, "seventh")
-    targets = {k: v for k, v in seventh_recall.items() if k not in redact_seventh.OUTSIDE_TARGET}
-    below = {k: v for k, v in targets.items() if v < 0.95}
-    print(f"seventh corpus: {len(below)} of {len(targets)} target kinds below 0.95 recall, mean recall over target "
-          f"kinds {statistics.mean(targets.values()):.4f}: {below}", flush=True)
+    unseen_recall, unseen_fp = judged(detector, redact_unseen, "unseen", flagged=False)
+    fifth_recall, fifth_fp = judged(detector, redact_fifth, "fifth")
+    sixth_recall, sixth_fp = judged(detector, redact_sixth, "sixth")
+    seventh_recall, seventh_fp = judged(detector, redact_seventh, "seventh")
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
             "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
             "holdout_false_positives": holdout_fp,
