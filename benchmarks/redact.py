@@ -50,19 +50,26 @@
    copies) hold, in 14 languages (25 phone plans, 26 providers and cookies no earlier corpus named), written by
    someone who read neither the rules nor the other corpora; scored like 10: `seventh_recall_by_kind` and
    `seventh_false_positives` on its 380 near misses.
+12. The eighth corpus (benchmarks/redact_eighth.py): 51 kinds x 100 values in the shapes an AI agent team's traces
+   hold (OpenAI `tool_calls` arguments, Anthropic `tool_use`/`tool_result` blocks, MCP JSON-RPC, LangGraph state,
+   CrewAI/AutoGen logs, OpenTelemetry spans, journald, Jupyter, Slack/Zendesk/Intercom exports, shell outputs,
+   syslog RFC 5424, Windows event XML, in 15 languages; 22 providers, 11 phone plans), written by someone who read
+   neither the rules nor the other corpora; scored like 11: `eighth_recall_by_kind` (and a line with the recall of
+   the issue's 16 target kinds alone) and `eighth_false_positives` on its 380 near misses.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7, 8, 9, 10 and 11 alone, in minutes
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7, 8, 9, 10, 11 and 12 alone, in minutes
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
 "recall_by_kind", "corpus_false_positives", "holdout_recall_by_kind", "holdout_false_positives",
 "fresh_recall_by_kind", "fresh_false_positives", "unseen_recall_by_kind", "unseen_false_positives",
 "fifth_recall_by_kind", "fifth_false_positives", "sixth_recall_by_kind", "sixth_false_positives",
-"seventh_recall_by_kind", "seventh_false_positives"} (with --corpora-only, the last fourteen).
+"seventh_recall_by_kind", "seventh_false_positives", "eighth_recall_by_kind", "eighth_false_positives"} (with
+--corpora-only, the last sixteen).
 """
 
 from __future__ import annotations
@@ -85,6 +92,7 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # the corpora import benchmarks.corpus_formats
 import redact_corpus  # noqa: E402
+import redact_eighth  # noqa: E402
 import redact_fifth  # noqa: E402
 import redact_fresh  # noqa: E402
 import redact_holdout  # noqa: E402
@@ -101,6 +109,10 @@ from tracegym.redact.tables import Redactor  # noqa: E402
 TRACES = TAU_BENCH.parents[1]
 REVIEWED = Path(__file__).resolve().parent / "redact_real_reviewed.json"
 COMPARE = Path(__file__).resolve().parent / "redact_compare.py"
+EIGHTH_ISSUE_KINDS = ("password", "aws_secret", "webhook", "stripe_whsec", "connection_string", "labelled_key",
+                      "disguised", "email", "phone_us_ca", "phone_uk", "phone_fr", "phone_de", "phone_in", "ssn",
+                      "card", "iban")
+"""The kinds the eighth corpus's issue named as its target, printed on a line of their own."""
 
 INGEST = """
 import json, sys, time
@@ -309,8 +321,8 @@ def judged(detector: Detector, corpus: ModuleType, name: str, flagged: bool = Tr
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7, 8, 9, 10 and 11: the written, the held-out, the fresh, the unseen, the fifth, the sixth and
-    the seventh corpus, printed; their figures for the last line."""
+    """Sections 4, 5, 7 to 12: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh and
+    the eighth corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -329,6 +341,9 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     fifth_recall, fifth_fp = judged(detector, redact_fifth, "fifth")
     sixth_recall, sixth_fp = judged(detector, redact_sixth, "sixth")
     seventh_recall, seventh_fp = judged(detector, redact_seventh, "seventh")
+    eighth_recall, eighth_fp = judged(detector, redact_eighth, "eighth")
+    issue = {k: v for k, v in eighth_recall.items() if k in EIGHTH_ISSUE_KINDS}
+    print(f"eighth corpus, the issue's kinds: {issue}", flush=True)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
             "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
             "holdout_false_positives": holdout_fp,
@@ -336,7 +351,8 @@ def report_corpora(detector: Detector) -> dict[str, object]:
             "unseen_recall_by_kind": unseen_recall, "unseen_false_positives": unseen_fp,
             "fifth_recall_by_kind": fifth_recall, "fifth_false_positives": fifth_fp,
             "sixth_recall_by_kind": sixth_recall, "sixth_false_positives": sixth_fp,
-            "seventh_recall_by_kind": seventh_recall, "seventh_false_positives": seventh_fp}
+            "seventh_recall_by_kind": seventh_recall, "seventh_false_positives": seventh_fp,
+            "eighth_recall_by_kind": eighth_recall, "eighth_false_positives": eighth_fp}
 
 
 def report_flagged(detector: Detector, corpus: ModuleType, name: str, per_sort: int = 3) -> None:
@@ -418,8 +434,8 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen, fifth, sixth and seventh corpora (no planted "
-                             "corpus, real traces or speed)")
+                        help="only the written, held-out, fresh, unseen, fifth, sixth, seventh and eighth corpora (no "
+                             "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
