@@ -9,9 +9,11 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -134,8 +136,9 @@ def terminal_session(*args: str | Path, timeout: float = 60, interrupt_on: str |
     env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(TERM="xterm-256color", COLUMNS="120", PYTHONPATH=str(Path(tracegym.__file__).parents[1]))
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", *map(str, args)], stdin=follower,
-                            stdout=follower, stderr=follower, env=env, close_fds=True, cwd=cwd)
+    with _as_a_shell_starts_it():
+        proc = subprocess.Popen([sys.executable, "-m", "tracegym.cli", *map(str, args)], stdin=follower,
+                                stdout=follower, stderr=follower, env=env, close_fds=True, cwd=cwd)
     os.close(follower)
     chunks: list[bytes] = []
 
@@ -145,8 +148,12 @@ def terminal_session(*args: str | Path, timeout: float = 60, interrupt_on: str |
     if isinstance(interrupt_on, str):
         interrupt_on = _matches(interrupt_on)
     started = heard = time.monotonic()
+    interrupted: float | None = None
     try:
         while time.monotonic() - heard < timeout:
+            if interrupted is not None and time.monotonic() - interrupted > 5:
+                print(f"still running 5 s after the Ctrl-C: {_signal_state(proc.pid)}")  # shown if the test fails
+                interrupted = None
             if time.monotonic() - started > deadline:
                 proc.kill()
                 raise AssertionError(f"`tracegym {' '.join(map(str, args))}` still ran after {deadline:g} s "
@@ -162,7 +169,7 @@ def terminal_session(*args: str | Path, timeout: float = 60, interrupt_on: str |
                 heard = time.monotonic()
             if interrupt_on is not None and interrupt_on(shown()):
                 proc.send_signal(signal.SIGINT)
-                interrupt_on = None
+                interrupted, interrupt_on = time.monotonic(), None
     finally:
         os.close(leader)
         try:
@@ -172,6 +179,53 @@ def terminal_session(*args: str | Path, timeout: float = 60, interrupt_on: str |
             proc.wait()
             raise AssertionError(shown()) from None
     return code, shown()
+
+
+@contextmanager
+def _as_a_shell_starts_it() -> Iterator[None]:
+    """Start a child as a shell starts a foreground command: Ctrl-C neither ignored nor blocked. A child inherits
+    both from the process that starts it (an ignored signal survives exec), and a library loaded by an earlier test
+    in this worker may have set either."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def _signal_state(pid: int) -> str:
+    """The signal lines of /proc/PID/status (pending, blocked, ignored, caught) and each thread's blocked set."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+        threads = {t.name: Path(t, "status").read_text().split("SigBlk:")[1].split()[0]
+                   for t in Path(f"/proc/{pid}/task").iterdir()}
+    except (OSError, IndexError):
+        return "(gone)"
+    return " ".join(line.replace("\t", "") for line in lines if line.startswith(("SigPnd", "ShdPnd", "SigBlk",
+                                                                                 "SigIgn", "SigCgt"))) + \
+        f"; threads' SigBlk {threads}"
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_restored() -> Iterator[None]:
+    """Put back the process's Ctrl-C and SIGTERM handlers after each test: libraries loaded in-process (verifiers'
+    environments) install their own and keep them, which would change how later tests in this worker react."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in saved.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
 
 
 def _matches(pattern: str) -> Callable[[str], bool]:
