@@ -126,6 +126,10 @@ _CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth|-pat)|api-?
 # HAR form `{"name": "Name", "value": "v"}`.
 _HEADER_AFTER = (r"\\?[\"']?(?:[ \t]*[:=][ \t]*\[?[ \t]*|[ \t]*,[ \t]*\\?[\"'](?i:value)\\?[\"'][ \t]*:[ \t]*)"
                  r"\\?[\"']?")
+# RFC 7235 credentials after an auth scheme: a token68 (base64url or base64, `=` padding), and an auth-param,
+# `name=value` or `name="value"` (escaped quotes inside JSON text too).
+_TOKEN68 = r"[A-Za-z0-9._~+/-]{16,2048}=*"
+_AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}\\?\"|[^\s,\"\\]{0,256})"
 # A cookie that holds a session or a credential (RFC 6265 `name=value`): session, sid, JSESSIONID, PHPSESSID,
 # connect.sid, _session, auth_token, remember_token, csrftoken, XSRF-TOKEN, access/refresh tokens, jwt.
 _COOKIE_NAME = (r"(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
@@ -285,6 +289,21 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:basic)[ \t]+[A-Za-z0-9+/]{8}", validator=v.basic_credentials,
          description="HTTP basic credentials wherever `Basic` precedes them (HAR, header maps): base64 of "
                      "user:password"),
+    Rule("http_auth", "TOKEN",
+         rf"(?i:(?:proxy-)?authorization){_HEADER_AFTER}[A-Za-z][A-Za-z0-9_.-]{{1,30}}[ \t]+"
+         rf"(?P<v>{_TOKEN68}(?:,[ \t]?{_TOKEN68})*)(?:$|[^A-Za-z0-9._~+/=-])",
+         trigger=r"(?i:authorization)", validator=v.labelled_key,
+         description="credentials after any scheme in an Authorization or Proxy-Authorization header (RFC 7235: "
+                     "`Token`, Okta `SSWS`, Elastic `ApiKey`, `FlyV1`, …), as raw requests, curl, fetch, "
+                     "PowerShell, header maps and HAR write them"),
+    Rule("http_auth", "TOKEN",
+         rf"(?:(?i:digest)[ \t]+(?:{_AUTH_PARAM}[ \t]*,[ \t]*){{0,12}}(?i:response)|"
+         r"(?:^|[^A-Za-z0-9_-])(?i:signature|oauth_signature))[ \t]*=[ \t]*\\?\"?"
+         r"(?P<v>[A-Za-z0-9+/_%-]{16,512}={0,2})",
+         trigger=r"(?i:response|signature)[ \t]*=[ \t]*\\?\"?[A-Za-z0-9+/_%-]{16}", validator=v.labelled_key,
+         description="the credential among an auth scheme's parameters (RFC 7235 auth-params): Digest's "
+                     "`response=` (RFC 7616), `signature=` of AWS SigV4, HMAC and draft-cavage HTTP signatures, "
+                     "OAuth 1.0's `oauth_signature=`"),
     Rule("credential_header", "SECRET", rf"{_CRED_HEADER}{_HEADER_AFTER}(?P<v>[A-Za-z0-9+/_.=~-]{{16,512}})",
          trigger=r"(?i:-key|-token|-secret|-signature|-auth|-pat|apikey)", validator=v.labelled_key,
          description="credentials in HTTP headers (X-Api-Key, X-Auth-Token, X-*-Token, DD-API-KEY) as raw "

@@ -1,0 +1,48 @@
+"""Redaction's misses by cause (the seventh corpus's round): credentials after any HTTP auth scheme (RFC 7235),
+quoted-printable mail bodies, labels in more languages from one table, labels given by structure, national phone
+numbering plans from one table. Values and texts written for these tests, each cause with near misses that stay."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+TOKEN40 = "q7Lm2Xv9Rt4Kb8Nw1Zc6Hd3Fs5Gj0Py2Ae7Ux4Wo"
+OKTA = "00aB3cD4eF5gH6iJ7kL8mN9oP0qR1sT2uV3wX4yZ5a"
+HEX32 = "5b2e8f1c9a4d7e30b6c1f8a2d5e9b7c4"
+HEX64 = "8e1f4a7c2b9d6e3f0a5c8b1d4e7f2a9c6b3e0d5f8a1c4b7e2d9f6a3c0b5e8d1f"
+B64SIG = "Zr8kQ2mV7xL1pN4wT9cB6hJ3sF0dG5yA2eU8iO1kR7M="
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize("text,value", [
+    (f"Authorization: Token {TOKEN40}", TOKEN40),
+    (f"curl -H 'Authorization: SSWS {OKTA}' https://acme.okta.example/api/v1/users", OKTA),
+    (f'{{"headers": {{"authorization": "ApiKey {B64SIG}"}}}}', B64SIG),
+    (f'-Headers @{{"Authorization"="Token {TOKEN40}"}}', TOKEN40),
+    (f'[{{"name": "Proxy-Authorization", "value": "Negotiate {TOKEN40}"}}]', TOKEN40),
+    (f"Authorization: FlyV1 fm2_{TOKEN40},fm2_{OKTA}", f"fm2_{TOKEN40},fm2_{OKTA}"),
+    (f'Authorization: Digest username="li", realm="x", nonce="ab12", uri="/a", response="{HEX32}"', HEX32),
+    (f"Authorization: AWS4-HMAC-SHA256 Credential=AKIAZ7QX3MNB4V2LKP6T/20250101/us-east-1/s3/aws4_request, "
+     f"SignedHeaders=host;x-amz-date, Signature={HEX64}", HEX64),
+    (f'Authorization: hmac username="li", algorithm="hmac-sha256", headers="date", signature="{B64SIG}"', B64SIG),
+    (f'Signature: keyId="k1",algorithm="rsa-sha256",signature="{B64SIG}"', B64SIG),
+])
+def test_credentials_after_any_http_auth_scheme(text: str, value: str) -> None:
+    assert value in _values(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "Authorization: required for every admin endpoint",
+    "Authorization: Bearer YOUR_ACCESS_TOKEN_HERE",
+    'Authorization: Digest username="li", realm="x", nonce="ab12", uri="/a", response="ok"',
+    "the response=200 came back after signature checks",
+    "Authorization header missing (see docs/authorization_guide_v2.md)",
+])
+def test_http_auth_near_misses_stay(text: str) -> None:
+    assert _values(text) == [], text
