@@ -46,3 +46,60 @@ def test_credentials_after_any_http_auth_scheme(text: str, value: str) -> None:
 ])
 def test_http_auth_near_misses_stay(text: str) -> None:
     assert _values(text) == [], text
+
+
+PW = "Qm4!vR8#tL2x"
+KEY40 = "Hn3Wq8Lz5Kc2Vb7Xd1Mf6Rg9Tp4Js0Ya8Ue2Io5P"
+
+
+@pytest.mark.parametrize("text,value", [
+    (f"contrasenya: {PW}", PW),                            # Catalan
+    (f"parolă: {PW}", PW),                                 # Romanian
+    (f"Nenosiri ni {PW}", PW),                             # Swahili, and its "is"
+    (f"kata laluan saya ialah {PW}", PW),                  # Malay, a possessive between label and "is"
+    (f"পাসওয়ার্ড: {PW}", PW),                               # Bengali
+    (f"رمز عبور: {PW}", PW),                                # Farsi
+    (f"lozinka: {PW}", PW),                                # Croatian
+    (f"salasana on {PW}", PW),                             # Finnish "is"
+    ("adgangskode: Tk;9v!Lm2#q", "Tk;9v!Lm2#q"),          # a `;` inside a value
+    (f"rahsia: {KEY40}", KEY40),                           # Malay secret
+    (f"titkos kulcs: {KEY40}", KEY40),                     # Hungarian secret key
+    (f"salainen avain on {KEY40}", KEY40),                 # Finnish
+    (f"کلید مخفی: {KEY40}", KEY40),                         # Farsi
+    (f"siri ni {KEY40}", KEY40),                           # Swahili
+])
+def test_labels_from_the_translation_table(text: str, value: str) -> None:
+    assert value in _values(text), text
+
+
+@pytest.mark.parametrize("text,value", [
+    (f":70:hemmelighet {KEY40}\n:71A:SHA", KEY40),            # a SWIFT free-text field: label, a space, value
+    ("E2EDKA1 DB_PASSWORD        river-olive-42\n", "river-olive-42"),  # a fixed-width record
+    (f"Id,Name,kontrasenya\n7,Acme,{PW}", PW),               # a CSV column in Tagalog
+])
+def test_labels_with_only_spaces_before_the_value(text: str, value: str) -> None:
+    assert value in _values(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "the password field is constructed.",
+    "Validate that the old_password field is correct.",
+    "with password flag{0a1b2c3d4e5f60718293a4b5c6d7e8f9}",  # braces: a CTF flag, as the structure pass reads it
+    "raw_password    varchar(128) NOT NULL",
+    "password protected archive",
+    "jdbc:sqlserver://db:1433;user=app;password=Rk7~q2Lp9;encrypt=true",
+])
+def test_label_near_misses_stay(text: str) -> None:
+    found = _values(text)
+    assert all(v in ("Rk7~q2Lp9",) for v in found), (text, found)
+
+
+@pytest.mark.parametrize("text,value", [
+    ('{"extension": [{"url": "https://ehr.example/StructureDefinition/api_secret", "valueString": "%s"}]}'
+     % KEY40, KEY40),
+    ('{"identifier": [{"system": "http://hl7.org/fhir/sid/us-ssn", "value": "512389047"}]}', "512389047"),
+    ('{"telecom": [{"system": "phone", "value": "0171 5550199", "use": "mobile"}]}', "0171 5550199"),
+    ('"{\\\\\\"name\\\\\\": \\\\\\"DB_PASSWORD\\\\\\", \\\\\\"value\\\\\\": \\\\\\"%s\\\\\\"}"' % PW, PW),
+])
+def test_values_named_by_a_uri_or_a_field_escaped_twice(text: str, value: str) -> None:
+    assert value in _values(text), text

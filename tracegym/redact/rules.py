@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tracegym.redact import validators as v
+from tracegym.redact import words
 
 Validator = Callable[[str], bool | int]
 """True to keep a match, False to drop it, or the length of the prefix to keep."""
@@ -44,19 +45,24 @@ _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|k
        r"contrase[nñ]a|clave de acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
        r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata sandi|mat[_ ]?khau\b)|m[ậa]t kh[ẩa]u|"
        r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|"
-       r"비밀번호|비번|암호")
+       r"비밀번호|비번|암호|" + words.alternation(words.PASSWORD))
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass).
 _PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b)|[a-z0-9]Pass)"
 # "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
-_IS = r"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو)"
-# Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "reset to", a tag's `>`.
-_PW_AFTER = (rf"\\?[\"']?\]?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?)?"
+_IS = rf"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو|{words.alternation(words.IS)})"
+# Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "my password is" with
+# the possessive after the word ("kata laluan saya ialah"), "reset to", a tag's `>`.
+_PW_AFTER = (rf"\\?[\"']?\]?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?|"
+             r"[ \t]+[A-Za-z]{2,8})?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
              rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|[ \t]*[は：][ \t]*)")
 # What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`).
 _OPEN = r"(?:\\?[\"'`]|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
+# A character of an unquoted password after a `,` or `;` inside it (`UH;mx!_*24`: they end a value in prose): not
+# a space, a quote, a bracket or a backslash, nor an `=` (`password=X;encrypt=true` in JDBC: the next `name=`).
+_PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
 # `curl -u user:password`, `sshpass -p X`, `mysql … -pX` (with no space: `-p X` prompts and names a database).
 _PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
@@ -69,7 +75,7 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|
                r"adgangskode|jelsz|ifre|kata sandi|clave de|contrase|senha|wachtwoord|\bww\b|kennwort|mat[_ ]?khau)|"
                r"m[ậa]t kh[ẩa]u|"
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
-               r"비밀번호|비번|암호|-u[ \t]|--user|mysql")
+               r"비밀번호|비번|암호|-u[ \t]|--user|mysql|" + words.alternation(words.PASSWORD))
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
 # `\u` differently from Python.
@@ -109,7 +115,8 @@ _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wir
 _SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\btin\b|"
               r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
-CONTEXT_WORDS = rf"(?:{_PHONE_WORDS}|{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_PW}|{_KEY_LABELS})"
+CONTEXT_WORDS = (rf"(?:{_PHONE_WORDS}|{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_PW}|{_KEY_LABELS}|"
+                 rf"{words.alternation(words.SECRET)})")
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 CELL_TRIGGER = (rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]|"
                 r"\"sensitive\\?\"[ \t]*:[ \t]*true|"
@@ -135,9 +142,11 @@ _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}
 _COOKIE_NAME = (r"(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
                 r"token|auth|jwt|csrftoken|remember[_-]?me)")
 # Words for a key or a secret in prose, in the languages customers write ("la clé :", "unser Token ist").
-# Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too.
+# Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too; and the words of the
+# translation table (tracegym/redact/words.py) for secret and key.
 _KEY_WORDS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
-              r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット")
+              r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット|"
+              + words.alternation(words.SECRET, words.KEY))
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
 _HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
@@ -329,10 +338,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)[ \t]*=[ \t]*|{_PW_SHELL}|"
          rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
          r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|'(?P<w>[^'\\\n]{4,128})'|"
-         rf"{_OPEN}(?P<x>[^\s\"'`,;(){{}}\[\]<>\\]{{4,128}}))",
+         rf"{_OPEN}(?P<x>[^\s\"'`,;(){{}}\[\]<>\\]{{1,128}}(?:[,;]{_PW_WORD}{{1,128}})*)(?:$|[\s\"'`,;(){{}}\[\]<>\\]))",
          trigger=_PW_TRIGGER, validator=v.password,
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose); "
                      "a quoted one whole, symbols and spaces included"),
+    Rule("password", "PASSWORD",
+         rf"(?:^|[\s:\"'`>\[])[A-Za-z0-9_.-]*{_PW_LABEL}[ \t]+(?P<v>[^\s\"'`\\(){{}}\[\]<>]{{7,127}}"
+         r"[^\s\"'`\\(){}\[\]<>,;.])(?:$|[\s\"'`\\(){}\[\]<>,;.])",
+         trigger=_PW_TRIGGER, validator=v.bare_password,
+         description="a password after its label and spaces alone (a SWIFT free-text field `:70:passord X`, "
+                     "fixed-width records): letters and digits, 8+ characters, not code"),
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\]?\s*[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
@@ -369,6 +384,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          reject=_HEX_NOT_KEY,
          description="a random key after a word for key, token or secret in prose, in other languages too "
                      "(\"le secret client est …\", \"unser Token ist …\", \"esta es la clave: …\")"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})[ \t]+{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{24,256}})"
+         r"(?:$|[^A-Za-z0-9+/_.=-])",
+         trigger=rf"(?:{_KEY_WORDS})[ \t]+[A-Za-z0-9+/_.=-]{{24}}", validator=v.prose_secret, reject=_HEX_NOT_KEY,
+         description="a random key of 24+ characters right after a word for key, token or secret and a space "
+                     "(`:70:secret …` in a SWIFT free-text field, a fixed-width record)"),
     Rule("email", "EMAIL",
          f"(?:{_MSG_ID_HEADER}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"

@@ -328,11 +328,18 @@ def password(value: str) -> bool:
         return False  # punctuation: the label ended a JSON string (`"Password: "}, {`)
     if len(bare) < 4 or bare.lower() in _PLACEHOLDER_WORDS or _REFERENCE.fullmatch(bare) or len(set(bare)) == 1:
         return False  # a mask (0000, ****) is one character repeated
-    if _CODE_VALUE.fullmatch(bare) and not re.search(r"\d", bare):
-        return False  # an identifier without digits reads as a variable name, not a password
+    if _CODE_VALUE.fullmatch(bare.rstrip(".,")) and not re.search(r"\d", bare):
+        return False  # an identifier without digits reads as a variable name (or a word ending a sentence)
     if re.fullmatch(r"[A-Za-z_][\w.]*(?:\([\w.,\s\"']*\)?|\[[\w.\"']*\]?)", bare):
         return False  # a call or an index: getpass(prompt), os.environ["PW"]
     return True
+
+
+def bare_password(value: str) -> bool:
+    """A password after its label with nothing but spaces between (no `:`, `=` or "is" to say the label names
+    it): 8+ characters, letters and digits, not code (`varchar(128)`, `hash2(pw)`) nor a path or a URL."""
+    return len(value) >= 8 and bool(re.search(r"\d", value) and re.search(r"[^\W\d_]", value)) \
+        and "://" not in value and not value.startswith(("/", "./", "(")) and password(value)
 
 
 # File extensions of images and documents: `logo@2x.png`, `icon@1.5x.webp` (an image-density suffix) name
