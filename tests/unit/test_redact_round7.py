@@ -103,3 +103,44 @@ def test_label_near_misses_stay(text: str) -> None:
 ])
 def test_values_named_by_a_uri_or_a_field_escaped_twice(text: str, value: str) -> None:
     assert value in _values(text), text
+
+
+@pytest.mark.parametrize("text,number", [
+    ("telefon: 32 14 58 76", "32 14 58 76"),                 # Denmark: a closed 8-digit plan, no trunk
+    ("mobil 48 27 61 93", "48 27 61 93"),                    # Norway
+    ("phone: 8123 4567", "8123 4567"),                       # Singapore
+    ("puhelin 045 123 4567", "045 123 4567"),                # Finland, trunk 0
+    ("telefonszám: 06 30 123 4567", "06 30 123 4567"),       # Hungary, trunk 06
+    ("телефон: 8 (812) 345-67-89", "8 (812) 345-67-89"),     # Russia, trunk 8
+    ("telemóvel: 912 345 678", "912 345 678"),               # Portugal, no trunk
+    ("tel 0032 471 23 45 67", "0032 471 23 45 67"),          # Belgium from abroad, 00
+    ("Tel: 00971 50 123 4567", "00971 50 123 4567"),         # the UAE from abroad
+    ("nombor telefon 012-345 6789", "012-345 6789"),         # Malaysia
+    ("ফোন নম্বর: 01712 345678", "01712 345678"),              # a Bengali label
+])
+def test_phone_numbers_of_the_plan_table(text: str, number: str) -> None:
+    assert number in _values(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "call back later, ticket 4471 2281",        # an id's name between the word and the number
+    "telefon: 12 34",                          # too short for any plan
+    "Tel: 0044 12",                            # a country code of the table, no NSN of its plan
+    "phone order 31 22 45 67",
+])
+def test_phone_plan_near_misses_stay(text: str) -> None:
+    assert _values(text) == [], text
+
+
+def test_a_value_found_once_is_replaced_wherever_its_text_repeats_it() -> None:
+    text = "6224415880600487 12 34 56    ACME\n705telefon 0487 12 34 56"
+    assert _values(text) == ["0487 12 34 56", "0487 12 34 56"]
+
+
+def test_an_hl7_telephone_field_is_a_phone_number() -> None:
+    text = "PID|1||4471^^^HOSP^MR||ROE^JO||19800101|F|||||0471 23 45 67^PRN^PH|||"
+    assert "0471 23 45 67" in _values(text)
+
+
+def test_a_csv_header_with_combining_marks_labels_its_column() -> None:
+    assert _values("Id,เบอร์โทร,Stage\n11,081 234 5678,lead") == ["081 234 5678"]

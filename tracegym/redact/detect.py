@@ -40,6 +40,8 @@ _VALUE_GROUPS = ("v", "w", "x")
 _CREDENTIALS = frozenset({"API_KEY", "TOKEN", "SECRET", "PASSWORD"})
 _CONTAINMENT_CHECKED = 64
 """Findings in one text up to which credentials inside longer ones are looked for (pairs: quadratic)."""
+_REPEAT_ALONE = 8
+"""A found value this long is replaced wherever else it stands in its text, inside a longer run too."""
 _SPACE_OR_QUOTE = re.compile(r"[\s\"{}]")
 """What keeps a labelled value from being read quoted, whole: words apart, a quote, braces (a template, a
 `flag{…}`: Django's and the other generators' secret alphabets hold no braces)."""
@@ -198,7 +200,7 @@ class Detector:
         found = self._find_in(text, text, rules)
         if norm is not None:
             found += self._find_in(text, norm.text, normal_rules or [], norm)
-        return _non_overlapping(found)
+        return _repeated(text, _non_overlapping(found))
 
     def _find_in(self, text: str, read: str, rules: list[Rule], norm: Normalized | None = None) -> list[Finding]:
         """Findings of `rules` in `read` (the text, or its normalized form `norm`), as spans of `text`."""
@@ -299,6 +301,28 @@ def _non_overlapping(found: list[Finding]) -> list[Finding]:
         if all(f.end <= k.start or f.start >= k.end for k in kept):
             kept.append(f)
     return sorted(kept, key=lambda f: f.start)
+
+
+def _repeated(text: str, found: list[Finding]) -> list[Finding]:
+    """`found` with each value's other occurrences in the text (a number a record holds twice, once beside its
+    label and once in a fixed-width field with none): the same string is the same secret. A value shorter than
+    `_REPEAT_ALONE` counts only where it stands alone (no letter or digit beside it), not inside a longer word."""
+    if not found or len(found) > _CONTAINMENT_CHECKED:
+        return found
+    extra: list[Finding] = []
+    for f in found:
+        at = text.find(f.value)
+        while at >= 0:
+            end = at + len(f.value)
+            if at != f.start and (len(f.value) >= _REPEAT_ALONE or _alone(text, at, end)) \
+                    and all(end <= g.start or at >= g.end for g in found + extra):
+                extra.append(Finding(f.rule, at, end, f.value, f.priority, f.normal))
+            at = text.find(f.value, end)
+    return sorted(found + extra, key=lambda f: f.start) if extra else found
+
+
+def _alone(text: str, start: int, end: int) -> bool:
+    return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
 
 
 def _inside_a_longer_credential(f: Finding, found: list[Finding]) -> bool:

@@ -89,14 +89,16 @@ _DSEP = r"(?:[ \t]{1,3}|[ \t]{0,2}[-/.][ \t]{0,2})"
 _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (a form-encoded space) too
 # Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
 # Portuguese, Spanish and Italian too (celular, telefone, contato, teléfono, móvil, tlf, cellulare), "my number" /
-# "Rückruf" (call back), and Japanese (電話番号, 携帯電話, 連絡先: no word boundary in CJK text).
+# "Rückruf" (call back), and Japanese (電話番号, 携帯電話, 連絡先: no word boundary in CJK text); and the words of the
+# translation table (tracegym/redact/words.py) for phone, the Latin ones here, the others in _PHONE_CJK.
 _PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                 r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                 r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                 r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|"
                 r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
                 r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|zadzwo[nń]|"
-                r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i)"
+                r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
+                + words.alternation(words.PHONE, latin=True) + ")"
                 r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 # A camelCase name holding such a word after another (customerPhone, billingMobileNo); one that opens with it
 # (contactPhone, phoneNumber) is _PHONE_LATIN's, its next hump a phone word too.
@@ -105,7 +107,8 @@ _PHONE_CAMEL = (r"[a-z0-9](?:Phone|Tel|Telephone|Mobile|Cell|Fax|Msisdn|Whatsapp
 # Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
 # 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi.
 _PHONE_CJK = (r"(?:電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
-              r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल)")
+              r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल|"
+              + words.alternation(words.PHONE, latin=False) + ")")
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})"
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
@@ -158,6 +161,10 @@ _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object
 _MSG_ID_HEADER = (r"(?i:message-id|in-reply-to|references|content-id|resent-message-id)[ \t]*:[ \t]*"
                   r"(?:<[^<>\s]{1,250}>(?:[ \t]|\r?\n[ \t])*)*<")
 
+
+# The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281").
+_ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|"
+               r"commande|bestellung|factura|rechnung)\b)")
 
 WORD_TRIGGERED = frozenset({"phone_national", "secret_prose", "password", "date_of_birth", "ssn"})
 """Rules whose triggers open with a list of words: the prefilter runs them in a pass of their own."""
@@ -455,9 +462,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="numbers in ITU-T E.123 national notation, the area code in parentheses: (020) 7946 0321, "
                      "(07) 3123 4567, (11) 91234-5678"),
     Rule("phone_national", "PHONE",
-         rf"(?:(?:\b|_){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}"
+         rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}"
          r"(?P<v>(?:\+|00)?\(?\d[\d ()./-]{5,22}\d)(?:$|\W)",
-         trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone,
+         trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone, reject=_ID_BETWEEN,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
     Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))",

@@ -195,6 +195,16 @@ def words_of(label: str) -> str:
     return _HUMP.sub("_", label)
 
 
+_HL7_XTN = re.compile(r"(?:^|[|~])([+(]?\d[\d ()./-]{4,22}\d)\^(?:PRN|ORN|WPN|VHN|ASN|EMR|BPN)?\^(?:PH|CP|FX|MD|BP)\b")
+"""An HL7 v2 telephone field (XTN, PID-13 and PID-14): the number, its use code (PRN, WPN, …) and its equipment
+type (PH phone, CP cellular, FX fax, …) after `^`."""
+
+
+def hl7_phones(text: str) -> Labelled:
+    """The numbers of HL7 v2 XTN fields, labelled `phone`."""
+    return [("phone", m.start(1), m.end(1)) for m in _HL7_XTN.finditer(text)]
+
+
 def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
     """Every value here whose label stands away from it, by structure."""
     out: Labelled = []
@@ -206,4 +216,6 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += previous_line(text, wanted)
     if "<" in text or "=>" in text or "{" in text:
         out += markup_fields(text, wanted)
+    if "^" in text and wanted("phone"):
+        out += hl7_phones(text)
     return out

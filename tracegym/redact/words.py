@@ -44,6 +44,18 @@ KEY: dict[str, tuple[str, ...]] = {
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
 anahtar, jeton, khóa, مفتاح, 키, キー)."""
 
+PHONE: dict[str, tuple[str, ...]] = {
+    "pt": ("telemóvel", "telemovel"), "ca": ("telèfon", "mòbil"), "hu": ("telefonszám", "mobilszám"),
+    "fi": ("puhelin", "puhelinnumero", "matkapuhelin"), "ms": ("nombor telefon",), "id": ("nomor telepon", "ponsel"),
+    "sw": ("namba ya simu", "simu"), "tl": ("telepono",), "lt": ("telefonas",), "lv": ("tālrunis",),
+    "hr": ("mobitel", "broj telefona"), "sl": ("telefonska številka",), "cs": ("telefonní číslo",),
+    "el": ("τηλέφωνο", "κινητό"), "uk": ("телефон", "мобільний", "номер телефону"), "ru": ("мобильный",),
+    "bg": ("телефонен номер",), "he": ("טלפון",), "fa": ("شماره تلفن", "تلفن", "موبایل"), "ur": ("فون نمبر",),
+    "bn": ("ফোন নম্বর", "ফোন", "মোবাইল"), "ta": ("தொலைபேசி",), "th": ("โทร",), "zh": ("电话", "手机", "電話"),
+}
+"""Phone, beyond the rules' own list (English, French, German, Spanish, Portuguese, Italian, Dutch, the Nordic
+languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi)."""
+
 IS: dict[str, tuple[str, ...]] = {
     "fi": ("on",), "ms": ("ialah", "adalah"), "sw": ("ni",), "ro": ("este",), "ca": ("és",), "tl": ("ay",),
     "uk": ("це",), "th": ("คือ",)
@@ -51,10 +63,13 @@ IS: dict[str, tuple[str, ...]] = {
 """"Is" between a label and its value ("salasana on …", "rahsia saya ialah …"), beyond the rules' own list."""
 
 
-def alternation(*tables: dict[str, tuple[str, ...]]) -> str:
+def alternation(*tables: dict[str, tuple[str, ...]], latin: bool | None = None) -> str:
     """The tables' words as one regular expression (RE2 and Python syntax alike): longest first, Latin words in
-    any case (ASCII letters: the rules read text with `re.ASCII`), a space matching a space, `_` or `-`."""
-    words = sorted({w for table in tables for ws in table.values() for w in ws}, key=lambda w: (-len(w), w))
+    any case (ASCII letters: the rules read text with `re.ASCII`), a space matching a space, `_` or `-`. `latin`:
+    only the words that open with an ASCII letter (True; a word boundary can stand before them) or only the others
+    (False)."""
+    words = sorted({w for table in tables for ws in table.values() for w in ws
+                    if latin is None or w[0].isascii() == latin}, key=lambda w: (-len(w), w))
     return "(?:" + "|".join(_pattern(w) for w in words) + ")"
 
 
