@@ -144,3 +144,43 @@ def test_an_hl7_telephone_field_is_a_phone_number() -> None:
 
 def test_a_csv_header_with_combining_marks_labels_its_column() -> None:
     assert _values("Id,เบอร์โทร,Stage\n11,081 234 5678,lead") == ["081 234 5678"]
+
+
+QP_MAIL = ("Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable\n\n"
+           "Ol=C3=A1, escreva para lena.quist=40example.org ou ligue +46 70 123 45=\n67.\n"
+           "password=3DHv8!rq2Ltw\nkey: ghp_Zt5Wq8Lm2Xv9Rt4Kb8Nw1Zc6Hd3Fs5Gj0P=\ny2A\n")
+
+
+@pytest.mark.parametrize("value,normal", [
+    ("lena.quist=40example.org", "lena.quist@example.org"),             # `@` written =40
+    ("+46 70 123 45=\n67", "+46 70 123 4567"),                          # a soft line break inside a number
+    ("Hv8!rq2Ltw", "Hv8!rq2Ltw"),                                       # after an encoded `=`
+    ("ghp_Zt5Wq8Lm2Xv9Rt4Kb8Nw1Zc6Hd3Fs5Gj0P=\ny2A", "ghp_Zt5Wq8Lm2Xv9Rt4Kb8Nw1Zc6Hd3Fs5Gj0Py2A"),
+])
+def test_a_quoted_printable_mail_body_is_read_decoded(value: str, normal: str) -> None:
+    found = {f.value: f.key for f in DETECTOR.find(QP_MAIL)}
+    assert found.get(value) == normal, found
+
+
+def test_quoted_printable_inside_json_text() -> None:
+    text = ('{"raw": "Content-Transfer-Encoding: quoted-printable\\n\\nsalasana: Rk7x=\\nQ2pLm9v\\n'
+            'mail anna=40example.com"}')
+    assert {f.key for f in DETECTOR.find(text)} == {"Rk7xQ2pLm9v", "anna@example.com"}
+
+
+@pytest.mark.parametrize("text", [
+    "limit=40&offset=20",                       # escapes' shapes outside a quoted-printable text
+    "x =\n  compute(a=3)",
+    "Content-Transfer-Encoding: quoted-printable\n\nsee you at 10=3D20 minutes",
+])
+def test_quoted_printable_near_misses_stay(text: str) -> None:
+    assert _values(text) == [], text
+
+
+@pytest.mark.parametrize("text,value", [
+    ("redis_auth=Wq7#tR2!xLp", "Wq7#tR2!xLp"),       # Redis's AUTH password, as a name's end
+    ('redisAuth: "Wq7#tR2!xLp"', "Wq7#tR2!xLp"),
+    ("la Pass è Wq7#tR2!xLp", "Wq7#tR2!xLp"),        # `pass` alone before "is"
+])
+def test_auth_and_pass_labels(text: str, value: str) -> None:
+    assert value in _values(text), text

@@ -197,7 +197,7 @@ class Detector:
 
     def _find(self, text: str, rules: list[Rule], norm: Normalized | None = None,
               normal_rules: list[Rule] | None = None) -> list[Finding]:
-        found = self._find_in(text, text, rules)
+        found = self._find_in(text, text, rules) if norm is None or not norm.encoded else []
         if norm is not None:
             found += self._find_in(text, norm.text, normal_rules or [], norm)
         return _repeated(text, _non_overlapping(found))

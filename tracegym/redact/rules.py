@@ -47,8 +47,9 @@ _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|k
        r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|"
        r"비밀번호|비번|암호|" + words.alternation(words.PASSWORD))
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
-# no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass).
-_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b)|[a-z0-9]Pass)"
+# no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass);
+# `auth` ending a name after a separator or a hump (redis_auth, REDIS_AUTH, redisAuth: Redis's AUTH password).
+_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b))"
 # "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
 _IS = rf"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو|{words.alternation(words.IS)})"
 # Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "my password is" with
@@ -75,7 +76,8 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|
                r"adgangskode|jelsz|ifre|kata sandi|clave de|contrase|senha|wachtwoord|\bww\b|kennwort|mat[_ ]?khau)|"
                r"m[ậa]t kh[ẩa]u|"
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
-               r"비밀번호|비번|암호|-u[ \t]|--user|mysql|" + words.alternation(words.PASSWORD))
+               r"비밀번호|비번|암호|-u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
+               + words.alternation(words.PASSWORD))
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
 # `\u` differently from Python.
@@ -342,7 +344,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="unquoted passwords after `name=` with symbols in them (env files, Java properties, log "
                      "key=value)"),
     Rule("password", "PASSWORD",
-         rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)[ \t]*=[ \t]*|{_PW_SHELL}|"
+         rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)(?:[ \t]*=|[ \t]+(?i:is|ist|est|es|è|é|är|er)[ \t])[ \t]*|{_PW_SHELL}|"
          rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
          r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|'(?P<w>[^'\\\n]{4,128})'|"
          rf"{_OPEN}(?P<x>[^\s\"'`,;(){{}}\[\]<>\\]{{1,128}}(?:[,;]{_PW_WORD}{{1,128}})*)(?:$|[\s\"'`,;(){{}}\[\]<>\\]))",
