@@ -184,3 +184,12 @@ def test_quoted_printable_near_misses_stay(text: str) -> None:
 ])
 def test_auth_and_pass_labels(text: str, value: str) -> None:
     assert value in _values(text), text
+
+
+@pytest.mark.parametrize("text,value", [
+    ("curl -su ana.ops:Tq7*vL2!mX9p https://ci.example.net/api/json", "Tq7*vL2!mX9p"),  # -u among short flags
+    ("contact_phone=0xx21 98765-4321 attempt=2", "0xx21 98765-4321"),      # Anatel's 0xx carrier notation
+    ("Telefone: +55 (21) 9 8765-4321", "+55 (21) 9 8765-4321"),           # Brazil's mobile 9 apart
+])
+def test_shell_user_flags_and_brazilian_notations(text: str, value: str) -> None:
+    assert value in _values(text), text

@@ -46,9 +46,11 @@ _SPACE_OR_QUOTE = re.compile(r"[\s\"{}]")
 """What keeps a labelled value from being read quoted, whole: words apart, a quote, braces (a template, a
 `flag{…}`: Django's and the other generators' secret alphabets hold no braces)."""
 _KEY_LABELS = frozenset({"API_KEY", "TOKEN", "SECRET"})
-_PUBLIC_VALUE = re.compile(r"(?i:pk)[._-]|[A-Za-z]*_?(?i:publishable)[._-]|.*(?:EXAMPLE|EXAMPLEKEY)$")
+_PUBLIC_VALUE = re.compile(r"(?i:pk)[._-]|[A-Za-z]*_?(?i:publishable)[._-]|.*(?:EXAMPLE|EXAMPLEKEY)$|"
+                           r"(?:live|test)_[A-Z0-9]{32}$")
 """A credential-shaped value that is no secret: a publishable key (`pk_live_…`, Mapbox `pk.…`, `pk-lf-…`,
-`sb_publishable_…`: the issuers' convention for keys meant to ship in web pages and apps) or a vendor's documented
+`sb_publishable_…`, Adyen's client keys `live_`/`test_` + 32: the issuers' convention for keys meant to ship in web
+pages and apps) or a vendor's documented
 example (`AKIAIOSFODNN7EXAMPLE`, `…EXAMPLEKEY` in AWS's docs: published, so redacting them hides nothing and
 makes documentation in traces noisy)."""
 """A rule's value: group `v`, or `w`/`x` in the alternatives of a rule that writes its value in several forms."""

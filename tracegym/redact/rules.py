@@ -65,9 +65,10 @@ _OPEN = r"(?:\\?[\"'`]|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
 # a space, a quote, a bracket or a backslash, nor an `=` (`password=X;encrypt=true` in JDBC: the next `name=`).
 _PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
-# `curl -u user:password`, `sshpass -p X`, `mysql … -pX` (with no space: `-p X` prompts and names a database).
+# `curl -u user:password` (and with other short flags before it: `curl -su user:password`), `sshpass -p X`,
+# `mysql … -pX` (with no space: `-p X` prompts and names a database).
 _PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
-             r"(?:^|[ \t\"'])(?:-u|--user)[ \t=]+\\?[\"']?[^\s:\"'\\]{1,64}:|"
+             r"(?:^|[ \t\"'])(?:-[A-Za-z]{0,4}u|--user)[ \t=]+\\?[\"']?[^\s:\"'\\]{1,64}:|"
              r"\bsshpass[ \t]+-p[ \t]*|\bmysql(?:dump|admin|sh)?[ \t][^\n|;&]{0,80}?[ \t]-p")
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
 # outgrow RE2's DFA budget, and the one pass over a column falls back to a slower engine (3x). `pass` not before
@@ -76,7 +77,7 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|
                r"adgangskode|jelsz|ifre|kata sandi|clave de|contrase|senha|wachtwoord|\bww\b|kennwort|mat[_ ]?khau)|"
                r"m[ậa]t kh[ẩa]u|"
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
-               r"비밀번호|비번|암호|-u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
+               r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
                + words.alternation(words.PASSWORD))
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
@@ -448,7 +449,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number_any_grouping,
          description="payment card numbers after a word naming a card, in any grouping (OCR, hand-typed)"),
     Rule("phone", "PHONE",
-         rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)|\d{{1,4}})"
+         rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)(?:{_PSEP}\d)?|\d{{1,4}})"
          rf"(?:{_PSEP}?\d{{2,4}}){{1,4}})"
          r"(?:$|[^\w.]|\.(?:$|\D))",
          trigger=r"\+[1-9]", validator=lambda s: 8 <= len(v.digits_of(s)) <= 15,
@@ -465,7 +466,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(07) 3123 4567, (11) 91234-5678"),
     Rule("phone_national", "PHONE",
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}"
-         r"(?P<v>(?:\+|00)?\(?\d[\d ()./-]{5,22}\d)(?:$|\W)",
+         r"(?P<v>(?:\+|00|0xx)?\(?\d[\d ()./-]{5,22}\d)(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone, reject=_ID_BETWEEN,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),

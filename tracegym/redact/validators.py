@@ -279,6 +279,8 @@ def _plan_number(value: str) -> bool:
         return phones.international(number)
     if value.startswith("00"):
         return phones.international(number[2:])
+    if value.startswith("0xx"):
+        return phones.brazil(number[1:])  # Anatel's notation for the carrier code a caller picks: 0xx + DDD
     return phones.national(number)
 
 
