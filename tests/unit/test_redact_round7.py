@@ -193,3 +193,14 @@ def test_auth_and_pass_labels(text: str, value: str) -> None:
 ])
 def test_shell_user_flags_and_brazilian_notations(text: str, value: str) -> None:
     assert value in _values(text), text
+
+
+@pytest.mark.parametrize("text,value", [
+    ("bot token 7302518846:AAGk2Lm9Qx7Vb4Nc8Rt1Zw5Hy3Pd6Sf0JuE ok", "7302518846:AAGk2Lm9Qx7Vb4Nc8Rt1Zw5Hy3Pd6Sf0JuE"),
+    (f"ключ API Zendesk: {KEY40}", KEY40),             # a key word, API and a provider's name before the `:`
+    (f":70:API-nøgle Zendesk {KEY40}\n", KEY40),        # ... and before the value with a space alone
+    (f"Id,kunci API Zendesk\n7,{KEY40}", KEY40),        # as a CSV column's header
+    (f"คีย์ API: {KEY40}", KEY40),                       # Thai
+])
+def test_tokens_and_keys_named_with_a_provider(text: str, value: str) -> None:
+    assert value in _values(text), text

@@ -122,7 +122,7 @@ _SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?s
               r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
 CONTEXT_WORDS = (rf"(?:{_PHONE_WORDS}|{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_PW}|{_KEY_LABELS}|"
-                 rf"{words.alternation(words.SECRET)})")
+                 rf"{words.alternation(words.SECRET, words.KEY)})")
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 CELL_TRIGGER = (rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]|"
                 r"\"sensitive\\?\"[ \t]*:[ \t]*true|"
@@ -233,6 +233,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=lambda s: bool(re.search(r"[A-Z]", s) and re.search(r"[a-z]", s)),
          description="Hugging Face tokens"),
     Rule("npm_token", "TOKEN", r"\bnpm_[A-Za-z0-9]{36}\b", trigger=r"npm_", description="npm tokens"),
+    Rule("telegram_bot_token", "TOKEN", r"(?:^|[^\w:])(?P<v>\d{8,10}:AA[A-Za-z0-9_-]{32,33})(?:$|[^\w-])",
+         trigger=r"\d{8}:AA[A-Za-z0-9_-]{32}",
+         description="Telegram bot tokens (Bot API: the bot's id, `:`, then AA and 33 characters)"),
     Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
          description="Stripe webhook signing secrets"),
     Rule("twilio_secret", "SECRET",
@@ -387,7 +390,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=]{{1,15}}){{0,2}}?"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?"
          rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
          trigger=rf"(?:{_KEY_WORDS})[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])", validator=v.prose_secret,
@@ -395,11 +398,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a random key after a word for key, token or secret in prose, in other languages too "
                      "(\"le secret client est …\", \"unser Token ist …\", \"esta es la clave: …\")"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})[ \t]+{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{24,256}})"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[ \t]+(?:API|[A-Z][A-Za-z0-9.]{{1,14}})){{0,2}}"
+         rf"[ \t]+{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{24,256}})"
          r"(?:$|[^A-Za-z0-9+/_.=-])",
-         trigger=rf"(?:{_KEY_WORDS})[ \t]+[A-Za-z0-9+/_.=-]{{24}}", validator=v.prose_secret, reject=_HEX_NOT_KEY,
-         description="a random key of 24+ characters right after a word for key, token or secret and a space "
-                     "(`:70:secret …` in a SWIFT free-text field, a fixed-width record)"),
+         trigger=rf"(?:{_KEY_WORDS})(?:[ \t]+[A-Za-z0-9.]{{1,15}}){{0,2}}[ \t]+[A-Za-z0-9+/_.=-]{{24}}",
+         validator=v.prose_secret, reject=_HEX_NOT_KEY,
+         description="a random key of 24+ characters right after a word for key, token or secret and a space, "
+                     "`API` or a provider's name between (`:70:secret …` in a SWIFT free-text field, a fixed-width "
+                     "record, `API-nøgle Auth0 …`)"),
     Rule("email", "EMAIL",
          f"(?:{_MSG_ID_HEADER}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"

@@ -39,7 +39,7 @@ SECRET: dict[str, tuple[str, ...]] = {
 KEY: dict[str, tuple[str, ...]] = {
     "ro": ("cheie",), "hu": ("kulcs",), "fi": ("avain",), "da": ("nøgle",), "ca": ("clau",), "tl": ("susi",),
     "ms": ("kunci",), "sw": ("ufunguo",), "uk": ("ключ",), "cs": ("klíč",), "sk": ("kľúč",), "lt": ("raktas",),
-    "el": ("κλειδί",), "th": ("กุญแจ",), "bn": ("চাবি",), "fa": ("کلید",), "he": ("מפתח",), "hi": ("कुंजी",),
+    "el": ("κλειδί",), "th": ("กุญแจ", "คีย์"), "bn": ("চাবি", "কী"), "fa": ("کلید",), "he": ("מפתח",), "hi": ("कुंजी",),
 }
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
 anahtar, jeton, khóa, مفتاح, 키, キー)."""
