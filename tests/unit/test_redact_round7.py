@@ -204,3 +204,26 @@ def test_shell_user_flags_and_brazilian_notations(text: str, value: str) -> None
 ])
 def test_tokens_and_keys_named_with_a_provider(text: str, value: str) -> None:
     assert value in _values(text), text
+
+
+ADYEN = "AQEz7Kq2Lm9Xv4Rt8Nw1Zc6Hd3Fs5Gj0Py2Ae7Ux4WoBv==-Tq4Zm8Rw2Kx6Lb1Vn9Hc5Jd3Gs7Fb0Ye4Ua2To8X=-k3#Vb!9qLm"
+
+
+@pytest.mark.parametrize("text,value", [
+    (f"ADYEN_API_KEY: {ADYEN}", ADYEN),
+    ("PASS oauth:k2v9x4q7m1z8r3t6w0y5b2n7c4d9fh", "oauth:k2v9x4q7m1z8r3t6w0y5b2n7c4d9fh"),
+    ("token=access_token$production$k2v9x4q7m1z8r3t6$5b2e8f1c9a4d7e30b6c1f8a2d5e9b7c4",
+     "access_token$production$k2v9x4q7m1z8r3t6$5b2e8f1c9a4d7e30b6c1f8a2d5e9b7c4"),
+    ("Plaid secret: 7c1e9a4f20b85d36e1a09f4c7b2d8e", "7c1e9a4f20b85d36e1a09f4c7b2d8e"),  # 30 hex
+])
+def test_provider_formats_of_the_round(text: str, value: str) -> None:
+    assert value in _values(text), text
+
+
+@pytest.mark.parametrize("number", [
+    "9792 0000 0000 0003",     # Troy
+    "6363 6800 0000 0007",     # Elo
+    "6082 0000 0000 0008",     # RuPay
+])
+def test_cards_of_more_issuers(number: str) -> None:
+    assert _values(f"card {number} ok") == [number]

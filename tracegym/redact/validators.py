@@ -52,6 +52,11 @@ _ISSUERS: list[tuple[tuple[int, int], int, frozenset[int]]] = [
     ((2200, 2204), 4, frozenset({16, 17, 18, 19})),       # Mir
     ((6304, 6304), 4, frozenset(range(12, 20))), ((6759, 6759), 4, frozenset(range(12, 20))),
     ((6761, 6763), 4, frozenset(range(12, 20))),          # Maestro (UK, international)
+    ((9792, 9792), 4, frozenset({16})),                   # Troy (Türkiye)
+    ((627780, 627780), 6, frozenset({16})), ((636297, 636297), 6, frozenset({16})),
+    ((636368, 636368), 6, frozenset({16})),               # Elo (Brazil), outside the Visa/Maestro/Discover ranges
+    ((60, 60), 2, frozenset({16})), ((81, 82), 2, frozenset({16})), ((508, 508), 3, frozenset({16})),
+    ((353, 353), 3, frozenset({16})), ((356, 356), 3, frozenset({16})),  # RuPay (India), UnionPay's 81
 ]
 
 
@@ -387,7 +392,8 @@ def prose_secret(value: str) -> bool:
     """A key after a word for one in prose: a hex key, or a random string of letters and digits."""
     if _UUID.fullmatch(value) or len(_SNAKE_WORD.findall(value)) >= 2:
         return False  # a UUID, or a name of words with an id in it (foo_bar_id_1c3b3088_uniq)
-    return hex_key(value) or high_entropy_secret(value)
+    return hex_key(value) or high_entropy_secret(value) or len(value) >= 24 and hex_key(value * 2) \
+        and entropy(value) >= 3.5  # a shorter hex secret (Plaid's 30): random, after a word for a key
 
 
 _SNAKE_WORD = re.compile(r"(?:^|_)[A-Za-z][a-z]{2,}(?=_|$)")
