@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.disguise import TRIGGER, Normalized, normalize
-from tracegym.redact.rules import BUILTIN_RULES, CELL_TRIGGER, CONTEXT_WORDS, WORD_TRIGGERED, Rule
+from tracegym.redact.rules import BUILTIN_RULES, CELL_TRIGGERS, CONTEXT_WORDS, WORD_TRIGGERED, Rule
 from tracegym.redact.structure import labelled_values
 
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
@@ -101,10 +101,10 @@ class Detector:
 
     def candidates(self, column: pa.Array | pa.ChunkedArray) -> pa.Array:
         """A boolean mask: true where some rule's trigger matches, or a table's header names a context word
-        (a pass of its own: joined with the triggers it makes RE2's automaton five times slower); null stays
+        (passes of their own: joined with the triggers they make RE2's automaton five times slower); null stays
         false."""
-        mask = pc.fill_null(pc.match_substring_regex(column, pattern=CELL_TRIGGER), False)
-        for prefilter in self.prefilters:
+        mask = pc.fill_null(pc.match_substring_regex(column, pattern=CELL_TRIGGERS[0]), False)
+        for prefilter in CELL_TRIGGERS[1:] + self.prefilters:
             mask = pc.or_(mask, pc.fill_null(pc.match_substring_regex(column, pattern=prefilter), False))
         return mask
 

@@ -121,14 +121,22 @@ _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wir
 _SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\btin\b|"
               r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
-CONTEXT_WORDS = (rf"(?:{_PHONE_WORDS}|{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_PW}|{_KEY_LABELS}|"
-                 rf"{words.alternation(words.SECRET, words.KEY)})")
+_CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})", _PW,
+                   words.alternation(words.SECRET, words.KEY))
+CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
-CELL_TRIGGER = (rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]|"
-                r"\"sensitive\\?\"[ \t]*:[ \t]*true|"
-                rf"{CONTEXT_WORDS}\\?[\"']?\]?[ \t]*=>|{CONTEXT_WORDS}\.?[ \t]*[:：]?[ \t]*(?:\\?\r?\n|\\n)")
+
+
+def _cell_trigger(cw: str) -> str:
+    return (rf"[,;\t|][ \t\"'`]*{cw}|{cw}[^\n,;\t|]{{0,40}}[,;\t|]|"
+            r"\"sensitive\\?\"[ \t]*:[ \t]*true|"
+            rf"{cw}\\?[\"']?\]?[ \t]*=>|{cw}\.?[ \t]*[:：]?[ \t]*(?:\\?\r?\n|\\n)")
+
+
+CELL_TRIGGERS = tuple(_cell_trigger(group) for group in _CONTEXT_GROUPS)
 """A text that may hold a table with such a column, a value its structure marks sensitive, a dump's `["name"]=>`
-(PHP), or a label ending its line with the value below (RE2 and Python syntax alike)."""
+(PHP), or a label ending its line with the value below (RE2 and Python syntax alike): one pattern per group of
+context words, each an RE2 pass of its own, as joined they outgrow RE2's automaton budget (ten times slower)."""
 # A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
 _FLAG = r"--[A-Za-z0-9-]*"
 # An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,

@@ -4,7 +4,8 @@
 The rules' own lists (tracegym/redact/rules.py) hold the forms that need a pattern (`has[lł]o`, `pass[_-]?phrase`,
 short forms like `pw`, identifier spellings like `mat_khau`); this table holds plain words, and a language is
 added here, once for every rule that reads its meaning. A space inside a word matches a space, `_` or `-`
-(`kata laluan`, `KATA_LALUAN`). ASCII letters match in any case.
+(`kata laluan`, `KATA_LALUAN`). Words of ASCII letters match in any case; the others as written, capitalised or
+in upper case (RE2 folding the cases of every script's letters outgrows its automaton's budget).
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ IS: dict[str, tuple[str, ...]] = {
 
 
 def alternation(*tables: dict[str, tuple[str, ...]], latin: bool | None = None) -> str:
-    """The tables' words as one regular expression (RE2 and Python syntax alike): longest first, Latin words in
-    any case (ASCII letters: the rules read text with `re.ASCII`), a space matching a space, `_` or `-`. `latin`:
+    """The tables' words as one regular expression (RE2 and Python syntax alike): longest first, ASCII words in
+    any case (the others as written, capitalised or in upper case), a space matching a space, `_` or `-`. `latin`:
     only the words that open with an ASCII letter (True; a word boundary can stand before them) or only the others
     (False)."""
     words = sorted({w for table in tables for ws in table.values() for w in ws
@@ -74,5 +75,9 @@ def alternation(*tables: dict[str, tuple[str, ...]], latin: bool | None = None) 
 
 
 def _pattern(word: str) -> str:
-    body = "[ _-]".join(re.escape(part) for part in word.split(" "))
-    return f"(?i:{body})"
+    if word.isascii():
+        return "(?i:" + "[ _-]".join(re.escape(part) for part in word.split(" ")) + ")"
+    # Case folding beyond ASCII swells RE2's automaton: the forms a label takes instead (as written, capitalised,
+    # upper case: `телефон`, `Телефон`, `ТЕЛЕФОН`).
+    forms = dict.fromkeys((word, word[0].upper() + word[1:], word.upper()))
+    return "(?:" + "|".join("[ _-]".join(re.escape(p) for p in form.split(" ")) for form in forms) + ")"
