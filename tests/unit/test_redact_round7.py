@@ -227,3 +227,7 @@ def test_provider_formats_of_the_round(text: str, value: str) -> None:
 ])
 def test_cards_of_more_issuers(number: str) -> None:
     assert _values(f"card {number} ok") == [number]
+
+
+def test_a_digest_s_name_before_a_key_word_keeps_a_bare_value() -> None:
+    assert _values("cache key Tq4Zm8Rw2Kx6Lb1Vn9Hc5Jd3Gs7Fb0Ye") == []
