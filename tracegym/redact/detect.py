@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.disguise import TRIGGER, Normalized, normalize
-from tracegym.redact.rules import BUILTIN_RULES, CELL_TRIGGER, CONTEXT_WORDS, WORD_TRIGGERED, Rule
+from tracegym.redact.rules import BUILTIN_RULES, CELL_TRIGGERS, CONTEXT_WORDS, WORD_TRIGGERED, Rule
 from tracegym.redact.structure import labelled_values
 
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
@@ -40,13 +40,17 @@ _VALUE_GROUPS = ("v", "w", "x")
 _CREDENTIALS = frozenset({"API_KEY", "TOKEN", "SECRET", "PASSWORD"})
 _CONTAINMENT_CHECKED = 64
 """Findings in one text up to which credentials inside longer ones are looked for (pairs: quadratic)."""
+_REPEAT_ALONE = 8
+"""A found value this long is replaced wherever else it stands in its text, inside a longer run too."""
 _SPACE_OR_QUOTE = re.compile(r"[\s\"{}]")
 """What keeps a labelled value from being read quoted, whole: words apart, a quote, braces (a template, a
 `flag{…}`: Django's and the other generators' secret alphabets hold no braces)."""
 _KEY_LABELS = frozenset({"API_KEY", "TOKEN", "SECRET"})
-_PUBLIC_VALUE = re.compile(r"(?i:pk)[._-]|[A-Za-z]*_?(?i:publishable)[._-]|.*(?:EXAMPLE|EXAMPLEKEY)$")
+_PUBLIC_VALUE = re.compile(r"(?i:pk)[._-]|[A-Za-z]*_?(?i:publishable)[._-]|.*(?:EXAMPLE|EXAMPLEKEY)$|"
+                           r"(?:live|test)_[A-Z0-9]{32}$")
 """A credential-shaped value that is no secret: a publishable key (`pk_live_…`, Mapbox `pk.…`, `pk-lf-…`,
-`sb_publishable_…`: the issuers' convention for keys meant to ship in web pages and apps) or a vendor's documented
+`sb_publishable_…`, Adyen's client keys `live_`/`test_` + 32: the issuers' convention for keys meant to ship in web
+pages and apps) or a vendor's documented
 example (`AKIAIOSFODNN7EXAMPLE`, `…EXAMPLEKEY` in AWS's docs: published, so redacting them hides nothing and
 makes documentation in traces noisy)."""
 """A rule's value: group `v`, or `w`/`x` in the alternatives of a rule that writes its value in several forms."""
@@ -97,10 +101,10 @@ class Detector:
 
     def candidates(self, column: pa.Array | pa.ChunkedArray) -> pa.Array:
         """A boolean mask: true where some rule's trigger matches, or a table's header names a context word
-        (a pass of its own: joined with the triggers it makes RE2's automaton five times slower); null stays
+        (passes of their own: joined with the triggers they make RE2's automaton five times slower); null stays
         false."""
-        mask = pc.fill_null(pc.match_substring_regex(column, pattern=CELL_TRIGGER), False)
-        for prefilter in self.prefilters:
+        mask = pc.fill_null(pc.match_substring_regex(column, pattern=CELL_TRIGGERS[0]), False)
+        for prefilter in CELL_TRIGGERS[1:] + self.prefilters:
             mask = pc.or_(mask, pc.fill_null(pc.match_substring_regex(column, pattern=prefilter), False))
         return mask
 
@@ -195,10 +199,10 @@ class Detector:
 
     def _find(self, text: str, rules: list[Rule], norm: Normalized | None = None,
               normal_rules: list[Rule] | None = None) -> list[Finding]:
-        found = self._find_in(text, text, rules)
+        found = self._find_in(text, text, rules) if norm is None or not norm.encoded else []
         if norm is not None:
             found += self._find_in(text, norm.text, normal_rules or [], norm)
-        return _non_overlapping(found)
+        return _repeated(text, _non_overlapping(found))
 
     def _find_in(self, text: str, read: str, rules: list[Rule], norm: Normalized | None = None) -> list[Finding]:
         """Findings of `rules` in `read` (the text, or its normalized form `norm`), as spans of `text`."""
@@ -299,6 +303,28 @@ def _non_overlapping(found: list[Finding]) -> list[Finding]:
         if all(f.end <= k.start or f.start >= k.end for k in kept):
             kept.append(f)
     return sorted(kept, key=lambda f: f.start)
+
+
+def _repeated(text: str, found: list[Finding]) -> list[Finding]:
+    """`found` with each value's other occurrences in the text (a number a record holds twice, once beside its
+    label and once in a fixed-width field with none): the same string is the same secret. A value shorter than
+    `_REPEAT_ALONE` counts only where it stands alone (no letter or digit beside it), not inside a longer word."""
+    if not found or len(found) > _CONTAINMENT_CHECKED:
+        return found
+    extra: list[Finding] = []
+    for f in found:
+        at = text.find(f.value)
+        while at >= 0:
+            end = at + len(f.value)
+            if at != f.start and (len(f.value) >= _REPEAT_ALONE or _alone(text, at, end)) \
+                    and all(end <= g.start or at >= g.end for g in found + extra):
+                extra.append(Finding(f.rule, at, end, f.value, f.priority, f.normal))
+            at = text.find(f.value, end)
+    return sorted(found + extra, key=lambda f: f.start) if extra else found
+
+
+def _alone(text: str, start: int, end: int) -> bool:
+    return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
 
 
 def _inside_a_longer_credential(f: Finding, found: list[Finding]) -> bool:

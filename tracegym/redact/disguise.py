@@ -3,7 +3,8 @@
 Values arrive disguised in ways that break a pattern but not a reader: a zero-width or bidi control character
 pasted inside a key, full-width forms (`ｓｋ－ｐｒｏｊ－…`, NFKC folds them), an e-mail percent-encoded in a URL
 (`jane%40example.com`), JSON-escaped inside text (`jane\\u0040example.com`, also behind an escaped backslash) or
-written as an HTML character reference (`jane&#64;example.com`, `&#x40;`).
+written as an HTML character reference (`jane&#64;example.com`, `&#x40;`), or in a quoted-printable mail body
+(RFC 2045 6.7: `anna=40example.com`, `password=3DSecret`, a value cut by a soft line break `=` at a line's end).
 `normalize` undoes those and remembers where each changed piece came from, so a finding in the normalized text
 maps to the span of the original that must be replaced.
 """
@@ -21,11 +22,18 @@ from dataclasses import dataclass
 _INVISIBLE = "\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 # Compatibility forms NFKC folds to ASCII: full-width ASCII, the ideographic space, no-break and sized spaces.
 _WIDE = "\uff01-\uff5e\u3000\u00a0\u2000-\u200a"
-TRIGGER = f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});"
+TRIGGER = (f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});|"
+           r"(?i:quoted-printable)|=3D|=(?:\\?\r)?\n|=(?:\\r)?\\n")
 """What a text must hold to need normalizing (RE2 and Python syntax alike)."""
 _PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|(?:%[0-9A-Fa-f]{{2}})+|(?:\\\\+u[0-9A-Fa-f]{{4}})+|"
                     f"(?:&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});)+")
 _ESCAPE = re.compile(r"\\+u([0-9A-Fa-f]{4})")
+_QP_PIECE = re.compile(r"(?:=[0-9A-F]{2}|=(?:\\?\r)?\n|=(?:\\r)?\\n)+")
+"""A run of quoted-printable escapes (`=XX`, upper-case hex as RFC 2045 writes them) and soft line breaks (`=` ending
+a line; `=\\n` inside JSON text)."""
+_QP_SIGN = re.compile(r"(?i:content-transfer-encoding:[ \t]*quoted-printable)|=3D|=[0-9A-F]{2}[^\n]*=(?:\r?\n|\\n)")
+"""What marks a text as quoted-printable: its MIME header, an encoded `=` (`=3D`: nothing else writes one), or an
+escape with a soft line break on its line."""
 _DROP = re.compile(f"[{_INVISIBLE}]")
 
 
@@ -34,6 +42,9 @@ class Normalized:
     text: str
     marks: list[tuple[int, int, int, int]]
     """(start, end) in `text` and (start, end) in the original of each replaced piece, in order."""
+    encoded: bool = False
+    """The original is a quoted-printable text: read as written, its escapes would be taken into values
+    (`password=3DSecret` as `3DSecret`), so only this reading counts."""
 
     def original(self, start: int, end: int) -> tuple[int, int]:
         """The span of the original text that `text[start:end]` came from (a piece touched is taken whole)."""
@@ -59,8 +70,14 @@ def normalize(text: str) -> Normalized | None:
     parts: list[str] = []
     marks: list[tuple[int, int, int, int]] = []
     at = length = 0
-    for m in _PIECE.finditer(text):
-        new = _decoded(m.group())
+    pieces = list(_PIECE.finditer(text))
+    encoded = "=" in text and _QP_SIGN.search(text) is not None
+    if encoded:
+        pieces = sorted(pieces + list(_QP_PIECE.finditer(text)), key=lambda m: m.start())
+    for m in pieces:
+        if m.start() < at:
+            continue  # inside a piece already read
+        new = _quoted_printable(m.group()) if m.group()[0] == "=" else _decoded(m.group())
         if new is None or new == m.group():
             continue
         parts.append(text[at:m.start()])
@@ -72,7 +89,7 @@ def normalize(text: str) -> Normalized | None:
     if not marks:
         return None
     parts.append(text[at:])
-    return Normalized("".join(parts), marks)
+    return Normalized("".join(parts), marks, encoded)
 
 
 def _decoded(piece: str) -> str | None:
@@ -92,6 +109,15 @@ def _decoded(piece: str) -> str | None:
     if piece[0] == "&":
         return _fold(html.unescape(piece))  # numeric character references: `jane&#64;example.com`
     return _fold(piece)
+
+
+def _quoted_printable(piece: str) -> str | None:
+    """A run of quoted-printable escapes decoded (UTF-8, else Latin-1), its soft line breaks dropped."""
+    raw = bytes.fromhex(re.sub(r"=(?:\\?\r)?\n|=(?:\\r)?\\n|=", "", piece))
+    try:
+        return _fold(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return _fold(raw.decode("latin-1"))
 
 
 def _fold(text: str) -> str:

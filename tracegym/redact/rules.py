@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tracegym.redact import validators as v
+from tracegym.redact import words
 
 Validator = Callable[[str], bool | int]
 """True to keep a match, False to drop it, or the length of the prefix to keep."""
@@ -44,23 +45,30 @@ _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|k
        r"contrase[nñ]a|clave de acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
        r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata sandi|mat[_ ]?khau\b)|m[ậa]t kh[ẩa]u|"
        r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|"
-       r"비밀번호|비번|암호")
+       r"비밀번호|비번|암호|" + words.alternation(words.PASSWORD))
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
-# no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass).
-_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b)|[a-z0-9]Pass)"
+# no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass);
+# `auth` ending a name after a separator or a hump (redis_auth, REDIS_AUTH, redisAuth: Redis's AUTH password).
+_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b))"
 # "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
-_IS = r"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو)"
-# Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "reset to", a tag's `>`.
-_PW_AFTER = (rf"\\?[\"']?\]?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?)?"
+_IS = rf"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو|{words.alternation(words.IS)})"
+# Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "my password is" with
+# the possessive after the word ("kata laluan saya ialah"), "reset to", a tag's `>`.
+_PW_AFTER = (rf"\\?[\"']?\]?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?|"
+             r"[ \t]+[A-Za-z]{2,8})?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
              rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|[ \t]*[は：][ \t]*)")
 # What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`).
 _OPEN = r"(?:\\?[\"'`]|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
+# A character of an unquoted password after a `,` or `;` inside it (`UH;mx!_*24`: they end a value in prose): not
+# a space, a quote, a bracket or a backslash, nor an `=` (`password=X;encrypt=true` in JDBC: the next `name=`).
+_PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
-# `curl -u user:password`, `sshpass -p X`, `mysql … -pX` (with no space: `-p X` prompts and names a database).
+# `curl -u user:password` (and with other short flags before it: `curl -su user:password`), `sshpass -p X`,
+# `mysql … -pX` (with no space: `-p X` prompts and names a database).
 _PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
-             r"(?:^|[ \t\"'])(?:-u|--user)[ \t=]+\\?[\"']?[^\s:\"'\\]{1,64}:|"
+             r"(?:^|[ \t\"'])(?:-[A-Za-z]{0,4}u|--user)[ \t=]+\\?[\"']?[^\s:\"'\\]{1,64}:|"
              r"\bsshpass[ \t]+-p[ \t]*|\bmysql(?:dump|admin|sh)?[ \t][^\n|;&]{0,80}?[ \t]-p")
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
 # outgrow RE2's DFA budget, and the one pass over a column falls back to a slower engine (3x). `pass` not before
@@ -69,7 +77,8 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|
                r"adgangskode|jelsz|ifre|kata sandi|clave de|contrase|senha|wachtwoord|\bww\b|kennwort|mat[_ ]?khau)|"
                r"m[ậa]t kh[ẩa]u|"
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
-               r"비밀번호|비번|암호|-u[ \t]|--user|mysql")
+               r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
+               + words.alternation(words.PASSWORD))
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
 # `\u` differently from Python.
@@ -83,14 +92,16 @@ _DSEP = r"(?:[ \t]{1,3}|[ \t]{0,2}[-/.][ \t]{0,2})"
 _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (a form-encoded space) too
 # Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
 # Portuguese, Spanish and Italian too (celular, telefone, contato, teléfono, móvil, tlf, cellulare), "my number" /
-# "Rückruf" (call back), and Japanese (電話番号, 携帯電話, 連絡先: no word boundary in CJK text).
+# "Rückruf" (call back), and Japanese (電話番号, 携帯電話, 連絡先: no word boundary in CJK text); and the words of the
+# translation table (tracegym/redact/words.py) for phone, the Latin ones here, the others in _PHONE_CJK.
 _PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                 r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                 r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                 r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|"
                 r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
                 r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|zadzwo[nń]|"
-                r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i)"
+                r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
+                + words.alternation(words.PHONE, latin=True) + ")"
                 r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 # A camelCase name holding such a word after another (customerPhone, billingMobileNo); one that opens with it
 # (contactPhone, phoneNumber) is _PHONE_LATIN's, its next hump a phone word too.
@@ -99,7 +110,8 @@ _PHONE_CAMEL = (r"[a-z0-9](?:Phone|Tel|Telephone|Mobile|Cell|Fax|Msisdn|Whatsapp
 # Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
 # 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi.
 _PHONE_CJK = (r"(?:電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
-              r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल)")
+              r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल|"
+              + words.alternation(words.PHONE, latin=False) + ")")
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})"
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
@@ -109,13 +121,22 @@ _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wir
 _SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\btin\b|"
               r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
-CONTEXT_WORDS = rf"(?:{_PHONE_WORDS}|{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_PW}|{_KEY_LABELS})"
+_CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})", _PW,
+                   words.alternation(words.SECRET, words.KEY))
+CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
-CELL_TRIGGER = (rf"[,;\t|][ \t\"'`]*{CONTEXT_WORDS}|{CONTEXT_WORDS}[^\n,;\t|]{{0,40}}[,;\t|]|"
-                r"\"sensitive\\?\"[ \t]*:[ \t]*true|"
-                rf"{CONTEXT_WORDS}\\?[\"']?\]?[ \t]*=>|{CONTEXT_WORDS}\.?[ \t]*[:：]?[ \t]*(?:\\?\r?\n|\\n)")
+
+
+def _cell_trigger(cw: str) -> str:
+    return (rf"[,;\t|][ \t\"'`]*{cw}|{cw}[^\n,;\t|]{{0,40}}[,;\t|]|"
+            r"\"sensitive\\?\"[ \t]*:[ \t]*true|"
+            rf"{cw}\\?[\"']?\]?[ \t]*=>|{cw}\.?[ \t]*[:：]?[ \t]*(?:\\?\r?\n|\\n)")
+
+
+CELL_TRIGGERS = tuple(_cell_trigger(group) for group in _CONTEXT_GROUPS)
 """A text that may hold a table with such a column, a value its structure marks sensitive, a dump's `["name"]=>`
-(PHP), or a label ending its line with the value below (RE2 and Python syntax alike)."""
+(PHP), or a label ending its line with the value below (RE2 and Python syntax alike): one pattern per group of
+context words, each an RE2 pass of its own, as joined they outgrow RE2's automaton budget (ten times slower)."""
 # A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
 _FLAG = r"--[A-Za-z0-9-]*"
 # An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
@@ -126,14 +147,20 @@ _CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth|-pat)|api-?
 # HAR form `{"name": "Name", "value": "v"}`.
 _HEADER_AFTER = (r"\\?[\"']?(?:[ \t]*[:=][ \t]*\[?[ \t]*|[ \t]*,[ \t]*\\?[\"'](?i:value)\\?[\"'][ \t]*:[ \t]*)"
                  r"\\?[\"']?")
+# RFC 7235 credentials after an auth scheme: a token68 (base64url or base64, `=` padding), and an auth-param,
+# `name=value` or `name="value"` (escaped quotes inside JSON text too).
+_TOKEN68 = r"[A-Za-z0-9._~+/-]{16,2048}=*"
+_AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}\\?\"|[^\s,\"\\]{0,256})"
 # A cookie that holds a session or a credential (RFC 6265 `name=value`): session, sid, JSESSIONID, PHPSESSID,
 # connect.sid, _session, auth_token, remember_token, csrftoken, XSRF-TOKEN, access/refresh tokens, jwt.
 _COOKIE_NAME = (r"(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
                 r"token|auth|jwt|csrftoken|remember[_-]?me)")
 # Words for a key or a secret in prose, in the languages customers write ("la clé :", "unser Token ist").
-# Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too.
+# Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too; and the words of the
+# translation table (tracegym/redact/words.py) for secret and key.
 _KEY_WORDS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
-              r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット")
+              r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット|"
+              + words.alternation(words.SECRET, words.KEY))
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
 _HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
@@ -145,6 +172,10 @@ _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object
 _MSG_ID_HEADER = (r"(?i:message-id|in-reply-to|references|content-id|resent-message-id)[ \t]*:[ \t]*"
                   r"(?:<[^<>\s]{1,250}>(?:[ \t]|\r?\n[ \t])*)*<")
 
+
+# The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281").
+_ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|"
+               r"commande|bestellung|factura|rechnung)\b)")
 
 WORD_TRIGGERED = frozenset({"phone_national", "secret_prose", "password", "date_of_birth", "ssn"})
 """Rules whose triggers open with a list of words: the prefilter runs them in a pass of their own."""
@@ -210,6 +241,19 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=lambda s: bool(re.search(r"[A-Z]", s) and re.search(r"[a-z]", s)),
          description="Hugging Face tokens"),
     Rule("npm_token", "TOKEN", r"\bnpm_[A-Za-z0-9]{36}\b", trigger=r"npm_", description="npm tokens"),
+    Rule("adyen_key", "API_KEY",
+         r"\bAQE[A-Za-z0-9+/]{20,200}={0,2}-[A-Za-z0-9+/]{20,200}={0,2}-[^\s\"'`\\<>\]]{4,32}",
+         trigger=r"AQE[A-Za-z0-9+/]{20}",
+         description="Adyen API keys (AQE…, two base64 parts and a last part of any printable characters, `-` "
+                     "between)"),
+    Rule("braintree_token", "TOKEN", r"\baccess_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}",
+         trigger=r"access_token\$", description="Braintree (PayPal) access tokens, access_token$production$…$…"),
+    Rule("twitch_token", "TOKEN", r"\boauth:[a-z0-9]{30}\b", trigger=r"oauth:[a-z0-9]{30}",
+         validator=lambda s: bool(re.search(r"\d", s)),
+         description="Twitch chat (IRC) OAuth tokens, oauth: + 30 lower-case letters and digits"),
+    Rule("telegram_bot_token", "TOKEN", r"(?:^|[^\w:])(?P<v>\d{8,10}:AA[A-Za-z0-9_-]{32,33})(?:$|[^\w-])",
+         trigger=r"\d{8}:AA[A-Za-z0-9_-]{32}",
+         description="Telegram bot tokens (Bot API: the bot's id, `:`, then AA and 33 characters)"),
     Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
          description="Stripe webhook signing secrets"),
     Rule("twilio_secret", "SECRET",
@@ -285,6 +329,21 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:basic)[ \t]+[A-Za-z0-9+/]{8}", validator=v.basic_credentials,
          description="HTTP basic credentials wherever `Basic` precedes them (HAR, header maps): base64 of "
                      "user:password"),
+    Rule("http_auth", "TOKEN",
+         rf"(?i:(?:proxy-)?authorization){_HEADER_AFTER}[A-Za-z][A-Za-z0-9_.-]{{1,30}}[ \t]+"
+         rf"(?P<v>{_TOKEN68}(?:,[ \t]?{_TOKEN68})*)(?:$|[^A-Za-z0-9._~+/=-])",
+         trigger=r"(?i:authorization)", validator=v.labelled_key,
+         description="credentials after any scheme in an Authorization or Proxy-Authorization header (RFC 7235: "
+                     "`Token`, Okta `SSWS`, Elastic `ApiKey`, `FlyV1`, …), as raw requests, curl, fetch, "
+                     "PowerShell, header maps and HAR write them"),
+    Rule("http_auth", "TOKEN",
+         rf"(?:(?i:digest)[ \t]+(?:{_AUTH_PARAM}[ \t]*,[ \t]*){{0,12}}(?i:response)|"
+         r"(?:^|[^A-Za-z0-9_-])(?i:signature|oauth_signature))[ \t]*=[ \t]*\\?\"?"
+         r"(?P<v>[A-Za-z0-9+/_%-]{16,512}={0,2})",
+         trigger=r"(?i:response|signature)[ \t]*=[ \t]*\\?\"?[A-Za-z0-9+/_%-]{16}", validator=v.labelled_key,
+         description="the credential among an auth scheme's parameters (RFC 7235 auth-params): Digest's "
+                     "`response=` (RFC 7616), `signature=` of AWS SigV4, HMAC and draft-cavage HTTP signatures, "
+                     "OAuth 1.0's `oauth_signature=`"),
     Rule("credential_header", "SECRET", rf"{_CRED_HEADER}{_HEADER_AFTER}(?P<v>[A-Za-z0-9+/_.=~-]{{16,512}})",
          trigger=r"(?i:-key|-token|-secret|-signature|-auth|-pat|apikey)", validator=v.labelled_key,
          description="credentials in HTTP headers (X-Api-Key, X-Auth-Token, X-*-Token, DD-API-KEY) as raw "
@@ -307,13 +366,19 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="unquoted passwords after `name=` with symbols in them (env files, Java properties, log "
                      "key=value)"),
     Rule("password", "PASSWORD",
-         rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)[ \t]*=[ \t]*|{_PW_SHELL}|"
+         rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)(?:[ \t]*=|[ \t]+(?i:is|ist|est|es|è|é|är|er)[ \t])[ \t]*|{_PW_SHELL}|"
          rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
          r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|'(?P<w>[^'\\\n]{4,128})'|"
-         rf"{_OPEN}(?P<x>[^\s\"'`,;(){{}}\[\]<>\\]{{4,128}}))",
+         rf"{_OPEN}(?P<x>[^\s\"'`,;(){{}}\[\]<>\\]{{1,128}}(?:[,;]{_PW_WORD}{{1,128}})*)(?:$|[\s\"'`,;(){{}}\[\]<>\\]))",
          trigger=_PW_TRIGGER, validator=v.password,
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose); "
                      "a quoted one whole, symbols and spaces included"),
+    Rule("password", "PASSWORD",
+         rf"(?:^|[\s:\"'`>\[])[A-Za-z0-9_.-]*{_PW_LABEL}[ \t]+(?P<v>[^\s\"'`\\(){{}}\[\]<>]{{7,127}}"
+         r"[^\s\"'`\\(){}\[\]<>,;.])(?:$|[\s\"'`\\(){}\[\]<>,;.])",
+         trigger=_PW_TRIGGER, validator=v.bare_password,
+         description="a password after its label and spaces alone (a SWIFT free-text field `:70:passord X`, "
+                     "fixed-width records): letters and digits, 8+ characters, not code"),
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\]?\s*[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
@@ -343,13 +408,23 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=]{{1,15}}){{0,2}}?"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?"
          rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
          trigger=rf"(?:{_KEY_WORDS})[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])", validator=v.prose_secret,
          reject=_HEX_NOT_KEY,
          description="a random key after a word for key, token or secret in prose, in other languages too "
                      "(\"le secret client est …\", \"unser Token ist …\", \"esta es la clave: …\")"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})"
+         rf"(?:[ \t]+(?:API|[A-Z][A-Za-z0-9.]{{1,14}})){{0,2}}"
+         rf"[ \t]+{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{24,256}})"
+         r"(?:$|[^A-Za-z0-9+/_.=-])",
+         trigger=rf"(?:{_KEY_WORDS})(?:[ \t]+[A-Za-z0-9.]{{1,15}}){{0,2}}[ \t]+[A-Za-z0-9+/_.=-]{{24}}",
+         validator=v.prose_secret, reject=_HEX_NOT_KEY,
+         description="a random key of 24+ characters right after a word for key, token or secret and a space, "
+                     "`API` or a provider's name between (`:70:secret …` in a SWIFT free-text field, a fixed-width "
+                     "record, `API-nøgle Auth0 …`); the word before it read, so that `cache key …` is rejected"),
     Rule("email", "EMAIL",
          f"(?:{_MSG_ID_HEADER}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
@@ -399,7 +474,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number_any_grouping,
          description="payment card numbers after a word naming a card, in any grouping (OCR, hand-typed)"),
     Rule("phone", "PHONE",
-         rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)|\d{{1,4}})"
+         rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)(?:{_PSEP}\d)?|\d{{1,4}})"
          rf"(?:{_PSEP}?\d{{2,4}}){{1,4}})"
          r"(?:$|[^\w.]|\.(?:$|\D))",
          trigger=r"\+[1-9]", validator=lambda s: 8 <= len(v.digits_of(s)) <= 15,
@@ -415,9 +490,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="numbers in ITU-T E.123 national notation, the area code in parentheses: (020) 7946 0321, "
                      "(07) 3123 4567, (11) 91234-5678"),
     Rule("phone_national", "PHONE",
-         rf"(?:(?:\b|_){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}"
-         r"(?P<v>(?:\+|00)?\(?\d[\d ()./-]{5,22}\d)(?:$|\W)",
-         trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone,
+         rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}"
+         r"(?P<v>(?:\+|00|0xx)?\(?\d[\d ()./-]{5,22}\d)(?:$|\W)",
+         trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone, reject=_ID_BETWEEN,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
     Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))",

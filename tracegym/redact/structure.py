@@ -20,13 +20,17 @@ MAX_LABEL = 48
 SENSITIVE = ("secret", "password")
 """The labels of a value its structure marks sensitive without naming it (Terraform's `"sensitive": true`)."""
 
-_Q = r"\\?\""  # a quote, escaped when the JSON document sits inside a JSON string
-_FIELD = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*(?:{_Q}((?:[^\"\\\n]|\\[^\"\n])*){_Q}|(true))")
+_Q = r"\\*\""  # a quote, escaped when the JSON document sits inside a JSON string (twice when in one inside that)
+_FIELD = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*(?:{_Q}((?:[^\"\\\n]|\\[^\"\n])*?){_Q}|(true))")
 _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
 _ELEMENT = re.compile(r"\{(?:[^{}]|\{[^{}]*\})*\}")
 """An element of a rich-text list: an object holding flat ones at most (`"style": {"code": true}` in Slack's)."""
 _NAME_KEY = re.compile(r"(?i:name|key|[a-z]*(?:Key|Name)|label|header|field)")
-_VALUE_KEY = re.compile(r"(?i:value|[a-z]*Value|secret|data)")
+_URI_KEY = re.compile(r"url|system")
+"""A sibling naming its value by a URI whose last segment is the name: a FHIR extension's `url`
+(`…/StructureDefinition/db_password`), an identifier's `system` (`http://hl7.org/fhir/sid/us-ssn`)."""
+_VALUE_KEY = re.compile(r"(?i:value|[a-z]*Value|secret|data)|value[A-Z][a-zA-Z]*")
+"""The value's own field; FHIR's typed `value[x]` too (`valueString`, `valueCode`)."""
 _TEXT_KEY = re.compile(r"(?i:text|content|value|body)")
 _PARENT = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*$")
 
@@ -67,6 +71,8 @@ def _labels_of(text: str, start: int, fields: dict[str, re.Match[str]]) -> list[
     it is marked sensitive."""
     labels = [m.group(2) for k, m in fields.items() if _NAME_KEY.fullmatch(k) and m.group(2)
               and len(m.group(2)) <= MAX_LABEL]
+    labels += [name for k, m in fields.items() if _URI_KEY.fullmatch(k) and m.group(2)
+               and len(name := re.split(r"[/#:]", m.group(2).rstrip("/"))[-1]) <= MAX_LABEL]
     if (parent := _PARENT.search(text, max(0, start - 60), start)) is not None:
         labels.append(parent.group(1))
     if "sensitive" in fields and fields["sensitive"].group(3):
@@ -189,6 +195,16 @@ def words_of(label: str) -> str:
     return _HUMP.sub("_", label)
 
 
+_HL7_XTN = re.compile(r"(?:^|[|~])([+(]?\d[\d ()./-]{4,22}\d)\^(?:PRN|ORN|WPN|VHN|ASN|EMR|BPN)?\^(?:PH|CP|FX|MD|BP)\b")
+"""An HL7 v2 telephone field (XTN, PID-13 and PID-14): the number, its use code (PRN, WPN, …) and its equipment
+type (PH phone, CP cellular, FX fax, …) after `^`."""
+
+
+def hl7_phones(text: str) -> Labelled:
+    """The numbers of HL7 v2 XTN fields, labelled `phone`."""
+    return [("phone", m.start(1), m.end(1)) for m in _HL7_XTN.finditer(text)]
+
+
 def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
     """Every value here whose label stands away from it, by structure."""
     out: Labelled = []
@@ -200,4 +216,6 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += previous_line(text, wanted)
     if "<" in text or "=>" in text or "{" in text:
         out += markup_fields(text, wanted)
+    if "^" in text and wanted("phone"):
+        out += hl7_phones(text)
     return out

@@ -13,6 +13,8 @@ import re
 from collections import Counter
 from datetime import date
 
+from tracegym.redact import phones
+
 _DIGITS = re.compile(r"\d")
 _NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
 _ALNUM = re.compile(r"[0-9A-Za-z]")
@@ -50,6 +52,11 @@ _ISSUERS: list[tuple[tuple[int, int], int, frozenset[int]]] = [
     ((2200, 2204), 4, frozenset({16, 17, 18, 19})),       # Mir
     ((6304, 6304), 4, frozenset(range(12, 20))), ((6759, 6759), 4, frozenset(range(12, 20))),
     ((6761, 6763), 4, frozenset(range(12, 20))),          # Maestro (UK, international)
+    ((9792, 9792), 4, frozenset({16})),                   # Troy (Türkiye)
+    ((627780, 627780), 6, frozenset({16})), ((636297, 636297), 6, frozenset({16})),
+    ((636368, 636368), 6, frozenset({16})),               # Elo (Brazil), outside the Visa/Maestro/Discover ranges
+    ((60, 60), 2, frozenset({16})), ((81, 82), 2, frozenset({16})), ((508, 508), 3, frozenset({16})),
+    ((353, 353), 3, frozenset({16})), ((356, 356), 3, frozenset({16})),  # RuPay (India), UnionPay's 81
 ]
 
 
@@ -244,11 +251,9 @@ def ssn(value: str) -> bool:
 
 
 def national_phone(value: str) -> bool | int:
-    """A phone number in a national format after a word like phone, tel or Handy: the numbering plans of
-    North America (NANP), the UK (Ofcom), France (ARCEP), Germany (BNetzA), India (TRAI), Australia (ACMA, trunk
-    0 like the European plans), Brazil (Anatel), Spain (CNMC), Italy (AGCOM), Japan (MIC), or an international
-    number (+CC). A match that runs on into other digits keeps the longest prefix of whole groups that is one:
-    its length."""
+    """A phone number in a national format after a word like phone, tel or Handy: a number of one of the
+    national numbering plans (tracegym/redact/phones.py), or an international one (+CC, 00CC). A match that runs
+    on into other digits keeps the longest prefix of whole groups that is one: its length."""
     groups = list(re.finditer(r"\d+", value))
     for n in range(len(groups), 0, -1):
         end = groups[n - 1].end()
@@ -270,44 +275,18 @@ def area_code_phone(value: str) -> bool:
     number = digits_of(value)
     if area.startswith("0"):
         return 9 <= len(number) <= 12
-    return len(area) == 2 and _brazil(number)
-
-
-def _brazil(number: str) -> bool:
-    """Anatel: a two-digit DDD area code (11-99, no 0), then nine digits starting 9 (mobile) or eight starting
-    2-5 (landline)."""
-    ddd, rest = number[:2], number[2:]
-    if "0" in ddd:
-        return False
-    return len(rest) == 9 and rest[0] == "9" or len(rest) == 8 and rest[0] in "2345"
+    return len(area) == 2 and phones.brazil(number)
 
 
 def _plan_number(value: str) -> bool:
     number = digits_of(value.replace("(0)", "", 1))  # +44 (0)20 ...: the trunk 0 is not dialled from abroad
     if value.startswith("+"):
-        return 8 <= len(number) <= 15
+        return phones.international(number)
     if value.startswith("00"):
-        return 8 <= len(number) - 2 <= 15
-    if number[0] == "0":
-        # UK, France, Germany, India, Japan: trunk 0, then area or mobile code; Italy's landlines (0 kept in the
-        # number, AGCOM) run from 6 digits
-        return 6 <= len(number) <= 13
-    if len(number) == 11 and number[0] == "1" and _nanp(number[1:]):
-        return True  # NANP with the long-distance prefix
-    if _brazil(number):
-        return True
-    if len(number) == 9:
-        # Spain (CNMC: 6 and 7 mobile, 8 and 9 landline) and Poland (UKE: a closed 9-digit plan, area codes
-        # 12-95, mobiles 45-88): no trunk prefix
-        return number[0] != "0"
-    # NANP; an Indian mobile (TRAI: 6-9); an Italian mobile (AGCOM: 3xx, no trunk 0)
-    return len(number) == 10 and (_nanp(number) or number[0] in "36789")
-
-
-def _nanp(number: str) -> bool:
-    """NANP: area code and exchange [2-9]XX, neither of them N11."""
-    return len(number) == 10 and number[0] in "23456789" and number[3] in "23456789" \
-        and number[1:3] != "11" and number[4:6] != "11"
+        return phones.international(number[2:])
+    if value.startswith("0xx"):
+        return phones.brazil(number[1:])  # Anatel's notation for the carrier code a caller picks: 0xx + DDD
+    return phones.national(number)
 
 
 _CODE_VALUE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\)?)?|None|null|true|false|undefined|\*+|x+|\.+")
@@ -328,11 +307,18 @@ def password(value: str) -> bool:
         return False  # punctuation: the label ended a JSON string (`"Password: "}, {`)
     if len(bare) < 4 or bare.lower() in _PLACEHOLDER_WORDS or _REFERENCE.fullmatch(bare) or len(set(bare)) == 1:
         return False  # a mask (0000, ****) is one character repeated
-    if _CODE_VALUE.fullmatch(bare) and not re.search(r"\d", bare):
-        return False  # an identifier without digits reads as a variable name, not a password
+    if _CODE_VALUE.fullmatch(bare.rstrip(".,")) and not re.search(r"\d", bare):
+        return False  # an identifier without digits reads as a variable name (or a word ending a sentence)
     if re.fullmatch(r"[A-Za-z_][\w.]*(?:\([\w.,\s\"']*\)?|\[[\w.\"']*\]?)", bare):
         return False  # a call or an index: getpass(prompt), os.environ["PW"]
     return True
+
+
+def bare_password(value: str) -> bool:
+    """A password after its label with nothing but spaces between (no `:`, `=` or "is" to say the label names
+    it): 8+ characters, letters and digits, not code (`varchar(128)`, `hash2(pw)`) nor a path or a URL."""
+    return len(value) >= 8 and bool(re.search(r"\d", value) and re.search(r"[^\W\d_]", value)) \
+        and "://" not in value and not value.startswith(("/", "./", "(")) and password(value)
 
 
 # File extensions of images and documents: `logo@2x.png`, `icon@1.5x.webp` (an image-density suffix) name
@@ -406,7 +392,8 @@ def prose_secret(value: str) -> bool:
     """A key after a word for one in prose: a hex key, or a random string of letters and digits."""
     if _UUID.fullmatch(value) or len(_SNAKE_WORD.findall(value)) >= 2:
         return False  # a UUID, or a name of words with an id in it (foo_bar_id_1c3b3088_uniq)
-    return hex_key(value) or high_entropy_secret(value)
+    return hex_key(value) or high_entropy_secret(value) or len(value) >= 24 and hex_key(value * 2) \
+        and entropy(value) >= 3.5  # a shorter hex secret (Plaid's 30): random, after a word for a key
 
 
 _SNAKE_WORD = re.compile(r"(?:^|_)[A-Za-z][a-z]{2,}(?=_|$)")

@@ -1,0 +1,113 @@
+"""National telephone numbering plans as one table, from the ITU-T E.164 assignments and the plans the national
+regulators publish: what a phone number written after a context word (`phone`, `Handy`, `puhelin`) must look like.
+
+Each plan gives its country code, the trunk prefixes dialled before a national number inside the country (`0`
+in most of Europe, `06` in Hungary, `8` in Russia and Kazakhstan, none in the closed plans of Denmark, Norway,
+Portugal, Spain, Singapore, Chile, ...), the lengths of its national significant numbers (NSN) and the digits an
+NSN may start with. A number written nationally is one when some plan reads it; one written with `+` or `00` and
+a country code the table holds must fit that plan; other country codes keep E.164's bounds (8 to 15 digits).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One country's numbering plan."""
+
+    country: str
+    """ISO 3166 alpha-2."""
+    code: str
+    """E.164 country code."""
+    trunks: tuple[str, ...]
+    """Prefixes dialled before the NSN inside the country; `""` when numbers are written without one too (a closed
+    plan, or mobiles written without the 0)."""
+    lengths: tuple[int, int]
+    """Shortest and longest NSN."""
+    leading: str
+    """The digits an NSN starts with."""
+    international: str = ""
+    """A prefix dialled after the country code from abroad only (Argentina's mobile `9`)."""
+
+    def national(self, number: str) -> bool:
+        """Whether `number` (digits only) is written as this plan's national numbers are."""
+        return any(number.startswith(t) and self._nsn(number[len(t):]) for t in self.trunks)
+
+    def from_abroad(self, number: str) -> bool:
+        """Whether `number` (digits after the country code) is one of this plan's NSNs."""
+        if self.international and number.startswith(self.international):
+            number = number[len(self.international):]
+        return self._nsn(number) or any(t and number.startswith(t) and self._nsn(number[len(t):])
+                                        for t in self.trunks)  # `+44 020 …`: a trunk written anyway
+
+    def _nsn(self, nsn: str) -> bool:
+        return self.lengths[0] <= len(nsn) <= self.lengths[1] and nsn[:1] in tuple(self.leading)
+
+
+_ANY = "123456789"
+PLANS: tuple[Plan, ...] = (
+    Plan("GB", "44", ("0",), (9, 10), "123578"), Plan("FR", "33", ("0",), (9, 9), _ANY),
+    Plan("DE", "49", ("0",), (6, 11), _ANY), Plan("IN", "91", ("0", ""), (10, 10), "6789"),
+    Plan("IN", "91", ("0",), (10, 10), _ANY), Plan("AU", "61", ("0",), (9, 9), "23478"),
+    Plan("BR", "55", ("0",), (10, 11), _ANY), Plan("ES", "34", ("",), (9, 9), "6789"),
+    Plan("IT", "39", ("",), (6, 11), "03"), Plan("JP", "81", ("0",), (9, 10), _ANY),
+    Plan("NL", "31", ("0",), (9, 9), _ANY), Plan("SE", "46", ("0",), (7, 9), _ANY),
+    Plan("ZA", "27", ("0",), (9, 9), "12345678"), Plan("MX", "52", ("",), (10, 10), _ANY),
+    Plan("PL", "48", ("",), (9, 9), _ANY), Plan("PT", "351", ("",), (9, 9), "2389"),
+    Plan("RO", "40", ("0",), (9, 9), "2378"), Plan("HU", "36", ("06",), (8, 9), _ANY),
+    Plan("FI", "358", ("0",), (5, 12), _ANY), Plan("DK", "45", ("",), (8, 8), "23456789"),
+    Plan("NO", "47", ("",), (8, 8), "23456789"), Plan("UA", "380", ("0",), (9, 9), "3456789"),
+    Plan("TH", "66", ("0",), (8, 9), "23456789"), Plan("MY", "60", ("0",), (8, 10), _ANY),
+    Plan("PH", "63", ("0",), (8, 10), "23456789"), Plan("NG", "234", ("0",), (8, 10), _ANY),
+    Plan("KE", "254", ("0",), (9, 9), "1234567"), Plan("EG", "20", ("0",), (8, 10), _ANY),
+    Plan("SA", "966", ("0",), (8, 9), _ANY), Plan("AE", "971", ("0",), (8, 9), "2345679"),
+    Plan("AR", "54", ("0",), (10, 12), _ANY, international="9"), Plan("CL", "56", ("",), (9, 9), "23456789"),
+    Plan("CO", "57", ("",), (10, 10), "36"), Plan("PE", "51", ("", "0"), (8, 9), _ANY),
+    Plan("NZ", "64", ("0",), (8, 10), "234679"), Plan("IE", "353", ("0",), (7, 9), _ANY),
+    Plan("AT", "43", ("0",), (5, 13), _ANY), Plan("CH", "41", ("0",), (9, 9), "23456789"),
+    Plan("BE", "32", ("0",), (8, 9), _ANY), Plan("SG", "65", ("",), (8, 8), "3689"),
+    Plan("RU", "7", ("8",), (10, 10), "3489"), Plan("KZ", "7", ("8",), (10, 10), "67"),
+    Plan("CN", "86", ("0",), (9, 11), _ANY), Plan("CN", "86", ("",), (11, 11), "1"),
+    Plan("ID", "62", ("0",), (8, 12), "23456789"), Plan("KR", "82", ("0",), (8, 10), "1234567"),
+    Plan("VN", "84", ("0",), (9, 10), "235789"), Plan("TR", "90", ("0",), (10, 10), "2345"),
+    Plan("IL", "972", ("0",), (8, 9), "2345789"), Plan("GR", "30", ("",), (10, 10), "26"),
+    Plan("CZ", "420", ("",), (9, 9), "2345679"), Plan("QA", "974", ("",), (8, 8), "34567"),
+)
+"""The plans of the countries the docs and the corpora name (NANP and Brazil's DDD grammar are read apart:
+`nanp`, `brazil`). Trunk-0 plans with open lengths (Germany, Austria, Finland) take most numbers that start
+with 0; the closed plans are what tell an 8-digit Danish number from an id."""
+_BY_CODE = {p.code: [q for q in PLANS if q.code == p.code] for p in PLANS}
+
+
+def national(number: str) -> bool:
+    """Whether `number` (digits only, as written in a country: no `+`, no `00`) is a number of some plan."""
+    if len(number) == 11 and number[0] == "1" and nanp(number[1:]):
+        return True  # NANP with the long-distance prefix
+    return nanp(number) or brazil(number) or any(p.national(number) for p in PLANS)
+
+
+def international(number: str) -> bool:
+    """Whether `number` (the digits after `+` or `00`) is a number: a country code of the table and one of its
+    plan's NSNs, or another country code and 8 to 15 digits in all (E.164)."""
+    for size in (1, 2, 3):
+        plans = _BY_CODE.get(number[:size])
+        if plans:
+            return any(p.from_abroad(number[size:]) for p in plans)
+    return 8 <= len(number) <= 15
+
+
+def nanp(number: str) -> bool:
+    """NANP: area code and exchange [2-9]XX, neither of them N11."""
+    return len(number) == 10 and number[0] in "23456789" and number[3] in "23456789" \
+        and number[1:3] != "11" and number[4:6] != "11"
+
+
+def brazil(number: str) -> bool:
+    """Anatel: a two-digit DDD area code (11-99, no 0), then nine digits starting 9 (mobile) or eight starting
+    2-5 (landline)."""
+    ddd, rest = number[:2], number[2:]
+    if "0" in ddd:
+        return False
+    return len(rest) == 9 and rest[0] == "9" or len(rest) == 8 and rest[0] in "2345"

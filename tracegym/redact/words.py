@@ -1,0 +1,83 @@
+"""Label words by meaning, one translation table: the words for password, secret, key and phone, and the verb
+"is" that prose puts between a label and its value, in the languages people label values in.
+
+The rules' own lists (tracegym/redact/rules.py) hold the forms that need a pattern (`has[lł]o`, `pass[_-]?phrase`,
+short forms like `pw`, identifier spellings like `mat_khau`); this table holds plain words, and a language is
+added here, once for every rule that reads its meaning. A space inside a word matches a space, `_` or `-`
+(`kata laluan`, `KATA_LALUAN`). Words of ASCII letters match in any case; the others as written, capitalised or
+in upper case (RE2 folding the cases of every script's letters outgrows its automaton's budget).
+"""
+
+from __future__ import annotations
+
+import re
+
+PASSWORD: dict[str, tuple[str, ...]] = {
+    "ca": ("contrasenya",), "tl": ("kontrasenya",), "gl": ("contrasinal",), "eu": ("pasahitza",), "ro": ("parolă",),
+    "pt": ("palavra-passe",), "da": ("kodeord",), "is": ("lykilorð",), "et": ("salasõna", "parool"),
+    "lt": ("slaptažodis",), "lv": ("parole",), "sl": ("geslo",), "hr": ("lozinka",), "sq": ("fjalëkalim",),
+    "ga": ("pasfhocal",), "cy": ("cyfrinair",), "af": ("wagwoord",), "sw": ("nenosiri", "neno la siri"),
+    "ms": ("kata laluan",), "az": ("şifrə",), "bg": ("парола",), "mk": ("лозинка",), "el": ("συνθηματικό",),
+    "ka": ("პაროლი",), "hy": ("գաղտնաբառ",), "bn": ("পাসওয়ার্ড",), "ta": ("கடவுச்சொல்",),
+    "fa": ("رمز عبور", "گذرواژه", "کلمه عبور"), "ur": ("پاس ورڈ",),
+}
+"""Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
+the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
+Japanese, Chinese)."""
+
+SECRET: dict[str, tuple[str, ...]] = {
+    "pt": ("segredo", "chave secreta"), "es": ("secreto", "clave secreta"), "it": ("segreto",),
+    "ca": ("clau secreta",), "ro": ("cheie secretă",), "hu": ("titok", "titkos kulcs"),
+    "fi": ("salaisuus", "salainen avain"), "da": ("hemmelighed",), "no": ("hemmelighet",), "sv": ("hemlighet",),
+    "nl": ("geheim",), "de": ("geheimnis",), "pl": ("sekret", "tajny klucz"), "cs": ("tajemství",),
+    "uk": ("секрет", "секретний ключ"), "ru": ("секретный ключ",), "tr": ("gizli anahtar",), "el": ("μυστικό",),
+    "ms": ("rahsia",), "id": ("rahasia",), "sw": ("siri",), "tl": ("lihim",), "vi": ("bí mật",),
+    "th": ("ความลับ",), "bn": ("গোপন",), "fa": ("مخفی", "راز"), "he": ("סוד",), "hi": ("गुप्त",),
+    "ko": ("비밀",), "ja": ("秘密",), "zh": ("密钥", "秘钥", "秘密"),
+}
+"""Secret and secret key, beyond English's."""
+
+KEY: dict[str, tuple[str, ...]] = {
+    "ro": ("cheie",), "hu": ("kulcs",), "fi": ("avain",), "da": ("nøgle",), "ca": ("clau",), "tl": ("susi",),
+    "ms": ("kunci",), "sw": ("ufunguo",), "uk": ("ключ",), "cs": ("klíč",), "sk": ("kľúč",), "lt": ("raktas",),
+    "el": ("κλειδί",), "th": ("กุญแจ", "คีย์"), "bn": ("চাবি", "কী"), "fa": ("کلید",), "he": ("מפתח",), "hi": ("कुंजी",),
+}
+"""Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
+anahtar, jeton, khóa, مفتاح, 키, キー)."""
+
+PHONE: dict[str, tuple[str, ...]] = {
+    "pt": ("telemóvel", "telemovel"), "ca": ("telèfon", "mòbil"), "hu": ("telefonszám", "mobilszám"),
+    "fi": ("puhelin", "puhelinnumero", "matkapuhelin"), "ms": ("nombor telefon",), "id": ("nomor telepon", "ponsel"),
+    "sw": ("namba ya simu", "simu"), "tl": ("telepono",), "lt": ("telefonas",), "lv": ("tālrunis",),
+    "hr": ("mobitel", "broj telefona"), "sl": ("telefonska številka",), "cs": ("telefonní číslo",),
+    "el": ("τηλέφωνο", "κινητό"), "uk": ("телефон", "мобільний", "номер телефону"), "ru": ("мобильный",),
+    "bg": ("телефонен номер",), "he": ("טלפון",), "fa": ("شماره تلفن", "تلفن", "موبایل"), "ur": ("فون نمبر",),
+    "bn": ("ফোন নম্বর", "ফোন", "মোবাইল"), "ta": ("தொலைபேசி",), "th": ("โทร",), "zh": ("电话", "手机", "電話"),
+}
+"""Phone, beyond the rules' own list (English, French, German, Spanish, Portuguese, Italian, Dutch, the Nordic
+languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi)."""
+
+IS: dict[str, tuple[str, ...]] = {
+    "fi": ("on",), "ms": ("ialah", "adalah"), "sw": ("ni",), "ro": ("este",), "ca": ("és",), "tl": ("ay",),
+    "uk": ("це",), "th": ("คือ",)
+}
+""""Is" between a label and its value ("salasana on …", "rahsia saya ialah …"), beyond the rules' own list."""
+
+
+def alternation(*tables: dict[str, tuple[str, ...]], latin: bool | None = None) -> str:
+    """The tables' words as one regular expression (RE2 and Python syntax alike): longest first, ASCII words in
+    any case (the others as written, capitalised or in upper case), a space matching a space, `_` or `-`. `latin`:
+    only the words that open with an ASCII letter (True; a word boundary can stand before them) or only the others
+    (False)."""
+    words = sorted({w for table in tables for ws in table.values() for w in ws
+                    if latin is None or w[0].isascii() == latin}, key=lambda w: (-len(w), w))
+    return "(?:" + "|".join(_pattern(w) for w in words) + ")"
+
+
+def _pattern(word: str) -> str:
+    if word.isascii():
+        return "(?i:" + "[ _-]".join(re.escape(part) for part in word.split(" ")) + ")"
+    # Case folding beyond ASCII swells RE2's automaton: the forms a label takes instead (as written, capitalised,
+    # upper case: `телефон`, `Телефон`, `ТЕЛЕФОН`).
+    forms = dict.fromkeys((word, word[0].upper() + word[1:], word.upper()))
+    return "(?:" + "|".join("[ _-]".join(re.escape(p) for p in form.split(" ")) for form in forms) + ")"
