@@ -110,7 +110,7 @@ def test_two_ingests_of_different_files_both_finish(tmp_path: Path) -> None:
     procs = [subprocess.Popen([*CLI, "ingest", str(folder), "--store", str(store), "--json"], env=_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for folder in (first, second)]
     outputs = [p.communicate() for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert [p.returncode for p in procs] == [0, 0], "\n".join(err for _, err in outputs)  # whole, not cut
     assert [json.loads(out)["traces"] for out, _ in outputs] == [3 * per_file, 3 * per_file]
     with duckdb.connect(str(store), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT trace_id), count(*) FROM traces").fetchone() == (

@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
+from pytest import MonkeyPatch
 from typer.testing import CliRunner
 
 from tracegym.cli import app
-from tracegym.store import lock, open_store
+from tracegym.store import connection, lock, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = """
@@ -103,3 +106,53 @@ def test_ctrl_c_stops_the_wait_cleanly(tmp_path: Path) -> None:
     assert reader.returncode == 130
     assert "Stopped waiting for the store" in err and "Traceback" not in err
     assert not list(tmp_path.glob("store.duckdb.wait-*"))
+
+
+CREATE_TOGETHER = """
+import os, sys
+from pathlib import Path
+from tracegym.store import open_store
+folder, workers, rounds = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+try:
+    for i in range(rounds):
+        (folder / f"ready-{i}-{os.getpid()}").touch()
+        while len(list(folder.glob(f"ready-{i}-*"))) < workers:
+            if (folder / "failed").exists():
+                sys.exit(f"round {i}: another process failed")
+        with open_store(folder / f"store-{i}.duckdb", wait_s=60) as store:
+            store.query("SELECT count(*) FROM traces")
+except Exception:
+    (folder / "failed").touch()
+    raise
+print("ok", flush=True)
+"""
+
+
+def test_processes_creating_one_new_store_together_all_open_it(tmp_path: Path) -> None:
+    # Each round, four processes open the same store that does not exist yet at the same moment. DuckDB creates a
+    # file before it locks it: an opener in between found it empty and failed ("not a valid DuckDB database file").
+    workers, rounds = 4, 25
+    procs = [subprocess.Popen([sys.executable, "-c", CREATE_TOGETHER, str(tmp_path), str(workers), str(rounds)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}) for _ in range(workers)]
+    results = [proc.communicate() for proc in procs]
+    errors = [line for _, err in results for line in err.splitlines() if "waiting for it" not in line]
+    assert [(proc.returncode, out) for proc, (out, _) in zip(procs, results, strict=True)] == [(0, "ok\n")] * workers, \
+        "\n".join(errors)
+    assert sorted(p.name for p in tmp_path.glob("store-*.duckdb")) == sorted(f"store-{i}.duckdb" for i in range(rounds))
+    assert not list(tmp_path.glob(".store-*"))
+
+
+def test_a_new_store_appears_at_its_path_only_once_whole(tmp_path: Path, monkeypatch: MonkeyPatch) -> None:
+    store = tmp_path / "store.duckdb"
+    seen: list[bool] = []
+    original = connection.migrate
+
+    def migrate(con: duckdb.DuckDBPyConnection) -> None:
+        seen.append(store.exists())
+        original(con)
+
+    monkeypatch.setattr(connection, "migrate", migrate)
+    open_store(store).close()
+    assert seen[0] is False, "the store's path named the file while it was being created"
+    assert stat.S_IMODE(store.stat().st_mode) == 0o600 and list(tmp_path.iterdir()) == [store]

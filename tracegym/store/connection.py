@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -150,11 +151,12 @@ def pending_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 def _open_migrated(path: Path) -> duckdb.DuckDBPyConnection:
     """A writable connection to the store, migrated; a new store is private to this user (see `private`)."""
+    if not path.exists():
+        _create(path)
     if path.exists():
         tighten(path)
         con = duckdb.connect(str(path))
-    else:
-        create_folders(path.parent)
+    else:  # a file system without hard links: created in place, as DuckDB does
         with owner_only_umask():
             con = duckdb.connect(str(path))
     try:
@@ -163,3 +165,38 @@ def _open_migrated(path: Path) -> duckdb.DuckDBPyConnection:
         con.close()
         raise
     return con
+
+
+def _create(path: Path) -> None:
+    """Build a new, migrated store under a name of this process's own, then publish it at `path` with a hard link,
+    which fails if the path exists. DuckDB creates a file before it locks and writes its header: a second process
+    opening it in between finds an empty file, "not a valid DuckDB database file", and the creator then meets that
+    process's lock. Published whole, `path` never names a store half-made; of several processes creating it, one
+    publishes and the others open that one."""
+    create_folders(path.parent)
+    part = path.with_name(f".{path.name}.new-{os.getpid()}")
+    _remove(part)
+    try:
+        with owner_only_umask():
+            con = duckdb.connect(str(part))
+        try:
+            migrate(con)
+        finally:
+            con.close()
+        os.link(part, path)
+    except FileExistsError:  # another process published its store first
+        pass
+    except OSError as e:
+        if e.errno not in _NO_HARD_LINKS:
+            raise
+    finally:
+        _remove(part)
+
+
+_NO_HARD_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK}
+"""What link() gives on a file system without hard links (FAT, some network shares)."""
+
+
+def _remove(part: Path) -> None:
+    for leftover in (part, part.with_name(part.name + ".wal")):
+        leftover.unlink(missing_ok=True)
