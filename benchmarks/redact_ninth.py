@@ -895,6 +895,7 @@ def fields(rng: random.Random, s: Slot) -> dict[str, object]:
     return {"ts": stamp(rng), "sp": stamp(rng).replace("T", " "), "ms": digits(rng, 3), "us": digits(rng, 6),
             "n": rng.randint(1, 9), "line": rng.randint(20, 400), "pid": rng.randint(100, 65000), "uuid": uuid(rng),
             "pod": f"{pick(rng, HEX, 10)}-{pick(rng, LOWER_ALNUM, 5)}", "secs": f"{rng.uniform(1, 9):.6f}",
+            "sfid": pick(rng, B62, 15),
             "phrase": s.phrase, "key": s.key, "value": v, "var": "".join(c if c.isalnum() else "_" for c in s.key),
             "qv": f'"{v}"' if " " in v else v, "qkv": f'"{s.key}={v}"' if " " in v else f"{s.key}={v}",
             "cv": f'"{v}"' if "," in v or '"' in v else v}
@@ -943,9 +944,9 @@ KEYED_PLAIN: dict[str, Carrier] = {name: templated(t) for name, t in {
                    "SELECT id FROM accounts WHERE `{key}` = '{value}' LIMIT 1;"),
     "pg_activity": (" pid  | usename |        state        | query\n------+---------+---------------------+------\n"
                     " {pid} | app     | idle in transaction | UPDATE customers SET \"{key}\" = '{value}' WHERE id = 7"),
-    "redis_monitor": "176{us}{n}.{us} [0 10.0.{n}.{line}:{pid}] \"HSET\" \"user:{pid}\" \"{key}\" \"{value}\"",
+    "redis_monitor": "176{us}{n}.{us} [0 10.0.{n}.2{n}:{pid}] \"HSET\" \"user:{pid}\" \"{key}\" \"{value}\"",
     "zendesk_csv": "Ticket ID,Status,{key},Created\n{pid},open,{cv},{ts}Z",
-    "salesforce_csv": "Id,AccountId,{key},CreatedDate\n003{pod},001{line},{cv},{ts}.000Z",
+    "salesforce_csv": "Id,AccountId,{key},CreatedDate\n003{sfid},001{pid},{cv},{ts}.000Z",
 }.items()}
 
 
@@ -1091,8 +1092,8 @@ def voicemail(rng: random.Random, s: Slot) -> tuple[str, Doc]:
 
 
 def twilio_webhook(rng: random.Random, s: Slot) -> tuple[str, Doc]:
-    return s.value, {"SmsSid": "SM" + pick(rng, HEX, 32), "AccountSid": "AC" + pick(rng, HEX, 32), "From": s.value,
-                     "To": rng.choice(["89761", "24365"]), "Body": "STOP", "NumMedia": "0", "SmsStatus": "received"}
+    return s.phrase, {"SmsSid": "SM" + pick(rng, HEX, 32), "AccountSid": "AC" + pick(rng, HEX, 32), "From": s.value,
+                      "To": rng.choice(["89761", "24365"]), "Body": s.phrase, "NumMedia": "0", "SmsStatus": "received"}
 
 
 def invoice(rng: random.Random, s: Slot) -> tuple[str, Doc]:
@@ -1254,6 +1255,13 @@ def bad_sin(rng: random.Random) -> str:
     return f"{n[:3]} {n[3:6]} {n[6:]}"
 
 
+def public_pem(rng: random.Random) -> str:
+    """The SubjectPublicKeyInfo PEM (RFC 5280) of a P-256 key from a seeded scalar: public, not a secret."""
+    key = ec.derive_private_key(rng.randrange(2**248, 2**255), ec.SECP256R1())
+    pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return pem.decode().strip()
+
+
 def ean13(rng: random.Random) -> str:
     d = "400" + digits(rng, 9)
     total = sum(int(c) * (3 if i % 2 else 1) for i, c in enumerate(d))
@@ -1294,8 +1302,7 @@ NEGATIVES: dict[str, Callable[[random.Random], str]] = {
         f"STRIPE_PUBLISHABLE_KEY=pk_live_{pick(r, B62, 24)}",
         f"mapboxgl.accessToken = '{'p' + mapbox_secret(r)[1:]}'",
         f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{pick(r, B64, 43)} deploy@ci",
-        f"-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE{pick(r, B64, 52)}\n"
-        "-----END PUBLIC KEY-----"]),
+        public_pem(r)]),
     "otel_ids": lambda r: r.choice([f"trace_id={pick(r, HEX, 32)} span_id={pick(r, HEX, 16)}",
                                     f"traceparent: 00-{pick(r, HEX, 32)}-{pick(r, HEX, 16)}-01"]),
     "k8s_names": lambda r: r.choice([f"pod/api-{pick(r, HEX, 10)}-{pick(r, LOWER_ALNUM, 5)} restarted",
