@@ -242,40 +242,44 @@ def make_aws_secret(rng: random.Random) -> Slot:
     return Slot("aws_secret", secret, key, secret, fill(tmpl, key, secret), lang, style)
 
 
-def webhook_value(rng: random.Random) -> tuple[str, str]:
-    """A webhook URL of one of nine chat providers."""
+def webhook_value(rng: random.Random) -> tuple[str, str, str]:
+    """A webhook URL of one of nine chat providers, its secret (the URL after the provider's public scheme, host and
+    fixed path: those are the same for every customer) and the provider."""
     p = rng.choice(["slack", "discord", "teams", "gchat", "mattermost", "telegram", "rocketchat", "dingtalk",
                     "feishu"])
     if p == "slack":
-        url = (f"https://hooks.slack.com/services/T{pick(rng, UPPER_ALNUM, 10)}/B{pick(rng, UPPER_ALNUM, 10)}/"
-               f"{pick(rng, B62, 24)}")
+        prefix, suffix = "https://hooks.slack.com/services/", ""
+        secret = f"T{pick(rng, UPPER_ALNUM, 10)}/B{pick(rng, UPPER_ALNUM, 10)}/{pick(rng, B62, 24)}"
     elif p == "discord":
-        url = f"https://discord.com/api/webhooks/{rng.randint(10**17, 10**19)}/{pick(rng, URLSAFE, 68)}"
+        prefix, secret, suffix = ("https://discord.com/api/webhooks/",
+                                  f"{rng.randint(10**17, 10**19)}/{pick(rng, URLSAFE, 68)}", "")
     elif p == "teams":
-        url = (f"https://{rng.choice(['contoso', 'fabrikam', 'northwind'])}.webhook.office.com/webhookb2/"
-               f"{uuid(rng)}@{uuid(rng)}/IncomingWebhook/{pick(rng, HEX, 32)}/{uuid(rng)}")
+        prefix = f"https://{rng.choice(['contoso', 'fabrikam', 'northwind'])}.webhook.office.com/webhookb2/"
+        secret, suffix = f"{uuid(rng)}@{uuid(rng)}/IncomingWebhook/{pick(rng, HEX, 32)}/{uuid(rng)}", ""
     elif p == "gchat":
-        url = (f"https://chat.googleapis.com/v1/spaces/AAAA{pick(rng, URLSAFE, 7)}/messages?key=AIzaSy"
-               f"{pick(rng, URLSAFE, 33)}&token={pick(rng, URLSAFE, 43)}")
+        prefix = f"https://chat.googleapis.com/v1/spaces/AAAA{pick(rng, URLSAFE, 7)}/messages?key="
+        secret, suffix = f"AIzaSy{pick(rng, URLSAFE, 33)}&token={pick(rng, URLSAFE, 43)}", ""
     elif p == "mattermost":
-        url = f"https://mm.{rng.choice(['acme.io', 'ops.example.org'])}/hooks/{pick(rng, LOWER_ALNUM, 26)}"
+        prefix = f"https://mm.{rng.choice(['acme.io', 'ops.example.org'])}/hooks/"
+        secret, suffix = pick(rng, LOWER_ALNUM, 26), ""
     elif p == "telegram":
-        url = f"https://api.telegram.org/bot{rng.randint(10**8, 10**10)}:AA{pick(rng, URLSAFE, 33)}/sendMessage"
+        prefix, suffix = "https://api.telegram.org/bot", "/sendMessage"
+        secret = f"{rng.randint(10**8, 10**10)}:AA{pick(rng, URLSAFE, 33)}"
     elif p == "rocketchat":
-        url = f"https://chat.acme.dev/hooks/{pick(rng, B62, 17)}/{pick(rng, B62, 48)}"
+        prefix, secret, suffix = "https://chat.acme.dev/hooks/", f"{pick(rng, B62, 17)}/{pick(rng, B62, 48)}", ""
     elif p == "dingtalk":
-        url = f"https://oapi.dingtalk.com/robot/send?access_token={pick(rng, HEX, 64)}"
+        prefix, secret, suffix = "https://oapi.dingtalk.com/robot/send?access_token=", pick(rng, HEX, 64), ""
     else:
-        url = f"https://open.feishu.cn/open-apis/bot/v2/hook/{uuid(rng)}"
-    return url, p
+        prefix, secret, suffix = "https://open.feishu.cn/open-apis/bot/v2/hook/", uuid(rng), ""
+    return prefix + secret + suffix, secret, p
 
 
 def make_webhook(rng: random.Random) -> Slot:
-    url, style = webhook_value(rng)
+    url, secret, style = webhook_value(rng)
     key = rng.choice([f"{style.upper()}_WEBHOOK_URL", "alerting.webhook_url", "notify_url", "webhookUrl"])
     lang, tmpl = rng.choice(TOKEN_PHRASES + [("en", "POST {v} -> 200 ok"), ("de", "Benachrichtigung an {v}"),
                                              ("pt", "enviando alerta para {v}"), ("th", "ส่งแจ้งเตือนไปที่ {v}")])
-    return Slot("webhook", url, key, url, fill(tmpl, key, url), lang, style)
+    return Slot("webhook", secret, key, url, fill(tmpl, key, url), lang, style)
 
 
 def make_stripe_whsec(rng: random.Random) -> Slot:
