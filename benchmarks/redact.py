@@ -56,20 +56,27 @@
    syslog RFC 5424, Windows event XML, in 15 languages; 22 providers, 11 phone plans), written by someone who read
    neither the rules nor the other corpora; scored like 11: `eighth_recall_by_kind` (and a line with the recall of
    the issue's 16 target kinds alone) and `eighth_false_positives` on its 380 near misses.
+13. The ninth corpus (benchmarks/redact_ninth.py): 57 kinds x 100 values in the places a team's own application
+   logs and ops output leak them (Rails/Django/Flask/Spring/ASP.NET/log4j/zap lines, pino/winston/structlog/Serilog
+   JSON, `curl -v`, HAR, httpie, CI logs, Terraform plans and state, Helm, `kubectl describe`, Ansible -vvv,
+   Compose, Sentry events, tracebacks with locals, slow-query logs, pg_stat_activity, Redis MONITOR, CRM CSV, vCard,
+   ICS, invoices, voicemail transcripts, Twilio webhooks, in 16 languages; 24 providers, 13 phone plans), written
+   by someone who read neither the rules nor the other corpora; scored like 12: `ninth_recall_by_kind` (and a line
+   with the recall of the eighth's issue kinds) and `ninth_false_positives` on its 420 near misses.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7, 8, 9, 10, 11 and 12 alone, in minutes
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7, 8, 9, 10, 11, 12 and 13 alone, in minutes
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
 "recall_by_kind", "corpus_false_positives", "holdout_recall_by_kind", "holdout_false_positives",
 "fresh_recall_by_kind", "fresh_false_positives", "unseen_recall_by_kind", "unseen_false_positives",
 "fifth_recall_by_kind", "fifth_false_positives", "sixth_recall_by_kind", "sixth_false_positives",
-"seventh_recall_by_kind", "seventh_false_positives", "eighth_recall_by_kind", "eighth_false_positives"} (with
---corpora-only, the last sixteen).
+"seventh_recall_by_kind", "seventh_false_positives", "eighth_recall_by_kind", "eighth_false_positives",
+"ninth_recall_by_kind", "ninth_false_positives"} (with --corpora-only, the last eighteen).
 """
 
 from __future__ import annotations
@@ -96,6 +103,7 @@ import redact_eighth  # noqa: E402
 import redact_fifth  # noqa: E402
 import redact_fresh  # noqa: E402
 import redact_holdout  # noqa: E402
+import redact_ninth  # noqa: E402
 import redact_seventh  # noqa: E402
 import redact_sixth  # noqa: E402
 import redact_unseen  # noqa: E402
@@ -321,8 +329,8 @@ def judged(detector: Detector, corpus: ModuleType, name: str, flagged: bool = Tr
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 12: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh and
-    the eighth corpus, printed; their figures for the last line."""
+    """Sections 4, 5, 7 to 13: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    the eighth and the ninth corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -344,6 +352,9 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     eighth_recall, eighth_fp = judged(detector, redact_eighth, "eighth")
     issue = {k: v for k, v in eighth_recall.items() if k in EIGHTH_ISSUE_KINDS}
     print(f"eighth corpus, the issue's kinds: {issue}", flush=True)
+    ninth_recall, ninth_fp = judged(detector, redact_ninth, "ninth")
+    ninth_issue = {k: v for k, v in ninth_recall.items() if k in EIGHTH_ISSUE_KINDS}
+    print(f"ninth corpus, the issue's kinds: {ninth_issue}", flush=True)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
             "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
             "holdout_false_positives": holdout_fp,
@@ -352,7 +363,8 @@ def report_corpora(detector: Detector) -> dict[str, object]:
             "fifth_recall_by_kind": fifth_recall, "fifth_false_positives": fifth_fp,
             "sixth_recall_by_kind": sixth_recall, "sixth_false_positives": sixth_fp,
             "seventh_recall_by_kind": seventh_recall, "seventh_false_positives": seventh_fp,
-            "eighth_recall_by_kind": eighth_recall, "eighth_false_positives": eighth_fp}
+            "eighth_recall_by_kind": eighth_recall, "eighth_false_positives": eighth_fp,
+            "ninth_recall_by_kind": ninth_recall, "ninth_false_positives": ninth_fp}
 
 
 def report_flagged(detector: Detector, corpus: ModuleType, name: str, per_sort: int = 3) -> None:
@@ -434,8 +446,8 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen, fifth, sixth, seventh and eighth corpora (no "
-                             "planted corpus, real traces or speed)")
+                        help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth and ninth "
+                             "corpora (no planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
