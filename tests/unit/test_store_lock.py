@@ -156,3 +156,34 @@ def test_a_new_store_appears_at_its_path_only_once_whole(tmp_path: Path, monkeyp
     open_store(store).close()
     assert seen[0] is False, "the store's path named the file while it was being created"
     assert stat.S_IMODE(store.stat().st_mode) == 0o600 and list(tmp_path.iterdir()) == [store]
+
+
+SWALLOWED = """
+import signal, sys
+from pathlib import Path
+import duckdb
+from tracegym.errors import StoreWaitInterrupted
+from tracegym.store import lock
+tries = 0
+def connect():
+    global tries
+    tries += 1
+    try:
+        signal.raise_signal(signal.SIGINT)  # the handler runs here, as it does inside DuckDB's open
+    except KeyboardInterrupt:
+        pass  # what DuckDB's open does with it
+    raise duckdb.IOException('IO Error: Could not set lock on file "x": Conflicting lock is held')
+try:
+    lock.waiting_open(Path(sys.argv[1]), connect, wait_s=5)
+except StoreWaitInterrupted:
+    print("stopped after", tries)
+"""
+
+
+def test_a_ctrl_c_that_duckdb_drops_while_opening_still_stops_the_wait(tmp_path: Path) -> None:
+    # A SIGINT landing inside duckdb.connect runs Python's handler there, and the KeyboardInterrupt is dropped: a
+    # waiting `traces list` sent Ctrl-C under load waited out its 600 s instead (6 of 40 signals sent to a loop of
+    # opens on a held store were lost).
+    done = subprocess.run([sys.executable, "-c", SWALLOWED, str(tmp_path / "store.duckdb")], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (done.returncode, done.stdout) == (0, "stopped after 1\n"), done.stderr

@@ -25,7 +25,7 @@ from typing import TypeVar
 
 import duckdb
 
-from tracegym.errors import StoreBusyError, StoreWaitInterrupted, is_interrupt
+from tracegym.errors import StoreBusyError, StoreWaitInterrupted, is_interrupt, remembered_interrupts
 from tracegym.inert import one_line
 
 DEFAULT_WAIT_S = 600.0
@@ -225,7 +225,7 @@ def _open_waiting(store: Path, connect: Callable[[], T], wait_s: float) -> T:
     if wait_s > 0:
         let_in(store, waiting_processes(store))  # those that came first go first: a reader in a loop or a
         # writer taking the store back after a file would otherwise keep a waiting process out
-    with _waiting(store) as announce:
+    with _waiting(store) as announce, remembered_interrupts() as interrupted:
         while True:
             try:
                 return connect()
@@ -233,6 +233,7 @@ def _open_waiting(store: Path, connect: Callable[[], T], wait_s: float) -> T:
                 if not is_lock_conflict(e):
                     raise
                 pid, who = current_holder(store, str(e))
+            interrupted()  # a Ctrl-C that landed inside DuckDB's open, which drops the KeyboardInterrupt
             if wait_s <= 0:
                 raise StoreBusyError(f"The store at {store} is held by {who}. Fix: run this again once it is done, "
                                      "or give --wait SECONDS to wait for it.")
