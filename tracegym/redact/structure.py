@@ -226,6 +226,10 @@ _PRINTED = re.compile(
 `vault kv get -field=NAME`, `aws configure get NAME`, `heroku config:get NAME`, `doppler secrets get NAME`."""
 
 
+_PRINTER = re.compile(r"base64|printenv|echo|-field=|configure[ \t]+get|config:get|secrets[ \t]+get")
+"""What a text that `_PRINTED` can match holds: the texts without it are not read for it (most)."""
+
+
 def printed_values(text: str, wanted: Callable[[str], object]) -> Labelled:
     """The output line of a command that prints one named value, labelled with that name."""
     out: Labelled = []
@@ -245,6 +249,11 @@ _CODE_DEFAULT = re.compile(
 """A default written in code for a value read from the environment: `const dbPass = process.env.DB_PASS ?? 'X'`
 (`||`, Python's `or`), `os.getenv("DB_PASS", "X")`, `os.environ.get(…)`, Ruby's `ENV.fetch`, Laravel's `env(…)`,
 and the shell's `${DB_PASS:-X}`: the literal, labelled with the name it defaults."""
+
+
+_DEFAULTING = re.compile(r"\?\?|\|\||\bor\b|\$\{|getenv|Getenv|environ\.get|env\.get|EnvironmentVariable|"
+                         r"ENV\.fetch|\benv\(")
+"""What a text that `_CODE_DEFAULT` can match holds."""
 
 
 def code_defaults(text: str, wanted: Callable[[str], object]) -> Labelled:
@@ -280,10 +289,10 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += markup_fields(text, wanted)
     if "^" in text and wanted("phone"):
         out += hl7_phones(text)
-    if "\n" in text:
+    if "\n" in text and _PRINTER.search(text):
         out += printed_values(text, wanted)
-    if "?" in text or "|" in text or "(" in text or "${" in text or " or " in text:
+    if _DEFAULTING.search(text):
         out += code_defaults(text, wanted)
-    if "{" in text:
+    if "{" in text and ("variable" in text or "output" in text):
         out += hcl_blocks(text, wanted)
     return out
