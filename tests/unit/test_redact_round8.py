@@ -198,3 +198,27 @@ def test_entra_id_client_secrets_by_their_format(text: str) -> None:
 ])
 def test_entra_id_near_misses_stay(text: str) -> None:
     assert _values(text) == [], text
+
+
+UUID = "6f1c2d3e-4a5b-4c7d-8e9f-0a1b2c3d4e5f"
+
+
+@pytest.mark.parametrize("text", [
+    f"Clave API: {UUID}",                         # a key word with API beside it
+    f"API-sleutel: {UUID}",
+    f"το διακριτικό πρόσβασης είναι {UUID}",       # a token word
+    f"访问令牌是 {UUID}",
+    f"the secret is {UUID}",
+])
+def test_a_uuid_after_a_word_naming_a_credential(text: str) -> None:
+    assert UUID in _values(text), text
+
+
+@pytest.mark.parametrize("text", [
+    f"key: {UUID}",
+    f"the idempotency key is {UUID}",
+    f"the trace token is {UUID}",
+    f"clave del pedido: {UUID}",
+])
+def test_uuid_near_misses_stay(text: str) -> None:
+    assert _values(text) == [], text

@@ -185,6 +185,11 @@ _KEY_STEMS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleute
 # `åtkomsttoken`, `Zugriffstoken`, `adgangsnøgle`); their triggers, which need no word boundary, the stems alone
 # (with the compounds RE2's automaton for the joined triggers outgrows its budget: nine times slower).
 _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|{_KEY_STEMS}"
+# Words that name a credential outright, not any key: a token or a secret word, or a key word with `API` beside it
+# (`API-sleutel`, `Κλειδί API`); a UUID after them is one (Heroku API keys), after a bare key word an id.
+_CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|(?:{_KEY_WORDS})[ \t]+(?i:api)\b|(?i:[a-zåäöæøü]{{0,16}}token|secret)|"
+               r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
 _HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
@@ -463,6 +468,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          reject=_HEX_NOT_KEY,
          description="a random key after a word for key, token or secret in prose, in other languages too "
                      "(\"le secret client est …\", \"unser Token ist …\", \"esta es la clave: …\")"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:{_CRED_WORDS})"
+         r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{0,4}"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?"
+         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
+         rf"{_OPEN}(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])|是|为|為|は|는|은)",
+         reject=_HEX_NOT_KEY,
+         description="a UUID after a word that names a credential outright in prose, in other languages too: a "
+                     "token or secret word, a key word with `API` beside it (Heroku API keys: `Clave API: …`, "
+                     "`το διακριτικό πρόσβασης είναι …`); the word before read, so that `trace token is …` is "
+                     "rejected"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})"
          rf"(?:[ \t]+(?:API|[A-Z][A-Za-z0-9.]{{1,14}})){{0,2}}"
