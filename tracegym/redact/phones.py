@@ -98,6 +98,13 @@ def international(number: str) -> bool:
     return 8 <= len(number) <= 15
 
 
+def with_country_code(head: str, number: str) -> bool:
+    """Whether `number` (digits only) is written with its country code `head` first and no `+` or `00` before it
+    (`91-98765-43210`): a country code of the table whose plan reads the rest."""
+    plans = _BY_CODE.get(head)
+    return bool(plans) and number.startswith(head) and any(p.from_abroad(number[len(head):]) for p in plans)
+
+
 def nanp(number: str) -> bool:
     """NANP: area code and exchange [2-9]XX, neither of them N11."""
     return len(number) == 10 and number[0] in "23456789" and number[3] in "23456789" \

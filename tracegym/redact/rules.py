@@ -52,24 +52,42 @@ _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|k
 _PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b))"
 # "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
 _IS = rf"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو|{words.alternation(words.IS)})"
-# Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), "is", "for bob is", "my password is" with
-# the possessive after the word ("kata laluan saya ialah"), "reset to", a tag's `>`.
-_PW_AFTER = (rf"\\?[\"']?\]?(?:[ \t]*[:=]>?[ \t]*|(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?|"
+# Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), Go's `:=`, the shell's default `${PW:-X}`,
+# "is", "for bob is", "my password is" with the possessive after the word ("kata laluan saya ialah"), "reset to", a
+# tag's `>`.
+_PW_AFTER = (rf"\\?[\"']?\]?(?:[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
+             rf"(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?|"
              r"[ \t]+[A-Za-z]{2,8})?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
              rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|[ \t]*[は：][ \t]*)")
+# A password in prose: its label, inflected (`lösenordet`, `şifresi`), up to four words saying whose it is ("for
+# bob", "van root", "του deploy", "של tanaka"), then `:` or the language's "is"; or a particle glued to the label
+# in Chinese, Japanese and Korean (`密码是`, `パスワードは`, `비밀번호는`).
+_PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}){{0,4}}?"
+             rf"(?:[ \t]*[:：][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
 # What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`).
 _OPEN = r"(?:\\?[\"'`]|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
 # A character of an unquoted password after a `,` or `;` inside it (`UH;mx!_*24`: they end a value in prose): not
 # a space, a quote, a bracket or a backslash, nor an `=` (`password=X;encrypt=true` in JDBC: the next `name=`).
 _PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
+# The short password flags of common tools, as their manuals give them: `docker login -p` (podman, nerdctl,
+# buildah, skopeo, oras, `helm registry login` alike), `redis-cli -a`, `ldapsearch -w` (every OpenLDAP client),
+# `smbclient -U user%password`, `htpasswd -b[c] file user password` and `htpasswd -nb user password`, Windows'
+# `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X` and `az login -p X`.
+_PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login\b[^\n|;&]{0,120}?"
+             r"[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]{0,120}?[ \t]-a[ \t]+|"
+             r"\bldap[a-z]{3,8}\b[^\n|;&]{0,160}?[ \t]-w[ \t]+|"
+             r"\bsmbclient\b[^\n|;&]{0,120}?[ \t]-U[ \t]*\\?[\"']?[^\s%\"'\\]{1,64}%|"
+             r"\bhtpasswd[ \t]+-[A-Za-z]*b[A-Za-z]*[ \t]+(?:[^\s-][^\s]*[ \t]+)?[^\s-][^\s]*[ \t]+|"
+             r"\bnet[ \t]+user[ \t]+[^\s/*]+[ \t]+|\b(?:sqlcmd|bcp)\b[^\n|;&]{0,120}?[ \t]-P[ \t]*|"
+             r"\bmongo(?:sh)?\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|\baz[ \t]+login\b[^\n|;&]{0,120}?[ \t]-p[ \t]+")
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
 # `curl -u user:password` (and with other short flags before it: `curl -su user:password`), `sshpass -p X`,
 # `mysql … -pX` (with no space: `-p X` prompts and names a database).
 _PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
              r"(?:^|[ \t\"'])(?:-[A-Za-z]{0,4}u|--user)[ \t=]+\\?[\"']?[^\s:\"'\\]{1,64}:|"
-             r"\bsshpass[ \t]+-p[ \t]*|\bmysql(?:dump|admin|sh)?[ \t][^\n|;&]{0,80}?[ \t]-p")
+             r"\bsshpass[ \t]+-p[ \t]*|\bmysql(?:dump|admin|sh)?[ \t][^\n|;&]{0,80}?[ \t]-p|" + _PW_TOOLS)
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
 # outgrow RE2's DFA budget, and the one pass over a column falls back to a slower engine (3x). `pass` not before
 # `e` (passenger, passed), which no label needs but "mot de passe".
@@ -78,6 +96,7 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|
                r"m[ậa]t kh[ẩa]u|"
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
+               r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
                + words.alternation(words.PASSWORD))
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
@@ -101,6 +120,7 @@ _PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:p
                 r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
                 r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|zadzwo[nń]|"
                 r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
+                r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|"
                 + words.alternation(words.PHONE, latin=True) + ")"
                 r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 # A camelCase name holding such a word after another (customerPhone, billingMobileNo); one that opens with it
@@ -122,7 +142,7 @@ _SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?s
               r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
 _CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})", _PW,
-                   words.alternation(words.SECRET, words.KEY))
+                   words.alternation(words.SECRET, words.KEY, words.TOKEN))
 CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 
@@ -157,10 +177,19 @@ _COOKIE_NAME = (r"(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessi
                 r"token|auth|jwt|csrftoken|remember[_-]?me)")
 # Words for a key or a secret in prose, in the languages customers write ("la clé :", "unser Token ist").
 # Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too; and the words of the
-# translation table (tracegym/redact/words.py) for secret and key.
-_KEY_WORDS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
+# translation table (tracegym/redact/words.py) for secret, key and token.
+_KEY_STEMS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
               r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット|"
-              + words.alternation(words.SECRET, words.KEY))
+              + words.alternation(words.SECRET, words.KEY, words.TOKEN))
+# The rules read a Germanic compound too, a token or key word glued to the word before it (`toegangstoken`,
+# `åtkomsttoken`, `Zugriffstoken`, `adgangsnøgle`); their triggers, which need no word boundary, the stems alone
+# (with the compounds RE2's automaton for the joined triggers outgrows its budget: nine times slower).
+_KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|{_KEY_STEMS}"
+# Words that name a credential outright, not any key: a token or a secret word, or a key word with `API` beside it
+# (`API-sleutel`, `Κλειδί API`); a UUID after them is one (Heroku API keys), after a bare key word an id.
+_CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|(?:{_KEY_WORDS})[ \t]+(?i:api)\b|(?i:[a-zåäöæøü]{{0,16}}token|secret)|"
+               r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
 _HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
@@ -173,6 +202,8 @@ _MSG_ID_HEADER = (r"(?i:message-id|in-reply-to|references|content-id|resent-mess
                   r"(?:<[^<>\s]{1,250}>(?:[ \t]|\r?\n[ \t])*)*<")
 
 
+# A qualifier in parentheses between a phone word and its number: "Phone (work) …", "Tel. (mobile): …".
+_QUALIFIER = r"(?:\([^\d()\n]{1,20}\)[^\d\n+(]{0,8})?"
 # The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281").
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|"
                r"commande|bestellung|factura|rechnung)\b)")
@@ -237,6 +268,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("google_api_key", "API_KEY", r"\bAIza[0-9A-Za-z_-]{35}", trigger=r"AIza", description="Google API keys"),
     Rule("google_oauth_secret", "SECRET", r"\bGOCSPX-[A-Za-z0-9_-]{28}", trigger=r"GOCSPX-",
          description="Google OAuth client secrets (GOCSPX- + 28)"),
+    Rule("azure_ad_secret", "SECRET",
+         r"(?:^|[^A-Za-z0-9_~.-])(?P<v>[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?:$|[^A-Za-z0-9_~.-])",
+         trigger=r"\dQ~[A-Za-z0-9_~.-]{31}", validator=lambda s: v.entropy(s) >= 4.0,
+         description="Microsoft Entra ID (Azure AD) client secrets: 3 characters, a digit, `Q~`, 31-34 more"),
     Rule("huggingface_token", "TOKEN", r"\bhf_[A-Za-z0-9]{30,}", trigger=r"hf_",
          validator=lambda s: bool(re.search(r"[A-Z]", s) and re.search(r"[a-z]", s)),
          description="Hugging Face tokens"),
@@ -296,7 +331,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="incoming-webhook ids of Mattermost (/hooks/<26>) and Rocket.Chat (/hooks/<id>/<token>)"),
     Rule("aws_secret_key", "SECRET",
          r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
-         rf"(?:\\?[\"'`]?\]?\s*[:=,|]\s*{_OPEN}|[ \t]+(?:(?i:is)[ \t]+)?{_OPEN})|"
+         rf"(?:\\?[\"'`]?\]?\s*(?::=|[:=,|])\s*{_OPEN}|[ \t]+(?:(?i:is)[ \t]+)?{_OPEN})|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|\\?\r?\n|\\n){1,6}\\?[\"']?|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}[^\n]{0,40}?[^A-Za-z0-9/+])"
          r"(?P<v>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
@@ -379,17 +414,34 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_PW_TRIGGER, validator=v.bare_password,
          description="a password after its label and spaces alone (a SWIFT free-text field `:70:passord X`, "
                      "fixed-width records): letters and digits, 8+ characters, not code"),
+    Rule("password", "PASSWORD",
+         rf"{_PW_PROSE}{_OPEN}(?P<v>[^\s\"'`<>\\(){{}}\[\]-][^\s\"'`<>\\(){{}}\[\]]{{6,126}}[^\s\"'`<>\\(){{}}\[\].,;:!?])",
+         trigger=_PW_TRIGGER, validator=v.bare_password,
+         description="a password in prose, in any language of the label words: the label, up to four words "
+                     "(\"for bob\", \"van root\"), then `:` or \"is\" (`är`, `je`, `είναι`, `היא`), or a particle "
+                     "glued to it (`密码是`, `비밀번호는`); letters and digits, 8+ characters"),
+    Rule("password", "PASSWORD",
+         r"(?i:identified)[ \t]+(?:(?i:with)[ \t]+[\w-]+[ \t]+)?(?i:by)[ \t]+"
+         r"(?:\\?'(?P<v>[^'\\\s]{4,128})\\?'|\\?\"(?P<w>[^\"\\\s]{4,128})\\?\"|(?P<x>[^\s'\";,)\\]{4,128}))",
+         trigger=r"(?i:identified[ \t])", validator=v.password,
+         description="SQL passwords after `IDENTIFIED BY` (`CREATE USER … IDENTIFIED BY 'X'`, MySQL and Oracle)"),
+    Rule("password", "PASSWORD",
+         r"(?:^|[^\w.-])(?i:password)(?:[ \t]+(?i:for)[ \t]+[^\n=;]{1,80}?[ \t]*=)?[ \t]+"
+         r"(?:\\?'(?P<v>[^'\\\s]{4,128})\\?'|\\?\"(?P<w>[^\"\\\s]{4,128})\\?\")",
+         trigger=r"(?i:password[ \t]+(?:for[ \t]|\\?['\"]))", validator=v.password,
+         description="SQL passwords quoted after `PASSWORD` (`ALTER USER … WITH PASSWORD 'X'`, `CREATE ROLE … "
+                     "PASSWORD 'X'`, PostgreSQL) and `SET PASSWORD FOR … = 'X'` (MySQL)"),
     Rule("secret_assignment", "SECRET",
-         rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\]?\s*[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
+         rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\]?\s*:?[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?(?:\\?[\"']?\]?\s*[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
+         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?(?:\\?[\"']?\]?\s*:?[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
                  r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels "
                                                        "(Laravel's `base64:` prefix before one stays)"),
     Rule("secret_assignment", "SECRET",
-         rf"(?i:{_SECRET_WORDS})\\?[\"']?\]?[ \t]*[:=][ \t]*"
+         rf"(?i:{_SECRET_WORDS})\\?[\"']?\]?[ \t]*:?[:=][ \t]*"
          r"(?:\\?\"(?P<v>[!-~]{16,256}?)\\?\"|'(?P<w>[!-~]{16,256}?)')(?:$|[\s,;)}\]>])",
-         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"'][!-~]{16}",
+         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?\\?[\"']?\]?[ \t]*:?[:=][ \t]*\\?[\"'][!-~]{16}",
          validator=v.symbol_secret,
          description="a quoted secret with symbols in it after a key, token or secret label (Django's "
                      "`SECRET_KEY = 'k#9…'`, `\"client_secret\": \"…~…\"`)"),
@@ -409,18 +461,31 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?"
-         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)"
+         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
-         trigger=rf"(?:{_KEY_WORDS})[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])", validator=v.prose_secret,
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])|是|为|為|は|는|은)",
+         validator=v.prose_secret,
          reject=_HEX_NOT_KEY,
          description="a random key after a word for key, token or secret in prose, in other languages too "
                      "(\"le secret client est …\", \"unser Token ist …\", \"esta es la clave: …\")"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:{_CRED_WORDS})"
+         r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{0,4}"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?"
+         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
+         rf"{_OPEN}(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])|是|为|為|は|는|은)",
+         reject=_HEX_NOT_KEY,
+         description="a UUID after a word that names a credential outright in prose, in other languages too: a "
+                     "token or secret word, a key word with `API` beside it (Heroku API keys: `Clave API: …`, "
+                     "`το διακριτικό πρόσβασης είναι …`); the word before read, so that `trace token is …` is "
+                     "rejected"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})"
          rf"(?:[ \t]+(?:API|[A-Z][A-Za-z0-9.]{{1,14}})){{0,2}}"
          rf"[ \t]+{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{24,256}})"
          r"(?:$|[^A-Za-z0-9+/_.=-])",
-         trigger=rf"(?:{_KEY_WORDS})(?:[ \t]+[A-Za-z0-9.]{{1,15}}){{0,2}}[ \t]+[A-Za-z0-9+/_.=-]{{24}}",
+         trigger=rf"(?:{_KEY_STEMS})(?:[ \t]+[A-Za-z0-9.]{{1,15}}){{0,2}}[ \t]+[A-Za-z0-9+/_.=-]{{24}}",
          validator=v.prose_secret, reject=_HEX_NOT_KEY,
          description="a random key of 24+ characters right after a word for key, token or secret and a space, "
                      "`API` or a provider's name between (`:70:secret …` in a SWIFT free-text field, a fixed-width "
@@ -490,9 +555,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="numbers in ITU-T E.123 national notation, the area code in parentheses: (020) 7946 0321, "
                      "(07) 3123 4567, (11) 91234-5678"),
     Rule("phone_national", "PHONE",
-         rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}"
+         rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}"
          r"(?P<v>(?:\+|00|0xx)?\(?\d[\d ()./-]{5,22}\d)(?:$|\W)",
-         trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}[+(]?\d", validator=v.national_phone, reject=_ID_BETWEEN,
+         trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}[+(]?\d", validator=v.national_phone,
+         reject=_ID_BETWEEN,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
     Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))",

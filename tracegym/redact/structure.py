@@ -85,17 +85,26 @@ _SQL_VALUE = re.compile(r"\\?'((?:[^'\\\n]|\\\\.|\\'|'')*)\\?'|(NULL|null|-?[\d.
 
 
 def sql_columns(text: str, wanted: Callable[[str], object]) -> Labelled:
-    """The values of `INSERT INTO t (a, b, …) VALUES (…), (…)` rows, each labelled with its column's name."""
+    """The values of `INSERT INTO t (a, b, …) VALUES (…), (…)` rows, each labelled with its column's name; in a
+    key-value table (`(name, value)`, `(key, value)`: settings, entity-attribute-value rows) the value cell with
+    its row's name cell."""
     out: Labelled = []
     for insert in _INSERT.finditer(text):
         columns = [c.strip(" \t`\"[]") for c in insert.group(1).split(",")]
-        if not any(wanted(c) for c in columns):
+        name = next((i for i, c in enumerate(columns) if _NAME_KEY.fullmatch(c)), None)
+        value = next((i for i, c in enumerate(columns) if _VALUE_KEY.fullmatch(c)), None)
+        pairs = name is not None and value is not None
+        if not pairs and not any(wanted(c) for c in columns):
             continue
         at = insert.end()
         while at < len(text) and text[at] == "(":
             at, row = _sql_row(text, at + 1)
             out += [(columns[i], s, e) for i, (s, e) in enumerate(row) if i < len(columns) and s < e
                     and wanted(columns[i])]
+            if pairs and max(name, value) < len(row) and row[value][0] < row[value][1]:
+                label = text[row[name][0]:row[name][1]]
+                if len(label) <= MAX_LABEL and wanted(label):
+                    out.append((label, *row[value]))
             while at < len(text) and text[at] in ", \t\n":
                 at += 1
     return out
@@ -170,8 +179,9 @@ _PHP_DUMP = re.compile(r"\[\\?\"([^\"\\\n]{1,48})\\?\"\]=>(?:\\?\n|\\n)[ \t]*"
 """PHP `var_dump`: `["password"]=>` and on the next line `string(12) "…"`."""
 _PHP_PRINT_R = re.compile(r"\[([^\]\n]{1,48})\] => ([^\n\\]+)")
 """PHP `print_r`: `[password] => …` up to the line's end."""
-_GO_FIELD = re.compile(r"[{ ]([A-Za-z_]\w{0,47}):(\S[^\n{}]*?)(?= [A-Za-z_]\w*:|\})")
-"""A field of Go's `%+v` dump, `&{Addr::8080 ApiKey:… Timeout:30s}`: a value runs to the next ` Name:`."""
+_GO_FIELD = re.compile(r"(?:(?<!\$)\{| )([A-Za-z_]\w{0,47}):(\S[^\n{}]*?)(?= [A-Za-z_]\w*:|\})")
+"""A field of Go's `%+v` dump, `&{Addr::8080 ApiKey:… Timeout:30s}`: a value runs to the next ` Name:` (not the
+shell's `${NAME:-default}`)."""
 _GO_OPEN = re.compile(r"\{[A-Za-z_]\w{0,47}:\S")
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -205,6 +215,67 @@ def hl7_phones(text: str) -> Labelled:
     return [("phone", m.start(1), m.end(1)) for m in _HL7_XTN.finditer(text)]
 
 
+_PRINTED = re.compile(
+    r"(?:\{\.(?:data|stringData)\.([A-Za-z_][\w.-]{0,47})\}[^\n]*\|[ \t]*base64[ \t]+(?:-d|--decode|-D)\b|"
+    r"\bprintenv[ \t]+([A-Za-z_]\w{0,47})|\becho[ \t]+\"?\$\{?([A-Za-z_]\w{0,47})\}?\"?|"
+    r"\bvault[ \t]+kv[ \t]+get\b[^\n]*?-field=([A-Za-z_][\w.-]{0,47})|"
+    r"\b(?:aws[ \t]+configure|heroku[ \t]+config:|doppler[ \t]+secrets)[ \t]*get[ \t]+([A-Za-z_][\w.-]{0,47}))"
+    r"[^\n]*\n[ \t]*([^\s\"'`<>\\]{4,512})[ \t]*(?:\\?\n|\\?[\"']|$)")
+"""A shell command that prints one named value, and the line it printed: a Kubernetes secret's field decoded
+(`kubectl get secret … -o jsonpath='{.data.DB_PASSWORD}' | base64 -d`), `printenv NAME`, `echo $NAME`,
+`vault kv get -field=NAME`, `aws configure get NAME`, `heroku config:get NAME`, `doppler secrets get NAME`."""
+
+
+_PRINTER = re.compile(r"base64|printenv|echo|-field=|configure[ \t]+get|config:get|secrets[ \t]+get")
+"""What a text that `_PRINTED` can match holds: the texts without it are not read for it (most)."""
+
+
+def printed_values(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The output line of a command that prints one named value, labelled with that name."""
+    out: Labelled = []
+    for m in _PRINTED.finditer(text):
+        label = next(g for g in m.groups()[:-1] if g is not None)
+        if wanted(label):
+            out.append((label, m.start(6), m.end(6)))
+    return out
+
+
+_CODE_DEFAULT = re.compile(
+    r"(?:\b([A-Za-z_][\w]{0,47})[ \t]*:?=[ \t]*[\w.$\[\]\"'()]{1,100}?[ \t]*(?:\?\?|\|\||\bor\b)|"
+    r"\b(?:getenv|environ\.get|env\.get|Getenv|GetEnvironmentVariable|ENV\.fetch|env)\([ \t]*\\?[\"']"
+    r"([A-Za-z_][\w.-]{0,47})\\?[\"'][ \t]*,)"
+    r"[ \t]*\\?([\"'])([^\"'\\\s]{4,256})\\?\3|"
+    r"\$\{([A-Za-z_]\w{0,47}):?-([^\s}\"'$]{4,256})\}")
+"""A default written in code for a value read from the environment: `const dbPass = process.env.DB_PASS ?? 'X'`
+(`||`, Python's `or`), `os.getenv("DB_PASS", "X")`, `os.environ.get(…)`, Ruby's `ENV.fetch`, Laravel's `env(…)`,
+and the shell's `${DB_PASS:-X}`: the literal, labelled with the name it defaults."""
+
+
+_DEFAULTING = re.compile(r"\?\?|\|\||\bor\b|\$\{|getenv|Getenv|environ\.get|env\.get|EnvironmentVariable|"
+                         r"ENV\.fetch|\benv\(")
+"""What a text that `_CODE_DEFAULT` can match holds."""
+
+
+def code_defaults(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """Literals that code gives a value read from the environment when it is unset, labelled with its name."""
+    out: Labelled = []
+    for m in _CODE_DEFAULT.finditer(text):
+        label, group = (m.group(1) or m.group(2), 4) if m.group(4) is not None else (m.group(5), 6)
+        if label and wanted(words_of(label)):
+            out.append((words_of(label), m.start(group), m.end(group)))
+    return out
+
+
+_HCL_BLOCK = re.compile(r"\b(?:variable|output)[ \t]+\\?\"([A-Za-z_][\w-]{0,47})\\?\"[ \t]*\{[^{}]*?"
+                        r"\b(?:default|value)[ \t]*=[ \t]*\\?\"([^\"\\\n]{1,512})\\?\"")
+"""A Terraform (HCL) variable's `default` or an output's `value`, named by the block's label."""
+
+
+def hcl_blocks(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The value of a Terraform variable or output block, labelled with the block's name."""
+    return [(m.group(1), m.start(2), m.end(2)) for m in _HCL_BLOCK.finditer(text) if wanted(m.group(1))]
+
+
 def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
     """Every value here whose label stands away from it, by structure."""
     out: Labelled = []
@@ -218,4 +289,10 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += markup_fields(text, wanted)
     if "^" in text and wanted("phone"):
         out += hl7_phones(text)
+    if "\n" in text and _PRINTER.search(text):
+        out += printed_values(text, wanted)
+    if _DEFAULTING.search(text):
+        out += code_defaults(text, wanted)
+    if "{" in text and ("variable" in text or "output" in text):
+        out += hcl_blocks(text, wanted)
     return out

@@ -286,7 +286,8 @@ def _plan_number(value: str) -> bool:
         return phones.international(number[2:])
     if value.startswith("0xx"):
         return phones.brazil(number[1:])  # Anatel's notation for the carrier code a caller picks: 0xx + DDD
-    return phones.national(number)
+    head = re.match(r"([1-9]\d{0,2})[ .-]", value)  # a country code without `+`, a separator after it
+    return phones.national(number) or head is not None and phones.with_country_code(head.group(1), number)
 
 
 _CODE_VALUE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\)?)?|None|null|true|false|undefined|\*+|x+|\.+")
@@ -311,6 +312,10 @@ def password(value: str) -> bool:
         return False  # an identifier without digits reads as a variable name (or a word ending a sentence)
     if re.fullmatch(r"[A-Za-z_][\w.]*(?:\([\w.,\s\"']*\)?|\[[\w.\"']*\]?)", bare):
         return False  # a call or an index: getpass(prompt), os.environ["PW"]
+    if re.fullmatch(r"--?[A-Za-z][\w-]*", bare):
+        return False  # another flag: `mongo -u admin -p --authenticationDatabase admin` prompts for the password
+    if re.fullmatch(r"/[A-Za-z][\w:]*", bare):
+        return False  # a Windows switch (`net user bob /delete`) or a directory
     return True
 
 

@@ -45,6 +45,12 @@ KEY: dict[str, tuple[str, ...]] = {
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
 anahtar, jeton, khóa, مفتاح, 키, キー)."""
 
+TOKEN: dict[str, tuple[str, ...]] = {
+    "el": ("διακριτικό",), "he": ("אסימון",), "tr": ("belirteç", "belirteci"), "zh": ("令牌", "權杖"),
+    "vi": ("mã truy cập", "mã thông báo"), "ru": ("токен",), "fa": ("توکن",), "hi": ("टोकन",), "th": ("โทเค็น",),
+}
+"""Token (an access token), beyond the words English, Korean and Japanese share with it (token, 토큰, トークン)."""
+
 PHONE: dict[str, tuple[str, ...]] = {
     "pt": ("telemóvel", "telemovel"), "ca": ("telèfon", "mòbil"), "hu": ("telefonszám", "mobilszám"),
     "fi": ("puhelin", "puhelinnumero", "matkapuhelin"), "ms": ("nombor telefon",), "id": ("nomor telepon", "ponsel"),
@@ -59,7 +65,8 @@ languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi)."
 
 IS: dict[str, tuple[str, ...]] = {
     "fi": ("on",), "ms": ("ialah", "adalah"), "sw": ("ni",), "ro": ("este",), "ca": ("és",), "tl": ("ay",),
-    "uk": ("це",), "th": ("คือ",)
+    "uk": ("це",), "th": ("คือ",), "cs": ("je",), "sk": ("je",), "sl": ("je",), "hr": ("je",),
+    "el": ("είναι",), "he": ("היא", "הוא"),
 }
 """"Is" between a label and its value ("salasana on …", "rahsia saya ialah …"), beyond the rules' own list."""
 
