@@ -175,9 +175,20 @@ def test_phone_context_qualifiers_and_country_codes(text: str, value: str) -> No
     "joignable au bureau le matin",
     "Mobile: 91-12345",
     "call back later, ticket (urgent) 4471 2281",
+    "Número do cartão: 4532-7781-0093-2214",                # a card number (Luhn fails) after "número": no
+    "Numéro de carte : 5412 7700 1934 8826 113",            # part of it is a phone number either
 ])
 def test_phone_near_misses_stay(text: str) -> None:
     assert _values(text) == [], text
+
+
+@pytest.mark.parametrize("text,value", [
+    ("Número de telefone: 21 98765-4321", "21 98765-4321"),
+    ("Telefon: 030 12345678 (Zentrale)", "030 12345678"),
+    ("mobile 98765 43210, ext 2201 2202", "98765 43210"),   # other numbers after it, in another grouping
+])
+def test_a_phone_number_is_read_whole_before_other_digits(text: str, value: str) -> None:
+    assert value in _values(text), text
 
 
 ENTRA = "Zt57Q~Hq2.Lm9_Xc4~Vb8-Nw1Kd6Rf3Gs0Jp7Ty5"

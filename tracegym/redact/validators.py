@@ -253,7 +253,11 @@ def ssn(value: str) -> bool:
 def national_phone(value: str) -> bool | int:
     """A phone number in a national format after a word like phone, tel or Handy: a number of one of the
     national numbering plans (tracegym/redact/phones.py), or an international one (+CC, 00CC). A match that runs
-    on into other digits keeps the longest prefix of whole groups that is one: its length."""
+    on into other digits keeps the longest prefix of whole groups that is one: its length. Groups joined by one
+    and the same separator are read as one number, which past 15 digits (E.164's most) is no phone number, nor
+    is any prefix of it (a card number after "número")."""
+    if len(set(re.findall(r"\D+", value.lstrip("+(")))) == 1 and len(digits_of(value)) > 15:
+        return False
     groups = list(re.finditer(r"\d+", value))
     for n in range(len(groups), 0, -1):
         end = groups[n - 1].end()
