@@ -242,7 +242,8 @@ def test_an_asynchronous_run_samples_from_pools_of_mixed_precision(workspace: Wo
                                                                    cli) -> None:
     """`sampler.pools`: an fp32 and a bf16 sampler process; the broadcast writes each version in both precisions,
     both pools' groups reach the store, and the run says what its samplers sampled in. The bf16 pool reads the
-    trainer's HTTP endpoint; each pool's bytes read and sync latency are stored per step and shown by `runs show`."""
+    trainer's HTTP endpoint; each pool's bytes read (and sync latency, in steps that saw a load) are stored per
+    step and shown by `runs show`."""
     data = tiny_config(workspace, tmp_path / "run", steps=4, checkpoint_every=4,
                        sampler={"pools": [{"precision": "fp32"}, {"precision": "bf16", "weights": "http"}]},
                        **{"async": {"max_staleness": 1, "weights_http": {"port": 0}}})
@@ -273,10 +274,13 @@ def test_an_asynchronous_run_samples_from_pools_of_mixed_precision(workspace: Wo
     for pool in ("fp32", "bf16"):
         assert sorted(metrics[f"sync/{pool}/bytes"]) == [3, 4, 5, 6]
         assert sum(metrics[f"sync/{pool}/bytes"].values()) > whole[pool] * parameters / 2  # tied weights sent once
-        assert 0 < min(metrics[f"sync/{pool}/latency_s"].values()) < 60
+        # a latency is stored in the steps whose figures saw a load after the pool's first; whether a slow pool's
+        # next load reaches them before the run ends depends on the machine (tests/unit/test_sync_figures.py)
+        assert all(v is not None and v > 0 for v in metrics.get(f"sync/{pool}/latency_s", {}).values())
     shown = cli("runs", "show", tmp_path / "run", "--store", workspace.store, "--json")
     keys = {row["key"] for row in json.loads(shown.stdout)["metrics"]}
-    assert {"sync/fp32/bytes", "sync/fp32/latency_s", "sync/bf16/bytes", "sync/bf16/latency_s"} <= keys
+    assert {"sync/fp32/bytes", "sync/bf16/bytes"} <= keys
+    assert {k for k in keys if k.endswith("/latency_s")} == {k for k in metrics if k.endswith("/latency_s")}
 
 
 def test_a_run_that_stops_training_says_so(workspace: Workspace, tmp_path: Path, cli) -> None:
