@@ -63,12 +63,22 @@
    ICS, invoices, voicemail transcripts, Twilio webhooks, in 16 languages; 24 providers, 13 phone plans), written
    by someone who read neither the rules nor the other corpora; scored like 12: `ninth_recall_by_kind` (and a line
    with the recall of the eighth's issue kinds) and `ninth_false_positives` on its 420 near misses.
+14. The tenth corpus (benchmarks/redact_tenth.py): 56 kinds x 100 values in the developer machine's files and the
+   human documents an agent reads and writes (.netrc, .pgpass, .pypirc, .git-credentials, docker config.json,
+   kubeconfig, ~/.aws/credentials, .s3cfg, rclone.conf, wp-config.php, Laravel .env, settings.py, appsettings.json,
+   application.yml, Maven settings.xml, NuGet.config, Postman, Insomnia, Bruno, VS Code, DBeaver, FileZilla,
+   Bitwarden/1Password/KeePass/Chrome exports, `git log -p`, Jira, Confluence storage format, Notion, GitHub issues,
+   MIME e-mail, docx/CSV/PDF text, Teams/Telegram/WhatsApp exports, logcat, iOS Console, Metro, SMS, KYC, shipping,
+   HR and medical forms, notebooks, in 24 languages; 23 providers, 11 phone plans, 5 national ids outside the
+   target), written by someone who read neither the rules nor the other corpora; scored like 13:
+   `tenth_recall_by_kind` (and a line with the recall of the eighth's issue kinds) and `tenth_false_positives` on its
+   400 near misses.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7, 8, 9, 10, 11, 12 and 13 alone, in minutes
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7, 8, 9, 10, 11, 12, 13 and 14 alone, in minutes
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -76,7 +86,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "fresh_recall_by_kind", "fresh_false_positives", "unseen_recall_by_kind", "unseen_false_positives",
 "fifth_recall_by_kind", "fifth_false_positives", "sixth_recall_by_kind", "sixth_false_positives",
 "seventh_recall_by_kind", "seventh_false_positives", "eighth_recall_by_kind", "eighth_false_positives",
-"ninth_recall_by_kind", "ninth_false_positives"} (with --corpora-only, the last eighteen).
+"ninth_recall_by_kind", "ninth_false_positives", "tenth_recall_by_kind", "tenth_false_positives"} (with
+--corpora-only, the last twenty).
 """
 
 from __future__ import annotations
@@ -106,6 +117,7 @@ import redact_holdout  # noqa: E402
 import redact_ninth  # noqa: E402
 import redact_seventh  # noqa: E402
 import redact_sixth  # noqa: E402
+import redact_tenth  # noqa: E402
 import redact_unseen  # noqa: E402
 from ingest import TAU_BENCH, build_file, run_child  # noqa: E402
 
@@ -329,8 +341,8 @@ def judged(detector: Detector, corpus: ModuleType, name: str, flagged: bool = Tr
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 13: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
-    the eighth and the ninth corpus, printed; their figures for the last line."""
+    """Sections 4, 5, 7 to 14: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    the eighth, the ninth and the tenth corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -355,6 +367,9 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     ninth_recall, ninth_fp = judged(detector, redact_ninth, "ninth")
     ninth_issue = {k: v for k, v in ninth_recall.items() if k in EIGHTH_ISSUE_KINDS}
     print(f"ninth corpus, the issue's kinds: {ninth_issue}", flush=True)
+    tenth_recall, tenth_fp = judged(detector, redact_tenth, "tenth")
+    tenth_issue = {k: v for k, v in tenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
+    print(f"tenth corpus, the issue's kinds: {tenth_issue}", flush=True)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
             "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
             "holdout_false_positives": holdout_fp,
@@ -364,7 +379,8 @@ def report_corpora(detector: Detector) -> dict[str, object]:
             "sixth_recall_by_kind": sixth_recall, "sixth_false_positives": sixth_fp,
             "seventh_recall_by_kind": seventh_recall, "seventh_false_positives": seventh_fp,
             "eighth_recall_by_kind": eighth_recall, "eighth_false_positives": eighth_fp,
-            "ninth_recall_by_kind": ninth_recall, "ninth_false_positives": ninth_fp}
+            "ninth_recall_by_kind": ninth_recall, "ninth_false_positives": ninth_fp,
+            "tenth_recall_by_kind": tenth_recall, "tenth_false_positives": tenth_fp}
 
 
 def report_flagged(detector: Detector, corpus: ModuleType, name: str, per_sort: int = 3) -> None:
@@ -446,8 +462,8 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth and ninth "
-                             "corpora (no planted corpus, real traces or speed)")
+                        help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth and "
+                             "tenth corpora (no planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
