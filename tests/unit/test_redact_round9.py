@@ -1,8 +1,8 @@
 """Redaction's misses by cause (the ninth corpus's round): national ids by their public checks (UK NINO, Spanish
 DNI/NIE, Canadian SIN), issuers' documented token formats, bot webhooks of more chat services, labels closed by a
 quote, a backtick or a parenthesis, values named by a Terraform plan's `name` or a Redis command, and "call me" in
-more languages before a phone number. Values and texts written for these tests, each cause with near misses that
-stay."""
+more languages before a phone number, session cookies in cookie jars, devtools exports and Rails' `_session_id`.
+Values and texts written for these tests, each cause with near misses that stay."""
 
 from __future__ import annotations
 
@@ -190,4 +190,29 @@ def test_call_me_before_a_phone_number(text: str, value: str) -> None:
     "hívjon 2 munkanapon belül",
 ])
 def test_call_me_near_misses_stay(text: str) -> None:
+    assert _values(text) == [], text
+
+
+COOKIE = "q7lm2np9rt4vx8zb3cd6fg1hj5wq2e4c"
+
+
+@pytest.mark.parametrize("text,value", [
+    (f"shop.example\tTRUE\t/\tTRUE\t1796000000\tsessionid\t{COOKIE}", COOKIE),             # a Netscape cookie jar
+    (f'{{"out": "shop.example\\tTRUE\\t/\\tFALSE\\t1796000000\\tPHPSESSID\\t{COOKIE}"}}', COOKIE),  # ... in JSON
+    (f'[{{"name": "connect.sid", "value": "s%3A{COOKIE}.Kp3Zq8Lm2Nx7", "domain": ".shop.example"}}]',
+     f"s%3A{COOKIE}.Kp3Zq8Lm2Nx7"),                                                        # a devtools export
+    (f"Set-Cookie: _session_id={HEX}; path=/; HttpOnly", HEX),                              # Rails
+    (f'curl -b "_session_id={HEX}" https://shop.example/', HEX),
+])
+def test_session_cookies_in_jars_and_exports(text: str, value: str) -> None:
+    assert value in _values(text), text
+
+
+@pytest.mark.parametrize("text", [
+    f'{{"name": "session_id", "value": "{HEX}"}}',                 # an id, not a credential
+    f"trace session_id={HEX} span_id=9f1c2a7b3e4d5f60",
+    "shop.example\tTRUE\t/\tTRUE\t1796000000\t_ga\tGA1.2.1234567890.1700000000",
+    f"self._session_id={HEX[:8]}",
+])
+def test_cookie_near_misses_stay(text: str) -> None:
     assert _values(text) == [], text

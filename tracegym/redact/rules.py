@@ -179,8 +179,14 @@ _TOKEN68 = r"[A-Za-z0-9._~+/-]{16,2048}=*"
 _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}\\?\"|[^\s,\"\\]{0,256})"
 # A cookie that holds a session or a credential (RFC 6265 `name=value`): session, sid, JSESSIONID, PHPSESSID,
 # connect.sid, _session, auth_token, remember_token, csrftoken, XSRF-TOKEN, access/refresh tokens, jwt.
-_COOKIE_NAME = (r"(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
-                r"token|auth|jwt|csrftoken|remember[_-]?me)")
+# Rails' `_session_id` too (the leading `_` is the cookie's; a bare `session_id` is an id, and trace ids stay).
+_COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
+                r"token|auth|jwt|csrftoken|remember[_-]?me)|_session_id)")
+COOKIE_NAMES = _COOKIE_NAME
+"""The names of session and credential cookies: a label structure gives a value (a devtools export's `"name"`)."""
+# A tab in a cookie jar's line, raw or escaped inside JSON text (the detector reads `\t` there as a backslash and a
+# line break).
+_TAB = r"(?:\t|\\\r?\n|\\t)"
 # Words for a key or a secret in prose, in the languages customers write ("la clé :", "unser Token ist").
 # Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too; and the words of the
 # translation table (tracegym/redact/words.py) for secret, key and token.
@@ -435,10 +441,21 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "requests, curl -H, header maps and HAR write them"),
     Rule("session_cookie", "TOKEN",
          rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>[A-Za-z0-9%._~+/:-]{{15,511}}[A-Za-z0-9%_~+/=-])",
-         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*=[A-Za-z0-9%._~+/:-]{15}",
+         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_]*=[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
                      "csrftoken=) and such pairs in query strings"),
+    Rule("session_cookie", "TOKEN",
+         rf"{_TAB}(?:TRUE|FALSE){_TAB}[^\t\n\\]{{0,200}}{_TAB}(?:TRUE|FALSE){_TAB}\d{{1,12}}{_TAB}{_COOKIE_NAME}{_TAB}"
+         r"(?P<v>[A-Za-z0-9%._~+/:=-]{15,511})",
+         trigger=rf"{_TAB}(?:TRUE|FALSE){_TAB}", validator=v.labelled_key,
+         description="session cookies in a Netscape cookie jar (curl's `-c`/`-b` files: domain, subdomains, path, "
+                     "secure, expiry, name, value, tab-separated)"),
+    Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}})\"$",
+         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*\\?\"[ \t]*,[ \t]*\\?\"value\\?\"",
+         validator=v.labelled_key, reject=_HEX_NOT_KEY,
+         description="a session cookie that structure names (browser devtools' and extensions' JSON exports, "
+                     "`{\"name\": \"sessionid\", \"value\": …}`)"),
     Rule("url_password", "PASSWORD",
          r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{0,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
          trigger=r"://[^\s/@]*:[^\s/@]+@", validator=v.url_password,
