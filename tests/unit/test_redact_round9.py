@@ -77,6 +77,7 @@ ATLASSIAN = "ATATT3xFfGF0" + "Qm7-Zt2_Lp9" * 16 + "=1A2B3C4D"
     (f"airtable: patQ7m2Zt9Lp4Xw8K.{HEX}{HEX}", f"patQ7m2Zt9Lp4Xw8K.{HEX}{HEX}"),
     ("DT dt0c01.Q7M2ZT9LP4XW8KR3N6B1V5C0." + "A7K2M9Q4" * 8, "dt0c01.Q7M2ZT9LP4XW8KR3N6B1V5C0." + "A7K2M9Q4" * 8),
     ("VAULT_TOKEN=hvs.q7Lm2Np9Rt4Vx8Zb3Cd6Fg1H", "hvs.q7Lm2Np9Rt4Vx8Zb3Cd6Fg1H"),
+    ("vault_token: hvs.qLmNpRtVxZbCdFgHjWqEcAaK", "hvs.qLmNpRtVxZbCdFgHjWqEcAaK"),     # base62 with no digit
     ("newrelic.user_key NRAK-Q7LM2NP9RT4VX8ZB3CD6FG1HJ5W", "NRAK-Q7LM2NP9RT4VX8ZB3CD6FG1HJ5W"),
     (f"sentry: sntryu_{HEX}{HEX}", f"sntryu_{HEX}{HEX}"),
     ("ca key v1.0-3c9e1f7a2b8d4e6f0a5c9b2d-" + HEX * 4 + "3c9e1f7a2b8d4e6f0a",
@@ -90,6 +91,7 @@ def test_issuer_token_formats(text: str, value: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "VAULT_TOKEN=hvs.XXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+    "see hvs.your_vault_token_goes_here_please",
     "token dapi00000000000000000000000000000000",
     "set NRAK-XXXXXXXXXXXXXXXXXXXXXXXXXXX in the env",
     "the okta org id 00o1a2b3c4d5e6f7g8h9",          # an Okta object id, not 00 + 40

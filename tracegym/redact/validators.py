@@ -459,6 +459,8 @@ def prefixed_token(value: str) -> bool:
 
 
 def issuer_token(value: str) -> bool:
-    """A token of a documented format: random, not a run of one character or a placeholder (`hvs.XXXX…`)."""
+    """A token of a documented format: random (ten distinct characters or more; digits, or both cases: a base62
+    body of 24 may hold no digit), not a placeholder (`hvs.XXXX…`, `dapi000…`)."""
     body = value.split(".", 1)[-1] if value.startswith(("hv", "dt0c01")) else value
-    return len(set(body)) >= 10 and bool(_DIGITS.search(body))
+    mixed = bool(_DIGITS.search(body)) or body.lower() != body and body.upper() != body
+    return len(set(body)) >= 10 and mixed
