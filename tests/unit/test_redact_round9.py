@@ -141,6 +141,7 @@ def test_labels_closed_by_a_quote_or_parenthesis(text: str, value: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "refresh (ACCESS_TOKEN): see the vault entry",
+    "A1 = '%s:%s' % (self.username, self.password)\nA2 = '%s:%s' % (method, path)",
     "SELECT id FROM users WHERE `password` = ? LIMIT 1;",
     "WHERE `api_key` = :api_key",
     '{"vars": {"api_key": "\'<redacted>\'"}}',
@@ -181,6 +182,9 @@ def test_plan_and_redis_near_misses_stay(text: str) -> None:
     ("ring meg på 512-604-318", "512-604-318"),
     ("me liga no 348 120 7719", "348 120 7719"),
     ("sunați-mă la 347-1208654", "347-1208654"),
+    ("recapito telefonico: 347 120 8654", "347 120 8654"),
+    ("zadzwoń pod 512 604 318", "512 604 318"),
+    ("zadzwoń 512-604-318", "512-604-318"),
 ])
 def test_call_me_before_a_phone_number(text: str, value: str) -> None:
     assert value in _values(text), text
@@ -190,6 +194,7 @@ def test_call_me_before_a_phone_number(text: str, value: str) -> None:
     "звоните по номеру горячей линии, код 12",
     "soita huomenna klo 14.30",
     "hívjon 2 munkanapon belül",
+    "zadzwoń pod numer zamówienia",
 ])
 def test_call_me_near_misses_stay(text: str) -> None:
     assert _values(text) == [], text

@@ -115,14 +115,17 @@ _DSEP = r"(?:[ \t]{1,3}|[ \t]{0,2}[-/.][ \t]{0,2})"
 _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (a form-encoded space) too
 # Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
 # Portuguese, Spanish and Italian too (celular, telefone, contato, teléfono, móvil, tlf, cellulare), "my number" /
-# "Rückruf" (call back), and Japanese (電話番号, 携帯電話, 連絡先: no word boundary in CJK text); and the words of the
-# translation table (tracegym/redact/words.py) for phone, the Latin ones here, the others in _PHONE_CJK.
+# "Rückruf" (call back), the adjective (recapito telefonico, número telefónico), a word ending in a letter beyond
+# ASCII followed by what the ASCII word boundary after it needs (`zadzwoń pod`), and Japanese (電話番号, 携帯電話,
+# 連絡先: no word boundary in CJK text); and the words of the translation table (tracegym/redact/words.py) for
+# phone, the Latin ones here, the others in _PHONE_CJK.
 _PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                 r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                 r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
-                r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|"
+                r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telef[oóô]nic[oa]s?|"
                 r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
-                r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|zadzwo[nń]|"
+                r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|"
+                r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                 r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
                 r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|"
                 + words.alternation(words.PHONE, latin=True) + ")"

@@ -335,6 +335,8 @@ def password(value: str) -> bool:
         return False  # an identifier without digits reads as a variable name (or a word ending a sentence)
     if re.fullmatch(r"[A-Za-z_][\w.]*(?:\([\w.,\s\"']*\)?|\[[\w.\"']*\]?)", bare):
         return False  # a call or an index: getpass(prompt), os.environ["PW"]
+    if re.fullmatch(r"[A-Za-z_][\w.]*\)+", bare):
+        return False  # a call's last argument: `… % (self.username, self.password)` then `(method, path)`
     if re.fullmatch(r"--?[A-Za-z][\w-]*", bare):
         return False  # another flag: `mongo -u admin -p --authenticationDatabase admin` prompts for the password
     if re.fullmatch(r"/[A-Za-z][\w:]*", bare):
