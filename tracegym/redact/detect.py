@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.disguise import TRIGGER, Normalized, normalize
-from tracegym.redact.rules import BUILTIN_RULES, CELL_TRIGGERS, CONTEXT_WORDS, WORD_TRIGGERED, Rule
+from tracegym.redact.rules import BUILTIN_RULES, CELL_TRIGGERS, CONTEXT_WORDS, COOKIE_NAMES, WORD_TRIGGERED, Rule
 from tracegym.redact.structure import labelled_values
 
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_(?:\d+|[0-9a-f]{10})>")
@@ -30,8 +30,9 @@ CACHE_CHARS = 32_000_000
 """The texts the cache holds, in all: the oldest go first."""
 _JSON_BREAK = re.compile(r"\\[nrt]")
 _CONTEXT_WORD = re.compile(CONTEXT_WORDS, re.ASCII)
-_LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass)", re.ASCII)
-"""A label that structure ties to a value: a context word, or `pass` ending a name (`smtp_pass`)."""
+_LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass)|^{COOKIE_NAMES}$", re.ASCII)
+"""A label that structure ties to a value: a context word, `pass` ending a name (`smtp_pass`), or a session cookie's
+name (`PHPSESSID`, `connect.sid`)."""
 POOL = pa.system_memory_pool()
 """Where redaction's Arrow arrays are allocated (distinct texts, masks, rewritten columns). Arrow's default pool
 (mimalloc) gives a column-sized buffer back to the kernel once it is freed and maps the next one afresh: that

@@ -50,12 +50,15 @@ _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|k
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass);
 # `auth` ending a name after a separator or a hump (redis_auth, REDIS_AUTH, redisAuth: Redis's AUTH password).
 _PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b))"
+# What may close a label before its `:` or `=`: a quote (JSON keys, SQL's backticks around a column name: `` `smtp_pass`
+# = '…' ``), then a bracket or a parenthesis (`['API_KEY']`, a name in prose: "token set (JIRA_API_TOKEN): …").
+_CLOSE = r"\\?[\"'`]?[\])]?"
 # "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
 _IS = rf"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو|{words.alternation(words.IS)})"
 # Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), Go's `:=`, the shell's default `${PW:-X}`,
 # "is", "for bob is", "my password is" with the possessive after the word ("kata laluan saya ialah"), "reset to", a
 # tag's `>`.
-_PW_AFTER = (rf"\\?[\"']?\]?(?:[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
+_PW_AFTER = (rf"{_CLOSE}(?:[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
              rf"(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?|"
              r"[ \t]+[A-Za-z]{2,8})?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
@@ -66,8 +69,9 @@ _PW_AFTER = (rf"\\?[\"']?\]?(?:[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
 _PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}){{0,4}}?"
              rf"(?:[ \t]*[:：][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
 # What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
-# emphasis (Teams and Intercom bodies, `Password: <code>…</code>`).
-_OPEN = r"(?:\\?[\"'`]|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
+# emphasis (Teams and Intercom bodies, `Password: <code>…</code>`); a quote then `'`, a Python repr inside JSON text
+# (Sentry's frame `vars`: `"api_key": "'…'"`).
+_OPEN = r"(?:\\?[\"'`]'?|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
 # A character of an unquoted password after a `,` or `;` inside it (`UH;mx!_*24`: they end a value in prose): not
 # a space, a quote, a bracket or a backslash, nor an `=` (`password=X;encrypt=true` in JDBC: the next `name=`).
 _PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
@@ -111,14 +115,17 @@ _DSEP = r"(?:[ \t]{1,3}|[ \t]{0,2}[-/.][ \t]{0,2})"
 _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (a form-encoded space) too
 # Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
 # Portuguese, Spanish and Italian too (celular, telefone, contato, teléfono, móvil, tlf, cellulare), "my number" /
-# "Rückruf" (call back), and Japanese (電話番号, 携帯電話, 連絡先: no word boundary in CJK text); and the words of the
-# translation table (tracegym/redact/words.py) for phone, the Latin ones here, the others in _PHONE_CJK.
+# "Rückruf" (call back), the adjective (recapito telefonico, número telefónico), a word ending in a letter beyond
+# ASCII followed by what the ASCII word boundary after it needs (`zadzwoń pod`), and Japanese (電話番号, 携帯電話,
+# 連絡先: no word boundary in CJK text); and the words of the translation table (tracegym/redact/words.py) for
+# phone, the Latin ones here, the others in _PHONE_CJK.
 _PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                 r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                 r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
-                r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|"
+                r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telef[oóô]nic[oa]s?|"
                 r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
-                r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|zadzwo[nń]|"
+                r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|"
+                r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                 r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
                 r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|"
                 + words.alternation(words.PHONE, latin=True) + ")"
@@ -141,8 +148,56 @@ _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wir
 _SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\btin\b|"
               r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
-_CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_WORDS}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})", _PW,
-                   words.alternation(words.SECRET, words.KEY, words.TOKEN))
+# Labels of national ids with a public check: the UK's National Insurance number (NINO, NI number), Canada's Social
+# Insurance Number (SIN; NAS, numéro d'assurance sociale), Spain's DNI/NIF and NIE (documento nacional de identidad).
+# The short names in capitals, or in any case as a key (`"sin":`, `nino=`, `"spanish_id_(dni)":`, `dni_number`): in
+# prose they are words too (Spanish "sin", German "nie", Polish "dni"). As a column's header or a label alone, a
+# short name in any case gives its value the label (_NATID_CONTEXT), which the rule then reads as `sin: …`.
+_NATID_SHORT = r"(?i:nino|dni|nif|nie|sin|nas)"
+_NATID_WORDS = (r"(?:(?:\b|_)(?:NINO|DNI|NIF|NIE|SIN|NAS)(?:\b|_)|"
+                rf"(?:\b|_){_NATID_SHORT}(?:_|[\])\"'`\\]{{0,3}}[ \t]*[:=])|"
+                r"(?i:(?:\b|_)ni[ _-]?(?:number|num|no|nr)(?:\b|_)|national[ _-]?insurance|social[ _-]?insurance|"
+                r"assurance[ _-]?sociale|n\.i\.[ef]\.|documento[ _-]nacional|identidad))")
+_NATID_CONTEXT = rf"(?:{_NATID_WORDS}|(?:\b|_){_NATID_SHORT}(?:\b|_))"
+# Their values: a NINO (two prefix letters, HMRC's rules on each, six digits in pairs, a suffix A-D), a DNI (eight
+# digits and a letter) or an NIE (X, Y or Z, seven digits, a letter), a SIN (nine digits in threes).
+_NINO_PREFIX = r"[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+_NINO_SPACED = rf"{_NINO_PREFIX}(?: \d{{2}}){{3}} [A-D]"
+_NINO = rf"{_NINO_PREFIX}(?:\d{{6}}|(?:-\d{{2}}){{3}}-)[A-D]|{_NINO_SPACED}"
+_NATID = (rf"{_NINO}|\d{{8}}[ -]?[A-Z]|[XYZ][ -]?\d{{7}}[ -]?[A-Z]|"
+          r"\d{3} \d{3} \d{3}|\d{3}-\d{3}-\d{3}|\d{9}")
+# A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
+_FLAG = r"--[A-Za-z0-9-]*"
+# An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
+# X-*-Token/-Key/-Secret/-Signature, DD-API-KEY, DD-APPLICATION-KEY.
+_CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth|-pat)|api-?key|auth-token|"
+                r"[a-z]{2,12}-(?:api|application|app)-key)")
+# Where a header's value follows its name: `Name: v`, `"Name": "v"`, `'Name': ['v']` (Python, Go maps), the
+# HAR form `{"name": "Name", "value": "v"}`, and a pair in a list of them (`["Name", "v"]`: Sentry's request headers).
+_HEADER_AFTER = (r"(?:\\?[\"']?(?:[ \t]*[:=][ \t]*\[?[ \t]*|[ \t]*,[ \t]*\\?[\"'](?i:value)\\?[\"'][ \t]*:[ \t]*)"
+                 r"\\?[\"']?|\\?[\"'][ \t]*,[ \t]*\\?[\"'])")
+# RFC 7235 credentials after an auth scheme: a token68 (base64url or base64, `=` padding), and an auth-param,
+# `name=value` or `name="value"` (escaped quotes inside JSON text too).
+_TOKEN68 = r"[A-Za-z0-9._~+/-]{16,2048}=*"
+_AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}\\?\"|[^\s,\"\\]{0,256})"
+# A cookie that holds a session or a credential (RFC 6265 `name=value`): session, sid, JSESSIONID, PHPSESSID,
+# connect.sid, _session, auth_token, remember_token, csrftoken, XSRF-TOKEN, access/refresh tokens, jwt.
+# Rails' `_session_id` too (the leading `_` is the cookie's; a bare `session_id` is an id, and trace ids stay).
+_COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
+                r"token|auth|jwt|csrftoken|remember[_-]?me)|_session_id)")
+COOKIE_NAMES = _COOKIE_NAME
+"""The names of session and credential cookies: a label structure gives a value (a devtools export's `"name"`)."""
+# A tab in a cookie jar's line, raw or escaped inside JSON text (the detector reads `\t` there as a backslash and a
+# line break).
+_TAB = r"(?:\t|\\\r?\n|\\t)"
+# Words for a key or a secret in prose, in the languages customers write ("la clé :", "unser Token ist").
+# Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too; and the words of the
+# translation table (tracegym/redact/words.py) for secret, key and token.
+_KEY_STEMS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
+              r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット|"
+              + words.alternation(words.SECRET, words.KEY, words.TOKEN))
+_CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_WORDS}|{_NATID_CONTEXT}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
+                   _PW, _KEY_STEMS)
 CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 
@@ -150,44 +205,24 @@ CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 def _cell_trigger(cw: str) -> str:
     return (rf"[,;\t|][ \t\"'`]*{cw}|{cw}[^\n,;\t|]{{0,40}}[,;\t|]|"
             r"\"sensitive\\?\"[ \t]*:[ \t]*true|"
-            rf"{cw}\\?[\"']?\]?[ \t]*=>|{cw}\.?[ \t]*[:：]?[ \t]*(?:\\?\r?\n|\\n)")
+            rf"{cw}\\?[\"']?\]?[ \t]*=>|{cw}\.?[ \t]*[:：]?[ \t]*(?:\\?\r?\n|\\n)|{cw}\\?\"[ \t]+\\?\"|"
+            rf"{cw}[^\"\n]{{0,40}}\\?\"[ \t]*(?:\\?\r?\n|\\n)")
 
 
 CELL_TRIGGERS = tuple(_cell_trigger(group) for group in _CONTEXT_GROUPS)
 """A text that may hold a table with such a column, a value its structure marks sensitive, a dump's `["name"]=>`
-(PHP), or a label ending its line with the value below (RE2 and Python syntax alike): one pattern per group of
-context words, each an RE2 pass of its own, as joined they outgrow RE2's automaton budget (ten times slower)."""
-# A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
-_FLAG = r"--[A-Za-z0-9-]*"
-# An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
-# X-*-Token/-Key/-Secret/-Signature, DD-API-KEY, DD-APPLICATION-KEY.
-_CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth|-pat)|api-?key|auth-token|"
-                r"[a-z]{2,12}-(?:api|application|app)-key)")
-# Where a header's value follows its name: `Name: v`, `"Name": "v"`, `'Name': ['v']` (Python, Go maps), and the
-# HAR form `{"name": "Name", "value": "v"}`.
-_HEADER_AFTER = (r"\\?[\"']?(?:[ \t]*[:=][ \t]*\[?[ \t]*|[ \t]*,[ \t]*\\?[\"'](?i:value)\\?[\"'][ \t]*:[ \t]*)"
-                 r"\\?[\"']?")
-# RFC 7235 credentials after an auth scheme: a token68 (base64url or base64, `=` padding), and an auth-param,
-# `name=value` or `name="value"` (escaped quotes inside JSON text too).
-_TOKEN68 = r"[A-Za-z0-9._~+/-]{16,2048}=*"
-_AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}\\?\"|[^\s,\"\\]{0,256})"
-# A cookie that holds a session or a credential (RFC 6265 `name=value`): session, sid, JSESSIONID, PHPSESSID,
-# connect.sid, _session, auth_token, remember_token, csrftoken, XSRF-TOKEN, access/refresh tokens, jwt.
-_COOKIE_NAME = (r"(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
-                r"token|auth|jwt|csrftoken|remember[_-]?me)")
-# Words for a key or a secret in prose, in the languages customers write ("la clé :", "unser Token ist").
-# Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too; and the words of the
-# translation table (tracegym/redact/words.py) for secret, key and token.
-_KEY_STEMS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
-              r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット|"
-              + words.alternation(words.SECRET, words.KEY, words.TOKEN))
+(PHP), a quoted label and a quoted value after it (Redis's `"HSET" key "field" "value"`), a label ending a quoted
+string at the end of its line (a Terraform plan's `name = "/prod/DB_PASSWORD"`, its `value` below), or a label ending
+its line with the value below (RE2 and Python syntax alike): one pattern per group of context words, each an RE2 pass
+of its own, as joined they outgrow RE2's automaton budget (ten times slower)."""
 # The rules read a Germanic compound too, a token or key word glued to the word before it (`toegangstoken`,
 # `åtkomsttoken`, `Zugriffstoken`, `adgangsnøgle`); their triggers, which need no word boundary, the stems alone
 # (with the compounds RE2's automaton for the joined triggers outgrows its budget: nine times slower).
 _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|{_KEY_STEMS}"
 # Words that name a credential outright, not any key: a token or a secret word, or a key word with `API` beside it
 # (`API-sleutel`, `Κλειδί API`); a UUID after them is one (Heroku API keys), after a bare key word an id.
-_CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|(?:{_KEY_WORDS})[ \t]+(?i:api)\b|(?i:[a-zåäöæøü]{{0,16}}token|secret)|"
+_CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|(?:{_KEY_WORDS})[ \t_-]+(?i:api)\b|"
+               r"(?i:[a-zåäöæøü]{0,16}token|secret)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
@@ -208,7 +243,7 @@ _QUALIFIER = r"(?:\([^\d()\n]{1,20}\)[^\d\n+(]{0,8})?"
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|"
                r"commande|bestellung|factura|rechnung)\b)")
 
-WORD_TRIGGERED = frozenset({"phone_national", "secret_prose", "password", "date_of_birth", "ssn"})
+WORD_TRIGGERED = frozenset({"phone_national", "secret_prose", "password", "date_of_birth", "ssn", "national_id"})
 """Rules whose triggers open with a list of words: the prefilter runs them in a pass of their own."""
 
 
@@ -276,6 +311,22 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=lambda s: bool(re.search(r"[A-Z]", s) and re.search(r"[a-z]", s)),
          description="Hugging Face tokens"),
     Rule("npm_token", "TOKEN", r"\bnpm_[A-Za-z0-9]{36}\b", trigger=r"npm_", description="npm tokens"),
+    Rule("issuer_token", "TOKEN",
+         r"(?:^|[^A-Za-z0-9_.-])(?P<v>ATATT3[A-Za-z0-9_-]{40,300}=[0-9A-F]{8}|AT(?:BB|CTT)[A-Za-z0-9_=-]{32,300}|"
+         r"dapi[0-9a-f]{32}(?:-\d)?|pat[A-Za-z0-9]{14}\.[0-9a-f]{64}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|"
+         r"hv[sbr]\.[A-Za-z0-9_-]{24,300}|NR(?:AK|AA|II)-[A-Z0-9]{27,32}|sntrys_eyJ[A-Za-z0-9+/=_-]{40,400}|"
+         r"sntryu_[0-9a-f]{64}|v1\.0-[0-9a-f]{24}-[0-9a-f]{146})(?:$|[^A-Za-z0-9_+/=-])",
+         trigger=r"ATATT3|AT(?:BB|CTT)[A-Za-z0-9]|dapi[0-9a-f]{32}|pat[A-Za-z0-9]{14}\.|dt0c01\.|hv[sbr]\.|"
+                 r"NR(?:AK|AA|II)-|sntry[su]_|v1\.0-[0-9a-f]{24}-",
+         validator=v.issuer_token,
+         description="tokens by their issuers' documented formats, anywhere in text: Atlassian API tokens (ATATT3… "
+                     "=CRC32), Bitbucket app passwords (ATBB) and access tokens (ATCTT), Databricks (dapi + 32 hex, "
+                     "-N), Airtable PATs (pat + 14 . 64 hex), Dynatrace (dt0c01.), HashiCorp Vault (hvs./hvb./hvr.), "
+                     "New Relic (NRAK-, NRAA-, NRII-), Sentry (sntrys_, sntryu_), Cloudflare Origin CA keys (v1.0-)"),
+    Rule("issuer_token", "TOKEN",
+         r"(?:\bSSWS[ \t]+|(?i:okta)[\w.-]{0,30}[\"'`)\]:= \t]{1,6})(?P<v>00[A-Za-z0-9_-]{40})(?:$|[^A-Za-z0-9_-])",
+         trigger=r"SSWS|(?i:okta)", validator=v.issuer_token,
+         description="Okta API tokens (00 + 40) after Okta's `SSWS` scheme or a name holding okta"),
     Rule("adyen_key", "API_KEY",
          r"\bAQE[A-Za-z0-9+/]{20,200}={0,2}-[A-Za-z0-9+/]{20,200}={0,2}-[^\s\"'`\\<>\]]{4,32}",
          trigger=r"AQE[A-Za-z0-9+/]{20}",
@@ -286,7 +337,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("twitch_token", "TOKEN", r"\boauth:[a-z0-9]{30}\b", trigger=r"oauth:[a-z0-9]{30}",
          validator=lambda s: bool(re.search(r"\d", s)),
          description="Twitch chat (IRC) OAuth tokens, oauth: + 30 lower-case letters and digits"),
-    Rule("telegram_bot_token", "TOKEN", r"(?:^|[^\w:])(?P<v>\d{8,10}:AA[A-Za-z0-9_-]{32,33})(?:$|[^\w-])",
+    Rule("telegram_bot_token", "TOKEN", r"(?:^|[^\w:]|/bot)(?P<v>\d{8,10}:AA[A-Za-z0-9_-]{32,33})(?:$|[^\w-])",
          trigger=r"\d{8}:AA[A-Za-z0-9_-]{32}",
          description="Telegram bot tokens (Bot API: the bot's id, `:`, then AA and 33 characters)"),
     Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
@@ -326,9 +377,17 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("make_webhook", "WEBHOOK", r"hook\.(?:[a-z0-9]+\.)?(?:make|integromat)\.com/(?P<v>[A-Za-z0-9]{20,})",
          trigger=r"hook\.(?:[a-z0-9]+\.)?(?:make|integromat)\.com/",
          description="Make (Integromat) webhook tokens, hook.<region>.make.com/<token>"),
-    Rule("chat_webhook", "WEBHOOK", r"/hooks/(?P<v>[A-Za-z0-9]{20,}(?:/[A-Za-z0-9]{20,})?)(?:$|[^A-Za-z0-9])",
-         trigger=r"/hooks/[A-Za-z0-9]{20}", validator=v.labelled_key,
-         description="incoming-webhook ids of Mattermost (/hooks/<26>) and Rocket.Chat (/hooks/<id>/<token>)"),
+    Rule("chat_webhook", "WEBHOOK",
+         r"/hooks/(?P<v>[A-Za-z0-9]{17,}/[A-Za-z0-9]{20,}|[A-Za-z0-9]{20,})(?:$|[^A-Za-z0-9])",
+         trigger=r"/hooks/[A-Za-z0-9]{17}", validator=v.labelled_key,
+         description="incoming-webhook ids of Mattermost (/hooks/<26>) and Rocket.Chat (/hooks/<17-char id>/<token>)"),
+    Rule("chat_webhook", "WEBHOOK",
+         r"(?:open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/|qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=|"
+         r"oapi\.dingtalk\.com/robot/send\?access_token=)(?P<v>[A-Za-z0-9-]{20,128})",
+         trigger=r"open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/|qyapi\.weixin\.qq\.com/cgi-bin/webhook/|"
+                 r"oapi\.dingtalk\.com/robot/", validator=v.issuer_token,
+         description="bot webhooks of Feishu/Lark (open-apis/bot/v2/hook/<id>), WeCom (webhook/send?key=) and "
+                     "DingTalk (robot/send?access_token=): the hook's id or token"),
     Rule("aws_secret_key", "SECRET",
          r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
          rf"(?:\\?[\"'`]?\]?\s*(?::=|[:=,|])\s*{_OPEN}|[ \t]+(?:(?i:is)[ \t]+)?{_OPEN})|"
@@ -385,10 +444,21 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "requests, curl -H, header maps and HAR write them"),
     Rule("session_cookie", "TOKEN",
          rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>[A-Za-z0-9%._~+/:-]{{15,511}}[A-Za-z0-9%_~+/=-])",
-         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*=[A-Za-z0-9%._~+/:-]{15}",
+         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_]*=[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
                      "csrftoken=) and such pairs in query strings"),
+    Rule("session_cookie", "TOKEN",
+         rf"{_TAB}(?:TRUE|FALSE){_TAB}[^\t\n\\]{{0,200}}{_TAB}(?:TRUE|FALSE){_TAB}\d{{1,12}}{_TAB}{_COOKIE_NAME}{_TAB}"
+         r"(?P<v>[A-Za-z0-9%._~+/:=-]{15,511})",
+         trigger=rf"{_TAB}(?:TRUE|FALSE){_TAB}", validator=v.labelled_key,
+         description="session cookies in a Netscape cookie jar (curl's `-c`/`-b` files: domain, subdomains, path, "
+                     "secure, expiry, name, value, tab-separated)"),
+    Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}})\"$",
+         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*\\?\"[ \t]*,[ \t]*\\?\"value\\?\"",
+         validator=v.labelled_key, reject=_HEX_NOT_KEY,
+         description="a session cookie that structure names (browser devtools' and extensions' JSON exports, "
+                     "`{\"name\": \"sessionid\", \"value\": …}`)"),
     Rule("url_password", "PASSWORD",
          r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{0,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
          trigger=r"://[^\s/@]*:[^\s/@]+@", validator=v.url_password,
@@ -432,9 +502,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="SQL passwords quoted after `PASSWORD` (`ALTER USER … WITH PASSWORD 'X'`, `CREATE ROLE … "
                      "PASSWORD 'X'`, PostgreSQL) and `SET PASSWORD FOR … = 'X'` (MySQL)"),
     Rule("secret_assignment", "SECRET",
-         rf"(?:(?i:{_SECRET_WORDS})\\?[\"']?\]?\s*:?[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
+         rf"(?:(?i:{_SECRET_WORDS}){_CLOSE}\s*:?[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?(?:\\?[\"']?\]?\s*:?[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
+         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?(?:\\?[\"'`]?[\])]?\s*:?[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
                  r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels "
                                                        "(Laravel's `base64:` prefix before one stays)"),
@@ -446,21 +516,22 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a quoted secret with symbols in it after a key, token or secret label (Django's "
                      "`SECRET_KEY = 'k#9…'`, `\"client_secret\": \"…~…\"`)"),
     Rule("labelled_key", "SECRET",
-         rf"{_KEY_LABELS}\\?[\"']?\]?(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?){_OPEN}"
+         rf"{_KEY_LABELS}{_CLOSE}(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?){_OPEN}"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
     Rule("hex_key", "SECRET",
-         rf"{_HEX_LABEL}\\?[\"']?\]?(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?)\[?{_OPEN}(?P<v>[0-9a-fA-F]{{32,128}})"
+         rf"{_HEX_LABEL}{_CLOSE}(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?)\[?{_OPEN}(?P<v>[0-9a-fA-F]{{32,128}})"
          r"(?:$|[^0-9A-Za-z])",
-         trigger=r"(?i:key|token|secret)\\?[\"']?[ \t:=>\[\]\\\"'`]{1,8}(?:<[a-z]{1,6}>)?[0-9a-fA-F]{32}",
+         trigger=r"(?i:key|token|secret)\\?[\"'`]?[ \t:=>\[\]()\\\"'`]{1,8}(?:<[a-z]{1,6}>)?[0-9a-fA-F]{32}",
          validator=v.hex_key,
          reject=_HEX_NOT_KEY,
          description="hex keys after a name ending in key, token or secret (Datadog API and application "
                      "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[_-](?i:api))?"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
          rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
          trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])|是|为|為|は|는|은)",
@@ -471,7 +542,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:{_CRED_WORDS})"
          r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{0,4}"
-         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
          rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
          trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])|是|为|為|は|는|은)",
@@ -529,6 +600,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}[ -]?\d{2}[ -]?\d{4})[ \t]*\(?(?i:ssn)\b",
          trigger=r"\d{4}[ \t]*\(?(?i:ssn)", validator=v.ssn,
          description="US Social Security numbers followed by (SSN)"),
+    Rule("national_id", "NATIONAL_ID",
+         rf"{_NATID_WORDS}(?:[^\n]{{0,30}}?[^A-Za-z0-9\n])?(?P<v>{_NATID})(?:$|[^A-Za-z0-9])",
+         trigger=rf"{_NATID_WORDS}[^\n]{{0,30}}[0-9A-Z]{{2}}[ -]?\d", validator=v.national_id,
+         description="national ids after their label, each by its public check: UK NINO (HMRC's prefix rules, "
+                     "suffix A-D), Spanish DNI/NIF and NIE (the mod-23 letter), Canadian SIN (Luhn)"),
+    Rule("national_id", "NATIONAL_ID", rf"(?:^|[^A-Za-z0-9])(?P<v>{_NINO_SPACED})(?:$|[^A-Za-z0-9])",
+         trigger=r"[A-Z]{2} \d{2} \d{2} \d{2} [A-D]", validator=v.national_id,
+         description="UK National Insurance numbers printed in their pairs (AB 12 34 56 C) anywhere"),
     Rule("card", "CARD",
          rf"(?:^|[^A-Za-z0-9_.+/-])(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^A-Za-z0-9_]|[._](?:$|\D))",
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number,

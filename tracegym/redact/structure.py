@@ -276,6 +276,46 @@ def hcl_blocks(text: str, wanted: Callable[[str], object]) -> Labelled:
     return [(m.group(1), m.start(2), m.end(2)) for m in _HCL_BLOCK.finditer(text) if wanted(m.group(1))]
 
 
+_HCL_PAIR = re.compile(r"\bname[ \t]*=[ \t]*\\?\"([^\"\\\n]{1,200})\\?\"[^{}]{0,400}?"
+                       r"\bvalue[ \t]*=[ \t]*\\?\"([^\"\\\n]{1,512})\\?\"")
+"""A block naming its value in a sibling attribute, as a Terraform plan prints a resource (`name = "/prod/DB_PASSWORD"`
+then `value = "…"`: an SSM parameter, a Kubernetes env entry, a CI variable); the name's last path segment labels."""
+_REDIS_COMMAND = re.compile(r"\"(HSET|HMSET|HSETNX|SET|SETNX|SETEX|PSETEX|GETSET|MSET|AUTH)\""
+                            r"((?:[ \t]+\"(?:[^\"\\\n]|\\.)*\")+)", re.IGNORECASE)
+_REDIS_ARG = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"")
+
+
+def hcl_pairs(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The value of a block that names it in a `name` attribute, labelled with the name's last path segment."""
+    out: Labelled = []
+    for m in _HCL_PAIR.finditer(text):
+        label = m.group(1).rstrip("/").rsplit("/", 1)[-1]
+        if label and len(label) <= MAX_LABEL and wanted(label):
+            out.append((label, m.start(2), m.end(2)))
+    return out
+
+
+def redis_commands(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The values of Redis commands as MONITOR and redis-cli print them, quoted: a hash's fields (`"HSET" key field
+    value …`), a key's value (`SET`, `SETEX`, `MSET`), and `AUTH [user] password` as a password."""
+    out: Labelled = []
+    for m in _REDIS_COMMAND.finditer(text):
+        command, at = m.group(1).upper(), m.start(2)
+        args = [(a.group(1), at + a.start(1), at + a.end(1)) for a in _REDIS_ARG.finditer(m.group(2))]
+        if command == "AUTH":
+            pairs = [("password", args[-1])]
+        else:
+            skip = {"HSET": 1, "HMSET": 1, "HSETNX": 1, "MSET": 0}.get(command)
+            if skip is None:  # one key and its value; SETEX and PSETEX put the expiry between
+                args = args[:1] + args[2:3] if command in ("SETEX", "PSETEX") else args[:2]
+                skip = 0
+            rest = args[skip:]
+            pairs = [(rest[i][0], rest[i + 1]) for i in range(0, len(rest) - 1, 2)]
+        out += [(label, start, end) for label, (_, start, end) in pairs
+                if len(label) <= MAX_LABEL and end > start and wanted(label)]
+    return out
+
+
 def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
     """Every value here whose label stands away from it, by structure."""
     out: Labelled = []
@@ -295,4 +335,8 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += code_defaults(text, wanted)
     if "{" in text and ("variable" in text or "output" in text):
         out += hcl_blocks(text, wanted)
+    if "name" in text and "value" in text:
+        out += hcl_pairs(text, wanted)
+    if "\"" in text and _REDIS_COMMAND.search(text):
+        out += redis_commands(text, wanted)
     return out

@@ -250,6 +250,25 @@ def ssn(value: str) -> bool:
     return "001" <= area <= "899" and area != "666" and group != "00" and serial != "0000"
 
 
+_NINO_UNUSED = frozenset({"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"})
+_DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
+
+
+def national_id(value: str) -> bool:
+    """A national id by its public rules: a UK NINO (HMRC NIM39110: prefix letters the pattern allows, less the
+    prefixes never issued, six digits, suffix A-D), a Spanish DNI/NIF or NIE (Real Decreto 1553/2005: the letter is
+    the number mod 23, an NIE's X/Y/Z read as 0/1/2), a Canadian SIN (Service Canada: nine digits, Luhn, not
+    starting 0 or 8)."""
+    compact = _NOT_ALNUM.sub("", value).upper()
+    if len(compact) == 9 and compact[:2].isalpha():
+        return compact[:2] not in _NINO_UNUSED and len(set(compact[2:8])) > 1
+    if len(compact) == 9 and compact[-1].isalpha():
+        number = str("XYZ".index(compact[0])) + compact[1:8] if compact[0] in "XYZ" else compact[:8]
+        return number.isdigit() and len(set(number)) > 2 and _DNI_LETTERS[int(number) % 23] == compact[-1]
+    return len(compact) == 9 and compact.isdigit() and compact[0] not in "08" and len(set(compact)) > 2 \
+        and luhn(compact)
+
+
 def national_phone(value: str) -> bool | int:
     """A phone number in a national format after a word like phone, tel or Handy: a number of one of the
     national numbering plans (tracegym/redact/phones.py), or an international one (+CC, 00CC). A match that runs
@@ -316,6 +335,8 @@ def password(value: str) -> bool:
         return False  # an identifier without digits reads as a variable name (or a word ending a sentence)
     if re.fullmatch(r"[A-Za-z_][\w.]*(?:\([\w.,\s\"']*\)?|\[[\w.\"']*\]?)", bare):
         return False  # a call or an index: getpass(prompt), os.environ["PW"]
+    if re.fullmatch(r"[A-Za-z_][\w.]*\)+", bare):
+        return False  # a call's last argument: `… % (self.username, self.password)` then `(method, path)`
     if re.fullmatch(r"--?[A-Za-z][\w-]*", bare):
         return False  # another flag: `mongo -u admin -p --authenticationDatabase admin` prompts for the password
     if re.fullmatch(r"/[A-Za-z][\w:]*", bare):
@@ -437,3 +458,11 @@ def prefixed_token(value: str) -> bool:
     if sum(len(w) for w in _WORDLIKE.findall(run)) * 3 >= len(run):
         return False  # mostly lower-case words: an identifier
     return entropy(run) >= 0.8 * math.log2(min(len(run), 62))
+
+
+def issuer_token(value: str) -> bool:
+    """A token of a documented format: random (ten distinct characters or more; digits, or both cases: a base62
+    body of 24 may hold no digit), not a placeholder (`hvs.XXXX…`, `dapi000…`)."""
+    body = value.split(".", 1)[-1] if value.startswith(("hv", "dt0c01")) else value
+    mixed = bool(_DIGITS.search(body)) or body.lower() != body and body.upper() != body
+    return len(set(body)) >= 10 and mixed

@@ -18,7 +18,7 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "lt": ("slaptažodis",), "lv": ("parole",), "sl": ("geslo",), "hr": ("lozinka",), "sq": ("fjalëkalim",),
     "ga": ("pasfhocal",), "cy": ("cyfrinair",), "af": ("wagwoord",), "sw": ("nenosiri", "neno la siri"),
     "ms": ("kata laluan",), "az": ("şifrə",), "bg": ("парола",), "mk": ("лозинка",), "el": ("συνθηματικό",),
-    "ka": ("პაროლი",), "hy": ("գաղտնաբառ",), "bn": ("পাসওয়ার্ড",), "ta": ("கடவுச்சொல்",),
+    "ru": ("пароль",), "ka": ("პაროლი",), "hy": ("գաղտնաբառ",), "bn": ("পাসওয়ার্ড",), "ta": ("கடவுச்சொல்",),
     "fa": ("رمز عبور", "گذرواژه", "کلمه عبور"), "ur": ("پاس ورڈ",),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
@@ -52,16 +52,19 @@ TOKEN: dict[str, tuple[str, ...]] = {
 """Token (an access token), beyond the words English, Korean and Japanese share with it (token, 토큰, トークン)."""
 
 PHONE: dict[str, tuple[str, ...]] = {
-    "pt": ("telemóvel", "telemovel"), "ca": ("telèfon", "mòbil"), "hu": ("telefonszám", "mobilszám"),
-    "fi": ("puhelin", "puhelinnumero", "matkapuhelin"), "ms": ("nombor telefon",), "id": ("nomor telepon", "ponsel"),
-    "sw": ("namba ya simu", "simu"), "tl": ("telepono",), "lt": ("telefonas",), "lv": ("tālrunis",),
-    "hr": ("mobitel", "broj telefona"), "sl": ("telefonska številka",), "cs": ("telefonní číslo",),
-    "el": ("τηλέφωνο", "κινητό"), "uk": ("телефон", "мобільний", "номер телефону"), "ru": ("мобильный",),
-    "bg": ("телефонен номер",), "he": ("טלפון",), "fa": ("شماره تلفن", "تلفن", "موبایل"), "ur": ("فون نمبر",),
+    "pt": ("telemóvel", "telemovel", "me liga", "ligue para"), "ca": ("telèfon", "mòbil"),
+    "hu": ("telefonszám", "mobilszám", "hívjon", "hívj"), "fi": ("puhelin", "puhelinnumero", "matkapuhelin", "soita"),
+    "ro": ("sunați", "sunati"), "no": ("ring meg",), "da": ("ring til mig",), "ms": ("nombor telefon",),
+    "id": ("nomor telepon", "ponsel"), "sw": ("namba ya simu", "simu"), "tl": ("telepono",), "lt": ("telefonas",),
+    "lv": ("tālrunis",), "hr": ("mobitel", "broj telefona"), "sl": ("telefonska številka",),
+    "cs": ("telefonní číslo",), "el": ("τηλέφωνο", "κινητό"), "uk": ("телефон", "мобільний", "номер телефону"),
+    "ru": ("мобильный", "моб", "звоните", "позвоните", "по номеру"), "bg": ("телефонен номер",), "he": ("טלפון",),
+    "fa": ("شماره تلفن", "تلفن", "موبایل"), "ar": ("اتصل بي",), "ur": ("فون نمبر",),
     "bn": ("ফোন নম্বর", "ফোন", "মোবাইল"), "ta": ("தொலைபேசி",), "th": ("โทร",), "zh": ("电话", "手机", "電話"),
 }
 """Phone, beyond the rules' own list (English, French, German, Spanish, Portuguese, Italian, Dutch, the Nordic
-languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi)."""
+languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi); "call me" as people write it before a
+number (`hívjon`, `soita`, `звоните по номеру`, `ring meg på`, `me liga no`)."""
 
 IS: dict[str, tuple[str, ...]] = {
     "fi": ("on",), "ms": ("ialah", "adalah"), "sw": ("ni",), "ro": ("este",), "ca": ("és",), "tl": ("ay",),
