@@ -909,7 +909,7 @@ AUTH_CARRIERS: tuple[tuple[str, Callable[[str, str, Rng], Carried]], ...] = (
                                                              "headers": [{"name": "Authorization", "value": h}]}})),
     ("prometheus/authorization", lambda h, c, r: (
         f"scrape_configs:\n  - job_name: federate\n    authorization:\n      type: {h.split(' ', 1)[0]}\n"
-        f"      credentials: {c}\n", None)),
+        f"      credentials: {h.split(' ', 1)[1]}\n", None)),
     ("opensearch_client/json_headers", lambda h, c, r: (h, {"hosts": ["https://search.internal:9200"],
                                                             "headers": {"authorization": h}})),
 )
