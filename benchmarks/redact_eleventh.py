@@ -188,21 +188,22 @@ def aws_key_id(rng: Rng) -> str:
 # ---- structured secrets ---------------------------------------------------------------------------------------
 
 def webhook(rng: Rng) -> tuple[str, str]:
-    """(host part, secret part) of an incoming-webhook URL; the secret part is what must go."""
+    """(public prefix, secret part) of an incoming-webhook URL, split where the eighth corpus splits it: the secret
+    is what follows the provider's documented public prefix (host and fixed path), and it is what must go."""
     style = rng.randrange(5)
     if style == 0:
-        return ("https://hooks.slack.com", f"/services/T{pick(rng, UPPER_ALNUM, 10)}/B{pick(rng, UPPER_ALNUM, 10)}/"
+        return ("https://hooks.slack.com/services/", f"T{pick(rng, UPPER_ALNUM, 10)}/B{pick(rng, UPPER_ALNUM, 10)}/"
                 + pick(rng, ALNUM, 24))
     if style == 1:
-        return ("https://discord.com", f"/api/webhooks/{digits(rng, 19)}/{pick(rng, URLSAFE, 68)}")
+        return ("https://discord.com/api/webhooks/", f"{digits(rng, 19)}/{pick(rng, URLSAFE, 68)}")
     if style == 2:
         tenant = rng.choice(("contoso", "datalake", "fabrikam"))
-        return (f"https://{tenant}.webhook.office.com", f"/webhookb2/{uid(rng)}@{uid(rng)}/IncomingWebhook/"
+        return (f"https://{tenant}.webhook.office.com/webhookb2/", f"{uid(rng)}@{uid(rng)}/IncomingWebhook/"
                 + f"{pick(rng, HEX, 32)}/{uid(rng)}")
     if style == 3:
-        return ("https://chat.googleapis.com", f"/v1/spaces/AAAA{pick(rng, URLSAFE, 7)}/messages?key="
-                + f"AIzaSy{pick(rng, URLSAFE, 33)}&token={pick(rng, URLSAFE, 43)}%3D")
-    return ("https://mattermost.dataplat.io", f"/hooks/{pick(rng, LOWER_ALNUM, 26)}")
+        return (f"https://chat.googleapis.com/v1/spaces/AAAA{pick(rng, URLSAFE, 7)}/messages?key=",
+                f"AIzaSy{pick(rng, URLSAFE, 33)}&token={pick(rng, URLSAFE, 43)}%3D")
+    return ("https://mattermost.dataplat.io/hooks/", pick(rng, LOWER_ALNUM, 26))
 
 
 def azure_key(rng: Rng, nbytes: int) -> str:
@@ -970,9 +971,9 @@ def aws_case(kind: str, i: int, rng: Rng) -> Case:
 
 
 def webhook_case(kind: str, i: int, rng: Rng) -> Case:
-    host, secret = webhook(rng)
+    prefix, secret = webhook(rng)
     form, carrier = nth(WEBHOOK_CARRIERS, i, rng)
-    return case(kind, secret, form, carrier(host + secret, rng))
+    return case(kind, secret, form, carrier(prefix + secret, rng))
 
 
 def sentence_case(kind: str, secret: str, lang: str, sentence: str, i: int, rng: Rng, style: str) -> Case:
