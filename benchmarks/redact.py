@@ -73,12 +73,21 @@
    target), written by someone who read neither the rules nor the other corpora; scored like 13:
    `tenth_recall_by_kind` (and a line with the recall of the eighth's issue kinds) and `tenth_false_positives` on its
    400 near misses.
+15. The eleventh corpus (benchmarks/redact_eleventh.py): 56 kinds x 100 values in a data and ML platform team's
+   world and its customers' conversations (Airflow connection exports and `AIRFLOW_CONN_*`, dbt profiles.yml,
+   Spark/Databricks logs and cluster JSON, Snowflake/Redshift/ClickHouse/Trino/Atlas JDBC and URIs, pandas reprs,
+   `df.to_markdown()`, psql grids, MLflow, W&B, Hugging Face .env, Kafka properties, Debezium, Elasticsearch,
+   Grafana and Prometheus configs, Superset/Metabase, Great Expectations, Airbyte/Fivetran, Ray, SageMaker/Vertex,
+   feature-store rows, Label Studio, ASR and OCR text, chat widgets, e-mail and WhatsApp Business API JSON, in 32
+   languages; 29 providers and secret shapes, 13 phone plans, 3 national ids outside the target), written by
+   someone who read neither the rules nor the other corpora; scored like 14: `eleventh_recall_by_kind` (and a line
+   with the recall of the eighth's issue kinds) and `eleventh_false_positives` on its 400 near misses.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7, 8, 9, 10, 11, 12, 13 and 14 alone, in minutes
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7, 8, 9, 10, 11, 12, 13, 14 and 15 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -86,8 +95,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "fresh_recall_by_kind", "fresh_false_positives", "unseen_recall_by_kind", "unseen_false_positives",
 "fifth_recall_by_kind", "fifth_false_positives", "sixth_recall_by_kind", "sixth_false_positives",
 "seventh_recall_by_kind", "seventh_false_positives", "eighth_recall_by_kind", "eighth_false_positives",
-"ninth_recall_by_kind", "ninth_false_positives", "tenth_recall_by_kind", "tenth_false_positives"} (with
---corpora-only, the last twenty).
+"ninth_recall_by_kind", "ninth_false_positives", "tenth_recall_by_kind", "tenth_false_positives",
+"eleventh_recall_by_kind", "eleventh_false_positives"} (with --corpora-only, the last twenty-two).
 """
 
 from __future__ import annotations
@@ -111,6 +120,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # the corpora import benchmarks.corpus_formats
 import redact_corpus  # noqa: E402
 import redact_eighth  # noqa: E402
+import redact_eleventh  # noqa: E402
 import redact_fifth  # noqa: E402
 import redact_fresh  # noqa: E402
 import redact_holdout  # noqa: E402
@@ -341,8 +351,8 @@ def judged(detector: Detector, corpus: ModuleType, name: str, flagged: bool = Tr
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 14: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
-    the eighth, the ninth and the tenth corpus, printed; their figures for the last line."""
+    """Sections 4, 5, 7 to 15: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    the eighth, the ninth, the tenth and the eleventh corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -370,6 +380,9 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     tenth_recall, tenth_fp = judged(detector, redact_tenth, "tenth")
     tenth_issue = {k: v for k, v in tenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
     print(f"tenth corpus, the issue's kinds: {tenth_issue}", flush=True)
+    eleventh_recall, eleventh_fp = judged(detector, redact_eleventh, "eleventh")
+    eleventh_issue = {k: v for k, v in eleventh_recall.items() if k in EIGHTH_ISSUE_KINDS}
+    print(f"eleventh corpus, the issue's kinds: {eleventh_issue}", flush=True)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
             "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
             "holdout_false_positives": holdout_fp,
@@ -380,7 +393,8 @@ def report_corpora(detector: Detector) -> dict[str, object]:
             "seventh_recall_by_kind": seventh_recall, "seventh_false_positives": seventh_fp,
             "eighth_recall_by_kind": eighth_recall, "eighth_false_positives": eighth_fp,
             "ninth_recall_by_kind": ninth_recall, "ninth_false_positives": ninth_fp,
-            "tenth_recall_by_kind": tenth_recall, "tenth_false_positives": tenth_fp}
+            "tenth_recall_by_kind": tenth_recall, "tenth_false_positives": tenth_fp,
+            "eleventh_recall_by_kind": eleventh_recall, "eleventh_false_positives": eleventh_fp}
 
 
 def report_flagged(detector: Detector, corpus: ModuleType, name: str, per_sort: int = 3) -> None:
@@ -462,8 +476,8 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth and "
-                             "tenth corpora (no planted corpus, real traces or speed)")
+                        help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth, "
+                             "tenth and eleventh corpora (no planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
