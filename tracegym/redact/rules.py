@@ -121,7 +121,7 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # ASCII followed by what the ASCII word boundary after it needs (`zadzwoń pod`), and Japanese (電話番号, 携帯電話,
 # 連絡先: no word boundary in CJK text); and the words of the translation table (tracegym/redact/words.py) for
 # phone, the Latin ones here, the others in _PHONE_CJK.
-_PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
+_PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                 r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                 r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                 r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telef[oóô]nic[oa]s?|"
@@ -129,19 +129,22 @@ _PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:p
                 r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|"
                 r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                 r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
-                r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|"
-                + words.alternation(words.PHONE, latin=True) + ")"
-                r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
+                     r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|{table})"
+                     r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
+_PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHONE, latin=True))
 # A camelCase name holding such a word after another (customerPhone, billingMobileNo); one that opens with it
 # (contactPhone, phoneNumber) is _PHONE_LATIN's, its next hump a phone word too.
 _PHONE_CAMEL = (r"[a-z0-9](?:Phone|Tel|Telephone|Mobile|Cell|Fax|Msisdn|Whatsapp)"
                 r"(?:Number|No|Nr|Num|Phone|Mobile)?\b")
 # Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
 # 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi.
-_PHONE_CJK = (r"(?:電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
-              r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल|"
-              + words.alternation(words.PHONE, latin=False) + ")")
+_PHONE_CJK_OWN = (r"電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
+                  r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल")
+_PHONE_CJK = f"(?:{_PHONE_CJK_OWN}|{words.alternation(words.PHONE, latin=False)})"
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})"
+# The rules' own phone words, without the translation table's: what a column header's trigger reads (with the
+# table's words, of many scripts and case forms, that RE2 pass outgrows its automaton budget: forty times slower).
+_PHONE_HEADER_WORDS = rf"(?:{_PHONE_LATIN_FORM.replace('{table}', 'phone')}|{_PHONE_CAMEL}|(?:{_PHONE_CJK_OWN}))"
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS).
@@ -211,7 +214,7 @@ def _cell_trigger(cw: str) -> str:
             rf"{cw}[^\"\n]{{0,40}}\\?\"[ \t]*(?:\\?\r?\n|\\n)")
 
 
-CELL_TRIGGERS = tuple(_cell_trigger(group) for group in _CONTEXT_GROUPS)
+CELL_TRIGGERS = tuple(_cell_trigger(group) for group in (_PHONE_HEADER_WORDS,) + _CONTEXT_GROUPS[1:])
 """A text that may hold a table with such a column, a value its structure marks sensitive, a dump's `["name"]=>`
 (PHP), a quoted label and a quoted value after it (Redis's `"HSET" key "field" "value"`), a label ending a quoted
 string at the end of its line (a Terraform plan's `name = "/prod/DB_PASSWORD"`, its `value` below), or a label ending
@@ -535,7 +538,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("password", "PASSWORD",
          r"(?:(?m:^)|\\?\")(?:[A-Za-z0-9_.-]*[A-Za-z][A-Za-z0-9_.-]*|\*|\[[0-9A-Fa-f:]+\]):(?:\d{1,5}|\*):"
          r"[^\s:\\]{1,64}:[^\s:\\]{1,64}:(?P<v>(?:[^\s:\\]|\\[:\\]){1,128})\\?(?m:$)",
-         trigger=r"(?:(?m:^)|\")[A-Za-z0-9_.*\[\]-]{1,253}:(?:\d{1,5}|\*):[^\s:\\]{1,64}:[^\s:\\]{1,64}:[^\s:]+\\?(?m:$)",
+         trigger=r":(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]",
          validator=v.password,
          description="the password of a PostgreSQL password file line (`.pgpass`: host:port:database:user:password, "
                      "`*` for any; `\\:` escapes a colon)"),
