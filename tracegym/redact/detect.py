@@ -48,10 +48,11 @@ _SPACE_OR_QUOTE = re.compile(r"[\s\"{}]")
 `flag{…}`: Django's and the other generators' secret alphabets hold no braces)."""
 _KEY_LABELS = frozenset({"API_KEY", "TOKEN", "SECRET"})
 _PUBLIC_VALUE = re.compile(r"(?i:pk)[._-]|[A-Za-z]*_?(?i:publishable)[._-]|.*(?:EXAMPLE|EXAMPLEKEY)$|"
-                           r"(?:live|test)_[A-Z0-9]{32}$")
+                           r"(?:live|test)_[A-Z0-9]{32}$|age1[02-9ac-hj-np-z]{58}$")
 """A credential-shaped value that is no secret: a publishable key (`pk_live_…`, Mapbox `pk.…`, `pk-lf-…`,
 `sb_publishable_…`, Adyen's client keys `live_`/`test_` + 32: the issuers' convention for keys meant to ship in web
-pages and apps) or a vendor's documented
+pages and apps), an age recipient (`age1…`: a public key, as `age-keygen` prints it after "public key:") or a
+vendor's documented
 example (`AKIAIOSFODNN7EXAMPLE`, `…EXAMPLEKEY` in AWS's docs: published, so redacting them hides nothing and
 makes documentation in traces noisy)."""
 """A rule's value: group `v`, or `w`/`x` in the alternatives of a rule that writes its value in several forms."""
@@ -261,12 +262,15 @@ class Detector:
 
 def _value_span(rule: Rule, m: re.Match[str]) -> tuple[int, int] | None:
     """The span of a match's value (its group `v`, or all of it); None when the rule's `reject` finds the match
-    is something else."""
+    is something else, or its `reject_label` finds the label names a digest or an id."""
     if rule.reject_regex is not None and rule.reject_regex.search(m.group()):
         return None
     if "v" in m.re.groupindex:
         for name in _VALUE_GROUPS:
             if name in m.re.groupindex and m.start(name) >= 0:
+                label = rule.reject_label_regex
+                if label is not None and label.search(m.string, m.start(), m.start(name)):
+                    return None
                 return m.span(name)
         return None
     return m.span()

@@ -63,11 +63,13 @@ _PW_AFTER = (rf"{_CLOSE}(?:[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
              r"[ \t]+[A-Za-z]{2,8})?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
              rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|[ \t]*[は：][ \t]*)")
+# A dash between a label and its value, as notes, chat and signatures write it (`Password - X`, `Client Secret – X`).
+_DASH = r"[ \t]+[-–—][ \t]+"
 # A password in prose: its label, inflected (`lösenordet`, `şifresi`), up to four words saying whose it is ("for
 # bob", "van root", "του deploy", "של tanaka"), then `:` or the language's "is"; or a particle glued to the label
 # in Chinese, Japanese and Korean (`密码是`, `パスワードは`, `비밀번호는`).
 _PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}){{0,4}}?"
-             rf"(?:[ \t]*[:：][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+)|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
+             rf"(?:[ \t]*[:：][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH})|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
 # What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`); a quote then `'`, a Python repr inside JSON text
 # (Sentry's frame `vars`: `"api_key": "'…'"`).
@@ -119,7 +121,7 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # ASCII followed by what the ASCII word boundary after it needs (`zadzwoń pod`), and Japanese (電話番号, 携帯電話,
 # 連絡先: no word boundary in CJK text); and the words of the translation table (tracegym/redact/words.py) for
 # phone, the Latin ones here, the others in _PHONE_CJK.
-_PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
+_PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                 r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                 r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                 r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telef[oóô]nic[oa]s?|"
@@ -127,26 +129,29 @@ _PHONE_LATIN = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:p
                 r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|"
                 r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                 r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
-                r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|"
-                + words.alternation(words.PHONE, latin=True) + ")"
-                r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
+                     r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|{table})"
+                     r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
+_PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHONE, latin=True))
 # A camelCase name holding such a word after another (customerPhone, billingMobileNo); one that opens with it
 # (contactPhone, phoneNumber) is _PHONE_LATIN's, its next hump a phone word too.
 _PHONE_CAMEL = (r"[a-z0-9](?:Phone|Tel|Telephone|Mobile|Cell|Fax|Msisdn|Whatsapp)"
                 r"(?:Number|No|Nr|Num|Phone|Mobile)?\b")
 # Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
 # 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi.
-_PHONE_CJK = (r"(?:電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
-              r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल|"
-              + words.alternation(words.PHONE, latin=False) + ")")
+_PHONE_CJK_OWN = (r"電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
+                  r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल")
+_PHONE_CJK = f"(?:{_PHONE_CJK_OWN}|{words.alternation(words.PHONE, latin=False)})"
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})"
+# The rules' own phone words, without the translation table's: what a column header's trigger reads (with the
+# table's words, of many scripts and case forms, that RE2 pass outgrows its automaton budget: forty times slower).
+_PHONE_HEADER_WORDS = rf"(?:{_PHONE_LATIN_FORM.replace('{table}', 'phone')}|{_PHONE_CAMEL}|(?:{_PHONE_CJK_OWN}))"
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS).
 # The words for it in the languages of _PW: Sozialversicherungsnummer, numéro de sécurité sociale, número de seguro
 # social, previdenza sociale, segurança social, 社会保障番号, 社会安全号码.
-_SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\btin\b|"
-              r"tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
+_SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\bsoc\.?[ _-]?sec\b|"
+              r"\btin\b|tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
 # Labels of national ids with a public check: the UK's National Insurance number (NINO, NI number), Canada's Social
 # Insurance Number (SIN; NAS, numéro d'assurance sociale), Spain's DNI/NIF and NIE (documento nacional de identidad).
@@ -209,7 +214,7 @@ def _cell_trigger(cw: str) -> str:
             rf"{cw}[^\"\n]{{0,40}}\\?\"[ \t]*(?:\\?\r?\n|\\n)")
 
 
-CELL_TRIGGERS = tuple(_cell_trigger(group) for group in _CONTEXT_GROUPS)
+CELL_TRIGGERS = tuple(_cell_trigger(group) for group in (_PHONE_HEADER_WORDS,) + _CONTEXT_GROUPS[1:])
 """A text that may hold a table with such a column, a value its structure marks sensitive, a dump's `["name"]=>`
 (PHP), a quoted label and a quoted value after it (Redis's `"HSET" key "field" "value"`), a label ending a quoted
 string at the end of its line (a Terraform plan's `name = "/prod/DB_PASSWORD"`, its `value` below), or a label ending
@@ -262,12 +267,19 @@ class Rule:
     reject: str | None = None
     """A pattern that, found in the whole match (its context included), drops it: what the value alone does not
     show (`git@github.com` followed by `:path` is an SSH remote)."""
+    reject_label: str | None = None
+    """A pattern that, found in the match before its value (the label and what precedes it), drops it: a digest's or
+    an id's name (`cache_key`, `trace token is`). The value itself is not read: a random key holds `sha` or `row` by
+    chance."""
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
     reject_regex: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    reject_label_regex: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "regex", re.compile(self.pattern, re.ASCII))
         object.__setattr__(self, "reject_regex", re.compile(self.reject, re.ASCII) if self.reject else None)
+        object.__setattr__(self, "reject_label_regex",
+                           re.compile(self.reject_label, re.ASCII) if self.reject_label else None)
         if self.trigger is None:
             object.__setattr__(self, "trigger", self.pattern)
 
@@ -279,6 +291,20 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"-----BEGIN[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----(?:[\s\S]*?-----END[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----|"
          r"(?:[A-Za-z0-9+/=:, -]|\r?\n|\\n|\\r)*)",
          trigger=r"PRIVATE KEY", description="PEM private-key blocks (RSA, EC, OpenSSH, PGP), cut ones too"),
+    Rule("private_key", "PRIVATE_KEY",
+         r"(?:^|[^A-Za-z0-9+/])(?P<v>LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,8000}={0,2})",
+         trigger=r"LS0tLS1CRUdJTi", validator=v.encoded_private_key,
+         description="a PEM private key base64-encoded whole (kubeconfig's `client-key-data`, Kubernetes secrets' "
+                     "`tls.key`, CI variables): `-----BEGIN` encodes as `LS0tLS1CRUdJTi`"),
+    Rule("private_key", "PRIVATE_KEY",
+         r"Private-Lines:[ \t]*\d{1,3}(?:\\?\r?\n){1,2}[ \t]*(?P<v>[A-Za-z0-9+/=]{4,}(?:(?:\\?\r?\n){1,2}[ \t>]*"
+         r"[A-Za-z0-9+/=]{4,})*)(?:\\?\r?\n|[\"',\]}]|$)",
+         trigger=r"Private-Lines:",
+         description="PuTTY private keys (.ppk, versions 2 and 3): the base64 lines after `Private-Lines: N`"),
+    Rule("private_key", "PRIVATE_KEY",
+         r"(?:^|[^A-Za-z0-9_-])(?P<v>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})(?:$|[^A-Za-z0-9_-])",
+         trigger=r"AGE-SECRET-KEY-1", validator=v.age_identity,
+         description="age identities (AGE-SECRET-KEY-1 + 58 bech32 characters, as age-keygen writes them)"),
     Rule("anthropic_key", "API_KEY", r"\bsk-ant-[A-Za-z0-9_-]{20,}", trigger=r"sk-ant-",
          description="Anthropic API keys"),
     Rule("openai_key", "API_KEY", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
@@ -315,14 +341,19 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:^|[^A-Za-z0-9_.-])(?P<v>ATATT3[A-Za-z0-9_-]{40,300}=[0-9A-F]{8}|AT(?:BB|CTT)[A-Za-z0-9_=-]{32,300}|"
          r"dapi[0-9a-f]{32}(?:-\d)?|pat[A-Za-z0-9]{14}\.[0-9a-f]{64}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|"
          r"hv[sbr]\.[A-Za-z0-9_-]{24,300}|NR(?:AK|AA|II)-[A-Z0-9]{27,32}|sntrys_eyJ[A-Za-z0-9+/=_-]{40,400}|"
-         r"sntryu_[0-9a-f]{64}|v1\.0-[0-9a-f]{24}-[0-9a-f]{146})(?:$|[^A-Za-z0-9_+/=-])",
+         r"sntryu_[0-9a-f]{64}|v1\.0-[0-9a-f]{24}-[0-9a-f]{146}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,200}|"
+         r"CCIP(?:AT|RJ)_[A-Za-z0-9]{16,40}_[0-9a-f]{40}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_-]{56,70})"
+         r"(?:$|[^A-Za-z0-9_+/=-])",
          trigger=r"ATATT3|AT(?:BB|CTT)[A-Za-z0-9]|dapi[0-9a-f]{32}|pat[A-Za-z0-9]{14}\.|dt0c01\.|hv[sbr]\.|"
-                 r"NR(?:AK|AA|II)-|sntry[su]_|v1\.0-[0-9a-f]{24}-",
+                 r"NR(?:AK|AA|II)-|sntry[su]_|v1\.0-[0-9a-f]{24}-|\.atlasv1\.|CCIP(?:AT|RJ)_|sq0(?:atp|csp)-|"
+                 r"EAAA[A-Za-z0-9_-]{56}",
          validator=v.issuer_token,
          description="tokens by their issuers' documented formats, anywhere in text: Atlassian API tokens (ATATT3… "
                      "=CRC32), Bitbucket app passwords (ATBB) and access tokens (ATCTT), Databricks (dapi + 32 hex, "
                      "-N), Airtable PATs (pat + 14 . 64 hex), Dynatrace (dt0c01.), HashiCorp Vault (hvs./hvb./hvr.), "
-                     "New Relic (NRAK-, NRAA-, NRII-), Sentry (sntrys_, sntryu_), Cloudflare Origin CA keys (v1.0-)"),
+                     "New Relic (NRAK-, NRAA-, NRII-), Sentry (sntrys_, sntryu_), Cloudflare Origin CA keys (v1.0-), "
+                     "Terraform Cloud/Enterprise user tokens (14 .atlasv1. 60+), CircleCI personal and project tokens "
+                     "(CCIPAT_, CCIPRJ_), Square access tokens and application secrets (EAAA + 60, sq0atp-, sq0csp-)"),
     Rule("issuer_token", "TOKEN",
          r"(?:\bSSWS[ \t]+|(?i:okta)[\w.-]{0,30}[\"'`)\]:= \t]{1,6})(?P<v>00[A-Za-z0-9_-]{40})(?:$|[^A-Za-z0-9_-])",
          trigger=r"SSWS|(?i:okta)", validator=v.issuer_token,
@@ -423,6 +454,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:basic)[ \t]+[A-Za-z0-9+/]{8}", validator=v.basic_credentials,
          description="HTTP basic credentials wherever `Basic` precedes them (HAR, header maps): base64 of "
                      "user:password"),
+    Rule("basic_auth", "TOKEN",
+         r"(?:\\?[\"']|\b)_?auth\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?:$|[^A-Za-z0-9+/=])",
+         trigger=r"(?:[\"']|\b)_?auth\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?[A-Za-z0-9+/]{8}",
+         validator=v.basic_credentials,
+         description="basic credentials under an `auth` key, base64 of user:password as registries' client files "
+                     "keep them (Docker's config.json `\"auths\": {host: {\"auth\": …}}`, .npmrc's `_auth=`)"),
     Rule("http_auth", "TOKEN",
          rf"(?i:(?:proxy-)?authorization){_HEADER_AFTER}[A-Za-z][A-Za-z0-9_.-]{{1,30}}[ \t]+"
          rf"(?P<v>{_TOKEN68}(?:,[ \t]?{_TOKEN68})*)(?:$|[^A-Za-z0-9._~+/=-])",
@@ -445,7 +482,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("session_cookie", "TOKEN",
          rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>[A-Za-z0-9%._~+/:-]{{15,511}}[A-Za-z0-9%_~+/=-])",
          trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_]*=[A-Za-z0-9%._~+/:-]{15}",
-         validator=v.labelled_key, reject=_HEX_NOT_KEY,
+         validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
                      "csrftoken=) and such pairs in query strings"),
     Rule("session_cookie", "TOKEN",
@@ -455,10 +492,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="session cookies in a Netscape cookie jar (curl's `-c`/`-b` files: domain, subdomains, path, "
                      "secure, expiry, name, value, tab-separated)"),
     Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}})\"$",
-         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*\\?\"[ \t]*,[ \t]*\\?\"value\\?\"",
-         validator=v.labelled_key, reject=_HEX_NOT_KEY,
+         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*\\?\"[ \t]*,[ \t]*\\?\"value\\?\"|"
+                 r"\\?\"name\\?\"[ \t]*:[ \t]*\\?\"[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)",
+         validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="a session cookie that structure names (browser devtools' and extensions' JSON exports, "
-                     "`{\"name\": \"sessionid\", \"value\": …}`)"),
+                     "`{\"name\": \"sessionid\", \"value\": …}`, other fields between)"),
+    Rule("session_cookie", "TOKEN",
+         rf"(?i:cookies?)[A-Za-z_.]{{0,12}}\([ \t]*\\?[\"']{_COOKIE_NAME}\\?[\"'][ \t]*,[ \t]*\\?[\"']"
+         r"(?P<v>[A-Za-z0-9%._~+/:=-]{15,511})\\?[\"']",
+         trigger=r"(?i:cookies?)[A-Za-z_.]{0,12}\([ \t]*\\?[\"']", validator=v.labelled_key,
+         reject_label=_HEX_NOT_KEY,
+         description="a session cookie set in code by name and value (requests' `cookies.set('sessionid', …)`, "
+                     "Express's `res.cookie(…)`, PHP's `setcookie(…)`, js-cookie's `Cookies.set(…)`)"),
     Rule("url_password", "PASSWORD",
          r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{0,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
          trigger=r"://[^\s/@]*:[^\s/@]+@", validator=v.url_password,
@@ -491,6 +536,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(\"for bob\", \"van root\"), then `:` or \"is\" (`är`, `je`, `είναι`, `היא`), or a particle "
                      "glued to it (`密码是`, `비밀번호는`); letters and digits, 8+ characters"),
     Rule("password", "PASSWORD",
+         r"(?:(?m:^)|\\?\")(?:[A-Za-z0-9_.-]*[A-Za-z][A-Za-z0-9_.-]*|\*|\[[0-9A-Fa-f:]+\]):(?:\d{1,5}|\*):"
+         r"[^\s:\\]{1,64}:[^\s:\\]{1,64}:(?P<v>(?:[^\s:\\]|\\[:\\]){1,128})\\?(?m:$)",
+         trigger=r":(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]",
+         validator=v.password,
+         description="the password of a PostgreSQL password file line (`.pgpass`: host:port:database:user:password, "
+                     "`*` for any; `\\:` escapes a colon)"),
+    Rule("password", "PASSWORD",
          r"(?i:identified)[ \t]+(?:(?i:with)[ \t]+[\w-]+[ \t]+)?(?i:by)[ \t]+"
          r"(?:\\?'(?P<v>[^'\\\s]{4,128})\\?'|\\?\"(?P<w>[^\"\\\s]{4,128})\\?\"|(?P<x>[^\s'\";,)\\]{4,128}))",
          trigger=r"(?i:identified[ \t])", validator=v.password,
@@ -516,7 +568,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a quoted secret with symbols in it after a key, token or secret label (Django's "
                      "`SECRET_KEY = 'k#9…'`, `\"client_secret\": \"…~…\"`)"),
     Rule("labelled_key", "SECRET",
-         rf"{_KEY_LABELS}{_CLOSE}(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is)[ \t]+)?){_OPEN}"
+         rf"{_KEY_LABELS}{_CLOSE}(?:[ \t]*[:=][ \t]*|{_DASH}|[ \t]+(?:(?i:is)[ \t]+)?){_OPEN}"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
@@ -525,28 +577,28 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:$|[^0-9A-Za-z])",
          trigger=r"(?i:key|token|secret)\\?[\"'`]?[ \t:=>\[\]()\\\"'`]{1,8}(?:<[a-z]{1,6}>)?[0-9a-fA-F]{32}",
          validator=v.hex_key,
-         reject=_HEX_NOT_KEY,
+         reject_label=_HEX_NOT_KEY,
          description="hex keys after a name ending in key, token or secret (Datadog API and application "
                      "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[_-](?i:api))?"
          rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
-         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
+         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])|是|为|為|は|는|은)",
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t]|[ \t][-–—][ \t])|是|为|為|は|는|은)",
          validator=v.prose_secret,
-         reject=_HEX_NOT_KEY,
+         reject_label=_HEX_NOT_KEY,
          description="a random key after a word for key, token or secret in prose, in other languages too "
                      "(\"le secret client est …\", \"unser Token ist …\", \"esta es la clave: …\")"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:{_CRED_WORDS})"
          r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{0,4}"
          rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
-         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
+         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t])|是|为|為|は|는|은)",
-         reject=_HEX_NOT_KEY,
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t]|[ \t][-–—][ \t])|是|为|為|は|는|은)",
+         reject_label=_HEX_NOT_KEY,
          description="a UUID after a word that names a credential outright in prose, in other languages too: a "
                      "token or secret word, a key word with `API` beside it (Heroku API keys: `Clave API: …`, "
                      "`το διακριτικό πρόσβασης είναι …`); the word before read, so that `trace token is …` is "
@@ -557,7 +609,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"[ \t]+{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{24,256}})"
          r"(?:$|[^A-Za-z0-9+/_.=-])",
          trigger=rf"(?:{_KEY_STEMS})(?:[ \t]+[A-Za-z0-9.]{{1,15}}){{0,2}}[ \t]+[A-Za-z0-9+/_.=-]{{24}}",
-         validator=v.prose_secret, reject=_HEX_NOT_KEY,
+         validator=v.prose_secret, reject_label=_HEX_NOT_KEY,
          description="a random key of 24+ characters right after a word for key, token or secret and a space, "
                      "`API` or a provider's name between (`:70:secret …` in a SWIFT free-text field, a fixed-width "
                      "record, `API-nøgle Auth0 …`); the word before it read, so that `cache key …` is rejected"),
@@ -589,9 +641,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN",
          rf"{_SSN_WORDS}[^\d\n]{{0,30}}(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)",
-         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|tin|tax|taxpayer|sozialversicherung|curit[eé] sociale|"
-                 r"guro social|guridad social|previdenza|an[cç]a social)|社会保障|社会安全", validator=v.ssn,
-         description="US Social Security numbers after SSN, SS number, social security, TIN or tax id"),
+         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|soc\.?[ _-]?sec|tin|tax|taxpayer|sozialversicherung|"
+                 r"curit[eé] sociale|guro social|guridad social|previdenza|an[cç]a social)|社会保障|社会安全",
+         validator=v.ssn,
+         description="US Social Security numbers after SSN, SS number, social security (`Soc. Sec. No.`), TIN or "
+                     "tax id"),
     Rule("ssn", "SSN",
          r"(?:^|[^\w. -]|[^\d.-] )(?P<v>\d{3} \d{2} \d{4})(?:$|[^\w .-]|\.(?:$|\D)|[ ](?:$|[^\d ]))",
          trigger=r"\d{3} \d{2} \d{4}", validator=v.ssn,

@@ -25,7 +25,7 @@ _FIELD = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*(?:{_Q}((?:
 _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
 _ELEMENT = re.compile(r"\{(?:[^{}]|\{[^{}]*\})*\}")
 """An element of a rich-text list: an object holding flat ones at most (`"style": {"code": true}` in Slack's)."""
-_NAME_KEY = re.compile(r"(?i:name|key|[a-z]*(?:Key|Name)|label|header|field)")
+_NAME_KEY = re.compile(r"(?i:name|key|[a-z]*(?:Key|Name)|label|header|field|designation)")
 _URI_KEY = re.compile(r"url|system")
 """A sibling naming its value by a URI whose last segment is the name: a FHIR extension's `url`
 (`…/StructureDefinition/db_password`), an identifier's `system` (`http://hl7.org/fhir/sid/us-ssn`)."""
@@ -188,14 +188,17 @@ _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 def markup_fields(text: str, wanted: Callable[[str], object]) -> Labelled:
     """Values named by the markup or the dump format around them: XML elements and key/value attributes, PHP's
-    `var_dump` and `print_r`, Go's `%+v`."""
+    `var_dump` and `print_r`, Go's `%+v`. An element `<Pass>` holds a password (FileZilla's site manager and recent
+    servers files, `<Pass encoding="base64">`: the base64 is the secret); a bare `pass` key elsewhere is a test
+    result."""
     out: Labelled = []
     forms = ([_XML_ELEMENT, _XML_PAIR] if "<" in text else []) + ([_PHP_DUMP, _PHP_PRINT_R] if "=>" in text else []) \
         + ([_GO_FIELD] if _GO_OPEN.search(text) else [])
     for form in forms:
         for m in form.finditer(text):
-            if m.end(2) > m.start(2) and wanted(m.group(1)):
-                out.append((words_of(m.group(1)), m.start(2), m.end(2)))
+            name = "password" if form is _XML_ELEMENT and m.group(1).lower() == "pass" else m.group(1)
+            if m.end(2) > m.start(2) and wanted(name):
+                out.append((words_of(name), m.start(2), m.end(2)))
     return out
 
 
@@ -264,6 +267,19 @@ def code_defaults(text: str, wanted: Callable[[str], object]) -> Labelled:
         if label and wanted(words_of(label)):
             out.append((words_of(label), m.start(group), m.end(group)))
     return out
+
+
+_NAMED_CALL = re.compile(r"\b(?:define|setenv|putenv|Setenv|setdefault|setProperty|SetEnvironmentVariable)"
+                         r"[ \t]*\([ \t]*"
+                         r"\\?(['\"])([A-Za-z_][\w.-]{0,47})\\?\1[ \t]*,[ \t]*\\?(['\"])([^'\"\\\n]{1,512})\\?\3")
+"""A call that sets a named value: PHP's `define( 'DB_PASSWORD', '…' )` (wp-config.php), `putenv`, C's and Go's
+`setenv`, Python's `os.environ.setdefault`, Java's `System.setProperty`, .NET's `SetEnvironmentVariable`."""
+
+
+def named_calls(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The value a call sets, labelled with the name it sets it under."""
+    return [(words_of(m.group(2)), m.start(4), m.end(4)) for m in _NAMED_CALL.finditer(text)
+            if wanted(words_of(m.group(2)))]
 
 
 _HCL_BLOCK = re.compile(r"\b(?:variable|output)[ \t]+\\?\"([A-Za-z_][\w-]{0,47})\\?\"[ \t]*\{[^{}]*?"
@@ -337,6 +353,8 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += hcl_blocks(text, wanted)
     if "name" in text and "value" in text:
         out += hcl_pairs(text, wanted)
+    if "(" in text and _NAMED_CALL.search(text):
+        out += named_calls(text, wanted)
     if "\"" in text and _REDIS_COMMAND.search(text):
         out += redis_commands(text, wanted)
     return out

@@ -240,6 +240,20 @@ def basic_credentials(value: str) -> bool:
     return bool(colon and secret) and decoded.isprintable() and len(user) <= 256
 
 
+def age_identity(value: str) -> bool:
+    """An age identity (`AGE-SECRET-KEY-1` + bech32): a random body, not a placeholder (`AGE-SECRET-KEY-1XXXX…`)."""
+    return len(set(value.removeprefix("AGE-SECRET-KEY-1"))) >= 10
+
+
+def encoded_private_key(value: str) -> bool:
+    """Base64 of a PEM block that holds a private key (`-----BEGIN … PRIVATE KEY-----`), not a certificate."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)[:80]
+    except ValueError:
+        return False
+    return b"PRIVATE KEY" in decoded
+
+
 def ssn(value: str) -> bool:
     """A US Social Security number the SSA issues: area 001-899 but not 666, group 01-99, serial 0001-9999
     (SSA, "Social Security Number Randomization"); not one digit repeated."""
