@@ -52,9 +52,8 @@ _PUBLIC_VALUE = re.compile(r"(?i:pk)[._-]|[A-Za-z]*_?(?i:publishable)[._-]|.*(?:
 """A credential-shaped value that is no secret: a publishable key (`pk_live_…`, Mapbox `pk.…`, `pk-lf-…`,
 `sb_publishable_…`, Adyen's client keys `live_`/`test_` + 32: the issuers' convention for keys meant to ship in web
 pages and apps), an age recipient (`age1…`: a public key, as `age-keygen` prints it after "public key:") or a
-vendor's documented
-example (`AKIAIOSFODNN7EXAMPLE`, `…EXAMPLEKEY` in AWS's docs: published, so redacting them hides nothing and
-makes documentation in traces noisy)."""
+vendor's documented example (`AKIAIOSFODNN7EXAMPLE`, `…EXAMPLEKEY` in AWS's docs: published, so redacting them
+hides nothing and makes documentation in traces noisy)."""
 """A rule's value: group `v`, or `w`/`x` in the alternatives of a rule that writes its value in several forms."""
 
 
