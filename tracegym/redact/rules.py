@@ -122,13 +122,13 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # 連絡先: no word boundary in CJK text); and the words of the translation table (tracegym/redact/words.py) for
 # phone, the Latin ones here, the others in _PHONE_CJK.
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
-                r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
-                r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
-                r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telef[oóô]nic[oa]s?|"
-                r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
-                r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|"
-                r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
-                r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
+                     r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
+                     r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
+                     r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telef[oóô]nic[oa]s?|"
+                     r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
+                     r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|"
+                     r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
+                     r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
                      r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|{table})"
                      r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHONE, latin=True))

@@ -278,8 +278,8 @@ _NAMED_CALL = re.compile(r"\b(?:define|setenv|putenv|Setenv|setdefault|setProper
 
 def named_calls(text: str, wanted: Callable[[str], object]) -> Labelled:
     """The value a call sets, labelled with the name it sets it under."""
-    return [(words_of(m.group(2)), m.start(4), m.end(4)) for m in _NAMED_CALL.finditer(text)
-            if wanted(words_of(m.group(2)))]
+    named = ((words_of(m.group(2)), m.start(4), m.end(4)) for m in _NAMED_CALL.finditer(text))
+    return [(label, start, end) for label, start, end in named if wanted(label)]
 
 
 _HCL_BLOCK = re.compile(r"\b(?:variable|output)[ \t]+\\?\"([A-Za-z_][\w-]{0,47})\\?\"[ \t]*\{[^{}]*?"
@@ -353,8 +353,8 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += hcl_blocks(text, wanted)
     if "name" in text and "value" in text:
         out += hcl_pairs(text, wanted)
-    if "(" in text and _NAMED_CALL.search(text):
+    if "(" in text:
         out += named_calls(text, wanted)
-    if "\"" in text and _REDIS_COMMAND.search(text):
+    if "\"" in text:
         out += redis_commands(text, wanted)
     return out

@@ -40,7 +40,8 @@ SECRET: dict[str, tuple[str, ...]] = {
     "ko": ("비밀",), "ja": ("秘密",), "zh": ("密钥", "秘钥", "秘密"), "hr": ("tajna", "tajni ključ"),
     "sr": ("тајна", "тајни кључ"), "sl": ("skrivnost",), "sk": ("tajomstvo",), "bg": ("тайна",), "et": ("saladus",),
     "lv": ("noslēpums",), "lt": ("paslaptis",), "is": ("leyndarmál",), "ga": ("rún",), "mt": ("sigriet",),
-    "sq": ("sekret",), "ar": ("سر",), "ur": ("خفیہ",), }
+    "sq": ("sekret",), "ar": ("سر",), "ur": ("خفیہ",),
+}
 """Secret and secret key, beyond English's."""
 
 KEY: dict[str, tuple[str, ...]] = {
