@@ -181,7 +181,7 @@ def test_killed_at_wall_time(sandbox: Sandbox, workspace: Path) -> None:
     assert result.timed_out and result.killed == "wall_time"
     assert result.exit_code == 137
     # Stopped at its limit, not when `sleep 600` would have ended (then writing `finished`).
-    assert result.duration_s >= 1 and not (workspace / "finished").exists()
+    assert not (workspace / "finished").exists()
     assert _processes_running(token) == []
 
 
@@ -189,7 +189,6 @@ def test_killed_at_cpu_time(sandbox: Sandbox, workspace: Path) -> None:
     result = sandbox.run("while :; do :; done", workspace, QUICK.model_copy(update={"cpu_seconds": 1}))
     assert result.killed == "cpu_time"
     assert not result.timed_out
-    assert result.duration_s < QUICK.wall_seconds
 
 
 def test_stopped_at_memory_limit(sandbox: Sandbox, workspace: Path) -> None:
@@ -236,7 +235,7 @@ def test_ten_gigabyte_write_is_contained(sandbox: Sandbox, workspace: Path) -> N
     result = sandbox.run("dd if=/dev/zero of=big bs=1M count=10240", workspace, QUICK)
     assert result.killed == "file_size", result.stderr
     assert (workspace / "big").stat().st_size <= QUICK.file_size_mb * MIB
-    assert result.duration_s < QUICK.wall_seconds
+    assert not result.timed_out
 
 
 def test_many_files_are_stopped_at_the_disk_limit(sandbox: Sandbox, workspace: Path) -> None:
