@@ -82,12 +82,23 @@
    languages; 29 providers and secret shapes, 13 phone plans, 3 national ids outside the target), written by
    someone who read neither the rules nor the other corpora; scored like 14: `eleventh_recall_by_kind` (and a line
    with the recall of the eighth's issue kinds) and `eleventh_false_positives` on its 400 near misses.
+16. The twelfth corpus (benchmarks/redact_twelfth.py): 71 kinds x 100 values in a company's business systems and its
+   infrastructure-as-code (Salesforce case CSV with multi-line fields, HubSpot notes and contacts, Zendesk tickets,
+   macros and users, Intercom, Freshdesk, HR and payroll CSV under headers in the company's language, invoices,
+   receipts and bank statements as PDF text, Shopify/WooCommerce orders, Adyen/Braintree payment logs, Twilio
+   messages, CDR CSV, ICS, vCard, SAP IDoc and business-partner JSON, SEPA pain.001; Terraform state and tfvars,
+   Ansible group_vars, Helm values, Kubernetes `stringData`, Argo CD, Flux, Kustomize, GitHub Actions and GitLab CI
+   logs and variables, Jenkins credentials.xml, AWS CLI output and credentials files, CloudFormation parameters,
+   Pulumi config, Vault CLI, Chef data bags, Puppet Hiera, in 25 languages; 24 providers, 19 phone plans beyond the
+   issue's five, 5 national ids outside the target), written by someone who read neither the rules nor the other
+   corpora; scored like 15: `twelfth_recall_by_kind` (and a line with the recall of the eighth's issue kinds) and
+   `twelfth_false_positives` on its 420 near misses.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7, 8, 9, 10, 11, 12, 13, 14 and 15 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 16 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -96,7 +107,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "fifth_recall_by_kind", "fifth_false_positives", "sixth_recall_by_kind", "sixth_false_positives",
 "seventh_recall_by_kind", "seventh_false_positives", "eighth_recall_by_kind", "eighth_false_positives",
 "ninth_recall_by_kind", "ninth_false_positives", "tenth_recall_by_kind", "tenth_false_positives",
-"eleventh_recall_by_kind", "eleventh_false_positives"} (with --corpora-only, the last twenty-two).
+"eleventh_recall_by_kind", "eleventh_false_positives", "twelfth_recall_by_kind", "twelfth_false_positives"} (with
+--corpora-only, the last twenty-four).
 """
 
 from __future__ import annotations
@@ -128,6 +140,7 @@ import redact_ninth  # noqa: E402
 import redact_seventh  # noqa: E402
 import redact_sixth  # noqa: E402
 import redact_tenth  # noqa: E402
+import redact_twelfth  # noqa: E402
 import redact_unseen  # noqa: E402
 from ingest import TAU_BENCH, build_file, run_child  # noqa: E402
 
@@ -351,8 +364,8 @@ def judged(detector: Detector, corpus: ModuleType, name: str, flagged: bool = Tr
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 15: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
-    the eighth, the ninth, the tenth and the eleventh corpus, printed; their figures for the last line."""
+    """Sections 4, 5, 7 to 16: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    the eighth, the ninth, the tenth, the eleventh and the twelfth corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -383,6 +396,9 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     eleventh_recall, eleventh_fp = judged(detector, redact_eleventh, "eleventh")
     eleventh_issue = {k: v for k, v in eleventh_recall.items() if k in EIGHTH_ISSUE_KINDS}
     print(f"eleventh corpus, the issue's kinds: {eleventh_issue}", flush=True)
+    twelfth_recall, twelfth_fp = judged(detector, redact_twelfth, "twelfth")
+    twelfth_issue = {k: v for k, v in twelfth_recall.items() if k in EIGHTH_ISSUE_KINDS}
+    print(f"twelfth corpus, the issue's kinds: {twelfth_issue}", flush=True)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
             "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
             "holdout_false_positives": holdout_fp,
@@ -394,7 +410,8 @@ def report_corpora(detector: Detector) -> dict[str, object]:
             "eighth_recall_by_kind": eighth_recall, "eighth_false_positives": eighth_fp,
             "ninth_recall_by_kind": ninth_recall, "ninth_false_positives": ninth_fp,
             "tenth_recall_by_kind": tenth_recall, "tenth_false_positives": tenth_fp,
-            "eleventh_recall_by_kind": eleventh_recall, "eleventh_false_positives": eleventh_fp}
+            "eleventh_recall_by_kind": eleventh_recall, "eleventh_false_positives": eleventh_fp,
+            "twelfth_recall_by_kind": twelfth_recall, "twelfth_false_positives": twelfth_fp}
 
 
 def report_flagged(detector: Detector, corpus: ModuleType, name: str, per_sort: int = 3) -> None:
@@ -477,7 +494,7 @@ def main() -> None:
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
                         help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth, "
-                             "tenth and eleventh corpora (no planted corpus, real traces or speed)")
+                             "tenth, eleventh and twelfth corpora (no planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
