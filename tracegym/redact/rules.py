@@ -130,7 +130,8 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                      r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
                      r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|{table})"
-                     r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
+                     r"(?:[_ -]?(?i:number|nummer|nommer|numer|n[uú]mero|no|nr|num))?"
+                     r"(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHONE, latin=True))
 # A camelCase name holding such a word after another (customerPhone, billingMobileNo); one that opens with it
 # (contactPhone, phoneNumber) is _PHONE_LATIN's, its next hump a phone word too.
