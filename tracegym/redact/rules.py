@@ -55,10 +55,18 @@ _PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b))"
 _CLOSE = r"\\?[\"'`]?[\])]?"
 # "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
 _IS = rf"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو|{words.alternation(words.IS)})"
+# An arrow or an assignment operator between a label and its value, as notes, logs and languages write them: `->`,
+# `=>`, `→`, `⇒`, `➜`, `:=` (Go, Pascal), `<-` (R).
+_ARROW = r"[ \t]*(?:->|=>|→|⇒|⟶|➜|➔|:=|<-)[ \t]*"
+# What a label may say of whose key it is before its `:` or "is": "API key for the prod workspace is …", "the token of
+# the ops bot: …" (up to 40 characters, no `:` or `=` among them).
+_WHOSE = r"(?:[ \t]+(?i:for|of|on|in|de|für|pour|para)[ \t][^\n:=]{1,40}?)"
+# Words that assign in prose: "is set to", "was set to", "set to", "equals", "was".
+_SET_TO = r"[ \t]+(?i:(?:is|was|has been)[ \t]+(?:set|changed|reset|updated)[ \t]+to|set[ \t]+to|equals|was)[ \t]+"
 # Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), Go's `:=`, the shell's default `${PW:-X}`,
 # "is", "for bob is", "my password is" with the possessive after the word ("kata laluan saya ialah"), "reset to", a
 # tag's `>`.
-_PW_AFTER = (rf"{_CLOSE}(?:[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
+_PW_AFTER = (rf"{_CLOSE}(?:{_ARROW}|[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
              rf"(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?|"
              r"[ \t]+[A-Za-z]{2,8})?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
@@ -569,7 +577,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a quoted secret with symbols in it after a key, token or secret label (Django's "
                      "`SECRET_KEY = 'k#9…'`, `\"client_secret\": \"…~…\"`)"),
     Rule("labelled_key", "SECRET",
-         rf"{_KEY_LABELS}{_CLOSE}(?:[ \t]*[:=][ \t]*|{_DASH}|[ \t]+(?:(?i:is)[ \t]+)?){_OPEN}"
+         rf"{_KEY_LABELS}{_CLOSE}(?:{_WHOSE}?(?:{_ARROW}|[ \t]*[:=][ \t]*|{_SET_TO}|[ \t]+(?i:is)[ \t]+)|{_DASH}|"
+         rf"[ \t]+){_OPEN}"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
@@ -585,9 +594,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[_-](?i:api))?"
          rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
-         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
+         rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
+         r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t]|[ \t][-–—][ \t])|是|为|為|は|는|은)",
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+                 r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
          validator=v.prose_secret,
          reject_label=_HEX_NOT_KEY,
          description="a random key after a word for key, token or secret in prose, in other languages too "
@@ -596,9 +607,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:{_CRED_WORDS})"
          r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{0,4}"
          rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
-         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
+         rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
+         r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t]|[ \t][-–—][ \t])|是|为|為|は|는|은)",
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+                 r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
          reject_label=_HEX_NOT_KEY,
          description="a UUID after a word that names a credential outright in prose, in other languages too: a "
                      "token or secret word, a key word with `API` beside it (Heroku API keys: `Clave API: …`, "

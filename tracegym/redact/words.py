@@ -40,7 +40,7 @@ SECRET: dict[str, tuple[str, ...]] = {
     "ko": ("비밀",), "ja": ("秘密",), "zh": ("密钥", "秘钥", "秘密"), "hr": ("tajna", "tajni ključ"),
     "sr": ("тајна", "тајни кључ"), "sl": ("skrivnost",), "sk": ("tajomstvo",), "bg": ("тайна",), "et": ("saladus",),
     "lv": ("noslēpums",), "lt": ("paslaptis",), "is": ("leyndarmál",), "ga": ("rún",), "mt": ("sigriet",),
-    "sq": ("sekret",), "ar": ("سر",), "ur": ("خفیہ",),
+    "sq": ("sekret",), "ar": ("سر",), "ur": ("خفیہ",), "eu": ("sekretua", "gako sekretua"), "gl": ("chave secreta",),
 }
 """Secret and secret key, beyond English's."""
 
@@ -50,7 +50,7 @@ KEY: dict[str, tuple[str, ...]] = {
     "el": ("κλειδί",), "th": ("กุญแจ", "คีย์"), "bn": ("চাবি", "কী"), "fa": ("کلید",), "he": ("מפתח",), "hi": ("कुंजी",),
     "hr": ("ključ",), "sr": ("кључ",), "bg": ("ключ",), "mk": ("клуч",), "et": ("võti", "võtme"), "lv": ("atslēga",),
     "is": ("lykill",), "ga": ("eochair",), "mt": ("ċavetta",), "sq": ("çelës", "çelësi"), "cy": ("allwedd",),
-    "eu": ("gakoa",), "az": ("açar",), "uz": ("kalit",), "kk": ("кілт",), "ka": ("გასაღები",), "hy": ("բանալի",),
+    "eu": ("gakoa", "gako"), "az": ("açar",), "uz": ("kalit",), "kk": ("кілт",), "ka": ("გასაღები",), "hy": ("բանալի",),
     "ta": ("சாவி",), "te": ("కీ",), "mr": ("किल्ली",), "ne": ("कुञ्जी",), "si": ("යතුර",), "am": ("ቁልፍ",),
     "my": ("သော့",), "km": ("កូនសោ",), "ha": ("maɓalli",),
 }
