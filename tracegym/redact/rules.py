@@ -196,9 +196,11 @@ _TOKEN68 = r"[A-Za-z0-9._~+/-]{16,2048}=*"
 _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}\\?\"|[^\s,\"\\]{0,256})"
 # A cookie that holds a session or a credential (RFC 6265 `name=value`): session, sid, JSESSIONID, PHPSESSID,
 # connect.sid, _session, auth_token, remember_token, csrftoken, XSRF-TOKEN, access/refresh tokens, jwt.
-# Rails' `_session_id` too (the leading `_` is the cookie's; a bare `session_id` is an id, and trace ids stay).
+# Rails' `_session_id` too (the leading `_` is the cookie's; a bare `session_id` is an id, and trace ids stay), and
+# an application's `<name>-session-id` (JupyterHub's `jupyterhub-session-id`: a hyphenated name is a cookie's or a
+# header's, not a log field's or a variable's).
 _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
-                r"token|auth|jwt|csrftoken|remember[_-]?me)|_session_id)")
+                r"token|auth|jwt|csrftoken|remember[_-]?me)|_session_id|[A-Za-z0-9_.]+-(?i:session-id))")
 COOKIE_NAMES = _COOKIE_NAME
 """The names of session and credential cookies: a label structure gives a value (a devtools export's `"name"`)."""
 # A tab in a cookie jar's line, raw or escaped inside JSON text (the detector reads `\t` there as a backslash and a
@@ -490,7 +492,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "requests, curl -H, header maps and HAR write them"),
     Rule("session_cookie", "TOKEN",
          rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>[A-Za-z0-9%._~+/:-]{{15,511}}[A-Za-z0-9%_~+/=-])",
-         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_]*=[A-Za-z0-9%._~+/:-]{15}",
+         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*=[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
                      "csrftoken=) and such pairs in query strings"),
@@ -500,6 +502,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"{_TAB}(?:TRUE|FALSE){_TAB}", validator=v.labelled_key,
          description="session cookies in a Netscape cookie jar (curl's `-c`/`-b` files: domain, subdomains, path, "
                      "secure, expiry, name, value, tab-separated)"),
+    Rule("session_cookie", "TOKEN",
+         rf"(?:^|\n){_COOKIE_NAME}{_TAB}(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}}){_TAB}\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+         rf"(?::\d{{1,5}})?{_TAB}/",
+         trigger=rf"{_TAB}\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::\d{{1,5}})?{_TAB}/", validator=v.labelled_key,
+         description="session cookies in a browser devtools' cookie table as copied (name, value, domain, path, "
+                     "expires, …: tab-separated, the name first)"),
     Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}})\"$",
          trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*\\?\"[ \t]*,[ \t]*\\?\"value\\?\"|"
                  r"\\?\"name\\?\"[ \t]*:[ \t]*\\?\"[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)",
