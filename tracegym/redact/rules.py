@@ -113,10 +113,11 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|
                r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
                + words.alternation(words.PASSWORD))
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
-# Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
-# `\u` differently from Python.
-_INTL = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u05ff\u0600-\u06ff" \
-        "\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+# Greek, Cyrillic, Armenian, Hebrew, Arabic, the Indic scripts (Devanagari to Sinhala), Thai, Myanmar, Georgian,
+# Ethiopic, Khmer, kana, CJK, Hangul. Real characters, not escapes: RE2 reads `\u` differently from Python.
+_INTL = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u04ff\u0530-\u058f\u0590-\u05ff" \
+        "\u0600-\u06ff\u0900-\u0dff\u0e00-\u0e7f\u1000-\u109f\u10a0-\u10ff\u1200-\u137f\u1780-\u17ff" \
+        "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _LABEL = f"A-Za-z0-9{_INTL}"
 # Between a number's groups as people, forms and OCR write them: one separator (space, dash, dot, slash), a run of up
 # to 3 spaces (OCR, fixed-width forms: `6448  9075  6301  0415`), or a dash or slash with spaces around it
@@ -247,6 +248,9 @@ _HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
 _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
                 r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
 
+# A URL's scheme and `//` (RFC 3986): what follows up to an `@` is the authority's userinfo, a user name (a Sentry
+# DSN's public key), not an e-mail address (RFC 5322), which `mailto:` writes without `//`.
+_URL_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]{0,20}://"
 # A MIME header holding message ids (RFC 5322 3.6.4 msg-id, `<id-left@id-right>`; RFC 2392 Content-ID): the ids
 # before the one matched included, so that every id of a `References:` list goes with its header.
 _MSG_ID_HEADER = (r"(?i:message-id|in-reply-to|references|content-id|resent-message-id)[ \t]*:[ \t]*"
@@ -636,13 +640,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`API` or a provider's name between (`:70:secret …` in a SWIFT free-text field, a fixed-width "
                      "record, `API-nøgle Auth0 …`); the word before it read, so that `cache key …` is rejected"),
     Rule("email", "EMAIL",
-         f"(?:{_MSG_ID_HEADER}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
+         f"(?:{_MSG_ID_HEADER}|{_URL_SCHEME}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
          f"(?:$|[^{_LABEL}])",
          trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email,
-         reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}",
+         reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}|^{_URL_SCHEME}",
          description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH user "
-                     "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`)"),
+                     "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`), "
+                     "nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`)"),
     Rule("iban", "IBAN",
          rf"\b(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
