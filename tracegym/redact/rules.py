@@ -357,18 +357,21 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"dapi[0-9a-f]{32}(?:-\d)?|pat[A-Za-z0-9]{14}\.[0-9a-f]{64}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|"
          r"hv[sbr]\.[A-Za-z0-9_-]{24,300}|NR(?:AK|AA|II)-[A-Z0-9]{27,32}|sntrys_eyJ[A-Za-z0-9+/=_-]{40,400}|"
          r"sntryu_[0-9a-f]{64}|v1\.0-[0-9a-f]{24}-[0-9a-f]{146}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,200}|"
-         r"CCIP(?:AT|RJ)_[A-Za-z0-9]{16,40}_[0-9a-f]{40}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_-]{56,70})"
+         r"CCIP(?:AT|RJ)_[A-Za-z0-9]{16,40}_[0-9a-f]{40}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_-]{56,70}|"
+         r"r8_[A-Za-z0-9]{37}|lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}|napi_[a-z0-9]{64}|a[ks]-[A-Za-z0-9]{22})"
          r"(?:$|[^A-Za-z0-9_+/=-])",
          trigger=r"ATATT3|AT(?:BB|CTT)[A-Za-z0-9]|dapi[0-9a-f]{32}|pat[A-Za-z0-9]{14}\.|dt0c01\.|hv[sbr]\.|"
                  r"NR(?:AK|AA|II)-|sntry[su]_|v1\.0-[0-9a-f]{24}-|\.atlasv1\.|CCIP(?:AT|RJ)_|sq0(?:atp|csp)-|"
-                 r"EAAA[A-Za-z0-9_-]{56}",
+                 r"EAAA[A-Za-z0-9_-]{56}|r8_[A-Za-z0-9]{37}|lsv2_(?:pt|sk)_|napi_[a-z0-9]{64}|a[ks]-[A-Za-z0-9]{22}",
          validator=v.issuer_token,
          description="tokens by their issuers' documented formats, anywhere in text: Atlassian API tokens (ATATT3… "
                      "=CRC32), Bitbucket app passwords (ATBB) and access tokens (ATCTT), Databricks (dapi + 32 hex, "
                      "-N), Airtable PATs (pat + 14 . 64 hex), Dynatrace (dt0c01.), HashiCorp Vault (hvs./hvb./hvr.), "
                      "New Relic (NRAK-, NRAA-, NRII-), Sentry (sntrys_, sntryu_), Cloudflare Origin CA keys (v1.0-), "
                      "Terraform Cloud/Enterprise user tokens (14 .atlasv1. 60+), CircleCI personal and project tokens "
-                     "(CCIPAT_, CCIPRJ_), Square access tokens and application secrets (EAAA + 60, sq0atp-, sq0csp-)"),
+                     "(CCIPAT_, CCIPRJ_), Square access tokens and application secrets (EAAA + 60, sq0atp-, sq0csp-), "
+                     "Replicate (r8_ + 37), LangSmith (lsv2_pt_, lsv2_sk_), Neon (napi_ + 64), Modal token ids and "
+                     "secrets (ak-, as- + 22)"),
     Rule("issuer_token", "TOKEN",
          r"(?:\bSSWS[ \t]+|(?i:okta)[\w.-]{0,30}[\"'`)\]:= \t]{1,6})(?P<v>00[A-Za-z0-9_-]{40})(?:$|[^A-Za-z0-9_-])",
          trigger=r"SSWS|(?i:okta)", validator=v.issuer_token,
