@@ -183,6 +183,11 @@ _NATID = (rf"{_NINO}|\d{{8}}[ -]?[A-Z]|[XYZ][ -]?\d{{7}}[ -]?[A-Z]|"
           r"\d{3} \d{3} \d{3}|\d{3}-\d{3}-\d{3}|\d{9}")
 # A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
 _FLAG = r"--[A-Za-z0-9-]*"
+# Commands that store a secret under a name (the CLIs' documented forms): what they are given is a secret by the
+# command's meaning, whatever the name.
+_SECRET_STORE = (r"\bdatabricks[ \t]+secrets[ \t]+put(?:-secret)?\b|\bsecretsmanager[ \t]+"
+                 r"(?:create-secret|put-secret-value|update-secret)\b|\bgh[ \t]+secret[ \t]+set\b|"
+                 r"\bkeyvault[ \t]+secret[ \t]+set\b")
 # An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
 # X-*-Token/-Key/-Secret/-Signature, DD-API-KEY, DD-APPLICATION-KEY.
 _CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth|-pat)|api-?key|auth-token|"
@@ -194,6 +199,10 @@ _HEADER_AFTER = (r"(?:\\?[\"']?(?:[ \t]*[:=][ \t]*\[?[ \t]*|[ \t]*,[ \t]*\\?[\"'
 # RFC 7235 credentials after an auth scheme: a token68 (base64url or base64, `=` padding), and an auth-param,
 # `name=value` or `name="value"` (escaped quotes inside JSON text too).
 _TOKEN68 = r"[A-Za-z0-9._~+/-]{16,2048}=*"
+# Prometheus' `authorization` block (scrape and remote-write configs): the scheme under `type:`, the credential
+# under `credentials:` on the next line.
+_AUTH_BLOCK = (r"\btype:[ \t]*\\?[\"']?[A-Za-z][A-Za-z0-9_.-]{1,30}\\?[\"']?[ \t]*\\?\r?\n[ \t]*"
+               r"credentials:[ \t]*\\?[\"']?")
 _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}\\?\"|[^\s,\"\\]{0,256})"
 # A cookie that holds a session or a credential (RFC 6265 `name=value`): session, sid, JSESSIONID, PHPSESSID,
 # connect.sid, _session, auth_token, remember_token, csrftoken, XSRF-TOKEN, access/refresh tokens, jwt.
@@ -479,14 +488,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="basic credentials under an `auth` key, base64 of user:password as registries' client files "
                      "keep them (Docker's config.json `\"auths\": {host: {\"auth\": …}}`, .npmrc's `_auth=`)"),
     Rule("http_auth", "TOKEN",
-         rf"(?i:(?:proxy-)?authorization){_HEADER_AFTER}[A-Za-z][A-Za-z0-9_.-]{{1,30}}[ \t]+"
+         rf"(?:(?i:(?:proxy-)?authorization){_HEADER_AFTER}[A-Za-z][A-Za-z0-9_.-]{{1,30}}[ \t]+|{_AUTH_BLOCK})"
          rf"(?P<v>{_TOKEN68}(?:,[ \t]?{_TOKEN68})*)(?:$|[^A-Za-z0-9._~+/=-])",
-         trigger=r"(?i:authorization)", validator=v.labelled_key,
+         trigger=r"(?i:authorization)|credentials:", validator=v.labelled_key,
          description="credentials after any scheme in an Authorization or Proxy-Authorization header (RFC 7235: "
                      "`Token`, Okta `SSWS`, Elastic `ApiKey`, `FlyV1`, …), as raw requests, curl, fetch, "
-                     "PowerShell, header maps and HAR write them"),
+                     "PowerShell, header maps and HAR write them, and in Prometheus' `authorization` block "
+                     "(`type:` then `credentials:`)"),
     Rule("http_auth", "TOKEN",
-         rf"(?:(?i:digest)[ \t]+(?:{_AUTH_PARAM}[ \t]*,[ \t]*){{0,12}}(?i:response)|"
+         rf"(?:(?i:digest)(?:[ \t]+|[ \t]*\\?\r?\n[ \t]*credentials:[ \t]*)(?:{_AUTH_PARAM}[ \t]*,[ \t]*){{0,12}}"
+         r"(?i:response)|"
          r"(?:^|[^A-Za-z0-9_-])(?i:signature|oauth_signature))[ \t]*=[ \t]*\\?\"?"
          r"(?P<v>[A-Za-z0-9+/_%-]{16,512}={0,2})",
          trigger=r"(?i:response|signature)[ \t]*=[ \t]*\\?\"?[A-Za-z0-9+/_%-]{16}", validator=v.labelled_key,
@@ -591,6 +602,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.symbol_secret,
          description="a quoted secret with symbols in it after a key, token or secret label (Django's "
                      "`SECRET_KEY = 'k#9…'`, `\"client_secret\": \"…~…\"`)"),
+    Rule("secret_assignment", "SECRET",
+         rf"(?:{_SECRET_STORE})[^\n|;&]{{0,200}}?[ \t](?:--string-value|--secret-string|--body|-b|--value)[ \t=]+"
+         r"(?:\\?\"(?P<v>[^\"\\\n]{4,4096})\\?\"|'(?P<w>[^'\\\n]{4,4096})'|(?P<x>[^\s\"'\\]{4,4096}))",
+         trigger=r"--string-value|--secret-string|\bsecret[ \t]+set\b", validator=v.password,
+         description="the value a command stores in a secret store, whatever its name: `databricks secrets put-secret "
+                     "SCOPE KEY --string-value …` (and the legacy `put`), `aws secretsmanager create-secret "
+                     "--secret-string …`, `gh secret set NAME --body …`, `az keyvault secret set … --value …`"),
     Rule("labelled_key", "SECRET",
          rf"{_KEY_LABELS}{_CLOSE}(?:{_WHOSE}?(?:{_ARROW}|[ \t]*[:=][ \t]*|{_SET_TO}|[ \t]+(?i:is)[ \t]+)|{_DASH}|"
          rf"[ \t]+){_OPEN}"
