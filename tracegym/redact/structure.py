@@ -288,10 +288,11 @@ def named_calls(text: str, wanted: Callable[[str], object]) -> Labelled:
     return [(label, start, end) for label, start, end in named if wanted(label)]
 
 
-_YAML_CHILD_VALUE = re.compile(r"^([ \t]*)([A-Za-z_][\w.-]{0,47}):[ \t]*\\?\n(?:\1[ \t]+[^\n]*\n){0,8}?"
+_YAML_CHILD_VALUE = re.compile(r"^([ \t]*)([A-Za-z_][\w.-]{0,47}):[ \t]*\\?\n(?:\1[ \t][^\n]*\n){0,8}?"
                                r"\1[ \t]+(?:value|secret):[ \t]*\\?[\"']?([^\s\"'\\]{1,512})", re.MULTILINE)
 """A YAML key whose value is a mapping holding it under `value:` (W&B's `config.yaml`: `wandb_api_key:` then
-`desc: null` and `value: …` indented below)."""
+`desc: null` and `value: …` indented below). A child line is the key's indentation and one blank more, then anything:
+`[ \t]+[^\n]*` would split a line of blanks in as many ways as it has, and eight such lines would not end."""
 
 
 def yaml_children(text: str, wanted: Callable[[str], object]) -> Labelled:
