@@ -22,7 +22,7 @@ MAX_LABEL = 48
 """A header longer than this reads as prose, not a column name."""
 MAX_CELLS = 2_000
 """Cells read per text: a table larger than this in one message is read in part (its first rows)."""
-_RULE_LINE = re.compile(r"[ \t|:-]*-[ \t|:-]*")  # a markdown table's |---|:--| line
+_RULE_LINE = re.compile(r"[ \t|:+-]*-[ \t|:+-]*")  # a markdown table's |---|:--| line, psql's and MySQL's +---+
 _TRIM = " \t\"'`\\"
 
 
@@ -110,6 +110,35 @@ def labelled_cells(text: str, wanted: Callable[[str], object] = bool) -> list[tu
             block = []
             if len(out) >= MAX_CELLS:
                 return out[:MAX_CELLS]
+    if "  " in text:
+        out += _aligned(lines, wanted)
+    return out[:MAX_CELLS]
+
+
+_RUN = re.compile(r"\S+(?: \S+)*")
+"""A cell of a grid aligned by spaces: words apart by single spaces, two or more between cells."""
+
+
+def _aligned(lines: list[tuple[int, str]], wanted: Callable[[str], object]) -> list[tuple[str, int, int]]:
+    """Cells of grids aligned by spaces (a pandas DataFrame's repr, `docker ps`, fixed-width reports): a header
+    line of two or more names, two spaces or more apart, then the lines up to a blank one, each cell labelled with
+    the name whose columns it overlaps (a DataFrame right-aligns its values under their names; the index before
+    them has none)."""
+    out: list[tuple[str, int, int]] = []
+    at = 0
+    while at < len(lines):
+        head = [(m.start(), m.end(), m.group()) for m in _RUN.finditer(lines[at][1])]
+        at += 1
+        if len(head) < 2 or not all(len(h) <= MAX_LABEL and _NAME.fullmatch(h) for _, _, h in head) \
+                or not any(wanted(h) for _, _, h in head):
+            continue
+        while at < len(lines) and lines[at][1].strip():
+            start, line = lines[at]
+            for m in _RUN.finditer(line):
+                name = next((h for s, e, h in head if m.start() < e and s < m.end()), None)
+                if name is not None and wanted(name):
+                    out.append((name, start + m.start(), start + m.end()))
+            at += 1
     return out
 
 

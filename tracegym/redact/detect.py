@@ -46,6 +46,10 @@ _REPEAT_ALONE = 8
 _SPACE_OR_QUOTE = re.compile(r"[\s\"{}]")
 """What keeps a labelled value from being read quoted, whole: words apart, a quote, braces (a template, a
 `flag{…}`: Django's and the other generators' secret alphabets hold no braces)."""
+_GRID_GAP = re.compile(r"[ \t]{2,}")
+"""A gap between a grid's cells (a DataFrame's repr, fixed-width output) inside a value a rule rejected: the
+figures of one cell run into the next (`482913  5274.6183.0192.4756` read as one number from `482913`), so the
+rule reads on from the cell after the gap, as if the value stood alone."""
 _KEY_LABELS = frozenset({"API_KEY", "TOKEN", "SECRET"})
 _PUBLIC_VALUE = re.compile(r"(?i:pk)[._-]|[A-Za-z]*_?(?i:publishable)[._-]|.*(?:EXAMPLE|EXAMPLEKEY)$|"
                            r"(?:live|test)_[A-Z0-9]{32}$|age1[02-9ac-hj-np-z]{58}$")
@@ -212,12 +216,15 @@ class Detector:
         view = _JSON_BREAK.sub("\\\n", read) if "\\" in read else read
         spans = [(rule, span) for rule in rules for m in rule.regex.finditer(view)
                  if (span := _value_span(rule, m)) is not None]
+        matched = len(spans)
         spans += self._cell_spans(view)
         found: list[Finding] = []
-        for rule, (start, end) in spans:
+        for i, (rule, (start, end)) in enumerate(spans):
             start, end = _outside_escapes(read, start, end)
             kept = self._keep(rule, read[start:end]) if end > start else False
             if kept is False:
+                if i < matched and (gap := _GRID_GAP.search(view, start, end)) is not None:
+                    spans += _read_on(rule, view, gap.end())
                 continue
             if kept is not True:  # the validator kept a prefix (an IBAN followed by more text)
                 end = start + kept
@@ -257,6 +264,14 @@ class Detector:
             return False
         # Validators see a JSON line break as whitespace of the same length, so a prefix length stays true.
         return rule.validator is None or rule.validator(_JSON_BREAK.sub("  ", value) if "\\" in value else value)
+
+
+def _read_on(rule: Rule, view: str, at: int) -> list[tuple[Rule, tuple[int, int]]]:
+    """The rule's next match from `at` (after a gap inside a value it rejected), where its value starts there or
+    later."""
+    m = rule.regex.search(view, at - 1)
+    span = _value_span(rule, m) if m is not None else None
+    return [(rule, span)] if span is not None and span[0] >= at else []
 
 
 def _value_span(rule: Rule, m: re.Match[str]) -> tuple[int, int] | None:

@@ -55,10 +55,18 @@ _PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b))"
 _CLOSE = r"\\?[\"'`]?[\])]?"
 # "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
 _IS = rf"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو|{words.alternation(words.IS)})"
+# An arrow or an assignment operator between a label and its value, as notes, logs and languages write them: `->`,
+# `=>`, `→`, `⇒`, `➜`, `:=` (Go, Pascal), `<-` (R).
+_ARROW = r"[ \t]*(?:->|=>|→|⇒|⟶|➜|➔|:=|<-)[ \t]*"
+# What a label may say of whose key it is before its `:` or "is": "API key for the prod workspace is …", "the token of
+# the ops bot: …" (up to 40 characters, no `:` or `=` among them).
+_WHOSE = r"(?:[ \t]+(?i:for|of|on|in|de|für|pour|para)[ \t][^\n:=]{1,40}?)"
+# Words that assign in prose: "is set to", "was set to", "set to", "equals", "was".
+_SET_TO = r"[ \t]+(?i:(?:is|was|has been)[ \t]+(?:set|changed|reset|updated)[ \t]+to|set[ \t]+to|equals|was)[ \t]+"
 # Where a password follows its label: `=`/`:` (env, YAML, INI, JSON), Go's `:=`, the shell's default `${PW:-X}`,
 # "is", "for bob is", "my password is" with the possessive after the word ("kata laluan saya ialah"), "reset to", a
 # tag's `>`.
-_PW_AFTER = (rf"{_CLOSE}(?:[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
+_PW_AFTER = (rf"{_CLOSE}(?:{_ARROW}|[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
              rf"(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?|"
              r"[ \t]+[A-Za-z]{2,8})?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
@@ -105,10 +113,11 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|
                r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
                + words.alternation(words.PASSWORD))
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
-# Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana, CJK, Hangul. Real characters, not escapes: RE2 reads
-# `\u` differently from Python.
-_INTL = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u05ff\u0600-\u06ff" \
-        "\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+# Greek, Cyrillic, Armenian, Hebrew, Arabic, the Indic scripts (Devanagari to Sinhala), Thai, Myanmar, Georgian,
+# Ethiopic, Khmer, kana, CJK, Hangul. Real characters, not escapes: RE2 reads `\u` differently from Python.
+_INTL = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u04ff\u0530-\u058f\u0590-\u05ff" \
+        "\u0600-\u06ff\u0900-\u0dff\u0e00-\u0e7f\u1000-\u109f\u10a0-\u10ff\u1200-\u137f\u1780-\u17ff" \
+        "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _LABEL = f"A-Za-z0-9{_INTL}"
 # Between a number's groups as people, forms and OCR write them: one separator (space, dash, dot, slash), a run of up
 # to 3 spaces (OCR, fixed-width forms: `6448  9075  6301  0415`), or a dash or slash with spaces around it
@@ -130,7 +139,8 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                      r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
                      r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|{table})"
-                     r"(?:[_ -]?(?i:number|nummer|numer|n[uú]mero|no|nr|num))?(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
+                     r"(?:[_ -]?(?i:number|nummer|nommer|numer|n[uú]mero|no|nr|num))?"
+                     r"(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHONE, latin=True))
 # A camelCase name holding such a word after another (customerPhone, billingMobileNo); one that opens with it
 # (contactPhone, phoneNumber) is _PHONE_LATIN's, its next hump a phone word too.
@@ -173,6 +183,11 @@ _NATID = (rf"{_NINO}|\d{{8}}[ -]?[A-Z]|[XYZ][ -]?\d{{7}}[ -]?[A-Z]|"
           r"\d{3} \d{3} \d{3}|\d{3}-\d{3}-\d{3}|\d{9}")
 # A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
 _FLAG = r"--[A-Za-z0-9-]*"
+# Commands that store a secret under a name (the CLIs' documented forms): what they are given is a secret by the
+# command's meaning, whatever the name.
+_SECRET_STORE = (r"\bdatabricks[ \t]+secrets[ \t]+put(?:-secret)?\b|\bsecretsmanager[ \t]+"
+                 r"(?:create-secret|put-secret-value|update-secret)\b|\bgh[ \t]+secret[ \t]+set\b|"
+                 r"\bkeyvault[ \t]+secret[ \t]+set\b")
 # An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
 # X-*-Token/-Key/-Secret/-Signature, DD-API-KEY, DD-APPLICATION-KEY.
 _CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth|-pat)|api-?key|auth-token|"
@@ -184,12 +199,18 @@ _HEADER_AFTER = (r"(?:\\?[\"']?(?:[ \t]*[:=][ \t]*\[?[ \t]*|[ \t]*,[ \t]*\\?[\"'
 # RFC 7235 credentials after an auth scheme: a token68 (base64url or base64, `=` padding), and an auth-param,
 # `name=value` or `name="value"` (escaped quotes inside JSON text too).
 _TOKEN68 = r"[A-Za-z0-9._~+/-]{16,2048}=*"
+# Prometheus' `authorization` block (scrape and remote-write configs): the scheme under `type:`, the credential
+# under `credentials:` on the next line.
+_AUTH_BLOCK = (r"\btype:[ \t]*\\?[\"']?[A-Za-z][A-Za-z0-9_.-]{1,30}\\?[\"']?[ \t]*\\?\r?\n[ \t]*"
+               r"credentials:[ \t]*\\?[\"']?")
 _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}\\?\"|[^\s,\"\\]{0,256})"
 # A cookie that holds a session or a credential (RFC 6265 `name=value`): session, sid, JSESSIONID, PHPSESSID,
 # connect.sid, _session, auth_token, remember_token, csrftoken, XSRF-TOKEN, access/refresh tokens, jwt.
-# Rails' `_session_id` too (the leading `_` is the cookie's; a bare `session_id` is an id, and trace ids stay).
+# Rails' `_session_id` too (the leading `_` is the cookie's; a bare `session_id` is an id, and trace ids stay), and
+# an application's `<name>-session-id` (JupyterHub's `jupyterhub-session-id`: a hyphenated name is a cookie's or a
+# header's, not a log field's or a variable's).
 _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
-                r"token|auth|jwt|csrftoken|remember[_-]?me)|_session_id)")
+                r"token|auth|jwt|csrftoken|remember[_-]?me)|_session_id|[A-Za-z0-9_.]+-(?i:session-id))")
 COOKIE_NAMES = _COOKIE_NAME
 """The names of session and credential cookies: a label structure gives a value (a devtools export's `"name"`)."""
 # A tab in a cookie jar's line, raw or escaped inside JSON text (the detector reads `\t` there as a backslash and a
@@ -226,6 +247,9 @@ of its own, as joined they outgrow RE2's automaton budget (ten times slower)."""
 _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|{_KEY_STEMS}"
 # Words that name a credential outright, not any key: a token or a secret word, or a key word with `API` beside it
 # (`API-sleutel`, `Κλειδί API`); a UUID after them is one (Heroku API keys), after a bare key word an id.
+# An ending glued to a key word, as languages inflect it (Azerbaijani `açarı`, Turkish `anahtarı`, Basque `gakoa`,
+# Albanian `çelësi`): up to four letters, Latin ones beyond ASCII too.
+_INFLECTED = "[A-Za-z\u00c0-\u024f]{0,4}"
 _CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|(?:{_KEY_WORDS})[ \t_-]+(?i:api)\b|"
                r"(?i:[a-zåäöæøü]{0,16}token|secret)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
@@ -236,6 +260,9 @@ _HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
 _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
                 r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
 
+# A URL's scheme and `//` (RFC 3986): what follows up to an `@` is the authority's userinfo, a user name (a Sentry
+# DSN's public key), not an e-mail address (RFC 5322), which `mailto:` writes without `//`.
+_URL_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]{0,20}://"
 # A MIME header holding message ids (RFC 5322 3.6.4 msg-id, `<id-left@id-right>`; RFC 2392 Content-ID): the ids
 # before the one matched included, so that every id of a `References:` list goes with its header.
 _MSG_ID_HEADER = (r"(?i:message-id|in-reply-to|references|content-id|resent-message-id)[ \t]*:[ \t]*"
@@ -342,18 +369,21 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"dapi[0-9a-f]{32}(?:-\d)?|pat[A-Za-z0-9]{14}\.[0-9a-f]{64}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|"
          r"hv[sbr]\.[A-Za-z0-9_-]{24,300}|NR(?:AK|AA|II)-[A-Z0-9]{27,32}|sntrys_eyJ[A-Za-z0-9+/=_-]{40,400}|"
          r"sntryu_[0-9a-f]{64}|v1\.0-[0-9a-f]{24}-[0-9a-f]{146}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,200}|"
-         r"CCIP(?:AT|RJ)_[A-Za-z0-9]{16,40}_[0-9a-f]{40}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_-]{56,70})"
+         r"CCIP(?:AT|RJ)_[A-Za-z0-9]{16,40}_[0-9a-f]{40}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_-]{56,70}|"
+         r"r8_[A-Za-z0-9]{37}|lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}|napi_[a-z0-9]{64}|a[ks]-[A-Za-z0-9]{22})"
          r"(?:$|[^A-Za-z0-9_+/=-])",
          trigger=r"ATATT3|AT(?:BB|CTT)[A-Za-z0-9]|dapi[0-9a-f]{32}|pat[A-Za-z0-9]{14}\.|dt0c01\.|hv[sbr]\.|"
                  r"NR(?:AK|AA|II)-|sntry[su]_|v1\.0-[0-9a-f]{24}-|\.atlasv1\.|CCIP(?:AT|RJ)_|sq0(?:atp|csp)-|"
-                 r"EAAA[A-Za-z0-9_-]{56}",
+                 r"EAAA[A-Za-z0-9_-]{56}|r8_[A-Za-z0-9]{37}|lsv2_(?:pt|sk)_|napi_[a-z0-9]{64}|a[ks]-[A-Za-z0-9]{22}",
          validator=v.issuer_token,
          description="tokens by their issuers' documented formats, anywhere in text: Atlassian API tokens (ATATT3… "
                      "=CRC32), Bitbucket app passwords (ATBB) and access tokens (ATCTT), Databricks (dapi + 32 hex, "
                      "-N), Airtable PATs (pat + 14 . 64 hex), Dynatrace (dt0c01.), HashiCorp Vault (hvs./hvb./hvr.), "
                      "New Relic (NRAK-, NRAA-, NRII-), Sentry (sntrys_, sntryu_), Cloudflare Origin CA keys (v1.0-), "
                      "Terraform Cloud/Enterprise user tokens (14 .atlasv1. 60+), CircleCI personal and project tokens "
-                     "(CCIPAT_, CCIPRJ_), Square access tokens and application secrets (EAAA + 60, sq0atp-, sq0csp-)"),
+                     "(CCIPAT_, CCIPRJ_), Square access tokens and application secrets (EAAA + 60, sq0atp-, sq0csp-), "
+                     "Replicate (r8_ + 37), LangSmith (lsv2_pt_, lsv2_sk_), Neon (napi_ + 64), Modal token ids and "
+                     "secrets (ak-, as- + 22)"),
     Rule("issuer_token", "TOKEN",
          r"(?:\bSSWS[ \t]+|(?i:okta)[\w.-]{0,30}[\"'`)\]:= \t]{1,6})(?P<v>00[A-Za-z0-9_-]{40})(?:$|[^A-Za-z0-9_-])",
          trigger=r"SSWS|(?i:okta)", validator=v.issuer_token,
@@ -461,14 +491,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="basic credentials under an `auth` key, base64 of user:password as registries' client files "
                      "keep them (Docker's config.json `\"auths\": {host: {\"auth\": …}}`, .npmrc's `_auth=`)"),
     Rule("http_auth", "TOKEN",
-         rf"(?i:(?:proxy-)?authorization){_HEADER_AFTER}[A-Za-z][A-Za-z0-9_.-]{{1,30}}[ \t]+"
+         rf"(?:(?i:(?:proxy-)?authorization){_HEADER_AFTER}[A-Za-z][A-Za-z0-9_.-]{{1,30}}[ \t]+|{_AUTH_BLOCK})"
          rf"(?P<v>{_TOKEN68}(?:,[ \t]?{_TOKEN68})*)(?:$|[^A-Za-z0-9._~+/=-])",
-         trigger=r"(?i:authorization)", validator=v.labelled_key,
+         trigger=r"(?i:authorization)|credentials:", validator=v.labelled_key,
          description="credentials after any scheme in an Authorization or Proxy-Authorization header (RFC 7235: "
                      "`Token`, Okta `SSWS`, Elastic `ApiKey`, `FlyV1`, …), as raw requests, curl, fetch, "
-                     "PowerShell, header maps and HAR write them"),
+                     "PowerShell, header maps and HAR write them, and in Prometheus' `authorization` block "
+                     "(`type:` then `credentials:`)"),
     Rule("http_auth", "TOKEN",
-         rf"(?:(?i:digest)[ \t]+(?:{_AUTH_PARAM}[ \t]*,[ \t]*){{0,12}}(?i:response)|"
+         rf"(?:(?i:digest)(?:[ \t]+|[ \t]*\\?\r?\n[ \t]*credentials:[ \t]*)(?:{_AUTH_PARAM}[ \t]*,[ \t]*){{0,12}}"
+         r"(?i:response)|"
          r"(?:^|[^A-Za-z0-9_-])(?i:signature|oauth_signature))[ \t]*=[ \t]*\\?\"?"
          r"(?P<v>[A-Za-z0-9+/_%-]{16,512}={0,2})",
          trigger=r"(?i:response|signature)[ \t]*=[ \t]*\\?\"?[A-Za-z0-9+/_%-]{16}", validator=v.labelled_key,
@@ -481,7 +513,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "requests, curl -H, header maps and HAR write them"),
     Rule("session_cookie", "TOKEN",
          rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>[A-Za-z0-9%._~+/:-]{{15,511}}[A-Za-z0-9%_~+/=-])",
-         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_]*=[A-Za-z0-9%._~+/:-]{15}",
+         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*=[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
                      "csrftoken=) and such pairs in query strings"),
@@ -491,6 +523,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"{_TAB}(?:TRUE|FALSE){_TAB}", validator=v.labelled_key,
          description="session cookies in a Netscape cookie jar (curl's `-c`/`-b` files: domain, subdomains, path, "
                      "secure, expiry, name, value, tab-separated)"),
+    Rule("session_cookie", "TOKEN",
+         rf"(?:^|\n){_COOKIE_NAME}{_TAB}(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}}){_TAB}\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+         rf"(?::\d{{1,5}})?{_TAB}/",
+         trigger=rf"{_TAB}\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::\d{{1,5}})?{_TAB}/", validator=v.labelled_key,
+         description="session cookies in a browser devtools' cookie table as copied (name, value, domain, path, "
+                     "expires, …: tab-separated, the name first)"),
     Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}})\"$",
          trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*\\?\"[ \t]*,[ \t]*\\?\"value\\?\"|"
                  r"\\?\"name\\?\"[ \t]*:[ \t]*\\?\"[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)",
@@ -567,8 +605,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.symbol_secret,
          description="a quoted secret with symbols in it after a key, token or secret label (Django's "
                      "`SECRET_KEY = 'k#9…'`, `\"client_secret\": \"…~…\"`)"),
+    Rule("secret_assignment", "SECRET",
+         rf"(?:{_SECRET_STORE})[^\n|;&]{{0,200}}?[ \t](?:--string-value|--secret-string|--body|-b|--value)[ \t=]+"
+         r"(?:\\?\"(?P<v>[^\"\\\n]{4,4096})\\?\"|'(?P<w>[^'\\\n]{4,4096})'|(?P<x>[^\s\"'\\]{4,4096}))",
+         trigger=r"--string-value|--secret-string|\bsecret[ \t]+set\b", validator=v.password,
+         description="the value a command stores in a secret store, whatever its name: `databricks secrets put-secret "
+                     "SCOPE KEY --string-value …` (and the legacy `put`), `aws secretsmanager create-secret "
+                     "--secret-string …`, `gh secret set NAME --body …`, `az keyvault secret set … --value …`"),
     Rule("labelled_key", "SECRET",
-         rf"{_KEY_LABELS}{_CLOSE}(?:[ \t]*[:=][ \t]*|{_DASH}|[ \t]+(?:(?i:is)[ \t]+)?){_OPEN}"
+         rf"{_KEY_LABELS}{_CLOSE}(?:{_WHOSE}?(?:{_ARROW}|[ \t]*[:=][ \t]*|{_SET_TO}|[ \t]+(?i:is)[ \t]+)|{_DASH}|"
+         rf"[ \t]+){_OPEN}"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
@@ -582,11 +628,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})(?:[_-](?i:api))?"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
          rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
-         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
+         rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
+         r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t]|[ \t][-–—][ \t])|是|为|為|は|는|은)",
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+                 r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
          validator=v.prose_secret,
          reject_label=_HEX_NOT_KEY,
          description="a random key after a word for key, token or secret in prose, in other languages too "
@@ -595,9 +643,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:{_CRED_WORDS})"
          r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{0,4}"
          rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
-         rf"(?:[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
+         rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
+         r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=]|[ \t]{_IS}[ \t]|[ \t][-–—][ \t])|是|为|為|は|는|은)",
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+                 r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
          reject_label=_HEX_NOT_KEY,
          description="a UUID after a word that names a credential outright in prose, in other languages too: a "
                      "token or secret word, a key word with `API` beside it (Heroku API keys: `Clave API: …`, "
@@ -614,13 +664,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`API` or a provider's name between (`:70:secret …` in a SWIFT free-text field, a fixed-width "
                      "record, `API-nøgle Auth0 …`); the word before it read, so that `cache key …` is rejected"),
     Rule("email", "EMAIL",
-         f"(?:{_MSG_ID_HEADER}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
+         f"(?:{_MSG_ID_HEADER}|{_URL_SCHEME}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
          f"(?:$|[^{_LABEL}])",
          trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email,
-         reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}",
+         reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}|^{_URL_SCHEME}",
          description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH user "
-                     "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`)"),
+                     "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`), "
+                     "nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`)"),
     Rule("iban", "IBAN",
          rf"\b(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,

@@ -269,17 +269,55 @@ def code_defaults(text: str, wanted: Callable[[str], object]) -> Labelled:
     return out
 
 
-_NAMED_CALL = re.compile(r"\b(?:define|setenv|putenv|Setenv|setdefault|setProperty|SetEnvironmentVariable)"
-                         r"[ \t]*\([ \t]*"
+_NAMED_CALL = re.compile(r"\b(?:define|setenv|putenv|Setenv|setdefault|setProperty|SetEnvironmentVariable|option|"
+                         r"config|set|put)[ \t]*\([ \t]*"
                          r"\\?(['\"])([A-Za-z_][\w.-]{0,47})\\?\1[ \t]*,[ \t]*\\?(['\"])([^'\"\\\n]{1,512})\\?\3")
 """A call that sets a named value: PHP's `define( 'DB_PASSWORD', '…' )` (wp-config.php), `putenv`, C's and Go's
-`setenv`, Python's `os.environ.setdefault`, Java's `System.setProperty`, .NET's `SetEnvironmentVariable`."""
+`setenv`, Python's `os.environ.setdefault`, Java's `System.setProperty`, .NET's `SetEnvironmentVariable`; Spark's
+`.option("password", …)` (DataFrameReader and Writer), `SparkSession.builder.config(…)`, `SparkConf().set(…)`,
+Java's `Properties.put(…)`."""
+_SETTER = re.compile(r"\.(?:set|with)?([A-Za-z_]\w{0,47})[ \t]*\([ \t]*\\?(['\"])([^'\"\\\n]{1,512})\\?\2[ \t]*\)")
+"""A builder's or a bean's setter given one literal: `.password("…")`, `.setPassword("…")`, `.withApiKey("…")` (JDBC
+data sources, HikariCP, Testcontainers, SDK clients): the method's name, less `set`/`with`, names the value."""
 
 
 def named_calls(text: str, wanted: Callable[[str], object]) -> Labelled:
-    """The value a call sets, labelled with the name it sets it under."""
-    named = ((words_of(m.group(2)), m.start(4), m.end(4)) for m in _NAMED_CALL.finditer(text))
+    """The value a call sets, labelled with the name it sets it under or the setter's name."""
+    named = [(words_of(m.group(2)), m.start(4), m.end(4)) for m in _NAMED_CALL.finditer(text)]
+    named += [(words_of(m.group(1)), m.start(3), m.end(3)) for m in _SETTER.finditer(text)]
     return [(label, start, end) for label, start, end in named if wanted(label)]
+
+
+_YAML_CHILD_VALUE = re.compile(r"^([ \t]*)([A-Za-z_][\w.-]{0,47}):[ \t]*\\?\n(?:\1[ \t][^\n]*\n){0,8}?"
+                               r"\1[ \t]+(?:value|secret):[ \t]*\\?[\"']?([^\s\"'\\]{1,512})", re.MULTILINE)
+"""A YAML key whose value is a mapping holding it under `value:` (W&B's `config.yaml`: `wandb_api_key:` then
+`desc: null` and `value: …` indented below). A child line is the key's indentation and one blank more, then anything:
+`[ \t]+[^\n]*` would split a line of blanks in as many ways as it has, and eight such lines would not end."""
+
+
+def yaml_children(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The `value:` of a YAML mapping, labelled with the key the mapping sits under."""
+    return [(m.group(2), m.start(3), m.end(3)) for m in _YAML_CHILD_VALUE.finditer(text) if wanted(m.group(2))]
+
+
+_GE_COLUMN = re.compile(rf"{_Q}column{_Q}[ \t]*:[ \t]*{_Q}([^\"\\\n]{{1,48}}){_Q}")
+_GE_LIST = re.compile(rf"{_Q}(?:partial_)?unexpected_list{_Q}[ \t]*:[ \t]*\[([^\[\]]*)\]")
+_LIST_ITEM = re.compile(rf"{_Q}((?:[^\"\\\n]|\\[^\"\n])+?){_Q}|(-?\d[\d.]*)")
+
+
+def unexpected_values(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The values a Great Expectations validation result lists as unexpected (`partial_unexpected_list`,
+    `unexpected_list`), labelled with the column its expectation's `kwargs` name before them."""
+    out: Labelled = []
+    columns = list(_GE_COLUMN.finditer(text))
+    for found in _GE_LIST.finditer(text):
+        column = next((c for c in reversed(columns) if c.start() < found.start()), None)
+        if column is None or not wanted(column.group(1)):
+            continue
+        for item in _LIST_ITEM.finditer(found.group(1)):
+            group = 1 if item.group(1) is not None else 2
+            out.append((column.group(1), found.start(1) + item.start(group), found.start(1) + item.end(group)))
+    return out
 
 
 _HCL_BLOCK = re.compile(r"\b(?:variable|output)[ \t]+\\?\"([A-Za-z_][\w-]{0,47})\\?\"[ \t]*\{[^{}]*?"
@@ -355,6 +393,10 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += hcl_pairs(text, wanted)
     if "(" in text:
         out += named_calls(text, wanted)
+    if "value:" in text or "secret:" in text:
+        out += yaml_children(text, wanted)
+    if "unexpected_list" in text:
+        out += unexpected_values(text, wanted)
     if "\"" in text:
         out += redis_commands(text, wanted)
     return out

@@ -478,5 +478,7 @@ def issuer_token(value: str) -> bool:
     """A token of a documented format: random (ten distinct characters or more; digits, or both cases: a base62
     body of 24 may hold no digit), not a placeholder (`hvs.XXXX…`, `dapi000…`)."""
     body = value.split(".", 1)[-1] if value.startswith(("hv", "dt0c01")) else value
+    if value.startswith(("ak-", "as-")):  # Modal's: a digit in 22 base62 characters, unlike a hyphenated word
+        return len(set(body)) >= 10 and bool(_DIGITS.search(body[3:]))
     mixed = bool(_DIGITS.search(body)) or body.lower() != body and body.upper() != body
     return len(set(body)) >= 10 and mixed

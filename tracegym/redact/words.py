@@ -40,7 +40,7 @@ SECRET: dict[str, tuple[str, ...]] = {
     "ko": ("비밀",), "ja": ("秘密",), "zh": ("密钥", "秘钥", "秘密"), "hr": ("tajna", "tajni ključ"),
     "sr": ("тајна", "тајни кључ"), "sl": ("skrivnost",), "sk": ("tajomstvo",), "bg": ("тайна",), "et": ("saladus",),
     "lv": ("noslēpums",), "lt": ("paslaptis",), "is": ("leyndarmál",), "ga": ("rún",), "mt": ("sigriet",),
-    "sq": ("sekret",), "ar": ("سر",), "ur": ("خفیہ",),
+    "sq": ("sekret",), "ar": ("سر",), "ur": ("خفیہ",), "eu": ("sekretua", "gako sekretua"), "gl": ("chave secreta",),
 }
 """Secret and secret key, beyond English's."""
 
@@ -50,7 +50,7 @@ KEY: dict[str, tuple[str, ...]] = {
     "el": ("κλειδί",), "th": ("กุญแจ", "คีย์"), "bn": ("চাবি", "কী"), "fa": ("کلید",), "he": ("מפתח",), "hi": ("कुंजी",),
     "hr": ("ključ",), "sr": ("кључ",), "bg": ("ключ",), "mk": ("клуч",), "et": ("võti", "võtme"), "lv": ("atslēga",),
     "is": ("lykill",), "ga": ("eochair",), "mt": ("ċavetta",), "sq": ("çelës", "çelësi"), "cy": ("allwedd",),
-    "eu": ("gakoa",), "az": ("açar",), "uz": ("kalit",), "kk": ("кілт",), "ka": ("გასაღები",), "hy": ("բանալի",),
+    "eu": ("gakoa", "gako"), "az": ("açar",), "uz": ("kalit",), "kk": ("кілт",), "ka": ("გასაღები",), "hy": ("բանալի",),
     "ta": ("சாவி",), "te": ("కీ",), "mr": ("किल्ली",), "ne": ("कुञ्जी",), "si": ("යතුර",), "am": ("ቁልፍ",),
     "my": ("သော့",), "km": ("កូនសោ",), "ha": ("maɓalli",),
 }
@@ -71,23 +71,33 @@ PHONE: dict[str, tuple[str, ...]] = {
     "ms": ("nombor telefon", "hubungi saya di", "telefon bimbit"), "id": ("nomor telepon", "ponsel"),
     "sw": ("namba ya simu", "simu", "nipigie kwa", "nipigie simu"),
     "tl": ("telepono", "tawagan mo ako sa", "tawagan ako sa", "cellphone"),
-    "lt": ("mobilusis", "mobilaus", "skambinkite", "paskambinkite"), "lv": ("mobilais", "zvaniet man"),
+    "lt": ("mobilusis", "mobilaus", "skambinkite", "paskambinkite"),
+    "lv": ("mobilais", "zvaniet man", "tālrunis", "tālruņa", "tālruņa numurs", "tālr"),
     "hr": ("mobitel", "broj telefona", "nazovite me na"), "sl": ("telefonska številka", "pokličite me na", "mobitel"),
     "cs": ("telefonní číslo", "zavolejte mi na", "mobil"), "el": ("τηλέφωνο", "κινητό"),
     "uk": ("телефон", "мобільний", "номер телефону"), "ru": ("мобильный", "моб", "звоните", "позвоните", "по номеру"),
     "bg": ("телефонен номер", "мобилен", "тел", "обадете ми се на"), "he": ("טלפון",),
-    "fa": ("شماره تلفن", "تلفن", "موبایل"), "ar": ("اتصل بي",), "ur": ("فون نمبر",),
+    "fa": ("شماره تلفن", "تلفن", "موبایل"), "ar": ("اتصل بي",), "ur": ("فون نمبر", "فون", "موبائل"),
     "bn": ("ফোন নম্বর", "ফোন", "মোবাইল", "আমাকে কল করুন"), "ta": ("தொலைபேசி",), "th": ("โทร",),
     "zh": ("电话", "手机", "電話"), "et": ("mobiil", "telefoninumber", "helista mulle", "helistage mulle"),
     "is": ("sími", "símanúmer", "farsími", "hringdu í", "hringið í"),
     "sk": ("telefón", "zavolajte mi na", "zavolaj mi na"),
     "sr": ("мобилни", "телефон", "позовите ме на", "mobilni", "pozovite me na"),
     "tr": ("cep", "cep telefonu", "arayın", "beni ara"), "mt": ("mowbajl", "ċempel", "numru tat-telefon"),
-    "ga": ("fón", "guthán", "uimhir fóin"), "pl": ("zadzwoń do mnie",),
+    "ga": ("fón", "guthán", "uimhir fóin", "gutháin", "ghutháin", "uimhir ghutháin", "fón póca"),
+    "pl": ("zadzwoń do mnie",), "cy": ("ffôn", "rhif ffôn", "ffôn symudol", "ffoniwch fi"),
+    "af": ("selfoon", "foon", "bel my"),
+    "ha": ("waya", "wayar", "wayata", "lambar waya", "lambar wayata", "kira ni"),
+    "yo": ("fóònù", "foonu", "nọ́mbà fóònù", "pè mí"), "zu": ("ucingo", "yocingo", "iselula", "ifoni", "ngishayele"),
+    "am": ("ስልክ", "ሞባይል"), "ka": ("ტელეფონ", "მობილურ"), "hy": ("հեռախոս", "բջջային"),
+    "mn": ("утас", "утсаар"), "kk": ("ұялы",), "si": ("දුරකථන", "ජංගම"), "km": ("ទូរស័ព្ទ",), "my": ("ဖုန်း",),
+    "ps": ("تلیفون", "ټیلیفون", "ګرځنده"),
 }
 """Phone, beyond the rules' own list (English, French, German, Spanish, Portuguese, Italian, Dutch, the Nordic
 languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi); "call me" as people write it before a
-number (`hívjon`, `soita`, `звоните по номеру`, `ring meg på`, `me liga no`)."""
+number (`hívjon`, `soita`, `звоните по номеру`, `ring meg på`, `me liga no`). Words of scripts without spaces
+between a word's stem and its endings or articles are stems (`ტელეფონ` for `ტელეფონის`, `հեռախոս` for
+`հեռախոսահամարն`); inflected Latin forms are listed (`wayata`, `ghutháin`)."""
 
 IS: dict[str, tuple[str, ...]] = {
     "fi": ("on",), "ms": ("ialah", "adalah"), "sw": ("ni",), "ro": ("este",), "ca": ("és",), "tl": ("ay",),
@@ -101,11 +111,15 @@ IS: dict[str, tuple[str, ...]] = {
 def alternation(*tables: dict[str, tuple[str, ...]], latin: bool | None = None) -> str:
     """The tables' words as one regular expression (RE2 and Python syntax alike): longest first, ASCII words in
     any case (the others as written, capitalised or in upper case), a space matching a space, `_` or `-`. `latin`:
-    only the words that open with an ASCII letter (True; a word boundary can stand before them) or only the others
-    (False)."""
+    only the words that open and end with an ASCII letter (True; ASCII word boundaries can stand around them) or
+    only the others (False: `fóònù`, whose last letter no ASCII `\\b` follows)."""
     words = sorted({w for table in tables for ws in table.values() for w in ws
-                    if latin is None or w[0].isascii() == latin}, key=lambda w: (-len(w), w))
+                    if latin is None or _bounded(w) == latin}, key=lambda w: (-len(w), w))
     return "(?:" + "|".join(_pattern(w) for w in words) + ")"
+
+
+def _bounded(word: str) -> bool:
+    return word[0].isascii() and word[-1].isascii()
 
 
 def _pattern(word: str) -> str:
