@@ -283,6 +283,12 @@ def national_id(value: str) -> bool:
         and luhn(compact)
 
 
+_CALENDAR_DATE = re.compile(r"(?:(?:19|20)\d\d([-/.])(?:0?[1-9]|1[0-2])\1(?:0?[1-9]|[12]\d|3[01])|"
+                            r"(?:0?[1-9]|[12]\d|3[01])([-/.])(?:0?[1-9]|1[0-2])\2(?:19|20)\d\d)(?:$|[ T])")
+"""A calendar date, year first (ISO 8601) or last (`12.05.2024`), one separator, alone or before its time: what a
+log writes after "phone changed" or "tel. since", not a number as a plan groups it."""
+
+
 def national_phone(value: str) -> bool | int:
     """A phone number in a national format after a word like phone, tel or Handy: a number of one of the
     national numbering plans (tracegym/redact/phones.py), or an international one (+CC, 00CC). A match that runs
@@ -290,6 +296,8 @@ def national_phone(value: str) -> bool | int:
     and the same separator are read as one number, which past 15 digits (E.164's most) is no phone number, nor
     is any prefix of it (a card number after "número")."""
     if len(set(re.findall(r"\D+", value.lstrip("+(")))) == 1 and len(digits_of(value)) > 15:
+        return False
+    if _CALENDAR_DATE.match(value):
         return False
     groups = list(re.finditer(r"\d+", value))
     for n in range(len(groups), 0, -1):
