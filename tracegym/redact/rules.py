@@ -129,17 +129,20 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # "Rückruf" (call back), the adjective (recapito telefonico, número telefónico), a word ending in a letter beyond
 # ASCII followed by what the ASCII word boundary after it needs (`zadzwoń pod`), and Japanese (電話番号, 携帯電話,
 # 連絡先: no word boundary in CJK text); and the words of the translation table (tracegym/redact/words.py) for
-# phone, the Latin ones here, the others in _PHONE_CJK.
+# phone, the Latin ones here, the others in _PHONE_CJK. "Call me" as French, Italian and Portuguese write it
+# (`rappelez-moi`, `me joindre au`, `richiamare`, `ligar-me`), and a field's index after the word (SAP's `TELF1`,
+# a contacts export's `Phone 1`).
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                      r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                      r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                      r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telef[oóô]nic[oa]s?|"
                      r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
-                     r"m'appeler(?: au)?|appelez(?:-moi)?(?: au)?|ring mig(?: p[aå])?|bel me(?: op)?|"
+                     r"m'appeler(?: au)?|r?appelez(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|(?:ri)?chiamarmi|"
+                     r"richiamare|ligar-me|liga-me|ring mig(?: p[aå])?|bel me(?: op)?|"
                      r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                      r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
                      r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|{table})"
-                     r"(?:[_ -]?(?i:number|nummer|nommer|numer|n[uú]mero|no|nr|num))?"
+                     r"(?:[_ -]?(?i:number|nummer|nommer|numer|n[uú]mero|no|nr|num))?(?:[_ -]?[1-9])?"
                      r"(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHONE, latin=True))
 # A camelCase name holding such a word after another (customerPhone, billingMobileNo); one that opens with it
@@ -155,6 +158,11 @@ _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})"
 # The rules' own phone words, without the translation table's: what a column header's trigger reads (with the
 # table's words, of many scripts and case forms, that RE2 pass outgrows its automaton budget: forty times slower).
 _PHONE_HEADER_WORDS = rf"(?:{_PHONE_LATIN_FORM.replace('{table}', 'phone')}|{_PHONE_CAMEL}|(?:{_PHONE_CJK_OWN}))"
+# The words that follow a number in verb-final languages, where "call me on N" is written "N, call": Korean
+# (`…로 전화 주세요`), Japanese (`…に電話`, `…までご連絡`), Turkish (`… numarasından arayın`, `…'dan arayın`), Hindi
+# (`… पर कॉल करें`).
+_PHONE_AFTER = (r"(?:으?로|번으로)[ \t]*(?:전화|연락|문자)|(?:に|まで|へ)[ \t]*[おご]?(?:電話|連絡)|"
+                r"(?:numaras[ıi]ndan|numaradan|['’]?[dt][ae]n)[ \t]+ara|पर[ \t]+(?:कॉल|फ़ोन|फोन|संपर्क)")
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS).
@@ -745,6 +753,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          reject=_ID_BETWEEN,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
+    Rule("phone_before_word", "PHONE",
+         rf"(?:^|[^\w+.])(?P<v>\(?\d[\d ()./-]{{5,22}}\d)[ \t]*(?:{_PHONE_AFTER})",
+         trigger=rf"\d[ \t]*(?:{_PHONE_AFTER})", validator=v.national_phone,
+         description="phone numbers in national formats before the words that follow them in verb-final languages "
+                     "(Korean, Japanese, Turkish, Hindi)"),
     Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))",
          trigger=r"\d\.\d{1,3}\.\d{1,3}\.\d", validator=v.public_ip,
          description="public IPv4 addresses (not private, loopback or reserved; not version numbers)"),
