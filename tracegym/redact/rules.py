@@ -130,8 +130,8 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # ASCII followed by what the ASCII word boundary after it needs (`zadzwoń pod`), and Japanese (電話番号, 携帯電話,
 # 連絡先: no word boundary in CJK text); and the words of the translation table (tracegym/redact/words.py) for
 # phone, the Latin ones here, the others in _PHONE_CJK. "Call me" as French, Italian and Portuguese write it
-# (`rappelez-moi`, `me joindre au`, `richiamare`, `ligar-me`), and a field's index after the word (SAP's `TELF1`,
-# a contacts export's `Phone 1`).
+# (`rappelez-moi`, `me joindre au`, `richiamare`, `ligar-me`), German's formal `Rufen Sie mich`, and a field's
+# index after the word (SAP's `TELF1`, a contacts export's `Phone 1`).
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                      r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                      r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
@@ -141,7 +141,8 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"richiamare|ligar-me|liga-me|ring mig(?: p[aå])?|bel me(?: op)?|"
                      r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                      r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
-                     r"reachable|joignable|ruf(?:e|en)? mich|raggiungibile|bereikbaar|localizable|contactable|{table})"
+                     r"reachable|joignable|ruf(?:e|en)?(?: sie)? mich|erreichen sie mich|raggiungibile|bereikbaar|"
+                     r"localizable|contactable|{table})"
                      r"(?:[_ -]?(?i:number|nummer|nommer|numer|n[uú]mero|no|nr|num))?(?:[_ -]?[1-9])?"
                      r"(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHONE, latin=True))
