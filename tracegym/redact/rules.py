@@ -314,8 +314,11 @@ class Rule:
 # In rank order: where two findings overlap, the earlier rule's stays (secrets before personal data, a URL's
 # password before the e-mail-like text around it, an IBAN before the digits in it).
 BUILTIN_RULES: tuple[Rule, ...] = (
+    # A body up to its END line holds no run of five dashes: else each of many BEGIN lines with no END after them
+    # would be read to the text's end (quadratic).
     Rule("private_key", "PRIVATE_KEY",
-         r"-----BEGIN[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----(?:[\s\S]*?-----END[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----|"
+         r"-----BEGIN[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----(?:(?:[^-]|-{1,4}[^-])*?-----END[A-Z ]{0,20} PRIVATE KEY"
+         r"( BLOCK)?-----|"
          r"(?:[A-Za-z0-9+/=:, -]|\r?\n|\\n|\\r)*)",
          trigger=r"PRIVATE KEY", description="PEM private-key blocks (RSA, EC, OpenSSH, PGP), cut ones too"),
     Rule("private_key", "PRIVATE_KEY",
