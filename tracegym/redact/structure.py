@@ -27,11 +27,11 @@ _FIELD = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*(?:{_Q}((?:
 _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
 _ELEMENT = re.compile(r"\{(?:[^{}]|\{[^{}]*\})*\}")
 """An element of a rich-text list: an object holding flat ones at most (`"style": {"code": true}` in Slack's)."""
-_NAME_KEY = re.compile(r"(?i:name|key|[a-z]{0,48}(?:Key|Name)|label|header|field|designation)")
+_NAME_KEY = re.compile(r"(?i:name|key|[a-z]*(?:Key|Name)|label|header|field|designation)")
 _URI_KEY = re.compile(r"url|system")
 """A sibling naming its value by a URI whose last segment is the name: a FHIR extension's `url`
 (`…/StructureDefinition/db_password`), an identifier's `system` (`http://hl7.org/fhir/sid/us-ssn`)."""
-_VALUE_KEY = re.compile(r"(?i:value|[a-z]{0,48}Value|secret|data)|value[A-Z][a-zA-Z]{0,48}")
+_VALUE_KEY = re.compile(r"(?i:value|[a-z]*Value|secret|data)|value[A-Z][a-zA-Z]*")
 """The value's own field; FHIR's typed `value[x]` too (`valueString`, `valueCode`)."""
 _TEXT_KEY = re.compile(r"(?i:text|content|value|body)")
 _PARENT = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*$")
