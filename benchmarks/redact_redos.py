@@ -239,17 +239,19 @@ def uses(name: str) -> set[str]:
     if module == "rules":
         return {"finditer"}
     short = short.split("[", 1)[0]
-    called = re.compile(rf"\b{re.escape(short)}(?:\[[^\]\n]*\])?\.(\w+)\(")
-    return {m.group(1) for path in tracegym.redact.__path__ for info in pkgutil.iter_modules([path])
+    called = re.compile(rf"\b{re.escape(short)}(?:\[[^\]\n]*\])?\.(\w+)\(([^()]*\)?)")
+    return {m.group(1) + ("_from" if m.group(1) == "match" and "," in m.group(2) else "")
+            for path in tracegym.redact.__path__ for info in pkgutil.iter_modules([path])
             for m in called.finditer(open(f"{path}/{info.name}.py", encoding="utf-8").read())}
 
 
 def runner(pattern: re.Pattern[str], called: set[str]) -> Callable[[str], object]:
-    """The pattern run over a whole text as the package calls it: `fullmatch` where that is all it does, `match`
-    from where the last match ended (the callers' loops over fields and items), else `finditer` to exhaustion."""
-    if called == {"fullmatch"}:
-        return pattern.fullmatch
+    """The pattern run over a whole text as the package calls it: `fullmatch` or `match` at the start where that is
+    all it does (on a value or a label), `match` from where the last match ended where it matches from a position
+    (the callers' loops over fields and items), else `finditer` to exhaustion."""
     if called and called <= {"fullmatch", "match"}:
+        return lambda text: (pattern.fullmatch(text), pattern.match(text))
+    if called and called <= {"fullmatch", "match", "match_from"}:
         return lambda text: _matched_in_turn(pattern, text)
     return lambda text: sum(1 for _ in pattern.finditer(text))
 
