@@ -99,7 +99,7 @@ _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
 # `curl -u user:password` (and with other short flags before it: `curl -su user:password`), `sshpass -p X`,
 # `mysql … -pX` (with no space: `-p X` prompts and names a database).
-_PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
+_PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]{{0,64}}(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
              r"(?:^|[ \t\"'])(?:-[A-Za-z]{0,4}u|--user)[ \t=]+\\?[\"']?[^\s:\"'\\]{1,64}:|"
              r"\bsshpass[ \t]+-p[ \t]*|\bmysql(?:dump|admin|sh)?[ \t][^\n|;&]{0,80}?[ \t]-p|" + _PW_TOOLS)
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
@@ -190,7 +190,7 @@ _SECRET_STORE = (r"\bdatabricks[ \t]+secrets[ \t]+put(?:-secret)?\b|\bsecretsman
                  r"\bkeyvault[ \t]+secret[ \t]+set\b")
 # An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
 # X-*-Token/-Key/-Secret/-Signature, DD-API-KEY, DD-APPLICATION-KEY.
-_CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth|-pat)|api-?key|auth-token|"
+_CRED_HEADER = (r"(?i:x-[a-z0-9-]{0,64}(?:key|token|secret|signature|auth|-pat)|api-?key|auth-token|"
                 r"[a-z]{2,12}-(?:api|application|app)-key)")
 # Where a header's value follows its name: `Name: v`, `"Name": "v"`, `'Name': ['v']` (Python, Go maps), the
 # HAR form `{"name": "Name", "value": "v"}`, and a pair in a list of them (`["Name", "v"]`: Sentry's request headers).
@@ -255,7 +255,7 @@ _CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|(?:{_KEY_WORDS})[ \t_-]+(?i:api
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
-_HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
+_HEX_LABEL = r"(?i:[a-z0-9_.-]{0,64}(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
 _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
                 r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
