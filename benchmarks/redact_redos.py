@@ -273,7 +273,7 @@ def run(cap: float, only: str | None) -> list[dict[str, object]]:
         for family, unit in (shared | own_families(pattern)).items():
             rows.append(row := probe(name, read, family, unit, cap))
             if _steep(row):
-                print(f"{name}/{family}: exponent {row['exponent']:.2f}, times "
+                print(f"{name}/{family}: exponent {row['exponent'] or 0:.2f}, times "
                       f"{', '.join(f'{t:.4f}' for t in row['times'])} s{' (capped)' if row['capped'] else ''}",
                       flush=True)
     return rows
