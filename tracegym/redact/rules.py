@@ -96,10 +96,11 @@ _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry
              r"\bhtpasswd[ \t]+-[A-Za-z]*b[A-Za-z]*[ \t]+(?:[^\s-][^\s]*[ \t]+)?[^\s-][^\s]*[ \t]+|"
              r"\bnet[ \t]+user[ \t]+[^\s/*]+[ \t]+|\b(?:sqlcmd|bcp)\b[^\n|;&]{0,120}?[ \t]-P[ \t]*|"
              r"\bmongo(?:sh)?\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|\baz[ \t]+login\b[^\n|;&]{0,120}?[ \t]-p[ \t]+")
-# Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
-# `curl -u user:password` (and with other short flags before it: `curl -su user:password`), `sshpass -p X`,
-# `mysql … -pX` (with no space: `-p X` prompts and names a database).
-_PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]{{0,64}}(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
+# Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin;
+# the name up to 32 characters and not opening with a third dash: else from each dash of a long run the label words
+# were tried at every length), `curl -u user:password` (and with other short flags before it: `curl -su
+# user:password`), `sshpass -p X`, `mysql … -pX` (with no space: `-p X` prompts and names a database).
+_PW_SHELL = (rf"-{{1,2}}(?:[A-Za-z._][A-Za-z._-]{{0,31}})?(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
              r"(?:^|[ \t\"'])(?:-[A-Za-z]{0,4}u|--user)[ \t=]+\\?[\"']?[^\s:\"'\\]{1,64}:|"
              r"\bsshpass[ \t]+-p[ \t]*|\bmysql(?:dump|admin|sh)?[ \t][^\n|;&]{0,80}?[ \t]-p|" + _PW_TOOLS)
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
@@ -577,7 +578,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(\"for bob\", \"van root\"), then `:` or \"is\" (`är`, `je`, `είναι`, `היא`), or a particle "
                      "glued to it (`密码是`, `비밀번호는`); letters and digits, 8+ characters"),
     Rule("password", "PASSWORD",
-         r"(?:(?m:^)|\\?\")(?:[A-Za-z0-9_.-]*[A-Za-z][A-Za-z0-9_.-]*|\*|\[[0-9A-Fa-f:]+\]):(?:\d{1,5}|\*):"
+         r"(?:(?m:^)|\\?\")(?:[0-9_.-]*[A-Za-z][A-Za-z0-9_.-]*|\*|\[[0-9A-Fa-f:]+\]):(?:\d{1,5}|\*):"
          r"[^\s:\\]{1,64}:[^\s:\\]{1,64}:(?P<v>(?:[^\s:\\]|\\[:\\]){1,128})\\?(?m:$)",
          trigger=r":(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]",
          validator=v.password,
