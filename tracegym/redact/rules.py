@@ -182,8 +182,10 @@ _NINO_SPACED = rf"{_NINO_PREFIX}(?: \d{{2}}){{3}} [A-D]"
 _NINO = rf"{_NINO_PREFIX}(?:\d{{6}}|(?:-\d{{2}}){{3}}-)[A-D]|{_NINO_SPACED}"
 _NATID = (rf"{_NINO}|\d{{8}}[ -]?[A-Z]|[XYZ][ -]?\d{{7}}[ -]?[A-Z]|"
           r"\d{3} \d{3} \d{3}|\d{3}-\d{3}-\d{3}|\d{9}")
-# A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
-_FLAG = r"--[A-Za-z0-9-]*"
+# A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X. The name does not
+# open with a third dash and holds up to 64 characters: else from each dash of a long run the label words were tried
+# at every length (quadratic).
+_FLAG = r"--(?:[A-Za-z0-9][A-Za-z0-9-]{0,63})?"
 # Commands that store a secret under a name (the CLIs' documented forms): what they are given is a secret by the
 # command's meaning, whatever the name.
 _SECRET_STORE = (r"\bdatabricks[ \t]+secrets[ \t]+put(?:-secret)?\b|\bsecretsmanager[ \t]+"
