@@ -9,6 +9,7 @@ lone backslash, so replacing it inside JSON text keeps the JSON valid.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -317,11 +318,17 @@ def _non_overlapping(found: list[Finding]) -> list[Finding]:
     if len(found) <= _CONTAINMENT_CHECKED:
         found = [f for f in found if not _inside_a_longer_credential(f, found)]
     ranked = sorted(found, key=lambda f: (f.priority, -(f.end - f.start), f.start))
+    # Kept findings are disjoint and non-empty, so in start order their ends are in order too: the one starting last
+    # before `f` ends is the only one that can overlap it (a scan of all of them was quadratic: thousands of
+    # findings in one hostile text).
     kept: list[Finding] = []
+    starts: list[int] = []
     for f in ranked:
-        if all(f.end <= k.start or f.start >= k.end for k in kept):
-            kept.append(f)
-    return sorted(kept, key=lambda f: f.start)
+        at = bisect.bisect_left(starts, f.end)
+        if at == 0 or kept[at - 1].end <= f.start:
+            kept.insert(at, f)
+            starts.insert(at, f.start)
+    return kept
 
 
 def _repeated(text: str, found: list[Finding]) -> list[Finding]:

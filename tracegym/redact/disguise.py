@@ -25,9 +25,11 @@ _WIDE = "\uff01-\uff5e\u3000\u00a0\u2000-\u200a"
 TRIGGER = (f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});|"
            r"(?i:quoted-printable)|=3D|=(?:\\?\r)?\n|=(?:\\r)?\\n")
 """What a text must hold to need normalizing (RE2 and Python syntax alike)."""
-_PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|(?:%[0-9A-Fa-f]{{2}})+|(?:\\\\+u[0-9A-Fa-f]{{4}})+|"
+_PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|(?:%[0-9A-Fa-f]{{2}})+|(?:\\\\{{1,16}}u[0-9A-Fa-f]{{4}})+|"
                     f"(?:&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});)+")
-_ESCAPE = re.compile(r"\\+u([0-9A-Fa-f]{4})")
+_ESCAPE = re.compile(r"\\{1,16}u([0-9A-Fa-f]{4})")
+"""An escape, its backslash doubled for each level of JSON it sits in: bounded (16), as `\\\\+` would read a long run
+of backslashes again from each of them (quadratic)."""
 _QP_PIECE = re.compile(r"(?:=[0-9A-F]{2}|=(?:\\?\r)?\n|=(?:\\r)?\\n)+")
 """A run of quoted-printable escapes (`=XX`, upper-case hex as RFC 2045 writes them) and soft line breaks (`=` ending
 a line; `=\\n` inside JSON text)."""

@@ -96,10 +96,11 @@ _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry
              r"\bhtpasswd[ \t]+-[A-Za-z]*b[A-Za-z]*[ \t]+(?:[^\s-][^\s]*[ \t]+)?[^\s-][^\s]*[ \t]+|"
              r"\bnet[ \t]+user[ \t]+[^\s/*]+[ \t]+|\b(?:sqlcmd|bcp)\b[^\n|;&]{0,120}?[ \t]-P[ \t]*|"
              r"\bmongo(?:sh)?\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|\baz[ \t]+login\b[^\n|;&]{0,120}?[ \t]-p[ \t]+")
-# Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin),
-# `curl -u user:password` (and with other short flags before it: `curl -su user:password`), `sshpass -p X`,
-# `mysql … -pX` (with no space: `-p X` prompts and names a database).
-_PW_SHELL = (rf"-{{1,2}}[A-Za-z._-]*(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
+# Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin;
+# the name up to 32 characters and not opening with a third dash: else from each dash of a long run the label words
+# were tried at every length), `curl -u user:password` (and with other short flags before it: `curl -su
+# user:password`), `sshpass -p X`, `mysql … -pX` (with no space: `-p X` prompts and names a database).
+_PW_SHELL = (rf"-{{1,2}}(?:[A-Za-z._][A-Za-z._-]{{0,31}})?(?:{_PW}|(?i:pass(?:in|out)?))[ \t=]+|"
              r"(?:^|[ \t\"'])(?:-[A-Za-z]{0,4}u|--user)[ \t=]+\\?[\"']?[^\s:\"'\\]{1,64}:|"
              r"\bsshpass[ \t]+-p[ \t]*|\bmysql(?:dump|admin|sh)?[ \t][^\n|;&]{0,80}?[ \t]-p|" + _PW_TOOLS)
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
@@ -190,8 +191,10 @@ _NINO_SPACED = rf"{_NINO_PREFIX}(?: \d{{2}}){{3}} [A-D]"
 _NINO = rf"{_NINO_PREFIX}(?:\d{{6}}|(?:-\d{{2}}){{3}}-)[A-D]|{_NINO_SPACED}"
 _NATID = (rf"{_NINO}|\d{{8}}[ -]?[A-Z]|[XYZ][ -]?\d{{7}}[ -]?[A-Z]|"
           r"\d{3} \d{3} \d{3}|\d{3}-\d{3}-\d{3}|\d{9}")
-# A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X.
-_FLAG = r"--[A-Za-z0-9-]*"
+# A flag whose name ends in a label, its value after a space: --aws-secret-key X, --auth-token X. The name does not
+# open with a third dash and holds up to 64 characters: else from each dash of a long run the label words were tried
+# at every length (quadratic).
+_FLAG = r"--(?:[A-Za-z0-9][A-Za-z0-9-]{0,63})?"
 # Commands that store a secret under a name (the CLIs' documented forms): what they are given is a secret by the
 # command's meaning, whatever the name.
 _SECRET_STORE = (r"\bdatabricks[ \t]+secrets[ \t]+put(?:-secret)?\b|\bsecretsmanager[ \t]+"
@@ -199,7 +202,7 @@ _SECRET_STORE = (r"\bdatabricks[ \t]+secrets[ \t]+put(?:-secret)?\b|\bsecretsman
                  r"\bkeyvault[ \t]+secret[ \t]+set\b")
 # An HTTP header that carries a credential (RFC 7235 and the APIs' own): X-Api-Key, Api-Key, X-Auth-Token,
 # X-*-Token/-Key/-Secret/-Signature, DD-API-KEY, DD-APPLICATION-KEY.
-_CRED_HEADER = (r"(?i:x-[a-z0-9-]*(?:key|token|secret|signature|auth|-pat)|api-?key|auth-token|"
+_CRED_HEADER = (r"(?i:x-[a-z0-9-]{0,64}(?:key|token|secret|signature|auth|-pat)|api-?key|auth-token|"
                 r"[a-z]{2,12}-(?:api|application|app)-key)")
 # Where a header's value follows its name: `Name: v`, `"Name": "v"`, `'Name': ['v']` (Python, Go maps), the
 # HAR form `{"name": "Name", "value": "v"}`, and a pair in a list of them (`["Name", "v"]`: Sentry's request headers).
@@ -264,7 +267,7 @@ _CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|(?:{_KEY_WORDS})[ \t_-]+(?i:api
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
-_HEX_LABEL = r"(?i:[a-z0-9_.-]*(?:key|token|secret))"
+_HEX_LABEL = r"(?i:[a-z0-9_.-]{0,64}(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
 _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
                 r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
@@ -323,8 +326,11 @@ class Rule:
 # In rank order: where two findings overlap, the earlier rule's stays (secrets before personal data, a URL's
 # password before the e-mail-like text around it, an IBAN before the digits in it).
 BUILTIN_RULES: tuple[Rule, ...] = (
+    # A body up to its END line holds no run of five dashes: else each of many BEGIN lines with no END after them
+    # would be read to the text's end (quadratic).
     Rule("private_key", "PRIVATE_KEY",
-         r"-----BEGIN[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----(?:[\s\S]*?-----END[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----|"
+         r"-----BEGIN[A-Z ]{0,20} PRIVATE KEY( BLOCK)?-----(?:(?:[^-]|-{1,4}[^-])*?-----END[A-Z ]{0,20} PRIVATE KEY"
+         r"( BLOCK)?-----|"
          r"(?:[A-Za-z0-9+/=:, -]|\r?\n|\\n|\\r)*)",
          trigger=r"PRIVATE KEY", description="PEM private-key blocks (RSA, EC, OpenSSH, PGP), cut ones too"),
     Rule("private_key", "PRIVATE_KEY",
@@ -583,7 +589,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(\"for bob\", \"van root\"), then `:` or \"is\" (`är`, `je`, `είναι`, `היא`), or a particle "
                      "glued to it (`密码是`, `비밀번호는`); letters and digits, 8+ characters"),
     Rule("password", "PASSWORD",
-         r"(?:(?m:^)|\\?\")(?:[A-Za-z0-9_.-]*[A-Za-z][A-Za-z0-9_.-]*|\*|\[[0-9A-Fa-f:]+\]):(?:\d{1,5}|\*):"
+         r"(?:(?m:^)|\\?\")(?:[0-9_.-]*[A-Za-z][A-Za-z0-9_.-]*|\*|\[[0-9A-Fa-f:]+\]):(?:\d{1,5}|\*):"
          r"[^\s:\\]{1,64}:[^\s:\\]{1,64}:(?P<v>(?:[^\s:\\]|\\[:\\]){1,128})\\?(?m:$)",
          trigger=r":(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:[^\s:]",
          validator=v.password,

@@ -20,7 +20,9 @@ MAX_LABEL = 48
 SENSITIVE = ("secret", "password")
 """The labels of a value its structure marks sensitive without naming it (Terraform's `"sensitive": true`)."""
 
-_Q = r"\\*\""  # a quote, escaped when the JSON document sits inside a JSON string (twice when in one inside that)
+_Q = r"\\{0,15}\""
+"""A quote, escaped when the JSON document sits inside a JSON string (twice when in one inside that; up to four
+levels): bounded, as `\\*` would scan a run of backslashes from each of its positions (quadratic)."""
 _FIELD = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*(?:{_Q}((?:[^\"\\\n]|\\[^\"\n])*?){_Q}|(true))")
 _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
 _ELEMENT = re.compile(r"\{(?:[^{}]|\{[^{}]*\})*\}")
@@ -131,11 +133,12 @@ def _sql_row(text: str, at: int) -> tuple[int, list[tuple[int, int]]]:
     return at, spans
 
 
-_LINE_LABEL = re.compile(r"(?:^|[ \t]{2,})([^\s:：](?:[^\s:：]|[ \t](?![ \t])){0,47}?)[ \t]*(?:[:：]| -)[ \t]*$|"
-                         r"^[ \t]*([^\W\d_][\w.#/-]*(?:[ \t][\w.#/-]+){0,3})[ \t]*$")
+_LINE_LABEL = re.compile(r"(?:^|(?<![ \t])[ \t]{2,})([^\s:：](?:[^\s:：]|[ \t](?![ \t])){0,47}?)[ \t]*(?:[:：]| -)"
+                         r"[ \t]*$|^[ \t]*([^\W\d_][\w.#/-]*(?:[ \t][\w.#/-]+){0,3})[ \t]*$")
 """A label ending a line or a column of it (after a gap of 2+ spaces), with `:` or ` -` after it; or a line that
 is a label alone, a name of up to four words (`Password`, `Mobile number`, with the value on the line below; not
-code: `password = os.environ[…]`)."""
+code: `password = os.environ[…]`). A gap starts where blanks start: from each blank of a long run it would be read
+again to the run's end (quadratic)."""
 _TOKEN = re.compile(r"[+(]?\d[\d ()./-]{5,22}\d(?=[ \t]*$)|\S+")
 """A value below a label: a number written in groups (a phone number, a card) up to the line's end, or a word."""
 _LABEL_LINE_END = re.compile(r"(?:[:：]| -)[ \t]*\\?\n")
@@ -219,14 +222,16 @@ def hl7_phones(text: str) -> Labelled:
 
 
 _PRINTED = re.compile(
-    r"(?:\{\.(?:data|stringData)\.([A-Za-z_][\w.-]{0,47})\}[^\n]*\|[ \t]*base64[ \t]+(?:-d|--decode|-D)\b|"
+    r"(?:\{\.(?:data|stringData)\.([A-Za-z_][\w.-]{0,47})\}[^\n]{0,1000}\|[ \t]*base64[ \t]+(?:-d|--decode|-D)\b|"
     r"\bprintenv[ \t]+([A-Za-z_]\w{0,47})|\becho[ \t]+\"?\$\{?([A-Za-z_]\w{0,47})\}?\"?|"
-    r"\bvault[ \t]+kv[ \t]+get\b[^\n]*?-field=([A-Za-z_][\w.-]{0,47})|"
+    r"\bvault[ \t]+kv[ \t]+get\b[^\n]{0,1000}?-field=([A-Za-z_][\w.-]{0,47})|"
     r"\b(?:aws[ \t]+configure|heroku[ \t]+config:|doppler[ \t]+secrets)[ \t]*get[ \t]+([A-Za-z_][\w.-]{0,47}))"
-    r"[^\n]*\n[ \t]*([^\s\"'`<>\\]{4,512})[ \t]*(?:\\?\n|\\?[\"']|$)")
+    r"[^\n]{0,1000}\n[ \t]*([^\s\"'`<>\\]{4,512})[ \t]*(?:\\?\n|\\?[\"']|$)")
 """A shell command that prints one named value, and the line it printed: a Kubernetes secret's field decoded
 (`kubectl get secret … -o jsonpath='{.data.DB_PASSWORD}' | base64 -d`), `printenv NAME`, `echo $NAME`,
-`vault kv get -field=NAME`, `aws configure get NAME`, `heroku config:get NAME`, `doppler secrets get NAME`."""
+`vault kv get -field=NAME`, `aws configure get NAME`, `heroku config:get NAME`, `doppler secrets get NAME`. The rest
+of the command's line is bounded (1,000 characters): unbounded, each of many commands on one long line would read
+it to its end (quadratic)."""
 
 
 _PRINTER = re.compile(r"base64|printenv|echo|-field=|configure[ \t]+get|config:get|secrets[ \t]+get")
