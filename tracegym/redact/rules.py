@@ -165,6 +165,9 @@ _PHONE_HEADER_WORDS = rf"(?:{_PHONE_LATIN_FORM.replace('{table}', 'phone')}|{_PH
 # (`… पर कॉल करें`).
 _PHONE_AFTER = (r"(?:으?로|번으로)[ \t]*(?:전화|연락|문자)|(?:に|まで|へ)[ \t]*[おご]?(?:電話|連絡)|"
                 r"(?:numaras[ıi]ndan|numaradan|['’]?[dt][ae]n)[ \t]+ara|पर[ \t]+(?:कॉल|फ़ोन|फोन|संपर्क)")
+_NATIONAL_NUMBER = r"\(?\d[\d ()./-]{5,22}\d"
+"""A number as a national plan writes it, its groups apart by spaces, dots, dashes, slashes or an area code in
+parentheses; `national_phone` checks it against the plans."""
 _IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS).
@@ -755,13 +758,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(07) 3123 4567, (11) 91234-5678"),
     Rule("phone_national", "PHONE",
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}"
-         r"(?P<v>(?:\+|00|0xx)?\(?\d[\d ()./-]{5,22}\d)(?:$|\W)",
+         rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}[+(]?\d", validator=v.national_phone,
          reject=_ID_BETWEEN,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
     Rule("phone_before_word", "PHONE",
-         rf"(?:^|[^\w+.])(?P<v>\(?\d[\d ()./-]{{5,22}}\d)[ \t]*(?:{_PHONE_AFTER})",
+         rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]*(?:{_PHONE_AFTER})",
          trigger=rf"\d[ \t]*(?:{_PHONE_AFTER})", validator=v.national_phone,
          description="phone numbers in national formats before the words that follow them in verb-final languages "
                      "(Korean, Japanese, Turkish, Hindi)"),
