@@ -72,6 +72,7 @@ from benchmarks.corpus_formats import (
     group_card,
     iban_check,
     luhn_digit,
+    openssh_ed25519_blob,
     pick,
 )
 
@@ -626,9 +627,13 @@ def private_key(rng: random.Random) -> tuple[str, str]:
         fmt = serialization.PrivateFormat.TraditionalOpenSSL if style == "ec_sec1" else \
             serialization.PrivateFormat.PKCS8
         return key.private_bytes(serialization.Encoding.PEM, fmt, serialization.NoEncryption()).decode().strip(), style
-    key = ed25519.Ed25519PrivateKey.from_private_bytes(rng.randbytes(32))
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
-                             serialization.NoEncryption()).decode().strip(), style
+    seed = rng.randbytes(32)
+    public = ed25519.Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    # OpenSSH draws its check bytes at random; taking them from the seed keeps the module deterministic.
+    blob = openssh_ed25519_blob(seed, public, hashlib.sha256(seed).digest()[:4], b"")
+    body = group(base64.b64encode(blob).decode(), 70, "\n")
+    return f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----", style
 
 
 def jwt(rng: random.Random, _i: int) -> tuple[str, str]:
@@ -1418,11 +1423,15 @@ def provider_piece(kind: str) -> Callable[[random.Random, int], tuple[Piece, str
     return make
 
 
+PROVIDER_PREFIXES = ("ATATT3xFfGF0", "ATBB", "figd_", "secret_", "ntn_", "pat", "sntrys_", "sntryu_", "glsa_", "glc_",
+                     "NRAK-", "dop_v1_", "doo_v1_", "dor_v1_", "FlyV1 fm2_", "fo1_", "sbp_", "nfp_", "HRKU-", "AAAA")
+
+
 def _shape_name(value: str) -> str:
-    """A style name for a provider value: its prefix, or hex/bare."""
-    head = value.split("_")[0] + "_" if "_" in value[:8] else value[:5] if value[:4] in ("NRAK", "HRKU") else ""
-    if head:
-        return head.rstrip("_-").lower()
+    """A style name for a provider value: its published prefix, else hex or bare."""
+    prefix = next((p for p in PROVIDER_PREFIXES if value.startswith(p)), "")
+    if prefix:
+        return prefix.rstrip("_-").replace(" ", "_").lower()
     return "hex" if all(c in HEX for c in value.replace("-", "")) else "bare"
 
 

@@ -65,4 +65,4 @@ def test_negatives_are_at_least_sixteen_sorts_of_twenty_and_the_same_on_every_ca
     sorts = Counter(sort for sort, _ in negatives)
     assert len(sorts) >= 16 and min(sorts.values()) >= 20
     assert negatives == list(corpus.generate_negatives())
-    assert [c.secret for c in CASES[:50]] == [c.secret for c in list(corpus.generate())[:50]]
+    assert CASES == list(corpus.generate())
