@@ -51,6 +51,7 @@ import hmac
 import html
 import json
 import random
+import re
 import string
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -248,7 +249,7 @@ def aws_pair(rng: random.Random) -> tuple[str, str]:
 
 
 def webhook(rng: random.Random, _i: int) -> tuple[str, str]:
-    """A chat or automation webhook URL, whole (the URL is the credential)."""
+    """A chat or automation webhook URL (its credential part is told by `webhook_credential`)."""
     vendor = rng.choice(("slack", "discord", "teams", "gchat", "mattermost", "zapier", "feishu", "dingtalk", "wecom",
                          "ifttt", "logicapps"))
     up = string.ascii_uppercase + string.digits
@@ -276,6 +277,25 @@ def webhook(rng: random.Random, _i: int) -> tuple[str, str]:
                              f"%2Fmanual%2Frun&sv=1.0&sig={pick(rng, URLSAFE, 43)}",
     }
     return urls[vendor](), vendor
+
+
+WEBHOOK_CREDENTIAL = {
+    "slack": r"/services/(.+)", "discord": r"/api/webhooks/(.+)", "teams": r"/webhookb2/(.+)",
+    "gchat": r"&token=(.+)", "mattermost": r"/hooks/(.+)", "zapier": r"/catch/(.+)", "feishu": r"/hook/(.+)",
+    "dingtalk": r"access_token=(.+)", "wecom": r"key=(.+)", "ifttt": r"/with/key/(.+)", "logicapps": r"&sig=(.+)",
+}
+"""Per vendor, the part of its URL that authorises a post (the path or query value its docs say to keep secret);
+the scheme, host and fixed path segments are public."""
+
+
+def webhook_piece(rng: random.Random, i: int) -> tuple[Piece, str]:
+    """A webhook URL shown whole, its credential part the secret (as in the twelfth corpus)."""
+    url, vendor = webhook(rng, i)
+    lang = rng.choice(ALL_LANGS)
+    credential = re.search(WEBHOOK_CREDENTIAL[vendor], url).group(1)
+    words = ("webhook", "Slack webhook", "Webhook-URL")
+    return Piece(credential, url, sentence(rng, lang, words[i % len(words)], url), rng.choice(WEBHOOK_KEYS),
+                 rng.choice(WEBHOOK_COMMANDS).format(v=url), lang), vendor
 
 
 def stripe_whsec(rng: random.Random, _i: int) -> tuple[str, str]:
@@ -1458,7 +1478,7 @@ ALL = PROSE + FIELD + COMMAND
 KINDS: dict[str, tuple[Callable[[random.Random, int], tuple[Piece, str]], tuple[Callable, ...]]] = {
     "password": (simple(password, ("pw",), PW_KEYS, PW_COMMANDS), ALL),
     "aws_secret": (aws_piece, ALL),
-    "webhook": (simple(webhook, ("webhook", "Slack webhook", "Webhook-URL"), WEBHOOK_KEYS, WEBHOOK_COMMANDS), ALL),
+    "webhook": (webhook_piece, ALL),
     "stripe_whsec": (simple(stripe_whsec, ("Stripe signing secret", "webhook secret", "secret"), WHSEC_KEYS,
                             ("env STRIPE_WEBHOOK_SECRET={v} node server.js",)), ALL),
     "connection_string": (conn_piece, ALL),
