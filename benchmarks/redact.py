@@ -93,12 +93,21 @@
    issue's five, 5 national ids outside the target), written by someone who read neither the rules nor the other
    corpora; scored like 15: `twelfth_recall_by_kind` (and a line with the recall of the eighth's issue kinds) and
    `twelfth_false_positives` on its 420 near misses.
+17. The thirteenth corpus (benchmarks/redact_thirteenth.py): 59 kinds x 100 values in a company's communications,
+   clients and security telemetry (RFC 5322 and MIME mail with quoted-printable bodies, mbox, quoted replies and
+   forwards, Slack, Teams, WhatsApp, Telegram, Discord and Matrix exports, HAR, `curl -v`, HTTPie, Postman, logcat,
+   iOS unified log, Metro, Sentry events, Crashlytics, Apple `.ips`, tracebacks with locals, CloudTrail, Okta, Google
+   Workspace audit, Splunk, Elastic ECS, Windows Event XML, auditd EXECVE, sudo in auth.log, Bitwarden/1Password/
+   KeePass/Chrome exports, git diffs, review comments, notebooks, OCR text with wrapped lines, in 27 languages; 23
+   providers, 16 phone plans beyond the issue's five), written by someone who read neither the rules nor the other
+   corpora; scored like 16: `thirteenth_recall_by_kind` (and a line with the recall of the eighth's issue kinds) and
+   `thirteenth_false_positives` on its 440 near misses.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 16 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 17 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -107,8 +116,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "fifth_recall_by_kind", "fifth_false_positives", "sixth_recall_by_kind", "sixth_false_positives",
 "seventh_recall_by_kind", "seventh_false_positives", "eighth_recall_by_kind", "eighth_false_positives",
 "ninth_recall_by_kind", "ninth_false_positives", "tenth_recall_by_kind", "tenth_false_positives",
-"eleventh_recall_by_kind", "eleventh_false_positives", "twelfth_recall_by_kind", "twelfth_false_positives"} (with
---corpora-only, the last twenty-four).
+"eleventh_recall_by_kind", "eleventh_false_positives", "twelfth_recall_by_kind", "twelfth_false_positives",
+"thirteenth_recall_by_kind", "thirteenth_false_positives"} (with --corpora-only, the last twenty-six).
 """
 
 from __future__ import annotations
@@ -140,6 +149,7 @@ import redact_ninth  # noqa: E402
 import redact_seventh  # noqa: E402
 import redact_sixth  # noqa: E402
 import redact_tenth  # noqa: E402
+import redact_thirteenth  # noqa: E402
 import redact_twelfth  # noqa: E402
 import redact_unseen  # noqa: E402
 from ingest import TAU_BENCH, build_file, run_child  # noqa: E402
@@ -364,8 +374,9 @@ def judged(detector: Detector, corpus: ModuleType, name: str, flagged: bool = Tr
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 16: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
-    the eighth, the ninth, the tenth, the eleventh and the twelfth corpus, printed; their figures for the last line."""
+    """Sections 4, 5, 7 to 17: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    the eighth, the ninth, the tenth, the eleventh, the twelfth and the thirteenth corpus, printed; their figures for
+    the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -399,6 +410,9 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     twelfth_recall, twelfth_fp = judged(detector, redact_twelfth, "twelfth")
     twelfth_issue = {k: v for k, v in twelfth_recall.items() if k in EIGHTH_ISSUE_KINDS}
     print(f"twelfth corpus, the issue's kinds: {twelfth_issue}", flush=True)
+    thirteenth_recall, thirteenth_fp = judged(detector, redact_thirteenth, "thirteenth")
+    thirteenth_issue = {k: v for k, v in thirteenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
+    print(f"thirteenth corpus, the issue's kinds: {thirteenth_issue}", flush=True)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
             "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
             "holdout_false_positives": holdout_fp,
@@ -411,7 +425,8 @@ def report_corpora(detector: Detector) -> dict[str, object]:
             "ninth_recall_by_kind": ninth_recall, "ninth_false_positives": ninth_fp,
             "tenth_recall_by_kind": tenth_recall, "tenth_false_positives": tenth_fp,
             "eleventh_recall_by_kind": eleventh_recall, "eleventh_false_positives": eleventh_fp,
-            "twelfth_recall_by_kind": twelfth_recall, "twelfth_false_positives": twelfth_fp}
+            "twelfth_recall_by_kind": twelfth_recall, "twelfth_false_positives": twelfth_fp,
+            "thirteenth_recall_by_kind": thirteenth_recall, "thirteenth_false_positives": thirteenth_fp}
 
 
 def report_flagged(detector: Detector, corpus: ModuleType, name: str, per_sort: int = 3) -> None:
@@ -494,7 +509,8 @@ def main() -> None:
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
                         help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth, "
-                             "tenth, eleventh and twelfth corpora (no planted corpus, real traces or speed)")
+                             "tenth, eleventh, twelfth and thirteenth corpora (no planted corpus, real traces or "
+                             "speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
