@@ -591,6 +591,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a password in prose, in any language of the label words: the label, up to four words "
                      "(\"for bob\", \"van root\"), then `:` or \"is\" (`är`, `je`, `είναι`, `היא`), or a particle "
                      "glued to it (`密码是`, `비밀번호는`); letters and digits, 8+ characters"),
+    # Printable ASCII but quotes and the backslash: what password generators draw from.
+    Rule("password", "PASSWORD",
+         rf"{_PW_PROSE}(?P<v>[!#-&(-\[\]-_a-~]{{8,128}})(?:$|[\s\"'`\\])",
+         trigger=_PW_TRIGGER, validator=v.symbol_password,
+         description="a generated password in prose whose brackets, braces or semicolons end a value elsewhere "
+                     "(`Password: t]u]$De:Io]=gP!`, `密码：[biv0l;{.o^0c`): the whole run up to a space"),
     Rule("password", "PASSWORD",
          r"(?:(?m:^)|\\?\")(?:[0-9_.-]*[A-Za-z][A-Za-z0-9_.-]*|\*|\[[0-9A-Fa-f:]+\]):(?:\d{1,5}|\*):"
          r"[^\s:\\]{1,64}:[^\s:\\]{1,64}:(?P<v>(?:[^\s:\\]|\\[:\\]){1,128})\\?(?m:$)",

@@ -380,6 +380,23 @@ def bare_password(value: str) -> bool:
         and "://" not in value and not value.startswith(("/", "./", "(")) and password(value)
 
 
+def symbol_password(value: str) -> bool:
+    """A generated password after a prose label, with the brackets, braces and semicolons that end a value
+    elsewhere (`t]u]$De:Io]=gP!`, `}kP7{tV?DdK3`): 8+ printable characters of three of upper case, lower case,
+    digits and symbols, letters among them, a bracket or a semicolon in it; not a placeholder wrapped in a
+    pair (`[REDACTED]`, `(see vault)`), a reference (`${PW}`, `{{ pw }}`, `<password>`), code (`os.environ[k]`,
+    `get(k);`) nor a path."""
+    if not 8 <= len(value) <= 128 or not re.search(r"[()\[\]{}<>;]", value) or len(set(value)) < 6:
+        return False
+    if value[0] + value[-1] in ("[]", "()", "{}", "<>") or value.startswith(("{{", "{%", "$", "%")) \
+            or _path_or_code(value):
+        return False
+    if re.fullmatch(r"[A-Za-z_][\w.]*(?:\(.*\)|\[.*\]);?", value):
+        return False
+    classes = sum(bool(re.search(c, value)) for c in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]"))
+    return bool(re.search(r"[A-Za-z]", value)) and classes >= 3
+
+
 # File extensions of images and documents: `logo@2x.png`, `icon@1.5x.webp` (an image-density suffix) name
 # files, not mailboxes; none of them is a top-level domain.
 _FILE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "avif", "bmp", "ico", "tif", "tiff",
