@@ -39,11 +39,12 @@ _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|privat
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
 # The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
-# Also the short forms people write (pw, ww for wachtwoord, 비번), Vietnamese (mật khẩu, and mat_khau as identifiers
-# spell it), Arabic (كلمة المرور / كلمة السر), Korean (암호), Hebrew, Greek, Hindi and Thai.
-_PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|kennwort|mot de passe|\bmdp|"
-       r"contrase[nñ]a|clave de acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
-       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata sandi|mat[_ ]?khau\b)|m[ậa]t kh[ẩa]u|"
+# Also the short forms people write (pw, ww for wachtwoord, 비번), Vietnamese (mật khẩu), the words joined as
+# identifiers spell them (mot_de_passe, mat_khau, CLAVE_DE_ACCESO), Arabic (كلمة المرور / كلمة السر), Korean (암호),
+# Hebrew, Greek, Hindi and Thai.
+_PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|kennwort|mot[ _-]de[ _-]passe|\bmdp|"
+       r"contrase[nñ]a|clave[ _-]de[ _-]acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
+       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata[ _-]sandi|mat[_ ]?khau\b)|m[ậa]t kh[ẩa]u|"
        r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|"
        r"비밀번호|비번|암호|" + words.alternation(words.PASSWORD))
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
@@ -106,8 +107,9 @@ _PW_SHELL = (rf"-{{1,2}}(?:[A-Za-z._][A-Za-z._-]{{0,31}})?(?:{_PW}|(?i:pass(?:in
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
 # outgrow RE2's DFA budget, and the one pass over a column falls back to a slower engine (3x). `pass` not before
 # `e` (passenger, passed), which no label needs but "mot de passe".
-_PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|has[lł]o|salasana|senord|"
-               r"adgangskode|jelsz|ifre|kata sandi|clave de|contrase|senha|wachtwoord|\bww\b|kennwort|mat[_ ]?khau)|"
+_PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|has[lł]o|salasana|senord|"
+               r"adgangskode|jelsz|ifre|kata[ _-]sandi|clave[ _-]de|contrase|senha|wachtwoord|\bww\b|kennwort|"
+               r"mat[_ ]?khau)|"
                r"m[ậa]t kh[ẩa]u|"
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
