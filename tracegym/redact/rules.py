@@ -681,14 +681,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "rejected"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})"
-         rf"(?:[ \t]+(?:API|[A-Z][A-Za-z0-9.]{{1,14}})){{0,2}}"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,2}}"
          rf"[ \t]+{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{24,256}})"
          r"(?:$|[^A-Za-z0-9+/_.=-])",
-         trigger=rf"(?:{_KEY_STEMS})(?:[ \t]+[A-Za-z0-9.]{{1,15}}){{0,2}}[ \t]+[A-Za-z0-9+/_.=-]{{24}}",
+         trigger=rf"(?:{_KEY_STEMS})(?:[ \t]+[^\s:=]{{1,15}}){{0,2}}[ \t]+[A-Za-z0-9+/_.=-]{{24}}",
          validator=v.prose_secret, reject_label=_HEX_NOT_KEY,
          description="a random key of 24+ characters right after a word for key, token or secret and a space, "
-                     "`API` or a provider's name between (`:70:secret …` in a SWIFT free-text field, a fixed-width "
-                     "record, `API-nøgle Auth0 …`); the word before it read, so that `cache key …` is rejected"),
+                     "up to two words between: `API` or a provider's name (`API-nøgle Auth0 …`), or the words "
+                     "that follow the noun where modifiers do (`токен доступа …`, `chave da API …`, `token di "
+                     "accesso …`); a SWIFT free-text field's `:70:secret …`; the word before it read, so that "
+                     "`cache key …` is rejected"),
     Rule("email", "EMAIL",
          f"(?:{_MSG_ID_HEADER}|{_URL_SCHEME}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
