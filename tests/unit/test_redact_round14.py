@@ -30,3 +30,37 @@ def test_lower_case_compact_saudi_and_iranian_ibans_hold_their_bban_structure():
     assert _found(f"sheba {ir} / {sa}") == [ir, sa]
     broken = sa[:-1] + ("0" if sa[-1] != "0" else "1")
     assert _found(f"ref {broken}") == []
+
+
+def test_generated_passwords_with_brackets_braces_and_semicolons_are_found_whole():
+    for label, value in (("Password: ", "p]Q7{x;Lm}2w"), ("the password is ", "{Zr8]k!vB;q"),
+                         ("mot de passe : ", "[h3Ld;o}Wq9"), ("密码：", "Xy7];kq{Pz"), ("Password - ", "a(B3;c]D4e")):
+        assert _found(f"{label}{value} thanks") == [value], value
+
+
+def test_placeholders_references_and_code_after_a_password_label_are_not_passwords():
+    for text in ("password: [REDACTED]", "password: [MASKED-BY-OPS]", "password: {{ vault_db_pw }}",
+                 "password: <hidden>", "password: ${DB_PASS}", "password: os.environ[DB_PASSWORD]",
+                 "password: getpass(prompt);", "password: (see vault) ok", "password: (stored-in-vault)",
+                 "The password is required (min 8 chars).", "password: cfg[prod];"):
+        assert _found(text) == [], text
+
+
+def test_a_password_word_joined_as_an_identifier_labels_its_value():
+    assert _found("│ mot_de_passe = 'Qw7vLp2Xs9' │") == ["Qw7vLp2Xs9"]
+    assert _found('{"mot-de-passe": "Hiver2024!x"}') == ["Hiver2024!x"]
+    assert _found("CLAVE_DE_ACCESO=Rt5mWq81zz") == ["Rt5mWq81zz"]
+
+
+def test_a_key_noun_modified_after_it_labels_a_key_without_a_separator():
+    key = "Tq7ZkP2mX9vLr4sWn8bY3cHd"
+    for label in ("токен доступа", "chave da API", "token di accesso", "المفتاح السري", "توکن دسترسی",
+                  "API 金鑰", "秘密金鑰", "API விசை"):
+        assert _found(f"{label} {key}") == [key], label
+    assert _found(f"the cache key for layer {'ab12' * 16}") == []
+
+
+def test_phone_words_of_tamil_and_hindi():
+    for text, number in (("கைபேசி எண் 98765 43210", "98765 43210"), ("மொபைல்: 0091 98450 12345", "0091 98450 12345"),
+                         ("कॉल करें 020 7946 0018", "020 7946 0018"), ("कृपया संपर्क करें: 98201-54321", "98201-54321")):
+        assert _found(text) == [number], text
