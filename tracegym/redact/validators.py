@@ -384,14 +384,14 @@ def symbol_password(value: str) -> bool:
     """A generated password after a prose label, with the brackets, braces and semicolons that end a value
     elsewhere (`t]u]$De:Io]=gP!`, `}kP7{tV?DdK3`): 8+ printable characters of three of upper case, lower case,
     digits and symbols, letters among them, a bracket or a semicolon in it; not a placeholder wrapped in a
-    pair (`[REDACTED]`, `(see vault)`), a reference (`${PW}`, `{{ pw }}`, `<password>`), code (`os.environ[k]`,
-    `get(k);`) nor a path."""
+    pair (`[REDACTED]`, `(see vault)`), a reference (`${PW}`, `{{ pw }}`, `<password>`), code or a CTF flag
+    (`os.environ[k]`, `get(k);`, `flag{…}`) nor a path."""
     if not 8 <= len(value) <= 128 or not re.search(r"[()\[\]{}<>;]", value) or len(set(value)) < 6:
         return False
     if value[0] + value[-1] in ("[]", "()", "{}", "<>") or value.startswith(("{{", "{%", "$", "%")) \
             or _path_or_code(value):
         return False
-    if re.fullmatch(r"[A-Za-z_][\w.]*(?:\(.*\)|\[.*\]);?", value):
+    if re.fullmatch(r"[A-Za-z_][\w.]*(?:\(.*\)|\[.*\]|\{.*\});?", value):
         return False
     classes = sum(bool(re.search(c, value)) for c in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]"))
     return bool(re.search(r"[A-Za-z]", value)) and classes >= 3
