@@ -204,6 +204,13 @@ _XML_ELEMENT = re.compile(r"<(?:[\w.-]+:)?([A-Za-z_][\w.-]{0,47})(?:[ \t][^<>]*)
 _XML_PAIR = re.compile(r"<[\w:.-]+[ \t][^<>]*?\b(?:key|name)=\\?\"([^\"\\<>]{1,48})\\?\"[^<>]*?"
                        r"\bvalue=\\?\"([^\"\\<>]{1,512})\\?\"")
 """An element naming its value in attributes (`<add key="JwtSecret" value="…"/>` in web.config and app.config)."""
+_XML_NAMED = re.compile(r"<[\w:.-]+[ \t][^<>]*?\b(?:[Nn]ame|NAME|[Kk]ey|KEY)=\\?\"([^\"\\<>]{1,48})\\?\"[^<>]*>"
+                        r"([^<>\n]{1,512})</")
+"""An element named by its own attribute, the value its text (Windows event XML's `<Data Name="Password">…</Data>`)."""
+_XML_KEY_VALUE = re.compile(r"<(?:[\w.-]+:)?(?:[Kk]ey|KEY|[Nn]ame|NAME)>([^<>\n]{1,48})</[\w:.-]{1,64}>[ \t\r\n]{0,200}"
+                            r"<(?:[\w.-]+:)?(?:[Vv]alue|VALUE|string|data)(?:[ \t][^<>]*)?>([^<>\n]{1,512})</")
+"""A key element, then the value's element beside it: KeePass XML's `<String><Key>Password</Key><Value
+ProtectInMemory="True">…</Value></String>`, a property list's `<key>password</key><string>…</string>`."""
 _PHP_DUMP = re.compile(r"\[\\?\"([^\"\\\n]{1,48})\\?\"\]=>(?:\\?\n|\\n)[ \t]*"
                        r"string\(\d+\) \\?\"([^\n]*?)\\?\"(?=\\?\n|\\n|$)")
 """PHP `var_dump`: `["password"]=>` and on the next line `string(12) "…"`."""
@@ -217,12 +224,13 @@ _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def markup_fields(text: str, wanted: Callable[[str], object]) -> Labelled:
-    """Values named by the markup or the dump format around them: XML elements and key/value attributes, PHP's
-    `var_dump` and `print_r`, Go's `%+v`. An element `<Pass>` holds a password (FileZilla's site manager and recent
-    servers files, `<Pass encoding="base64">`: the base64 is the secret); a bare `pass` key elsewhere is a test
-    result."""
+    """Values named by the markup or the dump format around them: XML elements, their name attributes, key/value
+    attributes and key elements beside value elements, PHP's `var_dump` and `print_r`, Go's `%+v`. An element
+    `<Pass>` holds a password (FileZilla's site manager and recent servers files, `<Pass encoding="base64">`: the
+    base64 is the secret); a bare `pass` key elsewhere is a test result."""
     out: Labelled = []
-    forms = ([_XML_ELEMENT, _XML_PAIR] if "<" in text else []) + ([_PHP_DUMP, _PHP_PRINT_R] if "=>" in text else []) \
+    forms = ([_XML_ELEMENT, _XML_PAIR, _XML_NAMED, _XML_KEY_VALUE] if "<" in text else []) \
+        + ([_PHP_DUMP, _PHP_PRINT_R] if "=>" in text else []) \
         + ([_GO_FIELD] if _GO_OPEN.search(text) else [])
     for form in forms:
         for m in form.finditer(text):
