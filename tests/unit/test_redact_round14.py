@@ -99,3 +99,9 @@ def test_xml_values_named_by_an_attribute_or_a_key_element_beside_them():
     assert _found("<dict>\n\t<key>password</key>\n\t<string>Tr0ub4dor&amp;3x</string>\n</dict>") \
         == ["Tr0ub4dor&amp;3x"]
     assert _found('<Data Name="ProcessId">0x1f40</Data><Key>Title</Key><Value>Quarterly report</Value>') == []
+
+
+def test_htpasswd_batch_flag_apart_from_the_others():
+    for cmd in ("htpasswd -b -c /etc/nginx/.htpasswd ops Zr7;kq2Lw!", "htpasswd -c -b .htpasswd ops Zr7;kq2Lw!"):
+        assert _found(cmd) == ["Zr7;kq2Lw!"], cmd
+    assert _found("htpasswd -c /etc/nginx/.htpasswd ops") == []

@@ -88,13 +88,15 @@ _OPEN = r"(?:\\?[\"'`]'?|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
 _PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
 # The short password flags of common tools, as their manuals give them: `docker login -p` (podman, nerdctl,
 # buildah, skopeo, oras, `helm registry login` alike), `redis-cli -a`, `ldapsearch -w` (every OpenLDAP client),
-# `smbclient -U user%password`, `htpasswd -b[c] file user password` and `htpasswd -nb user password`, Windows'
-# `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X` and `az login -p X`.
+# `smbclient -U user%password`, `htpasswd -b[c] file user password` (the flags apart too: `-b -c`) and
+# `htpasswd -nb user password`, Windows' `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X`
+# and `az login -p X`.
 _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login\b[^\n|;&]{0,120}?"
              r"[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]{0,120}?[ \t]-a[ \t]+|"
              r"\bldap[a-z]{3,8}\b[^\n|;&]{0,160}?[ \t]-w[ \t]+|"
              r"\bsmbclient\b[^\n|;&]{0,120}?[ \t]-U[ \t]*\\?[\"']?[^\s%\"'\\]{1,64}%|"
-             r"\bhtpasswd[ \t]+-[A-Za-z]*b[A-Za-z]*[ \t]+(?:[^\s-][^\s]*[ \t]+)?[^\s-][^\s]*[ \t]+|"
+             r"\bhtpasswd(?:[ \t]+-[A-Za-z]{1,4}){0,3}?[ \t]+-[A-Za-z]{0,4}b[A-Za-z]{0,4}(?:[ \t]+-[A-Za-z]{1,4}){0,3}"
+             r"[ \t]+(?:[^\s-][^\s]*[ \t]+)?[^\s-][^\s]*[ \t]+|"
              r"\bnet[ \t]+user[ \t]+[^\s/*]+[ \t]+|\b(?:sqlcmd|bcp)\b[^\n|;&]{0,120}?[ \t]-P[ \t]*|"
              r"\bmongo(?:sh)?\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|\baz[ \t]+login\b[^\n|;&]{0,120}?[ \t]-p[ \t]+")
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin;
