@@ -105,3 +105,9 @@ def test_htpasswd_batch_flag_apart_from_the_others():
     for cmd in ("htpasswd -b -c /etc/nginx/.htpasswd ops Zr7;kq2Lw!", "htpasswd -c -b .htpasswd ops Zr7;kq2Lw!"):
         assert _found(cmd) == ["Zr7;kq2Lw!"], cmd
     assert _found("htpasswd -c /etc/nginx/.htpasswd ops") == []
+
+
+def test_a_card_ending_a_log_line_is_found_when_the_next_line_opens_with_digits():
+    text = "feedback submitted: card 3714 496353 98431\n765  12/06/2024 10:02:12 Fatal Exception"
+    assert _found(text) == ["3714 496353 98431"]
+    assert _found("4111 1111 1111 1112\n3 retries") == []

@@ -60,8 +60,20 @@ _ISSUERS: list[tuple[tuple[int, int], int, frozenset[int]]] = [
 ]
 
 
-def card_number(value: str) -> bool:
-    """A payment card: 13-19 digits from a known issuer range with a valid Luhn digit, grouped consistently."""
+def card_number(value: str) -> bool | int:
+    """A payment card: 13-19 digits from a known issuer range with a valid Luhn digit, grouped consistently. A
+    match that ran over a line break into the next line's digits (a log line's number) keeps the line's part when
+    that is one: its length."""
+    if not _card_whole(value):
+        cut = _LINE_BREAK.search(value)
+        return cut.start() if cut is not None and _card_whole(value[:cut.start()]) else False
+    return True
+
+
+_LINE_BREAK = re.compile(r"\\?\r?\n|\\n")
+
+
+def _card_whole(value: str) -> bool:
     number = digits_of(value)
     if not 12 <= len(number) <= 19 or len(set(number)) < 2:
         return False
