@@ -111,3 +111,9 @@ def test_a_card_ending_a_log_line_is_found_when_the_next_line_opens_with_digits(
     text = "feedback submitted: card 3714 496353 98431\n765  12/06/2024 10:02:12 Fatal Exception"
     assert _found(text) == ["3714 496353 98431"]
     assert _found("4111 1111 1111 1112\n3 retries") == []
+
+
+def test_an_aws_key_pair_across_a_quoted_reply_line():
+    secret = "Vb3nQ8/xLw2+Kp7sRt5yZm1Hc9Df4Gj6Nq0Ue2Wa"
+    text = f"On Mon, Ana wrote:\n> > AWS: AKIAQ7X2M4N6P8R3T5V7\n> > {secret} thanks\n"
+    assert secret in _found(text)

@@ -474,7 +474,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("aws_secret_key", "SECRET",
          r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
          rf"(?:\\?[\"'`]?\]?\s*(?::=|[:=,|])\s*{_OPEN}|[ \t]+(?:(?i:is)[ \t]+)?{_OPEN})|"
-         r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|\\?\r?\n|\\n){1,6}\\?[\"']?|"
+         r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|(?:\\?\r?\n|\\n)(?:[ \t]{0,4}>){0,4}){1,6}\\?[\"']?|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}[^\n]{0,40}?[^A-Za-z0-9/+])"
          r"(?P<v>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
          trigger=r"(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|AKIA|ASIA", validator=v.aws_secret,
