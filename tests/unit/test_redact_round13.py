@@ -85,7 +85,18 @@ def test_terraform_state_attribute_named_by_its_id() -> None:
     assert "7e2c9a41f8b36d05c1e4a97f2b8d6c30" in found and "Rv8Nq3Lx7Kt2Wm5Bz9Hc4Jy6" in found
 
 
+@pytest.mark.parametrize("text,value", [
+    ("E1KNA1M  KUNNR=0000104522  STCD1=Wk7Rb2Nq9Lz4Hx6Tc1Vm8Js3Pd5Fg0  (API key)", "Wk7Rb2Nq9Lz4Hx6Tc1Vm8Js3Pd5Fg0"),
+    ("E1KNA1M  STCD2=512389047  (SSN)", "512389047"),
+    ('{"data_json": "{\\"okta_api_token\\": \\"00Xq4Lm8Rt2Vb6Nc0Jh3Ws7Kd1Fp5Gz9Ty2Ue6Ia4Ob8\\"}"}',
+     "00Xq4Lm8Rt2Vb6Nc0Jh3Ws7Kd1Fp5Gz9Ty2Ue6Ia4Ob8"),
+])
+def test_field_glossed_in_parentheses_and_escaped_okta_name(text: str, value: str) -> None:
+    assert value in _values(text)
+
+
 @pytest.mark.parametrize("text", [
+    "E1KNA1M  KUNNR=0000104522  (Customer)  LAND1=DE  (Country)",
     "env:\n  - name: LOG_LEVEL\n    value: debug\n  - name: REPLICAS\n    value: \"3\"\n",
     "Key          Value\n---          -----\nregion       eu-west-1\nrole         reader\n",
     '{"attributes": {"id": "i-0abc12345def67890", "value": "running"}}',
@@ -102,6 +113,7 @@ def test_names_that_name_nothing_sensitive_give_nothing(text: str) -> None:
     ("id,name,נייד,dept\n7,A B,054-771-2093,OPS\n", "054-771-2093"),
     ("Period,Employee,มือถือ,Gross\n2026-02,A B,081-442-7719,4100.00\n", "081-442-7719"),
     ("Period,Employee,Телефон,Gross\n2026-02,A B,8-916-204-37-58,4100.00\n", "8-916-204-37-58"),
+    ("ID;Nama;Telepon;Divisi\n88;A B;0812-4471-3390;OPS\n", "0812-4471-3390"),
 ])
 def test_phone_after_call_me_and_under_headers_of_more_scripts(text: str, value: str) -> None:
     assert value in _values(text)

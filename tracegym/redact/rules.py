@@ -126,17 +126,17 @@ _LABEL = f"A-Za-z0-9{_INTL}"
 _DSEP = r"(?:[ \t]{1,3}|[ \t]{0,2}[-/.][ \t]{0,2})"
 _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (a form-encoded space) too
 # Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
-# Portuguese, Spanish and Italian too (celular, telefone, contato, teléfono, móvil, tlf, cellulare), "my number" /
-# "Rückruf" (call back), the adjective (recapito telefonico, número telefónico), a word ending in a letter beyond
-# ASCII followed by what the ASCII word boundary after it needs (`zadzwoń pod`), and Japanese (電話番号, 携帯電話,
-# 連絡先: no word boundary in CJK text); and the words of the translation table (tracegym/redact/words.py) for
+# Portuguese, Spanish and Italian too (celular, telefone, contato, teléfono, móvil, tlf, cellulare), Indonesian
+# telepon, "my number" / "Rückruf" (call back), the adjective (recapito telefonico, número telefónico), a word
+# ending in a letter beyond ASCII followed by what the ASCII word boundary after it needs (`zadzwoń pod`), and
+# Japanese (電話番号, 携帯電話, 連絡先: no word boundary in CJK text); and the words of the translation table (tracegym/redact/words.py) for
 # phone, the Latin ones here, the others in _PHONE_CJK. "Call me" as French, Italian and Portuguese write it
 # (`rappelez-moi`, `me joindre au`, `richiamare`, `ligar-me`), German's formal `Rufen Sie mich`, and a field's
 # index after the word (SAP's `TELF1`, a contacts export's `Phone 1`).
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                      r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                      r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
-                     r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telef[oóô]nic[oa]s?|"
+                     r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|telef[oóô]nic[oa]s?|"
                      r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
                      r"m'appeler(?: au)?|r?appelez(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|(?:ri)?chiamarmi|"
                      r"richiamare|ligar-me|liga-me|ring mig(?: p[aå])?|bel me(?: op)?|"
@@ -421,9 +421,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(access-<environment>-<uuid>), Asana personal access tokens (1/<user id>:<32 hex>, "
                      "2/<user id>/<app id>:<32 hex>)"),
     Rule("issuer_token", "TOKEN",
-         r"(?:\bSSWS[ \t]+|(?i:okta)[\w.-]{0,30}[\"'`)\]:= \t]{1,6})(?P<v>00[A-Za-z0-9_-]{40})(?:$|[^A-Za-z0-9_-])",
+         r"(?:\bSSWS[ \t]+|(?i:okta)[\w.-]{0,30}[\"'`)\]:= \t\\]{1,8})(?P<v>00[A-Za-z0-9_-]{40})(?:$|[^A-Za-z0-9_-])",
          trigger=r"SSWS|(?i:okta)", validator=v.issuer_token,
-         description="Okta API tokens (00 + 40) after Okta's `SSWS` scheme or a name holding okta"),
+         description="Okta API tokens (00 + 40) after Okta's `SSWS` scheme or a name holding okta (its quotes "
+                     "escaped too: JSON text inside JSON)"),
     Rule("adyen_key", "API_KEY",
          r"\bAQE[A-Za-z0-9+/]{20,200}={0,2}-[A-Za-z0-9+/]{20,200}={0,2}-"
          r"(?:[^\s\"'`\\<\]]|<[^/\s\"'`\\<\]]){4,32}",

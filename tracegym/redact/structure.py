@@ -332,6 +332,16 @@ def yaml_named_items(text: str, wanted: Callable[[str], object]) -> Labelled:
     return out
 
 
+_GLOSSED_FIELD = re.compile(r"(?:^|[ \t])[A-Z][A-Z0-9_]{1,29}=([^\s=()]{1,512})[ \t]+\(([^()\n]{1,48})\)")
+"""A flat record's field, a technical name (`STCD1`, `TELF1`: SAP IDoc segment fields) then `=` and the value,
+followed by the field's description in parentheses (`STCD1=…  (Tax number 1)`): the description labels it."""
+
+
+def glossed_fields(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The value of a `FIELD=value (description)` field, labelled with its description."""
+    return [(m.group(2), m.start(1), m.end(1)) for m in _GLOSSED_FIELD.finditer(text) if wanted(m.group(2))]
+
+
 _KV_HEADER = re.compile(r"^[ \t]*(?:Key|KEY|Name|NAME|Field|FIELD)[ \t]{2,}(?:Value|VALUE)[ \t]*\r?\n"
                         r"(?:[ \t]*-{2,}[ \t]+-{2,}[ \t]*\r?\n)?", re.MULTILINE)
 _KV_ROW = re.compile(r"[ \t]*([^\s=]{1,48})[ \t]{2,}(\S(?:[^\n]{0,510}\S)?)[ \t]*\r?$")
@@ -455,6 +465,8 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += yaml_named_items(text, wanted)
     if "Value" in text or "VALUE" in text:
         out += kv_tables(text, wanted)
+    if "=" in text and "(" in text:
+        out += glossed_fields(text, wanted)
     if "unexpected_list" in text:
         out += unexpected_values(text, wanted)
     if "\"" in text:
