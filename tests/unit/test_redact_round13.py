@@ -88,8 +88,10 @@ def test_terraform_state_attribute_named_by_its_id() -> None:
 @pytest.mark.parametrize("text,value", [
     ("E1KNA1M  KUNNR=0000104522  STCD1=Wk7Rb2Nq9Lz4Hx6Tc1Vm8Js3Pd5Fg0  (API key)", "Wk7Rb2Nq9Lz4Hx6Tc1Vm8Js3Pd5Fg0"),
     ("E1KNA1M  STCD2=512389047  (SSN)", "512389047"),
-    ('{"data_json": "{\\"okta_api_token\\": \\"00Xq4Lm8Rt2Vb6Nc0Jh3Ws7Kd1Fp5Gz9Ty2Ue6Ia4Ob8\\"}"}',
-     "00Xq4Lm8Rt2Vb6Nc0Jh3Ws7Kd1Fp5Gz9Ty2Ue6Ia4Ob8"),
+    ('[{"key": "OKTA_SSWS", "value": "00Rb5Tn9Lw3Kq7Xz1Vc4Hm8Jd2Gs6Fp0Ya3Ue7Io5N"}]',
+     "00Rb5Tn9Lw3Kq7Xz1Vc4Hm8Jd2Gs6Fp0Ya3Ue7Io5N"),
+    ('{"data_json": "{\\"okta_ssws\\": \\"00Xq4Lm8Rt2Vb6Nc0Jh3Ws7Kd1Fp5Gz9Ty2Ue6Ia4O\\"}"}',
+     "00Xq4Lm8Rt2Vb6Nc0Jh3Ws7Kd1Fp5Gz9Ty2Ue6Ia4O"),
 ])
 def test_field_glossed_in_parentheses_and_escaped_okta_name(text: str, value: str) -> None:
     assert value in _values(text)
@@ -114,6 +116,7 @@ def test_names_that_name_nothing_sensitive_give_nothing(text: str) -> None:
     ("Period,Employee,มือถือ,Gross\n2026-02,A B,081-442-7719,4100.00\n", "081-442-7719"),
     ("Period,Employee,Телефон,Gross\n2026-02,A B,8-916-204-37-58,4100.00\n", "8-916-204-37-58"),
     ("ID;Nama;Telepon;Divisi\n88;A B;0812-4471-3390;OPS\n", "0812-4471-3390"),
+    ("oncall:\n  name: A B\n  hp: \"0857-2210-4436\"\n", "0857-2210-4436"),
 ])
 def test_phone_after_call_me_and_under_headers_of_more_scripts(text: str, value: str) -> None:
     assert value in _values(text)
@@ -126,6 +129,7 @@ def test_phone_after_call_me_and_under_headers_of_more_scripts(text: str, value:
     '{"gtin": "4012345678901", "qty": 1}',
     "UPC-A 036000291452",
     "Zavolejte mi prosím zítra",
+    "HP LaserJet 1020, hp 100, 300 hp at 6500 rpm",
 ])
 def test_record_ids_and_product_codes_stay(text: str) -> None:
     assert _values(text) == []
