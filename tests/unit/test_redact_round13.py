@@ -144,3 +144,20 @@ def test_a_label_under_a_label_is_no_value() -> None:
     assert _values("Password:\nPassword:\nPassword:\n") == []
     assert "Marlin-Cobalt-58" in _values("Username:\nPassword:\n    Marlin-Cobalt-58\n")
 
+
+
+@pytest.mark.parametrize("text,value", [
+    ('2026-03-01T10:00:00.3Z echo "::add-mask::Rk5Vw9Lq2Nz7Bt4Hx8Mc3"', "Rk5Vw9Lq2Nz7Bt4Hx8Mc3"),
+    ("::add-mask::tundra-Maple-61", "tundra-Maple-61"),
+])
+def test_value_a_github_actions_mask_command_masks(text: str, value: str) -> None:
+    assert value in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    'echo "::add-mask::$DEPLOY_TOKEN"',
+    'echo "::add-mask::${{ secrets.NPM_TOKEN }}"',
+    "::add-mask::***",
+])
+def test_mask_commands_of_references_give_nothing(text: str) -> None:
+    assert _values(text) == []

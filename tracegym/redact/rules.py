@@ -651,6 +651,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="the value a command stores in a secret store, whatever its name: `databricks secrets put-secret "
                      "SCOPE KEY --string-value …` (and the legacy `put`), `aws secretsmanager create-secret "
                      "--secret-string …`, `gh secret set NAME --body …`, `az keyvault secret set … --value …`"),
+    Rule("secret_assignment", "SECRET", r"::add-mask::(?P<v>[^\s\"'\\]{4,4096})", trigger=r"::add-mask::",
+         validator=v.password,
+         description="the value a GitHub Actions `::add-mask::` workflow command masks (a secret by the command's "
+                     "meaning, as a step's script or log prints it); not a reference (`$TOKEN`, `***`)"),
     Rule("labelled_key", "SECRET",
          rf"{_KEY_LABELS}{_CLOSE}(?:{_WHOSE}?(?:{_ARROW}|[ \t]*[:=][ \t]*|{_SET_TO}|[ \t]+(?i:is)[ \t]+)|{_DASH}|"
          rf"[ \t]+){_OPEN}"
