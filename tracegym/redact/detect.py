@@ -31,9 +31,9 @@ CACHE_CHARS = 32_000_000
 """The texts the cache holds, in all: the oldest go first."""
 _JSON_BREAK = re.compile(r"\\[nrt]")
 _CONTEXT_WORD = re.compile(CONTEXT_WORDS, re.ASCII)
-_LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass)|^{COOKIE_NAMES}$", re.ASCII)
-"""A label that structure ties to a value: a context word, `pass` ending a name (`smtp_pass`), or a session cookie's
-name (`PHPSESSID`, `connect.sid`)."""
+_LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|^{COOKIE_NAMES}$", re.ASCII)
+"""A label that structure ties to a value: a context word, `pass` ending a name (`smtp_pass`), `okta` (which the Okta
+token rule reads as a label: `OKTA_SSWS`), or a session cookie's name (`PHPSESSID`, `connect.sid`)."""
 POOL = pa.system_memory_pool()
 """Where redaction's Arrow arrays are allocated (distinct texts, masks, rewritten columns). Arrow's default pool
 (mimalloc) gives a column-sized buffer back to the kernel once it is freed and maps the next one afresh: that
@@ -241,18 +241,19 @@ class Detector:
         away from them (tracegym/redact/structure.py), each read as `label: value`, as spans of `view`."""
         spans = []
         cells = labelled_cells(view, _CONTEXT_WORD.search) if "\n" in view else []
+        seen: dict[str, list[tuple[Rule, tuple[int, int]]]] = {}  # a form's rows repeat label and value
         for label, start, end in cells + labelled_values(view, _LABEL_WORD.search):
             # A single word is read quoted, as its delimiters show it whole: a rule then takes one with symbols in
             # it whole (`k#9v!q2@…`); words with spaces between stay unquoted (`see the vault` is no password).
             whole = not _SPACE_OR_QUOTE.search(view, start, end)
             lead, tail = (f'{label}: "', '"') if whole else (f"{label}: ", "")
             read = lead + view[start:end] + tail
+            if read not in seen:
+                seen[read] = [(rule, span) for rule in self.rules for m in rule.regex.finditer(read)
+                              if (span := _value_span(rule, m)) is not None and span[0] >= len(lead)
+                              and span[1] <= len(lead) + end - start]
             shift = start - len(lead)
-            for rule in self.rules:
-                for m in rule.regex.finditer(read):
-                    span = _value_span(rule, m)
-                    if span is not None and span[0] >= len(lead) and span[1] <= len(lead) + end - start:
-                        spans.append((rule, (span[0] + shift, span[1] + shift)))
+            spans += [(rule, (s + shift, e + shift)) for rule, (s, e) in seen[read]]
         return spans
 
     def _keep(self, rule: Rule, value: str) -> bool | int:

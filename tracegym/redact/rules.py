@@ -129,18 +129,19 @@ _LABEL = f"A-Za-z0-9{_INTL}"
 # (`123 - 45 - 6789`); shared by cards, SSNs and phone numbers, each validated by its checksum or plan.
 _DSEP = r"(?:[ \t]{1,3}|[ \t]{0,2}[-/.][ \t]{0,2})"
 _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (a form-encoded space) too
-# Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them (phone_number=).
-# Portuguese, Spanish and Italian too (celular, telefone, contato, teléfono, móvil, tlf, cellulare), "my number" /
-# "Rückruf" (call back), the adjective (recapito telefonico, número telefónico), a word ending in a letter beyond
-# ASCII followed by what the ASCII word boundary after it needs (`zadzwoń pod`), and Japanese (電話番号, 携帯電話,
-# 連絡先: no word boundary in CJK text); and the words of the translation table (tracegym/redact/words.py) for
-# phone, the Latin ones here, the others in _PHONE_CJK. "Call me" as French, Italian and Portuguese write it
-# (`rappelez-moi`, `me joindre au`, `richiamare`, `ligar-me`), German's formal `Rufen Sie mich`, and a field's
-# index after the word (SAP's `TELF1`, a contacts export's `Phone 1`).
+# Words a phone number follows, in English, French and German; a `_number`/`No.` may follow them
+# (phone_number=). Portuguese, Spanish and Italian too (celular, telefone, contato, teléfono, móvil, tlf,
+# cellulare), Indonesian telepon and hp (handphone), "my number" / "Rückruf" (call back), the adjective
+# (recapito telefonico, número telefónico), a word ending in a letter beyond ASCII followed by what the ASCII
+# word boundary after it needs (`zadzwoń pod`), and Japanese (電話番号, 携帯電話, 連絡先: no word boundary in CJK text);
+# and the words of the translation table (tracegym/redact/words.py) for phone, the Latin ones here, the others
+# in _PHONE_CJK. "Call me" as French, Italian and Portuguese write it (`rappelez-moi`, `me joindre au`,
+# `richiamare`, `ligar-me`), German's formal `Rufen Sie mich`, and a field's index after the word (SAP's
+# `TELF1`, a contacts export's `Phone 1`).
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                      r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                      r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
-                     r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telef[oóô]nic[oa]s?|"
+                     r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|hp|telef[oóô]nic[oa]s?|"
                      r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
                      r"m'appeler(?: au)?|r?appelez(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|(?:ri)?chiamarmi|"
                      r"richiamare|ligar-me|liga-me|ring mig(?: p[aå])?|bel me(?: op)?|"
@@ -156,9 +157,12 @@ _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHON
 _PHONE_CAMEL = (r"[a-z0-9](?:Phone|Tel|Telephone|Mobile|Cell|Fax|Msisdn|Whatsapp)"
                 r"(?:Number|No|Nr|Num|Phone|Mobile)?\b")
 # Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
-# 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi.
+# 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi; and Greek,
+# Hebrew and Cyrillic ones as a column's header writes them (`Τηλέφωνο`, `Κινητό`, `נייד`, `Телефон`), which the
+# header trigger reads from this list alone.
 _PHONE_CJK_OWN = (r"電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
-                  r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|फ़ोन|फोन|मोबाइल")
+                  r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|มือถือ|फ़ोन|फोन|मोबाइल|[Ττ]ηλέφωνο|[Κκ]ινητό|"
+                  r"טלפון|נייד|[Тт]елефон|[Мм]обильный|[Мм]обільний")
 _PHONE_CJK = f"(?:{_PHONE_CJK_OWN}|{words.alternation(words.PHONE, latin=False)})"
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})"
 # The rules' own phone words, without the translation table's: what a column header's trigger reads (with the
@@ -290,6 +294,12 @@ _MSG_ID_HEADER = (r"(?i:message-id|in-reply-to|references|content-id|resent-mess
 
 # A qualifier in parentheses between a phone word and its number: "Phone (work) …", "Tel. (mobile): …".
 _QUALIFIER = r"(?:\([^\d()\n]{1,20}\)[^\d\n+(]{0,8})?"
+# The label of a product code (GS1's GTIN-8/12/13/14 as EAN, UPC and JAN, and ISBN) before a number: a product's,
+# whatever issuer range and check digit it happens to share with a card (`EAN 4001249499736`: Luhn and a Visa prefix).
+_PRODUCT_CODE = r"(?i:\b(?:ean|gtin|upc|isbn|jan)(?:[ _-]?(?:8|10|12|13|14|a|e))?\b)[\"'\\ \t:#=]{0,6}"
+# The noun "contact" right before a bare digit run: a record cited by its id ("HubSpot contact 620600585", "contact
+# 4711"); a phone number after "contact" comes with `:`, a verb or "number" between, or in groups.
+_CONTACT_RECORD = r"^[_\d]?(?i:contacts?)[ \t]+\d{5,}\W?$"
 # The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281").
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|"
                r"commande|bestellung|factura|rechnung)\b)")
@@ -392,11 +402,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"hv[sbr]\.[A-Za-z0-9_-]{24,300}|NR(?:AK|AA|II)-[A-Z0-9]{27,32}|sntrys_eyJ[A-Za-z0-9+/=_-]{40,400}|"
          r"sntryu_[0-9a-f]{64}|v1\.0-[0-9a-f]{24}-[0-9a-f]{146}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,200}|"
          r"CCIP(?:AT|RJ)_[A-Za-z0-9]{16,40}_[0-9a-f]{40}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_-]{56,70}|"
-         r"r8_[A-Za-z0-9]{37}|lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}|napi_[a-z0-9]{64}|a[ks]-[A-Za-z0-9]{22})"
+         r"r8_[A-Za-z0-9]{37}|lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}|napi_[a-z0-9]{64}|a[ks]-[A-Za-z0-9]{22}|"
+         r"00D[A-Za-z0-9]{12}(?:[A-Za-z0-9]{3})?![A-Za-z0-9._]{40,300}|dckr_(?:pat|oat)_[A-Za-z0-9_-]{24,64}|"
+         rf"pat-(?:na|eu|ap)[0-9]-{_UUID}|access-(?:sandbox|development|production)-{_UUID}|"
+         r"[12]/[0-9]{10,19}(?:/[0-9]{10,19})?:[0-9a-f]{32})"
          r"(?:$|[^A-Za-z0-9_+/=-])",
          trigger=r"ATATT3|AT(?:BB|CTT)[A-Za-z0-9]|dapi[0-9a-f]{32}|pat[A-Za-z0-9]{14}\.|dt0c01\.|hv[sbr]\.|"
                  r"NR(?:AK|AA|II)-|sntry[su]_|v1\.0-[0-9a-f]{24}-|\.atlasv1\.|CCIP(?:AT|RJ)_|sq0(?:atp|csp)-|"
-                 r"EAAA[A-Za-z0-9_-]{56}|r8_[A-Za-z0-9]{37}|lsv2_(?:pt|sk)_|napi_[a-z0-9]{64}|a[ks]-[A-Za-z0-9]{22}",
+                 r"EAAA[A-Za-z0-9_-]{56}|r8_[A-Za-z0-9]{37}|lsv2_(?:pt|sk)_|napi_[a-z0-9]{64}|a[ks]-[A-Za-z0-9]{22}|"
+                 r"00D[A-Za-z0-9]{12}|dckr_(?:pat|oat)_|pat-(?:na|eu|ap)[0-9]-|access-(?:sandbox|development|production)-|"
+                 r"[0-9]{10}:[0-9a-f]{32}",
          validator=v.issuer_token,
          description="tokens by their issuers' documented formats, anywhere in text: Atlassian API tokens (ATATT3… "
                      "=CRC32), Bitbucket app passwords (ATBB) and access tokens (ATCTT), Databricks (dapi + 32 hex, "
@@ -405,16 +420,22 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "Terraform Cloud/Enterprise user tokens (14 .atlasv1. 60+), CircleCI personal and project tokens "
                      "(CCIPAT_, CCIPRJ_), Square access tokens and application secrets (EAAA + 60, sq0atp-, sq0csp-), "
                      "Replicate (r8_ + 37), LangSmith (lsv2_pt_, lsv2_sk_), Neon (napi_ + 64), Modal token ids and "
-                     "secrets (ak-, as- + 22)"),
+                     "secrets (ak-, as- + 22), Salesforce session ids and access tokens (the 15- or 18-character org "
+                     "id 00D…, `!`, the session part), Docker Hub personal and organization access tokens (dckr_pat_, "
+                     "dckr_oat_), HubSpot private app tokens (pat-<region>-<uuid>), Plaid access tokens "
+                     "(access-<environment>-<uuid>), Asana personal access tokens (1/<user id>:<32 hex>, "
+                     "2/<user id>/<app id>:<32 hex>)"),
     Rule("issuer_token", "TOKEN",
-         r"(?:\bSSWS[ \t]+|(?i:okta)[\w.-]{0,30}[\"'`)\]:= \t]{1,6})(?P<v>00[A-Za-z0-9_-]{40})(?:$|[^A-Za-z0-9_-])",
+         r"(?:\bSSWS[ \t]+|(?i:okta)[\w.-]{0,30}[\"'`)\]:= \t\\]{1,8})(?P<v>00[A-Za-z0-9_-]{40})(?:$|[^A-Za-z0-9_-])",
          trigger=r"SSWS|(?i:okta)", validator=v.issuer_token,
-         description="Okta API tokens (00 + 40) after Okta's `SSWS` scheme or a name holding okta"),
+         description="Okta API tokens (00 + 40) after Okta's `SSWS` scheme or a name holding okta (its quotes "
+                     "escaped too: JSON text inside JSON)"),
     Rule("adyen_key", "API_KEY",
-         r"\bAQE[A-Za-z0-9+/]{20,200}={0,2}-[A-Za-z0-9+/]{20,200}={0,2}-[^\s\"'`\\<>\]]{4,32}",
+         r"\bAQE[A-Za-z0-9+/]{20,200}={0,2}-[A-Za-z0-9+/]{20,200}={0,2}-"
+         r"(?:[^\s\"'`\\<\]]|<[^/\s\"'`\\<\]]){4,32}",
          trigger=r"AQE[A-Za-z0-9+/]{20}",
          description="Adyen API keys (AQE…, two base64 parts and a last part of any printable characters, `-` "
-                     "between)"),
+                     "between; a `<` in the last part too, not one that opens a closing tag `</`)"),
     Rule("braintree_token", "TOKEN", r"\baccess_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}",
          trigger=r"access_token\$", description="Braintree (PayPal) access tokens, access_token$production$…$…"),
     Rule("twitch_token", "TOKEN", r"\boauth:[a-z0-9]{30}\b", trigger=r"oauth:[a-z0-9]{30}",
@@ -640,6 +661,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="the value a command stores in a secret store, whatever its name: `databricks secrets put-secret "
                      "SCOPE KEY --string-value …` (and the legacy `put`), `aws secretsmanager create-secret "
                      "--secret-string …`, `gh secret set NAME --body …`, `az keyvault secret set … --value …`"),
+    Rule("secret_assignment", "SECRET", r"::add-mask::(?P<v>[^\s\"'\\]{4,4096})", trigger=r"::add-mask::",
+         validator=v.password,
+         description="the value a GitHub Actions `::add-mask::` workflow command masks (a secret by the command's "
+                     "meaning, as a step's script or log prints it); not a reference (`$TOKEN`, `***`)"),
     Rule("labelled_key", "SECRET",
          rf"{_KEY_LABELS}{_CLOSE}(?:{_WHOSE}?(?:{_ARROW}|[ \t]*[:=][ \t]*|{_SET_TO}|[ \t]+(?i:is)[ \t]+)|{_DASH}|"
          rf"[ \t]+){_OPEN}"
@@ -744,9 +769,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"[A-Z]{2} \d{2} \d{2} \d{2} [A-D]", validator=v.national_id,
          description="UK National Insurance numbers printed in their pairs (AB 12 34 56 C) anywhere"),
     Rule("card", "CARD",
-         rf"(?:^|[^A-Za-z0-9_.+/-])(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^A-Za-z0-9_]|[._](?:$|\D))",
-         trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number,
-         description="payment card numbers (issuer ranges and lengths, Luhn)"),
+         rf"(?:{_PRODUCT_CODE}|^|[^A-Za-z0-9_.+/-])(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^A-Za-z0-9_]|[._](?:$|\D))",
+         trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number, reject=rf"^{_PRODUCT_CODE}",
+         description="payment card numbers (issuer ranges and lengths, Luhn); not a product code after its "
+                     "label (EAN, GTIN, UPC, ISBN)"),
     Rule("card", "CARD",
          r"(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta)[^\d\n]{0,30}"
          rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-])",
@@ -772,7 +798,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}[+(]?\d", validator=v.national_phone,
-         reject=_ID_BETWEEN,
+         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}",
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
     Rule("phone_before_word", "PHONE",

@@ -25,12 +25,15 @@ _Q = r"\\{0,15}\""
 levels): bounded, as `\\*` would scan a run of backslashes from each of its positions (quadratic)."""
 _FIELD = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*(?:{_Q}((?:[^\"\\\n]|\\[^\"\n])*?){_Q}|(true))")
 _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
-_NAME_KEY = re.compile(r"(?i:name|key|[a-z]*(?:Key|Name)|label|header|field|designation)")
+_NAME_KEY = re.compile(r"(?i:name|key|id|[a-z]*(?:Key|Name)|label|header|field|designation)")
+"""A sibling naming its value; `id` as Terraform state's `attributes` hold a parameter's or a variable's name
+(`{"id": "twilio_auth_token", "value": …}`)."""
 _URI_KEY = re.compile(r"url|system")
 """A sibling naming its value by a URI whose last segment is the name: a FHIR extension's `url`
 (`…/StructureDefinition/db_password`), an identifier's `system` (`http://hl7.org/fhir/sid/us-ssn`)."""
-_VALUE_KEY = re.compile(r"(?i:value|[a-z]*Value|secret|data)|value[A-Z][a-zA-Z]*")
-"""The value's own field; FHIR's typed `value[x]` too (`valueString`, `valueCode`)."""
+_VALUE_KEY = re.compile(r"(?i:value|[a-z]*_?Value|secret|data)|value[A-Z][a-zA-Z]*")
+"""The value's own field; FHIR's typed `value[x]` too (`valueString`, `valueCode`), and a qualified one
+(`plaintext_value` of a Terraform `github_actions_secret`)."""
 _TEXT_KEY = re.compile(r"(?i:text|content|value|body)")
 _PARENT = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*$")
 
@@ -175,10 +178,17 @@ _LABEL_ALONE = re.compile(r"^[ \t]*([^\W\d_][\w.#/-]*(?:[ \t][\w.#/-]+){0,3})[ \
 """A line that is a name alone: the texts with none that is a label are not split into lines either."""
 
 
+def _label_alone(line: str) -> bool:
+    """A line that is one label ending in `:` and nothing else (`Password:` under `Password:`)."""
+    m = _LINE_LABEL.search(line)
+    return m is not None and m.group(1) is not None and not line[:m.start(1)].strip()
+
+
 def previous_line(text: str, wanted: Callable[[str], object]) -> Labelled:
     """A value on the line below its label: `Password:` then the value indented beneath it, or, in text laid out
     in columns (PDF, fixed-width reports), the label ending a column of one line and the value at the same column
-    of the next."""
+    of the next. A line below that is itself a label ending in `:` holds no value (a form's labels one under the
+    other)."""
     out: Labelled = []
     lines = text.split("\n")
     at = 0
@@ -187,7 +197,7 @@ def previous_line(text: str, wanted: Callable[[str], object]) -> Labelled:
         line = line.removesuffix("\\")
         m = _LINE_LABEL.search(line)
         group = 1 if m is not None and m.group(1) is not None else 2
-        if m is not None and wanted(m.group(group)):
+        if m is not None and wanted(m.group(group)) and not _label_alone(below.removesuffix("\\")):
             column = m.start(group)
             for token in _TOKEN.finditer(below.removesuffix("\\")):
                 if token.start() >= column - 2 or column == 0:
@@ -340,6 +350,57 @@ def yaml_children(text: str, wanted: Callable[[str], object]) -> Labelled:
     return [(m.group(2), m.start(3), m.end(3)) for m in _YAML_CHILD_VALUE.finditer(text) if wanted(m.group(2))]
 
 
+_YAML_NAMED_ITEM = re.compile(r"^([ \t]*)-[ \t]+(?:name|key):[ \t]*\\?[\"']?([\w./:-]{1,200})\\?[\"']?[ \t]*"
+                              r"(?:\\?\n|\\n)\1[ \t]+value:[ \t]*\\?[\"']?([^\s\"'\\]{1,512})", re.MULTILINE)
+"""A YAML list item naming its value in a `name:` (or `key:`) line and holding it on the next one under `value:`:
+Kubernetes `env:` lists, Argo CD's and Flux's Helm `parameters`, Kustomize and Tekton params (`- name:
+secrets.dbPassword` then `value: …`)."""
+
+
+def yaml_named_items(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The `value:` of a YAML list item, labelled with its `name:`'s last dotted or path segment, humps parted."""
+    out: Labelled = []
+    for m in _YAML_NAMED_ITEM.finditer(text):
+        label = words_of(re.split(r"[./:]", m.group(2).rstrip("./:"))[-1])
+        if label and len(label) <= MAX_LABEL and wanted(label):
+            out.append((label, m.start(3), m.end(3)))
+    return out
+
+
+_GLOSSED_FIELD = re.compile(r"(?:^|[ \t])[A-Z][A-Z0-9_]{1,29}=([^\s=()]{1,512})[ \t]+\(([^()\n]{1,48})\)")
+"""A flat record's field, a technical name (`STCD1`, `TELF1`: SAP IDoc segment fields) then `=` and the value,
+followed by the field's description in parentheses (`STCD1=…  (Tax number 1)`): the description labels it."""
+
+
+def glossed_fields(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The value of a `FIELD=value (description)` field, labelled with its description."""
+    return [(m.group(2), m.start(1), m.end(1)) for m in _GLOSSED_FIELD.finditer(text) if wanted(m.group(2))]
+
+
+_KV_HEADER = re.compile(r"^[ \t]*(?:Key|KEY|Name|NAME|Field|FIELD)[ \t]{2,}(?:Value|VALUE)[ \t]*\r?\n"
+                        r"(?:[ \t]*-{2,}[ \t]+-{2,}[ \t]*\r?\n)?", re.MULTILINE)
+_KV_ROW = re.compile(r"[ \t]*([^\s=]{1,48})[ \t]{2,}(\S(?:[^\n]{0,510}\S)?)[ \t]*\r?$")
+
+
+def kv_tables(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The rows of a two-column table headed `Key  Value` (HashiCorp Vault's `vault kv get` and `vault read`
+    print one per section): each row's value labelled with the name in its first column, to the first line that
+    is not such a row."""
+    out: Labelled = []
+    for header in _KV_HEADER.finditer(text):
+        at = header.end()
+        while at < len(text):
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            row = _KV_ROW.fullmatch(text, at, end)
+            if row is None:
+                break
+            if wanted(row.group(1)):
+                out.append((row.group(1), row.start(2), row.end(2)))
+            at = end + 1
+    return out
+
+
 _GE_COLUMN = re.compile(rf"{_Q}column{_Q}[ \t]*:[ \t]*{_Q}([^\"\\\n]{{1,48}}){_Q}")
 _GE_LIST = re.compile(rf"{_Q}(?:partial_)?unexpected_list{_Q}[ \t]*:[ \t]*\[([^\[\]]*)\]")
 _LIST_ITEM = re.compile(rf"{_Q}((?:[^\"\\\n]|\\[^\"\n])+?){_Q}|(-?\d[\d.]*)")
@@ -435,6 +496,12 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += named_calls(text, wanted)
     if "value:" in text or "secret:" in text:
         out += yaml_children(text, wanted)
+    if "value:" in text and "- " in text:
+        out += yaml_named_items(text, wanted)
+    if "Value" in text or "VALUE" in text:
+        out += kv_tables(text, wanted)
+    if "=" in text and "(" in text:
+        out += glossed_fields(text, wanted)
     if "unexpected_list" in text:
         out += unexpected_values(text, wanted)
     if "\"" in text:
