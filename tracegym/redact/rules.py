@@ -39,11 +39,12 @@ _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|privat
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
 # The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
-# Also the short forms people write (pw, ww for wachtwoord, 비번), Vietnamese (mật khẩu, and mat_khau as identifiers
-# spell it), Arabic (كلمة المرور / كلمة السر), Korean (암호), Hebrew, Greek, Hindi and Thai.
-_PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|kennwort|mot de passe|\bmdp|"
-       r"contrase[nñ]a|clave de acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
-       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata sandi|mat[_ ]?khau\b)|m[ậa]t kh[ẩa]u|"
+# Also the short forms people write (pw, ww for wachtwoord, 비번), Vietnamese (mật khẩu), the words joined as
+# identifiers spell them (mot_de_passe, mat_khau, CLAVE_DE_ACCESO), Arabic (كلمة المرور / كلمة السر), Korean (암호),
+# Hebrew, Greek, Hindi and Thai.
+_PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|kennwort|mot[ _-]de[ _-]passe|\bmdp|"
+       r"contrase[nñ]a|clave[ _-]de[ _-]acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
+       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata[ _-]sandi|mat[_ ]?khau\b)|m[ậa]t kh[ẩa]u|"
        r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|"
        r"비밀번호|비번|암호|" + words.alternation(words.PASSWORD))
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
@@ -87,13 +88,15 @@ _OPEN = r"(?:\\?[\"'`]'?|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
 _PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
 # The short password flags of common tools, as their manuals give them: `docker login -p` (podman, nerdctl,
 # buildah, skopeo, oras, `helm registry login` alike), `redis-cli -a`, `ldapsearch -w` (every OpenLDAP client),
-# `smbclient -U user%password`, `htpasswd -b[c] file user password` and `htpasswd -nb user password`, Windows'
-# `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X` and `az login -p X`.
+# `smbclient -U user%password`, `htpasswd -b[c] file user password` (the flags apart too: `-b -c`) and
+# `htpasswd -nb user password`, Windows' `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X`
+# and `az login -p X`.
 _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login\b[^\n|;&]{0,120}?"
              r"[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]{0,120}?[ \t]-a[ \t]+|"
              r"\bldap[a-z]{3,8}\b[^\n|;&]{0,160}?[ \t]-w[ \t]+|"
              r"\bsmbclient\b[^\n|;&]{0,120}?[ \t]-U[ \t]*\\?[\"']?[^\s%\"'\\]{1,64}%|"
-             r"\bhtpasswd[ \t]+-[A-Za-z]*b[A-Za-z]*[ \t]+(?:[^\s-][^\s]*[ \t]+)?[^\s-][^\s]*[ \t]+|"
+             r"\bhtpasswd(?:[ \t]+-[A-Za-z]{1,4}){0,3}?[ \t]+-[A-Za-z]{0,4}b[A-Za-z]{0,4}(?:[ \t]+-[A-Za-z]{1,4}){0,3}"
+             r"[ \t]+(?:[^\s-][^\s]*[ \t]+)?[^\s-][^\s]*[ \t]+|"
              r"\bnet[ \t]+user[ \t]+[^\s/*]+[ \t]+|\b(?:sqlcmd|bcp)\b[^\n|;&]{0,120}?[ \t]-P[ \t]*|"
              r"\bmongo(?:sh)?\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|\baz[ \t]+login\b[^\n|;&]{0,120}?[ \t]-p[ \t]+")
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin;
@@ -106,8 +109,9 @@ _PW_SHELL = (rf"-{{1,2}}(?:[A-Za-z._][A-Za-z._-]{{0,31}})?(?:{_PW}|(?i:pass(?:in
 # What every password match holds, as stems: the exact label alternatives of _PW joined with every other trigger
 # outgrow RE2's DFA budget, and the one pass over a column falls back to a slower engine (3x). `pass` not before
 # `e` (passenger, passed), which no label needs but "mot de passe".
-_PW_TRIGGER = (r"(?i:pass[^e]|mot de passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|has[lł]o|salasana|senord|"
-               r"adgangskode|jelsz|ifre|kata sandi|clave de|contrase|senha|wachtwoord|\bww\b|kennwort|mat[_ ]?khau)|"
+_PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|has[lł]o|salasana|senord|"
+               r"adgangskode|jelsz|ifre|kata[ _-]sandi|clave[ _-]de|contrase|senha|wachtwoord|\bww\b|kennwort|"
+               r"mat[_ ]?khau)|"
                r"m[ậa]t kh[ẩa]u|"
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
@@ -491,7 +495,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("aws_secret_key", "SECRET",
          r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
          rf"(?:\\?[\"'`]?\]?\s*(?::=|[:=,|])\s*{_OPEN}|[ \t]+(?:(?i:is)[ \t]+)?{_OPEN})|"
-         r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|\\?\r?\n|\\n){1,6}\\?[\"']?|"
+         r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|(?:\\?\r?\n|\\n)(?:[ \t]{0,4}>){0,4}){1,6}\\?[\"']?|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}[^\n]{0,40}?[^A-Za-z0-9/+])"
          r"(?P<v>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
          trigger=r"(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|AKIA|ASIA", validator=v.aws_secret,
@@ -612,6 +616,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a password in prose, in any language of the label words: the label, up to four words "
                      "(\"for bob\", \"van root\"), then `:` or \"is\" (`är`, `je`, `είναι`, `היא`), or a particle "
                      "glued to it (`密码是`, `비밀번호는`); letters and digits, 8+ characters"),
+    # Printable ASCII but quotes and the backslash: what password generators draw from.
+    Rule("password", "PASSWORD",
+         rf"{_PW_PROSE}(?P<v>[!#-&(-\[\]-_a-~]{{8,128}})(?:$|[\s\"'`\\])",
+         trigger=_PW_TRIGGER, validator=v.symbol_password,
+         description="a generated password in prose whose brackets, braces or semicolons end a value elsewhere "
+                     "(`Password: t]u]$De:Io]=gP!`, `密码：[biv0l;{.o^0c`): the whole run up to a space"),
     Rule("password", "PASSWORD",
          r"(?:(?m:^)|\\?\")(?:[0-9_.-]*[A-Za-z][A-Za-z0-9_.-]*|\*|\[[0-9A-Fa-f:]+\]):(?:\d{1,5}|\*):"
          r"[^\s:\\]{1,64}:[^\s:\\]{1,64}:(?P<v>(?:[^\s:\\]|\\[:\\]){1,128})\\?(?m:$)",
@@ -698,14 +708,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "rejected"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})"
-         rf"(?:[ \t]+(?:API|[A-Z][A-Za-z0-9.]{{1,14}})){{0,2}}"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,2}}"
          rf"[ \t]+{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{24,256}})"
          r"(?:$|[^A-Za-z0-9+/_.=-])",
-         trigger=rf"(?:{_KEY_STEMS})(?:[ \t]+[A-Za-z0-9.]{{1,15}}){{0,2}}[ \t]+[A-Za-z0-9+/_.=-]{{24}}",
+         trigger=rf"(?:{_KEY_STEMS})(?:[ \t]+[^\s:=]{{1,15}}){{0,2}}[ \t]+[A-Za-z0-9+/_.=-]{{24}}",
          validator=v.prose_secret, reject_label=_HEX_NOT_KEY,
          description="a random key of 24+ characters right after a word for key, token or secret and a space, "
-                     "`API` or a provider's name between (`:70:secret …` in a SWIFT free-text field, a fixed-width "
-                     "record, `API-nøgle Auth0 …`); the word before it read, so that `cache key …` is rejected"),
+                     "up to two words between: `API` or a provider's name (`API-nøgle Auth0 …`), or the words "
+                     "that follow the noun where modifiers do (`токен доступа …`, `chave da API …`, `token di "
+                     "accesso …`); a SWIFT free-text field's `:70:secret …`; the word before it read, so that "
+                     "`cache key …` is rejected"),
     Rule("email", "EMAIL",
          f"(?:{_MSG_ID_HEADER}|{_URL_SCHEME}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"

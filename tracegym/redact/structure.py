@@ -25,8 +25,6 @@ _Q = r"\\{0,15}\""
 levels): bounded, as `\\*` would scan a run of backslashes from each of its positions (quadratic)."""
 _FIELD = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*(?:{_Q}((?:[^\"\\\n]|\\[^\"\n])*?){_Q}|(true))")
 _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
-_ELEMENT = re.compile(r"\{(?:[^{}]|\{[^{}]*\})*\}")
-"""An element of a rich-text list: an object holding flat ones at most (`"style": {"code": true}` in Slack's)."""
 _NAME_KEY = re.compile(r"(?i:name|key|id|[a-z]*(?:Key|Name)|label|header|field|designation)")
 """A sibling naming its value; `id` as Terraform state's `attributes` hold a parameter's or a variable's name
 (`{"id": "twilio_auth_token", "value": …}`)."""
@@ -53,22 +51,51 @@ def json_siblings(text: str, wanted: Callable[[str], object]) -> Labelled:
     return out + _element_chains(text, wanted)
 
 
+_ITEM = re.compile(rf"(?P<obj>\{{(?:[^{{}}]|\{{[^{{}}]*\}})*\}})|"
+                   rf"(?<=[\[,])[ \t\r\n]*{_Q}(?P<str>(?:[^\"\\\n]|\\[^\"\n])*?){_Q}(?=[ \t\r\n]*[,\]])")
+"""An item of a rich-text list: an element, an object holding flat ones at most (`"style": {"code": true}` in
+Slack's), or a bare string (Telegram's export writes a message's `text` as plain strings between its styled
+entities: `["Password ", {"type": "code", "text": …}]`)."""
+_LIST_INSIDE = re.compile(rf"\[[ \t\r\n]*(?:\{{|{_Q})")
+"""An object holding a list of items is a container (a Telegram message), not an element: its items are read."""
+_CODE_MARK = re.compile(rf"{_Q}(?:code|pre){_Q}")
+"""An element styled as code (Slack's `"style": {"code": true}`, Telegram's `"type": "code"` or `"pre"`)."""
+
+
 def _element_chains(text: str, wanted: Callable[[str], object]) -> Labelled:
-    """A list element's text labelled by the element right before it when that one's text ends in `:`
-    (`{"text": "Password: "}, {"text": "…", "style": {"code": true}}`)."""
+    """A list item's text labelled by the item right before it when that one's text ends in `:` or `=` (`{"text":
+    "Password: "}, {"text": "…", "style": {"code": true}}`), or, when the item is styled as code, by the end of
+    the text before it whatever it ends with (`["mật khẩu ", {"type": "code", "text": "…"}]`)."""
     out: Labelled = []
-    previous: tuple[int, str] | None = None  # (end, label) of the last element whose text ended with `:`
-    for obj in _ELEMENT.finditer(text):
-        element = next((m for m in _FIELD.finditer(obj.group()) if _TEXT_KEY.fullmatch(m.group(1)) and m.group(2)),
-                       None)
-        if element is None:
+    previous: tuple[int, str, bool] | None = None  # (end, label, ended with `:`/`=`) of the last item with text
+    at = 0
+    while (item := _ITEM.search(text, at)) is not None:
+        obj = item.group("obj")
+        if obj is not None and _LIST_INSIDE.search(obj):
+            at, previous = item.start() + 1, None
+            continue
+        at = item.end()
+        span = _item_text(item)
+        if span is None:
             previous = None
             continue
-        if previous is not None and re.fullmatch(r"[\s,]*", text[previous[0]:obj.start()]) and wanted(previous[1]):
-            out.append((previous[1], obj.start() + element.start(2), obj.start() + element.end(2)))
-        said = element.group(2).strip()
-        previous = (obj.end(), said[:-1].strip()[-MAX_LABEL:]) if said.endswith((":", "：")) else None
+        code = obj is not None and _CODE_MARK.search(obj) is not None
+        if previous is not None and re.fullmatch(r"[\s,]*", text[previous[0]:item.start()]) \
+                and (previous[2] or code) and previous[1] and wanted(previous[1]):
+            out.append((previous[1], *span))
+        said = text[span[0]:span[1]].strip()
+        colon = said.endswith((":", "：", "="))
+        previous = (item.end(), (said[:-1] if colon else said).strip()[-MAX_LABEL:], colon)
     return out
+
+
+def _item_text(item: re.Match[str]) -> tuple[int, int] | None:
+    """Where a list item's text lies: a bare string's, or its element's text field."""
+    if item.group("str") is not None:
+        return (item.start("str"), item.end("str")) if item.group("str") else None
+    element = next((m for m in _FIELD.finditer(item.group("obj")) if _TEXT_KEY.fullmatch(m.group(1)) and m.group(2)),
+                   None)
+    return None if element is None else (item.start() + element.start(2), item.start() + element.end(2))
 
 
 def _labels_of(text: str, start: int, fields: dict[str, re.Match[str]]) -> list[str]:
@@ -187,6 +214,13 @@ _XML_ELEMENT = re.compile(r"<(?:[\w.-]+:)?([A-Za-z_][\w.-]{0,47})(?:[ \t][^<>]*)
 _XML_PAIR = re.compile(r"<[\w:.-]+[ \t][^<>]*?\b(?:key|name)=\\?\"([^\"\\<>]{1,48})\\?\"[^<>]*?"
                        r"\bvalue=\\?\"([^\"\\<>]{1,512})\\?\"")
 """An element naming its value in attributes (`<add key="JwtSecret" value="…"/>` in web.config and app.config)."""
+_XML_NAMED = re.compile(r"<[\w:.-]+[ \t][^<>]*?\b(?:[Nn]ame|NAME|[Kk]ey|KEY)=\\?\"([^\"\\<>]{1,48})\\?\"[^<>]*>"
+                        r"([^<>\n]{1,512})</")
+"""An element named by its own attribute, the value its text (Windows event XML's `<Data Name="Password">…</Data>`)."""
+_XML_KEY_VALUE = re.compile(r"<(?:[\w.-]+:)?(?:[Kk]ey|KEY|[Nn]ame|NAME)>([^<>\n]{1,48})</[\w:.-]{1,64}>[ \t\r\n]{0,200}"
+                            r"<(?:[\w.-]+:)?(?:[Vv]alue|VALUE|string|data)(?:[ \t][^<>]*)?>([^<>\n]{1,512})</")
+"""A key element, then the value's element beside it: KeePass XML's `<String><Key>Password</Key><Value
+ProtectInMemory="True">…</Value></String>`, a property list's `<key>password</key><string>…</string>`."""
 _PHP_DUMP = re.compile(r"\[\\?\"([^\"\\\n]{1,48})\\?\"\]=>(?:\\?\n|\\n)[ \t]*"
                        r"string\(\d+\) \\?\"([^\n]*?)\\?\"(?=\\?\n|\\n|$)")
 """PHP `var_dump`: `["password"]=>` and on the next line `string(12) "…"`."""
@@ -200,12 +234,13 @@ _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def markup_fields(text: str, wanted: Callable[[str], object]) -> Labelled:
-    """Values named by the markup or the dump format around them: XML elements and key/value attributes, PHP's
-    `var_dump` and `print_r`, Go's `%+v`. An element `<Pass>` holds a password (FileZilla's site manager and recent
-    servers files, `<Pass encoding="base64">`: the base64 is the secret); a bare `pass` key elsewhere is a test
-    result."""
+    """Values named by the markup or the dump format around them: XML elements, their name attributes, key/value
+    attributes and key elements beside value elements, PHP's `var_dump` and `print_r`, Go's `%+v`. An element
+    `<Pass>` holds a password (FileZilla's site manager and recent servers files, `<Pass encoding="base64">`: the
+    base64 is the secret); a bare `pass` key elsewhere is a test result."""
     out: Labelled = []
-    forms = ([_XML_ELEMENT, _XML_PAIR] if "<" in text else []) + ([_PHP_DUMP, _PHP_PRINT_R] if "=>" in text else []) \
+    forms = ([_XML_ELEMENT, _XML_PAIR, _XML_NAMED, _XML_KEY_VALUE] if "<" in text else []) \
+        + ([_PHP_DUMP, _PHP_PRINT_R] if "=>" in text else []) \
         + ([_GO_FIELD] if _GO_OPEN.search(text) else [])
     for form in forms:
         for m in form.finditer(text):

@@ -60,8 +60,20 @@ _ISSUERS: list[tuple[tuple[int, int], int, frozenset[int]]] = [
 ]
 
 
-def card_number(value: str) -> bool:
-    """A payment card: 13-19 digits from a known issuer range with a valid Luhn digit, grouped consistently."""
+def card_number(value: str) -> bool | int:
+    """A payment card: 13-19 digits from a known issuer range with a valid Luhn digit, grouped consistently. A
+    match that ran over a line break into the next line's digits (a log line's number) keeps the line's part when
+    that is one: its length."""
+    if not _card_whole(value):
+        cut = _LINE_BREAK.search(value)
+        return cut.start() if cut is not None and _card_whole(value[:cut.start()]) else False
+    return True
+
+
+_LINE_BREAK = re.compile(r"\\?\r?\n|\\n")
+
+
+def _card_whole(value: str) -> bool:
     number = digits_of(value)
     if not 12 <= len(number) <= 19 or len(set(number)) < 2:
         return False
@@ -99,6 +111,13 @@ IBAN_LENGTHS = {
     "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15,
     "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SC": 31, "SE": 24, "SI": 19,
     "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+    # Joined the registry since release 90 (2021-2024).
+    "BI": 27, "DJ": 27, "FK": 18, "HN": 28, "LY": 25, "MN": 20, "NI": 28, "OM": 23, "RU": 33, "SD": 18, "SO": 23,
+    "YE": 30,
+    # IBANs issued nationally on the ISO 13616 pattern, outside the registry (Iran's Sheba, the BCEAO and BEAC
+    # zones, the Maghreb, the lusophone countries).
+    "AO": 25, "BF": 28, "BJ": 28, "CF": 27, "CG": 27, "CI": 28, "CM": 27, "CV": 25, "DZ": 26, "GA": 27, "GQ": 27,
+    "GW": 25, "IR": 26, "KM": 27, "MA": 28, "MG": 27, "ML": 28, "MZ": 25, "NE": 28, "SN": 28, "TD": 27, "TG": 28,
 }
 
 
@@ -127,7 +146,7 @@ _BBAN = {
     "HU": "3n4n1n15n1n", "IE": "4a6n8n", "IS": "4n2n6n10n", "IT": "1a5n5n12c", "LI": "5n12c", "LT": "5n11n",
     "LU": "3n13c", "LV": "4a13c", "MC": "5n5n11c2n", "MT": "4a5n18c", "NL": "4a10n", "NO": "4n6n1n",
     "PL": "8n16n", "PT": "4n4n11n2n", "RO": "4a16c", "SE": "3n16n1n", "SI": "5n8n2n", "SK": "4n6n10n",
-    "SM": "1a5n5n12c", "TR": "5n1n16c",
+    "SM": "1a5n5n12c", "TR": "5n1n16c", "SA": "2n18c", "IR": "22n",
 }
 _BBAN_PARTS = {"n": "[0-9]", "a": "[A-Z]", "c": "[A-Z0-9]"}
 _BBAN_RE = {cc: re.compile("".join(f"{_BBAN_PARTS[t]}{{{n}}}" for n, t in re.findall(r"(\d+)([nac])", spec)))
@@ -371,6 +390,23 @@ def bare_password(value: str) -> bool:
     it): 8+ characters, letters and digits, not code (`varchar(128)`, `hash2(pw)`) nor a path or a URL."""
     return len(value) >= 8 and bool(re.search(r"\d", value) and re.search(r"[^\W\d_]", value)) \
         and "://" not in value and not value.startswith(("/", "./", "(")) and password(value)
+
+
+def symbol_password(value: str) -> bool:
+    """A generated password after a prose label, with the brackets, braces and semicolons that end a value
+    elsewhere (`t]u]$De:Io]=gP!`, `}kP7{tV?DdK3`): 8+ printable characters of three of upper case, lower case,
+    digits and symbols, letters among them, a bracket or a semicolon in it; not a placeholder wrapped in a
+    pair (`[REDACTED]`, `(see vault)`), a reference (`${PW}`, `{{ pw }}`, `<password>`), code or a CTF flag
+    (`os.environ[k]`, `get(k);`, `flag{…}`) nor a path."""
+    if not 8 <= len(value) <= 128 or not re.search(r"[()\[\]{}<>;]", value) or len(set(value)) < 6:
+        return False
+    if value[0] + value[-1] in ("[]", "()", "{}", "<>") or value.startswith(("{{", "{%", "$", "%")) \
+            or _path_or_code(value):
+        return False
+    if re.fullmatch(r"[A-Za-z_][\w.]*(?:\(.*\)|\[.*\]|\{.*\});?", value):
+        return False
+    classes = sum(bool(re.search(c, value)) for c in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]"))
+    return bool(re.search(r"[A-Za-z]", value)) and classes >= 3
 
 
 # File extensions of images and documents: `logo@2x.png`, `icon@1.5x.webp` (an image-density suffix) name
