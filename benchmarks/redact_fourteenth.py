@@ -901,8 +901,8 @@ SSN = [
 CARD = [
     ("iso8583/dump", "MTI 0200\n  DE002 PAN ............ {v}\n  DE003 PROC CODE ...... 000000\n  DE004 AMOUNT ........ "
      "{num}00", "compact"),
-    ("emv_tlv/5A", "9F02 06 0000{num}00\n5A 08 {v}\n5F24 03 271231", "compact"),
-    ("track2/57", "57 13 {v}D2712201{num}00000F", "compact"),
+    ("emv_tlv/5A", "9F02 06 0000{num}00\n5A {tlv5a}\n5F24 03 271231", "compact"),
+    ("track2/57", "57 {tlv57}", "compact"),
     ("receipt/pos", "CLINICA SAN RAFAEL\nVENTA  {amt} EUR\nTARJETA {v}\nAUT: {num}  ARC: 00"),
     ("csv/braintree", "transaction_id,card_number,card_type,amount\n{ctl},{v},Visa,{amt}"),
     ("json/berlin_group", '{"account": {"pan": "{v}", "currency": "EUR"}, "cardAccountId": "{uuid}"}'),
@@ -1165,6 +1165,19 @@ def layout_fillers(rng: random.Random, first: str, last: str) -> dict[str, str]:
             "efw2name": first.upper()[:15].ljust(30) + last.upper()[:20].ljust(20)}
 
 
+def compressed_numeric(digits_and_d: str) -> str:
+    """An EMV `cn`/track 2 value with its length byte: right-padded with F to whole bytes (EMV Book 3, annex A)."""
+    padded = digits_and_d + "F" * (len(digits_and_d) % 2)
+    return f"{len(padded) // 2:02X} {padded}"
+
+
+def emv_fillers(pan: str, discretionary: str) -> dict[str, str]:
+    """Tag 5A (PAN) and tag 57 (track 2 equivalent: PAN, D, YYMM, service code, discretionary data) of a PAN."""
+    if not pan.isdigit():
+        return {}
+    return {"tlv5a": compressed_numeric(pan), "tlv57": compressed_numeric(f"{pan}D2712201{discretionary}00000")}
+
+
 ENVELOPES = [lambda t, r: {"channelId": str(uuid.UUID(int=r.getrandbits(128), version=4)), "connectorName":
                            "Source", "messageContent": {"raw": t}},
              lambda t, r: {"logger": "org.mule.runtime.core.internal.processor.LoggerMessageProcessor",
@@ -1180,7 +1193,7 @@ def one_case(rng: random.Random, kind: str, gen: Gen, template: Template, extra:
     value, secret, style = gen(rng, forced)
     values = fillers(rng)
     values |= layout_fillers(rng, values["first"], values["last"]) | extra(rng)
-    values |= {"v": value, "vpad": value.ljust(17)}
+    values |= {"v": value, "vpad": value.ljust(17)} | emv_fillers(value, values["num"])
     json_template = is_json_template(text_template)
     text = fill(text_template, values, json_template)
     is_json = json_template or name.startswith("json/")
