@@ -372,6 +372,8 @@ def password(value: str) -> bool:
         return False  # punctuation: the label ended a JSON string (`"Password: "}, {`)
     if len(bare) < 4 or bare.lower() in _PLACEHOLDER_WORDS or _REFERENCE.fullmatch(bare) or len(set(bare)) == 1:
         return False  # a mask (0000, ****) is one character repeated
+    if re.fullmatch(r"[\[(][A-Za-z][A-Za-z _.-]{0,30}[\])]", bare):
+        return False  # a mask written in brackets: [REDACTED], [MASKED], (hidden)
     if _CODE_VALUE.fullmatch(bare.rstrip(".,")) and not re.search(r"\d", bare):
         return False  # an identifier without digits reads as a variable name (or a word ending a sentence)
     if re.fullmatch(r"[A-Za-z_][\w.]*(?:\([\w.,\s\"']*\)?|\[[\w.\"']*\]?)", bare):
