@@ -288,8 +288,10 @@ _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object
 _URL_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]{0,20}://"
 # A MIME header holding message ids (RFC 5322 3.6.4 msg-id, `<id-left@id-right>`; RFC 2392 Content-ID): the ids
 # before the one matched included, so that every id of a `References:` list goes with its header.
-_MSG_ID_HEADER = (r"(?i:message-id|in-reply-to|references|content-id|resent-message-id)[ \t]*:[ \t]*"
-                  r"(?:<[^<>\s]{1,250}>(?:[ \t]|\r?\n[ \t])*)*<")
+# A message's own id, not a mailbox: RFC 5322's `Message-ID: <…@host>` and its kin, and SIP's `Call-ID: local@host`
+# (RFC 3261 8.1.1.4, no angle brackets).
+_MSG_ID_HEADER = (r"(?:(?i:message-id|in-reply-to|references|content-id|resent-message-id)[ \t]*:[ \t]*"
+                  r"(?:<[^<>\s]{1,250}>(?:[ \t]|\r?\n[ \t])*)*<|(?i:call-id)[ \t]*:[ \t]*)")
 
 
 # A qualifier in parentheses between a phone word and its number: "Phone (work) …", "Tel. (mobile): …".
@@ -725,8 +727,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email,
          reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}|^{_URL_SCHEME}",
          description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH user "
-                     "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`), "
-                     "nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`)"),
+                     "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`, "
+                     "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`)"),
     Rule("iban", "IBAN",
          rf"\b(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
