@@ -44,7 +44,7 @@ _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret
 # Hebrew, Greek, Hindi and Thai.
 _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|kennwort|mot[ _-]de[ _-]passe|\bmdp|"
        r"contrase[nñ]a|clave[ _-]de[ _-]acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
-       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata[ _-]sandi|mat[_ ]?khau\b)|m[ậa]t kh[ẩa]u|"
+       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata[ _-]sandi|mat[_ ]?khau\b)|(?i:m[ậẬa]t kh[ẩẨa]u)|"
        r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|"
        r"비밀번호|비번|암호|" + words.alternation(words.PASSWORD))
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
@@ -74,10 +74,10 @@ _PW_AFTER = (rf"{_CLOSE}(?:{_ARROW}|[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
              rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|[ \t]*[は：][ \t]*)")
 # A dash between a label and its value, as notes, chat and signatures write it (`Password - X`, `Client Secret – X`).
 _DASH = r"[ \t]+[-–—][ \t]+"
-# A password in prose: its label, inflected (`lösenordet`, `şifresi`), up to four words saying whose it is ("for
-# bob", "van root", "του deploy", "של tanaka"), then `:` or the language's "is"; or a particle glued to the label
-# in Chinese, Japanese and Korean (`密码是`, `パスワードは`, `비밀번호는`).
-_PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}){{0,4}}?"
+# A password in prose: its label, inflected (`lösenordet`, `şifresi`), up to six words saying whose it is ("for
+# bob", "van root", "του deploy", "של tanaka", "für den SFTP-Zugang der Kasse"), then `:` or the language's "is"; or
+# a particle glued to the label in Chinese, Japanese and Korean (`密码是`, `パスワードは`, `비밀번호는`).
+_PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}){{0,6}}?"
              rf"(?:[ \t]*[:：][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH})|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
 # What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`); a quote then `'`, a Python repr inside JSON text
@@ -112,7 +112,7 @@ _PW_SHELL = (rf"-{{1,2}}(?:[A-Za-z._][A-Za-z._-]{{0,31}})?(?:{_PW}|(?i:pass(?:in
 _PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|has[lł]o|salasana|senord|"
                r"adgangskode|jelsz|ifre|kata[ _-]sandi|clave[ _-]de|contrase|senha|wachtwoord|\bww\b|kennwort|"
                r"mat[_ ]?khau)|"
-               r"m[ậa]t kh[ẩa]u|"
+               r"(?i:m[ậẬa]t kh[ẩẨa]u)|"
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
                r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
@@ -684,11 +684,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
-         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,6}}?{_CLOSE}"
          rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
          r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,48}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
                  r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
          validator=v.prose_secret,
          reject_label=_HEX_NOT_KEY,
@@ -697,11 +697,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:{_CRED_WORDS})"
          r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{0,4}"
-         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,6}}?{_CLOSE}"
          rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
          r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,48}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
                  r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
          reject_label=_HEX_NOT_KEY,
          description="a UUID after a word that names a credential outright in prose, in other languages too: a "
