@@ -632,6 +632,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="the password of a PostgreSQL password file line (`.pgpass`: host:port:database:user:password, "
                      "`*` for any; `\\:` escapes a colon)"),
     Rule("password", "PASSWORD",
+         r"(?:8=FIXT?\.[^\n]{0,2000}?[\x01|^]554=|\bISA([*|^~:])[^*|^~:\n]{2}\1[^*|^~:\n]{10}\1 ?01 ?\1)"
+         r"(?P<v>[^\x01|^~*:\n]{1,128}?) *(?:[\x01|^~*:\n]|$)",
+         trigger=r"[\x01|^]554=|ISA[*|^~:]", validator=v.password,
+         description="passwords in the fields interchange formats define for one: a FIX message's tag 554 Password "
+                     "(SOH, `|` or `^` between fields, as logs print them), an X12 interchange header's ISA04 "
+                     "Security Information when ISA03 is `01` (a password)"),
+    Rule("password", "PASSWORD",
          r"(?i:identified)[ \t]+(?:(?i:with)[ \t]+[\w-]+[ \t]+)?(?i:by)[ \t]+"
          r"(?:\\?'(?P<v>[^'\\\s]{4,128})\\?'|\\?\"(?P<w>[^\"\\\s]{4,128})\\?\"|(?P<x>[^\s'\";,)\\]{4,128}))",
          trigger=r"(?i:identified[ \t])", validator=v.password,
@@ -754,6 +761,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.ssn,
          description="US Social Security numbers after SSN, SS number, social security (`Soc. Sec. No.`), TIN or "
                      "tax id"),
+    # Interchange formats name a field by a code their specifications define: X12's NM1 id qualifier `34` and REF
+    # qualifier `SY` (Social Security Number), the SSN of an EFW2 `RW` wage record (SSA, positions 3-11).
+    Rule("ssn", "SSN",
+         r"(?:\bNM1([*|^])(?:[^*|^~\n]{0,60}[*|^]){7}34[*|^]|\bREF[*|^]SY[*|^]|(?m:^)RW)(?P<v>\d{9})(?:$|[^\d])",
+         trigger=r"NM1[*|^]|REF[*|^]SY[*|^]|RW\d{9}", validator=v.ssn,
+         description="SSNs in the fields X12 and EFW2 define for one: an X12 NM1 name whose id qualifier is `34`, "
+                     "a `REF*SY` reference, an EFW2 `RW` record's positions 3-11"),
     Rule("ssn", "SSN",
          r"(?:^|[^\w. -]|[^\d.-] )(?P<v>\d{3} \d{2} \d{4})(?:$|[^\w .-]|\.(?:$|\D)|[ ](?:$|[^\d ]))",
          trigger=r"\d{3} \d{2} \d{4}", validator=v.ssn,
