@@ -817,6 +817,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}",
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
+    Rule("phone_national", "PHONE",
+         r"(?i:\bmsisdn|\b(?:destination|source)_addr|\bcall(?:ing|ed)-station-id)\\?[\"']?[ \t]*[=:][ \t]*\\?[\"']?"
+         r"(?P<v>\+?[1-9]\d{7,14}|0\d[\d ./-]{6,16}\d)(?:$|[^\d])",
+         trigger=r"(?i:msisdn|_addr|station-id)", validator=v.subscriber_number,
+         description="the subscriber number of a telecom record's field: `msisdn=` (3GPP: country code first, no "
+                     "`+`), SMPP's `destination_addr=`/`source_addr=`, RADIUS `Calling-Station-Id`/"
+                     "`Called-Station-Id` (a national number too)"),
     Rule("phone_before_word", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]*(?:{_PHONE_AFTER})",
          trigger=rf"\d[ \t]*(?:{_PHONE_AFTER})", validator=v.national_phone,

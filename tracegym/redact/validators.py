@@ -326,6 +326,14 @@ def national_phone(value: str) -> bool | int:
     return False
 
 
+def subscriber_number(value: str) -> bool | int:
+    """A number a telecom record's field holds for a subscriber: an MSISDN as 3GPP TS 23.003 writes it (country
+    code first, no `+`) or with `+`, of a plan the table knows; or a national number (a trunk 0 first)."""
+    if value.startswith("0"):
+        return national_phone(value)
+    return phones.international(digits_of(value))
+
+
 def nanp_written(value: str) -> bool:
     """A North American number as written with separators: area code [2-9]XX after an optional leading 1."""
     number = digits_of(value)
