@@ -639,6 +639,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(SOH, `|` or `^` between fields, as logs print them), an X12 interchange header's ISA04 "
                      "Security Information when ISA03 is `01` (a password)"),
     Rule("password", "PASSWORD",
+         r"(?:\bjdbc:oracle:(?:thin|oci8?):|\bsqlplus(?:[ \t]+-[A-Za-z]+)*[ \t]+)[A-Za-z0-9_$#.\\\"]{1,64}/"
+         r"(?P<v>[^\s@/\"'\\]{1,128})@",
+         trigger=r"jdbc:oracle:|sqlplus", validator=v.password,
+         description="Oracle's `user/password@` connect form (JDBC thin and OCI URLs, `sqlplus user/pw@db`)"),
+    Rule("password", "PASSWORD",
          r"(?i:identified)[ \t]+(?:(?i:with)[ \t]+[\w-]+[ \t]+)?(?i:by)[ \t]+"
          r"(?:\\?'(?P<v>[^'\\\s]{4,128})\\?'|\\?\"(?P<w>[^\"\\\s]{4,128})\\?\"|(?P<x>[^\s'\";,)\\]{4,128}))",
          trigger=r"(?i:identified[ \t])", validator=v.password,
