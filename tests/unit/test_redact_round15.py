@@ -43,3 +43,22 @@ def test_the_same_codes_outside_their_formats_stay():
     for text in ("quote|554=100.25|size=3", "ISA*00*          *00*          *ZZ*SENDER         *",
                  "NM1*IL*1*Rivera*Ana****MI*219099999~", "order RW219099997 shipped"):
         assert _found(text) == [], text
+
+
+def test_subscriber_numbers_of_telecom_records():
+    assert _found("submit_sm dest_addr_ton=1 destination_addr=447700900461 short_message=\"hi\"") == ["447700900461"]
+    assert _found('{"msisdn": "919820012345", "code": "*100#"}') == ["919820012345"]
+    assert _found('Calling-Station-Id = "020 7946 0811"') == ["020 7946 0811"]
+    assert _found('Calling-Station-Id = "00-1B-63-84-45-E6"\nsource_addr=CLINIC') == []
+
+
+def test_oracle_user_password_connect_form():
+    assert _found("url=jdbc:oracle:thin:edi_rw/Wq8!zLm2Rt@//db.example.org:1521/PDB") == ["Wq8!zLm2Rt"]
+    assert _found("sqlplus -S scott/Tig3r!pw@orclpdb") == ["Tig3r!pw"]
+    assert _found("jdbc:oracle:thin:@//db.example.org:1521/PDB") == []
+
+
+def test_a_no_break_space_inside_a_key_is_no_break_but_between_words_it_is():
+    key = "glpat-Rk8wZq2LmX7vTn4pYs3c"
+    assert _found(f"rotated: {key[:12]}\u00a0{key[12:]}") == [f"{key[:12]}\u00a0{key[12:]}"]
+    assert _found("Prix\u00a0: 10\u00a0000\u00a0€ pour 3\u00a0jours") == []
