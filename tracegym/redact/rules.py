@@ -89,8 +89,8 @@ _PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
 # The short password flags of common tools, as their manuals give them: `docker login -p` (podman, nerdctl,
 # buildah, skopeo, oras, `helm registry login` alike), `redis-cli -a`, `ldapsearch -w` (every OpenLDAP client),
 # `smbclient -U user%password`, `htpasswd -b[c] file user password` (the flags apart too: `-b -c`) and
-# `htpasswd -nb user password`, Windows' `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X`
-# and `az login -p X`.
+# `htpasswd -nb user password`, Windows' `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X`,
+# `az login -p X` and lftp's `-u user,password`.
 _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login\b[^\n|;&]{0,120}?"
              r"[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]{0,120}?[ \t]-a[ \t]+|"
              r"\bldap[a-z]{3,8}\b[^\n|;&]{0,160}?[ \t]-w[ \t]+|"
@@ -98,7 +98,8 @@ _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry
              r"\bhtpasswd(?:[ \t]+-[A-Za-z]{1,4}){0,3}?[ \t]+-[A-Za-z]{0,4}b[A-Za-z]{0,4}(?:[ \t]+-[A-Za-z]{1,4}){0,3}"
              r"[ \t]+(?:[^\s-][^\s]*[ \t]+)?[^\s-][^\s]*[ \t]+|"
              r"\bnet[ \t]+user[ \t]+[^\s/*]+[ \t]+|\b(?:sqlcmd|bcp)\b[^\n|;&]{0,120}?[ \t]-P[ \t]*|"
-             r"\bmongo(?:sh)?\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|\baz[ \t]+login\b[^\n|;&]{0,120}?[ \t]-p[ \t]+")
+             r"\bmongo(?:sh)?\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|\baz[ \t]+login\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|"
+             r"\blftp\b[^\n|;&]{0,120}?[ \t]-u[ \t]+\\?[\"']?[^\s,\"'\\]{1,64},")
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin;
 # the name up to 32 characters and not opening with a third dash: else from each dash of a long run the label words
 # were tried at every length), `curl -u user:password` (and with other short flags before it: `curl -su
@@ -115,7 +116,7 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|paro
                r"(?i:m[ậẬa]t kh[ẩẨa]u)|"
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
-               r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
+               r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|lftp|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
                + words.alternation(words.PASSWORD))
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Armenian, Hebrew, Arabic, the Indic scripts (Devanagari to Sinhala), Thai, Myanmar, Georgian,
@@ -696,11 +697,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
-         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,6}}?{_CLOSE}"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
          rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
          r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,48}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
                  r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
          validator=v.prose_secret,
          reject_label=_HEX_NOT_KEY,
@@ -709,11 +710,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:{_CRED_WORDS})"
          r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{0,4}"
-         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,6}}?{_CLOSE}"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
          rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
          r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,48}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
                  r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
          reject_label=_HEX_NOT_KEY,
          description="a UUID after a word that names a credential outright in prose, in other languages too: a "
