@@ -62,3 +62,29 @@ def test_a_no_break_space_inside_a_key_is_no_break_but_between_words_it_is():
     key = "glpat-Rk8wZq2LmX7vTn4pYs3c"
     assert _found(f"rotated: {key[:12]}\u00a0{key[12:]}") == [f"{key[:12]}\u00a0{key[12:]}"]
     assert _found("Prix\u00a0: 10\u00a0000\u00a0€ pour 3\u00a0jours") == []
+
+
+def test_greek_password_label_lftp_and_long_words_before_a_key_label_colon():
+    assert _found("Κωδικός πρόσβασης VPN: Kq7wZ2mXp9") == ["Kq7wZ2mXp9"]
+    assert _found("lftp -u edi_user,Zr7!kq2Lw9 sftp://mft.example.org") == ["Zr7!kq2Lw9"]
+    assert _found("lftp -u anonymous sftp://mft.example.org") == []
+    key = "Tq7ZkP2mX9vLr4sWn8bY3cHd6Fg"
+    assert _found(f"API-Schlüssel für den Zahlungsverkehrsdienst: {key}") == [key]
+
+
+def test_fields_of_saml_mt940_and_hl7_that_hold_personal_data():
+    saml = ('<saml:Attribute Name="telephoneNumber"><saml:AttributeValue>020 7946 0322</saml:AttributeValue>'
+            "</saml:Attribute>")
+    assert _found(saml) == ["020 7946 0322"]
+    assert _found(":86:166?00SEPA-UEBERWEISUNG?20EREF+4471?31DE89370400440532013000?32Rivera") \
+        == ["DE89370400440532013000"]
+    pid = "PID|1||4471^^^HOSP^MR||Rivera^Ana||19800101|F|||||||||||219099996|"
+    assert _found(pid) == ["219099996"]
+
+
+def test_card_numbers_in_track_data_and_emv_records():
+    assert _found("5A 08 4539578763621486\n5F24 03 271231") == ["4539578763621486"]
+    assert _found("57 13 4539578763621486D27122011554180000F") == ["4539578763621486"]
+    assert _found(";4539578763621486=27121010000000000000?") == ["4539578763621486"]
+    assert _found("%B4539578763621486^RIVERA/ANA^2712101000000000000?") == ["4539578763621486"]
+    assert _found("9F02 06 000000010000\n5F2A 02 0978\n9A 03 241206") == []

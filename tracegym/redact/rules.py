@@ -743,9 +743,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`, "
                      "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`)"),
     Rule("iban", "IBAN",
-         rf"\b(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
+         rf"(?:\b|(?<=\?\d\d))(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
-         description="IBANs (country length, mod-97 checksum)"),
+         description="IBANs (country length, mod-97 checksum); after an MT940 `:86:` subfield code too (`?31…`)"),
     Rule("iban", "IBAN",
          rf"(?:^|[^A-Za-z0-9])(?P<v>[A-Za-z]{{2}}\d{{2}}(?:{_GAP}[A-Za-z0-9]{{4}}){{2,7}}(?:{_GAP}[A-Za-z0-9]{{1,4}})?)"
          r"(?:$|[^A-Za-z0-9])",
@@ -774,6 +774,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"NM1[*|^]|REF[*|^]SY[*|^]|RW\d{9}", validator=v.ssn,
          description="SSNs in the fields X12 and EFW2 define for one: an X12 NM1 name whose id qualifier is `34`, "
                      "a `REF*SY` reference, an EFW2 `RW` record's positions 3-11"),
+    Rule("ssn", "SSN", r"\bPID\|(?:[^|\r\n]*\|){18}(?P<v>\d{3}-?\d{2}-?\d{4})(?=[|^\r\n]|$)",
+         trigger=r"PID\|", validator=v.ssn,
+         description="the SSN of an HL7 v2 PID segment's field 19 (SSN Number - Patient)"),
     Rule("ssn", "SSN",
          r"(?:^|[^\w. -]|[^\d.-] )(?P<v>\d{3} \d{2} \d{4})(?:$|[^\w .-]|\.(?:$|\D)|[ ](?:$|[^\d ]))",
          trigger=r"\d{3} \d{2} \d{4}", validator=v.ssn,
@@ -795,6 +798,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number, reject=rf"^{_PRODUCT_CODE}",
          description="payment card numbers (issuer ranges and lengths, Luhn); not a product code after its "
                      "label (EAN, GTIN, UPC, ISBN)"),
+    Rule("card", "CARD",
+         r"(?:%B|;|(?:^|[^0-9A-F])(?:5A|57)[ \t]*(?:[0-9A-F]{2}[ \t]+)?)(?P<v>\d{12,19})"
+         r"(?:F?(?:$|[^\dA-F])|[=D^]\d{4})",
+         trigger=r"%B\d|;\d{12}|5A[ \t]*[0-9A-F]{2}|57[ \t]*[0-9A-F]{2}", validator=v.card_number,
+         description="card numbers in track data and EMV records: ISO/IEC 7813 track 1 (`%B<PAN>^NAME^YYMM…`) and "
+                     "track 2 (`;<PAN>=YYMM…`), EMV tag 5A (Application PAN) and tag 57 (track 2 equivalent, `D` "
+                     "between PAN and expiry), its length byte before"),
     Rule("card", "CARD",
          r"(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta)[^\d\n]{0,30}"
          rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-])",
