@@ -1,10 +1,11 @@
 """A text as a detector should read it, with a map back to the text as written.
 
 Values arrive disguised in ways that break a pattern but not a reader: a zero-width or bidi control character
-pasted inside a key, full-width forms (`ｓｋ－ｐｒｏｊ－…`, NFKC folds them), an e-mail percent-encoded in a URL
-(`jane%40example.com`), JSON-escaped inside text (`jane\\u0040example.com`, also behind an escaped backslash) or
-written as an HTML character reference (`jane&#64;example.com`, `&#x40;`), or in a quoted-printable mail body
-(RFC 2045 6.7: `anna=40example.com`, `password=3DSecret`, a value cut by a soft line break `=` at a line's end).
+or a no-break space pasted inside a key, full-width forms (`ｓｋ－ｐｒｏｊ－…`, NFKC folds them), an e-mail
+percent-encoded in a URL (`jane%40example.com`), JSON-escaped inside text (`jane\\u0040example.com`, also behind an
+escaped backslash) or written as an HTML character reference (`jane&#64;example.com`, `&#x40;`), or in a
+quoted-printable mail body (RFC 2045 6.7: `anna=40example.com`, `password=3DSecret`, a value cut by a soft line
+break `=` at a line's end).
 `normalize` undoes those and remembers where each changed piece came from, so a finding in the normalized text
 maps to the span of the original that must be replaced.
 """
@@ -37,6 +38,9 @@ _QP_SIGN = re.compile(r"(?i:content-transfer-encoding:[ \t]*quoted-printable)|=3
 """What marks a text as quoted-printable: its MIME header, an encoded `=` (`=3D`: nothing else writes one), or an
 escape with a soft line break on its line."""
 _DROP = re.compile(f"[{_INVISIBLE}]")
+_NO_BREAK = re.compile("[\u00a0\u2007]+")
+"""No-break spaces (and figure spaces) between two characters of a token."""
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-+/=.]")
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,9 @@ def normalize(text: str) -> Normalized | None:
         if m.start() < at:
             continue  # inside a piece already read
         new = _quoted_printable(m.group()) if m.group()[0] == "=" else _decoded(m.group())
+        if _NO_BREAK.fullmatch(m.group()) and 0 < m.start() and m.end() < len(text) \
+                and _TOKEN_CHAR.match(text[m.start() - 1]) and _TOKEN_CHAR.match(text[m.end()]):
+            new = ""  # a no-break space pasted inside a key (`glpat-Wh51…\u00a0YDb`) is no word break
         if new is None or new == m.group():
             continue
         parts.append(text[at:m.start()])

@@ -44,7 +44,7 @@ _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret
 # Hebrew, Greek, Hindi and Thai.
 _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|kennwort|mot[ _-]de[ _-]passe|\bmdp|"
        r"contrase[nñ]a|clave[ _-]de[ _-]acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
-       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata[ _-]sandi|mat[_ ]?khau\b)|m[ậa]t kh[ẩa]u|"
+       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata[ _-]sandi|mat[_ ]?khau\b)|(?i:m[ậẬa]t kh[ẩẨa]u)|"
        r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|"
        r"비밀번호|비번|암호|" + words.alternation(words.PASSWORD))
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
@@ -74,10 +74,10 @@ _PW_AFTER = (rf"{_CLOSE}(?:{_ARROW}|[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
              rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|[ \t]*[は：][ \t]*)")
 # A dash between a label and its value, as notes, chat and signatures write it (`Password - X`, `Client Secret – X`).
 _DASH = r"[ \t]+[-–—][ \t]+"
-# A password in prose: its label, inflected (`lösenordet`, `şifresi`), up to four words saying whose it is ("for
-# bob", "van root", "του deploy", "של tanaka"), then `:` or the language's "is"; or a particle glued to the label
-# in Chinese, Japanese and Korean (`密码是`, `パスワードは`, `비밀번호는`).
-_PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}){{0,4}}?"
+# A password in prose: its label, inflected (`lösenordet`, `şifresi`), up to six words saying whose it is ("for
+# bob", "van root", "του deploy", "של tanaka", "für den SFTP-Zugang der Kasse"), then `:` or the language's "is"; or
+# a particle glued to the label in Chinese, Japanese and Korean (`密码是`, `パスワードは`, `비밀번호는`).
+_PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}){{0,6}}?"
              rf"(?:[ \t]*[:：][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH})|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
 # What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`); a quote then `'`, a Python repr inside JSON text
@@ -89,8 +89,8 @@ _PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
 # The short password flags of common tools, as their manuals give them: `docker login -p` (podman, nerdctl,
 # buildah, skopeo, oras, `helm registry login` alike), `redis-cli -a`, `ldapsearch -w` (every OpenLDAP client),
 # `smbclient -U user%password`, `htpasswd -b[c] file user password` (the flags apart too: `-b -c`) and
-# `htpasswd -nb user password`, Windows' `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X`
-# and `az login -p X`.
+# `htpasswd -nb user password`, Windows' `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X`,
+# `az login -p X` and lftp's `-u user,password`.
 _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login\b[^\n|;&]{0,120}?"
              r"[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]{0,120}?[ \t]-a[ \t]+|"
              r"\bldap[a-z]{3,8}\b[^\n|;&]{0,160}?[ \t]-w[ \t]+|"
@@ -98,7 +98,8 @@ _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry
              r"\bhtpasswd(?:[ \t]+-[A-Za-z]{1,4}){0,3}?[ \t]+-[A-Za-z]{0,4}b[A-Za-z]{0,4}(?:[ \t]+-[A-Za-z]{1,4}){0,3}"
              r"[ \t]+(?:[^\s-][^\s]*[ \t]+)?[^\s-][^\s]*[ \t]+|"
              r"\bnet[ \t]+user[ \t]+[^\s/*]+[ \t]+|\b(?:sqlcmd|bcp)\b[^\n|;&]{0,120}?[ \t]-P[ \t]*|"
-             r"\bmongo(?:sh)?\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|\baz[ \t]+login\b[^\n|;&]{0,120}?[ \t]-p[ \t]+")
+             r"\bmongo(?:sh)?\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|\baz[ \t]+login\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|"
+             r"\blftp\b[^\n|;&]{0,120}?[ \t]-u[ \t]+\\?[\"']?[^\s,\"'\\]{1,64},")
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin;
 # the name up to 32 characters and not opening with a third dash: else from each dash of a long run the label words
 # were tried at every length), `curl -u user:password` (and with other short flags before it: `curl -su
@@ -112,10 +113,10 @@ _PW_SHELL = (rf"-{{1,2}}(?:[A-Za-z._][A-Za-z._-]{{0,31}})?(?:{_PW}|(?i:pass(?:in
 _PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|parol|heslo|has[lł]o|salasana|senord|"
                r"adgangskode|jelsz|ifre|kata[ _-]sandi|clave[ _-]de|contrase|senha|wachtwoord|\bww\b|kennwort|"
                r"mat[_ ]?khau)|"
-               r"m[ậa]t kh[ẩa]u|"
+               r"(?i:m[ậẬa]t kh[ẩẨa]u)|"
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
-               r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
+               r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|lftp|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
                + words.alternation(words.PASSWORD))
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Armenian, Hebrew, Arabic, the Indic scripts (Devanagari to Sinhala), Thai, Myanmar, Georgian,
@@ -288,8 +289,10 @@ _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object
 _URL_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]{0,20}://"
 # A MIME header holding message ids (RFC 5322 3.6.4 msg-id, `<id-left@id-right>`; RFC 2392 Content-ID): the ids
 # before the one matched included, so that every id of a `References:` list goes with its header.
-_MSG_ID_HEADER = (r"(?i:message-id|in-reply-to|references|content-id|resent-message-id)[ \t]*:[ \t]*"
-                  r"(?:<[^<>\s]{1,250}>(?:[ \t]|\r?\n[ \t])*)*<")
+# A message's own id, not a mailbox: RFC 5322's `Message-ID: <…@host>` and its kin, and SIP's `Call-ID: local@host`
+# (RFC 3261 8.1.1.4, no angle brackets).
+_MSG_ID_HEADER = (r"(?:(?i:message-id|in-reply-to|references|content-id|resent-message-id)[ \t]*:[ \t]*"
+                  r"(?:<[^<>\s]{1,250}>(?:[ \t]|\r?\n[ \t])*)*<|(?i:call-id)[ \t]*:[ \t]*)")
 
 
 # A qualifier in parentheses between a phone word and its number: "Phone (work) …", "Tel. (mobile): …".
@@ -630,6 +633,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="the password of a PostgreSQL password file line (`.pgpass`: host:port:database:user:password, "
                      "`*` for any; `\\:` escapes a colon)"),
     Rule("password", "PASSWORD",
+         r"(?:8=FIXT?\.[^\n]{0,2000}?[\x01|^]554=|\bISA([*|^~:])[^*|^~:\n]{2}\1[^*|^~:\n]{10}\1 ?01 ?\1)"
+         r"(?P<v>[^\x01|^~*:\n]{1,128}?) *(?:[\x01|^~*:\n]|$)",
+         trigger=r"[\x01|^]554=|ISA[*|^~:]", validator=v.password,
+         description="passwords in the fields interchange formats define for one: a FIX message's tag 554 Password "
+                     "(SOH, `|` or `^` between fields, as logs print them), an X12 interchange header's ISA04 "
+                     "Security Information when ISA03 is `01` (a password)"),
+    Rule("password", "PASSWORD",
+         r"(?:\bjdbc:oracle:(?:thin|oci8?):|\bsqlplus(?:[ \t]+-[A-Za-z]+)*[ \t]+)[A-Za-z0-9_$#.\\\"]{1,64}/"
+         r"(?P<v>[^\s@/\"'\\]{1,128})@",
+         trigger=r"jdbc:oracle:|sqlplus", validator=v.password,
+         description="Oracle's `user/password@` connect form (JDBC thin and OCI URLs, `sqlplus user/pw@db`)"),
+    Rule("password", "PASSWORD",
          r"(?i:identified)[ \t]+(?:(?i:with)[ \t]+[\w-]+[ \t]+)?(?i:by)[ \t]+"
          r"(?:\\?'(?P<v>[^'\\\s]{4,128})\\?'|\\?\"(?P<w>[^\"\\\s]{4,128})\\?\"|(?P<x>[^\s'\";,)\\]{4,128}))",
          trigger=r"(?i:identified[ \t])", validator=v.password,
@@ -682,11 +697,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
-         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
          rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
          r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
                  r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
          validator=v.prose_secret,
          reject_label=_HEX_NOT_KEY,
@@ -695,11 +710,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:{_CRED_WORDS})"
          r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{0,4}"
-         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,3}}?{_CLOSE}"
+         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
          rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
          r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
          rf"{_OPEN}(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,32}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
                  r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
          reject_label=_HEX_NOT_KEY,
          description="a UUID after a word that names a credential outright in prose, in other languages too: a "
@@ -725,12 +740,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email,
          reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}|^{_URL_SCHEME}",
          description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH user "
-                     "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`), "
-                     "nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`)"),
+                     "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`, "
+                     "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`)"),
     Rule("iban", "IBAN",
-         rf"\b(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
+         rf"(?:\b|(?<=\?\d\d))(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
-         description="IBANs (country length, mod-97 checksum)"),
+         description="IBANs (country length, mod-97 checksum); after an MT940 `:86:` subfield code too (`?31…`)"),
     Rule("iban", "IBAN",
          rf"(?:^|[^A-Za-z0-9])(?P<v>[A-Za-z]{{2}}\d{{2}}(?:{_GAP}[A-Za-z0-9]{{4}}){{2,7}}(?:{_GAP}[A-Za-z0-9]{{1,4}})?)"
          r"(?:$|[^A-Za-z0-9])",
@@ -752,6 +767,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.ssn,
          description="US Social Security numbers after SSN, SS number, social security (`Soc. Sec. No.`), TIN or "
                      "tax id"),
+    # Interchange formats name a field by a code their specifications define: X12's NM1 id qualifier `34` and REF
+    # qualifier `SY` (Social Security Number), the SSN of an EFW2 `RW` wage record (SSA, positions 3-11).
+    Rule("ssn", "SSN",
+         r"(?:\bNM1([*|^])(?:[^*|^~\n]{0,60}[*|^]){7}34[*|^]|\bREF[*|^]SY[*|^]|(?m:^)RW)(?P<v>\d{9})(?:$|[^\d])",
+         trigger=r"NM1[*|^]|REF[*|^]SY[*|^]|RW\d{9}", validator=v.ssn,
+         description="SSNs in the fields X12 and EFW2 define for one: an X12 NM1 name whose id qualifier is `34`, "
+                     "a `REF*SY` reference, an EFW2 `RW` record's positions 3-11"),
+    Rule("ssn", "SSN", r"\bPID\|(?:[^|\r\n]*\|){18}(?P<v>\d{3}-?\d{2}-?\d{4})(?=[|^\r\n]|$)",
+         trigger=r"PID\|", validator=v.ssn,
+         description="the SSN of an HL7 v2 PID segment's field 19 (SSN Number - Patient)"),
     Rule("ssn", "SSN",
          r"(?:^|[^\w. -]|[^\d.-] )(?P<v>\d{3} \d{2} \d{4})(?:$|[^\w .-]|\.(?:$|\D)|[ ](?:$|[^\d ]))",
          trigger=r"\d{3} \d{2} \d{4}", validator=v.ssn,
@@ -773,6 +798,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number, reject=rf"^{_PRODUCT_CODE}",
          description="payment card numbers (issuer ranges and lengths, Luhn); not a product code after its "
                      "label (EAN, GTIN, UPC, ISBN)"),
+    Rule("card", "CARD",
+         r"(?:%B|;|(?:^|[^0-9A-F])(?:5A|57)[ \t]*(?:[0-9A-F]{2}[ \t]+)?)(?P<v>\d{12,19})"
+         r"(?:F?(?:$|[^\dA-F])|[=D^]\d{4})",
+         trigger=r"%B\d|;\d{12}|5A[ \t]*[0-9A-F]{2}|57[ \t]*[0-9A-F]{2}", validator=v.card_number,
+         description="card numbers in track data and EMV records: ISO/IEC 7813 track 1 (`%B<PAN>^NAME^YYMM…`) and "
+                     "track 2 (`;<PAN>=YYMM…`), EMV tag 5A (Application PAN) and tag 57 (track 2 equivalent, `D` "
+                     "between PAN and expiry), its length byte before"),
     Rule("card", "CARD",
          r"(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta)[^\d\n]{0,30}"
          rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-])",
@@ -801,6 +833,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}",
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
+    Rule("phone_national", "PHONE",
+         r"(?i:\bmsisdn|\b(?:destination|source)_addr|\bcall(?:ing|ed)-station-id)\\?[\"']?[ \t]*[=:][ \t]*\\?[\"']?"
+         r"(?P<v>\+?[1-9]\d{7,14}|0\d[\d ./-]{6,16}\d)(?:$|[^\d])",
+         trigger=r"(?i:msisdn|_addr|station-id)", validator=v.subscriber_number,
+         description="the subscriber number of a telecom record's field: `msisdn=` (3GPP: country code first, no "
+                     "`+`), SMPP's `destination_addr=`/`source_addr=`, RADIUS `Calling-Station-Id`/"
+                     "`Called-Station-Id` (a national number too)"),
     Rule("phone_before_word", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]*(?:{_PHONE_AFTER})",
          trigger=rf"\d[ \t]*(?:{_PHONE_AFTER})", validator=v.national_phone,

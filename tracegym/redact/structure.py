@@ -215,8 +215,9 @@ _XML_PAIR = re.compile(r"<[\w:.-]+[ \t][^<>]*?\b(?:key|name)=\\?\"([^\"\\<>]{1,4
                        r"\bvalue=\\?\"([^\"\\<>]{1,512})\\?\"")
 """An element naming its value in attributes (`<add key="JwtSecret" value="…"/>` in web.config and app.config)."""
 _XML_NAMED = re.compile(r"<[\w:.-]+[ \t][^<>]*?\b(?:[Nn]ame|NAME|[Kk]ey|KEY)=\\?\"([^\"\\<>]{1,48})\\?\"[^<>]*>"
-                        r"([^<>\n]{1,512})</")
-"""An element named by its own attribute, the value its text (Windows event XML's `<Data Name="Password">…</Data>`)."""
+                        r"(?:[ \t\r\n]{0,40}<(?:[\w.-]+:)?AttributeValue(?:[ \t][^<>]*)?>)?([^<>\n]{1,512})</")
+"""An element named by its own attribute, the value its text (Windows event XML's `<Data Name="Password">…</Data>`)
+or its SAML `AttributeValue`'s (`<saml:Attribute Name="telephoneNumber"><saml:AttributeValue>…`)."""
 _XML_KEY_VALUE = re.compile(r"<(?:[\w.-]+:)?(?:[Kk]ey|KEY|[Nn]ame|NAME)>([^<>\n]{1,48})</[\w:.-]{1,64}>[ \t\r\n]{0,200}"
                             r"<(?:[\w.-]+:)?(?:[Vv]alue|VALUE|string|data)(?:[ \t][^<>]*)?>([^<>\n]{1,512})</")
 """A key element, then the value's element beside it: KeePass XML's `<String><Key>Password</Key><Value

@@ -326,6 +326,14 @@ def national_phone(value: str) -> bool | int:
     return False
 
 
+def subscriber_number(value: str) -> bool | int:
+    """A number a telecom record's field holds for a subscriber: an MSISDN as 3GPP TS 23.003 writes it (country
+    code first, no `+`) or with `+`, of a plan the table knows; or a national number (a trunk 0 first)."""
+    if value.startswith("0"):
+        return national_phone(value)
+    return phones.international(digits_of(value))
+
+
 def nanp_written(value: str) -> bool:
     """A North American number as written with separators: area code [2-9]XX after an optional leading 1."""
     number = digits_of(value)
@@ -372,6 +380,8 @@ def password(value: str) -> bool:
         return False  # punctuation: the label ended a JSON string (`"Password: "}, {`)
     if len(bare) < 4 or bare.lower() in _PLACEHOLDER_WORDS or _REFERENCE.fullmatch(bare) or len(set(bare)) == 1:
         return False  # a mask (0000, ****) is one character repeated
+    if re.fullmatch(r"[\[(][A-Za-z][A-Za-z _.-]{0,30}[\])]", bare):
+        return False  # a mask written in brackets: [REDACTED], [MASKED], (hidden)
     if _CODE_VALUE.fullmatch(bare.rstrip(".,")) and not re.search(r"\d", bare):
         return False  # an identifier without digits reads as a variable name (or a word ending a sentence)
     if re.fullmatch(r"[A-Za-z_][\w.]*(?:\([\w.,\s\"']*\)?|\[[\w.\"']*\]?)", bare):
