@@ -277,6 +277,13 @@ _INFLECTED = "[A-Za-z\u00c0-\u024f]{0,4}"
 _CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|(?:{_KEY_WORDS})[ \t_-]+(?i:api)\b|"
                r"(?i:[a-zåäöæøü]{0,16}token|secret)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
+# What stands between a key word and its value in prose: up to six words saying whose key it is ("del portal de
+# pagos", "für den Abrechnungsdienst"), then `:`, `=`, an arrow, "is", a dash, "set to", or a CJK particle.
+_KEY_PROSE_AFTER = (rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
+                    rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
+                    r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
+_KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+                      r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)")
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
 _HEX_LABEL = r"(?i:[a-z0-9_.-]{0,64}(?:key|token|secret))"
@@ -697,12 +704,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "or an id's name (cache_key, etag, sha)"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
-         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
-         rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
-         r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
+         rf"{_KEY_PROSE_AFTER}"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
-                 r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
+         trigger=_KEY_PROSE_TRIGGER,
          validator=v.prose_secret,
          reject_label=_HEX_NOT_KEY,
          description="a random key after a word for key, token or secret in prose, in other languages too "
@@ -710,12 +714,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:{_CRED_WORDS})"
          r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{0,4}"
-         rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
-         rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
-         r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)"
+         rf"{_KEY_PROSE_AFTER}"
          rf"{_OPEN}(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
-         trigger=rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
-                 r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)",
+         trigger=_KEY_PROSE_TRIGGER,
          reject_label=_HEX_NOT_KEY,
          description="a UUID after a word that names a credential outright in prose, in other languages too: a "
                      "token or secret word, a key word with `API` beside it (Heroku API keys: `Clave API: …`, "
@@ -770,7 +771,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     # Interchange formats name a field by a code their specifications define: X12's NM1 id qualifier `34` and REF
     # qualifier `SY` (Social Security Number), the SSN of an EFW2 `RW` wage record (SSA, positions 3-11).
     Rule("ssn", "SSN",
-         r"(?:\bNM1([*|^])(?:[^*|^~\n]{0,60}[*|^]){7}34[*|^]|\bREF[*|^]SY[*|^]|(?m:^)RW)(?P<v>\d{9})(?:$|[^\d])",
+         r"(?:\bNM1[*|^](?:[^*|^~\n]{0,60}[*|^]){7}34[*|^]|\bREF[*|^]SY[*|^]|(?m:^)RW)(?P<v>\d{9})(?:$|[^\d])",
          trigger=r"NM1[*|^]|REF[*|^]SY[*|^]|RW\d{9}", validator=v.ssn,
          description="SSNs in the fields X12 and EFW2 define for one: an X12 NM1 name whose id qualifier is `34`, "
                      "a `REF*SY` reference, an EFW2 `RW` record's positions 3-11"),
@@ -801,7 +802,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("card", "CARD",
          r"(?:%B|;|(?:^|[^0-9A-F])(?:5A|57)[ \t]*(?:[0-9A-F]{2}[ \t]+)?)(?P<v>\d{12,19})"
          r"(?:F?(?:$|[^\dA-F])|[=D^]\d{4})",
-         trigger=r"%B\d|;\d{12}|5A[ \t]*[0-9A-F]{2}|57[ \t]*[0-9A-F]{2}", validator=v.card_number,
+         trigger=r"%B\d|;\d{12}|(?:5A|57)[ \t]*(?:[0-9A-F]{2}[ \t]+)?\d{12}", validator=v.card_number,
          description="card numbers in track data and EMV records: ISO/IEC 7813 track 1 (`%B<PAN>^NAME^YYMM…`) and "
                      "track 2 (`;<PAN>=YYMM…`), EMV tag 5A (Application PAN) and tag 57 (track 2 equivalent, `D` "
                      "between PAN and expiry), its length byte before"),
@@ -836,7 +837,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("phone_national", "PHONE",
          r"(?i:\bmsisdn|\b(?:destination|source)_addr|\bcall(?:ing|ed)-station-id)\\?[\"']?[ \t]*[=:][ \t]*\\?[\"']?"
          r"(?P<v>\+?[1-9]\d{7,14}|0\d[\d ./-]{6,16}\d)(?:$|[^\d])",
-         trigger=r"(?i:msisdn|_addr|station-id)", validator=v.subscriber_number,
+         trigger=r"(?i:msisdn|(?:destination|source)_addr|call(?:ing|ed)-station-id)",
+         validator=v.subscriber_number,
          description="the subscriber number of a telecom record's field: `msisdn=` (3GPP: country code first, no "
                      "`+`), SMPP's `destination_addr=`/`source_addr=`, RADIUS `Calling-Station-Id`/"
                      "`Called-Station-Id` (a national number too)"),
