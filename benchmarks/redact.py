@@ -111,12 +111,22 @@
    carriers each, written by someone who read neither the rules nor the other corpora; scored like 17:
    `fourteenth_recall_by_kind` (and a line with the recall of the eighth's issue kinds) and
    `fourteenth_false_positives` on its 420 near misses.
+19. The fifteenth corpus (benchmarks/redact_fifteenth.py): 49 kinds x 100 values in what agents see and say at work,
+   the content of tool results and model turns (psql aligned and expanded, MySQL, sqlite3 line and box, DuckDB and
+   polars boxes, BigQuery and Snowflake JSON rows, mongosh documents, Redis HGETALL, pandas reprs, Markdown tables,
+   xlsx cells, PDF text, Playwright accessibility snapshots, DOM inputs, Playwright and Selenium logs, screenshot OCR,
+   `env`, `cat .env`, `docker inspect`, `kubectl get cm`, `heroku config`, `history`, `stripe listen`, `str_replace`
+   calls, diffs and SEARCH/REPLACE blocks, MCP results, Zendesk/Intercom/Freshdesk tickets, ASR transcripts and
+   model turns, in 29 languages; 14 AI and agent providers, 15 phone plans, 4 ids outside the target), the issue's 16
+   kinds in 16 to 39 carriers each, written by someone who read neither the rules nor the other corpora; scored like
+   18: `fifteenth_recall_by_kind` (and a line with the recall of the eighth's issue kinds) and
+   `fifteenth_false_positives` on its 400 near misses.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 18 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 19 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -127,7 +137,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "ninth_recall_by_kind", "ninth_false_positives", "tenth_recall_by_kind", "tenth_false_positives",
 "eleventh_recall_by_kind", "eleventh_false_positives", "twelfth_recall_by_kind", "twelfth_false_positives",
 "thirteenth_recall_by_kind", "thirteenth_false_positives", "fourteenth_recall_by_kind",
-"fourteenth_false_positives"} (with --corpora-only, the last twenty-eight).
+"fourteenth_false_positives", "fifteenth_recall_by_kind", "fifteenth_false_positives"} (with --corpora-only, the
+last thirty).
 """
 
 from __future__ import annotations
@@ -152,6 +163,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # the corpora import 
 import redact_corpus  # noqa: E402
 import redact_eighth  # noqa: E402
 import redact_eleventh  # noqa: E402
+import redact_fifteenth  # noqa: E402
 import redact_fifth  # noqa: E402
 import redact_fourteenth  # noqa: E402
 import redact_fresh  # noqa: E402
@@ -385,9 +397,9 @@ def judged(detector: Detector, corpus: ModuleType, name: str, flagged: bool = Tr
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 18: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
-    the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth and the fourteenth corpus, printed;
-    their figures for the last line."""
+    """Sections 4, 5, 7 to 19: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth and the fifteenth
+    corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -427,6 +439,9 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     fourteenth_recall, fourteenth_fp = judged(detector, redact_fourteenth, "fourteenth")
     fourteenth_issue = {k: v for k, v in fourteenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
     print(f"fourteenth corpus, the issue's kinds: {fourteenth_issue}", flush=True)
+    fifteenth_recall, fifteenth_fp = judged(detector, redact_fifteenth, "fifteenth")
+    fifteenth_issue = {k: v for k, v in fifteenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
+    print(f"fifteenth corpus, the issue's kinds: {fifteenth_issue}", flush=True)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
             "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
             "holdout_false_positives": holdout_fp,
@@ -441,7 +456,8 @@ def report_corpora(detector: Detector) -> dict[str, object]:
             "eleventh_recall_by_kind": eleventh_recall, "eleventh_false_positives": eleventh_fp,
             "twelfth_recall_by_kind": twelfth_recall, "twelfth_false_positives": twelfth_fp,
             "thirteenth_recall_by_kind": thirteenth_recall, "thirteenth_false_positives": thirteenth_fp,
-            "fourteenth_recall_by_kind": fourteenth_recall, "fourteenth_false_positives": fourteenth_fp}
+            "fourteenth_recall_by_kind": fourteenth_recall, "fourteenth_false_positives": fourteenth_fp,
+            "fifteenth_recall_by_kind": fifteenth_recall, "fifteenth_false_positives": fifteenth_fp}
 
 
 def report_flagged(detector: Detector, corpus: ModuleType, name: str, per_sort: int = 3) -> None:
@@ -524,8 +540,8 @@ def main() -> None:
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
                         help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth, "
-                             "tenth, eleventh, twelfth, thirteenth and fourteenth corpora (no planted corpus, real "
-                             "traces or speed)")
+                             "tenth, eleventh, twelfth, thirteenth, fourteenth and fifteenth corpora (no planted "
+                             "corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
