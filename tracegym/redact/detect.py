@@ -89,7 +89,8 @@ class Detector:
         user = [Rule(r.name, r.label, r.pattern, description=r.description) for r in config.rules]
         self.rules: tuple[Rule, ...] = tuple(r for r in BUILTIN_RULES if r.name not in config.disable) + tuple(user)
         self.rank = {r: i for i, r in enumerate(self.rules)}
-        triggers = list(dict.fromkeys(r.trigger or r.pattern for r in self.rules))
+        self.swept = tuple(r for r in self.rules if r.sweep)
+        triggers = list(dict.fromkeys(r.trigger or r.pattern for r in self.rules if not r.sweep))
         worded = {r.trigger for r in self.rules if r.name in WORD_TRIGGERED}
         self.prefilters = tuple("|".join(f"(?:{t})" for t in part) for part in (
             [t for t in triggers if t not in worded] + [TRIGGER], [t for t in triggers if t in worded]) if part)
@@ -157,11 +158,14 @@ class Detector:
             if not len(fresh):
                 return hits  # no RE2 pass at all: each would compile its pattern first (about 1 ms)
         mask = self.candidates(fresh)
+        rest = [t for t in pc.filter(fresh, pc.invert(mask), memory_pool=POOL).to_pylist() if t is not None]
+        hit = [self._sweep_hit(t) for t in rest]
+        swept = [t for t, h in zip(rest, hit, strict=True) if h]
         if self.cache is not None:
-            for t in pc.filter(fresh, pc.invert(mask), memory_pool=POOL).to_pylist():
-                if t is not None:
+            for t, h in zip(rest, hit, strict=True):
+                if not h:
                     self._remember(t, [])
-        picked = pc.filter(fresh, mask, memory_pool=POOL).to_pylist()
+        picked = pc.filter(fresh, mask, memory_pool=POOL).to_pylist() + swept
         found = self._read(picked) if picked else []
         return hits + [(t, f) for t, f in zip(picked, found, strict=True) if f]
 
@@ -179,14 +183,22 @@ class Detector:
             self._remember(t, found)
         return done
 
+    def _sweep_hit(self, text: str) -> bool:
+        """Whether a sweep rule finds a value in a text no trigger matched (where it is read whole later)."""
+        view = _JSON_BREAK.sub("\\\n", text) if "\\" in text else text
+        return any((span := _value_span(rule, m)) is not None and self._keep(rule, view[span[0]:span[1]]) is not False
+                   for rule in self.swept for m in rule.regex.finditer(view))
+
     def _triggered(self, texts: pa.Array) -> list[list[Rule]]:
-        """For each text, the rules whose trigger matches it (one RE2 pass per rule over all the texts)."""
+        """For each text, the rules whose trigger matches it (one RE2 pass per rule over all the texts), and the
+        sweep rules."""
         if not len(texts):
             return []
         by_trigger = {t: pc.match_substring_regex(texts, pattern=t).to_pylist()
-                      for t in dict.fromkeys(r.trigger for r in self.rules)}  # rules that share one run it once
-        hits = [by_trigger[r.trigger] for r in self.rules]
-        return [[r for r, hit in zip(self.rules, hits, strict=True) if hit[j]] for j in range(len(texts))]
+                      for t in dict.fromkeys(r.trigger for r in self.rules if not r.sweep)}  # shared: run once
+        hits = [by_trigger[r.trigger] if not r.sweep else None for r in self.rules]
+        return [[r for r, hit in zip(self.rules, hits, strict=True) if hit is None or hit[j]]
+                for j in range(len(texts))]
 
     def _remember(self, text: str, found: list[Finding]) -> None:
         if self.cache is None or len(text) > CACHE_TEXT_CHARS:
@@ -285,7 +297,7 @@ def _value_span(rule: Rule, m: re.Match[str]) -> tuple[int, int] | None:
         for name in _VALUE_GROUPS:
             if name in m.re.groupindex and m.start(name) >= 0:
                 label = rule.reject_label_regex
-                if label is not None and label.search(m.string, m.start(), m.start(name)):
+                if label is not None and label.search(m.string, max(0, m.start() - rule.label_window), m.start(name)):
                     return None
                 return m.span(name)
         return None

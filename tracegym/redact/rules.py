@@ -290,6 +290,15 @@ _HEX_LABEL = r"(?i:[a-z0-9_.-]{0,64}(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
 _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
                 r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
+# What a random-looking value that stands alone is when it is no secret, read before it: a digest, an id, a file or
+# a cipher's public parameter (salt, IV) named on its line up to 24 characters before it; a line of a base64 block
+# (a certificate's, a public key's: after a long base64 line or a PEM header); a CTF flag's body (`HTB{…}`).
+_NOT_A_KEY = (rf"(?:{_HEX_NOT_KEY}|\b(?i:id|uuid|guid|ksuid|ulid|version|build|image|video|file|doc|document|sheet|"
+              r"order|invoice|ticket|tracking|integrity|salt|iv|serial|thumbprint|message-id)\b|[a-z_]Id\b|_id\b|"
+              r"[a-z0-9]ID\b)[^\n]{0,24}$|(?:[A-Za-z0-9+/=]{40}|-----)[ \t]*\\?\r?\n[ \t]*$|\w\{$")
+# What generated passwords are written with: letters, digits and the symbols their alphabets use; not quotes, a
+# backslash, brackets, `=`, `:`, `,`, `;`, `|` or `^` (what ends a value in every carrier around one).
+_GENERATED = r"!#-&*+\-./0-9?@A-Z_a-z~"
 
 # A URL's scheme and `//` (RFC 3986): what follows up to an `@` is the authority's userinfo, a user name (a Sentry
 # DSN's public key), not an e-mail address (RFC 5322), which `mailto:` writes without `//`.
@@ -337,6 +346,12 @@ class Rule:
     """A pattern that, found in the match before its value (the label and what precedes it), drops it: a digest's or
     an id's name (`cache_key`, `trace token is`). The value itself is not read: a random key holds `sha` or `row` by
     chance."""
+    label_window: int = 0
+    """Characters before the match that `reject_label` reads too: for a rule whose pattern holds no label (a value
+    that stands alone), the words before it (`"request_id": "…"`)."""
+    sweep: bool = False
+    """Run in Python over every text, not after an RE2 prefilter: a pattern of one character run that `re` scans
+    fast, whose trigger would be no filter at all (a long token: every log with a request id holds one)."""
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
     reject_regex: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     reject_label_regex: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
@@ -860,4 +875,20 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?P<v>(?i:{_DATE}))",
          trigger=r"(?i:dob|birth|born)[^\d]{0,50}\d", validator=v.birth_date,
          description="dates of birth next to words like born, DOB, date of birth"),
+    # Last: values no label names, in any carrier and language, by their shape alone (every rule above wins where
+    # they overlap).
+    Rule("random_token", "SECRET",
+         r"(?:^|[^A-Za-z0-9_+/.\\-])(?P<v>[A-Za-z0-9][A-Za-z0-9_+/-]{30,126}[A-Za-z0-9](?:={1,2})?)"
+         r"(?:$|[^A-Za-z0-9_+/=-])",
+         validator=v.random_token, reject_label=_NOT_A_KEY, label_window=80, sweep=True,
+         description="a key no label names: 32+ random characters of base62/base64 (both cases and digits, "
+                     "the alphabet's entropy) or upper-case groups with digits; not hex, a UUID, an id behind its "
+                     "type (`call_…`), words run together, base64 of text or of a certificate or an image, nor "
+                     "after a digest's or an id's name"),
+    Rule("generated_password", "PASSWORD",
+         rf"(?:^|[^{_GENERATED}])(?P<v>[{_GENERATED}]{{0,63}}[!#$%?@~][{_GENERATED}]{{0,63}})(?:$|[^{_GENERATED}])",
+         validator=v.generated_password, reject_label=_NOT_A_KEY, label_window=80, sweep=True,
+         description="a password no label names, as generators and password policies make them: 8-64 "
+                     "characters of both cases, digits and a symbol (`!#$%?@~`); not a path, a URL, an address, "
+                     "`user@host`, a file's anchor, URL-encoded text or markup"),
 )

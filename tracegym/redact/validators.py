@@ -7,9 +7,11 @@ is what keeps a τ-bench reservation id or a commit hash from becoming a card or
 from __future__ import annotations
 
 import base64
+import binascii
 import ipaddress
 import math
 import re
+import urllib.parse
 from collections import Counter
 from datetime import date
 
@@ -536,3 +538,89 @@ def issuer_token(value: str) -> bool:
         return len(set(body)) >= 10 and bool(_DIGITS.search(body[3:]))
     mixed = bool(_DIGITS.search(body)) or body.lower() != body and body.upper() != body
     return len(set(body)) >= 10 and mixed
+
+
+# What binary formats a base64 run decodes to when it is no key: DER (certificates, public keys: `MII…`), the SSH
+# wire format (`AAAAC3NzaC1lZDI1NTE5…`), PNG, JPEG, GIF, ZIP, gzip.
+_MAGIC = (b"\x30\x82", b"\x30\x81", b"\x30\x59", b"\x30\x2a", b"\x00\x00\x00", b"\x89PNG", b"\xff\xd8\xff",
+          b"GIF8", b"PK\x03\x04", b"\x1f\x8b")
+_ID_HEAD = re.compile(r"[a-z]{2,12}\d{0,4}[_-]|[A-Za-z]{1,12}[_-]\d+[_-]")
+"""An object's id as services write them: a lower-case type word, then `_`/`-` (`call_…`, `gen-1763…-…`, `msg_…`,
+`chatcmpl-…`, `sha384-…`)."""
+_WORD_RUN = re.compile(r"[A-Z]?[a-z]{4,}")
+_KEY_GROUPS = re.compile(r"[A-Z0-9]{4,8}(?:-[A-Z0-9]{4,8}){3,}")
+"""A licence-style key: upper-case groups joined by dashes (`EVJFMM-TFPZO2-Z1XRF6-M848D3-OAAPBQ`)."""
+
+
+def random_token(value: str) -> bool:
+    """A key with no label to name it: 32+ characters of base62/base64url drawn at random (both cases, digits,
+    entropy near what the alphabet gives) or upper-case groups with digits; not hex (digests), a UUID, an object's
+    id behind its type (`call_…`), words run together (`RemovedInSphinx40Warning`), nor base64 that decodes to text
+    or to a binary format's header (a certificate's or an image's first line)."""
+    if re.fullmatch(r"[0-9a-fA-F_-]+", value) or _UUID.search(value):
+        return False
+    if _KEY_GROUPS.fullmatch(value):
+        run = value.replace("-", "")
+        return len(_DIGITS.findall(run)) >= 3 and len(re.findall(r"[A-Z]", run)) * 3 >= len(run) \
+            and entropy(run) >= 3.8
+    if _ID_HEAD.match(value) and not prefixed_token(value):
+        return False
+    parts = [p for p in re.split(r"[_-]", value) if p]
+    if max(len(p) for p in parts) < 16 or not re.search(r"[a-z]", value) or not re.search(r"[A-Z]", value) \
+            or len(_DIGITS.findall(value)) < 2:
+        return False
+    run = "".join(parts)
+    if sum(len(w) for w in _WORD_RUN.findall(run)) * 3 >= len(run) or _decodes_to_data(value):
+        return False
+    return entropy(run) >= 0.8 * math.log2(min(len(run), 62))
+
+
+def _decodes_to_data(value: str) -> bool:
+    """Base64 (a whole number of quads) that decodes to printable text or opens with a binary format's header."""
+    if len(value) % 4 or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", value):
+        return False
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except binascii.Error:
+        return False
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
+    return printable >= 0.85 * len(raw) or raw.startswith(_MAGIC)
+
+
+_GENERATOR_SYMBOL = re.compile(r"[!#$%?@~]")
+_USER_AT_HOST = re.compile(r"[a-z_][a-z0-9_.-]*@[A-Za-z0-9][\w.-]*")
+_ANCHOR = re.compile(r"\.[A-Za-z]{1,5}#|#L\d|!\$?[A-Z]{1,3}\$?\d*$")
+"""A file's anchor (`utils.py#L45`, `guide.md#Setup2`) or a spreadsheet's cell (`Sheet2!A1`, `Q1!$B$2`)."""
+_PERCENT_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def generated_password(value: str) -> bool:
+    """A password with no label to name it, as generators and people's policies make them: 8-64 characters of
+    upper case, lower case, digits and a symbol (`!#$%?@~`), random-looking; not a path or a URL, a mail address
+    or a shell prompt's `user@host`, a file's anchor (`utils.py#L45`) or a cell (`Sheet2!A1`), URL-encoded text
+    (`Hello%20World1`), markup (`**Step1!**`, `#Tag1`) or words joined by underscores or dashes
+    (`p3rl_6_iz_BETTER!!1`, a test's parameters `cols6-at$-include6-None`)."""
+    classes = (r"[a-z]", r"[A-Z]", r"\d", _GENERATOR_SYMBOL.pattern)
+    if not 8 <= len(value) <= 64 or len(set(value)) < 6 or not all(re.search(c, value) for c in classes):
+        return False
+    if value[0] in "!#$%*@~/&." or value[-1] in "*#~/" or value.count("/") > 1 or value.count("_") > 1 \
+            or value.count("-") > 2:
+        return False
+    if _USER_AT_HOST.fullmatch(value) or re.search(r"@[\w-]+\.[A-Za-z]{2}", value) or _ANCHOR.search(value):
+        return False
+    if "%" in value and _url_encoded(value):
+        return False
+    return not _path_or_code(value) and entropy(value) >= min(3.0, 0.85 * math.log2(len(value)))
+
+
+def _url_encoded(value: str) -> bool:
+    """Whether a run of `%XX` escapes decodes to what URLs escape (a space, `/`, `é` as `%C3%A9`), not to letters
+    or digits (`River%3031Harbor`) nor to bytes that are no UTF-8 (`Xjvn%BFuI`: a `%` among a password's symbols)."""
+    for run in _PERCENT_ESCAPES.findall(value):
+        try:
+            text = urllib.parse.unquote(run, errors="strict")
+        except UnicodeDecodeError:
+            continue
+        if not (text.isascii() and text.isalnum()):
+            return True
+    return False
