@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from tracegym.errors import TracegymError
 from tracegym.redact.columns import BOOKKEEPING, LASTING, Column, store_columns
 from tracegym.redact.session import Run
 from tracegym.redact.text import redact_spec
@@ -154,7 +155,7 @@ def _rewrite_task_sets(run: Run, task_sets: list[tuple[Path, list[tuple[Path, st
         for name in ("manifest.yaml", "README.md"):
             _redact_file(run, folder / name)
         for rejected in _rejected_files(folder):
-            _redact_file(run, rejected)
+            _redact_rejected(run, rejected)
         folders.append(folder)
     return folders
 
@@ -166,6 +167,29 @@ def _rejected_files(folder: Path) -> list[Path]:
     if rejected.is_symlink() or not rejected.is_dir():
         return []
     return sorted(p for p in rejected.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _redact_rejected(run: Run, path: Path) -> None:
+    """A rejected task file is redacted as its spec's JSON and written again: as YAML text, a long value folds
+    over lines (a key's `-----END` on one line, `RSA PRIVATE KEY-----` on the next) and what is cut so goes
+    unfound. Another file (the gates' results, JSON lines) is redacted as text."""
+    from tracegym.tasks.render import rewrite_spec
+    from tracegym.tasks.spec import TaskSpec, load_spec
+
+    if path.suffix != ".yaml":
+        _redact_file(run, path)
+        return
+    try:
+        spec = load_spec(path)
+    except TracegymError:
+        _redact_file(run, path)
+        return
+    text = spec.model_dump_json()
+    found = run.redactor.detector.find(text)
+    if found:
+        run.redactor.tally.add(found, None, f"files.{path.name}")
+        redacted = redact_spec(text, found, run.numbering(None), run.numbering.lasting(), run.redactor.detector)
+        rewrite_spec(path, TaskSpec.model_validate_json(redacted))
 
 
 def _redact_file(run: Run, path: Path) -> None:
