@@ -293,6 +293,8 @@ def _value_span(rule: Rule, m: re.Match[str]) -> tuple[int, int] | None:
     is something else, or its `reject_label` finds the label names a digest or an id."""
     if rule.reject_regex is not None and rule.reject_regex.search(m.group()):
         return None
+    if rule.sweep and rule.validator is not None and rule.validator(m.group("v")) is False:
+        return None  # most of a sweep rule's matches are no value: its validator is cheaper than the label's check
     if "v" in m.re.groupindex:
         for name in _VALUE_GROUPS:
             if name in m.re.groupindex and m.start(name) >= 0:
