@@ -3,11 +3,12 @@ optional validator.
 
 Every pattern is written in the syntax RE2 and Python's `re` share (no look-arounds, no back-references), so the
 same text serves twice: all patterns joined are the RE2 prefilter that pyarrow runs over a whole column in C++,
-and each alone runs in Python on the few strings the prefilter lets through. Where a rule needs context around
-its value (a label, a word boundary RE2 cannot express), the value is the named group `v`; the rest of the match
-is context and stays (a pattern with alternative forms of the value names them `v`, `w`, `x`: the first that took
-part is the value). Separators allow a line break, so a value wrapped over lines is still found; `\\n` (a
-backslash and an n) is a line break inside a JSON string, as tool arguments and results store it.
+and each alone runs in Python on the few strings the prefilter lets through (but for the sweep rules, which read
+every text in Python: a value's shape with no label, whose trigger would filter nothing). Where a rule needs
+context around its value (a label, a word boundary RE2 cannot express), the value is the named group `v`; the
+rest of the match is context and stays (a pattern with alternative forms of the value names them `v`, `w`, `x`:
+the first that took part is the value). Separators allow a line break, so a value wrapped over lines is still
+found; `\\n` (a backslash and an n) is a line break inside a JSON string, as tool arguments and results store it.
 """
 
 from __future__ import annotations
