@@ -93,9 +93,17 @@ def _label(text: str, span: tuple[int, int], first: bool = False) -> str | None:
     return label if len(label) <= MAX_LABEL and _NAME.fullmatch(label) else None
 
 
+_BOX = str.maketrans("│┃┆┇┊┋║─━┄┅┈┉═╌╍┌┐└┘├┤┬┴┼╞╡╪╤╧╟╢╫╔╗╚╝╠╣╦╩╬╒╕╘╛╓╖╙╜",
+                     "|||||||" + "-" * 9 + "+" * 34)
+"""Box-drawing tables (sqlite3's `.mode box`, DuckDB's and polars' prints, `rich`) read as `|` tables: their
+verticals as `|`, their rules as `+---+` lines; one character for one, so spans stay put."""
+
+
 def labelled_cells(text: str, wanted: Callable[[str], object] = bool) -> list[tuple[str, int, int]]:
     """(label, start, end) of each non-empty cell below a header line, or after a label cell in a `|` row, whose
     label is `wanted` (the detector asks for labels holding a context word: a block without one costs little)."""
+    if not text.isascii():
+        text = text.translate(_BOX)
     lines = _lines(text)
     out: list[tuple[str, int, int]] = []
     for delimiter in DELIMITERS:
@@ -116,6 +124,8 @@ def labelled_cells(text: str, wanted: Callable[[str], object] = bool) -> list[tu
     return out[:MAX_CELLS]
 
 
+_ELIDED = ("...", "…")
+"""What a DataFrame's repr prints for the columns it leaves out: no name, and no cell under it is labelled."""
 _RUN = re.compile(r"\S+(?: \S+)*")
 """A cell of a grid aligned by spaces: words apart by single spaces, two or more between cells."""
 
@@ -128,7 +138,7 @@ def _aligned(lines: list[tuple[int, str]], wanted: Callable[[str], object]) -> l
     out: list[tuple[str, int, int]] = []
     at = 0
     while at < len(lines):
-        head = [(m.start(), m.end(), m.group()) for m in _RUN.finditer(lines[at][1])]
+        head = [(m.start(), m.end(), m.group()) for m in _RUN.finditer(lines[at][1]) if m.group() not in _ELIDED]
         at += 1
         if len(head) < 2 or not all(len(h) <= MAX_LABEL and _NAME.fullmatch(h) for _, _, h in head) \
                 or not any(wanted(h) for _, _, h in head):
@@ -145,6 +155,8 @@ def _aligned(lines: list[tuple[int, str]], wanted: Callable[[str], object]) -> l
 
 def _block(text: str, block: list[tuple[int, str]], delimiter: str, wanted: Callable[[str], object]
            ) -> list[tuple[str, int, int]]:
+    while len(block) > 2 and _merged(block[0][1], delimiter):
+        block = block[1:]
     head_start, head = block[0]
     if delimiter == "|" and len(block) > 1 and all(line.lstrip().startswith("|") for _, line in block[1:]):
         # Rows that open with a pipe: so does the header, and what its line holds before the first pipe is a
@@ -168,3 +180,10 @@ def _block(text: str, block: list[tuple[int, str]], delimiter: str, wanted: Call
             out += [(name, s, e) for (ls, le), (s, e) in zip(row, row[1:], strict=False)
                     if s < e and (name := _label(text, (ls, le))) is not None and wanted(name)]
     return out
+
+
+def _merged(line: str, delimiter: str) -> bool:
+    """A header row of merged cells over the names (a spreadsheet's group titles: `\tCustomer\t\t\tRecord`):
+    more of its cells empty than not; the names are on the line below."""
+    cells = [c.strip(_TRIM) for c in _split(line, delimiter)]
+    return sum(not c for c in cells) * 2 > len(cells)

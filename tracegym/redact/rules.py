@@ -254,7 +254,7 @@ CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 
 
 def _cell_trigger(cw: str) -> str:
-    return (rf"[,;\t|][ \t\"'`]*{cw}|{cw}[^\n,;\t|]{{0,40}}[,;\t|]|"
+    return (rf"[,;\t|│┆][ \t\"'`]*{cw}|{cw}[^\n,;\t|│┆]{{0,40}}[,;\t|│┆]|"
             r"\"sensitive\\?\"[ \t]*:[ \t]*true|"
             rf"{cw}\\?[\"']?\]?[ \t]*=>|{cw}\.?[ \t]*[:：]?[ \t]*(?:\\?\r?\n|\\n)|{cw}\\?\"[ \t]+\\?\"|"
             rf"{cw}[^\"\n]{{0,40}}\\?\"[ \t]*(?:\\?\r?\n|\\n)")

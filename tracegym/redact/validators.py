@@ -361,7 +361,12 @@ def _plan_number(value: str) -> bool:
     if value.startswith("0xx"):
         return phones.brazil(number[1:])  # Anatel's notation for the carrier code a caller picks: 0xx + DDD
     head = re.match(r"([1-9]\d{0,2})[ .-]", value)  # a country code without `+`, a separator after it
-    return phones.national(number) or head is not None and phones.with_country_code(head.group(1), number)
+    if phones.national(number) or head is not None and phones.with_country_code(head.group(1), number):
+        return True
+    # Compact with its country code and no `+` (`919876543210`, `6281234567890`: how databases, CRMs and
+    # messaging APIs store numbers): a country code of the table whose plan reads the rest.
+    return value.isdigit() and 11 <= len(value) <= 14 and any(phones.with_country_code(number[:n], number)
+                                                               for n in (1, 2, 3))
 
 
 _CODE_VALUE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\)?)?|None|null|true|false|undefined|\*+|x+|\.+")
