@@ -58,3 +58,31 @@ def test_a_phone_number_stored_compact_with_its_country_code(text: str) -> None:
 ])
 def test_digit_runs_that_are_no_phone_number_stay(text: str) -> None:
     assert not [v for v in _values(text) if PHONE in v or v.isdigit()], text
+
+
+SECRET = "mellow7orchid"  # no shape of its own (one case, no symbol): only a label makes it a password
+PRINTED = [
+    f'{{"columns": ["id", "login", "password"], "rows": [["7", "ann", "{SECRET}"], ["8", "bob", "zz"]]}}',
+    f'{{"rowType": [{{"name": "ID"}}, {{"name": "PASSWORD"}}], "data": [["7", "{SECRET}"]]}}',
+    f'127.0.0.1:6379> HGETALL user:7\n1) "name"\n2) "Ann"\n3) "password"\n4) "{SECRET}"\n',
+    f'- heading "Sign in" [level=1] [ref=e1]\n- textbox "Password" [ref=e3]: {SECRET}\n- button "Go" [ref=e4]\n',
+    f"await page.getByLabel('Password').fill('{SECRET}');",
+    f"pw:api waiting for locator('#password')\npw:api   fill(\"{SECRET}\")\n",
+    f'el = driver.find_element(By.NAME, "password")\nel.clear()\nel.send_keys("{SECRET}")\n',
+    f'{{"action": "type", "element": "password", "ref": "e9", "text": "{SECRET}"}}',
+    f"- **Password:** {SECRET}\n",
+]
+
+
+@pytest.mark.parametrize("text", PRINTED)
+def test_a_label_that_stands_away_in_a_tools_print_labels_its_value(text: str) -> None:
+    assert SECRET in _values(text), text
+
+
+@pytest.mark.parametrize("text", [
+    '{"columns": ["id", "note"], "rows": [["7", "Xq7#pL2m"]]}'.replace("Xq7#pL2m", "hello there"),
+    '1) "password"\n2) "hunter"\n',                      # a word, not a password's shape
+    "await page.getByLabel('Search').fill('Xq7pL2mw');",
+])
+def test_values_under_other_labels_stay(text: str) -> None:
+    assert _values(text) == [], text

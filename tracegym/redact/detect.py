@@ -47,6 +47,7 @@ _REPEAT_ALONE = 8
 _SPACE_OR_QUOTE = re.compile(r"[\s\"{}]")
 """What keeps a labelled value from being read quoted, whole: words apart, a quote, braces (a template, a
 `flag{…}`: Django's and the other generators' secret alphabets hold no braces)."""
+_BOLD_COLON = re.compile(r"(?<=[:：])(?:\*\*|__)|(?:\*\*|__)(?=[ \t]*[:：])")
 _GRID_GAP = re.compile(r"[ \t]{2,}")
 """A gap between a grid's cells (a DataFrame's repr, fixed-width output) inside a value a rule rejected: the
 figures of one cell run into the next (`482913  5274.6183.0192.4756` read as one number from `482913`), so the
@@ -227,6 +228,8 @@ class Detector:
         # Inside JSON text a line break is `\n`: matched as a backslash and a real line break (same length, so
         # spans stay put), a value right after it starts a word as it does after a line break.
         view = _JSON_BREAK.sub("\\\n", read) if "\\" in read else read
+        if "**" in view or "__" in view:  # Markdown's bold around a label's colon reads as spaces (`**Key:** …`)
+            view = _BOLD_COLON.sub(lambda m: " " * len(m.group()), view)
         spans = [(rule, span) for rule in rules for m in rule.regex.finditer(view)
                  if (span := _value_span(rule, m)) is not None]
         matched = len(spans)

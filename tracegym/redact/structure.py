@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from tracegym.redact import printed
+
 Labelled = list[tuple[str, int, int]]
 MAX_LABEL = 48
 SENSITIVE = ("secret", "password")
@@ -25,13 +27,13 @@ _Q = r"\\{0,15}\""
 levels): bounded, as `\\*` would scan a run of backslashes from each of its positions (quadratic)."""
 _FIELD = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*(?:{_Q}((?:[^\"\\\n]|\\[^\"\n])*?){_Q}|(true))")
 _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
-_NAME_KEY = re.compile(r"(?i:name|key|id|[a-z]*(?:Key|Name)|label|header|field|designation)")
+_NAME_KEY = re.compile(r"(?i:name|key|id|[a-z]*(?:Key|Name)|label|header|field|designation|element|placeholder)")
 """A sibling naming its value; `id` as Terraform state's `attributes` hold a parameter's or a variable's name
 (`{"id": "twilio_auth_token", "value": …}`)."""
 _URI_KEY = re.compile(r"url|system")
 """A sibling naming its value by a URI whose last segment is the name: a FHIR extension's `url`
 (`…/StructureDefinition/db_password`), an identifier's `system` (`http://hl7.org/fhir/sid/us-ssn`)."""
-_VALUE_KEY = re.compile(r"(?i:value|[a-z]*_?Value|secret|data)|value[A-Z][a-zA-Z]*")
+_VALUE_KEY = re.compile(r"(?i:value|[a-z]*_?Value|secret|data|text)|value[A-Z][a-zA-Z]*")
 """The value's own field; FHIR's typed `value[x]` too (`valueString`, `valueCode`), and a qualified one
 (`plaintext_value` of a Terraform `github_actions_secret`)."""
 _TEXT_KEY = re.compile(r"(?i:text|content|value|body)")
@@ -505,6 +507,7 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += glossed_fields(text, wanted)
     if "unexpected_list" in text:
         out += unexpected_values(text, wanted)
+    out += printed.labelled(text, wanted)
     if "\"" in text:
         out += redis_commands(text, wanted)
     return out
