@@ -121,12 +121,24 @@
    kinds in 16 to 39 carriers each, written by someone who read neither the rules nor the other corpora; scored like
    18: `fifteenth_recall_by_kind` (and a line with the recall of the eighth's issue kinds) and
    `fifteenth_false_positives` on its 400 near misses.
+20. The sixteenth corpus (benchmarks/redact_sixteenth.py): 48 kinds x 100 values in small-business and home IT,
+   devices and consumer services, as an agent that administers or supports them meets them (OpenWrt UCI, RouterOS
+   `/export`, Cisco IOS, pfSense XML, UniFi JSON, wpa_supplicant, NetworkManager keyfiles, `netsh wlan`, WIFI: QR
+   payloads, Synology/QNAP settings, RTSP URLs, NVR exports, POS terminal configs and receipts, Home Assistant
+   secrets and configuration, Node-RED flows, MQTT and `mosquitto_pub`, Zigbee2MQTT, ESPHome, Tasmota, Minecraft and
+   Source server configs, Discord bots, exchange key exports and wallet support chats, Shopify/WooCommerce orders,
+   seller messages, shipping labels, GDS PNR text, SIM and porting requests, property, school and clinic front
+   desks, TeamViewer/AnyDesk, RMM PowerShell and batch, in 33 languages; 25 providers and device secrets, 12 phone
+   plans beyond the issue's five, 4 ids outside the target), the issue's 16 kinds in 15 to 30 carriers each,
+   written by someone who read neither the rules nor the other corpora; scored like 19: `sixteenth_recall_by_kind`
+   (and a line with the recall of the eighth's issue kinds) and `sixteenth_false_positives` on its 400 near
+   misses.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 19 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 20 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -137,8 +149,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "ninth_recall_by_kind", "ninth_false_positives", "tenth_recall_by_kind", "tenth_false_positives",
 "eleventh_recall_by_kind", "eleventh_false_positives", "twelfth_recall_by_kind", "twelfth_false_positives",
 "thirteenth_recall_by_kind", "thirteenth_false_positives", "fourteenth_recall_by_kind",
-"fourteenth_false_positives", "fifteenth_recall_by_kind", "fifteenth_false_positives"} (with --corpora-only, the
-last thirty).
+"fourteenth_false_positives", "fifteenth_recall_by_kind", "fifteenth_false_positives",
+"sixteenth_recall_by_kind", "sixteenth_false_positives"} (with --corpora-only, the last thirty-two).
 """
 
 from __future__ import annotations
@@ -170,6 +182,7 @@ import redact_fresh  # noqa: E402
 import redact_holdout  # noqa: E402
 import redact_ninth  # noqa: E402
 import redact_seventh  # noqa: E402
+import redact_sixteenth  # noqa: E402
 import redact_sixth  # noqa: E402
 import redact_tenth  # noqa: E402
 import redact_thirteenth  # noqa: E402
@@ -397,9 +410,9 @@ def judged(detector: Detector, corpus: ModuleType, name: str, flagged: bool = Tr
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 19: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
-    the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth and the fifteenth
-    corpus, printed; their figures for the last line."""
+    """Sections 4, 5, 7 to 20: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth, the fifteenth and
+    the sixteenth corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -442,6 +455,9 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     fifteenth_recall, fifteenth_fp = judged(detector, redact_fifteenth, "fifteenth")
     fifteenth_issue = {k: v for k, v in fifteenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
     print(f"fifteenth corpus, the issue's kinds: {fifteenth_issue}", flush=True)
+    sixteenth_recall, sixteenth_fp = judged(detector, redact_sixteenth, "sixteenth")
+    sixteenth_issue = {k: v for k, v in sixteenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
+    print(f"sixteenth corpus, the issue's kinds: {sixteenth_issue}", flush=True)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
             "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
             "holdout_false_positives": holdout_fp,
@@ -457,7 +473,8 @@ def report_corpora(detector: Detector) -> dict[str, object]:
             "twelfth_recall_by_kind": twelfth_recall, "twelfth_false_positives": twelfth_fp,
             "thirteenth_recall_by_kind": thirteenth_recall, "thirteenth_false_positives": thirteenth_fp,
             "fourteenth_recall_by_kind": fourteenth_recall, "fourteenth_false_positives": fourteenth_fp,
-            "fifteenth_recall_by_kind": fifteenth_recall, "fifteenth_false_positives": fifteenth_fp}
+            "fifteenth_recall_by_kind": fifteenth_recall, "fifteenth_false_positives": fifteenth_fp,
+            "sixteenth_recall_by_kind": sixteenth_recall, "sixteenth_false_positives": sixteenth_fp}
 
 
 def report_flagged(detector: Detector, corpus: ModuleType, name: str, per_sort: int = 3) -> None:
@@ -540,8 +557,8 @@ def main() -> None:
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
                         help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth, "
-                             "tenth, eleventh, twelfth, thirteenth, fourteenth and fifteenth corpora (no planted "
-                             "corpus, real traces or speed)")
+                             "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth and sixteenth corpora "
+                             "(no planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
