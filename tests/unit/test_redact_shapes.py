@@ -64,6 +64,9 @@ PEM_LINES = "\n".join(["-----BEGIN CERTIFICATE-----",
     f"salt: {KEY64}",
     "submit 'HTB{t3h_FuTUr3_15_bR1ghT_1_H0p3_y0uR3_W34r1nG_5h4d35!}'",
     "6f1c2d3e-4a5b-4c7d-8e9f-0a1b2c3d4e5f 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "enable secret 9 $9$nhEmQVczB7dqsO$X.HsgL6x1il0RxkOSSvyQYwucySCt7qFm4v7pqCxkKM",  # password hashes
+    "admin:$2b$12$R9hXcIPz0giURNNX3kh2OPST9PgBkqquziSs7KIUgO2t0jWMUWab",
+    "user:$7$101$q7RvN2xKp9WmZ4tL$c8YbH3sJd6FgA1eUo5XiTz0mW8rKq3vL9xNc2PbY7hJs5dFa1gUe4oRi6tZwMx==",
 ])
 def test_random_looking_strings_that_are_no_key_stay(text: str) -> None:
     assert _values(text) == [], text
