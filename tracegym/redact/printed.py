@@ -16,6 +16,9 @@ _COLUMNS = re.compile(rf"{_Q}(?:columns|column_names|fields|headers|header|cols|
                       r"\[([^\[\]]{1,4000})\]")
 _COLUMN_NAME = re.compile(rf"{_Q}name{_Q}[ \t]*:[ \t]*{_Q}((?:[^\"\\\n]|\\[^\"\n]){{1,48}}?){_Q}")
 _ROWS = re.compile(rf"{_Q}(?:rows|data|values|records|results){_Q}[ \t]*:[ \t]*\[[ \t\r\n]*\[")
+_ROWS_WITHIN = 4096
+"""How far after its column names a result set's rows may start: each header is read on from once, not to the
+text's end (quadratic in a text of many headers and no rows)."""
 _ROW = re.compile(r"\[([^\[\]]*)\]")
 _SCALAR = re.compile(rf"{_Q}((?:[^\"\\\n]|\\[^\"\n])*?){_Q}|(-?\d[\d.eE+-]*|null|true|false)")
 
@@ -26,7 +29,7 @@ def result_sets(text: str, wanted: Callable[[str], object]) -> Labelled:
     out: Labelled = []
     for head in _COLUMNS.finditer(text):
         names = _names(head.group(1))
-        rows = _ROWS.search(text, head.end())
+        rows = _ROWS.search(text, head.end(), head.end() + _ROWS_WITHIN)
         if not any(n is not None and wanted(n) for n in names) or rows is None:
             continue
         at = rows.end() - 1
@@ -75,7 +78,7 @@ _LOCATOR = (r"(?:getBy(?:Label|Placeholder|TestId|Title)|locator|querySelector|f
             r"findElement|\$)\([ \t]*(?:By\.\w+[ \t]*,[ \t]*)?\\?['\"]([^'\"\\\n]{1,60})\\?['\"]")
 _TYPED = (r"(?:fill|type|pressSequentially|send_keys|sendKeys|setValue)\([ \t]*\\?['\"]"
           r"([^'\"\\\n]{1,200})\\?['\"]")
-_FILLED = re.compile(rf"{_LOCATOR}[^\n]*?(?:\n[^\n]*?){{0,3}}?{_TYPED}")
+_FILLED = re.compile(rf"{_LOCATOR}[^\n]{{0,200}}?(?:\n[^\n]{{0,200}}?){{0,3}}?{_TYPED}")
 _SELECTOR_PUNCTUATION = re.compile(r"[#.\[\]=*^$|~:()>+]+")
 
 
