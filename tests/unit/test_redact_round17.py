@@ -44,6 +44,7 @@ def test_a_number_someone_rang_from(text: str) -> None:
 @pytest.mark.parametrize("text", [
     '$pw = Get-Content .\\pw.txt', "export PGPASSWORD=${PGPASSWORD:?unset}", "enable secret 9 $9$abc",
     "the handler was called from line 42",
+    "doi:10.8819/j.cell-2024-37113-4",  # a DOI whose journal is Cell: no phone word
 ])
 def test_code_and_messages_around_a_password_label_stay(text: str) -> None:
     assert _values(text) == [], text

@@ -862,7 +862,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}[+(]?\d", validator=v.national_phone,
-         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}",
+         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}", reject_label=r"\b10\.\d{4,9}/\S*$", label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
     Rule("phone_national", "PHONE",
