@@ -91,8 +91,8 @@ class Detector:
         self.rules: tuple[Rule, ...] = tuple(r for r in BUILTIN_RULES if r.name not in config.disable) + tuple(user)
         self.rank = {r: i for i, r in enumerate(self.rules)}
         self.swept = tuple(r for r in self.rules if r.sweep)
-        triggers = list(dict.fromkeys(r.trigger or r.pattern for r in self.rules if not r.sweep))
-        worded = {r.trigger for r in self.rules if r.name in WORD_TRIGGERED}
+        triggers = list(dict.fromkeys(_after_escapes(r.trigger or r.pattern) for r in self.rules if not r.sweep))
+        worded = {_after_escapes(r.trigger or r.pattern) for r in self.rules if r.name in WORD_TRIGGERED}
         self.prefilters = tuple("|".join(f"(?:{t})" for t in part) for part in (
             [t for t in triggers if t not in worded] + [TRIGGER], [t for t in triggers if t in worded]) if part)
         """The triggers joined, in two RE2 passes: those that open with a list of words in many languages
@@ -195,7 +195,7 @@ class Detector:
         sweep rules."""
         if not len(texts):
             return []
-        by_trigger = {t: pc.match_substring_regex(texts, pattern=t).to_pylist()
+        by_trigger = {t: pc.match_substring_regex(texts, pattern=_after_escapes(t)).to_pylist()
                       for t in dict.fromkeys(r.trigger for r in self.rules if not r.sweep)}  # shared: run once
         hits = [by_trigger[r.trigger] if not r.sweep else None for r in self.rules]
         return [[r for r, hit in zip(self.rules, hits, strict=True) if hit is None or hit[j]]
@@ -281,6 +281,12 @@ class Detector:
             return False
         # Validators see a JSON line break as whitespace of the same length, so a prefix length stays true.
         return rule.validator is None or rule.validator(_JSON_BREAK.sub("  ", value) if "\\" in value else value)
+
+
+def _after_escapes(trigger: str) -> str:
+    """A trigger whose word boundaries also hold after a JSON escape: RE2 reads the text as stored, where `\\nnet
+    user` has no boundary before `net`; the rules read it with the escape as a line break."""
+    return trigger.replace("\\b", "(?:\\b|\\\\[nrt])") if "\\b" in trigger else trigger
 
 
 def _read_on(rule: Rule, view: str, at: int) -> list[tuple[Rule, tuple[int, int]]]:

@@ -50,8 +50,9 @@ _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|k
        r"비밀번호|비번|암호|" + words.alternation(words.PASSWORD))
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass);
-# `auth` ending a name after a separator or a hump (redis_auth, REDIS_AUTH, redisAuth: Redis's AUTH password).
-_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b))"
+# `auth` ending a name after a separator or a hump (redis_auth, REDIS_AUTH, redisAuth: Redis's AUTH password); `pw`
+# ending a lower-case name (OpenLDAP's `rootpw`, pfSense's `ldap_bindpw`).
+_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b)|[a-z]pw\b)"
 # What may close a label before its `:` or `=`: a quote (JSON keys, SQL's backticks around a column name: `` `smtp_pass`
 # = '…' ``), then a bracket or a parenthesis (`['API_KEY']`, a name in prose: "token set (JIRA_API_TOKEN): …").
 _CLOSE = r"\\?[\"'`]?[\])]?"
@@ -91,7 +92,8 @@ _PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
 # buildah, skopeo, oras, `helm registry login` alike), `redis-cli -a`, `ldapsearch -w` (every OpenLDAP client),
 # `smbclient -U user%password`, `htpasswd -b[c] file user password` (the flags apart too: `-b -c`) and
 # `htpasswd -nb user password`, Windows' `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X`,
-# `az login -p X` and lftp's `-u user,password`.
+# `az login -p X`, lftp's `-u user,password`, mosquitto's `-P`, and Cisco IOS's `username … password 0 …` and
+# `enable secret 0 …` (type 0: clear text; type 7: a reversible encoding, the password in effect).
 _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login\b[^\n|;&]{0,120}?"
              r"[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]{0,120}?[ \t]-a[ \t]+|"
              r"\bldap[a-z]{3,8}\b[^\n|;&]{0,160}?[ \t]-w[ \t]+|"
@@ -100,7 +102,10 @@ _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry
              r"[ \t]+(?:[^\s-][^\s]*[ \t]+)?[^\s-][^\s]*[ \t]+|"
              r"\bnet[ \t]+user[ \t]+[^\s/*]+[ \t]+|\b(?:sqlcmd|bcp)\b[^\n|;&]{0,120}?[ \t]-P[ \t]*|"
              r"\bmongo(?:sh)?\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|\baz[ \t]+login\b[^\n|;&]{0,120}?[ \t]-p[ \t]+|"
-             r"\blftp\b[^\n|;&]{0,120}?[ \t]-u[ \t]+\\?[\"']?[^\s,\"'\\]{1,64},")
+             r"\blftp\b[^\n|;&]{0,120}?[ \t]-u[ \t]+\\?[\"']?[^\s,\"'\\]{1,64},|"
+             r"\bmosquitto_(?:pub|sub|rr)\b[^\n|;&]{0,160}?[ \t]-P[ \t]+|"
+             r"(?:^|\n)[ \t]*(?:username[ \t]+\S+(?:[ \t]+privilege[ \t]+\d{1,2})?|enable)[ \t]+"
+             r"(?:password|secret)[ \t]+[07][ \t]+")
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin;
 # the name up to 32 characters and not opening with a third dash: else from each dash of a long run the label words
 # were tried at every length), `curl -u user:password` (and with other short flags before it: `curl -su
@@ -118,6 +123,7 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|paro
                r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
                r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|lftp|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
+               r"[a-z]pw\b|mosquitto_|\b(?:password|secret)[ \t]+[07][ \t]|"
                + words.alternation(words.PASSWORD))
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
 # Greek, Cyrillic, Armenian, Hebrew, Arabic, the Indic scripts (Devanagari to Sinhala), Thai, Myanmar, Georgian,
@@ -150,7 +156,7 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                      r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
                      r"reachable|joignable|ruf(?:e|en)?(?: sie)? mich|erreichen sie mich|raggiungibile|bereikbaar|"
-                     r"localizable|contactable|{table})"
+                     r"localizable|contactable|(?:rang|rung|called|calling|voicemail|missed call)(?: me)? from|{table})"
                      r"(?:[_ -]?(?i:number|nummer|nommer|numer|n[uú]mero|no|nr|num))?(?:[_ -]?[1-9])?"
                      r"(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHONE, latin=True))
@@ -502,6 +508,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("discord_webhook", "WEBHOOK",
          r"discord(?:app)?\.com/api/(?:v\d+/)?webhooks/(?P<v>\d{15,22}/[A-Za-z0-9_-]{20,})",
          trigger=r"discord(?:app)?\.com/api/", description="Discord webhook URLs (the id and token)"),
+    Rule("nabu_casa_webhook", "WEBHOOK", r"hooks\.nabu\.casa/(?P<v>[A-Za-z0-9_=-]{20,})", trigger=r"hooks\.nabu\.casa/",
+         description="Home Assistant Cloud webhooks (hooks.nabu.casa/<token>: the path is the credential)"),
     Rule("zapier_webhook", "WEBHOOK", r"hooks\.zapier\.com/hooks/catch/(?P<v>\d+/[A-Za-z0-9]+)",
          trigger=r"hooks\.zapier\.com/", description="Zapier catch hooks (the account id and hook key)"),
     Rule("ifttt_webhook", "WEBHOOK", r"maker\.ifttt\.com/(?:[^\s\"'\\]{0,80}/)?with/key/(?P<v>[A-Za-z0-9_-]{16,})",
@@ -675,7 +683,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:identified[ \t])", validator=v.password,
          description="SQL passwords after `IDENTIFIED BY` (`CREATE USER … IDENTIFIED BY 'X'`, MySQL and Oracle)"),
     Rule("password", "PASSWORD",
-         r"(?:^|[^\w.-])(?i:password)(?:[ \t]+(?i:for)[ \t]+[^\n=;]{1,80}?[ \t]*=)?[ \t]+"
+         r"\bConvertTo-SecureString[ \t]+(?:-String[ \t]+)?\\?[\"'](?P<v>[^\"'\\\n]{1,128})\\?[\"'][ \t]+-AsPlainText",
+         trigger=r"ConvertTo-SecureString", validator=v.password,
+         description="a password PowerShell turns into a SecureString from plain text (`ConvertTo-SecureString \"…\" "
+                     "-AsPlainText`): a rule of its own, as a `$pw = ` before it is read by the label rule first"),
+    Rule("password", "PASSWORD",
+         r"(?:^|[^\w.-])(?:[A-Za-z0-9]+[_.-])?(?i:password)(?:[ \t]+(?i:for)[ \t]+[^\n=;]{1,80}?[ \t]*=)?[ \t]+"
          r"(?:\\?'(?P<v>[^'\\\s]{4,128})\\?'|\\?\"(?P<w>[^\"\\\s]{4,128})\\?\")",
          trigger=r"(?i:password[ \t]+(?:for[ \t]|\\?['\"]))", validator=v.password,
          description="SQL passwords quoted after `PASSWORD` (`ALTER USER … WITH PASSWORD 'X'`, `CREATE ROLE … "
@@ -849,7 +862,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}[+(]?\d", validator=v.national_phone,
-         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}",
+         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}", reject_label=r"\b10\.\d{4,9}/\S*$", label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
     Rule("phone_national", "PHONE",

@@ -379,6 +379,13 @@ _PLACEHOLDER_WORDS = {"password", "passwd", "secret", "changeme", "example", "yo
 _REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?|\$[({].*|%\w+%|%\(\w+\)[a-z]|\{.*|<.*|!{1,2}[A-Za-z][\w-]*")
 
 
+_CMDLET = re.compile(r"(?:Get|Set|New|Remove|Add|Clear|Copy|Move|Rename|Invoke|Start|Stop|Restart|Import|Export|"
+                     r"Read|Write|Test|Out|ConvertTo|ConvertFrom|Select|Update|Enable|Disable|Install|Uninstall|"
+                     r"Register|Unregister|Connect|Disconnect|Send|Receive|Find|Format|Join|Split|Show|Grant|Revoke|"
+                     r"Protect|Unprotect|Save|Reset|Restore|Backup|Publish|Sync|Initialize|Wait|Resolve)-[A-Z][A-Za-z]+")
+"""A PowerShell cmdlet: one of the approved verbs (`Get-Verb`), a dash and a noun."""
+
+
 def password(value: str) -> bool:
     """A password given after a password label; code (`password=password`, `pwd=self.pwd`), references to one
     (`$DB_PASSWORD`, `{{ pw }}`), YAML tags (`!vault`) and doc placeholders are not."""
@@ -399,6 +406,10 @@ def password(value: str) -> bool:
         return False  # another flag: `mongo -u admin -p --authenticationDatabase admin` prompts for the password
     if re.fullmatch(r"/[A-Za-z][\w:]*", bare):
         return False  # a Windows switch (`net user bob /delete`) or a directory
+    if re.fullmatch(r"\?[A-Za-z][A-Za-z _-]*", bare):
+        return False  # the shell's message for an unset variable (`${PGPASSWORD:?unset}`), not a default
+    if _CMDLET.fullmatch(bare):
+        return False  # a PowerShell cmdlet (`$pw = ConvertTo-SecureString …`: the value is what it converts)
     return True
 
 
