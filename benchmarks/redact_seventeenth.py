@@ -395,6 +395,12 @@ def _d(rng: random.Random, n: int) -> str:
     return digits(rng, n)
 
 
+def _local(sub: str, barred: str = "0") -> str:
+    """A geographic subscriber number as the plans allow it: never led by 0, the trunk prefix (nor by 1 under
+    Ofcom's plan: `barred="01"`); a drawn barred lead digit d becomes d + 2, drawing nothing more."""
+    return str(int(sub[0]) + 2) + sub[1:] if sub[0] in barred else sub
+
+
 def phone_us_ca(rng: random.Random) -> tuple[str, str]:
     """NANP: NPA-NXX-XXXX of US and Canadian area codes, 555 and N11 left out."""
     npa = rng.choice(["212", "415", "617", "312", "206", "416", "604", "514", "403", "713", "305", "202", "512", "613"])
@@ -418,7 +424,7 @@ def phone_uk(rng: random.Random) -> tuple[str, str]:
     elif kind == "london":
         nat = f"020 {rng.choice('378')}{_d(rng, 3)} {_d(rng, 4)}"
     else:
-        nat = f"0{rng.choice(['161', '121', '131', '113', '117', '141'])} {_d(rng, 3)} {_d(rng, 4)}"
+        nat = f"0{rng.choice(['161', '121', '131', '113', '117', '141'])} {_local(_d(rng, 3), '01')} {_d(rng, 4)}"
     style = rng.choice(["national", "intl", "intl_zero", "compact", "dash"])
     if style == "intl":
         return "+44 " + nat[1:], f"{kind}_{style}"
@@ -454,7 +460,7 @@ def phone_de(rng: random.Random) -> tuple[str, str]:
         sub = _d(rng, 8 if pre[:2] == "15" or pre in ("176", "177", "179") else 7)
     else:
         pre = rng.choice(["30", "40", "69", "89", "221", "711"])
-        sub = _d(rng, rng.choice([7, 8]))
+        sub = _local(_d(rng, rng.choice([7, 8])))
     style = rng.choice(["space", "slash", "dash", "intl", "intl_zero", "intl_00", "din"])
     forms = {"space": f"0{pre} {sub}", "slash": f"0{pre}/{sub}", "dash": f"0{pre}-{sub}",
              "intl": f"+49 {pre} {sub}", "intl_zero": f"+49 (0){pre} {sub}", "intl_00": f"0049 {pre} {sub}",
@@ -509,7 +515,7 @@ def phone_nl(rng: random.Random) -> tuple[str, str]:
     if rng.random() < 0.6:
         s = _d(rng, 8)
         return _two_forms(rng, "31", f"06-{s}", f"6 {s[:4]} {s[4:]}")
-    a, s = rng.choice(["20", "10", "30"]), _d(rng, 7)
+    a, s = rng.choice(["20", "10", "30"]), _local(_d(rng, 7))
     return _two_forms(rng, "31", f"0{a}-{s[:3]} {s[3:]}", f"(0){a} {s[:3]} {s[3:]}")
 
 
@@ -519,7 +525,7 @@ def phone_pl(rng: random.Random) -> tuple[str, str]:
         n = str(rng.choice([50, 51, 53, 57, 60, 66, 69, 72, 78, 79, 88])) + _d(rng, 7)
         nat = f"{n[:3]} {n[3:6]} {n[6:]}" if rng.random() < 0.7 else f"{n[:3]}-{n[3:6]}-{n[6:]}"
         return _two_forms(rng, "48", nat, f"{n[:3]} {n[3:6]} {n[6:]}")
-    n = rng.choice(["22", "12", "71"]) + _d(rng, 7)
+    n = rng.choice(["22", "12", "71"]) + _local(_d(rng, 7))
     return _two_forms(rng, "48", f"{n[:2]} {n[2:5]} {n[5:7]} {n[7:]}", f"{n[:2]} {n[2:5]} {n[5:7]} {n[7:]}")
 
 
@@ -549,14 +555,14 @@ def phone_jp(rng: random.Random) -> tuple[str, str]:
     if rng.random() < 0.6:
         p, s = rng.choice(["70", "80", "90"]), _d(rng, 8)
         return _two_forms(rng, "81", f"0{p}-{s[:4]}-{s[4:]}", f"{p}-{s[:4]}-{s[4:]}")
-    p, s = rng.choice("36"), _d(rng, 8)
+    p, s = rng.choice("36"), _local(_d(rng, 8))
     return _two_forms(rng, "81", f"0{p}-{s[:4]}-{s[4:]}", f"{p}-{s[:4]}-{s[4:]}")
 
 
 def phone_tr(rng: random.Random) -> tuple[str, str]:
     """BTK plan: mobiles 05xx xxx xx xx, Istanbul 0212/0216, Ankara 0312."""
     p = rng.choice(["532", "533", "535", "542", "505", "555", "212", "216", "312"])
-    s = _d(rng, 7)
+    s = _d(rng, 7) if p[0] == "5" else _local(_d(rng, 7))
     nat = f"0{p} {s[:3]} {s[3:5]} {s[5:]}" if p[0] == "5" else f"(0{p}) {s[:3]} {s[3:5]} {s[5:]}"
     return _two_forms(rng, "90", nat, f"{p} {s[:3]} {s[3:5]} {s[5:]}")
 
@@ -566,7 +572,7 @@ def phone_ro(rng: random.Random) -> tuple[str, str]:
     if rng.random() < 0.65:
         p, s = "7" + rng.choice(["22", "23", "24", "40", "44", "45", "50", "55", "66", "88"]), _d(rng, 6)
         return _two_forms(rng, "40", f"0{p} {s[:3]} {s[3:]}", f"{p} {s[:3]} {s[3:]}")
-    s = _d(rng, 7)
+    s = _local(_d(rng, 7))
     return _two_forms(rng, "40", f"021 {s[:3]} {s[3:]}", f"21 {s[:3]} {s[3:]}")
 
 
@@ -575,7 +581,7 @@ def phone_kr(rng: random.Random) -> tuple[str, str]:
     if rng.random() < 0.65:
         s = _d(rng, 8)
         return _two_forms(rng, "82", f"010-{s[:4]}-{s[4:]}", f"10-{s[:4]}-{s[4:]}")
-    a, s = rng.choice(["2", "51"]), _d(rng, rng.choice([7, 8]))
+    a, s = rng.choice(["2", "51"]), _local(_d(rng, rng.choice([7, 8])))
     return _two_forms(rng, "82", f"0{a}-{s[:-4]}-{s[-4:]}", f"{a}-{s[:-4]}-{s[-4:]}")
 
 
