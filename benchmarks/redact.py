@@ -133,12 +133,22 @@
    written by someone who read neither the rules nor the other corpora; scored like 19: `sixteenth_recall_by_kind`
    (and a line with the recall of the eighth's issue kinds) and `sixteenth_false_positives` on its 400 near
    misses.
+21. The seventeenth corpus (benchmarks/redact_seventeenth.py): 41 kinds x 100 values in people's documents in work
+   and civic life, as text extracted from them (CVs with two-column reading order, page footers, hyphenation and
+   icons, Greenhouse/Lever/Workday/SuccessFactors exports, Moodle/Canvas, transcripts and enrolment forms, REDCap,
+   contracts' party blocks, court signature blocks, Concordance DAT and Relativity metadata, lease applications,
+   bills of lading, airway bills, customs and freight invoices, utility bills, hotel PMS and registration cards,
+   ticketing and donor CRMs, forwarded chains, OCR'd forms, onboarding letters and integration set-up documents,
+   in 30-odd languages; 10 phone plans beyond the issue's five, 5 provider tokens, share links, 5 ids outside the
+   target), the issue's 16 kinds in 16 to 24 carriers each, written by someone who read neither the rules nor the
+   other corpora; scored like 20: `seventeenth_recall_by_kind` (and a line with the recall of the eighth's issue
+   kinds) and `seventeenth_false_positives` on its 400 near misses.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 20 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 21 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -150,7 +160,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "eleventh_recall_by_kind", "eleventh_false_positives", "twelfth_recall_by_kind", "twelfth_false_positives",
 "thirteenth_recall_by_kind", "thirteenth_false_positives", "fourteenth_recall_by_kind",
 "fourteenth_false_positives", "fifteenth_recall_by_kind", "fifteenth_false_positives",
-"sixteenth_recall_by_kind", "sixteenth_false_positives"} (with --corpora-only, the last thirty-two).
+"sixteenth_recall_by_kind", "sixteenth_false_positives", "seventeenth_recall_by_kind",
+"seventeenth_false_positives"} (with --corpora-only, the last thirty-four).
 """
 
 from __future__ import annotations
@@ -181,6 +192,7 @@ import redact_fourteenth  # noqa: E402
 import redact_fresh  # noqa: E402
 import redact_holdout  # noqa: E402
 import redact_ninth  # noqa: E402
+import redact_seventeenth  # noqa: E402
 import redact_seventh  # noqa: E402
 import redact_sixteenth  # noqa: E402
 import redact_sixth  # noqa: E402
@@ -410,9 +422,9 @@ def judged(detector: Detector, corpus: ModuleType, name: str, flagged: bool = Tr
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 20: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
-    the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth, the fifteenth and
-    the sixteenth corpus, printed; their figures for the last line."""
+    """Sections 4, 5, 7 to 21: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth, the fifteenth, the
+    sixteenth and the seventeenth corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -458,6 +470,9 @@ def report_corpora(detector: Detector) -> dict[str, object]:
     sixteenth_recall, sixteenth_fp = judged(detector, redact_sixteenth, "sixteenth")
     sixteenth_issue = {k: v for k, v in sixteenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
     print(f"sixteenth corpus, the issue's kinds: {sixteenth_issue}", flush=True)
+    seventeenth_recall, seventeenth_fp = judged(detector, redact_seventeenth, "seventeenth")
+    seventeenth_issue = {k: v for k, v in seventeenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
+    print(f"seventeenth corpus, the issue's kinds: {seventeenth_issue}", flush=True)
     return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
             "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
             "holdout_false_positives": holdout_fp,
@@ -474,7 +489,8 @@ def report_corpora(detector: Detector) -> dict[str, object]:
             "thirteenth_recall_by_kind": thirteenth_recall, "thirteenth_false_positives": thirteenth_fp,
             "fourteenth_recall_by_kind": fourteenth_recall, "fourteenth_false_positives": fourteenth_fp,
             "fifteenth_recall_by_kind": fifteenth_recall, "fifteenth_false_positives": fifteenth_fp,
-            "sixteenth_recall_by_kind": sixteenth_recall, "sixteenth_false_positives": sixteenth_fp}
+            "sixteenth_recall_by_kind": sixteenth_recall, "sixteenth_false_positives": sixteenth_fp,
+            "seventeenth_recall_by_kind": seventeenth_recall, "seventeenth_false_positives": seventeenth_fp}
 
 
 def report_flagged(detector: Detector, corpus: ModuleType, name: str, per_sort: int = 3) -> None:
@@ -557,8 +573,8 @@ def main() -> None:
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
                         help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth, "
-                             "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth and sixteenth corpora "
-                             "(no planted corpus, real traces or speed)")
+                             "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth and seventeenth "
+                             "corpora (no planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
