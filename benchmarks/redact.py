@@ -421,6 +421,15 @@ def judged(detector: Detector, corpus: ModuleType, name: str, flagged: bool = Tr
     return recall, fp
 
 
+JUDGED: tuple[tuple[str, ModuleType], ...] = (
+    ("fifth", redact_fifth), ("sixth", redact_sixth), ("seventh", redact_seventh), ("eighth", redact_eighth),
+    ("ninth", redact_ninth), ("tenth", redact_tenth), ("eleventh", redact_eleventh), ("twelfth", redact_twelfth),
+    ("thirteenth", redact_thirteenth), ("fourteenth", redact_fourteenth), ("fifteenth", redact_fifteenth),
+    ("sixteenth", redact_sixteenth), ("seventeenth", redact_seventeenth))
+"""The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
+of the issue's kinds."""
+
+
 def report_corpora(detector: Detector) -> dict[str, object]:
     """Sections 4, 5, 7 to 21: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
     the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth, the fifteenth, the
@@ -440,57 +449,19 @@ def report_corpora(detector: Detector) -> dict[str, object]:
         print(f"  {line}", flush=True)
     fresh_recall, fresh_fp = report_fresh(detector)
     unseen_recall, unseen_fp = judged(detector, redact_unseen, "unseen", flagged=False)
-    fifth_recall, fifth_fp = judged(detector, redact_fifth, "fifth")
-    sixth_recall, sixth_fp = judged(detector, redact_sixth, "sixth")
-    seventh_recall, seventh_fp = judged(detector, redact_seventh, "seventh")
-    eighth_recall, eighth_fp = judged(detector, redact_eighth, "eighth")
-    issue = {k: v for k, v in eighth_recall.items() if k in EIGHTH_ISSUE_KINDS}
-    print(f"eighth corpus, the issue's kinds: {issue}", flush=True)
-    ninth_recall, ninth_fp = judged(detector, redact_ninth, "ninth")
-    ninth_issue = {k: v for k, v in ninth_recall.items() if k in EIGHTH_ISSUE_KINDS}
-    print(f"ninth corpus, the issue's kinds: {ninth_issue}", flush=True)
-    tenth_recall, tenth_fp = judged(detector, redact_tenth, "tenth")
-    tenth_issue = {k: v for k, v in tenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
-    print(f"tenth corpus, the issue's kinds: {tenth_issue}", flush=True)
-    eleventh_recall, eleventh_fp = judged(detector, redact_eleventh, "eleventh")
-    eleventh_issue = {k: v for k, v in eleventh_recall.items() if k in EIGHTH_ISSUE_KINDS}
-    print(f"eleventh corpus, the issue's kinds: {eleventh_issue}", flush=True)
-    twelfth_recall, twelfth_fp = judged(detector, redact_twelfth, "twelfth")
-    twelfth_issue = {k: v for k, v in twelfth_recall.items() if k in EIGHTH_ISSUE_KINDS}
-    print(f"twelfth corpus, the issue's kinds: {twelfth_issue}", flush=True)
-    thirteenth_recall, thirteenth_fp = judged(detector, redact_thirteenth, "thirteenth")
-    thirteenth_issue = {k: v for k, v in thirteenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
-    print(f"thirteenth corpus, the issue's kinds: {thirteenth_issue}", flush=True)
-    fourteenth_recall, fourteenth_fp = judged(detector, redact_fourteenth, "fourteenth")
-    fourteenth_issue = {k: v for k, v in fourteenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
-    print(f"fourteenth corpus, the issue's kinds: {fourteenth_issue}", flush=True)
-    fifteenth_recall, fifteenth_fp = judged(detector, redact_fifteenth, "fifteenth")
-    fifteenth_issue = {k: v for k, v in fifteenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
-    print(f"fifteenth corpus, the issue's kinds: {fifteenth_issue}", flush=True)
-    sixteenth_recall, sixteenth_fp = judged(detector, redact_sixteenth, "sixteenth")
-    sixteenth_issue = {k: v for k, v in sixteenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
-    print(f"sixteenth corpus, the issue's kinds: {sixteenth_issue}", flush=True)
-    seventeenth_recall, seventeenth_fp = judged(detector, redact_seventeenth, "seventeenth")
-    seventeenth_issue = {k: v for k, v in seventeenth_recall.items() if k in EIGHTH_ISSUE_KINDS}
-    print(f"seventeenth corpus, the issue's kinds: {seventeenth_issue}", flush=True)
-    return {"recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
-            "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
-            "holdout_false_positives": holdout_fp,
-            "fresh_recall_by_kind": fresh_recall, "fresh_false_positives": fresh_fp,
-            "unseen_recall_by_kind": unseen_recall, "unseen_false_positives": unseen_fp,
-            "fifth_recall_by_kind": fifth_recall, "fifth_false_positives": fifth_fp,
-            "sixth_recall_by_kind": sixth_recall, "sixth_false_positives": sixth_fp,
-            "seventh_recall_by_kind": seventh_recall, "seventh_false_positives": seventh_fp,
-            "eighth_recall_by_kind": eighth_recall, "eighth_false_positives": eighth_fp,
-            "ninth_recall_by_kind": ninth_recall, "ninth_false_positives": ninth_fp,
-            "tenth_recall_by_kind": tenth_recall, "tenth_false_positives": tenth_fp,
-            "eleventh_recall_by_kind": eleventh_recall, "eleventh_false_positives": eleventh_fp,
-            "twelfth_recall_by_kind": twelfth_recall, "twelfth_false_positives": twelfth_fp,
-            "thirteenth_recall_by_kind": thirteenth_recall, "thirteenth_false_positives": thirteenth_fp,
-            "fourteenth_recall_by_kind": fourteenth_recall, "fourteenth_false_positives": fourteenth_fp,
-            "fifteenth_recall_by_kind": fifteenth_recall, "fifteenth_false_positives": fifteenth_fp,
-            "sixteenth_recall_by_kind": sixteenth_recall, "sixteenth_false_positives": sixteenth_fp,
-            "seventeenth_recall_by_kind": seventeenth_recall, "seventeenth_false_positives": seventeenth_fp}
+    out: dict[str, object] = {
+        "recall_by_kind": corpus_recall, "corpus_false_positives": corpus_fp,
+        "holdout_recall_by_kind": holdout_recall, "holdout_recall_with_context": with_context,
+        "holdout_false_positives": holdout_fp,
+        "fresh_recall_by_kind": fresh_recall, "fresh_false_positives": fresh_fp,
+        "unseen_recall_by_kind": unseen_recall, "unseen_false_positives": unseen_fp}
+    for name, corpus in JUDGED:
+        recall, fp = judged(detector, corpus, name)
+        if corpus not in (redact_fifth, redact_sixth, redact_seventh):
+            issue = {k: v for k, v in recall.items() if k in EIGHTH_ISSUE_KINDS}
+            print(f"{name} corpus, the issue's kinds: {issue}", flush=True)
+        out[f"{name}_recall_by_kind"], out[f"{name}_false_positives"] = recall, fp
+    return out
 
 
 def report_flagged(detector: Detector, corpus: ModuleType, name: str, per_sort: int = 3) -> None:

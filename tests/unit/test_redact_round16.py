@@ -45,11 +45,12 @@ def test_a_column_header_labels_its_cells_in_printed_tables(text: str) -> None:
     assert PHONE in _values(text), text
 
 
-@pytest.mark.parametrize("text", [
-    "mobile: 918765432109", "telepon: 6281298765432", '{"phone": "447700954321"}', "  phone = 33612345678",
+@pytest.mark.parametrize(("text", "number"), [
+    ("mobile: 918765432109", "918765432109"), ("telepon: 6281298765432", "6281298765432"),
+    ('{"phone": "447700954321"}', "447700954321"), ("  phone = 33612345678", "33612345678"),
 ])
-def test_a_phone_number_stored_compact_with_its_country_code(text: str) -> None:
-    assert [v for v in _values(text) if v.isdigit()], text
+def test_a_phone_number_stored_compact_with_its_country_code(text: str, number: str) -> None:
+    assert number in _values(text), text
 
 
 @pytest.mark.parametrize("text", [

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tracegym.redact import printed
 from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.disguise import TRIGGER, Normalized, normalize
@@ -91,8 +92,10 @@ class Detector:
         self.rules: tuple[Rule, ...] = tuple(r for r in BUILTIN_RULES if r.name not in config.disable) + tuple(user)
         self.rank = {r: i for i, r in enumerate(self.rules)}
         self.swept = tuple(r for r in self.rules if r.sweep)
-        triggers = list(dict.fromkeys(_after_escapes(r.trigger or r.pattern) for r in self.rules if not r.sweep))
-        worded = {_after_escapes(r.trigger or r.pattern) for r in self.rules if r.name in WORD_TRIGGERED}
+        self.triggers = {r.trigger: _after_escapes(r.trigger) for r in self.rules if not r.sweep and r.trigger}
+        """Each rule's trigger as RE2 runs it (shared ones once), sweep rules aside."""
+        triggers = list(self.triggers.values())
+        worded = {self.triggers[r.trigger] for r in self.rules if r.name in WORD_TRIGGERED and r.trigger}
         self.prefilters = tuple("|".join(f"(?:{t})" for t in part) for part in (
             [t for t in triggers if t not in worded] + [TRIGGER], [t for t in triggers if t in worded]) if part)
         """The triggers joined, in two RE2 passes: those that open with a list of words in many languages
@@ -195,8 +198,8 @@ class Detector:
         sweep rules."""
         if not len(texts):
             return []
-        by_trigger = {t: pc.match_substring_regex(texts, pattern=_after_escapes(t)).to_pylist()
-                      for t in dict.fromkeys(r.trigger for r in self.rules if not r.sweep)}  # shared: run once
+        by_trigger = {t: pc.match_substring_regex(texts, pattern=escaped).to_pylist()
+                      for t, escaped in self.triggers.items()}
         hits = [by_trigger[r.trigger] if not r.sweep else None for r in self.rules]
         return [[r for r, hit in zip(self.rules, hits, strict=True) if hit is None or hit[j]]
                 for j in range(len(texts))]
@@ -253,11 +256,13 @@ class Detector:
 
     def _cell_spans(self, view: str) -> list[tuple[Rule, tuple[int, int]]]:
         """Matches in the cells of tables in `view` (tracegym/redact/cells.py) and in values whose label stands
-        away from them (tracegym/redact/structure.py), each read as `label: value`, as spans of `view`."""
+        away from them (tracegym/redact/structure.py, and printed.py for tools' prints), each read as `label: value`,
+        as spans of `view`."""
         spans = []
         cells = labelled_cells(view, _CONTEXT_WORD.search) if "\n" in view else []
         seen: dict[str, list[tuple[Rule, tuple[int, int]]]] = {}  # a form's rows repeat label and value
-        for label, start, end in cells + labelled_values(view, _LABEL_WORD.search):
+        away = labelled_values(view, _LABEL_WORD.search) + printed.labelled(view, _LABEL_WORD.search)
+        for label, start, end in cells + away:
             # A single word is read quoted, as its delimiters show it whole: a rule then takes one with symbols in
             # it whole (`k#9v!q2@…`); words with spaces between stay unquoted (`see the vault` is no password).
             whole = not _SPACE_OR_QUOTE.search(view, start, end)

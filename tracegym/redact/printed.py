@@ -8,9 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-Labelled = list[tuple[str, int, int]]
-_Q = r"\\{0,15}\""
-"""A quote, escaped when the JSON document sits inside a JSON string (as in structure.py)."""
+from tracegym.redact.structure import _Q, Labelled
 
 _COLUMNS = re.compile(rf"{_Q}(?:columns|column_names|fields|headers|header|cols|rowType){_Q}[ \t]*:[ \t]*"
                       r"\[([^\[\]]{1,4000})\]")

@@ -15,8 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from tracegym.redact import printed
-
 Labelled = list[tuple[str, int, int]]
 MAX_LABEL = 48
 SENSITIVE = ("secret", "password")
@@ -507,7 +505,6 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += glossed_fields(text, wanted)
     if "unexpected_list" in text:
         out += unexpected_values(text, wanted)
-    out += printed.labelled(text, wanted)
     if "\"" in text:
         out += redis_commands(text, wanted)
     return out
