@@ -332,6 +332,15 @@ _CONTACT_RECORD = r"^[_\d]?(?i:contacts?)[ \t]+\d{5,}\W?$"
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|"
                r"commande|bestellung|factura|rechnung)\b)")
 
+# What a number grouped like a phone's is when a word right before it names something else: a document's,
+# an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), or
+# the groups of an IBAN before it.
+_NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|batch|lot|charge|qty|quantity|range|"
+                r"meter|z\xe4hler\w*|compteur|contador|account|acct|konto|iban|invoice|rechnung|factur\w*|order|"
+                r"bestell\w*|commande|pedido|po|sku|ean|isbn|doi|ref\w*|id|case|ticket|tracking|confirmation|"
+                r"booking|reservation|room|version|build)\b|#)[^\n\d\w]{0,6}|"
+                r"[A-Z]{2}\d{2}(?: [A-Z0-9]{4})+ )$")
+
 WORD_TRIGGERED = frozenset({"phone_national", "secret_prose", "password", "date_of_birth", "ssn", "national_id"})
 """Rules whose triggers open with a list of words: the prefilter runs them in a pass of their own."""
 
@@ -878,6 +887,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"\d[ \t]*(?:{_PHONE_AFTER})", validator=v.national_phone,
          description="phone numbers in national formats before the words that follow them in verb-final languages "
                      "(Korean, Japanese, Turkish, Hindi)"),
+    Rule("phone_grouped", "PHONE",
+         r"(?:(?<=\\[nrt])|(?<![\w+./#@$%&-])(?<!\d[ .,:=-])(?<!\d[ .-]{2})(?<!\d[ .-]{3}))"
+         r"(?P<v>0\d{1,5}(?:(?:[ .-]|[ ]?[/-][ ]?)\d{2,8}){1,5}|[6-9]\d{4}[ -]\d{5})(?![\w/@]|[./-]\d|[ ]\d)",
+         trigger=r"(?:^|[^\w+./#@$%&-]|\\[nrt])(?:0\d{1,5}(?:[ .-]|[ ]?[/-][ ]?)\d{2,8}|[6-9]\d{4}[ -]\d{5})",
+         validator=v.grouped_phone, reject_label=_NOT_A_PHONE, label_window=40,
+         description="phone numbers with no word beside them, by their grouping and plan (libphonenumber's "
+                     "metadata): a trunk 0 and the national format's first group (0176 7009 2866, 0141-330 7834, "
+                     "06 71 82 93 04), 00 and a country code, India's mobiles in two fives; a person's numbers, "
+                     "not toll-free or premium-rate ones"),
     Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))",
          trigger=r"\d\.\d{1,3}\.\d{1,3}\.\d", validator=v.public_ip,
          description="public IPv4 addresses (not private, loopback or reserved; not version numbers)"),

@@ -15,7 +15,7 @@ import urllib.parse
 from collections import Counter
 from datetime import date
 
-from tracegym.redact import phones
+from tracegym.redact import numbering, phones
 
 _DIGITS = re.compile(r"\d")
 _NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
@@ -326,6 +326,18 @@ def national_phone(value: str) -> bool | int:
         if _plan_number(value[:end]):
             return True if end == len(value) else end
     return False
+
+
+_SSN_GROUPS = re.compile(r"\d{3}-\d{2}-\d{4}")
+
+
+def grouped_phone(value: str) -> bool:
+    """A phone number known by its grouping and its plan alone (tracegym/redact/numbering.py): nine digits at
+    least, not a calendar date and not an SSN's `3-2-4`."""
+    number = digits_of(value)
+    if len(number) < 9 or _CALENDAR_DATE.match(value) or _SSN_GROUPS.fullmatch(value):
+        return False
+    return numbering.grouped_number(number, value[:len(value) - len(value.lstrip("0123456789"))])
 
 
 def subscriber_number(value: str) -> bool | int:

@@ -1,0 +1,65 @@
+"""A phone number known by its shape alone, with no word beside it: checked against libphonenumber's metadata (the
+`phonenumbers` package, maintained from the national regulators' plans), not against a context word.
+
+A number written in groups with a trunk `0` first (`0176 7009 2866`, `0141-330 7834`, `06 71 82 93 04`) is one
+when some plan that dials a trunk 0 holds it as a number a person answers (mobile, fixed line, personal, VoIP,
+pager) and the writer set its first group apart where that plan's national format does (`0176` | `70092866`,
+`0141` | `330 7834`): an id or an amount grouped by chance rarely lands on an assigned range and its area code at
+once. `00` and a country code first: a valid number of that country. India's mobiles are also written without the
+trunk, in two groups of five (`98765 43210`). Toll-free, premium-rate, shared-cost and universal access numbers
+are a business's, not a person's: they are left.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import phonenumbers
+from phonenumbers import NumberParseException, PhoneMetadata, PhoneNumberFormat, PhoneNumberType
+
+_PERSONAL = frozenset({PhoneNumberType.MOBILE, PhoneNumberType.FIXED_LINE, PhoneNumberType.FIXED_LINE_OR_MOBILE,
+                       PhoneNumberType.PERSONAL_NUMBER, PhoneNumberType.VOIP, PhoneNumberType.PAGER})
+_MOBILE = frozenset({PhoneNumberType.MOBILE, PhoneNumberType.FIXED_LINE_OR_MOBILE})
+_GROUP = re.compile(r"\d+")
+
+
+@functools.cache
+def _trunk_regions() -> tuple[str, ...]:
+    """The regions whose plans dial a trunk `0` before a national number (113 of libphonenumber's 245)."""
+    return tuple(r for r in sorted(phonenumbers.SUPPORTED_REGIONS)
+                 if PhoneMetadata.metadata_for_region(r).national_prefix == "0")
+
+
+def _of_type(number: phonenumbers.PhoneNumber, region: str | None, types: frozenset[int]) -> bool:
+    valid = phonenumbers.is_valid_number(number) if region is None \
+        else phonenumbers.is_valid_number_for_region(number, region)
+    return valid and phonenumbers.number_type(number) in types
+
+
+def _first_group(number: phonenumbers.PhoneNumber) -> str:
+    """The first group of the number as its plan writes it nationally, without the trunk."""
+    group = _GROUP.search(phonenumbers.format_number(number, PhoneNumberFormat.NATIONAL))
+    return group.group().lstrip("0") if group else ""
+
+
+@functools.lru_cache(maxsize=65536)
+def grouped_number(digits: str, first: str) -> bool:
+    """Whether `digits`, written in groups with `first` as the first, is a person's phone number by its shape (the
+    module's docstring)."""
+    if digits.startswith("00"):
+        number = _parsed("+" + digits[2:], None)
+        return number is not None and _of_type(number, None, _PERSONAL)
+    regions, types = (_trunk_regions(), _PERSONAL) if digits.startswith("0") else (("IN",), _MOBILE)
+    for region in regions:
+        number = _parsed(digits, region)
+        if number is not None and _of_type(number, region, types) and _first_group(number) == first.lstrip("0"):
+            return True
+    return False
+
+
+def _parsed(digits: str, region: str | None) -> phonenumbers.PhoneNumber | None:
+    try:
+        return phonenumbers.parse(digits, region)
+    except NumberParseException:
+        return None
