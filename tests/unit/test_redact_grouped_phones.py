@@ -1,4 +1,4 @@
-"""Phone numbers known by their grouping and numbering plan (no word beside them)."""
+"""Phone numbers known by their grouping and numbering plan (no word beside them), and contact lists' JSON."""
 
 import pytest
 
@@ -45,3 +45,19 @@ def test_a_number_grouped_as_its_plan_writes_it_is_found_without_a_phone_word(de
 ])
 def test_an_id_or_a_number_of_another_kind_grouped_alike_is_not_a_phone(detector, text):
     assert not [f for f in detector.find(text) if f.rule.label == "PHONE"], text
+
+
+@pytest.mark.parametrize(("text", "number"), [
+    ('{"first_name": "Olena", "phone_numbers": [{"value": "07880050323", "type": "mobile"}]}', "07880050323"),
+    ('{"phoneNumbers": [{"value": "415 555 0132", "type": "work"}, {"value": "612 34 56 78", "primary": true}]}',
+     "612 34 56 78"),
+    ('{"constituent": {"phones": [{"label": "T", "number": "628 555 0147", "primary": true}]}}', "628 555 0147"),
+    ('{"items": [{"type": "mobile", "value": "628 555 0147"}]}', "628 555 0147"),
+])
+def test_a_contact_list_names_its_items_by_the_list_and_their_type(detector, text, number):
+    assert number in _found(detector, text)
+
+
+@pytest.mark.parametrize("label", ["phones", "Phones", "phone_numbers", "phoneNumbers", "mobiles"])
+def test_a_plural_phone_word_names_a_number(detector, label):
+    assert _found(detector, f"{label}: 628 555 0147") == ["628 555 0147"]

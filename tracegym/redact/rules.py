@@ -145,7 +145,7 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # and the words of the translation table (tracegym/redact/words.py) for phone, the Latin ones here, the others
 # in _PHONE_CJK. "Call me" as French, Italian and Portuguese write it (`rappelez-moi`, `me joindre au`,
 # `richiamare`, `ligar-me`), German's formal `Rufen Sie mich`, and a field's index after the word (SAP's
-# `TELF1`, a contacts export's `Phone 1`).
+# `TELF1`, a contacts export's `Phone 1`); plural, as a list of them is named (`phones`, `phoneNumbers`).
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                      r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
                      r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
@@ -157,7 +157,7 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
                      r"reachable|joignable|ruf(?:e|en)?(?: sie)? mich|erreichen sie mich|raggiungibile|bereikbaar|"
                      r"localizable|contactable|(?:rang|rung|called|calling|voicemail|missed call)(?: me)? from|{table})"
-                     r"(?:[_ -]?(?i:number|nummer|nommer|numer|n[uú]mero|no|nr|num))?(?:[_ -]?[1-9])?"
+                     r"(?i:s)?(?:[_ -]?(?i:number|nummer|nommer|numer|n[uú]mero|no|nr|num)(?i:s)?)?(?:[_ -]?[1-9])?"
                      r"(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHONE, latin=True))
 # A camelCase name holding such a word after another (customerPhone, billingMobileNo); one that opens with it

@@ -25,17 +25,23 @@ _Q = r"\\{0,15}\""
 levels): bounded, as `\\*` would scan a run of backslashes from each of its positions (quadratic)."""
 _FIELD = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*(?:{_Q}((?:[^\"\\\n]|\\[^\"\n])*?){_Q}|(true))")
 _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
-_NAME_KEY = re.compile(r"(?i:name|key|id|[a-z]*(?:Key|Name)|label|header|field|designation|element|placeholder)")
+_NAME_KEY = re.compile(r"(?i:name|key|id|[a-z]*(?:Key|Name)|label|header|field|designation|element|placeholder|"
+                       r"type)")
 """A sibling naming its value; `id` as Terraform state's `attributes` hold a parameter's or a variable's name
-(`{"id": "twilio_auth_token", "value": …}`)."""
+(`{"id": "twilio_auth_token", "value": …}`); `type` as a multi-valued attribute's (SCIM, RFC 7643 2.4:
+`{"value": …, "type": "mobile"}`)."""
 _URI_KEY = re.compile(r"url|system")
 """A sibling naming its value by a URI whose last segment is the name: a FHIR extension's `url`
 (`…/StructureDefinition/db_password`), an identifier's `system` (`http://hl7.org/fhir/sid/us-ssn`)."""
-_VALUE_KEY = re.compile(r"(?i:value|[a-z]*_?Value|secret|data|text)|value[A-Z][a-zA-Z]*")
-"""The value's own field; FHIR's typed `value[x]` too (`valueString`, `valueCode`), and a qualified one
-(`plaintext_value` of a Terraform `github_actions_secret`)."""
+_VALUE_KEY = re.compile(r"(?i:value|[a-z]*_?Value|secret|data|text|number)|value[A-Z][a-zA-Z]*")
+"""The value's own field; FHIR's typed `value[x]` too (`valueString`, `valueCode`), a qualified one
+(`plaintext_value` of a Terraform `github_actions_secret`), and a contact list's `number` (`{"label": "work",
+"number": …}`)."""
 _TEXT_KEY = re.compile(r"(?i:text|content|value|body)")
-_PARENT = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*$")
+_PARENT = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*"
+                     r"(?:\[[ \t\r\n]*(?:\{[^{}]*\}[ \t\r\n]*,[ \t\r\n]*)*)?$")
+"""The key an object sits under, or the list it is an item of (a multi-valued attribute: `"phoneNumbers": [{…},
+{…}]`)."""
 
 
 def json_siblings(text: str, wanted: Callable[[str], object]) -> Labelled:
@@ -105,7 +111,7 @@ def _labels_of(text: str, start: int, fields: dict[str, re.Match[str]]) -> list[
               and len(m.group(2)) <= MAX_LABEL]
     labels += [name for k, m in fields.items() if _URI_KEY.fullmatch(k) and m.group(2)
                and len(name := re.split(r"[/#:]", m.group(2).rstrip("/"))[-1]) <= MAX_LABEL]
-    if (parent := _PARENT.search(text, max(0, start - 60), start)) is not None:
+    if (parent := _PARENT.search(text, max(0, start - 400), start)) is not None:
         labels.append(parent.group(1))
     if "sensitive" in fields and fields["sensitive"].group(3):
         labels += SENSITIVE
