@@ -43,7 +43,7 @@ def test_disagreement_reasons_are_short_masked_and_inert(cli, tau_store, tmp_pat
     (tmp_path / "leaky_evals.py").write_text(
         "def leaky(trajectory):\n"
         "    user = trajectory.metadata['task']['user_id']\n"
-        "    return 1.0, {'note': f'user {user} paid with card 4111111111111111 \\x1b]52;c;aGk=\\x07', "
+        "    return 1.0, {'note': f'user {user} paid with card 4526018159083012 \\x1b]52;c;aGk=\\x07', "
         "'steps': 3, 'said': [trajectory.final_answer] * 9}\n")
     evals = tmp_path / "evals.yaml"
     evals.write_text("evals:\n  - {name: leaky, kind: python, function: 'leaky_evals:leaky', python_path: ['.']}\n")
@@ -54,5 +54,5 @@ def test_disagreement_reasons_are_short_masked_and_inert(cli, tau_store, tmp_pat
     for row in report["disagreement_examples"]:
         reason = row["reason"]
         assert len(reason) <= 160 and "\x1b" not in reason and "\x07" not in reason
-        assert "4111111111111111" not in reason and "_" not in reason.split(";")[0]  # no user id
+        assert "4526018159083012" not in reason and "_" not in reason.split(";")[0]  # no user id
         assert "steps=3" in reason

@@ -8,7 +8,7 @@ import pytest
 from tracegym.redact import detect
 from tracegym.redact.detect import Detector
 
-TEXTS = ["write to jane.doe@example.com", "nothing here", None, "card 4111 1111 1111 1111 please",
+TEXTS = ["write to jane.doe@example.com", "nothing here", None, "card 4526 0181 5908 3012 please",
          "key sk-proj-abcdefghijklmnopqrstuvwx1234", "nothing here", "write to jane.doe@example.com", ""]
 
 

@@ -43,7 +43,7 @@ def test_real_trace_content_is_left_alone(text):
     ("key sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z", "openai_key", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"),
     ("AWS AKIAQ3EGT7XKZRW2PLMN", "aws_access_key", "AKIAQ3EGT7XKZRW2PLMN"),
     ("postgres://admin:s3cr3t!pw@db.internal:5432/app", "url_password", "s3cr3t!pw"),
-    ("card 4111-1111-1111-1111 exp", "card", "4111-1111-1111-1111"),
+    ("card 4526-0181-5908-3012 exp", "card", "4526-0181-5908-3012"),
     ("mail jane.doe42@gmail.com now", "email", "jane.doe42@gmail.com"),
     ("call +44 20 7946 0958 today", "phone", "+44 20 7946 0958"),
     ("IBAN DE89 3704 0044 0532 0130 00 please", "iban", "DE89 3704 0044 0532 0130 00"),
@@ -57,7 +57,7 @@ def test_each_kind_is_found(text, rule, value):
 
 
 def test_a_value_split_over_lines_is_found_whole():
-    assert rules("card\n4111 1111\n1111 1111") == [("card", "4111 1111\n1111 1111")]
+    assert rules("card\n4526 0181\n5908 3012") == [("card", "4526 0181\n5908 3012")]
     key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nabc+/=\n-----END RSA PRIVATE KEY-----"
     assert rules(f"file:\n{key}\nok") == [("private_key", key)]
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tracegym.redact import printed
+from tracegym.redact import validators as v
 from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.disguise import TRIGGER, Normalized, normalize
@@ -283,6 +284,8 @@ class Detector:
         if value in self._allowed_values or self._allowed is not None and self._allowed.fullmatch(value):
             return False
         if rule.label in _KEY_LABELS and _PUBLIC_VALUE.match(value):
+            return False
+        if rule.label == "CARD" and v.digits_of(value) in v.PUBLISHED_TEST_CARDS:
             return False
         # Validators see a JSON line break as whitespace of the same length, so a prefix length stays true.
         return rule.validator is None or rule.validator(_JSON_BREAK.sub("  ", value) if "\\" in value else value)
