@@ -341,6 +341,23 @@ _NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|batch
                 r"booking|reservation|room|version|build)\b|#)[^\n\d\w]{0,6}|"
                 r"[A-Z]{2}\d{2}(?: [A-Z0-9]{4})+ )$")
 
+# An e-mail address written out: a local part (letters spelled one by one, words joined by `dot`, `underscore`,
+# `plus`...), an `at` in brackets or a spaced `@`, or a spoken one, and a domain whose dots are words or marked.
+_SPOKEN_WORD = r"[A-Za-z0-9][A-Za-z0-9_+-]{0,40}"
+_JOIN_SPOKEN = r"(?i:dot|underscore|dash|hyphen|plus|minus|punto|ponto|punkt|point)"
+# At most six joins and thirty spelled letters: a bounded run, as "underscore underscore …" reads either way.
+_SPOKEN_LOCAL = (rf"(?:[A-Za-z0-9][ ]{{1,3}}){{0,30}}{_SPOKEN_WORD}"
+                 rf"(?:(?:[ ]{{1,3}}{_JOIN_SPOKEN}[ ]{{1,3}}|[ ]?[\[(]{_JOIN_SPOKEN}[\])][ ]?|\.)"
+                 rf"{_SPOKEN_WORD}){{0,6}}")
+_AT_MARKED = r"(?:[ ]?(?:\[(?i:at)\]|\((?i:at)\)|\{(?i:at)\}|<(?i:at)>)[ ]?|[ ]{1,3}@[ ]{1,3})"
+_AT_SPOKEN = r"[ ]{1,3}(?i:at|arroba)[ ]{1,3}"
+_DOT_MARKED = r"(?:[ ]?(?:\[(?i:dot)\]|\((?i:dot)\)|\{(?i:dot)\})[ ]?|\.)"
+_DOT_SPOKEN = r"[ ]{1,3}(?i:dot|punto|ponto|punkt|point)[ ]{1,3}"
+_SPOKEN_DOMAIN = (rf"[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?"
+                  rf"(?:(?:{_DOT_MARKED}|{_DOT_SPOKEN})[A-Za-z0-9-]{{1,63}}){{0,3}}?(?:{_DOT_MARKED}|{_DOT_SPOKEN})")
+_SPOKEN_TLD = r"(?i:com|org|net|edu|gov|info|biz|io|ai|app|dev|[a-z]{2})"
+_EMAIL_WORDS = r"(?i:e-?mail|mail|correo|courriel|e-?posta|endere[cç]o)"
+
 WORD_TRIGGERED = frozenset({"phone_national", "secret_prose", "password", "date_of_birth", "ssn", "national_id"})
 """Rules whose triggers open with a list of words: the prefilter runs them in a pass of their own."""
 
@@ -783,6 +800,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH user "
                      "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`, "
                      "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`)"),
+    Rule("email_spoken", "EMAIL",
+         rf"(?:^|[^\w.+-])(?P<v>{_SPOKEN_LOCAL}{_AT_MARKED}{_SPOKEN_DOMAIN}{_SPOKEN_TLD})(?:$|[^\w-])",
+         trigger=r"(?i:\[at\]|\(at\)|\{at\}|<at>|[a-z0-9] {1,3}@ {1,3}[a-z0-9])",
+         description="e-mail addresses written to dodge scrapers: `name [at] domain [dot] com`, "
+                     "`name(at)firma.de`, `olena dot koval @ web dot de`"),
+    Rule("email_spoken", "EMAIL",
+         rf"{_EMAIL_WORDS}[^\n@]{{0,40}}?[ :](?P<v>{_SPOKEN_LOCAL}{_AT_SPOKEN}{_SPOKEN_DOMAIN}{_SPOKEN_TLD})"
+         r"(?:$|[^\w-])",
+         trigger=rf"{_EMAIL_WORDS}[^\n@]{{0,80}} (?i:at|arroba) [^\n@]{{1,80}} (?i:dot|punto|ponto|punkt|point) ",
+         description="e-mail addresses as a transcript writes them spoken, after a word for e-mail: `my email is j "
+                     "w e i s s at outlook dot com` (letters spelled out; `dot`, `underscore`, `plus`; `arroba`, "
+                     "`punto`, `ponto`, `Punkt`, `point`)"),
     Rule("iban", "IBAN",
          rf"(?:\b|(?<=\?\d\d))(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
