@@ -593,7 +593,7 @@ def phone_uk(rng: random.Random, i: int) -> Value:
         forms = {"london": f"020 {n[:4]} {n[4:]}", "london_intl": f"+44 20 {n[:4]} {n[4:]}",
                  "london_paren": f"(020) {n[:4]} {n[4:]}", "london_compact": f"020{n}"}
     else:
-        code = rng.choice(("161", "113", "121", "131", "141", "117", "1632", "1223", "1865"))
+        code = rng.choice(("161", "113", "121", "131", "141", "117", "1904", "1223", "1865"))
         n = str(rng.randint(2, 9)) + digits(rng, 9 - len(code))
         forms = {"geo": f"0{code} {n[:3]} {n[3:]}", "geo_intl": f"+44 {code} {n[:3]} {n[3:]}",
                  "geo_compact": f"0{code}{n}"}
