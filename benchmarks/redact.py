@@ -143,12 +143,23 @@
    target), the issue's 16 kinds in 16 to 24 carriers each, written by someone who read neither the rules nor the
    other corpora; scored like 20: `seventeenth_recall_by_kind` (and a line with the recall of the eighth's issue
    kinds) and `seventeenth_false_positives` on its 400 near misses.
+22. The eighteenth corpus (benchmarks/redact_eighteenth.py): 47 kinds x 100 values in voice and messaging agents and
+   the contact-centre and commerce operations around them (Deepgram, AWS Transcribe, Google STT and Whisper output
+   with word timings, speaker labels and the engines' number formatting, diarised text, Amazon Connect CTRs, Lex V2
+   and Dialogflow CX sessions and slots, Twilio Studio logs, Genesys transcripts, Five9 and dialler CSV, WhatsApp
+   Cloud API, Twilio, Telegram, LINE, WeChat, Viber and RBM webhooks, Intercom, Zendesk Chat, Freshchat and
+   LivePerson, tickets from calls, Salesforce, HubSpot, Zoho, Pipedrive and Dynamics activities, LLM call summaries,
+   QA scorecards, recording metadata, KYC queues, order and return chats, integration chats with pasted configs, in
+   30 languages; 8 telephony, messaging and commerce providers' tokens, 12 phone plans beyond the issue's five,
+   numbers and addresses spoken as words, 5 ids outside the target), the issue's 16 kinds in 20 to 43 carriers each,
+   written by someone who read neither the rules nor the other corpora; scored like 21: `eighteenth_recall_by_kind`
+   (and a line with the recall of the eighth's issue kinds) and `eighteenth_false_positives` on its 420 near misses.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 21 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 22 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -161,7 +172,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "thirteenth_recall_by_kind", "thirteenth_false_positives", "fourteenth_recall_by_kind",
 "fourteenth_false_positives", "fifteenth_recall_by_kind", "fifteenth_false_positives",
 "sixteenth_recall_by_kind", "sixteenth_false_positives", "seventeenth_recall_by_kind",
-"seventeenth_false_positives"} (with --corpora-only, the last thirty-four).
+"seventeenth_false_positives", "eighteenth_recall_by_kind", "eighteenth_false_positives"} (with --corpora-only, the
+last thirty-six).
 """
 
 from __future__ import annotations
@@ -184,6 +196,7 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # the corpora import benchmarks.corpus_formats
 import redact_corpus  # noqa: E402
+import redact_eighteenth  # noqa: E402
 import redact_eighth  # noqa: E402
 import redact_eleventh  # noqa: E402
 import redact_fifteenth  # noqa: E402
@@ -425,15 +438,15 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("fifth", redact_fifth), ("sixth", redact_sixth), ("seventh", redact_seventh), ("eighth", redact_eighth),
     ("ninth", redact_ninth), ("tenth", redact_tenth), ("eleventh", redact_eleventh), ("twelfth", redact_twelfth),
     ("thirteenth", redact_thirteenth), ("fourteenth", redact_fourteenth), ("fifteenth", redact_fifteenth),
-    ("sixteenth", redact_sixteenth), ("seventeenth", redact_seventeenth))
+    ("sixteenth", redact_sixteenth), ("seventeenth", redact_seventeenth), ("eighteenth", redact_eighteenth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 21: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    """Sections 4, 5, 7 to 22: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
     the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth, the fifteenth, the
-    sixteenth and the seventeenth corpus, printed; their figures for the last line."""
+    sixteenth, the seventeenth and the eighteenth corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -544,8 +557,8 @@ def main() -> None:
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
                         help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth, "
-                             "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth and seventeenth "
-                             "corpora (no planted corpus, real traces or speed)")
+                             "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth and "
+                             "eighteenth corpora (no planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
