@@ -64,7 +64,7 @@ CASES = [
     ("phone_national", "name,電話番号,city\nHaruto Ito,0459183720,Yokohama", "0459183720"),
     ("ssn", '{"out": "| Name | SSN | Verified |\\n|---|---|---|\\n| Ada Ng | 512389047 | yes |", "rc": 0}',
      "512389047"),
-    ("card", "cc_name=Ana+Ruiz&cc_number=4111+1111+1111+1111&cc_exp=09%2F27", "4111+1111+1111+1111"),
+    ("card", "cc_name=Ana+Ruiz&cc_number=4526+0181+5908+3012&cc_exp=09%2F27", "4526+0181+5908+3012"),
 ]
 
 

@@ -33,10 +33,10 @@ _NAME_KEY = re.compile(r"(?i:name|key|id|[a-z]*(?:Key|Name)|label|header|field|d
 _URI_KEY = re.compile(r"url|system")
 """A sibling naming its value by a URI whose last segment is the name: a FHIR extension's `url`
 (`…/StructureDefinition/db_password`), an identifier's `system` (`http://hl7.org/fhir/sid/us-ssn`)."""
-_VALUE_KEY = re.compile(r"(?i:value|[a-z]*_?Value|secret|data|text|number)|value[A-Z][a-zA-Z]*")
+_VALUE_KEY = re.compile(r"(?i:value|[a-z]*_?Value|secret|data|text|number|address)|value[A-Z][a-zA-Z]*")
 """The value's own field; FHIR's typed `value[x]` too (`valueString`, `valueCode`), a qualified one
-(`plaintext_value` of a Terraform `github_actions_secret`), and a contact list's `number` (`{"label": "work",
-"number": …}`)."""
+(`plaintext_value` of a Terraform `github_actions_secret`), a contact list's `number` (`{"label": "work",
+"number": …}`), an endpoint's `address` (Amazon Connect's `{"Address": …, "Type": "TELEPHONE_NUMBER"}`)."""
 _TEXT_KEY = re.compile(r"(?i:text|content|value|body)")
 _PARENT = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*"
                      r"(?:\[[ \t\r\n]*(?:\{[^{}]*\}[ \t\r\n]*,[ \t\r\n]*)*)?$")
@@ -113,9 +113,21 @@ def _labels_of(text: str, start: int, fields: dict[str, re.Match[str]]) -> list[
                and len(name := re.split(r"[/#:]", m.group(2).rstrip("/"))[-1]) <= MAX_LABEL]
     if (parent := _PARENT.search(text, max(0, start - 400), start)) is not None:
         labels.append(parent.group(1))
+        if _VALUE_KEY.fullmatch(parent.group(1)):
+            labels += _outer_key(text, parent.start())
     if "sensitive" in fields and fields["sensitive"].group(3):
         labels += SENSITIVE
     return labels
+
+
+def _outer_key(text: str, at: int) -> list[str]:
+    """The key of the object around a generic wrapper key that ends at `at` (`"SSN": {"shape": "Scalar", "value":
+    {…}}`: Amazon Lex's slots, Dialogflow's parameters), its siblings flat."""
+    brace = text.rfind("{", max(0, at - 200), at)
+    if brace < 0 or "}" in text[brace:at]:
+        return []
+    outer = _PARENT.search(text, max(0, brace - 60), brace)
+    return [outer.group(1)] if outer is not None else []
 
 
 _INSERT = re.compile(r"(?i:insert[ \t]+into)[ \t]+[`\"\w.\[\]]+[ \t]*\(([^()]{1,2000})\)[ \t]*(?i:values)[ \t]*")
