@@ -6,8 +6,10 @@ when some plan that dials a trunk 0 holds it as a number a person answers (mobil
 pager) and the writer set its first group apart where that plan's national format does (`0176` | `70092866`,
 `0141` | `330 7834`): an id or an amount grouped by chance rarely lands on an assigned range and its area code at
 once. `00` and a country code first: a valid number of that country. India's mobiles are also written without the
-trunk, in two groups of five (`98765 43210`). Toll-free, premium-rate, shared-cost and universal access numbers
-are a business's, not a person's: they are left.
+trunk, in two groups of five (`98765 43210`). A toll-free, premium-rate, shared-cost or universal access number is
+a business's, not a person's; but one plan's service range is another's area code (`0345…`: universal access in
+the UK, Halle in Germany), so a number is taken where any plan reads it as a person's, and left (`service`) only
+where none does: NANP's, India's and Australia's toll-free numbers (`1-800…`, `1800…`) after a phone word.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from phonenumbers import NumberParseException, PhoneMetadata, PhoneNumberFormat,
 
 _PERSONAL = frozenset({PhoneNumberType.MOBILE, PhoneNumberType.FIXED_LINE, PhoneNumberType.FIXED_LINE_OR_MOBILE,
                        PhoneNumberType.PERSONAL_NUMBER, PhoneNumberType.VOIP, PhoneNumberType.PAGER})
+_SERVICE = frozenset({PhoneNumberType.TOLL_FREE, PhoneNumberType.PREMIUM_RATE, PhoneNumberType.SHARED_COST,
+                      PhoneNumberType.UAN})
 _MOBILE = frozenset({PhoneNumberType.MOBILE, PhoneNumberType.FIXED_LINE_OR_MOBILE})
 _GROUP = re.compile(r"\d+")
 
@@ -31,10 +35,13 @@ def _trunk_regions() -> tuple[str, ...]:
                  if PhoneMetadata.metadata_for_region(r).national_prefix == "0")
 
 
-def _of_type(number: phonenumbers.PhoneNumber, region: str | None, types: frozenset[int]) -> bool:
-    valid = phonenumbers.is_valid_number(number) if region is None \
+def _valid(number: phonenumbers.PhoneNumber, region: str | None) -> bool:
+    return phonenumbers.is_valid_number(number) if region is None \
         else phonenumbers.is_valid_number_for_region(number, region)
-    return valid and phonenumbers.number_type(number) in types
+
+
+def _of_type(number: phonenumbers.PhoneNumber, region: str | None, types: frozenset[int]) -> bool:
+    return _valid(number, region) and phonenumbers.number_type(number) in types
 
 
 def _first_group(number: phonenumbers.PhoneNumber) -> str:
@@ -51,11 +58,22 @@ def grouped_number(digits: str, first: str) -> bool:
         number = _parsed("+" + digits[2:], None)
         return number is not None and _of_type(number, None, _PERSONAL)
     regions, types = (_trunk_regions(), _PERSONAL) if digits.startswith("0") else (("IN",), _MOBILE)
-    for region in regions:
-        number = _parsed(digits, region)
-        if number is not None and _of_type(number, region, types) and _first_group(number) == first.lstrip("0"):
-            return True
-    return False
+    return any((number := _parsed(digits, region)) is not None and _first_group(number) == first.lstrip("0")
+               and _of_type(number, region, types) for region in regions)
+
+
+@functools.lru_cache(maxsize=65536)
+def service(digits: str) -> bool:
+    """Whether `digits`, as written in a country (a trunk 0, or none: NANP's `1-800`, India's and Australia's
+    `1800`), is a toll-free, premium-rate, shared-cost or universal access number of some plan and a person's
+    number of none (`010…` is Finland's universal access and Korea's mobiles: a person's)."""
+    if digits.startswith("00"):
+        number = _parsed("+" + digits[2:], None)
+        return number is not None and _of_type(number, None, _SERVICE)
+    regions = _trunk_regions() if digits.startswith("0") else ("US", "IN", "AU")
+    readings = [phonenumbers.number_type(number) for region in regions
+                if (number := _parsed(digits, region)) is not None and _valid(number, region)]
+    return any(t in _SERVICE for t in readings) and not any(t in _PERSONAL for t in readings)
 
 
 def _parsed(digits: str, region: str | None) -> phonenumbers.PhoneNumber | None:

@@ -41,11 +41,13 @@ _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
 # The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
 # Also the short forms people write (pw, ww for wachtwoord, 비번), Vietnamese (mật khẩu), the words joined as
-# identifiers spell them (mot_de_passe, mat_khau, CLAVE_DE_ACCESO), Arabic (كلمة المرور / كلمة السر), Korean (암호),
+# identifiers spell them (mot_de_passe, mat_khau, CLAVE_DE_ACCESO), Turkish's possessives (şifrem, şifreniz) and
+# Indonesian's (kata sandi saya), Arabic (كلمة المرور / كلمة السر), Korean (암호),
 # Hebrew, Greek, Hindi and Thai.
 _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|kennwort|mot[ _-]de[ _-]passe|\bmdp|"
        r"contrase[nñ]a|clave[ _-]de[ _-]acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
-       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre|kata[ _-]sandi|mat[_ ]?khau\b)|(?i:m[ậẬa]t kh[ẩẨa]u)|"
+       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre(?:m|n|miz|niz|si)?|"
+       r"kata[ _-]sandi(?:[ _-](?:saya|anda|kamu))?|mat[_ ]?khau\b)|(?i:m[ậẬa]t kh[ẩẨa]u)|"
        r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|"
        r"비밀번호|비번|암호|" + words.alternation(words.PASSWORD))
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
@@ -56,8 +58,9 @@ _PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b)|[a-z]
 # What may close a label before its `:` or `=`: a quote (JSON keys, SQL's backticks around a column name: `` `smtp_pass`
 # = '…' ``), then a bracket or a parenthesis (`['API_KEY']`, a name in prose: "token set (JIRA_API_TOKEN): …").
 _CLOSE = r"\\?[\"'`]?[\])]?"
-# "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é").
-_IS = rf"(?:(?i:is|ist|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو|{words.alternation(words.IS)})"
+# "is" as prose says it before a value, in the languages of _PW ("Le mot de passe est :", "Minha senha é", "Ihr
+# Kennwort lautet").
+_IS = rf"(?:(?i:is|ist|lautet|luidt|est|es|é|è|är|er|to|jest|wynosi)|là|هي|هو|{words.alternation(words.IS)})"
 # An arrow or an assignment operator between a label and its value, as notes, logs and languages write them: `->`,
 # `=>`, `→`, `⇒`, `➜`, `:=` (Go, Pascal), `<-` (R).
 _ARROW = r"[ \t]*(?:->|=>|→|⇒|⟶|➜|➔|:=|<-)[ \t]*"
@@ -184,12 +187,17 @@ _PHONE_AFTER = (r"(?:으?로|번으로)[ \t]*(?:전화|연락|문자)|(?:に|ま
 _NATIONAL_NUMBER = r"\(?\d[\d ()./-]{5,22}\d"
 """A number as a national plan writes it, its groups apart by spaces, dots, dashes, slashes or an area code in
 parentheses; `national_phone` checks it against the plans."""
-_IBAN_WORDS = r"(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment)"
+# Words for an account in the languages IBANs are written in: rekening, cuenta, conta, conto, rachunek, účet,
+# számla, hesap, račun, λογαριασμός, счёт/счет, рахунок.
+_IBAN_WORDS = (r"(?:(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment|rekening|"
+               r"cuenta|conta|conto|rachun|[uú][cč]et|sz[aá]ml|hesap|ra[cč]un)|λογαριασμ|сч[её]т|рахун)")
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
-# and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS).
+# and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS); "social" as
+# Americans say it for the number ("my social is …", "social #:").
 # The words for it in the languages of _PW: Sozialversicherungsnummer, numéro de sécurité sociale, número de seguro
 # social, previdenza sociale, segurança social, 社会保障番号, 社会安全号码.
 _SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\bsoc\.?[ _-]?sec\b|"
+              r"\bsocial(?:[ _-]?(?:number|num|no|#))?(?:[ \t]+is\b|[ \t]*[:#=])|"
               r"\btin\b|tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
 # Labels of national ids with a public check: the UK's National Insurance number (NINO, NI number), Canada's Social
@@ -328,14 +336,15 @@ _PRODUCT_CODE = r"(?i:\b(?:ean|gtin|upc|isbn|jan)(?:[ _-]?(?:8|10|12|13|14|a|e))
 # The noun "contact" right before a bare digit run: a record cited by its id ("HubSpot contact 620600585", "contact
 # 4711"); a phone number after "contact" comes with `:`, a verb or "number" between, or in groups.
 _CONTACT_RECORD = r"^[_\d]?(?i:contacts?)[ \t]+\d{5,}\W?$"
-# The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281").
-_ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|"
-               r"commande|bestellung|factura|rechnung)\b)")
+# The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281",
+# a return's `RMA-2025-…`, an SSN read back on a call).
+_ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|rma|ssn|"
+               r"social security|commande|bestellung|factura|rechnung)\b)")
 
 # What a number grouped like a phone's is when a word right before it names something else: a document's,
 # an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), or
 # the groups of an IBAN before it.
-_NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|batch|lot|charge|qty|quantity|range|"
+_NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|part|batch|lot|charge|qty|quantity|range|"
                 r"meter|z\xe4hler\w*|compteur|contador|account|acct|konto|iban|invoice|rechnung|factur\w*|order|"
                 r"bestell\w*|commande|pedido|po|sku|ean|isbn|doi|ref\w*|id|case|ticket|tracking|confirmation|"
                 r"booking|reservation|room|version|build)\b|#)[^\n\d\w]{0,6}|"
@@ -357,6 +366,11 @@ _SPOKEN_DOMAIN = (rf"[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?"
                   rf"(?:(?:{_DOT_MARKED}|{_DOT_SPOKEN})[A-Za-z0-9-]{{1,63}}){{0,3}}?(?:{_DOT_MARKED}|{_DOT_SPOKEN})")
 _SPOKEN_TLD = r"(?i:com|org|net|edu|gov|info|biz|io|ai|app|dev|[a-z]{2})"
 _EMAIL_WORDS = r"(?i:e-?mail|mail|correo|courriel|e-?posta|endere[cç]o)"
+
+# The field a contact centre or a telephony API stores a caller's number in: Automatic Number Identification (`ani`,
+# `ANI`, `aniNumber`), caller id, calling or from number (the dialled `dnis` is the business's own line).
+_CALLER_FIELD = (r"\bani(?:_?number)?\b|\bcaller[ _-]?(?:id|number|phone)\b|\bcalling[ _-]?(?:number|party)\b|"
+                 r"\bfrom[ _-]?number\b|\bcallerid\b")
 
 WORD_TRIGGERED = frozenset({"phone_national", "secret_prose", "password", "date_of_birth", "ssn", "national_id"})
 """Rules whose triggers open with a list of words: the prefilter runs them in a pass of their own."""
@@ -832,7 +846,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN",
          rf"{_SSN_WORDS}[^\d\n]{{0,30}}(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)",
-         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|soc\.?[ _-]?sec|tin|tax|taxpayer|sozialversicherung|"
+         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|soc\.?[ _-]?sec|social[ \t]+is|social[ \t]*[:#=]|tin|tax|"
+                 r"taxpayer|sozialversicherung|"
                  r"curit[eé] sociale|guro social|guridad social|previdenza|an[cç]a social)|社会保障|社会安全",
          validator=v.ssn,
          description="US Social Security numbers after SSN, SS number, social security (`Soc. Sec. No.`), TIN or "
@@ -900,17 +915,20 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}[+(]?\d", validator=v.national_phone,
-         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}", reject_label=r"\b10\.\d{4,9}/\S*$", label_window=64,
+         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}", reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$", label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
     Rule("phone_national", "PHONE",
-         r"(?i:\bmsisdn|\b(?:destination|source)_addr|\bcall(?:ing|ed)-station-id)\\?[\"']?[ \t]*[=:][ \t]*\\?[\"']?"
-         r"(?P<v>\+?[1-9]\d{7,14}|0\d[\d ./-]{6,16}\d)(?:$|[^\d])",
-         trigger=r"(?i:msisdn|(?:destination|source)_addr|call(?:ing|ed)-station-id)",
+         rf"(?i:\bmsisdn|\b(?:destination|source)_addr|\bcall(?:ing|ed)-station-id|{_CALLER_FIELD})"
+         r"\\?[\"']?[ \t]*[=:][ \t]*\\?[\"']?"
+         r"(?P<v>\+?[1-9]\d{7,14}|\(?0\d[\d ()./-]{6,16}\d|[1-9]\d{2,4}[ ./-]\d{2,5}[ ./-]?\d{2,5})(?:$|[^\d])",
+         trigger=rf"(?i:msisdn|(?:destination|source)_addr|call(?:ing|ed)-station-id|{_CALLER_FIELD})",
          validator=v.subscriber_number,
          description="the subscriber number of a telecom record's field: `msisdn=` (3GPP: country code first, no "
                      "`+`), SMPP's `destination_addr=`/`source_addr=`, RADIUS `Calling-Station-Id`/"
-                     "`Called-Station-Id` (a national number too)"),
+                     "`Called-Station-Id` (a national number too), and a caller's number as contact-centre and "
+                     "telephony records name it: ANI (Genesys, Five9, Avaya), `caller_id`, `calling_number`, "
+                     "`from_number`, `CallerNumber`"),
     Rule("phone_before_word", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]*(?:{_PHONE_AFTER})",
          trigger=rf"\d[ \t]*(?:{_PHONE_AFTER})", validator=v.national_phone,
@@ -918,13 +936,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(Korean, Japanese, Turkish, Hindi)"),
     Rule("phone_grouped", "PHONE",
          r"(?:(?<=\\[nrt])|(?<![\w+./#@$%&-])(?<!\d[ .,:=-])(?<!\d[ .-]{2})(?<!\d[ .-]{3}))"
-         r"(?P<v>0\d{1,5}(?:(?:[ .-]|[ ]?[/-][ ]?)\d{2,8}){1,5}|[6-9]\d{4}[ -]\d{5})(?![\w/@]|[./-]\d|[ ]\d)",
-         trigger=r"(?:^|[^\w+./#@$%&-]|\\[nrt])(?:0\d{1,5}(?:[ .-]|[ ]?[/-][ ]?)\d{2,8}|[6-9]\d{4}[ -]\d{5})",
+         r"(?P<v>(?:0\d{1,5}|00[1-9]\d{0,2}[ .-]\d)(?:(?:[ .-]|[ ]?[/-][ ]?)\d{2,8}){1,5}|[6-9]\d{4}[ -]\d{5})"
+         r"(?![\w/@]|[./-]\d|[ ]\d)",
+         trigger=r"(?:^|[^\w+./#@$%&-]|\\[nrt])(?:0\d{1,5}(?:[ .-]|[ ]?[/-][ ]?)\d{1,8}|[6-9]\d{4}[ -]\d{5})",
          validator=v.grouped_phone, reject_label=_NOT_A_PHONE, label_window=40,
          description="phone numbers with no word beside them, by their grouping and plan (libphonenumber's "
                      "metadata): a trunk 0 and the national format's first group (0176 7009 2866, 0141-330 7834, "
-                     "06 71 82 93 04), 00 and a country code, India's mobiles in two fives; a person's numbers, "
-                     "not toll-free or premium-rate ones"),
+                     "06 71 82 93 04), 00 and a country code (0033 6 86 45 17 34), India's mobiles in two fives; a "
+                     "person's numbers, not toll-free or premium-rate ones"),
     Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))",
          trigger=r"\d\.\d{1,3}\.\d{1,3}\.\d", validator=v.public_ip,
          description="public IPv4 addresses (not private, loopback or reserved; not version numbers)"),

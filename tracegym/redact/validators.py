@@ -343,6 +343,8 @@ def national_phone(value: str) -> bool | int:
     for n in range(len(groups), 0, -1):
         end = groups[n - 1].end()
         if _plan_number(value[:end]):
+            if not value.startswith("+") and numbering.service(digits_of(value[:end])):
+                return False  # a toll-free, premium-rate or shared-cost number: a business's
             return True if end == len(value) else end
     return False
 
@@ -361,16 +363,19 @@ def grouped_phone(value: str) -> bool:
 
 def subscriber_number(value: str) -> bool | int:
     """A number a telecom record's field holds for a subscriber: an MSISDN as 3GPP TS 23.003 writes it (country
-    code first, no `+`) or with `+`, of a plan the table knows; or a national number (a trunk 0 first)."""
-    if value.startswith("0"):
+    code first, no `+`) or with `+`, of a plan the table knows; or a national number (a trunk 0 first, or written
+    in groups)."""
+    if value.lstrip("(").startswith("0") or not value.isdigit() and not value.startswith("+"):
         return national_phone(value)
-    return phones.international(digits_of(value))
+    number = digits_of(value)
+    return phones.international(number) or phones.national(number)
 
 
 def nanp_written(value: str) -> bool:
-    """A North American number as written with separators: area code [2-9]XX after an optional leading 1."""
+    """A North American number as written with separators: area code [2-9]XX after an optional leading 1; not a
+    toll-free or premium-rate one (`1-800-…`, `900-…`: a business's)."""
     number = digits_of(value)
-    return (number[1:] if len(number) == 11 else number)[0] not in "01"
+    return (number[1:] if len(number) == 11 else number)[0] not in "01" and not numbering.service(number)
 
 
 def area_code_phone(value: str) -> bool:
@@ -417,6 +422,17 @@ _CMDLET = re.compile(r"(?:Get|Set|New|Remove|Add|Clear|Copy|Move|Rename|Invoke|S
 """A PowerShell cmdlet: one of the approved verbs (`Get-Verb`), a dash and a noun."""
 
 
+def _random_letters(value: str) -> bool:
+    """Letters of both cases in no word's order (`QGQyLm_RKsNAHxM`, a generator's output): the case changes at
+    least twice in five letters and no lower-case run is a word's length; a camelCase name (`getUserPassword`)
+    changes case at its humps only."""
+    letters = value.replace("_", "").replace("-", "")
+    if len(letters) < 10 or not letters.isalpha() or len(value) - len(letters) > 2:
+        return False
+    changes = sum(a.isupper() != b.isupper() for a, b in zip(letters, letters[1:], strict=False))
+    return changes * 5 >= len(letters) * 2 and max(len(r) for r in re.findall(r"[a-z]+|$", letters)) <= 4
+
+
 def password(value: str) -> bool:
     """A password given after a password label; code (`password=password`, `pwd=self.pwd`), references to one
     (`$DB_PASSWORD`, `{{ pw }}`), YAML tags (`!vault`) and doc placeholders are not."""
@@ -427,7 +443,7 @@ def password(value: str) -> bool:
         return False  # a mask (0000, ****) is one character repeated
     if re.fullmatch(r"[\[(][A-Za-z][A-Za-z _.-]{0,30}[\])]", bare):
         return False  # a mask written in brackets: [REDACTED], [MASKED], (hidden)
-    if _CODE_VALUE.fullmatch(bare.rstrip(".,")) and not re.search(r"\d", bare):
+    if _CODE_VALUE.fullmatch(bare.rstrip(".,")) and not re.search(r"\d", bare) and not _random_letters(bare):
         return False  # an identifier without digits reads as a variable name (or a word ending a sentence)
     if re.fullmatch(r"[A-Za-z_][\w.]*(?:\([\w.,\s\"']*\)?|\[[\w.\"']*\]?)", bare):
         return False  # a call or an index: getpass(prompt), os.environ["PW"]

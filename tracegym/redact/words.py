@@ -97,6 +97,9 @@ PHONE: dict[str, tuple[str, ...]] = {
     "am": ("ስልክ", "ሞባይል"), "ka": ("ტელეფონ", "მობილურ"), "hy": ("հեռախոս", "բջջային"),
     "mn": ("утас", "утсаар"), "kk": ("ұялы",), "si": ("දුරකථන", "ජංගම"), "km": ("ទូរស័ព្ទ",), "my": ("ဖုန်း",),
     "ps": ("تلیفون", "ټیلیفون", "ګرځنده"),
+    "te": ("ఫోన్ నంబర్", "ఫోన్", "మొబైల్"), "gu": ("ફોન નંબર", "ફોન", "મોબાઇલ"), "kn": ("ಫೋನ್ ಸಂಖ್ಯೆ", "ಫೋನ್", "ಮೊಬೈಲ್"),
+    "ml": ("ഫോൺ നമ്പർ", "ഫോൺ", "മൊബൈൽ"), "pa": ("ਫ਼ੋਨ ਨੰਬਰ", "ਫ਼ੋਨ", "ਮੋਬਾਈਲ"), "mr": ("फोन नंबर", "मोबाईल"),
+    "ne": ("फोन नम्बर",),
 }
 """Phone, beyond the rules' own list (English, French, German, Spanish, Portuguese, Italian, Dutch, the Nordic
 languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi); "call me" as people write it before a
