@@ -154,12 +154,25 @@
    numbers and addresses spoken as words, 5 ids outside the target), the issue's 16 kinds in 20 to 43 carriers each,
    written by someone who read neither the rules nor the other corpora; scored like 21: `eighteenth_recall_by_kind`
    (and a line with the recall of the eighth's issue kinds) and `eighteenth_false_positives` on its 420 near misses.
+23. The nineteenth corpus (benchmarks/redact_nineteenth.py): 50 kinds x 100 values in mobile apps and their backends,
+   as a coding or support agent meets them (Sentry events with breadcrumbs and request data, Crashlytics and Bugsnag
+   reports, logcat, React Native red boxes, Flutter traces, sysdiagnose, Firebase Analytics BigQuery rows, Amplitude,
+   Mixpanel, AppsFlyer and Adjust postbacks, APNs payloads, deep links, gradle.properties, key.properties,
+   local.properties, Info.plist, strings.xml, AndroidManifest meta-data, xcconfig, fastlane Fastfile, Appfile and
+   .env, Codemagic and Bitrise YAML, Expo app.json and eas.json, Firestore, Realtime Database and Supabase rows, Parse
+   and Amplify configs, App Store Connect API responses, store reviews and developer replies, TestFlight feedback,
+   in-app support chats, profile and OTP screens as OCR and accessibility dumps, Charles, Proxyman, Flipper and
+   WebView HAR captures, in 30-odd languages; 9 mobile-world provider tokens, 12 phone plans beyond the issue's five,
+   6 ids outside the target), the issue's 16 kinds in 15 to 25 carriers each, written by someone who read neither
+   the rules nor the other corpora; scored like 22: `nineteenth_recall_by_kind` (and a line with the recall of the
+   eighth's issue kinds) and `nineteenth_false_positives` on its 420 near misses (client-side keys their vendors
+   document as public and providers' published test cards among them).
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 22 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 23 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -172,8 +185,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "thirteenth_recall_by_kind", "thirteenth_false_positives", "fourteenth_recall_by_kind",
 "fourteenth_false_positives", "fifteenth_recall_by_kind", "fifteenth_false_positives",
 "sixteenth_recall_by_kind", "sixteenth_false_positives", "seventeenth_recall_by_kind",
-"seventeenth_false_positives", "eighteenth_recall_by_kind", "eighteenth_false_positives"} (with --corpora-only, the
-last thirty-six).
+"seventeenth_false_positives", "eighteenth_recall_by_kind", "eighteenth_false_positives",
+"nineteenth_recall_by_kind", "nineteenth_false_positives"} (with --corpora-only, the last thirty-eight).
 """
 
 from __future__ import annotations
@@ -204,6 +217,7 @@ import redact_fifth  # noqa: E402
 import redact_fourteenth  # noqa: E402
 import redact_fresh  # noqa: E402
 import redact_holdout  # noqa: E402
+import redact_nineteenth  # noqa: E402
 import redact_ninth  # noqa: E402
 import redact_seventeenth  # noqa: E402
 import redact_seventh  # noqa: E402
@@ -438,15 +452,17 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("fifth", redact_fifth), ("sixth", redact_sixth), ("seventh", redact_seventh), ("eighth", redact_eighth),
     ("ninth", redact_ninth), ("tenth", redact_tenth), ("eleventh", redact_eleventh), ("twelfth", redact_twelfth),
     ("thirteenth", redact_thirteenth), ("fourteenth", redact_fourteenth), ("fifteenth", redact_fifteenth),
-    ("sixteenth", redact_sixteenth), ("seventeenth", redact_seventeenth), ("eighteenth", redact_eighteenth))
+    ("sixteenth", redact_sixteenth), ("seventeenth", redact_seventeenth), ("eighteenth", redact_eighteenth),
+    ("nineteenth", redact_nineteenth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 22: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    """Sections 4, 5, 7 to 23: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
     the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth, the fifteenth, the
-    sixteenth, the seventeenth and the eighteenth corpus, printed; their figures for the last line."""
+    sixteenth, the seventeenth, the eighteenth and the nineteenth corpus, printed; their figures for the last
+    line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -557,8 +573,8 @@ def main() -> None:
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
                         help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth, "
-                             "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth and "
-                             "eighteenth corpora (no planted corpus, real traces or speed)")
+                             "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, "
+                             "eighteenth and nineteenth corpora (no planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
