@@ -154,7 +154,8 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                      r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|hp|telef[oóô]nic[oa]s?|"
                      r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
-                     r"m'appeler(?: au)?|r?appelez(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|(?:ri)?chiamarmi|"
+                     r"(?:m'|me )r?appeler(?: au)?|r?appelez(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|"
+                     r"(?:ri)?chiamarmi|"
                      r"richiamare|ligar-me|liga-me|ring mig(?: p[aå])?|bel me(?: op)?|"
                      r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                      r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
@@ -460,6 +461,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("stripe_key", "API_KEY", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", trigger=r"_live_|_test_",
          description="Stripe keys"),
     Rule("google_api_key", "API_KEY", r"\bAIza[0-9A-Za-z_-]{35}", trigger=r"AIza", description="Google API keys"),
+    Rule("fcm_server_key", "API_KEY", r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{120,160}", trigger=r":APA91b",
+         description="Firebase Cloud Messaging legacy server keys (`AAAA` + 7, `:APA91b` + about 134: the key the "
+                     "legacy HTTP API takes as `Authorization: key=…`)"),
     Rule("google_oauth_secret", "SECRET", r"\bGOCSPX-[A-Za-z0-9_-]{28}", trigger=r"GOCSPX-",
          description="Google OAuth client secrets (GOCSPX- + 28)"),
     Rule("azure_ad_secret", "SECRET",
@@ -728,11 +732,17 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a password PowerShell turns into a SecureString from plain text (`ConvertTo-SecureString \"…\" "
                      "-AsPlainText`): a rule of its own, as a `$pw = ` before it is read by the label rule first"),
     Rule("password", "PASSWORD",
-         r"(?:^|[^\w.-])(?:[A-Za-z0-9]+[_.-])?(?i:password)(?:[ \t]+(?i:for)[ \t]+[^\n=;]{1,80}?[ \t]*=)?[ \t]+"
+         r"(?:^|[^\w.-])(?:[A-Za-z0-9]+[_.-]|[a-z0-9]+(?=P))?(?i:password)"
+         r"(?:[ \t]+(?i:for)[ \t]+[^\n=;]{1,80}?[ \t]*=)?[ \t]+"
          r"(?:\\?'(?P<v>[^'\\\s]{4,128})\\?'|\\?\"(?P<w>[^\"\\\s]{4,128})\\?\")",
          trigger=r"(?i:password[ \t]+(?:for[ \t]|\\?['\"]))", validator=v.password,
          description="SQL passwords quoted after `PASSWORD` (`ALTER USER … WITH PASSWORD 'X'`, `CREATE ROLE … "
-                     "PASSWORD 'X'`, PostgreSQL) and `SET PASSWORD FOR … = 'X'` (MySQL)"),
+                     "PASSWORD 'X'`, PostgreSQL) and `SET PASSWORD FOR … = 'X'` (MySQL); a DSL's `name \"value\"` "
+                     "(Gradle's `storePassword \"…\"`, a game server's `rcon_password \"…\"`)"),
+    Rule("password", "PASSWORD", r"\\?\"(?i:pass)\\?\"[ \t]*:[ \t]*\\?\"(?P<v>[^\"\\\s]{4,128})\\?\"",
+         trigger=r"(?i:\"pass\\?\"[ \t]*:)", validator=v.json_pass,
+         description="a password under a JSON key `pass` (a login body `{\"login\": …, \"pass\": …}`, Parse "
+                     "Dashboard's users); not a test report's `\"PASS\": \"tests/…::test_x\"` nor a count"),
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS}){_CLOSE}\s*:?[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",

@@ -38,10 +38,10 @@ _VALUE_KEY = re.compile(r"(?i:value|[a-z]*_?Value|secret|data|text|number|addres
 (`plaintext_value` of a Terraform `github_actions_secret`), a contact list's `number` (`{"label": "work",
 "number": …}`), an endpoint's `address` (Amazon Connect's `{"Address": …, "Type": "TELEPHONE_NUMBER"}`)."""
 _TEXT_KEY = re.compile(r"(?i:text|content|value|body)")
-_PARENT = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*"
+_PARENT = re.compile(rf"{_Q}([A-Za-z_](?:[\w.-]| (?! )){{0,40}}){_Q}[ \t]*:[ \t]*"
                      r"(?:\[[ \t\r\n]*(?:\{[^{}]*\}[ \t\r\n]*,[ \t\r\n]*)*)?$")
-"""The key an object sits under, or the list it is an item of (a multi-valued attribute: `"phoneNumbers": [{…},
-{…}]`)."""
+"""The key an object sits under (words apart too: Firestore's `"Client Secret": {"stringValue": …}`), or the list
+it is an item of (a multi-valued attribute: `"phoneNumbers": [{…}, {…}]`)."""
 
 
 def json_siblings(text: str, wanted: Callable[[str], object]) -> Labelled:
@@ -182,9 +182,10 @@ def _sql_row(text: str, at: int) -> tuple[int, list[tuple[int, int]]]:
 
 
 _LINE_LABEL = re.compile(r"(?:^|(?<![ \t])[ \t]{2,})([^\s:：](?:[^\s:：]|[ \t](?![ \t])){0,47}?)[ \t]*(?:[:：]| -)"
-                         r"[ \t]*$|^[ \t]*([^\W\d_][\w.#/-]*(?:[ \t][\w.#/-]+){0,3})[ \t]*$")
+                         r"[ \t]*$|^[ \t]*([^\W\d_][\w.#/'’-]*(?:[ \t][\w.#/'’-]+){0,3})[ \t]*$")
 """A label ending a line or a column of it (after a gap of 2+ spaces), with `:` or ` -` after it; or a line that
-is a label alone, a name of up to four words (`Password`, `Mobile number`, with the value on the line below; not
+is a label alone, a name of up to four words (`Password`, `Mobile number`, `Employee's social security number`,
+with the value on the line below; not
 code: `password = os.environ[…]`). A gap starts where blanks start: from each blank of a long run it would be read
 again to the run's end (quadratic)."""
 _TOKEN = re.compile(r"[+(]?\d[\d ()./-]{5,22}\d(?=[ \t]*$)|\S+")
@@ -192,7 +193,7 @@ _TOKEN = re.compile(r"[+(]?\d[\d ()./-]{5,22}\d(?=[ \t]*$)|\S+")
 _LABEL_LINE_END = re.compile(r"(?:[:：]| -)[ \t]*\\?\n")
 """What a line that `_LINE_LABEL` can match ends with, before the line below it: a cheap search over the whole text
 that spares splitting into lines the texts (most) where no line ends in `:`."""
-_LABEL_ALONE = re.compile(r"^[ \t]*([^\W\d_][\w.#/-]*(?:[ \t][\w.#/-]+){0,3})[ \t]*\\?$", re.MULTILINE)
+_LABEL_ALONE = re.compile(r"^[ \t]*([^\W\d_][\w.#/'’-]*(?:[ \t][\w.#/'’-]+){0,3})[ \t]*\\?$", re.MULTILINE)
 """A line that is a name alone: the texts with none that is a label are not split into lines either."""
 
 

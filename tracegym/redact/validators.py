@@ -460,6 +460,13 @@ def password(value: str) -> bool:
     return True
 
 
+def json_pass(value: str) -> bool:
+    """A password under a JSON key `pass`: one by `password`'s rules, and no path, test id, count or word (a test
+    report's `"PASS": "tests/test_io.py::test_read"`, `"pass": "12"`, `"pass": "skipped"`)."""
+    return password(value) and not re.search(r"[/\\:]", value) and not value.isdigit() \
+        and not re.fullmatch(r"[a-z]+", value)
+
+
 def bare_password(value: str) -> bool:
     """A password after its label with nothing but spaces between (no `:`, `=` or "is" to say the label names
     it): 8+ characters, letters and digits, not code (`varchar(128)`, `hash2(pw)`) nor a path or a URL."""
@@ -669,7 +676,7 @@ def generated_password(value: str) -> bool:
     if value[0] in "!#$%*@~/&." or value[-1] in "*#~/" or value.count("/") > 1 or value.count("_") > 1 \
             or value.count("-") > 2:
         return False
-    if _USER_AT_HOST.fullmatch(value) or re.search(r"@[\w-]+\.[A-Za-z]{2}", value) or _ANCHOR.search(value):
+    if _USER_AT_HOST.fullmatch(value) or re.search(r"@[\w-]+\.[\w-]", value) or _ANCHOR.search(value):
         return False
     if "%" in value and _url_encoded(value):
         return False

@@ -65,7 +65,7 @@ TOKEN: dict[str, tuple[str, ...]] = {
 """Token (an access token), beyond the words English, Korean and Japanese share with it (token, 토큰, トークン)."""
 
 PHONE: dict[str, tuple[str, ...]] = {
-    "pt": ("telemóvel", "telemovel", "me liga", "ligue para"),
+    "pt": ("telemóvel", "telemovel", "me liga", "ligue para", "me chamar no", "me chama no", "chamar no zap", "zap"),
     "ca": ("telèfon", "mòbil", "truca'm al", "truqueu-me al"), "hu": ("telefonszám", "mobilszám", "hívjon", "hívj"),
     "fi": ("puhelin", "puhelinnumero", "matkapuhelin", "soita"),
     "ro": ("sunați", "sunati", "telefon mobil", "sunați-mă la"), "no": ("ring meg",), "da": ("ring til mig",),
@@ -90,7 +90,8 @@ PHONE: dict[str, tuple[str, ...]] = {
     "sr": ("мобилни", "телефон", "позовите ме на", "mobilni", "pozovite me na"),
     "tr": ("cep", "cep telefonu", "arayın", "beni ara"), "mt": ("mowbajl", "ċempel", "numru tat-telefon"),
     "ga": ("fón", "guthán", "uimhir fóin", "gutháin", "ghutháin", "uimhir ghutháin", "fón póca"),
-    "pl": ("zadzwoń do mnie",), "cy": ("ffôn", "rhif ffôn", "ffôn symudol", "ffoniwch fi"),
+    "pl": ("zadzwoń do mnie", "zadzwonić pod", "zadzwonić na", "dzwońcie na", "dzwoń na", "dzwonić na",
+           "kontakt telefoniczny", "telefon komórkowy"), "cy": ("ffôn", "rhif ffôn", "ffôn symudol", "ffoniwch fi"),
     "af": ("selfoon", "foon", "bel my"),
     "ha": ("waya", "wayar", "wayata", "lambar waya", "lambar wayata", "kira ni"),
     "yo": ("fóònù", "foonu", "nọ́mbà fóònù", "pè mí"), "zu": ("ucingo", "yocingo", "iselula", "ifoni", "ngishayele"),
