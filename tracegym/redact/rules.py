@@ -128,11 +128,12 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|paro
                r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|lftp|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
                r"[a-z]pw\b|mosquitto_|\b(?:password|secret)[ \t]+[07][ \t]|"
                + words.alternation(words.PASSWORD))
-# Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1 and Latin Extended,
+# Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1, Latin Extended and
+# Vietnamese's Latin Extended Additional,
 # Greek, Cyrillic, Armenian, Hebrew, Arabic, the Indic scripts (Devanagari to Sinhala), Thai, Myanmar, Georgian,
 # Ethiopic, Khmer, kana, CJK, Hangul. Real characters, not escapes: RE2 reads `\u` differently from Python.
 _INTL = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u04ff\u0530-\u058f\u0590-\u05ff" \
-        "\u0600-\u06ff\u0900-\u0dff\u0e00-\u0e7f\u1000-\u109f\u10a0-\u10ff\u1200-\u137f\u1780-\u17ff" \
+        "\u0600-\u06ff\u0900-\u0dff\u0e00-\u0e7f\u1000-\u109f\u10a0-\u10ff\u1200-\u137f\u1780-\u17ff\u1e00-\u1eff" \
         "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _LABEL = f"A-Za-z0-9{_INTL}"
 # Between a number's groups as people, forms and OCR write them: one separator (space, dash, dot, slash), a run of up
@@ -154,7 +155,7 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                      r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|hp|telef[oóô]nic[oa]s?|"
                      r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
-                     r"(?:m'|me )r?appeler(?: au)?|r?appelez(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|"
+                     r"(?:m'|me )r?appeler(?: au)?|r?appel(?:ez|le)(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|"
                      r"(?:ri)?chiamarmi|"
                      r"richiamare|ligar-me|liga-me|ring mig(?: p[aå])?|bel me(?: op)?|"
                      r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
@@ -270,7 +271,7 @@ CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 
 def _cell_trigger(cw: str) -> str:
     return (rf"[,;\t|│┆][ \t\"'`]*{cw}|{cw}[^\n,;\t|│┆]{{0,40}}[,;\t|│┆]|"
-            r"\"sensitive\\?\"[ \t]*:[ \t]*true|"
+            r"\"sensitive\\?\"[ \t]*:[ \t]*true|\"concealed\\?\"[ \t]*:|"
             rf"{cw}\\?[\"']?\]?[ \t]*=>|{cw}\.?[ \t]*[:：]?[ \t]*(?:\\?\r?\n|\\n)|{cw}\\?\"[ \t]+\\?\"|"
             rf"{cw}[^\"\n]{{0,40}}\\?\"[ \t]*(?:\\?\r?\n|\\n)")
 
@@ -939,6 +940,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`Called-Station-Id` (a national number too), and a caller's number as contact-centre and "
                      "telephony records name it: ANI (Genesys, Five9, Avaya), `caller_id`, `calling_number`, "
                      "`from_number`, `CallerNumber`"),
+    Rule("phone_national", "PHONE",
+         r"(?im:^[ \t]*(?:item\d+\.)?TEL(?:;[^:\n]{0,80})?:(?:tel:)?)(?P<v>\+?\(?\d[\d ()./-]{4,22}\d)(?:$|[^\d])",
+         trigger=r"(?i:TEL)(?:;[^:\n]{0,80})?:(?:tel:)?\+?\(?\d", validator=v.vcard_phone,
+         description="a vCard's TEL property (RFC 6350, 2426; Apple's `item1.TEL`): "
+                     "`TEL;TYPE=\"cell,voice\";PREF=1:…`, `TEL;CELL:…`, `TEL;VALUE=uri:tel:+…`: the property names a "
+                     "phone number, whatever its format"),
     Rule("phone_before_word", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]*(?:{_PHONE_AFTER})",
          trigger=rf"\d[ \t]*(?:{_PHONE_AFTER})", validator=v.national_phone,

@@ -26,17 +26,20 @@ levels): bounded, as `\\*` would scan a run of backslashes from each of its posi
 _FIELD = re.compile(rf"{_Q}([A-Za-z_][\w.-]{{0,40}}){_Q}[ \t]*:[ \t]*(?:{_Q}((?:[^\"\\\n]|\\[^\"\n])*?){_Q}|(true))")
 _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
 _NAME_KEY = re.compile(r"(?i:name|key|id|[a-z]*(?:Key|Name)|label|header|field|designation|element|placeholder|"
-                       r"type)")
+                       r"type|title)")
 """A sibling naming its value; `id` as Terraform state's `attributes` hold a parameter's or a variable's name
 (`{"id": "twilio_auth_token", "value": …}`); `type` as a multi-valued attribute's (SCIM, RFC 7643 2.4:
-`{"value": …, "type": "mobile"}`)."""
+`{"value": …, "type": "mobile"}`); `title` as a password manager's field (1Password's `{"title": "social security
+number", "value": {"string": …}}`)."""
 _URI_KEY = re.compile(r"url|system")
 """A sibling naming its value by a URI whose last segment is the name: a FHIR extension's `url`
 (`…/StructureDefinition/db_password`), an identifier's `system` (`http://hl7.org/fhir/sid/us-ssn`)."""
-_VALUE_KEY = re.compile(r"(?i:value|[a-z]*_?Value|secret|data|text|number|address)|value[A-Z][a-zA-Z]*")
+_VALUE_KEY = re.compile(r"(?i:value|[a-z]*_?Value|secret|data|text|number|address|string|concealed)|"
+                        r"value[A-Z][a-zA-Z]*")
 """The value's own field; FHIR's typed `value[x]` too (`valueString`, `valueCode`), a qualified one
 (`plaintext_value` of a Terraform `github_actions_secret`), a contact list's `number` (`{"label": "work",
-"number": …}`), an endpoint's `address` (Amazon Connect's `{"Address": …, "Type": "TELEPHONE_NUMBER"}`)."""
+"number": …}`), an endpoint's `address` (Amazon Connect's `{"Address": …, "Type": "TELEPHONE_NUMBER"}`), 1Password's
+typed `string` and `concealed` (a concealed field is a secret whatever its title)."""
 _TEXT_KEY = re.compile(r"(?i:text|content|value|body)")
 _PARENT = re.compile(rf"{_Q}([A-Za-z_](?:[\w.-]| (?! )){{0,40}}){_Q}[ \t]*:[ \t]*"
                      r"(?:\[[ \t\r\n]*(?:\{[^{}]*\}[ \t\r\n]*,[ \t\r\n]*)*)?$")
@@ -52,8 +55,9 @@ def json_siblings(text: str, wanted: Callable[[str], object]) -> Labelled:
         fields = {m.group(1): m for m in _FIELD.finditer(obj.group())}
         value = next((m for k, m in fields.items() if _VALUE_KEY.fullmatch(k) and m.group(2)), None)
         if value is not None:
+            labels = _labels_of(text, obj.start(), fields) + (list(SENSITIVE) if value.group(1) == "concealed" else [])
             out += [(label, obj.start() + value.start(2), obj.start() + value.end(2))
-                    for label in _labels_of(text, obj.start(), fields) if wanted(label)]
+                    for label in labels if wanted(label)]
     return out + _element_chains(text, wanted)
 
 
@@ -122,12 +126,14 @@ def _labels_of(text: str, start: int, fields: dict[str, re.Match[str]]) -> list[
 
 def _outer_key(text: str, at: int) -> list[str]:
     """The key of the object around a generic wrapper key that ends at `at` (`"SSN": {"shape": "Scalar", "value":
-    {…}}`: Amazon Lex's slots, Dialogflow's parameters), its siblings flat."""
+    {…}}`: Amazon Lex's slots, Dialogflow's parameters), its siblings flat, and a name among those siblings
+    (1Password's `{"title": "social security number", "value": {"string": …}}`)."""
     brace = text.rfind("{", max(0, at - 200), at)
     if brace < 0 or "}" in text[brace:at]:
         return []
+    names = [m.group(2) for m in _FIELD.finditer(text, brace, at) if _NAME_KEY.fullmatch(m.group(1)) and m.group(2)]
     outer = _PARENT.search(text, max(0, brace - 60), brace)
-    return [outer.group(1)] if outer is not None else []
+    return names + ([outer.group(1)] if outer is not None else [])
 
 
 _INSERT = re.compile(r"(?i:insert[ \t]+into)[ \t]+[`\"\w.\[\]]+[ \t]*\(([^()]{1,2000})\)[ \t]*(?i:values)[ \t]*")

@@ -361,6 +361,11 @@ def grouped_phone(value: str) -> bool:
     return numbering.grouped_number(number, value[:len(value) - len(value.lstrip("0123456789"))])
 
 
+def vcard_phone(value: str) -> bool:
+    """A vCard TEL value: 6 to 15 digits (E.164's most; short ones are extensions and internal lines)."""
+    return 6 <= len(digits_of(value)) <= 15 and not _CALENDAR_DATE.match(value)
+
+
 def subscriber_number(value: str) -> bool | int:
     """A number a telecom record's field holds for a subscriber: an MSISDN as 3GPP TS 23.003 writes it (country
     code first, no `+`) or with `+`, of a plan the table knows; or a national number (a trunk 0 first, or written
