@@ -179,12 +179,24 @@
    other corpora; scored like 23: `twentieth_recall_by_kind` (and a line with the recall of the eighth's issue
    kinds) and `twentieth_false_positives` on its 440 near misses (event and contact ids, meeting ids without
    passcodes, public holiday feeds, businesses' service lines and providers' published test cards among them).
+25. The twenty-first corpus (benchmarks/redact_twentyfirst.py): 44 kinds x 100 values in what retrieval pipelines
+   and agent-memory stores hold and return (Pinecone, Qdrant, Weaviate, Chroma and Milvus records and results,
+   pgvector rows, unstructured elements, LlamaParse Markdown pages with headers and footers, Docling HTML tables,
+   chunks whose overlap repeats a value or whose boundary falls between a label and its value, Elasticsearch hits
+   with <em> highlights, Algolia, Typesense and Vespa hits, reranker inputs and outputs, answers quoting cited
+   passages, Mem0, Letta, LangGraph checkpoint and store, and Zep memories, Confluence storage format, Notion,
+   Zendesk Guide and SharePoint exports, MCP resource reads, in 40-odd languages; 7 RAG and agent providers' tokens,
+   11 phone plans beyond the issue's five, 6 ids outside the target), the issue's 16 kinds in 27 carriers each, a
+   third JSON carried, written by someone who read neither the rules nor the other corpora; scored like 24:
+   `twentyfirst_recall_by_kind` (and a line with the recall of the eighth's issue kinds) and
+   `twentyfirst_false_positives` on its 400 near misses (vector and chunk ids, hashes, embeddings, scores, page and
+   clause references, standards, DOIs, placeholders, masked values, toll-free service lines, documented examples).
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 24 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 25 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -199,7 +211,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "sixteenth_recall_by_kind", "sixteenth_false_positives", "seventeenth_recall_by_kind",
 "seventeenth_false_positives", "eighteenth_recall_by_kind", "eighteenth_false_positives",
 "nineteenth_recall_by_kind", "nineteenth_false_positives", "twentieth_recall_by_kind",
-"twentieth_false_positives"} (with --corpora-only, the last forty).
+"twentieth_false_positives", "twentyfirst_recall_by_kind", "twentyfirst_false_positives"} (with --corpora-only,
+the last forty-two).
 """
 
 from __future__ import annotations
@@ -240,6 +253,7 @@ import redact_tenth  # noqa: E402
 import redact_thirteenth  # noqa: E402
 import redact_twelfth  # noqa: E402
 import redact_twentieth  # noqa: E402
+import redact_twentyfirst  # noqa: E402
 import redact_unseen  # noqa: E402
 from ingest import TAU_BENCH, build_file, run_child  # noqa: E402
 
@@ -467,16 +481,16 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("ninth", redact_ninth), ("tenth", redact_tenth), ("eleventh", redact_eleventh), ("twelfth", redact_twelfth),
     ("thirteenth", redact_thirteenth), ("fourteenth", redact_fourteenth), ("fifteenth", redact_fifteenth),
     ("sixteenth", redact_sixteenth), ("seventeenth", redact_seventeenth), ("eighteenth", redact_eighteenth),
-    ("nineteenth", redact_nineteenth), ("twentieth", redact_twentieth))
+    ("nineteenth", redact_nineteenth), ("twentieth", redact_twentieth), ("twentyfirst", redact_twentyfirst))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 24: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    """Sections 4, 5, 7 to 25: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
     the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth, the fifteenth, the
-    sixteenth, the seventeenth, the eighteenth, the nineteenth and the twentieth corpus, printed; their figures for
-    the last line."""
+    sixteenth, the seventeenth, the eighteenth, the nineteenth, the twentieth and the twenty-first corpus, printed;
+    their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -588,7 +602,8 @@ def main() -> None:
     parser.add_argument("--corpora-only", action="store_true",
                         help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth, "
                              "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, "
-                             "eighteenth, nineteenth and twentieth corpora (no planted corpus, real traces or speed)")
+                             "eighteenth, nineteenth, twentieth and twenty-first corpora (no planted corpus, real "
+                             "traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
