@@ -4,8 +4,11 @@
 A number written in groups with a trunk `0` first (`0176 7009 2866`, `0141-330 7834`, `06 71 82 93 04`) is one
 when some plan that dials a trunk 0 holds it as a number a person answers (mobile, fixed line, personal, VoIP,
 pager) and the writer set its first group apart where that plan's national format does (`0176` | `70092866`,
-`0141` | `330 7834`): an id or an amount grouped by chance rarely lands on an assigned range and its area code at
-once. `00` and a country code first: a valid number of that country. India's mobiles are also written without the
+`0141` | `330 7834`). What tells a phone number from an id is mostly the shape: ids and amounts seldom open with a
+single 0 and come in such groups. The plans add less than it seems: with 113 of them, open ones among them (China,
+Indonesia, Germany, Austria), 83% of random 11-digit strings led by 0 and grouped 4+7 are some plan's number (90%
+of 10-digit ones grouped 3+7); they reject wrong lengths and unassigned prefixes, and name the service numbers.
+`00` and a country code first: a valid number of that country. India's mobiles are also written without the
 trunk, in two groups of five (`98765 43210`). A toll-free, premium-rate, shared-cost or universal access number is
 a business's, not a person's; but one plan's service range is another's area code (`0345…`: universal access in
 the UK, Halle in Germany), so a number is taken where any plan reads it as a person's, and left (`service`) only
@@ -35,6 +38,23 @@ def _trunk_regions() -> tuple[str, ...]:
                  if PhoneMetadata.metadata_for_region(r).national_prefix == "0")
 
 
+@functools.cache
+def _ranges(region: str, service: bool) -> re.Pattern[str] | None:
+    """One pattern of a plan's national numbers of a person's kinds (or of its service kinds): a screen that
+    spares parsing a number in the plans that cannot hold it (parsing in all 113 took 9 ms a number)."""
+    meta = PhoneMetadata.metadata_for_region(region)
+    kinds = (meta.toll_free, meta.premium_rate, meta.shared_cost, meta.uan) if service else \
+        (meta.mobile, meta.fixed_line, meta.personal_number, meta.voip, meta.pager)
+    patterns = [k.national_number_pattern for k in kinds if k is not None and k.national_number_pattern]
+    return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+
+def _screened(digits: str, regions: tuple[str, ...], service: bool) -> list[str]:
+    """The regions among `regions` one of whose ranges holds `digits` (a trunk 0 dropped)."""
+    nsn = digits[1:] if digits.startswith("0") else digits
+    return [r for r in regions if (p := _ranges(r, service)) is not None and p.fullmatch(nsn)]
+
+
 def _valid(number: phonenumbers.PhoneNumber, region: str | None) -> bool:
     return phonenumbers.is_valid_number(number) if region is None \
         else phonenumbers.is_valid_number_for_region(number, region)
@@ -59,7 +79,7 @@ def grouped_number(digits: str, first: str) -> bool:
         return number is not None and _of_type(number, None, _PERSONAL)
     regions, types = (_trunk_regions(), _PERSONAL) if digits.startswith("0") else (("IN",), _MOBILE)
     return any((number := _parsed(digits, region)) is not None and _first_group(number) == first.lstrip("0")
-               and _of_type(number, region, types) for region in regions)
+               and _of_type(number, region, types) for region in _screened(digits, regions, service=False))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -71,6 +91,8 @@ def service(digits: str) -> bool:
         number = _parsed("+" + digits[2:], None)
         return number is not None and _of_type(number, None, _SERVICE)
     regions = _trunk_regions() if digits.startswith("0") else ("US", "IN", "AU")
+    if not _screened(digits, regions, service=True):
+        return False
     readings = [phonenumbers.number_type(number) for region in regions
                 if (number := _parsed(digits, region)) is not None and _valid(number, region)]
     return any(t in _SERVICE for t in readings) and not any(t in _PERSONAL for t in readings)
