@@ -31,6 +31,7 @@ def test_found(detector, text, value):
 @pytest.mark.parametrize("text", [
     "BEGIN:VEVENT\nDTSTART:20261207T100000\nTEL;TYPE=work:123\nEND:VEVENT",  # an extension, not a number
     '{"title": "Meeting", "value": {"string": "hello there"}}',
+    "connection: postgresql://user:<password>@host/db",       # a placeholder, then the host
 ])
 def test_left(detector, text):
     assert detector.find(text) == [], text

@@ -462,6 +462,8 @@ def password(value: str) -> bool:
         return False  # the shell's message for an unset variable (`${PGPASSWORD:?unset}`), not a default
     if _CMDLET.fullmatch(bare):
         return False  # a PowerShell cmdlet (`$pw = ConvertTo-SecureString …`: the value is what it converts)
+    if re.fullmatch(r"@[\w-]+(?:\.[\w-]+)*(?::\d+)?/\S*", bare):
+        return False  # a URL's host and path after a placeholder password (`postgresql://user:<password>@host/db`)
     return True
 
 
