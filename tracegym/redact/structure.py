@@ -191,9 +191,8 @@ _LINE_LABEL = re.compile(r"(?:^|(?<![ \t])[ \t]{2,})([^\s:：](?:[^\s:：]|[ \t]
                          r"[ \t]*$|^[ \t]*([^\W\d_][\w.#/'’-]*(?:[ \t][\w.#/'’-]+){0,3})[ \t]*$")
 """A label ending a line or a column of it (after a gap of 2+ spaces), with `:` or ` -` after it; or a line that
 is a label alone, a name of up to four words (`Password`, `Mobile number`, `Employee's social security number`,
-with the value on the line below; not
-code: `password = os.environ[…]`). A gap starts where blanks start: from each blank of a long run it would be read
-again to the run's end (quadratic)."""
+with the value on the line below; not code: `password = os.environ[…]`). A gap starts where blanks start: from
+each blank of a long run it would be read again to the run's end (quadratic)."""
 _TOKEN = re.compile(r"[+(]?\d[\d ()./-]{5,22}\d(?=[ \t]*$)|\S+")
 """A value below a label: a number written in groups (a phone number, a card) up to the line's end, or a word."""
 _LABEL_LINE_END = re.compile(r"(?:[:：]| -)[ \t]*\\?\n")
