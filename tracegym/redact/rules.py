@@ -833,7 +833,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("email_spoken", "EMAIL",
          rf"{_EMAIL_WORDS}[^\n@]{{0,40}}?[ :](?P<v>{_SPOKEN_LOCAL}{_AT_SPOKEN}{_SPOKEN_DOMAIN}{_SPOKEN_TLD})"
          r"(?:$|[^\w-])",
-         trigger=rf"{_EMAIL_WORDS}[^\n@]{{0,80}} (?i:at|arroba) [^\n@]{{1,80}} (?i:dot|punto|ponto|punkt|point) ",
+         trigger=rf"{_EMAIL_WORDS}[^\n@]* (?i:at|arroba) [^\n@]* (?i:dot|punto|ponto|punkt|point) ",
          description="e-mail addresses as a transcript writes them spoken, after a word for e-mail: `my email is j "
                      "w e i s s at outlook dot com` (letters spelled out; `dot`, `underscore`, `plus`; `arroba`, "
                      "`punto`, `ponto`, `Punkt`, `point`)"),
@@ -942,7 +942,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`from_number`, `CallerNumber`"),
     Rule("phone_national", "PHONE",
          r"(?im:^[ \t]*(?:item\d+\.)?TEL(?:;[^:\n]{0,80})?:(?:tel:)?)(?P<v>\+?\(?\d[\d ()./-]{4,22}\d)(?:$|[^\d])",
-         trigger=r"(?i:TEL)(?:;[^:\n]{0,80})?:(?:tel:)?\+?\(?\d", validator=v.vcard_phone,
+         trigger=r"\b(?i:TEL)[;:]", validator=v.vcard_phone,
          description="a vCard's TEL property (RFC 6350, 2426; Apple's `item1.TEL`): "
                      "`TEL;TYPE=\"cell,voice\";PREF=1:…`, `TEL;CELL:…`, `TEL;VALUE=uri:tel:+…`: the property names a "
                      "phone number, whatever its format"),
