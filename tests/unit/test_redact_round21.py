@@ -23,6 +23,7 @@ def detector() -> Detector:
     ("- [ ] Appelle-moi au Nika 0542998970", "0542998970"),
     ("ಈ ಸಂಖ್ಯೆಗೆ ಕರೆ ಮಾಡಿ 09181182607", "09181182607"),
     ('From: "Lukas Hansen" <nguyễn.thảo21@ví-dụ.vn>', "nguyễn.thảo21@ví-dụ.vn"),
+    ("ATTENDEE;CN=Ana Ruiz:mailto:ana.ruiz@example.org\nUID:8c0c@google.com", "ana.ruiz@example.org"),
 ])
 def test_found(detector, text, value):
     assert value in [f.value for f in detector.find(text)]
@@ -32,6 +33,9 @@ def test_found(detector, text, value):
     "BEGIN:VEVENT\nDTSTART:20261207T100000\nTEL;TYPE=work:123\nEND:VEVENT",  # an extension, not a number
     '{"title": "Meeting", "value": {"string": "hello there"}}',
     "connection: postgresql://user:<password>@host/db",       # a placeholder, then the host
+    '{"iCalUID": "e79b52af9ba0264a@google.com", "id": "e79b52af9ba0264a_20261207T090000Z"}',  # an event's id
+    "BEGIN:VEVENT\nUID:8c0c0ad97031abd9@google.com\nEND:VEVENT",
+    "calendarId: de.german#holiday@group.v.calendar.google.com",  # a calendar's id
 ])
 def test_left(detector, text):
     assert detector.find(text) == [], text

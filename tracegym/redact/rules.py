@@ -822,9 +822,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          f"(?:$|[^{_LABEL}])",
          trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email,
          reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}|^{_URL_SCHEME}",
+         reject_label=r"(?i:\b(?:i?cal_?)?uid)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?$", label_window=24,
          description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH user "
                      "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`, "
-                     "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`)"),
+                     "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`), nor an "
+                     "iCalendar UID (`UID:…@google.com`, `\"iCalUID\": …`) or a Google Calendar's id"),
     Rule("email_spoken", "EMAIL",
          rf"(?:^|[^\w.+-])(?P<v>{_SPOKEN_LOCAL}{_AT_MARKED}{_SPOKEN_DOMAIN}{_SPOKEN_TLD})(?:$|[^\w-])",
          trigger=r"(?i:\[at\]|\(at\)|\{at\}|<at>|[a-z0-9] {1,3}@ {1,3}[a-z0-9])",

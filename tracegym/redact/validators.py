@@ -518,10 +518,15 @@ _LOCAL_DOMAINS = frozenset({"localhost", "localdomain"})
 
 def email(value: str) -> bool:
     """An e-mail address, not a file name with an image-density suffix or a file extension for a domain, nor a
-    systemd unit instance name."""
+    systemd unit instance name, nor a Google Calendar's id."""
     suffix = value.rsplit(".", 1)[-1].lower()
     return not (_DENSITY.search(value) or suffix in _FILE_EXTENSIONS or suffix in _UNIT_TYPES
-                or suffix in _LOCAL_DOMAINS)
+                or suffix in _LOCAL_DOMAINS or _CALENDAR_ID.search(value))
+
+
+_CALENDAR_ID = re.compile(r"(?i)@(?:group\.v|group|import)\.calendar\.google\.com$")
+"""A Google Calendar's id (`…#holiday@group.v.calendar.google.com`, a secondary calendar's `…@group.calendar…`):
+a calendar's name in the API, not a mailbox."""
 
 
 def url_password(value: str) -> bool:
