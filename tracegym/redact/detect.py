@@ -238,12 +238,11 @@ class Detector:
                  if (span := _value_span(rule, m)) is not None]
         matched = len(spans)
         spans += self._cell_spans(view)
-        public = [span for rule, span in spans if rule.label == "CARD"
-                  and v.digits_of(view[span[0]:span[1]]) in v.PUBLISHED_TEST_CARDS]
+        public = [span for rule, span in spans if self._public(rule, view[span[0]:span[1]])]
         found: list[Finding] = []
         for i, (rule, (start, end)) in enumerate(spans):
             if public and any(s < end and start < e for s, e in public):
-                continue  # a sandbox card is public whole: no rule takes a piece of it (`3782 822463` as a phone)
+                continue  # a public value is public whole: no rule takes a piece of it (`3782 822463` of a test card)
             start, end = _outside_escapes(read, start, end)
             kept = self._keep(rule, read[start:end]) if end > start else False
             if kept is False:
@@ -281,13 +280,18 @@ class Detector:
             spans += [(rule, (s + shift, e + shift)) for rule, (s, e) in seen[read]]
         return spans
 
+    def _public(self, rule: Rule, value: str) -> bool:
+        """Whether a match is a value known to be no secret: the allow-list's, a publishable or documented example
+        key, a providers' sandbox card number."""
+        return value in self._allowed_values or self._allowed is not None and bool(self._allowed.fullmatch(value)) \
+            or rule.label in _KEY_LABELS and _PUBLIC_VALUE.match(value) is not None \
+            or rule.label == "CARD" and v.digits_of(value) in v.PUBLISHED_TEST_CARDS
+
     def _keep(self, rule: Rule, value: str) -> bool | int:
         """False to drop a match, True to keep it, or the length of the prefix to keep."""
         if PLACEHOLDER.fullmatch(value) or PLACEHOLDER.search(value) and rule.label in ("PASSWORD", "SECRET"):
             return False
-        if value in self._allowed_values or self._allowed is not None and self._allowed.fullmatch(value):
-            return False
-        if rule.label in _KEY_LABELS and _PUBLIC_VALUE.match(value):
+        if self._public(rule, value):
             return False
         # Validators see a JSON line break as whitespace of the same length, so a prefix length stays true.
         return rule.validator is None or rule.validator(_JSON_BREAK.sub("  ", value) if "\\" in value else value)

@@ -50,9 +50,15 @@ def _ranges(region: str, service: bool) -> re.Pattern[str] | None:
 
 
 def _screened(digits: str, regions: tuple[str, ...], service: bool) -> list[str]:
-    """The regions among `regions` one of whose ranges holds `digits` (a trunk 0 dropped)."""
-    nsn = digits[1:] if digits.startswith("0") else digits
-    return [r for r in regions if (p := _ranges(r, service)) is not None and p.fullmatch(nsn)]
+    """The regions among `regions` one of whose ranges holds `digits`, as written or without the plan's trunk
+    prefix (`0`, NANP's `1`)."""
+    return [r for r in regions if (p := _ranges(r, service)) is not None
+            and (p.fullmatch(digits) or digits.startswith(trunk := _trunk(r)) and p.fullmatch(digits[len(trunk):]))]
+
+
+@functools.cache
+def _trunk(region: str) -> str:
+    return PhoneMetadata.metadata_for_region(region).national_prefix or "\0"
 
 
 def _valid(number: phonenumbers.PhoneNumber, region: str | None) -> bool:
@@ -91,9 +97,11 @@ def service(digits: str) -> bool:
         number = _parsed("+" + digits[2:], None)
         return number is not None and _of_type(number, None, _SERVICE)
     regions = _trunk_regions() if digits.startswith("0") else ("US", "IN", "AU")
-    if not _screened(digits, regions, service=True):
+    services = _screened(digits, regions, service=True)
+    if not services:
         return False
-    readings = [phonenumbers.number_type(number) for region in regions
+    readings = [phonenumbers.number_type(number)
+                for region in dict.fromkeys(services + _screened(digits, regions, service=False))
                 if (number := _parsed(digits, region)) is not None and _valid(number, region)]
     return any(t in _SERVICE for t in readings) and not any(t in _PERSONAL for t in readings)
 

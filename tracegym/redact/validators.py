@@ -350,6 +350,7 @@ def national_phone(value: str) -> bool | int:
 
 
 _SSN_GROUPS = re.compile(r"\d{3}-\d{2}-\d{4}")
+_NOT_DIGIT = re.compile(r"\D")
 
 
 def grouped_phone(value: str) -> bool:
@@ -358,7 +359,7 @@ def grouped_phone(value: str) -> bool:
     number = digits_of(value)
     if len(number) < 9 or _CALENDAR_DATE.match(value) or _SSN_GROUPS.fullmatch(value):
         return False
-    return numbering.grouped_number(number, value[:len(value) - len(value.lstrip("0123456789"))])
+    return numbering.grouped_number(number, _NOT_DIGIT.split(value, maxsplit=1)[0])
 
 
 def vcard_phone(value: str) -> bool:
@@ -516,6 +517,11 @@ _UNIT_TYPES = frozenset({"service", "socket", "timer", "target", "mount", "autom
 _LOCAL_DOMAINS = frozenset({"localhost", "localdomain"})
 
 
+_CALENDAR_ID = re.compile(r"(?i)@(?:group\.v|group|import)\.calendar\.google\.com$")
+"""A Google Calendar's id (`…#holiday@group.v.calendar.google.com`, a secondary calendar's `…@group.calendar…`):
+a calendar's name in the API, not a mailbox."""
+
+
 def email(value: str) -> bool:
     """An e-mail address, not a file name with an image-density suffix or a file extension for a domain, nor a
     systemd unit instance name, nor a Google Calendar's id."""
@@ -523,10 +529,6 @@ def email(value: str) -> bool:
     return not (_DENSITY.search(value) or suffix in _FILE_EXTENSIONS or suffix in _UNIT_TYPES
                 or suffix in _LOCAL_DOMAINS or _CALENDAR_ID.search(value))
 
-
-_CALENDAR_ID = re.compile(r"(?i)@(?:group\.v|group|import)\.calendar\.google\.com$")
-"""A Google Calendar's id (`…#holiday@group.v.calendar.google.com`, a secondary calendar's `…@group.calendar…`):
-a calendar's name in the API, not a mailbox."""
 
 
 def url_password(value: str) -> bool:
