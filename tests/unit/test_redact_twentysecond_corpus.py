@@ -1,0 +1,95 @@
+"""benchmarks/redact_twentysecond.py, the twenty-second blind corpus (browser and computer-use agents), is
+well-formed: every kind has its cases, each value is in its text, JSON carriers parse, and the checked formats
+check. Its recall is the benchmark's business, not this test's."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from benchmarks import redact_twentysecond as corpus
+from benchmarks.corpus_formats import crc_ok, iban_ok, luhn_ok
+
+ISSUE_KINDS = {"password", "aws_secret", "webhook", "stripe_whsec", "connection_string", "labelled_key", "disguised",
+               "email", "phone_us_ca", "phone_uk", "phone_fr", "phone_de", "phone_in", "ssn", "card", "iban"}
+
+
+def _digits(text: str) -> str:
+    return "".join(ch for ch in text if ch.isdigit())
+
+
+def test_every_kind_has_per_kind_cases_and_the_issue_kinds_are_there() -> None:
+    counts = Counter(case.kind for case in corpus.generate())
+    assert set(counts.values()) == {corpus.PER_KIND}
+    assert ISSUE_KINDS <= set(counts)
+    assert len(set(counts) - ISSUE_KINDS - corpus.OUTSIDE_TARGET) >= 8
+    assert corpus.OUTSIDE_TARGET <= set(counts) and len(corpus.OUTSIDE_TARGET) >= 6
+
+
+def test_each_secret_is_in_its_text_and_json_carriers_parse() -> None:
+    for case in corpus.generate():
+        escaped = json.dumps(case.secret, ensure_ascii=False)[1:-1]
+        assert case.secret in case.carried or escaped in case.carried, case.form
+        if case.is_json:
+            json.loads(case.carried)
+
+
+def test_issue_kinds_come_in_many_carriers_and_a_third_is_json() -> None:
+    cases = list(corpus.generate())
+    for kind in ISSUE_KINDS:
+        carriers = {case.form.split("/")[0] for case in cases if case.kind == kind}
+        assert len(carriers) >= 15, kind
+    share = sum(case.is_json for case in cases) / len(cases)
+    assert 0.25 <= share <= 0.4
+
+
+def test_pages_come_in_twenty_five_languages() -> None:
+    assert len(corpus.LABELS) >= 25
+
+
+def test_cards_pass_luhn_and_ibans_mod_97() -> None:
+    for case in corpus.generate():
+        if case.kind == "card":
+            assert luhn_ok(_digits(case.secret)), case.secret
+            assert _digits(case.secret) not in corpus.TEST_CARDS
+        if case.kind == "iban":
+            assert iban_ok(case.secret), case.secret
+
+
+def test_ssns_follow_the_ssa_rules() -> None:
+    for case in corpus.generate():
+        if case.kind == "ssn":
+            compact = _digits(case.secret)
+            area, group, serial = compact[:3], compact[3:5], compact[5:]
+            assert area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+
+
+def test_github_tokens_carry_their_checksum_and_phones_avoid_the_fiction_ranges() -> None:
+    for case in corpus.generate():
+        if case.kind == "github_token" and not case.secret.startswith("github_pat_"):
+            assert crc_ok(case.secret), case.secret
+        if case.kind in ("phone_uk", "phone_fr", "phone_de"):
+            assert not corpus._drama(case.secret), case.secret
+
+
+def test_national_ids_check() -> None:
+    for case in corpus.generate():
+        number = case.secret
+        if case.kind == "fr_nir":
+            compact = _digits(number)
+            assert int(compact[-2:]) == 97 - int(compact[:13]) % 97
+        if case.kind == "se_pnr":
+            assert luhn_ok(_digits(number))
+        if case.kind == "be_nrn":
+            compact = _digits(number)
+            assert int(compact[-2:]) in (97 - int(compact[:9]) % 97, 97 - int("2" + compact[:9]) % 97)
+
+
+def test_near_misses_are_sixteen_sorts_of_twenty_or_more() -> None:
+    sorts = Counter(sort for sort, _text in corpus.generate_negatives())
+    assert len(sorts) >= 16 and min(sorts.values()) >= 20
+
+
+def test_the_corpus_is_deterministic() -> None:
+    assert list(corpus.generate())[:50] == list(corpus.generate())[:50]
+    assert list(corpus.generate_negatives()) == list(corpus.generate_negatives())
