@@ -6,6 +6,10 @@ percent-encoded in a URL (`jane%40example.com`), JSON-escaped inside text (`jane
 escaped backslash) or written as an HTML character reference (`jane&#64;example.com`, `&#x40;`), or in a
 quoted-printable mail body (RFC 2045 6.7: `anna=40example.com`, `password=3DSecret`, a value cut by a soft line
 break `=` at a line's end).
+Documents and speech reach a log in forms of their own: a chunker's or a parser's marker line between a label and
+its value (`password=` | `--- chunk 12 ---` | `rXmR…`), digits of another script (`٠٥٠ ١٢٣ ٤٥٦٧`), a number read
+out by speech-to-text (`oh seven four nine …`). `normalize` takes the marker line out, folds the digits to ASCII
+and writes the spoken run as digits.
 `normalize` undoes those and remembers where each changed piece came from, so a finding in the normalized text
 maps to the span of the original that must be replaced.
 """
@@ -23,11 +27,36 @@ from dataclasses import dataclass
 _INVISIBLE = "\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 # Compatibility forms NFKC folds to ASCII: full-width ASCII, the ideographic space, no-break and sized spaces.
 _WIDE = "\uff01-\uff5e\u3000\u00a0\u2000-\u200a"
-TRIGGER = (f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});|"
-           r"(?i:quoted-printable)|=3D|=(?:\\?\r)?\n|=(?:\\r)?\\n")
+# Decimal digits of the other scripts (Arabic-Indic `٠٥٠`, Persian `۰۹۱۲`, Devanagari `९८`, Thai, Bengali ...): a number
+# written in them is the same number. NFKC leaves them; each folds to its ASCII digit.
+_DIGITS = "".join(f"{chr(c)}-{chr(c + 9)}" for c in range(0x80, 0x1FBF0)
+                  if unicodedata.decimal(chr(c), -1) == 0 and unicodedata.normalize("NFKC", chr(c)) == chr(c))
+# A line a chunker, a document parser or an OCR tool writes between the pieces of one text: a chunk or page marker
+# (`--- chunk 12 (tokens 0-512) ---`, `[chunk 3/8]`, `=== Page 2 ===`, `<!-- PageBreak -->`, `<!-- page 4 -->`,
+# `Page 3 of 12`) or a form feed (pdftotext). A token-count splitter cuts anywhere, between a label and its value
+# too (`password=` | `rXmR…`): the text read with the marker line taken out is the text as written.
+_LAYOUT = re.compile(r"(?:\r?\n|\\n)[ \t]*(?:(?:-{2,}|={2,}|\*{2,}|#{1,6}|\[|<!--)[ \t]*"
+                     r"(?i:chunk|page|pagebreak|page[ _-]break)\b[^\n\\]{0,60}?(?:-{2,}|={2,}|\*{2,}|#{2,6}|\]|-->)|"
+                     r"(?i:page)[ \t]+\d{1,4}(?:[ \t]*(?:of|/)[ \t]*\d{1,4})?)[ \t]*(?:\r?\n|\\n)|"
+                     r"(?:\r?\n|\\n)?\f(?:\r?\n|\\n)?")
+# Digits spoken, as speech-to-text writes a number read out (`my number is oh seven four nine …`, `double seven`),
+# in English, German, French, Spanish, Italian and Portuguese: a run of seven or more reads as the digits.
+_DIGIT_WORDS = {w: str(d) for d, words in enumerate((
+    "zero oh nought null zéro cero", "one eins un uno um", "two zwei zwo deux dos due dois",
+    "three drei trois tres tre três", "four vier quatre cuatro quattro quatro", "five fünf cinq cinco cinque",
+    "six sechs seis sei", "seven sieben sept siete sette sete", "eight acht huit ocho otto oito",
+    "nine neun neuf nueve nove")) for w in words.split()}
+_SPOKEN_DIGIT = "(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + ")"
+_SPOKEN_WORD = _SPOKEN_DIGIT[:-1] + "|double|triple)"
+_SPOKEN = re.compile(rf"(?i)\b(?:(?:double|triple)[ ]){{0,1}}{_SPOKEN_DIGIT}"
+                     rf"(?:[ ,-]{{1,2}}(?:(?:double|triple)[ ])?{_SPOKEN_DIGIT}){{5,}}\b")
+TRIGGER = (f"[{_INVISIBLE}{_WIDE}{_DIGITS}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|"
+           r"&#(?:[0-9]{2,5}|[xX][0-9A-Fa-f]{2,4});|(?i:quoted-printable)|=3D|=(?:\\?\r)?\n|=(?:\\r)?\\n|"
+           r"(?:--|==|\*\*|#|\[|<!--)[ \t]*(?i:chunk|page)|\n[ \t]*(?i:page)[ \t]+\d|\f"
+           rf"|\b(?i:{_SPOKEN_WORD} {_SPOKEN_WORD} {_SPOKEN_WORD} {_SPOKEN_WORD})\b")
 """What a text must hold to need normalizing (RE2 and Python syntax alike)."""
-_PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|(?:%[0-9A-Fa-f]{{2}})+|(?:\\\\{{1,16}}u[0-9A-Fa-f]{{4}})+|"
-                    f"(?:&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});)+")
+_PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|[{_DIGITS}]+|(?:%[0-9A-Fa-f]{{2}})+|"
+                    f"(?:\\\\{{1,16}}u[0-9A-Fa-f]{{4}})+|(?:&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});)+")
 _ESCAPE = re.compile(r"\\{1,16}u([0-9A-Fa-f]{4})")
 """An escape, its backslash doubled for each level of JSON it sits in: bounded (16), as `\\\\+` would read a long run
 of backslashes again from each of them (quadratic)."""
@@ -71,19 +100,22 @@ class Normalized:
 
 
 def normalize(text: str) -> Normalized | None:
-    """`text` with invisible characters dropped, compatibility forms folded, percent-encoding and `\\uXXXX`
-    escapes decoded; None when nothing changes."""
+    """`text` with invisible characters dropped, compatibility forms and other scripts' digits folded,
+    percent-encoding and `\\uXXXX` escapes decoded, marker lines taken out, spoken digits written; None when nothing
+    changes."""
     parts: list[str] = []
     marks: list[tuple[int, int, int, int]] = []
     at = length = 0
     pieces = list(_PIECE.finditer(text))
     encoded = "=" in text and _QP_SIGN.search(text) is not None
     if encoded:
-        pieces = sorted(pieces + list(_QP_PIECE.finditer(text)), key=lambda m: m.start())
-    for m in pieces:
+        pieces += _QP_PIECE.finditer(text)
+    pieces += _LAYOUT.finditer(text)
+    pieces += _SPOKEN.finditer(text)
+    for m in sorted(pieces, key=lambda m: m.start()):
         if m.start() < at:
             continue  # inside a piece already read
-        new = _quoted_printable(m.group()) if m.group()[0] == "=" else _decoded(m.group())
+        new = _read(m)
         if _NO_BREAK.fullmatch(m.group()) and 0 < m.start() and m.end() < len(text) \
                 and _TOKEN_CHAR.match(text[m.start() - 1]) and _TOKEN_CHAR.match(text[m.end()]):
             new = ""  # a no-break space pasted inside a key (`glpat-Wh51…\u00a0YDb`) is no word break
@@ -99,6 +131,28 @@ def normalize(text: str) -> Normalized | None:
         return None
     parts.append(text[at:])
     return Normalized("".join(parts), marks, encoded)
+
+
+def _read(m: re.Match[str]) -> str | None:
+    """What a piece stands for: nothing (a layout line), digits (spoken ones), or its text decoded."""
+    if m.re is _LAYOUT:
+        return ""
+    if m.re is _SPOKEN:
+        return _spoken(m.group())
+    return _quoted_printable(m.group()) if m.re is _QP_PIECE else _decoded(m.group())
+
+
+def _spoken(piece: str) -> str | None:
+    """The digits of a spoken run (`double seven` is 77), when there are seven or more (a phone number's least)."""
+    out, times = [], 1
+    for word in re.split(r"[ ,-]+", piece.lower()):
+        if word in ("double", "triple"):
+            times = 2 if word == "double" else 3
+            continue
+        out.append(_DIGIT_WORDS[word] * times)
+        times = 1
+    digits = "".join(out)
+    return digits if len(digits) >= 7 else None
 
 
 def _decoded(piece: str) -> str | None:
@@ -117,6 +171,8 @@ def _decoded(piece: str) -> str | None:
         return _fold(raw)
     if piece[0] == "&":
         return _fold(html.unescape(piece))  # numeric character references: `jane&#64;example.com`
+    if unicodedata.decimal(piece[0], -1) >= 0:
+        return "".join(str(unicodedata.decimal(ch)) for ch in piece)
     return _fold(piece)
 
 
