@@ -251,7 +251,11 @@ _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}
 # an application's `<name>-session-id` (JupyterHub's `jupyterhub-session-id`: a hyphenated name is a cookie's or a
 # header's, not a log field's or a variable's).
 _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
-                r"token|auth|jwt|csrftoken|remember[_-]?me)|_session_id|[A-Za-z0-9_.]+-(?i:session-id))")
+                r"token|auth|jwt|csrftoken|remember[_-]?me)|_session_id|[A-Za-z0-9_.]+-(?i:session-id)|"
+                r"__Secure-[13]P(?:SID(?:TS|CC)?|APISID)|S?APISID|[HS]SID|SIDCC|ESTSAUTH(?:PERSISTENT|LIGHT)?|"
+                r"\.?ASPXAUTH|\.AspNetCore\.(?:Cookies|Identity\.Application))")
+# Google's sign-in cookies (`SID`, `HSID`, `SSID`, `APISID`, `SAPISID`, `__Secure-1PSID`, `__Secure-3PSIDTS`, …: its
+# cookie policy's list), Microsoft Entra's `ESTSAUTH` and ASP.NET's authentication cookies are sessions too.
 COOKIE_NAMES = _COOKIE_NAME
 """The names of session and credential cookies: a label structure gives a value (a devtools export's `"name"`)."""
 # A tab in a cookie jar's line, raw or escaped inside JSON text (the detector reads `\t` there as a backslash and a
@@ -416,6 +420,30 @@ class Rule:
             object.__setattr__(self, "trigger", self.pattern)
 
 
+# The words that name a list of two-factor recovery codes (GitHub's recovery codes, Google's backup codes,
+# Microsoft's recovery code, the authenticator apps' scratch and emergency codes), in the languages sites print.
+_RECOVERY_WORDS = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]time|2fa|mfa|two[ -]factor)[ _-]?codes?|"
+                   r"wiederherstellungs-?codes?|backup-?codes?|sicherungs-?codes?|"
+                   r"codes? de (?:r[eé]cup[eé]ration|secours)|c[oó]digos? de (?:recupera[cç][aã]o|recuperaci[oó]n|"
+                   r"respaldo|backup|reserva)|codici (?:di )?(?:backup|recupero|riserva)|herstelcodes?|"
+                   r"kody (?:zapasowe|odzyskiwania)|reservkoder|yedek kodlar)|återställningskoder|"
+                   r"gendannelseskoder|varakoodit|kurtarma kodları|резервные коды|коды восстановления|záložní kódy|"
+                   r"バックアップコード|リカバリーコード|备用码|恢复码|備用碼|백업 코드|복구 코드)")
+# One code: Google's eight digits (also 4+4), or eight to sixteen letters and digits, or groups joined by `-`
+# (GitHub's `4f2a1-9c3be`, Microsoft's five groups of five); a digit in it.
+_RECOVERY_CODE = (r"(?=[A-Za-z-]*\d)(?:\d{4}[ -]\d{4}(?![\d-])|[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){1,5}|"
+                  r"[A-Za-z0-9]{8,16})")
+# Between the codes of a list: a comma, a semicolon or a line break (a bullet or a list number after it, quotes of
+# a JSON array), or spaces.
+_RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\d{1,2}[.)][ \t]*)?\\?[\"']?|"
+                 r"[ \t]+)")
+# The words for an authenticator's shared secret on a two-factor setup page ("Can't scan? Enter this setup key").
+_TOTP_WORDS = (r"(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authenticator)[ _-]?(?:secret|seed|key)|"
+               r"shared[ _-]?secret|manual[ _-]?(?:entry[ _-]?)?key|einrichtungsschl(?:ü|ue)ssel|"
+               r"cl[eé] (?:secr[eè]te|de configuration)|clave (?:secreta|de configuraci[oó]n)|"
+               r"chave (?:secreta|de configura[cç][aã]o)|chiave (?:segreta|di configurazione))")
+_BASE32_GROUPS = r"[a-z2-7]{4}(?: [a-z2-7]{4}){3,7}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,7}"
+
 # In rank order: where two findings overlap, the earlier rule's stays (secrets before personal data, a URL's
 # password before the e-mail-like text around it, an IBAN before the digits in it).
 BUILTIN_RULES: tuple[Rule, ...] = (
@@ -520,6 +548,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("twitch_token", "TOKEN", r"\boauth:[a-z0-9]{30}\b", trigger=r"oauth:[a-z0-9]{30}",
          validator=lambda s: bool(re.search(r"\d", s)),
          description="Twitch chat (IRC) OAuth tokens, oauth: + 30 lower-case letters and digits"),
+    Rule("meta_token", "TOKEN", r"(?:^|[^A-Za-z0-9])(?P<v>EAA[A-Za-z0-9]{80,512})(?:$|[^A-Za-z0-9])",
+         trigger=r"EAA[A-Za-z0-9]{80}", validator=v.issuer_token,
+         description="Meta (Facebook, Instagram, WhatsApp Cloud API) access tokens, EAA + 80 letters and digits or "
+                     "more, anywhere"),
     Rule("telegram_bot_token", "TOKEN", r"(?:^|[^\w:]|/bot)(?P<v>\d{8,10}:AA[A-Za-z0-9_-]{32,33})(?:$|[^\w-])",
          trigger=r"\d{8}:AA[A-Za-z0-9_-]{32}",
          description="Telegram bot tokens (Bot API: the bot's id, `:`, then AA and 33 characters)"),
@@ -637,7 +669,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "requests, curl -H, header maps and HAR write them"),
     Rule("session_cookie", "TOKEN",
          rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>[A-Za-z0-9%._~+/:-]{{15,511}}[A-Za-z0-9%_~+/=-])",
-         trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*=[A-Za-z0-9%._~+/:-]{15}",
+         trigger=r"(?:(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*|AspNetCore\.[A-Za-z.]+)=[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
                      "csrftoken=) and such pairs in query strings"),
@@ -784,6 +816,29 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="hex keys after a name ending in key, token or secret (Datadog API and application "
                      "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
                      "or an id's name (cache_key, etag, sha)"),
+    Rule("bitlocker_key", "SECRET", r"(?:^|[^\w-])(?P<v>\d{6}(?:-\d{6}){7})(?:$|[^\w-])",
+         trigger=r"\d{6}-\d{6}-\d{6}-\d{6}", validator=v.bitlocker_key,
+         description="BitLocker recovery passwords (eight groups of six digits, each a multiple of 11), anywhere"),
+    Rule("recovery_code", "SECRET",
+         rf"{_RECOVERY_WORDS}[^\n:=]{{0,40}}?(?:[:=]|\b(?:are|is|sind|lauten|sont|son|são)\b|(?=[ \t]*(?:\r?\n|\\n)))"
+         r"[ \t]*(?:\r?\n|\\n)?[ \t]*"
+         rf"(?:\[?\\?[\"'])?(?:[-*•][ \t]*|\d{{1,2}}[.)][ \t]*)?"
+         rf"(?P<v>{_RECOVERY_CODE}(?:{_RECOVERY_SEP}{_RECOVERY_CODE}){{0,19}})(?![A-Za-z0-9])",
+         trigger=_RECOVERY_WORDS, validator=v.recovery_codes,
+         description="two-factor recovery and backup codes after their label, the whole list (GitHub's 5+5 hex, "
+                     "Google's eight digits, Microsoft's 5x5 groups, scratch codes; as lines, bullets, numbered "
+                     "lists, a JSON array, comma- or space-separated)"),
+    Rule("totp_seed", "SECRET",
+         rf"{_TOTP_WORDS}[^\n:=]{{0,40}}?(?:[:=]|\b(?:is|ist|est|es|é)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
+         rf"(?P<v>{_BASE32_GROUPS})(?![A-Za-z0-9])",
+         trigger=_TOTP_WORDS, validator=v.totp_seed,
+         description="an authenticator's shared secret after its label, printed in groups of four (Google's "
+                     "`jbsw y3dp …`, one case)"),
+    Rule("totp_seed", "SECRET", r"(?:^|[^\w ]|[^\w ] |\w\n)(?P<v>[a-z2-7]{4}(?: [a-z2-7]{4}){7})(?![ \w])",
+         trigger=r"[a-z2-7]{4} [a-z2-7]{4} [a-z2-7]{4} [a-z2-7]{4} [a-z2-7]{4} [a-z2-7]{4}",
+         validator=v.totp_seed,
+         description="an authenticator's 32-character secret as setup pages print it, eight lower-case groups of "
+                     "four, standing alone (a digit 2-7 in two groups or more)"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
          rf"{_KEY_PROSE_AFTER}"

@@ -708,3 +708,35 @@ def _url_encoded(value: str) -> bool:
         if not (text.isascii() and text.isalnum()):
             return True
     return False
+
+
+def bitlocker_key(value: str) -> bool:
+    """A BitLocker recovery password (Microsoft's `manage-bde -protectors -get` prints it): eight groups of six
+    digits, each a multiple of 11 below 720,896 (a 16-bit block times 11). A random group passes 1 time in 11."""
+    groups = value.split("-")
+    return len(groups) == 8 and all(int(g) % 11 == 0 and int(g) < 720_896 for g in groups) \
+        and len(set(groups)) > 2
+
+
+_CODE_SPLIT = re.compile(r"[^A-Za-z0-9-]+")
+"""What stands between recovery codes: spaces, commas, line breaks, quotes."""
+
+
+def recovery_codes(value: str) -> bool:
+    """Two-factor recovery codes after their label (the rule's pattern reads each code's shape and its digit):
+    more than five distinct characters in all, no date among them."""
+    return len(set(_CODE_SPLIT.sub("", value))) > 5 and not any(_CALENDAR_DATE.match(c)
+                                                                 for c in _CODE_SPLIT.split(value))
+
+
+def totp_seed(value: str) -> bool:
+    """An authenticator's shared secret as its setup page prints it: RFC 4648 base32 (letters and 2-7), one case,
+    16 characters or more, in groups of four or whole; a digit in two groups or more (random base32 holds one in
+    two groups of four, words none)."""
+    groups = value.split()
+    compact = "".join(groups)
+    if len(compact) < 16 or (compact.lower() != compact and compact.upper() != compact):
+        return False
+    with_digit = sum(bool(re.search(r"[2-7]", g)) for g in (groups if len(groups) > 1 else
+                                                            [compact[i:i + 4] for i in range(0, len(compact), 4)]))
+    return with_digit >= 2 and len(set(compact)) >= 8
