@@ -353,6 +353,9 @@ class NationalId:
     """Short names that are words in prose too (RUN, NIF): in capitals, or in any case as a key (`"nif":`)."""
     camel: str = ""
     """The label inside a camelCase name after a lower-case letter or digit (`clienteCpf`, `tcKimlikNo`)."""
+    stems: str = ""
+    """Literal stems every label holds, for RE2's prefilter and a column's header: distinctive ones, not the short
+    names."""
     bare: str = ""
     """The value's shape where it is found with no label (empty: never)."""
     bare_trigger: str = ""
@@ -362,62 +365,87 @@ _D = r"[ .-]?"  # between a number's groups: a space, a dot or a dash
 IDS: tuple[NationalId, ...] = (
     NationalId("cpf", r"cpf|cadastro[ _-]de[ _-]pessoas?[ _-]f[ií]sicas?", r"\d{3}\.?\d{3}\.?\d{3}[-.]?\d{2}", cpf,
                camel="Cpf|CPF",
-               bare=r"\d{3}\.\d{3}\.\d{3}-\d{2}", bare_trigger=r"\d{3}\.\d{3}\.\d{3}-\d{2}"),
-    NationalId("pesel", r"pesel", r"\d{11}", pesel, camel="Pesel|PESEL"),
+               bare=r"\d{3}\.\d{3}\.\d{3}-\d{2}", bare_trigger=r"\d{3}\.\d{3}\.\d{3}-\d{2}",
+               stems=r"(?i:cpf|cadastro[ _-]de[ _-]pessoa)"),
+    NationalId("pesel", r"pesel", r"\d{11}", pesel, camel="Pesel|PESEL",
+               stems=r"(?i:pesel)"),
     NationalId("bsn", r"burger[ _-]?service[ _-]?nummer|sofi[ _-]?nummer|citizen[ _-]service[ _-]number",
                rf"\d{{4}}{_D}\d{{2}}{_D}\d{{3}}|\d{{3}}{_D}\d{{3}}{_D}\d{{3}}|\d{{8,9}}", bsn, short="bsn",
-               camel="Bsn|BSN|Burgerservicenummer"),
+               camel="Bsn|BSN|Burgerservicenummer",
+               stems=r"(?i:burgerservice|sofinummer|citizen[ _-]service|bsn[\"']?[ \t]*[:=])|\bBSN\b|Bsn"),
     NationalId("aadhaar", r"aadhaa?r|adhaar|uidai|आधार", r"[2-9]\d{3}[ -]?\d{4}[ -]?\d{4}", aadhaar,
-               camel="Aadhaa?r"),
+               camel="Aadhaa?r",
+               stems=r"(?i:aadhaar|aadhar|adhaar|uidai)|आधार"),
     NationalId("tc_kimlik", r"t\.?[ ]?c\.?[ _-]?kimlik|tckn|t\.c\.[ ]?(?:no|numaras[ıi])|"
                r"kimlik[ _-]?(?:no|numaras[ıi])|turkish[ _-]id(?:entity)?[ _-]?(?:number|no)",
-               r"[1-9]\d{10}", tc_kimlik, short=r"tc[ _-]?no|tcno|tc", camel="TcKimlik|TCKimlik|Tckn|TCKN"),
+               r"[1-9]\d{10}", tc_kimlik, short=r"tc[ _-]?no|tcno|tc", camel="TcKimlik|TCKimlik|Tckn|TCKN",
+               stems=r"(?i:kimlik|tckn|t\.c\.|tc[ _-]?no)|\bTC\b"),
     NationalId("personnummer", r"person[ _-]?nummer|personnr|pers\.?[ _-]?nr|samordningsnummer|"
                r"swedish[ _-]personal[ _-]identity[ _-]number",
-               r"(?:19|20)?\d{6}[-+ ]?\d{4}", personnummer, camel="Personnummer|PersonNummer"),
+               r"(?:19|20)?\d{6}[-+ ]?\d{4}", personnummer, camel="Personnummer|PersonNummer",
+               stems=r"(?i:personnummer|personnr|pers\.nr|pers[ _-]nr|samordningsnummer|"
+               r"personal[ _-]identity[ _-]number)"),
     NationalId("hetu", r"henkil[oö]tunnus|henkil[oö]tunnukse(?:n|si)|personbeteckning|"
                r"personal[ _-]identity[ _-]code|finnish[ _-](?:personal[ _-])?id",
-               r"\d{6}[-+A-FU-Ya-fu-y]\d{3}[0-9A-Ya-y]", hetu, short="hetu", camel="Hetu|HETU|Henkilotunnus"),
+               r"\d{6}[-+A-FU-Ya-fu-y]\d{3}[0-9A-Ya-y]", hetu, short="hetu", camel="Hetu|HETU|Henkilotunnus",
+               stems=r"(?i:henkil|hetu|personbeteckning|personal[ _-]identity[ _-]code|finnish[ _-]id|"
+               r"finnish[ _-]personal)"),
     NationalId("china_resident_id", r"身份证(?:号码?|号)?|公民身份号码|居民身份证|身份證(?:號碼?)?|"
                r"resident[ _-]identity[ _-](?:card|number)|chinese[ _-]id",
                r"\d{6}(?:19|20)\d{2}[01]\d[0-3]\d\d{3}[0-9Xx]", china_resident_id,
                camel="IdCard|IdCardNo|SfzNo|Sfzh",
-               bare=r"[1-8]\d{5}(?:19|20)\d{2}[01]\d[0-3]\d\d{3}[0-9X]", bare_trigger=r"\d{6}(?:19|20)\d{9}[0-9X]"),
+               bare=r"[1-8]\d{5}(?:19|20)\d{2}[01]\d[0-3]\d\d{3}[0-9X]", bare_trigger=r"\d{6}(?:19|20)\d{9}[0-9X]",
+               stems=r"身份|(?i:resident[ _-]identity|chinese[ _-]id)|IdCard|SfzNo|Sfzh"),
     NationalId("south_africa_id", r"(?:sa|rsa|south[ _-]african)[ _-]id|id[ _-]?(?:number|no\b|nr\b|num\b)|"
                r"identity[ _-](?:number|no\b)",
-               r"\d{6}[ ]?\d{4}[ ]?\d{2}[ ]?\d", south_africa_id, camel="IdNumber|IdNo|IDNumber|IdentityNumber"),
+               r"\d{6}[ ]?\d{4}[ ]?\d{2}[ ]?\d", south_africa_id, camel="IdNumber|IdNo|IDNumber|IdentityNumber",
+               stems=r"(?i:id[ _-]number|id[ _-]no|id[ _-]nr|id[ _-]num|idnumber|idno|identity[ _-]number|"
+               r"identity[ _-]no|sa[ _-]id|rsa[ _-]id|african[ _-]id)"),
     NationalId("nif_pt", r"contribuinte|n[uú]mero[ _-]de[ _-]identifica[cç][aã]o[ _-]fiscal",
-               r"[1-35-9]\d{2}[ .]?\d{3}[ .]?\d{3}", nif_pt, short="nif", camel="Nif|NIF|Contribuinte"),
+               r"[1-35-9]\d{2}[ .]?\d{3}[ .]?\d{3}", nif_pt, short="nif", camel="Nif|NIF|Contribuinte",
+               stems=r"(?i:contribuinte|identifica)|\bNIF\b|Nif|(?i:nif)[\"']?[ \t]*[:=]"),
     NationalId("nhs_number", r"nhs[ _-]?(?:number|num|no|nr|#)|nhs[ _-]?id|chi[ _-]number",
-               r"\d{3}[ -]?\d{3}[ -]?\d{4}", nhs_number, short="nhs", camel="NhsNumber|NHSNumber|NhsNo|NHSNo"),
+               r"\d{3}[ -]?\d{3}[ -]?\d{4}", nhs_number, short="nhs", camel="NhsNumber|NHSNumber|NhsNo|NHSNo",
+               stems=r"(?i:nhs|chi[ _-]number)"),
     NationalId("kennitala", r"kennitala|kennit[oö]lu|icelandic[ _-]id", r"\d{6}-?\d{4}", kennitala,
-               short=r"kt\.?", camel="Kennitala"),
+               short=r"kt\.?", camel="Kennitala",
+               stems=r"(?i:kennit|icelandic[ _-]id|kt[\"']?[ \t]*[:=])|\bKT\b"),
     NationalId("nir", r"s[eé]curit[eé][ _-]sociale|num[eé]ro[ _-]de[ _-]s[eé]cu|num[eé]ro[ _-]d'inscription|"
                r"carte[ _-]vitale|french[ _-]social[ _-]security|n°[ ]?(?:de[ ]?)?s[eé]cu|insee",
                r"[1-478][ ]?\d{2}[ ]?\d{2}[ ]?(?:\d{2}|2[ABab])[ ]?\d{3}[ ]?\d{3}[ ]?\d{2}", nir, short="nir|nss",
-               camel="Nir|NIR|SecuriteSociale"),
+               camel="Nir|NIR|SecuriteSociale",
+               stems=r"(?i:curit|num[eé]ro[ _-]de[ _-]s|n°[ _-]de[ _-]s|vitale|insee|d'inscription)|\bNIR\b|"
+               r"\bNSS\b|Nir|"
+               r"(?i:nir|nss)[\"']?[ \t]*[:=]"),
     NationalId("codice_fiscale", r"codice[ _-]?fiscale|cod\.?[ ]?fisc\.?|c\.f\.|italian[ _-]tax[ _-](?:code|id)",
                r"[A-Za-z]{6}[0-9LMNP-Vlmnp-v]{2}[A-Za-z][0-9LMNP-Vlmnp-v]{2}[A-Za-z][0-9LMNP-Vlmnp-v]{3}[A-Za-z]",
                codice_fiscale, short="cf", camel="CodiceFiscale|CodFisc",
                bare=r"[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z][0-9LMNP-V]{3}[A-Z]",
-               bare_trigger=r"[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]"),
+               bare_trigger=r"[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]",
+               stems=r"(?i:fiscale|cod\.[ _-]?fisc|c\.f\.|italian[ _-]tax)|\bCF\b|(?i:cf)[\"']?[ \t]*[:=]|CodFisc"),
     NationalId("steuer_id", r"steuer[ _-]?id(?:[ _-]?nr)?|steuer[ _-]?identifikations[ _-]?nummer|"
                r"steuerliche[ _-]identifikationsnummer|identifikationsnummer|id[ _-]?nr\.?|german[ _-]tax[ _-]id",
-               r"[1-9]\d[ ]?\d{3}[ ]?\d{3}[ ]?\d{3}", steuer_id, camel="SteuerId|SteuerID|SteuerIdNr"),
+               r"[1-9]\d[ ]?\d{3}[ ]?\d{3}[ ]?\d{3}", steuer_id, camel="SteuerId|SteuerID|SteuerIdNr",
+               stems=r"(?i:steuer|identifikationsnummer|id-nr|idnr|id[ _-]nr|german[ _-]tax)"),
     NationalId("fodselsnummer", r"f[oø]dselsnummer|f[oø]dselsnr|f\.[ ]?nr\.?|personnummer|d-nummer|"
                r"norwegian[ _-](?:national[ _-])?id",
-               r"\d{6}[ ]?\d{5}", fodselsnummer, short="fnr", camel="Fodselsnummer|Fnr"),
+               r"\d{6}[ ]?\d{5}", fodselsnummer, short="fnr", camel="Fodselsnummer|Fnr",
+               stems=r"(?i:f[oø]dselsn|f\.[ _-]?nr|fnr|personnummer|d-nummer|norwegian)|F[OØ]DSELSN"),
     NationalId("belgium_national_number", r"rijksregister[ _-]?nummer|rijksregister|nationaal[ _-]nummer|"
                r"num[eé]ro[ _-](?:de[ _-]registre[ _-])?national|registre[ _-]national|nationalregisternummer|"
                r"belgian[ _-]national[ _-]number|insz|niss",
                r"\d{2}\.?\d{2}\.?\d{2}[-. ]?\d{3}\.?\d{2}", belgium_national_number, short="rrn",
-               camel="Rijksregisternummer|Insz|INSZ|Niss|NISS"),
+               camel="Rijksregisternummer|Insz|INSZ|Niss|NISS",
+               stems=r"(?i:rijksregister|nationaal[ _-]nummer|num[eé]ro[ _-]national|registre[ _-]national|"
+               r"nationaal|insz|niss)|\bRRN\b"),
     NationalId("rut", r"rol[ _-][uú]nico[ _-](?:tributario|nacional)|chilean[ _-](?:rut|id)",
-               r"\d{1,2}\.?\d{3}\.?\d{3}-?[\dkK]", rut, short="rut|run", camel="Rut|RUT"),
+               r"\d{1,2}\.?\d{3}\.?\d{3}-?[\dkK]", rut, short="rut|run", camel="Rut|RUT",
+               stems=r"(?i:rol[ _-][uú]nico|chilean)|\bRUT\b|\bRUN\b|Rut|(?i:rut|run)[\"']?[ \t]*[:=]"),
     NationalId("curp", r"curp|clave[ _-][uú]nica[ _-]de[ _-]registro",
                r"[A-Za-z]{4}\d{6}[HMXhmx][A-Za-z]{5}[0-9A-Za-z]\d", curp, camel="Curp|CURP",
                bare=r"[A-Z][AEIOUX][A-Z]{2}\d{6}[HMX][A-Z]{2}[B-DF-HJ-NP-TV-Z]{3}[0-9A-Z]\d",
-               bare_trigger=r"[A-Z]{4}\d{6}[HMX][A-Z]{5}[0-9A-Z]\d"),
+               bare_trigger=r"[A-Z]{4}\d{6}[HMX][A-Z]{5}[0-9A-Z]\d", stems=r"(?i:curp|clave[ _-][uú]nica)"),
     NationalId("korea_rrn", r"주민등록번호|주민번호|resident[ _-]registration[ _-](?:number|no)",
-               r"\d{6}[ ]?-?[ ]?[0-9]\d{6}", korea_rrn, short="rrn", camel="Jumin|JuminNo|Rrn|RRN"),
+               r"\d{6}[ ]?-?[ ]?[0-9]\d{6}", korea_rrn, short="rrn", camel="Jumin|JuminNo|Rrn|RRN",
+               stems=r"주민|(?i:resident[ _-]registration|rrn[\"']?[ \t]*[:=])|\bRRN\b|Rrn|Jumin"),
 )
