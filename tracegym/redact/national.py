@@ -407,9 +407,9 @@ IDS: tuple[NationalId, ...] = (
     NationalId("nhs_number", r"nhs[ _-]?(?:number|num|no|nr|#)|nhs[ _-]?id|chi[ _-]number",
                r"\d{3}[ -]?\d{3}[ -]?\d{4}", nhs_number, short="nhs", camel="NhsNumber|NHSNumber|NhsNo|NHSNo",
                stems=r"(?i:nhs|chi[ _-]number)"),
-    NationalId("kennitala", r"kennitala|kennit[oö]lu|icelandic[ _-]id", r"\d{6}-?\d{4}", kennitala,
+    NationalId("kennitala", r"kennitala|kennit[oö]lu|icelandic[ _-]id|kt\.", r"\d{6}-?\d{4}", kennitala,
                short=r"kt\.?", camel="Kennitala",
-               stems=r"(?i:kennit|icelandic[ _-]id|kt[\"']?[ \t]*[:=])|\bKT\b"),
+               stems=r"(?i:kennit|icelandic[ _-]id|kt[\"']?[ \t]*[:=]|\bkt\.)|\bKT\b"),
     NationalId("nir", r"s[eé]curit[eé][ _-]sociale|num[eé]ro[ _-]de[ _-]s[eé]cu|num[eé]ro[ _-]d'inscription|"
                r"carte[ _-]vitale|french[ _-]social[ _-]security|n°[ ]?(?:de[ ]?)?s[eé]cu|insee",
                r"[1-478][ ]?\d{2}[ ]?\d{2}[ ]?(?:\d{2}|2[ABab])[ ]?\d{3}[ ]?\d{3}[ ]?\d{2}", nir, short="nir|nss",
@@ -427,7 +427,7 @@ IDS: tuple[NationalId, ...] = (
                r"steuerliche[ _-]identifikationsnummer|identifikationsnummer|id[ _-]?nr\.?|german[ _-]tax[ _-]id",
                r"[1-9]\d[ ]?\d{3}[ ]?\d{3}[ ]?\d{3}", steuer_id, camel="SteuerId|SteuerID|SteuerIdNr",
                stems=r"(?i:steuer|identifikationsnummer|id-nr|idnr|id[ _-]nr|german[ _-]tax)"),
-    NationalId("fodselsnummer", r"f[oø]dselsnummer|f[oø]dselsnr|f\.[ ]?nr\.?|personnummer|d-nummer|"
+    NationalId("fodselsnummer", r"f[oø]dselsnummer|f[oø]dselsnr|fnr|f\.[ ]?nr\.?|personnummer|d-nummer|"
                r"norwegian[ _-](?:national[ _-])?id",
                r"\d{6}[ ]?\d{5}", fodselsnummer, short="fnr", camel="Fodselsnummer|Fnr",
                stems=r"(?i:f[oø]dselsn|f\.[ _-]?nr|fnr|personnummer|d-nummer|norwegian)|F[OØ]DSELSN"),
