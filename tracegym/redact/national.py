@@ -89,8 +89,6 @@ def bsn(value: str) -> bool:
     return d is not None and d[0] + d[1] > 0 and (sum(x * (9 - i) for i, x in enumerate(d[:8])) - d[8]) % 11 == 0
 
 
-_VERHOEFF_D = [[(j + k) % 5 + 5 * ((j // 5 + k // 5) % 2) if j < 5 and k < 5 or j >= 5 and k >= 5 else 0
-                for k in range(10)] for j in range(10)]
 _VERHOEFF_MUL = (
     (0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 2, 3, 4, 0, 6, 7, 8, 9, 5), (2, 3, 4, 0, 1, 7, 8, 9, 5, 6),
     (3, 4, 0, 1, 2, 8, 9, 5, 6, 7), (4, 0, 1, 2, 3, 9, 5, 6, 7, 8), (5, 9, 8, 7, 6, 0, 4, 3, 2, 1),
