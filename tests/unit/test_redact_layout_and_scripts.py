@@ -63,6 +63,11 @@ def test_numbers_in_the_digits_of_other_scripts_are_found(table: dict[int, int])
     assert card not in redacted(f"Card number: {card} exp 09/27")
 
 
+def test_full_width_digits_before_letters_fold_as_before() -> None:
+    assert [f.value for f in DETECTOR.find("Tel: ０１７６ ７００９ ２８６６ ａｂｃ")] == ["０１７６ ７００９ ２８６６"]
+    assert DETECTOR.find("１２３ａｂｃ and ٣٤٥") == []
+
+
 def test_a_wrong_check_in_other_digits_stays_a_number() -> None:
     good = luhn_complete("453914880343646")
     bad = (good[:-1] + str((int(good[-1]) + 1) % 10)).translate(ARABIC_INDIC)

@@ -57,6 +57,7 @@ TRIGGER = (f"[{_INVISIBLE}{_WIDE}{_DIGITS}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{
 """What a text must hold to need normalizing (RE2 and Python syntax alike)."""
 _PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|[{_DIGITS}]+|(?:%[0-9A-Fa-f]{{2}})+|"
                     f"(?:\\\\{{1,16}}u[0-9A-Fa-f]{{4}})+|(?:&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});)+")
+_OTHER_DIGIT = re.compile(f"[{_DIGITS}]")
 _ESCAPE = re.compile(r"\\{1,16}u([0-9A-Fa-f]{4})")
 """An escape, its backslash doubled for each level of JSON it sits in: bounded (16), as `\\\\+` would read a long run
 of backslashes again from each of them (quadratic)."""
@@ -171,7 +172,7 @@ def _decoded(piece: str) -> str | None:
         return _fold(raw)
     if piece[0] == "&":
         return _fold(html.unescape(piece))  # numeric character references: `jane&#64;example.com`
-    if unicodedata.decimal(piece[0], -1) >= 0:
+    if _OTHER_DIGIT.match(piece):
         return "".join(str(unicodedata.decimal(ch)) for ch in piece)
     return _fold(piece)
 
