@@ -21,13 +21,13 @@ from tracegym.redact import printed
 from tracegym.redact import validators as v
 from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
-from tracegym.redact.disguise import TRIGGER, Normalized, normalize
+from tracegym.redact.disguise import TRIGGER, TRIGGER_ESCAPES, TRIGGER_FORMS, Normalized, normalize
 from tracegym.redact.rules import (
     BUILTIN_RULES,
     CELL_TRIGGERS,
     CONTEXT_WORDS,
     COOKIE_NAMES,
-    NATIONAL_PASS,
+    OWN_PASS,
     WORD_TRIGGERED,
     Rule,
 )
@@ -104,14 +104,15 @@ class Detector:
         self.triggers = {r.trigger: _after_escapes(r.trigger) for r in self.rules if not r.sweep and r.trigger}
         """Each rule's trigger as RE2 runs it (shared ones once), sweep rules aside."""
         triggers = list(self.triggers.values())
-        national = {self.triggers[r.trigger] for r in self.rules if r.name in NATIONAL_PASS and r.trigger}
-        worded = {self.triggers[r.trigger] for r in self.rules if r.name in WORD_TRIGGERED and r.trigger} - national
+        own = {self.triggers[r.trigger] for r in self.rules if r.name in OWN_PASS and r.trigger}
+        worded = {self.triggers[r.trigger] for r in self.rules if r.name in WORD_TRIGGERED and r.trigger} - own
         self.prefilters = tuple("|".join(f"(?:{t})" for t in part) for part in (
-            [t for t in triggers if t not in worded and t not in national] + [TRIGGER],
-            [t for t in triggers if t in worded], [t for t in triggers if t in national]) if part)
+            [t for t in triggers if t not in worded and t not in own] + [TRIGGER_ESCAPES],
+            [t for t in triggers if t in worded], [t for t in triggers if t in own] + [TRIGGER_FORMS]) if part)
         """The triggers joined, in three RE2 passes: those that open with a list of words in many languages
-        (labels of phone numbers, passwords, keys) apart from the literal prefixes and digit runs, and national
-        ids' apart from both, as joined they outgrow RE2's DFA budget and one pass takes longer than the three."""
+        (labels of phone numbers, passwords, keys) apart from the literal prefixes and digit runs, and those of
+        `OWN_PASS` with the normalizer's forms (other digits, marker lines, spoken digits) apart from both, as
+        joined they outgrow RE2's DFA budget and one pass takes longer than the three."""
         self.cache: dict[str, list[Finding]] | None = {}
         """Findings of texts seen before, clean ones too (None: off). Logs repeat texts a lot: chat-completion
         logs send the whole conversation again with every request, and system prompts, tool schemas and lookups

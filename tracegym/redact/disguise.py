@@ -50,11 +50,15 @@ _SPOKEN_DIGIT = "(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + 
 _SPOKEN_WORD = _SPOKEN_DIGIT[:-1] + "|double|triple)"
 _SPOKEN = re.compile(rf"(?i)\b(?:(?:double|triple)[ ]){{0,1}}{_SPOKEN_DIGIT}"
                      rf"(?:[ ,-]{{1,2}}(?:(?:double|triple)[ ])?{_SPOKEN_DIGIT}){{5,}}\b")
-TRIGGER = (f"[{_INVISIBLE}{_WIDE}{_DIGITS}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|"
-           r"&#(?:[0-9]{2,5}|[xX][0-9A-Fa-f]{2,4});|(?i:quoted-printable)|=3D|=(?:\\?\r)?\n|=(?:\\r)?\\n|"
-           r"(?:--|==|\*\*|#|\[|<!--)[ \t]*(?i:chunk|page)|\n[ \t]*(?i:page)[ \t]+\d|\f"
-           rf"|\b(?i:{_SPOKEN_WORD} {_SPOKEN_WORD} {_SPOKEN_WORD} {_SPOKEN_WORD})\b")
-"""What a text must hold to need normalizing (RE2 and Python syntax alike)."""
+TRIGGER_ESCAPES = (f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|"
+                   r"&#(?:[0-9]{2,5}|[xX][0-9A-Fa-f]{2,4});|(?i:quoted-printable)|=3D|=(?:\\?\r)?\n|=(?:\\r)?\\n")
+"""What a text must hold to need decoding: invisible and wide characters, escapes (RE2 and Python syntax alike)."""
+TRIGGER_FORMS = (f"[{_DIGITS}]|(?:--|==|\\*\\*|#|\\[|<!--)[ \t]*(?i:chunk|page)|\n[ \t]*(?i:page)[ \t]+\\d|\f|"
+                 rf"\b(?i:{_SPOKEN_WORD} {_SPOKEN_WORD} {_SPOKEN_WORD} {_SPOKEN_WORD})\b")
+"""What a text must hold for the other readings: other scripts' digits, a marker line, spoken digits (the
+detector's prefilter runs it in a pass apart from the escapes': joined, it makes RE2's automaton slower)."""
+TRIGGER = f"{TRIGGER_ESCAPES}|{TRIGGER_FORMS}"
+"""What a text must hold to need normalizing."""
 _PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|[{_DIGITS}]+|(?:%[0-9A-Fa-f]{{2}})+|"
                     f"(?:\\\\{{1,16}}u[0-9A-Fa-f]{{4}})+|(?:&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});)+")
 _OTHER_DIGIT = re.compile(f"[{_DIGITS}]")
