@@ -28,6 +28,7 @@ from tracegym.redact.rules import (
     CONTEXT_WORDS,
     COOKIE_NAMES,
     OWN_PASS,
+    SECOND_FACTOR_WORDS,
     WORD_TRIGGERED,
     Rule,
 )
@@ -41,9 +42,10 @@ CACHE_CHARS = 32_000_000
 """The texts the cache holds, in all: the oldest go first."""
 _JSON_BREAK = re.compile(r"\\[nrt]")
 _CONTEXT_WORD = re.compile(CONTEXT_WORDS, re.ASCII)
-_LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|^{COOKIE_NAMES}$", re.ASCII)
+_LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|{SECOND_FACTOR_WORDS}|^{COOKIE_NAMES}$", re.ASCII)
 """A label that structure ties to a value: a context word, `pass` ending a name (`smtp_pass`), `okta` (which the Okta
-token rule reads as a label: `OKTA_SSWS`), or a session cookie's name (`PHPSESSID`, `connect.sid`)."""
+token rule reads as a label: `OKTA_SSWS`), a recovery code's or an authenticator secret's name, or a session
+cookie's name (`PHPSESSID`, `connect.sid`)."""
 POOL = pa.system_memory_pool()
 """Where redaction's Arrow arrays are allocated (distinct texts, masks, rewritten columns). Arrow's default pool
 (mimalloc) gives a column-sized buffer back to the kernel once it is freed and maps the next one afresh: that

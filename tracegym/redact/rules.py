@@ -46,9 +46,9 @@ _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret
 # Hebrew, Greek, Hindi and Thai.
 _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|kennwort|mot[ _-]de[ _-]passe|\bmdp|"
        r"contrase[nñ]a|clave[ _-]de[ _-]acceso|senha|wachtwoord|\bww\b|parol[a]?\b|пароль|heslo|has[lł]o|salasana|"
-       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sş]ifre(?:m|n|miz|niz|si)?|"
+       r"l[oö]senord|passord|adgangskode|jelsz[oó]|[sşŞ]ifre(?:m|n|miz|niz|si)?|"
        r"kata[ _-]sandi(?:[ _-](?:saya|anda|kamu))?|mat[_ ]?khau\b)|(?i:m[ậẬa]t kh[ẩẨa]u)|"
-       r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|"
+       r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|[κΚ]ωδικός|Пароль|ПАРОЛЬ|पासवर्ड|รหัสผ่าน|パスワード|暗証番号|密码|密碼|"
        r"비밀번호|비번|암호|" + words.alternation(words.PASSWORD))
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass);
@@ -123,7 +123,8 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|paro
                r"adgangskode|jelsz|ifre|kata[ _-]sandi|clave[ _-]de|contrase|senha|wachtwoord|\bww\b|kennwort|"
                r"mat[_ ]?khau)|"
                r"(?i:m[ậẬa]t kh[ẩẨa]u)|"
-               r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|κωδικός|पासवर्ड|รหัสผ่าน|пароль|パスワード|暗証番号|密码|密碼|"
+               r"كلمة المرور|كلمة السر|كلمه المرور|סיסמה|[κΚ]ωδικός|पासवर्ड|รหัสผ่าน|пароль|Пароль|ПАРОЛЬ|パスワード|"
+               r"暗証番号|密码|密碼|"
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
                r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|lftp|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
                r"[a-z]pw\b|mosquitto_|\b(?:password|secret)[ \t]+[07][ \t]|"
@@ -460,10 +461,14 @@ _RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\
                  r"[ \t]+)")
 # The words for an authenticator's shared secret on a two-factor setup page ("Can't scan? Enter this setup key").
 _TOTP_WORDS = (r"(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authenticator)[ _-]?(?:secret|seed|key)|"
-               r"shared[ _-]?secret|manual[ _-]?(?:entry[ _-]?)?key|einrichtungsschl(?:ü|ue)ssel|"
+               r"\btotp\b|shared[ _-]?secret|manual[ _-]?(?:entry[ _-]?)?key|einrichtungsschl(?:ü|ue)ssel|"
                r"cl[eé] (?:secr[eè]te|de configuration)|clave (?:secreta|de configuraci[oó]n)|"
                r"chave (?:secreta|de configura[cç][aã]o)|chiave (?:segreta|di configurazione))")
 _BASE32_GROUPS = r"[a-z2-7]{4}(?: [a-z2-7]{4}){3,7}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,7}"
+_BASE32 = rf"(?:{_BASE32_GROUPS}|[A-Z2-7]{{16,128}}|[a-z2-7]{{16,128}})"
+SECOND_FACTOR_WORDS = f"{_RECOVERY_WORDS}|{_TOTP_WORDS}"
+"""Labels of recovery codes and authenticator secrets, which structure ties to a value too (`id="recovery_code"`
+beside `value="…"`): not context words of table headers, whose RE2 pass they would slow."""
 
 
 def _national_rules() -> tuple[Rule, ...]:
@@ -484,6 +489,31 @@ def _national_rules() -> tuple[Rule, ...]:
         for n in national.IDS if n.bare)
     return labelled + bare
 
+
+# Browser automation filling a password field: a selector that names it (`'#password'`, `'input[name="passwd"]'`,
+# `'[type=password]'`), then the value: Playwright's and Puppeteer's `page.fill(sel, value)` and `page.type(sel,
+# value)`, a locator's `.fill(value)`, `.type(…)`, `.pressSequentially(…)`, Selenium's `.send_keys(…)`, WebdriverIO's
+# `setValue`/`addValue`, Cypress's `.type(…)`; and the action logs that print them (`fill "#password" with "…"`).
+_QUOTE = r"\\?[\"'`]"
+_FILL_CALL = r"(?:fill|type|send_?[kK]eys|pressSequentially|setValue|addValue|insertText)"
+# A keystroke action that types text into whatever has the focus: `xdotool type [--delay N] '…'`, a computer-use
+# tool's `{"action": "type", "text": …}`, Playwright's `keyboard.type(…)`, pyautogui's `write(…)`: a password when
+# the field it types into is named on its line or the line before, or after it ("… into the Password field").
+_TYPING = (r"(?:\bxdotool[ \t]+type(?:[ \t]+--?[a-z-]+(?:[ \t]+\d+)?)*|"
+           r"\\?\"action\\?\"[ \t]*:[ \t]*\\?\"type\\?\"[ \t]*,[ \t]*\\?\"text\\?\"[ \t]*:|"
+           r"\b(?:keyboard\.(?:type|insertText)|pyautogui\.(?:write|typewrite))\()[ \t]*")
+_TYPED_VALUE = r"(?P<v>[^\s'\"`\\]{3,128})\\?[\"'`]"
+
+
+def _field_fill(label: str) -> str:
+    """A browser automation call filling a field whose selector holds `label`, up to the value's opening quote."""
+    return (rf"(?:\(\s*{_QUOTE}[^\n]{{0,60}}?(?:{label})[^\n]{{0,60}}?{_QUOTE}\s*(?:,\s*|\)\s*\.{_FILL_CALL}\(\s*)|"
+            rf"\b{_FILL_CALL}\s+{_QUOTE}[^\n]{{0,60}}?(?:{label})[^\n]{{0,60}}?{_QUOTE}\s+with\s+){_QUOTE}")
+
+
+def _typed_after(label: str) -> str:
+    """A keystroke action after `label` on its line or the line before, up to the typed text's opening quote."""
+    return rf"(?:{label})[^\n]{{0,80}}?(?:(?:\r?\n|\\n)[^\n]{{0,80}}?)?{_TYPING}{_QUOTE}"
 
 # In rank order: where two findings overlap, the earlier rule's stays (secrets before personal data, a URL's
 # password before the e-mail-like text around it, an IBAN before the digits in it).
@@ -589,6 +619,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("twitch_token", "TOKEN", r"\boauth:[a-z0-9]{30}\b", trigger=r"oauth:[a-z0-9]{30}",
          validator=lambda s: bool(re.search(r"\d", s)),
          description="Twitch chat (IRC) OAuth tokens, oauth: + 30 lower-case letters and digits"),
+    Rule("onepassword_secret_key", "SECRET", r"\bA3-[A-Z0-9]{6}-[A-Z0-9]{6}(?:-[A-Z0-9]{5}){4}\b",
+         trigger=r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}-",
+         description="1Password Secret Keys (`A3-` + 6, 6, then four groups of 5: the account key its Emergency "
+                     "Kit prints), anywhere"),
     Rule("meta_token", "TOKEN", r"(?:^|[^A-Za-z0-9])(?P<v>EAA[A-Za-z0-9]{80,512})(?:$|[^A-Za-z0-9])",
          trigger=r"EAA[A-Za-z0-9]{80}", validator=v.issuer_token,
          description="Meta (Facebook, Instagram, WhatsApp Cloud API) access tokens, EAA + 80 letters and digits or "
@@ -733,6 +767,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a session cookie that structure names (browser devtools' and extensions' JSON exports, "
                      "`{\"name\": \"sessionid\", \"value\": …}`, other fields between)"),
     Rule("session_cookie", "TOKEN",
+         rf"'name'[ \t]*:[ \t]*'{_COOKIE_NAME}'[ \t]*,[ \t]*'value'[ \t]*:[ \t]*"
+         r"'(?P<v>[A-Za-z0-9%._~+/:=-]{15,511})'",
+         trigger=r"'name'[ \t]*:[ \t]*'[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)",
+         validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
+         description="a session cookie as a Python dict names it (Playwright's `context.add_cookies([{'name': "
+                     "'sessionid', 'value': …}])`, Selenium's `add_cookie`)"),
+    Rule("session_cookie", "TOKEN",
          rf"(?i:cookies?)[A-Za-z_.]{{0,12}}\([ \t]*\\?[\"']{_COOKIE_NAME}\\?[\"'][ \t]*,[ \t]*\\?[\"']"
          r"(?P<v>[A-Za-z0-9%._~+/:=-]{15,511})\\?[\"']",
          trigger=r"(?i:cookies?)[A-Za-z_.]{0,12}\([ \t]*\\?[\"']", validator=v.labelled_key,
@@ -743,6 +784,34 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{0,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
          trigger=r"://[^\s/@]*:[^\s/@]+@", validator=v.url_password,
          description="passwords in URLs and connection strings (scheme://user:password@host)"),
+    Rule("password", "PASSWORD", rf"{_field_fill(_PW_LABEL)}{_TYPED_VALUE}", trigger=_PW_TRIGGER,
+         validator=v.password,
+         description="a password a browser automation call types into a field its selector names (`page.fill("
+                     "'#password', …)`, `locator('input[name=\"passwd\"]').fill(…)`, `cy.get('#pwd').type(…)`, "
+                     "`fill \"#password\" with \"…\"`)"),
+    Rule("password", "PASSWORD",
+         rf"{_typed_after(_PW)}{_TYPED_VALUE}",
+         trigger=_PW_TRIGGER, validator=v.password,
+         description="text a keystroke action types after its field is named, on its line or the line before "
+                     "(`# focus: Password` then `xdotool type '…'`, a computer-use `{\"action\": \"type\", …}`)"),
+    Rule("password", "PASSWORD",
+         rf"(?:{_TYPING}|\b(?i:typed?|entered|filled(?:[ \t]+in)?)[ \t]+){_QUOTE}{_TYPED_VALUE}[^\n]{{0,24}}?"
+         rf"\b(?i:into|in)\b[^\n]{{0,24}}?(?:{_PW})",
+         trigger=_PW_TRIGGER, validator=v.password,
+         description="text typed into a field named after it (`typed '…' into the password field`, a "
+                     "computer-use type action commented `// into Passwort`)"),
+    Rule("password_export", "PASSWORD",
+         r"(?:^|[\s\"'>]|\\n)(?P<h>[A-Za-z0-9.-]+\.[A-Za-z]{2,}),https?://(?P=h)(?:[/:?#][^,\s]*)?,[^,\n]*,"
+         r"(?P<v>[^,\n\"]{1,128}),",
+         trigger=r"[a-z],https?://[a-z0-9]", validator=v.password,
+         description="a row of Chrome's and Edge's password export (name, url, username, password, note: the name "
+                     "is the url's host), its header gone"),
+    Rule("password_export", "PASSWORD",
+         r"\\?\"https?://[^\"\\\s]+\\?\",\\?\"[^\"\\\n]*\\?\",\\?\"(?P<v>[^\"\\\n]{1,128})\\?\","
+         r"(?:\\?\"[^\"\\\n]*\\?\")?,(?:\\?\"[^\"\\\n]*\\?\")?,\\?\"\{[0-9a-fA-F-]{36}\}\\?\",\d{13}",
+         trigger=r"\}\\?\",1\d{12}", validator=v.password,
+         description="a row of Firefox's logins export (url, username, password, httpRealm, formActionOrigin, "
+                     "guid, timestamps), its header gone"),
     Rule("password", "PASSWORD",
          rf"(?:^|[\s\"'`])[A-Za-z0-9_.-]*{_PW_LABEL}[ \t]*=[ \t]*"
          rf"(?P<v>[^\s\"'`\\]{{3,127}}[^\s\"'`\\,;)\]}}.])",
@@ -871,10 +940,24 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "lists, a JSON array, comma- or space-separated)"),
     Rule("totp_seed", "SECRET",
          rf"{_TOTP_WORDS}[^\n:=]{{0,40}}?(?:[:=]|\b(?:is|ist|est|es|é)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
-         rf"(?P<v>{_BASE32_GROUPS})(?![A-Za-z0-9])",
+         rf"(?P<v>{_BASE32})(?![A-Za-z0-9])",
          trigger=_TOTP_WORDS, validator=v.totp_seed,
          description="an authenticator's shared secret after its label, printed in groups of four (Google's "
                      "`jbsw y3dp …`, one case)"),
+    Rule("recovery_code", "SECRET",
+         rf"(?:{_field_fill(_RECOVERY_WORDS)}|{_typed_after(_RECOVERY_WORDS)})(?P<v>{_RECOVERY_CODE})\\?[\"'`]",
+         trigger=_RECOVERY_WORDS, validator=v.recovery_codes,
+         description="a recovery code a browser automation call or a keystroke action types into its field"),
+    Rule("totp_seed", "SECRET",
+         rf"(?:{_field_fill(_TOTP_WORDS)}|{_typed_after(_TOTP_WORDS)})(?P<v>{_BASE32})\\?[\"'`]",
+         trigger=_TOTP_WORDS, validator=v.totp_seed,
+         description="an authenticator's secret a browser automation call or a keystroke action types"),
+    Rule("totp_seed", "SECRET",
+         rf"\b(?:pyotp\.(?:TOTP|HOTP)\(\s*{_QUOTE}|otpauth://[th]otp/[^\s?]*\?(?:[^\s#]*&)?secret=)(?P<v>{_BASE32})"
+         r"(?![A-Za-z0-9])",
+         trigger=r"pyotp\.|otpauth://", validator=v.totp_seed,
+         description="the secret of an `otpauth://` URI (Google Authenticator's key URI format) and of pyotp's "
+                     "`TOTP(…)`/`HOTP(…)`, base32 with no digit too"),
     Rule("totp_seed", "SECRET", r"(?:^|[^\w ]|[^\w ] |\w\n)(?P<v>[a-z2-7]{4}(?: [a-z2-7]{4}){7})(?![ \w])",
          trigger=r"[a-z2-7]{4} [a-z2-7]{4} [a-z2-7]{4} [a-z2-7]{4} [a-z2-7]{4} [a-z2-7]{4}",
          validator=v.totp_seed,
@@ -923,6 +1006,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`, "
                      "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`), nor an "
                      "iCalendar UID (`UID:…@google.com`, `\"iCalUID\": …`) or a Google Calendar's id"),
+    Rule("email", "EMAIL",
+         r"(?:^|[\s\"'>(])(?P<v>[A-Za-z0-9._%+-]{1,64}@ [A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+         r"(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})(?=$|[\s\"'<),;])",
+         trigger=r"[A-Za-z0-9._%+-]@ [A-Za-z0-9]", validator=lambda s: v.email(s.replace(" ", "")),
+         description="an e-mail address as OCR of a screenshot reads it, a space after the `@`"),
     Rule("email_spoken", "EMAIL",
          rf"(?:^|[^\w.+-])(?P<v>{_SPOKEN_LOCAL}{_AT_MARKED}{_SPOKEN_DOMAIN}{_SPOKEN_TLD})(?:$|[^\w-])",
          trigger=r"(?i:\[at\]|\(at\)|\{at\}|<at>|[a-z0-9] {1,3}@ {1,3}[a-z0-9])",
@@ -954,7 +1042,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN",
-         rf"{_SSN_WORDS}[^\d\n]{{0,30}}(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)",
+         rf"{_SSN_WORDS}[^\d\n]{{0,30}}(?:(?:\r?\n|\\n)[^\d\n]{{0,40}})?(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)",
          trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|soc\.?[ _-]?sec|social[ \t]+is|social[ \t]*[:#=]|tin|tax|"
                  r"taxpayer|sozialversicherung|"
                  r"curit[eé] sociale|guro social|guridad social|previdenza|an[cç]a social)|社会保障|社会安全",

@@ -725,18 +725,19 @@ _CODE_SPLIT = re.compile(r"[^A-Za-z0-9-]+")
 def recovery_codes(value: str) -> bool:
     """Two-factor recovery codes after their label (the rule's pattern reads each code's shape and its digit):
     more than five distinct characters in all, no date among them."""
-    return len(set(_CODE_SPLIT.sub("", value))) > 5 and not any(_CALENDAR_DATE.match(c)
+    return len(set(_CODE_SPLIT.sub("", value))) > 3 and not any(_CALENDAR_DATE.match(c)
                                                                  for c in _CODE_SPLIT.split(value))
 
 
 def totp_seed(value: str) -> bool:
-    """An authenticator's shared secret as its setup page prints it: RFC 4648 base32 (letters and 2-7), one case,
-    16 characters or more, in groups of four or whole; a digit in two groups or more (random base32 holds one in
-    two groups of four, words none)."""
+    """An authenticator's shared secret as its setup page or its URI writes it: RFC 4648 base32 (letters and
+    2-7), one case, 16 characters or more. In groups of four, a digit in two groups or more (random base32 holds
+    one in two groups of four, words none); whole, eight distinct characters, and a digit or ten distinct letters
+    (a secret of letters alone: one in 28 of 16 characters)."""
     groups = value.split()
     compact = "".join(groups)
     if len(compact) < 16 or (compact.lower() != compact and compact.upper() != compact):
         return False
-    with_digit = sum(bool(re.search(r"[2-7]", g)) for g in (groups if len(groups) > 1 else
-                                                            [compact[i:i + 4] for i in range(0, len(compact), 4)]))
-    return with_digit >= 2 and len(set(compact)) >= 8
+    if len(groups) > 1:
+        return sum(bool(re.search(r"[2-7]", g)) for g in groups) >= 2 and len(set(compact)) >= 8
+    return len(set(compact)) >= 8 and (bool(re.search(r"[2-7]", compact)) or len(set(compact)) >= 10)
