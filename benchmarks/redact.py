@@ -191,12 +191,20 @@
    `twentyfirst_recall_by_kind` (and a line with the recall of the eighth's issue kinds) and
    `twentyfirst_false_positives` on its 400 near misses (vector and chunk ids, hashes, embeddings, scores, page and
    clause references, standards, DOIs, placeholders, masked values, toll-free service lines, documented examples).
+26-28. The twenty-second (benchmarks/redact_twentysecond.py: browser and computer-use agents, DOM forms, aria and
+   accessibility trees, OCR of screenshots, HAR and CDP events, automation logs, password-manager exports), the
+   twenty-third (benchmarks/redact_twentythird.py: observability and eval exports, OTLP spans with JSON inside
+   JSON, OpenInference, Langfuse, LangSmith, MLflow, Sentry, eval harness outputs) and the twenty-fourth
+   (benchmarks/redact_twentyfourth.py: agent runtimes and their sandboxes, function-call arguments, MCP stdio logs,
+   shell sessions, tracebacks with locals, HTTP debug logs) corpora, each 35-37 kinds x 100 values (recovery
+   codes, TOTP seeds and national ids among them), written by three more strangers to the rules; scored like 24:
+   `twentysecond_…`, `twentythird_…`, `twentyfourth_recall_by_kind` and `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 25 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 28 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -211,8 +219,10 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "sixteenth_recall_by_kind", "sixteenth_false_positives", "seventeenth_recall_by_kind",
 "seventeenth_false_positives", "eighteenth_recall_by_kind", "eighteenth_false_positives",
 "nineteenth_recall_by_kind", "nineteenth_false_positives", "twentieth_recall_by_kind",
-"twentieth_false_positives", "twentyfirst_recall_by_kind", "twentyfirst_false_positives"} (with --corpora-only,
-the last forty-two).
+"twentieth_false_positives", "twentyfirst_recall_by_kind", "twentyfirst_false_positives",
+"twentysecond_recall_by_kind", "twentysecond_false_positives", "twentythird_recall_by_kind",
+"twentythird_false_positives", "twentyfourth_recall_by_kind", "twentyfourth_false_positives"} (with
+--corpora-only, the last forty-eight).
 """
 
 from __future__ import annotations
@@ -254,6 +264,9 @@ import redact_thirteenth  # noqa: E402
 import redact_twelfth  # noqa: E402
 import redact_twentieth  # noqa: E402
 import redact_twentyfirst  # noqa: E402
+import redact_twentyfourth  # noqa: E402
+import redact_twentysecond  # noqa: E402
+import redact_twentythird  # noqa: E402
 import redact_unseen  # noqa: E402
 from ingest import TAU_BENCH, build_file, run_child  # noqa: E402
 
@@ -481,16 +494,17 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("ninth", redact_ninth), ("tenth", redact_tenth), ("eleventh", redact_eleventh), ("twelfth", redact_twelfth),
     ("thirteenth", redact_thirteenth), ("fourteenth", redact_fourteenth), ("fifteenth", redact_fifteenth),
     ("sixteenth", redact_sixteenth), ("seventeenth", redact_seventeenth), ("eighteenth", redact_eighteenth),
-    ("nineteenth", redact_nineteenth), ("twentieth", redact_twentieth), ("twentyfirst", redact_twentyfirst))
+    ("nineteenth", redact_nineteenth), ("twentieth", redact_twentieth), ("twentyfirst", redact_twentyfirst),
+    ("twentysecond", redact_twentysecond), ("twentythird", redact_twentythird), ("twentyfourth", redact_twentyfourth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 25: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
+    """Sections 4, 5, 7 to 28: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
     the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth, the fifteenth, the
-    sixteenth, the seventeenth, the eighteenth, the nineteenth, the twentieth and the twenty-first corpus, printed;
-    their figures for the last line."""
+    sixteenth, the seventeenth, the eighteenth, the nineteenth, the twentieth, the twenty-first, the twenty-second,
+    the twenty-third and the twenty-fourth corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -602,8 +616,8 @@ def main() -> None:
     parser.add_argument("--corpora-only", action="store_true",
                         help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth, "
                              "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, "
-                             "eighteenth, nineteenth, twentieth and twenty-first corpora (no planted corpus, real "
-                             "traces or speed)")
+                             "eighteenth, nineteenth, twentieth and twenty-first to twenty-fourth corpora (no "
+                             "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
     args = parser.parse_args()
