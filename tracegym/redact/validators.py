@@ -246,8 +246,10 @@ def labelled_key(value: str) -> bool:
 
 
 # A dotted name whose parts are words or identifiers (`settings.SECRET_KEY`, `self.api_key2`): letters, then
-# digits at most at the end of a part; a random key with a dot in it (`Sit.We3liMuOx...`) mixes them.
-_DOTTED_CODE = re.compile(r"[A-Za-z_][A-Za-z_]*\d*(?:\.[A-Za-z_][A-Za-z_]*\d*)+")
+# digits at most at the end of a part, or a part of digits alone between them (an index, as OpenInference flattens
+# lists: `llm.input_messages.0.message.role`, an OTLP attribute's key); a random key with a dot in it
+# (`Sit.We3liMuOx...`) mixes them.
+_DOTTED_CODE = re.compile(r"[A-Za-z_][A-Za-z_]*\d*(?:\.(?:[A-Za-z_][A-Za-z_]*\d*|\d{1,4}(?=\.)))+")
 # A path segment that is a word or a file name: lower case, digits only after it, an extension.
 _PATH_WORD = re.compile(r"[a-z_][a-z_-]{2,}\d*(?:\.[A-Za-z0-9]{1,5})?|[^/]*\.[a-z]{1,5}")
 
