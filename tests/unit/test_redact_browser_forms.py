@@ -74,3 +74,8 @@ def test_cookies_set_from_python_and_emails_read_by_ocr() -> None:
     assert values(cookie) == ["7t1vtbtzbm4k32llt6z3ysoy7den83iw"]
     assert values("E-mailadres\nnguyen.kasia79@ icloud.com\n") == ["nguyen.kasia79@ icloud.com"]
     assert values("foo@ bar and @ mentions") == []
+
+
+def test_a_form_fields_placeholder_is_a_hint_not_an_address() -> None:
+    assert values('<input type="email" name="email" placeholder="name@company.com" value="">') == []
+    assert values('{"placeholder": "you@work.example", "value": "jane.doe@gmail.com"}') == ["jane.doe@gmail.com"]

@@ -1001,11 +1001,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          f"(?:$|[^{_LABEL}])",
          trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email,
          reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}|^{_URL_SCHEME}",
-         reject_label=r"(?i:\b(?:i?cal_?)?uid)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?$", label_window=24,
+         reject_label=r"(?i:\b(?:i?cal_?)?uid|placeholder)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?$", label_window=24,
          description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH user "
                      "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`, "
                      "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`), nor an "
-                     "iCalendar UID (`UID:…@google.com`, `\"iCalUID\": …`) or a Google Calendar's id"),
+                     "iCalendar UID (`UID:…@google.com`, `\"iCalUID\": …`) or a Google Calendar's id, nor a form "
+                     "field's `placeholder` (a hint: `you@example.com`)"),
     Rule("email", "EMAIL",
          r"(?:^|[\s\"'>(])(?P<v>[A-Za-z0-9._%+-]{1,64}@ [A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
          r"(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})(?=$|[\s\"'<),;])",
