@@ -79,3 +79,7 @@ def test_cookies_set_from_python_and_emails_read_by_ocr() -> None:
 def test_a_form_fields_placeholder_is_a_hint_not_an_address() -> None:
     assert values('<input type="email" name="email" placeholder="name@company.com" value="">') == []
     assert values('{"placeholder": "you@work.example", "value": "jane.doe@gmail.com"}') == ["jane.doe@gmail.com"]
+
+
+def test_a_tuple_of_field_names_is_no_fill() -> None:
+    assert values('"fields": ("username", "password1", "password2"),') == []

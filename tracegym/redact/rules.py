@@ -506,8 +506,9 @@ _TYPED_VALUE = r"(?P<v>[^\s'\"`\\]{3,128})\\?[\"'`]"
 
 
 def _field_fill(label: str) -> str:
-    """A browser automation call filling a field whose selector holds `label`, up to the value's opening quote."""
-    return (rf"(?:\(\s*{_QUOTE}[^\n]{{0,60}}?(?:{label})[^\n]{{0,60}}?{_QUOTE}\s*(?:,\s*|\)\s*\.{_FILL_CALL}\(\s*)|"
+    """A browser automation call filling a field whose selector (its first argument: no comma, unlike a tuple of
+    field names `("username", "password1", "password2")`) holds `label`, up to the value's opening quote."""
+    return (rf"(?:\(\s*{_QUOTE}[^\n,]{{0,60}}?(?:{label})[^\n,]{{0,60}}?{_QUOTE}\s*(?:,\s*|\)\s*\.{_FILL_CALL}\(\s*)|"
             rf"\b{_FILL_CALL}\s+{_QUOTE}[^\n]{{0,60}}?(?:{label})[^\n]{{0,60}}?{_QUOTE}\s+with\s+){_QUOTE}")
 
 
