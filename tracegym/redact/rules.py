@@ -152,7 +152,8 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # `richiamare`, `ligar-me`), German's formal `Rufen Sie mich`, and a field's index after the word (SAP's
 # `TELF1`, a contacts export's `Phone 1`); plural, as a list of them is named (`phones`, `phoneNumbers`).
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
-                     r"text me|reach me|ring me|mob|fax|contact|handy|telefone?|rufnummer|erreichbar unter|portable|"
+                     r"text me|reach me|ring me|mob|fax|contact|handy|festnetz|landline|fixe|fijo|fixo|telefone?|"
+                     r"rufnummer|erreichbar unter|portable|"
                      r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                      r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|hp|telef[oóô]nic[oa]s?|"
                      r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
@@ -1107,10 +1108,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"\d{3}[.-]\d{3}[.-]\d{4}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}", validator=v.nanp_written,
          description="North American numbers, (555) 123-4567, 1-555-123-4567"),
     Rule("phone_area", "PHONE",
-         r"(?:^|[^\w.(-])(?P<v>\(0?\d{1,4}\) ?\d{2,5}(?:[ -]\d{2,5}){0,2})(?:$|[^\w.-]|\.(?:$|\D))",
+         r"(?:^|[^\w.(-])(?P<v>\(0?\d{1,4}\) ?\d{2,8}(?:[ -]\d{2,5}){0,2})(?:$|[^\w.-]|\.(?:$|\D))",
          trigger=r"\(0?\d{1,4}\) ?\d{2,5}", validator=v.area_code_phone,
          description="numbers in ITU-T E.123 national notation, the area code in parentheses: (020) 7946 0321, "
-                     "(07) 3123 4567, (11) 91234-5678"),
+                     "(07) 3123 4567, (11) 91234-5678, a German subscriber number whole: (030) 2072513"),
     Rule("phone_national", "PHONE",
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",

@@ -388,12 +388,13 @@ def nanp_written(value: str) -> bool:
 
 def area_code_phone(value: str) -> bool:
     """E.123 national notation, the area code in parentheses: a trunk 0 in them (UK, Germany, France, Australia,
-    India) and 9-12 digits in all, or Brazil's two-digit DDD with a mobile or landline number."""
+    India) and 9-12 digits in all (a German subscriber number in one run too), or Brazil's two-digit DDD with a
+    mobile or landline number in groups."""
     area = value[1:value.index(")")]
     number = digits_of(value)
     if area.startswith("0"):
         return 9 <= len(number) <= 12
-    return len(area) == 2 and phones.brazil(number)
+    return len(area) == 2 and phones.brazil(number) and not re.search(r"\d{6}", value[value.index(")"):])
 
 
 def _plan_number(value: str) -> bool:
