@@ -93,3 +93,10 @@ def test_counting_and_short_runs_of_digit_words_stay() -> None:
     for text in ("count: one two three four five six seven eight", "I have one two three apples",
                  "the phone has two cameras, one flash and six speakers"):
         assert DETECTOR.find(text) == []
+
+
+def test_a_token_a_chunk_overlap_repeats_is_found_on_both_sides() -> None:
+    token = "sk-proj-" + "Vx9mQ2pLz77aB3cD4eF5gH6iJ7kL8mN9oPq1Rs2Tu3Vw"
+    text = f"[chunk 10 | chars 1024-2048]\n... use {token}\n[chunk next | overlap 128]\n{token} for the CI bot"
+    assert [f.value for f in DETECTOR.find(text)] == [token, token]
+    assert token[8:] not in redacted(text)

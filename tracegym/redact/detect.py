@@ -237,7 +237,8 @@ class Detector:
               normal_rules: list[Rule] | None = None) -> list[Finding]:
         found = self._find_in(text, text, rules) if norm is None or not norm.encoded else []
         if norm is not None:
-            found += self._find_in(text, norm.text, normal_rules or [], norm)
+            found += [f for f in self._find_in(text, norm.text, normal_rules or [], norm)
+                      if not _joined_over(f, norm.joins, found)]
         return _repeated(text, _non_overlapping(found))
 
     def _find_in(self, text: str, read: str, rules: list[Rule], norm: Normalized | None = None) -> list[Finding]:
@@ -358,6 +359,12 @@ def _escaped(text: str, i: int) -> bool:
     while i - n - 1 >= 0 and text[i - n - 1] == "\\":
         n += 1
     return n % 2 == 1
+
+
+def _joined_over(f: Finding, joins: tuple[tuple[int, int], ...], found: list[Finding]) -> bool:
+    """Whether `f`, read across a marker line taken out, runs into a value read as written on the far side (a
+    token repeated by a chunk's overlap: `…sig` | `[chunk next]` | `eyJ…`): two values, not one."""
+    return any(f.start < s and e < f.end and any(e <= g.start < f.end for g in found) for s, e in joins)
 
 
 def _non_overlapping(found: list[Finding]) -> list[Finding]:

@@ -85,6 +85,8 @@ class Normalized:
     encoded: bool = False
     """The original is a quoted-printable text: read as written, its escapes would be taken into values
     (`password=3DSecret` as `3DSecret`), so only this reading counts."""
+    joins: tuple[tuple[int, int], ...] = ()
+    """The spans of the original that were marker lines taken out: a value read across one joins two pieces."""
 
     def original(self, start: int, end: int) -> tuple[int, int]:
         """The span of the original text that `text[start:end]` came from (a piece touched is taken whole)."""
@@ -110,6 +112,7 @@ def normalize(text: str) -> Normalized | None:
     changes."""
     parts: list[str] = []
     marks: list[tuple[int, int, int, int]] = []
+    joins: list[tuple[int, int]] = []
     at = length = 0
     pieces = list(_PIECE.finditer(text))
     encoded = "=" in text and _QP_SIGN.search(text) is not None
@@ -126,6 +129,8 @@ def normalize(text: str) -> Normalized | None:
             new = ""  # a no-break space pasted inside a key (`glpat-Wh51…\u00a0YDb`) is no word break
         if new is None or new == m.group():
             continue
+        if m.re is _LAYOUT:
+            joins.append(m.span())
         parts.append(text[at:m.start()])
         length += m.start() - at
         marks.append((length, length + len(new), m.start(), m.end()))
@@ -135,7 +140,7 @@ def normalize(text: str) -> Normalized | None:
     if not marks:
         return None
     parts.append(text[at:])
-    return Normalized("".join(parts), marks, encoded)
+    return Normalized("".join(parts), marks, encoded, tuple(joins))
 
 
 def _read(m: re.Match[str]) -> str | None:
