@@ -104,3 +104,9 @@ def test_meta_tokens_and_sign_in_cookies() -> None:
     value = "g.a000" + "".join(RNG.choice(alphabet + "_-") for _ in range(60))
     for name in ("__Secure-1PSID", "__Secure-3PSIDTS", "SAPISID", "ESTSAUTHPERSISTENT", ".AspNetCore.Cookies"):
         assert [f.value for f in DETECTOR.find(f"Cookie: NID=511; {name}={value}; lang=en")] == [value], name
+
+
+def test_a_pypi_token_after_an_assignment_however_long() -> None:
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    token = "pypi-AgEIcHlwaS5vcmc" + "".join(RNG.choice(alphabet) for _ in range(172))
+    assert [f.value for f in DETECTOR.find(f"TWINE_PASSWORD={token}\nStopping app")] == [token]

@@ -629,6 +629,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("twitch_token", "TOKEN", r"\boauth:[a-z0-9]{30}\b", trigger=r"oauth:[a-z0-9]{30}",
          validator=lambda s: bool(re.search(r"\d", s)),
          description="Twitch chat (IRC) OAuth tokens, oauth: + 30 lower-case letters and digits"),
+    Rule("pypi_token", "TOKEN", r"\bpypi-AgE[IN][A-Za-z0-9_-]{50,1000}", trigger=r"pypi-AgE",
+         description="PyPI and TestPyPI API tokens (`pypi-` + a macaroon whose base64 opens `AgEIcHlwaS5vcmc` or "
+                     "`AgENdGVzdC5weXBp`), anywhere, however long and after any `=`"),
     Rule("onepassword_secret_key", "SECRET", r"\bA3-[A-Z0-9]{6}-[A-Z0-9]{6}(?:-[A-Z0-9]{5}){4}\b",
          trigger=r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}-",
          description="1Password Secret Keys (`A3-` + 6, 6, then four groups of 5: the account key its Emergency "
