@@ -48,7 +48,7 @@ _DIGIT_WORDS = {w: str(d) for d, words in enumerate((
     "nine neun neuf nueve nove")) for w in words.split()}
 _SPOKEN_DIGIT = "(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + ")"
 _SPOKEN_WORD = _SPOKEN_DIGIT[:-1] + "|double|triple)"
-_SPOKEN = re.compile(rf"(?i)\b(?:(?:double|triple)[ ]){{0,1}}{_SPOKEN_DIGIT}"
+_SPOKEN = re.compile(rf"(?i)\b(?:(?:double|triple)[ ])?{_SPOKEN_DIGIT}"
                      rf"(?:[ ,-]{{1,2}}(?:(?:double|triple)[ ])?{_SPOKEN_DIGIT}){{5,}}\b")
 TRIGGER_ESCAPES = (f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|"
                    r"&#(?:[0-9]{2,5}|[xX][0-9A-Fa-f]{2,4});|(?i:quoted-printable)|=3D|=(?:\\?\r)?\n|=(?:\\r)?\\n")

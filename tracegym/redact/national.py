@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tracegym.redact.validators import luhn
+
 _NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
 
 
@@ -49,12 +51,7 @@ def _weighted(digits: list[int], weights: tuple[int, ...]) -> int:
 
 
 def _luhn(digits: list[int]) -> bool:
-    total = 0
-    for i, d in enumerate(reversed(digits)):
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
+    return luhn("".join(map(str, digits)))
 
 
 def cpf(value: str) -> bool:

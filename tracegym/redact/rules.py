@@ -454,7 +454,7 @@ class Rule:
 # The words that name a list of two-factor recovery codes (GitHub's recovery codes, Google's backup codes,
 # Microsoft's recovery code, the authenticator apps' scratch and emergency codes), in the languages sites print.
 _RECOVERY_WORDS = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]time|2fa|mfa|two[ -]factor)[ _-]?codes?|"
-                   r"wiederherstellungs-?codes?|backup-?codes?|sicherungs-?codes?|"
+                   r"wiederherstellungs-?codes?|sicherungs-?codes?|"
                    r"codes? de (?:r[eé]cup[eé]ration|secours)|c[oó]digos? de (?:recupera[cç][aã]o|recuperaci[oó]n|"
                    r"respaldo|backup|reserva)|codici (?:di )?(?:backup|recupero|riserva)|herstelcodes?|"
                    r"kody (?:zapasowe|odzyskiwania)|reservkoder|yedek kodlar)|återställningskoder|"

@@ -533,7 +533,6 @@ def email(value: str) -> bool:
                 or suffix in _LOCAL_DOMAINS or _CALENDAR_ID.search(value))
 
 
-
 def url_password(value: str) -> bool:
     """The password of `scheme://user:password@host`; not a placeholder, nor a port and the rest of a JDBC URL
     (`sqlserver://host:1433;user=…;password=a%40b`, whose decoded `@` is inside the password)."""
@@ -727,7 +726,7 @@ _CODE_SPLIT = re.compile(r"[^A-Za-z0-9-]+")
 
 def recovery_codes(value: str) -> bool:
     """Two-factor recovery codes after their label (the rule's pattern reads each code's shape and its digit):
-    more than five distinct characters in all, no date among them."""
+    four distinct characters or more in all, no date among them."""
     return len(set(_CODE_SPLIT.sub("", value))) > 3 and not any(_CALENDAR_DATE.match(c)
                                                                  for c in _CODE_SPLIT.split(value))
 
