@@ -41,6 +41,8 @@ def test_prefixed_tokens_of_unknown_issuers_are_found_anywhere(token: str, frame
     f"git-{HEX32}abcd1234",                 # a revision behind git-
     f"commit_{HEX32}",
     "request req_8f14e45f-ceea-467f-a9f0-1c3b3088a7e2 failed",  # a UUID behind an object's name
+    "x-request-id: req_81f410fb7115b7bf9311d102db868786",       # OpenAI's request ids: hex behind req_
+    '"mlflow.traceRequestId": "tr-6f73df4d8b8d617c305cea11e5e76d07"',  # MLflow's trace ids
     "charge pi_3MtwBwLkdIwHu7ix28a3tqPa and cus_NffrFeUfNV2Hib",  # ids shorter than 32
     "test_refund_is_rejected_when_the_order_was_cancelled_2",   # words joined by _
     "my-service-deployment-production-eu-west-1-canary-42",       # words joined by -

@@ -588,7 +588,10 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 
 # Prefixes that name a digest, a revision or a build, not an issuer: `sha-…`, `git-…`, `commit_…` hold hashes.
 _DIGEST_PREFIXES = frozenset({"sha", "md", "git", "commit", "rev", "revision", "hash", "digest", "blake", "etag",
-                              "build", "checksum", "crc", "integrity", "cache", "hmac", "fingerprint"})
+                              "build", "checksum", "crc", "integrity", "cache", "hmac", "fingerprint",
+                              "req", "request", "tr", "trace", "span", "run", "evt", "event", "msg", "job"})
+"""Words before a hex run that make it a digest, or an object's id as services issue them (OpenAI's
+`req_<32 hex>` request ids, MLflow's `tr-<32 hex>` traces)."""
 _TOKEN_HEAD = re.compile(r"(?:[a-z]{2,10}|[A-Z]{2,10})(?:[._-](?:[a-z]{2,10}|v\d{1,2}))*[._-]")
 _WORDLIKE = re.compile(r"[a-z]{5,}")
 
@@ -596,7 +599,7 @@ _WORDLIKE = re.compile(r"[a-z]{5,}")
 def prefixed_token(value: str) -> bool:
     """An issuer-prefixed API token (`lin_api_…`, `shpat_…`, `dop_v1_…`, `key-…`, `PMAK-…`): a short prefix, then
     a body of 32+ random characters, letters and digits mixed, its entropy near what its charset gives (hex or
-    base62/base64url). Not a hash behind a digest's name (`sha-`, `git-`), a UUID behind an object's name
+    base62/base64url). Not a hash behind a digest's name (`sha-`, `git-`) nor a hex id behind an object's (`req_`), a UUID behind an object's name
     (`req_<uuid>`), words joined by `-`/`_`, nor a camelCase identifier."""
     head = _TOKEN_HEAD.match(value)
     if head is None:
