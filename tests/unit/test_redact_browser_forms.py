@@ -83,3 +83,9 @@ def test_a_form_fields_placeholder_is_a_hint_not_an_address() -> None:
 
 def test_a_tuple_of_field_names_is_no_fill() -> None:
     assert values('"fields": ("username", "password1", "password2"),') == []
+
+
+def test_a_hint_at_an_example_domain_is_no_address() -> None:
+    assert values("Email: you@example.com") == []
+    assert values('"Env": ["Email: your.name@example.org"]') == []
+    assert values("Email: USER@EXAMPLE.COM, jane.doe@example.com") == ["USER@EXAMPLE.COM", "jane.doe@example.com"]

@@ -523,14 +523,19 @@ _LOCAL_DOMAINS = frozenset({"localhost", "localdomain"})
 _CALENDAR_ID = re.compile(r"(?i)@(?:group\.v|group|import)\.calendar\.google\.com$")
 """A Google Calendar's id (`…#holiday@group.v.calendar.google.com`, a secondary calendar's `…@group.calendar…`):
 a calendar's name in the API, not a mailbox."""
+_HINT_ADDRESS = re.compile(r"(?i)(?:you|your[._-]?(?:name|e-?mail|address)?)@(?:[\w-]+\.)*"
+                           r"example(?:\.(?:com|org|net))?$")
+"""A form's or a doc's hint (`you@example.com`, `your.name@example.org`): `you`/`your…` at a domain RFC 2606
+reserves for examples. Any other address there (`jane.doe@`, `user@example.com`) is still taken: tests plant them."""
 
 
 def email(value: str) -> bool:
     """An e-mail address, not a file name with an image-density suffix or a file extension for a domain, nor a
-    systemd unit instance name, nor a Google Calendar's id."""
+    systemd unit instance name, nor a Google Calendar's id, nor a hint (`you@example.com`)."""
     suffix = value.rsplit(".", 1)[-1].lower()
     return not (_DENSITY.search(value) or suffix in _FILE_EXTENSIONS or suffix in _UNIT_TYPES
-                or suffix in _LOCAL_DOMAINS or _CALENDAR_ID.search(value))
+                or suffix in _LOCAL_DOMAINS or _CALENDAR_ID.search(value)
+                or _HINT_ADDRESS.fullmatch(value))
 
 
 def url_password(value: str) -> bool:
@@ -599,8 +604,9 @@ _WORDLIKE = re.compile(r"[a-z]{5,}")
 def prefixed_token(value: str) -> bool:
     """An issuer-prefixed API token (`lin_api_…`, `shpat_…`, `dop_v1_…`, `key-…`, `PMAK-…`): a short prefix, then
     a body of 32+ random characters, letters and digits mixed, its entropy near what its charset gives (hex or
-    base62/base64url). Not a hash behind a digest's name (`sha-`, `git-`) nor a hex id behind an object's (`req_`), a UUID behind an object's name
-    (`req_<uuid>`), words joined by `-`/`_`, nor a camelCase identifier."""
+    base62/base64url). Not a hash behind a digest's name (`sha-`, `git-`) nor a hex id behind an object's
+    (`req_`), a UUID behind an object's name (`req_<uuid>`), words joined by `-`/`_`, nor a camelCase
+    identifier."""
     head = _TOKEN_HEAD.match(value)
     if head is None:
         return False
