@@ -33,6 +33,8 @@ def test_a_number_grouped_as_its_plan_writes_it_is_found_without_a_phone_word(de
 
 @pytest.mark.parametrize("text", [
     "Freephone 0800 245 0676, lines open 8am-8pm",  # toll-free: a business's
+    "Freephone 0800 800 150",  # toll-free in most plans, a mobile in Congo's: the word decides
+    "Helpline: 0300 790 6801",  # the UK's non-geographic 03, Pakistan's mobiles
     "IBAN: GB89 ESCA 0668 2308 4601 93 (typo, bounced)",
     "Artikel 07700 900015 x2",
     "Seriennummer 0169 3482434",

@@ -372,7 +372,8 @@ _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking
 _NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|part|batch|lot|charge|qty|quantity|range|"
                 r"meter|z\xe4hler\w*|compteur|contador|account|acct|konto|iban|invoice|rechnung|factur\w*|order|"
                 r"bestell\w*|commande|pedido|po|sku|ean|isbn|doi|ref\w*|id|case|ticket|tracking|confirmation|"
-                r"booking|reservation|room|version|build)\b|#)[^\n\d\w]{0,6}|"
+                r"booking|reservation|room|version|build|freephone|toll[- ]?free|helpline|hotline|"
+                r"num\xe9ro vert|servicenummer|geb\xfchrenfrei)\b|#)[^\n\d\w]{0,6}|"
                 r"[A-Z]{2}\d{2}(?: [A-Z0-9]{4})+ )$")
 
 # An e-mail address written out: a local part (letters spelled one by one, words joined by `dot`, `underscore`,
