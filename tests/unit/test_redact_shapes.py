@@ -57,6 +57,7 @@ PEM_LINES = "\n".join(["-----BEGIN CERTIFICATE-----",
     "chatcmpl-Aw30O6Ka8n1X3F6F7YUh91NxXBE0y finished",
     "from sphinx.deprecation import RemovedInSphinx40Warning, RemovedInSphinx50Warning",
     base64.b64encode(b"last-applied-configuration v4, do not edit").decode(),  # base64 of text
+    '"body": {"data": "U2VlIHlvdSBhdCA1IHBtLCBicmluZyB0aGUgY2FrZSE"}',  # Gmail's API: base64url, unpadded
     f"ssh-ed25519 {SSH_PUBLIC} ops@bastion",
     PEM_LINES,
     '<script integrity="sha384-fe0MMd2hamY2VBDnFwKHWmr7dQXu1waZkjAaVcC7jN3U26Y1sAvIG0dWfJAAaU3P">',

@@ -673,13 +673,23 @@ def random_token(value: str) -> bool:
 def _decodes_to_data(value: str) -> bool:
     """Base64 (a whole number of quads) that decodes to printable text or opens with a binary format's header."""
     if len(value) % 4 or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", value):
-        return False
+        return _decodes_to_prose(value)
     try:
         raw = base64.b64decode(value, validate=True)
     except binascii.Error:
         return False
     printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
     return printable >= 0.85 * len(raw) or raw.startswith(_MAGIC)
+
+
+def _decodes_to_prose(value: str) -> bool:
+    """Base64url, unpadded as Gmail's API writes a message's body, that decodes to prose: printable words between
+    spaces and no JSON (a JWT's pieces decode to JSON, a key to bytes)."""
+    if len(value) % 4 == 1 or not re.fullmatch(r"[A-Za-z0-9_-]+", value):
+        return False
+    raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    return all(32 <= b < 127 or b in (9, 10, 13) for b in raw) and raw.count(b" ") >= 3 \
+        and not re.search(rb'["{}]', raw)
 
 
 _GENERATOR_SYMBOL = re.compile(r"[!#$%?@~]")
