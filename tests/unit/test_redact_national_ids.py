@@ -198,12 +198,15 @@ def make_rrn() -> str:
 FORMS = {
     "cpf": (make_cpf, ["CPF: {v}", '{{"cpf": "{v}"}}', "o CPF do cliente é {v}", "clienteCpf={v}"]),
     "pesel": (make_pesel, ["PESEL: {v}", "numer PESEL {v}", '{{"pesel": "{v}"}}', "pesel={v}"]),
-    "bsn": (make_bsn, ["BSN: {v}", "burgerservicenummer {v}", '{{"bsn": "{v}"}}', "Mijn BSN is {v}"]),
+    "bsn": (make_bsn, ["BSN: {v}", "burgerservicenummer {v}", '{{"bsn": "{v}"}}', "Mijn BSN is {v}",
+                         "graag bsn {v} controleren"]),
     "aadhaar": (make_aadhaar, ["Aadhaar: {v}", "आधार संख्या: {v}", '{{"aadhaar_number": "{v}"}}',
                                "my Aadhaar number is {v}"]),
     "tc": (make_tc, ["T.C. Kimlik No: {v}", "kimlik numarası {v}", '{{"tcKimlikNo": "{v}"}}', "TC No: {v}"]),
-    "se": (make_personnummer, ["personnummer: {v}", "Mitt personnummer är {v}", '{{"personnummer": "{v}"}}']),
-    "fi": (make_hetu, ["henkilötunnus: {v}", "HETU {v}", '{{"hetu": "{v}"}}', "personal identity code {v}"]),
+    "se": (make_personnummer, ["personnummer: {v}", "Mitt personnummer är {v}", '{{"personnummer": "{v}"}}',
+                                     "tack, jag använde pnr {v}"]),
+    "fi": (make_hetu, ["henkilötunnus: {v}", "HETU {v}", '{{"hetu": "{v}"}}', "personal identity code {v}",
+                           "kiitos, käytin hetu {v} ja jatkoin"]),
     "cn": (make_cn, ["身份证号：{v}", "公民身份号码 {v}", '{{"idCard": "{v}"}}', "resident identity number {v}"]),
     "za": (make_za, ["ID number: {v}", "SA ID {v}", '{{"id_number": "{v}"}}']),
     "pt": (make_nif_pt, ["NIF: {v}", "número de contribuinte {v}", '{{"nif": "{v}"}}']),
@@ -279,3 +282,13 @@ def test_published_examples(text: str, value: str | None) -> None:
 ])
 def test_near_misses_not_found(text: str) -> None:
     assert not _found(text), text
+
+
+@pytest.mark.parametrize("text,value", [
+    ("¿Puedes revisar por qué falla esto? documento: 28019824M", "28019824M"),  # DNI, its mod-23 letter
+    ("user pasted documento: X9692276F", "X9692276F"),                        # NIE
+    ("documento: 28019824N", None),                                           # the wrong letter
+    ("el documento 2024-118 fue enviado", None),
+])
+def test_a_spanish_id_after_documento(text: str, value: str | None) -> None:
+    assert _found(text) == ([value] if value else []), text

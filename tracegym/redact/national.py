@@ -346,6 +346,9 @@ class NationalId:
     check: Callable[[str], bool]
     short: str = ""
     """Short names that are words in prose too (RUN, NIF): in capitals, or in any case as a key (`"nif":`)."""
+    said: str = ""
+    """Short names written in lower case in prose (`hetu 010101-123N`, `pnr 811218-9876`): a label there only
+    when the value follows at once."""
     camel: str = ""
     """The label inside a camelCase name after a lower-case letter or digit (`clienteCpf`, `tcKimlikNo`)."""
     stems: str = ""
@@ -365,7 +368,7 @@ IDS: tuple[NationalId, ...] = (
     NationalId("pesel", r"pesel", r"\d{11}", pesel, camel="Pesel|PESEL",
                stems=r"(?i:pesel)"),
     NationalId("bsn", r"burger[ _-]?service[ _-]?nummer|sofi[ _-]?nummer|citizen[ _-]service[ _-]number",
-               rf"\d{{4}}{_D}\d{{2}}{_D}\d{{3}}|\d{{3}}{_D}\d{{3}}{_D}\d{{3}}|\d{{8,9}}", bsn, short="bsn",
+               rf"\d{{4}}{_D}\d{{2}}{_D}\d{{3}}|\d{{3}}{_D}\d{{3}}{_D}\d{{3}}|\d{{8,9}}", bsn, short="bsn", said="bsn",
                camel="Bsn|BSN|Burgerservicenummer",
                stems=r"(?i:burgerservice|sofinummer|citizen[ _-]service|bsn[\"']?[ \t]*[:=])|\bBSN\b|Bsn"),
     NationalId("aadhaar", r"aadhaa?r|adhaar|uidai|आधार", r"[2-9]\d{3}[ -]?\d{4}[ -]?\d{4}", aadhaar,
@@ -377,12 +380,14 @@ IDS: tuple[NationalId, ...] = (
                stems=r"(?i:kimlik|tckn|t\.c\.|tc[ _-]?no)|\bTC\b"),
     NationalId("personnummer", r"person[ _-]?nummer|personnr|pers\.?[ _-]?nr|samordningsnummer|"
                r"swedish[ _-]personal[ _-]identity[ _-]number",
-               r"(?:19|20)?\d{6}[-+ ]?\d{4}", personnummer, camel="Personnummer|PersonNummer",
+               r"(?:19|20)?\d{6}[-+ ]?\d{4}", personnummer, said=r"pnr|pers\.?nr",
+               camel="Personnummer|PersonNummer",
                stems=r"(?i:personnummer|personnr|pers\.nr|pers[ _-]nr|samordningsnummer|"
                r"personal[ _-]identity[ _-]number)"),
     NationalId("hetu", r"henkil[oö]tunnus|henkil[oö]tunnukse(?:n|si)|personbeteckning|"
                r"personal[ _-]identity[ _-]code|finnish[ _-](?:personal[ _-])?id",
-               r"\d{6}[-+A-FU-Ya-fu-y]\d{3}[0-9A-Ya-y]", hetu, short="hetu", camel="Hetu|HETU|Henkilotunnus",
+               r"\d{6}[-+A-FU-Ya-fu-y]\d{3}[0-9A-Ya-y]", hetu, short="hetu", said="hetu",
+               camel="Hetu|HETU|Henkilotunnus",
                stems=r"(?i:henkil|hetu|personbeteckning|personal[ _-]identity[ _-]code|finnish[ _-]id|"
                r"finnish[ _-]personal)"),
     NationalId("china_resident_id", r"身份证(?:号码?|号)?|公民身份号码|居民身份证|身份證(?:號碼?)?|"
@@ -424,7 +429,7 @@ IDS: tuple[NationalId, ...] = (
                stems=r"(?i:steuer|identifikationsnummer|id-nr|idnr|id[ _-]nr|german[ _-]tax)"),
     NationalId("fodselsnummer", r"f[oø]dselsnummer|f[oø]dselsnr|fnr|f\.[ ]?nr\.?|personnummer|d-nummer|"
                r"norwegian[ _-](?:national[ _-])?id",
-               r"\d{6}[ ]?\d{5}", fodselsnummer, short="fnr", camel="Fodselsnummer|Fnr",
+               r"\d{6}[ ]?\d{5}", fodselsnummer, short="fnr", said="fnr", camel="Fodselsnummer|Fnr",
                stems=r"(?i:f[oø]dselsn|f\.[ _-]?nr|fnr|personnummer|d-nummer|norwegian)|F[OØ]DSELSN"),
     NationalId("belgium_national_number", r"rijksregister[ _-]?nummer|rijksregister|nationaal[ _-]nummer|"
                r"num[eé]ro[ _-](?:de[ _-]registre[ _-])?national|registre[ _-]national|nationalregisternummer|"

@@ -206,7 +206,8 @@ _SSN_WORDS = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?s
               r"\btin\b|tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
 # Labels of national ids with a public check: the UK's National Insurance number (NINO, NI number), Canada's Social
-# Insurance Number (SIN; NAS, numéro d'assurance sociale), Spain's DNI/NIF and NIE (documento nacional de identidad).
+# Insurance Number (SIN; NAS, numéro d'assurance sociale), Spain's DNI/NIF and NIE (documento nacional de identidad,
+# or `documento` alone).
 # The short names in capitals, or in any case as a key (`"sin":`, `nino=`, `"spanish_id_(dni)":`, `dni_number`): in
 # prose they are words too (Spanish "sin", German "nie", Polish "dni"). As a column's header or a label alone, a
 # short name in any case gives its value the label (_NATID_CONTEXT), which the rule then reads as `sin: …`.
@@ -214,7 +215,7 @@ _NATID_SHORT = r"(?i:nino|dni|nif|nie|sin|nas)"
 _NATID_WORDS = (r"(?:(?:\b|_)(?:NINO|DNI|NIF|NIE|SIN|NAS)(?:\b|_)|"
                 rf"(?:\b|_){_NATID_SHORT}(?:_|[\])\"'`\\]{{0,3}}[ \t]*[:=])|"
                 r"(?i:(?:\b|_)ni[ _-]?(?:number|num|no|nr)(?:\b|_)|national[ _-]?insurance|social[ _-]?insurance|"
-                r"assurance[ _-]?sociale|n\.i\.[ef]\.|documento[ _-]nacional|identidad))")
+                r"assurance[ _-]?sociale|n\.i\.[ef]\.|documento|identidad))")
 def _natid_label(n: national.NationalId) -> str:
     """The label of one national id as its rule reads it (Python): its words in any case, not inside a longer
     lower-case word; its short names in capitals, or in any case as a key (`"nif":`, `rut=`); its camelCase form
@@ -481,6 +482,9 @@ SECOND_FACTOR_WORDS = f"{_RECOVERY_WORDS}|{_TOTP_WORDS}"
 beside `value="…"`): not context words of table headers, whose RE2 pass they would slow."""
 
 
+_SAID_GAP = r"[ \t]?[:#]?[ \t]?"
+
+
 def _national_rules() -> tuple[Rule, ...]:
     """A `national_id` rule per id of tracegym/redact/national.py after its label, each validated by the id's own
     check (the label selects it: a value after `PESEL` must pass PESEL's); and one where its shape and check alone
@@ -491,13 +495,19 @@ def _national_rules() -> tuple[Rule, ...]:
              trigger=n.stems, validator=n.check,
              description=f"{n.name} after its label ({n.check.__doc__.split(' (')[0]})")
         for n in national.IDS)
+    said = tuple(
+        Rule("national_id", "NATIONAL_ID",
+             rf"(?<![A-Za-z0-9])(?i:{n.said}){_SAID_GAP}(?P<v>{n.value})(?:$|[^A-Za-z0-9])",
+             trigger=rf"(?i:{n.said}){_SAID_GAP}\d", validator=n.check,
+             description=f"{n.name} right after a short name in lower case (`{n.said.split('|')[0]} …`)")
+        for n in national.IDS if n.said)
     bare = tuple(
         Rule("national_id", "NATIONAL_ID",
              rf"(?:^|[^A-Za-z0-9.-])(?P<v>{n.bare})(?![A-Za-z0-9]|[.-][A-Za-z0-9])",
              trigger=n.bare_trigger, validator=n.check,
              description=f"{n.name} with no label, by its shape and check")
         for n in national.IDS if n.bare)
-    return labelled + bare
+    return labelled + said + bare
 
 
 # Browser automation filling a password field: a selector that names it (`'#password'`, `'input[name="passwd"]'`,
