@@ -199,12 +199,17 @@
    shell sessions, tracebacks with locals, HTTP debug logs) corpora, each 35-37 kinds x 100 values (recovery
    codes, TOTP seeds and national ids among them), written by three more strangers to the rules; scored like 24:
    `twentysecond_…`, `twentythird_…`, `twentyfourth_recall_by_kind` and `…_false_positives`.
+29-30. The twenty-fifth (benchmarks/redact_twentyfifth.py: LLM gateways and proxies, access logs, HAR and
+   mitmproxy flows, OAuth flows, webhook deliveries) and the twenty-sixth (benchmarks/redact_twentysixth.py: coding
+   agents' diffs, commits and reviews, CI logs with prefixed lines, terraform plans, test failures, SWE-agent and
+   OpenHands trajectories) corpora, by two more strangers to the rules; scored alike: `twentyfifth_…` and
+   `twentysixth_recall_by_kind` and `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 28 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 30 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -221,8 +226,9 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "nineteenth_recall_by_kind", "nineteenth_false_positives", "twentieth_recall_by_kind",
 "twentieth_false_positives", "twentyfirst_recall_by_kind", "twentyfirst_false_positives",
 "twentysecond_recall_by_kind", "twentysecond_false_positives", "twentythird_recall_by_kind",
-"twentythird_false_positives", "twentyfourth_recall_by_kind", "twentyfourth_false_positives"} (with
---corpora-only, the last forty-eight).
+"twentythird_false_positives", "twentyfourth_recall_by_kind", "twentyfourth_false_positives",
+"twentyfifth_recall_by_kind", "twentyfifth_false_positives", "twentysixth_recall_by_kind",
+"twentysixth_false_positives"} (with --corpora-only, the last fifty-two).
 """
 
 from __future__ import annotations
@@ -263,9 +269,11 @@ import redact_tenth  # noqa: E402
 import redact_thirteenth  # noqa: E402
 import redact_twelfth  # noqa: E402
 import redact_twentieth  # noqa: E402
+import redact_twentyfifth  # noqa: E402
 import redact_twentyfirst  # noqa: E402
 import redact_twentyfourth  # noqa: E402
 import redact_twentysecond  # noqa: E402
+import redact_twentysixth  # noqa: E402
 import redact_twentythird  # noqa: E402
 import redact_unseen  # noqa: E402
 from ingest import TAU_BENCH, build_file, run_child  # noqa: E402
@@ -495,16 +503,15 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("thirteenth", redact_thirteenth), ("fourteenth", redact_fourteenth), ("fifteenth", redact_fifteenth),
     ("sixteenth", redact_sixteenth), ("seventeenth", redact_seventeenth), ("eighteenth", redact_eighteenth),
     ("nineteenth", redact_nineteenth), ("twentieth", redact_twentieth), ("twentyfirst", redact_twentyfirst),
-    ("twentysecond", redact_twentysecond), ("twentythird", redact_twentythird), ("twentyfourth", redact_twentyfourth))
+    ("twentysecond", redact_twentysecond), ("twentythird", redact_twentythird), ("twentyfourth", redact_twentyfourth),
+    ("twentyfifth", redact_twentyfifth), ("twentysixth", redact_twentysixth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 28: the written, the held-out, the fresh, the unseen, the fifth, the sixth, the seventh,
-    the eighth, the ninth, the tenth, the eleventh, the twelfth, the thirteenth, the fourteenth, the fifteenth, the
-    sixteenth, the seventeenth, the eighteenth, the nineteenth, the twentieth, the twenty-first, the twenty-second,
-    the twenty-third and the twenty-fourth corpus, printed; their figures for the last line."""
+    """Sections 4, 5, 7 to 30: the written, the held-out, the fresh, the unseen, and the fifth to the twenty-sixth
+    corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
     for note, n in corpus_notes.most_common(30):
@@ -614,9 +621,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen, fifth, sixth, seventh, eighth, ninth, "
-                             "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, "
-                             "eighteenth, nineteenth, twentieth and twenty-first to twenty-fourth corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to twenty-sixth corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
