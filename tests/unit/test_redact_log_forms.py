@@ -244,3 +244,14 @@ def test_luhn_runs_without_card_shape_or_issuer_stay() -> None:
     assert not _found(f"reference {odd}")  # odd groups without a card word
     no_issuer = _luhn_complete("991234567890123")
     assert not _found(f"card: {no_issuer}")  # no issuer uses 99
+
+
+@pytest.mark.parametrize(("text", "password"), [
+    ("grant_type=password&username=bob&password=S3cr3t9x&client_id=cli", "S3cr3t9x"),
+    ("GET /login?user=bob&password=hunter22&next=/home", "hunter22"),
+    ("password=ab%26cd9x&x=1", "ab%26cd9x"),     # a literal & is %26 in a form
+    ("DB_PASSWORD=ab&cd!9x", "ab&cd!9x"),        # an env file's & is the password's
+])
+def test_a_forms_password_ends_at_the_next_field(text: str, password: str) -> None:
+    found = [f.value for f in DETECTOR.find(text) if f.rule.label == "PASSWORD"]
+    assert found == [password], text

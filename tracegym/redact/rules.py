@@ -92,6 +92,9 @@ _OPEN = r"(?:\\?[\"'`]'?|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
 # A character of an unquoted password after a `,` or `;` inside it (`UH;mx!_*24`: they end a value in prose): not
 # a space, a quote, a bracket or a backslash, nor an `=` (`password=X;encrypt=true` in JDBC: the next `name=`).
 _PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
+# A character of an unquoted password: not a space, a quote, a bracket or a backslash, nor the `&` that opens a
+# form's or a query's next field (`password=X&grant_type=password`: a literal `&` there is written `%26`).
+_PW_CHAR = r"(?:[^\s\"'`,;(){}\[\]<>\\&]|&(?![A-Za-z_][\w.\[\]-]{0,40}=))"
 # The short password flags of common tools, as their manuals give them: `docker login -p` (podman, nerdctl,
 # buildah, skopeo, oras, `helm registry login` alike), `redis-cli -a`, `ldapsearch -w` (every OpenLDAP client),
 # `smbclient -U user%password`, `htpasswd -b[c] file user password` (the flags apart too: `-b -c`) and
@@ -838,7 +841,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "guid, timestamps), its header gone"),
     Rule("password", "PASSWORD",
          rf"(?:^|[\s\"'`])[A-Za-z0-9_.-]*{_PW_LABEL}[ \t]*=[ \t]*"
-         rf"(?P<v>[^\s\"'`\\]{{3,127}}[^\s\"'`\\,;)\]}}.])",
+         rf"(?P<v>(?:[^\s\"'`\\&]|&(?![A-Za-z_][\w.\[\]-]{{0,40}}=)){{3,127}}[^\s\"'`\\,;)\]}}.&])",
          trigger=r"(?i:pass|pwd)[A-Za-z]*[ \t]*=[ \t]*[^\s\"'`\\,;(){}\[\]<>]*[,;(){}\[\]<>][^\s\"'`\\]",
          validator=v.password,
          description="unquoted passwords after `name=` with symbols in them (env files, Java properties, log "
@@ -847,7 +850,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)(?:[ \t]*=|[ \t]+(?i:is|ist|est|es|è|é|är|er)[ \t])[ \t]*|{_PW_SHELL}|"
          rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
          r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|'(?P<w>[^'\\\n]{4,128})'|"
-         rf"{_OPEN}(?P<x>[^\s\"'`,;(){{}}\[\]<>\\]{{1,128}}(?:[,;]{_PW_WORD}{{1,128}})*)(?:$|[\s\"'`,;(){{}}\[\]<>\\]))",
+         rf"{_OPEN}(?P<x>{_PW_CHAR}{{1,128}}(?:[,;]{_PW_WORD}{{1,128}})*)(?:$|[\s\"'`,;(){{}}\[\]<>\\&]))",
          trigger=_PW_TRIGGER, validator=v.password,
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose); "
                      "a quoted one whole, symbols and spaces included"),
