@@ -35,8 +35,9 @@ _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 # Labels whose value is a credential, as keys in JSON, YAML, env files and code.
 _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|private[_ -]?key|client[_ -]?secret|"
                  r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|secret|token|credentials?|[_.-]key|"
-                 r"[a-z0-9]Key|[_.-]pat\b)")
-# (`_pat`: a personal access token, as `asana_pat`, `AIRTABLE_PAT`, `x-asana-pat` name one)
+                 r"[a-z0-9]Key|[_.-]pat\b|code[_-]verifier)")
+# (`_pat`: a personal access token, as `asana_pat`, `AIRTABLE_PAT`, `x-asana-pat` name one; `code_verifier`: PKCE's
+# secret, RFC 7636, whose hash the `code_challenge` is public)
 # Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key).
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
@@ -339,7 +340,8 @@ _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object
 # (a certificate's, a public key's: after a long base64 line or a PEM header); a CTF flag's body (`HTB{…}`); a
 # password hash in crypt(3)'s modular format (`$2b$12$…` bcrypt, Cisco's `$9$salt$…`, mosquitto's `$7$101$salt$…`).
 _NOT_A_KEY = (rf"(?:{_HEX_NOT_KEY}|\b(?i:id|uuid|guid|ksuid|ulid|version|build|image|video|file|doc|document|sheet|"
-              r"order|invoice|ticket|tracking|integrity|salt|iv|serial|thumbprint|message-id)\b|[a-z_]Id\b|_id\b|"
+              r"order|invoice|ticket|tracking|integrity|salt|iv|serial|thumbprint|message-id|code[_-]challenge|"
+              r"nonce)\b|[a-z_]Id\b|_id\b|[?&]state=$|"
               r"[a-z0-9]ID\b)[^\n]{0,24}$|(?:[A-Za-z0-9+/=]{40}|-----)[ \t]*\\?\r?\n[ \t]*$|\w\{$|"
               r"\$[0-9A-Za-z]{1,3}\$(?:[^\s$]{1,64}\$){0,3}$")
 # What generated passwords are written with: letters, digits and the symbols their alphabets use; not quotes, a
@@ -465,10 +467,11 @@ _RECOVERY_WORDS = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]t
                    r"kody (?:zapasowe|odzyskiwania)|reservkoder|yedek kodlar)|återställningskoder|"
                    r"gendannelseskoder|varakoodit|kurtarma kodları|резервные коды|коды восстановления|záložní kódy|"
                    r"バックアップコード|リカバリーコード|备用码|恢复码|備用碼|백업 코드|복구 코드)")
-# One code: Google's eight digits (also 4+4), or eight to sixteen letters and digits, or groups joined by `-`
-# (GitHub's `4f2a1-9c3be`, Microsoft's five groups of five); a digit in it.
-_RECOVERY_CODE = (r"(?=[A-Za-z-]*\d)(?:\d{4}[ -]\d{4}(?![\d-])|[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){1,5}|"
-                  r"[A-Za-z0-9]{8,16})")
+# One code: Google's eight digits (also 4+4, `+` in a form's body), or eight to sixteen letters and digits, or
+# groups joined by `-` (GitHub's `4f2a1-9c3be`, Microsoft's five groups of five); a digit in it, or capitals in
+# three to six equal groups (a random code of twelve that drew no digit).
+_RECOVERY_CODE = (r"(?:(?=[A-Za-z-]*\d)(?:\d{4}[ +-]\d{4}(?![\d-])|[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){1,5}|"
+                  r"[A-Za-z0-9]{8,16})|[A-Z]{4,5}(?:-[A-Z]{4,5}){2,5}(?![A-Za-z0-9]))")
 # Between the codes of a list: a comma, a semicolon or a line break (a bullet or a list number after it, quotes of
 # a JSON array), or spaces.
 _RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\d{1,2}[.)][ \t]*)?\\?[\"']?|"
@@ -676,7 +679,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "outlook.office.com/webhook/…: the path after the host)"),
     Rule("url_secret", "SECRET",
          r"[?&;](?i:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|token|access_token|"
-         r"api[_-]?key|key|secret|client_secret|code)=(?P<v>[A-Za-z0-9%_.~+/-]{16,512}={0,2})",
+         r"api[_-]?key|key|secret|client_secret|code)=(?P<v>[A-Za-z0-9%_.~+/-]{16,4096}={0,2})",
          trigger=r"[?&;](?i:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|token|access_token|"
                  r"api[_-]?key|key|secret|client_secret|code)=[A-Za-z0-9%_.~+/-]{16}",
          validator=v.labelled_key,
@@ -700,6 +703,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"/hooks/(?P<v>[A-Za-z0-9]{17,}/[A-Za-z0-9]{20,}|[A-Za-z0-9]{20,})(?:$|[^A-Za-z0-9])",
          trigger=r"/hooks/[A-Za-z0-9]{17}", validator=v.labelled_key,
          description="incoming-webhook ids of Mattermost (/hooks/<26>) and Rocket.Chat (/hooks/<17-char id>/<token>)"),
+    Rule("webhook_path", "WEBHOOK",
+         r"/(?i:web)?hooks?/(?:[A-Za-z][A-Za-z0-9.-]{0,30}/){0,3}?(?P<v>[A-Za-z0-9_-]{24,256})(?![A-Za-z0-9_-])",
+         trigger=r"/(?i:web)?hooks?/", validator=v.path_token,
+         description="the secret segment of any incoming webhook's URL (Webex's /v1/webhooks/incoming/<token>, "
+                     "n8n's, a team's own /webhooks/<token>): a random one, not a word or a UUID"),
     Rule("chat_webhook", "WEBHOOK",
          r"(?:open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/|qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=|"
          r"oapi\.dingtalk\.com/robot/send\?access_token=)(?P<v>[A-Za-z0-9-]{20,128})",
@@ -916,14 +924,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS}){_CLOSE}\s*:?[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?(?:\\?[\"'`]?[\])]?\s*:?[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
+         trigger=r"(?i:key|token|secret|credential|[_.-]pat|verifier)s?(?:\\?[\"'`]?[\])]?\s*:?[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
                  r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels "
                                                        "(Laravel's `base64:` prefix before one stays)"),
     Rule("secret_assignment", "SECRET",
          rf"(?i:{_SECRET_WORDS})\\?[\"']?\]?[ \t]*:?[:=][ \t]*"
          r"(?:\\?\"(?P<v>[!-~]{16,256}?)\\?\"|'(?P<w>[!-~]{16,256}?)')(?:$|[\s,;)}\]>])",
-         trigger=r"(?i:key|token|secret|credential|[_.-]pat)s?\\?[\"']?\]?[ \t]*:?[:=][ \t]*\\?[\"'][!-~]{16}",
+         trigger=r"(?i:key|token|secret|credential|[_.-]pat|verifier)s?\\?[\"']?\]?[ \t]*:?[:=][ \t]*\\?[\"'][!-~]{16}",
          validator=v.symbol_secret,
          description="a quoted secret with symbols in it after a key, token or secret label (Django's "
                      "`SECRET_KEY = 'k#9…'`, `\"client_secret\": \"…~…\"`)"),
@@ -957,7 +965,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"\d{6}-\d{6}-\d{6}-\d{6}", validator=v.bitlocker_key,
          description="BitLocker recovery passwords (eight groups of six digits, each a multiple of 11), anywhere"),
     Rule("recovery_code", "SECRET",
-         rf"{_RECOVERY_WORDS}[^\n:=]{{0,40}}?(?:[:=]|\b(?:are|is|sind|lauten|sont|son|são)\b|(?=[ \t]*(?:\r?\n|\\n)))"
+         rf"{_RECOVERY_WORDS}(?:[^\n:=]{{0,40}}?(?:[:=]|\b(?:are|is|sind|lauten|sont|son|são)\b|"
+         r"(?=[ \t]*(?:\r?\n|\\n)))|(?=[ \t]+[A-Za-z0-9]))"
          r"[ \t]*(?:\r?\n|\\n)?[ \t]*"
          rf"(?:\[?\\?[\"'])?(?:[-*•][ \t]*|\d{{1,2}}[.)][ \t]*)?"
          rf"(?P<v>{_RECOVERY_CODE}(?:{_RECOVERY_SEP}{_RECOVERY_CODE}){{0,19}})(?![A-Za-z0-9])",
@@ -1092,6 +1101,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"\d{3} \d{2} \d{4}", validator=v.ssn,
          description="US Social Security numbers printed in their groups with spaces, 123 45 6789, standing alone "
                      "(no digit group beside them, as in columns of figures)"),
+    Rule("national_id", "NATIONAL_ID",
+         r"(?:\[|%5[Bb])(?:personal_)?id_number(?:\]|%5[Dd])(?:=|\\?[\"']?[ \t]*:[ \t]*\\?[\"'])"
+         r"(?P<v>[A-Za-z0-9 .-]{4,24}[A-Za-z0-9])(?![A-Za-z0-9])",
+         trigger=r"(?:\[|%5[Bb])(?:personal_)?id_number(?:\]|%5[Dd])", validator=lambda s: bool(re.search(r"\d{4}", s)),
+         description="a person's government id in a Stripe request (`individual[id_number]=`, `person[id_number]`, "
+                     "`representative[personal_id_number]`): an SSN in the US, a SIN in Canada, any country's"),
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}[ -]?\d{2}[ -]?\d{4})[ \t]*\(?(?i:ssn)\b",
          trigger=r"\d{4}[ \t]*\(?(?i:ssn)", validator=v.ssn,
          description="US Social Security numbers followed by (SSN)"),

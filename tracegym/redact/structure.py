@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from tracegym.redact.bodies import body_fields
+
 Labelled = list[tuple[str, int, int]]
 MAX_LABEL = 48
 SENSITIVE = ("secret", "password")
@@ -531,4 +533,4 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += unexpected_values(text, wanted)
     if "\"" in text:
         out += redis_commands(text, wanted)
-    return out
+    return out + body_fields(text, wanted)

@@ -468,7 +468,12 @@ def password(value: str) -> bool:
         return False  # a PowerShell cmdlet (`$pw = ConvertTo-SecureString …`: the value is what it converts)
     if re.fullmatch(r"@[\w-]+(?:\.[\w-]+)*(?::\d+)?/\S*", bare):
         return False  # a URL's host and path after a placeholder password (`postgresql://user:<password>@host/db`)
-    return True
+    return not _CSS_PSEUDO.fullmatch(bare)  # a selector's pseudo-class: `input[name="password"]:nth-child(2)`
+
+
+_CSS_PSEUDO = re.compile(r"(?:nth-(?:last-)?(?:child|of-type)|(?:first|last|only)-(?:child|of-type)|not|is|where|has|"
+                         r"focus(?:-within|-visible)?|hover|active|checked|disabled|enabled|required|optional|"
+                         r"(?:in)?valid|placeholder-shown|read-only|read-write|autofill)(?:\(\S*)?")
 
 
 def json_pass(value: str) -> bool:
@@ -625,6 +630,18 @@ def prefixed_token(value: str) -> bool:
     return entropy(run) >= 0.8 * math.log2(min(len(run), 62))
 
 
+def path_token(value: str) -> bool:
+    """The secret segment of a webhook's URL: 24+ characters, letters and digits mixed, random (not words joined
+    by `_`/`-`, not a UUID: an object's id)."""
+    if len(value) < 24 or not _DIGITS.search(value) or not re.search(r"[A-Za-z]", value) or _UUID.fullmatch(value):
+        return False
+    parts = [p for p in re.split(r"[_-]", value) if p]
+    run = "".join(parts)
+    if max(len(p) for p in parts) < 16 or sum(len(w) for w in _WORDLIKE.findall(run)) * 3 >= len(run):
+        return False
+    return entropy(run) >= 3.5
+
+
 def issuer_token(value: str) -> bool:
     """A token of a documented format: random (ten distinct characters or more; digits, or both cases: a base62
     body of 24 may hold no digit), not a placeholder (`hvs.XXXX…`, `dapi000…`)."""
@@ -752,13 +769,15 @@ def recovery_codes(value: str) -> bool:
 
 def totp_seed(value: str) -> bool:
     """An authenticator's shared secret as its setup page or its URI writes it: RFC 4648 base32 (letters and
-    2-7), one case, 16 characters or more. In groups of four, a digit in two groups or more (random base32 holds
-    one in two groups of four, words none); whole, eight distinct characters, and a digit or ten distinct letters
-    (a secret of letters alone: one in 28 of 16 characters)."""
+    2-7), one case, 16 characters or more. In groups of four, a digit in one group, in two of seven groups or more
+    (random base32 holds one in 56% of groups of four: 96% of four groups have one such group, 97% of seven or
+    eight two; words none); whole, eight distinct characters, and a digit or ten distinct letters (a secret of
+    letters alone: one in 28 of 16 characters)."""
     groups = value.split()
     compact = "".join(groups)
     if len(compact) < 16 or (compact.lower() != compact and compact.upper() != compact):
         return False
     if len(groups) > 1:
-        return sum(bool(re.search(r"[2-7]", g)) for g in groups) >= 2 and len(set(compact)) >= 8
+        with_digit = sum(bool(re.search(r"[2-7]", g)) for g in groups)
+        return with_digit >= (1 if len(groups) < 7 else 2) and len(set(compact)) >= 8
     return len(set(compact)) >= 8 and (bool(re.search(r"[2-7]", compact)) or len(set(compact)) >= 10)
