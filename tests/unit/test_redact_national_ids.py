@@ -208,7 +208,7 @@ FORMS = {
     "fi": (make_hetu, ["henkilötunnus: {v}", "HETU {v}", '{{"hetu": "{v}"}}', "personal identity code {v}",
                            "kiitos, käytin hetu {v} ja jatkoin"]),
     "cn": (make_cn, ["身份证号：{v}", "公民身份号码 {v}", '{{"idCard": "{v}"}}', "resident identity number {v}"]),
-    "za": (make_za, ["ID number: {v}", "SA ID {v}", '{{"id_number": "{v}"}}']),
+    "za": (make_za, ["RSA ID number: {v}", "SA ID {v}", '{{"sa_id_number": "{v}"}}']),
     "pt": (make_nif_pt, ["NIF: {v}", "número de contribuinte {v}", '{{"nif": "{v}"}}']),
     "nhs": (make_nhs, ["NHS number: {v}", "NHS no. {v}", '{{"nhs_number": "{v}"}}']),
     "is": (make_kennitala, ["kennitala: {v}", "kt. {v}", '{{"kennitala": "{v}"}}']),
@@ -291,4 +291,20 @@ def test_near_misses_not_found(text: str) -> None:
     ("el documento 2024-118 fue enviado", None),
 ])
 def test_a_spanish_id_after_documento(text: str, value: str | None) -> None:
+    assert _found(text) == ([value] if value else []), text
+
+
+@pytest.mark.parametrize("text,value", [
+    ('{"document": {"type": "fr_nir", "number": "1 84 12 76 451 089 46"}}', "1 84 12 76 451 089 46"),  # INSEE's
+    ("Content-Disposition: form-data; name=\"id_number\"\r\n\r\n811228-9874\r\n", "811228-9874"),
+    ("national_id=131052-308T", "131052-308T"),
+    ("document number: 85.07.30-033.28 thanks", "85.07.30-033.28"),
+    ('{"customer": {"user_fnr": "08108425971"}}', "08108425971"),
+    ("id_number: 811228-9876", None),          # a check no id's algorithm gives
+    ("order id no. 111222333", None),          # another thing's id
+    ("ticket_id_number 111222333", None),
+])
+def test_an_id_whose_label_names_no_country_passes_some_check(text: str, value: str | None) -> None:
+    """`ID number` alone says an identity number but not whose: any id's check reads it (a ZA-labelled one must pass
+    the ZA check, above)."""
     assert _found(text) == ([value] if value else []), text

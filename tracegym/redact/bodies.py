@@ -21,7 +21,7 @@ _Q = r"\\{0,7}\""
 """A quote, escaped when the body sits inside JSON strings (bounded: `\\*` scans a run from each position)."""
 _PART = re.compile(rf"(?i:content-disposition):[ \t]*form-data;[ \t]*name={_Q}([^\"\\\r\n]{{1,48}}){_Q}"
                    rf"[^\r\n]{{0,200}}?{_NL}(?:(?i:content-[a-z-]{{1,30}}):[^\r\n\\]{{0,200}}{_NL}){{0,3}}{_NL}"
-                   r"([^\r\n\\]{1,512})")
+                   r"(?!(?i:content-disposition))([^\r\n\\]{1,512})")
 _ARGUMENT = re.compile(r"([A-Za-z_]\w{0,47})[ \t]*:[ \t]*\$([A-Za-z_]\w{0,47})")
 
 

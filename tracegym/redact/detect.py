@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tracegym.redact import printed
+from tracegym.redact import national, printed
 from tracegym.redact import validators as v
 from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
@@ -42,10 +42,12 @@ CACHE_CHARS = 32_000_000
 """The texts the cache holds, in all: the oldest go first."""
 _JSON_BREAK = re.compile(r"\\[nrt]")
 _CONTEXT_WORD = re.compile(CONTEXT_WORDS, re.ASCII)
-_LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|{SECOND_FACTOR_WORDS}|^{COOKIE_NAMES}$", re.ASCII)
+_LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|{SECOND_FACTOR_WORDS}|^{COOKIE_NAMES}$|"
+                         rf"{national.GENERIC_WORDS}|{national.SHORT_PARTS}", re.ASCII)
 """A label that structure ties to a value: a context word, `pass` ending a name (`smtp_pass`), `okta` (which the Okta
-token rule reads as a label: `OKTA_SSWS`), a recovery code's or an authenticator secret's name, or a session
-cookie's name (`PHPSESSID`, `connect.sid`)."""
+token rule reads as a label: `OKTA_SSWS`), a recovery code's or an authenticator secret's name, a session
+cookie's name (`PHPSESSID`, `connect.sid`), an id's name with no country (`document_number`) or a national id's
+short name inside one (`fr_nir`)."""
 POOL = pa.system_memory_pool()
 """Where redaction's Arrow arrays are allocated (distinct texts, masks, rewritten columns). Arrow's default pool
 (mimalloc) gives a column-sized buffer back to the kernel once it is freed and maps the next one afresh: that

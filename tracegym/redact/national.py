@@ -449,3 +449,26 @@ IDS: tuple[NationalId, ...] = (
                r"\d{6}[ ]?-?[ ]?[0-9]\d{6}", korea_rrn, short="rrn", camel="Jumin|JuminNo|Rrn|RRN",
                stems=r"주민|(?i:resident[ _-]registration|rrn[\"']?[ \t]*[:=])|\bRRN\b|Rrn|Jumin"),
 )
+
+_GENERIC_NAMES = (r"national[ _-]?id(?:entity)?(?:[ _-]?(?:number|no|nr|card))?|"
+                  r"identity[ _-]?(?:card[ _-]?)?(?:number|no)|document[ _-]?(?:number|no|nr|num)|"
+                  r"identification[ _-]?(?:number|no)|"
+                  r"personal[ _-]?(?:id|identity|identification)[ _-]?(?:number|no|code)?")
+_ID_NUMBER = r"id[ _-]?(?:number|no|nr|num)"
+GENERIC_WORDS = rf"(?:(?<![A-Za-z0-9])(?i:{_GENERIC_NAMES})|(?<![A-Za-z0-9_])(?<![A-Za-z] )(?i:{_ID_NUMBER}))"
+"""Labels that name an identity number without its country (`id_number`, `document number`, a KYC form's
+`national_id`): their value is read by every id's check. `id number` alone, not another thing's (`order id no`)."""
+GENERIC_STEMS = rf"(?i:{_GENERIC_NAMES}|{_ID_NUMBER})"
+"""The same, as RE2's prefilter reads them (no lookbehind)."""
+GENERIC_VALUE = r"\d[\d .+-]{6,22}[0-9A-Za-z]"
+"""Digits in groups apart by spaces, dots, dashes or `+`, a check letter perhaps last (HETU's, a NIE's)."""
+SHORT_PARTS = r"(?i:(?:^|_)(?:" + "|".join(n.short for n in IDS if n.short) + r")(?:_|$))"
+"""The short names as parts of an identifier (`fr_nir`, `user_cf`): a label structure ties to its value."""
+
+
+def any_id(value: str) -> bool:
+    """Whether the value passes some id's check. Random digits pass at 9 digits 24% (BSN, Portugal's NIF, ...), 10
+    10%, 11 4.7%, 12 8.2%, 13 1.5% (20,000 drawn each): after a label that says an identity number, the check only
+    keeps figures of another kind out."""
+    return any(n.check(value) for n in IDS)
+

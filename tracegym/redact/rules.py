@@ -507,13 +507,19 @@ def _national_rules() -> tuple[Rule, ...]:
              trigger=rf"(?i:{n.said}){_SAID_GAP}\d", validator=n.check,
              description=f"{n.name} right after a short name in lower case (`{n.said.split('|')[0]} …`)")
         for n in national.IDS if n.said)
+    generic = Rule("national_id", "NATIONAL_ID",
+                   rf"{national.GENERIC_WORDS}(?:[^\n]{{0,30}}?[^A-Za-z0-9\n])?(?P<v>{national.GENERIC_VALUE})"
+                   r"(?![A-Za-z0-9])",
+                   trigger=national.GENERIC_STEMS, validator=national.any_id,
+                   description="an id after a label that names none's country (`id_number`, `document number`, "
+                               "`national_id`), by any id's check")
     bare = tuple(
         Rule("national_id", "NATIONAL_ID",
              rf"(?:^|[^A-Za-z0-9.-])(?P<v>{n.bare})(?![A-Za-z0-9]|[.-][A-Za-z0-9])",
              trigger=n.bare_trigger, validator=n.check,
              description=f"{n.name} with no label, by its shape and check")
         for n in national.IDS if n.bare)
-    return labelled + said + bare
+    return labelled + said + (generic,) + bare
 
 
 # Browser automation filling a password field: a selector that names it (`'#password'`, `'input[name="passwd"]'`,
