@@ -298,8 +298,12 @@ def test_a_spanish_id_after_documento(text: str, value: str | None) -> None:
     ('{"document": {"type": "fr_nir", "number": "1 84 12 76 451 089 46"}}', "1 84 12 76 451 089 46"),  # INSEE's
     ("Content-Disposition: form-data; name=\"id_number\"\r\n\r\n811228-9874\r\n", "811228-9874"),
     ("national_id=131052-308T", "131052-308T"),
+    ("national_id: 150305A417U", "150305A417U"),  # HETU's century sign A (2000s) inside
     ("document number: 85.07.30-033.28 thanks", "85.07.30-033.28"),
     ('{"customer": {"user_fnr": "08108425971"}}', "08108425971"),
+    ('{"document": {"type": "se_pnr", "number": "811228-9874"}}', "811228-9874"),   # a short name in a type
+    ('{"document": {"type": "be_nrn", "number": "85.07.30-033.28"}}', "85.07.30-033.28"),
+    ('{"content": "Content-Disposition: form-data; name=\\"id_number\\"\\r\\n\\r\\n131052-308T"}', "131052-308T"),
     ("id_number: 811228-9876", None),          # a check no id's algorithm gives
     ("order id no. 111222333", None),          # another thing's id
     ("ticket_id_number 111222333", None),

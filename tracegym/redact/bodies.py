@@ -15,13 +15,14 @@ from collections.abc import Callable
 
 Labelled = list[tuple[str, int, int]]
 
-_NL = r"(?:\r?\n|\\r\\n|\\n)"
-"""A line break, as written or escaped inside a JSON string."""
+_BREAK = r"(?:\\?\r?\n|\\r|\\n)"
+"""A line break's CR or LF: as written, escaped inside a JSON string, or as the detector reads an escape (a
+backslash before a real line break)."""
 _Q = r"\\{0,7}\""
 """A quote, escaped when the body sits inside JSON strings (bounded: `\\*` scans a run from each position)."""
 _PART = re.compile(rf"(?i:content-disposition):[ \t]*form-data;[ \t]*name={_Q}([^\"\\\r\n]{{1,48}}){_Q}"
-                   rf"[^\r\n]{{0,200}}?{_NL}(?:(?i:content-[a-z-]{{1,30}}):[^\r\n\\]{{0,200}}{_NL}){{0,3}}{_NL}"
-                   r"(?!(?i:content-disposition))([^\r\n\\]{1,512})")
+                   rf"[^\r\n\\]{{0,200}}(?:{_BREAK}{{1,2}}(?!(?i:content-disposition))(?i:content-[a-z-]{{1,30}}):[^\r\n\\]{{0,200}}){{0,3}}"
+                   rf"{_BREAK}{{2,4}}(?!(?i:content-disposition))([^\r\n\\]{{1,512}})")
 _ARGUMENT = re.compile(r"([A-Za-z_]\w{0,47})[ \t]*:[ \t]*\$([A-Za-z_]\w{0,47})")
 
 

@@ -434,7 +434,7 @@ IDS: tuple[NationalId, ...] = (
     NationalId("belgium_national_number", r"rijksregister[ _-]?nummer|rijksregister|nationaal[ _-]nummer|"
                r"num[eé]ro[ _-](?:de[ _-]registre[ _-])?national|registre[ _-]national|nationalregisternummer|"
                r"belgian[ _-]national[ _-]number|insz|niss",
-               r"\d{2}\.?\d{2}\.?\d{2}[-. ]?\d{3}\.?\d{2}", belgium_national_number, short="rrn",
+               r"\d{2}\.?\d{2}\.?\d{2}[-. ]?\d{3}\.?\d{2}", belgium_national_number, short="rrn|nrn",
                camel="Rijksregisternummer|Insz|INSZ|Niss|NISS",
                stems=r"(?i:rijksregister|nationaal[ _-]nummer|num[eé]ro[ _-]national|registre[ _-]national|"
                r"nationaal|insz|niss)|\bRRN\b"),
@@ -460,10 +460,14 @@ GENERIC_WORDS = rf"(?:(?<![A-Za-z0-9])(?i:{_GENERIC_NAMES})|(?<![A-Za-z0-9_])(?<
 `national_id`): their value is read by every id's check. `id number` alone, not another thing's (`order id no`)."""
 GENERIC_STEMS = rf"(?i:{_GENERIC_NAMES}|{_ID_NUMBER})"
 """The same, as RE2's prefilter reads them (no lookbehind)."""
-GENERIC_VALUE = r"\d[\d .+-]{6,22}[0-9A-Za-z]"
-"""Digits in groups apart by spaces, dots, dashes or `+`, a check letter perhaps last (HETU's, a NIE's)."""
-SHORT_PARTS = r"(?i:(?:^|_)(?:" + "|".join(n.short for n in IDS if n.short) + r")(?:_|$))"
-"""The short names as parts of an identifier (`fr_nir`, `user_cf`): a label structure ties to its value."""
+GENERIC_VALUE = r"\d[\d .+-]{4,22}[A-Za-z]?[\d .+-]{0,8}[0-9A-Za-z]"
+"""Digits in groups apart by spaces, dots, dashes or `+`, a letter perhaps inside (HETU's century sign) and a
+check letter perhaps last (HETU's, a NIE's)."""
+_SHORT_NAMES = "|".join(dict.fromkeys(name for n in IDS for name in (n.short, n.said) if name))
+SHORT_PARTS = rf"(?i:(?:^|_)(?:{_SHORT_NAMES})(?:_|$))"
+"""The short names as parts of an identifier (`fr_nir`, `se_pnr`, `user_cf`): a label structure ties to its value."""
+SHORT_TRIGGER = rf"(?i:_(?:{_SHORT_NAMES})\b)"
+"""The same in text, for RE2's prefilter (`"type": "se_pnr"`)."""
 
 
 def any_id(value: str) -> bool:

@@ -488,7 +488,7 @@ SECOND_FACTOR_WORDS = f"{_RECOVERY_WORDS}|{_TOTP_WORDS}"
 beside `value="…"`): not context words of table headers, whose RE2 pass they would slow."""
 
 
-_SAID_GAP = r"[ \t]?[:#]?[ \t]?"
+_SAID_GAP = r"[ \t]?[:#]?[ \t]?\\?[\"']?"
 
 
 def _national_rules() -> tuple[Rule, ...]:
@@ -510,7 +510,7 @@ def _national_rules() -> tuple[Rule, ...]:
     generic = Rule("national_id", "NATIONAL_ID",
                    rf"{national.GENERIC_WORDS}(?:[^\n]{{0,30}}?[^A-Za-z0-9\n])?(?P<v>{national.GENERIC_VALUE})"
                    r"(?![A-Za-z0-9])",
-                   trigger=national.GENERIC_STEMS, validator=national.any_id,
+                   trigger=f"{national.GENERIC_STEMS}|{national.SHORT_TRIGGER}", validator=national.any_id,
                    description="an id after a label that names none's country (`id_number`, `document number`, "
                                "`national_id`), by any id's check")
     bare = tuple(
