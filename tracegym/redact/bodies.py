@@ -24,6 +24,8 @@ _PART = re.compile(rf"(?i:content-disposition):[ \t]*form-data;[ \t]*name={_Q}([
                    rf"[^\r\n\\]{{0,200}}(?:{_BREAK}{{1,2}}(?!(?i:content-disposition))(?i:content-[a-z-]{{1,30}}):[^\r\n\\]{{0,200}}){{0,3}}"
                    rf"{_BREAK}{{2,4}}(?!(?i:content-disposition))([^\r\n\\]{{1,512}})")
 _ARGUMENT = re.compile(r"([A-Za-z_]\w{0,47})[ \t]*:[ \t]*\$([A-Za-z_]\w{0,47})")
+_MOST_VARIABLES = 64
+"""Variables looked up per text: each is a pass over the rest of it (a hostile text could name thousands)."""
 
 
 def multipart_fields(text: str, wanted: Callable[[str], object]) -> Labelled:
@@ -38,7 +40,8 @@ def graphql_variables(text: str, wanted: Callable[[str], object]) -> Labelled:
     start = text.find("variables")
     if start < 0:
         return out
-    for variable, argument in {m.group(2): m.group(1) for m in _ARGUMENT.finditer(text, 0, start)}.items():
+    named = {m.group(2): m.group(1) for m in _ARGUMENT.finditer(text, 0, start)}
+    for variable, argument in list(named.items())[:_MOST_VARIABLES]:
         label = argument if wanted(argument) else variable if wanted(variable) else None
         if label is None:
             continue
