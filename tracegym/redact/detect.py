@@ -105,18 +105,22 @@ class Detector:
         self.rules: tuple[Rule, ...] = tuple(r for r in BUILTIN_RULES if r.name not in config.disable) + tuple(user)
         self.rank = {r: i for i, r in enumerate(self.rules)}
         self.swept = tuple(r for r in self.rules if r.sweep)
-        self.triggers = {r.trigger: _after_escapes(r.trigger) for r in self.rules if not r.sweep and r.trigger}
-        """Each rule's trigger as RE2 runs it (shared ones once), sweep rules aside."""
-        triggers = list(self.triggers.values())
-        own = {self.triggers[r.trigger] for r in self.rules if r.name in OWN_PASS and r.trigger}
-        worded = {self.triggers[r.trigger] for r in self.rules if r.name in WORD_TRIGGERED and r.trigger} - own
+        self.triggers = {r.triggered_by: _after_escapes(r.triggered_by) for r in self.rules
+                         if not r.sweep and r.trigger}
+        """Each rule's trigger and translated words as RE2 runs them (shared ones once), sweep rules aside."""
+        base = {r.trigger: _after_escapes(r.trigger) for r in self.rules if not r.sweep and r.trigger}
+        own = {base[r.trigger] for r in self.rules if r.name in OWN_PASS and r.trigger}
+        worded = {base[r.trigger] for r in self.rules if r.name in WORD_TRIGGERED and r.trigger} - own
+        translated = list(dict.fromkeys(r.translated for r in self.rules if r.translated))
         self.prefilters = tuple("|".join(f"(?:{t})" for t in part) for part in (
-            [t for t in triggers if t not in worded and t not in own] + [TRIGGER_ESCAPES],
-            [t for t in triggers if t in worded], [t for t in triggers if t in own] + [TRIGGER_FORMS]) if part)
-        """The triggers joined, in three RE2 passes: those that open with a list of words in many languages
-        (labels of phone numbers, passwords, keys) apart from the literal prefixes and digit runs, and those of
-        `OWN_PASS` with the normalizer's forms (other digits, marker lines, spoken digits) apart from both, as
-        joined they outgrow RE2's DFA budget and one pass takes longer than the three."""
+            [t for t in base.values() if t not in worded and t not in own] + [TRIGGER_ESCAPES],
+            [t for t in base.values() if t in worded], [t for t in base.values() if t in own] + [TRIGGER_FORMS],
+            translated) if part)
+        """The triggers joined, in four RE2 passes: those that open with a list of words in many languages
+        (labels of phone numbers, passwords, keys) apart from the literal prefixes and digit runs, those of
+        `OWN_PASS` with the normalizer's forms (other digits, marker lines, spoken digits) apart from both, and the
+        rules' translated label words, as joined they outgrow RE2's DFA budget and one pass takes longer than the
+        four."""
         self.cache: dict[str, list[Finding]] | None = {}
         """Findings of texts seen before, clean ones too (None: off). Logs repeat texts a lot: chat-completion
         logs send the whole conversation again with every request, and system prompts, tool schemas and lookups
@@ -216,7 +220,7 @@ class Detector:
             return []
         by_trigger = {t: pc.match_substring_regex(texts, pattern=escaped).to_pylist()
                       for t, escaped in self.triggers.items()}
-        hits = [by_trigger[r.trigger] if not r.sweep else None for r in self.rules]
+        hits = [by_trigger[r.triggered_by] if not r.sweep else None for r in self.rules]
         return [[r for r, hit in zip(self.rules, hits, strict=True) if hit is None or hit[j]]
                 for j in range(len(texts))]
 

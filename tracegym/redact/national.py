@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tracegym.redact import words
 from tracegym.redact.validators import luhn
 
 _NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
@@ -455,11 +456,13 @@ _GENERIC_NAMES = (r"national[ _-]?id(?:entity)?(?:[ _-]?(?:number|no|nr|card))?|
                   r"identification[ _-]?(?:number|no)|"
                   r"personal[ _-]?(?:id|identity|identification)[ _-]?(?:number|no|code)?")
 _ID_NUMBER = r"id[ _-]?(?:number|no|nr|num)"
-GENERIC_WORDS = rf"(?:(?<![A-Za-z0-9])(?i:{_GENERIC_NAMES})|(?<![A-Za-z0-9_])(?<![A-Za-z] )(?i:{_ID_NUMBER}))"
+GENERIC_TRANSLATED = words.alternation(words.ID_NUMBER)
+GENERIC_WORDS = (rf"(?:(?<![A-Za-z0-9])(?i:{_GENERIC_NAMES})|(?<![A-Za-z0-9_])(?<![A-Za-z] )(?i:{_ID_NUMBER})|"
+                 rf"{GENERIC_TRANSLATED})")
 """Labels that name an identity number without its country (`id_number`, `document number`, a KYC form's
 `national_id`): their value is read by every id's check. `id number` alone, not another thing's (`order id no`)."""
 GENERIC_STEMS = rf"(?i:{_GENERIC_NAMES}|{_ID_NUMBER})"
-"""The same, as RE2's prefilter reads them (no lookbehind)."""
+"""The English ones, as RE2's prefilter reads them (no lookbehind); the translated ones are the rule's `translated`."""
 GENERIC_VALUE = r"\d[\d .+-]{4,22}[A-Za-z]?[\d .+-]{0,8}[0-9A-Za-z]"
 """Digits in groups apart by spaces, dots, dashes or `+`, a letter perhaps inside (HETU's century sign) and a
 check letter perhaps last (HETU's, a NIE's)."""

@@ -117,6 +117,71 @@ IS: dict[str, tuple[str, ...]] = {
 """"Is" between a label and its value ("salasana on …", "rahsia saya ialah …"), beyond the rules' own list."""
 
 
+RECOVERY: dict[str, tuple[str, ...]] = {
+    "vi": ("mã khôi phục", "mã dự phòng"), "th": ("รหัสกู้คืน", "รหัสสำรอง"), "id": ("kode pemulihan", "kode cadangan"),
+    "ms": ("kod pemulihan", "kod sandaran"), "ru": ("код восстановления", "резервный код"),
+    "uk": ("коди відновлення", "код відновлення", "резервні коди", "резервний код"),
+    "el": ("κωδικοί ανάκτησης", "κωδικός ανάκτησης", "εφεδρικοί κωδικοί", "εφεδρικός κωδικός"),
+    "hu": ("helyreállítási kód", "helyreállítási kódok", "tartalék kód", "tartalékkód"),
+    "ro": ("coduri de recuperare", "cod de recuperare", "coduri de rezervă", "cod de rezervă"),
+    "cs": ("kódy pro obnovení", "obnovovací kód", "záložní kód"), "sk": ("záložné kódy", "kódy na obnovenie"),
+    "fi": ("palautuskoodi", "palautuskoodit", "varakoodi"), "tr": ("kurtarma kodu", "yedek kod"),
+    "he": ("קודי שחזור", "קוד שחזור", "קודי גיבוי"), "ar": ("رموز الاسترداد", "رمز الاسترداد", "رموز احتياطية"),
+    "fa": ("کدهای بازیابی", "کد بازیابی", "کد پشتیبان"), "hi": ("रिकवरी कोड", "बैकअप कोड", "पुनर्प्राप्ति कोड"),
+    "bn": ("রিকভারি কোড", "ব্যাকআপ কোড"), "ja": ("復旧コード", "回復コード"), "zh": ("恢复代码", "备份代码", "復原碼"),
+    "pl": ("kod odzyskiwania", "kod zapasowy"), "it": ("codice di recupero", "codice di backup"),
+    "de": ("notfallcodes", "notfallcode", "ersatzcodes"), "nl": ("back-upcodes", "reservecodes", "herstelcode"),
+    "da": ("backupkoder", "reservekoder"), "no": ("gjenopprettingskoder", "reservekoder"),
+}
+"""Recovery or backup codes of a two-factor sign-in, beyond the rules' own list (English, German, French, Spanish,
+Portuguese, Italian, Dutch, Polish, the Nordic languages, Turkish, Russian, Czech, Japanese, Chinese, Korean)."""
+
+SETUP_KEY: dict[str, tuple[str, ...]] = {
+    "el": ("κλειδί ρύθμισης", "μυστικό κλειδί"), "uk": ("ключ налаштування", "секретний ключ"),
+    "ru": ("ключ настройки", "секретный ключ"), "nl": ("instellingssleutel", "geheime sleutel"),
+    "pl": ("klucz konfiguracji", "klucz konfiguracyjny", "tajny klucz"), "tr": ("kurulum anahtarı", "gizli anahtar"),
+    "vi": ("khóa thiết lập", "khóa bí mật"), "id": ("kunci penyiapan", "kunci rahasia"), "ms": ("kunci persediaan",),
+    "th": ("คีย์การตั้งค่า", "คีย์ลับ"), "ja": ("セットアップキー", "シークレットキー"), "zh": ("设置密钥", "設定金鑰"),
+    "ko": ("설정 키", "비밀 키"), "cs": ("klíč pro nastavení", "tajný klíč"),
+    "hu": ("beállítási kulcs", "titkos kulcs"),
+    "ro": ("cheie de configurare", "cheie secretă"), "he": ("מפתח הגדרה",), "ar": ("مفتاح الإعداد",),
+    "hi": ("सेटअप कुंजी",), "sv": ("inställningsnyckel",), "da": ("opsætningsnøgle",), "no": ("oppsettsnøkkel",),
+    "fi": ("asetusavain",),
+}
+"""An authenticator's setup key (the secret an app is given by hand), beyond the rules' English, German, French,
+Spanish, Portuguese and Italian."""
+
+SOCIAL_SECURITY: dict[str, tuple[str, ...]] = {
+    "th": ("หมายเลขประกันสังคม", "เลขประกันสังคม"), "vi": ("số an sinh xã hội",), "id": ("nomor jaminan sosial",),
+    "ms": ("nombor keselamatan sosial",), "ru": ("номер социального страхования",),
+    "uk": ("номер соціального страхування",), "el": ("αριθμός κοινωνικής ασφάλισης",),
+    "hu": ("társadalombiztosítási szám",), "ro": ("număr de securitate socială", "numărul de securitate socială"),
+    "pl": ("numer ubezpieczenia społecznego",), "cs": ("číslo sociálního pojištění",),
+    "tr": ("sosyal güvenlik numarası",), "he": ("מספר ביטוח לאומי",), "ar": ("رقم الضمان الاجتماعي",),
+    "fa": ("شماره تامین اجتماعی",), "hi": ("सामाजिक सुरक्षा संख्या",), "bn": ("সামাজিক নিরাপত্তা নম্বর",),
+    "ko": ("사회보장번호",), "nl": ("socialezekerheidsnummer",), "fi": ("sosiaaliturvatunnus",),
+    "sv": ("socialförsäkringsnummer",),
+}
+"""A social security number, beyond the rules' English, German, French, Spanish, Italian, Portuguese, Japanese and
+Chinese."""
+
+ID_NUMBER: dict[str, tuple[str, ...]] = {
+    "ru": ("номер документа", "идентификационный номер"), "uk": ("номер документа", "ідентифікаційний номер"),
+    "hu": ("azonosítószám", "személyi azonosító", "személyi szám"), "de": ("ausweisnummer", "identifikationsnummer"),
+    "fr": ("numéro d'identification", "numéro de pièce d'identité", "numéro de document"),
+    "es": ("número de documento", "número de identificación", "número de identidad"),
+    "pt": ("número de identificação", "número do documento"), "it": ("numero di documento", "numero identificativo"),
+    "nl": ("identificatienummer", "documentnummer"), "pl": ("numer dokumentu", "numer identyfikacyjny"),
+    "tr": ("belge numarası", "kimlik numarası"), "ja": ("身分証番号", "身分証明書番号"), "zh": ("证件号码", "證件號碼"),
+    "ko": ("신분증 번호",), "vi": ("số giấy tờ", "số định danh", "số căn cước"),
+    "id": ("nomor identitas", "nomor dokumen"), "th": ("เลขประจำตัว", "หมายเลขเอกสาร"),
+    "el": ("αριθμός ταυτότητας", "αριθμός εγγράφου"), "ro": ("număr de identificare", "numărul documentului"),
+    "cs": ("číslo dokladu",), "sv": ("identitetsnummer",), "fi": ("tunnistenumero",), "he": ("מספר זהות",),
+    "ar": ("رقم الهوية",), "hi": ("पहचान संख्या",),
+}
+"""An identity or document number that says no country (read by every id's check), beyond English."""
+
+
 def alternation(*tables: dict[str, tuple[str, ...]], latin: bool | None = None) -> str:
     """The tables' words as one regular expression (RE2 and Python syntax alike): longest first, ASCII words in
     any case (the others as written, capitalised or in upper case), a space matching a space, `_` or `-`. `latin`:
