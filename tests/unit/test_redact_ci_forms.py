@@ -40,7 +40,8 @@ def test_a_session_cookie_under_a_key_that_says_cookie(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["cookie_consent: accepted_all_2024_banner", "CookieBanner: dismissed",
-                                  "SESSION_COOKIE_SECURE=true", "session_cookie_name = \"app_session_v2\""])
+                                  "SESSION_COOKIE_SECURE=true", "session_cookie_name = \"app_session_v2\"",
+                                  '{"sessionId": "sess_Kq2Zr7Tn4Lw9Xb1Mv6Pc3Hd8"}'])  # a trace platform's session
 def test_cookie_settings_stay(text: str) -> None:
     assert _values(text) == []
 

@@ -809,13 +809,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
                      "csrftoken=) and such pairs in query strings"),
     Rule("session_cookie", "TOKEN",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_COOKIE_NAME}|[A-Za-z0-9_.-]*(?i:cookie))\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"']?"
+         rf"(?:(?:^|[^A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?i:cookie)\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"']?|"
+         rf"(?i:cookies)[ \t]*=[ \t]*\{{[^{{}}]{{0,200}}?\\?[\"']{_COOKIE_NAME}\\?[\"'][ \t]*:[ \t]*\\?[\"'])"
          r"(?P<v>[A-Za-z0-9%._~+/:-]{14,511}[A-Za-z0-9%_~+/-]={0,2})(?![A-Za-z0-9%._~+/:=-])",
          trigger=r"(?i:cookie|sess|sid|token|auth|jwt|remember)[A-Za-z_-]*\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"']?"
                  r"[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
-         description="a session cookie under its name or a key that says cookie, as config and code keep them "
-                     "(`SESSION_COOKIE=…`, `session_cookie = \"…\"`, `\"sessionCookie\": …`, "
+         description="a session cookie under a key that says cookie or its name in a `cookies=` dict, as config "
+                     "and code keep them (`SESSION_COOKIE=…`, `session_cookie = \"…\"`, `\"sessionCookie\": …`, "
                      "`cookies={\"session\": …}`)"),
     Rule("session_cookie", "TOKEN",
          r"(?<![A-Za-z0-9_.-])(?P<v>CfDJ8[A-Za-z0-9_-]{40,4096}|eyJpdiI6[A-Za-z0-9+/_%=-]{40,4096}|"
