@@ -89,3 +89,12 @@ def test_label_words_of_the_translation_table(text: str, value: str) -> None:
 def test_translated_labels_before_other_numbers_stay() -> None:
     assert _values("Номер документа: 2024-118") == []
     assert _values("Mã khôi phục: không có") == []
+
+
+@pytest.mark.parametrize("stamp", ["2026-07-25T03:04:14.6578560Z ", "[2026-01-21T22:23:14.127Z] ",
+                                   "\x1b_bk;t=1782966657617\x07"])
+def test_a_ci_logs_line_stamps_stand_between_label_and_value(stamp: str) -> None:
+    lines = ["Your two-factor authentication recovery codes are:", "", "7c2d9-a41f3", "", "Keep them safe"]
+    log = "\n".join(stamp + line for line in lines)
+    assert _values(log) == ["7c2d9-a41f3"]
+    assert _values(json.dumps({"log": log})) == ["7c2d9-a41f3"]

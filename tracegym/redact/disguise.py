@@ -39,6 +39,12 @@ _LAYOUT = re.compile(r"(?:\r?\n|\\n)[ \t]*(?:(?:-{2,}|={2,}|\*{2,}|#{1,6}|\[|<!-
                      r"(?i:chunk|page|pagebreak|page[ _-]break)\b[^\n\\]{0,60}?(?:-{2,}|={2,}|\*{2,}|#{2,6}|\]|-->)|"
                      r"(?i:page)[ \t]+\d{1,4}(?:[ \t]*(?:of|/)[ \t]*\d{1,4})?)[ \t]*(?:\r?\n|\\n)|"
                      r"(?:\r?\n|\\n)?\f(?:\r?\n|\\n)?")
+# What a CI runner writes before each line of a job's log: a timestamp (GitHub Actions' `2026-01-21T22:23:14.1270000Z `,
+# Jenkins' timestamper `[2026-01-21T22:23:14.127Z] `) or Buildkite's `ESC _bk;t=1782966657617 BEL`. Read without them,
+# a label ending one line and its value on a later one are as the job printed them.
+_LINE_STAMP = re.compile(r"(?:(?<=\n)|(?<=\\n))(?:\[\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?\][ \t]?|"
+                         r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z[ \t]|"
+                         r"(?:\x1b|\\u001[bB])_bk;t=\d{10,16}(?:\x07|\\u0007))")
 # Digits spoken, as speech-to-text writes a number read out (`my number is oh seven four nine …`, `double seven`),
 # in English, German, French, Spanish, Italian and Portuguese: a run of seven or more reads as the digits.
 _DIGIT_WORDS = {w: str(d) for d, words in enumerate((
@@ -54,9 +60,11 @@ TRIGGER_ESCAPES = (f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4
                    r"&#(?:[0-9]{2,5}|[xX][0-9A-Fa-f]{2,4});|(?i:quoted-printable)|=3D|=(?:\\?\r)?\n|=(?:\\r)?\\n")
 """What a text must hold to need decoding: invisible and wide characters, escapes (RE2 and Python syntax alike)."""
 TRIGGER_FORMS = (f"[{_DIGITS}]|(?:--|==|\\*\\*|#|\\[|<!--)[ \t]*(?i:chunk|page)|\n[ \t]*(?i:page)[ \t]+\\d|\f|"
+                 r"(?:\n|\\n)\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|(?:\x1b|\\u001[bB])_bk;t=|"
                  rf"\b(?i:{_SPOKEN_WORD} {_SPOKEN_WORD} {_SPOKEN_WORD} {_SPOKEN_WORD})\b")
-"""What a text must hold for the other readings: other scripts' digits, a marker line, spoken digits (the
-detector's prefilter runs it in a pass apart from the escapes': joined, it makes RE2's automaton slower)."""
+"""What a text must hold for the other readings: other scripts' digits, a marker line, a CI log's line stamps,
+spoken digits (the detector's prefilter runs it in a pass apart from the escapes': joined, it makes RE2's
+automaton slower)."""
 TRIGGER = f"{TRIGGER_ESCAPES}|{TRIGGER_FORMS}"
 """What a text must hold to need normalizing."""
 _PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|[{_DIGITS}]+|(?:%[0-9A-Fa-f]{{2}})+|"
@@ -108,13 +116,13 @@ class Normalized:
 
 def normalize(text: str) -> Normalized | None:
     """`text` with invisible characters dropped, compatibility forms and other scripts' digits folded,
-    percent-encoding and `\\uXXXX` escapes decoded, marker lines taken out, spoken digits written; None when nothing
-    changes."""
+    percent-encoding and `\\uXXXX` escapes decoded, marker lines and CI line stamps taken out, spoken digits written;
+    None when nothing changes."""
     parts: list[str] = []
     marks: list[tuple[int, int, int, int]] = []
     joins: list[tuple[int, int]] = []
     at = length = 0
-    pieces = list(_PIECE.finditer(text))
+    pieces = list(_LINE_STAMP.finditer(text)) + list(_PIECE.finditer(text))  # a stamp before its escapes
     encoded = "=" in text and _QP_SIGN.search(text) is not None
     if encoded:
         pieces += _QP_PIECE.finditer(text)
@@ -145,7 +153,7 @@ def normalize(text: str) -> Normalized | None:
 
 def _read(m: re.Match[str]) -> str | None:
     """What a piece stands for: nothing (a layout line), digits (spoken ones), or its text decoded."""
-    if m.re is _LAYOUT:
+    if m.re is _LAYOUT or m.re is _LINE_STAMP:
         return ""
     if m.re is _SPOKEN:
         return _spoken(m.group())
