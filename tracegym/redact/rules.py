@@ -963,6 +963,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="SQL passwords quoted after `PASSWORD` (`ALTER USER … WITH PASSWORD 'X'`, `CREATE ROLE … "
                      "PASSWORD 'X'`, PostgreSQL) and `SET PASSWORD FOR … = 'X'` (MySQL); a DSL's `name \"value\"` "
                      "(Gradle's `storePassword \"…\"`, a game server's `rcon_password \"…\"`)"),
+    Rule("password", "PASSWORD",
+         r"(?:[\w.-]{1,64}:\d{1,5}(?:\[\d{1,2}\])?>|\bredis-cli\b[^\n|;&]{0,120}?)[ \t]*(?i:auth)[ \t]+"
+         r"(?:[^\s\"'\\]{1,64}[ \t]+)?(?P<v>[^\s\"'\\]{4,128})(?=$|[\s\"'\\])",
+         trigger=r"> ?(?:AUTH|auth) |redis-cli", validator=v.password,
+         description="the password of Redis's `AUTH [username] password` typed at redis-cli's prompt "
+                     "(`127.0.0.1:6379> AUTH default …`)"),
     Rule("password", "PASSWORD", r"\\?\"(?i:pass)\\?\"[ \t]*:[ \t]*\\?\"(?P<v>[^\"\\\s]{4,128})\\?\"",
          trigger=r"(?i:\"pass\\?\"[ \t]*:)", validator=v.json_pass,
          description="a password under a JSON key `pass` (a login body `{\"login\": …, \"pass\": …}`, Parse "

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 
 from tracegym.redact.bodies import body_fields
+from tracegym.redact.bound import bound_parameters
 
 Labelled = list[tuple[str, int, int]]
 MAX_LABEL = 48
@@ -533,4 +534,6 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += unexpected_values(text, wanted)
     if "\"" in text:
         out += redis_commands(text, wanted)
+    if "nsert" in text or "NSERT" in text:
+        out += bound_parameters(text, wanted)
     return out + body_fields(text, wanted)
