@@ -106,7 +106,7 @@ class Detector:
         self.rank = {r: i for i, r in enumerate(self.rules)}
         self.swept = tuple(r for r in self.rules if r.sweep)
         self.triggers = {r.triggered_by: _after_escapes(r.triggered_by) for r in self.rules
-                         if not r.sweep and r.trigger}
+                         if not r.sweep and r.triggered_by}
         """Each rule's trigger and translated words as RE2 runs them (shared ones once), sweep rules aside."""
         base = {r.trigger: _after_escapes(r.trigger) for r in self.rules if not r.sweep and r.trigger}
         own = {base[r.trigger] for r in self.rules if r.name in OWN_PASS and r.trigger}

@@ -209,9 +209,11 @@ _SSN_OWN = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec
               r"\bsocial(?:[ _-]?(?:number|num|no|#))?(?:[ \t]+is\b|[ \t]*[:#=])|"
               r"\btin\b|tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
-_SSN_WORDS = f"(?:{_SSN_OWN}|{words.alternation(words.SOCIAL_SECURITY)})"
-"""With the translation table's: the rule's label, not a column header's (RE2's header pass would outgrow its
-automaton: 0.17 -> 9.5 s over the real traces' strings)."""
+_SSN_TRANSLATED = words.alternation(words.SOCIAL_SECURITY)
+"""The translation table's words for it: a rule of their own, not a column header's (RE2's header pass would outgrow
+its automaton: 0.17 -> 9.5 s over the real traces' strings; in the English rule's pattern Python's `re` tries them at
+every position, doubling its time over τ-bench)."""
+_SSN_AFTER = rf"[^\d\n]{{0,30}}(?:(?:\r?\n|\\n)[^\d\n]{{0,40}})?(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)"
 # Labels of national ids with a public check: the UK's National Insurance number (NINO, NI number), Canada's Social
 # Insurance Number (SIN; NAS, numéro d'assurance sociale), Spain's DNI/NIF and NIE (documento nacional de identidad,
 # or `documento` alone).
@@ -449,7 +451,7 @@ class Rule:
     @property
     def triggered_by(self) -> str:
         """The trigger and the translated words: what the rule runs after."""
-        return f"{self.trigger}|{self.translated}" if self.translated else str(self.trigger)
+        return "|".join(t for t in (self.trigger, self.translated) if t)
 
     def __post_init__(self) -> None:
         if self.trigger is None:
@@ -1136,15 +1138,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="compact IBANs in lower case anywhere, when the country's BBAN structure holds too"),
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
-    Rule("ssn", "SSN",
-         rf"{_SSN_WORDS}[^\d\n]{{0,30}}(?:(?:\r?\n|\\n)[^\d\n]{{0,40}})?(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)",
+    Rule("ssn", "SSN", rf"{_SSN_OWN}{_SSN_AFTER}",
          trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|soc\.?[ _-]?sec|social[ \t]+is|social[ \t]*[:#=]|tin|tax|"
                  r"taxpayer|sozialversicherung|"
                  r"curit[eé] sociale|guro social|guridad social|previdenza|an[cç]a social)|社会保障|社会安全",
-         translated=words.alternation(words.SOCIAL_SECURITY),
          validator=v.ssn,
          description="US Social Security numbers after SSN, SS number, social security (`Soc. Sec. No.`), TIN or "
                      "tax id"),
+    Rule("ssn", "SSN", rf"{_SSN_TRANSLATED}{_SSN_AFTER}", trigger="", translated=_SSN_TRANSLATED, validator=v.ssn,
+         description="US Social Security numbers after the words for one in some 20 more languages "
+                     "(`หมายเลขประกันสังคม`, `Số an sinh xã hội`)"),
     # Interchange formats name a field by a code their specifications define: X12's NM1 id qualifier `34` and REF
     # qualifier `SY` (Social Security Number), the SSN of an EFW2 `RW` wage record (SSA, positions 3-11).
     Rule("ssn", "SSN",
