@@ -204,12 +204,15 @@
    agents' diffs, commits and reviews, CI logs with prefixed lines, terraform plans, test failures, SWE-agent and
    OpenHands trajectories) corpora, by two more strangers to the rules; scored alike: `twentyfifth_…` and
    `twentysixth_recall_by_kind` and `…_false_positives`.
+31. The twenty-seventh (benchmarks/redact_twentyseventh.py: databases and pipelines as an agent's tools see them,
+   CLI result tables, ORM logs with bound parameters, dumps, DataFrame reprs, Kafka messages) corpus, scored
+   alike: `twentyseventh_recall_by_kind` and `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 30 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 31 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -228,7 +231,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "twentysecond_recall_by_kind", "twentysecond_false_positives", "twentythird_recall_by_kind",
 "twentythird_false_positives", "twentyfourth_recall_by_kind", "twentyfourth_false_positives",
 "twentyfifth_recall_by_kind", "twentyfifth_false_positives", "twentysixth_recall_by_kind",
-"twentysixth_false_positives"} (with --corpora-only, the last fifty-two).
+"twentysixth_false_positives", "twentyseventh_recall_by_kind", "twentyseventh_false_positives"} (with
+--corpora-only, the last fifty-four).
 """
 
 from __future__ import annotations
@@ -273,6 +277,7 @@ import redact_twentyfifth  # noqa: E402
 import redact_twentyfirst  # noqa: E402
 import redact_twentyfourth  # noqa: E402
 import redact_twentysecond  # noqa: E402
+import redact_twentyseventh  # noqa: E402
 import redact_twentysixth  # noqa: E402
 import redact_twentythird  # noqa: E402
 import redact_unseen  # noqa: E402
@@ -504,13 +509,13 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("sixteenth", redact_sixteenth), ("seventeenth", redact_seventeenth), ("eighteenth", redact_eighteenth),
     ("nineteenth", redact_nineteenth), ("twentieth", redact_twentieth), ("twentyfirst", redact_twentyfirst),
     ("twentysecond", redact_twentysecond), ("twentythird", redact_twentythird), ("twentyfourth", redact_twentyfourth),
-    ("twentyfifth", redact_twentyfifth), ("twentysixth", redact_twentysixth))
+    ("twentyfifth", redact_twentyfifth), ("twentysixth", redact_twentysixth), ("twentyseventh", redact_twentyseventh))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 30: the written, the held-out, the fresh, the unseen, and the fifth to the twenty-sixth
+    """Sections 4, 5, 7 to 31: the written, the held-out, the fresh, the unseen, and the fifth to the twenty-seventh
     corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
@@ -621,7 +626,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to twenty-sixth corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to twenty-seventh corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
