@@ -40,3 +40,15 @@ def test_values_bound_to_other_columns_stay() -> None:
 def test_redis_auth_at_the_prompt(text: str) -> None:
     assert _values(text) == ["heron-basalt-plum-violet27"]
     assert _values("127.0.0.1:6379> AUTH\n(error) ERR wrong number of arguments for 'auth' command") == []
+
+
+@pytest.mark.parametrize("text", ["spring.datasource.password=gSBxAHbjkbtiaNru",
+                                  "jdbc:postgresql://db:5432/app?user=etl&password=gywcnodMFcUdgXutpG&ssl=true"])
+def test_a_password_of_random_letters_of_both_cases(text: str) -> None:
+    assert len(_values(text)) == 1
+
+
+@pytest.mark.parametrize("text", ["password=getUserPassword", "password=maxPasswordLength",
+                                  "pwd=XMLHttpRequest", "password=SecretManagerServiceClient"])
+def test_a_camel_case_name_after_a_password_label_stays(text: str) -> None:
+    assert _values(text) == []

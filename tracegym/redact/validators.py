@@ -432,14 +432,30 @@ _CMDLET = re.compile(r"(?:Get|Set|New|Remove|Add|Clear|Copy|Move|Rename|Invoke|S
 
 
 def _random_letters(value: str) -> bool:
-    """Letters of both cases in no word's order (`QGQyLm_RKsNAHxM`, a generator's output): the case changes at
-    least twice in five letters and no lower-case run is a word's length; a camelCase name (`getUserPassword`)
-    changes case at its humps only."""
+    """Letters of both cases in no word's order (`QGQyLm_RKsNAHxM`, `gSBxAHbjkbtiaNru`, a generator's output): the
+    case changes at least twice in five letters and no lower-case run is a word's length, or its humps are not
+    words; a camelCase name (`getUserPassword`, `parseHTTPResponse`) changes case at its humps only, each a word."""
     letters = value.replace("_", "").replace("-", "")
-    if len(letters) < 10 or not letters.isalpha() or len(value) - len(letters) > 2:
+    if len(letters) < 10 or not letters.isalpha() or len(value) - len(letters) > 2 or letters.lower() == letters \
+            or letters.upper() == letters:
         return False
     changes = sum(a.isupper() != b.isupper() for a, b in zip(letters, letters[1:], strict=False))
-    return changes * 5 >= len(letters) * 2 and max(len(r) for r in re.findall(r"[a-z]+|$", letters)) <= 4
+    if changes * 5 >= len(letters) * 2 and max(len(r) for r in re.findall(r"[a-z]+|$", letters)) <= 4:
+        return True
+    return not _humps_are_words(letters)
+
+
+_HUMP = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]")
+_UNSPOKEN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5}")
+
+
+def _humps_are_words(letters: str) -> bool:
+    """Whether a camelCase run reads as words: at most one hump of one or two letters that is no acronym (`myX`,
+    `isOK`), and no longer hump with five consonants in a row (`Http`, `Length`, `Ctx` read as words). A random
+    run of both cases breaks into many one-letter humps (`g|S|Bx|A|Hbjkbtia|Nru`)."""
+    humps = _HUMP.findall(letters)
+    short = sum(1 for h in humps if len(h) <= 2 and not h.isupper() or len(h) == 1)
+    return short <= 1 and not any(_UNSPOKEN.search(h.lower()) for h in humps if len(h) > 2 and not h.isupper())
 
 
 def password(value: str) -> bool:
