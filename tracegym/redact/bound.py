@@ -5,7 +5,7 @@ A query log prints the statement with placeholders (`INSERT INTO t (user, passwo
 0.0001s] ('bob', '…')`, `[cached since 4.2s ago] (…)`) or in an error's `[parameters: (…)]`, Hibernate's `binding
 parameter [2] as [VARCHAR] - […]` (5.x) and `binding parameter (2:VARCHAR) <- […]` (6.x). The n-th value is the n-th
 column's; each is given as (label, start, end) for the detector to read as `label: value`
-(tracegym/redact/structure.py).
+(tracegym/redact/structure.py, which reads literal VALUES rows with the same `sql_row`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ from collections.abc import Callable
 
 Labelled = list[tuple[str, int, int]]
 
+INSERT_HEAD = r"(?i:insert[ \t]+into)[ \t]+[`\"\w.\[\]]+[ \t]*\(([^()]{1,2000})\)[ \t]*(?i:values)[ \t]*"
+"""`INSERT INTO t (a, b, …) VALUES`, its column list the group."""
 _HOLDER = r"(?:\?|%s|%\(\w{1,40}\)s|\$\d{1,3}|:\w{1,40})"
-_INSERT = re.compile(rf"(?i:insert[ \t]+into)[ \t]+[`\"\w.\[\]]+[ \t]*\(([^()]{{1,2000}})\)[ \t]*(?i:values)[ \t]*"
-                     rf"\([ \t]*{_HOLDER}(?:[ \t]*,[ \t]*{_HOLDER}){{0,199}}[ \t]*\)")
+_INSERT = re.compile(rf"{INSERT_HEAD}\([ \t]*{_HOLDER}(?:[ \t]*,[ \t]*{_HOLDER}){{0,199}}[ \t]*\)")
 _TUPLE = re.compile(r"\[(?:parameters: |(?:generated in|cached since|no key)[^\]\n]{0,40}\] )\(")
-_VALUE = re.compile(r"\\?'((?:[^'\\\n]|\\\\.|\\'|'')*)\\?'|(None|NULL|null|True|False|-?[\d.]+)")
+_SQL_VALUE = re.compile(r"\\?'((?:[^'\\\n]|\\\\.|\\'|'')*)\\?'|(NULL|null|None|True|False|-?[\d.]+)")
+"""A value of a VALUES row or of a printed parameter tuple: a quoted string (its text the group), or a literal."""
 _BINDING = re.compile(r"binding parameter (?:\[(\d{1,3})\] as \[\w{1,30}\] - |\((\d{1,3}):\w{1,30}\) <- )"
                       r"\[([^\]\n]*)\]")
 _REACH = 4000
@@ -41,20 +43,31 @@ def bound_parameters(text: str, wanted: Callable[[str], object]) -> Labelled:
 
 
 def _tuple_values(after: str) -> list[tuple[int, int]]:
-    """The spans of the values of the first parameter tuple SQLAlchemy printed, in order."""
+    """The spans of the values of the first parameter tuple SQLAlchemy printed, in order (a literal's empty)."""
     start = _TUPLE.search(after)
-    if start is None:
-        return []
-    spans, at = [], start.end()
-    while (m := _VALUE.match(after, at)) is not None:
-        group = 1 if m.group(1) is not None else 2
-        spans.append(m.span(group))
+    return [] if start is None else sql_row(after, start.end())[1]
+
+
+def sql_row(text: str, at: int) -> tuple[int, list[tuple[int, int]]]:
+    """The spans of a tuple's items from `at` (after its `(`: a VALUES row, a printed parameter tuple), a
+    literal's empty, and where the tuple ends."""
+    spans: list[tuple[int, int]] = []
+    while at < len(text):
+        m = _SQL_VALUE.match(text, at)
+        if m is None:
+            return at, spans
+        spans.append(m.span(1) if m.group(1) is not None else (m.start(), m.start()))
         at = m.end()
-        while at < len(after) and after[at] in ", ":
+        while at < len(text) and text[at] in " \t":
             at += 1
-        if at >= len(after) or after[at] == ")":
-            break
-    return spans
+        if at < len(text) and text[at] == ")":
+            return at + 1, spans
+        if at >= len(text) or text[at] != ",":
+            return at, spans
+        at += 1
+        while at < len(text) and text[at] in " \t":
+            at += 1
+    return at, spans
 
 
 def _bindings(after: str, count: int) -> list[tuple[int, int]]:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 
 from tracegym.redact.bodies import body_fields
-from tracegym.redact.bound import bound_parameters
+from tracegym.redact.bound import INSERT_HEAD, bound_parameters, sql_row
 
 Labelled = list[tuple[str, int, int]]
 MAX_LABEL = 48
@@ -139,8 +139,7 @@ def _outer_key(text: str, at: int) -> list[str]:
     return names + ([outer.group(1)] if outer is not None else [])
 
 
-_INSERT = re.compile(r"(?i:insert[ \t]+into)[ \t]+[`\"\w.\[\]]+[ \t]*\(([^()]{1,2000})\)[ \t]*(?i:values)[ \t]*")
-_SQL_VALUE = re.compile(r"\\?'((?:[^'\\\n]|\\\\.|\\'|'')*)\\?'|(NULL|null|-?[\d.]+)")
+_INSERT = re.compile(INSERT_HEAD)
 
 
 def sql_columns(text: str, wanted: Callable[[str], object]) -> Labelled:
@@ -157,7 +156,7 @@ def sql_columns(text: str, wanted: Callable[[str], object]) -> Labelled:
             continue
         at = insert.end()
         while at < len(text) and text[at] == "(":
-            at, row = _sql_row(text, at + 1)
+            at, row = sql_row(text, at + 1)
             out += [(columns[i], s, e) for i, (s, e) in enumerate(row) if i < len(columns) and s < e
                     and wanted(columns[i])]
             if pairs and max(name, value) < len(row) and row[value][0] < row[value][1]:
@@ -167,27 +166,6 @@ def sql_columns(text: str, wanted: Callable[[str], object]) -> Labelled:
             while at < len(text) and text[at] in ", \t\n":
                 at += 1
     return out
-
-
-def _sql_row(text: str, at: int) -> tuple[int, list[tuple[int, int]]]:
-    """The spans of a VALUES tuple's items from `at` (after its `(`), and where the tuple ends."""
-    spans: list[tuple[int, int]] = []
-    while at < len(text):
-        m = _SQL_VALUE.match(text, at)
-        if m is None:
-            return at, spans
-        spans.append(m.span(1) if m.group(1) is not None else (m.start(), m.start()))
-        at = m.end()
-        while at < len(text) and text[at] in " \t":
-            at += 1
-        if at < len(text) and text[at] == ")":
-            return at + 1, spans
-        if at >= len(text) or text[at] != ",":
-            return at, spans
-        at += 1
-        while at < len(text) and text[at] in " \t":
-            at += 1
-    return at, spans
 
 
 _LINE_LABEL = re.compile(r"(?:^|(?<![ \t])[ \t]{2,})([^\s:：](?:[^\s:：]|[ \t](?![ \t])){0,47}?)[ \t]*(?:[:：]| -)"
