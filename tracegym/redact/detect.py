@@ -58,6 +58,8 @@ _CONTAINMENT_CHECKED = 64
 """Findings in one text up to which credentials inside longer ones are looked for (pairs: quadratic)."""
 _REPEAT_ALONE = 8
 """A found value this long is replaced wherever else it stands in its text, inside a longer run too."""
+_VALUE_OBJECT = re.compile(r'\{[ \t]*\\?"value\\?"[ \t]*:[ \t]*\\?"([^"\\\n]{1,512})\\?"')
+"""A cell holding an object that wraps its value (Keycloak's `secret_data` column: `{"value": …, "salt": …}`)."""
 _SPACE_OR_QUOTE = re.compile(r"[\s\"{}]")
 """What keeps a labelled value from being read quoted, whole: words apart, a quote, braces (a template, a
 `flag{…}`: Django's and the other generators' secret alphabets hold no braces)."""
@@ -287,6 +289,8 @@ class Detector:
         seen: dict[str, list[tuple[Rule, tuple[int, int]]]] = {}  # a form's rows repeat label and value
         away = labelled_values(view, _LABEL_WORD.search) + printed.labelled(view, _LABEL_WORD.search)
         for label, start, end in cells + away:
+            if view.startswith("{", start) and (inner := _VALUE_OBJECT.match(view, start, end)) is not None:
+                start, end = inner.span(1)
             # A single word is read quoted, as its delimiters show it whole: a rule then takes one with symbols in
             # it whole (`k#9v!q2@…`); words with spaces between stay unquoted (`see the vault` is no password).
             whole = not _SPACE_OR_QUOTE.search(view, start, end)

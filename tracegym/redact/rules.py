@@ -35,9 +35,10 @@ _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 # Labels whose value is a credential, as keys in JSON, YAML, env files and code.
 _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|private[_ -]?key|client[_ -]?secret|"
                  r"auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|secret|token|credentials?|[_.-]key|"
-                 r"[a-z0-9]Key|[_.-]pat\b|code[_-]verifier)")
+                 r"[a-z0-9]Key|[_.-]pat\b|code[_-]verifier|secret[_ -]?(?:data|value|string))")
 # (`_pat`: a personal access token, as `asana_pat`, `AIRTABLE_PAT`, `x-asana-pat` name one; `code_verifier`: PKCE's
-# secret, RFC 7636, whose hash the `code_challenge` is public)
+# secret, RFC 7636, whose hash the `code_challenge` is public; `secret_data`, `secret_string`: the secret a store
+# holds, as Keycloak's credential table, Terraform's Secret Manager and AWS's `SecretString` name it)
 # Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key).
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
@@ -805,11 +806,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="credentials in HTTP headers (X-Api-Key, X-Auth-Token, X-*-Token, DD-API-KEY) as raw "
                      "requests, curl -H, header maps and HAR write them"),
     Rule("session_cookie", "TOKEN",
-         rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>[A-Za-z0-9%._~+/:-]{{15,511}}[A-Za-z0-9%_~+/=-])",
-         trigger=r"(?:(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*|AspNetCore\.[A-Za-z.]+)=[A-Za-z0-9%._~+/:-]{15}",
+         rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>(?:\d{{1,10}}\|)?[A-Za-z0-9%._~+/:-]{{15,511}}[A-Za-z0-9%_~+/=-])",
+         trigger=r"(?:(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*|AspNetCore\.[A-Za-z.]+)="
+                 r"(?:\d{1,10}\|)?[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
-                     "csrftoken=) and such pairs in query strings"),
+                     "csrftoken=) and such pairs in query strings; a Laravel Sanctum token's `id|` prefix with it"),
     Rule("session_cookie", "TOKEN",
          rf"(?:(?:^|[^A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?i:cookie)\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"']?|"
          rf"(?i:cookies)[ \t]*=[ \t]*\{{[^{{}}]{{0,200}}?\\?[\"']{_COOKIE_NAME}\\?[\"'][ \t]*:[ \t]*\\?[\"'])"
@@ -978,14 +980,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS}){_CLOSE}\s*:?[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=r"(?i:key|token|secret|credential|[_.-]pat|verifier)s?(?:\\?[\"'`]?[\])]?\s*:?[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
+         trigger=r"(?i:key|token|secret(?:[_ -]?(?:data|value|string))?|credential|[_.-]pat|verifier)s?"
+                 r"(?:\\?[\"'`]?[\])]?\s*:?[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
                  r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels "
                                                        "(Laravel's `base64:` prefix before one stays)"),
     Rule("secret_assignment", "SECRET",
          rf"(?i:{_SECRET_WORDS})\\?[\"']?\]?[ \t]*:?[:=][ \t]*"
          r"(?:\\?\"(?P<v>[!-~]{16,256}?)\\?\"|'(?P<w>[!-~]{16,256}?)')(?:$|[\s,;)}\]>])",
-         trigger=r"(?i:key|token|secret|credential|[_.-]pat|verifier)s?\\?[\"']?\]?[ \t]*:?[:=][ \t]*\\?[\"'][!-~]{16}",
+         trigger=r"(?i:key|token|secret(?:[_ -]?(?:data|value|string))?|credential|[_.-]pat|verifier)s?"
+                 r"\\?[\"']?\]?[ \t]*:?[:=][ \t]*\\?[\"'][!-~]{16}",
          validator=v.symbol_secret,
          description="a quoted secret with symbols in it after a key, token or secret label (Django's "
                      "`SECRET_KEY = 'k#9…'`, `\"client_secret\": \"…~…\"`)"),
@@ -1003,9 +1007,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("labelled_key", "SECRET",
          rf"{_KEY_LABELS}{_CLOSE}(?:{_WHOSE}?(?:{_ARROW}|[ \t]*[:=][ \t]*|{_SET_TO}|[ \t]+(?i:is)[ \t]+)|{_DASH}|"
          rf"[ \t]+){_OPEN}"
-         r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
+         r"(?P<v>[A-Za-z0-9+/_.=-]{16,256}(?::[A-Za-z0-9_-]{16,128}(?![A-Za-z0-9_-]))?)",
          trigger=_KEY_LABELS, validator=v.labelled_key,
-         description="keys after a label that names a key (API Key:, Client Secret =), hex keys too"),
+         description="keys after a label that names a key (API Key:, Client Secret =), hex keys too, and "
+                     "Elasticsearch's `id:api_key` pair (Logstash's and Beats' `api_key` setting)"),
     Rule("hex_key", "SECRET",
          rf"{_HEX_LABEL}{_CLOSE}(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?)\[?{_OPEN}(?P<v>[0-9a-fA-F]{{32,128}})"
          r"(?:$|[^0-9A-Za-z])",

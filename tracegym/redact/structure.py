@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from tracegym.redact.bodies import body_fields
 from tracegym.redact.bound import INSERT_HEAD, bound_parameters, sql_row
+from tracegym.redact.dumps import copy_rows
 
 Labelled = list[tuple[str, int, int]]
 MAX_LABEL = 48
@@ -514,4 +515,6 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += redis_commands(text, wanted)
     if "nsert" in text or "NSERT" in text:
         out += bound_parameters(text, wanted)
+    if "stdin" in text or "STDIN" in text:
+        out += copy_rows(text, wanted)
     return out + body_fields(text, wanted)

@@ -239,9 +239,12 @@ def twilio_secret(value: str) -> bool:
 
 def labelled_key(value: str) -> bool:
     """A key after an explicit key label (`API Key:`): random-looking letters and digits, hex (many services
-    issue hex keys) included; not a word, an identifier or a path."""
-    if len(value) < 16 or not re.search(r"\d", value) or not re.search(r"[A-Za-z]", value):
+    issue hex keys) included, and random letters of both cases with no digit (one in 42 of Elasticsearch's
+    22-character keys); not a word, an identifier or a path."""
+    if len(value) < 16 or not re.search(r"[A-Za-z]", value):
         return False
+    if not re.search(r"\d", value):
+        return _random_letters(value) and entropy(value) >= 3.0
     return not _path_or_code(value) and entropy(value) >= 3.0
 
 
