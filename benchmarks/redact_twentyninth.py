@@ -209,58 +209,38 @@ def _uri_password(rng: random.Random) -> str:
 
 # ---- languages --------------------------------------------------------------------------------------------------
 
-LANGS: dict[str, tuple[str, str, str, str, str, str, str]] = {
-    # code: (lead, separator, password, API key, e-mail, phone, rotate)
-    "en": ("Here is what I found in the output:", ": ", "Password", "API key", "Email", "Phone",
-           "Please rotate it right away."),
-    "fr": ("Voici ce que j'ai trouvé dans la sortie :", " : ", "Mot de passe", "Clé API", "E-mail", "Téléphone",
-           "Veuillez le renouveler immédiatement."),
-    "de": ("Das habe ich in der Ausgabe gefunden:", ": ", "Passwort", "API-Schlüssel", "E-Mail", "Telefon",
-           "Bitte sofort rotieren."),
-    "es": ("Esto es lo que encontré en la salida:", ": ", "Contraseña", "Clave de API", "Correo electrónico",
-           "Teléfono", "Por favor, rótelo de inmediato."),
-    "it": ("Ecco cosa ho trovato nell'output:", ": ", "Password", "Chiave API", "E-mail", "Telefono",
-           "Ti consiglio di ruotarlo subito."),
-    "pt": ("Veja o que encontrei na saída:", ": ", "Senha", "Chave de API", "E-mail", "Telefone",
-           "Recomendo rotacioná-lo imediatamente."),
-    "nl": ("Dit heb ik in de uitvoer gevonden:", ": ", "Wachtwoord", "API-sleutel", "E-mail", "Telefoon",
-           "Roteer dit direct."),
-    "pl": ("Oto, co znalazłem w wyniku:", ": ", "Hasło", "Klucz API", "E-mail", "Telefon",
-           "Proszę natychmiast go zmienić."),
-    "sv": ("Det här hittade jag i utdata:", ": ", "Lösenord", "API-nyckel", "E-post", "Telefon",
-           "Byt ut det omedelbart."),
-    "da": ("Her er, hvad jeg fandt i outputtet:", ": ", "Adgangskode", "API-nøgle", "E-mail", "Telefon",
-           "Udskift det med det samme."),
-    "nb": ("Dette fant jeg i utdataene:", ": ", "Passord", "API-nøkkel", "E-post", "Telefon",
-           "Bytt det ut med en gang."),
-    "fi": ("Löysin tulosteesta tämän:", ": ", "Salasana", "API-avain", "Sähköposti", "Puhelin", "Vaihda se heti."),
-    "cs": ("Tohle jsem našel ve výstupu:", ": ", "Heslo", "Klíč API", "E-mail", "Telefon",
-           "Okamžitě ho prosím změňte."),
-    "tr": ("Çıktıda bunu buldum:", ": ", "Şifre", "API anahtarı", "E-posta", "Telefon", "Lütfen hemen değiştirin."),
-    "ru": ("Вот что я нашёл в выводе:", ": ", "Пароль", "API-ключ", "Эл. почта", "Телефон",
-           "Пожалуйста, немедленно смените его."),
-    "uk": ("Ось що я знайшов у виводі:", ": ", "Пароль", "API-ключ", "Ел. пошта", "Телефон",
-           "Будь ласка, негайно змініть його."),
-    "el": ("Αυτό βρήκα στην έξοδο:", ": ", "Κωδικός πρόσβασης", "Κλειδί API", "Email", "Τηλέφωνο",
-           "Αλλάξτε το αμέσως."),
-    "ar": ("هذا ما وجدته في المخرجات:", ": ", "كلمة المرور", "مفتاح API", "البريد الإلكتروني", "الهاتف",
-           "يرجى تغييره فورًا."),
-    "he": ("זה מה שמצאתי בפלט:", ": ", "סיסמה", "מפתח API", "דוא״ל", "טלפון", "נא להחליף אותו מיד."),
-    "hi": ("आउटपुट में मुझे यह मिला:", ": ", "पासवर्ड", "API कुंजी", "ईमेल", "फ़ोन", "कृपया इसे तुरंत बदलें।"),
-    "ja": ("出力に次の値が含まれていました：", "：", "パスワード", "APIキー", "メール", "電話番号",
-           "至急ローテーションしてください。"),
-    "zh": ("我在输出中发现了以下内容：", "：", "密码", "API 密钥", "电子邮件", "电话", "请立即轮换。"),
-    "ko": ("출력에서 다음을 찾았습니다:", ": ", "비밀번호", "API 키", "이메일", "전화번호", "즉시 교체해 주세요."),
-    "vi": ("Đây là những gì tôi tìm thấy trong đầu ra:", ": ", "Mật khẩu", "Khóa API", "Email", "Điện thoại",
-           "Vui lòng thay đổi ngay."),
-    "th": ("นี่คือสิ่งที่พบในผลลัพธ์:", ": ", "รหัสผ่าน", "คีย์ API", "อีเมล", "โทรศัพท์", "โปรดเปลี่ยนทันที"),
-    "id": ("Ini yang saya temukan di keluaran:", ": ", "Kata sandi", "Kunci API", "Email", "Telepon",
-           "Segera ganti nilainya."),
-    "ro": ("Iată ce am găsit în rezultat:", ": ", "Parolă", "Cheie API", "E-mail", "Telefon",
-           "Vă rog să îl schimbați imediat."),
-    "hu": ("Ezt találtam a kimenetben:", ": ", "Jelszó", "API-kulcs", "E-mail", "Telefon",
-           "Kérem, azonnal cserélje le."),
-}
+LANG_ROWS = """\
+en|Here is what I found in the output:|: |Password|API key|Email|Phone|Please rotate it right away.
+fr|Voici ce que j'ai trouvé dans la sortie :| : |Mot de passe|Clé API|E-mail|Téléphone|Renouvelez-le immédiatement.
+de|Das habe ich in der Ausgabe gefunden:|: |Passwort|API-Schlüssel|E-Mail|Telefon|Bitte sofort rotieren.
+es|Esto es lo que encontré en la salida:|: |Contraseña|Clave de API|Correo electrónico|Teléfono|Rótelo de inmediato.
+it|Ecco cosa ho trovato nell'output:|: |Password|Chiave API|E-mail|Telefono|Ti consiglio di ruotarlo subito.
+pt|Veja o que encontrei na saída:|: |Senha|Chave de API|E-mail|Telefone|Recomendo rotacioná-lo imediatamente.
+nl|Dit heb ik in de uitvoer gevonden:|: |Wachtwoord|API-sleutel|E-mail|Telefoon|Roteer dit direct.
+pl|Oto, co znalazłem w wyniku:|: |Hasło|Klucz API|E-mail|Telefon|Proszę natychmiast go zmienić.
+sv|Det här hittade jag i utdata:|: |Lösenord|API-nyckel|E-post|Telefon|Byt ut det omedelbart.
+da|Her er, hvad jeg fandt i outputtet:|: |Adgangskode|API-nøgle|E-mail|Telefon|Udskift det med det samme.
+nb|Dette fant jeg i utdataene:|: |Passord|API-nøkkel|E-post|Telefon|Bytt det ut med en gang.
+fi|Löysin tulosteesta tämän:|: |Salasana|API-avain|Sähköposti|Puhelin|Vaihda se heti.
+cs|Tohle jsem našel ve výstupu:|: |Heslo|Klíč API|E-mail|Telefon|Okamžitě ho prosím změňte.
+tr|Çıktıda bunu buldum:|: |Şifre|API anahtarı|E-posta|Telefon|Lütfen hemen değiştirin.
+ru|Вот что я нашёл в выводе:|: |Пароль|API-ключ|Эл. почта|Телефон|Пожалуйста, немедленно смените его.
+uk|Ось що я знайшов у виводі:|: |Пароль|API-ключ|Ел. пошта|Телефон|Будь ласка, негайно змініть його.
+el|Αυτό βρήκα στην έξοδο:|: |Κωδικός πρόσβασης|Κλειδί API|Email|Τηλέφωνο|Αλλάξτε το αμέσως.
+ar|هذا ما وجدته في المخرجات:|: |كلمة المرور|مفتاح API|البريد الإلكتروني|الهاتف|يرجى تغييره فورًا.
+he|זה מה שמצאתי בפלט:|: |סיסמה|מפתח API|דוא״ל|טלפון|נא להחליף אותו מיד.
+hi|आउटपुट में मुझे यह मिला:|: |पासवर्ड|API कुंजी|ईमेल|फ़ोन|कृपया इसे तुरंत बदलें।
+ja|出力に次の値が含まれていました：|：|パスワード|APIキー|メール|電話番号|至急ローテーションしてください。
+zh|我在输出中发现了以下内容：|：|密码|API 密钥|电子邮件|电话|请立即轮换。
+ko|출력에서 다음을 찾았습니다:|: |비밀번호|API 키|이메일|전화번호|즉시 교체해 주세요.
+vi|Đây là những gì tôi tìm thấy trong đầu ra:|: |Mật khẩu|Khóa API|Email|Điện thoại|Vui lòng thay đổi ngay.
+th|นี่คือสิ่งที่พบในผลลัพธ์:|: |รหัสผ่าน|คีย์ API|อีเมล|โทรศัพท์|โปรดเปลี่ยนทันที
+id|Ini yang saya temukan di keluaran:|: |Kata sandi|Kunci API|Email|Telepon|Segera ganti nilainya.
+ro|Iată ce am găsit în rezultat:|: |Parolă|Cheie API|E-mail|Telefon|Vă rog să îl schimbați imediat.
+hu|Ezt találtam a kimenetben:|: |Jelszó|API-kulcs|E-mail|Telefon|Kérem, azonnal cserélje le.
+"""
+"""Per language: code|lead|separator|password|API key|e-mail|phone|rotate (the agent's words to its user)."""
+LANGS: dict[str, list[str]] = {row.split("|")[0]: row.split("|")[1:] for row in LANG_ROWS.splitlines()}
 FIELD = {"password": 2, "key": 3, "email": 4, "phone": 5}
 
 
@@ -1354,13 +1334,13 @@ def v_k8s_secret_b64(r: random.Random, i: int) -> Value:
 
 # ---- national ids (outside the target) --------------------------------------------------------------------------
 
-VERHOEFF_D = [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 2, 3, 4, 0, 6, 7, 8, 9, 5], [2, 3, 4, 0, 1, 7, 8, 9, 5, 6],
-              [3, 4, 0, 1, 2, 8, 9, 5, 6, 7], [4, 0, 1, 2, 3, 9, 5, 6, 7, 8], [5, 9, 8, 7, 6, 0, 4, 3, 2, 1],
-              [6, 5, 9, 8, 7, 1, 0, 4, 3, 2], [7, 6, 5, 9, 8, 2, 1, 0, 4, 3], [8, 7, 6, 5, 9, 3, 2, 1, 0, 4],
-              [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]]
-VERHOEFF_P = [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 5, 7, 6, 2, 8, 3, 0, 9, 4], [5, 8, 0, 3, 7, 9, 6, 1, 4, 2],
-              [8, 9, 1, 6, 0, 4, 3, 5, 2, 7], [9, 4, 5, 3, 1, 2, 6, 8, 7, 0], [4, 2, 8, 6, 5, 7, 3, 9, 0, 1],
-              [2, 7, 9, 3, 8, 0, 6, 4, 1, 5], [7, 0, 4, 6, 9, 1, 3, 2, 5, 8]]
+VERHOEFF_D = [[(j + k) % 5 + 5 * ((j >= 5) != (k >= 5)) if j < 5 else (j - k) % 5 + 5 * (k < 5) for k in range(10)]
+              for j in range(10)]
+"""The dihedral group D5's multiplication table, numbered as Verhoeff (1969) numbers its elements."""
+VERHOEFF_P = [list(range(10))]
+for _ in range(7):
+    VERHOEFF_P.append([[1, 5, 7, 6, 2, 8, 3, 0, 9, 4][d] for d in VERHOEFF_P[-1]])
+"""The position permutations: the powers of (0 1 5 8 9 4 2 7)(3 6)."""
 VERHOEFF_INV = [0, 4, 3, 2, 1, 5, 6, 7, 8, 9]
 
 
