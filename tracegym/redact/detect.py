@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -110,19 +111,8 @@ class Detector:
         self.triggers = {r.triggered_by: _after_escapes(r.triggered_by) for r in self.rules
                          if not r.sweep and r.triggered_by}
         """Each rule's trigger and translated words as RE2 runs them (shared ones once), sweep rules aside."""
-        base = {r.trigger: _after_escapes(r.trigger) for r in self.rules if not r.sweep and r.trigger}
-        own = {base[r.trigger] for r in self.rules if r.name in OWN_PASS and r.trigger}
-        worded = {base[r.trigger] for r in self.rules if r.name in WORD_TRIGGERED and r.trigger} - own
-        translated = list(dict.fromkeys(r.translated for r in self.rules if r.translated))
-        self.prefilters = tuple("|".join(f"(?:{t})" for t in part) for part in (
-            [t for t in base.values() if t not in worded and t not in own] + [TRIGGER_ESCAPES],
-            [t for t in base.values() if t in worded], [t for t in base.values() if t in own] + [TRIGGER_FORMS],
-            translated) if part)
-        """The triggers joined, in four RE2 passes: those that open with a list of words in many languages
-        (labels of phone numbers, passwords, keys) apart from the literal prefixes and digit runs, those of
-        `OWN_PASS` with the normalizer's forms (other digits, marker lines, spoken digits) apart from both, and the
-        rules' translated label words, as joined they outgrow RE2's DFA budget and one pass takes longer than the
-        four."""
+        self.prefilters = _prefilters(self.rules)
+        """The triggers joined, in RE2 passes (tracegym/redact/detect.py's `_prefilters`)."""
         self.cache: dict[str, list[Finding]] | None = {}
         """Findings of texts seen before, clean ones too (None: off). Logs repeat texts a lot: chat-completion
         logs send the whole conversation again with every request, and system prompts, tool schemas and lookups
@@ -136,10 +126,17 @@ class Detector:
         """A boolean mask: true where some rule's trigger matches, or a table's header names a context word
         (passes of their own: joined with the triggers they make RE2's automaton five times slower); null stays
         false."""
-        mask = pc.fill_null(pc.match_substring_regex(column, pattern=CELL_TRIGGERS[0]), False)
-        for prefilter in CELL_TRIGGERS[1:] + self.prefilters:
-            mask = pc.or_(mask, pc.fill_null(pc.match_substring_regex(column, pattern=prefilter), False))
-        return mask
+        hit = np.zeros(len(column), dtype=bool)
+        rows = np.arange(len(column))
+        for prefilter in self.prefilters + CELL_TRIGGERS:  # each pass reads only the texts no pass took yet
+            found = pc.fill_null(pc.match_substring_regex(column, pattern=prefilter), False)
+            taken = found.to_numpy(zero_copy_only=False)
+            hit[rows[taken]] = True
+            rows = rows[~taken]
+            if not len(rows):
+                break
+            column = pc.filter(column, pc.invert(found), memory_pool=POOL)
+        return pa.array(hit)
 
     def find_column(self, column: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, str, list[Finding]]]:
         """(row, text, findings) for the rows of a string column where something was found, in row order."""
@@ -319,6 +316,31 @@ class Detector:
             return False
         # Validators see a JSON line break as whitespace of the same length, so a prefix length stays true.
         return rule.validator is None or rule.validator(_JSON_BREAK.sub("  ", value) if "\\" in value else value)
+
+
+_COUNTED = re.compile(r"\{(?:1[2-9]|[2-9]\d|\d{3,})(?:,\d*)?\}")
+"""A counted repeat of 12 or more (`[A-Za-z0-9_-]{32}`): its automaton's states multiply with the others'."""
+LONE_TRIGGER = 4000
+"""Characters of a trigger (a label's words in many languages) over which it runs in a pass of its own."""
+
+
+def _prefilters(rules: tuple[Rule, ...]) -> tuple[str, ...]:
+    """The rules' triggers joined into RE2 passes, so that no pass's automaton outgrows RE2's budget (past it
+    RE2 builds and drops states as it reads: one pass then costs more than several). Apart: triggers with a
+    counted repeat of 12 or more, triggers that open with a list of words in many languages (labels of phone
+    numbers, passwords, keys), any trigger over `LONE_TRIGGER` characters, those of `OWN_PASS`, the
+    normalizer's forms (other digits, marker lines, spoken digits), and the rules' translated label words."""
+    base = list(dict.fromkeys(_after_escapes(r.trigger) for r in rules if not r.sweep and r.trigger))
+    own = {_after_escapes(r.trigger) for r in rules if r.name in OWN_PASS and r.trigger}
+    worded = {_after_escapes(r.trigger) for r in rules if r.name in WORD_TRIGGERED and r.trigger} - own
+    lone = [t for t in base if len(t) > LONE_TRIGGER]
+    first = [t for t in base if t not in worded and t not in own and t not in lone]
+    translated = list(dict.fromkeys(r.translated for r in rules if r.translated))
+    parts = ([t for t in first if not _COUNTED.search(t)] + [TRIGGER_ESCAPES],
+             [t for t in first if _COUNTED.search(t)],
+             [t for t in base if t in worded and t not in lone], [t for t in base if t in own], [TRIGGER_FORMS],
+             translated, *([t] for t in lone))
+    return tuple("|".join(f"(?:{t})" for t in part) for part in parts if part)
 
 
 def _after_escapes(trigger: str) -> str:
