@@ -973,6 +973,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"> ?(?:AUTH|auth) |redis-cli", validator=v.password,
          description="the password of Redis's `AUTH [username] password` typed at redis-cli's prompt "
                      "(`127.0.0.1:6379> AUTH default …`)"),
+    Rule("password", "PASSWORD",
+         r"(?:^|[^\w-])(?i:log[ -]?ins?|credentials?|creds|sign[ -]?in|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
+         r"(?:[ \t][^\n:=]{0,40}?)?[ \t]*[:=][ \t]*\\?[\"'`]?"
+         r"[^\x00-@\[-`{-\x7f](?:[\w.@+-]|[^\x00-\x7f]|\\u[0-9a-fA-F]{4}){0,63}"
+         r"(?:[ \t]+/[ \t]+|[ \t]*/(?!/)|:(?!//))\\?[\"'`]?(?P<v>[^\s\"'`\\]{4,128}?)"
+         r"(?=$|[\s,;)}\]\"'`\\]|\.(?:$|[\s\"'`\\]))",
+         trigger=r"(?i:log[ -]?in|creds?|credentials|sign[ -]?in|user(?:name)?[ \t]*/[ \t]*pass)[^\n:=]*[:=]",
+         validator=v.password,
+         description="a login's user and password written as a pair after a word for login or credentials "
+                     "(`Vendor portal login: noor13 / Tmp-i12R-8807&`, `creds: admin:hunter2`), the password"),
     Rule("password", "PASSWORD", r"\\?\"(?i:pass)\\?\"[ \t]*:[ \t]*\\?\"(?P<v>[^\"\\\s]{4,128})\\?\"",
          trigger=r"(?i:\"pass\\?\"[ \t]*:)", validator=v.json_pass,
          description="a password under a JSON key `pass` (a login body `{\"login\": …, \"pass\": …}`, Parse "
@@ -1034,7 +1044,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "Google's eight digits, Microsoft's 5x5 groups, scratch codes; as lines, bullets, numbered "
                      "lists, a JSON array, comma- or space-separated)"),
     Rule("totp_seed", "SECRET",
-         rf"{_TOTP_WORDS}[^\n:=]{{0,40}}?(?:[:=]|\b(?:is|ist|est|es|é)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
+         rf"{_TOTP_WORDS}[^\n:=]{{0,64}}?(?:[:=]|\b(?:is|ist|est|es|é)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
          rf"(?P<v>{_BASE32})(?![A-Za-z0-9])",
          trigger=_TOTP_OWN, translated=_TOTP_TRANSLATED, validator=v.totp_seed,
          description="an authenticator's shared secret after its label, printed in groups of four (Google's "
@@ -1084,6 +1094,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "token or secret word, a key word with `API` beside it (Heroku API keys: `Clave API: …`, "
                      "`το διακριτικό πρόσβασης είναι …`); the word before read, so that `trace token is …` is "
                      "rejected"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}"
+         r"(?P<v>[!#-&(-;=?-\[\]-~]{8,64})(?:$|[\s\"'`\\<])",
+         trigger=_KEY_PROSE_TRIGGER, validator=v.short_secret, reject_label=_HEX_NOT_KEY,
+         description="a short secret a person chose or was handed, after a word that names a credential (`token: "
+                     "Niebieski138&`, `API key: Tmp-6Fj0-4579&`): both cases, a digit and a symbol"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})"
          rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,2}}"

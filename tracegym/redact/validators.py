@@ -509,6 +509,20 @@ def bare_password(value: str) -> bool:
         and "://" not in value and not value.startswith(("/", "./", "(")) and password(value)
 
 
+_MASK_RUN = re.compile(r"[*•]{3}|[xX]{4}|\.{3}")
+"""A masked key's hidden middle (`sk-proj-****C7JE`)."""
+
+
+def short_secret(value: str) -> bool:
+    """A secret a person chose or was handed, after a word that names a credential (`token: Niebieski138&`,
+    `secret: Tmp-Zsrt-6823-`): 8 to 64 characters holding lower and upper case, a digit and a symbol, and a
+    password by `password`'s reading; not a path, a URL or a reference."""
+    if not 8 <= len(value) <= 64 or not all(re.search(c, value) for c in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]")):
+        return False
+    return "://" not in value and not value.startswith(("$", "{", "%(")) and not _MASK_RUN.search(value) \
+        and not _path_or_code(value) and password(value)
+
+
 def symbol_password(value: str) -> bool:
     """A generated password after a prose label, with the brackets, braces and semicolons that end a value
     elsewhere (`t]u]$De:Io]=gP!`, `}kP7{tV?DdK3`): 8+ printable characters of three of upper case, lower case,
@@ -781,8 +795,9 @@ _CODE_SPLIT = re.compile(r"[^A-Za-z0-9-]+")
 
 def recovery_codes(value: str) -> bool:
     """Two-factor recovery codes after their label (the rule's pattern reads each code's shape and its digit):
-    four distinct characters or more in all, no date among them."""
-    return len(set(_CODE_SPLIT.sub("", value))) > 3 and not any(_CALENDAR_DATE.match(c)
+    three distinct characters or more in all (a mask repeats one or two: `0000 0000`, `1212 1212`; one in 400
+    of Google's random eight-digit codes holds three), no date among them."""
+    return len(set(_CODE_SPLIT.sub("", value))) > 2 and not any(_CALENDAR_DATE.match(c)
                                                                  for c in _CODE_SPLIT.split(value))
 
 
