@@ -207,12 +207,17 @@
 31. The twenty-seventh (benchmarks/redact_twentyseventh.py: databases and pipelines as an agent's tools see them,
    CLI result tables, ORM logs with bound parameters, dumps, DataFrame reprs, Kafka messages) corpus, scored
    alike: `twentyseventh_recall_by_kind` and `…_false_positives`.
+32-33. The twenty-eighth (benchmarks/redact_twentyeighth.py: support desks, CRM and messaging, tickets, e-mail as
+   MIME, chat exports, call transcripts with spoken numbers, identity checks) and the twenty-ninth
+   (benchmarks/redact_twentyninth.py: infrastructure and cloud ops, kubectl and Kubernetes Secrets, Terraform
+   state, cloud CLIs, Vault, Ansible, journald) corpora, scored alike: `twentyeighth_…` and
+   `twentyninth_recall_by_kind` and `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 31 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 33 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -231,8 +236,9 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "twentysecond_recall_by_kind", "twentysecond_false_positives", "twentythird_recall_by_kind",
 "twentythird_false_positives", "twentyfourth_recall_by_kind", "twentyfourth_false_positives",
 "twentyfifth_recall_by_kind", "twentyfifth_false_positives", "twentysixth_recall_by_kind",
-"twentysixth_false_positives", "twentyseventh_recall_by_kind", "twentyseventh_false_positives"} (with
---corpora-only, the last fifty-four).
+"twentysixth_false_positives", "twentyseventh_recall_by_kind", "twentyseventh_false_positives",
+"twentyeighth_recall_by_kind", "twentyeighth_false_positives", "twentyninth_recall_by_kind",
+"twentyninth_false_positives"} (with --corpora-only, the last fifty-eight).
 """
 
 from __future__ import annotations
@@ -273,9 +279,11 @@ import redact_tenth  # noqa: E402
 import redact_thirteenth  # noqa: E402
 import redact_twelfth  # noqa: E402
 import redact_twentieth  # noqa: E402
+import redact_twentyeighth  # noqa: E402
 import redact_twentyfifth  # noqa: E402
 import redact_twentyfirst  # noqa: E402
 import redact_twentyfourth  # noqa: E402
+import redact_twentyninth  # noqa: E402
 import redact_twentysecond  # noqa: E402
 import redact_twentyseventh  # noqa: E402
 import redact_twentysixth  # noqa: E402
@@ -509,13 +517,14 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("sixteenth", redact_sixteenth), ("seventeenth", redact_seventeenth), ("eighteenth", redact_eighteenth),
     ("nineteenth", redact_nineteenth), ("twentieth", redact_twentieth), ("twentyfirst", redact_twentyfirst),
     ("twentysecond", redact_twentysecond), ("twentythird", redact_twentythird), ("twentyfourth", redact_twentyfourth),
-    ("twentyfifth", redact_twentyfifth), ("twentysixth", redact_twentysixth), ("twentyseventh", redact_twentyseventh))
+    ("twentyfifth", redact_twentyfifth), ("twentysixth", redact_twentysixth), ("twentyseventh", redact_twentyseventh),
+    ("twentyeighth", redact_twentyeighth), ("twentyninth", redact_twentyninth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 31: the written, the held-out, the fresh, the unseen, and the fifth to the twenty-seventh
+    """Sections 4, 5, 7 to 33: the written, the held-out, the fresh, the unseen, and the fifth to the twenty-ninth
     corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
@@ -626,7 +635,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to twenty-seventh corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to twenty-ninth corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
