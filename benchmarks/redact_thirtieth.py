@@ -81,7 +81,6 @@ OUTSIDE_TARGET = frozenset({"fr_nir", "ca_sin", "au_tfn", "it_codice_fiscale", "
 """National ids and passport numbers: written and reported, not held to the recall target."""
 
 UPPER = string.ascii_uppercase
-LOWER = string.ascii_lowercase
 ALNUM = string.ascii_letters + string.digits
 LOWNUM = string.ascii_lowercase + string.digits
 UPNUM = string.ascii_uppercase + string.digits
@@ -813,24 +812,10 @@ IN_LABELS = ("Mobile No.:", "Mob:", "Ph:", "Contact:", "मोबाइल न�
              "WhatsApp:", "கைபேசி:")
 
 
-def v_phone_us_ca(rng: random.Random, i: int) -> Value:
-    return phone_value(rng, i, NANP_FORMS, NANP_LABELS)
-
-
-def v_phone_uk(rng: random.Random, i: int) -> Value:
-    return phone_value(rng, i, UK_FORMS, UK_LABELS)
-
-
-def v_phone_fr(rng: random.Random, i: int) -> Value:
-    return phone_value(rng, i, FR_FORMS, FR_LABELS)
-
-
-def v_phone_de(rng: random.Random, i: int) -> Value:
-    return phone_value(rng, i, DE_FORMS, DE_LABELS)
-
-
-def v_phone_in(rng: random.Random, i: int) -> Value:
-    return phone_value(rng, i, IN_FORMS, IN_LABELS)
+def phones(forms: list[tuple[str, Callable[[random.Random], str]]],
+           labels: tuple[str, ...]) -> Callable[[random.Random, int], Value]:
+    """A phone kind: `phone_value` over one country's forms and context labels."""
+    return lambda rng, i: phone_value(rng, i, forms, labels)
 
 
 def ssn_parts(rng: random.Random) -> tuple[str, str, str]:
@@ -1282,8 +1267,9 @@ def national_id(kind: str) -> Callable[[random.Random, int], Value]:
 KINDS: dict[str, Callable[[random.Random, int], Value]] = {
     "password": v_password, "aws_secret": v_aws_secret, "webhook": v_webhook, "stripe_whsec": v_stripe_whsec,
     "connection_string": v_connection_string, "labelled_key": v_labelled_key, "disguised": v_disguised,
-    "email": v_email, "phone_us_ca": v_phone_us_ca, "phone_uk": v_phone_uk, "phone_fr": v_phone_fr,
-    "phone_de": v_phone_de, "phone_in": v_phone_in, "ssn": v_ssn, "card": v_card, "iban": v_iban,
+    "email": v_email, "phone_us_ca": phones(NANP_FORMS, NANP_LABELS), "phone_uk": phones(UK_FORMS, UK_LABELS),
+    "phone_fr": phones(FR_FORMS, FR_LABELS), "phone_de": phones(DE_FORMS, DE_LABELS),
+    "phone_in": phones(IN_FORMS, IN_LABELS), "ssn": v_ssn, "card": v_card, "iban": v_iban,
     "jwt": v_jwt, "auth_header": v_auth_header, "oauth_token": provider(oauth_token),
     "commerce_token": provider(commerce_token), "payment_key": provider(payment_key),
     "fintech_token": provider(fintech_token), "messaging_key": provider(messaging_key),
