@@ -30,7 +30,8 @@ def test_a_login_written_as_user_and_password(text: str, value: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["login: https://portal.example.com/login", "last login: 2024-09-15T06:32:00Z",
-                                  "login: bob", "sign-in: Mon 12:30", "Login: via SSO / SAML"])
+                                  "login: bob", "sign-in: Mon 12:30", "Login: via SSO / SAML",
+                                  '{"subject": "Cannot log in after reset", "description": "static/js/main.44d2.js"}'])
 def test_a_login_without_a_password_stays(text: str) -> None:
     assert _values(text) == []
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tracegym.redact import words
-from tracegym.redact.validators import luhn
+from tracegym.redact.validators import luhn, national_id
 
 _NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
 
@@ -463,9 +463,10 @@ GENERIC_WORDS = (rf"(?:(?<![A-Za-z0-9])(?i:{_GENERIC_NAMES})|(?<![A-Za-z0-9_])(?
 `national_id`): their value is read by every id's check. `id number` alone, not another thing's (`order id no`)."""
 GENERIC_STEMS = rf"(?i:{_GENERIC_NAMES}|{_ID_NUMBER})"
 """The English ones, as RE2's prefilter reads them (no lookbehind); the translated ones are the rule's `translated`."""
-GENERIC_VALUE = r"\d[\d .+-]{4,22}[A-Za-z]?[\d .+-]{0,8}[0-9A-Za-z]"
+GENERIC_VALUE = (r"(?:\d[\d .+-]{4,22}[A-Za-z]?[\d .+-]{0,8}[0-9A-Za-z]|[XYZ]-?\d{7}-?[A-Z]|"
+                 r"[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D])")
 """Digits in groups apart by spaces, dots, dashes or `+`, a letter perhaps inside (HETU's century sign) and a
-check letter perhaps last (HETU's, a NIE's)."""
+check letter perhaps last (HETU's, a DNI's); or a Spanish NIE (`X5672272N`) or a UK NINO (`QQ 12 34 56 C`)."""
 _SHORT_NAMES = "|".join(dict.fromkeys(name for n in IDS for name in (n.short, n.said) if name))
 SHORT_PARTS = rf"(?i:(?:^|_)(?:{_SHORT_NAMES})(?:_|$))"
 """The short names as parts of an identifier (`fr_nir`, `se_pnr`, `user_cf`): a label structure ties to its value."""
@@ -474,8 +475,8 @@ SHORT_TRIGGER = rf"(?i:_(?:{_SHORT_NAMES})\b)"
 
 
 def any_id(value: str) -> bool:
-    """Whether the value passes some id's check. Random digits pass at 9 digits 24% (BSN, Portugal's NIF, ...), 10
-    10%, 11 4.7%, 12 8.2%, 13 1.5% (20,000 drawn each): after a label that says an identity number, the check only
-    keeps figures of another kind out."""
-    return any(n.check(value) for n in IDS)
+    """Whether the value passes some id's check (and validators.national_id's: NINO, DNI/NIE, SIN). Random digits
+    pass at 9 digits 24% (BSN, Portugal's NIF, ...), 10 10%, 11 4.7%, 12 8.2%, 13 1.5% (20,000 drawn each): after a
+    label that says an identity number, the check only keeps figures of another kind out."""
+    return any(n.check(value) for n in IDS) or national_id(value)
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tracegym.redact import national, words
+from tracegym.redact import manifests, national, words
 from tracegym.redact import validators as v
 
 Validator = Callable[[str], bool | int]
@@ -279,9 +279,10 @@ _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}
 # connect.sid, _session, auth_token, remember_token, csrftoken, XSRF-TOKEN, access/refresh tokens, jwt.
 # Rails' `_session_id` too (the leading `_` is the cookie's; a bare `session_id` is an id, and trace ids stay), and
 # an application's `<name>-session-id` (JupyterHub's `jupyterhub-session-id`: a hyphenated name is a cookie's or a
-# header's, not a log field's or a variable's).
+# header's, not a log field's or a variable's); Jetty's `JSESSIONID.<node>`, oauth2-proxy's `_oauth2_proxy`.
 _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
-                r"token|auth|jwt|csrftoken|remember[_-]?me)|_session_id|[A-Za-z0-9_.]+-(?i:session-id)|"
+                r"token|auth|jwt|csrftoken|remember[_-]?me)|JSESSIONID\.[A-Za-z0-9]{1,16}|_oauth2_proxy(?:_\d)?|"
+                r"_session_id|[A-Za-z0-9_.]+-(?i:session-id)|"
                 r"__Secure-[13]P(?:SID(?:TS|CC)?|APISID)|S?APISID|[HS]SID|SIDCC|ESTSAUTH(?:PERSISTENT|LIGHT)?|"
                 r"\.?ASPXAUTH|\.AspNetCore\.(?:Cookies|Identity\.Application))")
 # Google's sign-in cookies (`SID`, `HSID`, `SSID`, `APISID`, `SAPISID`, `__Secure-1PSID`, `__Secure-3PSIDTS`, …: its
@@ -496,6 +497,7 @@ _RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\
 # The words for an authenticator's shared secret on a two-factor setup page ("Can't scan? Enter this setup key").
 _TOTP_OWN = (r"(?:(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authenticator)[ ._-]?(?:secret|seed|key)|"
                r"\btotp\b|shared[ _-]?secret|manual[ _-]?(?:entry[ _-]?)?key|einrichtungsschl(?:ü|ue)ssel|"
+               r"(?:can['’]?t|cannot|unable[ _-]to)[ _-]scan|"
                r"cl[eé] (?:secr[eè]te|de configuration)|clave (?:secreta|de configuraci[oó]n)|"
                r"chave (?:secreta|de configura[cç][aã]o)|chiave (?:segreta|di configurazione)))")
 _TOTP_TRANSLATED = words.alternation(words.SETUP_KEY)
@@ -619,6 +621,28 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "legacy HTTP API takes as `Authorization: key=…`)"),
     Rule("google_oauth_secret", "SECRET", r"\bGOCSPX-[A-Za-z0-9_-]{28}", trigger=r"GOCSPX-",
          description="Google OAuth client secrets (GOCSPX- + 28)"),
+    Rule("google_access_token", "TOKEN", r"(?<![A-Za-z0-9_.-])ya29\.[A-Za-z0-9_-]{20,2048}", trigger=r"ya29\.",
+         description="Google OAuth 2.0 access tokens (`ya29.`: gcloud's `print-access-token`, the metadata server's, "
+                     "a service account's)"),
+    Rule("aws_session_token", "TOKEN",
+         r"(?<![A-Za-z0-9+/])(?:FwoGZXIvYXdz|IQoJb3JpZ2luX2Vj)[A-Za-z0-9+/]{80,4096}={0,2}",
+         trigger=r"FwoGZXIvYXdz|IQoJb3JpZ2luX2Vj",
+         description="AWS STS session tokens by their opening, whatever labels them (`FwoGZXIvYXdz`, "
+                     "`IQoJb3JpZ2luX2Vj`: base64 of the token's fixed header; `AWS_SESSION_TOKEN`, "
+                     "`x-amz-security-token`, an ECS task role's `Token`)"),
+    Rule("kubernetes_secret", "SECRET", rf"^{manifests.SECRET_DATA}: \"(?P<v>{manifests.SECRET_VALUE})\"$",
+         trigger=r"(?:data|stringData):[ \t]*(?:\r?\n|\\n)[ \t]+[\w.\"'-]+:|\\?\"kind\\?\"[ \t]*:[ \t]*\\?\"Secret",
+         description="a Kubernetes Secret's values, base64 under `data:` whatever their keys "
+                     "(tracegym/redact/manifests.py)"),
+    Rule("vault_unseal_key", "SECRET",
+         r"(?:\b(?i:unseal|recovery)[ _-]?(?i:key)[ _-]?\d{1,2}[ \t]*:[ \t]*|"
+         r"\b(?:unseal|recovery)_keys_(?:b64|hex)\\?\"[ \t]*:[ \t]*\[(?:[ \t]|\\?\r?\n)*\\?\"|"
+         r"\bvault[ \t]+operator[ \t]+unseal(?:[ \t]+-[\w=-]+)*[ \t]+)"
+         r"(?P<v>[A-Za-z0-9+/]{40,100}={0,2}"
+         r"(?:\\?\"[ \t]*,(?:[ \t]|\\?\r?\n)*\\?\"[A-Za-z0-9+/]{40,100}={0,2}){0,9})(?![A-Za-z0-9+/=])",
+         trigger=r"(?i:unseal|recovery)[ _-]?(?i:keys?)|operator[ \t]+unseal", validator=lambda s: v.entropy(s) >= 3.5,
+         description="HashiCorp Vault's unseal and recovery key shares (`vault operator init`'s `Unseal Key 1: …`, "
+                     "its JSON `unseal_keys_b64` list, `vault operator unseal …`)"),
     Rule("azure_ad_secret", "SECRET",
          r"(?:^|[^A-Za-z0-9_~.-])(?P<v>[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?:$|[^A-Za-z0-9_~.-])",
          trigger=r"\dQ~[A-Za-z0-9_~.-]{31}", validator=lambda s: v.entropy(s) >= 4.0,
@@ -806,12 +830,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="credentials in HTTP headers (X-Api-Key, X-Auth-Token, X-*-Token, DD-API-KEY) as raw "
                      "requests, curl -H, header maps and HAR write them"),
     Rule("session_cookie", "TOKEN",
-         rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>(?:\d{{1,10}}\|)?[A-Za-z0-9%._~+/:-]{{15,511}}[A-Za-z0-9%_~+/=-])",
-         trigger=r"(?:(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*|AspNetCore\.[A-Za-z.]+)="
+         rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>(?:\d{{1,10}}\|)?[A-Za-z0-9%._~+/:-]{{15,4095}}[A-Za-z0-9%_~+/=-]"
+         r"(?:\|\d{9,11}\|[A-Za-z0-9_+/=-]{20,128})?)",
+         trigger=r"(?:(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*(?:\.[A-Za-z0-9]{1,16})?|"
+                 r"AspNetCore\.[A-Za-z.]+|_oauth2_proxy(?:_\d)?)="
                  r"(?:\d{1,10}\|)?[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
-                     "csrftoken=) and such pairs in query strings; a Laravel Sanctum token's `id|` prefix with it"),
+                     "csrftoken=) and such pairs in query strings; a Laravel Sanctum token's `id|` prefix with it, "
+                     "oauth2-proxy's `|timestamp|signature` after it"),
     Rule("session_cookie", "TOKEN",
          rf"(?:(?:^|[^A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?i:cookie)\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"']?|"
          rf"(?i:cookies)[ \t]*=[ \t]*\{{[^{{}}]{{0,200}}?\\?[\"']{_COOKIE_NAME}\\?[\"'][ \t]*:[ \t]*\\?[\"'])"
@@ -825,14 +852,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("session_cookie", "TOKEN",
          r"(?<![A-Za-z0-9_.-])(?P<v>CfDJ8[A-Za-z0-9_-]{40,4096}|eyJpdiI6[A-Za-z0-9+/_%=-]{40,4096}|"
          r"\.?e[yJ][A-Za-z0-9_-]{6,1024}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}|"
-         r"s(?:%3[Aa]|:)[A-Za-z0-9_-]{24,64}\.[A-Za-z0-9+/]{27,43}(?:%3[Dd]|=){0,2})(?![A-Za-z0-9_-])",
+         r"s(?:%3[Aa]|:)[A-Za-z0-9_-]{24,64}\.[A-Za-z0-9+/]{27,43}(?:%3[Dd]|=){0,2}|"
+         r"Fe26\.2\*[A-Za-z0-9_-]*\*[A-Za-z0-9_*-]{40,4096})(?![A-Za-z0-9_-])",
          trigger=r"CfDJ8|eyJpdiI6|e[yJ][A-Za-z0-9_-]{6}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}|"
-                 r"s(?:%3[Aa]|:)[A-Za-z0-9_-]{24}[A-Za-z0-9_-]*\.[A-Za-z0-9+/]{27}",
+                 r"s(?:%3[Aa]|:)[A-Za-z0-9_-]{24}[A-Za-z0-9_-]*\.[A-Za-z0-9+/]{27}|Fe26\.2\*",
          description="session cookies by their frameworks' formats, anywhere: ASP.NET Core's Data Protection "
                      "payloads (`CfDJ8…`: auth cookies, antiforgery tokens), Laravel's encrypted cookies (`eyJpdiI6…`, "
                      "base64 of `{\"iv\":`), Flask's and itsdangerous' signed sessions (payload, 6-character "
                      "timestamp, 27-character signature; `.eJ…` compressed), express-session's signed ids (`s:` or "
-                     "`s%3A`, the id, `.`, its HMAC)"),
+                     "`s%3A`, the id, `.`, its HMAC), hapi's iron-sealed cookies (`Fe26.2**…`)"),
     Rule("session_cookie", "TOKEN",
          rf"{_TAB}(?:TRUE|FALSE){_TAB}[^\t\n\\]{{0,200}}{_TAB}(?:TRUE|FALSE){_TAB}\d{{1,12}}{_TAB}{_COOKIE_NAME}{_TAB}"
          r"(?P<v>[A-Za-z0-9%._~+/:=-]{15,511})",
@@ -845,7 +873,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"{_TAB}\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::\d{{1,5}})?{_TAB}/", validator=v.labelled_key,
          description="session cookies in a browser devtools' cookie table as copied (name, value, domain, path, "
                      "expires, …: tab-separated, the name first)"),
-    Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}})\"$",
+    Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=|-]{{15,4095}})\"$",
          trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*\\?\"[ \t]*,[ \t]*\\?\"value\\?\"|"
                  r"\\?\"name\\?\"[ \t]*:[ \t]*\\?\"[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
@@ -974,12 +1002,19 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="the password of Redis's `AUTH [username] password` typed at redis-cli's prompt "
                      "(`127.0.0.1:6379> AUTH default …`)"),
     Rule("password", "PASSWORD",
-         r"(?:^|[^\w-])(?i:log[ -]?ins?|credentials?|creds|sign[ -]?in|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
-         r"(?:[ \t][^\n:=]{0,40}?)?[ \t]*[:=][ \t]*\\?[\"'`]?"
+         r"(?:\bstats[ \t]+auth[ \t]+[^\s:]{1,64}:|\binsecure-password[ \t]+|"
+         r"\brabbitmqctl\b[^\n|;&]{0,80}?\b(?:add_user|change_password)[ \t]+\S{1,64}[ \t]+)"
+         r"(?:\\?'(?P<v>[^'\\\n]{4,128})\\?'|\\?\"(?P<w>[^\"\\\n]{4,128})\\?\"|(?P<x>[^\s'\"\\]{4,128}))",
+         trigger=r"stats[ \t]+auth[ \t]|insecure-password|rabbitmqctl", validator=v.password,
+         description="passwords in HAProxy's config (`stats auth admin:…`, a userlist's `insecure-password …`) and "
+                     "given to `rabbitmqctl add_user NAME …` / `change_password`"),
+    Rule("password", "PASSWORD",
+         r"(?:^|[^\w-])(?i:log-?ins?|credentials?|creds|sign-?in|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
+         r"(?:[ \t][^\n:=\"]{0,40}?)?[ \t]*[:=][ \t]*\\?[\"'`]?"
          r"[^\x00-@\[-`{-\x7f](?:[\w.@+-]|[^\x00-\x7f]|\\u[0-9a-fA-F]{4}){0,63}"
-         r"(?:[ \t]+/[ \t]+|[ \t]*/(?!/)|:(?!//))\\?[\"'`]?(?P<v>[^\s\"'`\\]{4,128}?)"
+         r"(?:[ \t]+/[ \t]+|[ \t]*/(?!/)|:(?!//))\\?[\"'`]?(?P<v>[^\s\"'`\\/]{4,128}?)"
          r"(?=$|[\s,;)}\]\"'`\\]|\.(?:$|[\s\"'`\\]))",
-         trigger=r"(?i:log[ -]?in|creds?|credentials|sign[ -]?in|user(?:name)?[ \t]*/[ \t]*pass)[^\n:=]*[:=]",
+         trigger=r"(?i:log-?in|creds?|credentials|sign-?in|user(?:name)?[ \t]*/[ \t]*pass)[^\n:=]*[:=]",
          validator=v.password,
          description="a login's user and password written as a pair after a word for login or credentials "
                      "(`Vendor portal login: noor13 / Tmp-i12R-8807&`, `creds: admin:hunter2`), the password"),
@@ -1064,6 +1099,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"pyotp\.|otpauth://|oathtool", validator=v.totp_seed,
          description="the secret of an `otpauth://` URI (Google Authenticator's key URI format), of pyotp's "
                      "`TOTP(…)`/`HOTP(…)` and of `oathtool --totp -b …` (its base32 key), base32 with no digit too"),
+    Rule("totp_seed", "SECRET",
+         rf"\bBase32StringSeed\b[^\n]{{0,200}}(?:\\?\r?\n[ \t]*)(?P<v>{_BASE32})(?![A-Za-z0-9])",
+         trigger=r"Base32StringSeed", validator=v.totp_seed,
+         description="the seed `aws iam create-virtual-mfa-device --bootstrap-method Base32StringSeed` writes, as "
+                     "the next line prints it (`… && cat seed.txt`)"),
     Rule("totp_seed", "SECRET",
          r"\boathtool\b(?![^\n|;&]{0,60}(?:-b|--base32)\b)[^\n|;&]{0,60}?[ \t]\\?[\"']?(?P<v>[0-9a-fA-F]{16,128})"
          r"(?![0-9A-Za-z])",

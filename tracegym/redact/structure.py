@@ -18,6 +18,7 @@ from collections.abc import Callable
 from tracegym.redact.bodies import body_fields
 from tracegym.redact.bound import INSERT_HEAD, bound_parameters, sql_row
 from tracegym.redact.dumps import copy_rows
+from tracegym.redact.manifests import SECRET_DATA, random_passwords, secret_data
 
 Labelled = list[tuple[str, int, int]]
 MAX_LABEL = 48
@@ -274,19 +275,24 @@ def hl7_phones(text: str) -> Labelled:
 
 
 _PRINTED = re.compile(
-    r"(?:\{\.(?:data|stringData)\.([A-Za-z_][\w.-]{0,47})\}[^\n]{0,1000}\|[ \t]*base64[ \t]+(?:-d|--decode|-D)\b|"
+    r"(?:\{\.(?:data|stringData)\.([A-Za-z_][\w.-]{0,47})\}|"
     r"\bprintenv[ \t]+([A-Za-z_]\w{0,47})|\becho[ \t]+\"?\$\{?([A-Za-z_]\w{0,47})\}?\"?|"
+    r"\bcat[ \t]+(?:[^\s|;&<>]*/)?(\.?[A-Za-z_][\w.-]{0,47})(?=[ \t]*(?:$|\\?\r?\n))|"
+    r"\bargocd[ \t]+admin[ \t]+(initial-password)|"
     r"\bvault[ \t]+kv[ \t]+get\b[^\n]{0,1000}?-field=([A-Za-z_][\w.-]{0,47})|"
     r"\b(?:aws[ \t]+configure|heroku[ \t]+config:|doppler[ \t]+secrets)[ \t]*get[ \t]+([A-Za-z_][\w.-]{0,47}))"
     r"[^\n]{0,1000}\n[ \t]*([^\s\"'`<>\\]{4,512})[ \t]*(?:\\?\n|\\?[\"']|$)")
-"""A shell command that prints one named value, and the line it printed: a Kubernetes secret's field decoded
-(`kubectl get secret … -o jsonpath='{.data.DB_PASSWORD}' | base64 -d`), `printenv NAME`, `echo $NAME`,
+"""A shell command that prints one named value, and the line it printed: a Kubernetes secret's field, decoded or
+not (`kubectl get secret … -o jsonpath='{.data.DB_PASSWORD}' | base64 -d`), `printenv NAME`, `echo $NAME`, a
+file whose name names it (`cat /var/lib/jenkins/secrets/initialAdminPassword`), `argocd admin initial-password`,
 `vault kv get -field=NAME`, `aws configure get NAME`, `heroku config:get NAME`, `doppler secrets get NAME`. The rest
 of the command's line is bounded (1,000 characters): unbounded, each of many commands on one long line would read
 it to its end (quadratic)."""
 
 
-_PRINTER = re.compile(r"base64|printenv|echo|-field=|configure[ \t]+get|config:get|secrets[ \t]+get")
+_DECODED = re.compile(r"\|[ \t]*base64[ \t]+(?:-d|--decode|-D)\b")
+_PRINTER = re.compile(r"\{\.(?:data|stringData)\.|printenv|echo|-field=|configure[ \t]+get|config:get|secrets[ \t]+get|"
+                      r"\bcat[ \t]|initial-password")
 """What a text that `_PRINTED` can match holds: the texts without it are not read for it (most)."""
 
 
@@ -295,8 +301,10 @@ def printed_values(text: str, wanted: Callable[[str], object]) -> Labelled:
     out: Labelled = []
     for m in _PRINTED.finditer(text):
         label = next(g for g in m.groups()[:-1] if g is not None)
-        if wanted(label):
-            out.append((label, m.start(6), m.end(6)))
+        if m.group(1) is not None and not _DECODED.search(m.group()):
+            label = SECRET_DATA  # a Secret's field as stored: base64, whatever its name
+        if label == SECRET_DATA or wanted(label):
+            out.append((label, m.start(m.re.groups), m.end(m.re.groups)))
     return out
 
 
@@ -517,4 +525,8 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += bound_parameters(text, wanted)
     if "stdin" in text or "STDIN" in text:
         out += copy_rows(text, wanted)
+    if "ata" in text:
+        out += secret_data(text)
+    if "random_password" in text:
+        out += random_passwords(text)
     return out + body_fields(text, wanted)
