@@ -196,6 +196,13 @@ def nhs_number(value: str) -> bool:
     return r != 10 and d[9] == r % 11
 
 
+def tfn(value: str) -> bool:
+    """Australia's tax file number (ATO): nine digits whose sum weighted 1, 4, 3, 7, 5, 8, 6, 9, 10 is a multiple
+    of 11."""
+    d = _digits(value, 9)
+    return d is not None and len(set(d)) > 2 and _weighted(d, (1, 4, 3, 7, 5, 8, 6, 9, 10)) % 11 == 0
+
+
 def kennitala(value: str) -> bool:
     """Iceland's kennitala (Þjóðskrá Íslands): DDMMYY (a company's day + 40), two digits, a check digit
     11 - (weights 3,2,7,6,5,4,3,2 mod 11), and the century (8, 9, 0)."""
@@ -408,6 +415,8 @@ IDS: tuple[NationalId, ...] = (
     NationalId("nhs_number", r"nhs[ _-]?(?:number|num|no|nr|#)|nhs[ _-]?id|chi[ _-]number",
                r"\d{3}[ -]?\d{3}[ -]?\d{4}", nhs_number, short="nhs", camel="NhsNumber|NHSNumber|NhsNo|NHSNo",
                stems=r"(?i:nhs|chi[ _-]number)"),
+    NationalId("tfn", r"tax[ _-]file[ _-](?:number|no)", r"\d{3}[ -]?\d{3}[ -]?\d{3}", tfn, short="tfn",
+               camel="Tfn|TFN|TaxFileNumber", stems=r"(?i:tax[ _-]file[ _-]n)|\bTFN\b|(?i:tfn)[\"']?[ \t]*[:=]"),
     NationalId("kennitala", r"kennitala|kennit[oö]lu|icelandic[ _-]id|kt\.", r"\d{6}-?\d{4}", kennitala,
                short=r"kt\.?", camel="Kennitala",
                stems=r"(?i:kennit|icelandic[ _-]id|kt[\"']?[ \t]*[:=]|\bkt\.)|\bKT\b"),

@@ -279,9 +279,11 @@ _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}
 # connect.sid, _session, auth_token, remember_token, csrftoken, XSRF-TOKEN, access/refresh tokens, jwt.
 # Rails' `_session_id` too (the leading `_` is the cookie's; a bare `session_id` is an id, and trace ids stay), and
 # an application's `<name>-session-id` (JupyterHub's `jupyterhub-session-id`: a hyphenated name is a cookie's or a
-# header's, not a log field's or a variable's); Jetty's `JSESSIONID.<node>`, oauth2-proxy's `_oauth2_proxy`.
+# header's, not a log field's or a variable's); Jetty's `JSESSIONID.<node>`, oauth2-proxy's `_oauth2_proxy`,
+# Shopify's `_secure_session_id`, WordPress's `wordpress_logged_in_<hash>` and `wordpress_sec_<hash>`.
 _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
                 r"token|auth|jwt|csrftoken|remember[_-]?me)|JSESSIONID\.[A-Za-z0-9]{1,16}|_oauth2_proxy(?:_\d)?|"
+                r"_secure_session_id|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|"
                 r"_session_id|[A-Za-z0-9_.]+-(?i:session-id)|"
                 r"__Secure-[13]P(?:SID(?:TS|CC)?|APISID)|S?APISID|[HS]SID|SIDCC|ESTSAUTH(?:PERSISTENT|LIGHT)?|"
                 r"\.?ASPXAUTH|\.AspNetCore\.(?:Cookies|Identity\.Application))")
@@ -326,7 +328,8 @@ _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ss
 # An ending glued to a key word, as languages inflect it (Azerbaijani `açarı`, Turkish `anahtarı`, Basque `gakoa`,
 # Albanian `çelësi`): up to four letters, Latin ones beyond ASCII too.
 _INFLECTED = "[A-Za-z\u00c0-\u024f]{0,4}"
-_CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|(?:{_KEY_WORDS})[ \t_-]+(?i:api)\b|"
+_CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|"
+               rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der)[ \t]+)?(?i:api)\b|"
                r"(?i:[a-zåäöæøü]{0,16}token|secret)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 # What stands between a key word and its value in prose: up to six words saying whose key it is ("del portal de
@@ -624,6 +627,19 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("google_access_token", "TOKEN", r"(?<![A-Za-z0-9_.-])ya29\.[A-Za-z0-9_-]{20,2048}", trigger=r"ya29\.",
          description="Google OAuth 2.0 access tokens (`ya29.`: gcloud's `print-access-token`, the metadata server's, "
                      "a service account's)"),
+    Rule("mailchimp_key", "API_KEY", r"(?<![0-9A-Za-z])[0-9a-f]{32}-us\d{1,2}(?![0-9A-Za-z])",
+         trigger=r"[0-9a-f]{8}-us\d", validator=lambda s: v.hex_key(s.split("-")[0]),
+         description="Mailchimp API keys (32 hex, `-us` and the data centre's number)"),
+    Rule("amazon_lwa_token", "TOKEN",
+         r"(?<![A-Za-z0-9_-])(?:Atzr\|[A-Za-z0-9_-]{60,2048}|amzn1\.oa2-cs\.v1\.[0-9a-f]{64})(?![A-Za-z0-9_-])",
+         trigger=r"Atzr\||amzn1\.oa2-cs\.v1\.",
+         description="Login with Amazon refresh tokens (`Atzr|…`: the Selling Partner and Alexa APIs') and client "
+                     "secrets (`amzn1.oa2-cs.v1.` + 64 hex)"),
+    Rule("plaid_token", "TOKEN",
+         r"(?<![A-Za-z0-9_-])(?:access|processor)-(?:production|development|sandbox)-"
+         r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])",
+         trigger=r"(?:access|processor)-(?:production|development|sandbox)-",
+         description="Plaid access and processor tokens (`access-production-<uuid>`, `processor-sandbox-<uuid>`)"),
     Rule("aws_session_token", "TOKEN",
          r"(?<![A-Za-z0-9+/])(?:FwoGZXIvYXdz|IQoJb3JpZ2luX2Vj)[A-Za-z0-9+/]{80,4096}={0,2}",
          trigger=r"FwoGZXIvYXdz|IQoJb3JpZ2luX2Vj",
@@ -833,7 +849,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>(?:\d{{1,10}}\|)?[A-Za-z0-9%._~+/:-]{{15,4095}}[A-Za-z0-9%_~+/=-]"
          r"(?:\|\d{9,11}\|[A-Za-z0-9_+/=-]{20,128})?)",
          trigger=r"(?:(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*(?:\.[A-Za-z0-9]{1,16})?|"
-                 r"AspNetCore\.[A-Za-z.]+|_oauth2_proxy(?:_\d)?)="
+                 r"AspNetCore\.[A-Za-z.]+|_oauth2_proxy(?:_\d)?|wordpress_(?:logged_in|sec)_[0-9a-f]{32})="
                  r"(?:\d{1,10}\|)?[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
@@ -1009,6 +1025,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="passwords in HAProxy's config (`stats auth admin:…`, a userlist's `insecure-password …`) and "
                      "given to `rabbitmqctl add_user NAME …` / `change_password`"),
     Rule("password", "PASSWORD",
+         r"\b(?i:user(?:name)?|login)[ \t]*[:=][ \t]*[^\s:=]{1,64}[ \t,;]+(?i:pass|pw)[ \t]*[:=][ \t]*"
+         r"(?P<v>[^\s\"'`\\]{4,128})",
+         trigger=r"(?i:user(?:name)?|login)[ \t]*[:=][ \t]*[^\s:=]+[ \t,;]+(?i:pass|pw)[ \t]*[:=]",
+         validator=v.password,
+         description="a password after `pass:` or `pw:` right after a user on its line (`user: acme  pass: …`)"),
+    Rule("password", "PASSWORD",
          r"(?:^|[^\w-])(?i:log-?ins?|credentials?|creds|sign-?in|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
          r"(?:[ \t][^\n:=\"]{0,40}?)?[ \t]*[:=][ \t]*\\?[\"'`]?"
          r"[^\x00-@\[-`{-\x7f](?:[\w.@+-]|[^\x00-\x7f]|\\u[0-9a-fA-F]{4}){0,63}"
@@ -1056,6 +1078,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too, and "
                      "Elasticsearch's `id:api_key` pair (Logstash's and Beats' `api_key` setting)"),
+    Rule("hex_key", "SECRET",
+         rf"(?i:[a-z0-9_.-]{{0,64}}secret){_CLOSE}(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?){_OPEN}"
+         r"(?P<v>[0-9a-fA-F]{24,31})(?:$|[^0-9A-Za-z])",
+         trigger=r"(?i:secret)\\?[\"'`]?[ \t:=>\\\"'`]{1,8}[0-9a-fA-F]{24}", validator=v.short_hex_secret,
+         reject_label=_HEX_NOT_KEY,
+         description="a hex secret of 24-31 digits after a name ending in secret (Plaid's 30: `PLAID_SECRET=…`); "
+                     "a key's name reads an id of that length too (MongoDB's 24-hex ObjectId)"),
     Rule("hex_key", "SECRET",
          rf"{_HEX_LABEL}{_CLOSE}(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?)\[?{_OPEN}(?P<v>[0-9a-fA-F]{{32,128}})"
          r"(?:$|[^0-9A-Za-z])",
@@ -1169,6 +1198,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})(?=$|[\s\"'<),;])",
          trigger=r"[A-Za-z0-9._%+-]@ [A-Za-z0-9]", validator=lambda s: v.email(s.replace(" ", "")),
          description="an e-mail address as OCR of a screenshot reads it, a space after the `@`"),
+    Rule("email", "EMAIL",
+         r"\bSSR[ \t]+CTCE[ \t]+[A-Z0-9]{2}[ \t]+[A-Z]{2}\d{1,2}(?:[ \t]*/|[ \t]+)"
+         r"(?P<v>[A-Z0-9./+-]{1,64}//[A-Z0-9./-]{1,253}\.[A-Z]{2,24})(?![A-Z0-9])",
+         trigger=r"SSR[ \t]+CTCE", description="an e-mail address in an airline booking's `SSR CTCE` element "
+                                                 "(IATA's encoding: `//` for `@`, `..` for `_`, `./` for `-`)"),
     Rule("email_spoken", "EMAIL",
          rf"(?:^|[^\w.+-])(?P<v>{_SPOKEN_LOCAL}{_AT_MARKED}{_SPOKEN_DOMAIN}{_SPOKEN_TLD})(?:$|[^\w-])",
          trigger=r"(?i:\[at\]|\(at\)|\{at\}|<at>|[a-z0-9] {1,3}@ {1,3}[a-z0-9])",
@@ -1254,6 +1288,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="card numbers in track data and EMV records: ISO/IEC 7813 track 1 (`%B<PAN>^NAME^YYMM…`) and "
                      "track 2 (`;<PAN>=YYMM…`), EMV tag 5A (Application PAN) and tag 57 (track 2 equivalent, `D` "
                      "between PAN and expiry), its length byte before"),
+    Rule("card", "CARD", r"\bFP[ \t]+(?:PAX[ \t]+)?CC[A-Z]{2}(?P<v>\d{12,19})(?![0-9])",
+         trigger=r"FP[ \t]+(?:PAX[ \t]+)?CC[A-Z]{2}\d", validator=v.card_number,
+         description="a card in an airline booking's form of payment (Amadeus `FP CCVI4111…/0129`: `CC`, the "
+                     "brand's two letters, the number)"),
     Rule("card", "CARD",
          r"(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta)[^\d\n]{0,30}"
          rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-])",
@@ -1321,6 +1359,26 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"[0-9A-Fa-f]:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]|[0-9A-Fa-f]::[0-9A-Fa-f]|"
                  r"[0-9A-Fa-f]:[0-9A-Fa-f]{1,4}::",
          validator=v.public_ip, description="public IPv6 addresses"),
+    Rule("passport", "PASSPORT",
+         r"(?:^|[^A-Z0-9<])(?P<v>[A-Z0-9<]{9}\d)[A-Z<]{3}\d{6}\d[MFX<]\d{6}\d[A-Z0-9<]{14}[\d<]\d(?![A-Z0-9<])",
+         trigger=r"\d[A-Z<]{3}\d{7}[MFX<]\d{7}", validator=v.mrz_number,
+         description="a passport's number and its check digit in its machine-readable zone (ICAO 9303 TD3's "
+                     "second line: the number, its check digit, nationality, birth date, sex, expiry)"),
+    Rule("passport", "PASSPORT",
+         r"\bSSR[ \t]+DOCS[ \t]+[A-Z0-9]{2}[ \t]+[A-Z]{2}\d{1,2}[ \t]*/?[ \t]*[PIAC]?/[A-Z]{3}/"
+         r"(?P<v>[A-Z0-9]{5,15})/",
+         trigger=r"SSR[ \t]+DOCS", description="a passport's number in an airline booking's `SSR DOCS` element "
+                                                 "(`P/FRA/<number>/FRA/<birth date>/…`)"),
+    Rule("passport", "PASSPORT",
+         r"(?:\b(?i:passport)[ _-]?(?i:no\.?|number|num|nr\.?|#)|\b(?i:passport)\\?[\"']?(?=[ \t]*[:=])|"
+         r"(?i:reisepass[ _-]?(?:nummer|nr\.?)|num[eé]ro[ _-]de[ _-]passeport|"
+         r"n[uú]mero[ _-]de[ _-]pas(?:aporte|saporte)|numero[ _-]di[ _-]passaporto|paspoort[ _-]?nummer|passnummer))"
+         r"\\?[\"']?[ \t]*[:=#]?[ \t]*\\?[\"']?"
+         r"(?P<v>[A-Z0-9]{6,9})(?![A-Za-z0-9])",
+         trigger=r"(?i:passport|reisepass|passeport|pasaporte|passaporte|passaporto|paspoort|passnummer)",
+         validator=lambda s: any(c.isdigit() for c in s) and len(set(s)) > 2,
+         description="a passport's number after its label (`Passport No. …`, `passport_number: …`, "
+                     "`Reisepassnummer`, `numéro de passeport`): 6-9 capitals and digits, a digit among them"),
     Rule("date_of_birth", "DOB",
          rf"(?i:\bdob|date[ _-]?of[ _-]?birth|birth[ _-]?date|birthday|\bborn(?: on)?)(?:[^\n\d]{{0,24}}\n)?"
          rf"[^\n\d]{{0,24}}"

@@ -81,6 +81,17 @@ _ISSUERS: list[tuple[tuple[int, int], int, frozenset[int]]] = [
 ]
 
 
+def mrz_number(value: str) -> bool:
+    """A passport's number as its machine-readable zone prints it, then its check digit (ICAO 9303 part 3: each
+    character's value, digits as themselves, A-Z as 10-35, `<` as 0, weighted 7, 3, 1 in turn, mod 10), a digit
+    among its characters."""
+    if len(value) != 10 or not value[9].isdigit() or not any(c.isdigit() for c in value[:9]):
+        return False
+    total = sum((int(c) if c.isdigit() else 0 if c == "<" else ord(c) - 55) * (7, 3, 1)[i % 3]
+                for i, c in enumerate(value[:9]))
+    return total % 10 == int(value[9])
+
+
 def card_number(value: str) -> bool | int:
     """A payment card: 13-19 digits from a known issuer range with a valid Luhn digit, grouped consistently. A
     match that ran over a line break into the next line's digits (a log line's number) keeps the line's part when
@@ -207,9 +218,10 @@ def high_entropy_secret(value: str) -> bool:
         return False
     if re.search(r"\d", value):
         return bool(re.search(r"[A-Za-z]", value)) and entropy(value) >= 3.5
-    # Without digits only a long, mixed-case, very random run reads as a key rather than a name.
+    # Without digits only a long, mixed-case, very random run reads as a key rather than a name: or random letters
+    # of both cases whose humps are no words (Razorpay's 24-letter key secrets).
     return len(value) >= 24 and bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)) \
-        and entropy(value) >= 4.2
+        and entropy(value) >= 4.2 or _random_letters(value) and entropy(value) >= 3.5
 
 
 def symbol_secret(value: str) -> bool:
@@ -272,6 +284,13 @@ def hex_key(value: str) -> bool:
     Twilio's 32-hex auth token, webhook signing secrets): 32+ hex digits, letters and digits mixed, not a
     repeated pattern. What tells it from a digest is the label, which the rule checks."""
     return len(value) >= 32 and bool(re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", value)) \
+        and bool(re.search(r"[a-fA-F]", value) and re.search(r"\d", value)) and entropy(value) >= 3.0
+
+
+def short_hex_secret(value: str) -> bool:
+    """A hex secret of 24-31 digits after a name ending in secret (Plaid's 30): one case, letters and digits
+    mixed, random-looking."""
+    return 24 <= len(value) <= 31 and bool(re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", value)) \
         and bool(re.search(r"[a-fA-F]", value) and re.search(r"\d", value)) and entropy(value) >= 3.0
 
 
