@@ -54,7 +54,7 @@ POOL = pa.system_memory_pool()
 (mimalloc) gives a column-sized buffer back to the kernel once it is freed and maps the next one afresh: that
 kernel time was a third of redaction's CPU at ingest (0.3 of 0.9 s over 2,000 τ-bench traces)."""
 _VALUE_GROUPS = ("v", "w", "x")
-_CREDENTIALS = frozenset({"API_KEY", "TOKEN", "SECRET", "PASSWORD"})
+_CREDENTIALS = frozenset({"API_KEY", "TOKEN", "SECRET", "PASSWORD", "JWT"})
 _CONTAINMENT_CHECKED = 64
 """Findings in one text up to which credentials inside longer ones are looked for (pairs: quadratic)."""
 _REPEAT_ALONE = 8

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tracegym.redact import words
-from tracegym.redact.validators import luhn, national_id
+from tracegym.redact.validators import luhn, national_id, verhoeff
 
 _NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
 
@@ -87,30 +87,11 @@ def bsn(value: str) -> bool:
     return d is not None and d[0] + d[1] > 0 and (sum(x * (9 - i) for i, x in enumerate(d[:8])) - d[8]) % 11 == 0
 
 
-_VERHOEFF_MUL = (
-    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 2, 3, 4, 0, 6, 7, 8, 9, 5), (2, 3, 4, 0, 1, 7, 8, 9, 5, 6),
-    (3, 4, 0, 1, 2, 8, 9, 5, 6, 7), (4, 0, 1, 2, 3, 9, 5, 6, 7, 8), (5, 9, 8, 7, 6, 0, 4, 3, 2, 1),
-    (6, 5, 9, 8, 7, 1, 0, 4, 3, 2), (7, 6, 5, 9, 8, 2, 1, 0, 4, 3), (8, 7, 6, 5, 9, 3, 2, 1, 0, 4),
-    (9, 8, 7, 6, 5, 4, 3, 2, 1, 0))
-_VERHOEFF_PERM = ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 5, 7, 6, 2, 8, 3, 0, 9, 4))
-
-
-def _verhoeff(digits: list[int]) -> bool:
-    """Verhoeff's dihedral-group check (1969): the product over the digits, each permuted by its position, is 0."""
-    c = 0
-    for i, x in enumerate(reversed(digits)):
-        p = x
-        for _ in range(i % 8):
-            p = _VERHOEFF_PERM[1][p]
-        c = _VERHOEFF_MUL[c][p]
-    return c == 0
-
-
 def aadhaar(value: str) -> bool:
     """India's Aadhaar number (UIDAI, "Aadhaar Numbering Scheme", 2010): twelve digits, the first 2-9, the last
     a Verhoeff check digit."""
     d = _digits(value, 12)
-    return d is not None and d[0] >= 2 and _verhoeff(d)
+    return d is not None and d[0] >= 2 and verhoeff(d)
 
 
 def tc_kimlik(value: str) -> bool:
@@ -443,11 +424,11 @@ IDS: tuple[NationalId, ...] = (
                stems=r"(?i:f[oø]dselsn|f\.[ _-]?nr|fnr|personnummer|d-nummer|norwegian)|F[OØ]DSELSN"),
     NationalId("belgium_national_number", r"rijksregister[ _-]?nummer|rijksregister|nationaal[ _-]nummer|"
                r"num[eé]ro[ _-](?:de[ _-]registre[ _-])?national|registre[ _-]national|nationalregisternummer|"
-               r"belgian[ _-]national[ _-]number|insz|niss",
+               r"belgian[ _-]national[ _-]number|national[ _-]number|insz|niss",
                r"\d{2}\.?\d{2}\.?\d{2}[-. ]?\d{3}\.?\d{2}", belgium_national_number, short="rrn|nrn",
                camel="Rijksregisternummer|Insz|INSZ|Niss|NISS",
                stems=r"(?i:rijksregister|nationaal[ _-]nummer|num[eé]ro[ _-]national|registre[ _-]national|"
-               r"nationaal|insz|niss)|\bRRN\b"),
+               r"nationaal|national[ _-]number|insz|niss)|\bRRN\b"),
     NationalId("rut", r"rol[ _-][uú]nico[ _-](?:tributario|nacional)|chilean[ _-](?:rut|id)",
                r"\d{1,2}\.?\d{3}\.?\d{3}-?[\dkK]", rut, short="rut|run", camel="Rut|RUT",
                stems=r"(?i:rol[ _-][uú]nico|chilean)|\bRUT\b|\bRUN\b|Rut|(?i:rut|run)[\"']?[ \t]*[:=]"),

@@ -280,10 +280,11 @@ _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}
 # Rails' `_session_id` too (the leading `_` is the cookie's; a bare `session_id` is an id, and trace ids stay), and
 # an application's `<name>-session-id` (JupyterHub's `jupyterhub-session-id`: a hyphenated name is a cookie's or a
 # header's, not a log field's or a variable's); Jetty's `JSESSIONID.<node>`, oauth2-proxy's `_oauth2_proxy`,
-# Shopify's `_secure_session_id`, WordPress's `wordpress_logged_in_<hash>` and `wordpress_sec_<hash>`.
+# Shopify's `_secure_session_id`, WordPress's `wordpress_logged_in_<hash>` and `wordpress_sec_<hash>`, Steam's
+# `steamLoginSecure`.
 _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
                 r"token|auth|jwt|csrftoken|remember[_-]?me)|JSESSIONID\.[A-Za-z0-9]{1,16}|_oauth2_proxy(?:_\d)?|"
-                r"_secure_session_id|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|"
+                r"_secure_session_id|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|steamLoginSecure|"
                 r"_session_id|[A-Za-z0-9_.]+-(?i:session-id)|"
                 r"__Secure-[13]P(?:SID(?:TS|CC)?|APISID)|S?APISID|[HS]SID|SIDCC|ESTSAUTH(?:PERSISTENT|LIGHT)?|"
                 r"\.?ASPXAUTH|\.AspNetCore\.(?:Cookies|Identity\.Application))")
@@ -510,6 +511,10 @@ _TOTP_TRANSLATED = words.alternation(words.SETUP_KEY)
 _TOTP_WORDS = f"(?:{_TOTP_OWN}|{_TOTP_TRANSLATED})"
 _BASE32_GROUPS = r"[a-z2-7]{4}(?: [a-z2-7]{4}){3,7}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,7}"
 _BASE32 = rf"(?:{_BASE32_GROUPS}|[A-Z2-7]{{16,128}}|[a-z2-7]{{16,128}})"
+# A device's setup code: Matter's manual pairing code, HomeKit's setup code.
+_PAIRING_OWN = (r"(?:(?i:(?:manual[ _-]?)?pairing[ _-]?code|setup[ _-]?code|homekit(?:[ _-]?(?:setup[ _-]?)?code)?|"
+                r"matter[ _-]?code)|\bpair(?:ing)?\b)")
+_PAIRING_TRANSLATED = words.alternation(words.PAIRING)
 SECOND_FACTOR_WORDS = f"{_RECOVERY_WORDS}|{_TOTP_WORDS}"
 """Labels of recovery codes and authenticator secrets, which structure ties to a value too (`id="recovery_code"`
 beside `value="…"`): not context words of table headers, whose RE2 pass they would slow."""
@@ -827,6 +832,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.basic_credentials,
          description="basic credentials under an `auth` key, base64 of user:password as registries' client files "
                      "keep them (Docker's config.json `\"auths\": {host: {\"auth\": …}}`, .npmrc's `_auth=`)"),
+    Rule("basic_auth", "TOKEN",
+         r"(?i:basic[_ -]?auth(?:orization)?)[A-Za-z_]*\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
+         r"(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?:$|[^A-Za-z0-9+/=])",
+         trigger=r"(?i:basic[_ -]?auth)", validator=v.basic_credentials,
+         description="basic credentials under a name that says so (fastlane match's "
+                     "`MATCH_GIT_BASIC_AUTHORIZATION=…`, `basic_auth: …`): base64 of user:password"),
     Rule("http_auth", "TOKEN",
          rf"(?:(?i:(?:proxy-)?authorization){_HEADER_AFTER}[A-Za-z][A-Za-z0-9_.-]{{1,30}}[ \t]+|{_AUTH_BLOCK})"
          rf"(?P<v>{_TOKEN68}(?:,[ \t]?{_TOKEN68})*)(?:$|[^A-Za-z0-9._~+/=-])",
@@ -850,14 +861,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "requests, curl -H, header maps and HAR write them"),
     Rule("session_cookie", "TOKEN",
          rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}=(?P<v>(?:\d{{1,10}}\|)?[A-Za-z0-9%._~+/:-]{{15,4095}}[A-Za-z0-9%_~+/=-]"
-         r"(?:\|\d{9,11}\|[A-Za-z0-9_+/=-]{20,128})?)",
+         r"(?:\|\d{9,11}\|[A-Za-z0-9_+/=-]{20,128}|(?:\|{1,2}[A-Za-z0-9%._~+/:-]{1,4095}[A-Za-z0-9%_~+/=-]){1,4})?)",
          trigger=r"(?:(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*(?:\.[A-Za-z0-9]{1,16})?|"
-                 r"AspNetCore\.[A-Za-z.]+|_oauth2_proxy(?:_\d)?|wordpress_(?:logged_in|sec)_[0-9a-f]{32})="
+                 r"AspNetCore\.[A-Za-z.]+|_oauth2_proxy(?:_\d)?|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|"
+                 r"steamLoginSecure)="
                  r"(?:\d{1,10}\|)?[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
                      "csrftoken=) and such pairs in query strings; a Laravel Sanctum token's `id|` prefix with it, "
-                     "oauth2-proxy's `|timestamp|signature` after it"),
+                     "oauth2-proxy's `|timestamp|signature` after it, and Steam's `id||token` as decoded"),
     Rule("session_cookie", "TOKEN",
          rf"(?:(?:^|[^A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?i:cookie)\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"']?|"
          rf"(?i:cookies)[ \t]*=[ \t]*\{{[^{{}}]{{0,200}}?\\?[\"']{_COOKIE_NAME}\\?[\"'][ \t]*:[ \t]*\\?[\"'])"
@@ -1027,6 +1039,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"stats[ \t]+auth[ \t]|insecure-password|rabbitmqctl", validator=v.password,
          description="passwords in HAProxy's config (`stats auth admin:…`, a userlist's `insecure-password …`) and "
                      "given to `rabbitmqctl add_user NAME …` / `change_password`"),
+    Rule("password", "PASSWORD",
+         r"(?:(?<![\w-])(?i:psk|wpa_passphrase|sae_password|wpa[_-]?psk)[ \t]*[:=][ \t]*|"
+         r"\bAT\+CWJAP(?:_CUR|_DEF)?=\\?\"(?:[^\"\\\n]|\\.){0,64}?\\?\",|"
+         r"\bsteamcmd\b[^\n]{0,200}?\+login[ \t]+[^\s+]{1,64}[ \t]+)"
+         r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|(?P<w>[^\s\"'\\+]{4,128}?))(?=$|[\s\"'\\,;]|\.(?:$|\s))",
+         trigger=r"(?i:psk|wpa_passphrase|sae_password)[ \t]*[:=]|AT\+CWJAP|steamcmd", validator=v.password,
+         description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, an ESP "
+                     "module's `AT+CWJAP=\"ssid\",\"…\"`; steamcmd's `+login USER PASSWORD`"),
     Rule("password", "PASSWORD",
          r"\b(?i:user(?:name)?|login)[ \t]*[:=][ \t]*[^\s:=]{1,64}[ \t,;]+(?i:pass|pw)[ \t]*[:=][ \t]*"
          r"(?P<v>[^\s\"'`\\]{4,128})",
@@ -1362,6 +1382,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"[0-9A-Fa-f]:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]|[0-9A-Fa-f]::[0-9A-Fa-f]|"
                  r"[0-9A-Fa-f]:[0-9A-Fa-f]{1,4}::",
          validator=v.public_ip, description="public IPv6 addresses"),
+    Rule("pairing_code", "SECRET",
+         rf"(?:{_PAIRING_OWN}|{_PAIRING_TRANSLATED})[^\d\n]{{0,24}}?(?:\b\d{{1,20}}[ \t]+(?=\d{{8}}))?\[?"
+         r"(?P<v>\d{4}-?\d{3}-?\d{4}(?:\d{10})?|\d{3}-\d{2}-\d{3})(?![\d-])",
+         trigger=rf"{_PAIRING_OWN}[^\d\n]*\d", translated=_PAIRING_TRANSLATED, validator=v.pairing_code,
+         description="a device's setup code after its label: Matter's manual pairing code (11 or 21 digits, its "
+                     "Verhoeff check digit; chip-tool's `Manual pairing code: [3497-011-2332]`, `pairing code "
+                     "<node> <code>`), a HomeKit setup code (`XXX-XX-XXX`)"),
     Rule("passport", "PASSPORT",
          r"(?:^|[^A-Z0-9<])(?P<v>[A-Z0-9<]{9}\d)[A-Z<]{3}\d{6}\d[MFX<]\d{6}\d[A-Z0-9<]{14}[\d<]\d(?![A-Z0-9<])",
          trigger=r"\d[A-Z<]{3}\d{7}[MFX<]\d{7}", validator=v.mrz_number,

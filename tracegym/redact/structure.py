@@ -455,10 +455,16 @@ _REDIS_COMMAND = re.compile(r"\"(HSET|HMSET|HSETNX|SET|SETNX|SETEX|PSETEX|GETSET
 _REDIS_ARG = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"")
 
 
+_LINE_PAIR = re.compile(r"^[ \t]*name[ \t]*=[ \t]*([^\s\"\\]{1,200})[ \t]*\\?\r?\n"
+                        r"[ \t]*value[ \t]*=[ \t]*([^\s\"\\]{1,4096})", re.MULTILINE)
+"""A row as sqlite3's `.mode line` prints it, `name = …` above `value = …` (a browser's cookie database)."""
+
+
 def hcl_pairs(text: str, wanted: Callable[[str], object]) -> Labelled:
-    """The value of a block that names it in a `name` attribute, labelled with the name's last path segment."""
+    """The value of a block or a row that names it in a `name` attribute, labelled with the name's last path
+    segment."""
     out: Labelled = []
-    for m in _HCL_PAIR.finditer(text):
+    for m in (*_HCL_PAIR.finditer(text), *_LINE_PAIR.finditer(text)):
         label = m.group(1).rstrip("/").rsplit("/", 1)[-1]
         if label and len(label) <= MAX_LABEL and wanted(label):
             out.append((label, m.start(2), m.end(2)))

@@ -81,6 +81,38 @@ _ISSUERS: list[tuple[tuple[int, int], int, frozenset[int]]] = [
 ]
 
 
+_VERHOEFF_MUL = (
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 2, 3, 4, 0, 6, 7, 8, 9, 5), (2, 3, 4, 0, 1, 7, 8, 9, 5, 6),
+    (3, 4, 0, 1, 2, 8, 9, 5, 6, 7), (4, 0, 1, 2, 3, 9, 5, 6, 7, 8), (5, 9, 8, 7, 6, 0, 4, 3, 2, 1),
+    (6, 5, 9, 8, 7, 1, 0, 4, 3, 2), (7, 6, 5, 9, 8, 2, 1, 0, 4, 3), (8, 7, 6, 5, 9, 3, 2, 1, 0, 4),
+    (9, 8, 7, 6, 5, 4, 3, 2, 1, 0))
+_VERHOEFF_PERM = ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 5, 7, 6, 2, 8, 3, 0, 9, 4))
+
+
+def verhoeff(digits: list[int]) -> bool:
+    """Verhoeff's dihedral-group check (1969): the product over the digits, each permuted by its position, is 0."""
+    c = 0
+    for i, x in enumerate(reversed(digits)):
+        p = x
+        for _ in range(i % 8):
+            p = _VERHOEFF_PERM[1][p]
+        c = _VERHOEFF_MUL[c][p]
+    return c == 0
+
+
+_HOMEKIT_INVALID = frozenset({"12345678", "87654321", *(str(d) * 8 for d in range(10))})
+
+
+def pairing_code(value: str) -> bool:
+    """A device's setup code: a Matter manual pairing code (11 or 21 digits, the last a Verhoeff check digit over
+    the others: Matter Core Specification 5.1.4.1), or a HomeKit setup code (`XXX-XX-XXX`, none of the codes the
+    HomeKit Accessory Protocol forbids: all one digit, 12345678, 87654321)."""
+    digits = [int(c) for c in value if c.isdigit()]
+    if len(digits) == 8:
+        return "".join(map(str, digits)) not in _HOMEKIT_INVALID
+    return len(digits) in (11, 21) and len(set(digits)) > 2 and verhoeff(digits)
+
+
 def mrz_number(value: str) -> bool:
     """A passport's number as its machine-readable zone prints it, then its check digit (ICAO 9303 part 3: each
     character's value, digits as themselves, A-Z as 10-35, `<` as 0, weighted 7, 3, 1 in turn, mod 10), a digit

@@ -151,6 +151,20 @@ SETUP_KEY: dict[str, tuple[str, ...]] = {
 """An authenticator's setup key (the secret an app is given by hand), beyond the rules' English, German, French,
 Spanish, Portuguese and Italian."""
 
+PAIRING: dict[str, tuple[str, ...]] = {
+    "de": ("Kopplungscode", "Einrichtungscode"), "fr": ("code d'appairage", "code de couplage"),
+    "es": ("código de emparejamiento", "código de vinculación"), "pt": ("código de emparelhamento",
+                                                                      "código de pareamento"),
+    "it": ("codice di abbinamento", "codice di associazione"), "nl": ("koppelcode", "koppelingscode"),
+    "sv": ("parkopplingskod",), "da": ("parringskode",), "no": ("paringskode",), "fi": ("pariliitoskoodi",),
+    "pl": ("kod parowania",), "cs": ("párovací kód",), "hu": ("párosítási kód",), "ro": ("cod de asociere",),
+    "tr": ("eşleştirme kodu", "kurulum kodu"), "ru": ("код сопряжения",), "uk": ("код сполучення",),
+    "el": ("κωδικός σύζευξης",), "ja": ("ペアリングコード", "セットアップコード"), "zh": ("配对码", "配對碼"),
+    "ko": ("페어링 코드", "설정 코드"), "vi": ("mã ghép nối",), "id": ("kode pemasangan", "kode penyandingan"),
+    "th": ("รหัสจับคู่",), "ar": ("رمز الإقران",), "he": ("קוד צימוד",), "hi": ("पेयरिंग कोड",),
+}
+"""A device's pairing or setup code (Matter, HomeKit), beyond the rules' English."""
+
 SOCIAL_SECURITY: dict[str, tuple[str, ...]] = {
     "th": ("หมายเลขประกันสังคม", "เลขประกันสังคม"), "vi": ("số an sinh xã hội",), "id": ("nomor jaminan sosial",),
     "ms": ("nombor keselamatan sosial",), "ru": ("номер социального страхования",),
