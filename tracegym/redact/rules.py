@@ -281,10 +281,10 @@ _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}
 # an application's `<name>-session-id` (JupyterHub's `jupyterhub-session-id`: a hyphenated name is a cookie's or a
 # header's, not a log field's or a variable's); Jetty's `JSESSIONID.<node>`, oauth2-proxy's `_oauth2_proxy`,
 # Shopify's `_secure_session_id`, WordPress's `wordpress_logged_in_<hash>` and `wordpress_sec_<hash>`, Steam's
-# `steamLoginSecure`.
+# `steamLoginSecure`, an application's `<Name>Session` (Moodle's `MoodleSession`).
 _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
                 r"token|auth|jwt|csrftoken|remember[_-]?me)|JSESSIONID\.[A-Za-z0-9]{1,16}|_oauth2_proxy(?:_\d)?|"
-                r"_secure_session_id|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|steamLoginSecure|"
+                r"_secure_session_id|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|steamLoginSecure|[A-Z][a-z]+Session|"
                 r"_session_id|[A-Za-z0-9_.]+-(?i:session-id)|"
                 r"__Secure-[13]P(?:SID(?:TS|CC)?|APISID)|S?APISID|[HS]SID|SIDCC|ESTSAUTH(?:PERSISTENT|LIGHT)?|"
                 r"\.?ASPXAUTH|\.AspNetCore\.(?:Cookies|Identity\.Application))")
@@ -1048,11 +1048,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, an ESP "
                      "module's `AT+CWJAP=\"ssid\",\"…\"`; steamcmd's `+login USER PASSWORD`"),
     Rule("password", "PASSWORD",
-         r"\b(?i:user(?:name)?|login)[ \t]*[:=][ \t]*[^\s:=]{1,64}[ \t,;]+(?i:pass|pw)[ \t]*[:=][ \t]*"
+         r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=]{1,64}[ \t,;—–-]+"
+         r"(?i:pass|pw)[ \t]*[:=][ \t]*"
          r"(?P<v>[^\s\"'`\\]{4,128})",
-         trigger=r"(?i:user(?:name)?|login)[ \t]*[:=][ \t]*[^\s:=]+[ \t,;]+(?i:pass|pw)[ \t]*[:=]",
+         trigger=r"(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=]+[ \t,;—–-]+"
+                 r"(?i:pass|pw)[ \t]*[:=]",
          validator=v.password,
-         description="a password after `pass:` or `pw:` right after a user on its line (`user: acme  pass: …`)"),
+         description="a password after `pass:` or `pw:` right after a user on its line (`user: acme  pass: …`, "
+                     "`account snovak56@efile — pass: …`)"),
     Rule("password", "PASSWORD",
          r"(?:^|[^\w-])(?i:log-?ins?|credentials?|creds|sign-?in|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
          r"(?:[ \t][^\n:=\"]{0,40}?)?[ \t]*[:=][ \t]*\\?[\"'`]?"
@@ -1117,6 +1120,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="hex keys after a name ending in key, token or secret (Datadog API and application "
                      "keys, Twilio auth tokens, PagerDuty routing keys, webhook signing secrets); not a digest's "
                      "or an id's name (cache_key, etag, sha)"),
+    Rule("recovery_code", "SECRET", r"(?:^|[^\w-])(?P<v>[A-Z0-9]{5}(?:-[A-Z0-9]{5}){4})(?:$|[^\w-])",
+         trigger=r"[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-", validator=v.five_by_five,
+         description="a Microsoft account's recovery code or a product key, anywhere: five groups of five "
+                     "capitals and digits, both in most groups"),
     Rule("bitlocker_key", "SECRET", r"(?:^|[^\w-])(?P<v>\d{6}(?:-\d{6}){7})(?:$|[^\w-])",
          trigger=r"\d{6}-\d{6}-\d{6}-\d{6}", validator=v.bitlocker_key,
          description="BitLocker recovery passwords (eight groups of six digits, each a multiple of 11), anywhere"),

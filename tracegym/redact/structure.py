@@ -176,13 +176,20 @@ _LINE_LABEL = re.compile(r"(?:^|(?<![ \t])[ \t]{2,})([^\s:：](?:[^\s:：]|[ \t]
 is a label alone, a name of up to four words (`Password`, `Mobile number`, `Employee's social security number`,
 with the value on the line below; not code: `password = os.environ[…]`). A gap starts where blanks start: from
 each blank of a long run it would be read again to the run's end (quadratic)."""
-_TOKEN = re.compile(r"[+(]?\d[\d ()./-]{5,22}\d(?=[ \t]*$)|\S+")
-"""A value below a label: a number written in groups (a phone number, a card) up to the line's end, or a word."""
+_TOKEN = re.compile(r"\[ ?(?P<box>[^\s\]]{1,64}) ?\](?=[ \t]*(?:$|\\?\"|\\$))|[+(]?\d[\d ()./-]{5,22}\d(?=[ \t]*$)|\S+")
+"""A value below a label: a form's box alone on its line (`[ 89320629Z ]`, its inside), a number written in groups
+(a phone number, a card) up to the line's end, or a word."""
 _LABEL_LINE_END = re.compile(r"(?:[:：]| -)[ \t]*\\?\n")
 """What a line that `_LINE_LABEL` can match ends with, before the line below it: a cheap search over the whole text
 that spares splitting into lines the texts (most) where no line ends in `:`."""
-_LABEL_ALONE = re.compile(r"^[ \t]*([^\W\d_][\w.#/'’-]*(?:[ \t][\w.#/'’-]+){0,3})[ \t]*\\?$", re.MULTILINE)
-"""A line that is a name alone: the texts with none that is a label are not split into lines either."""
+_LABEL_ALONE = re.compile(r"^(?:[^\n]*?\\?\"[ \t]*:[ \t]*\\?\")?[ \t]*([^\W\d_][\w.#/'’-]*(?:[ \t][\w.#/'’-]+){0,3})"
+                          r"[ \t]*\\?$", re.MULTILINE)
+"""A line that is a name alone (or opens a JSON string with one): the texts with none that is a label are not split
+into lines either."""
+
+
+_STRING_OPENS = re.compile(r"^.*?\\?\"[ \t]*:[ \t]*\\?\"(?=[^\"\n]*$)")
+"""A line's part up to where a JSON string value opens and runs on to the next line (`{"note": "Label`)."""
 
 
 def _label_alone(line: str) -> bool:
@@ -202,6 +209,8 @@ def previous_line(text: str, wanted: Callable[[str], object]) -> Labelled:
     for line, below in zip(lines, lines[1:], strict=False):
         nxt = at + len(line) + 1
         line = line.removesuffix("\\")
+        if (opening := _STRING_OPENS.match(line)) is not None:
+            line = line[opening.end():]  # the label starts a JSON string whose next line holds the value
         m = _LINE_LABEL.search(line)
         group = 1 if m is not None and m.group(1) is not None else 2
         if m is not None and wanted(m.group(group)) and not _label_alone(below.removesuffix("\\")):
@@ -209,7 +218,8 @@ def previous_line(text: str, wanted: Callable[[str], object]) -> Labelled:
             for token in _TOKEN.finditer(below.removesuffix("\\")):
                 if token.start() >= column - 2 or column == 0:
                     if token.start() <= column + 2 or column == 0:
-                        out.append((m.group(group).strip(), nxt + token.start(), nxt + token.end()))
+                        value = "box" if token.group("box") is not None else 0
+                        out.append((m.group(group).strip(), nxt + token.start(value), nxt + token.end(value)))
                     break
         at = nxt
     return out

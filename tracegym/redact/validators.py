@@ -113,6 +113,14 @@ def pairing_code(value: str) -> bool:
     return len(digits) in (11, 21) and len(set(digits)) > 2 and verhoeff(digits)
 
 
+def five_by_five(value: str) -> bool:
+    """Five groups of five capitals and digits (a Microsoft recovery code, a product key): letters and digits
+    mixed in three groups or more, twelve distinct characters or more (not `AAAAA-…`, not a date's digits)."""
+    groups = value.split("-")
+    mixed = sum(bool(re.search(r"\d", g) and re.search(r"[A-Z]", g)) for g in groups)
+    return mixed >= 3 and len(set(value.replace("-", ""))) >= 12
+
+
 def mrz_number(value: str) -> bool:
     """A passport's number as its machine-readable zone prints it, then its check digit (ICAO 9303 part 3: each
     character's value, digits as themselves, A-Z as 10-35, `<` as 0, weighted 7, 3, 1 in turn, mod 10), a digit
@@ -557,8 +565,11 @@ def json_pass(value: str) -> bool:
 
 def bare_password(value: str) -> bool:
     """A password after its label with nothing but spaces between (no `:`, `=` or "is" to say the label names
-    it): 8+ characters, letters and digits, not code (`varchar(128)`, `hash2(pw)`) nor a path or a URL."""
-    return len(value) >= 8 and bool(re.search(r"\d", value) and re.search(r"[^\W\d_]", value)) \
+    it): 8+ characters, letters and digits (or both cases and a generator's symbol: `Tyh#JVuLXgqjM#*Hvo=`), not
+    code (`varchar(128)`, `hash2(pw)`) nor a path or a URL."""
+    mixed = bool(re.search(r"\d", value) and re.search(r"[^\W\d_]", value)) \
+        or bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value) and re.search(r"[!#$%&*+=?@^~]", value))
+    return len(value) >= 8 and mixed \
         and "://" not in value and not value.startswith(("/", "./", "(")) and password(value)
 
 
