@@ -219,12 +219,15 @@
 36. The thirty-second (benchmarks/redact_thirtysecond.py: recruiting, education, legal and public services, applicant
    tracking, CVs, student records, e-discovery load files, e-signature envelopes) corpus, scored alike:
    `thirtysecond_recall_by_kind` and `…_false_positives`.
+37. The thirty-third (benchmarks/redact_thirtythird.py: ML research and data-science agents, notebooks, W&B and
+   MLflow runs, Hugging Face and Kaggle tokens, SLURM, signed storage URLs, dataset cards) corpus, scored alike:
+   `thirtythird_recall_by_kind` and `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 36 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 37 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -247,7 +250,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "twentyeighth_recall_by_kind", "twentyeighth_false_positives", "twentyninth_recall_by_kind",
 "twentyninth_false_positives", "thirtieth_recall_by_kind", "thirtieth_false_positives",
 "thirtyfirst_recall_by_kind", "thirtyfirst_false_positives", "thirtysecond_recall_by_kind",
-"thirtysecond_false_positives"} (with --corpora-only, the last sixty-four).
+"thirtysecond_false_positives", "thirtythird_recall_by_kind", "thirtythird_false_positives"} (with
+--corpora-only, the last sixty-six).
 """
 
 from __future__ import annotations
@@ -289,6 +293,7 @@ import redact_thirteenth  # noqa: E402
 import redact_thirtieth  # noqa: E402
 import redact_thirtyfirst  # noqa: E402
 import redact_thirtysecond  # noqa: E402
+import redact_thirtythird  # noqa: E402
 import redact_twelfth  # noqa: E402
 import redact_twentieth  # noqa: E402
 import redact_twentyeighth  # noqa: E402
@@ -531,13 +536,13 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("twentysecond", redact_twentysecond), ("twentythird", redact_twentythird), ("twentyfourth", redact_twentyfourth),
     ("twentyfifth", redact_twentyfifth), ("twentysixth", redact_twentysixth), ("twentyseventh", redact_twentyseventh),
     ("twentyeighth", redact_twentyeighth), ("twentyninth", redact_twentyninth), ("thirtieth", redact_thirtieth),
-    ("thirtyfirst", redact_thirtyfirst), ("thirtysecond", redact_thirtysecond))
+    ("thirtyfirst", redact_thirtyfirst), ("thirtysecond", redact_thirtysecond), ("thirtythird", redact_thirtythird))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
 
 def report_corpora(detector: Detector) -> dict[str, object]:
-    """Sections 4, 5, 7 to 36: the written, the held-out, the fresh, the unseen, and the fifth to the thirty-second
+    """Sections 4, 5, 7 to 37: the written, the held-out, the fresh, the unseen, and the fifth to the thirty-third
     corpus, printed; their figures for the last line."""
     corpus_recall, corpus_fp, corpus_notes, _ = corpus_scores(detector)
     print(f"written corpus: recall by kind {corpus_recall}; near misses found {corpus_fp}", flush=True)
@@ -648,7 +653,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to thirty-second corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to thirty-third corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
