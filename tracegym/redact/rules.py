@@ -644,8 +644,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Login with Amazon refresh tokens (`Atzr|…`: the Selling Partner and Alexa APIs') and client "
                      "secrets (`amzn1.oa2-cs.v1.` + 64 hex)"),
     Rule("plaid_token", "TOKEN",
-         r"(?<![A-Za-z0-9_-])(?:access|processor)-(?:production|development|sandbox)-"
-         r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])",
+         rf"(?<![A-Za-z0-9_-])(?:access|processor)-(?:production|development|sandbox)-{_UUID}(?![0-9A-Za-z])",
          trigger=r"(?:access|processor)-(?:production|development|sandbox)-",
          description="Plaid access and processor tokens (`access-production-<uuid>`, `processor-sandbox-<uuid>`)"),
     Rule("aws_session_token", "TOKEN",
