@@ -24,12 +24,14 @@ SECRET_VALUE = r"(?=[A-Za-z0-9+/=]{8})[A-Za-z0-9+/]{4,65536}={0,2}"
 """Base64 of at least 8 characters, padding included."""
 
 _YAML_DATA = re.compile(r"^([ \t]*)(?:data|stringData):[ \t]*\\?\r?\n", re.MULTILINE)
-_YAML_ITEM = re.compile(rf"([ \t]+)[\"']?[\w.-]{{1,253}}[\"']?:[ \t]*\\?[\"']?({SECRET_VALUE})\\?[\"']?"
-                        r"[ \t]*(?:\\?\r?\n|$|(?=\\?\"))")
-"""An item of a `data:` block, to its line's end (or the end of the JSON string the manifest is printed in)."""
+_YAML_ITEM = re.compile(rf"^([ \t]++)[\"']?[\w.-]{{1,253}}[\"']?:[ \t]*\\?[\"']?({SECRET_VALUE})\\?[\"']?"
+                        r"[ \t]*(?:\\?\r?\n|$|(?=\\?\"))", re.MULTILINE)
+"""An item of a `data:` block from its line's start, to its line's end (or the end of the JSON string the manifest
+is printed in). Each item pattern starts only where an item can (a line's start; after `{` or `,`): a run of
+blanks is not read again from each of its positions."""
 _JSON_DATA = re.compile(r"\\?\"(?:data|stringData)\\?\"[ \t]*:[ \t]*\{")
-_JSON_ITEM = re.compile(r"(?:[ \t]|\\?\r?\n)*\\?\"[\w.-]{1,253}\\?\"[ \t]*:[ \t]*"
-                        rf"\\?\"({SECRET_VALUE})\\?\"(?:[ \t]|\\?\r?\n)*,?")
+_JSON_ITEM = re.compile(r"(?<=[{,])(?:[ \t]|\\?\r?\n)*+\\?\"[\w.-]{1,253}\\?\"[ \t]*+:[ \t]*+"
+                        rf"\\?\"({SECRET_VALUE})\\?\"(?:[ \t]|\\?\r?\n)*+,?")
 _RANDOM_PASSWORD = re.compile(r"random_password")
 _RESULT = re.compile(r"\\?\"result\\?\"[ \t]*:[ \t]*\\?\"((?:[^\"\\\n]|\\[^\"\n]){1,512}?)\\?\"")
 _REACH = 2000
