@@ -112,7 +112,7 @@ class Detector:
                          if not r.sweep and r.triggered_by}
         """Each rule's trigger and translated words as RE2 runs them (shared ones once), sweep rules aside."""
         self.prefilters = _prefilters(self.rules)
-        """The triggers joined, in RE2 passes (tracegym/redact/detect.py's `_prefilters`)."""
+        """The triggers joined, in RE2 passes (`_prefilters` below)."""
         self.cache: dict[str, list[Finding]] | None = {}
         """Findings of texts seen before, clean ones too (None: off). Logs repeat texts a lot: chat-completion
         logs send the whole conversation again with every request, and system prompts, tool schemas and lookups
@@ -338,7 +338,8 @@ def _prefilters(rules: tuple[Rule, ...]) -> tuple[str, ...]:
     translated = list(dict.fromkeys(r.translated for r in rules if r.translated))
     parts = ([t for t in first if not _COUNTED.search(t)] + [TRIGGER_ESCAPES],
              [t for t in first if _COUNTED.search(t)],
-             [t for t in base if t in worded and t not in lone], [t for t in base if t in own], [TRIGGER_FORMS],
+             [t for t in base if t in worded and t not in lone], [t for t in base if t in own and t not in lone],
+             [TRIGGER_FORMS],
              translated, *([t] for t in lone))
     return tuple("|".join(f"(?:{t})" for t in part) for part in parts if part)
 
