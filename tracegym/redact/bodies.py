@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-Labelled = list[tuple[str, int, int]]
+from tracegym.redact.labelled import Labelled
 
 _BREAK = r"(?:\\?\r?\n|\\r|\\n)"
 """A line break's CR or LF: as written, escaped inside a JSON string, or as the detector reads an escape (a

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-Labelled = list[tuple[str, int, int]]
+from tracegym.redact.labelled import Labelled
 
 INSERT_HEAD = r"(?i:insert[ \t]+into)[ \t]+[`\"\w.\[\]]+[ \t]*\(([^()]{1,2000})\)[ \t]*(?i:values)[ \t]*"
 """`INSERT INTO t (a, b, …) VALUES`, its column list the group."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-Labelled = list[tuple[str, int, int]]
+from tracegym.redact.labelled import Labelled
 
 _COPY = re.compile(r"\b(?i:copy)[ \t]+[\w.\"]{1,200}[ \t]*\(([^()]{1,2000})\)[ \t]+(?i:from[ \t]+stdin)[ \t]*;"
                    r"[ \t]*(\r?\n|\\\r?\n|\\n)")
@@ -44,15 +44,15 @@ def _rows(text: str, at: int, columns: list[str], escaped: bool, wanted: Callabl
         end = quote.start()
     out: Labelled = []
     for i in range(_ROWS * len(columns)):
-        last = i % len(columns) == len(columns) - 1
+        column = i % len(columns)
         brk = breaks.search(text, at, end)
         stop = brk.start() if brk is not None else end
         line_ends = brk is not None and not escaped and brk.group() != "\t"
-        if text.startswith("\\.", at) or line_ends and not last and i % len(columns) == 0:
-            break
-        if stop > at and text[at:stop] != "\\N" and wanted(columns[i % len(columns)]):
-            out.append((columns[i % len(columns)], at, stop))
-        if brk is None or not escaped and line_ends != last:
-            break
+        if text.startswith("\\.", at) or line_ends and column == 0 and len(columns) > 1:
+            break  # the end of data, or a line of one field: no row
+        if stop > at and text[at:stop] != "\\N" and wanted(columns[column]):
+            out.append((columns[column], at, stop))
+        if brk is None or not escaped and line_ends != (column == len(columns) - 1):
+            break  # raw, a row ends with its last column's field: shorter or longer, no row
         at = brk.end()
     return out

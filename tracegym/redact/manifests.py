@@ -16,7 +16,7 @@ import base64
 import binascii
 import re
 
-Labelled = list[tuple[str, int, int]]
+from tracegym.redact.labelled import Labelled
 
 SECRET_DATA = "kubernetes_secret_data"
 """The label a Secret's value is read under (`kubernetes_secret_data: "…"`)."""

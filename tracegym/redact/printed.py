@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from tracegym.redact.structure import _Q, Labelled
+from tracegym.redact.labelled import Labelled
+from tracegym.redact.structure import _Q
 
 _COLUMNS = re.compile(rf"{_Q}(?:columns|column_names|fields|headers|header|cols|rowType){_Q}[ \t]*:[ \t]*"
                       r"\[([^\[\]]{1,4000})\]")

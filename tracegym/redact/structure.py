@@ -18,9 +18,9 @@ from collections.abc import Callable
 from tracegym.redact.bodies import body_fields
 from tracegym.redact.bound import INSERT_HEAD, bound_parameters, sql_row
 from tracegym.redact.dumps import copy_rows
+from tracegym.redact.labelled import Labelled
 from tracegym.redact.manifests import SECRET_DATA, random_passwords, secret_data
 
-Labelled = list[tuple[str, int, int]]
 MAX_LABEL = 48
 SENSITIVE = ("secret", "password")
 """The labels of a value its structure marks sensitive without naming it (Terraform's `"sensitive": true`)."""

@@ -323,15 +323,19 @@ def hex_key(value: str) -> bool:
     """A key issued as hex after a label naming a key (Datadog's 32-hex API and 40-hex application keys,
     Twilio's 32-hex auth token, webhook signing secrets): 32+ hex digits, letters and digits mixed, not a
     repeated pattern. What tells it from a digest is the label, which the rule checks."""
-    return len(value) >= 32 and bool(re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", value)) \
+    return len(value) >= 32 and _random_hex(value)
+
+
+def _random_hex(value: str) -> bool:
+    """Hex digits of one case, letters and digits mixed, random-looking."""
+    return bool(re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", value)) \
         and bool(re.search(r"[a-fA-F]", value) and re.search(r"\d", value)) and entropy(value) >= 3.0
 
 
 def short_hex_secret(value: str) -> bool:
     """A hex secret of 24-31 digits after a name ending in secret (Plaid's 30): one case, letters and digits
     mixed, random-looking."""
-    return 24 <= len(value) <= 31 and bool(re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", value)) \
-        and bool(re.search(r"[a-fA-F]", value) and re.search(r"\d", value)) and entropy(value) >= 3.0
+    return 24 <= len(value) <= 31 and _random_hex(value)
 
 
 def basic_credentials(value: str) -> bool:
