@@ -541,7 +541,7 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += bound_parameters(text, wanted)
     if "stdin" in text or "STDIN" in text:
         out += copy_rows(text, wanted)
-    if "ata" in text:
+    if "ata:" in text or "ata\"" in text or "ata\\\"" in text:  # `data:`, `"data"`, `\"data\"`
         out += secret_data(text)
     if "random_password" in text:
         out += random_passwords(text)
