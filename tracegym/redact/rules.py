@@ -135,6 +135,14 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|paro
                r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|lftp|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
                r"[a-z]pw\b|mosquitto_|\b(?:password|secret)[ \t]+[07][ \t]|"
                + words.alternation(words.PASSWORD))
+# A password's token standing apart from its label: a generated or chosen one (lower and upper case, a digit, a
+# symbol among those generators draw; `-`, `.` or `_` alone when its letters are no words, checked by the
+# validator) or a passphrase (`lantern-maple-cobalt-27`, `Copper.Saffron.Meadow56`). The lookaheads keep the
+# search on a qualifying token, so that a word between label and value (`requested:`) does not end it.
+_NEAR_CHAR = r"[A-Za-z0-9!#$%&*+\-./:=?@^_|~]"
+_NEAR_PASSWORD = (rf"(?=(?:{_NEAR_CHAR}){{0,39}}[a-z])(?=(?:{_NEAR_CHAR}){{0,39}}[A-Z])(?=(?:{_NEAR_CHAR}){{0,39}}\d)"
+                  rf"(?=(?:{_NEAR_CHAR}){{0,39}}[!#$%&*+\-.=?@^_|~]){_NEAR_CHAR}{{8,40}}?|"
+                  r"[A-Za-z]{3,12}(?:[-.][A-Za-z]{3,12}){2,6}[-.]?\d{1,4}")
 # Letters of the scripts e-mail addresses are written in beyond ASCII (RFC 6531): Latin-1, Latin Extended and
 # Vietnamese's Latin Extended Additional,
 # Greek, Cyrillic, Armenian, Hebrew, Arabic, the Indic scripts (Devanagari to Sinhala), Thai, Myanmar, Georgian,
@@ -963,7 +971,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="unquoted passwords after `name=` with symbols in them (env files, Java properties, log "
                      "key=value)"),
     Rule("password", "PASSWORD",
-         rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)(?:[ \t]*=|[ \t]+(?i:is|ist|est|es|è|é|är|er)[ \t])[ \t]*|{_PW_SHELL}|"
+         rf"(?:{_PW_LABEL}{_PW_AFTER}|\b(?i:pass)(?:[ \t]*=|{_WHOSE}?[ \t]+(?i:is|ist|est|es|è|é|är|er)[ \t])[ \t]*|"
+         rf"{_PW_SHELL}|"
          rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
          r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|'(?P<w>[^'\\\n]{4,128})'|"
          rf"{_OPEN}(?P<x>{_PW_CHAR}{{1,128}}(?:[,;]{_PW_WORD}{{1,128}})*)(?:$|[\s\"'`,;(){{}}\[\]<>\\&]))",
@@ -988,6 +997,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_PW_TRIGGER, validator=v.symbol_password,
          description="a generated password in prose whose brackets, braces or semicolons end a value elsewhere "
                      "(`Password: t]u]$De:Io]=gP!`, `密码：[biv0l;{.o^0c`): the whole run up to a space"),
+    Rule("password", "PASSWORD",
+         rf"(?:{_PW})[^\n]{{0,60}}?[\s\"'`:=>(\[,/](?P<v>{_NEAR_PASSWORD})(?=\.?(?:$|[\s\"'`\\,;)\]}}<]))",
+         trigger=_PW_TRIGGER, validator=v.near_password,
+         description="a password a few words after its label on the same line, whatever stands between (\"the "
+                     "password, as requested: …\", \"Kennwort für den Zugang (gültig 24 h) …\"): a token of lower "
+                     "and upper case, a digit and a symbol, or a generator's passphrase of three words or more and "
+                     "a number"),
     Rule("password", "PASSWORD",
          r"(?:(?m:^)|\\?\")(?:[0-9_.-]*[A-Za-z][A-Za-z0-9_.-]*|\*|\[[0-9A-Fa-f:]+\]):(?:\d{1,5}|\*):"
          r"[^\s:\\]{1,64}:[^\s:\\]{1,64}:(?P<v>(?:[^\s:\\]|\\[:\\]){1,128})\\?(?m:$)",
@@ -1038,6 +1054,20 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"stats[ \t]+auth[ \t]|insecure-password|rabbitmqctl", validator=v.password,
          description="passwords in HAProxy's config (`stats auth admin:…`, a userlist's `insecure-password …`) and "
                      "given to `rabbitmqctl add_user NAME …` / `change_password`"),
+    Rule("password", "PASSWORD",
+         r"(?:\bnet[ \t]+use\b[^\n|;&]{0,40}?[ \t]\\\\\S+(?:[ \t]+/\S+)*[ \t]+|"
+         r"\b(?:7z[ar]?|unrar|rar)[ \t][^\n|;&]{0,80}?[ \t]-p(?=[^\s-]))"
+         r"(?:\\?\"(?P<v>[^\"\\\n]{1,128})\\?\"|'(?P<w>[^'\\\n]{1,128})'|(?P<x>[^\s\"'\\]{1,128}))",
+         trigger=r"\bnet[ \t]+use\b|\b(?:7z[ar]?|unrar|rar)[ \t]", validator=v.password,
+         description="Windows' `net use Z: \\\\host\\share PASSWORD /user:…` and the archivers' `-pPASSWORD` (7-Zip, "
+                     "RAR)"),
+    Rule("password", "PASSWORD",
+         r"\b(?:impacket-[a-z]+|(?:psexec|smbexec|wmiexec|atexec|dcomexec|secretsdump|mssqlclient|GetUserSPNs|"
+         r"GetNPUsers)\.py)\b[^\n|;&]{0,80}?[ \t]\\?[\"']?(?:[\w.-]+/)?[^\s:/@\"'\\]{1,64}:"
+         r"(?P<v>[^\s\"'\\]{1,128}?)(?=@[\w.:\[\]-]+(?:$|[\s\"'\\]))",
+         trigger=r"impacket-|(?:exec|dump|client|SPNs|NPUsers)\.py", validator=v.password,
+         description="the password of Impacket's target `domain/user:password@host` (psexec, wmiexec, "
+                     "secretsdump, …)"),
     Rule("password", "PASSWORD",
          r"(?:(?<![\w-])(?i:psk|wpa_passphrase|sae_password|wpa[_-]?psk)[ \t]*[:=][ \t]*|"
          r"\bAT\+CWJAP(?:_CUR|_DEF)?=\\?\"(?:[^\"\\\n]|\\.){0,64}?\\?\",|"

@@ -591,6 +591,27 @@ def short_secret(value: str) -> bool:
         and not _path_or_code(value) and password(value)
 
 
+_PASSPHRASE = re.compile(r"[A-Za-z]{3,12}(?:[-.][A-Za-z]{3,12}){2,6}[-.]?\d{1,4}")
+_STRONG_SYMBOL = re.compile(r"[!#$%&*+=?@^|~]")
+_TYPED_ID = re.compile(r"[a-z]{2,12}[_-][A-Za-z0-9]{8,}")
+"""An id behind its type (`call_K3LxZq79Yw…`, `req-8fK2…`): an API's object id, not a password."""
+
+
+def near_password(value: str) -> bool:
+    """A password a few words from its label: a passphrase of words and a number (`harbor-copper-ember-65`), or a
+    short secret by `short_secret`'s reading whose symbol a generator draws (`Tmp-i12R-8807&`); with only `-`,
+    `.` or `_` for symbols, letters in no word's order (`Rqvts8_s26xw6G`, not `TestLogin_2FA` or `v2.Alpha-3`) and
+    no id behind its type (`call_K3LxZq79Yw…`)."""
+    if _PASSPHRASE.fullmatch(value):
+        return password(value)
+    if not short_secret(value) or value.endswith(":"):
+        return False
+    if _STRONG_SYMBOL.search(value):
+        return True
+    letters = re.sub(r"[^A-Za-z]", "", value)
+    return len(letters) >= 6 and not _humps_are_words(letters) and not _TYPED_ID.fullmatch(value)
+
+
 def symbol_password(value: str) -> bool:
     """A generated password after a prose label, with the brackets, braces and semicolons that end a value
     elsewhere (`t]u]$De:Io]=gP!`, `}kP7{tV?DdK3`): 8+ printable characters of three of upper case, lower case,
