@@ -878,11 +878,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "csrftoken=) and such pairs in query strings; a Laravel Sanctum token's `id|` prefix with it, "
                      "oauth2-proxy's `|timestamp|signature` after it, and Steam's `id||token` as decoded"),
     Rule("session_cookie", "TOKEN",
-         rf"(?:(?:^|[^A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?i:cookie)\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"']?|"
+         rf"(?:(?:^|[^A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?i:cookies?)\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"']?|"
          rf"(?i:cookies)[ \t]*=[ \t]*\{{[^{{}}]{{0,200}}?\\?[\"']{_COOKIE_NAME}\\?[\"'][ \t]*:[ \t]*\\?[\"'])"
-         r"(?P<v>[A-Za-z0-9%._~+/:-]{14,511}[A-Za-z0-9%_~+/-]={0,2})(?![A-Za-z0-9%._~+/:=-])",
+         r"(?P<v>[A-Za-z0-9%._~+/:-]{14,4095}[A-Za-z0-9%_~+/-]={0,2})(?![A-Za-z0-9%._~+/:=-])",
          trigger=r"(?i:cookie|sess|sid|token|auth|jwt|remember)[A-Za-z_-]*\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"']?"
-                 r"[A-Za-z0-9%._~+/:-]{15}",
+                 r"[A-Za-z0-9%._~+/:-]{15}|(?i:cookie)\\?[\"']?[ \t]*[:=][^\n]{0,200}?=[^\s;=\"'\\]{15}|"
+                 r"<Cookie [^\s=]+=|Cookie\(version=|[ \t](?:-b|--cookie)[ \t]+\\?[\"']?[^\s=]+=[^\s;=\"'\\]{15}|"
+                 r"\\?[\"'](?:domain|httpOnly|hostOnly|expiry|sameSite)\\?[\"'][ \t]*:",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="a session cookie under a key that says cookie or its name in a `cookies=` dict, as config "
                      "and code keep them (`SESSION_COOKIE=…`, `session_cookie = \"…\"`, `\"sessionCookie\": …`, "

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from tracegym.redact.bodies import body_fields
 from tracegym.redact.bound import INSERT_HEAD, bound_parameters, sql_row
+from tracegym.redact.cookies import cookie_values
 from tracegym.redact.dumps import copy_rows
 from tracegym.redact.labelled import Labelled
 from tracegym.redact.manifests import SECRET_DATA, random_passwords, secret_data
@@ -541,6 +542,8 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += bound_parameters(text, wanted)
     if "stdin" in text or "STDIN" in text:
         out += copy_rows(text, wanted)
+    if "ookie" in text or "OOKIE" in text or "TRUE" in text or "FALSE" in text or "-b " in text:
+        out += cookie_values(text)
     if "ata:" in text or "ata\"" in text or "ata\\\"" in text:  # `data:`, `"data"`, `\"data\"`
         out += secret_data(text)
     if "random_password" in text:
