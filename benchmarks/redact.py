@@ -222,12 +222,18 @@
 37. The thirty-third (benchmarks/redact_thirtythird.py: ML research and data-science agents, notebooks, W&B and
    MLflow runs, Hugging Face and Kaggle tokens, SLURM, signed storage URLs, dataset cards) corpus, scored alike:
    `thirtythird_recall_by_kind` and `…_false_positives`.
+38-40. The thirty-fourth (benchmarks/redact_thirtyfourth.py: marketing, growth and ad-tech, CDP calls, ESP webhooks,
+   ad platforms' APIs, analytics exports), the thirty-fifth (benchmarks/redact_thirtyfifth.py: logistics, travel and
+   hospitality, PMS and POS payloads, carriers' APIs, EDI, telematics) and the thirty-sixth
+   (benchmarks/redact_thirtysixth.py: trading, crypto, lending and insurance, FIX logs, exchange configs, KYC
+   webhooks, claims, bank statements) corpora, scored alike: `thirtyfourth_…`, `thirtyfifth_…` and
+   `thirtysixth_recall_by_kind` and `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 37 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 40 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -250,8 +256,10 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "twentyeighth_recall_by_kind", "twentyeighth_false_positives", "twentyninth_recall_by_kind",
 "twentyninth_false_positives", "thirtieth_recall_by_kind", "thirtieth_false_positives",
 "thirtyfirst_recall_by_kind", "thirtyfirst_false_positives", "thirtysecond_recall_by_kind",
-"thirtysecond_false_positives", "thirtythird_recall_by_kind", "thirtythird_false_positives"} (with
---corpora-only, the last sixty-six).
+"thirtysecond_false_positives", "thirtythird_recall_by_kind", "thirtythird_false_positives",
+"thirtyfourth_recall_by_kind", "thirtyfourth_false_positives", "thirtyfifth_recall_by_kind",
+"thirtyfifth_false_positives", "thirtysixth_recall_by_kind", "thirtysixth_false_positives"} (with --corpora-only,
+the last seventy-two).
 """
 
 from __future__ import annotations
@@ -291,8 +299,11 @@ import redact_sixth  # noqa: E402
 import redact_tenth  # noqa: E402
 import redact_thirteenth  # noqa: E402
 import redact_thirtieth  # noqa: E402
+import redact_thirtyfifth  # noqa: E402
 import redact_thirtyfirst  # noqa: E402
+import redact_thirtyfourth  # noqa: E402
 import redact_thirtysecond  # noqa: E402
+import redact_thirtysixth  # noqa: E402
 import redact_thirtythird  # noqa: E402
 import redact_twelfth  # noqa: E402
 import redact_twentieth  # noqa: E402
@@ -536,7 +547,8 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("twentysecond", redact_twentysecond), ("twentythird", redact_twentythird), ("twentyfourth", redact_twentyfourth),
     ("twentyfifth", redact_twentyfifth), ("twentysixth", redact_twentysixth), ("twentyseventh", redact_twentyseventh),
     ("twentyeighth", redact_twentyeighth), ("twentyninth", redact_twentyninth), ("thirtieth", redact_thirtieth),
-    ("thirtyfirst", redact_thirtyfirst), ("thirtysecond", redact_thirtysecond), ("thirtythird", redact_thirtythird))
+    ("thirtyfirst", redact_thirtyfirst), ("thirtysecond", redact_thirtysecond), ("thirtythird", redact_thirtythird),
+    ("thirtyfourth", redact_thirtyfourth), ("thirtyfifth", redact_thirtyfifth), ("thirtysixth", redact_thirtysixth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
