@@ -593,6 +593,8 @@ def short_secret(value: str) -> bool:
 
 _PASSPHRASE = re.compile(r"[A-Za-z]{3,12}(?:[-.][A-Za-z]{3,12}){2,6}[-.]?\d{1,4}")
 _STRONG_SYMBOL = re.compile(r"[!#$%&*+=?@^|~]")
+_FIELDS = re.compile(r"(?:^|[&;?])[A-Za-z_][\w.-]*=")
+"""A query's or a form's fields (`bob&password=…&client_id=…`): the value is one of them, not the run."""
 _TYPED_ID = re.compile(r"[a-z]{2,12}[_-][A-Za-z0-9]{8,}")
 """An id behind its type (`call_K3LxZq79Yw…`, `req-8fK2…`): an API's object id, not a password."""
 
@@ -604,7 +606,7 @@ def near_password(value: str) -> bool:
     no id behind its type (`call_K3LxZq79Yw…`)."""
     if _PASSPHRASE.fullmatch(value):
         return password(value)
-    if not short_secret(value) or value.endswith(":"):
+    if not short_secret(value) or value.endswith(":") or _FIELDS.search(value):
         return False
     if _STRONG_SYMBOL.search(value):
         return True
