@@ -19,11 +19,13 @@ LABEL = "cookie"
 _PUBLIC = re.compile(
     r"_ga(?:_\w+)?|_gid|_gat\w*|_gcl_\w+|_fbp|_fbc|__utm\w+|_hj\w+|ajs_\w+|mp_\w+|amplitude_\w+|AMP_\w+|_uet\w+|"
     r"_clck|_clsk|_pk_\w+|optimizely\w*|Optanon\w*|CookieConsent|cookieconsent_\w+|euconsent(?:-v2)?|"
-    r"AWSALB\w*|AWSELB\w*|BIGipServer\w*|__cf_bm|_cfuvid|ROUTEID|SERVERID|"
+    r"AWSALB\w*|AWSELB\w*|BIGipServer\w*|__cf_bm|_cfuvid|ROUTEID|SERVERID|wp-settings(?:-time)?-\d+|"
     r"(?i:theme|lang|language|locale|tz|timezone|currency|country|region|dark_mode)", re.ASCII)
 """Published names of cookies that hold no credential: Google Analytics and Ads, Meta pixel, Hotjar, Segment,
 Mixpanel, Amplitude, Bing, Clarity, Matomo, Optimizely, OneTrust, Cookiebot and IAB TCF consent, AWS, F5 and
-Cloudflare load balancing and bot scores, user preferences."""
+Cloudflare load balancing and bot scores, user preferences (WordPress's `wp-settings-<n>`)."""
+_SETTINGS = re.compile(r"[A-Za-z_]+(?:%3[Dd]|=)[A-Za-z_]*(?:(?:%26|&)[A-Za-z_]+(?:%3[Dd]|=)[A-Za-z_]*)*")
+"""A cookie holding settings as URL-encoded words (`libraryContent%3Dbrowse`), no token."""
 _ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority",
                          "partitioned", "version", "comment"})
 """`Set-Cookie` attributes (RFC 6265 5.2): the pairs after a cookie's own."""
@@ -60,7 +62,8 @@ def cookie_values(text: str) -> Labelled:
         for i, pair in enumerate(_PAIR.finditer(m.group("pairs"))):
             if set_cookie and (i > 0 or pair.group(1).lower() in _ATTRIBUTES):
                 break
-            out += _value(pair.group(1), m.start("pairs") + pair.start(2), m.start("pairs") + pair.end(2))
+            if not _SETTINGS.fullmatch(pair.group(2)):
+                out += _value(pair.group(1), m.start("pairs") + pair.start(2), m.start("pairs") + pair.end(2))
     for m in _JAR_LINE.finditer(text):
         out += _value(m.group(1), m.start(2), m.end(2))
     for m in _PY_JAR.finditer(text):
