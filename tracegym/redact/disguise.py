@@ -76,9 +76,11 @@ of backslashes again from each of them (quadratic)."""
 _QP_PIECE = re.compile(r"(?:=[0-9A-F]{2}|=(?:\\?\r)?\n|=(?:\\r)?\\n)+")
 """A run of quoted-printable escapes (`=XX`, upper-case hex as RFC 2045 writes them) and soft line breaks (`=` ending
 a line; `=\\n` inside JSON text)."""
-_QP_SIGN = re.compile(r"(?i:content-transfer-encoding:[ \t]*quoted-printable)|=3D|=[0-9A-F]{2}[^\n]*=(?:\r?\n|\\n)")
+_QP_SIGN = re.compile(r"(?i:content-transfer-encoding:[ \t]*quoted-printable)|=3D|"
+                      r"(?:^|\n|\\n)(?=[^\n\\]{0,72}=[0-9A-F]{2})[^\n\\]{0,75}=(?:\r?\n|\\(?:r\\)?n)")
 """What marks a text as quoted-printable: its MIME header, an encoded `=` (`=3D`: nothing else writes one), or an
-escape with a soft line break on its line."""
+escape on a line of 76 characters or fewer that ends in a soft line break (RFC 2045 6.7's limit; a longer line
+ending in `=` is a base64 value's padding: `SharedAccessKey=41S9…=`)."""
 _DROP = re.compile(f"[{_INVISIBLE}]")
 _NO_BREAK = re.compile("[\u00a0\u2007]+")
 """No-break spaces (and figure spaces) between two characters of a token."""
