@@ -42,6 +42,10 @@ CACHE_TEXT_CHARS = 20_000
 CACHE_CHARS = 32_000_000
 """The texts the cache holds, in all: the oldest go first."""
 _JSON_BREAK = re.compile(r"\\[nrt]")
+_CSV_QUOTED = re.compile(r'(?:^|(?<=[,;\t]))"((?:[^"\n]|"")*)"(?=[,;\t]|\r?$)', re.MULTILINE)
+"""A quoted CSV field (RFC 4180 2.7: a quote inside is written `""`), as spreadsheet exports carry JSON or a
+header in one."""
+_CSV_OPENING = re.compile(r'""(?=[^,:;}\] \t\n"])')
 _CONTEXT_WORD = re.compile(CONTEXT_WORDS, re.ASCII)
 _LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|{SECOND_FACTOR_WORDS}|^{COOKIE_NAMES}$|"
                          rf"{national.GENERIC_WORDS}|{national.SHORT_PARTS}", re.ASCII)
@@ -251,6 +255,8 @@ class Detector:
         # Inside JSON text a line break is `\n`: matched as a backslash and a real line break (same length, so
         # spans stay put), a value right after it starts a word as it does after a line break.
         view = _JSON_BREAK.sub("\\\n", read) if "\\" in read else read
+        if '""' in view:
+            view = _CSV_QUOTED.sub(_csv_unquoted, view)
         if "**" in view or "__" in view:  # Markdown's bold around a label's colon reads as spaces (`**Key:** …`)
             view = _BOLD_COLON.sub(lambda m: " " * len(m.group()), view)
         spans = [(rule, span) for rule in rules for m in rule.regex.finditer(view)
@@ -348,6 +354,15 @@ def _after_escapes(trigger: str) -> str:
     """A trigger whose word boundaries also hold after a JSON escape: RE2 reads the text as stored, where `\\nnet
     user` has no boundary before `net`; the rules read it with the escape as a line break."""
     return trigger.replace("\\b", "(?:\\b|\\\\[nrt])") if "\\b" in trigger else trigger
+
+
+def _csv_unquoted(field: re.Match[str]) -> str:
+    """A CSV field's doubled quotes read as single ones, a space beside each to keep every offset: `""key"": ""v""`
+    reads ` "key" :  "v" ` (the space before a quote that opens a string, after one that closes it)."""
+    inner = field.group(1)
+    if '""' not in inner:
+        return field.group()
+    return '"' + _CSV_OPENING.sub(' "', inner).replace('""', '" ') + '"'
 
 
 def _read_on(rule: Rule, view: str, at: int) -> list[tuple[Rule, tuple[int, int]]]:
