@@ -74,7 +74,8 @@ def test_an_australian_tax_file_number_after_its_label(text: str, value: str) ->
 
 
 @pytest.mark.parametrize(("text", "value"), [
-    ("P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\nL898902C36UTO7408122F1204159ZE184226B<<<<<10", "L898902C36"),
+    ("P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\nL898902C36UTO7408122F1204159ZE184226B<<<<<10",
+     "L898902C36UTO7408122F1204159ZE184226B<<<<<10"),
     ("SSR DOCS BA HK1 P/FRA/80QU02760/FRA/12JUL82/F/15JAN30/DOE/JANE", "80QU02760"),
     ("Passport No. 262115749  Nationality USA  Expiry 15 JAN 2030", "262115749"),
     (json.dumps({"passport_number": "X1234567"}), "X1234567")])

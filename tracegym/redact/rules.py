@@ -166,12 +166,14 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # `richiamare`, `ligar-me`), German's formal `Rufen Sie mich`, and a field's index after the word (SAP's
 # `TELF1`, a contacts export's `Phone 1`); plural, as a list of them is named (`phones`, `phoneNumbers`).
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
-                     r"text me|reach me|ring me|mob|fax|contact|handy|festnetz|landline|fixe|fijo|fixo|telefone?|"
+                     r"text me|reach me|(?:ring|text)(?: me| (?:him|her|them|the (?:guest|driver|client|customer)))|"
+                     r"direct (?:line|dial)|mob|fax|contact|handy|festnetz|landline|"
+                     r"fixe|fijo|fixo|telefone?|"
                      r"rufnummer|erreichbar unter|portable|"
                      r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                      r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|hp|telef[oóô]nic[oa]s?|"
                      r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
-                     r"(?:m'|me )r?appeler(?: au)?|r?appel(?:ez|le)(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|"
+                     r"(?:m'|me )r?appeler(?: au)?|r?appel(?:ez|le|er)(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|"
                      r"(?:ri)?chiamarmi|"
                      r"richiamare|ligar-me|liga-me|ring mig(?: p[aå])?|bel me(?: op)?|"
                      r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
@@ -387,8 +389,9 @@ _QUALIFIER = r"(?:\([^\d()\n]{1,20}\)[^\d\n+(]{0,8})?"
 # whatever issuer range and check digit it happens to share with a card (`EAN 4001249499736`: Luhn and a Visa prefix).
 _PRODUCT_CODE = r"(?i:\b(?:ean|gtin|upc|isbn|jan)(?:[ _-]?(?:8|10|12|13|14|a|e))?\b)[\"'\\ \t:#=]{0,6}"
 # The noun "contact" right before a bare digit run: a record cited by its id ("HubSpot contact 620600585", "contact
-# 4711"); a phone number after "contact" comes with `:`, a verb or "number" between, or in groups.
-_CONTACT_RECORD = r"^[_\d]?(?i:contacts?)[ \t]+\d{5,}\W?$"
+# 4711"); a phone number after "contact" comes with `:`, a verb or "number" between, in groups, or with its trunk
+# prefix (`contact 07429 877640`: no record id opens with 0).
+_CONTACT_RECORD = r"^[_\d]?(?i:contacts?)[ \t]+[1-9]\d{4,}\W?$"
 # The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281",
 # a return's `RMA-2025-…`, an SSN read back on a call).
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|rma|ssn|"
@@ -502,9 +505,10 @@ _RECOVERY_TRANSLATED = words.alternation(words.RECOVERY)
 _RECOVERY_WORDS = f"(?:{_RECOVERY_OWN}|{_RECOVERY_TRANSLATED})"
 # One code: Google's eight digits (also 4+4, `+` in a form's body), or eight to sixteen letters and digits, or
 # groups joined by `-` (GitHub's `4f2a1-9c3be`, Microsoft's five groups of five); a digit in it, or capitals in
-# three to six equal groups (a random code of twelve that drew no digit).
+# three to six equal groups (a random code of twelve that drew no digit), or two of five (`ZBGTS-QVBPT`: the
+# validator reads them random).
 _RECOVERY_CODE = (r"(?:(?=[A-Za-z-]*\d)(?:\d{4}[ +-]\d{4}(?![\d-])|[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){1,5}|"
-                  r"[A-Za-z0-9]{8,16})|[A-Z]{4,5}(?:-[A-Z]{4,5}){2,5}(?![A-Za-z0-9]))")
+                  r"[A-Za-z0-9]{8,16})|[A-Z]{4,5}(?:-[A-Z]{4,5}){2,5}(?![A-Za-z0-9])|[A-Z]{5}-[A-Z]{5}(?![A-Za-z0-9]))")
 # Between the codes of a list: a comma, a semicolon or a line break (a bullet or a list number after it, quotes of
 # a JSON array), or spaces.
 _RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\d{1,2}[.)][ \t]*)?\\?[\"']?|"
@@ -643,6 +647,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("google_access_token", "TOKEN", r"(?<![A-Za-z0-9_.-])ya29\.[A-Za-z0-9_-]{20,2048}", trigger=r"ya29\.",
          description="Google OAuth 2.0 access tokens (`ya29.`: gcloud's `print-access-token`, the metadata server's, "
                      "a service account's)"),
+    Rule("google_refresh_token", "TOKEN", r"(?<![A-Za-z0-9_./:-])1//0[A-Za-z0-9_-]{40,512}(?![A-Za-z0-9_-])",
+         trigger=r"1//0[A-Za-z0-9_-]{40}", validator=v.labelled_key,
+         description="Google OAuth 2.0 refresh tokens (`1//0…`: gcloud's and the OAuth playground's, an "
+                     "application's stored grant)"),
     Rule("mailchimp_key", "API_KEY", r"(?<![0-9A-Za-z])[0-9a-f]{32}-us\d{1,2}(?![0-9A-Za-z])",
          trigger=r"[0-9a-f]{8}-us\d", validator=lambda s: v.hex_key(s.split("-")[0]),
          description="Mailchimp API keys (32 hex, `-us` and the data centre's number)"),
@@ -858,7 +866,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?i:response)|"
          r"(?:^|[^A-Za-z0-9_-])(?i:signature|oauth_signature))[ \t]*=[ \t]*\\?\"?"
          r"(?P<v>[A-Za-z0-9+/_%-]{16,512}={0,2})",
-         trigger=r"(?i:response|signature)[ \t]*=[ \t]*\\?\"?[A-Za-z0-9+/_%-]{16}", validator=v.labelled_key,
+         trigger=r"(?i:response|signature)[ \t]*=[ \t]*\\?\"{0,2}[A-Za-z0-9+/_%-]{16}", validator=v.labelled_key,
          description="the credential among an auth scheme's parameters (RFC 7235 auth-params): Digest's "
                      "`response=` (RFC 7616), `signature=` of AWS SigV4, HMAC and draft-cavage HTTP signatures, "
                      "OAuth 1.0's `oauth_signature=`"),
@@ -1001,7 +1009,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(`Password: t]u]$De:Io]=gP!`, `密码：[biv0l;{.o^0c`): the whole run up to a space"),
     Rule("password", "PASSWORD",
          rf"(?:{_PW})[^\n]{{0,60}}?[\s\"'`:=>(\[,/](?P<v>{_NEAR_PASSWORD})(?=\.?(?:$|[\s\"'`\\,;)\]}}<]))",
-         trigger=_PW_TRIGGER, validator=v.near_password,
+         trigger=_PW_TRIGGER, validator=v.near_password, reject_label=r"\$[0-9a-z]{1,3}\$|ENC\[",
          description="a password a few words after its label on the same line, whatever stands between (\"the "
                      "password, as requested: …\", \"Kennwort für den Zugang (gültig 24 h) …\"): a token of lower "
                      "and upper case, a digit and a symbol, or a generator's passphrase of three words or more and "
@@ -1079,14 +1087,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, an ESP "
                      "module's `AT+CWJAP=\"ssid\",\"…\"`; steamcmd's `+login USER PASSWORD`"),
     Rule("password", "PASSWORD",
-         r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=]{1,64}[ \t,;—–-]+"
-         r"(?i:pass|pw)[ \t]*[:=][ \t]*"
+         r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=]{1,64}"
+         r"(?:[ \t,;—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=][ \t]*"
          r"(?P<v>[^\s\"'`\\]{4,128})",
-         trigger=r"(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=]+[ \t,;—–-]+"
-                 r"(?i:pass|pw)[ \t]*[:=]",
+         trigger=r"(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=]+"
+                 r"(?:[ \t,;—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=]",
          validator=v.password,
-         description="a password after `pass:` or `pw:` right after a user on its line (`user: acme  pass: …`, "
-                     "`account snovak56@efile — pass: …`)"),
+         description="a password after `pass:` or `pw:` right after a user, on its line or the next (`user: acme  "
+                     "pass: …`, `account snovak56@efile — pass: …`, `user: ops` then `pass: …`)"),
     Rule("password", "PASSWORD",
          r"(?:^|[^\w-])(?i:log-?ins?|credentials?|creds|sign-?in|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
          r"(?:[ \t][^\n:=\"]{0,40}?)?[ \t]*[:=][ \t]*\\?[\"'`]?"
@@ -1159,7 +1167,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"\d{6}-\d{6}-\d{6}-\d{6}", validator=v.bitlocker_key,
          description="BitLocker recovery passwords (eight groups of six digits, each a multiple of 11), anywhere"),
     Rule("recovery_code", "SECRET",
-         rf"{_RECOVERY_WORDS}(?:[^\n:=]{{0,40}}?(?:[:=]|\b(?:are|is|sind|lauten|sont|son|são)\b|"
+         rf"{_RECOVERY_WORDS}(?:[^\n:=]{{0,40}}?(?:[:=]|[ \t][-–—](?=[ \t])|\b(?:are|is|sind|lauten|sont|son|são)\b|"
          r"(?=[ \t]*(?:\r?\n|\\n)))|(?=[ \t]+[A-Za-z0-9]))"
          r"(?:[ \t]*\\?(?:\r?\n|\\n)[+-]?){0,2}[ \t]*"
          rf"(?:\[?\\?[\"'])?(?:[-*•][ \t]*|\d{{1,2}}[.)][ \t]*)?"
@@ -1428,10 +1436,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "Verhoeff check digit; chip-tool's `Manual pairing code: [3497-011-2332]`, `pairing code "
                      "<node> <code>`), a HomeKit setup code (`XXX-XX-XXX`)"),
     Rule("passport", "PASSPORT",
-         r"(?:^|[^A-Z0-9<])(?P<v>[A-Z0-9<]{9}\d)[A-Z<]{3}\d{6}\d[MFX<]\d{6}\d[A-Z0-9<]{14}[\d<]\d(?![A-Z0-9<])",
-         trigger=r"\d[A-Z<]{3}\d{7}[MFX<]\d{7}", validator=v.mrz_number,
-         description="a passport's number and its check digit in its machine-readable zone (ICAO 9303 TD3's "
-                     "second line: the number, its check digit, nationality, birth date, sex, expiry)"),
+         r"(?:^|[^A-Z0-9<])(?P<v>[A-Z0-9<]{9}\d[A-Z<]{3}\d{6}\d[MFX<]\d{6}\d[A-Z0-9<]{14}[\d<]\d)(?![A-Z0-9<])",
+         trigger=r"\d[A-Z<]{3}\d{7}[MFX<]\d{7}", validator=v.mrz_line,
+         description="the second line of a passport's machine-readable zone (ICAO 9303 TD3: the number and its "
+                     "check digit, nationality, birth date, sex, expiry, personal number), whole"),
     Rule("passport", "PASSPORT",
          r"\bSSR[ \t]+DOCS[ \t]+[A-Z0-9]{2}[ \t]+[A-Z]{2}\d{1,2}[ \t]*/?[ \t]*[PIAC]?/[A-Z]{3}/"
          r"(?P<v>[A-Z0-9]{5,15})/",

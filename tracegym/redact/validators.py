@@ -121,40 +121,65 @@ def five_by_five(value: str) -> bool:
     return mixed >= 3 and len(set(value.replace("-", ""))) >= 12
 
 
-def mrz_number(value: str) -> bool:
-    """A passport's number as its machine-readable zone prints it, then its check digit (ICAO 9303 part 3: each
-    character's value, digits as themselves, A-Z as 10-35, `<` as 0, weighted 7, 3, 1 in turn, mod 10), a digit
-    among its characters."""
-    if len(value) != 10 or not value[9].isdigit() or not any(c.isdigit() for c in value[:9]):
+def mrz_line(value: str) -> bool:
+    """A TD3 machine-readable zone's second line whose passport number (a digit among its characters) and birth
+    date check out."""
+    return any(c.isdigit() for c in value[:9]) and _mrz_checked(value[:10]) and _mrz_checked(value[13:20])
+
+
+def _mrz_checked(field: str) -> bool:
+    """A field of the machine-readable zone, then its check digit (ICAO 9303 part 3: each character's value,
+    digits as themselves, A-Z as 10-35, `<` as 0, weighted 7, 3, 1 in turn, mod 10)."""
+    if not field[-1].isdigit():
         return False
     total = sum((int(c) if c.isdigit() else 0 if c == "<" else ord(c) - 55) * (7, 3, 1)[i % 3]
-                for i, c in enumerate(value[:9]))
-    return total % 10 == int(value[9])
+                for i, c in enumerate(field[:-1]))
+    return total % 10 == int(field[-1])
 
 
 def card_number(value: str) -> bool | int:
     """A payment card: 13-19 digits from a known issuer range with a valid Luhn digit, grouped consistently. A
     match that ran over a line break into the next line's digits (a log line's number) keeps the line's part when
-    that is one: its length."""
-    if not _card_whole(value):
-        cut = _LINE_BREAK.search(value)
-        return cut.start() if cut is not None and _card_whole(value[:cut.start()]) else False
-    return True
+    that is one: its length; one that ran on into the groups after it (the expiry month) keeps the groups that
+    are one."""
+    if _card_whole(value):
+        return True
+    cut = _LINE_BREAK.search(value)
+    if cut is not None:
+        return cut.start() if _card_whole(value[:cut.start()]) else False
+    if _card_shaped(value):
+        return False  # a whole card's shape whose check digit fails: no shorter card inside it
+    for sep in reversed(list(_GROUP_SEP.finditer(value))):
+        card, rest = value[:sep.start()], digits_of(value[sep.start():])
+        if len(rest) <= 4 and _printed_whole(card) and _card_whole(card):
+            return sep.start()  # the card, then its expiry or code: `4111 1111 1111 1111 01/30`
+    return False
+
+
+def _printed_whole(value: str) -> bool:
+    """Digits grouped as a whole card is printed (four of four, 4-6-5, 4-6-4) or written in one run of 13 or more:
+    not the first groups of a longer number."""
+    sizes = [len(g) for g in re.split(r"[^0-9]+", value) if g]
+    return sizes in ([4, 4, 4, 4], [4, 6, 5], [4, 6, 4]) or len(sizes) == 1 and sizes[0] >= 13
 
 
 _LINE_BREAK = re.compile(r"\\?\r?\n|\\n")
+_GROUP_SEP = re.compile(r"[^0-9]+")
 
 
 def _card_whole(value: str) -> bool:
+    return _card_shaped(value) and luhn(digits_of(value))
+
+
+def _card_shaped(value: str) -> bool:
+    """A card's length from a known issuer, grouped as cards are: all but the check digit."""
     number = digits_of(value)
     if not 12 <= len(number) <= 19 or len(set(number)) < 2:
         return False
     groups = [g for g in re.split(r"[^0-9]+", value) if g]
     if len(groups) > 1 and not _card_grouping(groups):
         return False
-    issued = any(lo <= int(number[:width]) <= hi and len(number) in lengths
-                 for (lo, hi), width, lengths in _ISSUERS)
-    return issued and luhn(number)
+    return any(lo <= int(number[:width]) <= hi and len(number) in lengths for (lo, hi), width, lengths in _ISSUERS)
 
 
 def card_number_any_grouping(value: str) -> bool:
@@ -195,7 +220,8 @@ IBAN_LENGTHS = {
 
 def iban(value: str) -> bool | int:
     """An IBAN: a known country's length and the ISO 7064 mod-97 checksum. A match that runs on past the
-    country's length (`DE89 3704 0044 0532 0130 00 I paid`) keeps the prefix that is one: its length."""
+    country's length (`DE89 3704 0044 0532 0130 00 I paid`) keeps the prefix that is one, its length, where a
+    separator ends it."""
     code = _NOT_ALNUM.sub("", value).upper()
     length = IBAN_LENGTHS.get(code[:2])
     if length is None or len(code) < length or not "02" <= code[2:4] <= "98" or not _mod97(code[:length]):
@@ -206,7 +232,7 @@ def iban(value: str) -> bool | int:
     for i, ch in enumerate(value):
         seen += ch.isalnum()
         if seen == length:
-            return i + 1
+            return i + 1 if not value[i + 1].isalnum() else False  # no IBAN inside a longer run (an MRZ line)
     return False
 
 
@@ -595,6 +621,8 @@ _PASSPHRASE = re.compile(r"[A-Za-z]{3,12}(?:[-.][A-Za-z]{3,12}){2,6}[-.]?\d{1,4}
 _STRONG_SYMBOL = re.compile(r"[!#$%&*+=?@^|~]")
 _FIELDS = re.compile(r"(?:^|[&;?])[A-Za-z_][\w.-]*=")
 """A query's or a form's fields (`bob&password=…&client_id=…`): the value is one of them, not the run."""
+_FIELD_PREFIX = re.compile(r"[a-z]{2,8}:")
+"""A field's or a scheme's name before the token (`data:c+oLs3…` inside SOPS' `ENC[…]`)."""
 _TYPED_ID = re.compile(r"[a-z]{2,12}[_-][A-Za-z0-9]{8,}")
 """An id behind its type (`call_K3LxZq79Yw…`, `req-8fK2…`): an API's object id, not a password."""
 
@@ -606,7 +634,7 @@ def near_password(value: str) -> bool:
     no id behind its type (`call_K3LxZq79Yw…`)."""
     if _PASSPHRASE.fullmatch(value):
         return password(value)
-    if not short_secret(value) or value.endswith(":") or _FIELDS.search(value):
+    if not short_secret(value) or value.endswith(":") or _FIELDS.search(value) or _FIELD_PREFIX.match(value):
         return False
     if _STRONG_SYMBOL.search(value):
         return True
@@ -887,7 +915,10 @@ _CODE_SPLIT = re.compile(r"[^A-Za-z0-9-]+")
 def recovery_codes(value: str) -> bool:
     """Two-factor recovery codes after their label (the rule's pattern reads each code's shape and its digit):
     three distinct characters or more in all (a mask repeats one or two: `0000 0000`, `1212 1212`; one in 400
-    of Google's random eight-digit codes holds three), no date among them."""
+    of Google's random eight-digit codes holds three), no date among them; two groups of five capitals, not both
+    with two vowels or more (words do; random letters in one pair of 17)."""
+    if re.fullmatch(r"[A-Z]{5}-[A-Z]{5}", value) and all(len(re.findall(r"[AEIOU]", g)) > 1 for g in value.split("-")):
+        return False  # two words of capitals (`RESET-CODES`, `ABOUT-LOGIN`), not a random pair
     return len(set(_CODE_SPLIT.sub("", value))) > 2 and not any(_CALENDAR_DATE.match(c)
                                                                  for c in _CODE_SPLIT.split(value))
 
