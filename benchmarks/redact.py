@@ -665,7 +665,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to thirty-third corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to thirty-sixth corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
