@@ -228,12 +228,17 @@
    (benchmarks/redact_thirtysixth.py: trading, crypto, lending and insurance, FIX logs, exchange configs, KYC
    webhooks, claims, bank statements) corpora, scored alike: `thirtyfourth_…`, `thirtyfifth_…` and
    `thirtysixth_recall_by_kind` and `…_false_positives`.
+41-42. The thirty-seventh (benchmarks/redact_thirtyseventh.py: telecom operators, utilities and industrial
+   operations, CDRs, router configs, SMPP and Diameter logs, SCADA gateways, outage tickets) and the thirty-eighth
+   (benchmarks/redact_thirtyeighth.py: media, gaming and creator platforms, game server configs, stream keys, bot
+   tokens, payouts, CMS exports) corpora, scored alike: `thirtyseventh_…` and `thirtyeighth_recall_by_kind` and
+   `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 40 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 42 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -258,8 +263,9 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "thirtyfirst_recall_by_kind", "thirtyfirst_false_positives", "thirtysecond_recall_by_kind",
 "thirtysecond_false_positives", "thirtythird_recall_by_kind", "thirtythird_false_positives",
 "thirtyfourth_recall_by_kind", "thirtyfourth_false_positives", "thirtyfifth_recall_by_kind",
-"thirtyfifth_false_positives", "thirtysixth_recall_by_kind", "thirtysixth_false_positives"} (with --corpora-only,
-the last seventy-two).
+"thirtyfifth_false_positives", "thirtysixth_recall_by_kind", "thirtysixth_false_positives",
+"thirtyseventh_recall_by_kind", "thirtyseventh_false_positives", "thirtyeighth_recall_by_kind",
+"thirtyeighth_false_positives"} (with --corpora-only, the last seventy-six).
 """
 
 from __future__ import annotations
@@ -299,10 +305,12 @@ import redact_sixth  # noqa: E402
 import redact_tenth  # noqa: E402
 import redact_thirteenth  # noqa: E402
 import redact_thirtieth  # noqa: E402
+import redact_thirtyeighth  # noqa: E402
 import redact_thirtyfifth  # noqa: E402
 import redact_thirtyfirst  # noqa: E402
 import redact_thirtyfourth  # noqa: E402
 import redact_thirtysecond  # noqa: E402
+import redact_thirtyseventh  # noqa: E402
 import redact_thirtysixth  # noqa: E402
 import redact_thirtythird  # noqa: E402
 import redact_twelfth  # noqa: E402
@@ -548,7 +556,8 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("twentyfifth", redact_twentyfifth), ("twentysixth", redact_twentysixth), ("twentyseventh", redact_twentyseventh),
     ("twentyeighth", redact_twentyeighth), ("twentyninth", redact_twentyninth), ("thirtieth", redact_thirtieth),
     ("thirtyfirst", redact_thirtyfirst), ("thirtysecond", redact_thirtysecond), ("thirtythird", redact_thirtythird),
-    ("thirtyfourth", redact_thirtyfourth), ("thirtyfifth", redact_thirtyfifth), ("thirtysixth", redact_thirtysixth))
+    ("thirtyfourth", redact_thirtyfourth), ("thirtyfifth", redact_thirtyfifth), ("thirtysixth", redact_thirtysixth),
+    ("thirtyseventh", redact_thirtyseventh), ("thirtyeighth", redact_thirtyeighth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
@@ -665,7 +674,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to thirty-sixth corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to thirty-eighth corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
