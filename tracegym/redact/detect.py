@@ -10,8 +10,10 @@ lone backslash, so replacing it inside JSON text keeps the JSON valid.
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +55,9 @@ _LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|{SECOND_FACTOR_WORDS}
 token rule reads as a label: `OKTA_SSWS`), a recovery code's or an authenticator secret's name, a session
 cookie's name (`PHPSESSID`, `connect.sid`), an id's name with no country (`document_number`) or a national id's
 short name inside one (`fr_nir`)."""
+PASS_THREADS = max(1, min(4, os.cpu_count() or 1))
+"""Threads that run the RE2 passes side by side: Arrow's kernels release the GIL, so each pass takes a core."""
+_executors: dict[int, ThreadPoolExecutor] = {}
 POOL = pa.system_memory_pool()
 """Where redaction's Arrow arrays are allocated (distinct texts, masks, rewritten columns). Arrow's default pool
 (mimalloc) gives a column-sized buffer back to the kernel once it is freed and maps the next one afresh: that
@@ -130,17 +135,9 @@ class Detector:
         """A boolean mask: true where some rule's trigger matches, or a table's header names a context word
         (passes of their own: joined with the triggers they make RE2's automaton five times slower); null stays
         false."""
-        hit = np.zeros(len(column), dtype=bool)
-        rows = np.arange(len(column))
-        for prefilter in self.prefilters + CELL_TRIGGERS:  # each pass reads only the texts no pass took yet
-            found = pc.fill_null(pc.match_substring_regex(column, pattern=prefilter), False)
-            taken = found.to_numpy(zero_copy_only=False)
-            hit[rows[taken]] = True
-            rows = rows[~taken]
-            if not len(rows):
-                break
-            column = pc.filter(column, pc.invert(found), memory_pool=POOL)
-        return pa.array(hit)
+        passes = self.prefilters + CELL_TRIGGERS
+        groups = [passes[i::PASS_THREADS] for i in range(PASS_THREADS)]
+        return pa.array(np.logical_or.reduce(list(_threads().map(lambda g: _passes(column, g), groups))))
 
     def find_column(self, column: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, str, list[Finding]]]:
         """(row, text, findings) for the rows of a string column where something was found, in row order."""
@@ -221,8 +218,9 @@ class Detector:
         sweep rules."""
         if not len(texts):
             return []
-        by_trigger = {t: pc.match_substring_regex(texts, pattern=escaped).to_pylist()
-                      for t, escaped in self.triggers.items()}
+        found = _threads().map(lambda escaped: pc.match_substring_regex(texts, pattern=escaped).to_pylist(),
+                                 self.triggers.values())
+        by_trigger = dict(zip(self.triggers, found, strict=True))
         hits = [by_trigger[r.triggered_by] if not r.sweep else None for r in self.rules]
         return [[r for r, hit in zip(self.rules, hits, strict=True) if hit is None or hit[j]]
                 for j in range(len(texts))]
@@ -328,6 +326,30 @@ _COUNTED = re.compile(r"\{(?:1[2-9]|[2-9]\d|\d{3,})(?:,\d*)?\}")
 """A counted repeat of 12 or more (`[A-Za-z0-9_-]{32}`): its automaton's states multiply with the others'."""
 LONE_TRIGGER = 4000
 """Characters of a trigger (a label's words in many languages) over which it runs in a pass of its own."""
+
+
+def _threads() -> ThreadPoolExecutor:
+    """This process's pass threads: a forked child (a worker pool's) starts its own, as the parent's threads did
+    not come with it."""
+    pid = os.getpid()
+    if pid not in _executors:
+        _executors[pid] = ThreadPoolExecutor(PASS_THREADS, thread_name_prefix="redact-re2")
+    return _executors[pid]
+
+
+def _passes(column: pa.Array | pa.ChunkedArray, patterns: tuple[str, ...]) -> np.ndarray:
+    """Where any of `patterns` matches, each RE2 pass reading only the texts no earlier pass took."""
+    hit = np.zeros(len(column), dtype=bool)
+    rows = np.arange(len(column))
+    for pattern in patterns:
+        found = pc.fill_null(pc.match_substring_regex(column, pattern=pattern), False)
+        taken = found.to_numpy(zero_copy_only=False)
+        hit[rows[taken]] = True
+        rows = rows[~taken]
+        if not len(rows):
+            break
+        column = pc.filter(column, pc.invert(found), memory_pool=POOL)
+    return hit
 
 
 def _prefilters(rules: tuple[Rule, ...]) -> tuple[str, ...]:
