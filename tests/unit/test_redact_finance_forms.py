@@ -39,3 +39,21 @@ def test_totp_seed_under_other_languages_labels(text, seed):
 ])
 def test_totp_labels_without_a_seed(text):
     assert not any(rule == "totp_seed" for rule, _ in found(text))
+
+
+@pytest.mark.parametrize(("text", "number"), [
+    ("alternate number 9876543210", "9876543210"),
+    ("Alternative number: 7012345678", "7012345678"),
+    ('{"alternate_number": "8123456789"}', "8123456789"),
+])
+def test_alternate_phone_number(text, number):
+    assert ("phone_national", number) in found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "alternate number of shares 1200000",
+    "alternate number 12",
+    "alternate number 2024-05-01",
+])
+def test_alternate_number_that_is_no_phone(text):
+    assert not any(rule.startswith("phone") for rule, _ in found(text))
