@@ -19,6 +19,25 @@ def values(text: str) -> list[str]:
 
 
 
+@pytest.mark.parametrize(("text", "password"), [
+    ("Logon 553=desk4 554=cobalt-Cobalt-meadow71 98=0 108=30", "cobalt-Cobalt-meadow71"),
+    ("Logon 553=ops12 554=Yt^3q+Lm@Pz-9= 98=0 108=30", "Yt^3q+Lm@Pz-9="),
+    ("35=A|49=BUYSIDE|56=VENUE|98=0|108=30|553=ops12|554=Rk7!wQ2#zN|10=101|", "Rk7!wQ2#zN"),
+    ("password reset: 553=ops12 925=Vb8*Hn3!pQ", "Vb8*Hn3!pQ"),
+])
+def test_fix_logon_password_without_header(text, password):
+    assert password in values(text) or any(password in v for v in values(text))
+
+
+@pytest.mark.parametrize("text", [
+    "a Logon carries 553 (Username) and 554 (Password) when the venue asks",
+    "Logon 553=ops12 554=**** 98=0",
+    "the order had 38=100 44=25.50 54=1 55=MSFT",
+])
+def test_fix_fields_that_are_no_password(text):
+    assert not any(rule == "password" for rule, _ in found(text))
+
+
 @pytest.mark.parametrize(("text", "seed"), [
     ("Clave 2FA: MZXW6YTBOI3DQNRT", "MZXW6YTBOI3DQNRT"),
     ("2FA-Schlüssel: KRUGS4ZANFZSA3TP", "KRUGS4ZANFZSA3TP"),

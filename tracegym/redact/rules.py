@@ -1029,6 +1029,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(SOH, `|` or `^` between fields, as logs print them), an X12 interchange header's ISA04 "
                      "Security Information when ISA03 is `01` (a password)"),
     Rule("password", "PASSWORD",
+         r"(?:\b553=\S{1,64}|\b35=A)(?:[ \t]+\d{1,5}=\S{0,64}){0,12}?[ \t]+(?:554|925)=(?P<v>\S{1,128})|"
+         r"(?:\b553=[^\x01|^\s]{1,64}|\b35=A)(?:[\x01|^]\d{1,5}=[^\x01|^\n]{0,64}){0,12}?[\x01|^](?:554|925)="
+         r"(?P<w>[^\x01|^\n]{1,128})(?:[\x01|^\n]|$)",
+         trigger=r"(?:553=[^\x01|^\s]{1,64}|35=A)[\x01|^ \t][^\n]{0,400}(?:554|925)=", validator=v.password,
+         description="a FIX Logon's tag 554 Password or 925 NewPassword after its 553 Username or its `35=A`, as "
+                     "people and logs write the fields with no `8=FIX` header: SOH, `|` or `^` between them, or "
+                     "spaces (`Logon 553=desk 554=…`: the password then ends at a space alone)"),
+    Rule("password", "PASSWORD",
          r"(?:\bjdbc:oracle:(?:thin|oci8?):|\bsqlplus(?:[ \t]+-[A-Za-z]+)*[ \t]+)[A-Za-z0-9_$#.\\\"]{1,64}/"
          r"(?P<v>[^\s@/\"'\\]{1,128})@",
          trigger=r"jdbc:oracle:|sqlplus", validator=v.password,
