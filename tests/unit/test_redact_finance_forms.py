@@ -38,6 +38,16 @@ def test_fix_fields_that_are_no_password(text):
     assert not any(rule == "password" for rule, _ in found(text))
 
 
+@pytest.mark.parametrize(("text", "password"), [
+    ("Broker portal login -- user: desk31 / pass: willow-Willow-harbor318", "willow-Willow-harbor318"),
+    ("user: desk31 / pass: Gh7#kLp2!vQ", "Gh7#kLp2!vQ"),
+    ("vendor login: noor13 / password: Tmp-i12R-8807&", "Tmp-i12R-8807&"),
+])
+def test_login_pair_with_a_password_label(text, password):
+    assert ("password", password) in found(text)
+    assert "pass:" not in values(text) and "password:" not in values(text)
+
+
 @pytest.mark.parametrize(("text", "seed"), [
     ("Clave 2FA: MZXW6YTBOI3DQNRT", "MZXW6YTBOI3DQNRT"),
     ("2FA-Schlüssel: KRUGS4ZANFZSA3TP", "KRUGS4ZANFZSA3TP"),

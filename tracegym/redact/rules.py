@@ -1095,24 +1095,26 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, an ESP "
                      "module's `AT+CWJAP=\"ssid\",\"…\"`; steamcmd's `+login USER PASSWORD`"),
     Rule("password", "PASSWORD",
-         r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=]{1,64}[ \t,;—–-]+"
+         r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=/]{1,64}[ \t,;/|—–-]+"
          r"(?i:pass|pw)[ \t]*[:=][ \t]*"
          r"(?P<v>[^\s\"'`\\]{4,128})",
-         trigger=r"(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=]+[ \t,;—–-]+"
+         trigger=r"(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=/]+[ \t,;/|—–-]+"
                  r"(?i:pass|pw)[ \t]*[:=]",
          validator=v.password,
          description="a password after `pass:` or `pw:` right after a user on its line (`user: acme  pass: …`, "
-                     "`account snovak56@efile — pass: …`)"),
+                     "`user: acme / pass: …`, `account snovak56@efile — pass: …`)"),
     Rule("password", "PASSWORD",
          r"(?:^|[^\w-])(?i:log-?ins?|credentials?|creds|sign-?in|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
          r"(?:[ \t][^\n:=\"]{0,40}?)?[ \t]*[:=][ \t]*\\?[\"'`]?"
          r"[^\x00-@\[-`{-\x7f](?:[\w.@+-]|[^\x00-\x7f]|\\u[0-9a-fA-F]{4}){0,63}"
-         r"(?:[ \t]+/[ \t]+|[ \t]*/(?!/)|:(?!//))\\?[\"'`]?(?P<v>[^\s\"'`\\/]{4,128}?)"
+         r"(?:[ \t]+/[ \t]+|[ \t]*/(?!/)|:(?!//))(?:(?i:pass(?:word)?|pwd?)[ \t]*[:=][ \t]*)?"
+         r"\\?[\"'`]?(?P<v>[^\s\"'`\\/]{4,128}?)"
          r"(?=$|[\s,;)}\]\"'`\\]|\.(?:$|[\s\"'`\\]))",
          trigger=r"(?i:log-?in|creds?|credentials|sign-?in|user(?:name)?[ \t]*/[ \t]*pass)[^\n:=]*[:=]",
          validator=v.password,
          description="a login's user and password written as a pair after a word for login or credentials "
-                     "(`Vendor portal login: noor13 / Tmp-i12R-8807&`, `creds: admin:hunter2`), the password"),
+                     "(`Vendor portal login: noor13 / Tmp-i12R-8807&`, `creds: admin:hunter2`, `login -- user: "
+                     "noor13 / pass: …`), the password"),
     Rule("password", "PASSWORD", r"\\?\"(?i:pass)\\?\"[ \t]*:[ \t]*\\?\"(?P<v>[^\"\\\s]{4,128})\\?\"",
          trigger=r"(?i:\"pass\\?\"[ \t]*:)", validator=v.json_pass,
          description="a password under a JSON key `pass` (a login body `{\"login\": …, \"pass\": …}`, Parse "
