@@ -3,11 +3,16 @@ of a field, a file or a label, not the strings of one corpus."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import pytest
 
 from tracegym.redact.detect import Detector
+from tracegym.redact.validators import base58check, extended_private_key
 
 DETECTOR = Detector()
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
 def found(text: str) -> list[tuple[str, str]]:
@@ -17,6 +22,50 @@ def found(text: str) -> list[tuple[str, str]]:
 def values(text: str) -> list[str]:
     return [f.value for f in DETECTOR.find(text)]
 
+
+
+def b58check(payload: bytes) -> str:
+    """Base58Check as Bitcoin writes it: the payload and four bytes of double SHA-256, leading zeros as `1`."""
+    raw = payload + hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4]
+    number, out = int.from_bytes(raw, "big"), ""
+    while number:
+        number, digit = divmod(number, 58)
+        out = _B58[digit] + out
+    return "1" * (len(raw) - len(raw.lstrip(b"\0"))) + out
+
+
+def extended(version: str, key_data: bytes) -> str:
+    """A BIP32 serialization: version, depth, parent fingerprint, child number, chain code, key data (78 bytes)."""
+    chain = hashlib.sha256(b"chain code of a test wallet").digest()
+    return b58check(bytes.fromhex(version) + b"\x01" + bytes.fromhex("a1b2c3d4") + bytes(4) + chain + key_data)
+
+
+XPRV = extended("0488ade4", b"\0" + hashlib.sha256(b"a private key for tests").digest())
+ZPRV = extended("04b2430c", b"\0" + hashlib.sha256(b"another private key").digest())
+XPUB = extended("0488b21e", b"\x02" + hashlib.sha256(b"a public key for tests").digest())
+
+
+def test_base58check_reads_the_checksum():
+    assert base58check(XPRV) is not None and len(base58check(XPRV) or b"") == 78
+    broken = XPRV[:50] + ("2" if XPRV[50] != "2" else "3") + XPRV[51:]
+    assert base58check(broken) is None
+    assert extended_private_key(XPRV) and extended_private_key(ZPRV)
+    assert not extended_private_key(XPUB)  # public: its version and key data are a public key's
+
+
+@pytest.mark.parametrize("text", [
+    f"wallet descriptor: wpkh({XPRV}/84h/0h/0h/0/*)",
+    f"restore from {ZPRV}",
+    json.dumps({"note": f"sh(wpkh({XPRV}/49h/0h/0h/1/*))"}),
+])
+def test_extended_private_keys_anywhere(text):
+    assert ("private_key", XPRV if XPRV in text else ZPRV) in found(text)
+
+
+def test_extended_key_with_a_broken_checksum_is_no_private_key():
+    broken = XPRV[:60] + ("x" if XPRV[60] != "x" else "y") + XPRV[61:]
+    assert ("private_key", broken) not in found(f"descriptor wpkh({broken}/0/*)")
+    assert not any(rule == "private_key" for rule, _ in found(f"watch-only wpkh({XPUB}/0/*)"))
 
 
 @pytest.mark.parametrize(("text", "password"), [

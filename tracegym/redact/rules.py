@@ -621,6 +621,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:^|[^A-Za-z0-9_-])(?P<v>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})(?:$|[^A-Za-z0-9_-])",
          trigger=r"AGE-SECRET-KEY-1", validator=v.age_identity,
          description="age identities (AGE-SECRET-KEY-1 + 58 bech32 characters, as age-keygen writes them)"),
+    Rule("private_key", "PRIVATE_KEY",
+         r"(?:^|[^1-9A-HJ-NP-Za-km-z])(?P<v>[xtyzuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{107,108})(?:$|[^1-9A-HJ-NP-Za-km-z])",
+         trigger=r"[xtyzuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{107}", validator=v.extended_private_key,
+         description="BIP32 extended private keys (`xprv`/`tprv`, SLIP-132's `yprv`/`zprv`…: Base58Check over 78 "
+                     "bytes, checked), anywhere: alone, in a wallet descriptor (`wpkh(xprv…/84h/0h/0h/0/*)`)"),
     Rule("anthropic_key", "API_KEY", r"\bsk-ant-[A-Za-z0-9_-]{20,}", trigger=r"sk-ant-",
          description="Anthropic API keys"),
     Rule("openai_key", "API_KEY", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
