@@ -3,6 +3,7 @@ of a field, a file or a label, not the strings of one corpus."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 
@@ -66,6 +67,24 @@ def test_extended_key_with_a_broken_checksum_is_no_private_key():
     broken = XPRV[:60] + ("x" if XPRV[60] != "x" else "y") + XPRV[61:]
     assert ("private_key", broken) not in found(f"descriptor wpkh({broken}/0/*)")
     assert not any(rule == "private_key" for rule, _ in found(f"watch-only wpkh({XPUB}/0/*)"))
+
+
+KRAKEN_API = base64.b64encode(hashlib.sha256(b"kraken api key").digest() * 2)[:56].decode()
+KRAKEN_PRIVATE = base64.b64encode(hashlib.sha512(b"kraken private key").digest()).decode()
+
+
+@pytest.mark.parametrize("text", [
+    f"kraken.key:\n{KRAKEN_API}\n{KRAKEN_PRIVATE}\n",
+    f"$ cat ~/.config/kraken.key\n{KRAKEN_API}\n{KRAKEN_PRIVATE}",
+    json.dumps({"memo": f"kraken.key:\n{KRAKEN_API}\n{KRAKEN_PRIVATE}"}),
+])
+def test_kraken_key_file_private_key(text):
+    assert ("exchange_secret", KRAKEN_PRIVATE) in found(text)
+
+
+def test_kraken_key_file_placeholder_is_left():
+    placeholder = "A" * 86 + "=="
+    assert placeholder not in values(f"kraken.key:\n{KRAKEN_API}\n{placeholder}\n")
 
 
 @pytest.mark.parametrize(("text", "password"), [

@@ -751,6 +751,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"EAA[A-Za-z0-9]{80}", validator=v.issuer_token,
          description="Meta (Facebook, Instagram, WhatsApp Cloud API) access tokens, EAA + 80 letters and digits or "
                      "more, anywhere"),
+    Rule("exchange_secret", "SECRET",
+         r"\bkraken\.key\b[^\n]{0,80}?(?:\\?\r?\n|\\n)[ \t]*[A-Za-z0-9+/]{40,64}={0,2}[ \t]*(?:\\?\r?\n|\\n)[ \t]*"
+         r"(?P<v>[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])",
+         trigger=r"kraken\.key", validator=v.labelled_key,
+         description="the private key of a Kraken API key file (`kraken.key`, as krakenex and its kin read it: the "
+                     "API key on the first line, the base64 private key, 64 bytes, on the second)"),
     Rule("telegram_bot_token", "TOKEN", r"(?:^|[^\w:]|/bot)(?P<v>\d{8,10}:AA[A-Za-z0-9_-]{32,33})(?:$|[^\w-])",
          trigger=r"\d{8}:AA[A-Za-z0-9_-]{32}",
          description="Telegram bot tokens (Bot API: the bot's id, `:`, then AA and 33 characters)"),
