@@ -87,6 +87,25 @@ def test_kraken_key_file_placeholder_is_left():
     assert placeholder not in values(f"kraken.key:\n{KRAKEN_API}\n{placeholder}\n")
 
 
+@pytest.mark.parametrize(("text", "token"), [
+    ("alerts -> https://api.telegram.org/bot8123456701:Zq4-Lm9_TrPwXk2NvBy7HsDc3GfJa6EuRt0/sendMessage",
+     "8123456701:Zq4-Lm9_TrPwXk2NvBy7HsDc3GfJa6EuRt0"),
+    ('requests.post("https://api.telegram.org/bot60011223:kP0wQe7RtYu2IoP-aSdF_gHjK9lZxCvBnM4/getUpdates")',
+     "60011223:kP0wQe7RtYu2IoP-aSdF_gHjK9lZxCvBnM4"),
+])
+def test_telegram_bot_token_in_bot_api_urls(text, token):
+    assert ("telegram_bot_token", token) in found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "https://api.telegram.org/bot<token>/sendMessage",
+    "https://api.telegram.org/bot123456789:XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX/getMe",
+    "see https://core.telegram.org/bots/api#making-requests",
+])
+def test_telegram_placeholders_are_left(text):
+    assert not any(rule == "telegram_bot_token" for rule, _ in found(text))
+
+
 @pytest.mark.parametrize(("text", "password"), [
     ("Logon 553=desk4 554=cobalt-Cobalt-meadow71 98=0 108=30", "cobalt-Cobalt-meadow71"),
     ("Logon 553=ops12 554=Yt^3q+Lm@Pz-9= 98=0 108=30", "Yt^3q+Lm@Pz-9="),

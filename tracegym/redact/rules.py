@@ -760,6 +760,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("telegram_bot_token", "TOKEN", r"(?:^|[^\w:]|/bot)(?P<v>\d{8,10}:AA[A-Za-z0-9_-]{32,33})(?:$|[^\w-])",
          trigger=r"\d{8}:AA[A-Za-z0-9_-]{32}",
          description="Telegram bot tokens (Bot API: the bot's id, `:`, then AA and 33 characters)"),
+    Rule("telegram_bot_token", "TOKEN",
+         r"\bapi\.telegram\.org/(?:file/)?bot(?P<v>\d{5,12}:[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])",
+         trigger=r"api\.telegram\.org/", validator=v.labelled_key,
+         description="a Telegram bot token in a Bot API URL (`https://api.telegram.org/bot<token>/sendMessage`), "
+                     "whatever its secret part opens with (the Bot API docs' own example is `123456:ABC-DEF…`)"),
     Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
          description="Stripe webhook signing secrets"),
     Rule("twilio_secret", "SECRET",
