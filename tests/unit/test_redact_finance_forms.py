@@ -157,6 +157,25 @@ def test_totp_labels_without_a_seed(text):
     assert not any(rule == "totp_seed" for rule, _ in found(text))
 
 
+@pytest.mark.parametrize(("text", "key"), [
+    ("Clé API : 7RKD3M9QZT2WXLPV", "7RKD3M9QZT2WXLPV"),
+    ("مفتاح API: 3fa9c1d27b804e5a96c0d1e2f3a4b5", "3fa9c1d27b804e5a96c0d1e2f3a4b5"),
+    ("APIキー: 9c0d1e2f3a4b53fa9c1d27b804e5a9", "9c0d1e2f3a4b53fa9c1d27b804e5a9"),
+    ("Chave da API: Zx81KqPm02LdVw7Ty", "Zx81KqPm02LdVw7Ty"),
+])
+def test_api_key_words_in_other_languages(text, key):
+    assert ("labelled_key", key) in found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Clé API : voir le coffre-fort",
+    "Clé API : config.settings.api_key",
+    "Chave da API: /etc/app/keys/prod.json",
+])
+def test_api_key_words_without_a_key(text):
+    assert not any(rule == "labelled_key" for rule, _ in found(text))
+
+
 @pytest.mark.parametrize(("text", "number"), [
     ("alternate number 9876543210", "9876543210"),
     ("Alternative number: 7012345678", "7012345678"),

@@ -342,8 +342,9 @@ _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ss
 # An ending glued to a key word, as languages inflect it (Azerbaijani `açarı`, Turkish `anahtarı`, Basque `gakoa`,
 # Albanian `çelësi`): up to four letters, Latin ones beyond ASCII too.
 _INFLECTED = "[A-Za-z\u00c0-\u024f]{0,4}"
-_CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|"
-               rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der)[ \t]+)?(?i:api)\b|"
+_API_KEY_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|"
+                  rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der)[ \t]+)?(?i:api)\b")
+_CRED_WORDS = (rf"{_API_KEY_WORDS}|"
                r"(?i:[a-zåäöæøü]{0,16}token|secret)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 # What stands between a key word and its value in prose: up to six words saying whose key it is ("del portal de
@@ -1238,6 +1239,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.totp_seed,
          description="an authenticator's 32-character secret as setup pages print it, eight lower-case groups of "
                      "four, standing alone (a digit 2-7 in two groups or more)"),
+    Rule("labelled_key", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_API_KEY_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
+         r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})(?![A-Za-z0-9+/_.=-])",
+         trigger=_KEY_PROSE_TRIGGER, validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
+         description="a key after the word for key with `API` beside it in other languages (`Clé API :`, "
+                     "`Chave da API:`, `مفتاح API:`, `APIキー:`): named a credential outright, as `API key:` is, "
+                     "so read as `API key:`'s value is (hex keys and upper-case ones too)"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
          rf"{_KEY_PROSE_AFTER}"
