@@ -135,6 +135,26 @@ def test_login_pair_with_a_password_label(text, password):
     assert "pass:" not in values(text) and "password:" not in values(text)
 
 
+@pytest.mark.parametrize(("text", "password"), [
+    ("Driver={ODBC Driver 18 for SQL Server};Server=gl-2.corp.example;Database=GL;Uid=svc;Pwd=QmTrvXkaPLzWn.hRt;",
+     "QmTrvXkaPLzWn.hRt"),
+    ("jdbc:mysql://ar-1.corp.example:3306/ar?user=svc&password=KwPzrTvmqB_xYd&useSSL=true", "KwPzrTvmqB_xYd"),
+    ("Driver={SQL Server};Server=db7;Uid=sa;Pwd={Ab;c9x!wQ};", "{Ab;c9x!wQ}"),
+])
+def test_connection_string_password_fields(text, password):
+    assert ("password", password) in found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Server=db;Database=x;User Id=sa;Password=YourPassword;",
+    "Server=db;Uid=sa;Pwd={{ db_pw }};",
+    "jdbc:postgresql://h/db?user=u&password=${DB_PASSWORD}",
+    "Server=db;Uid=sa;Pwd=settings.DbPwd;",
+])
+def test_connection_string_placeholders_are_left(text):
+    assert not any(rule == "password" for rule, _ in found(text))
+
+
 @pytest.mark.parametrize(("text", "seed"), [
     ("Clave 2FA: MZXW6YTBOI3DQNRT", "MZXW6YTBOI3DQNRT"),
     ("2FA-Schlüssel: KRUGS4ZANFZSA3TP", "KRUGS4ZANFZSA3TP"),

@@ -1054,6 +1054,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "people and logs write the fields with no `8=FIX` header: SOH, `|` or `^` between them, or "
                      "spaces (`Logon 553=desk 554=…`: the password then ends at a space alone)"),
     Rule("password", "PASSWORD",
+         r"(?:\bjdbc:[a-z0-9]+:[^\s\"'`\\]{0,300}?[?&;](?i:password)=|"
+         r"\b(?i:driver|server|data source|dsn)[ \t]*=[^\n\"]{0,300}?;[ \t]*(?i:pwd|password)[ \t]*=[ \t]*)"
+         r"(?P<v>\{[^}\n]{1,128}\}|[^;&\s\"'`\\{]{4,128})(?=$|[;&\s\"'`\\])",
+         trigger=r"(?i:jdbc:[a-z0-9]+:[^\s]{0,300}[?&;]password=|(?:driver|server|data source|dsn)[ \t]*=[^\n]{0,300};"
+                 r"[ \t]*(?:pwd|password)[ \t]*=)",
+         validator=v.connection_password,
+         description="the password of a JDBC URL (`jdbc:postgresql://host/db?user=u&password=…`) or of an ODBC or "
+                     "ADO.NET connection string (`Driver={…};Server=…;Uid=u;Pwd=…;`, braced `{…}` too), read as a "
+                     "literal there even when shaped like an identifier"),
+    Rule("password", "PASSWORD",
          r"(?:\bjdbc:oracle:(?:thin|oci8?):|\bsqlplus(?:[ \t]+-[A-Za-z]+)*[ \t]+)[A-Za-z0-9_$#.\\\"]{1,64}/"
          r"(?P<v>[^\s@/\"'\\]{1,128})@",
          trigger=r"jdbc:oracle:|sqlplus", validator=v.password,

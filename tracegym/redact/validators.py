@@ -585,6 +585,19 @@ def password(value: str) -> bool:
     return not _CSS_PSEUDO.fullmatch(bare)  # a selector's pseudo-class: `input[name="password"]:nth-child(2)`
 
 
+def connection_password(value: str) -> bool:
+    """The password field of a connection string (ODBC's `Pwd=`, a JDBC URL's `password=`): one by `password`'s
+    rules, or a value shaped like an identifier there too (`BxKqTmRw.pLz`, `QmTrvXk_hPz`: random letters with a
+    dot or an underscore), which in that field is a literal, not code; both cases in it, eight characters or more,
+    and no word for a password in it (`DbPassword`, `settings.DB_PWD`: a placeholder or a reference). ODBC's braces
+    quote a value (`Pwd={a;b}`)."""
+    bare = value[1:-1] if value.startswith("{") and value.endswith("}") else value
+    if password(bare):
+        return True
+    return bool(_CODE_VALUE.fullmatch(bare)) and len(bare) >= 8 and bare.lower() != bare and bare.upper() != bare \
+        and not re.search(r"(?i:pass|pwd|secret|change|example|your)", bare)
+
+
 _CSS_PSEUDO = re.compile(r"(?:nth-(?:last-)?(?:child|of-type)|(?:first|last|only)-(?:child|of-type)|not|is|where|has|"
                          r"focus(?:-within|-visible)?|hover|active|checked|disabled|enabled|required|optional|"
                          r"(?:in)?valid|placeholder-shown|read-only|read-write|autofill)(?:\(\S*)?")
