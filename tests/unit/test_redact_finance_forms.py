@@ -212,3 +212,26 @@ def test_alternate_phone_number(text, number):
 ])
 def test_alternate_number_that_is_no_phone(text):
     assert not any(rule.startswith("phone") for rule, _ in found(text))
+
+
+def personnummer(birth_and_serial: str) -> str:
+    """YYMMDD-NNN and the Luhn digit over the nine, as Skatteverket prints a personnummer."""
+    total = 0
+    for i, ch in enumerate(birth_and_serial):
+        d = int(ch) * (2 if i % 2 == 0 else 1)
+        total += d - 9 if d > 9 else d
+    return f"{birth_and_serial[:6]}-{birth_and_serial[6:]}{(10 - total % 10) % 10}"
+
+
+PNR = personnummer("850709123")
+
+
+@pytest.mark.parametrize("text", [f"personal_number {PNR}", f"Personal number: {PNR.replace('-', '')}"])
+def test_personnummer_under_its_english_name(text):
+    assert any(rule == "national_id" for rule, _ in found(text))
+
+
+def test_personal_number_that_is_no_personnummer():
+    broken = PNR[:-1] + str((int(PNR[-1]) + 1) % 10)
+    assert not any(rule == "national_id" for rule, _ in found(f"personal_number {broken}"))
+    assert not any(rule == "national_id" for rule, _ in found("personal number 0412 345 678"))
