@@ -368,11 +368,11 @@ IDS: tuple[NationalId, ...] = (
                r"[1-9]\d{10}", tc_kimlik, short=r"tc[ _-]?no|tcno|tc", camel="TcKimlik|TCKimlik|Tckn|TCKN",
                stems=r"(?i:kimlik|tckn|t\.c\.|tc[ _-]?no)|\bTC\b"),
     NationalId("personnummer", r"person[ _-]?nummer|personnr|pers\.?[ _-]?nr|samordningsnummer|"
-               r"swedish[ _-]personal[ _-]identity[ _-]number",
+               r"swedish[ _-]personal[ _-]identity[ _-]number|personal[ _-]number",
                r"(?:19|20)?\d{6}[-+ ]?\d{4}", personnummer, said=r"pnr|pers\.?nr",
                camel="Personnummer|PersonNummer",
                stems=r"(?i:personnummer|personnr|pers\.nr|pers[ _-]nr|samordningsnummer|"
-               r"personal[ _-]identity[ _-]number)"),
+               r"personal[ _-]identity[ _-]number|personal[ _-]number)"),
     NationalId("hetu", r"henkil[oö]tunnus|henkil[oö]tunnukse(?:n|si)|personbeteckning|"
                r"personal[ _-]identity[ _-]code|finnish[ _-](?:personal[ _-])?id",
                r"\d{6}[-+A-FU-Ya-fu-y]\d{3}[0-9A-Ya-y]", hetu, short="hetu", said="hetu",

@@ -164,13 +164,15 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # and the words of the translation table (tracegym/redact/words.py) for phone, the Latin ones here, the others
 # in _PHONE_CJK. "Call me" as French, Italian and Portuguese write it (`rappelez-moi`, `me joindre au`,
 # `richiamare`, `ligar-me`), German's formal `Rufen Sie mich`, and a field's index after the word (SAP's
-# `TELF1`, a contacts export's `Phone 1`); plural, as a list of them is named (`phones`, `phoneNumbers`).
+# `TELF1`, a contacts export's `Phone 1`); plural, as a list of them is named (`phones`, `phoneNumbers`). "Alternate
+# number", the second phone forms ask for beside the registered one (India's KYC and bank forms).
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                      r"text me|reach me|(?:ring|text)(?: me| (?:him|her|them|the (?:guest|driver|client|customer)))|"
                      r"direct (?:line|dial)|mob|fax|contact|handy|festnetz|landline|"
                      r"fixe|fijo|fixo|telefone?|"
                      r"rufnummer|erreichbar unter|portable|"
-                     r"num[eé]ro|appelez-moi|ph|my number|r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
+                     r"num[eé]ro|appelez-moi|ph|my number|alternat(?:e|ive)[ _-]number|"
+                     r"r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
                      r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|hp|telef[oóô]nic[oa]s?|"
                      r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
                      r"(?:m'|me )r?appeler(?: au)?|r?appel(?:ez|le|er)(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|"
@@ -342,8 +344,9 @@ _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ss
 # An ending glued to a key word, as languages inflect it (Azerbaijani `açarı`, Turkish `anahtarı`, Basque `gakoa`,
 # Albanian `çelësi`): up to four letters, Latin ones beyond ASCII too.
 _INFLECTED = "[A-Za-z\u00c0-\u024f]{0,4}"
-_CRED_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|"
-               rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der)[ \t]+)?(?i:api)\b|"
+_API_KEY_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|"
+                  rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der)[ \t]+)?(?i:api)\b")
+_CRED_WORDS = (rf"{_API_KEY_WORDS}|"
                r"(?i:[a-zåäöæøü]{0,16}token|secret)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 # What stands between a key word and its value in prose: up to six words saying whose key it is ("del portal de
@@ -513,12 +516,18 @@ _RECOVERY_CODE = (r"(?:(?=[A-Za-z-]*\d)(?:\d{4}[ +-]\d{4}(?![\d-])|[A-Za-z0-9]{3
 # a JSON array), or spaces.
 _RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\d{1,2}[.)][ \t]*)?\\?[\"']?|"
                  r"[ \t]+)")
-# The words for an authenticator's shared secret on a two-factor setup page ("Can't scan? Enter this setup key").
+# The words for an authenticator's shared secret on a two-factor setup page ("Can't scan? Enter this setup key"),
+# the exchanges' "Backup Key" (Binance's, KuCoin's: the seed to write down, which restores the authenticator); the
+# second factor's name after the word for key where languages put it there (`Clave 2FA`, `clé de secours 2FA`,
+# `chave TOTP`) or glued to it in a compound (`2FA-Schlüssel`, `TOTP-sleutel`, `MFA-nyckel`).
 _TOTP_OWN = (r"(?:(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authenticator)[ ._-]?(?:secret|seed|key)|"
                r"\btotp\b|shared[ _-]?secret|manual[ _-]?(?:entry[ _-]?)?key|einrichtungsschl(?:ü|ue)ssel|"
-               r"(?:can['’]?t|cannot|unable[ _-]to)[ _-]scan|"
+               r"(?:can['’]?t|cannot|unable[ _-]to)[ _-]scan|backup[ _-]?key|"
                r"cl[eé] (?:secr[eè]te|de configuration)|clave (?:secreta|de configuraci[oó]n)|"
-               r"chave (?:secreta|de configura[cç][aã]o)|chiave (?:segreta|di configurazione)))")
+               r"chave (?:secreta|de configura[cç][aã]o)|chiave (?:segreta|di configurazione)|"
+               r"(?:cl[eé]|clave|chave|chiave)(?: (?:secr[eè]te|secreta|segreta|de secours|de respaldo|"
+               r"de seguran[cç]a|di riserva))? (?:2fa|a2f|mfa|totp|otp)\b|"
+               r"(?:2fa|mfa|totp|otp)[ _-]?(?:schl(?:ü|ue)ssel|sleutel|nyckel|n[oø]gle|n[oø]kkel)))")
 _TOTP_TRANSLATED = words.alternation(words.SETUP_KEY)
 _TOTP_WORDS = f"(?:{_TOTP_OWN}|{_TOTP_TRANSLATED})"
 _BASE32_GROUPS = r"[a-z2-7]{4}(?: [a-z2-7]{4}){3,7}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,7}"
@@ -617,6 +626,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:^|[^A-Za-z0-9_-])(?P<v>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})(?:$|[^A-Za-z0-9_-])",
          trigger=r"AGE-SECRET-KEY-1", validator=v.age_identity,
          description="age identities (AGE-SECRET-KEY-1 + 58 bech32 characters, as age-keygen writes them)"),
+    Rule("private_key", "PRIVATE_KEY",
+         r"(?:^|[^1-9A-HJ-NP-Za-km-z])(?P<v>[xtyzuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{107,108})(?:$|[^1-9A-HJ-NP-Za-km-z])",
+         trigger=r"[xtyzuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{107}", validator=v.extended_private_key,
+         description="BIP32 extended private keys (`xprv`/`tprv`, SLIP-132's `yprv`/`zprv`…: Base58Check over 78 "
+                     "bytes, checked), anywhere: alone, in a wallet descriptor (`wpkh(xprv…/84h/0h/0h/0/*)`)"),
     Rule("anthropic_key", "API_KEY", r"\bsk-ant-[A-Za-z0-9_-]{20,}", trigger=r"sk-ant-",
          description="Anthropic API keys"),
     Rule("openai_key", "API_KEY", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
@@ -746,9 +760,20 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"EAA[A-Za-z0-9]{80}", validator=v.issuer_token,
          description="Meta (Facebook, Instagram, WhatsApp Cloud API) access tokens, EAA + 80 letters and digits or "
                      "more, anywhere"),
+    Rule("exchange_secret", "SECRET",
+         r"\bkraken\.key\b[^\n]{0,80}?(?:\\?\r?\n|\\n)[ \t]*[A-Za-z0-9+/]{40,64}={0,2}[ \t]*(?:\\?\r?\n|\\n)[ \t]*"
+         r"(?P<v>[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])",
+         trigger=r"kraken\.key", validator=v.labelled_key,
+         description="the private key of a Kraken API key file (`kraken.key`, as krakenex and its kin read it: the "
+                     "API key on the first line, the base64 private key, 64 bytes, on the second)"),
     Rule("telegram_bot_token", "TOKEN", r"(?:^|[^\w:]|/bot)(?P<v>\d{8,10}:AA[A-Za-z0-9_-]{32,33})(?:$|[^\w-])",
          trigger=r"\d{8}:AA[A-Za-z0-9_-]{32}",
          description="Telegram bot tokens (Bot API: the bot's id, `:`, then AA and 33 characters)"),
+    Rule("telegram_bot_token", "TOKEN",
+         r"\bapi\.telegram\.org/(?:file/)?bot(?P<v>\d{5,12}:[A-Za-z0-9_-]{30,40})(?![A-Za-z0-9_-])",
+         trigger=r"api\.telegram\.org/", validator=v.labelled_key,
+         description="a Telegram bot token in a Bot API URL (`https://api.telegram.org/bot<token>/sendMessage`), "
+                     "whatever its secret part opens with (the Bot API docs' own example is `123456:ABC-DEF…`)"),
     Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
          description="Stripe webhook signing secrets"),
     Rule("twilio_secret", "SECRET",
@@ -1029,6 +1054,24 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(SOH, `|` or `^` between fields, as logs print them), an X12 interchange header's ISA04 "
                      "Security Information when ISA03 is `01` (a password)"),
     Rule("password", "PASSWORD",
+         r"(?:\b553=\S{1,64}|\b35=A)(?:[ \t]+\d{1,5}=\S{0,64}){0,12}?[ \t]+(?:554|925)=(?P<v>\S{1,128})|"
+         r"(?:\b553=[^\x01|^\s]{1,64}|\b35=A)(?:[\x01|^]\d{1,5}=[^\x01|^\n]{0,64}){0,12}?[\x01|^](?:554|925)="
+         r"(?P<w>[^\x01|^\n]{1,128})(?:[\x01|^\n]|$)",
+         trigger=r"(?:553=[^\x01|^\s]{1,64}|35=A)[\x01|^ \t][^\n]{0,400}(?:554|925)=", validator=v.password,
+         description="a FIX Logon's tag 554 Password or 925 NewPassword after its 553 Username or its `35=A`, as "
+                     "people and logs write the fields with no `8=FIX` header: SOH, `|` or `^` between them, or "
+                     "spaces (`Logon 553=desk 554=…`: the password then ends at a space alone)"),
+    Rule("password", "PASSWORD",
+         r"(?:\bjdbc:[a-z0-9]+:[^\s\"'`\\]{0,300}?[?&;](?i:password)=|"
+         r"\b(?i:driver|server|data source|dsn)[ \t]*=[^\n\"]{0,300}?;[ \t]*(?i:pwd|password)[ \t]*=[ \t]*)"
+         r"(?P<v>\{[^}\n]{1,128}\}|[^;&\s\"'`\\{]{4,128})(?=$|[;&\s\"'`\\])",
+         trigger=r"(?i:jdbc:[a-z0-9]+:[^\s]{0,300}[?&;]password=|(?:driver|server|data source|dsn)[ \t]*=[^\n]{0,300};"
+                 r"[ \t]*(?:pwd|password)[ \t]*=)",
+         validator=v.connection_password,
+         description="the password of a JDBC URL (`jdbc:postgresql://host/db?user=u&password=…`) or of an ODBC or "
+                     "ADO.NET connection string (`Driver={…};Server=…;Uid=u;Pwd=…;`, braced `{…}` too), read as a "
+                     "literal there even when shaped like an identifier"),
+    Rule("password", "PASSWORD",
          r"(?:\bjdbc:oracle:(?:thin|oci8?):|\bsqlplus(?:[ \t]+-[A-Za-z]+)*[ \t]+)[A-Za-z0-9_$#.\\\"]{1,64}/"
          r"(?P<v>[^\s@/\"'\\]{1,128})@",
          trigger=r"jdbc:oracle:|sqlplus", validator=v.password,
@@ -1087,24 +1130,27 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, an ESP "
                      "module's `AT+CWJAP=\"ssid\",\"…\"`; steamcmd's `+login USER PASSWORD`"),
     Rule("password", "PASSWORD",
-         r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=]{1,64}"
-         r"(?:[ \t,;—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=][ \t]*"
+         r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=/]{1,64}"
+         r"(?:[ \t,;/|—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=][ \t]*"
          r"(?P<v>[^\s\"'`\\]{4,128})",
-         trigger=r"(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=]+"
-                 r"(?:[ \t,;—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=]",
+         trigger=r"(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=/]+"
+                 r"(?:[ \t,;/|—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=]",
          validator=v.password,
          description="a password after `pass:` or `pw:` right after a user, on its line or the next (`user: acme  "
-                     "pass: …`, `account snovak56@efile — pass: …`, `user: ops` then `pass: …`)"),
+                     "pass: …`, `user: acme / pass: …`, `account snovak56@efile — pass: …`, `user: ops` then "
+                     "`pass: …`)"),
     Rule("password", "PASSWORD",
          r"(?:^|[^\w-])(?i:log-?ins?|credentials?|creds|sign-?in|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
          r"(?:[ \t][^\n:=\"]{0,40}?)?[ \t]*[:=][ \t]*\\?[\"'`]?"
          r"[^\x00-@\[-`{-\x7f](?:[\w.@+-]|[^\x00-\x7f]|\\u[0-9a-fA-F]{4}){0,63}"
-         r"(?:[ \t]+/[ \t]+|[ \t]*/(?!/)|:(?!//))\\?[\"'`]?(?P<v>[^\s\"'`\\/]{4,128}?)"
+         r"(?:[ \t]+/[ \t]+|[ \t]*/(?!/)|:(?!//))(?:(?i:pass(?:word)?|pwd?)[ \t]*[:=][ \t]*)?"
+         r"\\?[\"'`]?(?P<v>[^\s\"'`\\/]{4,128}?)"
          r"(?=$|[\s,;)}\]\"'`\\]|\.(?:$|[\s\"'`\\]))",
          trigger=r"(?i:log-?in|creds?|credentials|sign-?in|user(?:name)?[ \t]*/[ \t]*pass)[^\n:=]*[:=]",
          validator=v.password,
          description="a login's user and password written as a pair after a word for login or credentials "
-                     "(`Vendor portal login: noor13 / Tmp-i12R-8807&`, `creds: admin:hunter2`), the password"),
+                     "(`Vendor portal login: noor13 / Tmp-i12R-8807&`, `creds: admin:hunter2`, `login -- user: "
+                     "noor13 / pass: …`), the password"),
     Rule("password", "PASSWORD", r"\\?\"(?i:pass)\\?\"[ \t]*:[ \t]*\\?\"(?P<v>[^\"\\\s]{4,128})\\?\"",
          trigger=r"(?i:\"pass\\?\"[ \t]*:)", validator=v.json_pass,
          description="a password under a JSON key `pass` (a login body `{\"login\": …, \"pass\": …}`, Parse "
@@ -1212,6 +1258,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.totp_seed,
          description="an authenticator's 32-character secret as setup pages print it, eight lower-case groups of "
                      "four, standing alone (a digit 2-7 in two groups or more)"),
+    Rule("labelled_key", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_API_KEY_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
+         r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})(?![A-Za-z0-9+/_.=-])",
+         trigger=_KEY_PROSE_TRIGGER, validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
+         description="a key after the word for key with `API` beside it in other languages (`Clé API :`, "
+                     "`Chave da API:`, `مفتاح API:`, `APIキー:`): named a credential outright, as `API key:` is, "
+                     "so read as `API key:`'s value is (hex keys and upper-case ones too)"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
          rf"{_KEY_PROSE_AFTER}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import ipaddress
 import math
 import re
@@ -388,6 +389,35 @@ def encoded_private_key(value: str) -> bool:
     return b"PRIVATE KEY" in decoded
 
 
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_EXTENDED_PRIVATE = frozenset(bytes.fromhex(h) for h in (
+    "0488ade4", "04358394", "049d7878", "044a4e28", "04b2430c", "045f18bc", "0295b005", "024285b5", "02aa7a99",
+    "02575048"))
+"""BIP32's version bytes of extended private keys: mainnet `xprv` and testnet `tprv`, and SLIP-132's for other
+script types (`yprv`/`uprv` BIP49, `zprv`/`vprv` BIP84, `Yprv`/`Uprv`/`Zprv`/`Vprv` multisig)."""
+
+
+def base58check(value: str) -> bytes | None:
+    """The payload of a Base58Check string (Bitcoin's: base58, then four bytes of double SHA-256), or None when the
+    checksum fails."""
+    number = 0
+    for ch in value:
+        digit = _BASE58.find(ch)
+        if digit < 0:
+            return None
+        number = number * 58 + digit
+    raw = b"\0" * (len(value) - len(value.lstrip("1"))) + number.to_bytes((number.bit_length() + 7) // 8, "big")
+    payload, check = raw[:-4], raw[-4:]
+    return payload if hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4] == check else None
+
+
+def extended_private_key(value: str) -> bool:
+    """A BIP32 extended private key (`xprv…`, 111 characters): Base58Check over 78 bytes, a private version, and
+    the key data a private key's (`00` before its 32 bytes)."""
+    payload = base58check(value)
+    return payload is not None and len(payload) == 78 and payload[:4] in _EXTENDED_PRIVATE and payload[45] == 0
+
+
 def ssn(value: str) -> bool:
     """A US Social Security number the SSA issues: area 001-899 but not 666, group 01-99, serial 0001-9999
     (SSA, "Social Security Number Randomization"); not one digit repeated."""
@@ -579,6 +609,19 @@ def password(value: str) -> bool:
     if re.fullmatch(r"@[\w-]+(?:\.[\w-]+)*(?::\d+)?/\S*", bare):
         return False  # a URL's host and path after a placeholder password (`postgresql://user:<password>@host/db`)
     return not _CSS_PSEUDO.fullmatch(bare)  # a selector's pseudo-class: `input[name="password"]:nth-child(2)`
+
+
+def connection_password(value: str) -> bool:
+    """The password field of a connection string (ODBC's `Pwd=`, a JDBC URL's `password=`): one by `password`'s
+    rules, or a value shaped like an identifier there too (`BxKqTmRw.pLz`, `QmTrvXk_hPz`: random letters with a
+    dot or an underscore), which in that field is a literal, not code; both cases in it, eight characters or more,
+    and no word for a password in it (`DbPassword`, `settings.DB_PWD`: a placeholder or a reference). ODBC's braces
+    quote a value (`Pwd={a;b}`)."""
+    bare = value[1:-1] if value.startswith("{") and value.endswith("}") else value
+    if password(bare):
+        return True
+    return bool(_CODE_VALUE.fullmatch(bare)) and len(bare) >= 8 and bare.lower() != bare and bare.upper() != bare \
+        and not re.search(r"(?i:pass|pwd|secret|change|example|your)", bare)
 
 
 _CSS_PSEUDO = re.compile(r"(?:nth-(?:last-)?(?:child|of-type)|(?:first|last|only)-(?:child|of-type)|not|is|where|has|"
