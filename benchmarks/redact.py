@@ -233,12 +233,16 @@
    (benchmarks/redact_thirtyeighth.py: media, gaming and creator platforms, game server configs, stream keys, bot
    tokens, payouts, CMS exports) corpora, scored alike: `thirtyseventh_…` and `thirtyeighth_recall_by_kind` and
    `…_false_positives`.
+43-44. The thirty-ninth (benchmarks/redact_thirtyninth.py: security operations, incident response and pentest
+   output, SIEM and EDR records, credential dumps, phishing triage) and the fortieth (benchmarks/redact_fortieth.py:
+   healthcare providers, labs and pharmacy, FHIR and HL7 v2, NCPDP, X12 claims, integration-engine logs) corpora,
+   scored alike: `thirtyninth_…` and `fortieth_recall_by_kind` and `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 42 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 44 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -265,7 +269,8 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "thirtyfourth_recall_by_kind", "thirtyfourth_false_positives", "thirtyfifth_recall_by_kind",
 "thirtyfifth_false_positives", "thirtysixth_recall_by_kind", "thirtysixth_false_positives",
 "thirtyseventh_recall_by_kind", "thirtyseventh_false_positives", "thirtyeighth_recall_by_kind",
-"thirtyeighth_false_positives"} (with --corpora-only, the last seventy-six).
+"thirtyeighth_false_positives", "thirtyninth_recall_by_kind", "thirtyninth_false_positives",
+"fortieth_recall_by_kind", "fortieth_false_positives"} (with --corpora-only, the last eighty).
 """
 
 from __future__ import annotations
@@ -293,6 +298,7 @@ import redact_eighth  # noqa: E402
 import redact_eleventh  # noqa: E402
 import redact_fifteenth  # noqa: E402
 import redact_fifth  # noqa: E402
+import redact_fortieth  # noqa: E402
 import redact_fourteenth  # noqa: E402
 import redact_fresh  # noqa: E402
 import redact_holdout  # noqa: E402
@@ -309,6 +315,7 @@ import redact_thirtyeighth  # noqa: E402
 import redact_thirtyfifth  # noqa: E402
 import redact_thirtyfirst  # noqa: E402
 import redact_thirtyfourth  # noqa: E402
+import redact_thirtyninth  # noqa: E402
 import redact_thirtysecond  # noqa: E402
 import redact_thirtyseventh  # noqa: E402
 import redact_thirtysixth  # noqa: E402
@@ -557,7 +564,8 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("twentyeighth", redact_twentyeighth), ("twentyninth", redact_twentyninth), ("thirtieth", redact_thirtieth),
     ("thirtyfirst", redact_thirtyfirst), ("thirtysecond", redact_thirtysecond), ("thirtythird", redact_thirtythird),
     ("thirtyfourth", redact_thirtyfourth), ("thirtyfifth", redact_thirtyfifth), ("thirtysixth", redact_thirtysixth),
-    ("thirtyseventh", redact_thirtyseventh), ("thirtyeighth", redact_thirtyeighth))
+    ("thirtyseventh", redact_thirtyseventh), ("thirtyeighth", redact_thirtyeighth), ("thirtyninth", redact_thirtyninth),
+    ("fortieth", redact_fortieth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
@@ -674,7 +682,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to thirty-eighth corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to fortieth corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
