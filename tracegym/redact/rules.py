@@ -774,6 +774,19 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"api\.telegram\.org/", validator=v.labelled_key,
          description="a Telegram bot token in a Bot API URL (`https://api.telegram.org/bot<token>/sendMessage`), "
                      "whatever its secret part opens with (the Bot API docs' own example is `123456:ABC-DEF…`)"),
+    Rule("stream_key", "SECRET",
+         r"\brtmp[st]?://[A-Za-z0-9.-]{1,253}(?::\d{1,5})?/(?:[A-Za-z0-9._~-]{1,64}/){1,3}"
+         r"(?P<v>[A-Za-z0-9_.~=-]{16,256})(?![A-Za-z0-9_.~=/-])",
+         trigger=r"rtmp[st]?://", validator=v.stream_key,
+         description="a stream key in an RTMP ingest URL (`rtmp[s]://host[:port]/app/<stream key>`: the last "
+                     "segment after the application's path, as Twitch, YouTube, Amazon IVS and OBS's custom "
+                     "server write it); random, not a plain stream name"),
+    Rule("stream_key", "SECRET",
+         r"(?:^|[^A-Za-z0-9_])(?P<v>live_\d{6,12}_[A-Za-z0-9]{30}|sk_[a-z]{2}-[a-z]{4,9}-\d_[A-Za-z0-9]{36})"
+         r"(?:$|[^A-Za-z0-9_])",
+         trigger=r"live_\d{6}|sk_[a-z]{2}-[a-z]{4,9}-\d_", validator=v.issuer_token,
+         description="stream keys of a documented format, anywhere: Twitch's (`live_` + the channel's user id + "
+                     "`_` + 30 letters and digits) and Amazon IVS's (`sk_` + the AWS region + `_` + 36)"),
     Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
          description="Stripe webhook signing secrets"),
     Rule("twilio_secret", "SECRET",

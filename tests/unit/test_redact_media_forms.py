@@ -1,0 +1,54 @@
+"""Secrets as media, gaming and creator platforms hold them (the thirty-eighth corpus's causes): stream keys in RTMP
+ingest URLs and by their providers' formats, a stream key after its label and a space, Discord bot tokens with no
+label, Google's "backup verification codes", Agora's App Certificate, obs-websocket URLs and SteamCMD's login.
+Values written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+def _covered(text: str, value: str) -> bool:
+    """Whether one finding holds `value` whole (a longer token rule may take the port and path before it too)."""
+    return len(_values(text)) == 1 and value in _values(text)[0]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("rtmp://live-fra.twitch.tv/app/live_502113874_Qm3XbT8kLpV0wZr5JcN2hYd7GfE1sA",
+     "live_502113874_Qm3XbT8kLpV0wZr5JcN2hYd7GfE1sA"),
+    ("server: rtmps://b.rtmp.youtube.com/live2/k7wq-2m9d-zx4r-p0ta-81jh", "k7wq-2m9d-zx4r-p0ta-81jh"),
+    ('ffmpeg -i in.mp4 -f flv "rtmps://a1b2c3.global-contribute.live-video.net:443/app/'
+     'sk_eu-west-1_Rw4TqZ8yNc2LmV7pXk0JbH3sDf6GaE9uYo1i"', "sk_eu-west-1_Rw4TqZ8yNc2LmV7pXk0JbH3sDf6GaE9uYo1i"),
+    ("ingest rtmp://10.0.4.17:1935/live/studio/9fQ2wLz7TbX4kR8p", "9fQ2wLz7TbX4kR8p")])
+def test_a_stream_key_in_an_rtmp_ingest_url(text: str, value: str) -> None:
+    assert _covered(text, value)
+
+
+@pytest.mark.parametrize("text", [
+    "rtmp://localhost:1935/live/test",
+    "Connecting to RTMP URL rtmps://ingest.example.net/app...",
+    "rtmp://a.rtmp.youtube.com/live2",
+    "rtmp://media.example.org/live/lobby-camera-north-1080p",
+    "rtmp://media.example.org/vod/archive/recording_20250311.flv"])
+def test_no_stream_key_in_an_rtmp_url_without_one(text: str) -> None:
+    assert _values(text) == []
+
+
+@pytest.mark.parametrize("value", [
+    "live_77310429_aZ4kR9mPq2Lw7XnT0bY5cV8dJ3hF6s",
+    "sk_ap-northeast-2_P0oI9uY8tR7eW6qA5sD4fG3hJ2kL1zXcVbNm"])
+def test_a_stream_key_by_its_format_with_no_url(value: str) -> None:
+    assert _values(f"paste this into OBS: {value} then start") == [value]
+
+
+@pytest.mark.parametrize("text", ["live_2025_release_notes_for_the_winter_season", "sk_us-east-1_short"])
+def test_no_stream_key_in_names_of_that_shape(text: str) -> None:
+    assert _values(f"see {text} for details") == []
