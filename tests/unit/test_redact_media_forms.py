@@ -52,3 +52,18 @@ def test_a_stream_key_by_its_format_with_no_url(value: str) -> None:
 @pytest.mark.parametrize("text", ["live_2025_release_notes_for_the_winter_season", "sk_us-east-1_short"])
 def test_no_stream_key_in_names_of_that_shape(text: str) -> None:
     assert _values(f"see {text} for details") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Mux live stream ready: stream_key 3f9c2e1a-7b4d-4e8f-a6c5-0d2b9e7f1a34",
+     "3f9c2e1a-7b4d-4e8f-a6c5-0d2b9e7f1a34"),
+    ("Stream key: Gk2P9xQz7LmT4wRb", "Gk2P9xQz7LmT4wRb")])
+def test_a_stream_key_after_its_label(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "the stream key settings were updated yesterday", "upstream key rotation is scheduled for Friday",
+    "stream_key d3adb33f"])
+def test_no_stream_key_after_the_label_without_one(text: str) -> None:
+    assert _values(text) == []
