@@ -67,3 +67,17 @@ def test_a_stream_key_after_its_label(text: str, value: str) -> None:
     "stream_key d3adb33f"])
 def test_no_stream_key_after_the_label_without_one(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('client.run("MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.Gx7pQa.k3Jd8sLq0ZmW2vYc5RtN1bXe4HfUo9AiPgTy6K")',
+     "MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.Gx7pQa.k3Jd8sLq0ZmW2vYc5RtN1bXe4HfUo9AiPgTy6K"),
+    ("the old bot still used NjA5ODc2NTQzMjEwOTg3NjU0.X1y2Z3.q8Wm3Rk0Tz5Lp2Xv7Nc4Jb9Hd1Fa6",
+     "NjA5ODc2NTQzMjEwOTg3NjU0.X1y2Z3.q8Wm3Rk0Tz5Lp2Xv7Nc4Jb9Hd1Fa6")])
+def test_a_discord_bot_token_with_no_label(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_no_discord_token_without_a_user_id_or_a_random_last_part() -> None:
+    assert _values("build NjExMjIzMzQ0NTU2Njc3ODg.aBcDeF.zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz done") == []
+    assert _values("MGFiY2RlZmdoaWprbG1ub3BxcnN0.Qw3rTy.Zx8Cv7Bn6Mm5Ll4Kk3Jj2Hh1Gg0Ff") == []

@@ -788,6 +788,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"live_\d{6}|sk_[a-z]{2}-[a-z]{4,9}-\d_", validator=v.issuer_token,
          description="stream keys of a documented format, anywhere: Twitch's (`live_` + the channel's user id + "
                      "`_` + 30 letters and digits) and Amazon IVS's (`sk_` + the AWS region + `_` + 36)"),
+    Rule("discord_bot_token", "TOKEN",
+         r"(?:^|[^A-Za-z0-9_.-])(?P<v>[MNO][A-Za-z0-9_-]{22,26}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})"
+         r"(?:$|[^A-Za-z0-9_.-])",
+         trigger=r"[MNO][A-Za-z0-9_-]{22}[A-Za-z0-9_-]{0,4}\.[A-Za-z0-9_-]{6}\.", validator=v.discord_token,
+         description="Discord bot tokens, anywhere (`client.run(\"…\")`, a pasted line): the bot's user id in "
+                     "base64, `.`, a timestamp of six, `.`, an HMAC of 27 to 38"),
     Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
          description="Stripe webhook signing secrets"),
     Rule("twilio_secret", "SECRET",
