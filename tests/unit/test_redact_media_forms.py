@@ -81,3 +81,14 @@ def test_a_discord_bot_token_with_no_label(text: str, value: str) -> None:
 def test_no_discord_token_without_a_user_id_or_a_random_last_part() -> None:
     assert _values("build NjExMjIzMzQ0NTU2Njc3ODg.aBcDeF.zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz done") == []
     assert _values("MGFiY2RlZmdoaWprbG1ub3BxcnN0.Qw3rTy.Zx8Cv7Bn6Mm5Ll4Kk3Jj2Hh1Gg0Ff") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Backup verification code 5830 1947 (kept by the channel owner)", "5830 1947"),
+    ("backup verification codes: 2718 2818, 3141 5926", "2718 2818, 3141 5926")])
+def test_googles_backup_verification_codes(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_no_backup_verification_code_in_prose() -> None:
+    assert _values("the backup verification code was sent by SMS and expired") == []
