@@ -92,3 +92,15 @@ def test_googles_backup_verification_codes(text: str, value: str) -> None:
 
 def test_no_backup_verification_code_in_prose() -> None:
     assert _values("the backup verification code was sent by SMS and expired") == []
+
+
+@pytest.mark.parametrize("text", [
+    "App Certificate: 5b0e7d1c9a2f48e6b3d0c7a1e4f9b2d8", "AGORA_APP_CERTIFICATE=5b0e7d1c9a2f48e6b3d0c7a1e4f9b2d8",
+    '{"appCertificate": "5b0e7d1c9a2f48e6b3d0c7a1e4f9b2d8"}'])
+def test_agoras_app_certificate(text: str) -> None:
+    assert _values(text) == ["5b0e7d1c9a2f48e6b3d0c7a1e4f9b2d8"]
+
+
+def test_no_app_certificate_in_prose() -> None:
+    assert _values("the app certificate is expiring soon") == []
+    assert _values("App certificate: Apple Distribution: Example Studio Ltd") == []

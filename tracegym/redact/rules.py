@@ -40,9 +40,11 @@ _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|privat
 # secret, RFC 7636, whose hash the `code_challenge` is public; `secret_data`, `secret_string`: the secret a store
 # holds, as Keycloak's credential table, Terraform's Secret Manager and AWS's `SecretString` name it)
 # Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key); a live stream's
-# key (`stream_key`, "Stream key": whoever holds it broadcasts on the channel, Mux's a UUID).
+# key (`stream_key`, "Stream key": whoever holds it broadcasts on the channel, Mux's a UUID); Agora's App
+# Certificate (`appCertificate`, 32 hex: the secret its RTC and RTM tokens are signed with).
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
-               r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token|stream[_ -]?key)")
+               r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token|stream[_ -]?key|"
+               r"app[_ -]?certificate)")
 # The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
 # Also the short forms people write (pw, ww for wachtwoord, 비번), Vietnamese (mật khẩu), the words joined as
 # identifiers spell them (mot_de_passe, mat_khau, CLAVE_DE_ACCESO), Turkish's possessives (şifrem, şifreniz) and
