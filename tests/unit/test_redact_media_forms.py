@@ -104,3 +104,16 @@ def test_agoras_app_certificate(text: str) -> None:
 def test_no_app_certificate_in_prose() -> None:
     assert _values("the app certificate is expiring soon") == []
     assert _values("App certificate: Apple Distribution: Example Studio Ltd") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("obsws://127.0.0.1:4455/Vt8rKw2Zp.Nx_q4", "Vt8rKw2Zp.Nx_q4"),
+    ("connect obswss://obs.studio.example:4455/m4Ple-Tr33s! now", "m4Ple-Tr33s!")])
+def test_the_password_of_an_obs_websocket_url(text: str, value: str) -> None:
+    assert _covered(text, value)
+
+
+@pytest.mark.parametrize("text", [
+    "obsws://localhost:4455", "obsws://localhost:4455/${OBS_PASSWORD}", "obsws://localhost:4455/<password>"])
+def test_no_password_in_an_obs_websocket_url_without_one(text: str) -> None:
+    assert _values(text) == []

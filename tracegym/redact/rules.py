@@ -994,6 +994,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{0,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
          trigger=r"://[^\s/@]*:[^\s/@]+@", validator=v.url_password,
          description="passwords in URLs and connection strings (scheme://user:password@host)"),
+    Rule("url_password", "PASSWORD",
+         r"\bobswss?://[A-Za-z0-9.:\[\]-]{1,253}/(?P<v>[^\s/\"'<>\\${%][^\s/\"'<>\\]{3,127})(?:$|[\s\"'<>\\])",
+         trigger=r"obswss?://", validator=v.url_password,
+         description="the password of an obs-websocket URL (`obsws://host:4455/<password>`: the path is the "
+                     "server's password, as obs-cli and OBS's scene-switcher plugins take it); not a reference "
+                     "(`${OBS_PASSWORD}`)"),
     Rule("password", "PASSWORD", rf"{_field_fill(_PW_LABEL)}{_TYPED_VALUE}", trigger=_PW_TRIGGER,
          validator=v.password,
          description="a password a browser automation call types into a field its selector names (`page.fill("
