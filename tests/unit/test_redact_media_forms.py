@@ -117,3 +117,14 @@ def test_the_password_of_an_obs_websocket_url(text: str, value: str) -> None:
     "obsws://localhost:4455", "obsws://localhost:4455/${OBS_PASSWORD}", "obsws://localhost:4455/<password>"])
 def test_no_password_in_an_obs_websocket_url_without_one(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("$ steamcmd +login deploybot Wq7!zTr0pe +app_update 740 +quit", "Wq7!zTr0pe"),
+    ("./steamcmd.sh +force_install_dir /srv/cs +login gamesvc Hunter22X +quit", "Hunter22X")])
+def test_the_password_of_steamcmds_login(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_no_password_in_an_anonymous_steamcmd_login() -> None:
+    assert _values("steamcmd +login anonymous +app_update 740 validate +quit") == []

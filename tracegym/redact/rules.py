@@ -1000,6 +1000,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="the password of an obs-websocket URL (`obsws://host:4455/<password>`: the path is the "
                      "server's password, as obs-cli and OBS's scene-switcher plugins take it); not a reference "
                      "(`${OBS_PASSWORD}`)"),
+    Rule("password", "PASSWORD",
+         r"\bsteamcmd\b[^\n|;&]{0,160}?[ \t]\+login[ \t]+[^\s+\"'\\]{1,64}[ \t]+"
+         r"(?P<v>[^\s+\"'\\][^\s\"'\\]{0,127})",
+         trigger=r"steamcmd", validator=v.password,
+         description="the password of SteamCMD's `+login <user> <password>` (Valve's dedicated-server tool; "
+                     "`+login anonymous` has none, and a `+command` after the user is none)"),
     Rule("password", "PASSWORD", rf"{_field_fill(_PW_LABEL)}{_TYPED_VALUE}", trigger=_PW_TRIGGER,
          validator=v.password,
          description="a password a browser automation call types into a field its selector names (`page.fill("
