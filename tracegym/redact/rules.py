@@ -39,9 +39,12 @@ _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|privat
 # (`_pat`: a personal access token, as `asana_pat`, `AIRTABLE_PAT`, `x-asana-pat` name one; `code_verifier`: PKCE's
 # secret, RFC 7636, whose hash the `code_challenge` is public; `secret_data`, `secret_string`: the secret a store
 # holds, as Keycloak's credential table, Terraform's Secret Manager and AWS's `SecretString` name it)
-# Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key).
+# Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key); a live stream's
+# key (`stream_key`, "Stream key": whoever holds it broadcasts on the channel, Mux's a UUID); Agora's App
+# Certificate (`appCertificate`, 32 hex: the secret its RTC and RTM tokens are signed with).
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
-               r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token)")
+               r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token|stream[_ -]?key|"
+               r"app[_ -]?certificate)")
 # The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
 # Also the short forms people write (pw, ww for wachtwoord, 비번), Vietnamese (mật khẩu), the words joined as
 # identifiers spell them (mot_de_passe, mat_khau, CLAVE_DE_ACCESO), Turkish's possessives (şifrem, şifreniz) and
@@ -495,9 +498,11 @@ class Rule:
         return re.compile(self.reject_label, re.ASCII) if self.reject_label else None
 
 
-# The words that name a list of two-factor recovery codes (GitHub's recovery codes, Google's backup codes,
-# Microsoft's recovery code, the authenticator apps' scratch and emergency codes), in the languages sites print.
+# The words that name a list of two-factor recovery codes (GitHub's recovery codes, Google's backup codes, once its
+# "backup verification codes", Microsoft's recovery code, the authenticator apps' scratch and emergency codes), in
+# the languages sites print.
 _RECOVERY_OWN = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]time|2fa|mfa|two[ -]factor)[ ._-]?codes?|"
+                   r"backup[ ._-]?verification[ ._-]?codes?|"
                    r"wiederherstellungs-?codes?|sicherungs-?codes?|"
                    r"codes? de (?:r[eé]cup[eé]ration|secours)|c[oó]digos? de (?:recupera[cç][aã]o|recuperaci[oó]n|"
                    r"respaldo|backup|reserva)|codici (?:di )?(?:backup|recupero|riserva)|herstelcodes?|"
@@ -774,6 +779,25 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"api\.telegram\.org/", validator=v.labelled_key,
          description="a Telegram bot token in a Bot API URL (`https://api.telegram.org/bot<token>/sendMessage`), "
                      "whatever its secret part opens with (the Bot API docs' own example is `123456:ABC-DEF…`)"),
+    Rule("stream_key", "SECRET",
+         r"\brtmp[st]?://[A-Za-z0-9.-]{1,253}(?::\d{1,5})?/(?:[A-Za-z0-9._~-]{1,64}/){1,3}"
+         r"(?P<v>[A-Za-z0-9_.~=-]{16,256})(?![A-Za-z0-9_.~=/-])",
+         trigger=r"rtmp[st]?://", validator=v.stream_key,
+         description="a stream key in an RTMP ingest URL (`rtmp[s]://host[:port]/app/<stream key>`: the last "
+                     "segment after the application's path, as Twitch, YouTube, Amazon IVS and OBS's custom "
+                     "server write it); random, not a plain stream name"),
+    Rule("stream_key", "SECRET",
+         r"(?:^|[^A-Za-z0-9_])(?P<v>live_\d{6,12}_[A-Za-z0-9]{30}|sk_[a-z]{2}-[a-z]{4,9}-\d_[A-Za-z0-9]{36})"
+         r"(?:$|[^A-Za-z0-9_])",
+         trigger=r"live_\d{6}|sk_[a-z]{2}-[a-z]{4,9}-\d_", validator=v.issuer_token,
+         description="stream keys of a documented format, anywhere: Twitch's (`live_` + the channel's user id + "
+                     "`_` + 30 letters and digits) and Amazon IVS's (`sk_` + the AWS region + `_` + 36)"),
+    Rule("discord_bot_token", "TOKEN",
+         r"(?:^|[^A-Za-z0-9_.-])(?P<v>[MNO][A-Za-z0-9_-]{22,26}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})"
+         r"(?:$|[^A-Za-z0-9_.-])",
+         trigger=r"[MNO][A-Za-z0-9_-]{22}[A-Za-z0-9_-]{0,4}\.[A-Za-z0-9_-]{6}\.", validator=v.discord_token,
+         description="Discord bot tokens, anywhere (`client.run(\"…\")`, a pasted line): the bot's user id in "
+                     "base64, `.`, a timestamp of six, `.`, an HMAC of 27 to 38"),
     Rule("stripe_webhook_secret", "SECRET", r"\bwhsec_[A-Za-z0-9]{24,}", trigger=r"whsec_",
          description="Stripe webhook signing secrets"),
     Rule("twilio_secret", "SECRET",
@@ -970,6 +994,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]{0,64}:(?P<v>[^\s@/\"'<>\\]{1,128})@",
          trigger=r"://[^\s/@]*:[^\s/@]+@", validator=v.url_password,
          description="passwords in URLs and connection strings (scheme://user:password@host)"),
+    Rule("url_password", "PASSWORD",
+         r"\bobswss?://[A-Za-z0-9.:\[\]-]{1,253}/(?P<v>[^\s/\"'<>\\${%][^\s/\"'<>\\]{3,127})(?:$|[\s\"'<>\\])",
+         trigger=r"obswss?://", validator=v.url_password,
+         description="the password of an obs-websocket URL (`obsws://host:4455/<password>`: the path is the "
+                     "server's password, as obs-cli and OBS's scene-switcher plugins take it); not a reference "
+                     "(`${OBS_PASSWORD}`)"),
+    Rule("password", "PASSWORD",
+         r"\bsteamcmd\b[^\n|;&]{0,160}?[ \t]\+login[ \t]+[^\s+\"'\\]{1,64}[ \t]+"
+         r"(?P<v>[^\s+\"'\\][^\s\"'\\]{0,127})",
+         trigger=r"steamcmd", validator=v.password,
+         description="the password of SteamCMD's `+login <user> <password>` (Valve's dedicated-server tool; "
+                     "`+login anonymous` has none, and a `+command` after the user is none)"),
     Rule("password", "PASSWORD", rf"{_field_fill(_PW_LABEL)}{_TYPED_VALUE}", trigger=_PW_TRIGGER,
          validator=v.password,
          description="a password a browser automation call types into a field its selector names (`page.fill("

@@ -837,6 +837,24 @@ def path_token(value: str) -> bool:
     return entropy(run) >= 3.5
 
 
+def stream_key(value: str) -> bool:
+    """The last segment of an RTMP ingest URL read as a stream key: random as a labelled key is, and not a stream
+    name of words (`camera-front-door-1080p`: a self-hosted server's path, no credential)."""
+    parts = re.split(r"[_.~=-]", value)
+    return labelled_key(value) and sum(len(w) for p in parts for w in _WORDLIKE.findall(p)) * 3 < len("".join(parts))
+
+
+def discord_token(value: str) -> bool:
+    """A Discord bot token: its first part the bot's user id (a snowflake, 17 to 20 digits) in base64, its last
+    part random; a JWT-like run of three base64 parts decodes to no id."""
+    head, _, rest = value.partition(".")
+    try:
+        user_id = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except ValueError:
+        return False
+    return user_id.isdigit() and 17 <= len(user_id) <= 20 and len(set(rest.rpartition(".")[2])) >= 10
+
+
 def issuer_token(value: str) -> bool:
     """A token of a documented format: random (ten distinct characters or more; digits, or both cases: a base62
     body of 24 may hold no digit), not a placeholder (`hvs.XXXX…`, `dapi000…`)."""
