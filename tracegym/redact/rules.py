@@ -576,6 +576,24 @@ def _national_rules() -> tuple[Rule, ...]:
     return labelled + said + (generic,) + bare
 
 
+# A value in a network device's configuration after the keyword that names it: quoted (a JSON string's `\"`, a CSV
+# cell's doubled `""` too; `'…'` as a shell quotes it) or bare up to a space; a bare one does not end in `;` or `,`
+# (Junos ends a statement with `;`).
+_CONF_VALUE = (r"(?:(?:\\?\"|\"\")(?P<v>[^\"\\\n]{1,128})\\?\"|'(?P<w>[^'\\\n]{1,128})'|"
+               r"(?P<x>[^\s\"'\\]{0,127}[^\s\"'\\;,])(?=$|[\s\"'\\;,]))")
+# The keywords of the device configurations that give a RADIUS or TACACS+ server's shared secret and a routing
+# protocol's MD5 key: Huawei VRP's `radius-server shared-key cipher …` / `hwtacacs-server shared-key cipher …`,
+# Junos' `set system radius-server 10.0.0.1 secret …` (`tacplus-server`, `set access radius-server`, a BGP or OSPF
+# `authentication-key`, an IKE `pre-shared-key ascii-text`), Nokia SR OS' `server 1 address 10.0.0.1 secret …`,
+# Cisco IOS' `radius-server key 7 …`, `tacacs-server host 10.0.0.1 key …` and BGP's `neighbor 10.0.0.1 password …`.
+_SHARED_KEY = (r"\b(?:radius|hwtacacs|tacacs)-server[ \t]+shared-key[ \t]+(?:cipher|simple)[ \t]+|"
+               r"\bset[ \t]+(?:system|access|protocols|security|routing-instances)[ \t][^\n]{0,200}?[ \t]"
+               r"(?:secret|authentication-key|ascii-text)[ \t]+|"
+               r"\bserver[ \t]+\d{1,2}[ \t]+address[ \t]+[0-9A-Fa-f.:]{2,45}[ \t]+secret[ \t]+|"
+               r"\b(?:radius|tacacs)-server[ \t]+(?:host[ \t]+\S{1,64}[^\n]{0,80}?[ \t])?key[ \t]+(?:[07][ \t]+)?|"
+               r"\bneighbor[ \t]+[0-9A-Fa-f.:]{2,45}[ \t]+password[ \t]+(?:[07][ \t]+)?")
+
+
 # Browser automation filling a password field: a selector that names it (`'#password'`, `'input[name="passwd"]'`,
 # `'[type=password]'`), then the value: Playwright's and Puppeteer's `page.fill(sel, value)` and `page.type(sel,
 # value)`, a locator's `.fill(value)`, `.type(…)`, `.pressSequentially(…)`, Selenium's `.send_keys(…)`, WebdriverIO's
@@ -1129,6 +1147,17 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:psk|wpa_passphrase|sae_password)[ \t]*[:=]|AT\+CWJAP|steamcmd", validator=v.password,
          description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, an ESP "
                      "module's `AT+CWJAP=\"ssid\",\"…\"`; steamcmd's `+login USER PASSWORD`"),
+    Rule("shared_secret", "SECRET", rf"(?:{_SHARED_KEY}){_CONF_VALUE}",
+         trigger=r"(?:radius|tacacs|hwtacacs)-server[ \t]|\bset[ \t]+(?:system|access|protocols|security|"
+                 r"routing-instances)[ \t][^\n]{0,200}[ \t](?:secret|authentication-key|ascii-text)[ \t]|"
+                 r"\bserver[ \t]+\d{1,2}[ \t]+address[ \t]|\bneighbor[ \t][^\n]{0,50}[ \t]password[ \t]",
+         validator=v.password,
+         description="a RADIUS or TACACS+ server's shared secret and a routing protocol's MD5 key after the keyword "
+                     "that gives it in a device's configuration (Huawei VRP, Junos, Nokia SR OS, Cisco IOS)"),
+    Rule("shared_secret", "SECRET", r"(?:^|[^\w$])(?P<v>\$9\$[A-Za-z0-9./-]{8,512})(?![A-Za-z0-9./$-])",
+         trigger=r"\$9\$[A-Za-z0-9./-]{8}",
+         description="a Junos `$9$` secret, anywhere: a reversible encoding of the secret in clear (RADIUS and "
+                     "TACACS+ secrets, MD5 keys, pre-shared keys); not Cisco's type 9 hash (`$9$salt$hash`)"),
     Rule("password", "PASSWORD",
          r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=/]{1,64}"
          r"(?:[ \t,;/|—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=][ \t]*"

@@ -1,0 +1,38 @@
+"""Secrets of network devices and mobile networks as their configurations and tools write them (the
+thirty-seventh corpus's causes): RADIUS and TACACS+ shared secrets, routing MD5 keys and Junos `$9$` secrets; SNMP
+communities and SNMPv3 passphrases; a SIM's Ki, K and PUK and an eSIM's matching id; Wi-Fi passphrases in a QR
+code's text, RouterOS' profile and prose. Values written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    (" radius-server shared-key cipher Harbor#4471kite", "Harbor#4471kite"),
+    ("hwtacacs-server shared-key cipher Qv7pLm2xR9wT", "Qv7pLm2xR9wT"),
+    ('set system radius-server 192.0.2.40 secret "Lantern_9021xy"', "Lantern_9021xy"),
+    ('set access radius-server 192.0.2.41 secret Pelican-5310ab', "Pelican-5310ab"),
+    ('set protocols bgp group upstream neighbor 203.0.113.9 authentication-key "mK4#tq9Zp2"', "mK4#tq9Zp2"),
+    ('radius server 2 address 192.0.2.77 secret "Orchid-8812zz" hash2', "Orchid-8812zz"),
+    ("radius-server host 192.0.2.5 auth-port 1812 acct-port 1813 key 0 Gx81mTq0Lw", "Gx81mTq0Lw"),
+    ("tacacs-server host 192.0.2.6 key Willow7733Fern", "Willow7733Fern"),
+    (" neighbor 198.51.100.3 password 7 0822455D0A16544541", "0822455D0A16544541"),
+    ('{"note": "set system tacplus-server 192.0.2.8 secret \\"Birch_6620qq\\""}', "Birch_6620qq")])
+def test_a_servers_shared_secret_after_its_configuration_keyword(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_a_junos_nine_secret_anywhere_but_not_ciscos_type_nine_hash() -> None:
+    secret = "$9$Wq3LxNdbs4aZ.mT3nCtOBIcrKvMXN-dVw"
+    assert _values(f'authentication-key "{secret}"; ## SECRET-DATA') == [secret]
+    assert _values(f"the key was {secret} before the change") == [secret]
+    assert _values("enable algorithm-type scrypt secret 9 $9$nhEmQVczB7dqsO$X.HsgL6x1il0RxkOSSvyQY") == []
