@@ -36,3 +36,34 @@ def test_a_junos_nine_secret_anywhere_but_not_ciscos_type_nine_hash() -> None:
     assert _values(f'authentication-key "{secret}"; ## SECRET-DATA') == [secret]
     assert _values(f"the key was {secret} before the change") == [secret]
     assert _values("enable algorithm-type scrypt secret 9 $9$nhEmQVczB7dqsO$X.HsgL6x1il0RxkOSSvyQY") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('set snmp community "Granite-4410ro" authorization read-only', "Granite-4410ro"),
+    ("snmp-agent community read cipher Marble7781Kq acl 2000", "Marble7781Kq"),
+    ("snmp-agent community write Tz9wQ2mLr8", "Tz9wQ2mLr8"),
+    ("snmp-server community Falcon_5502pw RO 10", "Falcon_5502pw"),
+    ("snmp-server user nmsops NMSGROUP v3 auth sha Auth7731Pass priv aes 128 Priv9921Key", "Auth7731Pass"),
+    ("/snmp community add name=Quartz2290zz addresses=192.0.2.0/24", "Quartz2290zz"),
+    ("rocommunity Ember_3307rq 192.0.2.0/24", "Ember_3307rq"),
+    ("rwcommunity6 Vx4bN8qLm2 fd00::/8", "Vx4bN8qLm2"),
+    ("com2sec readonly default Slate9915kw", "Slate9915kw"),
+    ('createUser monitor SHA-512 "Tundra-6610bb" AES', "Tundra-6610bb"),
+    ("snmpwalk -v2c -c Cobalt8842xy 192.0.2.1 ifTable", "Cobalt8842xy"),
+    ("snmpget -v3 -l authPriv -u ops -a SHA -A 'Glacier_2207q' 192.0.2.1 sysName.0", "Glacier_2207q"),
+    ('community "Basalt-6654pp" access-permissions rw version v2c', "Basalt-6654pp"),
+    ("SNMP community (read-write) for the pole cameras: Rk2#wq8Lm!", "Rk2#wq8Lm!"),
+    ('{"snmp_community": "Nimbus4419kt"}', "Nimbus4419kt")])
+def test_an_snmp_community_or_passphrase_after_its_keyword(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "rocommunity public 127.0.0.1",
+    "snmp-server community private RW",
+    "snmpwalk -v2c -c public localhost system",
+    "set snmp community $COMMUNITY",
+    "The community string is configured per site.",
+    "SNMP community: see the vault"])
+def test_no_snmp_community_in_defaults_references_or_prose(text: str) -> None:
+    assert _values(text) == []

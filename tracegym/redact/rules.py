@@ -592,6 +592,29 @@ _SHARED_KEY = (r"\b(?:radius|hwtacacs|tacacs)-server[ \t]+shared-key[ \t]+(?:cip
                r"\bserver[ \t]+\d{1,2}[ \t]+address[ \t]+[0-9A-Fa-f.:]{2,45}[ \t]+secret[ \t]+|"
                r"\b(?:radius|tacacs)-server[ \t]+(?:host[ \t]+\S{1,64}[^\n]{0,80}?[ \t])?key[ \t]+(?:[07][ \t]+)?|"
                r"\bneighbor[ \t]+[0-9A-Fa-f.:]{2,45}[ \t]+password[ \t]+(?:[07][ \t]+)?")
+# The keywords that give an SNMP community (its name is its password) or an SNMPv3 user's passphrase: Junos'
+# `set snmp community …`, Huawei VRP's `snmp-agent community read|write [cipher] …` and `usm-user` modes, Cisco's
+# `snmp-server community …` and `snmp-server user … auth sha …`, RouterOS' `/snmp community add name=…`, net-snmp's
+# snmpd.conf (`rocommunity …`, `rwcommunity6 …`, `com2sec NAME SOURCE …`, `createUser NAME SHA …`) and its tools'
+# `-c …` and `-A …` (`snmpwalk -v2c -c …`, `snmpget -v3 … -a SHA -A …`), `-X …` after `-x AES`; Nokia SR OS'
+# `community "…" access-permissions r` (the name quoted before its keywords: a pattern of its own).
+_SNMP_KEY = (r"\bset[ \t]+snmp[ \t]+community[ \t]+|"
+             r"\bsnmp-agent[ \t]+community[ \t]+(?:read|write)[ \t]+(?:(?:cipher|simple)[ \t]+)?|"
+             r"\bsnmp-agent[ \t]+usm-user\b[^\n]{0,120}?[ \t](?:authentication|privacy)-mode[ \t]+[\w-]{2,12}[ \t]+"
+             r"(?:cipher[ \t]+)?|"
+             r"\bsnmp-server[ \t]+community[ \t]+|"
+             r"\bsnmp-server[ \t]+user\b[^\n]{0,120}?[ \t]auth[ \t]+(?:md5|sha\d*)[ \t]+|"
+             r"/snmp[ \t]+community[ \t]+(?:add|set)\b[^\n]{0,120}?[ \t]name=|"
+             r"(?:^|[^\w-])(?:ro|rw)community6?[ \t]+|"
+             r"\bcom2sec6?(?:[ \t]+-Cn[ \t]+\S{1,64})?[ \t]+\S{1,64}[ \t]+\S{1,64}[ \t]+|"
+             r"\bcreateUser[ \t]+(?:-e[ \t]+\S{1,64}[ \t]+)?\S{1,64}[ \t]+(?:MD5|SHA(?:-\d{3})?)[ \t]+|"
+             r"\bsnmp(?:walk|get|getnext|bulkwalk|bulkget|set|table|trap|inform|status|df|netstat|delta)\b"
+             r"[^\n|;&]{0,160}?[ \t]-[cA][ \t]*|"
+             r"[ \t]-x[ \t]+(?:DES|AES\w{0,8})[ \t]+-X[ \t]*")
+# A label that names an SNMP community in prose or a key (`SNMP community (RO): …`, `community string = …`,
+# `snmp_community:`), up to 40 characters (whose it is) before its `:` or `=`.
+_SNMP_LABEL = (r"(?i:snmp[ _-]?(?:v[12]c?[ _-]?)?(?:(?:ro|rw|read|write)[ _-]?)?community|community[ _-]?string|"
+               r"\b(?:ro|rw)[_-]community)(?:\\?[\"'])?(?:[^\n:=\"]{0,40}?)[ \t]*[:=][ \t]*")
 
 
 # Browser automation filling a password field: a selector that names it (`'#password'`, `'input[name="passwd"]'`,
@@ -1158,6 +1181,26 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"\$9\$[A-Za-z0-9./-]{8}",
          description="a Junos `$9$` secret, anywhere: a reversible encoding of the secret in clear (RADIUS and "
                      "TACACS+ secrets, MD5 keys, pre-shared keys); not Cisco's type 9 hash (`$9$salt$hash`)"),
+    Rule("snmp_secret", "SECRET", rf"(?:{_SNMP_KEY}){_CONF_VALUE}",
+         trigger=r"(?:set[ \t]+snmp|snmp-agent|snmp-server|/snmp)[ \t]+|(?:ro|rw)community|com2sec|createUser[ \t]|"
+                 r"snmp[a-z]{2,8}[ \t][^\n]{0,160}[ \t]-[cA]|[ \t]-x[ \t]+(?:DES|AES)",
+         validator=v.snmp_secret,
+         description="an SNMP community (the password of SNMP v1 and v2c) and an SNMPv3 user's passphrases after "
+                     "the keyword that gives them: device configurations (Junos, Huawei VRP, Cisco IOS, RouterOS), "
+                     "net-snmp's snmpd.conf and its tools' `-c`, `-A`, `-X`"),
+    Rule("snmp_secret", "SECRET",
+         r"\bcommunity[ \t]+(?:\\?\"|\"\")(?P<v>[^\"\\\n]{1,128})(?:\"\"|\\?\")[ \t]+(?:hash2?[ \t]+)?"
+         r"(?:access-permissions|version|src-access-list)\b",
+         trigger=r"community[ \t]+\\?\"[^\"\n]{1,128}\"[ \t]+(?:hash|access-permissions|version|src-access-list)",
+         validator=v.snmp_secret,
+         description="an SNMP community in Nokia SR OS' configuration (`community \"…\" access-permissions r "
+                     "version both`)"),
+    Rule("snmp_secret", "SECRET", rf"{_SNMP_LABEL}{_CONF_VALUE}",
+         trigger=r"(?i:snmp[ _-]?(?:v[12]c?[ _-]?)?(?:(?:ro|rw|read|write)[ _-]?)?community|community[ _-]?string|"
+                 r"\b(?:ro|rw)[_-]community)",
+         validator=v.snmp_secret,
+         description="an SNMP community after a label that names one (`SNMP community (RO) for the RTUs: …`, "
+                     "`community string = …`, `snmp_community:`)"),
     Rule("password", "PASSWORD",
          r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=/]{1,64}"
          r"(?:[ \t,;/|—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=][ \t]*"
