@@ -67,3 +67,30 @@ def test_an_snmp_community_or_passphrase_after_its_keyword(text: str, value: str
     "SNMP community: see the vault"])
 def test_no_snmp_community_in_defaults_references_or_prose(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("subscriber imsi 001010000012345 update aud2g comp128v1 ki 3f9a0b2c7d41e8f6a5b4c3d2e1f09876",
+     "3f9a0b2c7d41e8f6a5b4c3d2e1f09876"),
+    ("subscriber id 7 update aud3g milenage k 0c1d2e3f405162738495a6b7c8d9e0f1 opc 00112233445566778899aabbccddeeff",
+     "0c1d2e3f405162738495a6b7c8d9e0f1"),
+    ('"security": {"k": "7E1F2A3B4C5D6E7F8091A2B3C4D5E6F7", "amf": "8000", "op": null}',
+     "7E1F2A3B4C5D6E7F8091A2B3C4D5E6F7"),
+    ("security: { k: '4A5B6C7D 8E9F0A1B 2C3D4E5F 60718293', amf: '8000' }", "4A5B6C7D 8E9F0A1B 2C3D4E5F 60718293"),
+    ("Ki: 9D8C7B6A5F4E3D2C1B0A99887766F5E4", "9D8C7B6A5F4E3D2C1B0A99887766F5E4"),
+    ("ICCID,IMSI,KI,PIN1\n8944100000000000017,001010000000017,A1B2C3D4E5F60718293A4B5C6D7E8F90,1234",
+     "A1B2C3D4E5F60718293A4B5C6D7E8F90"),
+    ("Scan this: LPA:1$rsp.example.org$QW3RT-Y8UIO-P4ASD-F6GHJ", "QW3RT-Y8UIO-P4ASD-F6GHJ"),
+    ("SIM locked after three tries, PUK1: 40918273", "40918273"),
+    ('{"iccid": "8944100000000000017", "puk": "55120934"}', "55120934")])
+def test_a_sims_secret_after_the_keyword_or_column_that_names_it(text: str, value: str) -> None:
+    assert value in " ".join(_values(text))
+
+
+@pytest.mark.parametrize("text", [
+    "ki 00000000000000000000000000000000",
+    "the KI column holds the key; see the batch file",
+    "PUK requests go through the portal, ticket 123456789",
+    "LPA:1$rsp.example.org$"])
+def test_no_sim_secret_without_a_value_that_is_one(text: str) -> None:
+    assert _values(text) == []

@@ -313,8 +313,10 @@ _TAB = r"(?:\t|\\\r?\n|\\t)"
 _KEY_STEMS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
               r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット|"
               + words.alternation(words.SECRET, words.KEY, words.TOKEN))
+# The last group: a SIM's `Ki` and `OPc`, which name a key column too (a SIM vendor's batch file: `ICCID,IMSI,KI,…`),
+# case-sensitive.
 _CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_OWN}|{_NATID_CONTEXT}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
-                   _PW, _KEY_STEMS, _NATIONAL_STEMS)
+                   _PW, _KEY_STEMS, _NATIONAL_STEMS, r"\b(?:Ki|KI|OPc|OPC)\b")
 CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 
@@ -615,6 +617,9 @@ _SNMP_KEY = (r"\bset[ \t]+snmp[ \t]+community[ \t]+|"
 # `snmp_community:`), up to 40 characters (whose it is) before its `:` or `=`.
 _SNMP_LABEL = (r"(?i:snmp[ _-]?(?:v[12]c?[ _-]?)?(?:(?:ro|rw|read|write)[ _-]?)?community|community[ _-]?string|"
                r"\b(?:ro|rw)[_-]community)(?:\\?[\"'])?(?:[^\n:=\"]{0,40}?)[ \t]*[:=][ \t]*")
+_HEX32 = r"[0-9a-fA-F]{32}"
+# A JSON or YAML key's quotes: a JSON string's (escaped too), a CSV cell's doubled ones, YAML's or mongosh's `'`.
+_KQ = r"(?:\\?\"|\"\"|')?"
 
 
 # Browser automation filling a password field: a selector that names it (`'#password'`, `'input[name="passwd"]'`,
@@ -1201,6 +1206,27 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.snmp_secret,
          description="an SNMP community after a label that names one (`SNMP community (RO) for the RTUs: …`, "
                      "`community string = …`, `snmp_community:`)"),
+    Rule("sim_key", "SECRET",
+         rf"\bupdate[ \t]+aud[23]g[ \t]+[\w-]{{3,12}}[ \t]+(?:ki|k)[ \t]+(?P<v>{_HEX32})(?![0-9A-Za-z])|"
+         rf"\bsecurity{_KQ}[ \t]*:[ \t]*\{{[ \t]*(?:\\?\r?\n[ \t]*|\\n[ \t]*)?{_KQ}k{_KQ}[ \t]*:[ \t]*{_KQ}"
+         r"(?P<w>[0-9a-fA-F]{8}(?:[ ]?[0-9a-fA-F]{8}){3})(?![0-9A-Za-z])|"
+         rf"(?:^|[^\w-])(?:Ki|KI|ki|OPc|OPC|opc){_KQ}[ \t]*[:=][ \t]*{_KQ}(?P<x>{_HEX32})(?![0-9A-Za-z])",
+         trigger=r"update[ \t]+aud[23]g|security\\?[\"']?[ \t]*:[ \t]*\{|"
+                 r"(?:Ki|KI|ki|OPc|OPC|opc)[\"'\\]{0,2}[ \t]*[:=]",
+         validator=v.sim_key,
+         description="a SIM's secret key: OsmoHLR's `subscriber … update aud2g comp128v1 ki …` and `aud3g milenage "
+                     "k …`, an Open5GS subscriber's `security: {k: …}`, a `Ki` or `OPc` of 32 hex after its label "
+                     "(a SIM vendor's batch file, its `KI` column)"),
+    Rule("sim_key", "SECRET",
+         r"\bLPA:1\$[^$\s\"'\\]{1,255}\$(?P<v>[^$\s\"'\\]{1,255})",
+         trigger=r"LPA:1\$", validator=v.password,
+         description="the matching id of an eSIM activation code (GSMA SGP.22 `LPA:1$<SM-DP+ address>$<matching "
+                     "id>`): with the address it downloads the profile"),
+    Rule("sim_key", "SECRET",
+         r"(?:^|[^A-Za-z0-9])(?i:puk)[12]?(?:[ \t]*(?i:code|no\.?|number|#))?\\?[\"']?[ \t]*[:=#]?[ \t]*\\?[\"']?"
+         r"(?P<v>\d{8})(?!\d)",
+         trigger=r"(?i:puk)[12]?[^\n\d]{0,12}\d{8}",
+         description="a SIM's PUK (eight digits, 3GPP TS 31.101) after its label (`PUK1: …`, `\"puk\": \"…\"`)"),
     Rule("password", "PASSWORD",
          r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=/]{1,64}"
          r"(?:[ \t,;/|—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=][ \t]*"
