@@ -94,3 +94,21 @@ def test_a_sims_secret_after_the_keyword_or_column_that_names_it(text: str, valu
     "LPA:1$rsp.example.org$"])
 def test_no_sim_secret_without_a_value_that_is_one(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("WIFI:T:WPA;S:Depot-Guest;P:Clover7715Moss#;;", "Clover7715Moss#"),
+    ("WIFI:S:Yard\\;Net;T:WPA;P:tq8\\;Lm2xZw;H:false;;", "tq8\\;Lm2xZw"),
+    ("/interface wireless security-profiles set maint wpa2-pre-shared-key=Heron4420Dusk_", "Heron4420Dusk_"),
+    ("Guest network Depot-5, WPA2 key Cedar_8831wk", "Cedar_8831wk"),
+    ("WPA2-PSK passphrase: r7Q#m2Lx9v", "r7Q#m2Lx9v")])
+def test_a_wifi_passphrase_in_a_qr_codes_text_a_profile_or_prose(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "WPA2 key management uses the 4-way handshake",
+    "WPA2 passphrase must be 8 to 63 characters",
+    "authentication-types=wpa2-psk mode=dynamic-keys"])
+def test_no_wifi_passphrase_in_prose_about_wpa(text: str) -> None:
+    assert _values(text) == []

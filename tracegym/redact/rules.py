@@ -1168,13 +1168,23 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="the password of Impacket's target `domain/user:password@host` (psexec, wmiexec, "
                      "secretsdump, …)"),
     Rule("password", "PASSWORD",
-         r"(?:(?<![\w-])(?i:psk|wpa_passphrase|sae_password|wpa[_-]?psk)[ \t]*[:=][ \t]*|"
+         r"(?:(?<![\w-])(?i:psk|wpa_passphrase|sae_password|wpa[_-]?psk|wpa2?-pre-shared-key)[ \t]*[:=][ \t]*|"
          r"\bAT\+CWJAP(?:_CUR|_DEF)?=\\?\"(?:[^\"\\\n]|\\.){0,64}?\\?\",|"
          r"\bsteamcmd\b[^\n]{0,200}?\+login[ \t]+[^\s+]{1,64}[ \t]+)"
          r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|(?P<w>[^\s\"'\\+]{4,128}?))(?=$|[\s\"'\\,;]|\.(?:$|\s))",
-         trigger=r"(?i:psk|wpa_passphrase|sae_password)[ \t]*[:=]|AT\+CWJAP|steamcmd", validator=v.password,
-         description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, an ESP "
+         trigger=r"(?i:psk|wpa_passphrase|sae_password|pre-shared-key)[ \t]*[:=]|AT\+CWJAP|steamcmd",
+         validator=v.password,
+         description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, RouterOS' "
+                     "`wpa2-pre-shared-key=`, an ESP "
                      "module's `AT+CWJAP=\"ssid\",\"…\"`; steamcmd's `+login USER PASSWORD`"),
+    Rule("password", "PASSWORD",
+         r"\bWIFI:(?:[A-Z]{1,2}:(?:[^;\\\n\"]|\\[;,:\\\"]){0,128};){0,6}?P:(?P<v>(?:[^;\\\n\"]|\\[;,:\\\"]){1,128});|"
+         r"\b(?i:wpa[23]?)(?:[ _-](?i:personal|psk))?[ _-](?i:key|passphrase|password)"
+         r"(?:[ \t]*[:=]|[ \t]+(?i:is))?[ \t]+\\?[\"']?(?P<w>[^\s\"'`\\]{4,128}?)(?=$|[\s\"'`\\,;]|\.(?:$|\s))",
+         trigger=r"WIFI:[A-Z]|(?i:wpa[23]?(?:[ _-](?:personal|psk))?[ _-](?:key|passphrase|password))",
+         validator=v.password,
+         description="a Wi-Fi network's passphrase in the `WIFI:T:WPA;S:…;P:…;;` text a Wi-Fi QR code holds "
+                     "(ZXing's format, `\\;` escaping), and after `WPA2 key`, `WPA passphrase`, `WPA2-PSK password`"),
     Rule("shared_secret", "SECRET", rf"(?:{_SHARED_KEY}){_CONF_VALUE}",
          trigger=r"(?:radius|tacacs|hwtacacs)-server[ \t]|\bset[ \t]+(?:system|access|protocols|security|"
                  r"routing-instances)[ \t][^\n]{0,200}[ \t](?:secret|authentication-key|ascii-text)[ \t]|"
