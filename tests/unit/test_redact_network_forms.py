@@ -112,3 +112,16 @@ def test_a_wifi_passphrase_in_a_qr_codes_text_a_profile_or_prose(text: str, valu
     "authentication-types=wpa2-psk mode=dynamic-keys"])
 def test_no_wifi_passphrase_in_prose_about_wpa(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Weather feed appid (storm alerts): 5c0e9a7b3d214f6e8a9b0c1d2e3f4a5b", "5c0e9a7b3d214f6e8a9b0c1d2e3f4a5b"),
+    ('{"appid": "a1b2c3d4e5f60718293a4b5c6d7e8f90", "units": "metric"}', "a1b2c3d4e5f60718293a4b5c6d7e8f90")])
+def test_an_appid_of_32_hex_after_its_label(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "steam appid: 570", "appid = com.example.meters", "appid: 00000000000000000000000000000000"])
+def test_no_appid_that_is_a_number_a_name_or_a_mask(text: str) -> None:
+    assert _values(text) == []

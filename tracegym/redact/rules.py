@@ -1297,6 +1297,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too, and "
                      "Elasticsearch's `id:api_key` pair (Logstash's and Beats' `api_key` setting)"),
+    Rule("labelled_key", "SECRET",
+         r"(?:^|[^A-Za-z0-9_])(?i:appid)\\?[\"']?(?:[ \t][^\n:=]{1,40}?)?[ \t]*[:=][ \t]*\\?[\"']?"
+         r"(?P<v>[0-9a-f]{32})(?![0-9A-Za-z])",
+         trigger=r"(?i:appid)[^\n:=]{0,41}[:=][ \t]*\\?[\"']?[0-9a-f]{32}", validator=v.hex_key,
+         description="an `appid` of 32 hex after its label, OpenWeather's API key as its requests name it "
+                     "(`OpenWeather appid (forecasts): …`, `\"appid\": \"…\"`); its `appid=` in a URL is url_secret's"),
     Rule("hex_key", "SECRET",
          rf"(?i:[a-z0-9_.-]{{0,64}}secret){_CLOSE}(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?){_OPEN}"
          r"(?P<v>[0-9a-fA-F]{24,31})(?:$|[^0-9A-Za-z])",
