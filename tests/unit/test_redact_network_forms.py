@@ -125,3 +125,15 @@ def test_an_appid_of_32_hex_after_its_label(text: str, value: str) -> None:
     "steam appid: 570", "appid = com.example.meters", "appid: 00000000000000000000000000000000"])
 def test_no_appid_that_is_a_number_a_name_or_a_mask(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Escalation: 09812345670 — mobile no.", "09812345670"),
+    ("Duty engineer 98123 45670 – फ़ोन नंबर", "98123 45670")])
+def test_a_national_phone_number_with_its_label_after_a_dash(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", ["Batch 20261104 — phone cases, 400 units", "step 3 — phone the depot"])
+def test_no_phone_before_a_dash_that_is_no_number(text: str) -> None:
+    assert _values(text) == []

@@ -1578,6 +1578,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"\d[ \t]*(?:{_PHONE_AFTER})", validator=v.national_phone,
          description="phone numbers in national formats before the words that follow them in verb-final languages "
                      "(Korean, Japanese, Turkish, Hindi)"),
+    Rule("phone_before_word", "PHONE",
+         rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]+[—–][ \t]+(?:{_PHONE_WORDS})"
+         r"(?:[ \t]+(?:(?i:no|nr|number|nummer|num[eé]ro|n[uú]mero)|नंबर|नम्बर))?\.?[ \t]*"
+         r"(?:$|\r?\n|\\n|\\?[\"',;)|])",
+         trigger=r"\d[ \t]+[—–][ \t]+[^\s\d]", validator=v.national_phone,
+         description="a phone number in a national format with its label after a dash ending the line or the "
+                     "field, as a note or a contact list writes it (`N — mobile no.`, `N – फ़ोन नंबर`)"),
     Rule("phone_grouped", "PHONE",
          r"(?:(?<=\\[nrt])|(?<![\w+./#@$%&-])(?<!\d[ .,:=-])(?<!\d[ .-]{2})(?<!\d[ .-]{3}))"
          r"(?P<v>(?:0\d{1,5}|00[1-9]\d{0,2}[ .-]\d)(?:(?:[ .-]|[ ]?[/-][ ]?)\d{2,8}){1,5}|[6-9]\d{4}[ -]\d{5})"
