@@ -316,8 +316,10 @@ _TAB = r"(?:\t|\\\r?\n|\\t)"
 _KEY_STEMS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
               r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット|"
               + words.alternation(words.SECRET, words.KEY, words.TOKEN))
+# The last group: a SIM's `Ki` and `OPc`, which name a key column too (a SIM vendor's batch file: `ICCID,IMSI,KI,…`),
+# case-sensitive.
 _CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_OWN}|{_NATID_CONTEXT}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
-                   _PW, _KEY_STEMS, _NATIONAL_STEMS)
+                   _PW, _KEY_STEMS, _NATIONAL_STEMS, r"\b(?:Ki|KI|OPc|OPC)\b")
 CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 
@@ -579,6 +581,50 @@ def _national_rules() -> tuple[Rule, ...]:
              description=f"{n.name} with no label, by its shape and check")
         for n in national.IDS if n.bare)
     return labelled + said + (generic,) + bare
+
+
+# A value in a network device's configuration after the keyword that names it: quoted (a JSON string's `\"`, a CSV
+# cell's doubled `""` too; `'…'` as a shell quotes it) or bare up to a space; a bare one does not end in `;` or `,`
+# (Junos ends a statement with `;`).
+_CONF_VALUE = (r"(?:(?:\\?\"|\"\")(?P<v>[^\"\\\n]{1,128})\\?\"|'(?P<w>[^'\\\n]{1,128})'|"
+               r"(?P<x>[^\s\"'\\]{0,127}[^\s\"'\\;,])(?=$|[\s\"'\\;,]))")
+# The keywords of the device configurations that give a RADIUS or TACACS+ server's shared secret and a routing
+# protocol's MD5 key: Huawei VRP's `radius-server shared-key cipher …` / `hwtacacs-server shared-key cipher …`,
+# Junos' `set system radius-server 10.0.0.1 secret …` (`tacplus-server`, `set access radius-server`, a BGP or OSPF
+# `authentication-key`, an IKE `pre-shared-key ascii-text`), Nokia SR OS' `server 1 address 10.0.0.1 secret …`,
+# Cisco IOS' `radius-server key 7 …`, `tacacs-server host 10.0.0.1 key …` and BGP's `neighbor 10.0.0.1 password …`.
+_SHARED_KEY = (r"\b(?:radius|hwtacacs|tacacs)-server[ \t]+shared-key[ \t]+(?:cipher|simple)[ \t]+|"
+               r"\bset[ \t]+(?:system|access|protocols|security|routing-instances)[ \t][^\n]{0,200}?[ \t]"
+               r"(?:secret|authentication-key|ascii-text)[ \t]+|"
+               r"\bserver[ \t]+\d{1,2}[ \t]+address[ \t]+[0-9A-Fa-f.:]{2,45}[ \t]+secret[ \t]+|"
+               r"\b(?:radius|tacacs)-server[ \t]+(?:host[ \t]+\S{1,64}[^\n]{0,80}?[ \t])?key[ \t]+(?:[07][ \t]+)?|"
+               r"\bneighbor[ \t]+[0-9A-Fa-f.:]{2,45}[ \t]+password[ \t]+(?:[07][ \t]+)?")
+# The keywords that give an SNMP community (its name is its password) or an SNMPv3 user's passphrase: Junos'
+# `set snmp community …`, Huawei VRP's `snmp-agent community read|write [cipher] …` and `usm-user` modes, Cisco's
+# `snmp-server community …` and `snmp-server user … auth sha …`, RouterOS' `/snmp community add name=…`, net-snmp's
+# snmpd.conf (`rocommunity …`, `rwcommunity6 …`, `com2sec NAME SOURCE …`, `createUser NAME SHA …`) and its tools'
+# `-c …` and `-A …` (`snmpwalk -v2c -c …`, `snmpget -v3 … -a SHA -A …`), `-X …` after `-x AES`; Nokia SR OS'
+# `community "…" access-permissions r` (the name quoted before its keywords: a pattern of its own).
+_SNMP_KEY = (r"\bset[ \t]+snmp[ \t]+community[ \t]+|"
+             r"\bsnmp-agent[ \t]+community[ \t]+(?:read|write)[ \t]+(?:(?:cipher|simple)[ \t]+)?|"
+             r"\bsnmp-agent[ \t]+usm-user\b[^\n]{0,120}?[ \t](?:authentication|privacy)-mode[ \t]+[\w-]{2,12}[ \t]+"
+             r"(?:cipher[ \t]+)?|"
+             r"\bsnmp-server[ \t]+community[ \t]+|"
+             r"\bsnmp-server[ \t]+user\b[^\n]{0,120}?[ \t]auth[ \t]+(?:md5|sha\d*)[ \t]+|"
+             r"/snmp[ \t]+community[ \t]+(?:add|set)\b[^\n]{0,120}?[ \t]name=|"
+             r"(?:^|[^\w-])(?:ro|rw)community6?[ \t]+|"
+             r"\bcom2sec6?(?:[ \t]+-Cn[ \t]+\S{1,64})?[ \t]+\S{1,64}[ \t]+\S{1,64}[ \t]+|"
+             r"\bcreateUser[ \t]+(?:-e[ \t]+\S{1,64}[ \t]+)?\S{1,64}[ \t]+(?:MD5|SHA(?:-\d{3})?)[ \t]+|"
+             r"\bsnmp(?:walk|get|getnext|bulkwalk|bulkget|set|table|trap|inform|status|df|netstat|delta)\b"
+             r"[^\n|;&]{0,160}?[ \t]-[cA][ \t]*|"
+             r"[ \t]-x[ \t]+(?:DES|AES\w{0,8})[ \t]+-X[ \t]*")
+# A label that names an SNMP community in prose or a key (`SNMP community (RO): …`, `community string = …`,
+# `snmp_community:`), up to 40 characters (whose it is) before its `:` or `=`.
+_SNMP_LABEL = (r"(?i:snmp[ _-]?(?:v[12]c?[ _-]?)?(?:(?:ro|rw|read|write)[ _-]?)?community|community[ _-]?string|"
+               r"\b(?:ro|rw)[_-]community)(?:\\?[\"'])?(?:[^\n:=\"]{0,40}?)[ \t]*[:=][ \t]*")
+_HEX32 = r"[0-9a-fA-F]{32}"
+# A JSON or YAML key's quotes: a JSON string's (escaped too), a CSV cell's doubled ones, YAML's or mongosh's `'`.
+_KQ = r"(?:\\?\"|\"\"|')?"
 
 
 # Browser automation filling a password field: a selector that names it (`'#password'`, `'input[name="passwd"]'`,
@@ -1158,13 +1204,75 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="the password of Impacket's target `domain/user:password@host` (psexec, wmiexec, "
                      "secretsdump, …)"),
     Rule("password", "PASSWORD",
-         r"(?:(?<![\w-])(?i:psk|wpa_passphrase|sae_password|wpa[_-]?psk)[ \t]*[:=][ \t]*|"
+         r"(?:(?<![\w-])(?i:psk|wpa_passphrase|sae_password|wpa[_-]?psk|wpa2?-pre-shared-key)[ \t]*[:=][ \t]*|"
          r"\bAT\+CWJAP(?:_CUR|_DEF)?=\\?\"(?:[^\"\\\n]|\\.){0,64}?\\?\",|"
          r"\bsteamcmd\b[^\n]{0,200}?\+login[ \t]+[^\s+]{1,64}[ \t]+)"
          r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|(?P<w>[^\s\"'\\+]{4,128}?))(?=$|[\s\"'\\,;]|\.(?:$|\s))",
-         trigger=r"(?i:psk|wpa_passphrase|sae_password)[ \t]*[:=]|AT\+CWJAP|steamcmd", validator=v.password,
-         description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, an ESP "
+         trigger=r"(?i:psk|wpa_passphrase|sae_password|pre-shared-key)[ \t]*[:=]|AT\+CWJAP|steamcmd",
+         validator=v.password,
+         description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, RouterOS' "
+                     "`wpa2-pre-shared-key=`, an ESP "
                      "module's `AT+CWJAP=\"ssid\",\"…\"`; steamcmd's `+login USER PASSWORD`"),
+    Rule("password", "PASSWORD",
+         r"\bWIFI:(?:[A-Z]{1,2}:(?:[^;\\\n\"]|\\[;,:\\\"]){0,128};){0,6}?P:(?P<v>(?:[^;\\\n\"]|\\[;,:\\\"]){1,128});|"
+         r"\b(?i:wpa[23]?)(?:[ _-](?i:personal|psk))?[ _-](?i:key|passphrase|password)"
+         r"(?:[ \t]*[:=]|[ \t]+(?i:is))?[ \t]+\\?[\"']?(?P<w>[^\s\"'`\\]{4,128}?)(?=$|[\s\"'`\\,;]|\.(?:$|\s))",
+         trigger=r"WIFI:[A-Z]|(?i:wpa[23]?(?:[ _-](?:personal|psk))?[ _-](?:key|passphrase|password))",
+         validator=v.password,
+         description="a Wi-Fi network's passphrase in the `WIFI:T:WPA;S:…;P:…;;` text a Wi-Fi QR code holds "
+                     "(ZXing's format, `\\;` escaping), and after `WPA2 key`, `WPA passphrase`, `WPA2-PSK password`"),
+    Rule("shared_secret", "SECRET", rf"(?:{_SHARED_KEY}){_CONF_VALUE}",
+         trigger=r"(?:radius|tacacs|hwtacacs)-server[ \t]|\bset[ \t]+(?:system|access|protocols|security|"
+                 r"routing-instances)[ \t][^\n]{0,200}[ \t](?:secret|authentication-key|ascii-text)[ \t]|"
+                 r"\bserver[ \t]+\d{1,2}[ \t]+address[ \t]|\bneighbor[ \t][^\n]{0,50}[ \t]password[ \t]",
+         validator=v.password,
+         description="a RADIUS or TACACS+ server's shared secret and a routing protocol's MD5 key after the keyword "
+                     "that gives it in a device's configuration (Huawei VRP, Junos, Nokia SR OS, Cisco IOS)"),
+    Rule("shared_secret", "SECRET", r"(?:^|[^\w$])(?P<v>\$9\$[A-Za-z0-9./-]{8,512})(?![A-Za-z0-9./$-])",
+         trigger=r"\$9\$[A-Za-z0-9./-]{8}",
+         description="a Junos `$9$` secret, anywhere: a reversible encoding of the secret in clear (RADIUS and "
+                     "TACACS+ secrets, MD5 keys, pre-shared keys); not Cisco's type 9 hash (`$9$salt$hash`)"),
+    Rule("snmp_secret", "SECRET", rf"(?:{_SNMP_KEY}){_CONF_VALUE}",
+         trigger=r"(?:set[ \t]+snmp|snmp-agent|snmp-server|/snmp)[ \t]+|(?:ro|rw)community|com2sec|createUser[ \t]|"
+                 r"snmp[a-z]{2,8}[ \t][^\n]{0,160}[ \t]-[cA]|[ \t]-x[ \t]+(?:DES|AES)",
+         validator=v.snmp_secret,
+         description="an SNMP community (the password of SNMP v1 and v2c) and an SNMPv3 user's passphrases after "
+                     "the keyword that gives them: device configurations (Junos, Huawei VRP, Cisco IOS, RouterOS), "
+                     "net-snmp's snmpd.conf and its tools' `-c`, `-A`, `-X`"),
+    Rule("snmp_secret", "SECRET",
+         r"\bcommunity[ \t]+(?:\\?\"|\"\")(?P<v>[^\"\\\n]{1,128})(?:\"\"|\\?\")[ \t]+(?:hash2?[ \t]+)?"
+         r"(?:access-permissions|version|src-access-list)\b",
+         trigger=r"community[ \t]+\\?\"[^\"\n]{1,128}\"[ \t]+(?:hash|access-permissions|version|src-access-list)",
+         validator=v.snmp_secret,
+         description="an SNMP community in Nokia SR OS' configuration (`community \"…\" access-permissions r "
+                     "version both`)"),
+    Rule("snmp_secret", "SECRET", rf"{_SNMP_LABEL}{_CONF_VALUE}",
+         trigger=r"(?i:snmp[ _-]?(?:v[12]c?[ _-]?)?(?:(?:ro|rw|read|write)[ _-]?)?community|community[ _-]?string|"
+                 r"\b(?:ro|rw)[_-]community)",
+         validator=v.snmp_secret,
+         description="an SNMP community after a label that names one (`SNMP community (RO) for the RTUs: …`, "
+                     "`community string = …`, `snmp_community:`)"),
+    Rule("sim_key", "SECRET",
+         rf"\bupdate[ \t]+aud[23]g[ \t]+[\w-]{{3,12}}[ \t]+(?:ki|k)[ \t]+(?P<v>{_HEX32})(?![0-9A-Za-z])|"
+         rf"\bsecurity{_KQ}[ \t]*:[ \t]*\{{[ \t]*(?:\\?\r?\n[ \t]*|\\n[ \t]*)?{_KQ}k{_KQ}[ \t]*:[ \t]*{_KQ}"
+         r"(?P<w>[0-9a-fA-F]{8}(?:[ ]?[0-9a-fA-F]{8}){3})(?![0-9A-Za-z])|"
+         rf"(?:^|[^\w-])(?:Ki|KI|ki|OPc|OPC|opc){_KQ}[ \t]*[:=][ \t]*{_KQ}(?P<x>{_HEX32})(?![0-9A-Za-z])",
+         trigger=r"update[ \t]+aud[23]g|security\\?[\"']?[ \t]*:[ \t]*\{|"
+                 r"(?:Ki|KI|ki|OPc|OPC|opc)[\"'\\]{0,2}[ \t]*[:=]",
+         validator=v.sim_key,
+         description="a SIM's secret key: OsmoHLR's `subscriber … update aud2g comp128v1 ki …` and `aud3g milenage "
+                     "k …`, an Open5GS subscriber's `security: {k: …}`, a `Ki` or `OPc` of 32 hex after its label "
+                     "(a SIM vendor's batch file, its `KI` column)"),
+    Rule("sim_key", "SECRET",
+         r"\bLPA:1\$[^$\s\"'\\]{1,255}\$(?P<v>[^$\s\"'\\]{1,255})",
+         trigger=r"LPA:1\$", validator=v.password,
+         description="the matching id of an eSIM activation code (GSMA SGP.22 `LPA:1$<SM-DP+ address>$<matching "
+                     "id>`): with the address it downloads the profile"),
+    Rule("sim_key", "SECRET",
+         r"(?:^|[^A-Za-z0-9])(?i:puk)[12]?(?:[ \t]*(?i:code|no\.?|number|#))?\\?[\"']?[ \t]*[:=#]?[ \t]*\\?[\"']?"
+         r"(?P<v>\d{8})(?!\d)",
+         trigger=r"(?i:puk)[12]?[^\n\d]{0,12}\d{8}",
+         description="a SIM's PUK (eight digits, 3GPP TS 31.101) after its label (`PUK1: …`, `\"puk\": \"…\"`)"),
     Rule("password", "PASSWORD",
          r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=/]{1,64}"
          r"(?:[ \t,;/|—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=][ \t]*"
@@ -1225,6 +1333,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too, and "
                      "Elasticsearch's `id:api_key` pair (Logstash's and Beats' `api_key` setting)"),
+    Rule("labelled_key", "SECRET",
+         r"(?:^|[^A-Za-z0-9_])(?i:appid)\\?[\"']?(?:[ \t][^\n:=]{1,40}?)?[ \t]*[:=][ \t]*\\?[\"']?"
+         r"(?P<v>[0-9a-f]{32})(?![0-9A-Za-z])",
+         trigger=r"(?i:appid)[^\n:=]{0,41}[:=][ \t]*\\?[\"']?[0-9a-f]{32}", validator=v.hex_key,
+         description="an `appid` of 32 hex after its label, OpenWeather's API key as its requests name it "
+                     "(`OpenWeather appid (forecasts): …`, `\"appid\": \"…\"`); its `appid=` in a URL is url_secret's"),
     Rule("hex_key", "SECRET",
          rf"(?i:[a-z0-9_.-]{{0,64}}secret){_CLOSE}(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?){_OPEN}"
          r"(?P<v>[0-9a-fA-F]{24,31})(?:$|[^0-9A-Za-z])",
@@ -1500,6 +1614,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"\d[ \t]*(?:{_PHONE_AFTER})", validator=v.national_phone,
          description="phone numbers in national formats before the words that follow them in verb-final languages "
                      "(Korean, Japanese, Turkish, Hindi)"),
+    Rule("phone_before_word", "PHONE",
+         rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]+[—–][ \t]+(?:{_PHONE_WORDS})"
+         r"(?:[ \t]+(?:(?i:no|nr|number|nummer|num[eé]ro|n[uú]mero)|नंबर|नम्बर))?\.?[ \t]*"
+         r"(?:$|\r?\n|\\n|\\?[\"',;)|])",
+         trigger=r"\d[ \t]+[—–][ \t]+[^\s\d]", validator=v.national_phone,
+         description="a phone number in a national format with its label after a dash ending the line or the "
+                     "field, as a note or a contact list writes it (`N — mobile no.`, `N – फ़ोन नंबर`)"),
     Rule("phone_grouped", "PHONE",
          r"(?:(?<=\\[nrt])|(?<![\w+./#@$%&-])(?<!\d[ .,:=-])(?<!\d[ .-]{2})(?<!\d[ .-]{3}))"
          r"(?P<v>(?:0\d{1,5}|00[1-9]\d{0,2}[ .-]\d)(?:(?:[ .-]|[ ]?[/-][ ]?)\d{2,8}){1,5}|[6-9]\d{4}[ -]\d{5})"

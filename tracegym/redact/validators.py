@@ -629,6 +629,19 @@ _CSS_PSEUDO = re.compile(r"(?:nth-(?:last-)?(?:child|of-type)|(?:first|last|only
                          r"(?:in)?valid|placeholder-shown|read-only|read-write|autofill)(?:\(\S*)?")
 
 
+def snmp_secret(value: str) -> bool:
+    """An SNMP community or passphrase as a password is; not the defaults every manual shows (`public`, `private`),
+    which guard nothing."""
+    return value.lower() not in ("public", "private") and password(value)
+
+
+def sim_key(value: str) -> bool:
+    """A SIM's Ki, K or OPc: 128 bits as 32 hex digits (spaces between groups of eight, as Open5GS prints them),
+    random-looking: not one digit repeated or a run of zeros."""
+    compact = value.replace(" ", "")
+    return len(compact) == 32 and len(set(compact.lower())) >= 6
+
+
 def json_pass(value: str) -> bool:
     """A password under a JSON key `pass`: one by `password`'s rules, and no path, test id, count or word (a test
     report's `"PASS": "tests/test_io.py::test_read"`, `"pass": "12"`, `"pass": "skipped"`)."""
