@@ -1139,7 +1139,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:\b553=\S{1,64}|\b35=A)(?:[ \t]+\d{1,5}=\S{0,64}){0,12}?[ \t]+(?:554|925)=(?P<v>\S{1,128})|"
          r"(?:\b553=[^\x01|^\s]{1,64}|\b35=A)(?:[\x01|^]\d{1,5}=[^\x01|^\n]{0,64}){0,12}?[\x01|^](?:554|925)="
          r"(?P<w>[^\x01|^\n]{1,128})(?:[\x01|^\n]|$)",
-         trigger=r"(?:553=[^\x01|^\s]{1,64}|35=A)[\x01|^ \t][^\n]{0,400}(?:554|925)=", validator=v.password,
+         trigger=r"(?:553=\S|35=A[\x01|^ \t])", validator=v.password,
          description="a FIX Logon's tag 554 Password or 925 NewPassword after its 553 Username or its `35=A`, as "
                      "people and logs write the fields with no `8=FIX` header: SOH, `|` or `^` between them, or "
                      "spaces (`Logon 553=desk 554=…`: the password then ends at a space alone)"),
@@ -1147,8 +1147,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:\bjdbc:[a-z0-9]+:[^\s\"'`\\]{0,300}?[?&;](?i:password)=|"
          r"\b(?i:driver|server|data source|dsn)[ \t]*=[^\n\"]{0,300}?;[ \t]*(?i:pwd|password)[ \t]*=[ \t]*)"
          r"(?P<v>\{[^}\n]{1,128}\}|[^;&\s\"'`\\{]{4,128})(?=$|[;&\s\"'`\\])",
-         trigger=r"(?i:jdbc:[a-z0-9]+:[^\s]{0,300}[?&;]password=|(?:driver|server|data source|dsn)[ \t]*=[^\n]{0,300};"
-                 r"[ \t]*(?:pwd|password)[ \t]*=)",
+         trigger=r"(?i:[?&;][ \t]*(?:pwd|password)[ \t]*=)",
          validator=v.connection_password,
          description="the password of a JDBC URL (`jdbc:postgresql://host/db?user=u&password=…`) or of an ODBC or "
                      "ADO.NET connection string (`Driver={…};Server=…;Uid=u;Pwd=…;`, braced `{…}` too), read as a "
