@@ -69,8 +69,9 @@ def test_a_cookie_of_any_name_where_http_writes_cookies(text: str) -> None:
     assert _values(text) == [_SESSION]
 
 
-def test_a_hex_cookie_of_any_name_in_a_header() -> None:
+def test_a_hex_cookie_of_any_name_in_a_header_and_a_jar_inside_json() -> None:
     assert _values(f"Cookie: MOD_AUTH_CAS={_CAS}") == [_CAS]
+    assert _values(json.dumps({"jar": f".example.com\tTRUE\t/\tTRUE\t1767225600\tMOD_AUTH_CAS\t{_CAS}"})) == [_CAS]
 
 
 @pytest.mark.parametrize("text", [

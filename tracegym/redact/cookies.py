@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from tracegym.redact.labelled import Labelled
+from tracegym.redact.rules import TAB
 
 LABEL = "cookie"
 """The label a cookie's value is read under: the cookie rule's."""
@@ -35,9 +36,8 @@ _HEADER = re.compile(r"(?<![\w-])(?i:(?:set-)?cookie)\\?[\"']?[ \t]*[:=][ \t]*(?
 """A `Cookie:`/`Set-Cookie:` header, a header map's `"Cookie": "…"`, `document.cookie = '…'`."""
 _CURL = re.compile(r"\bcurl\b[^\n]{0,400}?[ \t](?:-b|--cookie)[ \t]+(?:\\?[\"'])?" + _PAIRS)
 _PAIR = re.compile(r"(?:^|;)[ \t]*([!#$%&*+.^_|~0-9A-Za-z-]{1,128})=([^;\s]{1,4096})")
-_TAB = r"(?:\t|\\t)"
-_JAR_LINE = re.compile(rf"(?m:^)[^\t\n\\]{{1,253}}{_TAB}(?:TRUE|FALSE){_TAB}[^\t\n\\]{{0,200}}{_TAB}(?:TRUE|FALSE)"
-                       rf"{_TAB}\d{{1,12}}{_TAB}([^\t\n\\]{{1,128}}){_TAB}([^\t\n\\]{{1,4096}})")
+_JAR_LINE = re.compile(rf"(?m:^)[^\t\n\\]{{1,253}}{TAB}(?:TRUE|FALSE){TAB}[^\t\n\\]{{0,200}}{TAB}(?:TRUE|FALSE)"
+                       rf"{TAB}\d{{1,12}}{TAB}([^\t\n\\]{{1,128}}){TAB}([^\t\n\\]{{1,4096}})")
 """A Netscape cookie jar's line (curl's `-c`, browsers' exports): domain, subdomains, path, secure, expiry, name,
 value."""
 _PY_JAR = re.compile(r"<Cookie ([^\s=]{1,128})=([^\s]{1,4096}) for [^\s>]{1,253}>|"

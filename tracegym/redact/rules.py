@@ -307,9 +307,9 @@ _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jse
 # cookie policy's list), Microsoft Entra's `ESTSAUTH` and ASP.NET's authentication cookies are sessions too.
 COOKIE_NAMES = _COOKIE_NAME
 """The names of session and credential cookies: a label structure gives a value (a devtools export's `"name"`)."""
-# A tab in a cookie jar's line, raw or escaped inside JSON text (the detector reads `\t` there as a backslash and a
-# line break).
-_TAB = r"(?:\t|\\\r?\n|\\t)"
+TAB = r"(?:\t|\\\r?\n|\\t)"
+"""A tab in a tab-separated line (a cookie jar's), raw or escaped inside JSON text (the detector reads `\\t` there
+as a backslash and a line break)."""
 # Words for a key or a secret in prose, in the languages customers write ("la clé :", "unser Token ist").
 # Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too; and the words of the
 # translation table (tracegym/redact/words.py) for secret, key and token.
@@ -1005,15 +1005,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "timestamp, 27-character signature; `.eJ…` compressed), express-session's signed ids (`s:` or "
                      "`s%3A`, the id, `.`, its HMAC), hapi's iron-sealed cookies (`Fe26.2**…`)"),
     Rule("session_cookie", "TOKEN",
-         rf"{_TAB}(?:TRUE|FALSE){_TAB}[^\t\n\\]{{0,200}}{_TAB}(?:TRUE|FALSE){_TAB}\d{{1,12}}{_TAB}{_COOKIE_NAME}{_TAB}"
+         rf"{TAB}(?:TRUE|FALSE){TAB}[^\t\n\\]{{0,200}}{TAB}(?:TRUE|FALSE){TAB}\d{{1,12}}{TAB}{_COOKIE_NAME}{TAB}"
          r"(?P<v>[A-Za-z0-9%._~+/:=-]{15,511})",
-         trigger=rf"{_TAB}(?:TRUE|FALSE){_TAB}", validator=v.labelled_key,
+         trigger=rf"{TAB}(?:TRUE|FALSE){TAB}", validator=v.labelled_key,
          description="session cookies in a Netscape cookie jar (curl's `-c`/`-b` files: domain, subdomains, path, "
                      "secure, expiry, name, value, tab-separated)"),
     Rule("session_cookie", "TOKEN",
-         rf"(?:^|\n){_COOKIE_NAME}{_TAB}(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}}){_TAB}\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
-         rf"(?::\d{{1,5}})?{_TAB}/",
-         trigger=rf"{_TAB}\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::\d{{1,5}})?{_TAB}/", validator=v.labelled_key,
+         rf"(?:^|\n){_COOKIE_NAME}{TAB}(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}}){TAB}\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+         rf"(?::\d{{1,5}})?{TAB}/",
+         trigger=rf"{TAB}\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::\d{{1,5}})?{TAB}/", validator=v.labelled_key,
          description="session cookies in a browser devtools' cookie table as copied (name, value, domain, path, "
                      "expires, …: tab-separated, the name first)"),
     Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=|-]{{15,4095}})\"$",
