@@ -186,12 +186,7 @@ def _card_shaped(value: str) -> bool:
 def card_number_any_grouping(value: str) -> bool:
     """A payment card after a word naming one (`card`, `Kreditkarte`, `carta`): any grouping, as OCR and
     hand-typed forms split digits (`47 63 32417 5374241`); still a known issuer, its length and Luhn."""
-    number = digits_of(value)
-    if not 12 <= len(number) <= 19 or len(set(number)) < 2:
-        return False
-    issued = any(lo <= int(number[:width]) <= hi and len(number) in lengths
-                 for (lo, hi), width, lengths in _ISSUERS)
-    return issued and luhn(number)
+    return _card_whole(digits_of(value))  # the digits alone: one group, no grouping to check
 
 
 def _card_grouping(groups: list[str]) -> bool:
