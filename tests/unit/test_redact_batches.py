@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
 import pytest
 
@@ -47,3 +49,21 @@ def test_texts_seen_in_an_earlier_batch_are_found_the_same(monkeypatch: pytest.M
     clean = Detector()
     assert not list(clean.find_column(pa.array(["nothing here"], pa.large_string())))
     assert clean.cache == {"nothing here": []}  # a text no trigger matched is remembered too
+
+
+def _counted(trigger: str) -> bool:
+    """Whether a trigger repeats something 12 or more times, as a length or as a bound (`[^\\n]{0,200}`)."""
+    return any(int(n) >= 12 for bounds in re.findall(r"(?<!\\)\{(\d*,?\d*)\}", trigger)
+               for n in bounds.split(",") if n)
+
+
+def test_no_pass_joins_a_long_repeat_with_plain_triggers():
+    """A long counted repeat multiplies the automaton's states with every trigger joined beside it (a 400-character
+    gap once made the worded pass fifteen times slower), so such triggers share passes only with their like."""
+    detector = Detector()
+    triggers = {detect._after_escapes(r.trigger) for r in detector.rules if r.trigger and not r.sweep}
+    assert any(_counted(t) and "{0," in t for t in triggers)
+    for joined in detector.prefilters:
+        members = [t for t in triggers if f"(?:{t})" in joined]
+        if len(members) > 1 and any(_counted(t) for t in members):
+            assert all(_counted(t) for t in members), [t[:60] for t in members if not _counted(t)]

@@ -322,8 +322,9 @@ class Detector:
         return rule.validator is None or rule.validator(_JSON_BREAK.sub("  ", value) if "\\" in value else value)
 
 
-_COUNTED = re.compile(r"\{(?:1[2-9]|[2-9]\d|\d{3,})(?:,\d*)?\}")
-"""A counted repeat of 12 or more (`[A-Za-z0-9_-]{32}`): its automaton's states multiply with the others'."""
+_COUNTED = re.compile(r"\{(?:(?:1[2-9]|[2-9]\d|\d{3,})(?:,\d*)?|\d*,(?:1[2-9]|[2-9]\d|\d{3,}))\}")
+"""A counted repeat of 12 or more, as a length (`[A-Za-z0-9_-]{32}`) or a bound (`.{0,200}`): its automaton's
+states multiply with the others'."""
 LONE_TRIGGER = 4000
 """Characters of a trigger (a label's words in many languages) over which it runs in a pass of its own."""
 
@@ -356,17 +357,20 @@ def _prefilters(rules: tuple[Rule, ...]) -> tuple[str, ...]:
     """The rules' triggers joined into RE2 passes, so that no pass's automaton outgrows RE2's budget (past it
     RE2 builds and drops states as it reads: one pass then costs more than several). Apart: triggers with a
     counted repeat of 12 or more, triggers that open with a list of words in many languages (labels of phone
-    numbers, passwords, keys), any trigger over `LONE_TRIGGER` characters, those of `OWN_PASS`, the
-    normalizer's forms (other digits, marker lines, spoken digits), and the rules' translated label words."""
+    numbers, passwords, keys; those with a counted repeat apart again), any trigger over `LONE_TRIGGER`
+    characters, those of `OWN_PASS`, the normalizer's forms (other digits, marker lines, spoken digits), and the
+    rules' translated label words."""
     base = list(dict.fromkeys(_after_escapes(r.trigger) for r in rules if not r.sweep and r.trigger))
     own = {_after_escapes(r.trigger) for r in rules if r.name in OWN_PASS and r.trigger}
     worded = {_after_escapes(r.trigger) for r in rules if r.name in WORD_TRIGGERED and r.trigger} - own
     lone = [t for t in base if len(t) > LONE_TRIGGER]
     first = [t for t in base if t not in worded and t not in own and t not in lone]
     translated = list(dict.fromkeys(r.translated for r in rules if r.translated))
+    words = [t for t in base if t in worded and t not in lone]
     parts = ([t for t in first if not _COUNTED.search(t)] + [TRIGGER_ESCAPES],
              [t for t in first if _COUNTED.search(t)],
-             [t for t in base if t in worded and t not in lone], [t for t in base if t in own and t not in lone],
+             [t for t in words if not _COUNTED.search(t)], [t for t in words if _COUNTED.search(t)],
+             [t for t in base if t in own and t not in lone],
              [TRIGGER_FORMS],
              translated, *([t] for t in lone))
     return tuple("|".join(f"(?:{t})" for t in part) for part in parts if part)
