@@ -237,12 +237,17 @@
    output, SIEM and EDR records, credential dumps, phishing triage) and the fortieth (benchmarks/redact_fortieth.py:
    healthcare providers, labs and pharmacy, FHIR and HL7 v2, NCPDP, X12 claims, integration-engine logs) corpora,
    scored alike: `thirtyninth_…` and `fortieth_recall_by_kind` and `…_false_positives`.
+45-47. The forty-first (benchmarks/redact_fortyfirst.py: enterprise identity and IT administration, Okta and Entra
+   audit logs, SCIM, LDIF, keytabs, MDM inventories), the forty-second (benchmarks/redact_fortysecond.py: retail,
+   e-commerce and point of sale, storefront webhooks, payment gateways, POS logs, order exports) and the forty-third
+   (benchmarks/redact_fortythird.py: automotive, fleet and EV charging, OCPP messages, telematics, fleet exports)
+   corpora, scored alike: `fortyfirst_…`, `fortysecond_…` and `fortythird_recall_by_kind` and `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 44 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 47 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -270,7 +275,9 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "thirtyfifth_false_positives", "thirtysixth_recall_by_kind", "thirtysixth_false_positives",
 "thirtyseventh_recall_by_kind", "thirtyseventh_false_positives", "thirtyeighth_recall_by_kind",
 "thirtyeighth_false_positives", "thirtyninth_recall_by_kind", "thirtyninth_false_positives",
-"fortieth_recall_by_kind", "fortieth_false_positives"} (with --corpora-only, the last eighty).
+"fortieth_recall_by_kind", "fortieth_false_positives", "fortyfirst_recall_by_kind", "fortyfirst_false_positives",
+"fortysecond_recall_by_kind", "fortysecond_false_positives", "fortythird_recall_by_kind",
+"fortythird_false_positives"} (with --corpora-only, the last eighty-six).
 """
 
 from __future__ import annotations
@@ -299,6 +306,9 @@ import redact_eleventh  # noqa: E402
 import redact_fifteenth  # noqa: E402
 import redact_fifth  # noqa: E402
 import redact_fortieth  # noqa: E402
+import redact_fortyfirst  # noqa: E402
+import redact_fortysecond  # noqa: E402
+import redact_fortythird  # noqa: E402
 import redact_fourteenth  # noqa: E402
 import redact_fresh  # noqa: E402
 import redact_holdout  # noqa: E402
@@ -565,7 +575,8 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("thirtyfirst", redact_thirtyfirst), ("thirtysecond", redact_thirtysecond), ("thirtythird", redact_thirtythird),
     ("thirtyfourth", redact_thirtyfourth), ("thirtyfifth", redact_thirtyfifth), ("thirtysixth", redact_thirtysixth),
     ("thirtyseventh", redact_thirtyseventh), ("thirtyeighth", redact_thirtyeighth), ("thirtyninth", redact_thirtyninth),
-    ("fortieth", redact_fortieth))
+    ("fortieth", redact_fortieth), ("fortyfirst", redact_fortyfirst), ("fortysecond", redact_fortysecond),
+    ("fortythird", redact_fortythird))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
@@ -682,7 +693,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to fortieth corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to forty-third corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
