@@ -357,9 +357,9 @@ def _prefilters(rules: tuple[Rule, ...]) -> tuple[str, ...]:
     """The rules' triggers joined into RE2 passes, so that no pass's automaton outgrows RE2's budget (past it
     RE2 builds and drops states as it reads: one pass then costs more than several). Apart: triggers with a
     counted repeat of 12 or more, triggers that open with a list of words in many languages (labels of phone
-    numbers, passwords, keys; those with a counted repeat apart again), any trigger over `LONE_TRIGGER`
-    characters, those of `OWN_PASS`, the normalizer's forms (other digits, marker lines, spoken digits), and the
-    rules' translated label words."""
+    numbers, passwords, keys), any trigger over `LONE_TRIGGER` characters, those of `OWN_PASS` (the last two
+    groups split again by counted repeats), the normalizer's forms (other digits, marker lines, spoken digits),
+    and the rules' translated label words."""
     base = list(dict.fromkeys(_after_escapes(r.trigger) for r in rules if not r.sweep and r.trigger))
     own = {_after_escapes(r.trigger) for r in rules if r.name in OWN_PASS and r.trigger}
     worded = {_after_escapes(r.trigger) for r in rules if r.name in WORD_TRIGGERED and r.trigger} - own
@@ -367,13 +367,17 @@ def _prefilters(rules: tuple[Rule, ...]) -> tuple[str, ...]:
     first = [t for t in base if t not in worded and t not in own and t not in lone]
     translated = list(dict.fromkeys(r.translated for r in rules if r.translated))
     words = [t for t in base if t in worded and t not in lone]
-    parts = ([t for t in first if not _COUNTED.search(t)] + [TRIGGER_ESCAPES],
-             [t for t in first if _COUNTED.search(t)],
-             [t for t in words if not _COUNTED.search(t)], [t for t in words if _COUNTED.search(t)],
-             [t for t in base if t in own and t not in lone],
-             [TRIGGER_FORMS],
-             translated, *([t] for t in lone))
+    owned = [t for t in base if t in own and t not in lone]
+    plain, counted = _by_count(first)
+    parts = (plain + [TRIGGER_ESCAPES], counted, *_by_count(words), *_by_count(owned), [TRIGGER_FORMS], translated,
+             *([t] for t in lone))
     return tuple("|".join(f"(?:{t})" for t in part) for part in parts if part)
+
+
+def _by_count(triggers: list[str]) -> tuple[list[str], list[str]]:
+    """`triggers` in two passes: those without a long counted repeat, and those with one."""
+    counted = [t for t in triggers if _COUNTED.search(t)]
+    return [t for t in triggers if t not in counted], counted
 
 
 def _after_escapes(trigger: str) -> str:
