@@ -1,5 +1,6 @@
 """Secrets of enterprise identity and IT administration as their tools print them (the forty-first corpus's causes):
-a national id under a camelCase HR key. Values written for these tests."""
+Kerberos keys in `klist -k -K`, ktutil and secretsdump output, NT hashes in pwdump lines, a national id under a
+camelCase HR key. Values written for these tests."""
 
 from __future__ import annotations
 
@@ -8,10 +9,54 @@ import pytest
 from tracegym.redact.detect import Detector
 
 DETECTOR = Detector()
+AES256 = "5be0c7d2a91f3e846b2d7c10f9a8e3b4" "0d6c2a7e19f4b5830c7e2d9a1f6b4e05"
+AES128 = "c41a9e07b3d2f6581e0a7c9d3b2f4e16"
 
 
 def _values(text: str) -> list[str]:
     return [f.value for f in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    (f"   4 host/files02.lab.example@LAB.EXAMPLE (aes256-cts-hmac-sha1-96)  (0x{AES256})", AES256),
+    (f"   4 host/files02.lab.example@LAB.EXAMPLE (0x{AES128})", AES128),
+    (f"   1    3 01/05/2025 08:00:00 cifs/nas.lab.example@LAB.EXAMPLE (DEPRECATED:arcfour-hmac)  (0x{AES128})",
+     AES128),
+    (f'{{"stdout": "KVNO Principal\\n---- ----\\n   2 nfs/x.lab.example@LAB.EXAMPLE (aes128-cts-hmac-sha1-96)  '
+     f'(0x{AES128})"}}', AES128),
+    (f"Key for HTTP/portal.lab.example@LAB.EXAMPLE (hex): {AES256}", AES256)])
+def test_a_keytab_key_as_klist_and_ktutil_print_it(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    (f"LAB\\svc_backup:aes256-cts-hmac-sha1-96:{AES256}", AES256),
+    (f"LAB\\svc_backup:aes128-cts-hmac-sha1-96:{AES128}", AES128),
+    ("LAB\\svc_backup:des-cbc-md5:4f1e9ab27c30d5e8", "4f1e9ab27c30d5e8"),
+    ("LAB\\FS01$:plain_password_hex:" + "6b00" * 24, "6b00" * 24)])
+def test_an_accounts_kerberos_keys_as_secretsdump_prints_them(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_the_nt_hash_of_a_pwdump_line_and_a_stored_lm_hash() -> None:
+    empty_lm = "aad3b435b51404eeaad3b435b51404ee"
+    assert _values(f"LAB\\mkowal:2213:{empty_lm}:{AES128}:::") == [AES128]
+    lm = "0e3f5a9c21d7b84e6a1c0f9d3e7b2a58"
+    assert _values(f"Guest:501:{lm}:{AES128}:::") == [lm, AES128]
+
+
+@pytest.mark.parametrize("text", [
+    f"sha256:{AES256}",
+    "   4 host/files02.lab.example@LAB.EXAMPLE (aes256-cts-hmac-sha1-96)",
+    f"object {AES128} (0x{AES128[:16]})",
+    f"etag {AES128}:{AES128}"])
+def test_hex_without_a_kerberos_or_pwdump_format_is_not_a_key(text: str) -> None:
+    assert not [f for f in DETECTOR.find(text) if f.rule.name in {"kerberos_key", "ntlm_hash"}]
+
+
+def test_a_service_principal_is_not_an_email_but_a_user_address_is() -> None:
+    assert _values("HTTP/web7.lab.example@LAB.EXAMPLE kvno 4") == []
+    assert _values("see https://wiki.example/people/ana@example.org today") == ["ana@example.org"]
 
 
 @pytest.mark.parametrize(("text", "value"), [

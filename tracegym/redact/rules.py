@@ -550,6 +550,15 @@ beside `value="…"`): not context words of table headers, whose RE2 pass they w
 
 _SAID_GAP = r"[ \t]?[:#]?[ \t]?\\?[\"']?"
 
+# A Kerberos principal as klist and ktutil print it (`host/web01.example.lan@EXAMPLE.LAN`, `svc$@CORP.LAN`: the realm
+# in capitals, as RFC 4120 6.1 has realms named after their DNS domain written), and a key in hex: DES 8 bytes,
+# AES128, RC4 and Camellia-128 16, 3DES 24, AES256 and Camellia-256 32 (RFC 3961, 3962, 8009).
+_KRB_PRINCIPAL = r"[\w$./-]{1,256}@[A-Z0-9][A-Z0-9.-]{0,252}"
+_KRB_HEX = r"(?:[0-9A-Fa-f]{16}){1,4}"
+# The enctype names secretsdump writes before an account's key (RFC 3962, 8009's AES; DES, 3DES, RC4).
+_KRB_ENCTYPE = (r"aes(?:128|256)-cts-hmac-sha1-96|aes128-cts-hmac-sha256-128|aes256-cts-hmac-sha384-192|"
+                r"des-cbc-(?:md5|crc)|des3-cbc-sha1|rc4[_-]hmac|arcfour-hmac(?:-md5)?")
+
 
 def _national_rules() -> tuple[Rule, ...]:
     """A `national_id` rule per id of tracegym/redact/national.py after its label, each validated by the id's own
@@ -738,6 +747,28 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?:data|stringData):[ \t]*(?:\r?\n|\\n)[ \t]+[\w.\"'-]+:|\\?\"kind\\?\"[ \t]*:[ \t]*\\?\"Secret",
          description="a Kubernetes Secret's values, base64 under `data:` whatever their keys "
                      "(tracegym/redact/manifests.py)"),
+    Rule("kerberos_key", "SECRET",
+         rf"{_KRB_PRINCIPAL}[ \t]+(?:\([A-Za-z0-9:-]{{3,64}}\)[ \t]+)?\(0x(?P<v>{_KRB_HEX})\)|"
+         rf"\bKey for {_KRB_PRINCIPAL} \(hex\):[ \t]*(?P<w>{_KRB_HEX})(?![0-9A-Fa-f])",
+         trigger=r"@[A-Z0-9.-]+[ \t]+(?:\([A-Za-z0-9:-]{3,64}\)[ \t]+)?\(0x[0-9A-Fa-f]{16}|\(hex\):",
+         description="a keytab entry's key as MIT `klist -k -K` and ktutil's `list -k` print it (`PRINCIPAL "
+                     "(ENCTYPE)  (0xHEX)`) and as ktutil's `addent -key` prompt takes it (`Key for PRINCIPAL (hex): "
+                     "HEX`)"),
+    Rule("kerberos_key", "SECRET",
+         rf"[^\s:]:(?:{_KRB_ENCTYPE}):(?P<v>{_KRB_HEX})(?![0-9A-Fa-f])|"
+         r"[^\s:]:plain_password_hex:(?P<w>[0-9A-Fa-f]{32,1000})(?![0-9A-Fa-f])",
+         trigger=rf":(?:{_KRB_ENCTYPE}|plain_password_hex):[0-9A-Fa-f]{{16}}",
+         description="an account's Kerberos keys and a machine account's password as Impacket's secretsdump prints "
+                     "them (`DOMAIN\\user:aes256-cts-hmac-sha1-96:HEX`, `DC$:plain_password_hex:HEX`)"),
+    Rule("ntlm_hash", "SECRET",
+         r"[^\s:]:\d{1,10}:[0-9A-Fa-f]{32}:(?P<v>[0-9A-Fa-f]{32}):::",
+         trigger=r":[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}:::",
+         description="the NT hash of a pwdump line as secretsdump, samdump2 and hashdump print it "
+                     "(`user:RID:LMHASH:NTHASH:::`)"),
+    Rule("ntlm_hash", "SECRET",
+         r"[^\s:]:\d{1,10}:(?P<v>[0-9A-Fa-f]{32}):[0-9A-Fa-f]{32}:::",
+         trigger=r":[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}:::", reject=r"(?i:aad3b435b51404eeaad3b435b51404ee)",
+         description="a pwdump line's LM hash when one is stored (not `aad3b435…`, the hash of no password)"),
     Rule("vault_unseal_key", "SECRET",
          r"(?:\b(?i:unseal|recovery)[ _-]?(?i:key)[ _-]?\d{1,2}[ \t]*:[ \t]*|"
          r"\b(?:unseal|recovery)_keys_(?:b64|hex)\\?\"[ \t]*:[ \t]*\[(?:[ \t]|\\?\r?\n)*\\?\"|"
@@ -1457,11 +1488,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
          f"(?:$|[^{_LABEL}])",
          trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email,
-         reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}|^{_URL_SCHEME}",
+         reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}|^{_URL_SCHEME}|"
+                rf"^/[^@]+@[A-Z0-9.-]+(?:[^\w.-]|$)",
          reject_label=r"(?i:\b(?:i?cal_?)?uid|placeholder)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?$", label_window=24,
          description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH user "
                      "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`, "
-                     "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`), nor an "
+                     "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`), nor a "
+                     "Kerberos service principal (`HTTP/web01.corp.lan@CORP.LAN`: a realm in capitals), nor an "
                      "iCalendar UID (`UID:…@google.com`, `\"iCalUID\": …`) or a Google Calendar's id, nor a form "
                      "field's `placeholder` (a hint: `you@example.com`)"),
     Rule("email", "EMAIL",
