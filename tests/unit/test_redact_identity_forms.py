@@ -70,3 +70,20 @@ def test_a_national_id_under_a_camel_case_key(text: str, value: str | None) -> N
 def test_a_camel_case_key_that_only_starts_with_national_is_not_a_label() -> None:
     assert _values("NationalIdCardPrinted: 2024-01-02") == []
     assert _values("internationalIdentifier: 111222333") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Duo bypass code for mkowal: 620418375 (one use)", "620418375"),
+    ("Hej, ditt konto är klart.\nReservkod: 3917 2046", "3917 2046"),
+    ("Backupkode — b81c4-3e09f", "b81c4-3e09f"),
+    ("Reservekode: 5062 1873", "5062 1873"),
+    ("Back-upcode: 7a02e-c93d1", "7a02e-c93d1"),
+    ("קוד גיבוי: 4405 9126", "4405 9126"),
+    ("رمز احتياطي: 8163 0274", "8163 0274"),
+    ("备用验证码：2290 4718", "2290 4718")])
+def test_one_backup_code_after_its_name_in_the_singular(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_bypassing_something_is_not_a_codes_label() -> None:
+    assert _values("Bypass the code review for PR 73190 today") == []
