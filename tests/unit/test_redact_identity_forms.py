@@ -87,3 +87,19 @@ def test_one_backup_code_after_its_name_in_the_singular(text: str, value: str) -
 
 def test_bypassing_something_is_not_a_codes_label() -> None:
     assert _values("Bypass the code review for PR 73190 today") == []
+
+
+@pytest.mark.parametrize("text", [
+    "FileVault escrow for MBP-2207 done, PRK 7HQD-K2WM-9RTX-4CNA-VE3P-B8JZ",
+    "PRK: 7HQD-K2WM-9RTX-4CNA-VE3P-B8JZ",
+    "new recovery key 7HQD-K2WM-9RTX-4CNA-VE3P-B8JZ"])
+def test_a_filevault_recovery_key_after_its_name(text: str) -> None:
+    assert _values(text) == ["7HQD-K2WM-9RTX-4CNA-VE3P-B8JZ"]
+
+
+@pytest.mark.parametrize("text", [
+    "part list: 7HQD-K2WM-9RTX-4CNA-VE3P-B8JZ",
+    "FileVault ticket ABCD-EFGH-JKLM-NPQR-STUV-WXYZ",
+    "recovery key 2025-0101-1234-5678-9012-3456"])
+def test_six_groups_of_four_without_the_name_or_the_mix_are_not_a_filevault_key(text: str) -> None:
+    assert _values(text) == []

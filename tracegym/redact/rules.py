@@ -1390,6 +1390,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-", validator=v.five_by_five,
          description="a Microsoft account's recovery code or a product key, anywhere: five groups of five "
                      "capitals and digits, both in most groups"),
+    Rule("filevault_key", "SECRET",
+         r"(?:\bPRK\b|(?i:filevault|recovery[ _-]?key))[^\n]{0,60}?(?:^|[^\w-])(?P<v>[A-Z0-9]{4}(?:-[A-Z0-9]{4}){5})"
+         r"(?:$|[^\w-])",
+         trigger=r"PRK|(?i:filevault|recovery[ _-]?key)", validator=v.letters_and_digits,
+         description="a FileVault personal recovery key (six groups of four capitals and digits) after `PRK`, "
+                     "`FileVault` or `recovery key` on its line, as Jamf and escrow notes write it"),
     Rule("bitlocker_key", "SECRET", r"(?:^|[^\w-])(?P<v>\d{6}(?:-\d{6}){7})(?:$|[^\w-])",
          trigger=r"\d{6}-\d{6}-\d{6}-\d{6}", validator=v.bitlocker_key,
          description="BitLocker recovery passwords (eight groups of six digits, each a multiple of 11), anywhere"),

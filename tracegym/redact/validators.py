@@ -977,6 +977,12 @@ def bitlocker_key(value: str) -> bool:
         and len(set(groups)) > 2
 
 
+def letters_and_digits(value: str) -> bool:
+    """A random key of capitals and digits holds both (a FileVault recovery key's 24 from 36 misses either once in
+    ~10^4): a run of one or the other is a word or a number in groups (`ABCD-EFGH-…`, `2024-0101-…`)."""
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
 _CODE_SPLIT = re.compile(r"[^A-Za-z0-9-]+")
 """What stands between recovery codes: spaces, commas, line breaks, quotes."""
 
