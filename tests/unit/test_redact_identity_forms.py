@@ -103,3 +103,11 @@ def test_a_filevault_recovery_key_after_its_name(text: str) -> None:
     "recovery key 2025-0101-1234-5678-9012-3456"])
 def test_six_groups_of_four_without_the_name_or_the_mix_are_not_a_filevault_key(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "x5t#S256 Qk9xY2VydGlmaWNhdGVfdGh1bWJwcmludF9vZl8zMl9i",
+    '{"kty": "EC", "x5t#S256": "Qk9xY2VydGlmaWNhdGVfdGh1bWJwcmludF9vZl8zMl9i"}',
+    '"cnf": {"x5t#S256": "Qk9xY2VydGlmaWNhdGVfdGh1bWJwcmludF9vZl8zMl9i"}'])
+def test_a_jose_certificate_thumbprint_and_its_parameter_name_are_public(text: str) -> None:
+    assert _values(text) == []

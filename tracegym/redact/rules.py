@@ -367,12 +367,13 @@ _HEX_LABEL = r"(?i:[a-z0-9_.-]{0,64}(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
 _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
                 r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
-# What a random-looking value that stands alone is when it is no secret, read before it: a digest, an id, a file or
+# What a random-looking value that stands alone is when it is no secret, read before it: a digest (a certificate's
+# thumbprint, JOSE's `x5t`/`x5t#S256`), an id, a file or
 # a cipher's public parameter (salt, IV) named on its line up to 24 characters before it; a line of a base64 block
 # (a certificate's, a public key's: after a long base64 line or a PEM header); a CTF flag's body (`HTB{…}`); a
 # password hash in crypt(3)'s modular format (`$2b$12$…` bcrypt, Cisco's `$9$salt$…`, mosquitto's `$7$101$salt$…`).
 _NOT_A_KEY = (rf"(?:{_HEX_NOT_KEY}|\b(?i:id|uuid|guid|ksuid|ulid|version|build|image|video|file|doc|document|sheet|"
-              r"order|invoice|ticket|tracking|integrity|salt|iv|serial|thumbprint|message-id|code[_-]challenge|"
+              r"order|invoice|ticket|tracking|integrity|salt|iv|serial|thumbprint|x5t|message-id|code[_-]challenge|"
               r"nonce)\b|[a-z_]Id\b|_id\b|[?&]state=$|"
               r"[a-z0-9]ID\b)[^\n]{0,24}$|(?:[A-Za-z0-9+/=]{40}|-----)[ \t]*\\?\r?\n[ \t]*$|\w\{$|"
               r"\$[0-9A-Za-z]{1,3}\$(?:[^\s$]{1,64}\$){0,3}$")
