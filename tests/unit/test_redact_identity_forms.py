@@ -111,3 +111,18 @@ def test_six_groups_of_four_without_the_name_or_the_mix_are_not_a_filevault_key(
     '"cnf": {"x5t#S256": "Qk9xY2VydGlmaWNhdGVfdGh1bWJwcmludF9vZl8zMl9i"}'])
 def test_a_jose_certificate_thumbprint_and_its_parameter_name_are_public(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("sudo dscl . -passwd /Users/itadmin 'Marea_5120Faro'", "Marea_5120Faro"),
+    ("dscl . -passwd /Users/ana 'oldPass1x' 'Nuevo_7781Faro'", "Nuevo_7781Faro"),
+    ('198.51.100.4 %any : PSK "ribera-nube-coral-18"', "ribera-nube-coral-18"),
+    ("<string>198.51.100.4 %any : PSK &quot;ribera-nube-coral-18&quot;</string>", "ribera-nube-coral-18"),
+    ('carol : EAP "Brisa=2231Monte"', "Brisa=2231Monte")])
+def test_a_password_given_to_dscl_or_in_an_ipsec_secrets_line(text: str, value: str) -> None:
+    assert value in _values(text)
+
+
+@pytest.mark.parametrize("text", ["ratio a : b PSK", "the tunnel uses : PSK mode", "dscl . -read /Users/ana"])
+def test_psk_and_dscl_without_a_secret_are_not_passwords(text: str) -> None:
+    assert _values(text) == []

@@ -1222,6 +1222,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="passwords in HAProxy's config (`stats auth admin:…`, a userlist's `insecure-password …`) and "
                      "given to `rabbitmqctl add_user NAME …` / `change_password`"),
     Rule("password", "PASSWORD",
+         r"(?:\bdscl[ \t]+\S+[ \t]+-passwd[ \t]+\S+"
+         r"(?:[ \t]+(?:'[^'\n]{1,128}'|\\?\"[^\"\\\n]{1,128}\\?\"|[^\s'\"\\]{1,128}))?|"
+         r"(?:^|[ \t]):[ \t]*(?:PSK|EAP|XAUTH)|(?:^|\\n|[ \t])[\w.:%@-]{1,253}[ \t]+:[ \t]*(?:PSK|EAP|XAUTH))[ \t]+"
+         r"(?:\\?\"(?P<v>[^\"\\\n]{1,128})\\?\"|'(?P<w>[^'\\\n]{1,128})'|&quot;(?P<x>[^&\n]{1,128})&quot;)(?=$|[\s|\\<])",
+         trigger=r"dscl[ \t]|:[ \t]*(?:PSK|EAP|XAUTH)[ \t]", validator=v.password,
+         description="macOS' `dscl . -passwd /Users/NAME [OLD] NEW` (the last argument) and a strongSwan "
+                     "ipsec.secrets line's `HOST %any : PSK \"…\"` (EAP and XAUTH secrets too)"),
+    Rule("password", "PASSWORD",
          r"(?:\bnet[ \t]+use\b[^\n|;&]{0,40}?[ \t]\\\\\S+(?:[ \t]+/\S+)*[ \t]+|"
          r"\b(?:7z[ar]?|unrar|rar)[ \t][^\n|;&]{0,80}?[ \t]-p(?=[^\s-]))"
          r"(?:\\?\"(?P<v>[^\"\\\n]{1,128})\\?\"|'(?P<w>[^'\\\n]{1,128})'|(?P<x>[^\s\"'\\]{1,128}))",
