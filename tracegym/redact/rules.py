@@ -752,24 +752,24 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("kerberos_key", "SECRET",
          rf"{_KRB_PRINCIPAL}[ \t]+(?:\([A-Za-z0-9:-]{{3,64}}\)[ \t]+)?\(0x(?P<v>{_KRB_HEX})\)|"
          rf"\bKey for {_KRB_PRINCIPAL} \(hex\):[ \t]*(?P<w>{_KRB_HEX})(?![0-9A-Fa-f])",
-         trigger=r"@[A-Z0-9.-]+[ \t]+(?:\([A-Za-z0-9:-]{3,64}\)[ \t]+)?\(0x[0-9A-Fa-f]{16}|\(hex\):",
+         trigger=r"(?:@[A-Z0-9.-]+|\))[ \t]+\(0x[0-9A-Fa-f]|\(hex\):",
          description="a keytab entry's key as MIT `klist -k -K` and ktutil's `list -k` print it (`PRINCIPAL "
                      "(ENCTYPE)  (0xHEX)`) and as ktutil's `addent -key` prompt takes it (`Key for PRINCIPAL (hex): "
                      "HEX`)"),
     Rule("kerberos_key", "SECRET",
          rf"[^\s:]:(?:{_KRB_ENCTYPE}):(?P<v>{_KRB_HEX})(?![0-9A-Fa-f])|"
          r"[^\s:]:plain_password_hex:(?P<w>[0-9A-Fa-f]{32,1000})(?![0-9A-Fa-f])",
-         trigger=rf":(?:{_KRB_ENCTYPE}|plain_password_hex):[0-9A-Fa-f]{{16}}",
+         trigger=rf":(?:{_KRB_ENCTYPE}|plain_password_hex):[0-9A-Fa-f]",
          description="an account's Kerberos keys and a machine account's password as Impacket's secretsdump prints "
                      "them (`DOMAIN\\user:aes256-cts-hmac-sha1-96:HEX`, `DC$:plain_password_hex:HEX`)"),
     Rule("ntlm_hash", "SECRET",
          r"[^\s:]:\d{1,10}:[0-9A-Fa-f]{32}:(?P<v>[0-9A-Fa-f]{32}):::",
-         trigger=r":[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}:::",
+         trigger=r"[0-9A-Fa-f]:[0-9A-Fa-f]+:::",
          description="the NT hash of a pwdump line as secretsdump, samdump2 and hashdump print it "
                      "(`user:RID:LMHASH:NTHASH:::`)"),
     Rule("ntlm_hash", "SECRET",
          r"[^\s:]:\d{1,10}:(?P<v>[0-9A-Fa-f]{32}):[0-9A-Fa-f]{32}:::",
-         trigger=r":[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}:::", reject=r"(?i:aad3b435b51404eeaad3b435b51404ee)",
+         trigger=r"[0-9A-Fa-f]:[0-9A-Fa-f]+:::", reject=r"(?i:aad3b435b51404eeaad3b435b51404ee)",
          description="a pwdump line's LM hash when one is stored (not `aad3b435…`, the hash of no password)"),
     Rule("vault_unseal_key", "SECRET",
          r"(?:\b(?i:unseal|recovery)[ _-]?(?i:key)[ _-]?\d{1,2}[ \t]*:[ \t]*|"
