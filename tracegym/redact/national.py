@@ -447,10 +447,12 @@ _GENERIC_NAMES = (r"national[ _-]?id(?:entity)?(?:[ _-]?(?:number|no|nr|card))?|
                   r"personal[ _-]?(?:id|identity|identification)[ _-]?(?:number|no|code)?")
 _ID_NUMBER = r"id[ _-]?(?:number|no|nr|num)"
 GENERIC_TRANSLATED = words.alternation(words.ID_NUMBER)
+_GENERIC_CAMEL = r"(?<=[a-z0-9])National(?:Id(?:entity)?|ID)(?:Number|No|Nr|Card)?(?![a-z0-9])"
 GENERIC_WORDS = (rf"(?:(?<![A-Za-z0-9])(?i:{_GENERIC_NAMES})|(?<![A-Za-z0-9_])(?<![A-Za-z] )(?i:{_ID_NUMBER})|"
-                 rf"{GENERIC_TRANSLATED})")
+                 rf"{_GENERIC_CAMEL}|{GENERIC_TRANSLATED})")
 """Labels that name an identity number without its country (`id_number`, `document number`, a KYC form's
-`national_id`): their value is read by every id's check. `id number` alone, not another thing's (`order id no`)."""
+`national_id`, a camelCase hump after a lower-case letter as HR schemas name it: `employeeNationalId`): their value
+is read by every id's check. `id number` alone, not another thing's (`order id no`)."""
 GENERIC_STEMS = rf"(?i:{_GENERIC_NAMES}|{_ID_NUMBER})"
 """The English ones, as RE2's prefilter reads them (no lookbehind); the translated ones are the rule's `translated`."""
 GENERIC_VALUE = (r"(?:\d[\d .+-]{4,22}[A-Za-z]?[\d .+-]{0,8}[0-9A-Za-z]|[XYZ]-?\d{7}-?[A-Z]|"

@@ -367,12 +367,13 @@ _HEX_LABEL = r"(?i:[a-z0-9_.-]{0,64}(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
 _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
                 r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
-# What a random-looking value that stands alone is when it is no secret, read before it: a digest, an id, a file or
+# What a random-looking value that stands alone is when it is no secret, read before it: a digest (a certificate's
+# thumbprint, JOSE's `x5t`/`x5t#S256`), an id, a file or
 # a cipher's public parameter (salt, IV) named on its line up to 24 characters before it; a line of a base64 block
 # (a certificate's, a public key's: after a long base64 line or a PEM header); a CTF flag's body (`HTB{…}`); a
 # password hash in crypt(3)'s modular format (`$2b$12$…` bcrypt, Cisco's `$9$salt$…`, mosquitto's `$7$101$salt$…`).
 _NOT_A_KEY = (rf"(?:{_HEX_NOT_KEY}|\b(?i:id|uuid|guid|ksuid|ulid|version|build|image|video|file|doc|document|sheet|"
-              r"order|invoice|ticket|tracking|integrity|salt|iv|serial|thumbprint|message-id|code[_-]challenge|"
+              r"order|invoice|ticket|tracking|integrity|salt|iv|serial|thumbprint|x5t|message-id|code[_-]challenge|"
               r"nonce)\b|[a-z_]Id\b|_id\b|[?&]state=$|"
               r"[a-z0-9]ID\b)[^\n]{0,24}$|(?:[A-Za-z0-9+/=]{40}|-----)[ \t]*\\?\r?\n[ \t]*$|\w\{$|"
               r"\$[0-9A-Za-z]{1,3}\$(?:[^\s$]{1,64}\$){0,3}$")
@@ -503,7 +504,8 @@ class Rule:
 # The words that name a list of two-factor recovery codes (GitHub's recovery codes, Google's backup codes, once its
 # "backup verification codes", Microsoft's recovery code, the authenticator apps' scratch and emergency codes), in
 # the languages sites print.
-_RECOVERY_OWN = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]time|2fa|mfa|two[ -]factor)[ ._-]?codes?|"
+_RECOVERY_OWN = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]time|2fa|mfa|two[ -]factor|bypass)"
+                   r"[ ._-]?codes?|"
                    r"backup[ ._-]?verification[ ._-]?codes?|"
                    r"wiederherstellungs-?codes?|sicherungs-?codes?|"
                    r"codes? de (?:r[eé]cup[eé]ration|secours)|c[oó]digos? de (?:recupera[cç][aã]o|recuperaci[oó]n|"
@@ -549,6 +551,15 @@ beside `value="…"`): not context words of table headers, whose RE2 pass they w
 
 
 _SAID_GAP = r"[ \t]?[:#]?[ \t]?\\?[\"']?"
+
+# A Kerberos principal as klist and ktutil print it (`host/web01.example.lan@EXAMPLE.LAN`, `svc$@CORP.LAN`: the realm
+# in capitals, as RFC 4120 6.1 has realms named after their DNS domain written), and a key in hex: DES 8 bytes,
+# AES128, RC4 and Camellia-128 16, 3DES 24, AES256 and Camellia-256 32 (RFC 3961, 3962, 8009).
+_KRB_PRINCIPAL = r"[\w$./-]{1,256}@[A-Z0-9][A-Z0-9.-]{0,252}"
+_KRB_HEX = r"(?:[0-9A-Fa-f]{16}){1,4}"
+# The enctype names secretsdump writes before an account's key (RFC 3962, 8009's AES; DES, 3DES, RC4).
+_KRB_ENCTYPE = (r"aes(?:128|256)-cts-hmac-sha1-96|aes128-cts-hmac-sha256-128|aes256-cts-hmac-sha384-192|"
+                r"des-cbc-(?:md5|crc)|des3-cbc-sha1|rc4[_-]hmac|arcfour-hmac(?:-md5)?")
 
 
 def _national_rules() -> tuple[Rule, ...]:
@@ -738,6 +749,28 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?:data|stringData):[ \t]*(?:\r?\n|\\n)[ \t]+[\w.\"'-]+:|\\?\"kind\\?\"[ \t]*:[ \t]*\\?\"Secret",
          description="a Kubernetes Secret's values, base64 under `data:` whatever their keys "
                      "(tracegym/redact/manifests.py)"),
+    Rule("kerberos_key", "SECRET",
+         rf"{_KRB_PRINCIPAL}[ \t]+(?:\([A-Za-z0-9:-]{{3,64}}\)[ \t]+)?\(0x(?P<v>{_KRB_HEX})\)|"
+         rf"\bKey for {_KRB_PRINCIPAL} \(hex\):[ \t]*(?P<w>{_KRB_HEX})(?![0-9A-Fa-f])",
+         trigger=r"(?:@[A-Z0-9.-]+|\))[ \t]+\(0x[0-9A-Fa-f]|\(hex\):",
+         description="a keytab entry's key as MIT `klist -k -K` and ktutil's `list -k` print it (`PRINCIPAL "
+                     "(ENCTYPE)  (0xHEX)`) and as ktutil's `addent -key` prompt takes it (`Key for PRINCIPAL (hex): "
+                     "HEX`)"),
+    Rule("kerberos_key", "SECRET",
+         rf"[^\s:]:(?:{_KRB_ENCTYPE}):(?P<v>{_KRB_HEX})(?![0-9A-Fa-f])|"
+         r"[^\s:]:plain_password_hex:(?P<w>[0-9A-Fa-f]{32,1000})(?![0-9A-Fa-f])",
+         trigger=rf":(?:{_KRB_ENCTYPE}|plain_password_hex):[0-9A-Fa-f]",
+         description="an account's Kerberos keys and a machine account's password as Impacket's secretsdump prints "
+                     "them (`DOMAIN\\user:aes256-cts-hmac-sha1-96:HEX`, `DC$:plain_password_hex:HEX`)"),
+    Rule("ntlm_hash", "SECRET",
+         r"[^\s:]:\d{1,10}:[0-9A-Fa-f]{32}:(?P<v>[0-9A-Fa-f]{32}):::",
+         trigger=r"[0-9A-Fa-f]:[0-9A-Fa-f]+:::",
+         description="the NT hash of a pwdump line as secretsdump, samdump2 and hashdump print it "
+                     "(`user:RID:LMHASH:NTHASH:::`)"),
+    Rule("ntlm_hash", "SECRET",
+         r"[^\s:]:\d{1,10}:(?P<v>[0-9A-Fa-f]{32}):[0-9A-Fa-f]{32}:::",
+         trigger=r"[0-9A-Fa-f]:[0-9A-Fa-f]+:::", reject=r"(?i:aad3b435b51404eeaad3b435b51404ee)",
+         description="a pwdump line's LM hash when one is stored (not `aad3b435…`, the hash of no password)"),
     Rule("vault_unseal_key", "SECRET",
          r"(?:\b(?i:unseal|recovery)[ _-]?(?i:key)[ _-]?\d{1,2}[ \t]*:[ \t]*|"
          r"\b(?:unseal|recovery)_keys_(?:b64|hex)\\?\"[ \t]*:[ \t]*\[(?:[ \t]|\\?\r?\n)*\\?\"|"
@@ -1189,6 +1222,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="passwords in HAProxy's config (`stats auth admin:…`, a userlist's `insecure-password …`) and "
                      "given to `rabbitmqctl add_user NAME …` / `change_password`"),
     Rule("password", "PASSWORD",
+         r"(?:\bdscl[ \t]+\S+[ \t]+-passwd[ \t]+\S+"
+         r"(?:[ \t]+(?:'[^'\n]{1,128}'|\\?\"[^\"\\\n]{1,128}\\?\"|[^\s'\"\\]{1,128}))?|"
+         r"(?:^|[ \t]):[ \t]*(?:PSK|EAP|XAUTH)|(?:^|\\n|[ \t])[\w.:%@-]{1,253}[ \t]+:[ \t]*(?:PSK|EAP|XAUTH))[ \t]+"
+         r"(?:\\?\"(?P<v>[^\"\\\n]{1,128})\\?\"|'(?P<w>[^'\\\n]{1,128})'|&quot;(?P<x>[^&\n]{1,128})&quot;)(?=$|[\s|\\<])",
+         trigger=r"dscl[ \t]|:[ \t]*(?:PSK|EAP|XAUTH)[ \t]", validator=v.password,
+         description="macOS' `dscl . -passwd /Users/NAME [OLD] NEW` (the last argument) and a strongSwan "
+                     "ipsec.secrets line's `HOST %any : PSK \"…\"` (EAP and XAUTH secrets too)"),
+    Rule("password", "PASSWORD",
          r"(?:\bnet[ \t]+use\b[^\n|;&]{0,40}?[ \t]\\\\\S+(?:[ \t]+/\S+)*[ \t]+|"
          r"\b(?:7z[ar]?|unrar|rar)[ \t][^\n|;&]{0,80}?[ \t]-p(?=[^\s-]))"
          r"(?:\\?\"(?P<v>[^\"\\\n]{1,128})\\?\"|'(?P<w>[^'\\\n]{1,128})'|(?P<x>[^\s\"'\\]{1,128}))",
@@ -1358,6 +1399,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-", validator=v.five_by_five,
          description="a Microsoft account's recovery code or a product key, anywhere: five groups of five "
                      "capitals and digits, both in most groups"),
+    Rule("filevault_key", "SECRET",
+         r"(?:\bPRK\b|(?i:filevault|recovery[ _-]?key))[^\n]{0,60}?(?:^|[^\w-])(?P<v>[A-Z0-9]{4}(?:-[A-Z0-9]{4}){5})"
+         r"(?:$|[^\w-])",
+         trigger=r"PRK|(?i:filevault|recovery[ _-]?key)", validator=v.letters_and_digits,
+         description="a FileVault personal recovery key (six groups of four capitals and digits) after `PRK`, "
+                     "`FileVault` or `recovery key` on its line, as Jamf and escrow notes write it"),
     Rule("bitlocker_key", "SECRET", r"(?:^|[^\w-])(?P<v>\d{6}(?:-\d{6}){7})(?:$|[^\w-])",
          trigger=r"\d{6}-\d{6}-\d{6}-\d{6}", validator=v.bitlocker_key,
          description="BitLocker recovery passwords (eight groups of six digits, each a multiple of 11), anywhere"),
@@ -1457,11 +1504,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
          f"(?:$|[^{_LABEL}])",
          trigger=f"[{_LABEL}._%+-]@[{_LABEL}]", validator=v.email,
-         reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}|^{_URL_SCHEME}",
+         reject=rf"(?:^|[^\w.%+-])git@[^@\s]+[:/]$|^{_MSG_ID_HEADER}|^{_URL_SCHEME}|"
+                rf"^/[^@]+@[A-Z0-9.-]+(?:[^\w.-]|$)",
          reject_label=r"(?i:\b(?:i?cal_?)?uid|placeholder)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?$", label_window=24,
          description="e-mail addresses, internationalised ones too; not `name@2x.png`, nor the SSH user "
                      "`git@host:path`, `ssh://git@host/path`, nor a message id (`Message-ID: <…@mail.gmail.com>`, "
-                     "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`), nor an "
+                     "SIP's `Call-ID: …@host`), nor a URL's userinfo (`https://<key>@o1.ingest.sentry.io/2`), nor a "
+                     "Kerberos service principal (`HTTP/web01.corp.lan@CORP.LAN`: a realm in capitals), nor an "
                      "iCalendar UID (`UID:…@google.com`, `\"iCalUID\": …`) or a Google Calendar's id, nor a form "
                      "field's `placeholder` (a hint: `you@example.com`)"),
     Rule("email", "EMAIL",

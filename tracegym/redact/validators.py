@@ -932,15 +932,17 @@ def _decodes_to_prose(value: str) -> bool:
 
 _GENERATOR_SYMBOL = re.compile(r"[!#$%?@~]")
 _USER_AT_HOST = re.compile(r"[a-z_][a-z0-9_.-]*@[A-Za-z0-9][\w.-]*")
-_ANCHOR = re.compile(r"\.[A-Za-z]{1,5}#|#L\d|!\$?[A-Z]{1,3}\$?\d*$")
-"""A file's anchor (`utils.py#L45`, `guide.md#Setup2`) or a spreadsheet's cell (`Sheet2!A1`, `Q1!$B$2`)."""
+_ANCHOR = re.compile(r"\.[A-Za-z]{1,5}#|#L\d|!\$?[A-Z]{1,3}\$?\d*$|^[a-z][a-z0-9]{1,7}#S(?:256|384|512)$")
+"""A file's anchor (`utils.py#L45`, `guide.md#Setup2`), a spreadsheet's cell (`Sheet2!A1`, `Q1!$B$2`) or a JOSE
+parameter named for its SHA-2 digest (RFC 7515's `x5t#S256`, the certificate's thumbprint)."""
 _PERCENT_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 
 
 def generated_password(value: str) -> bool:
     """A password with no label to name it, as generators and people's policies make them: 8-64 characters of
     upper case, lower case, digits and a symbol (`!#$%?@~`), random-looking; not a path or a URL, a mail address
-    or a shell prompt's `user@host`, a file's anchor (`utils.py#L45`) or a cell (`Sheet2!A1`), URL-encoded text
+    or a shell prompt's `user@host`, a file's anchor (`utils.py#L45`), a cell (`Sheet2!A1`) or a JOSE parameter's
+    name (`x5t#S256`), URL-encoded text
     (`Hello%20World1`), markup (`**Step1!**`, `#Tag1`) or words joined by underscores or dashes
     (`p3rl_6_iz_BETTER!!1`, a test's parameters `cols6-at$-include6-None`)."""
     classes = (r"[a-z]", r"[A-Z]", r"\d", _GENERATOR_SYMBOL.pattern)
@@ -975,6 +977,12 @@ def bitlocker_key(value: str) -> bool:
     groups = value.split("-")
     return len(groups) == 8 and all(int(g) % 11 == 0 and int(g) < 720_896 for g in groups) \
         and len(set(groups)) > 2
+
+
+def letters_and_digits(value: str) -> bool:
+    """A random key of capitals and digits holds both (a FileVault recovery key's 24 from 36 misses either once in
+    ~10^4): a run of one or the other is a word or a number in groups (`ABCD-EFGH-…`, `2024-0101-…`)."""
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 _CODE_SPLIT = re.compile(r"[^A-Za-z0-9-]+")

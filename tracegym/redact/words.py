@@ -126,15 +126,21 @@ RECOVERY: dict[str, tuple[str, ...]] = {
     "ro": ("coduri de recuperare", "cod de recuperare", "coduri de rezervă", "cod de rezervă"),
     "cs": ("kódy pro obnovení", "obnovovací kód", "záložní kód"), "sk": ("záložné kódy", "kódy na obnovenie"),
     "fi": ("palautuskoodi", "palautuskoodit", "varakoodi"), "tr": ("kurtarma kodu", "yedek kod"),
-    "he": ("קודי שחזור", "קוד שחזור", "קודי גיבוי"), "ar": ("رموز الاسترداد", "رمز الاسترداد", "رموز احتياطية"),
+    "he": ("קודי שחזור", "קוד שחזור", "קודי גיבוי", "קוד גיבוי"),
+    "ar": ("رموز الاسترداد", "رمز الاسترداد", "رموز احتياطية", "رمز احتياطي"),
     "fa": ("کدهای بازیابی", "کد بازیابی", "کد پشتیبان"), "hi": ("रिकवरी कोड", "बैकअप कोड", "पुनर्प्राप्ति कोड"),
-    "bn": ("রিকভারি কোড", "ব্যাকআপ কোড"), "ja": ("復旧コード", "回復コード"), "zh": ("恢复代码", "备份代码", "復原碼"),
+    "bn": ("রিকভারি কোড", "ব্যাকআপ কোড"), "ja": ("復旧コード", "回復コード"),
+    "zh": ("恢复代码", "备份代码", "復原碼", "备用验证码"),
     "pl": ("kod odzyskiwania", "kod zapasowy"), "it": ("codice di recupero", "codice di backup"),
-    "de": ("notfallcodes", "notfallcode", "ersatzcodes"), "nl": ("back-upcodes", "reservecodes", "herstelcode"),
-    "da": ("backupkoder", "reservekoder"), "no": ("gjenopprettingskoder", "reservekoder"),
+    "de": ("notfallcodes", "notfallcode", "ersatzcodes"),
+    "nl": ("back-upcodes", "back-upcode", "reservecodes", "reservecode", "herstelcode"),
+    "da": ("backupkoder", "backupkode", "reservekoder", "reservekode"),
+    "no": ("gjenopprettingskoder", "reservekoder", "reservekode"), "sv": ("reservkod",),
 }
 """Recovery or backup codes of a two-factor sign-in, beyond the rules' own list (English, German, French, Spanish,
-Portuguese, Italian, Dutch, Polish, the Nordic languages, Turkish, Russian, Czech, Japanese, Chinese, Korean)."""
+Portuguese, Italian, Dutch, Polish, the Nordic languages, Turkish, Russian, Czech, Japanese, Chinese, Korean); one
+code in the singular too, as a message that hands a user one writes it (`Reservkod`, `קוד גיבוי`, Google's
+Chinese `备用验证码`)."""
 
 SETUP_KEY: dict[str, tuple[str, ...]] = {
     "el": ("κλειδί ρύθμισης", "μυστικό κλειδί"), "uk": ("ключ налаштування", "секретний ключ"),
