@@ -625,6 +625,14 @@ _SNMP_LABEL = (r"(?i:snmp[ _-]?(?:v[12]c?[ _-]?)?(?:(?:ro|rw|read|write)[ _-]?)?
 _HEX32 = r"[0-9a-fA-F]{32}"
 # A JSON or YAML key's quotes: a JSON string's (escaped too), a CSV cell's doubled ones, YAML's or mongosh's `'`.
 _KQ = r"(?:\\?\"|\"\"|')?"
+# The label of an NT (or LM) hash as the tools print it: mimikatz's `* NTLM :` and `Hash NTLM:`, pypykatz's and
+# impacket's `NThash`/`nthash`, `NT hash`, `LMHash`.
+_NT_LABEL = r"(?i:ntlm(?:[ _-]?hash)?|nt[ _-]?hash|lm[ _-]?hash)"
+# The tools that take an NT hash for a password (pass-the-hash): netexec (and crackmapexec before it) and evil-winrm
+# after `-H`/`--hash`, impacket's `-hashes LM:NT` (the LM part may be empty), mimikatz's `/ntlm:` (the label reads
+# it), Rubeus' `/rc4:`, xfreerdp's `/pth:`.
+_PTH_FLAG = (r"\b(?:nxc|netexec|crackmapexec|cme|evil-winrm)\b[^\n|;&]{0,160}?[ \t](?:-H|--hash)[ \t]+\\?[\"']?"
+             rf"(?:{_HEX32}:)?|(?:^|[ \t\"'])-hashes[ \t]+\\?[\"']?(?:{_HEX32})?:|/(?i:rc4|pth):")
 
 
 # Browser automation filling a password field: a selector that names it (`'#password'`, `'input[name="passwd"]'`,
@@ -1272,6 +1280,22 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?P<v>\d{8})(?!\d)",
          trigger=r"(?i:puk)[12]?[^\n\d]{0,12}\d{8}",
          description="a SIM's PUK (eight digits, 3GPP TS 31.101) after its label (`PUK1: …`, `\"puk\": \"…\"`)"),
+    Rule("ntlm_hash", "SECRET", rf"(?:^|[^\w-]){_NT_LABEL}{_KQ}[ \t]*[:=][ \t]*{_KQ}(?P<v>{_HEX32})(?![0-9A-Za-z])",
+         trigger=r"(?i:ntlm|nt[ _-]?hash|lm[ _-]?hash)[\\\"' \t]{0,12}[:=]", validator=v.nt_hash,
+         description="an NT or LM hash after its label (mimikatz's `* NTLM     : …` and `Hash NTLM: …`, pypykatz's "
+                     "`\"NThash\": \"…\"`, `NT hash = …`): not the empty password's constants"),
+    Rule("ntlm_hash", "SECRET", rf":\d{{1,10}}:{_HEX32}:(?P<v>{_HEX32}):::",
+         trigger=rf":\d{{1,10}}:{_HEX32}:{_HEX32}:::", validator=v.nt_hash,
+         description="the NT hash of a pwdump line as secretsdump, pwdump and netexec's `--sam`/`--ntds` print them "
+                     "(`user:rid:LM:NT:::`)"),
+    Rule("ntlm_hash", "SECRET", rf":\d{{1,10}}:(?P<v>{_HEX32}):{_HEX32}:::",
+         trigger=rf":\d{{1,10}}:{_HEX32}:{_HEX32}:::", validator=v.nt_hash,
+         description="the LM hash of a pwdump line where it is not the empty password's (`user:rid:LM:NT:::`)"),
+    Rule("ntlm_hash", "SECRET", rf"(?:{_PTH_FLAG})(?P<v>{_HEX32})(?![0-9A-Za-z])",
+         trigger=r"(?:nxc|netexec|crackmapexec|cme|evil-winrm)[ \t]|-hashes[ \t]|/(?i:rc4|pth):",
+         validator=v.nt_hash,
+         description="an NT hash given for a password (pass-the-hash): netexec's and evil-winrm's `-H`, impacket's "
+                     "`-hashes LM:NT`, Rubeus' `/rc4:`, xfreerdp's `/pth:`"),
     Rule("password", "PASSWORD",
          r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=/]{1,64}"
          r"(?:[ \t,;/|—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=][ \t]*"

@@ -1,0 +1,59 @@
+"""Secrets as security operations and penetration-testing tools print them (the thirty-ninth corpus's causes): NT
+hashes in dumps, mimikatz and pass-the-hash command lines, passwords of Windows tools, Metasploit and spraying
+tools' hits, national ids after a short name as a key or a scanner's finding, toll-free lines. Values written for
+these tests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+_NT = "3f9c0d2be71a4c58b6e0f1d2a3c4b5e6"
+_LM = "e0fba38268d0ec66ef1cb452d5885e53"
+_EMPTY_LM = "aad3b435b51404eeaad3b435b51404ee"
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize("text", [
+    f"Guest:501:{_EMPTY_LM}:{_NT}:::",
+    f"acme.local\\svc_backup:1107:{_EMPTY_LM}:{_NT}::: (status=Enabled)",
+    f"\t * NTLM     : {_NT}",
+    f"  Hash NTLM: {_NT}",
+    f'{{"NThash": "{_NT}", "LMHash": null}}',
+    f"NT hash = {_NT}",
+    f"nxc smb 192.0.2.0/24 -u admin -H {_NT} --local-auth",
+    f"crackmapexec winrm 192.0.2.7 -u admin -H {_EMPTY_LM}:{_NT}",
+    f"evil-winrm -i 192.0.2.7 -u jonas --hash {_NT}",
+    f"wmiexec.py -hashes {_EMPTY_LM}:{_NT} acme/jonas@192.0.2.7",
+    f"secretsdump.py -hashes :{_NT} acme/jonas@192.0.2.7",
+    f"Rubeus.exe asktgt /user:jonas /rc4:{_NT} /ptt",
+    f"xfreerdp /v:192.0.2.7 /u:jonas /pth:{_NT}"])
+def test_an_nt_hash_as_the_tools_print_and_take_it(text: str) -> None:
+    assert _values(text) == [_NT]
+    assert _values(json.dumps({"line": text})) == [_NT]
+
+
+def test_a_pwdump_lines_lm_hash_goes_too_unless_it_is_the_empty_one() -> None:
+    assert _values(f"legacy:1010:{_LM}:{_NT}:::") == [_LM, _NT]
+
+
+@pytest.mark.parametrize("text", [
+    f"MD5: {_NT} dropped by the loader",
+    f"md5sum {_NT}  payload.bin",
+    f"GuardDuty finding id {_NT} archived",
+    f"traceparent: 00-{_NT}-00f067aa0ba902b7-01",
+    "\t * NTLM     : 31d6cfe0d16ae931b73c59d7e0c089c0",
+    f"\t * LM       : {_EMPTY_LM}",
+    "NTLM: 00000000000000000000000000000000",
+    "[*] Dumping local SAM hashes (uid:rid:lmhash:nthash)",
+    "curl -H 'Accept: */*' https://example.com"])
+def test_digests_ids_and_the_empty_passwords_hashes_stay(text: str) -> None:
+    assert _values(text) == []
