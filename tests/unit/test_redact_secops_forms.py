@@ -57,3 +57,23 @@ def test_a_pwdump_lines_lm_hash_goes_too_unless_it_is_the_empty_one() -> None:
     "curl -H 'Accept: */*' https://example.com"])
 def test_digests_ids_and_the_empty_passwords_hashes_stay(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("PsExec64.exe \\\\fs01 -u ACME\\jonas -p Birch!Lantern9 -accepteula cmd.exe", "Birch!Lantern9"),
+    ("PsExec64.exe \\\\fs01 -u ACME\\tomas -p Birch!Lantern9 cmd.exe", "Birch!Lantern9"),
+    ("psexec \\\\192.0.2.7 -u admin -p \"Lake side 44\" cmd", "Lake side 44"),
+    ("cmdkey /generic:TERMSRV/fs01 /user:ACME\\tomas /pass:Qz7-mWx2kpL", "Qz7-mWx2kpL"),
+    ("msf6 auxiliary(scanner/smb/smb_login) > set SMBPass gravel-Yn4-otter", "gravel-Yn4-otter"),
+    ("msf6 exploit(multi/http/tomcat_mgr_upload) > setg HttpPassword Tmc4t!2024", "Tmc4t!2024")])
+def test_passwords_windows_tools_and_metasploit_take(text: str, value: str) -> None:
+    assert value in _values(text)
+    assert value in _values(json.dumps({"line": text}))
+
+
+@pytest.mark.parametrize("text", [
+    "msf6 > set PASS_FILE /usr/share/wordlists/rockyou.txt",
+    "msf6 > set BLANK_PASSWORDS true",
+    "cmdkey /add:fs01 /user:jonas /pass"])
+def test_options_naming_a_password_list_or_a_prompt_stay(text: str) -> None:
+    assert _values(text) == []

@@ -100,12 +100,20 @@ _PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
 # A character of an unquoted password: not a space, a quote, a bracket or a backslash, nor the `&` that opens a
 # form's or a query's next field (`password=X&grant_type=password`: a literal `&` there is written `%26`).
 _PW_CHAR = r"(?:[^\s\"'`,;(){}\[\]<>\\&]|&(?![A-Za-z_][\w.\[\]-]{0,40}=))"
+# What stands between a Windows command and its password flag: the rest of the line, where an account
+# `DOMAIN\user` whose name opens with n, r or t reads as a JSON escape (`CORP\tomas`), which the detector's view
+# writes as a backslash and a line break.
+_WIN_GAP = r"(?:[^\n|;&]|(?<=\\)\n)"
+# Sysinternals' remote tools, which take `-u user -p password` (PsExec, PsInfo, PsKill, PsList, …).
+_SYSINTERNALS = r"(?i:ps(?:exec|info|kill|list|service|shutdown|file|getsid|loglist|passwd|suspend))"
 # The short password flags of common tools, as their manuals give them: `docker login -p` (podman, nerdctl,
 # buildah, skopeo, oras, `helm registry login` alike), `redis-cli -a`, `ldapsearch -w` (every OpenLDAP client),
 # `smbclient -U user%password`, `htpasswd -b[c] file user password` (the flags apart too: `-b -c`) and
 # `htpasswd -nb user password`, Windows' `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X`,
 # `az login -p X`, lftp's `-u user,password`, mosquitto's `-P`, and Cisco IOS's `username … password 0 …` and
-# `enable secret 0 …` (type 0: clear text; type 7: a reversible encoding, the password in effect).
+# `enable secret 0 …` (type 0: clear text; type 7: a reversible encoding, the password in effect); Windows'
+# `cmdkey … /pass:X`, Sysinternals' remote tools' `-p X` (PsExec, PsInfo, PsKill, …), a Metasploit option naming
+# a password set at msfconsole's prompt (`msf6 … > set SMBPass X`, `setg PASSWORD X`, `HttpPassword`).
 _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login\b[^\n|;&]{0,120}?"
              r"[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]{0,120}?[ \t]-a[ \t]+|"
              r"\bldap[a-z]{3,8}\b[^\n|;&]{0,160}?[ \t]-w[ \t]+|"
@@ -117,7 +125,10 @@ _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry
              r"\blftp\b[^\n|;&]{0,120}?[ \t]-u[ \t]+\\?[\"']?[^\s,\"'\\]{1,64},|"
              r"\bmosquitto_(?:pub|sub|rr)\b[^\n|;&]{0,160}?[ \t]-P[ \t]+|"
              r"(?:^|\n)[ \t]*(?:username[ \t]+\S+(?:[ \t]+privilege[ \t]+\d{1,2})?|enable)[ \t]+"
-             r"(?:password|secret)[ \t]+[07][ \t]+")
+             r"(?:password|secret)[ \t]+[07][ \t]+|"
+             rf"\bcmdkey\b{_WIN_GAP}{{0,200}}?[ \t]/pass:|"
+             rf"\b{_SYSINTERNALS}(?:64)?(?:\.exe)?[ \t]{_WIN_GAP}{{0,160}}?[ \t]-p[ \t]+|"
+             r"\bmsf\d{0,2}\b[^\n>]{0,80}>[ \t]*setg?[ \t]+[A-Za-z]{0,20}(?i:pass(?:word)?)[ \t]+")
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin;
 # the name up to 32 characters and not opening with a third dash: else from each dash of a long run the label words
 # were tried at every length), `curl -u user:password` (and with other short flags before it: `curl -su
@@ -137,6 +148,7 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|paro
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
                r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|lftp|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
                r"[a-z]pw\b|mosquitto_|\b(?:password|secret)[ \t]+[07][ \t]|"
+               rf"{_SYSINTERNALS}|"
                + words.alternation(words.PASSWORD))
 # A password's token standing apart from its label: a generated or chosen one (lower and upper case, a digit, a
 # symbol among those generators draw; `-`, `.` or `_` alone when its letters are no words, checked by the
