@@ -77,3 +77,21 @@ def test_passwords_windows_tools_and_metasploit_take(text: str, value: str) -> N
     "cmdkey /add:fs01 /user:jonas /pass"])
 def test_options_naming_a_password_list_or_a_prompt_stay(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("SMB         192.0.2.7       445    FS01             [+] acme.local\\jonas:Ravenwood#31 (Pwn3d!)",
+     "Ravenwood#31"),
+    ("WINRM  192.0.2.7  5985  FS01  [+] ACME\\nadia:Q9v-pLm2x%x", "Q9v-pLm2x%x"),
+    ("2025/01/02 10:11:12 >  [+] VALID LOGIN:\t jonas@acme.test:Ravenwood#31", "Ravenwood#31")])
+def test_passwords_of_logins_sprayers_report_valid(text: str, value: str) -> None:
+    assert value in _values(text)
+    assert value in _values(json.dumps({"line": text}))
+
+
+@pytest.mark.parametrize("text", [
+    "SMB  192.0.2.7  445  FS01  [+] Enumerated shares",
+    "SMB  192.0.2.7  445  FS01  [+] Dumping SAM hashes",
+    "[+] VALID USERNAME:\t jonas"])
+def test_sprayer_lines_without_a_password_stay(text: str) -> None:
+    assert _values(text) == []

@@ -129,6 +129,12 @@ _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry
              rf"\bcmdkey\b{_WIN_GAP}{{0,200}}?[ \t]/pass:|"
              rf"\b{_SYSINTERNALS}(?:64)?(?:\.exe)?[ \t]{_WIN_GAP}{{0,160}}?[ \t]-p[ \t]+|"
              r"\bmsf\d{0,2}\b[^\n>]{0,80}>[ \t]*setg?[ \t]+[A-Za-z]{0,20}(?i:pass(?:word)?)[ \t]+")
+# A login a spraying tool reports as valid, up to its password: netexec's (crackmapexec's) line (the protocol, the
+# address, the port, the host's name, `[+]`, `domain\\user:`, a user opening with n, r or t read as after a JSON
+# escape as `_WIN_GAP` says) and kerbrute's `[+] VALID LOGIN:  user@domain:` (its tab a JSON escape too).
+_SPRAY_HIT = (r"\b(?:SMB|WINRM|LDAPS?|MSSQL|SSH|RDP|FTP|WMI|VNC|NFS)[ \t]+\d{1,3}(?:\.\d{1,3}){3}[ \t]+\d{1,5}[ \t]+"
+              r"\S{1,64}[ \t]+\[\+\][ \t]+(?:[^\s\\:]{0,64}\\{1,2}\n?)?[^\s\\:]{1,64}:|"
+              r"\[\+\][ \t]+VALID LOGIN(?: WITH ERROR)?:?(?:[ \t]|\\\n)+[^\s:]{1,128}[ \t]*:[ \t]*")
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin;
 # the name up to 32 characters and not opening with a third dash: else from each dash of a long run the label words
 # were tried at every length), `curl -u user:password` (and with other short flags before it: `curl -su
@@ -1222,6 +1228,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"impacket-|(?:exec|dump|client|SPNs|NPUsers)\.py", validator=v.password,
          description="the password of Impacket's target `domain/user:password@host` (psexec, wmiexec, "
                      "secretsdump, …)"),
+    Rule("password", "PASSWORD", rf"(?:{_SPRAY_HIT})(?P<v>[^\s\"\\]{{1,128}})",
+         trigger=r"\[\+\][ \t]+(?:VALID LOGIN|[^\s:]{1,130}:)", validator=v.password,
+         description="the password of a login a spraying tool reports as valid: netexec's (crackmapexec's) "
+                     "`SMB  10.0.0.5  445  DC01  [+] corp\\bob:… (Pwn3d!)`, kerbrute's `[+] VALID LOGIN:  "
+                     "bob@corp.local:…`"),
     Rule("password", "PASSWORD",
          r"(?:(?<![\w-])(?i:psk|wpa_passphrase|sae_password|wpa[_-]?psk|wpa2?-pre-shared-key)[ \t]*[:=][ \t]*|"
          r"\bAT\+CWJAP(?:_CUR|_DEF)?=\\?\"(?:[^\"\\\n]|\\.){0,64}?\\?\",|"
