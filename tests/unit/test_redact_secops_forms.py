@@ -95,3 +95,18 @@ def test_passwords_of_logins_sprayers_report_valid(text: str, value: str) -> Non
     "[+] VALID USERNAME:\t jonas"])
 def test_sprayer_lines_without_a_password_stay(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("signup form: name=K. Lind&pnr=811218-9876", "811218-9876"),
+    ("leaked row pnr=811218-9876;city=Lund", "811218-9876"),
+    ("scanner alert, pnr detected: 811218-9876", "811218-9876"),
+    ("DLP match, hetu found: 131052-308T", "131052-308T"),
+    ("export line hetu=131052-308T", "131052-308T")])
+def test_a_national_id_after_its_short_name_as_a_key_or_a_finding(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", ["pnr=811218-9875", "hetu detected: 131052-308A", "pnr found: 12 items"])
+def test_short_names_before_values_failing_the_check_stay(text: str) -> None:
+    assert _values(text) == []

@@ -566,7 +566,9 @@ SECOND_FACTOR_WORDS = f"{_RECOVERY_WORDS}|{_TOTP_WORDS}"
 beside `value="…"`): not context words of table headers, whose RE2 pass they would slow."""
 
 
-_SAID_GAP = r"[ \t]?[:#]?[ \t]?\\?[\"']?"
+# Between a short name said in lower case and its value: a `:`, a `#`, a key's `=` (a form's or a log's
+# `pnr=…&`), or a scanner's finding (`hetu detected: …`, `bsn found: …`).
+_SAID_GAP = r"(?:[ \t]+(?i:detected|found|matched))?[ \t]?[:#=]?[ \t]?\\?[\"']?"
 
 
 def _national_rules() -> tuple[Rule, ...]:
