@@ -110,3 +110,14 @@ def test_a_national_id_after_its_short_name_as_a_key_or_a_finding(text: str, val
 @pytest.mark.parametrize("text", ["pnr=811218-9875", "hetu detected: 131052-308A", "pnr found: 12 items"])
 def test_short_names_before_values_failing_the_check_stay(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize("text", ["Numéro Vert 0 800 41 27 63", "Numéro Vert 0805 41 27 63",
+                                  json.dumps({"note": "numéro vert : 0 800 41 27 63"}),
+                                  "Freephone number 0800 123 4567"])
+def test_toll_free_lines_by_their_name_stay(text: str) -> None:
+    assert _values(text) == []
+
+
+def test_a_french_number_beside_a_phone_word_is_still_found() -> None:
+    assert _values("Numéro de téléphone : 06 41 27 63 18") == ["06 41 27 63 18"]

@@ -423,6 +423,11 @@ _CONTACT_RECORD = r"^[_\d]?(?i:contacts?)[ \t]+[1-9]\d{4,}\W?$"
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|rma|ssn|"
                r"social security|commande|bestellung|factura|rechnung)\b)")
 
+# A number's name that says it is free to call, a business's line (`Numéro Vert`, ARCEP's name for France's
+# 0800-0805; `Freephone`, `toll-free`, `gebührenfrei`, `número gratuito`): the number is none of a person's, though
+# some plan reads its digits as one (`0800…` is a fixed line in Sweden's).
+_TOLL_FREE = (r"(?i:\b(?:num\xe9ro vert|numero vert|freephone|toll[- ]?free|geb\xfchrenfrei|n[u\xfa]mero gratuito|"
+              r"num\xe9ro gratuit)\b)")
 # What a number grouped like a phone's is when a word right before it names something else: a document's,
 # an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), or
 # the groups of an IBAN before it.
@@ -1637,7 +1642,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}[+(]?\d", validator=v.national_phone,
-         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}", reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$", label_window=64,
+         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_TOLL_FREE}", reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$",
+         label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
     Rule("phone_national", "PHONE",
