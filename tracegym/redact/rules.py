@@ -100,12 +100,20 @@ _PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
 # A character of an unquoted password: not a space, a quote, a bracket or a backslash, nor the `&` that opens a
 # form's or a query's next field (`password=X&grant_type=password`: a literal `&` there is written `%26`).
 _PW_CHAR = r"(?:[^\s\"'`,;(){}\[\]<>\\&]|&(?![A-Za-z_][\w.\[\]-]{0,40}=))"
+# What stands between a Windows command and its password flag: the rest of the line, where an account
+# `DOMAIN\user` whose name opens with n, r or t reads as a JSON escape (`CORP\tomas`), which the detector's view
+# writes as a backslash and a line break.
+_WIN_GAP = r"(?:[^\n|;&]|(?<=\\)\n)"
+# Sysinternals' remote tools, which take `-u user -p password` (PsExec, PsInfo, PsKill, PsList, …).
+_SYSINTERNALS = r"(?i:ps(?:exec|info|kill|list|service|shutdown|file|getsid|loglist|passwd|suspend))"
 # The short password flags of common tools, as their manuals give them: `docker login -p` (podman, nerdctl,
 # buildah, skopeo, oras, `helm registry login` alike), `redis-cli -a`, `ldapsearch -w` (every OpenLDAP client),
 # `smbclient -U user%password`, `htpasswd -b[c] file user password` (the flags apart too: `-b -c`) and
 # `htpasswd -nb user password`, Windows' `net user NAME password`, `sqlcmd -P`/`bcp -P`, the MongoDB shells' `-p X`,
 # `az login -p X`, lftp's `-u user,password`, mosquitto's `-P`, and Cisco IOS's `username … password 0 …` and
-# `enable secret 0 …` (type 0: clear text; type 7: a reversible encoding, the password in effect).
+# `enable secret 0 …` (type 0: clear text; type 7: a reversible encoding, the password in effect); Windows'
+# `cmdkey … /pass:X`, Sysinternals' remote tools' `-p X` (PsExec, PsInfo, PsKill, …), a Metasploit option naming
+# a password set at msfconsole's prompt (`msf6 … > set SMBPass X`, `setg PASSWORD X`, `HttpPassword`).
 _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login\b[^\n|;&]{0,120}?"
              r"[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]{0,120}?[ \t]-a[ \t]+|"
              r"\bldap[a-z]{3,8}\b[^\n|;&]{0,160}?[ \t]-w[ \t]+|"
@@ -117,7 +125,16 @@ _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry
              r"\blftp\b[^\n|;&]{0,120}?[ \t]-u[ \t]+\\?[\"']?[^\s,\"'\\]{1,64},|"
              r"\bmosquitto_(?:pub|sub|rr)\b[^\n|;&]{0,160}?[ \t]-P[ \t]+|"
              r"(?:^|\n)[ \t]*(?:username[ \t]+\S+(?:[ \t]+privilege[ \t]+\d{1,2})?|enable)[ \t]+"
-             r"(?:password|secret)[ \t]+[07][ \t]+")
+             r"(?:password|secret)[ \t]+[07][ \t]+|"
+             rf"\bcmdkey\b{_WIN_GAP}{{0,200}}?[ \t]/pass:|"
+             rf"\b{_SYSINTERNALS}(?:64)?(?:\.exe)?[ \t]{_WIN_GAP}{{0,160}}?[ \t]-p[ \t]+|"
+             r"\bmsf\d{0,2}\b[^\n>]{0,80}>[ \t]*setg?[ \t]+[A-Za-z]{0,20}(?i:pass(?:word)?)[ \t]+")
+# A login a spraying tool reports as valid, up to its password: netexec's (crackmapexec's) line (the protocol, the
+# address, the port, the host's name, `[+]`, `domain\\user:`, a user opening with n, r or t read as after a JSON
+# escape as `_WIN_GAP` says) and kerbrute's `[+] VALID LOGIN:  user@domain:` (its tab a JSON escape too).
+_SPRAY_HIT = (r"\b(?:SMB|WINRM|LDAPS?|MSSQL|SSH|RDP|FTP|WMI|VNC|NFS)[ \t]+\d{1,3}(?:\.\d{1,3}){3}[ \t]+\d{1,5}[ \t]+"
+              r"\S{1,64}[ \t]+\[\+\][ \t]+(?:[^\s\\:]{0,64}\\{1,2}\n?)?[^\s\\:]{1,64}:|"
+              r"\[\+\][ \t]+VALID LOGIN(?: WITH ERROR)?:?(?:[ \t]|\\\n)+[^\s:]{1,128}[ \t]*:[ \t]*")
 # Shell forms: a flag whose name ends in pass or password (--db-password X, keytool -storepass X, openssl -passin;
 # the name up to 32 characters and not opening with a third dash: else from each dash of a long run the label words
 # were tried at every length), `curl -u user:password` (and with other short flags before it: `curl -su
@@ -137,6 +154,7 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|paro
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
                r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|lftp|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
                r"[a-z]pw\b|mosquitto_|\b(?:password|secret)[ \t]+[07][ \t]|"
+               rf"{_SYSINTERNALS}|"
                + words.alternation(words.PASSWORD))
 # A password's token standing apart from its label: a generated or chosen one (lower and upper case, a digit, a
 # symbol among those generators draw; `-`, `.` or `_` alone when its letters are no words, checked by the
@@ -406,6 +424,11 @@ _CONTACT_RECORD = r"^[_\d]?(?i:contacts?)[ \t]+[1-9]\d{4,}\W?$"
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|rma|ssn|"
                r"social security|commande|bestellung|factura|rechnung)\b)")
 
+# A number's name that says it is free to call, a business's line (`Numéro Vert`, ARCEP's name for France's
+# 0800-0805; `Freephone`, `toll-free`, `gebührenfrei`, `número gratuito`): the number is none of a person's, though
+# some plan reads its digits as one (`0800…` is a fixed line in Sweden's).
+_TOLL_FREE = (r"(?i:\b(?:num\xe9ro vert|numero vert|freephone|toll[- ]?free|geb\xfchrenfrei|n[u\xfa]mero gratuito|"
+              r"num\xe9ro gratuit)\b)")
 # What a number grouped like a phone's is when a word right before it names something else: a document's,
 # an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), or
 # the groups of an IBAN before it.
@@ -550,7 +573,9 @@ SECOND_FACTOR_WORDS = f"{_RECOVERY_WORDS}|{_TOTP_WORDS}"
 beside `value="…"`): not context words of table headers, whose RE2 pass they would slow."""
 
 
-_SAID_GAP = r"[ \t]?[:#]?[ \t]?\\?[\"']?"
+# Between a short name said in lower case and its value: a `:`, a `#`, a key's `=` (a form's or a log's
+# `pnr=…&`), or a scanner's finding (`hetu detected: …`, `bsn found: …`).
+_SAID_GAP = r"(?:[ \t]+(?i:detected|found|matched))?[ \t]?[:#=]?[ \t]?\\?[\"']?"
 
 # A Kerberos principal as klist and ktutil print it (`host/web01.example.lan@EXAMPLE.LAN`, `svc$@CORP.LAN`: the realm
 # in capitals, as RFC 4120 6.1 has realms named after their DNS domain written), and a key in hex: DES 8 bytes,
@@ -636,6 +661,14 @@ _SNMP_LABEL = (r"(?i:snmp[ _-]?(?:v[12]c?[ _-]?)?(?:(?:ro|rw|read|write)[ _-]?)?
 _HEX32 = r"[0-9a-fA-F]{32}"
 # A JSON or YAML key's quotes: a JSON string's (escaped too), a CSV cell's doubled ones, YAML's or mongosh's `'`.
 _KQ = r"(?:\\?\"|\"\"|')?"
+# The label of an NT (or LM) hash as the tools print it: mimikatz's `* NTLM :` and `Hash NTLM:`, pypykatz's and
+# impacket's `NThash`/`nthash`, `NT hash`, `LMHash`.
+_NT_LABEL = r"(?i:ntlm(?:[ _-]?hash)?|nt[ _-]?hash|lm[ _-]?hash)"
+# The tools that take an NT hash for a password (pass-the-hash): netexec (and crackmapexec before it) and evil-winrm
+# after `-H`/`--hash`, impacket's `-hashes LM:NT` (the LM part may be empty), mimikatz's `/ntlm:` (the label reads
+# it), Rubeus' `/rc4:`, xfreerdp's `/pth:`.
+_PTH_FLAG = (r"\b(?:nxc|netexec|crackmapexec|cme|evil-winrm)\b[^\n|;&]{0,160}?[ \t](?:-H|--hash)[ \t]+\\?[\"']?"
+             rf"(?:{_HEX32}:)?|(?:^|[ \t\"'])-hashes[ \t]+\\?[\"']?(?:{_HEX32})?:|/(?i:rc4|pth):")
 
 
 # Browser automation filling a password field: a selector that names it (`'#password'`, `'input[name="passwd"]'`,
@@ -1243,6 +1276,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"impacket-|(?:exec|dump|client|SPNs|NPUsers)\.py", validator=v.password,
          description="the password of Impacket's target `domain/user:password@host` (psexec, wmiexec, "
                      "secretsdump, …)"),
+    Rule("password", "PASSWORD", rf"(?:{_SPRAY_HIT})(?P<v>[^\s\"\\]{{1,128}})",
+         trigger=r"\[\+\][ \t]+(?:VALID LOGIN|[^\s:]{1,130}:)", validator=v.password,
+         description="the password of a login a spraying tool reports as valid: netexec's (crackmapexec's) "
+                     "`SMB  10.0.0.5  445  DC01  [+] corp\\bob:… (Pwn3d!)`, kerbrute's `[+] VALID LOGIN:  "
+                     "bob@corp.local:…`"),
     Rule("password", "PASSWORD",
          r"(?:(?<![\w-])(?i:psk|wpa_passphrase|sae_password|wpa[_-]?psk|wpa2?-pre-shared-key)[ \t]*[:=][ \t]*|"
          r"\bAT\+CWJAP(?:_CUR|_DEF)?=\\?\"(?:[^\"\\\n]|\\.){0,64}?\\?\",|"
@@ -1313,6 +1351,22 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?P<v>\d{8})(?!\d)",
          trigger=r"(?i:puk)[12]?[^\n\d]{0,12}\d{8}",
          description="a SIM's PUK (eight digits, 3GPP TS 31.101) after its label (`PUK1: …`, `\"puk\": \"…\"`)"),
+    Rule("ntlm_hash", "SECRET", rf"(?:^|[^\w-]){_NT_LABEL}{_KQ}[ \t]*[:=][ \t]*{_KQ}(?P<v>{_HEX32})(?![0-9A-Za-z])",
+         trigger=r"(?i:ntlm|nt[ _-]?hash|lm[ _-]?hash)[\\\"' \t]{0,12}[:=]", validator=v.nt_hash,
+         description="an NT or LM hash after its label (mimikatz's `* NTLM     : …` and `Hash NTLM: …`, pypykatz's "
+                     "`\"NThash\": \"…\"`, `NT hash = …`): not the empty password's constants"),
+    Rule("ntlm_hash", "SECRET", rf":\d{{1,10}}:{_HEX32}:(?P<v>{_HEX32}):::",
+         trigger=rf":\d{{1,10}}:{_HEX32}:{_HEX32}:::", validator=v.nt_hash,
+         description="the NT hash of a pwdump line as secretsdump, pwdump and netexec's `--sam`/`--ntds` print them "
+                     "(`user:rid:LM:NT:::`)"),
+    Rule("ntlm_hash", "SECRET", rf":\d{{1,10}}:(?P<v>{_HEX32}):{_HEX32}:::",
+         trigger=rf":\d{{1,10}}:{_HEX32}:{_HEX32}:::", validator=v.nt_hash,
+         description="the LM hash of a pwdump line where it is not the empty password's (`user:rid:LM:NT:::`)"),
+    Rule("ntlm_hash", "SECRET", rf"(?:{_PTH_FLAG})(?P<v>{_HEX32})(?![0-9A-Za-z])",
+         trigger=r"(?:nxc|netexec|crackmapexec|cme|evil-winrm)[ \t]|-hashes[ \t]|/(?i:rc4|pth):",
+         validator=v.nt_hash,
+         description="an NT hash given for a password (pass-the-hash): netexec's and evil-winrm's `-H`, impacket's "
+                     "`-hashes LM:NT`, Rubeus' `/rc4:`, xfreerdp's `/pth:`"),
     Rule("password", "PASSWORD",
          r"\b(?:(?i:user(?:name)?|login)[ \t]*[:=][ \t]*|(?i:account)[ \t]+)[^\s:=/]{1,64}"
          r"(?:[ \t,;/|—–-]+|[ \t]*\\?\r?\n[ \t]*|[ \t]*\\(?:r\\)?n[ \t]*)(?i:pass|pw)[ \t]*[:=][ \t]*"
@@ -1637,7 +1691,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}[+(]?\d", validator=v.national_phone,
-         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}", reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$", label_window=64,
+         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_TOLL_FREE}", reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$",
+         label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number"),
     Rule("phone_national", "PHONE",

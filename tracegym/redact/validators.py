@@ -637,6 +637,17 @@ def sim_key(value: str) -> bool:
     return len(compact) == 32 and len(set(compact.lower())) >= 6
 
 
+_EMPTY_PASSWORD_HASHES = frozenset({"aad3b435b51404eeaad3b435b51404ee", "31d6cfe0d16ae931b73c59d7e0c089c0"})
+"""The LM and NT hashes of the empty password: the constants a dump prints for a disabled LM column or a blank
+password, which open nothing."""
+
+
+def nt_hash(value: str) -> bool:
+    """An NT (or LM) hash of a password: 32 hex digits, random-looking (not a placeholder of one digit repeated),
+    not the empty password's constant. Whoever holds it logs on as the user (pass-the-hash)."""
+    return len(set(value.lower())) >= 6 and value.lower() not in _EMPTY_PASSWORD_HASHES
+
+
 def json_pass(value: str) -> bool:
     """A password under a JSON key `pass`: one by `password`'s rules, and no path, test id, count or word (a test
     report's `"PASS": "tests/test_io.py::test_read"`, `"pass": "12"`, `"pass": "skipped"`)."""
