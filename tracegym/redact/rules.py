@@ -795,15 +795,6 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf":(?:{_KRB_ENCTYPE}|plain_password_hex):[0-9A-Fa-f]",
          description="an account's Kerberos keys and a machine account's password as Impacket's secretsdump prints "
                      "them (`DOMAIN\\user:aes256-cts-hmac-sha1-96:HEX`, `DC$:plain_password_hex:HEX`)"),
-    Rule("ntlm_hash", "SECRET",
-         r"[^\s:]:\d{1,10}:[0-9A-Fa-f]{32}:(?P<v>[0-9A-Fa-f]{32}):::",
-         trigger=r"[0-9A-Fa-f]:[0-9A-Fa-f]+:::",
-         description="the NT hash of a pwdump line as secretsdump, samdump2 and hashdump print it "
-                     "(`user:RID:LMHASH:NTHASH:::`)"),
-    Rule("ntlm_hash", "SECRET",
-         r"[^\s:]:\d{1,10}:(?P<v>[0-9A-Fa-f]{32}):[0-9A-Fa-f]{32}:::",
-         trigger=r"[0-9A-Fa-f]:[0-9A-Fa-f]+:::", reject=r"(?i:aad3b435b51404eeaad3b435b51404ee)",
-         description="a pwdump line's LM hash when one is stored (not `aad3b435…`, the hash of no password)"),
     Rule("vault_unseal_key", "SECRET",
          r"(?:\b(?i:unseal|recovery)[ _-]?(?i:key)[ _-]?\d{1,2}[ \t]*:[ \t]*|"
          r"\b(?:unseal|recovery)_keys_(?:b64|hex)\\?\"[ \t]*:[ \t]*\[(?:[ \t]|\\?\r?\n)*\\?\"|"
