@@ -54,6 +54,8 @@ def test_a_pwdump_lines_lm_hash_goes_too_unless_it_is_the_empty_one() -> None:
     f"\t * LM       : {_EMPTY_LM}",
     "NTLM: 00000000000000000000000000000000",
     "[*] Dumping local SAM hashes (uid:rid:lmhash:nthash)",
+    "[*] Dumping Domain Credentials (domain\\uid:rid:lmhash:nthash)",
+    "[*] Dumping cached credentials (domain/username:hash)",
     "curl -H 'Accept: */*' https://example.com"])
 def test_digests_ids_and_the_empty_passwords_hashes_stay(text: str) -> None:
     assert _values(text) == []

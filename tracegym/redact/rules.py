@@ -1376,10 +1376,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"\\?[\"'`]?(?P<v>[^\s\"'`\\/]{4,128}?)"
          r"(?=$|[\s,;)}\]\"'`\\]|\.(?:$|[\s\"'`\\]))",
          trigger=r"(?i:log-?in|creds?|credentials|sign-?in|user(?:name)?[ \t]*/[ \t]*pass)[^\n:=]*[:=]",
-         validator=v.password,
+         validator=v.password, reject=r"(?:^|[^A-Za-z])(?:[a-z]+:){2,}[a-z]+$",
          description="a login's user and password written as a pair after a word for login or credentials "
                      "(`Vendor portal login: noor13 / Tmp-i12R-8807&`, `creds: admin:hunter2`, `login -- user: "
-                     "noor13 / pass: …`), the password"),
+                     "noor13 / pass: …`), the password; not a format's field names (secretsdump's `Dumping Domain "
+                     "Credentials (domain\\uid:rid:lmhash:nthash)`)"),
     Rule("password", "PASSWORD", r"\\?\"(?i:pass)\\?\"[ \t]*:[ \t]*\\?\"(?P<v>[^\"\\\s]{4,128})\\?\"",
          trigger=r"(?i:\"pass\\?\"[ \t]*:)", validator=v.json_pass,
          description="a password under a JSON key `pass` (a login body `{\"login\": …, \"pass\": …}`, Parse "
