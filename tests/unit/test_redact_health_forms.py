@@ -1,0 +1,119 @@
+"""Health-insurance ids by their published rules (tracegym/redact/national.py): Germany's Krankenversichertennummer,
+Australia's Medicare card number and the US Medicare Beneficiary Identifier, values built here from each rule,
+found after their labels in prose, tables, keys, FHIR identifier systems and HL7 v2 CX fields; the same shapes with
+a broken check or a letter CMS never issues, and numbers of other kinds after other words, not found."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tracegym.redact.detect import Detector
+from tracegym.redact.national import au_medicare, kvnr, us_mbi
+
+DETECTOR = Detector()
+RNG = random.Random(40)
+_MBI_LETTERS = "ACDEFGHJKMNPQRTUVWXY"
+
+
+def make_kvnr() -> str:
+    letter = RNG.choice("ABCDEFGHJKLMNPRSTUVWXYZ")
+    body = "".join(RNG.choice("0123456789") for _ in range(8))
+    digits = f"{ord(letter) - 64:02d}{body}"
+    total = sum(sum(divmod(int(c) * (1 + i % 2), 10)) for i, c in enumerate(digits))
+    return f"{letter}{body}{total % 10}"
+
+
+def make_medicare() -> str:
+    body = str(RNG.randint(2, 6)) + "".join(RNG.choice("0123456789") for _ in range(7))
+    check = sum(int(c) * w for c, w in zip(body, (1, 3, 7, 9, 1, 3, 7, 9), strict=True)) % 10
+    return f"{body[:4]} {body[4:]}{check} {RNG.randint(1, 9)}"
+
+
+def make_mbi() -> str:
+    pick = {"N": "123456789", "0": "0123456789", "A": _MBI_LETTERS, "B": _MBI_LETTERS + "0123456789"}
+    return "".join(RNG.choice(pick[p]) for p in ("N", "A", "B", "0", "A", "B", "0", "A", "A", "0", "0"))
+
+
+def _found(text: str) -> set[str]:
+    return {f.value for f in DETECTOR.find(text)}
+
+
+def test_the_checks_follow_the_published_rules() -> None:
+    assert kvnr("A123456780") and not kvnr("A123456781") and not kvnr("1234567890")
+    assert au_medicare("2123 45670 1") and au_medicare("21234567011") and not au_medicare("2123 45671 1")
+    assert not au_medicare("7123 45670 1") and not au_medicare("2123456710 0")
+    assert us_mbi("1EG4-TE5-MK73") and not us_mbi("0EG4TE5MK73") and not us_mbi("1SG4TE5MK73")
+    assert not us_mbi("1EG4TE5MKZ3") and not us_mbi("1EG4TE5M273")
+    for _ in range(50):
+        assert kvnr(make_kvnr()) and au_medicare(make_medicare()) and us_mbi(make_mbi())
+
+
+@pytest.mark.parametrize("template", [
+    "Krankenversichertennummer: {v}",
+    "Versicherten-Nr. {v} laut Karte",
+    "eGK Versichertennummer={v}",
+    "Patientin, KVNR {v}, Aufnahme heute",
+    "| KVNR | {v} |",
+    '{{"kvnr": "{v}"}}',
+    '{{"patientKvnr": "{v}"}}',
+    '{{"identifier": [{{"system": "http://fhir.de/sid/gkv/kvid-10", "value": "{v}"}}]}}',
+])
+def test_kvnr_after_its_label(template: str) -> None:
+    value = make_kvnr()
+    assert value in _found(template.format(v=value))
+
+
+@pytest.mark.parametrize("template", [
+    "Medicare number: {v}",
+    "Medicare card no. {v} (exp 04/27)",
+    "Medicare # {v}",
+    "| Medicare card number | {v} |",
+    '{{"medicareNumber": "{v}"}}',
+    '{{"identifier": [{{"system": "http://ns.electronichealth.net.au/id/medicare-number", "value": "{c}"}}]}}',
+    "PID|1||{c}^^^AUSHIC^MC~MRN4471^^^BAYSIDE^MR||CITIZEN^ALEX",
+])
+def test_au_medicare_after_its_label(template: str) -> None:
+    value = make_medicare()
+    compact = value.replace(" ", "")
+    found = _found(template.format(v=value, c=compact))
+    assert value in found or compact in found
+
+
+@pytest.mark.parametrize("template", [
+    "Medicare Beneficiary Identifier (MBI): {v}",
+    "MBI {v} on file",
+    "Medicare ID={v}",
+    "| MBI | {v} |",
+    '{{"mbi": "{v}"}}',
+    '{{"beneficiaryMbi": "{v}"}}',
+    '{{"identifier": [{{"system": "http://hl7.org/fhir/sid/us-mbi", "value": "{v}"}}]}}',
+    "PID|1||MRN8812^^^HOSP^MR~{v}^^^CMS&2.16.840.1.113883.4.927&ISO^MC||DOE^JAMIE",
+])
+@pytest.mark.parametrize("dashed", [False, True])
+def test_mbi_after_its_label(template: str, dashed: bool) -> None:
+    value = make_mbi()
+    if dashed:
+        value = f"{value[:4]}-{value[4:7]}-{value[7:]}"
+    assert value in _found(template.format(v=value))
+
+
+@pytest.mark.parametrize("text", [
+    "Order 2123456701 shipped",
+    "Invoice no. 4123 45670 1 due",
+    "Medicare claim total 2123 45670 1",
+    "Medicare number: 2123 45671 1",
+    "KVNR: A123456781",
+    "Versichertennummer: A111111111",
+    "Artikel B123456789 im Lager",
+    "MBI: 1SG4-TE5-MK73",
+    "MBI 1EG4TE5MKZ3",
+    "SKU 1EG4TE5MK73 restocked",
+    "build 3KP5-KE7-TD88 deployed",
+    "PID|1||1234567890^^^HOSP^MC||DOE^JANE",
+    "PID|1||2123456701^^^HOSP^MR||DOE^JANE",
+])
+def test_other_numbers_and_broken_checks_are_left(text: str) -> None:
+    assert not {f for f in DETECTOR.find(text) if f.rule.name == "national_id"}
+
