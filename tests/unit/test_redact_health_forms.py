@@ -117,3 +117,26 @@ def test_mbi_after_its_label(template: str, dashed: bool) -> None:
 def test_other_numbers_and_broken_checks_are_left(text: str) -> None:
     assert not {f for f in DETECTOR.find(text) if f.rule.name == "national_id"}
 
+
+@pytest.mark.parametrize("text, value", [
+    ("Guest Wi-Fi (SSID WARD-GUEST) key: maple-otter-cloud-42", "maple-otter-cloud-42"),
+    ("WLAN-Schlüssel: Tannen#Wald77", "Tannen#Wald77"),
+    ("mot de passe du Wi-Fi : Soleil-Rouge-19", "Soleil-Rouge-19"),
+    ("clave WiFi = Lluvia.Norte.88", "Lluvia.Norte.88"),
+    ("Wi-Fi-avain: kuu+Tahti91", "kuu+Tahti91"),
+    ("סיסמת Wi-Fi = Zq81!mmpQ", "Zq81!mmpQ"),
+    ("Ο κωδικός Wi-Fi είναι Kypros2024!x", "Kypros2024!x"),
+    ("chiave Wi-Fi: -Rq7v-31mTz", "-Rq7v-31mTz"),
+])
+def test_a_wifi_key_named_with_its_network(text: str, value: str) -> None:
+    assert value in _found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Wi-Fi key: see the sticker",
+    "Wi-Fi key rotation: monthly",
+    "chiave Wi-Fi: --verbose",
+    "the wifi token is refreshed hourly",
+])
+def test_wifi_words_without_a_key_are_left(text: str) -> None:
+    assert not _found(text)

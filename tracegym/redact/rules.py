@@ -548,6 +548,11 @@ SECOND_FACTOR_WORDS = f"{_RECOVERY_WORDS}|{_TOTP_WORDS}"
 beside `value="…"`): not context words of table headers, whose RE2 pass they would slow."""
 
 
+# A Wi-Fi network's key: the network's word (Wi-Fi, WLAN) and a word for a key or a password, either first
+# (`WLAN-Passwort`, `clé Wi-Fi`, `סיסמת Wi-Fi`: Hebrew's construct form of סיסמה), words like `of the` between.
+_WIFI = r"(?i:wi[ _-]?fi|wlan)"
+_WIFI_KEY = rf"(?:{_PW}|{_KEY_STEMS}|סיסמת|(?i:psk))"
+_WIFI_OF = r"(?i:du|de|del|della|di|des|da|do|für|f[oö]r|voor|van|het|til|for|the|of|la|le|el|das|den|die)"
 _SAID_GAP = r"[ \t]?[:#]?[ \t]?\\?[\"']?"
 
 
@@ -1220,6 +1225,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.password,
          description="a Wi-Fi network's passphrase in the `WIFI:T:WPA;S:…;P:…;;` text a Wi-Fi QR code holds "
                      "(ZXing's format, `\\;` escaping), and after `WPA2 key`, `WPA passphrase`, `WPA2-PSK password`"),
+    Rule("password", "PASSWORD",
+         rf"(?:{_WIFI}(?:[ \t]*\([^()\n]{{1,40}}\))?[ \t_-]*{_WIFI_KEY}|"
+         rf"{_WIFI_KEY}(?:[ \t]+{_WIFI_OF})*[ \t]+(?:l')?{_WIFI})(?![^\W\d_])(?:[ \t]*\([^()\n]{{1,40}}\))?"
+         rf"[ \t]*(?:[:=：]|[ \t]{_IS}(?![^\W\d_]))[ \t]*\\?[\"']?"
+         r"(?P<v>[^\s\"'`\\]{4,128}?)(?=$|[\s\"'`\\,;]|\.(?:$|\s))",
+         trigger=_WIFI, validator=v.wifi_passphrase,
+         description="a Wi-Fi network's key or password named with the network in any order and language "
+                     "(`Wi-Fi (SSID …) key:`, `WLAN-Schlüssel:`, `chiave Wi-Fi:`, `mot de passe du Wi-Fi :`, "
+                     "`Wi-Fi-avain:`)"),
     Rule("shared_secret", "SECRET", rf"(?:{_SHARED_KEY}){_CONF_VALUE}",
          trigger=r"(?:radius|tacacs|hwtacacs)-server[ \t]|\bset[ \t]+(?:system|access|protocols|security|"
                  r"routing-instances)[ \t][^\n]{0,200}[ \t](?:secret|authentication-key|ascii-text)[ \t]|"

@@ -606,6 +606,15 @@ def password(value: str) -> bool:
     return not _CSS_PSEUDO.fullmatch(bare)  # a selector's pseudo-class: `input[name="password"]:nth-child(2)`
 
 
+def wifi_passphrase(value: str) -> bool:
+    """A WPA passphrase (IEEE 802.11i, H.4.1: 8 to 63 printable ASCII characters) or a 64-hex-digit PSK, by
+    `password`'s rules; a leading dash allowed, as after a Wi-Fi key's label no command line takes it for a flag."""
+    bare = value.strip("'\"")
+    if not (8 <= len(bare) <= 63 and all(" " <= c <= "~" for c in bare)) and not re.fullmatch(r"[0-9A-Fa-f]{64}", bare):
+        return False
+    return password(bare.lstrip("-"))
+
+
 def connection_password(value: str) -> bool:
     """The password field of a connection string (ODBC's `Pwd=`, a JDBC URL's `password=`): one by `password`'s
     rules, or a value shaped like an identifier there too (`BxKqTmRw.pLz`, `QmTrvXk_hPz`: random letters with a
