@@ -127,6 +127,7 @@ def test_other_numbers_and_broken_checks_are_left(text: str) -> None:
     ("סיסמת Wi-Fi = Zq81!mmpQ", "Zq81!mmpQ"),
     ("Ο κωδικός Wi-Fi είναι Kypros2024!x", "Kypros2024!x"),
     ("chiave Wi-Fi: -Rq7v-31mTz", "-Rq7v-31mTz"),
+    ("/interface wireless security-profiles add name=lab wpa2-pre-shared-key=Rt7+mQ?x-Lp2", "Rt7+mQ?x-Lp2"),
 ])
 def test_a_wifi_key_named_with_its_network(text: str, value: str) -> None:
     assert value in _found(text)
@@ -140,3 +141,7 @@ def test_a_wifi_key_named_with_its_network(text: str, value: str) -> None:
 ])
 def test_wifi_words_without_a_key_are_left(text: str) -> None:
     assert not _found(text)
+
+
+def test_a_steamcmd_login_still_ends_at_the_next_command() -> None:
+    assert "Hunter22pw" in _found("steamcmd +login bob Hunter22pw +quit")

@@ -1209,14 +1209,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "secretsdump, …)"),
     Rule("password", "PASSWORD",
          r"(?:(?<![\w-])(?i:psk|wpa_passphrase|sae_password|wpa[_-]?psk|wpa2?-pre-shared-key)[ \t]*[:=][ \t]*|"
-         r"\bAT\+CWJAP(?:_CUR|_DEF)?=\\?\"(?:[^\"\\\n]|\\.){0,64}?\\?\",|"
-         r"\bsteamcmd\b[^\n]{0,200}?\+login[ \t]+[^\s+]{1,64}[ \t]+)"
-         r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|(?P<w>[^\s\"'\\+]{4,128}?))(?=$|[\s\"'\\,;]|\.(?:$|\s))",
-         trigger=r"(?i:psk|wpa_passphrase|sae_password|pre-shared-key)[ \t]*[:=]|AT\+CWJAP|steamcmd",
+         r"\bAT\+CWJAP(?:_CUR|_DEF)?=\\?\"(?:[^\"\\\n]|\\.){0,64}?\\?\",)"
+         r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|(?P<w>[^\s\"'\\]{4,128}?))(?=$|[\s\"'\\,;]|\.(?:$|\s))",
+         trigger=r"(?i:psk|wpa_passphrase|sae_password|pre-shared-key)[ \t]*[:=]|AT\+CWJAP",
          validator=v.password,
          description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, RouterOS' "
-                     "`wpa2-pre-shared-key=`, an ESP "
-                     "module's `AT+CWJAP=\"ssid\",\"…\"`; steamcmd's `+login USER PASSWORD`"),
+                     "`wpa2-pre-shared-key=` (`+` inside, as 802.11i's printable ASCII allows), an ESP "
+                     "module's `AT+CWJAP=\"ssid\",\"…\"`"),
+    Rule("password", "PASSWORD",
+         r"\bsteamcmd\b[^\n]{0,200}?\+login[ \t]+[^\s+]{1,64}[ \t]+"
+         r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|(?P<w>[^\s\"'\\+]{4,128}?))(?=$|[\s\"'\\,;]|\.(?:$|\s))",
+         trigger=r"steamcmd", validator=v.password,
+         description="steamcmd's `+login USER PASSWORD` (the next `+command` ends it)"),
     Rule("password", "PASSWORD",
          r"\bWIFI:(?:[A-Z]{1,2}:(?:[^;\\\n\"]|\\[;,:\\\"]){0,128};){0,6}?P:(?P<v>(?:[^;\\\n\"]|\\[;,:\\\"]){1,128});|"
          r"\b(?i:wpa[23]?)(?:[ _-](?i:personal|psk))?[ _-](?i:key|passphrase|password)"
