@@ -128,6 +128,7 @@ def test_other_numbers_and_broken_checks_are_left(text: str) -> None:
     ("Ο κωδικός Wi-Fi είναι Kypros2024!x", "Kypros2024!x"),
     ("chiave Wi-Fi: -Rq7v-31mTz", "-Rq7v-31mTz"),
     ("/interface wireless security-profiles add name=lab wpa2-pre-shared-key=Rt7+mQ?x-Lp2", "Rt7+mQ?x-Lp2"),
+    ("/interface wireless security-profiles add name=lab wpa2-pre-shared-key=!Bx3wGk5wqYWOyU", "!Bx3wGk5wqYWOyU"),
 ])
 def test_a_wifi_key_named_with_its_network(text: str, value: str) -> None:
     assert value in _found(text)
@@ -138,6 +139,8 @@ def test_a_wifi_key_named_with_its_network(text: str, value: str) -> None:
     "Wi-Fi key rotation: monthly",
     "chiave Wi-Fi: --verbose",
     "the wifi token is refreshed hourly",
+    "psk: !vault |",
+    "password: !Base64",
 ])
 def test_wifi_words_without_a_key_are_left(text: str) -> None:
     assert not _found(text)

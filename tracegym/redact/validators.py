@@ -538,9 +538,11 @@ _PLACEHOLDER_WORDS = {"password", "passwd", "secret", "changeme", "example", "yo
 
 # What stands in for a password without being one: a variable or template reference ($DB_PASSWORD, ${PW},
 # $(cat f), %PW%, {{ pw }}, <password>, Python's %(DB_PASS)s) or a YAML tag (Ansible's `!vault |`, `!Ref`).
-_REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?|\$[({].*|%\w+%|%\(\w+\)[a-z]|%\[.*\]|\{.*|<.*|!{1,2}[A-Za-z][\w-]*")
+_REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?|\$[({].*|%\w+%|%\(\w+\)[a-z]|%\[.*\]|\{.*|<.*|"
+                        r"!{1,2}[A-Za-z][A-Za-z_-]*\d{0,3}")
 """A reference to a value kept elsewhere: shell and Windows variables, Python's `%(name)s`, HAProxy's `%[env(X)]`,
-templates, YAML tags."""
+templates, YAML tags (a word: `!vault`, `!!str`, `!Base64`; not `!` before letters and digits mixed, a
+password's)."""
 
 
 _CMDLET = re.compile(r"(?:Get|Set|New|Remove|Add|Clear|Copy|Move|Rename|Invoke|Start|Stop|Restart|Import|Export|"
