@@ -148,3 +148,15 @@ def test_wifi_words_without_a_key_are_left(text: str) -> None:
 
 def test_a_steamcmd_login_still_ends_at_the_next_command() -> None:
     assert "Hunter22pw" in _found("steamcmd +login bob Hunter22pw +quit")
+
+
+@pytest.mark.parametrize("text, value", [
+    ("NTE|1|P|संपर्क — 09812345670 (शाम के बाद)\r", "09812345670"),
+    ("संपर्क: 98123 45670", "98123 45670"),
+])
+def test_a_number_after_hindi_contact(text: str, value: str) -> None:
+    assert value in _found(text)
+
+
+def test_a_record_id_after_hindi_contact_is_left() -> None:
+    assert not _found("संपर्क 620600585")

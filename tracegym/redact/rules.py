@@ -398,8 +398,8 @@ _QUALIFIER = r"(?:\([^\d()\n]{1,20}\)[^\d\n+(]{0,8})?"
 _PRODUCT_CODE = r"(?i:\b(?:ean|gtin|upc|isbn|jan)(?:[ _-]?(?:8|10|12|13|14|a|e))?\b)[\"'\\ \t:#=]{0,6}"
 # The noun "contact" right before a bare digit run: a record cited by its id ("HubSpot contact 620600585", "contact
 # 4711"); a phone number after "contact" comes with `:`, a verb or "number" between, in groups, or with its trunk
-# prefix (`contact 07429 877640`: no record id opens with 0).
-_CONTACT_RECORD = r"^[_\d]?(?i:contacts?)[ \t]+[1-9]\d{4,}\W?$"
+# prefix (`contact 07429 877640`: no record id opens with 0). Hindi's संपर्क (contact) the same.
+_CONTACT_RECORD = r"^[_\d]?(?:(?i:contacts?)|संपर्क)[ \t]+[1-9]\d{4,}\W?$"
 # The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281",
 # a return's `RMA-2025-…`, an SSN read back on a call).
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|rma|ssn|"
