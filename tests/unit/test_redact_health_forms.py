@@ -160,3 +160,22 @@ def test_a_number_after_hindi_contact(text: str, value: str) -> None:
 
 def test_a_record_id_after_hindi_contact_is_left() -> None:
     assert not _found("संपर्क 620600585")
+
+
+@pytest.mark.parametrize("text, value", [
+    ("2FA / TOTP - hier die Daten.\n\n• Geheimnis: JBSWY3DPEHPK3PXP\n", "JBSWY3DPEHPK3PXP"),
+    ('{"note": "MFA setup — Aquí tienes los datos:\\n- clave secreta: KRSXG5CTMVRXEZLU"}', "KRSXG5CTMVRXEZLU"),
+    ("TOTP — Heto ang hiniling mo.\n\n• sikreto: MZXW6YTBOI4DQNRT\n", "MZXW6YTBOI4DQNRT"),
+    ("2FA — إليك ما طلبت.\n• المفتاح السري: GEZDGNBVGY3TQOJQ\n", "GEZDGNBVGY3TQOJQ"),
+])
+def test_a_totp_secret_under_a_second_factor_heading(text: str, value: str) -> None:
+    assert value in _found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "2FA enabled for the account.\n\nkey: see the vault\n",
+    "MFA rollout notes\n\nkey id: 9f8e1c0b7a6d5e4f\n",
+    "TOTP drift seen on the kiosk.\nticket: INC0012345\n",
+])
+def test_a_second_factor_heading_without_a_secret_is_left(text: str) -> None:
+    assert not {f for f in DETECTOR.find(text) if f.rule.name == "totp_seed"}

@@ -537,6 +537,8 @@ _TOTP_OWN = (r"(?:(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authent
                r"(?:2fa|mfa|totp|otp)[ _-]?(?:schl(?:ü|ue)ssel|sleutel|nyckel|n[oø]gle|n[oø]kkel)))")
 _TOTP_TRANSLATED = words.alternation(words.SETUP_KEY)
 _TOTP_WORDS = f"(?:{_TOTP_OWN}|{_TOTP_TRANSLATED})"
+_TOTP_HEAD = r"(?i:\b(?:totp|2fa|mfa)\b)"
+"""A heading that names a second factor: under it, a line `secret: …` gives the authenticator's secret."""
 _BASE32_GROUPS = r"[a-z2-7]{4}(?: [a-z2-7]{4}){3,7}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,7}"
 _BASE32 = rf"(?:{_BASE32_GROUPS}|[A-Z2-7]{{16,128}}|[a-z2-7]{{16,128}})"
 # A device's setup code: Matter's manual pairing code, HomeKit's setup code.
@@ -1395,6 +1397,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_TOTP_OWN, translated=_TOTP_TRANSLATED, validator=v.totp_seed,
          description="an authenticator's shared secret after its label, printed in groups of four (Google's "
                      "`jbsw y3dp …`, one case)"),
+    Rule("totp_seed", "SECRET",
+         rf"{_TOTP_HEAD}(?:[^\n]{{0,160}}\r?\n){{0,3}}?[^\n]{{0,200}}?(?:\r?\n|\\n)(?:\s|\\n)*(?:[-*•][ \t]*)?"
+         rf"(?:ال)?(?:{_KEY_STEMS})[^\n:=]{{0,24}}?[ \t]*[:=：][ \t]*\\?[\"'`]?(?P<v>{_BASE32})(?![A-Za-z0-9])",
+         trigger=_TOTP_HEAD, validator=v.totp_seed,
+         description="an authenticator's secret under a two-factor heading (`2FA/TOTP`), on a line of its own after "
+                     "the word for secret or key in any language (`• segreto: …`, `μυστικό: …`, Arabic's `المفتاح` "
+                     "with its article)"),
     Rule("recovery_code", "SECRET",
          rf"(?:{_field_fill(_RECOVERY_WORDS)}|{_typed_after(_RECOVERY_WORDS)})(?P<v>{_RECOVERY_CODE})\\?[\"'`]",
          trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,

@@ -36,7 +36,7 @@ SECRET: dict[str, tuple[str, ...]] = {
     "fi": ("salaisuus", "salainen avain"), "da": ("hemmelighed",), "no": ("hemmelighet",), "sv": ("hemlighet",),
     "nl": ("geheim",), "de": ("geheimnis",), "pl": ("sekret", "tajny klucz"), "cs": ("tajemství",),
     "uk": ("секрет", "секретний ключ"), "ru": ("секретный ключ",), "tr": ("gizli anahtar",), "el": ("μυστικό",),
-    "ms": ("rahsia",), "id": ("rahasia",), "sw": ("siri",), "tl": ("lihim",), "vi": ("bí mật",),
+    "ms": ("rahsia",), "id": ("rahasia",), "sw": ("siri",), "tl": ("lihim", "sikreto"), "vi": ("bí mật",),
     "th": ("ความลับ",), "bn": ("গোপন",), "fa": ("مخفی", "راز"), "he": ("סוד",), "hi": ("गुप्त",),
     "ko": ("비밀",), "ja": ("秘密",), "zh": ("密钥", "秘钥", "秘密"), "hr": ("tajna", "tajni ključ"),
     "sr": ("тајна", "тајни кључ"), "sl": ("skrivnost",), "sk": ("tajomstvo",), "bg": ("тайна",), "et": ("saladus",),
