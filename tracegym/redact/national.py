@@ -324,6 +324,46 @@ def korea_rrn(value: str) -> bool:
     return year >= 2020 or (11 - _weighted(d, (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)) % 11) % 10 == d[12]
 
 
+def kvnr(value: str) -> bool:
+    """Germany's Krankenversichertennummer, its unchangeable part (§ 290 SGB V; GKV-Spitzenverband, "Richtlinien
+    für den Aufbau und das Verfahren zur Vergabe der Krankenversichertennummer"): a letter, eight digits and a check
+    digit; the letter read as its place in the alphabet (01-26), the ten digits weighted 1, 2, 1, 2, ..., each
+    product's digits summed, the total mod 10."""
+    s = _compact(value)
+    if len(s) != 10 or not s[0].isalpha() or not s[1:].isdigit() or len(set(s[1:9])) < 2:
+        return False
+    digits = [int(c) for c in f"{ord(s[0]) - 64:02d}{s[1:9]}"]
+    total = sum(sum(divmod(x * (1 + i % 2), 10)) for i, x in enumerate(digits))
+    return total % 10 == int(s[9])
+
+
+def au_medicare(value: str) -> bool:
+    """Australia's Medicare card number (Services Australia; AIHW METeOR 270101): ten digits, the first 2-6, the
+    ninth a check digit, the first eight weighted 1, 3, 7, 9, 1, 3, 7, 9 mod 10, the tenth the card's issue number;
+    an eleventh, the individual reference number 1-9, may follow."""
+    s = _compact(value)
+    d = _digits(s, len(s)) if len(s) in (10, 11) else None
+    if d is None or not 2 <= d[0] <= 6 or (len(d) == 11 and d[10] == 0):
+        return False
+    return _weighted(d, (1, 3, 7, 9, 1, 3, 7, 9)) % 10 == d[8]
+
+
+_MBI_LETTER = "ACDEFGHJKMNPQRTUVWXY"
+_MBI_POSITIONS = ("N", "A", "AN", "0", "A", "AN", "0", "A", "A", "0", "0")
+"""CMS's position rules: N a digit 1-9, 0 a digit 0-9, A a letter, AN either."""
+
+
+def us_mbi(value: str) -> bool:
+    """The US Medicare Beneficiary Identifier (CMS, "Understanding the MBI format"): eleven characters, no check
+    digit; by position a digit 1-9, a letter, a letter or digit, a digit, a letter, a letter or digit, a digit, two
+    letters, two digits; the letters upper case A-Z less S, L, O, I, B, Z. Printed with dashes, 4-3-4."""
+    s = _compact(value)
+    if len(s) != 11:
+        return False
+    allowed = {"N": "123456789", "0": "0123456789", "A": _MBI_LETTER, "AN": _MBI_LETTER + "0123456789"}
+    return all(c in allowed[p] for c, p in zip(s, _MBI_POSITIONS, strict=True))
+
+
 @dataclass(frozen=True)
 class NationalId:
     """One id: the words that label it, its value's shape, its check, and where it needs no label."""
@@ -439,6 +479,22 @@ IDS: tuple[NationalId, ...] = (
     NationalId("korea_rrn", r"주민등록번호|주민번호|resident[ _-]registration[ _-](?:number|no)",
                r"\d{6}[ ]?-?[ ]?[0-9]\d{6}", korea_rrn, short="rrn", camel="Jumin|JuminNo|Rrn|RRN",
                stems=r"주민|(?i:resident[ _-]registration|rrn[\"']?[ \t]*[:=])|\bRRN\b|Rrn|Jumin"),
+    NationalId("de_kvnr", r"kranken[ _-]?versicherten[ _-]?(?:nummer|nr\.?)|versicherten[ _-]?(?:nummer|nr\.?)|"
+               r"kranken[ _-]?versicherungs[ _-]?nummer|kvnr|kvid(?:[ _-]?10)?|german[ _-]health[ _-]insurance[ _-]"
+               r"(?:number|id)",
+               r"[A-Z]\d{9}", kvnr, camel="Kvnr|KVNR|Kvid|KVID|Versichertennummer|VersichertenNr",
+               stems=r"(?i:versicherten|versicherungsnummer|kvnr|kvid|german[ _-]health)"),
+    NationalId("au_medicare", r"medicare[ _-]?(?:card[ _-]?)?(?:number|num|no|nr|#)|medicare[ _-]card|"
+               r"australian[ _-]medicare",
+               r"[2-6]\d{3}[ -]?\d{5}[ -]?\d(?:[ /-]?[1-9])?", au_medicare,
+               camel="MedicareNumber|MedicareNo|MedicareCardNumber|MedicareCardNo",
+               stems=r"(?i:medicare[ _-]?(?:card|number|num|no|nr|#)|australian[ _-]medicare)"),
+    NationalId("us_mbi", r"medicare[ _-]beneficiary[ _-]identifier|medicare[ _-]?(?:id|number|num|no|nr|#)|"
+               r"us[ _-]mbi|mbi[ _-]?(?:number|num|no|nr|#)",
+               r"[1-9][A-Z][0-9A-Z]\d-?[A-Z][0-9A-Z]\d-?[A-Z]{2}\d{2}", us_mbi, short="mbi",
+               camel="Mbi|MBI|MedicareId|MedicareID|MedicareNumber",
+               stems=r"(?i:medicare[ _-]?(?:id|number|num|no|nr|#|beneficiary)|us[ _-]mbi|mbi[\"']?[ \t]*[:=])|"
+               r"\bMBI\b|Mbi"),
 )
 
 _GENERIC_NAMES = (r"national[ _-]?id(?:entity)?(?:[ _-]?(?:number|no|nr|card))?|"

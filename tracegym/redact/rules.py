@@ -417,8 +417,8 @@ _QUALIFIER = r"(?:\([^\d()\n]{1,20}\)[^\d\n+(]{0,8})?"
 _PRODUCT_CODE = r"(?i:\b(?:ean|gtin|upc|isbn|jan)(?:[ _-]?(?:8|10|12|13|14|a|e))?\b)[\"'\\ \t:#=]{0,6}"
 # The noun "contact" right before a bare digit run: a record cited by its id ("HubSpot contact 620600585", "contact
 # 4711"); a phone number after "contact" comes with `:`, a verb or "number" between, in groups, or with its trunk
-# prefix (`contact 07429 877640`: no record id opens with 0).
-_CONTACT_RECORD = r"^[_\d]?(?i:contacts?)[ \t]+[1-9]\d{4,}\W?$"
+# prefix (`contact 07429 877640`: no record id opens with 0). Hindi's संपर्क (contact) the same.
+_CONTACT_RECORD = r"^[_\d]?(?:(?i:contacts?)|संपर्क)[ \t]+[1-9]\d{4,}\W?$"
 # The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281",
 # a return's `RMA-2025-…`, an SSN read back on a call).
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|rma|ssn|"
@@ -562,6 +562,8 @@ _TOTP_OWN = (r"(?:(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authent
                r"(?:2fa|mfa|totp|otp)[ _-]?(?:schl(?:ü|ue)ssel|sleutel|nyckel|n[oø]gle|n[oø]kkel)))")
 _TOTP_TRANSLATED = words.alternation(words.SETUP_KEY)
 _TOTP_WORDS = f"(?:{_TOTP_OWN}|{_TOTP_TRANSLATED})"
+_TOTP_HEAD = r"(?i:\b(?:totp|2fa|mfa)\b)"
+"""A heading that names a second factor: under it, a line `secret: …` gives the authenticator's secret."""
 _BASE32_GROUPS = r"[a-z2-7]{4}(?: [a-z2-7]{4}){3,7}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,7}"
 _BASE32 = rf"(?:{_BASE32_GROUPS}|[A-Z2-7]{{16,128}}|[a-z2-7]{{16,128}})"
 # A device's setup code: Matter's manual pairing code, HomeKit's setup code.
@@ -585,6 +587,12 @@ _KRB_HEX = r"(?:[0-9A-Fa-f]{16}){1,4}"
 # The enctype names secretsdump writes before an account's key (RFC 3962, 8009's AES; DES, 3DES, RC4).
 _KRB_ENCTYPE = (r"aes(?:128|256)-cts-hmac-sha1-96|aes128-cts-hmac-sha256-128|aes256-cts-hmac-sha384-192|"
                 r"des-cbc-(?:md5|crc)|des3-cbc-sha1|rc4[_-]hmac|arcfour-hmac(?:-md5)?")
+
+# A Wi-Fi network's key: the network's word (Wi-Fi, WLAN) and a word for a key or a password, either first
+# (`WLAN-Passwort`, `clé Wi-Fi`, `סיסמת Wi-Fi`: Hebrew's construct form of סיסמה), words like `of the` between.
+_WIFI = r"(?i:wi[ _-]?fi|wlan)"
+_WIFI_KEY = rf"(?:{_PW}|{_KEY_STEMS}|סיסמת|(?i:psk))"
+_WIFI_OF = r"(?i:du|de|del|della|di|des|da|do|für|f[oö]r|voor|van|het|til|for|the|of|la|le|el|das|den|die)"
 
 
 def _national_rules() -> tuple[Rule, ...]:
@@ -1274,14 +1282,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "bob@corp.local:…`"),
     Rule("password", "PASSWORD",
          r"(?:(?<![\w-])(?i:psk|wpa_passphrase|sae_password|wpa[_-]?psk|wpa2?-pre-shared-key)[ \t]*[:=][ \t]*|"
-         r"\bAT\+CWJAP(?:_CUR|_DEF)?=\\?\"(?:[^\"\\\n]|\\.){0,64}?\\?\",|"
-         r"\bsteamcmd\b[^\n]{0,200}?\+login[ \t]+[^\s+]{1,64}[ \t]+)"
-         r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|(?P<w>[^\s\"'\\+]{4,128}?))(?=$|[\s\"'\\,;]|\.(?:$|\s))",
-         trigger=r"(?i:psk|wpa_passphrase|sae_password|pre-shared-key)[ \t]*[:=]|AT\+CWJAP|steamcmd",
+         r"\bAT\+CWJAP(?:_CUR|_DEF)?=\\?\"(?:[^\"\\\n]|\\.){0,64}?\\?\",)"
+         r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|(?P<w>[^\s\"'\\]{4,128}?))(?=$|[\s\"'\\,;]|\.(?:$|\s))",
+         trigger=r"(?i:psk|wpa_passphrase|sae_password|pre-shared-key)[ \t]*[:=]|AT\+CWJAP",
          validator=v.password,
          description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, RouterOS' "
-                     "`wpa2-pre-shared-key=`, an ESP "
-                     "module's `AT+CWJAP=\"ssid\",\"…\"`; steamcmd's `+login USER PASSWORD`"),
+                     "`wpa2-pre-shared-key=` (`+` inside, as 802.11i's printable ASCII allows), an ESP "
+                     "module's `AT+CWJAP=\"ssid\",\"…\"`"),
+    Rule("password", "PASSWORD",
+         r"\bsteamcmd\b[^\n]{0,200}?\+login[ \t]+[^\s+]{1,64}[ \t]+"
+         r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|(?P<w>[^\s\"'\\+]{4,128}?))(?=$|[\s\"'\\,;]|\.(?:$|\s))",
+         trigger=r"steamcmd", validator=v.password,
+         description="steamcmd's `+login USER PASSWORD` (the next `+command` ends it)"),
     Rule("password", "PASSWORD",
          r"\bWIFI:(?:[A-Z]{1,2}:(?:[^;\\\n\"]|\\[;,:\\\"]){0,128};){0,6}?P:(?P<v>(?:[^;\\\n\"]|\\[;,:\\\"]){1,128});|"
          r"\b(?i:wpa[23]?)(?:[ _-](?i:personal|psk))?[ _-](?i:key|passphrase|password)"
@@ -1290,6 +1302,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.password,
          description="a Wi-Fi network's passphrase in the `WIFI:T:WPA;S:…;P:…;;` text a Wi-Fi QR code holds "
                      "(ZXing's format, `\\;` escaping), and after `WPA2 key`, `WPA passphrase`, `WPA2-PSK password`"),
+    Rule("password", "PASSWORD",
+         rf"(?:{_WIFI}(?:[ \t]*\([^()\n]{{1,40}}\))?[ \t_-]*{_WIFI_KEY}|"
+         rf"{_WIFI_KEY}(?:[ \t]+{_WIFI_OF})*[ \t]+(?:l')?{_WIFI})(?![^\W\d_])(?:[ \t]*\([^()\n]{{1,40}}\))?"
+         rf"[ \t]*(?:[:=：]|[ \t]{_IS}(?![^\W\d_]))[ \t]*\\?[\"']?"
+         r"(?P<v>[^\s\"'`\\]{4,128}?)(?=$|[\s\"'`\\,;]|\.(?:$|\s))",
+         trigger=_WIFI, validator=v.wifi_passphrase,
+         description="a Wi-Fi network's key or password named with the network in any order and language "
+                     "(`Wi-Fi (SSID …) key:`, `WLAN-Schlüssel:`, `chiave Wi-Fi:`, `mot de passe du Wi-Fi :`, "
+                     "`Wi-Fi-avain:`)"),
     Rule("shared_secret", "SECRET", rf"(?:{_SHARED_KEY}){_CONF_VALUE}",
          trigger=r"(?:radius|tacacs|hwtacacs)-server[ \t]|\bset[ \t]+(?:system|access|protocols|security|"
                  r"routing-instances)[ \t][^\n]{0,200}[ \t](?:secret|authentication-key|ascii-text)[ \t]|"
@@ -1470,6 +1491,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_TOTP_OWN, translated=_TOTP_TRANSLATED, validator=v.totp_seed,
          description="an authenticator's shared secret after its label, printed in groups of four (Google's "
                      "`jbsw y3dp …`, one case)"),
+    Rule("totp_seed", "SECRET",
+         rf"{_TOTP_HEAD}(?:[^\n]{{0,160}}\r?\n){{0,3}}?[^\n]{{0,200}}?(?:\r?\n|\\n)(?:\s|\\n)*(?:[-*•][ \t]*)?"
+         rf"(?:ال)?(?:{_KEY_STEMS})[^\n:=]{{0,24}}?[ \t]*[:=：][ \t]*\\?[\"'`]?(?P<v>{_BASE32})(?![A-Za-z0-9])",
+         trigger=_TOTP_HEAD, validator=v.totp_seed,
+         description="an authenticator's secret under a two-factor heading (`2FA/TOTP`), on a line of its own after "
+                     "the word for secret or key in any language (`• segreto: …`, `μυστικό: …`, Arabic's `المفتاح` "
+                     "with its article)"),
     Rule("recovery_code", "SECRET",
          rf"(?:{_field_fill(_RECOVERY_WORDS)}|{_typed_after(_RECOVERY_WORDS)})(?P<v>{_RECOVERY_CODE})\\?[\"'`]",
          trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,

@@ -285,6 +285,20 @@ def hl7_phones(text: str) -> Labelled:
     return [("phone", m.start(1), m.end(1)) for m in _HL7_XTN.finditer(text)]
 
 
+_HL7_CX_TYPED = re.compile(r"(?:^|[|~])([0-9A-Z][0-9A-Z -]{6,18}[0-9A-Z])(?:\^[^|~^\r\n]{0,64}){3}\^(MC)"
+                           r"(?=[|~^\r\n]|$)")
+"""An HL7 v2 extended composite id (CX: PID-3, IN1-49) whose identifier type code (component 5, HL7 table 0203)
+names the kind of number: `MC`, the patient's Medicare number (`…^^^CMS^MC`)."""
+_HL7_ID_TYPES = {"MC": "medicare number"}
+
+
+def hl7_typed_ids(text: str, wanted: Callable[[str], object]) -> Labelled:
+    """The ids of HL7 v2 CX fields, labelled by their identifier type code's name (`MC` -> `medicare number`): the
+    national id rules' checks then choose the country's number."""
+    return [(label, m.start(1), m.end(1)) for m in _HL7_CX_TYPED.finditer(text)
+            if wanted(label := _HL7_ID_TYPES[m.group(2)])]
+
+
 _PRINTED = re.compile(
     r"(?:\{\.(?:data|stringData)\.([A-Za-z_][\w.-]{0,47})\}|"
     r"\bprintenv[ \t]+([A-Za-z_]\w{0,47})|\becho[ \t]+\"?\$\{?([A-Za-z_]\w{0,47})\}?\"?|"
@@ -516,6 +530,8 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += markup_fields(text, wanted)
     if "^" in text and wanted("phone"):
         out += hl7_phones(text)
+    if "^MC" in text:
+        out += hl7_typed_ids(text, wanted)
     if "\n" in text and _PRINTER.search(text):
         out += printed_values(text, wanted)
     if _DEFAULTING.search(text):

@@ -538,9 +538,11 @@ _PLACEHOLDER_WORDS = {"password", "passwd", "secret", "changeme", "example", "yo
 
 # What stands in for a password without being one: a variable or template reference ($DB_PASSWORD, ${PW},
 # $(cat f), %PW%, {{ pw }}, <password>, Python's %(DB_PASS)s) or a YAML tag (Ansible's `!vault |`, `!Ref`).
-_REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?|\$[({].*|%\w+%|%\(\w+\)[a-z]|%\[.*\]|\{.*|<.*|!{1,2}[A-Za-z][\w-]*")
+_REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?|\$[({].*|%\w+%|%\(\w+\)[a-z]|%\[.*\]|\{.*|<.*|"
+                        r"!{1,2}[A-Za-z][A-Za-z_-]*\d{0,3}")
 """A reference to a value kept elsewhere: shell and Windows variables, Python's `%(name)s`, HAProxy's `%[env(X)]`,
-templates, YAML tags."""
+templates, YAML tags (a word: `!vault`, `!!str`, `!Base64`; not `!` before letters and digits mixed, a
+password's)."""
 
 
 _CMDLET = re.compile(r"(?:Get|Set|New|Remove|Add|Clear|Copy|Move|Rename|Invoke|Start|Stop|Restart|Import|Export|"
@@ -604,6 +606,15 @@ def password(value: str) -> bool:
     if re.fullmatch(r"@[\w-]+(?:\.[\w-]+)*(?::\d+)?/\S*", bare):
         return False  # a URL's host and path after a placeholder password (`postgresql://user:<password>@host/db`)
     return not _CSS_PSEUDO.fullmatch(bare)  # a selector's pseudo-class: `input[name="password"]:nth-child(2)`
+
+
+def wifi_passphrase(value: str) -> bool:
+    """A WPA passphrase (IEEE 802.11i, H.4.1: 8 to 63 printable ASCII characters) or a 64-hex-digit PSK, by
+    `password`'s rules; a leading dash allowed, as after a Wi-Fi key's label no command line takes it for a flag."""
+    bare = value.strip("'\"")
+    if not (8 <= len(bare) <= 63 and all(" " <= c <= "~" for c in bare)) and not re.fullmatch(r"[0-9A-Fa-f]{64}", bare):
+        return False
+    return password(bare.lstrip("-"))
 
 
 def connection_password(value: str) -> bool:
