@@ -316,10 +316,30 @@ as a backslash and a line break)."""
 _KEY_STEMS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
               r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット|"
               + words.alternation(words.SECRET, words.KEY, words.TOKEN))
+# The words that name a fleet fuel card (ISO/IEC 7812-1 major industry identifier 7, petroleum) in the languages of
+# the fuel and fleet-card networks: fuel card, fleet card, Tankkarte, carte carburant, tarjeta de combustible, carta
+# carburante, tankpas, karta paliwowa, cartão combustível, drivstoffkort; as a key too (`fuel_card_no`, `fuelCard`).
+_FUEL_CARD = (r"(?i:(?:fuel|fleet|petrol|diesel)[ _-]?card|tank[ _-]?(?:karte|kaart|pas|kort)|flotten[ _-]?karte|"
+              r"carte[ _-](?:de[ _-])?(?:carburant|flotte)|tarjeta[ _-](?:de[ _-])?(?:combustible|flota)|"
+              r"carta[ _-](?:carburante|flotta)|karta[ _-](?:paliwowa|flotowa)|"
+              r"cart[aã]o[ _-](?:de[ _-])?(?:combust[ií]vel|frota)|drivstoff[ _-]?kort|br[aä]nsle[ _-]?kort)")
+# The words that name a vehicle identification number: `VIN` in capitals (or `Vin`), as a key in any case (`vin=`,
+# `"vin":`, `vehicle_vin`), and the long names in the languages of the registration papers: vehicle identification
+# number, chassis number, Fahrgestellnummer, Fahrzeug-Identifizierungsnummer, numéro de châssis, número de bastidor,
+# numero di telaio, chassisnummer, numer nadwozia, 车架号, 車台番号.
+_VIN_LONG = (r"(?i:vehicle[ _-]?identification[ _-]?(?:number|no)|chassis[ _-]?(?:number|no|nr)|chassisnummer|"
+             r"fahrgestell[ _-]?(?:nummer|nr)|fahrzeug[ _-]?identifi(?:zierungs|kations)[ _-]?nummer|"
+             r"num[eé]ro[ _-]de[ _-]ch[aâ]ssis|n[uú]mero[ _-]de[ _-]bastidor|numero[ _-]di[ _-]telaio|"
+             r"numer[ _-]nadwozia)|车架号|車台番号")
+_VIN_WORDS = rf"{_VIN_LONG}|VIN|Vin"
+_VIN_LABEL = (rf"(?:(?<![A-Za-z0-9])(?:{_VIN_WORDS})(?![a-z0-9])|"
+              r"(?<![A-Za-z0-9])(?i:vin)(?=_|[\])\"'`\\]{0,3}[ \t]*[:=])|"
+              r"(?<=[a-z0-9])(?:Vin|VIN)(?![a-z0-9])|(?<=_)(?i:vin)(?![a-z0-9]))")
 # The last group: a SIM's `Ki` and `OPc`, which name a key column too (a SIM vendor's batch file: `ICCID,IMSI,KI,…`),
 # case-sensitive.
 _CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_OWN}|{_NATID_CONTEXT}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
-                   _PW, _KEY_STEMS, _NATIONAL_STEMS, r"\b(?:Ki|KI|OPc|OPC)\b")
+                   _PW, _KEY_STEMS, _NATIONAL_STEMS, r"\b(?:Ki|KI|OPc|OPC)\b",
+                   rf"{_FUEL_CARD}|{_VIN_LONG}|(?:\b|_)(?i:vin)(?:\b|_)")
 CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 
@@ -1568,6 +1588,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-])",
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number_any_grouping,
          description="payment card numbers after a word naming a card, in any grouping (OCR, hand-typed)"),
+    Rule("card", "CARD", rf"{_FUEL_CARD}[^\d\n]{{0,24}}(?<![\w.-])(?P<v>7(?:[ -]?\d){{15,18}})(?![ -]?\d)",
+         trigger=_FUEL_CARD, validator=v.fuel_card,
+         description="a fleet fuel card after its label (ISO/IEC 7812-1 major industry identifier 7, petroleum: "
+                     "16-19 digits opening with 7, Luhn, in one run or in fours)"),
+    Rule("vin", "VIN", rf"{_VIN_LABEL}[^\n]{{0,24}}?(?<![A-Za-z0-9])(?P<v>[A-HJ-NPR-Z0-9]{{17}})(?![A-Za-z0-9])",
+         trigger=rf"(?:{_VIN_WORDS}|(?i:vin))[^\n]{{0,24}}[A-HJ-NPR-Z0-9]{{17}}", validator=v.vin,
+         description="a vehicle identification number after its label (ISO 3779: 17 characters, no I, O, Q, the "
+                     "last four digits; the check digit where the maker is North American or Chinese): personal "
+                     "data once tied to a keeper (EDPB guidelines 01/2020 on connected vehicles)"),
     Rule("phone", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)(?:{_PSEP}\d)?|\d{{1,4}})"
          rf"(?:{_PSEP}?\d{{2,4}}){{1,4}})"

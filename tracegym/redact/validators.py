@@ -189,6 +189,35 @@ def card_number_any_grouping(value: str) -> bool:
     return _card_whole(digits_of(value))  # the digits alone: one group, no grouping to check
 
 
+def fuel_card(value: str) -> bool:
+    """A fleet fuel card (ISO/IEC 7812-1: major industry identifier 7, petroleum; the oil companies' and fleet
+    issuers' cards, 16-19 digits): a Luhn-valid number opening with 7, in one run or in fours (the last group
+    shorter). Only after a fuel card's label: a run of digits opening with 7 is no card by itself."""
+    number = digits_of(value)
+    groups = [g for g in re.split(r"[^0-9]+", value) if g]
+    if not 16 <= len(number) <= 19 or number[0] != "7" or len(set(number)) < 3:
+        return False
+    return (len(groups) == 1 or _card_grouping(groups)) and luhn(number)
+
+
+_VIN_VALUE = {**{str(n): n for n in range(10)}, **{c: i % 9 + 1 for i, c in enumerate("ABCDEFGHI")},
+              **{c: i % 9 + 1 for i, c in enumerate("JKLMNOPQR")}, **{c: i + 2 for i, c in enumerate("STUVWXYZ")}}
+_VIN_WEIGHTS = (8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2)
+
+
+def vin(value: str) -> bool:
+    """A vehicle identification number (ISO 3779): 17 characters without I, O, Q, a letter in them and the last
+    four digits (the serial of a maker of 500 vehicles a year or more); where the WMI is North American (1-5) or
+    Chinese (L), the check digit in position 9 (49 CFR 565.15, GB 16735: the characters' values weighted, mod 11,
+    10 as X)."""
+    if len(value) != 17 or not value[-4:].isdigit() or value.isdigit() or len(set(value)) < 6:
+        return False
+    if value[0] not in "12345L":
+        return True
+    total = sum(_VIN_VALUE[c] * w for c, w in zip(value, _VIN_WEIGHTS, strict=True)) % 11
+    return value[8] == ("X" if total == 10 else str(total))
+
+
 def _card_grouping(groups: list[str]) -> bool:
     """Digits written in groups the way cards are printed: 4-4-4-4(-3), 4-6-5 (Amex), 4-6-4 (Diners)."""
     sizes = [len(g) for g in groups]

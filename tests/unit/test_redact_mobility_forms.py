@@ -1,0 +1,80 @@
+"""Values of automotive, fleet and EV-charging traces that redaction reads by their public formats: fleet fuel cards
+(ISO/IEC 7812-1, major industry identifier 7), VINs (ISO 3779, 49 CFR 565), national ids under labels written with
+accented capitals or a `N°`, and what must stay (digit runs opening with 7 without a fuel card's label, a 17-character
+code that is no VIN)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracegym.redact.detect import Detector
+from tracegym.redact.validators import luhn
+
+
+@pytest.fixture(scope="module")
+def detector() -> Detector:
+    return Detector()
+
+
+def _found(detector: Detector, text: str) -> list[tuple[str, str]]:
+    return [(f.rule.name, f.value) for f in detector.find(text)]
+
+
+def _luhn_complete(partial: str) -> str:
+    """`partial` completed by its Luhn check digit."""
+    return next(partial + d for d in "0123456789" if luhn(partial + d))
+
+
+FUEL_16 = _luhn_complete("700412345678901")
+FUEL_18 = _luhn_complete("70761098765432101")
+FUEL_19 = _luhn_complete("708900112233445566")
+
+
+@pytest.mark.parametrize("text, value", [
+    (f"fuel card {FUEL_16[:4]} {FUEL_16[4:8]} {FUEL_16[8:12]} {FUEL_16[12:]} expires 09/27", None),
+    (f"Die Tankkarte {FUEL_18} ist gesperrt", FUEL_18),
+    (f"carte carburant n° {FUEL_19}", FUEL_19),
+    (f'{{"fleetCardNumber": "{FUEL_16}"}}', FUEL_16),
+    (f"karta paliwowa: {FUEL_18[:4]} {FUEL_18[4:8]} {FUEL_18[8:12]} {FUEL_18[12:16]} {FUEL_18[16:]}", None),
+])
+def test_a_fuel_card_after_its_label_is_found(detector: Detector, text: str, value: str | None) -> None:
+    found = _found(detector, text)
+    assert any(kind == "card" and (value is None or v == value) for kind, v in found), found
+
+
+@pytest.mark.parametrize("text", [
+    f"order {FUEL_16} shipped",  # a run opening with 7 and no label: no card by itself
+    f"fuel card {FUEL_16[:-1]}{(int(FUEL_16[-1]) + 1) % 10}",  # Luhn fails
+    "fuel card 7000 0000 0000 0000",
+    "fleet card ends in 4821",
+])
+def test_no_fuel_card_without_its_label_shape_and_check(detector: Detector, text: str) -> None:
+    assert not [f for f in _found(detector, text) if f[0] == "card"], text
+
+
+NA_VIN = "1M8GDM9AXKP042788"  # the check digit X holds (the classic worked example of 49 CFR 565)
+EU_VIN = "WF0AXXGCDA7K12345"  # a European maker's: no check digit to hold
+
+
+@pytest.mark.parametrize("text, value", [
+    (f"VIN: {NA_VIN}", NA_VIN),
+    (f"Fahrgestellnummer {EU_VIN} laut Zulassung", EU_VIN),
+    (f'{{"vehicle": {{"vin": "{EU_VIN}", "odometer_km": 48210}}}}', EU_VIN),
+    (f"vehicleVin={EU_VIN}", EU_VIN),
+    (f"número de bastidor {EU_VIN}", EU_VIN),
+    (f"| owner | VIN |\n|---|---|\n| J. Ortega | {EU_VIN} |", EU_VIN),
+])
+def test_a_vin_after_its_label_is_found(detector: Detector, text: str, value: str) -> None:
+    assert ("vin", value) in _found(detector, text)
+
+
+@pytest.mark.parametrize("text", [
+    "VIN: 1M8GDM9A1KP042788",  # North American, the check digit fails
+    f"build {EU_VIN}",  # no label
+    "VIN: WF0AXXGCDA7K1234X",  # the serial's last four are digits
+    "Kevin WF0AXXGCDA7K12345",  # `vin` inside a name
+    "le vin WF0AXXGCDA7K12345",  # the French word for wine is no label in lower case
+    "[data-vin-row='17'] td:last-child",
+])
+def test_no_vin_without_its_label_or_its_shape(detector: Detector, text: str) -> None:
+    assert not [f for f in _found(detector, text) if f[0] == "vin"], text
