@@ -78,3 +78,42 @@ def test_a_vin_after_its_label_is_found(detector: Detector, text: str, value: st
 ])
 def test_no_vin_without_its_label_or_its_shape(detector: Detector, text: str) -> None:
     assert not [f for f in _found(detector, text) if f[0] == "vin"], text
+
+
+def _rut(body: int) -> str:
+    """A Chilean RUT with its mod-11 check character, dotted."""
+    total = sum(int(c) * (2 + k % 6) for k, c in enumerate(reversed(str(body))))
+    return f"{body:,}".replace(",", ".") + "-" + "0123456789K0"[11 - total % 11]
+
+
+def _personnummer(birth: str, serial: str) -> str:
+    return f"{birth}-{serial}{next(d for d in '0123456789' if luhn(birth + serial + d))}"
+
+
+RUT = _rut(15_204_377)
+PNR = _personnummer("840317", "512")
+NIR = "2 84 11 75 116 042"  # completed by its key below
+NIR = f"{NIR} {97 - int(NIR.replace(' ', '')) % 97:02d}"
+
+
+@pytest.mark.parametrize("text, value", [
+    (f"Rol Único Tributario: {RUT}", RUT),  # the label's accented capital, under re.ASCII's case folding
+    (f"ROL ÚNICO TRIBUTARIO {RUT}", RUT),
+    (f"NUMÉRO DE SÉCURITÉ SOCIALE : {NIR}", NIR),
+    (f"| titulaire | N° de sécurité sociale |\n|---|---|\n| C. Roux | {NIR} |", NIR),  # `N°` in a column's name
+    (f"förare,pnr\nE. Berg,{PNR}\n", PNR),  # a short name heading its column whole
+    (f"| förare | pnr |\n|---|---|\n| E. Berg | {PNR} |", PNR),
+    (f"Anteckning: pnr={PNR}", PNR),  # a short name as a key
+])
+def test_a_national_id_under_an_accented_capital_a_number_sign_or_a_short_name(
+        detector: Detector, text: str, value: str) -> None:
+    assert ("national_id", value) in _found(detector, text)
+
+
+@pytest.mark.parametrize("text", [
+    f"Rol Único Tributario: {RUT[:-1]}{'1' if RUT[-1] != '1' else '2'}",  # the check character fails
+    f"| trip | pnr |\n|---|---|\n| 42 | {PNR[:-1]}{(int(PNR[-1]) + 1) % 10} |",  # Luhn fails
+    "| N° de commande | montant |\n|---|---|\n| 2 84 11 75 116 042 17 | 12,00 |",  # no id's column
+])
+def test_no_national_id_where_the_check_or_the_label_fails(detector: Detector, text: str) -> None:
+    assert not [f for f in _found(detector, text) if f[0] == "national_id"], text

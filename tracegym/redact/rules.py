@@ -241,11 +241,29 @@ _NATID_WORDS = (r"(?:(?:\b|_)(?:NINO|DNI|NIF|NIE|SIN|NAS)(?:\b|_)|"
                 rf"(?:\b|_){_NATID_SHORT}(?:_|[\])\"'`\\]{{0,3}}[ \t]*[:=])|"
                 r"(?i:(?:\b|_)ni[ _-]?(?:number|num|no|nr)(?:\b|_)|national[ _-]?insurance|social[ _-]?insurance|"
                 r"assurance[ _-]?sociale|n\.i\.[ef]\.|documento|identidad))")
+def _both_cases(pattern: str) -> str:
+    """A pattern with its non-ASCII letters in both cases (`[uú]` as `[uúÚ]`, `ø` as `[øØ]`): rules compile with
+    re.ASCII, under which `(?i)` folds ASCII letters alone, and a label is written in capitals too (`Rol Único
+    Tributario`, `NUMÉRO DE SÉCURITÉ SOCIALE`)."""
+    out: list[str] = []
+    in_class = escaped = False
+    for ch in pattern:
+        if escaped or ch == "\\":
+            escaped = not escaped and ch == "\\"
+            out.append(ch)
+            continue
+        in_class = ch == "[" or in_class and ch != "]"
+        upper = ch.upper()
+        folds = not ch.isascii() and upper != ch and len(upper) == 1
+        out.append((ch + upper if in_class else f"[{ch}{upper}]") if folds else ch)
+    return "".join(out)
+
+
 def _natid_label(n: national.NationalId) -> str:
     """The label of one national id as its rule reads it (Python): its words in any case, not inside a longer
     lower-case word; its short names in capitals, or in any case as a key (`"nif":`, `rut=`); its camelCase form
     after a lower-case letter or digit (`clienteCpf`)."""
-    forms = [rf"(?<![A-Za-z0-9])(?i:{n.words})(?![a-z0-9])"]
+    forms = [rf"(?<![A-Za-z0-9])(?i:{_both_cases(n.words)})(?![a-z0-9])"]
     if n.short:
         forms += [rf"(?<![A-Za-z0-9])(?:{n.short.upper()})(?![A-Za-z0-9])",
                   rf"(?<![A-Za-z0-9])(?i:{n.short})(?=_|[\])\"'`\\]{{0,3}}[ \t]*[:=])"]
@@ -353,13 +371,14 @@ def _cell_trigger(cw: str) -> str:
 
 CELL_TRIGGERS = tuple(_cell_trigger(group) for group in (
     _PHONE_HEADER_WORDS, _SSN_OWN, _NATID_CONTEXT, _IBAN_WORDS, rf"(?:(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
-    *_CONTEXT_GROUPS[2:]))
-"""A text that may hold a table with such a column, a value its structure marks sensitive, a dump's `["name"]=>`
-(PHP), a quoted label and a quoted value after it (Redis's `"HSET" key "field" "value"`), a label ending a quoted
-string at the end of its line (a Terraform plan's `name = "/prod/DB_PASSWORD"`, its `value` below), or a label ending
-its line with the value below (RE2 and Python syntax alike): one pattern per group of context words, each an RE2 pass
-of its own, as joined they outgrow RE2's automaton budget (ten times slower; SSN, national id and IBAN words joined
-took 0.065 s over τ-bench's strings, apart 0.024 s)."""
+    *_CONTEXT_GROUPS[2:])) + (
+    rf"[,;\t|│┆][ \t\"'`]*(?i:{national.SAID_NAMES})[ \t\"'`]*(?:[,;\t|│┆]|\\?\r?\n|\\n)",)
+"""A text that may hold a table with such a column (one headed by a national id's short name whole: `| pnr |`), a value
+its structure marks sensitive, a dump's `["name"]=>` (PHP), a quoted label and a quoted value after it (Redis's `"HSET"
+key "field" "value"`), a label ending a quoted string at the end of its line (a Terraform plan's `name =
+"/prod/DB_PASSWORD"`, its `value` below), or a label ending its line with the value below (RE2 and Python syntax alike):
+one pattern per group of context words, each an RE2 pass of its own, as joined they outgrow RE2's automaton budget (ten
+times slower; SSN, national id and IBAN words joined took 0.065 s over τ-bench's strings, apart 0.024 s)."""
 # The rules read a Germanic compound too, a token or key word glued to the word before it (`toegangstoken`,
 # `åtkomsttoken`, `Zugriffstoken`, `adgangsnøgle`); their triggers, which need no word boundary, the stems alone
 # (with the compounds RE2's automaton for the joined triggers outgrows its budget: nine times slower).
@@ -568,7 +587,7 @@ SECOND_FACTOR_WORDS = f"{_RECOVERY_WORDS}|{_TOTP_WORDS}"
 beside `value="…"`): not context words of table headers, whose RE2 pass they would slow."""
 
 
-_SAID_GAP = r"[ \t]?[:#]?[ \t]?\\?[\"']?"
+_SAID_GAP = r"[ \t]?[:#=]?[ \t]?\\?[\"']?"
 
 
 def _national_rules() -> tuple[Rule, ...]:
