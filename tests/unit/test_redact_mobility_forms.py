@@ -117,3 +117,23 @@ def test_a_national_id_under_an_accented_capital_a_number_sign_or_a_short_name(
 ])
 def test_no_national_id_where_the_check_or_the_label_fails(detector: Detector, text: str) -> None:
     assert not [f for f in _found(detector, text) if f[0] == "national_id"], text
+
+
+BASIC_AUTH = "Qv7-k2Lm:p9Zx_w4Rt.8Hn"
+SET_PASSWORD = ('[2,"a1f0c9e2-5b7d-4e31-9c0a-2f6d8e4b1c77","SetVariables",{"setVariableData":[{"attributeValue":'
+                f'"{BASIC_AUTH}","component":{{"name":"SecurityCtrlr"}},"variable":{{"name":"BasicAuthPassword"}}}}]}}]')
+
+
+@pytest.mark.parametrize("text", [
+    SET_PASSWORD,
+    f"note from the installer: {SET_PASSWORD}",
+    '{"message": ' + '"' + SET_PASSWORD.replace('"', '\\"') + '"}',  # the frame inside a JSON string
+])
+def test_the_password_an_ocpp_setvariables_request_sets_is_found(detector: Detector, text: str) -> None:
+    assert any(BASIC_AUTH in v for _kind, v in _found(detector, text))
+
+
+def test_an_ocpp_setvariables_value_of_another_variable_stays(detector: Detector) -> None:
+    text = ('[2,"0b9d","SetVariables",{"setVariableData":[{"attributeValue":"300","component":{"name":"OCPPCommCtrlr"},'
+            '"variable":{"name":"HeartbeatInterval"}}]}]')
+    assert not _found(detector, text)

@@ -353,6 +353,11 @@ _VIN_WORDS = rf"{_VIN_LONG}|VIN|Vin"
 _VIN_LABEL = (rf"(?:(?<![A-Za-z0-9])(?:{_VIN_WORDS})(?![a-z0-9])|"
               r"(?<![A-Za-z0-9])(?i:vin)(?=_|[\])\"'`\\]{0,3}[ \t]*[:=])|"
               r"(?<=[a-z0-9])(?:Vin|VIN)(?![a-z0-9])|(?<=_)(?i:vin)(?![a-z0-9]))")
+# OCPP 2.0.1's SetVariables: a `setVariableData` entry's `attributeValue`, then the `variable` it sets by name,
+# in the same entry (JSON, its quotes escaped too when the frame sits in a JSON string).
+_OCPP_FIELD = r"\\?\""
+_OCPP_IS = r"\\?\"[ \t]*:[ \t]*"
+_OCPP_SECRET = r"(?:[A-Za-z]*(?:Password|Secret)|AuthorizationKey)"
 # The last group: a SIM's `Ki` and `OPc`, which name a key column too (a SIM vendor's batch file: `ICCID,IMSI,KI,…`),
 # case-sensitive.
 _CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_OWN}|{_NATID_CONTEXT}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
@@ -1611,6 +1616,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_FUEL_CARD, validator=v.fuel_card,
          description="a fleet fuel card after its label (ISO/IEC 7812-1 major industry identifier 7, petroleum: "
                      "16-19 digits opening with 7, Luhn, in one run or in fours)"),
+    Rule("password", "PASSWORD",
+         rf"{_OCPP_FIELD}attributeValue{_OCPP_IS}\\?\"(?P<v>[^\"\\\n]{{1,200}})\\?\"[^\]\n]{{0,200}}?"
+         rf"{_OCPP_FIELD}variable{_OCPP_IS}\{{[ \t]*{_OCPP_FIELD}name{_OCPP_IS}\\?\"{_OCPP_SECRET}\\?\"",
+         trigger=rf"attributeValue[^\]\n]{{0,250}}{_OCPP_SECRET}",
+         description="the value an OCPP 2.0.1 SetVariables request sets (`setVariableData`'s `attributeValue`) on a "
+                     "variable that is a credential: SecurityCtrlr's `BasicAuthPassword` (security profiles 1-2), "
+                     "a password or secret, the 1.6 `AuthorizationKey`"),
     Rule("vin", "VIN", rf"{_VIN_LABEL}[^\n]{{0,24}}?(?<![A-Za-z0-9])(?P<v>[A-HJ-NPR-Z0-9]{{17}})(?![A-Za-z0-9])",
          trigger=rf"(?:{_VIN_WORDS}|(?i:vin))[^\n]{{0,24}}[A-HJ-NPR-Z0-9]{{17}}", validator=v.vin,
          description="a vehicle identification number after its label (ISO 3779: 17 characters, no I, O, Q, the "
