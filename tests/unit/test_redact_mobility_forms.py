@@ -1,7 +1,7 @@
 """Values of automotive, fleet and EV-charging traces that redaction reads by their public formats: fleet fuel cards
-(ISO/IEC 7812-1, major industry identifier 7), VINs (ISO 3779, 49 CFR 565), national ids under labels written with
-accented capitals or a `N°`, and what must stay (digit runs opening with 7 without a fuel card's label, a 17-character
-code that is no VIN)."""
+(ISO/IEC 7812-1, major industry identifier 7), national ids under labels written with accented capitals, a `N°` or a
+short name, the credential an OCPP SetVariables request sets; and what must stay (digit runs opening with 7 without a
+fuel card's label, another OCPP variable's value)."""
 
 from __future__ import annotations
 
@@ -50,34 +50,6 @@ def test_a_fuel_card_after_its_label_is_found(detector: Detector, text: str, val
 ])
 def test_no_fuel_card_without_its_label_shape_and_check(detector: Detector, text: str) -> None:
     assert not [f for f in _found(detector, text) if f[0] == "card"], text
-
-
-NA_VIN = "1M8GDM9AXKP042788"  # the check digit X holds (the classic worked example of 49 CFR 565)
-EU_VIN = "WF0AXXGCDA7K12345"  # a European maker's: no check digit to hold
-
-
-@pytest.mark.parametrize("text, value", [
-    (f"VIN: {NA_VIN}", NA_VIN),
-    (f"Fahrgestellnummer {EU_VIN} laut Zulassung", EU_VIN),
-    (f'{{"vehicle": {{"vin": "{EU_VIN}", "odometer_km": 48210}}}}', EU_VIN),
-    (f"vehicleVin={EU_VIN}", EU_VIN),
-    (f"número de bastidor {EU_VIN}", EU_VIN),
-    (f"| owner | VIN |\n|---|---|\n| J. Ortega | {EU_VIN} |", EU_VIN),
-])
-def test_a_vin_after_its_label_is_found(detector: Detector, text: str, value: str) -> None:
-    assert ("vin", value) in _found(detector, text)
-
-
-@pytest.mark.parametrize("text", [
-    "VIN: 1M8GDM9A1KP042788",  # North American, the check digit fails
-    f"build {EU_VIN}",  # no label
-    "VIN: WF0AXXGCDA7K1234X",  # the serial's last four are digits
-    "Kevin WF0AXXGCDA7K12345",  # `vin` inside a name
-    "le vin WF0AXXGCDA7K12345",  # the French word for wine is no label in lower case
-    "[data-vin-row='17'] td:last-child",
-])
-def test_no_vin_without_its_label_or_its_shape(detector: Detector, text: str) -> None:
-    assert not [f for f in _found(detector, text) if f[0] == "vin"], text
 
 
 def _rut(body: int) -> str:

@@ -341,28 +341,16 @@ _FUEL_CARD = (r"(?i:(?:fuel|fleet|petrol|diesel)[ _-]?card|tank[ _-]?(?:karte|ka
               r"carte[ _-](?:de[ _-])?(?:carburant|flotte)|tarjeta[ _-](?:de[ _-])?(?:combustible|flota)|"
               r"carta[ _-](?:carburante|flotta)|karta[ _-](?:paliwowa|flotowa)|"
               r"cart[aã]o[ _-](?:de[ _-])?(?:combust[ií]vel|frota)|drivstoff[ _-]?kort|br[aä]nsle[ _-]?kort)")
-# The words that name a vehicle identification number: `VIN` in capitals (or `Vin`), as a key in any case (`vin=`,
-# `"vin":`, `vehicle_vin`), and the long names in the languages of the registration papers: vehicle identification
-# number, chassis number, Fahrgestellnummer, Fahrzeug-Identifizierungsnummer, numéro de châssis, número de bastidor,
-# numero di telaio, chassisnummer, numer nadwozia, 车架号, 車台番号.
-_VIN_LONG = (r"(?i:vehicle[ _-]?identification[ _-]?(?:number|no)|chassis[ _-]?(?:number|no|nr)|chassisnummer|"
-             r"fahrgestell[ _-]?(?:nummer|nr)|fahrzeug[ _-]?identifi(?:zierungs|kations)[ _-]?nummer|"
-             r"num[eé]ro[ _-]de[ _-]ch[aâ]ssis|n[uú]mero[ _-]de[ _-]bastidor|numero[ _-]di[ _-]telaio|"
-             r"numer[ _-]nadwozia)|车架号|車台番号")
-_VIN_WORDS = rf"{_VIN_LONG}|VIN|Vin"
-_VIN_LABEL = (rf"(?:(?<![A-Za-z0-9])(?:{_VIN_WORDS})(?![a-z0-9])|"
-              r"(?<![A-Za-z0-9])(?i:vin)(?=_|[\])\"'`\\]{0,3}[ \t]*[:=])|"
-              r"(?<=[a-z0-9])(?:Vin|VIN)(?![a-z0-9])|(?<=_)(?i:vin)(?![a-z0-9]))")
 # OCPP 2.0.1's SetVariables: a `setVariableData` entry's `attributeValue`, then the `variable` it sets by name,
 # in the same entry (JSON, its quotes escaped too when the frame sits in a JSON string).
 _OCPP_FIELD = r"\\?\""
 _OCPP_IS = r"\\?\"[ \t]*:[ \t]*"
 _OCPP_SECRET = r"(?:[A-Za-z]*(?:Password|Secret)|AuthorizationKey)"
-# The last group: a SIM's `Ki` and `OPc`, which name a key column too (a SIM vendor's batch file: `ICCID,IMSI,KI,…`),
-# case-sensitive.
+# The last groups: a SIM's `Ki` and `OPc`, which name a key column too (a SIM vendor's batch file: `ICCID,IMSI,KI,…`),
+# case-sensitive; a fuel card's words (a `fuel_card` column).
 _CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_OWN}|{_NATID_CONTEXT}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
                    _PW, _KEY_STEMS, _NATIONAL_STEMS, r"\b(?:Ki|KI|OPc|OPC)\b",
-                   rf"{_FUEL_CARD}|{_VIN_LONG}|(?:\b|_)(?i:vin)(?:\b|_)")
+                   _FUEL_CARD)
 CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 
@@ -1623,11 +1611,6 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="the value an OCPP 2.0.1 SetVariables request sets (`setVariableData`'s `attributeValue`) on a "
                      "variable that is a credential: SecurityCtrlr's `BasicAuthPassword` (security profiles 1-2), "
                      "a password or secret, the 1.6 `AuthorizationKey`"),
-    Rule("vin", "VIN", rf"{_VIN_LABEL}[^\n]{{0,24}}?(?<![A-Za-z0-9])(?P<v>[A-HJ-NPR-Z0-9]{{17}})(?![A-Za-z0-9])",
-         trigger=rf"(?:{_VIN_WORDS}|(?i:vin))[^\n]{{0,24}}[A-HJ-NPR-Z0-9]{{17}}", validator=v.vin,
-         description="a vehicle identification number after its label (ISO 3779: 17 characters, no I, O, Q, the "
-                     "last four digits; the check digit where the maker is North American or Chinese): personal "
-                     "data once tied to a keeper (EDPB guidelines 01/2020 on connected vehicles)"),
     Rule("phone", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)(?:{_PSEP}\d)?|\d{{1,4}})"
          rf"(?:{_PSEP}?\d{{2,4}}){{1,4}})"

@@ -200,24 +200,6 @@ def fuel_card(value: str) -> bool:
     return (len(groups) == 1 or _card_grouping(groups)) and luhn(number)
 
 
-_VIN_VALUE = {**{str(n): n for n in range(10)}, **{c: i % 9 + 1 for i, c in enumerate("ABCDEFGHI")},
-              **{c: i % 9 + 1 for i, c in enumerate("JKLMNOPQR")}, **{c: i + 2 for i, c in enumerate("STUVWXYZ")}}
-_VIN_WEIGHTS = (8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2)
-
-
-def vin(value: str) -> bool:
-    """A vehicle identification number (ISO 3779): 17 characters without I, O, Q, a letter in them and the last
-    four digits (the serial of a maker of 500 vehicles a year or more); where the WMI is North American (1-5) or
-    Chinese (L), the check digit in position 9 (49 CFR 565.15, GB 16735: the characters' values weighted, mod 11,
-    10 as X)."""
-    if len(value) != 17 or not value[-4:].isdigit() or value.isdigit() or len(set(value)) < 6:
-        return False
-    if value[0] not in "12345L":
-        return True
-    total = sum(_VIN_VALUE[c] * w for c, w in zip(value, _VIN_WEIGHTS, strict=True)) % 11
-    return value[8] == ("X" if total == 10 else str(total))
-
-
 def _card_grouping(groups: list[str]) -> bool:
     """Digits written in groups the way cards are printed: 4-4-4-4(-3), 4-6-5 (Amex), 4-6-4 (Diners)."""
     sizes = [len(g) for g in groups]
