@@ -52,8 +52,9 @@ def _cells(start: int, line: str, delimiter: str) -> list[tuple[int, int]]:
     return spans
 
 
-_NAME = re.compile("[^\\W\\d_][\\w .#/()\u0300-\u036f\u0900-\u0dff\u0e00-\u0e7f-]*")
-"""A column name: a letter, then letters, digits, spaces, `_.#/()-` (not code: `label=_("Password")`); the
+_NAME = re.compile("[^\\W\\d_][\\w .#/()°º№\u0300-\u036f\u0900-\u0dff\u0e00-\u0e7f-]*")
+"""A column name: a letter, then letters, digits, spaces, `_.#/()-` (not code: `label=_("Password")`), the
+number signs of Romance and Slavic headers (`N° de sécurité sociale`, `Nº cliente`, `паспорт №`); the
 combining marks of Latin, Indic and Thai words too (`ফোন নম্বর`, `เบอร์โทร`: vowel signs are no `\\w`)."""
 
 

@@ -48,7 +48,8 @@ _CSV_QUOTED = re.compile(r'(?:^|(?<=[,;\t]))"((?:[^"\n]|"")*)"(?=[,;\t]|\r?$)', 
 """A quoted CSV field (RFC 4180 2.7: a quote inside is written `""`), as spreadsheet exports carry JSON or a
 header in one."""
 _CSV_OPENING = re.compile(r'""(?=[^,:;}\] \t\n"])')
-_CONTEXT_WORD = re.compile(CONTEXT_WORDS, re.ASCII)
+_CELL_WORD = re.compile(rf"{CONTEXT_WORDS}|{national.SAID_HEADER}", re.ASCII)
+"""A column's name that labels its cells: a context word, or a national id's short name whole (`pnr`)."""
 _LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|{SECOND_FACTOR_WORDS}|^{COOKIE_NAMES}$|"
                          rf"{national.GENERIC_WORDS}|{national.SHORT_PARTS}", re.ASCII)
 """A label that structure ties to a value: a context word, `pass` ending a name (`smtp_pass`), `okta` (which the Okta
@@ -286,7 +287,7 @@ class Detector:
         away from them (tracegym/redact/structure.py, and printed.py for tools' prints), each read as `label: value`,
         as spans of `view`."""
         spans = []
-        cells = labelled_cells(view, _CONTEXT_WORD.search) if "\n" in view else []
+        cells = labelled_cells(view, _CELL_WORD.search) if "\n" in view else []
         seen: dict[str, list[tuple[Rule, tuple[int, int]]]] = {}  # a form's rows repeat label and value
         away = labelled_values(view, _LABEL_WORD.search) + printed.labelled(view, _LABEL_WORD.search)
         for label, start, end in cells + away:

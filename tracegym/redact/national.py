@@ -518,6 +518,9 @@ check letter perhaps last (HETU's, a DNI's); or a Spanish NIE (`X5672272N`) or a
 _SHORT_NAMES = "|".join(dict.fromkeys(name for n in IDS for name in (n.short, n.said) if name))
 SHORT_PARTS = rf"(?i:(?:^|_)(?:{_SHORT_NAMES})(?:_|$))"
 """The short names as parts of an identifier (`fr_nir`, `se_pnr`, `user_cf`): a label structure ties to its value."""
+SAID_NAMES = "|".join(n.said for n in IDS if n.said)
+SAID_HEADER = rf"^(?i:{SAID_NAMES})$"
+"""A column headed by a short name people write in lower case (`| pnr |`, `hetu,`): its cells are read after it."""
 SHORT_TRIGGER = rf"(?i:_(?:{_SHORT_NAMES})\b)"
 """The same in text, for RE2's prefilter (`"type": "se_pnr"`)."""
 

@@ -259,11 +259,29 @@ _NATID_WORDS = (r"(?:(?:\b|_)(?:NINO|DNI|NIF|NIE|SIN|NAS)(?:\b|_)|"
                 rf"(?:\b|_){_NATID_SHORT}(?:_|[\])\"'`\\]{{0,3}}[ \t]*[:=])|"
                 r"(?i:(?:\b|_)ni[ _-]?(?:number|num|no|nr)(?:\b|_)|national[ _-]?insurance|social[ _-]?insurance|"
                 r"assurance[ _-]?sociale|n\.i\.[ef]\.|documento|identidad))")
+def _both_cases(pattern: str) -> str:
+    """A pattern with its non-ASCII letters in both cases (`[uú]` as `[uúÚ]`, `ø` as `[øØ]`): rules compile with
+    re.ASCII, under which `(?i)` folds ASCII letters alone, and a label is written in capitals too (`Rol Único
+    Tributario`, `NUMÉRO DE SÉCURITÉ SOCIALE`)."""
+    out: list[str] = []
+    in_class = escaped = False
+    for ch in pattern:
+        if escaped or ch == "\\":
+            escaped = not escaped and ch == "\\"
+            out.append(ch)
+            continue
+        in_class = ch == "[" or in_class and ch != "]"
+        upper = ch.upper()
+        folds = not ch.isascii() and upper != ch and len(upper) == 1
+        out.append((ch + upper if in_class else f"[{ch}{upper}]") if folds else ch)
+    return "".join(out)
+
+
 def _natid_label(n: national.NationalId) -> str:
     """The label of one national id as its rule reads it (Python): its words in any case, not inside a longer
     lower-case word; its short names in capitals, or in any case as a key (`"nif":`, `rut=`); its camelCase form
     after a lower-case letter or digit (`clienteCpf`)."""
-    forms = [rf"(?<![A-Za-z0-9])(?i:{n.words})(?![a-z0-9])"]
+    forms = [rf"(?<![A-Za-z0-9])(?i:{_both_cases(n.words)})(?![a-z0-9])"]
     if n.short:
         forms += [rf"(?<![A-Za-z0-9])(?:{n.short.upper()})(?![A-Za-z0-9])",
                   rf"(?<![A-Za-z0-9])(?i:{n.short})(?=_|[\])\"'`\\]{{0,3}}[ \t]*[:=])"]
@@ -334,10 +352,23 @@ as a backslash and a line break)."""
 _KEY_STEMS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
               r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット|"
               + words.alternation(words.SECRET, words.KEY, words.TOKEN))
-# The last group: a SIM's `Ki` and `OPc`, which name a key column too (a SIM vendor's batch file: `ICCID,IMSI,KI,…`),
-# case-sensitive.
+# The words that name a fleet fuel card (ISO/IEC 7812-1 major industry identifier 7, petroleum) in the languages of
+# the fuel and fleet-card networks: fuel card, fleet card, Tankkarte, carte carburant, tarjeta de combustible, carta
+# carburante, tankpas, karta paliwowa, cartão combustível, drivstoffkort; as a key too (`fuel_card_no`, `fuelCard`).
+_FUEL_CARD = (r"(?i:(?:fuel|fleet|petrol|diesel)[ _-]?card|tank[ _-]?(?:karte|kaart|pas|kort)|flotten[ _-]?karte|"
+              r"carte[ _-](?:de[ _-])?(?:carburant|flotte)|tarjeta[ _-](?:de[ _-])?(?:combustible|flota)|"
+              r"carta[ _-](?:carburante|flotta)|karta[ _-](?:paliwowa|flotowa)|"
+              r"cart[aã]o[ _-](?:de[ _-])?(?:combust[ií]vel|frota)|drivstoff[ _-]?kort|br[aä]nsle[ _-]?kort)")
+# OCPP 2.0.1's SetVariables: a `setVariableData` entry's `attributeValue`, then the `variable` it sets by name,
+# in the same entry (JSON, its quotes escaped too when the frame sits in a JSON string).
+_OCPP_FIELD = r"\\?\""
+_OCPP_IS = r"\\?\"[ \t]*:[ \t]*"
+_OCPP_SECRET = r"(?:[A-Za-z]*(?:Password|Secret)|AuthorizationKey)"
+# The last groups: a SIM's `Ki` and `OPc`, which name a key column too (a SIM vendor's batch file: `ICCID,IMSI,KI,…`),
+# case-sensitive; a fuel card's words (a `fuel_card` column).
 _CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_OWN}|{_NATID_CONTEXT}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
-                   _PW, _KEY_STEMS, _NATIONAL_STEMS, r"\b(?:Ki|KI|OPc|OPC)\b")
+                   _PW, _KEY_STEMS, _NATIONAL_STEMS, r"\b(?:Ki|KI|OPc|OPC)\b",
+                   _FUEL_CARD)
 CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 
@@ -351,13 +382,14 @@ def _cell_trigger(cw: str) -> str:
 
 CELL_TRIGGERS = tuple(_cell_trigger(group) for group in (
     _PHONE_HEADER_WORDS, _SSN_OWN, _NATID_CONTEXT, _IBAN_WORDS, rf"(?:(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
-    *_CONTEXT_GROUPS[2:]))
-"""A text that may hold a table with such a column, a value its structure marks sensitive, a dump's `["name"]=>`
-(PHP), a quoted label and a quoted value after it (Redis's `"HSET" key "field" "value"`), a label ending a quoted
-string at the end of its line (a Terraform plan's `name = "/prod/DB_PASSWORD"`, its `value` below), or a label ending
-its line with the value below (RE2 and Python syntax alike): one pattern per group of context words, each an RE2 pass
-of its own, as joined they outgrow RE2's automaton budget (ten times slower; SSN, national id and IBAN words joined
-took 0.065 s over τ-bench's strings, apart 0.024 s)."""
+    *_CONTEXT_GROUPS[2:])) + (
+    rf"[,;\t|│┆][ \t\"'`]*(?i:{national.SAID_NAMES})[ \t\"'`]*(?:[,;\t|│┆]|\\?\r?\n|\\n)",)
+"""A text that may hold a table with such a column (one headed by a national id's short name whole: `| pnr |`), a value
+its structure marks sensitive, a dump's `["name"]=>` (PHP), a quoted label and a quoted value after it (Redis's `"HSET"
+key "field" "value"`), a label ending a quoted string at the end of its line (a Terraform plan's `name =
+"/prod/DB_PASSWORD"`, its `value` below), or a label ending its line with the value below (RE2 and Python syntax alike):
+one pattern per group of context words, each an RE2 pass of its own, as joined they outgrow RE2's automaton budget (ten
+times slower; SSN, national id and IBAN words joined took 0.065 s over τ-bench's strings, apart 0.024 s)."""
 # The rules read a Germanic compound too, a token or key word glued to the word before it (`toegangstoken`,
 # `åtkomsttoken`, `Zugriffstoken`, `adgangsnøgle`); their triggers, which need no word boundary, the stems alone
 # (with the compounds RE2's automaton for the joined triggers outgrows its budget: nine times slower).
@@ -1691,6 +1723,17 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-])",
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number_any_grouping,
          description="payment card numbers after a word naming a card, in any grouping (OCR, hand-typed)"),
+    Rule("card", "CARD", rf"{_FUEL_CARD}[^\d\n]{{0,24}}(?<![\w.-])(?P<v>7(?:[ -]?\d){{15,18}})(?![ -]?\d)",
+         trigger=_FUEL_CARD, validator=v.fuel_card,
+         description="a fleet fuel card after its label (ISO/IEC 7812-1 major industry identifier 7, petroleum: "
+                     "16-19 digits opening with 7, Luhn, in one run or in fours)"),
+    Rule("password", "PASSWORD",
+         rf"{_OCPP_FIELD}attributeValue{_OCPP_IS}\\?\"(?P<v>[^\"\\\n]{{1,200}})\\?\"[^\]\n]{{0,200}}?"
+         rf"{_OCPP_FIELD}variable{_OCPP_IS}\{{[ \t]*{_OCPP_FIELD}name{_OCPP_IS}\\?\"{_OCPP_SECRET}\\?\"",
+         trigger=rf"attributeValue[^\]\n]{{0,250}}{_OCPP_SECRET}",
+         description="the value an OCPP 2.0.1 SetVariables request sets (`setVariableData`'s `attributeValue`) on a "
+                     "variable that is a credential: SecurityCtrlr's `BasicAuthPassword` (security profiles 1-2), "
+                     "a password or secret, the 1.6 `AuthorizationKey`"),
     Rule("phone", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>\+[1-9]\d{{0,2}}{_PSEP}?(?:\(0\) ?)?(?:\(\d{{1,4}}\)(?:{_PSEP}\d)?|\d{{1,4}})"
          rf"(?:{_PSEP}?\d{{2,4}}){{1,4}})"

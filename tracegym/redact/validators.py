@@ -189,6 +189,17 @@ def card_number_any_grouping(value: str) -> bool:
     return _card_whole(digits_of(value))  # the digits alone: one group, no grouping to check
 
 
+def fuel_card(value: str) -> bool:
+    """A fleet fuel card (ISO/IEC 7812-1: major industry identifier 7, petroleum; the oil companies' and fleet
+    issuers' cards, 16-19 digits): a Luhn-valid number opening with 7, in one run or in fours (the last group
+    shorter). Only after a fuel card's label: a run of digits opening with 7 is no card by itself."""
+    number = digits_of(value)
+    groups = [g for g in re.split(r"[^0-9]+", value) if g]
+    if not 16 <= len(number) <= 19 or number[0] != "7" or len(set(number)) < 3:
+        return False
+    return (len(groups) == 1 or _card_grouping(groups)) and luhn(number)
+
+
 def _card_grouping(groups: list[str]) -> bool:
     """Digits written in groups the way cards are printed: 4-4-4-4(-3), 4-6-5 (Amex), 4-6-4 (Diners)."""
     sizes = [len(g) for g in groups]
