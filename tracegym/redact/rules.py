@@ -764,10 +764,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"[0-9a-f]{8}-us\d", validator=lambda s: v.hex_key(s.split("-")[0]),
          description="Mailchimp API keys (32 hex, `-us` and the data centre's number)"),
     Rule("amazon_lwa_token", "TOKEN",
-         r"(?<![A-Za-z0-9_-])(?:Atzr\|[A-Za-z0-9_-]{60,2048}|amzn1\.oa2-cs\.v1\.[0-9a-f]{64})(?![A-Za-z0-9_-])",
-         trigger=r"Atzr\||amzn1\.oa2-cs\.v1\.",
-         description="Login with Amazon refresh tokens (`Atzr|…`: the Selling Partner and Alexa APIs') and client "
-                     "secrets (`amzn1.oa2-cs.v1.` + 64 hex)"),
+         r"(?<![A-Za-z0-9_-])(?:Atz[ar]\|[A-Za-z0-9_-]{60,2048}|amzn1\.oa2-cs\.v1\.[0-9a-f]{64})(?![A-Za-z0-9_-])",
+         trigger=r"Atz[ar]\||amzn1\.oa2-cs\.v1\.",
+         description="Login with Amazon refresh tokens (`Atzr|…`: the Selling Partner and Alexa APIs'), access "
+                     "tokens (`Atza|…`, an hour's: `x-amz-access-token`) and client secrets (`amzn1.oa2-cs.v1.` + "
+                     "64 hex)"),
     Rule("plaid_token", "TOKEN",
          rf"(?<![A-Za-z0-9_-])(?:access|processor)-(?:production|development|sandbox)-{_UUID}(?![0-9A-Za-z])",
          trigger=r"(?:access|processor)-(?:production|development|sandbox)-",
