@@ -28,3 +28,24 @@ def _values(text: str) -> list[str]:
     json.dumps({"access_token": f"Atza|{_LWA_BODY}", "token_type": "bearer"})])
 def test_a_login_with_amazon_access_token(text: str) -> None:
     assert f"Atza|{_LWA_BODY}" in _values(text)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('"memo": "test_Zq8Lm2PxR4vN7kTb1YcW9sHd3FgJ5e"', "test_Zq8Lm2PxR4vN7kTb1YcW9sHd3FgJ5e"),
+    ("C1042,gold,310,live_Hy4kP9wQ2mX7vB3nT8cR5zL1dF6gJ0,", "live_Hy4kP9wQ2mX7vB3nT8cR5zL1dF6gJ0")])
+def test_a_mollie_key_anywhere(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "def test_handlesRefundForOrderWithCoupon(): pass",
+    "pytest -k test_createOrderWithDiscountCode2",
+    "fixture live_streamingcheckoutwidgetenabled1 = True",
+    "test_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"])
+def test_no_mollie_key_in_a_test_name(text: str) -> None:
+    assert _values(text) == []
+
+
+@pytest.mark.parametrize("value", ["live_IIJ5X4GzsTPghueQCIecCez0qtrOHD", "test_pZugGwqNZKQxzoHTQGSvoW5REFtfge"])
+def test_a_mollie_key_whose_letters_run_long(value: str) -> None:
+    assert _values(f"note: {value}") == [value]

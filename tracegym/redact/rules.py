@@ -769,6 +769,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Login with Amazon refresh tokens (`Atzr|…`: the Selling Partner and Alexa APIs'), access "
                      "tokens (`Atza|…`, an hour's: `x-amz-access-token`) and client secrets (`amzn1.oa2-cs.v1.` + "
                      "64 hex)"),
+    Rule("mollie_key", "API_KEY", r"(?<![A-Za-z0-9_])(?:live|test)_[A-Za-z0-9]{30}(?![A-Za-z0-9_])",
+         trigger=r"(?:live|test)_[A-Za-z0-9]{30}", validator=v.mollie_key,
+         description="Mollie API keys (`live_`/`test_` + 30 random letters and digits), anywhere"),
     Rule("plaid_token", "TOKEN",
          rf"(?<![A-Za-z0-9_-])(?:access|processor)-(?:production|development|sandbox)-{_UUID}(?![0-9A-Za-z])",
          trigger=r"(?:access|processor)-(?:production|development|sandbox)-",

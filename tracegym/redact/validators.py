@@ -874,6 +874,19 @@ def discord_token(value: str) -> bool:
     return user_id.isdigit() and 17 <= len(user_id) <= 20 and len(set(rest.rpartition(".")[2])) >= 10
 
 
+# A camelCase name, digits only at its end (`createOrderWithCode2`): words, not a generator's output.
+_CAMEL_NAME = re.compile(r"[a-z]+(?:[A-Z][a-z]+)*\d*")
+
+
+def mollie_key(value: str) -> bool:
+    """A Mollie API key (`live_`/`test_` + 30): its body random letters and digits (a documented token's), not a
+    test's name in camelCase nor lower-case words."""
+    body = value.split("_", 1)[1]
+    if not issuer_token(body) or not _DIGITS.search(body) or entropy(body) < 3.9:
+        return False
+    return sum(len(w) for w in _WORDLIKE.findall(body)) * 3 < len(body) and not _CAMEL_NAME.fullmatch(body)
+
+
 def issuer_token(value: str) -> bool:
     """A token of a documented format: random (ten distinct characters or more; digits, or both cases: a base62
     body of 24 may hold no digit), not a placeholder (`hvs.XXXX…`, `dapi000…`)."""
