@@ -46,6 +46,19 @@ def test_no_mollie_key_in_a_test_name(text: str) -> None:
     assert _values(text) == []
 
 
+@pytest.mark.parametrize("text", [
+    f"Authorization: Bearer {_EBAY}",
+    f"curl -H 'Authorization: Bearer {_EBAY}' https://api.ebay.com/sell/fulfillment/v1/order",
+    json.dumps({"ebay_user_token": _EBAY})])
+def test_an_ebay_oauth_token(text: str) -> None:
+    assert _EBAY in _values(text)
+
+
+@pytest.mark.parametrize("text", ["released v^1.1#notes today", "regex v^1.1#i^1# in the parser"])
+def test_no_ebay_token_without_its_body(text: str) -> None:
+    assert _values(text) == []
+
+
 @pytest.mark.parametrize("value", ["live_IIJ5X4GzsTPghueQCIecCez0qtrOHD", "test_pZugGwqNZKQxzoHTQGSvoW5REFtfge"])
 def test_a_mollie_key_whose_letters_run_long(value: str) -> None:
     assert _values(f"note: {value}") == [value]

@@ -772,6 +772,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("mollie_key", "API_KEY", r"(?<![A-Za-z0-9_])(?:live|test)_[A-Za-z0-9]{30}(?![A-Za-z0-9_])",
          trigger=r"(?:live|test)_[A-Za-z0-9]{30}", validator=v.mollie_key,
          description="Mollie API keys (`live_`/`test_` + 30 random letters and digits), anywhere"),
+    Rule("ebay_token", "TOKEN",
+         r"(?<![A-Za-z0-9^#])v\^1\.1(?:#[A-Za-z]\^[0-9]{1,3}){1,12}#t\^[A-Za-z0-9+/]{40,4096}={0,2}",
+         trigger=r"v\^1\.1#[A-Za-z]\^[0-9]",
+         description="eBay OAuth user and application tokens (`v^1.1#i^1#…#t^…`: fields of a letter, `^` and a "
+                     "number, then the base64 body after `t^`), whose `^` and `#` no bearer token's charset holds"),
     Rule("plaid_token", "TOKEN",
          rf"(?<![A-Za-z0-9_-])(?:access|processor)-(?:production|development|sandbox)-{_UUID}(?![0-9A-Za-z])",
          trigger=r"(?:access|processor)-(?:production|development|sandbox)-",
