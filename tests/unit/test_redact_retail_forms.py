@@ -59,6 +59,23 @@ def test_no_ebay_token_without_its_body(text: str) -> None:
     assert _values(text) == []
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("session cookie admin=k3j9q0wz8x7c6v5b4n3m2l1p0o9i8u7y", "k3j9q0wz8x7c6v5b4n3m2l1p0o9i8u7y"),
+    ("Session-Cookie: frontend=a8Kq2mZp7xT4wL9nB3vR", "a8Kq2mZp7xT4wL9nB3vR"),
+    ("Cookie: _secure_admin_session_id=0f3a9c2e7b14d6885a0c3e9f1b27d4c6; cart=1", "0f3a9c2e7b14d6885a0c3e9f1b27d4c6"),
+    (f"Set-Cookie: wp_woocommerce_session_{'4e' * 16}=2211%7C%7C1715000000%7C%7C9e8d7c6b5a4f3e2d1c0b; path=/",
+     "2211%7C%7C1715000000%7C%7C9e8d7c6b5a4f3e2d1c0b")])
+def test_a_shop_session_cookie(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "the session cookie expired=yesterday_afternoon_late",
+    "session cookie lifetime=3600 seconds"])
+def test_no_session_cookie_in_words_after_the_name(text: str) -> None:
+    assert _values(text) == []
+
+
 @pytest.mark.parametrize("value", ["live_IIJ5X4GzsTPghueQCIecCez0qtrOHD", "test_pZugGwqNZKQxzoHTQGSvoW5REFtfge"])
 def test_a_mollie_key_whose_letters_run_long(value: str) -> None:
     assert _values(f"note: {value}") == [value]

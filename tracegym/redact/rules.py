@@ -313,12 +313,14 @@ _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}
 # Rails' `_session_id` too (the leading `_` is the cookie's; a bare `session_id` is an id, and trace ids stay), and
 # an application's `<name>-session-id` (JupyterHub's `jupyterhub-session-id`: a hyphenated name is a cookie's or a
 # header's, not a log field's or a variable's); Jetty's `JSESSIONID.<node>`, oauth2-proxy's `_oauth2_proxy`,
-# Shopify's `_secure_session_id`, WordPress's `wordpress_logged_in_<hash>` and `wordpress_sec_<hash>`, Steam's
-# `steamLoginSecure`, an application's `<Name>Session` (Moodle's `MoodleSession`).
+# Shopify's `_secure_session_id` (its admin's `_secure_admin_session_id`), WordPress's `wordpress_logged_in_<hash>`
+# and `wordpress_sec_<hash>`, WooCommerce's `wp_woocommerce_session_<hash>`, Steam's `steamLoginSecure`, an
+# application's `<Name>Session` (Moodle's `MoodleSession`).
 _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
                 r"token|auth|jwt|csrftoken|remember[_-]?me)|JSESSIONID\.[A-Za-z0-9]{1,16}|_oauth2_proxy(?:_\d)?|"
-                r"_secure_session_id|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|steamLoginSecure|[A-Z][a-z]+Session|"
-                r"_session_id|[A-Za-z0-9_.]+-(?i:session-id)|"
+                r"_secure(?:_admin)?_session_id|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|"
+                r"wp_woocommerce_session_[0-9a-f]{32}|steamLoginSecure|[A-Z][a-z]+Session|_session_id|"
+                r"[A-Za-z0-9_.]+-(?i:session-id)|"
                 r"__Secure-[13]P(?:SID(?:TS|CC)?|APISID)|S?APISID|[HS]SID|SIDCC|ESTSAUTH(?:PERSISTENT|LIGHT)?|"
                 r"\.?ASPXAUTH|\.AspNetCore\.(?:Cookies|Identity\.Application))")
 # Google's sign-in cookies (`SID`, `HSID`, `SSID`, `APISID`, `SAPISID`, `__Secure-1PSID`, `__Secure-3PSIDTS`, …: its
@@ -1058,6 +1060,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a session cookie under a key that says cookie or its name in a `cookies=` dict, as config "
                      "and code keep them (`SESSION_COOKIE=…`, `session_cookie = \"…\"`, `\"sessionCookie\": …`, "
                      "`cookies={\"session\": …}`)"),
+    Rule("session_cookie", "TOKEN",
+         r"(?i:\bsession[ _-]?cookie)[ \t]*:?[ \t]*\\?[\"'`]?[A-Za-z0-9_.-]{1,64}="
+         r"(?P<v>[A-Za-z0-9%._~+/:-]{14,4095}[A-Za-z0-9%_~+/=-])(?![A-Za-z0-9%._~+/:=-])",
+         trigger=r"(?i:session[ _-]?cookie)[ \t]*:?[ \t]*[\\\"'`]{0,2}[A-Za-z0-9_.-]+=", validator=v.labelled_key,
+         reject_label=_HEX_NOT_KEY,
+         description="a cookie's `name=value` after the words session cookie, whatever its name (Magento's "
+                     "`admin`, a shop's own)"),
     Rule("session_cookie", "TOKEN",
          r"(?<![A-Za-z0-9_.-])(?P<v>CfDJ8[A-Za-z0-9_-]{40,4096}|eyJpdiI6[A-Za-z0-9+/_%=-]{40,4096}|"
          r"\.?e[yJ][A-Za-z0-9_-]{6,1024}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}|"
