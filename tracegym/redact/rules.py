@@ -247,7 +247,11 @@ _SSN_TRANSLATED = words.alternation(words.SOCIAL_SECURITY)
 """The translation table's words for it: a rule of their own, not a column header's (RE2's header pass would outgrow
 its automaton: 0.17 -> 9.5 s over the real traces' strings; in the English rule's pattern Python's `re` tries them at
 every position, doubling its time over τ-bench)."""
-_SSN_AFTER = rf"[^\d\n]{{0,30}}(?:(?:\r?\n|\\n)[^\d\n]{{0,40}})?(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)"
+# An IRS form's name between the label and the number (`SSN/TIN (W-9) =`, `SSN for the 1099-K:`): the form that
+# asks for it, whose digits are no part of it.
+_TAX_FORM = r"(?<![A-Za-z0-9-])(?:W-[2489](?:BEN(?:-E)?|ECI)?|1099(?:-[A-Z]{1,4})?|1040(?:-[A-Z]{1,2})?)(?![A-Za-z0-9])"
+_SSN_AFTER = (rf"[^\d\n]{{0,30}}(?:{_TAX_FORM}[^\d\n]{{0,30}})?(?:(?:\r?\n|\\n)[^\d\n]{{0,40}})?"
+              rf"(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)")
 # Labels of national ids with a public check: the UK's National Insurance number (NINO, NI number), Canada's Social
 # Insurance Number (SIN; NAS, numéro d'assurance sociale), Spain's DNI/NIF and NIE (documento nacional de identidad,
 # or `documento` alone).
