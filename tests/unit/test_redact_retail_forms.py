@@ -88,6 +88,18 @@ def test_no_ssn_in_a_form_name_and_a_year() -> None:
     assert _values("SSN section of the W-9 revised 2024, page 3") == []
 
 
+def test_a_setup_key_of_letters_alone() -> None:
+    text = "Can't scan the code? Enter this setup key: qpmr tsxz kfdn bwca"
+    assert _values(text) == ["qpmr tsxz kfdn bwca"]
+
+
+@pytest.mark.parametrize("text", [
+    "Enter this setup key: then open your code",
+    "setup key: abcd efgh ijkl mnop"])
+def test_no_setup_key_in_words(text: str) -> None:
+    assert _values(text) == []
+
+
 @pytest.mark.parametrize("value", ["live_IIJ5X4GzsTPghueQCIecCez0qtrOHD", "test_pZugGwqNZKQxzoHTQGSvoW5REFtfge"])
 def test_a_mollie_key_whose_letters_run_long(value: str) -> None:
     assert _values(f"note: {value}") == [value]

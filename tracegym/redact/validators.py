@@ -1036,5 +1036,7 @@ def totp_seed(value: str) -> bool:
         return False
     if len(groups) > 1:
         with_digit = sum(bool(re.search(r"[2-7]", g)) for g in groups)
+        if with_digit == 0 and len(groups) < 7:  # letters alone: one in 25 of four groups; a word has a vowel
+            return len(set(compact)) >= 10 and any(not re.search(r"[aeiouy]", g.lower()) for g in groups)
         return with_digit >= (1 if len(groups) < 7 else 2) and len(set(compact)) >= 8
     return len(set(compact)) >= 8 and (bool(re.search(r"[2-7]", compact)) or len(set(compact)) >= 10)
