@@ -103,3 +103,20 @@ def test_no_setup_key_in_words(text: str) -> None:
 @pytest.mark.parametrize("value", ["live_IIJ5X4GzsTPghueQCIecCez0qtrOHD", "test_pZugGwqNZKQxzoHTQGSvoW5REFtfge"])
 def test_a_mollie_key_whose_letters_run_long(value: str) -> None:
     assert _values(f"note: {value}") == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "Call our help desk line (877) 412-9930, 9-5",
+    "orders: phone (844) 230-7781 weekdays",
+    json.dumps({"SupportPhone": "(866) 904-3127"}),
+    "Phone: 1-833-412-9930"])
+def test_no_phone_in_a_north_american_toll_free_line(text: str) -> None:
+    assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Call me at (646) 412-9930", "(646) 412-9930"),
+    ("mobile 88841 29930", "88841 29930"),
+    ("phone 415-412-9930", "415-412-9930")])
+def test_a_person_s_number_stays(text: str, value: str) -> None:
+    assert _values(text) == [value]

@@ -448,6 +448,19 @@ _CALENDAR_DATE = re.compile(r"(?:(?:19|20)\d\d([-/.])(?:0?[1-9]|1[0-2])\1(?:0?[1
 log writes after "phone changed" or "tel. since", not a number as a plan groups it."""
 
 
+# A number in NANP's grouping (`(877) 412-9930`, `1-844-230-7781`): NANP's plan reads it, its `1` before it.
+_NANP_GROUPED = re.compile(r"(?:1[ .-]?)?(?:\([2-9]\d\d\)[ .-]?|[2-9]\d\d[.-])\d{3}[ .-]\d{4}")
+
+
+def _nanp_read(value: str) -> str:
+    """The digits of a number as its plan reads them: a number grouped as NANP's with its `1` (without it,
+    `877…` is an Indian mobile too), any other as written."""
+    number = digits_of(value)
+    if _NANP_GROUPED.fullmatch(value):
+        return "1" + (number[1:] if len(number) == 11 else number)
+    return number
+
+
 def national_phone(value: str) -> bool | int:
     """A phone number in a national format after a word like phone, tel or Handy: a number of one of the
     national numbering plans (tracegym/redact/phones.py), or an international one (+CC, 00CC). A match that runs
@@ -462,7 +475,7 @@ def national_phone(value: str) -> bool | int:
     for n in range(len(groups), 0, -1):
         end = groups[n - 1].end()
         if _plan_number(value[:end]):
-            if not value.startswith("+") and numbering.service(digits_of(value[:end])):
+            if not value.startswith("+") and numbering.service(_nanp_read(value[:end])):
                 return False  # a toll-free, premium-rate or shared-cost number: a business's
             return True if end == len(value) else end
     return False
@@ -498,9 +511,10 @@ def subscriber_number(value: str) -> bool | int:
 
 def nanp_written(value: str) -> bool:
     """A North American number as written with separators: area code [2-9]XX after an optional leading 1; not a
-    toll-free or premium-rate one (`1-800-…`, `900-…`: a business's)."""
+    toll-free or premium-rate one (`1-800-…`, `(888) …`, `900-…`: a business's). Its grouping is NANP's, so NANP's
+    plan reads it with its `1` (without it, `888…` is an Indian mobile too)."""
     number = digits_of(value)
-    return (number[1:] if len(number) == 11 else number)[0] not in "01" and not numbering.service(number)
+    return (number[1:] if len(number) == 11 else number)[0] not in "01" and not numbering.service(_nanp_read(value))
 
 
 def area_code_phone(value: str) -> bool:
