@@ -247,7 +247,11 @@ _SSN_TRANSLATED = words.alternation(words.SOCIAL_SECURITY)
 """The translation table's words for it: a rule of their own, not a column header's (RE2's header pass would outgrow
 its automaton: 0.17 -> 9.5 s over the real traces' strings; in the English rule's pattern Python's `re` tries them at
 every position, doubling its time over τ-bench)."""
-_SSN_AFTER = rf"[^\d\n]{{0,30}}(?:(?:\r?\n|\\n)[^\d\n]{{0,40}})?(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)"
+# An IRS form's name between the label and the number (`SSN/TIN (W-9) =`, `SSN for the 1099-K:`): the form that
+# asks for it, whose digits are no part of it.
+_TAX_FORM = r"(?<![A-Za-z0-9-])(?:W-[2489](?:BEN(?:-E)?|ECI)?|1099(?:-[A-Z]{1,4})?|1040(?:-[A-Z]{1,2})?)(?![A-Za-z0-9])"
+_SSN_AFTER = (rf"[^\d\n]{{0,30}}(?:{_TAX_FORM}[^\d\n]{{0,30}})?(?:(?:\r?\n|\\n)[^\d\n]{{0,40}})?"
+              rf"(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)")
 # Labels of national ids with a public check: the UK's National Insurance number (NINO, NI number), Canada's Social
 # Insurance Number (SIN; NAS, numéro d'assurance sociale), Spain's DNI/NIF and NIE (documento nacional de identidad,
 # or `documento` alone).
@@ -331,12 +335,14 @@ _AUTH_PARAM = r"[A-Za-z][A-Za-z0-9_-]{0,30}[ \t]*=[ \t]*(?:\\?\"[^\"\\\n]{0,256}
 # Rails' `_session_id` too (the leading `_` is the cookie's; a bare `session_id` is an id, and trace ids stay), and
 # an application's `<name>-session-id` (JupyterHub's `jupyterhub-session-id`: a hyphenated name is a cookie's or a
 # header's, not a log field's or a variable's); Jetty's `JSESSIONID.<node>`, oauth2-proxy's `_oauth2_proxy`,
-# Shopify's `_secure_session_id`, WordPress's `wordpress_logged_in_<hash>` and `wordpress_sec_<hash>`, Steam's
-# `steamLoginSecure`, an application's `<Name>Session` (Moodle's `MoodleSession`).
+# Shopify's `_secure_session_id` (its admin's `_secure_admin_session_id`), WordPress's `wordpress_logged_in_<hash>`
+# and `wordpress_sec_<hash>`, WooCommerce's `wp_woocommerce_session_<hash>`, Steam's `steamLoginSecure`, an
+# application's `<Name>Session` (Moodle's `MoodleSession`).
 _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jsessionid|phpsessid|aspsessionid|"
                 r"token|auth|jwt|csrftoken|remember[_-]?me)|JSESSIONID\.[A-Za-z0-9]{1,16}|_oauth2_proxy(?:_\d)?|"
-                r"_secure_session_id|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|steamLoginSecure|[A-Z][a-z]+Session|"
-                r"_session_id|[A-Za-z0-9_.]+-(?i:session-id)|"
+                r"_secure(?:_admin)?_session_id|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|"
+                r"wp_woocommerce_session_[0-9a-f]{32}|steamLoginSecure|[A-Z][a-z]+Session|_session_id|"
+                r"[A-Za-z0-9_.]+-(?i:session-id)|"
                 r"__Secure-[13]P(?:SID(?:TS|CC)?|APISID)|S?APISID|[HS]SID|SIDCC|ESTSAUTH(?:PERSISTENT|LIGHT)?|"
                 r"\.?ASPXAUTH|\.AspNetCore\.(?:Cookies|Identity\.Application))")
 # Google's sign-in cookies (`SID`, `HSID`, `SSID`, `APISID`, `SAPISID`, `__Secure-1PSID`, `__Secure-3PSIDTS`, …: its
@@ -804,10 +810,19 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"[0-9a-f]{8}-us\d", validator=lambda s: v.hex_key(s.split("-")[0]),
          description="Mailchimp API keys (32 hex, `-us` and the data centre's number)"),
     Rule("amazon_lwa_token", "TOKEN",
-         r"(?<![A-Za-z0-9_-])(?:Atzr\|[A-Za-z0-9_-]{60,2048}|amzn1\.oa2-cs\.v1\.[0-9a-f]{64})(?![A-Za-z0-9_-])",
-         trigger=r"Atzr\||amzn1\.oa2-cs\.v1\.",
-         description="Login with Amazon refresh tokens (`Atzr|…`: the Selling Partner and Alexa APIs') and client "
-                     "secrets (`amzn1.oa2-cs.v1.` + 64 hex)"),
+         r"(?<![A-Za-z0-9_-])(?:Atz[ar]\|[A-Za-z0-9_-]{60,2048}|amzn1\.oa2-cs\.v1\.[0-9a-f]{64})(?![A-Za-z0-9_-])",
+         trigger=r"Atz[ar]\||amzn1\.oa2-cs\.v1\.",
+         description="Login with Amazon refresh tokens (`Atzr|…`: the Selling Partner and Alexa APIs'), access "
+                     "tokens (`Atza|…`, an hour's: `x-amz-access-token`) and client secrets (`amzn1.oa2-cs.v1.` + "
+                     "64 hex)"),
+    Rule("mollie_key", "API_KEY", r"(?<![A-Za-z0-9_])(?:live|test)_[A-Za-z0-9]{30}(?![A-Za-z0-9_])",
+         trigger=r"(?:live|test)_[A-Za-z0-9]{30}", validator=v.mollie_key,
+         description="Mollie API keys (`live_`/`test_` + 30 random letters and digits), anywhere"),
+    Rule("ebay_token", "TOKEN",
+         r"(?<![A-Za-z0-9^#])v\^1\.1(?:#[A-Za-z]\^[0-9]{1,3}){1,12}#t\^[A-Za-z0-9+/]{40,4096}={0,2}",
+         trigger=r"v\^1\.1#[A-Za-z]\^[0-9]",
+         description="eBay OAuth user and application tokens (`v^1.1#i^1#…#t^…`: fields of a letter, `^` and a "
+                     "number, then the base64 body after `t^`), whose `^` and `#` no bearer token's charset holds"),
     Rule("plaid_token", "TOKEN",
          rf"(?<![A-Za-z0-9_-])(?:access|processor)-(?:production|development|sandbox)-{_UUID}(?![0-9A-Za-z])",
          trigger=r"(?:access|processor)-(?:production|development|sandbox)-",
@@ -1089,6 +1104,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a session cookie under a key that says cookie or its name in a `cookies=` dict, as config "
                      "and code keep them (`SESSION_COOKIE=…`, `session_cookie = \"…\"`, `\"sessionCookie\": …`, "
                      "`cookies={\"session\": …}`)"),
+    Rule("session_cookie", "TOKEN",
+         r"(?i:\bsession[ _-]?cookie)[ \t]*:?[ \t]*\\?[\"'`]?[A-Za-z0-9_.-]{1,64}="
+         r"(?P<v>[A-Za-z0-9%._~+/:-]{14,4095}[A-Za-z0-9%_~+/=-])(?![A-Za-z0-9%._~+/:=-])",
+         trigger=r"(?i:session[ _-]?cookie)[ \t]*:?[ \t]*[\\\"'`]{0,2}[A-Za-z0-9_.-]+=", validator=v.labelled_key,
+         reject_label=_HEX_NOT_KEY,
+         description="a cookie's `name=value` after the words session cookie, whatever its name (Magento's "
+                     "`admin`, a shop's own)"),
     Rule("session_cookie", "TOKEN",
          r"(?<![A-Za-z0-9_.-])(?P<v>CfDJ8[A-Za-z0-9_-]{40,4096}|eyJpdiI6[A-Za-z0-9+/_%=-]{40,4096}|"
          r"\.?e[yJ][A-Za-z0-9_-]{6,1024}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}|"

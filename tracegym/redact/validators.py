@@ -459,6 +459,19 @@ _CALENDAR_DATE = re.compile(r"(?:(?:19|20)\d\d([-/.])(?:0?[1-9]|1[0-2])\1(?:0?[1
 log writes after "phone changed" or "tel. since", not a number as a plan groups it."""
 
 
+# A number in NANP's grouping (`(877) 412-9930`, `1-844-230-7781`): NANP's plan reads it, its `1` before it.
+_NANP_GROUPED = re.compile(r"(?:1[ .-]?)?(?:\([2-9]\d\d\)[ .-]?|[2-9]\d\d[.-])\d{3}[ .-]\d{4}")
+
+
+def _nanp_read(value: str) -> str:
+    """The digits of a number as its plan reads them: a number grouped as NANP's with its `1` (without it,
+    `877…` is an Indian mobile too), any other as written."""
+    number = digits_of(value)
+    if _NANP_GROUPED.fullmatch(value):
+        return "1" + (number[1:] if len(number) == 11 else number)
+    return number
+
+
 def national_phone(value: str) -> bool | int:
     """A phone number in a national format after a word like phone, tel or Handy: a number of one of the
     national numbering plans (tracegym/redact/phones.py), or an international one (+CC, 00CC). A match that runs
@@ -473,7 +486,7 @@ def national_phone(value: str) -> bool | int:
     for n in range(len(groups), 0, -1):
         end = groups[n - 1].end()
         if _plan_number(value[:end]):
-            if not value.startswith("+") and numbering.service(digits_of(value[:end])):
+            if not value.startswith("+") and numbering.service(_nanp_read(value[:end])):
                 return False  # a toll-free, premium-rate or shared-cost number: a business's
             return True if end == len(value) else end
     return False
@@ -509,9 +522,10 @@ def subscriber_number(value: str) -> bool | int:
 
 def nanp_written(value: str) -> bool:
     """A North American number as written with separators: area code [2-9]XX after an optional leading 1; not a
-    toll-free or premium-rate one (`1-800-…`, `900-…`: a business's)."""
+    toll-free or premium-rate one (`1-800-…`, `(888) …`, `900-…`: a business's). Its grouping is NANP's, so NANP's
+    plan reads it with its `1` (without it, `888…` is an Indian mobile too)."""
     number = digits_of(value)
-    return (number[1:] if len(number) == 11 else number)[0] not in "01" and not numbering.service(number)
+    return (number[1:] if len(number) == 11 else number)[0] not in "01" and not numbering.service(_nanp_read(value))
 
 
 def area_code_phone(value: str) -> bool:
@@ -896,6 +910,19 @@ def discord_token(value: str) -> bool:
     return user_id.isdigit() and 17 <= len(user_id) <= 20 and len(set(rest.rpartition(".")[2])) >= 10
 
 
+# A camelCase name, digits only at its end (`createOrderWithCode2`): words, not a generator's output.
+_CAMEL_NAME = re.compile(r"[a-z]+(?:[A-Z][a-z]+)*\d*")
+
+
+def mollie_key(value: str) -> bool:
+    """A Mollie API key (`live_`/`test_` + 30): its body random letters and digits (a documented token's), not a
+    test's name in camelCase nor lower-case words."""
+    body = value.split("_", 1)[1]
+    if not issuer_token(body) or not _DIGITS.search(body) or entropy(body) < 3.9:
+        return False
+    return sum(len(w) for w in _WORDLIKE.findall(body)) * 3 < len(body) and not _CAMEL_NAME.fullmatch(body)
+
+
 def issuer_token(value: str) -> bool:
     """A token of a documented format: random (ten distinct characters or more; digits, or both cases: a base62
     body of 24 may hold no digit), not a placeholder (`hvs.XXXX…`, `dapi000…`)."""
@@ -1045,5 +1072,7 @@ def totp_seed(value: str) -> bool:
         return False
     if len(groups) > 1:
         with_digit = sum(bool(re.search(r"[2-7]", g)) for g in groups)
+        if with_digit == 0 and len(groups) < 7:  # letters alone: one in 25 of four groups; a word has a vowel
+            return len(set(compact)) >= 10 and any(not re.search(r"[aeiouy]", g.lower()) for g in groups)
         return with_digit >= (1 if len(groups) < 7 else 2) and len(set(compact)) >= 8
     return len(set(compact)) >= 8 and (bool(re.search(r"[2-7]", compact)) or len(set(compact)) >= 10)
