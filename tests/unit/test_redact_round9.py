@@ -118,8 +118,16 @@ def test_bot_webhooks(text: str, value: str) -> None:
     assert value in _values(text), text
 
 
+def test_a_webhook_with_zeroed_ids_but_a_real_secret_is_found() -> None:
+    """Only a value that is filler in every part is a documented placeholder."""
+    found = _values("https://hooks.slack.com/services/T00000000/B00000000/q9W8e7R6t5Y4u3I2o1P0aSdF")
+    assert any("q9W8e7R6t5Y4u3I2o1P0aSdF" in v for v in found)
+
+
 @pytest.mark.parametrize("text", [
     "https://hooks.slack.com/services/XXX/YYY/ZZZ",
+    "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "https://discord.com/api/webhooks/000000000000000000/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "https://open.feishu.cn/open-apis/bot/v2/hook/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "https://open.feishu.cn/open-apis/bot/v2/hook/your-webhook-token-goes-here",
     "see https://core.telegram.org/bots/api#sendmessage",
