@@ -80,6 +80,7 @@ _GRID_GAP = re.compile(r"[ \t]{2,}")
 figures of one cell run into the next (`482913  5274.6183.0192.4756` read as one number from `482913`), so the
 rule reads on from the cell after the gap, as if the value stood alone."""
 _KEY_LABELS = frozenset({"API_KEY", "TOKEN", "SECRET"})
+_FILLER_LABELS = _KEY_LABELS | {"WEBHOOK"}
 _FILLER = re.compile(r"[A-Z]?(?:0{4,}|X{4,}|x{4,})(?:[/._-][A-Z]?(?:0{4,}|X{4,}|x{4,}))*")
 """A documented placeholder of a key or a webhook: each part a run of zeros or X, after one capital at most
 (Slack's `T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX` in its own docs): no issuer's secret looks like that."""
@@ -314,7 +315,7 @@ class Detector:
         key, a documented placeholder of zeros and X, a providers' sandbox card number."""
         return value in self._allowed_values or self._allowed is not None and bool(self._allowed.fullmatch(value)) \
             or rule.label in _KEY_LABELS and _PUBLIC_VALUE.match(value) is not None \
-            or rule.label in _KEY_LABELS | {"WEBHOOK"} and _FILLER.fullmatch(value) is not None \
+            or rule.label in _FILLER_LABELS and _FILLER.fullmatch(value) is not None \
             or rule.label == "CARD" and v.digits_of(value) in v.PUBLISHED_TEST_CARDS
 
     def _keep(self, rule: Rule, value: str) -> bool | int:

@@ -1167,10 +1167,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(`${OBS_PASSWORD}`)"),
     Rule("password", "PASSWORD",
          r"\bsteamcmd\b[^\n|;&]{0,160}?[ \t]\+login[ \t]+[^\s+\"'\\]{1,64}[ \t]+"
-         r"(?P<v>[^\s+\"'\\][^\s\"'\\]{0,127})",
+         r"(?:\\?\"(?P<w>[^\"\\\n]{4,128})\\?\"|(?P<v>[^\s+\"'\\][^\s\"'\\]{0,127}))",
          trigger=r"steamcmd", validator=v.password,
-         description="the password of SteamCMD's `+login <user> <password>` (Valve's dedicated-server tool; "
-                     "`+login anonymous` has none, and a `+command` after the user is none)"),
+         description="the password of SteamCMD's `+login <user> <password>`, quoted or not (Valve's dedicated-server "
+                     "tool; `+login anonymous` has none, and a `+command` after the user is none)"),
     Rule("password", "PASSWORD", rf"{_field_fill(_PW_LABEL)}{_TYPED_VALUE}", trigger=_PW_TRIGGER,
          validator=v.password,
          description="a password a browser automation call types into a field its selector names (`page.fill("
@@ -1343,11 +1343,6 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Wi-Fi passphrases: wpa_supplicant's and hostapd's `psk=` / `wpa_passphrase=`, RouterOS' "
                      "`wpa2-pre-shared-key=` (`+` inside, as 802.11i's printable ASCII allows), an ESP "
                      "module's `AT+CWJAP=\"ssid\",\"…\"`"),
-    Rule("password", "PASSWORD",
-         r"\bsteamcmd\b[^\n]{0,200}?\+login[ \t]+[^\s+]{1,64}[ \t]+"
-         r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|(?P<w>[^\s\"'\\+]{4,128}?))(?=$|[\s\"'\\,;]|\.(?:$|\s))",
-         trigger=r"steamcmd", validator=v.password,
-         description="steamcmd's `+login USER PASSWORD` (the next `+command` ends it)"),
     Rule("password", "PASSWORD",
          r"\bWIFI:(?:[A-Z]{1,2}:(?:[^;\\\n\"]|\\[;,:\\\"]){0,128};){0,6}?P:(?P<v>(?:[^;\\\n\"]|\\[;,:\\\"]){1,128});|"
          r"\b(?i:wpa[23]?)(?:[ _-](?i:personal|psk))?[ _-](?i:key|passphrase|password)"
