@@ -17,10 +17,10 @@ Formats and their sources: cards, ISO/IEC 7812 IIN ranges (Visa 4, Mastercard 51
 registry's BBAN structures (MOD 97-10), with the national check digits of Belgian, Spanish and French BBANs; SSNs,
 the SSA's rules (area not 000/666/9xx, group not 00, serial not 0000); ITINs, the IRS's (9, then a group of 50-65,
 70-88, 90-92 or 94-99); phones, the national numbering plans (NANP, Ofcom, ARCEP, BNetzA, TRAI/DoT) with context
-words in each country's languages, avoiding the ranges each regulator reserves for drama; AWS keys, IAM's documented
-AKIA/ASIA ids and 40-character secrets; Slack, Discord, Teams, Power Automate, Google Chat, Mattermost, Rocket.Chat
-and Zapier webhook URLs as their docs print them (the secret is the token-bearing segment or query value only);
-Stripe `whsec_` signing secrets (the dashboard's and the CLI's) and `sk_live_`/`rk_live_` keys;
+words in each country's languages, avoiding the NANP's 555 exchange and Ofcom's and BNetzA's drama ranges; AWS keys,
+IAM's documented AKIA/ASIA ids and 40-character secrets; Slack, Discord, Teams, Power Automate, Google Chat,
+Mattermost, Rocket.Chat and Zapier webhook URLs as their docs print them (the secret is the token-bearing segment or
+query value only); Stripe `whsec_` signing secrets (the dashboard's and the CLI's) and `sk_live_`/`rk_live_` keys;
 PostgreSQL/MySQL/MongoDB/Redis URIs, ADO.NET, JDBC, ODBC, Azure Storage and Service Bus connection strings (the
 secret is the password or key only); JWT (RFC 7519, 7515) as login.gov, One Login and FranceConnect ID tokens; HTTP
 Basic (RFC 7617) and Bearer (RFC 6750); OAuth token responses (RFC 6749, 5.1); PEM PKCS#8/SEC1 and OpenSSH private
