@@ -242,12 +242,19 @@
    e-commerce and point of sale, storefront webhooks, payment gateways, POS logs, order exports) and the forty-third
    (benchmarks/redact_fortythird.py: automotive, fleet and EV charging, OCPP messages, telematics, fleet exports)
    corpora, scored alike: `fortyfirst_…`, `fortysecond_…` and `fortythird_recall_by_kind` and `…_false_positives`.
+48-51. The forty-fourth (benchmarks/redact_fortyfourth.py: government, tax and public benefits, e-file and
+   e-government portals, case notes, payroll exports), the forty-fifth (benchmarks/redact_fortyfifth.py: insurance
+   claims and underwriting, claims-system exports, adjuster notes, broker integrations), the forty-sixth
+   (benchmarks/redact_fortysixth.py: education and e-learning, most of it in Chinese, Japanese and Korean) and the
+   forty-seventh (benchmarks/redact_fortyseventh.py: energy, utilities and trading, SCADA and meter configs, FIX
+   logons, billing exports) corpora, scored alike: `fortyfourth_…` to `fortyseventh_recall_by_kind` and
+   `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 47 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 51 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -277,7 +284,9 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "thirtyeighth_false_positives", "thirtyninth_recall_by_kind", "thirtyninth_false_positives",
 "fortieth_recall_by_kind", "fortieth_false_positives", "fortyfirst_recall_by_kind", "fortyfirst_false_positives",
 "fortysecond_recall_by_kind", "fortysecond_false_positives", "fortythird_recall_by_kind",
-"fortythird_false_positives"} (with --corpora-only, the last eighty-six).
+"fortythird_false_positives", "fortyfourth_recall_by_kind", "fortyfourth_false_positives",
+"fortyfifth_recall_by_kind", "fortyfifth_false_positives", "fortysixth_recall_by_kind", "fortysixth_false_positives",
+"fortyseventh_recall_by_kind", "fortyseventh_false_positives"} (with --corpora-only, the last ninety-four).
 """
 
 from __future__ import annotations
@@ -306,8 +315,12 @@ import redact_eleventh  # noqa: E402
 import redact_fifteenth  # noqa: E402
 import redact_fifth  # noqa: E402
 import redact_fortieth  # noqa: E402
+import redact_fortyfifth  # noqa: E402
 import redact_fortyfirst  # noqa: E402
+import redact_fortyfourth  # noqa: E402
 import redact_fortysecond  # noqa: E402
+import redact_fortyseventh  # noqa: E402
+import redact_fortysixth  # noqa: E402
 import redact_fortythird  # noqa: E402
 import redact_fourteenth  # noqa: E402
 import redact_fresh  # noqa: E402
@@ -576,7 +589,8 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("thirtyfourth", redact_thirtyfourth), ("thirtyfifth", redact_thirtyfifth), ("thirtysixth", redact_thirtysixth),
     ("thirtyseventh", redact_thirtyseventh), ("thirtyeighth", redact_thirtyeighth), ("thirtyninth", redact_thirtyninth),
     ("fortieth", redact_fortieth), ("fortyfirst", redact_fortyfirst), ("fortysecond", redact_fortysecond),
-    ("fortythird", redact_fortythird))
+    ("fortythird", redact_fortythird), ("fortyfourth", redact_fortyfourth), ("fortyfifth", redact_fortyfifth),
+    ("fortysixth", redact_fortysixth), ("fortyseventh", redact_fortyseventh))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
@@ -693,7 +707,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to forty-third corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to forty-seventh corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
