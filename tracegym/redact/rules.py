@@ -743,6 +743,26 @@ def _typed_after(label: str) -> str:
     """A keystroke action after `label` on its line or the line before, up to the typed text's opening quote."""
     return rf"(?:{label})[^\n]{{0,80}}?(?:(?:\r?\n|\\n)[^\n]{{0,80}}?)?{_TYPING}{_QUOTE}"
 
+# Provider tokens whose prefix or structure is documented (gitleaks' catalogue, each checked against its provider's
+# description), grouped in one rule: the engine runs each rule's trigger over every text, a few grouped rules cost
+# less than many. Base64 bodies (`ops_eyJ`, `eyJrIjoi`, `fm2_`) keep their `+`, `/` and padding.
+_PROVIDER_TOKENS = (
+    r"ops_eyJ[A-Za-z0-9+/]{200,4096}={0,2}|eyJrIjoi[A-Za-z0-9+/]{40,400}={0,2}|cmVmdGtuOjAxOj[A-Za-z0-9]{40,100}|"
+    r"CLOJARS_[a-z0-9]{60}|EZ[AT]K[A-Za-z0-9]{54}|FLWSECK(?:_TEST)?-[0-9a-f]{32}-X|FLWSECK_TEST-?[0-9a-f]{12}|"
+    r"fo1_[A-Za-z0-9_-]{43}|fm(?:1[ar]|2)_[A-Za-z0-9+/]{100,4096}={0,3}|"
+    r"[ps]at\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}|api_org_[A-Za-z]{34}|s-s4t2(?:ud|af)-[0-9a-f]{64}|"
+    r"API-[A-Z0-9]{26}|sha256~[A-Za-z0-9_-]{43}|pnu_[A-Za-z0-9]{36}|rdme_[a-z0-9]{70}|sm_[aps]at_[A-Za-z0-9]{16}|"
+    r"A{20,22}[A-Za-z0-9]{1,60}%[0-9A-F]{2}[A-Za-z0-9%]{20,160}|"
+    r"t1\.[A-Za-z0-9_-]{50,300}={0,2}\.[A-Za-z0-9_-]{86}={0,2}|x(?:keysib|smtpsib)-[0-9a-f]{64}-[A-Za-z0-9]{16}|"
+    r"dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}|LTAI[A-Za-z0-9]{12,20}|"
+    r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\."
+    r"[A-Za-z0-9+/_=-]{30,120}")
+_PROVIDER_TRIGGER = (
+    r"ops_eyJ|eyJrIjoi|cmVmdGtuOjAxOj|CLOJARS_|EZ[AT]K[A-Za-z0-9]{54}|FLWSECK|fo1_|fm(?:1[ar]|2)_|"
+    r"[ps]at\.[A-Za-z0-9_-]{22}\.|api_org_|s-s4t2|API-[A-Z0-9]{26}|sha256~|pnu_|rdme_|sm_[aps]at_|A{20}|"
+    r"t1\.[A-Za-z0-9_-]{50}|x(?:keysib|smtpsib)-|dnkey-|LTAI[A-Za-z0-9]{12}|"
+    r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-]")
+
 # In rank order: where two findings overlap, the earlier rule's stays (secrets before personal data, a URL's
 # password before the e-mail-like text around it, an IBAN before the digits in it).
 BUILTIN_RULES: tuple[Rule, ...] = (
@@ -783,10 +803,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("github_token", "TOKEN", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
          trigger=r"gh[pousr]_|github_pat_", description="GitHub tokens"),
     Rule("gitlab_token", "TOKEN",
-         r"\b(?:gl(?:pat|dt|rt|rtr|cbt|ptt|ft|imt|agent|oas|soat|ffct)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})",
+         r"\b(?:gl(?:pat|dt|rt|rtr|cbt|ptt|ft|imt|agent|oas|soat|ffct)-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{9}\b)?|"
+         r"GR1348941[A-Za-z0-9_-]{20,})",
          trigger=r"gl(?:pat|dt|rt|rtr|cbt|ptt|ft|imt|agent|oas|soat|ffct)-|GR1348941",
          description="GitLab tokens by their documented prefixes (glpat- personal, gldt- deploy, glrt- runner, "
-                     "glcbt- CI job, glptt- trigger, glft- feed, gloas- OAuth, GR1348941 runner registration)"),
+                     "glcbt- CI job, glptt- trigger, glft- feed, gloas- OAuth, GR1348941 runner registration), a "
+                     "routable token's `.` and 9-character suffix with it"),
     Rule("slack_token", "TOKEN",
          r"\b(?:xox[abposr]-[A-Za-z0-9-]{10,}|xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})",
          trigger=r"xox[abposre][.-]|xapp-\d-",
@@ -901,6 +923,20 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"SSWS|(?i:okta)", validator=v.issuer_token,
          description="Okta API tokens (00 + 40) after Okta's `SSWS` scheme or a name holding okta (its quotes "
                      "escaped too: JSON text inside JSON)"),
+    Rule("provider_token", "TOKEN",
+         rf"(?<![A-Za-z0-9_.+/-])(?P<v>{_PROVIDER_TOKENS})(?![A-Za-z0-9_+/=%-])",
+         trigger=_PROVIDER_TRIGGER, validator=v.provider_token,
+         description="tokens of a documented prefix or structure, anywhere in text: 1Password service account "
+                     "tokens (`ops_eyJ…`), Grafana API keys (`eyJrIjoi…`), JFrog reference tokens "
+                     "(`cmVmdGtuOjAxOj…`), Clojars (`CLOJARS_` + 60), EasyPost (`EZAK`, `EZTK` + 54), Flutterwave "
+                     "(`FLWSECK-`, `FLWSECK_TEST-` + 32 hex `-X`; its encryption key), Fly.io (`fo1_`, `fm1a_`, "
+                     "`fm1r_`, `fm2_`), Harness (`pat.`, `sat.` + 22 `.` 24 `.` 20), Hugging Face organization "
+                     "tokens (`api_org_`), 42's intra (`s-s4t2ud-`, `s-s4t2af-` + 64 hex), Octopus Deploy (`API-` + "
+                     "26), OpenShift (`sha256~` + 43), Prefect (`pnu_` + 36), ReadMe (`rdme_` + 70), SettleMint "
+                     "(`sm_pat_`, `sm_aat_`, `sm_sat_` + 16), X's app bearer tokens (20-22 `A`s, URL-escaped "
+                     "base64), Yandex Cloud IAM tokens (`t1.` … `.` + 86), Brevo (`xkeysib-`, `xsmtpsib-` + 64 hex "
+                     "`-` 16), Defined Networking (`dnkey-` + 26 `-` 52), Alibaba Cloud key ids (`LTAI` + 12-20), "
+                     "Authress service client keys (`sc_….….acc_….…`); random, not placeholders nor words"),
     Rule("adyen_key", "API_KEY",
          r"\bAQE[A-Za-z0-9+/]{20,200}={0,2}-[A-Za-z0-9+/]{20,200}={0,2}-"
          r"(?:[^\s\"'`\\<\]]|<[^/\s\"'`\\<\]]){4,32}",

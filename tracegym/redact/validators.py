@@ -933,6 +933,19 @@ def issuer_token(value: str) -> bool:
     return len(set(body)) >= 10 and mixed
 
 
+def provider_token(value: str) -> bool:
+    """A token of a documented prefix or structure: its longest part between separators (the random body, not the
+    prefix: `FLWSECK-000…-X` is a placeholder; X's bearer tokens' run of `A`s aside) random as `issuer_token` reads
+    it; with no digit (Hugging Face's `api_org_` + 34 letters) not words in camelCase; a body of capitals and digits
+    (Octopus' `API-…`) with three digits or more, unlike a name in capitals."""
+    body = max(re.split(r"[._~%-]", value.lstrip("A")), key=len)
+    if not issuer_token(body):
+        return False
+    if not _DIGITS.search(value):
+        return _random_letters(body)
+    return not value.startswith("API-") or len(_DIGITS.findall(value)) >= 3
+
+
 # What binary formats a base64 run decodes to when it is no key: DER (certificates, public keys: `MII…`), the SSH
 # wire format (`AAAAC3NzaC1lZDI1NTE5…`), PNG, JPEG, GIF, ZIP, gzip.
 _MAGIC = (b"\x30\x82", b"\x30\x81", b"\x30\x59", b"\x30\x2a", b"\x00\x00\x00", b"\x89PNG", b"\xff\xd8\xff",
