@@ -2,6 +2,10 @@
 structure ties to a label (a key, a cookie export's name, a Secret's data) are read by the rules their
 `label: value` or their text triggers, not by every rule."""
 
+import json
+import subprocess
+import sys
+
 from tracegym.redact.detect import Detector
 
 DETECTOR = Detector()
@@ -9,6 +13,24 @@ DETECTOR = Detector()
 
 def _values(text: str) -> list[str]:
     return [f.value for f in DETECTOR.find(text)]
+
+
+def test_a_table_cell_compiles_only_the_rules_its_text_triggers() -> None:
+    # A fresh interpreter: other tests compile rules in this one. The cell is read as `password: "…"` apart.
+    program = (
+        "import json\n"
+        "from tracegym.redact.detect import Detector\n"
+        "d = Detector()\n"
+        "found = [f.value for f in d.find('| user | password |\\n|---|---|\\n| mhale | Tq7#vLw2pX |')]\n"
+        "print(json.dumps({'found': found, 'compiled': [r.name for r in d.rules if 'regex' in vars(r)],\n"
+        "                  'rules': len(d.rules)}))\n"
+    )
+    out = json.loads(subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                                    check=True).stdout)
+    assert out["found"] == ["Tq7#vLw2pX"]
+    assert "password" in out["compiled"]
+    assert not {"kerberos_key", "fuel_card", "ntlm_hash", "kubernetes_secret"} & set(out["compiled"])
+    assert len(out["compiled"]) < out["rules"] // 3
 
 
 def test_a_short_national_id_name_as_a_key_triggers_its_rule() -> None:
