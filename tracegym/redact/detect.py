@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -199,15 +200,20 @@ class Detector:
         return hits + [(t, f) for t, f in zip(picked, found, strict=True) if f]
 
     def _read(self, new: list[str]) -> list[list[Finding]]:
-        """The findings of each of `new` (distinct candidates not seen before), remembered."""
+        """The findings of each of `new` (distinct candidates not seen before), remembered. The label-value pairs
+        that structure ties together are read by the rules whose trigger matches the pair (one RE2 pass per
+        trigger over all the pairs): a rule none of them triggers is never compiled."""
         new_array = pa.array(new, pa.large_string())
         per_rule = self._triggered(new_array)
         disguised = pc.match_substring_regex(new_array, pattern=TRIGGER).to_pylist()
         norms = [normalize(t) if hit else None for t, hit in zip(new, disguised, strict=True)]
         normal = [n for n in norms if n is not None]
         per_rule_normal = iter(self._triggered(pa.array([n.text for n in normal], pa.large_string())))
-        done = [self._find(t, per_rule[j], norm, next(per_rule_normal) if norm is not None else [])
-                for j, (t, norm) in enumerate(zip(new, norms, strict=True))]
+        readings = [_readings(t, per_rule[j], norm, next(per_rule_normal) if norm is not None else [])
+                    for j, (t, norm) in enumerate(zip(new, norms, strict=True))]
+        pairs = list(dict.fromkeys(cell.read for rs in readings for r in rs for cell in r.cells))
+        rules_of = dict(zip(pairs, self._triggered(pa.array(pairs, pa.large_string())), strict=True))
+        done = [self._find(t, rs, rules_of) for t, rs in zip(new, readings, strict=True)]
         for t, found in zip(new, done, strict=True):
             self._remember(t, found)
         return done
@@ -245,27 +251,20 @@ class Detector:
         found = self.find_columns([pa.array([text], pa.large_string())])[0]
         return found[0][2] if found else []
 
-    def _find(self, text: str, rules: list[Rule], norm: Normalized | None = None,
-              normal_rules: list[Rule] | None = None) -> list[Finding]:
-        found = self._find_in(text, text, rules) if norm is None or not norm.encoded else []
-        if norm is not None:
-            found += [f for f in self._find_in(text, norm.text, normal_rules or [], norm)
-                      if not _joined_over(f, norm.joins, found)]
+    def _find(self, text: str, readings: list[_Reading], rules_of: dict[str, list[Rule]]) -> list[Finding]:
+        found: list[Finding] = []
+        for reading in readings:
+            got = self._find_in(text, reading, rules_of)
+            found += got if reading.norm is None else [f for f in got if not _joined_over(f, reading.norm.joins, found)]
         return _repeated(text, _non_overlapping(found))
 
-    def _find_in(self, text: str, read: str, rules: list[Rule], norm: Normalized | None = None) -> list[Finding]:
-        """Findings of `rules` in `read` (the text, or its normalized form `norm`), as spans of `text`."""
-        # Inside JSON text a line break is `\n`: matched as a backslash and a real line break (same length, so
-        # spans stay put), a value right after it starts a word as it does after a line break.
-        view = _JSON_BREAK.sub("\\\n", read) if "\\" in read else read
-        if '""' in view:
-            view = _CSV_QUOTED.sub(_csv_unquoted, view)
-        if "**" in view or "__" in view:  # Markdown's bold around a label's colon reads as spaces (`**Key:** …`)
-            view = _BOLD_COLON.sub(lambda m: " " * len(m.group()), view)
-        spans = [(rule, span) for rule in rules for m in rule.regex.finditer(view)
+    def _find_in(self, text: str, reading: _Reading, rules_of: dict[str, list[Rule]]) -> list[Finding]:
+        """Findings of a reading's rules in it (the text, or its normalized form), as spans of `text`."""
+        read, view, norm = reading.read, reading.view, reading.norm
+        spans = [(rule, span) for rule in reading.rules for m in rule.regex.finditer(view)
                  if (span := _value_span(rule, m)) is not None]
         matched = len(spans)
-        spans += self._cell_spans(view)
+        spans += self._cell_spans(reading, rules_of)
         public = [span for rule, span in spans if self._public(rule, view[span[0]:span[1]])]
         found: list[Finding] = []
         for i, (rule, (start, end)) in enumerate(spans):
@@ -286,28 +285,19 @@ class Detector:
                                  value if norm is not None else None))
         return found
 
-    def _cell_spans(self, view: str) -> list[tuple[Rule, tuple[int, int]]]:
-        """Matches in the cells of tables in `view` (tracegym/redact/cells.py) and in values whose label stands
-        away from them (tracegym/redact/structure.py, and printed.py for tools' prints), each read as `label: value`,
-        as spans of `view`."""
+    def _cell_spans(self, reading: _Reading, rules_of: dict[str, list[Rule]]) -> list[tuple[Rule, tuple[int, int]]]:
+        """Matches in a reading's cells, as spans of its view: of the rules that the cell's `label: value` triggers,
+        or that the whole text did (a trigger may need what only the text holds: a cookie's `NAME=`, a manifest's
+        `kind: Secret`)."""
         spans = []
-        cells = labelled_cells(view, _CELL_WORD.search) if "\n" in view else []
         seen: dict[str, list[tuple[Rule, tuple[int, int]]]] = {}  # a form's rows repeat label and value
-        away = labelled_values(view, _LABEL_WORD.search) + printed.labelled(view, _LABEL_WORD.search)
-        for label, start, end in cells + away:
-            if view.startswith("{", start) and (inner := _VALUE_OBJECT.match(view, start, end)) is not None:
-                start, end = inner.span(1)
-            # A single word is read quoted, as its delimiters show it whole: a rule then takes one with symbols in
-            # it whole (`k#9v!q2@…`); words with spaces between stay unquoted (`see the vault` is no password).
-            whole = not _SPACE_OR_QUOTE.search(view, start, end)
-            lead, tail = (f'{label}: "', '"') if whole else (f"{label}: ", "")
-            read = lead + view[start:end] + tail
-            if read not in seen:
-                seen[read] = [(rule, span) for rule in self.rules for m in rule.regex.finditer(read)
-                              if (span := _value_span(rule, m)) is not None and span[0] >= len(lead)
-                              and span[1] <= len(lead) + end - start]
-            shift = start - len(lead)
-            spans += [(rule, (s + shift, e + shift)) for rule, (s, e) in seen[read]]
+        for cell in reading.cells:
+            if cell.read not in seen:
+                rules = sorted({*rules_of[cell.read], *reading.rules}, key=self.rank.__getitem__)
+                seen[cell.read] = [(rule, span) for rule in rules for m in rule.regex.finditer(cell.read)
+                                   if (span := _value_span(rule, m)) is not None and span[0] >= cell.lead
+                                   and span[1] <= cell.lead + cell.size]
+            spans += [(rule, (s + cell.shift, e + cell.shift)) for rule, (s, e) in seen[cell.read]]
         return spans
 
     def _public(self, rule: Rule, value: str) -> bool:
@@ -390,6 +380,72 @@ def _after_escapes(trigger: str) -> str:
     """A trigger whose word boundaries also hold after a JSON escape: RE2 reads the text as stored, where `\\nnet
     user` has no boundary before `net`; the rules read it with the escape as a line break."""
     return trigger.replace("\\b", "(?:\\b|\\\\[nrt])") if "\\b" in trigger else trigger
+
+
+class _Cell(NamedTuple):
+    """A value that structure ties to a label away from it (a table's cell, a form's field), read as
+    `label: value`."""
+
+    read: str
+    lead: int
+    """Characters of the label before the value in `read`."""
+    size: int
+    shift: int
+    """What turns a span of `read` into one of the view."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """One reading of a text: as written, or normalized (`norm`)."""
+
+    read: str
+    rules: list[Rule]
+    """The rules whose trigger matched it."""
+    norm: Normalized | None
+    view: str
+    """`read` as the rules see it (below, `_view`)."""
+    cells: list[_Cell]
+
+
+def _readings(text: str, rules: list[Rule], norm: Normalized | None, normal_rules: list[Rule]) -> list[_Reading]:
+    """A text's readings: as written (unless it is quoted-printable, read only decoded), then normalized."""
+    out = [] if norm is not None and norm.encoded else [_reading(text, rules, None)]
+    return out + [_reading(norm.text, normal_rules, norm)] if norm is not None else out
+
+
+def _reading(read: str, rules: list[Rule], norm: Normalized | None) -> _Reading:
+    view = _view(read)
+    return _Reading(read, rules, norm, view, _cells(view))
+
+
+def _view(read: str) -> str:
+    """A text as the rules read it, every offset kept. Inside JSON text a line break is `\\n`: matched as a
+    backslash and a real line break, so a value right after it starts a word as it does after a line break. A CSV
+    field's doubled quotes read as single ones; Markdown's bold around a label's colon reads as spaces
+    (`**Key:** …`)."""
+    view = _JSON_BREAK.sub("\\\n", read) if "\\" in read else read
+    if '""' in view:
+        view = _CSV_QUOTED.sub(_csv_unquoted, view)
+    if "**" in view or "__" in view:
+        view = _BOLD_COLON.sub(lambda m: " " * len(m.group()), view)
+    return view
+
+
+def _cells(view: str) -> list[_Cell]:
+    """The cells of tables in `view` (tracegym/redact/cells.py) and values whose label stands away from them
+    (tracegym/redact/structure.py, and printed.py for tools' prints). A single word is read quoted, as its
+    delimiters show it whole: a rule then takes one with symbols in it whole (`k#9v!q2@…`); words with spaces
+    between stay unquoted (`see the vault` is no password)."""
+    cells = labelled_cells(view, _CELL_WORD.search) if "\n" in view else []
+    away = labelled_values(view, _LABEL_WORD.search) + printed.labelled(view, _LABEL_WORD.search)
+    out = []
+    for label, start, end in cells + away:
+        if view.startswith("{", start) and (inner := _VALUE_OBJECT.match(view, start, end)) is not None:
+            start, end = inner.span(1)
+        whole = not _SPACE_OR_QUOTE.search(view, start, end)
+        lead, tail = (f'{label}: "', '"') if whole else (f"{label}: ", "")
+        out.append(_Cell(lead + view[start:end] + tail, len(lead), end - start, start - len(lead)))
+    return out
 
 
 def _csv_unquoted(field: re.Match[str]) -> str:

@@ -294,6 +294,14 @@ def _natid_label(n: national.NationalId) -> str:
     return "(?:" + "|".join(forms) + ")"
 
 
+def _natid_trigger(n: national.NationalId) -> str:
+    """What a label of `_natid_label` holds, for RE2: the stems, and a short name as a key (`"nrn":`, `be_nrn:`).
+    Not a short name before `_` (`run_id=` is a run's id, not Chile's RUN): the rule runs where its text says more."""
+    if not n.short:
+        return n.stems
+    return rf"{n.stems}|(?i:{n.short})[\])\"'`\\]{{0,3}}[ \t]*[:=]"
+
+
 _NATID_CONTEXT = rf"(?:{_NATID_WORDS}|(?:\b|_){_NATID_SHORT}(?:\b|_))"
 # The label stems of the national ids of tracegym/redact/national.py, as a column's header names them: a group of
 # context words of its own (joined with the others, the header's RE2 pass is four times slower).
@@ -640,7 +648,7 @@ def _national_rules() -> tuple[Rule, ...]:
     labelled = tuple(
         Rule("national_id", "NATIONAL_ID",
              rf"{_natid_label(n)}(?:[^\n]{{0,30}}?[^A-Za-z0-9\n])?(?P<v>{n.value})(?:$|[^A-Za-z0-9])",
-             trigger=n.stems, validator=n.check,
+             trigger=_natid_trigger(n), validator=n.check,
              description=f"{n.name} after its label ({n.check.__doc__.split(' (')[0]})")
         for n in national.IDS)
     said = tuple(
@@ -856,7 +864,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`IQoJb3JpZ2luX2Vj`: base64 of the token's fixed header; `AWS_SESSION_TOKEN`, "
                      "`x-amz-security-token`, an ECS task role's `Token`)"),
     Rule("kubernetes_secret", "SECRET", rf"^{manifests.SECRET_DATA}: \"(?P<v>{manifests.SECRET_VALUE})\"$",
-         trigger=r"(?:data|stringData):[ \t]*(?:\r?\n|\\n)[ \t]+[\w.\"'-]+:|\\?\"kind\\?\"[ \t]*:[ \t]*\\?\"Secret",
+         trigger=r"(?:data|stringData):[ \t]*(?:\r?\n|\\n)[ \t]+[\w.\"'-]+:|\\?\"kind\\?\"[ \t]*:[ \t]*\\?\"Secret|"
+                 rf"^{manifests.SECRET_DATA}: \"",
          description="a Kubernetes Secret's values, base64 under `data:` whatever their keys "
                      "(tracegym/redact/manifests.py)"),
     Rule("kerberos_key", "SECRET",
@@ -1173,7 +1182,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "expires, …: tab-separated, the name first)"),
     Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=|-]{{15,4095}})\"$",
          trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*\\?\"[ \t]*,[ \t]*\\?\"value\\?\"|"
-                 r"\\?\"name\\?\"[ \t]*:[ \t]*\\?\"[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)",
+                 r"\\?\"name\\?\"[ \t]*:[ \t]*\\?\"[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)"
+                 rf"|^{_COOKIE_NAME}: \"",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="a session cookie that structure names (browser devtools' and extensions' JSON exports, "
                      "`{\"name\": \"sessionid\", \"value\": …}`, other fields between)"),
@@ -1494,7 +1504,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS}){_CLOSE}\s*:?[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
          r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
-         trigger=r"(?i:key|token|secret(?:[_ -]?(?:data|value|string))?|credential|[_.-]pat|verifier)s?"
+         trigger=r"(?i:(?:key|token|secret(?:[_ -]?(?:data|value|string))?|credential|[_.-]pat|verifier)s?)"
                  r"(?:\\?[\"'`]?[\])]?\s*:?[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
                  r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-]{16}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels "
@@ -1502,7 +1512,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret_assignment", "SECRET",
          rf"(?i:{_SECRET_WORDS})\\?[\"']?\]?[ \t]*:?[:=][ \t]*"
          r"(?:\\?\"(?P<v>[!-~]{16,256}?)\\?\"|'(?P<w>[!-~]{16,256}?)')(?:$|[\s,;)}\]>])",
-         trigger=r"(?i:key|token|secret(?:[_ -]?(?:data|value|string))?|credential|[_.-]pat|verifier)s?"
+         trigger=r"(?i:(?:key|token|secret(?:[_ -]?(?:data|value|string))?|credential|[_.-]pat|verifier)s?)"
                  r"\\?[\"']?\]?[ \t]*:?[:=][ \t]*\\?[\"'][!-~]{16}",
          validator=v.symbol_secret,
          description="a quoted secret with symbols in it after a key, token or secret label (Django's "
