@@ -252,6 +252,10 @@ every position, doubling its time over τ-bench)."""
 _TAX_FORM = r"(?<![A-Za-z0-9-])(?:W-[2489](?:BEN(?:-E)?|ECI)?|1099(?:-[A-Z]{1,4})?|1040(?:-[A-Z]{1,2})?)(?![A-Za-z0-9])"
 _SSN_AFTER = (rf"[^\d\n]{{0,30}}(?:{_TAX_FORM}[^\d\n]{{0,30}})?(?:(?:\r?\n|\\n)[^\d\n]{{0,40}})?"
               rf"(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)")
+# Labels of a US ITIN (the IRS's taxpayer number for those who cannot get an SSN, issued on a W-7): `ITIN` in
+# capitals, in any case as a key or before `number`/`no` (`itin_number`, `"itin":`), or the name written out.
+_ITIN_WORDS = (r"(?:\bITIN\b|\b(?i:itin)(?:[ _-]?(?i:number|num|no|nr)\b|\\?[\"']?[ \t]*[:=])|"
+               r"(?i:individual[ _-]taxpayer[ _-]id(?:entification)?))")
 # Labels of national ids with a public check: the UK's National Insurance number (NINO, NI number), Canada's Social
 # Insurance Number (SIN; NAS, numéro d'assurance sociale), Spain's DNI/NIF and NIE (documento nacional de identidad,
 # or `documento` alone).
@@ -1683,6 +1687,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.ssn,
          description="US Social Security numbers after SSN, SS number, social security (`Soc. Sec. No.`), TIN or "
                      "tax id"),
+    Rule("itin", "ITIN",
+         rf"{_ITIN_WORDS}[^\d\n]{{0,30}}(?:{_TAX_FORM}[^\d\n]{{0,30}})?"
+         rf"(?<![\d-])(?P<v>9\d{{2}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|[^\d-])",
+         trigger=r"(?i:itin|individual[ _-]taxpayer)", validator=v.itin,
+         description="US ITINs after their label (`ITIN`, `Individual Taxpayer Identification Number`): 9, then "
+                     "the IRS's ranges for the fourth and fifth digits, dashed or compact"),
     Rule("ssn", "SSN", rf"{_SSN_TRANSLATED}{_SSN_AFTER}", trigger="", translated=_SSN_TRANSLATED, validator=v.ssn,
          description="US Social Security numbers after the words for one in some 20 more languages "
                      "(`หมายเลขประกันสังคม`, `Số an sinh xã hội`)"),

@@ -1,0 +1,51 @@
+"""Government, tax and benefits desks' forms of secrets and personal values (tracegym/redact), each read by its
+cause: the public format of a number, a key or a label, not the strings of one corpus."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tracegym.redact.detect import Detector
+from tracegym.redact.validators import itin
+
+DETECTOR = Detector()
+
+
+def found(text: str) -> list[tuple[str, str]]:
+    return [(f.rule.name, f.value) for f in DETECTOR.find(text)]
+
+
+def values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+def test_itin_check_reads_the_irs_ranges():
+    assert itin("912-78-3456") and itin("955621234") and itin("990 94 1208")
+    assert not itin("912-45-3456")  # fourth and fifth digits outside the ITIN ranges
+    assert not itin("812-78-3456")  # an SSN's area, not 9
+    assert not itin("999-99-9999")  # one digit repeated
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("ITIN: 912-78-3456", "912-78-3456"),
+    ("Taxpayer id (ITIN) 955621234 on file", "955621234"),
+    ("Individual Taxpayer Identification Number = 970 84 1233", "970 84 1233"),
+    ("after the W-7 came back, ITIN 990-94-1208", "990-94-1208"),
+    (json.dumps({"itin": "963-51-7720"}), "963-51-7720"),
+    ("itin_number=987730146", "987730146"),
+])
+def test_itins_after_their_label(text: str, value: str) -> None:
+    assert ("itin", value) in found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "ITIN: 912-45-3456",  # the fourth and fifth digits are no ITIN's
+    "itinerary 955621234 confirmed",  # another word
+    "ITIN: 9556212345678",  # a longer figure
+    "EIN: 95-5621234",  # an employer's number, grouped 2-7
+    "booking 912-78-3456",  # no label: 9xx is no SSN, and an ITIN is read after its own
+])
+def test_not_itins(text: str) -> None:
+    assert not [r for r, _ in found(text) if r in ("itin", "ssn")]
