@@ -49,3 +49,15 @@ def test_itins_after_their_label(text: str, value: str) -> None:
 ])
 def test_not_itins(text: str) -> None:
     assert not [r for r, _ in found(text) if r in ("itin", "ssn")]
+
+
+@pytest.mark.parametrize("text", ["NN 78.03.15-123.19", "registered as 78.03.15-123.19 in Brussels",
+                                  json.dumps({"memo": "id checked (78.03.15-123.19)"})])
+def test_belgian_national_number_printed_as_the_register_prints_it(text: str) -> None:
+    assert ("national_id", "78.03.15-123.19") in found(text)
+
+
+@pytest.mark.parametrize("text", ["ref 78.03.15-123.20", "build 24.13.40-100.01", "78.03.15123.19",
+                                  "v78.03.15-123.19"])
+def test_not_belgian_national_numbers(text: str) -> None:
+    assert not [r for r, _ in found(text) if r == "national_id"]

@@ -467,6 +467,7 @@ IDS: tuple[NationalId, ...] = (
                r"belgian[ _-]national[ _-]number|national[ _-]number|insz|niss",
                r"\d{2}\.?\d{2}\.?\d{2}[-. ]?\d{3}\.?\d{2}", belgium_national_number, short="rrn|nrn",
                camel="Rijksregisternummer|Insz|INSZ|Niss|NISS",
+               bare=r"\d{2}\.\d{2}\.\d{2}-\d{3}\.\d{2}", bare_trigger=r"\d{2}\.\d{2}\.\d{2}-\d{3}\.\d{2}",
                stems=r"(?i:rijksregister|nationaal[ _-]nummer|num[eé]ro[ _-]national|registre[ _-]national|"
                r"nationaal|national[ _-]number|insz|niss)|\bRRN\b"),
     NationalId("rut", r"rol[ _-][uú]nico[ _-](?:tributario|nacional)|chilean[ _-](?:rut|id)",
