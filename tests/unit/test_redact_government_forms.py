@@ -51,6 +51,29 @@ def test_not_itins(text: str) -> None:
     assert not [r for r, _ in found(text) if r in ("itin", "ssn")]
 
 
+_SERVICE = "1c9e7a52-3f0d-4b8a-9e21-6d5f0a3b7c44"
+_SECRET = "a07b3c9d-52e1-4f6a-b8d3-0e9f1c2a7b65"
+
+
+@pytest.mark.parametrize("text", [
+    f'notifications_client = NotificationsAPIClient("reminders_prod-{_SERVICE}-{_SECRET}")',
+    f"key for the letters service: letters-{_SERVICE}-{_SECRET}",
+    json.dumps({"log": f"init notify with test_key-{_SERVICE}-{_SECRET}"}),
+])
+def test_govuk_notify_keys_anywhere(text: str) -> None:
+    assert any(_SECRET in value for value in values(text))  # the notify rule's, or a labelled key's whole
+    assert ("notify_key", _SECRET) in found(f"NotificationsAPIClient('x-{_SERVICE}-{_SECRET}')")
+
+
+@pytest.mark.parametrize("text", [
+    f"request {_SERVICE} then {_SECRET}",  # two ids apart
+    "job-6ba7b810-9dad-11d1-80b4-00c04fd430c8-6ba7b811-9dad-11d1-80b4-00c04fd430c8",  # time-based UUIDs
+    f"trace {_SECRET}",
+])
+def test_not_notify_keys(text: str) -> None:
+    assert not [r for r, _ in found(text) if r == "notify_key"]
+
+
 @pytest.mark.parametrize("text", ["NN 78.03.15-123.19", "registered as 78.03.15-123.19 in Brussels",
                                   json.dumps({"memo": "id checked (78.03.15-123.19)"})])
 def test_belgian_national_number_printed_as_the_register_prints_it(text: str) -> None:

@@ -422,6 +422,8 @@ _KEY_PROSE_AFTER = (rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
 _KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
                       r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)")
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+"""A random UUID (RFC 9562's version 4, its variant bits 10) as Python's `uuid4()` writes it: lower case."""
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
 _HEX_LABEL = r"(?i:[a-z0-9_.-]{0,64}(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
@@ -1033,6 +1035,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="keys in connection strings (Azure AccountKey=, SharedAccessKey=, AccessKey=)"),
     Rule("sendgrid_key", "API_KEY", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", trigger=r"SG\.",
          description="SendGrid keys"),
+    Rule("notify_key", "API_KEY",
+         rf"[A-Za-z0-9_]-{_UUID4}-(?P<v>{_UUID4})"
+         r"(?:$|[^A-Za-z0-9-])",
+         trigger=rf"-{_UUID4}-{_UUID4}",
+         description="GOV.UK Notify API keys anywhere (`NotificationsAPIClient(\"…\")`): the key's name, the "
+                     "service id and the secret id, each id a random UUID, joined by `-` as Notify writes them; the "
+                     "secret the last UUID"),
     Rule("jwt", "JWT", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", trigger=r"eyJ",
          description="JSON Web Tokens"),
     Rule("api_token", "TOKEN",
