@@ -74,6 +74,18 @@ def test_not_notify_keys(text: str) -> None:
     assert not [r for r, _ in found(text) if r == "notify_key"]
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("N° SS : 1 85 05 75 112 233 44", "1 85 05 75 112 233 44"),
+    ("| n° s.s. | 185057511223344 |", "185057511223344"),
+])
+def test_french_nir_after_n_ss(text: str, value: str) -> None:
+    assert value in values(text)
+
+
+def test_french_nir_after_n_ss_needs_its_key() -> None:
+    assert not values("N° SS : 1 85 05 75 112 233 45")
+
+
 @pytest.mark.parametrize("text", ["NN 78.03.15-123.19", "registered as 78.03.15-123.19 in Brussels",
                                   json.dumps({"memo": "id checked (78.03.15-123.19)"})])
 def test_belgian_national_number_printed_as_the_register_prints_it(text: str) -> None:
