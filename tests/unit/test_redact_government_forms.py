@@ -96,3 +96,8 @@ def test_belgian_national_number_printed_as_the_register_prints_it(text: str) ->
                                   "v78.03.15-123.19"])
 def test_not_belgian_national_numbers(text: str) -> None:
     assert not [r for r, _ in found(text) if r == "national_id"]
+
+
+def test_nino_after_its_welsh_name() -> None:
+    assert "JK482719C" in values("rhif Yswiriant Gwladol: JK482719C")
+    assert not values("rhif Yswiriant Gwladol: JK482719E")  # suffix A-D only
