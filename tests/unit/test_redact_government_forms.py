@@ -101,3 +101,17 @@ def test_not_belgian_national_numbers(text: str) -> None:
 def test_nino_after_its_welsh_name() -> None:
     assert "JK482719C" in values("rhif Yswiriant Gwladol: JK482719C")
     assert not values("rhif Yswiriant Gwladol: JK482719E")  # suffix A-D only
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Your personal key: 4827 1953", "4827 1953"),
+    ("personal key = 8c2f1-a04d7", "8c2f1-a04d7"),
+    ("login.gov personal key: 4KQ7-9MZR-2D8P-XW3T", "4KQ7-9MZR-2D8P-XW3T"),
+])
+def test_login_gov_personal_key_labels_a_recovery_code(text: str, value: str) -> None:
+    assert ("recovery_code", value) in found(text)
+
+
+@pytest.mark.parametrize("text", ["my personal key ring has 3 keys", "personal key: see the vault"])
+def test_not_personal_keys(text: str) -> None:
+    assert not found(text)

@@ -569,11 +569,11 @@ class Rule:
 
 
 # The words that name a list of two-factor recovery codes (GitHub's recovery codes, Google's backup codes, once its
-# "backup verification codes", Microsoft's recovery code, the authenticator apps' scratch and emergency codes), in
-# the languages sites print.
+# "backup verification codes", Microsoft's recovery code, the authenticator apps' scratch and emergency codes,
+# login.gov's "personal key"), in the languages sites print.
 _RECOVERY_OWN = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]time|2fa|mfa|two[ -]factor|bypass)"
                    r"[ ._-]?codes?|"
-                   r"backup[ ._-]?verification[ ._-]?codes?|"
+                   r"backup[ ._-]?verification[ ._-]?codes?|personal[ ._-]?key|"
                    r"wiederherstellungs-?codes?|sicherungs-?codes?|"
                    r"codes? de (?:r[eé]cup[eé]ration|secours)|c[oó]digos? de (?:recupera[cç][aã]o|recuperaci[oó]n|"
                    r"respaldo|backup|reserva)|codici (?:di )?(?:backup|recupero|riserva)|herstelcodes?|"
