@@ -115,3 +115,26 @@ def test_login_gov_personal_key_labels_a_recovery_code(text: str, value: str) ->
 @pytest.mark.parametrize("text", ["my personal key ring has 3 keys", "personal key: see the vault"])
 def test_not_personal_keys(text: str) -> None:
     assert not found(text)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("0687214365 (portable)", "0687214365"),
+    ("remarks: 0687214365 (numéro de mobile)", "0687214365"),
+    ("0687214365 (tél.)", "0687214365"),
+    ("0171 2345678 (Handy)", "0171 2345678"),
+    ("9876012345 (मोबाइल नंबर)", "9876012345"),
+    ("E1001,1200.00,80.00,080 4123 5678 (ph)", "080 4123 5678"),
+    ("09876012345 (mobile no.)", "09876012345"),
+])
+def test_phone_numbers_with_their_label_after_them_in_parentheses(text: str, value: str) -> None:
+    assert value in values(text)
+
+
+def test_hindi_word_for_telephone_before_a_number() -> None:
+    assert "9876012345" in values("दूरभाष 9876012345")
+
+
+@pytest.mark.parametrize("text", ["ticket 4471228190 (contact)", "invoice 0687214365 (number)",
+                                  "batch 1234 (phone)"])
+def test_not_phones_in_parentheses(text: str) -> None:
+    assert not [r for r, _ in found(text) if r.startswith("phone")]

@@ -211,12 +211,12 @@ _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHON
 _PHONE_CAMEL = (r"[a-z0-9](?:Phone|Tel|Telephone|Mobile|Cell|Fax|Msisdn|Whatsapp)"
                 r"(?:Number|No|Nr|Num|Phone|Mobile)?\b")
 # Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
-# 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi; and Greek,
-# Hebrew and Cyrillic ones as a column's header writes them (`Τηλέφωνο`, `Κινητό`, `נייד`, `Телефон`), which the
-# header trigger reads from this list alone.
+# 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi (फ़ोन, मोबाइल,
+# दूरभाष); and Greek, Hebrew and Cyrillic ones as a column's header writes them (`Τηλέφωνο`, `Κινητό`, `נייד`,
+# `Телефон`), which the header trigger reads from this list alone.
 _PHONE_CJK_OWN = (r"電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
-                  r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|มือถือ|फ़ोन|फोन|मोबाइल|[Ττ]ηλέφωνο|[Κκ]ινητό|"
-                  r"טלפון|נייד|[Тт]елефон|[Мм]обильный|[Мм]обільний")
+                  r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|มือถือ|फ़ोन|फोन|मोबाइल|दूरभाष|"
+                  r"[Ττ]ηλέφωνο|[Κκ]ινητό|טלפון|נייד|[Тт]елефон|[Мм]обильный|[Мм]обільний")
 _PHONE_CJK = f"(?:{_PHONE_CJK_OWN}|{words.alternation(words.PHONE, latin=False)})"
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})"
 # The rules' own phone words, without the translation table's: what a column header's trigger reads (with the
@@ -1823,6 +1823,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"\d[ \t]+[—–][ \t]+[^\s\d]", validator=v.national_phone,
          description="a phone number in a national format with its label after a dash ending the line or the "
                      "field, as a note or a contact list writes it (`N — mobile no.`, `N – फ़ोन नंबर`)"),
+    Rule("phone_before_word", "PHONE",
+         rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]*\((?:{_PHONE_WORDS})(?:[ \t]+[^\s()\d]{{1,12}}){{0,2}}\.?\)",
+         trigger=r"\d[ \t]*\([^\s\d()]", validator=v.national_phone,
+         reject=r"\((?i:contact[oa]?|contato|num[eé]ro|n[uú]mero|numer[a-z]{0,2}|nummer|number|no|nr)\.?\)$",
+         description="a phone number in a national format with its label after it in parentheses, as notes and "
+                     "remarks write one (`N (mobile no.)`, `N (téléphone)`, `N (joignable au)`, `N (मोबाइल नंबर)`); "
+                     "not after a bare `(contact)` or `(number)`, which name a record or a figure of any kind"),
     Rule("phone_grouped", "PHONE",
          r"(?:(?<=\\[nrt])|(?<![\w+./#@$%&-])(?<!\d[ .,:=-])(?<!\d[ .-]{2})(?<!\d[ .-]{3}))"
          r"(?P<v>(?:0\d{1,5}|00[1-9]\d{0,2}[ .-]\d)(?:(?:[ .-]|[ ]?[/-][ ]?)\d{2,8}){1,5}|[6-9]\d{4}[ -]\d{5})"
