@@ -138,3 +138,15 @@ def test_hindi_word_for_telephone_before_a_number() -> None:
                                   "batch 1234 (phone)"])
 def test_not_phones_in_parentheses(text: str) -> None:
     assert not [r for r, _ in found(text) if r.startswith("phone")]
+
+
+_COOKIE = "q8w7e6r5t4y3u2i1o0p9a8s7d6f5g4h3"
+
+
+@pytest.mark.parametrize("prefix", ["[web] ", "E100,12.00,", "| note | ", "- "])
+def test_devtools_cookie_row_after_a_prefix(prefix: str) -> None:
+    assert ("session_cookie", _COOKIE) in found(f"{prefix}sessionid\t{_COOKIE}\tportal.example.gov\t/\tSession")
+
+
+def test_devtools_row_of_another_cookie_is_not_a_session() -> None:
+    assert not found(f"[web] theme\t{_COOKIE}\tportal.example.gov\t/\tSession")
