@@ -103,6 +103,16 @@ def test_nino_after_its_welsh_name() -> None:
     assert not values("rhif Yswiriant Gwladol: JK482719E")  # suffix A-D only
 
 
+@pytest.mark.parametrize(("text", "value"), [("| hetu | 120384-3183 |", "120384-3183"),
+                                             ("| pnr | 811218-9876 |", "811218-9876")])
+def test_short_names_as_a_table_rows_label_cell(text: str, value: str) -> None:
+    assert ("national_id", value) in found(text)
+
+
+def test_a_table_row_still_needs_the_ids_check() -> None:
+    assert not values("| hetu | 120384-3184 |")
+
+
 @pytest.mark.parametrize(("text", "value"), [
     ("Your personal key: 4827 1953", "4827 1953"),
     ("personal key = 8c2f1-a04d7", "8c2f1-a04d7"),

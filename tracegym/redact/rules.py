@@ -620,8 +620,9 @@ beside `value="…"`): not context words of table headers, whose RE2 pass they w
 
 
 # Between a short name said in lower case and its value: a `:`, a `#`, a key's `=` (a form's or a log's
-# `pnr=…&`), or a scanner's finding (`hetu detected: …`, `bsn found: …`).
-_SAID_GAP = r"(?:[ \t]+(?i:detected|found|matched))?[ \t]?[:#=]?[ \t]?\\?[\"']?"
+# `pnr=…&`), a table row's `|` between its label cell and its value cell (`| hetu | …`), or a scanner's finding
+# (`hetu detected: …`, `bsn found: …`).
+_SAID_GAP = r"(?:[ \t]+(?i:detected|found|matched))?[ \t]?[:#=|]?[ \t]?\\?[\"']?"
 
 # A Kerberos principal as klist and ktutil print it (`host/web01.example.lan@EXAMPLE.LAN`, `svc$@CORP.LAN`: the realm
 # in capitals, as RFC 4120 6.1 has realms named after their DNS domain written), and a key in hex: DES 8 bytes,
