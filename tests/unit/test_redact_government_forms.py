@@ -160,3 +160,14 @@ def test_devtools_cookie_row_after_a_prefix(prefix: str) -> None:
 
 def test_devtools_row_of_another_cookie_is_not_a_session() -> None:
     assert not found(f"[web] theme\t{_COOKIE}\tportal.example.gov\t/\tSession")
+
+
+@pytest.mark.parametrize("text", ["Employer identification number (EIN) 12-3456782",
+                                  "employer id / identification number: 123456782",
+                                  "identification number 12-3456782"])
+def test_an_employers_ein_is_no_persons_id(text: str) -> None:
+    assert not found(text)
+
+
+def test_a_persons_id_after_the_generic_label_stays() -> None:
+    assert ("national_id", "123456782") in found("identification number 123456782")

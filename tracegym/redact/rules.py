@@ -640,6 +640,10 @@ _WIFI_KEY = rf"(?:{_PW}|{_KEY_STEMS}|סיסמת|(?i:psk))"
 _WIFI_OF = r"(?i:du|de|del|della|di|des|da|do|für|f[oö]r|voor|van|het|til|for|the|of|la|le|el|das|den|die)"
 
 
+_EMPLOYER_ID = r"(?:(?i:employer)[ _-]?(?i:identification|id)|\bF?EIN\b)"
+"""The label of a US employer identification number (EIN, FEIN): a business's number, not a person's."""
+
+
 def _national_rules() -> tuple[Rule, ...]:
     """A `national_id` rule per id of tracegym/redact/national.py after its label, each validated by the id's own
     check (the label selects it: a value after `PESEL` must pass PESEL's); and one where its shape and check alone
@@ -661,8 +665,11 @@ def _national_rules() -> tuple[Rule, ...]:
                    r"(?![A-Za-z0-9])",
                    trigger=f"{national.GENERIC_STEMS}|{national.SHORT_TRIGGER}",
                    translated=national.GENERIC_TRANSLATED, validator=national.any_id,
+                   reject=r"(?:^|[^\d-])\d{2}-\d{7}$", reject_label=_EMPLOYER_ID, label_window=24,
                    description="an id after a label that names none's country (`id_number`, `document number`, "
-                               "`national_id`), by any id's check")
+                               "`national_id`), by any id's check; not a US employer's EIN (`Employer "
+                               "identification number (EIN) 12-3456789`: a business's, its label says so and the "
+                               "IRS groups it 2-7, as no person's id is)")
     bare = tuple(
         Rule("national_id", "NATIONAL_ID",
              rf"(?:^|[^A-Za-z0-9.-])(?P<v>{n.bare})(?![A-Za-z0-9]|[.-][A-Za-z0-9])",
