@@ -442,11 +442,11 @@ IDS: tuple[NationalId, ...] = (
                short=r"kt\.?", camel="Kennitala",
                stems=r"(?i:kennit|icelandic[ _-]id|kt[\"']?[ \t]*[:=]|\bkt\.)|\bKT\b"),
     NationalId("nir", r"s[eé]curit[eé][ _-]sociale|num[eé]ro[ _-]de[ _-]s[eé]cu|num[eé]ro[ _-]d'inscription|"
-               r"carte[ _-]vitale|french[ _-]social[ _-]security|n°[ ]?(?:de[ ]?)?s[eé]cu|insee",
+               r"carte[ _-]vitale|french[ _-]social[ _-]security|n°[ ]?(?:de[ ]?)?s[eé]cu|n°[ ]?s\.?s\b\.?|insee",
                r"[1-478][ ]?\d{2}[ ]?\d{2}[ ]?(?:\d{2}|2[ABab])[ ]?\d{3}[ ]?\d{3}[ ]?\d{2}", nir, short="nir|nss",
                camel="Nir|NIR|SecuriteSociale",
-               stems=r"(?i:curit|num[eé]ro[ _-]de[ _-]s|n°[ _-]de[ _-]s|vitale|insee|d'inscription)|\bNIR\b|"
-               r"\bNSS\b|Nir|"
+               stems=r"(?i:curit|num[eé]ro[ _-]de[ _-]s|n°[ _-]de[ _-]s|n°[ ]?s\.?s|vitale|insee|d'inscription)|"
+               r"\bNIR\b|\bNSS\b|Nir|"
                r"(?i:nir|nss)[\"']?[ \t]*[:=]"),
     NationalId("codice_fiscale", r"codice[ _-]?fiscale|cod\.?[ ]?fisc\.?|c\.f\.|italian[ _-]tax[ _-](?:code|id)",
                r"[A-Za-z]{6}[0-9LMNP-Vlmnp-v]{2}[A-Za-z][0-9LMNP-Vlmnp-v]{2}[A-Za-z][0-9LMNP-Vlmnp-v]{3}[A-Za-z]",
@@ -467,6 +467,7 @@ IDS: tuple[NationalId, ...] = (
                r"belgian[ _-]national[ _-]number|national[ _-]number|insz|niss",
                r"\d{2}\.?\d{2}\.?\d{2}[-. ]?\d{3}\.?\d{2}", belgium_national_number, short="rrn|nrn",
                camel="Rijksregisternummer|Insz|INSZ|Niss|NISS",
+               bare=r"\d{2}\.\d{2}\.\d{2}-\d{3}\.\d{2}", bare_trigger=r"\d{2}\.\d{2}\.\d{2}-\d{3}\.\d{2}",
                stems=r"(?i:rijksregister|nationaal[ _-]nummer|num[eé]ro[ _-]national|registre[ _-]national|"
                r"nationaal|national[ _-]number|insz|niss)|\bRRN\b"),
     NationalId("rut", r"rol[ _-][uú]nico[ _-](?:tributario|nacional)|chilean[ _-](?:rut|id)",

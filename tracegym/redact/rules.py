@@ -211,12 +211,12 @@ _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHON
 _PHONE_CAMEL = (r"[a-z0-9](?:Phone|Tel|Telephone|Mobile|Cell|Fax|Msisdn|Whatsapp)"
                 r"(?:Number|No|Nr|Num|Phone|Mobile)?\b")
 # Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
-# 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi; and Greek,
-# Hebrew and Cyrillic ones as a column's header writes them (`Τηλέφωνο`, `Κινητό`, `נייד`, `Телефон`), which the
-# header trigger reads from this list alone.
+# 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi (फ़ोन, मोबाइल,
+# दूरभाष); and Greek, Hebrew and Cyrillic ones as a column's header writes them (`Τηλέφωνο`, `Κινητό`, `נייד`,
+# `Телефон`), which the header trigger reads from this list alone.
 _PHONE_CJK_OWN = (r"電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
-                  r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|มือถือ|फ़ोन|फोन|मोबाइल|[Ττ]ηλέφωνο|[Κκ]ινητό|"
-                  r"טלפון|נייד|[Тт]елефон|[Мм]обильный|[Мм]обільний")
+                  r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|มือถือ|फ़ोन|फोन|मोबाइल|दूरभाष|"
+                  r"[Ττ]ηλέφωνο|[Κκ]ινητό|טלפון|נייד|[Тт]елефон|[Мм]обильный|[Мм]обільний")
 _PHONE_CJK = f"(?:{_PHONE_CJK_OWN}|{words.alternation(words.PHONE, latin=False)})"
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})"
 # The rules' own phone words, without the translation table's: what a column header's trigger reads (with the
@@ -252,9 +252,13 @@ every position, doubling its time over τ-bench)."""
 _TAX_FORM = r"(?<![A-Za-z0-9-])(?:W-[2489](?:BEN(?:-E)?|ECI)?|1099(?:-[A-Z]{1,4})?|1040(?:-[A-Z]{1,2})?)(?![A-Za-z0-9])"
 _SSN_AFTER = (rf"[^\d\n]{{0,30}}(?:{_TAX_FORM}[^\d\n]{{0,30}})?(?:(?:\r?\n|\\n)[^\d\n]{{0,40}})?"
               rf"(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)")
+# Labels of a US ITIN (the IRS's taxpayer number for those who cannot get an SSN, issued on a W-7): `ITIN` in
+# capitals, in any case as a key or before `number`/`no` (`itin_number`, `"itin":`), or the name written out.
+_ITIN_WORDS = (r"(?:\bITIN\b|\b(?i:itin)(?:[ _-]?(?i:number|num|no|nr)\b|\\?[\"']?[ \t]*[:=])|"
+               r"(?i:individual[ _-]taxpayer[ _-]id(?:entification)?))")
 # Labels of national ids with a public check: the UK's National Insurance number (NINO, NI number), Canada's Social
-# Insurance Number (SIN; NAS, numéro d'assurance sociale), Spain's DNI/NIF and NIE (documento nacional de identidad,
-# or `documento` alone).
+# Insurance Number (SIN; NAS, numéro d'assurance sociale), the NINO's Welsh name on HMRC's Welsh forms (rhif Yswiriant
+# Gwladol), Spain's DNI/NIF and NIE (documento nacional de identidad, or `documento` alone).
 # The short names in capitals, or in any case as a key (`"sin":`, `nino=`, `"spanish_id_(dni)":`, `dni_number`): in
 # prose they are words too (Spanish "sin", German "nie", Polish "dni"). As a column's header or a label alone, a
 # short name in any case gives its value the label (_NATID_CONTEXT), which the rule then reads as `sin: …`.
@@ -262,7 +266,7 @@ _NATID_SHORT = r"(?i:nino|dni|nif|nie|sin|nas)"
 _NATID_WORDS = (r"(?:(?:\b|_)(?:NINO|DNI|NIF|NIE|SIN|NAS)(?:\b|_)|"
                 rf"(?:\b|_){_NATID_SHORT}(?:_|[\])\"'`\\]{{0,3}}[ \t]*[:=])|"
                 r"(?i:(?:\b|_)ni[ _-]?(?:number|num|no|nr)(?:\b|_)|national[ _-]?insurance|social[ _-]?insurance|"
-                r"assurance[ _-]?sociale|n\.i\.[ef]\.|documento|identidad))")
+                r"assurance[ _-]?sociale|yswiriant[ _-]gwladol|n\.i\.[ef]\.|documento|identidad))")
 def _both_cases(pattern: str) -> str:
     """A pattern with its non-ASCII letters in both cases (`[uú]` as `[uúÚ]`, `ø` as `[øØ]`): rules compile with
     re.ASCII, under which `(?i)` folds ASCII letters alone, and a label is written in capitals too (`Rol Único
@@ -426,6 +430,8 @@ _KEY_PROSE_AFTER = (rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
 _KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
                       r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)")
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+"""A random UUID (RFC 9562's version 4, its variant bits 10) as Python's `uuid4()` writes it: lower case."""
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
 _HEX_LABEL = r"(?i:[a-z0-9_.-]{0,64}(?:key|token|secret))"
 # Names whose hex value is a digest or an id, not a key.
@@ -571,11 +577,11 @@ class Rule:
 
 
 # The words that name a list of two-factor recovery codes (GitHub's recovery codes, Google's backup codes, once its
-# "backup verification codes", Microsoft's recovery code, the authenticator apps' scratch and emergency codes), in
-# the languages sites print.
+# "backup verification codes", Microsoft's recovery code, the authenticator apps' scratch and emergency codes,
+# login.gov's "personal key"), in the languages sites print.
 _RECOVERY_OWN = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]time|2fa|mfa|two[ -]factor|bypass)"
                    r"[ ._-]?codes?|"
-                   r"backup[ ._-]?verification[ ._-]?codes?|"
+                   r"backup[ ._-]?verification[ ._-]?codes?|personal[ ._-]?key|"
                    r"wiederherstellungs-?codes?|sicherungs-?codes?|"
                    r"codes? de (?:r[eé]cup[eé]ration|secours)|c[oó]digos? de (?:recupera[cç][aã]o|recuperaci[oó]n|"
                    r"respaldo|backup|reserva)|codici (?:di )?(?:backup|recupero|riserva)|herstelcodes?|"
@@ -622,8 +628,9 @@ beside `value="…"`): not context words of table headers, whose RE2 pass they w
 
 
 # Between a short name said in lower case and its value: a `:`, a `#`, a key's `=` (a form's or a log's
-# `pnr=…&`), or a scanner's finding (`hetu detected: …`, `bsn found: …`).
-_SAID_GAP = r"(?:[ \t]+(?i:detected|found|matched))?[ \t]?[:#=]?[ \t]?\\?[\"']?"
+# `pnr=…&`), a table row's `|` between its label cell and its value cell (`| hetu | …`), or a scanner's finding
+# (`hetu detected: …`, `bsn found: …`).
+_SAID_GAP = r"(?:[ \t]+(?i:detected|found|matched))?[ \t]?[:#=|]?[ \t]?\\?[\"']?"
 
 # A Kerberos principal as klist and ktutil print it (`host/web01.example.lan@EXAMPLE.LAN`, `svc$@CORP.LAN`: the realm
 # in capitals, as RFC 4120 6.1 has realms named after their DNS domain written), and a key in hex: DES 8 bytes,
@@ -639,6 +646,10 @@ _KRB_ENCTYPE = (r"aes(?:128|256)-cts-hmac-sha1-96|aes128-cts-hmac-sha256-128|aes
 _WIFI = r"(?i:wi[ _-]?fi|wlan)"
 _WIFI_KEY = rf"(?:{_PW}|{_KEY_STEMS}|סיסמת|(?i:psk))"
 _WIFI_OF = r"(?i:du|de|del|della|di|des|da|do|für|f[oö]r|voor|van|het|til|for|the|of|la|le|el|das|den|die)"
+
+
+_EMPLOYER_ID = r"(?:(?i:employer)[ _-]?(?i:identification|id)|\bF?EIN\b)"
+"""The label of a US employer identification number (EIN, FEIN): a business's number, not a person's."""
 
 
 def _national_rules() -> tuple[Rule, ...]:
@@ -662,8 +673,11 @@ def _national_rules() -> tuple[Rule, ...]:
                    r"(?![A-Za-z0-9])",
                    trigger=f"{national.GENERIC_STEMS}|{national.SHORT_TRIGGER}",
                    translated=national.GENERIC_TRANSLATED, validator=national.any_id,
+                   reject=r"(?:^|[^\d-])\d{2}-\d{7}$", reject_label=_EMPLOYER_ID, label_window=24,
                    description="an id after a label that names none's country (`id_number`, `document number`, "
-                               "`national_id`), by any id's check")
+                               "`national_id`), by any id's check; not a US employer's EIN (`Employer "
+                               "identification number (EIN) 12-3456789`: a business's, its label says so and the "
+                               "IRS groups it 2-7, as no person's id is)")
     bare = tuple(
         Rule("national_id", "NATIONAL_ID",
              rf"(?:^|[^A-Za-z0-9.-])(?P<v>{n.bare})(?![A-Za-z0-9]|[.-][A-Za-z0-9])",
@@ -1074,6 +1088,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="keys in connection strings (Azure AccountKey=, SharedAccessKey=, AccessKey=)"),
     Rule("sendgrid_key", "API_KEY", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", trigger=r"SG\.",
          description="SendGrid keys"),
+    Rule("notify_key", "API_KEY",
+         rf"[A-Za-z0-9_]-{_UUID4}-(?P<v>{_UUID4})"
+         r"(?:$|[^A-Za-z0-9-])",
+         trigger=rf"-{_UUID4}-{_UUID4}",
+         description="GOV.UK Notify API keys anywhere (`NotificationsAPIClient(\"…\")`): the key's name, the "
+                     "service id and the secret id, each id a random UUID, joined by `-` as Notify writes them; the "
+                     "secret the last UUID"),
     Rule("jwt", "JWT", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", trigger=r"eyJ",
          description="JSON Web Tokens"),
     Rule("api_token", "TOKEN",
@@ -1175,11 +1196,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="session cookies in a Netscape cookie jar (curl's `-c`/`-b` files: domain, subdomains, path, "
                      "secure, expiry, name, value, tab-separated)"),
     Rule("session_cookie", "TOKEN",
-         rf"(?:^|\n){_COOKIE_NAME}{TAB}(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}}){TAB}\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+         rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}{TAB}(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}}){TAB}"
+         r"\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
          rf"(?::\d{{1,5}})?{TAB}/",
          trigger=rf"{TAB}\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::\d{{1,5}})?{TAB}/", validator=v.labelled_key,
          description="session cookies in a browser devtools' cookie table as copied (name, value, domain, path, "
-                     "expires, …: tab-separated, the name first)"),
+                     "expires, …: tab-separated, the name first), the row pasted into a line of its own or after a "
+                     "note's prefix (`[log] sessionid\\t…`, a CSV cell, a table's cell)"),
     Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=|-]{{15,4095}})\"$",
          trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*\\?\"[ \t]*,[ \t]*\\?\"value\\?\"|"
                  r"\\?\"name\\?\"[ \t]*:[ \t]*\\?\"[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)"
@@ -1729,6 +1752,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.ssn,
          description="US Social Security numbers after SSN, SS number, social security (`Soc. Sec. No.`), TIN or "
                      "tax id"),
+    Rule("itin", "ITIN",
+         rf"{_ITIN_WORDS}[^\d\n]{{0,30}}(?:{_TAX_FORM}[^\d\n]{{0,30}})?"
+         rf"(?<![\d-])(?P<v>9\d{{2}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|[^\d-])",
+         trigger=r"(?i:itin|individual[ _-]taxpayer)", validator=v.itin,
+         description="US ITINs after their label (`ITIN`, `Individual Taxpayer Identification Number`): 9, then "
+                     "the IRS's ranges for the fourth and fifth digits, dashed or compact"),
     Rule("ssn", "SSN", rf"{_SSN_TRANSLATED}{_SSN_AFTER}", trigger="", translated=_SSN_TRANSLATED, validator=v.ssn,
          description="US Social Security numbers after the words for one in some 20 more languages "
                      "(`หมายเลขประกันสังคม`, `Số an sinh xã hội`)"),
@@ -1850,6 +1879,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"\d[ \t]+[—–][ \t]+[^\s\d]", validator=v.national_phone,
          description="a phone number in a national format with its label after a dash ending the line or the "
                      "field, as a note or a contact list writes it (`N — mobile no.`, `N – फ़ोन नंबर`)"),
+    Rule("phone_before_word", "PHONE",
+         rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]*\((?:{_PHONE_WORDS})(?:[ \t]+[^\s()\d]{{1,12}}){{0,2}}\.?\)",
+         trigger=r"\d[ \t]*\([^\s\d()]", validator=v.national_phone,
+         reject=r"\((?i:contact[oa]?|contato|num[eé]ro|n[uú]mero|numer[a-z]{0,2}|nummer|number|no|nr)\.?\)$",
+         description="a phone number in a national format with its label after it in parentheses, as notes and "
+                     "remarks write one (`N (mobile no.)`, `N (téléphone)`, `N (joignable au)`, `N (मोबाइल नंबर)`); "
+                     "not after a bare `(contact)` or `(number)`, which name a record or a figure of any kind"),
     Rule("phone_grouped", "PHONE",
          r"(?:(?<=\\[nrt])|(?<![\w+./#@$%&-])(?<!\d[ .,:=-])(?<!\d[ .-]{2})(?<!\d[ .-]{3}))"
          r"(?P<v>(?:0\d{1,5}|00[1-9]\d{0,2}[ .-]\d)(?:(?:[ .-]|[ ]?[/-][ ]?)\d{2,8}){1,5}|[6-9]\d{4}[ -]\d{5})"

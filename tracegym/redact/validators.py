@@ -434,6 +434,16 @@ def ssn(value: str) -> bool:
     return "001" <= area <= "899" and area != "666" and group != "00" and serial != "0000"
 
 
+_ITIN_GROUPS = frozenset(range(50, 66)) | frozenset(range(70, 89)) | {90, 91, 92} | frozenset(range(94, 100))
+
+
+def itin(value: str) -> bool:
+    """A US Individual Taxpayer Identification Number the IRS issues: nine digits, the first 9, the fourth and fifth
+    in 50-65, 70-88, 90-92 or 94-99 (IRS, ITIN assignment ranges), where an SSN's area never starts with 9."""
+    number = digits_of(value)
+    return len(number) == 9 and number[0] == "9" and int(number[3:5]) in _ITIN_GROUPS and len(set(number)) > 2
+
+
 _NINO_UNUSED = frozenset({"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"})
 _DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
 
