@@ -186,7 +186,9 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # in _PHONE_CJK. "Call me" as French, Italian and Portuguese write it (`rappelez-moi`, `me joindre au`,
 # `richiamare`, `ligar-me`), German's formal `Rufen Sie mich`, and a field's index after the word (SAP's
 # `TELF1`, a contacts export's `Phone 1`); plural, as a list of them is named (`phones`, `phoneNumbers`). "Alternate
-# number", the second phone forms ask for beside the registered one (India's KYC and bank forms).
+# number", the second phone forms ask for beside the registered one (India's KYC and bank forms). "Can be reached
+# on", the passive of "reach me"; a person's number (`the driver's number`, `her number`): English says "claim
+# number", not "the claim's number", so a possessive before "number" names a person's.
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                      r"text me|reach me|(?:ring|text)(?: me| (?:him|her|them|the (?:guest|driver|client|customer)))|"
                      r"direct (?:line|dial)|mob|fax|contact|handy|festnetz|landline|"
@@ -202,7 +204,8 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                      r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
                      r"reachable|joignable|ruf(?:e|en)?(?: sie)? mich|erreichen sie mich|raggiungibile|bereikbaar|"
-                     r"localizable|contactable|(?:rang|rung|called|calling|voicemail|missed call)(?: me)? from|{table})"
+                     r"localizable|contactable|(?:rang|rung|called|calling|voicemail|missed call)(?: me)? from|"
+                     r"(?:be|been) reached (?:on|at)|(?:his|her|their|[a-z]{2,20}['’]s) number|{table})"
                      r"(?i:s)?(?:[_ -]?(?i:number|nummer|nommer|numer|n[uú]mero|no|nr|num)(?i:s)?)?(?:[_ -]?[1-9])?"
                      r"(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHONE, latin=True))
@@ -213,10 +216,11 @@ _PHONE_CAMEL = (r"[a-z0-9](?:Phone|Tel|Telephone|Mobile|Cell|Fax|Msisdn|Whatsapp
 # Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
 # 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi; and Greek,
 # Hebrew and Cyrillic ones as a column's header writes them (`Τηλέφωνο`, `Κινητό`, `נייד`, `Телефон`), which the
-# header trigger reads from this list alone.
+# header trigger reads from this list alone. Hindi's "X's number" (`ग्राहक का नंबर`, `मेरा नंबर`): the possessive
+# before the borrowed नंबर, which a compound (`पॉलिसी नंबर`, policy number) writes without.
 _PHONE_CJK_OWN = (r"電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
                   r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|มือถือ|फ़ोन|फोन|मोबाइल|[Ττ]ηλέφωνο|[Κκ]ινητό|"
-                  r"טלפון|נייד|[Тт]елефон|[Мм]обильный|[Мм]обільний")
+                  r"טלפון|נייד|[Тт]елефон|[Мм]обильный|[Мм]обільний|(?:का|के|मेरा)[ \t]+(?:नंबर|नम्बर)")
 _PHONE_CJK = f"(?:{_PHONE_CJK_OWN}|{words.alternation(words.PHONE, latin=False)})"
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})"
 # The rules' own phone words, without the translation table's: what a column header's trigger reads (with the
