@@ -1,6 +1,6 @@
 """Personal data as insurance claims desks write it (the forty-fifth corpus's causes): a phone number after "can
-be reached on" or a person's possessive (`the witness's number`, Hindi `ग्राहक का नंबर`). Values written for these
-tests."""
+be reached on" or a person's possessive (`the witness's number`, Hindi `ग्राहक का नंबर`), an SSN after "gave his
+social as" or in a CMS-1500 claim's box 1a (`INSURED'S I.D. NUMBER`). Values written for these tests."""
 
 from __future__ import annotations
 
@@ -45,4 +45,24 @@ def test_a_persons_number_inside_json_and_cdata() -> None:
     "Claim number 4412345678 was reopened.",
     "Order's number: ticket 2024-118842"])
 def test_reached_dates_ids_and_compound_numbers_stay(text: str) -> None:
+    assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Caller gave his social as 512 44 0931 on the line.", "512 44 0931"),
+    ("the insured's social was 512-44-0931", "512-44-0931"),
+    ("1a. INSURED'S I.D. NUMBER 287650413", "287650413"),
+    ("Insured’s ID No. 287-65-0413", "287-65-0413"),
+    ('{"box_1a": "INSURED\'S I.D. NUMBER 287650413"}', "287650413")])
+def test_an_ssn_given_as_a_social_or_in_a_claim_forms_box_1a(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "Our social as well as our legal team reviewed 14 claims.",
+    "INSURED'S I.D. NUMBER 666123456",  # area 666: no SSN
+    "INSURED'S I.D. NUMBER 287000413",  # group 00
+    "Insured ID 287650413",  # no `'s`, no `number`: a system's own key
+    "INSURED'S POLICY GROUP OR FECA NUMBER 287650413"])
+def test_other_ids_and_social_as_prose_stay(text: str) -> None:
     assert _values(text) == []

@@ -242,9 +242,12 @@ _IBAN_WORDS = (r"(?:(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS); "social" as
 # Americans say it for the number ("my social is …", "social #:").
 # The words for it in the languages of _PW: Sozialversicherungsnummer, numéro de sécurité sociale, número de seguro
-# social, previdenza sociale, segurança social, 社会保障番号, 社会安全号码.
+# social, previdenza sociale, segurança social, 社会保障番号, 社会安全号码. "Gave her social as …" too; and the
+# insured's ID number of the NUCC 1500 health insurance claim form (CMS-1500 box 1a, `INSURED'S I.D. NUMBER`),
+# which Medicare (the HICN, until 2019) and many payers filled with the SSN: nine digits there are one.
 _SSN_OWN = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\bsoc\.?[ _-]?sec\b|"
-              r"\bsocial(?:[ _-]?(?:number|num|no|#))?(?:[ \t]+is\b|[ \t]*[:#=])|"
+              r"\bsocial(?:[ _-]?(?:number|num|no|#))?(?:[ \t]+(?:is|was|as)\b|[ \t]*[:#=])|"
+              r"\binsured['’]?s[ \t]+i\.?d\.?[ \t]+(?:number|no\b|#)|"
               r"\btin\b|tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
 _SSN_TRANSLATED = words.alternation(words.SOCIAL_SECURITY)
@@ -1681,7 +1684,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN", rf"{_SSN_OWN}{_SSN_AFTER}",
-         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|soc\.?[ _-]?sec|social[ \t]+is|social[ \t]*[:#=]|tin|tax|"
+         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|soc\.?[ _-]?sec|social[ \t]+(?:is|was|as)|"
+                 r"social[ \t]*[:#=]|tin|tax|insured['’]?s[ \t]+i\.?d|"
                  r"taxpayer|sozialversicherung|"
                  r"curit[eé] sociale|guro social|guridad social|previdenza|an[cç]a social)|社会保障|社会安全",
          validator=v.ssn,
