@@ -1,6 +1,7 @@
 """Personal data as insurance claims desks write it (the forty-fifth corpus's causes): a phone number after "can
 be reached on" or a person's possessive (`the witness's number`, Hindi `ग्राहक का नंबर`), an SSN after "gave his
-social as" or in a CMS-1500 claim's box 1a (`INSURED'S I.D. NUMBER`). Values written for these tests."""
+social as" or in a CMS-1500 claim's box 1a (`INSURED'S I.D. NUMBER`), and an ASP.NET session id of letters alone.
+Values written for these tests."""
 
 from __future__ import annotations
 
@@ -65,4 +66,22 @@ def test_an_ssn_given_as_a_social_or_in_a_claim_forms_box_1a(text: str, value: s
     "Insured ID 287650413",  # no `'s`, no `number`: a system's own key
     "INSURED'S POLICY GROUP OR FECA NUMBER 287650413"])
 def test_other_ids_and_social_as_prose_stay(text: str) -> None:
+    assert _values(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    '{"name": "ASP.NET_SessionId", "value": "qzrwbmkdlhtvcxnpsyfjagoe"}',
+    '{"name": "ASP.NET_SessionId", "domain": "portal.example.org", "value": "qzrwbmkdlhtvcxnpsyfjagoe"}',
+    "Cookie: ASP.NET_SessionId=qzrwbmkdlhtvcxnpsyfjagoe; lang=en",
+    '{"cookies": {"ASP.NET_SessionId": "qzrwbmkdlhtvcxnpsyfjagoe"}}'])
+def test_an_aspnet_session_id_of_letters_alone(text: str) -> None:
+    assert _values(text) == ["qzrwbmkdlhtvcxnpsyfjagoe"]
+
+
+@pytest.mark.parametrize("text", [
+    '{"name": "ASP.NET_SessionId", "value": "aaaaaaaaaaaaaaaaaaaaaaaa"}',
+    "ASP.NET_SessionId=qzrwbmkdlhtvcxnpsyfjag",  # 22 characters, not the format
+    '{"name": "ASP.NET_SessionId", "value": ""}',
+    "lang_preference=qzrwbmkdlhtvcxnpsyfjagoe"])
+def test_placeholders_and_other_shapes_of_it_stay(text: str) -> None:
     assert _values(text) == []

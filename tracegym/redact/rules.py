@@ -1149,6 +1149,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a session cookie that structure names (browser devtools' and extensions' JSON exports, "
                      "`{\"name\": \"sessionid\", \"value\": …}`, other fields between)"),
     Rule("session_cookie", "TOKEN",
+         r"(?:^|[^A-Za-z0-9_.-])(?i:asp\.net_sessionid)(?:=|\\?[\"']?[ \t]*:[ \t]*\\?[\"'])(?P<v>[a-z0-5]{24})"
+         r"(?![A-Za-z0-9%._~+/=-])",
+         trigger=r"(?i:asp\.net_sessionid)(?:=|\\?[\"']?[ \t]*:[ \t]*\\?[\"'])[a-z0-5]{24}",
+         validator=lambda s: v.entropy(s) >= 2.5,
+         description="ASP.NET session state ids under their cookie's name (`ASP.NET_SessionId=`, a cookie object's "
+                     "or dict's value): SessionIDManager's 24 characters of a-z and 0-5 (15 random bytes in its "
+                     "base32), letters alone too, which the generic cookie rules take for a word"),
+    Rule("session_cookie", "TOKEN",
          rf"'name'[ \t]*:[ \t]*'{_COOKIE_NAME}'[ \t]*,[ \t]*'value'[ \t]*:[ \t]*"
          r"'(?P<v>[A-Za-z0-9%._~+/:=-]{15,511})'",
          trigger=r"'name'[ \t]*:[ \t]*'[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)",
