@@ -186,7 +186,9 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # in _PHONE_CJK. "Call me" as French, Italian and Portuguese write it (`rappelez-moi`, `me joindre au`,
 # `richiamare`, `ligar-me`), German's formal `Rufen Sie mich`, and a field's index after the word (SAP's
 # `TELF1`, a contacts export's `Phone 1`); plural, as a list of them is named (`phones`, `phoneNumbers`). "Alternate
-# number", the second phone forms ask for beside the registered one (India's KYC and bank forms).
+# number", the second phone forms ask for beside the registered one (India's KYC and bank forms). "Can be reached
+# on", the passive of "reach me"; a person's number (`the driver's number`, `her number`): English says "claim
+# number", not "the claim's number", so a possessive before "number" names a person's.
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                      r"text me|reach me|(?:ring|text)(?: me| (?:him|her|them|the (?:guest|driver|client|customer)))|"
                      r"direct (?:line|dial)|mob|fax|contact|handy|festnetz|landline|"
@@ -202,7 +204,8 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"zadzwo[nń](?:[ \t]+pod\b|[ \t])?|"
                      r"msisdn|call[_ -]?back|gsm|cep[ _-]?tel[a-z]{0,5}|s[dđĐ]t|dien[ _]?thoai|g[oọ]i cho t[oô]i|"
                      r"reachable|joignable|ruf(?:e|en)?(?: sie)? mich|erreichen sie mich|raggiungibile|bereikbaar|"
-                     r"localizable|contactable|(?:rang|rung|called|calling|voicemail|missed call)(?: me)? from|{table})"
+                     r"localizable|contactable|(?:rang|rung|called|calling|voicemail|missed call)(?: me)? from|"
+                     r"(?:be|been) reached (?:on|at)|(?:his|her|their|[a-z]{2,20}['’]s) number|{table})"
                      r"(?i:s)?(?:[_ -]?(?i:number|nummer|nommer|numer|n[uú]mero|no|nr|num)(?i:s)?)?(?:[_ -]?[1-9])?"
                      r"(?:\b|(?:Phone|Tel|Mobile)\w{0,12}\b)")
 _PHONE_LATIN = _PHONE_LATIN_FORM.replace("{table}", words.alternation(words.PHONE, latin=True))
@@ -213,10 +216,12 @@ _PHONE_CAMEL = (r"[a-z0-9](?:Phone|Tel|Telephone|Mobile|Cell|Fax|Msisdn|Whatsapp
 # Words of scripts with no ASCII word boundary: Japanese (電話番号, 携帯電話, 連絡先), Korean (전화번호, 휴대폰,
 # 핸드폰, 연락처), Arabic (هاتف, جوال, رقم الهاتف), Vietnamese (điện thoại, di động), Thai and Hindi (फ़ोन, मोबाइल,
 # दूरभाष); and Greek, Hebrew and Cyrillic ones as a column's header writes them (`Τηλέφωνο`, `Κινητό`, `נייד`,
-# `Телефон`), which the header trigger reads from this list alone.
+# `Телефон`), which the header trigger reads from this list alone. Hindi's "X's number" (`ग्राहक का नंबर`, `मेरा नंबर`):
+# the possessive before the borrowed नंबर, which a compound (`पॉलिसी नंबर`, policy number) writes without.
 _PHONE_CJK_OWN = (r"電話(?:番号)?|携帯(?:電話)?|連絡先|전화(?:번호)?|휴대(?:폰|전화)|핸드폰|연락처|هاتف|الهاتف|جوال|"
                   r"الجوال|[đĐ]i[ệe]n tho[ạa]i|di [đd][ộo]ng|โทรศัพท์|เบอร์|มือถือ|फ़ोन|फोन|मोबाइल|दूरभाष|"
-                  r"[Ττ]ηλέφωνο|[Κκ]ινητό|טלפון|נייד|[Тт]елефон|[Мм]обильный|[Мм]обільний")
+                  r"[Ττ]ηλέφωνο|[Κκ]ινητό|טלפון|נייד|[Тт]елефон|[Мм]обильный|[Мм]обільний|"
+                  r"(?:का|के|मेरा)[ \t]+(?:नंबर|नम्बर)")
 _PHONE_CJK = f"(?:{_PHONE_CJK_OWN}|{words.alternation(words.PHONE, latin=False)})"
 _PHONE_WORDS = rf"(?:{_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})"
 # The rules' own phone words, without the translation table's: what a column header's trigger reads (with the
@@ -238,9 +243,12 @@ _IBAN_WORDS = (r"(?:(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS); "social" as
 # Americans say it for the number ("my social is …", "social #:").
 # The words for it in the languages of _PW: Sozialversicherungsnummer, numéro de sécurité sociale, número de seguro
-# social, previdenza sociale, segurança social, 社会保障番号, 社会安全号码.
+# social, previdenza sociale, segurança social, 社会保障番号, 社会安全号码. "Gave her social as …" too; and the
+# insured's ID number of the NUCC 1500 health insurance claim form (CMS-1500 box 1a, `INSURED'S I.D. NUMBER`),
+# which Medicare (the HICN, until 2019) and many payers filled with the SSN: nine digits there are one.
 _SSN_OWN = (r"(?:(?i:ssn|\bss#|\bss[ _-]?(?:num(?:ber)?|nr|no)\b|social[ _-]?sec(?:urity)?|\bsoc\.?[ _-]?sec\b|"
-              r"\bsocial(?:[ _-]?(?:number|num|no|#))?(?:[ \t]+is\b|[ \t]*[:#=])|"
+              r"\bsocial(?:[ _-]?(?:number|num|no|#))?(?:[ \t]+(?:is|was|as)\b|[ \t]*[:#=])|"
+              r"\binsured['’]?s[ \t]+i\.?d\.?[ \t]+(?:number|no\b|#)|"
               r"\btin\b|tax[ _-]?(?:payer[ _-]?)?id|taxpayer|sozialversicherung|s[eé]curit[eé] sociale|seguro social|"
               r"seguridad social|previdenza sociale|seguran[cç]a social)|社会保障|社会安全)")
 _SSN_TRANSLATED = words.alternation(words.SOCIAL_SECURITY)
@@ -1211,6 +1219,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a session cookie that structure names (browser devtools' and extensions' JSON exports, "
                      "`{\"name\": \"sessionid\", \"value\": …}`, other fields between)"),
     Rule("session_cookie", "TOKEN",
+         r"(?:^|[^A-Za-z0-9_.-])(?i:asp\.net_sessionid)(?:=|\\?[\"']?[ \t]*:[ \t]*\\?[\"'])(?P<v>[a-z0-5]{24})"
+         r"(?![A-Za-z0-9%._~+/=-])",
+         trigger=r"(?i:asp\.net_sessionid)(?:=|\\?[\"']?[ \t]*:[ \t]*\\?[\"'])[a-z0-5]{24}",
+         validator=lambda s: v.entropy(s) >= 2.5,
+         description="ASP.NET session state ids under their cookie's name (`ASP.NET_SessionId=`, a cookie object's "
+                     "or dict's value): SessionIDManager's 24 characters of a-z and 0-5 (15 random bytes in its "
+                     "base32), letters alone too, which the generic cookie rules take for a word"),
+    Rule("session_cookie", "TOKEN",
          rf"'name'[ \t]*:[ \t]*'{_COOKIE_NAME}'[ \t]*,[ \t]*'value'[ \t]*:[ \t]*"
          r"'(?P<v>[A-Za-z0-9%._~+/:=-]{15,511})'",
          trigger=r"'name'[ \t]*:[ \t]*'[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)",
@@ -1746,7 +1762,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN", rf"{_SSN_OWN}{_SSN_AFTER}",
-         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|soc\.?[ _-]?sec|social[ \t]+is|social[ \t]*[:#=]|tin|tax|"
+         trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|soc\.?[ _-]?sec|social[ \t]+(?:is|was|as)|"
+                 r"social[ \t]*[:#=]|tin|tax|insured['’]?s[ \t]+i\.?d|"
                  r"taxpayer|sozialversicherung|"
                  r"curit[eé] sociale|guro social|guridad social|previdenza|an[cç]a social)|社会保障|社会安全",
          validator=v.ssn,
