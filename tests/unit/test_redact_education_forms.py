@@ -1,0 +1,44 @@
+"""Secrets and personal data as schools and e-learning platforms hold them (the forty-sixth corpus's causes):
+East Asian identity numbers after their labels, CJK labels included. Values written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("學生資料：身分證字號 D120345675，請確認", "D120345675"),
+    ("【身分證統一編號】M288004132", "M288004132"),
+    ("マイナンバー（個人番号）：3041 7729 5816", "3041 7729 5816"),
+    ("個人番号 820061433772 を提出しました", "820061433772"),
+    ("香港身份證號碼「K540213(1)」", "K540213(1)"),
+    ("HKID: XA120447(2)", "XA120447(2)"),
+    ("Hi, NRIC: S8812034E — please check", "S8812034E"),
+    ('{"nric": "T0451177D"}', "T0451177D"),
+    ("FIN: M4401297Q", "M4401297Q")])
+def test_east_asian_identity_numbers_after_their_labels(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "身分證字號 D120345676",  # check digit off
+    "マイナンバー（個人番号）：3041 7729 5817",
+    "香港身份證號碼 K540213(2)",
+    "NRIC: S8812034F",
+    "Order T0451177D shipped",  # no label
+    "call my number 304177295816"])  # English prose, not the label
+def test_east_asian_identity_numbers_need_label_and_check(text: str) -> None:
+    assert _values(text) == []
+
+
+def test_an_identity_number_in_a_table_under_its_label() -> None:
+    text = "| 姓名 | 身分證字號 |\n|---|---|\n| 王 | P198765437 |"
+    assert "P198765437" in _values(text)
