@@ -42,3 +42,25 @@ def test_east_asian_identity_numbers_need_label_and_check(text: str) -> None:
 def test_an_identity_number_in_a_table_under_its_label() -> None:
     text = "| 姓名 | 身分證字號 |\n|---|---|\n| 王 | P198765437 |"
     assert "P198765437" in _values(text)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Conversation body: 備用驗證碼「3141 5926」", "3141 5926"),
+    ("保護者より：【バックアップ コード】2718 2818 よろしく", "2718 2818"),
+    ("Registrar: recovery code → b7c91-04e2d", "b7c91-04e2d"),
+    ("복구 코드은(는) 5e1f0-a93c2입니다", "5e1f0-a93c2"),
+    ("【教务处通知】【恢复代码】0c4d2-77e1a", "0c4d2-77e1a"),
+    ("先生、リカバリーコードは4412 9087です", "4412 9087"),
+    ("恢复代码是d3e81-20b9f", "d3e81-20b9f"),
+    ("[학사팀] [복구 코드] 9f0e2-41c7d", "9f0e2-41c7d"),
+    ("復原碼〔6603 1298〕", "6603 1298")])
+def test_recovery_codes_after_cjk_labels_and_arrows(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "バックアップコードは設定画面から再発行できます",
+    "recovery code → see the settings page",
+    "恢复代码是什么？"])
+def test_recovery_code_labels_without_a_code(text: str) -> None:
+    assert _values(text) == []

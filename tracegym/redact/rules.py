@@ -573,8 +573,11 @@ _RECOVERY_OWN = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]tim
                    r"respaldo|backup|reserva)|codici (?:di )?(?:backup|recupero|riserva)|herstelcodes?|"
                    r"kody (?:zapasowe|odzyskiwania)|reservkoder|yedek kodlar)|återställningskoder|"
                    r"gendannelseskoder|varakoodit|kurtarma kodları|резервные коды|коды восстановления|záložní kódy|"
-                   r"バックアップコード|リカバリーコード|备用码|恢复码|備用碼|백업 코드|복구 코드)")
+                   r"バックアップ ?コード|リカバリー ?コード|备用码|恢复码|備用碼|백업 코드|복구 코드)")
 _RECOVERY_TRANSLATED = words.alternation(words.RECOVERY)
+_CJK_BEFORE_VALUE = r"(?:[\]】」』〕]|是|為|为|は|[은이]\([는가]\)|[은는이가])"
+"""Between a CJK label and its value: a closing bracket (`【恢复代码】…`, `[복구 코드] …`), or the copula or topic
+particle (`…是`, `…は`, Korean `…은(는)`) written right before it."""
 _RECOVERY_WORDS = f"(?:{_RECOVERY_OWN}|{_RECOVERY_TRANSLATED})"
 # One code: Google's eight digits (also 4+4, `+` in a form's body), or eight to sixteen letters and digits, or
 # groups joined by `-` (GitHub's `4f2a1-9c3be`, Microsoft's five groups of five); a digit in it, or capitals in
@@ -1525,10 +1528,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"\d{6}-\d{6}-\d{6}-\d{6}", validator=v.bitlocker_key,
          description="BitLocker recovery passwords (eight groups of six digits, each a multiple of 11), anywhere"),
     Rule("recovery_code", "SECRET",
-         rf"{_RECOVERY_WORDS}(?:[^\n:=]{{0,40}}?(?:[:=]|[ \t][-–—](?=[ \t])|\b(?:are|is|sind|lauten|sont|son|são)\b|"
-         r"(?=[ \t]*(?:\r?\n|\\n)))|(?=[ \t]+[A-Za-z0-9]))"
+         rf"{_RECOVERY_WORDS}(?:[^\n:=]{{0,40}}?(?:[:=：→]|[ \t][-–—](?=[ \t])|\b(?:are|is|sind|lauten|sont|son|são)\b|"
+         rf"{_CJK_BEFORE_VALUE}|(?=[ \t]*(?:\r?\n|\\n)))|(?=[ \t]+[A-Za-z0-9])|(?=[ \t]*[「『〔]))"
          r"(?:[ \t]*\\?(?:\r?\n|\\n)[+-]?){0,2}[ \t]*"
-         rf"(?:\[?\\?[\"'])?(?:[-*•][ \t]*|\d{{1,2}}[.)][ \t]*)?"
+         rf"(?:\[?\\?[\"']|[「『〔])?(?:[-*•][ \t]*|\d{{1,2}}[.)][ \t]*)?"
          rf"(?P<v>{_RECOVERY_CODE}(?:{_RECOVERY_SEP}{_RECOVERY_CODE}){{0,19}})(?![A-Za-z0-9])",
          trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
          description="two-factor recovery and backup codes after their label, the whole list (GitHub's 5+5 hex, "
