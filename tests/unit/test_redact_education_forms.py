@@ -64,3 +64,24 @@ def test_recovery_codes_after_cjk_labels_and_arrows(text: str, value: str) -> No
     "恢复代码是什么？"])
 def test_recovery_code_labels_without_a_code(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Moodle Webservice-Token为：e41b7c09d2a83f5601bc9e74a2d6f318", "e41b7c09d2a83f5601bc9e74a2d6f318"),
+    ("Kaltura admin secret「93ad0c4e71b2f58a6d0e3c91b7a4f265」", "93ad0c4e71b2f58a6d0e3c91b7a4f265"),
+    ("【LINE Channel secret】5c0e8a2f71d94b36e8a1c7f0d2b945e3", "5c0e8a2f71d94b36e8a1c7f0d2b945e3"),
+    ("[API 키] 0f6b2d8e4a91c37d5e0b8f2a6c4d1e97", "0f6b2d8e4a91c37d5e0b8f2a6c4d1e97"),
+    ("Agora App Certificateは「b17e4c2a90d35f68e1c0a7b4d2f96e38」", "b17e4c2a90d35f68e1c0a7b4d2f96e38"),
+    ("Agora App Certificate〔c28f5d3b01e46a79f2d1b8c5e3a07f49〕", "c28f5d3b01e46a79f2d1b8c5e3a07f49"),
+    ("LTI 1.1 shared secret『Wq3nZ7rT5yKd9LmB2xVc8PhS』", "Wq3nZ7rT5yKd9LmB2xVc8PhS"),
+    ("【AccessKey Secret】Hr6tY2uN9bM4kQ8wE3sD7fG5jL1zXc", "Hr6tY2uN9bM4kQ8wE3sD7fG5jL1zXc")])
+def test_keys_after_labels_joined_the_cjk_way(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "密钥「请向管理员申请」",
+    "【API Key】申请中，请稍候",
+    "訂單編號「4f1c2e8a9b7d3c5e6f0a1b2c3d4e5f60」"])  # no key word
+def test_cjk_joined_labels_without_a_key(text: str) -> None:
+    assert _values(text) == []

@@ -70,6 +70,10 @@ _IS = rf"(?:(?i:is|ist|lautet|luidt|est|es|é|è|är|er|to|jest|wynosi)|là|هي
 # An arrow or an assignment operator between a label and its value, as notes, logs and languages write them: `->`,
 # `=>`, `→`, `⇒`, `➜`, `:=` (Go, Pascal), `<-` (R).
 _ARROW = r"[ \t]*(?:->|=>|→|⇒|⟶|➜|➔|:=|<-)[ \t]*"
+# A CJK writer's join of a label and its value: the copula or topic particle, a colon perhaps after it
+# (`密钥为：…`, `キーは…`, `키는 …`), an opening corner or tortoise-shell bracket (`secret「…」`, `は『…』`, `〔…〕`),
+# a closing lenticular or square bracket after a bracketed label (`【API Key】…`, `[API 키] …`), a fullwidth colon.
+_CJK_JOIN = r"[ \t]*(?:(?:是|为|為|は|는|은)[ \t]*[:：]?|(?:是|为|為|は)?[「『〔]|[】\]]|：)[ \t]*"
 # What a label may say of whose key it is before its `:` or "is": "API key for the prod workspace is …", "the token of
 # the ops bot: …" (up to 40 characters, no `:` or `=` among them).
 _WHOSE = r"(?:[ \t]+(?i:for|of|on|in|de|für|pour|para)[ \t][^\n:=]{1,40}?)"
@@ -411,12 +415,11 @@ _CRED_WORDS = (rf"{_API_KEY_WORDS}|"
                r"(?i:[a-zåäöæøü]{0,16}token|secret)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 # What stands between a key word and its value in prose: up to six words saying whose key it is ("del portal de
-# pagos", "für den Abrechnungsdienst"), then `:`, `=`, an arrow, "is", a dash, "set to", or a CJK particle.
+# pagos", "für den Abrechnungsdienst"), then `:`, `=`, an arrow, "is", a dash, "set to", or a CJK join.
 _KEY_PROSE_AFTER = (rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
-                    rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
-                    r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
+                    rf"(?:{_ARROW}|[ \t]*[:=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|{_CJK_JOIN})")
 _KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
-                      r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)")
+                      r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은|[「『〔】\]])")
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
 _HEX_LABEL = r"(?i:[a-z0-9_.-]{0,64}(?:key|token|secret))"
@@ -1487,7 +1490,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "meaning, as a step's script or log prints it); not a reference (`$TOKEN`, `***`)"),
     Rule("labelled_key", "SECRET",
          rf"{_KEY_LABELS}{_CLOSE}(?:{_WHOSE}?(?:{_ARROW}|[ \t]*[:=][ \t]*|{_SET_TO}|[ \t]+(?i:is)[ \t]+)|{_DASH}|"
-         rf"[ \t]+){_OPEN}"
+         rf"{_CJK_JOIN}|[ \t]+){_OPEN}"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256}(?::[A-Za-z0-9_-]{16,128}(?![A-Za-z0-9_-]))?)",
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too, and "
@@ -1506,9 +1509,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a hex secret of 24-31 digits after a name ending in secret (Plaid's 30: `PLAID_SECRET=…`); "
                      "a key's name reads an id of that length too (MongoDB's 24-hex ObjectId)"),
     Rule("hex_key", "SECRET",
-         rf"{_HEX_LABEL}{_CLOSE}(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?)\[?{_OPEN}(?P<v>[0-9a-fA-F]{{32,128}})"
-         r"(?:$|[^0-9A-Za-z])",
-         trigger=r"(?i:key|token|secret)\\?[\"'`]?[ \t:=>\[\]()\\\"'`]{1,8}(?:<[a-z]{1,6}>)?[0-9a-fA-F]{32}",
+         rf"{_HEX_LABEL}{_CLOSE}(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?|{_CJK_JOIN})\[?{_OPEN}"
+         r"(?P<v>[0-9a-fA-F]{32,128})(?:$|[^0-9A-Za-z])",
+         trigger=r"(?i:key|token|secret)\\?[\"'`]?[ \t:=>\[\]()\\\"'`：为為是は는은「『〔】]{1,8}(?:<[a-z]{1,6}>)?"
+                 r"[0-9a-fA-F]{32}",
          validator=v.hex_key,
          reject_label=_HEX_NOT_KEY,
          description="hex keys after a name ending in key, token or secret (Datadog API and application "
