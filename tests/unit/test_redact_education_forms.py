@@ -85,3 +85,22 @@ def test_keys_after_labels_joined_the_cjk_way(text: str, value: str) -> None:
     "訂單編號「4f1c2e8a9b7d3c5e6f0a1b2c3d4e5f60」"])  # no key word
 def test_cjk_joined_labels_without_a_key(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("config.php: $CFG->dbpass    = 'Kx9#mTq2Lw4!'; ok", "Kx9#mTq2Lw4!"),
+    ("登录密码「mei2007^」 谢谢老师", "mei2007^"),
+    ("密碼「Zq4%Rt^Ww8nB」", "Zq4%Rt^Ww8nB"),
+    ("仮パスワード『hana553!』 よろしく", "hana553!"),
+    ("登入密碼是Otter-sun-tea，再麻煩您確認。", "Otter-sun-tea"),
+    ("【登入密碼】jiho771!，再麻煩您確認。", "jiho771!")])
+def test_passwords_after_cjk_joins_and_a_php_config(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "密码（至少8位）",
+    "パスワードは「お忘れの方はこちら」",
+    "$CFG->dbpass = $secret;"])
+def test_password_labels_without_a_password(text: str) -> None:
+    assert _values(text) == []

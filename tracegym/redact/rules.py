@@ -59,8 +59,9 @@ _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|k
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass);
 # `auth` ending a name after a separator or a hump (redis_auth, REDIS_AUTH, redisAuth: Redis's AUTH password); `pw`
-# ending a lower-case name (OpenLDAP's `rootpw`, pfSense's `ldap_bindpw`).
-_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b)|[a-z]pw\b)"
+# ending a lower-case name (OpenLDAP's `rootpw`, pfSense's `ldap_bindpw`); a PHP property ending in `pass`
+# (Moodle's `$CFG->dbpass`).
+_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b)|[a-z]pw\b|->(?i:[a-z]{{0,12}}pass)\b)"
 # What may close a label before its `:` or `=`: a quote (JSON keys, SQL's backticks around a column name: `` `smtp_pass`
 # = '…' ``), then a bracket or a parenthesis (`['API_KEY']`, a name in prose: "token set (JIRA_API_TOKEN): …").
 _CLOSE = r"\\?[\"'`]?[\])]?"
@@ -86,7 +87,7 @@ _PW_AFTER = (rf"{_CLOSE}(?:{_ARROW}|[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
              rf"(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?|"
              r"[ \t]+[A-Za-z]{2,8})?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
-             rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|[ \t]*[は：][ \t]*)")
+             rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|{_CJK_JOIN})")
 # A dash between a label and its value, as notes, chat and signatures write it (`Password - X`, `Client Secret – X`).
 _DASH = r"[ \t]+[-–—][ \t]+"
 # A password in prose: its label, inflected (`lösenordet`, `şifresi`), up to six words saying whose it is ("for
@@ -98,12 +99,15 @@ _PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`); a quote then `'`, a Python repr inside JSON text
 # (Sentry's frame `vars`: `"api_key": "'…'"`).
 _OPEN = r"(?:\\?[\"'`]'?|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
+# CJK punctuation that ends a value in prose: closing brackets, the ideographic comma and full stop.
+_CJK_STOP = "」』〕）】，。、"
 # A character of an unquoted password after a `,` or `;` inside it (`UH;mx!_*24`: they end a value in prose): not
-# a space, a quote, a bracket or a backslash, nor an `=` (`password=X;encrypt=true` in JDBC: the next `name=`).
-_PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
+# a space, a quote, a bracket or a backslash, nor an `=` (`password=X;encrypt=true` in JDBC: the next `name=`), nor
+# kana, hangul or an ideograph (a fullwidth comma read as `,`, then the sentence going on: `…，再麻煩您確認`).
+_PW_WORD = rf"[^\s\"'`,;(){{}}\[\]<>\\={_CJK_STOP}\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]"
 # A character of an unquoted password: not a space, a quote, a bracket or a backslash, nor the `&` that opens a
 # form's or a query's next field (`password=X&grant_type=password`: a literal `&` there is written `%26`).
-_PW_CHAR = r"(?:[^\s\"'`,;(){}\[\]<>\\&]|&(?![A-Za-z_][\w.\[\]-]{0,40}=))"
+_PW_CHAR = rf"(?:[^\s\"'`,;(){{}}\[\]<>\\&{_CJK_STOP}]|&(?![A-Za-z_][\w.\[\]-]{{0,40}}=))"
 # What stands between a Windows command and its password flag: the rest of the line, where an account
 # `DOMAIN\user` whose name opens with n, r or t reads as a JSON escape (`CORP\tomas`), which the detector's view
 # writes as a backslash and a line break.
@@ -1217,7 +1221,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"{_PW_SHELL}|"
          rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
          r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|'(?P<w>[^'\\\n]{4,128})'|"
-         rf"{_OPEN}(?P<x>{_PW_CHAR}{{1,128}}(?:[,;]{_PW_WORD}{{1,128}})*)(?:$|[\s\"'`,;(){{}}\[\]<>\\&]))",
+         rf"{_OPEN}(?P<x>{_PW_CHAR}{{1,128}}(?:[,;]{_PW_WORD}{{1,128}})*)(?:$|[\s\"'`,;(){{}}\[\]<>\\&{_CJK_STOP}]))",
          trigger=_PW_TRIGGER, validator=v.password,
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose); "
                      "a quoted one whole, symbols and spaces included"),
@@ -1228,7 +1232,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a password after its label and spaces alone (a SWIFT free-text field `:70:passord X`, "
                      "fixed-width records): letters and digits, 8+ characters, not code"),
     Rule("password", "PASSWORD",
-         rf"{_PW_PROSE}{_OPEN}(?P<v>[^\s\"'`<>\\(){{}}\[\]-][^\s\"'`<>\\(){{}}\[\]]{{6,126}}[^\s\"'`<>\\(){{}}\[\].,;:!?])",
+         rf"{_PW_PROSE}{_OPEN}(?P<v>[^\s\"'`<>\\(){{}}\[\]-][^\s\"'`<>\\(){{}}\[\]{_CJK_STOP}]{{6,126}}"
+         r"[^\s\"'`<>\\(){}\[\].,;:!?])",
          trigger=_PW_TRIGGER, validator=v.bare_password,
          description="a password in prose, in any language of the label words: the label, up to four words "
                      "(\"for bob\", \"van root\"), then `:` or \"is\" (`är`, `je`, `είναι`, `היא`), or a particle "
