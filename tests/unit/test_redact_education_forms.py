@@ -104,3 +104,10 @@ def test_passwords_after_cjk_joins_and_a_php_config(text: str, value: str) -> No
     "$CFG->dbpass = $secret;"])
 def test_password_labels_without_a_password(text: str) -> None:
     assert _values(text) == []
+
+
+def test_a_zoom_team_chat_incoming_webhook() -> None:
+    url = "https://integrations.zoom.us/chat/webhooks/incomingwebhook/Tz4kQw8NvR2mLp6XbY0cJd?format=full"
+    assert _values(f"GRADE_HOOK={url}") == ["Tz4kQw8NvR2mLp6XbY0cJd"]
+    assert _values("https://integrations.zoom.us/chat/webhooks/incomingwebhook/documentation-page") == []
+

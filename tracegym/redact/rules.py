@@ -1023,6 +1023,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                  r"oapi\.dingtalk\.com/robot/", validator=v.issuer_token,
          description="bot webhooks of Feishu/Lark (open-apis/bot/v2/hook/<id>), WeCom (webhook/send?key=) and "
                      "DingTalk (robot/send?access_token=): the hook's id or token"),
+    Rule("chat_webhook", "WEBHOOK",
+         r"integrations\.zoom\.us/chat/webhooks/incomingwebhook/(?P<v>[A-Za-z0-9_-]{16,64})(?![A-Za-z0-9_-])",
+         trigger=r"integrations\.zoom\.us/chat/webhooks/", validator=v.labelled_key,
+         description="Zoom Team Chat's incoming-webhook URLs (integrations.zoom.us/chat/webhooks/incomingwebhook/"
+                     "<endpoint>: the endpoint, 22 characters, shorter than webhook_path reads)"),
     Rule("aws_secret_key", "SECRET",
          r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
          rf"(?:\\?[\"'`]?\]?\s*(?::=|[:=,|])\s*{_OPEN}|[ \t]+(?:(?i:is)[ \t]+)?{_OPEN})|"
