@@ -111,3 +111,11 @@ def test_a_zoom_team_chat_incoming_webhook() -> None:
     assert _values(f"GRADE_HOOK={url}") == ["Tz4kQw8NvR2mLp6XbY0cJd"]
     assert _values("https://integrations.zoom.us/chat/webhooks/incomingwebhook/documentation-page") == []
 
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("老師您好，卡號: 621483 5502917364025，再麻煩您確認。", "621483 5502917364025"),
+    ("신용카드 번호: 625911-0384726159032", "625911-0384726159032"),
+    ("カード番号 622841 7730916258437です", "622841 7730916258437")])
+def test_a_card_after_a_cjk_card_word_in_any_grouping(text: str, value: str) -> None:
+    assert _values(text) == [value]
+    assert _values(text.replace(value, value[:-1] + str((int(value[-1]) + 1) % 10))) == []  # Luhn fails

@@ -1753,10 +1753,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a card in an airline booking's form of payment (Amadeus `FP CCVI4111…/0129`: `CC`, the "
                      "brand's two letters, the number)"),
     Rule("card", "CARD",
-         r"(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta)[^\d\n]{0,30}"
-         rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-])",
+         r"(?:(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta)|卡[号號]|카드|カード)[^\d\n]{0,30}"
+         rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-]|(?<=\d)[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af])",
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number_any_grouping,
-         description="payment card numbers after a word naming a card, in any grouping (OCR, hand-typed)"),
+         description="payment card numbers after a word naming a card, in any grouping (OCR, hand-typed); the "
+                     "Chinese, Korean and Japanese words too (卡号, 卡號, 카드, カード)"),
     Rule("card", "CARD", rf"{_FUEL_CARD}[^\d\n]{{0,24}}(?<![\w.-])(?P<v>7(?:[ -]?\d){{15,18}})(?![ -]?\d)",
          trigger=_FUEL_CARD, validator=v.fuel_card,
          description="a fleet fuel card after its label (ISO/IEC 7812-1 major industry identifier 7, petroleum: "
