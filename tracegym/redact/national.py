@@ -364,6 +364,60 @@ def us_mbi(value: str) -> bool:
     return all(c in allowed[p] for c, p in zip(s, _MBI_POSITIONS, strict=True))
 
 
+_TW_LETTERS = dict(zip("ABCDEFGHJKLMNPQRSTUVXYWZIO", range(10, 36), strict=True))
+
+
+def taiwan_id(value: str) -> bool:
+    """Taiwan's national identification number (國民身分證統一編號; Ministry of the Interior): a letter for the
+    place of first registration read as 10-35 (A-H, J-N, P-V, X, Y, W, Z, I, O), a sex digit 1 or 2 (8 or 9 for a
+    resident certificate since 2021), seven digits and a check digit; the letter's two digits weighted 1 and 9, the
+    nine digits 8..1 and 1, the total a multiple of 10."""
+    s = _compact(value)
+    if len(s) != 10 or s[0] not in _TW_LETTERS or not s[1:].isdigit() or s[1] not in "1289":
+        return False
+    n = _TW_LETTERS[s[0]]
+    return (n // 10 + n % 10 * 9 + sum(int(c) * w for c, w in zip(s[1:], (8, 7, 6, 5, 4, 3, 2, 1, 1), strict=True))) \
+        % 10 == 0
+
+
+def my_number(value: str) -> bool:
+    """Japan's My Number, the individual number (個人番号; MIC ordinance 85 of 2014, art. 5): eleven digits and a
+    check digit, 11 - (the sum of P_n, the n-th digit from the right, times n + 1 for n <= 6 and n - 5 after,
+    mod 11), 0 where that remainder is 0 or 1."""
+    d = _digits(value, 12)
+    if d is None:
+        return False
+    r = sum(p * (n + 1 if n <= 6 else n - 5) for n, p in enumerate(reversed(d[:11]), start=1)) % 11
+    return d[11] == (0 if r <= 1 else 11 - r)
+
+
+def hkid(value: str) -> bool:
+    """Hong Kong's identity card number (Immigration Department; Registration of Persons Regulations): one or two
+    letters, six digits and a check character (0-9 or A, often in brackets); a missing first letter read as 36,
+    letters as 10-35, weighted 9, 8, then the digits 7..2, the check making the total a multiple of 11."""
+    s = _compact(value)
+    if not 8 <= len(s) <= 9 or not s[:-7].isalpha() or not s[-7:-1].isdigit() or s[-1] not in "0123456789A":
+        return False
+    letters = [36] * (9 - len(s)) + [ord(c) - 55 for c in s[:-7]]
+    total = letters[0] * 9 + letters[1] * 8 + sum(int(c) * w for c, w in zip(s[-7:-1], range(7, 1, -1), strict=True))
+    return (total + (10 if s[-1] == "A" else int(s[-1]))) % 11 == 0
+
+
+_NRIC_LETTERS = {"S": (0, "JZIHGFEDCBA"), "T": (4, "JZIHGFEDCBA"), "F": (0, "XWUTRQPNMLK"),
+                 "G": (4, "XWUTRQPNMLK"), "M": (3, "XWUTRQPNJLK")}
+
+
+def nric(value: str) -> bool:
+    """Singapore's NRIC and FIN (ICA): a prefix (S, T for citizens and PRs born before and from 2000; F, G, M for
+    foreigners), seven digits and a check letter: the digits weighted 2, 7, 6, 5, 4, 3, 2, plus 4 after T or G and
+    3 after M, mod 11, read from the prefix's table."""
+    s = _compact(value)
+    if len(s) != 9 or s[0] not in _NRIC_LETTERS or not s[1:8].isdigit():
+        return False
+    offset, table = _NRIC_LETTERS[s[0]]
+    return table[(offset + _weighted([int(c) for c in s[1:8]], (2, 7, 6, 5, 4, 3, 2))) % 11] == s[8]
+
+
 @dataclass(frozen=True)
 class NationalId:
     """One id: the words that label it, its value's shape, its check, and where it needs no label."""
@@ -480,6 +534,19 @@ IDS: tuple[NationalId, ...] = (
     NationalId("korea_rrn", r"주민등록번호|주민번호|resident[ _-]registration[ _-](?:number|no)",
                r"\d{6}[ ]?-?[ ]?[0-9]\d{6}", korea_rrn, short="rrn", camel="Jumin|JuminNo|Rrn|RRN",
                stems=r"주민|(?i:resident[ _-]registration|rrn[\"']?[ \t]*[:=])|\bRRN\b|Rrn|Jumin"),
+    NationalId("taiwan_id", r"身[分份]證(?:字號|統一編號|號碼?)?|國民身[分份]證|統一證號|"
+               r"taiwan(?:ese)?[ _-](?:national[ _-])?id(?:[ _-](?:number|no))?",
+               r"[A-Za-z][1289]\d{8}", taiwan_id, camel="TaiwanId|TwId",
+               stems=r"身[分份]證|統一證號|(?i:taiwan(?:ese)?[ _-](?:national[ _-])?id)|TaiwanId|TwId"),
+    NationalId("my_number", r"マイナンバー|個人番号|個人番號|my_?number", r"\d{4}[ -]?\d{4}[ -]?\d{4}", my_number,
+               camel="MyNumber", stems=r"マイナンバー|個人番|(?i:my_?number)"),
+    NationalId("hkid", r"香港身[份分]證(?:號碼)?|身[份分]證(?:號碼|字號)?|hkid|hong[ _-]kong[ _-]id(?:entity)?"
+               r"(?:[ _-]card)?(?:[ _-](?:number|no))?",
+               r"[A-Za-z]{1,2}\d{6}[ ]?(?:\([0-9Aa]\)|[0-9Aa])", hkid, camel="Hkid|HKID",
+               stems=r"身[份分]證|(?i:hkid|hong[ _-]kong[ _-]id)|Hkid"),
+    NationalId("nric", r"nric(?:[ _/-]?fin)?(?:[ _-]?(?:no|number))?|singapore[ _-](?:ic|nric|identity[ _-]card)",
+               r"[STFGMstfgm]\d{7}[A-Za-z]", nric, short="fin", camel="Nric|NRIC",
+               stems=r"(?i:nric|singapore[ _-]i)|\bFIN\b|(?i:fin)[\"']?[ \t]*[:=]"),
     NationalId("de_kvnr", r"kranken[ _-]?versicherten[ _-]?(?:nummer|nr\.?)|versicherten[ _-]?(?:nummer|nr\.?)|"
                r"kranken[ _-]?versicherungs[ _-]?nummer|kvnr|kvid(?:[ _-]?10)?|german[ _-]health[ _-]insurance[ _-]"
                r"(?:number|id)",

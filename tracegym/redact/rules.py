@@ -59,8 +59,9 @@ _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|k
 # A password's key: the word ending any name (DB_PASSWORD, PGPASSWORD, userPassword, spring.datasource.password:
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass);
 # `auth` ending a name after a separator or a hump (redis_auth, REDIS_AUTH, redisAuth: Redis's AUTH password); `pw`
-# ending a lower-case name (OpenLDAP's `rootpw`, pfSense's `ldap_bindpw`).
-_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b)|[a-z]pw\b)"
+# ending a lower-case name (OpenLDAP's `rootpw`, pfSense's `ldap_bindpw`); a PHP property ending in `pass`
+# (Moodle's `$CFG->dbpass`).
+_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b)|[a-z]pw\b|->(?i:[a-z]{{0,12}}pass)\b)"
 # What may close a label before its `:` or `=`: a quote (JSON keys, SQL's backticks around a column name: `` `smtp_pass`
 # = '…' ``), then a bracket or a parenthesis (`['API_KEY']`, a name in prose: "token set (JIRA_API_TOKEN): …").
 _CLOSE = r"\\?[\"'`]?[\])]?"
@@ -70,6 +71,10 @@ _IS = rf"(?:(?i:is|ist|lautet|luidt|est|es|é|è|är|er|to|jest|wynosi)|là|هي
 # An arrow or an assignment operator between a label and its value, as notes, logs and languages write them: `->`,
 # `=>`, `→`, `⇒`, `➜`, `:=` (Go, Pascal), `<-` (R).
 _ARROW = r"[ \t]*(?:->|=>|→|⇒|⟶|➜|➔|:=|<-)[ \t]*"
+# A CJK writer's join of a label and its value: the copula or topic particle, a colon perhaps after it
+# (`密钥为：…`, `キーは…`, `키는 …`), an opening corner or tortoise-shell bracket (`secret「…」`, `は『…』`, `〔…〕`),
+# a closing lenticular or square bracket after a bracketed label (`【API Key】…`, `[API 키] …`), a fullwidth colon.
+_CJK_JOIN = r"[ \t]*(?:(?:是|为|為|は|는|은)[ \t]*[:：]?|(?:是|为|為|は)?[「『〔]|[】\]]|：)[ \t]*"
 # What a label may say of whose key it is before its `:` or "is": "API key for the prod workspace is …", "the token of
 # the ops bot: …" (up to 40 characters, no `:` or `=` among them).
 _WHOSE = r"(?:[ \t]+(?i:for|of|on|in|de|für|pour|para)[ \t][^\n:=]{1,40}?)"
@@ -82,7 +87,7 @@ _PW_AFTER = (rf"{_CLOSE}(?:{_ARROW}|[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
              rf"(?:[ \t]+(?i:for|of|de|für|pour|para|del|di)[ \t][^\n:=]{{1,30}}?|"
              r"[ \t]+[A-Za-z]{2,8})?"
              rf"[ \t]+{_IS}(?:[ \t]*:)?[ \t]+|"
-             rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|[ \t]*[は：][ \t]*)")
+             rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|{_CJK_JOIN})")
 # A dash between a label and its value, as notes, chat and signatures write it (`Password - X`, `Client Secret – X`).
 _DASH = r"[ \t]+[-–—][ \t]+"
 # A password in prose: its label, inflected (`lösenordet`, `şifresi`), up to six words saying whose it is ("for
@@ -94,12 +99,15 @@ _PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`); a quote then `'`, a Python repr inside JSON text
 # (Sentry's frame `vars`: `"api_key": "'…'"`).
 _OPEN = r"(?:\\?[\"'`]'?|<(?:code|kbd|samp|tt|pre|b|strong|em|i|mark)>)?"
+# CJK punctuation that ends a value in prose: closing brackets, the ideographic comma and full stop.
+_CJK_STOP = "」』〕）】，。、"
 # A character of an unquoted password after a `,` or `;` inside it (`UH;mx!_*24`: they end a value in prose): not
-# a space, a quote, a bracket or a backslash, nor an `=` (`password=X;encrypt=true` in JDBC: the next `name=`).
-_PW_WORD = r"[^\s\"'`,;(){}\[\]<>\\=]"
+# a space, a quote, a bracket or a backslash, nor an `=` (`password=X;encrypt=true` in JDBC: the next `name=`), nor
+# kana, hangul or an ideograph (a fullwidth comma read as `,`, then the sentence going on: `…，再麻煩您確認`).
+_PW_WORD = rf"[^\s\"'`,;(){{}}\[\]<>\\={_CJK_STOP}\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]"
 # A character of an unquoted password: not a space, a quote, a bracket or a backslash, nor the `&` that opens a
 # form's or a query's next field (`password=X&grant_type=password`: a literal `&` there is written `%26`).
-_PW_CHAR = r"(?:[^\s\"'`,;(){}\[\]<>\\&]|&(?![A-Za-z_][\w.\[\]-]{0,40}=))"
+_PW_CHAR = rf"(?:[^\s\"'`,;(){{}}\[\]<>\\&{_CJK_STOP}]|&(?![A-Za-z_][\w.\[\]-]{{0,40}}=))"
 # What stands between a Windows command and its password flag: the rest of the line, where an account
 # `DOMAIN\user` whose name opens with n, r or t reads as a JSON escape (`CORP\tomas`), which the detector's view
 # writes as a backslash and a line break.
@@ -431,12 +439,11 @@ _CRED_WORDS = (rf"{_API_KEY_WORDS}|"
                r"(?i:[a-zåäöæøü]{0,16}token|secret)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 # What stands between a key word and its value in prose: up to six words saying whose key it is ("del portal de
-# pagos", "für den Abrechnungsdienst"), then `:`, `=`, an arrow, "is", a dash, "set to", or a CJK particle.
+# pagos", "für den Abrechnungsdienst"), then `:`, `=`, an arrow, "is", a dash, "set to", or a CJK join.
 _KEY_PROSE_AFTER = (rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
-                    rf"(?:{_ARROW}|[ \t]*[:：=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|"
-                    r"[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
+                    rf"(?:{_ARROW}|[ \t]*[:=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|{_CJK_JOIN})")
 _KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
-                      r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은)")
+                      r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은|[「『〔】\]])")
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 """A random UUID (RFC 9562's version 4, its variant bits 10) as Python's `uuid4()` writes it: lower case."""
@@ -595,8 +602,11 @@ _RECOVERY_OWN = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]tim
                    r"respaldo|backup|reserva)|codici (?:di )?(?:backup|recupero|riserva)|herstelcodes?|"
                    r"kody (?:zapasowe|odzyskiwania)|reservkoder|yedek kodlar)|återställningskoder|"
                    r"gendannelseskoder|varakoodit|kurtarma kodları|резервные коды|коды восстановления|záložní kódy|"
-                   r"バックアップコード|リカバリーコード|备用码|恢复码|備用碼|백업 코드|복구 코드)")
+                   r"バックアップ ?コード|リカバリー ?コード|备用码|恢复码|備用碼|백업 코드|복구 코드)")
 _RECOVERY_TRANSLATED = words.alternation(words.RECOVERY)
+_CJK_BEFORE_VALUE = r"(?:[\]】」』〕]|是|為|为|は|[은이]\([는가]\)|[은는이가])"
+"""Between a CJK label and its value: a closing bracket (`【恢复代码】…`, `[복구 코드] …`), or the copula or topic
+particle (`…是`, `…は`, Korean `…은(는)`) written right before it."""
 _RECOVERY_WORDS = f"(?:{_RECOVERY_OWN}|{_RECOVERY_TRANSLATED})"
 # One code: Google's eight digits (also 4+4, `+` in a form's body), or eight to sixteen letters and digits, or
 # groups joined by `-` (GitHub's `4f2a1-9c3be`, Microsoft's five groups of five); a digit in it, or capitals in
@@ -1080,6 +1090,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                  r"oapi\.dingtalk\.com/robot/", validator=v.issuer_token,
          description="bot webhooks of Feishu/Lark (open-apis/bot/v2/hook/<id>), WeCom (webhook/send?key=) and "
                      "DingTalk (robot/send?access_token=): the hook's id or token"),
+    Rule("chat_webhook", "WEBHOOK",
+         r"integrations\.zoom\.us/chat/webhooks/incomingwebhook/(?P<v>[A-Za-z0-9_-]{16,64})(?![A-Za-z0-9_-])",
+         trigger=r"integrations\.zoom\.us/chat/webhooks/", validator=v.labelled_key,
+         description="Zoom Team Chat's incoming-webhook URLs (integrations.zoom.us/chat/webhooks/incomingwebhook/"
+                     "<endpoint>: the endpoint, 22 characters, shorter than webhook_path reads)"),
     Rule("aws_secret_key", "SECRET",
          r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
          rf"(?:\\?[\"'`]?\]?\s*(?::=|[:=,|])\s*{_OPEN}|[ \t]+(?:(?i:is)[ \t]+)?{_OPEN})|"
@@ -1296,7 +1311,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"{_PW_SHELL}|"
          rf"(?i:key|name)=\\?[\"'][^\"'\\\n]{{0,40}}{_PW_LABEL}\\?[\"'][ \t]+(?i:value)=)"
          r"(?:\\?\"(?P<v>[^\"\\\n]{4,128})\\?\"|'(?P<w>[^'\\\n]{4,128})'|"
-         rf"{_OPEN}(?P<x>{_PW_CHAR}{{1,128}}(?:[,;]{_PW_WORD}{{1,128}})*)(?:$|[\s\"'`,;(){{}}\[\]<>\\&]))",
+         rf"{_OPEN}(?P<x>{_PW_CHAR}{{1,128}}(?:[,;]{_PW_WORD}{{1,128}})*)(?:$|[\s\"'`,;(){{}}\[\]<>\\&{_CJK_STOP}]))",
          trigger=_PW_TRIGGER, validator=v.password,
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose); "
                      "a quoted one whole, symbols and spaces included"),
@@ -1307,7 +1322,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a password after its label and spaces alone (a SWIFT free-text field `:70:passord X`, "
                      "fixed-width records): letters and digits, 8+ characters, not code"),
     Rule("password", "PASSWORD",
-         rf"{_PW_PROSE}{_OPEN}(?P<v>[^\s\"'`<>\\(){{}}\[\]-][^\s\"'`<>\\(){{}}\[\]]{{6,126}}[^\s\"'`<>\\(){{}}\[\].,;:!?])",
+         rf"{_PW_PROSE}{_OPEN}(?P<v>[^\s\"'`<>\\(){{}}\[\]-][^\s\"'`<>\\(){{}}\[\]{_CJK_STOP}]{{6,126}}"
+         r"[^\s\"'`<>\\(){}\[\].,;:!?])",
          trigger=_PW_TRIGGER, validator=v.bare_password,
          description="a password in prose, in any language of the label words: the label, up to four words "
                      "(\"for bob\", \"van root\"), then `:` or \"is\" (`är`, `je`, `είναι`, `היא`), or a particle "
@@ -1569,7 +1585,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "meaning, as a step's script or log prints it); not a reference (`$TOKEN`, `***`)"),
     Rule("labelled_key", "SECRET",
          rf"{_KEY_LABELS}{_CLOSE}(?:{_WHOSE}?(?:{_ARROW}|[ \t]*[:=][ \t]*|{_SET_TO}|[ \t]+(?i:is)[ \t]+)|{_DASH}|"
-         rf"[ \t]+){_OPEN}"
+         rf"{_CJK_JOIN}|[ \t]+){_OPEN}"
          r"(?P<v>[A-Za-z0-9+/_.=-]{16,256}(?::[A-Za-z0-9_-]{16,128}(?![A-Za-z0-9_-]))?)",
          trigger=_KEY_LABELS, validator=v.labelled_key,
          description="keys after a label that names a key (API Key:, Client Secret =), hex keys too, and "
@@ -1588,9 +1604,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a hex secret of 24-31 digits after a name ending in secret (Plaid's 30: `PLAID_SECRET=…`); "
                      "a key's name reads an id of that length too (MongoDB's 24-hex ObjectId)"),
     Rule("hex_key", "SECRET",
-         rf"{_HEX_LABEL}{_CLOSE}(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?)\[?{_OPEN}(?P<v>[0-9a-fA-F]{{32,128}})"
-         r"(?:$|[^0-9A-Za-z])",
-         trigger=r"(?i:key|token|secret)\\?[\"'`]?[ \t:=>\[\]()\\\"'`]{1,8}(?:<[a-z]{1,6}>)?[0-9a-fA-F]{32}",
+         rf"{_HEX_LABEL}{_CLOSE}(?:[ \t]*[:=]>?[ \t]*|[ \t]+(?:{_IS}[ \t]+)?|{_CJK_JOIN})\[?{_OPEN}"
+         r"(?P<v>[0-9a-fA-F]{32,128})(?:$|[^0-9A-Za-z])",
+         trigger=r"(?i:key|token|secret)\\?[\"'`]?[ \t:=>\[\]()\\\"'`：为為是は는은「『〔】]{1,8}(?:<[a-z]{1,6}>)?"
+                 r"[0-9a-fA-F]{32}",
          validator=v.hex_key,
          reject_label=_HEX_NOT_KEY,
          description="hex keys after a name ending in key, token or secret (Datadog API and application "
@@ -1610,10 +1627,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"\d{6}-\d{6}-\d{6}-\d{6}", validator=v.bitlocker_key,
          description="BitLocker recovery passwords (eight groups of six digits, each a multiple of 11), anywhere"),
     Rule("recovery_code", "SECRET",
-         rf"{_RECOVERY_WORDS}(?:[^\n:=]{{0,40}}?(?:[:=]|[ \t][-–—](?=[ \t])|\b(?:are|is|sind|lauten|sont|son|são)\b|"
-         r"(?=[ \t]*(?:\r?\n|\\n)))|(?=[ \t]+[A-Za-z0-9]))"
+         rf"{_RECOVERY_WORDS}(?:[^\n:=]{{0,40}}?(?:[:=：→]|[ \t][-–—](?=[ \t])|\b(?:are|is|sind|lauten|sont|son|são)\b|"
+         rf"{_CJK_BEFORE_VALUE}|(?=[ \t]*(?:\r?\n|\\n)))|(?=[ \t]+[A-Za-z0-9])|(?=[ \t]*[「『〔]))"
          r"(?:[ \t]*\\?(?:\r?\n|\\n)[+-]?){0,2}[ \t]*"
-         rf"(?:\[?\\?[\"'])?(?:[-*•][ \t]*|\d{{1,2}}[.)][ \t]*)?"
+         rf"(?:\[?\\?[\"']|[「『〔])?(?:[-*•][ \t]*|\d{{1,2}}[.)][ \t]*)?"
          rf"(?P<v>{_RECOVERY_CODE}(?:{_RECOVERY_SEP}{_RECOVERY_CODE}){{0,19}})(?![A-Za-z0-9])",
          trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
          description="two-factor recovery and backup codes after their label, the whole list (GitHub's 5+5 hex, "
@@ -1828,10 +1845,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a card in an airline booking's form of payment (Amadeus `FP CCVI4111…/0129`: `CC`, the "
                      "brand's two letters, the number)"),
     Rule("card", "CARD",
-         r"(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta)[^\d\n]{0,30}"
-         rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-])",
+         r"(?:(?i:card|carte|karte|tarjeta|carta|cart[aã]o|kaart|kort|karta)|卡[号號]|카드|カード)[^\d\n]{0,30}"
+         rf"(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^\w-]|(?<=\d)[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af])",
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number_any_grouping,
-         description="payment card numbers after a word naming a card, in any grouping (OCR, hand-typed)"),
+         description="payment card numbers after a word naming a card, in any grouping (OCR, hand-typed); the "
+                     "Chinese, Korean and Japanese words too (卡号, 卡號, 카드, カード)"),
     Rule("card", "CARD", rf"{_FUEL_CARD}[^\d\n]{{0,24}}(?<![\w.-])(?P<v>7(?:[ -]?\d){{15,18}})(?![ -]?\d)",
          trigger=_FUEL_CARD, validator=v.fuel_card,
          description="a fleet fuel card after its label (ISO/IEC 7812-1 major industry identifier 7, petroleum: "

@@ -130,7 +130,7 @@ RECOVERY: dict[str, tuple[str, ...]] = {
     "ar": ("رموز الاسترداد", "رمز الاسترداد", "رموز احتياطية", "رمز احتياطي"),
     "fa": ("کدهای بازیابی", "کد بازیابی", "کد پشتیبان"), "hi": ("रिकवरी कोड", "बैकअप कोड", "पुनर्प्राप्ति कोड"),
     "bn": ("রিকভারি কোড", "ব্যাকআপ কোড"), "ja": ("復旧コード", "回復コード"),
-    "zh": ("恢复代码", "备份代码", "復原碼", "备用验证码"),
+    "zh": ("恢复代码", "备份代码", "復原碼", "备用验证码", "備用驗證碼", "恢復代碼"),
     "pl": ("kod odzyskiwania", "kod zapasowy"), "it": ("codice di recupero", "codice di backup"),
     "de": ("notfallcodes", "notfallcode", "ersatzcodes"),
     "nl": ("back-upcodes", "back-upcode", "reservecodes", "reservecode", "herstelcode"),
