@@ -818,6 +818,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("mollie_key", "API_KEY", r"(?<![A-Za-z0-9_])(?:live|test)_[A-Za-z0-9]{30}(?![A-Za-z0-9_])",
          trigger=r"(?:live|test)_[A-Za-z0-9]{30}", validator=v.mollie_key,
          description="Mollie API keys (`live_`/`test_` + 30 random letters and digits), anywhere"),
+    Rule("databento_key", "API_KEY", r"(?<![A-Za-z0-9_.-])db-[A-Za-z0-9]{29}(?![A-Za-z0-9_-])",
+         trigger=r"db-[A-Za-z0-9]{29}", validator=v.databento_key,
+         description="Databento API keys (`db-` + 29 letters and digits: 32 characters, as its docs give them), "
+                     "anywhere: `db.Historical(\"db-…\")`, `DATABENTO_API_KEY=db-…`"),
     Rule("ebay_token", "TOKEN",
          r"(?<![A-Za-z0-9^#])v\^1\.1(?:#[A-Za-z]\^[0-9]{1,3}){1,12}#t\^[A-Za-z0-9+/]{40,4096}={0,2}",
          trigger=r"v\^1\.1#[A-Za-z]\^[0-9]",
