@@ -41,3 +41,32 @@ def test_a_databento_key_anywhere(text: str) -> None:
 ])
 def test_what_starts_with_db_but_is_no_databento_key(text: str) -> None:
     assert not any(v.startswith("db-") for v in _values(text)), text
+
+
+AUTH_KEY = "9E1C47A2D08B3F65C7D2E90A4B18F36C"
+BLOCK_KEY = "3A7F0C92E5B14D68A0F7C3E19B52D84E"
+
+
+@pytest.mark.parametrize("text", [
+    f"GuruxDlmsSample -h 10.20.1.7 -p 4059 -c 16 -s 1 -T 5A4B4C0012345678 -A {AUTH_KEY} -B {BLOCK_KEY}",
+    f"python main.py -S /dev/ttyUSB0 -C AuthenticationEncryption -A {AUTH_KEY} -B {BLOCK_KEY}",
+    f"main.py -A {AUTH_KEY} -B {BLOCK_KEY} -T 5A4B4C0012345678",
+    f"gurux client -c 16 -s 1 -A {AUTH_KEY} -D {BLOCK_KEY}",
+])
+def test_dlms_keys_on_a_gurux_command_line(text: str) -> None:
+    assert {AUTH_KEY, BLOCK_KEY} <= set(_values(text))
+    assert {AUTH_KEY, BLOCK_KEY} <= set(_values(json.dumps({"cmd": text})))
+
+
+def test_one_dlms_key_after_the_system_title() -> None:
+    assert _values(f"gurux director -S COM4 -c 16 -T 4D4D4D0077AA11BB -b {BLOCK_KEY}") == [BLOCK_KEY]
+
+
+@pytest.mark.parametrize("text", [
+    f"grep -A 3 {AUTH_KEY} audit.log",  # a context count, the hex another argument
+    f"tool -A {AUTH_KEY} --verbose",  # one flag with no DLMS context: a digest, maybe
+    "GuruxDlmsSample -T 4775727578313233 -A D0D1D2D3D4D5D6D7D8D9DADBDCDDDEDF",  # the manual's example key
+    "gurux director -S COM3 -c 16 -T 4D4D4D00B0C1D2E3",  # a system title alone is public
+])
+def test_what_is_no_dlms_key(text: str) -> None:
+    assert _values(text) == [], text

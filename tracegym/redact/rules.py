@@ -743,6 +743,19 @@ def _typed_after(label: str) -> str:
     """A keystroke action after `label` on its line or the line before, up to the typed text's opening quote."""
     return rf"(?:{label})[^\n]{{0,80}}?(?:(?:\r?\n|\\n)[^\n]{{0,80}}?)?{_TYPING}{_QUOTE}"
 
+# A DLMS/COSEM client's command line as Gurux's examples print it: the system title (`-T` and 16 hex) or the
+# security level (`-C AuthenticationEncryption`) names the line one, and so does a second key flag (`-A <key> -B
+# <key>`, a key pair). A match holds no key flag whole: the next match reads it again as the context of the next.
+_DLMS_CONTEXT = (r"(?:[ \t]-T[ \t]+[0-9A-Fa-f]{16}(?![0-9A-Za-z])|"
+                 r"[ \t]-C[ \t]+(?:AuthenticationEncryption|Authentication|Encryption)\b)")
+_DLMS_GAP = r"[^\n]{0,200}?"
+
+
+def _dlms_key(key: str = _HEX32) -> str:
+    """A Gurux client's key flag (`-A`, `-B`, `-b`, `-D`) and its key: `key`, the value's group or 32 hex."""
+    return rf"-[ABDb][ \t]+{key}(?![0-9A-Za-z])"
+
+
 # In rank order: where two findings overlap, the earlier rule's stays (secrets before personal data, a URL's
 # password before the e-mail-like text around it, an IBAN before the digits in it).
 BUILTIN_RULES: tuple[Rule, ...] = (
@@ -1416,6 +1429,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?P<v>\d{8})(?!\d)",
          trigger=r"(?i:puk)[12]?[^\n\d]{0,12}\d{8}",
          description="a SIM's PUK (eight digits, 3GPP TS 31.101) after its label (`PUK1: …`, `\"puk\": \"…\"`)"),
+    Rule("meter_key", "SECRET",
+         rf"[ \t](?={_dlms_key(f'(?P<v>{_HEX32})')}{_DLMS_GAP}(?:{_DLMS_CONTEXT}|[ \t]{_dlms_key()}))|"
+         rf"(?:(?i:gurux)|{_DLMS_CONTEXT}|{_dlms_key()}){_DLMS_GAP}(?=[ \t]{_dlms_key(f'(?P<w>{_HEX32})')})",
+         trigger=rf"[ \t]-[ABDb][ \t]+{_HEX32}", validator=v.hex_key,
+         description="DLMS/COSEM keys (IEC 62056-5-3: the authentication key, the global unicast and broadcast "
+                     "block cipher keys, the dedicated key) given to a Gurux client as its flags `-A`, `-B`, `-b`, "
+                     "`-D` take them, each of 32 hex, on a line that names Gurux or gives the client's system title "
+                     "(`-T` and 16 hex) or its security level (`-C AuthenticationEncryption`)"),
     Rule("ntlm_hash", "SECRET", rf"(?:^|[^\w-]){_NT_LABEL}{_KQ}[ \t]*[:=][ \t]*{_KQ}(?P<v>{_HEX32})(?![0-9A-Za-z])",
          trigger=r"(?i:ntlm|nt[ _-]?hash|lm[ _-]?hash)[\\\"' \t]{0,12}[:=]", validator=v.nt_hash,
          description="an NT or LM hash after its label (mimikatz's `* NTLM     : …` and `Hash NTLM: …`, pypykatz's "
