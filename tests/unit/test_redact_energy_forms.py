@@ -70,3 +70,19 @@ def test_one_dlms_key_after_the_system_title() -> None:
 ])
 def test_what_is_no_dlms_key(text: str) -> None:
     assert _values(text) == [], text
+
+
+@pytest.mark.parametrize(("text", "password"), [
+    ("8=FIX.4.4^A9=97^A35=A^A49=DESK3_GAS^A56=EXCH^A34=1^A98=0^A108=30^A553=desk11^A554=Wq8#zLp2-Rt^A10=201^A",
+     "Wq8#zLp2-Rt"),
+    ("8=FIX.4.4^A9=97^A35=A^A49=DESK3_GAS^A56=EXCH^A553=desk11^A554=Mv5_^Kd9xQr!^A10=201^A", "Mv5_^Kd9xQr!"),
+    ("35=A^A553=desk11^A554=Harbour.Lantern62%^A10=017^A", "Harbour.Lantern62%"),
+    ("8=FIX.4.4|9=80|35=A|553=desk11|554=Tz4mQ9-wLp|10=111|", "Tz4mQ9-wLp"),
+])
+def test_a_fix_logons_password_with_caret_a_between_fields(text: str, password: str) -> None:
+    assert _values(text) == [password]
+    assert password in _values(json.dumps({"note": text}))
+
+
+def test_a_fix_logon_without_a_password_gives_nothing() -> None:
+    assert _values("8=FIX.4.4^A9=70^A35=A^A49=DESK2_PWR^A56=EXCH^A34=1^A98=0^A108=30^A553=desk04^A10=088^A") == []

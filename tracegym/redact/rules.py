@@ -756,6 +756,12 @@ def _dlms_key(key: str = _HEX32) -> str:
     return rf"-[ABDb][ \t]+{key}(?![0-9A-Za-z])"
 
 
+# Between a FIX message's fields: SOH, or `|`, `^` or `^A` where logs print it (`cat -v` and `less` show SOH as `^A`).
+_FIX_SEP = r"(?:[\x01|]|\^A?)"
+# A FIX field's value up to the next field: a `^` inside it is the value's own unless a field's tag follows it
+# (`…xJ_^Kq…^A10=…`); a password's spaces are its own too.
+_FIX_VALUE = r"(?:[^\x01|^\n]|\^(?!A?\d{1,5}=)){1,128}(?=[\x01|^\n]|$)"
+
 # In rank order: where two findings overlap, the earlier rule's stays (secrets before personal data, a URL's
 # password before the e-mail-like text around it, an IBAN before the digits in it).
 BUILTIN_RULES: tuple[Rule, ...] = (
@@ -1265,20 +1271,21 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="the password of a PostgreSQL password file line (`.pgpass`: host:port:database:user:password, "
                      "`*` for any; `\\:` escapes a colon)"),
     Rule("password", "PASSWORD",
-         r"(?:8=FIXT?\.[^\n]{0,2000}?[\x01|^]554=|\bISA([*|^~:])[^*|^~:\n]{2}\1[^*|^~:\n]{10}\1 ?01 ?\1)"
-         r"(?P<v>[^\x01|^~*:\n]{1,128}?) *(?:[\x01|^~*:\n]|$)",
-         trigger=r"[\x01|^]554=|ISA[*|^~:]", validator=v.password,
+         rf"8=FIXT?\.[^\n]{{0,2000}}?{_FIX_SEP}554=(?P<v>{_FIX_VALUE})|"
+         r"\bISA(?P<sep>[*|^~:])[^*|^~:\n]{2}(?P=sep)[^*|^~:\n]{10}(?P=sep) ?01 ?(?P=sep)"
+         r"(?P<w>[^\x01|^~*:\n]{1,128}?) *(?:[\x01|^~*:\n]|$)",
+         trigger=r"(?:[\x01|^]|\^A)554=|ISA[*|^~:]", validator=v.password,
          description="passwords in the fields interchange formats define for one: a FIX message's tag 554 Password "
-                     "(SOH, `|` or `^` between fields, as logs print them), an X12 interchange header's ISA04 "
+                     "(SOH, `|`, `^` or `^A` between fields, as logs print them), an X12 interchange header's ISA04 "
                      "Security Information when ISA03 is `01` (a password)"),
     Rule("password", "PASSWORD",
          r"(?:\b553=\S{1,64}|\b35=A)(?:[ \t]+\d{1,5}=\S{0,64}){0,12}?[ \t]+(?:554|925)=(?P<v>\S{1,128})|"
-         r"(?:\b553=[^\x01|^\s]{1,64}|\b35=A)(?:[\x01|^]\d{1,5}=[^\x01|^\n]{0,64}){0,12}?[\x01|^](?:554|925)="
-         r"(?P<w>[^\x01|^\n]{1,128})(?:[\x01|^\n]|$)",
-         trigger=r"(?:553=\S|35=A[\x01|^ \t])", validator=v.password,
+         rf"(?:\b553=[^\x01|^\s]{{1,64}}|\b35=A)(?:{_FIX_SEP}\d{{1,5}}=[^\x01|^\n]{{0,64}}){{0,12}}?{_FIX_SEP}"
+         rf"(?:554|925)=(?P<w>{_FIX_VALUE})",
+         trigger=r"(?:553=\S|35=A(?:[\x01|^ \t]|\^A))", validator=v.password,
          description="a FIX Logon's tag 554 Password or 925 NewPassword after its 553 Username or its `35=A`, as "
-                     "people and logs write the fields with no `8=FIX` header: SOH, `|` or `^` between them, or "
-                     "spaces (`Logon 553=desk 554=…`: the password then ends at a space alone)"),
+                     "people and logs write the fields with no `8=FIX` header: SOH, `|`, `^` or `^A` between them, "
+                     "or spaces (`Logon 553=desk 554=…`: the password then ends at a space alone)"),
     Rule("password", "PASSWORD",
          r"(?:\bjdbc:[a-z0-9]+:[^\s\"'`\\]{0,300}?[?&;](?i:password)=|"
          r"\b(?i:driver|server|data source|dsn)[ \t]*=[^\n\"]{0,300}?;[ \t]*(?i:pwd|password)[ \t]*=[ \t]*)"
