@@ -86,3 +86,17 @@ def test_a_fix_logons_password_with_caret_a_between_fields(text: str, password: 
 
 def test_a_fix_logon_without_a_password_gives_nothing() -> None:
     assert _values("8=FIX.4.4^A9=70^A35=A^A49=DESK2_PWR^A56=EXCH^A34=1^A98=0^A108=30^A553=desk04^A10=088^A") == []
+
+
+@pytest.mark.parametrize(("text", "password"), [
+    ("Driver={ODBC Driver 18 for SQL Server};Server=gridsql;Database=ops;Uid=svc;Pwd=-Kt7wQz2Lm9-Rv;",
+     "-Kt7wQz2Lm9-Rv"),
+    ("Server=tcp:meters.database.windows.net,1433;Database=mdm;User Id=etl;Password=-Hb4NqXw8Tz;Encrypt=True;",
+     "-Hb4NqXw8Tz"),
+])
+def test_a_connection_strings_password_that_starts_with_a_dash(text: str, password: str) -> None:
+    assert _values(text) == [password]
+
+
+def test_a_connection_strings_dash_alone_is_no_password() -> None:
+    assert _values("Server=gridsql;Database=ops;Uid=svc;Pwd=--;") == []

@@ -647,9 +647,9 @@ def connection_password(value: str) -> bool:
     rules, or a value shaped like an identifier there too (`BxKqTmRw.pLz`, `QmTrvXk_hPz`: random letters with a
     dot or an underscore), which in that field is a literal, not code; both cases in it, eight characters or more,
     and no word for a password in it (`DbPassword`, `settings.DB_PWD`: a placeholder or a reference). ODBC's braces
-    quote a value (`Pwd={a;b}`)."""
+    quote a value (`Pwd={a;b}`). A leading dash is the value's own there, no flag (`Pwd=-xK2…;`)."""
     bare = value[1:-1] if value.startswith("{") and value.endswith("}") else value
-    if password(bare):
+    if password(bare) or bare.startswith("-") and password(bare.lstrip("-")):
         return True
     return bool(_CODE_VALUE.fullmatch(bare)) and len(bare) >= 8 and bare.lower() != bare and bare.upper() != bare \
         and not re.search(r"(?i:pass|pwd|secret|change|example|your)", bare)
