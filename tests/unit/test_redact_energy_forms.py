@@ -100,3 +100,24 @@ def test_a_connection_strings_password_that_starts_with_a_dash(text: str, passwo
 
 def test_a_connection_strings_dash_alone_is_no_password() -> None:
     assert _values("Server=gridsql;Database=ops;Uid=svc;Pwd=--;") == []
+
+
+SECRET = "Vn3_.kQ8~wRt5Lz.Hm2-Xp7~Jd4Gs9_Bf6Ya"
+
+
+@pytest.mark.parametrize("text", [
+    f"oauth:\n  client_id: site-portal\n  client_secret: {SECRET}",
+    f"CLIENT_SECRET={SECRET}",
+    f"api_key = {SECRET}",
+])
+def test_an_oauth_client_secret_with_a_tilde(text: str) -> None:
+    assert _values(text) == [SECRET]
+
+
+@pytest.mark.parametrize("text", [
+    "ssh_key: ~/.ssh/id_ed25519_field_laptop",
+    "private_key = ~/keys/historian-reader.pem",
+    "cache_key: ~tmp~session~store~01",
+])
+def test_a_path_or_a_cache_key_with_a_tilde_is_no_secret(text: str) -> None:
+    assert _values(text) == [], text

@@ -1489,12 +1489,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "Dashboard's users); not a test report's `\"PASS\": \"tests/…::test_x\"` nor a count"),
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS}){_CLOSE}\s*:?[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
-         r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
+         r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-][A-Za-z0-9+/_.=~-]{15,255})",
          trigger=r"(?i:key|token|secret(?:[_ -]?(?:data|value|string))?|credential|[_.-]pat|verifier)s?"
                  r"(?:\\?[\"'`]?[\])]?\s*:?[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
-                 r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-]{16}",
+                 r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-][A-Za-z0-9+/_.=~-]{15}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels "
-                                                       "(Laravel's `base64:` prefix before one stays)"),
+                                                       "(Laravel's `base64:` prefix before one stays), `~` in "
+                                                       "them as in OAuth client secrets (RFC 3986's unreserved "
+                                                       "characters: Entra ID's `…8Q~…`)"),
     Rule("secret_assignment", "SECRET",
          rf"(?i:{_SECRET_WORDS})\\?[\"']?\]?[ \t]*:?[:=][ \t]*"
          r"(?:\\?\"(?P<v>[!-~]{16,256}?)\\?\"|'(?P<w>[!-~]{16,256}?)')(?:$|[\s,;)}\]>])",
