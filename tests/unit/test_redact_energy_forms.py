@@ -121,3 +121,24 @@ def test_an_oauth_client_secret_with_a_tilde(text: str) -> None:
 ])
 def test_a_path_or_a_cache_key_with_a_tilde_is_no_secret(text: str) -> None:
     assert _values(text) == [], text
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("emergency access code for the billing portal 5318 2094", "5318 2094"),
+    ("backup access code: 7e2c9-a04f1", "7e2c9-a04f1"),
+    ("recovery code for the VPN gateway QW4R-82MD-K7PX-3NVE", "QW4R-82MD-K7PX-3NVE"),
+    ("emergency access code for ops 3QW9T-K8M2D-LZ7PX-4HBNR-V6CJY", "3QW9T-K8M2D-LZ7PX-4HBNR-V6CJY"),
+    ("recovery codes for the admin account 8c1f2-0e3d9 5ba70-d41c8", "8c1f2-0e3d9 5ba70-d41c8"),
+])
+def test_recovery_codes_after_their_label_and_whose_they_are(text: str, code: str) -> None:
+    assert _values(text) == [code]
+
+
+@pytest.mark.parametrize("text", [
+    "recovery codes for ticket INC-40213 were reset",
+    "backup codes for user 12345678 regenerated",
+    "backup codes for order ORD-2024-0077 printed",
+    "gas emergency line for the region 0800 4420",
+])
+def test_an_id_after_a_recovery_label_is_no_code(text: str) -> None:
+    assert _values(text) == [], text

@@ -566,7 +566,7 @@ class Rule:
 # "backup verification codes", Microsoft's recovery code, the authenticator apps' scratch and emergency codes), in
 # the languages sites print.
 _RECOVERY_OWN = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]time|2fa|mfa|two[ -]factor|bypass)"
-                   r"[ ._-]?codes?|"
+                   r"[ ._-]?(?:access[ ._-]?)?codes?|"
                    r"backup[ ._-]?verification[ ._-]?codes?|"
                    r"wiederherstellungs-?codes?|sicherungs-?codes?|"
                    r"codes? de (?:r[eé]cup[eé]ration|secours)|c[oó]digos? de (?:recupera[cç][aã]o|recuperaci[oó]n|"
@@ -582,6 +582,11 @@ _RECOVERY_WORDS = f"(?:{_RECOVERY_OWN}|{_RECOVERY_TRANSLATED})"
 # validator reads them random).
 _RECOVERY_CODE = (r"(?:(?=[A-Za-z-]*\d)(?:\d{4}[ +-]\d{4}(?![\d-])|[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){1,5}|"
                   r"[A-Za-z0-9]{8,16})|[A-Z]{4,5}(?:-[A-Z]{4,5}){2,5}(?![A-Za-z0-9])|[A-Z]{5}-[A-Z]{5}(?![A-Za-z0-9]))")
+# One code printed in equal groups, as the sites print theirs (GitHub's 5+5 hex, Google's 4+4 digits, Microsoft's
+# five of five, a portal's four of four), with a digit: what a label's words may stand before with no `:` between
+# ("backup code for the VPN 4821 0937"), unlike a ticket's or an order's id (`INC-40213`, `ORD-2024-77`).
+_GROUPED_CODE = (r"(?=[A-Za-z-]*\d)(?:\d{4}[ +-]\d{4}(?![\d-])|[A-Za-z0-9]{4}(?:-[A-Za-z0-9]{4}){1,7}|"
+                 r"[A-Za-z0-9]{5}(?:-[A-Za-z0-9]{5}){1,5})")
 # Between the codes of a list: a comma, a semicolon or a line break (a bullet or a list number after it, quotes of
 # a JSON array), or spaces.
 _RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\d{1,2}[.)][ \t]*)?\\?[\"']?|"
@@ -1568,6 +1573,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="two-factor recovery and backup codes after their label, the whole list (GitHub's 5+5 hex, "
                      "Google's eight digits, Microsoft's 5x5 groups, scratch codes; as lines, bullets, numbered "
                      "lists, a JSON array, comma- or space-separated)"),
+    Rule("recovery_code", "SECRET",
+         rf"{_RECOVERY_WORDS}{_WHOSE}[ \t]+(?P<v>{_GROUPED_CODE}(?:{_RECOVERY_SEP}{_GROUPED_CODE}){{0,19}})"
+         r"(?![A-Za-z0-9-])",
+         trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
+         description="recovery codes after their label and whose they are, with no `:` between (`emergency access "
+                     "code for the VPN portal 4821 0937`): codes in equal groups alone"),
     Rule("totp_seed", "SECRET",
          rf"{_TOTP_WORDS}[^\n:=]{{0,64}}?(?:[:=]|\b(?:is|ist|est|es|é)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
          rf"(?P<v>{_BASE32})(?![A-Za-z0-9])",
