@@ -142,3 +142,21 @@ def test_recovery_codes_after_their_label_and_whose_they_are(text: str, code: st
 ])
 def test_an_id_after_a_recovery_label_is_no_code(text: str) -> None:
     assert _values(text) == [], text
+
+
+@pytest.mark.parametrize("text", [
+    '{"integration": "crm", "secret": "Rk7&pLw_2*Zq"}',
+    '[notes]\n{"integration": "crm", "secret": "\\u0052\\u006b7&pLw_2*Zq"}',
+])
+def test_a_short_secret_under_a_json_key_in_text(text: str) -> None:
+    assert len(_values(text)) == 1
+    assert _values(text)[0].endswith("7&pLw_2*Zq")
+
+
+@pytest.mark.parametrize("text", [
+    '{"token": "${HISTORIAN_TOKEN}"}',
+    '{"secret": "see-the-vault"}',
+    '{"token": "Bearer"}',
+])
+def test_a_reference_or_a_word_under_a_json_key_is_no_secret(text: str) -> None:
+    assert _values(text) == [], text

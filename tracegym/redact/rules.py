@@ -1650,11 +1650,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`το διακριτικό πρόσβασης είναι …`); the word before read, so that `trace token is …` is "
                      "rejected"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
          r"(?P<v>[!#-&(-;=?-\[\]-~]{8,64})(?:$|[\s\"'`\\<])",
          trigger=_KEY_PROSE_TRIGGER, validator=v.short_secret, reject_label=_HEX_NOT_KEY,
          description="a short secret a person chose or was handed, after a word that names a credential (`token: "
-                     "Niebieski138&`, `API key: Tmp-6Fj0-4579&`): both cases, a digit and a symbol"),
+                     "Niebieski138&`, `API key: Tmp-6Fj0-4579&`, a JSON key's quoted value in text: `\"secret\": "
+                     "\"…\"`): both cases, a digit and a symbol"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})"
          rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,2}}"
