@@ -595,7 +595,7 @@ class Rule:
 # "backup verification codes", Microsoft's recovery code, the authenticator apps' scratch and emergency codes,
 # login.gov's "personal key"), in the languages sites print.
 _RECOVERY_OWN = (r"(?:(?i:(?:recovery|backup|scratch|emergency|rescue|one[ -]time|2fa|mfa|two[ -]factor|bypass)"
-                   r"[ ._-]?codes?|"
+                   r"[ ._-]?(?:access[ ._-]?)?codes?|"
                    r"backup[ ._-]?verification[ ._-]?codes?|personal[ ._-]?key|"
                    r"wiederherstellungs-?codes?|sicherungs-?codes?|"
                    r"codes? de (?:r[eé]cup[eé]ration|secours)|c[oó]digos? de (?:recupera[cç][aã]o|recuperaci[oó]n|"
@@ -614,6 +614,11 @@ _RECOVERY_WORDS = f"(?:{_RECOVERY_OWN}|{_RECOVERY_TRANSLATED})"
 # validator reads them random).
 _RECOVERY_CODE = (r"(?:(?=[A-Za-z-]*\d)(?:\d{4}[ +-]\d{4}(?![\d-])|[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){1,5}|"
                   r"[A-Za-z0-9]{8,16})|[A-Z]{4,5}(?:-[A-Z]{4,5}){2,5}(?![A-Za-z0-9])|[A-Z]{5}-[A-Z]{5}(?![A-Za-z0-9]))")
+# One code printed in equal groups, as the sites print theirs (GitHub's 5+5 hex, Google's 4+4 digits, Microsoft's
+# five of five, a portal's four of four), with a digit: what a label's words may stand before with no `:` between
+# ("backup code for the VPN 4821 0937"), unlike a ticket's or an order's id (`INC-40213`, `ORD-2024-77`).
+_GROUPED_CODE = (r"(?=[A-Za-z-]*\d)(?:\d{4}[ +-]\d{4}(?![\d-])|[A-Za-z0-9]{4}(?:-[A-Za-z0-9]{4}){1,7}|"
+                 r"[A-Za-z0-9]{5}(?:-[A-Za-z0-9]{5}){1,5})")
 # Between the codes of a list: a comma, a semicolon or a line break (a bullet or a list number after it, quotes of
 # a JSON array), or spaces.
 _RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\d{1,2}[.)][ \t]*)?\\?[\"']?|"
@@ -803,6 +808,25 @@ _PROVIDER_TRIGGER = (
     r"t1\.[A-Za-z0-9_-]{50}|x(?:keysib|smtpsib)-|dnkey-|LTAI[A-Za-z0-9]{12}|"
     r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-]")
 
+# A DLMS/COSEM client's command line as Gurux's examples print it: the system title (`-T` and 16 hex) or the
+# security level (`-C AuthenticationEncryption`) names the line one, and so does a second key flag (`-A <key> -B
+# <key>`, a key pair). A match holds no key flag whole: the next match reads it again as the context of the next.
+_DLMS_CONTEXT = (r"(?:[ \t]-T[ \t]+[0-9A-Fa-f]{16}(?![0-9A-Za-z])|"
+                 r"[ \t]-C[ \t]+(?:AuthenticationEncryption|Authentication|Encryption)\b)")
+_DLMS_GAP = r"[^\n]{0,200}?"
+
+
+def _dlms_key(key: str = _HEX32) -> str:
+    """A Gurux client's key flag (`-A`, `-B`, `-b`, `-D`) and its key: `key`, the value's group or 32 hex."""
+    return rf"-[ABDb][ \t]+{key}(?![0-9A-Za-z])"
+
+
+# Between a FIX message's fields: SOH, or `|`, `^` or `^A` where logs print it (`cat -v` and `less` show SOH as `^A`).
+_FIX_SEP = r"(?:[\x01|]|\^A?)"
+# A FIX field's value up to the next field: a `^` inside it is the value's own unless a field's tag follows it
+# (`…xJ_^Kq…^A10=…`); a password's spaces are its own too.
+_FIX_VALUE = r"(?:[^\x01|^\n]|\^(?!A?\d{1,5}=)){1,128}(?=[\x01|^\n]|$)"
+
 # In rank order: where two findings overlap, the earlier rule's stays (secrets before personal data, a URL's
 # password before the e-mail-like text around it, an IBAN before the digits in it).
 BUILTIN_RULES: tuple[Rule, ...] = (
@@ -880,6 +904,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("mollie_key", "API_KEY", r"(?<![A-Za-z0-9_])(?:live|test)_[A-Za-z0-9]{30}(?![A-Za-z0-9_])",
          trigger=r"(?:live|test)_[A-Za-z0-9]{30}", validator=v.mollie_key,
          description="Mollie API keys (`live_`/`test_` + 30 random letters and digits), anywhere"),
+    Rule("databento_key", "API_KEY", r"(?<![A-Za-z0-9_.-])db-[A-Za-z0-9]{29}(?![A-Za-z0-9_-])",
+         trigger=r"db-[A-Za-z0-9]{29}", validator=v.databento_key,
+         description="Databento API keys (`db-` + 29 letters and digits: 32 characters, as its docs give them), "
+                     "anywhere: `db.Historical(\"db-…\")`, `DATABENTO_API_KEY=db-…`"),
     Rule("ebay_token", "TOKEN",
          r"(?<![A-Za-z0-9^#])v\^1\.1(?:#[A-Za-z]\^[0-9]{1,3}){1,12}#t\^[A-Za-z0-9+/]{40,4096}={0,2}",
          trigger=r"v\^1\.1#[A-Za-z]\^[0-9]",
@@ -1349,20 +1377,21 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="the password of a PostgreSQL password file line (`.pgpass`: host:port:database:user:password, "
                      "`*` for any; `\\:` escapes a colon)"),
     Rule("password", "PASSWORD",
-         r"(?:8=FIXT?\.[^\n]{0,2000}?[\x01|^]554=|\bISA([*|^~:])[^*|^~:\n]{2}\1[^*|^~:\n]{10}\1 ?01 ?\1)"
-         r"(?P<v>[^\x01|^~*:\n]{1,128}?) *(?:[\x01|^~*:\n]|$)",
-         trigger=r"[\x01|^]554=|ISA[*|^~:]", validator=v.password,
+         rf"8=FIXT?\.[^\n]{{0,2000}}?{_FIX_SEP}554=(?P<v>{_FIX_VALUE})|"
+         r"\bISA(?P<sep>[*|^~:])[^*|^~:\n]{2}(?P=sep)[^*|^~:\n]{10}(?P=sep) ?01 ?(?P=sep)"
+         r"(?P<w>[^\x01|^~*:\n]{1,128}?) *(?:[\x01|^~*:\n]|$)",
+         trigger=r"(?:[\x01|^]|\^A)554=|ISA[*|^~:]", validator=v.password,
          description="passwords in the fields interchange formats define for one: a FIX message's tag 554 Password "
-                     "(SOH, `|` or `^` between fields, as logs print them), an X12 interchange header's ISA04 "
+                     "(SOH, `|`, `^` or `^A` between fields, as logs print them), an X12 interchange header's ISA04 "
                      "Security Information when ISA03 is `01` (a password)"),
     Rule("password", "PASSWORD",
          r"(?:\b553=\S{1,64}|\b35=A)(?:[ \t]+\d{1,5}=\S{0,64}){0,12}?[ \t]+(?:554|925)=(?P<v>\S{1,128})|"
-         r"(?:\b553=[^\x01|^\s]{1,64}|\b35=A)(?:[\x01|^]\d{1,5}=[^\x01|^\n]{0,64}){0,12}?[\x01|^](?:554|925)="
-         r"(?P<w>[^\x01|^\n]{1,128})(?:[\x01|^\n]|$)",
-         trigger=r"(?:553=\S|35=A[\x01|^ \t])", validator=v.password,
+         rf"(?:\b553=[^\x01|^\s]{{1,64}}|\b35=A)(?:{_FIX_SEP}\d{{1,5}}=[^\x01|^\n]{{0,64}}){{0,12}}?{_FIX_SEP}"
+         rf"(?:554|925)=(?P<w>{_FIX_VALUE})",
+         trigger=r"(?:553=\S|35=A(?:[\x01|^ \t]|\^A))", validator=v.password,
          description="a FIX Logon's tag 554 Password or 925 NewPassword after its 553 Username or its `35=A`, as "
-                     "people and logs write the fields with no `8=FIX` header: SOH, `|` or `^` between them, or "
-                     "spaces (`Logon 553=desk 554=…`: the password then ends at a space alone)"),
+                     "people and logs write the fields with no `8=FIX` header: SOH, `|`, `^` or `^A` between them, "
+                     "or spaces (`Logon 553=desk 554=…`: the password then ends at a space alone)"),
     Rule("password", "PASSWORD",
          r"(?:\bjdbc:[a-z0-9]+:[^\s\"'`\\]{0,300}?[?&;](?i:password)=|"
          r"\b(?i:driver|server|data source|dsn)[ \t]*=[^\n\"]{0,300}?;[ \t]*(?i:pwd|password)[ \t]*=[ \t]*)"
@@ -1513,6 +1542,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?P<v>\d{8})(?!\d)",
          trigger=r"(?i:puk)[12]?[^\n\d]{0,12}\d{8}",
          description="a SIM's PUK (eight digits, 3GPP TS 31.101) after its label (`PUK1: …`, `\"puk\": \"…\"`)"),
+    Rule("meter_key", "SECRET",
+         rf"[ \t](?={_dlms_key(f'(?P<v>{_HEX32})')}{_DLMS_GAP}(?:{_DLMS_CONTEXT}|[ \t]{_dlms_key()}))|"
+         rf"(?:(?i:gurux)|{_DLMS_CONTEXT}|{_dlms_key()}){_DLMS_GAP}(?=[ \t]{_dlms_key(f'(?P<w>{_HEX32})')})",
+         trigger=rf"[ \t]-[ABDb][ \t]+{_HEX32}", validator=v.hex_key,
+         description="DLMS/COSEM keys (IEC 62056-5-3: the authentication key, the global unicast and broadcast "
+                     "block cipher keys, the dedicated key) given to a Gurux client as its flags `-A`, `-B`, `-b`, "
+                     "`-D` take them, each of 32 hex, on a line that names Gurux or gives the client's system title "
+                     "(`-T` and 16 hex) or its security level (`-C AuthenticationEncryption`)"),
     Rule("ntlm_hash", "SECRET", rf"(?:^|[^\w-]){_NT_LABEL}{_KQ}[ \t]*[:=][ \t]*{_KQ}(?P<v>{_HEX32})(?![0-9A-Za-z])",
          trigger=r"(?i:ntlm|nt[ _-]?hash|lm[ _-]?hash)[\\\"' \t]{0,12}[:=]", validator=v.nt_hash,
          description="an NT or LM hash after its label (mimikatz's `* NTLM     : …` and `Hash NTLM: …`, pypykatz's "
@@ -1558,12 +1595,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "Dashboard's users); not a test report's `\"PASS\": \"tests/…::test_x\"` nor a count"),
     Rule("secret_assignment", "SECRET",
          rf"(?:(?i:{_SECRET_WORDS}){_CLOSE}\s*:?[:=]\s*{_OPEN}|{_FLAG}(?i:{_SECRET_WORDS})[ \t=]+\\?[\"']?)"
-         r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-]{16,256})",
+         r"(?:base64:)?(?P<v>[A-Za-z0-9+/_.=-][A-Za-z0-9+/_.=~-]{15,255})",
          trigger=r"(?i:(?:key|token|secret(?:[_ -]?(?:data|value|string))?|credential|[_.-]pat|verifier)s?)"
                  r"(?:\\?[\"'`]?[\])]?\s*:?[:=]\s*(?:\\?[\"'`]|<[a-z]{1,6}>)?|"
-                 r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-]{16}",
+                 r"[ \t]+\\?[\"']?)(?:base64:)?[A-Za-z0-9+/_.=-][A-Za-z0-9+/_.=~-]{15}",
          validator=v.high_entropy_secret, description="high-entropy strings after key, token or secret labels "
-                                                       "(Laravel's `base64:` prefix before one stays)"),
+                                                       "(Laravel's `base64:` prefix before one stays), `~` in "
+                                                       "them as in OAuth client secrets (RFC 3986's unreserved "
+                                                       "characters: Entra ID's `…8Q~…`)"),
     Rule("secret_assignment", "SECRET",
          rf"(?i:{_SECRET_WORDS})\\?[\"']?\]?[ \t]*:?[:=][ \t]*"
          r"(?:\\?\"(?P<v>[!-~]{16,256}?)\\?\"|'(?P<w>[!-~]{16,256}?)')(?:$|[\s,;)}\]>])",
@@ -1636,6 +1675,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="two-factor recovery and backup codes after their label, the whole list (GitHub's 5+5 hex, "
                      "Google's eight digits, Microsoft's 5x5 groups, scratch codes; as lines, bullets, numbered "
                      "lists, a JSON array, comma- or space-separated)"),
+    Rule("recovery_code", "SECRET",
+         rf"{_RECOVERY_WORDS}{_WHOSE}[ \t]+(?P<v>{_GROUPED_CODE}(?:{_RECOVERY_SEP}{_GROUPED_CODE}){{0,19}})"
+         r"(?![A-Za-z0-9-])",
+         trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
+         description="recovery codes after their label and whose they are, with no `:` between (`emergency access "
+                     "code for the VPN portal 4821 0937`): codes in equal groups alone"),
     Rule("totp_seed", "SECRET",
          rf"{_TOTP_WORDS}[^\n:=]{{0,64}}?(?:[:=]|\b(?:is|ist|est|es|é)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
          rf"(?P<v>{_BASE32})(?![A-Za-z0-9])",
@@ -1707,11 +1752,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`το διακριτικό πρόσβασης είναι …`); the word before read, so that `trace token is …` is "
                      "rejected"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
          r"(?P<v>[!#-&(-;=?-\[\]-~]{8,64})(?:$|[\s\"'`\\<])",
          trigger=_KEY_PROSE_TRIGGER, validator=v.short_secret, reject_label=_HEX_NOT_KEY,
          description="a short secret a person chose or was handed, after a word that names a credential (`token: "
-                     "Niebieski138&`, `API key: Tmp-6Fj0-4579&`): both cases, a digit and a symbol"),
+                     "Niebieski138&`, `API key: Tmp-6Fj0-4579&`, a JSON key's quoted value in text: `\"secret\": "
+                     "\"…\"`): both cases, a digit and a symbol"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})"
          rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,2}}"

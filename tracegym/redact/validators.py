@@ -657,9 +657,9 @@ def connection_password(value: str) -> bool:
     rules, or a value shaped like an identifier there too (`BxKqTmRw.pLz`, `QmTrvXk_hPz`: random letters with a
     dot or an underscore), which in that field is a literal, not code; both cases in it, eight characters or more,
     and no word for a password in it (`DbPassword`, `settings.DB_PWD`: a placeholder or a reference). ODBC's braces
-    quote a value (`Pwd={a;b}`)."""
+    quote a value (`Pwd={a;b}`). A leading dash is the value's own there, no flag (`Pwd=-xK2…;`)."""
     bare = value[1:-1] if value.startswith("{") and value.endswith("}") else value
-    if password(bare):
+    if password(bare) or bare.startswith("-") and password(bare.lstrip("-")):
         return True
     return bool(_CODE_VALUE.fullmatch(bare)) and len(bare) >= 8 and bare.lower() != bare and bare.upper() != bare \
         and not re.search(r"(?i:pass|pwd|secret|change|example|your)", bare)
@@ -927,7 +927,18 @@ _CAMEL_NAME = re.compile(r"[a-z]+(?:[A-Z][a-z]+)*\d*")
 def mollie_key(value: str) -> bool:
     """A Mollie API key (`live_`/`test_` + 30): its body random letters and digits (a documented token's), not a
     test's name in camelCase nor lower-case words."""
-    body = value.split("_", 1)[1]
+    return _random_body(value.split("_", 1)[1])
+
+
+def databento_key(value: str) -> bool:
+    """A Databento API key (`db-` + 29: 32 characters in all, as its docs give them): its body random as a Mollie
+    key's is, not a database host's or a branch's name in words (`db-primaryReplicaWestEurope01`)."""
+    return _random_body(value[3:])
+
+
+def _random_body(body: str) -> bool:
+    """A fixed-length key body of random letters and digits: a digit in it (a random 29 of base62 lacks one once
+    in 170), entropy near its alphabet's, not a camelCase name nor words run together."""
     if not issuer_token(body) or not _DIGITS.search(body) or entropy(body) < 3.9:
         return False
     return sum(len(w) for w in _WORDLIKE.findall(body)) * 3 < len(body) and not _CAMEL_NAME.fullmatch(body)
