@@ -73,8 +73,9 @@ _IS = rf"(?:(?i:is|ist|lautet|luidt|est|es|é|è|är|er|to|jest|wynosi)|là|هي
 _ARROW = r"[ \t]*(?:->|=>|→|⇒|⟶|➜|➔|:=|<-)[ \t]*"
 # A CJK writer's join of a label and its value: the copula or topic particle, a colon perhaps after it
 # (`密钥为：…`, `キーは…`, `키는 …`), an opening corner or tortoise-shell bracket (`secret「…」`, `は『…』`, `〔…〕`),
-# a closing lenticular or square bracket after a bracketed label (`【API Key】…`, `[API 키] …`), a fullwidth colon.
-_CJK_JOIN = r"[ \t]*(?:(?:是|为|為|は|는|은)[ \t]*[:：]?|(?:是|为|為|は)?[「『〔]|[】\]]|：)[ \t]*"
+# a closing lenticular bracket after a bracketed label (`【API Key】…`), a square one with a space after it (`[API 키]
+# …`: not a selector's `[name="passwd"]` closing before code), a fullwidth colon.
+_CJK_JOIN = r"[ \t]*(?:(?:是|为|為|は|는|은)[ \t]*[:：]?|(?:是|为|為|は)?[「『〔]|】|\][ \t]|：)[ \t]*"
 # What a label may say of whose key it is before its `:` or "is": "API key for the prod workspace is …", "the token of
 # the ops bot: …" (up to 40 characters, no `:` or `=` among them).
 _WHOSE = r"(?:[ \t]+(?i:for|of|on|in|de|für|pour|para)[ \t][^\n:=]{1,40}?)"
