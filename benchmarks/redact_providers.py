@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.corpus_formats import crc_token, pick  # noqa: E402
+from benchmarks.corpus_formats import bech32, crc_token, pick  # noqa: E402
 
 A62 = string.ascii_letters + string.digits
 LOW36 = string.ascii_lowercase + string.digits
@@ -41,7 +41,6 @@ UHEX = HEX.upper()
 URL = A62 + "_-"
 B64 = A62 + "+/"
 LETTERS = string.ascii_letters
-BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 
 Rng = random.Random
 Make = Callable[[Rng], str]
@@ -74,26 +73,9 @@ def b64(data: bytes, url: bool = False, pad: bool = False) -> str:
     return text if pad else text.rstrip("=")
 
 
-def _bech32_checksum(hrp: str, data: list[int]) -> list[int]:
-    """BIP 173's checksum of `data` (5-bit groups) under `hrp`."""
-    gen = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
-    values = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp] + data + [0] * 6
-    chk = 1
-    for v in values:
-        top = chk >> 25
-        chk = (chk & 0x1FFFFFF) << 5 ^ v
-        for i in range(5):
-            chk ^= gen[i] if top >> i & 1 else 0
-    chk ^= 1
-    return [chk >> 5 * (5 - i) & 31 for i in range(6)]
-
-
 def age_identity(rng: Rng) -> str:
     """An age X25519 identity: bech32 of 32 random bytes under `age-secret-key-`, upper case."""
-    bits = int.from_bytes(rng.randbytes(32), "big") << 4  # 256 bits padded to 260: 52 groups of 5
-    data = [bits >> 5 * (51 - i) & 31 for i in range(52)]
-    hrp = "age-secret-key-"
-    return (hrp + "1" + "".join(BECH32[d] for d in data + _bech32_checksum(hrp, data))).upper()
+    return bech32("age-secret-key-", rng.randbytes(32)).upper()
 
 
 def github(prefix: str) -> Make:

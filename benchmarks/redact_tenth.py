@@ -59,6 +59,7 @@ from benchmarks.corpus_formats import (
     B62,
     b64url,
     bban,
+    bech32,
     crc_b62,
     der,
     der_int,
@@ -269,28 +270,6 @@ def b64key(rng: random.Random, nbytes: int) -> str:
 def guid(rng: random.Random) -> str:
     """A random version-4 UUID."""
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-
-
-def bech32_checksum(hrp: str, data: list[int]) -> list[int]:
-    """BIP 173's six checksum groups for `hrp` and the 5-bit `data`."""
-    gen = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
-    chk = 1
-    for v in [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp] + data + [0] * 6:
-        top = chk >> 25
-        chk = (chk & 0x1FFFFFF) << 5 ^ v
-        for i in range(5):
-            chk ^= gen[i] if (top >> i) & 1 else 0
-    chk ^= 1
-    return [(chk >> 5 * (5 - i)) & 31 for i in range(6)]
-
-
-def bech32(hrp: str, payload: bytes) -> str:
-    """`payload` in bech32 under `hrp` (BIP 173), lower case."""
-    charset = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
-    bits = "".join(f"{b:08b}" for b in payload)
-    bits += "0" * (-len(bits) % 5)
-    data = [int(bits[i:i + 5], 2) for i in range(0, len(bits), 5)]
-    return hrp + "1" + "".join(charset[d] for d in data + bech32_checksum(hrp, data))
 
 
 def b64json(obj: dict) -> str:
