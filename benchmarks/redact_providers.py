@@ -9,8 +9,8 @@ age's bech32), the base64 of the JSON or binary head where the token is one (Gra
 `sntrys_eyJ`, 1Password's `ops_eyJ`, PyPI's macaroon).
 
 Every value is written in three carriers: a log line with no label, a JSON config under the neutral key `value`,
-and a shell `export NAME=…` where NAME is the variable the provider's tools read. A value counts as found when
-no 8 of its characters in a row are left outside the detector's findings.
+and a shell `export NAME=…` where NAME is the variable the provider's tools read. A value counts as found when,
+redacted as ingest redacts a text, no 8 of its characters in a row survive (as every corpus is judged).
 
 Deterministic. Kept apart from the rules on purpose: this file and tracegym/redact/rules.py are never changed in
 the same commit. `python benchmarks/redact_providers.py` prints recall per provider, then one JSON line.
@@ -381,29 +381,19 @@ def generate(seed: int = 20250617) -> list[Case]:
     return cases
 
 
-def leaked(value: str, text: str, spans: list[tuple[int, int]], width: int = 8) -> bool:
-    """Whether `width` characters of `value` in a row lie outside every span (the whole value if shorter)."""
-    start = text.index(value)
-    covered = [any(s <= start + k < e for s, e in spans) for k in range(len(value))]
-    need = min(width, len(value))
-    gap = 0
-    for c in covered:
-        gap = 0 if c else gap + 1
-        if gap >= need:
-            return True
-    return False
-
-
 def score(cases: list[Case]) -> tuple[dict[str, tuple[int, int]], list[Case]]:
-    """(found, written) per provider, and the cases missed."""
+    """(found, written) per provider, and the cases missed: redacted as ingest redacts a text, a value missed where
+    eight of its characters in a row survive (`benchmarks/redact.py`'s `survives`, as every corpus is judged)."""
+    from benchmarks.redact import survives
     from tracegym.redact.detect import Detector
-    detector = Detector()
+    from tracegym.redact.pseudonyms import Pseudonyms
+    from tracegym.redact.tables import Redactor
+    redactor = Redactor(Detector(), lambda _trace: Pseudonyms(), Pseudonyms, {})
     per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     missed = []
     for case in cases:
-        spans = [(f.start, f.end) for f in detector.find(case.text)]
         per[case.provider][1] += 1
-        if leaked(case.value, case.text, spans):
+        if survives(case.value, case.text, redactor.text(case.text, is_json=case.carrier == "json")):
             missed.append(case)
         else:
             per[case.provider][0] += 1

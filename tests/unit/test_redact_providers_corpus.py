@@ -50,10 +50,3 @@ def test_three_values_three_carriers_deterministic() -> None:
     assert {c.carrier for c in cases} == {"log", "json", "shell"}
     assert [c.text for c in cases] == [c.text for c in rp.generate()]
     assert len({c.value for c in cases}) == 3 * len(rp.FORMATS)
-
-
-def test_leaked_reads_uncovered_runs() -> None:
-    text = "x abcdefghijkl y"
-    assert rp.leaked("abcdefghijkl", text, [])
-    assert not rp.leaked("abcdefghijkl", text, [(2, 14)])
-    assert rp.leaked("abcdefghijkl", text, [(2, 4)])
