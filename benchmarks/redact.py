@@ -249,12 +249,17 @@
    forty-seventh (benchmarks/redact_fortyseventh.py: energy, utilities and trading, SCADA and meter configs, FIX
    logons, billing exports) corpora, scored alike: `fortyfourth_…` to `fortyseventh_recall_by_kind` and
    `…_false_positives`.
+52-53. The forty-eighth (benchmarks/redact_fortyeighth.py: legal practice, e-discovery and real-estate closings,
+   load files, e-signature envelopes, escrow wire instructions, tenant screening) and the forty-ninth
+   (benchmarks/redact_fortyninth.py: mobile money, remittance and micro-lending in South Asia, the Middle East and
+   Africa, labels in Devanagari, Bengali, Arabic, Hebrew and Ethiopic scripts) corpora, scored alike:
+   `fortyeighth_…` and `fortyninth_recall_by_kind` and `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 51 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 53 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
@@ -286,7 +291,9 @@ all threads: steadier on a busy machine), "recall", "precision", "false_positive
 "fortysecond_recall_by_kind", "fortysecond_false_positives", "fortythird_recall_by_kind",
 "fortythird_false_positives", "fortyfourth_recall_by_kind", "fortyfourth_false_positives",
 "fortyfifth_recall_by_kind", "fortyfifth_false_positives", "fortysixth_recall_by_kind", "fortysixth_false_positives",
-"fortyseventh_recall_by_kind", "fortyseventh_false_positives"} (with --corpora-only, the last ninety-four).
+"fortyseventh_recall_by_kind", "fortyseventh_false_positives", "fortyeighth_recall_by_kind",
+"fortyeighth_false_positives", "fortyninth_recall_by_kind", "fortyninth_false_positives"} (with --corpora-only, the
+last ninety-eight).
 """
 
 from __future__ import annotations
@@ -315,9 +322,11 @@ import redact_eleventh  # noqa: E402
 import redact_fifteenth  # noqa: E402
 import redact_fifth  # noqa: E402
 import redact_fortieth  # noqa: E402
+import redact_fortyeighth  # noqa: E402
 import redact_fortyfifth  # noqa: E402
 import redact_fortyfirst  # noqa: E402
 import redact_fortyfourth  # noqa: E402
+import redact_fortyninth  # noqa: E402
 import redact_fortysecond  # noqa: E402
 import redact_fortyseventh  # noqa: E402
 import redact_fortysixth  # noqa: E402
@@ -590,7 +599,8 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("thirtyseventh", redact_thirtyseventh), ("thirtyeighth", redact_thirtyeighth), ("thirtyninth", redact_thirtyninth),
     ("fortieth", redact_fortieth), ("fortyfirst", redact_fortyfirst), ("fortysecond", redact_fortysecond),
     ("fortythird", redact_fortythird), ("fortyfourth", redact_fortyfourth), ("fortyfifth", redact_fortyfifth),
-    ("fortysixth", redact_fortysixth), ("fortyseventh", redact_fortyseventh))
+    ("fortysixth", redact_fortysixth), ("fortyseventh", redact_fortyseventh), ("fortyeighth", redact_fortyeighth),
+    ("fortyninth", redact_fortyninth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
@@ -707,7 +717,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to forty-seventh corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to forty-ninth corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
