@@ -11,4 +11,4 @@ def test_every_builtin_pattern_compiles_and_every_rule_is_described() -> None:
         assert rule.regex.pattern == rule.pattern
         assert rule.reject_regex is None or rule.reject_regex.pattern == rule.reject
         assert rule.reject_label_regex is None or rule.reject_label_regex.pattern == rule.reject_label
-        assert rule.description and rule.triggered_by, rule.name
+        assert rule.description and (rule.trigger or rule.translated), rule.name

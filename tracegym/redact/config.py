@@ -55,14 +55,16 @@ class UserRule(BaseModel):
 
 
 def _check_re2(pattern: str) -> None:
-    """Raise ValueError unless RE2 (pyarrow's engine, which prefilters whole columns) accepts `pattern`."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    """Raise ValueError unless RE2 (the engine that prefilters texts for the rules) accepts `pattern`."""
+    import re2
+
+    from tracegym.redact.passes import compiled
 
     try:
-        pc.match_substring_regex(pa.array([""]), pattern=pattern)
-    except pa.ArrowInvalid as e:
-        raise ValueError(f"RE2 cannot run it ({e}); write it without look-arounds or back-references") from None
+        compiled(pattern)
+    except re2.error as e:
+        why = e.args[0].decode() if e.args and isinstance(e.args[0], bytes) else str(e)
+        raise ValueError(f"RE2 cannot run it ({why}); write it without look-arounds or back-references") from None
 
 
 class AllowList(BaseModel):

@@ -10,6 +10,7 @@ lone backslash, so replacing it inside JSON text keeps the JSON valid.
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import re
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from tracegym.redact import validators as v
 from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.disguise import TRIGGER, TRIGGER_ESCAPES, TRIGGER_FORMS, Normalized, normalize
+from tracegym.redact.passes import any_match, members_found, prematch, texts_of
 from tracegym.redact.rules import (
     BUILTIN_RULES,
     CELL_TRIGGERS,
@@ -123,11 +125,20 @@ class Detector:
         self.rules: tuple[Rule, ...] = tuple(r for r in BUILTIN_RULES if r.name not in config.disable) + tuple(user)
         self.rank = {r: i for i, r in enumerate(self.rules)}
         self.swept = tuple(r for r in self.rules if r.sweep)
-        self.triggers = {r.triggered_by: _after_escapes(r.triggered_by) for r in self.rules
-                         if not r.sweep and r.triggered_by}
-        """Each rule's trigger and translated words as RE2 runs them (shared ones once), sweep rules aside."""
-        self.prefilters = _prefilters(self.rules)
-        """The triggers joined, in RE2 passes (`_prefilters` below)."""
+        self.groups = _prefilters(self.rules)
+        """The rules' triggers and translated words as RE2 runs them, in groups (`_prefilters` below)."""
+        self.prefilters = tuple(_joined(group) for group in self.groups)
+        """Each group joined into one RE2 pass."""
+        self._rules_of: dict[str, list[int]] = {}
+        """The rules (their index) each trigger or translated words set off."""
+        for i, rule in enumerate(self.rules):
+            for part in (rule.trigger, rule.translated) if not rule.sweep else ():
+                if part:
+                    self._rules_of.setdefault(_after_escapes(part), []).append(i)
+        self._swept = [i for i, rule in enumerate(self.rules) if rule.sweep]
+        self._ruled = [(_joined(g), g) for g in (tuple(t for t in group if t in self._rules_of)
+                                                 for group in self.groups) if g]
+        """Each group's pass and its triggers that set off a rule (the normalizer's forms set off none)."""
         self.cache: dict[str, list[Finding]] | None = {}
         """Findings of texts seen before, clean ones too (None: off). Logs repeat texts a lot: chat-completion
         logs send the whole conversation again with every request, and system prompts, tool schemas and lookups
@@ -143,7 +154,8 @@ class Detector:
         false."""
         passes = self.prefilters + CELL_TRIGGERS
         groups = [passes[i::PASS_THREADS] for i in range(PASS_THREADS)]
-        return pa.array(np.logical_or.reduce(list(_threads().map(lambda g: _passes(column, g), groups))))
+        texts = texts_of(column)
+        return pa.array(np.logical_or.reduce(list(_threads().map(lambda g: any_match(texts, g), groups))))
 
     def find_column(self, column: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, str, list[Finding]]]:
         """(row, text, findings) for the rows of a string column where something was found, in row order."""
@@ -201,18 +213,17 @@ class Detector:
 
     def _read(self, new: list[str]) -> list[list[Finding]]:
         """The findings of each of `new` (distinct candidates not seen before), remembered. The label-value pairs
-        that structure ties together are read by the rules whose trigger matches the pair (one RE2 pass per
-        trigger over all the pairs): a rule none of them triggers is never compiled."""
-        new_array = pa.array(new, pa.large_string())
-        per_rule = self._triggered(new_array)
-        disguised = pc.match_substring_regex(new_array, pattern=TRIGGER).to_pylist()
+        that structure ties together are read by the rules whose trigger matches the pair (RE2 over all the pairs at
+        once): a rule none of them triggers is never compiled."""
+        per_rule = self._triggered(new)
+        disguised = any_match([t.encode() for t in new], (TRIGGER,))
         norms = [normalize(t) if hit else None for t, hit in zip(new, disguised, strict=True)]
         normal = [n for n in norms if n is not None]
-        per_rule_normal = iter(self._triggered(pa.array([n.text for n in normal], pa.large_string())))
+        per_rule_normal = iter(self._triggered([n.text for n in normal]))
         readings = [_readings(t, per_rule[j], norm, next(per_rule_normal) if norm is not None else [])
                     for j, (t, norm) in enumerate(zip(new, norms, strict=True))]
         pairs = list(dict.fromkeys(cell.read for rs in readings for r in rs for cell in r.cells))
-        rules_of = dict(zip(pairs, self._triggered(pa.array(pairs, pa.large_string())), strict=True))
+        rules_of = dict(zip(pairs, self._triggered(pairs), strict=True))
         done = [self._find(t, rs, rules_of) for t, rs in zip(new, readings, strict=True)]
         for t, found in zip(new, done, strict=True):
             self._remember(t, found)
@@ -224,17 +235,16 @@ class Detector:
         return any((span := _value_span(rule, m)) is not None and self._keep(rule, view[span[0]:span[1]]) is not False
                    for rule in self.swept for m in rule.regex.finditer(view))
 
-    def _triggered(self, texts: pa.Array) -> list[list[Rule]]:
-        """For each text, the rules whose trigger matches it (one RE2 pass per rule over all the texts), and the
-        sweep rules."""
-        if not len(texts):
-            return []
-        found = _threads().map(lambda escaped: pc.match_substring_regex(texts, pattern=escaped).to_pylist(),
-                                 self.triggers.values())
-        by_trigger = dict(zip(self.triggers, found, strict=True))
-        hits = [by_trigger[r.triggered_by] if not r.sweep else None for r in self.rules]
-        return [[r for r, hit in zip(self.rules, hits, strict=True) if hit is None or hit[j]]
-                for j in range(len(texts))]
+    def _triggered(self, texts: list[str]) -> list[list[Rule]]:
+        """For each text, the rules whose trigger matches it, and the sweep rules. Each group's pass reads every
+        text; a trigger of the group, only the texts the pass matched."""
+        encoded = [t.encode() for t in texts]
+        found = _threads().map(lambda ruled: members_found(encoded, *ruled), self._ruled)
+        rows: list[set[int]] = [set(self._swept) for _ in texts]
+        for hits in found:
+            for row, trigger in hits:
+                rows[row].update(self._rules_of[trigger])
+        return [[self.rules[i] for i in sorted(row)] for row in rows]
 
     def _remember(self, text: str, found: list[Finding]) -> None:
         if self.cache is None or len(text) > CACHE_TEXT_CHARS:
@@ -261,7 +271,8 @@ class Detector:
     def _find_in(self, text: str, reading: _Reading, rules_of: dict[str, list[Rule]]) -> list[Finding]:
         """Findings of a reading's rules in it (the text, or its normalized form), as spans of `text`."""
         read, view, norm = reading.read, reading.view, reading.norm
-        spans = [(rule, span) for rule in reading.rules for m in rule.regex.finditer(view)
+        encoded = view.encode()
+        spans = [(rule, span) for rule in reading.rules if _may_match(rule, encoded) for m in rule.regex.finditer(view)
                  if (span := _value_span(rule, m)) is not None]
         matched = len(spans)
         spans += self._cell_spans(reading, rules_of)
@@ -334,40 +345,29 @@ def _threads() -> ThreadPoolExecutor:
     return _executors[pid]
 
 
-def _passes(column: pa.Array | pa.ChunkedArray, patterns: tuple[str, ...]) -> np.ndarray:
-    """Where any of `patterns` matches, each RE2 pass reading only the texts no earlier pass took."""
-    hit = np.zeros(len(column), dtype=bool)
-    rows = np.arange(len(column))
-    for pattern in patterns:
-        found = pc.fill_null(pc.match_substring_regex(column, pattern=pattern), False)
-        taken = found.to_numpy(zero_copy_only=False)
-        hit[rows[taken]] = True
-        rows = rows[~taken]
-        if not len(rows):
-            break
-        column = pc.filter(column, pc.invert(found), memory_pool=POOL)
-    return hit
-
-
-def _prefilters(rules: tuple[Rule, ...]) -> tuple[str, ...]:
-    """The rules' triggers joined into RE2 passes, so that no pass's automaton outgrows RE2's budget (past it
-    RE2 builds and drops states as it reads: one pass then costs more than several). Apart: triggers with a
-    counted repeat of 12 or more, triggers that open with a list of words in many languages (labels of phone
-    numbers, passwords, keys), any trigger over `LONE_TRIGGER` characters, those of `OWN_PASS` (the last two
-    groups split again by counted repeats), the normalizer's forms (other digits, marker lines, spoken digits),
-    and the rules' translated label words."""
+def _prefilters(rules: tuple[Rule, ...]) -> tuple[tuple[str, ...], ...]:
+    """The rules' triggers in groups, each joined into one RE2 pass, so that no pass's automaton outgrows its
+    budget (past it RE2 builds and drops states as it reads: one pass then costs more than several). Apart:
+    triggers with a counted repeat of 12 or more, triggers that open with a list of words in many languages
+    (labels of phone numbers, passwords, keys), any trigger over `LONE_TRIGGER` characters, those of `OWN_PASS`
+    (the last two groups split again by counted repeats), the normalizer's forms (other digits, marker lines,
+    spoken digits), and the rules' translated label words."""
     base = list(dict.fromkeys(_after_escapes(r.trigger) for r in rules if not r.sweep and r.trigger))
     own = {_after_escapes(r.trigger) for r in rules if r.name in OWN_PASS and r.trigger}
     worded = {_after_escapes(r.trigger) for r in rules if r.name in WORD_TRIGGERED and r.trigger} - own
     lone = [t for t in base if len(t) > LONE_TRIGGER]
     first = [t for t in base if t not in worded and t not in own and t not in lone]
-    translated = list(dict.fromkeys(r.translated for r in rules if r.translated))
+    translated = list(dict.fromkeys(_after_escapes(r.translated) for r in rules if r.translated))
     words = [t for t in base if t in worded and t not in lone]
     owned = [t for t in base if t in own and t not in lone]
     plain, counted = _by_count(first)
     parts = (plain + [TRIGGER_ESCAPES], counted, *_by_count(words), *_by_count(owned), [TRIGGER_FORMS], translated,
              *([t] for t in lone))
-    return tuple("|".join(f"(?:{t})" for t in part) for part in parts if part)
+    return tuple(tuple(part) for part in parts if part)
+
+
+def _joined(triggers: tuple[str, ...]) -> str:
+    return "|".join(f"(?:{t})" for t in triggers)
 
 
 def _by_count(triggers: list[str]) -> tuple[list[str], list[str]]:
@@ -436,8 +436,8 @@ def _cells(view: str) -> list[_Cell]:
     (tracegym/redact/structure.py, and printed.py for tools' prints). A single word is read quoted, as its
     delimiters show it whole: a rule then takes one with symbols in it whole (`k#9v!q2@…`); words with spaces
     between stay unquoted (`see the vault` is no password)."""
-    cells = labelled_cells(view, _CELL_WORD.search) if "\n" in view else []
-    away = labelled_values(view, _LABEL_WORD.search) + printed.labelled(view, _LABEL_WORD.search)
+    cells = labelled_cells(view, _cell_word) if "\n" in view else []
+    away = labelled_values(view, _label_word) + printed.labelled(view, _label_word)
     out = []
     for label, start, end in cells + away:
         if view.startswith("{", start) and (inner := _VALUE_OBJECT.match(view, start, end)) is not None:
@@ -448,6 +448,23 @@ def _cells(view: str) -> list[_Cell]:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _label_word(label: str) -> bool:
+    return _names(_LABEL_WORD, label)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _cell_word(label: str) -> bool:
+    return _names(_CELL_WORD, label)
+
+
+def _names(words: re.Pattern[str], label: str) -> bool:
+    """Whether one of `words` stands in a label (a line's start before `:`, a column's name, a JSON key), RE2 ruling
+    out most labels first: `re` tries the long list of words in many languages at every position of each."""
+    search = prematch(words.pattern)
+    return (search is None or search(label.encode()) is not None) and words.search(label) is not None
+
+
 def _csv_unquoted(field: re.Match[str]) -> str:
     """A CSV field's doubled quotes read as single ones, a space beside each to keep every offset: `""key"": ""v""`
     reads ` "key" :  "v" ` (the space before a quote that opens a string, after one that closes it)."""
@@ -455,6 +472,13 @@ def _csv_unquoted(field: re.Match[str]) -> str:
     if '""' not in inner:
         return field.group()
     return '"' + _CSV_OPENING.sub(' "', inner).replace('""', '" ') + '"'
+
+
+def _may_match(rule: Rule, view: bytes) -> bool:
+    """False where RE2 finds that the rule's pattern cannot match (Python's `re` would scan the whole text for
+    nothing: a rule's pattern opens with a long list of labels, which `re` tries at every position)."""
+    search = prematch(rule.pattern)
+    return search is None or search(view) is not None
 
 
 def _read_on(rule: Rule, view: str, at: int) -> list[tuple[Rule, tuple[int, int]]]:
