@@ -12,7 +12,8 @@
    really hold; each listed value was read in context).
 3. Speed: the replicated τ-bench JSONL of benchmarks/ingest.py (--traces conversations) ingested plainly
    and with --redact, each in its own subprocess, alternating --repeats times (medians); mb_per_s is the file's
-   size over the redacted ingest's time.
+   size over the redacted ingest's time. Then the same over the real traces (all four folders of
+   ../shared/data/traces: trajectories a file each, code and tool output), where texts hardly repeat.
 4. The written corpus (benchmarks/redact_corpus.py): values of 16 kinds generated from their public formats and
    written as env files, YAML, JSON, CLI flags and prose hold them, carried as message text or inside JSON
    tool arguments and metadata, each redacted as ingest does. A value counts as found when no 8 characters of it
@@ -262,7 +263,8 @@
     python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 53 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
-all threads: steadier on a busy machine), "recall", "precision", "false_positives_on_real",
+all threads: steadier on a busy machine), "real_ingest_ratio", "real_ingest_cpu_ratio" (the same over the real
+traces, all four folders: texts hardly repeat there), "recall", "precision", "false_positives_on_real",
 "recall_by_kind", "corpus_false_positives", "holdout_recall_by_kind", "holdout_false_positives",
 "fresh_recall_by_kind", "fresh_false_positives", "unseen_recall_by_kind", "unseen_false_positives",
 "fifth_recall_by_kind", "fifth_false_positives", "sixth_recall_by_kind", "sixth_false_positives",
@@ -388,7 +390,7 @@ from tracegym.redact.session import Run
 with open_store(sys.argv[2]) as store:
     run = Run(store, RedactConfig(), "ingest") if sys.argv[3] == "redact" else None
     start, cpu = time.perf_counter(), time.process_time()
-    summary = ingest_paths(store, [sys.argv[1]], redact=run).to_dict()
+    summary = ingest_paths(store, [sys.argv[1], *sys.argv[4:]], redact=run).to_dict()
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 print(json.dumps({"seconds": seconds, "cpu_s": cpu, "traces": summary["traces"],
                   "findings": run.redactor.tally.total if run else 0}))
@@ -691,22 +693,41 @@ def real_false_positives(detector: Detector) -> tuple[int, set[str], Counter]:
 
 
 def speed(traces: int, repeats: int, work: Path) -> tuple[float, float, float]:
-    """MB/s of redacted ingest, and its ratio to plain ingest by wall-clock and by the ingest process's CPU (all
-    its threads: steadier than wall-clock on a busy machine)."""
+    """MB/s of redacted ingest over replicated τ-bench, and its ratio to plain ingest by wall-clock and by the
+    ingest process's CPU (all its threads: steadier than wall-clock on a busy machine)."""
     data = work / "chat.jsonl"
     build_file(data, traces)
     size = data.stat().st_size / 1e6
     print(f"replicated τ-bench file: {traces} traces, {size:.0f} MB", flush=True)
+    wall, cpu = alternated([data], repeats, work)
+    return size / wall[1], wall[1] / wall[0], cpu[1] / cpu[0]
+
+
+def speed_real(repeats: int, work: Path) -> tuple[float, float]:
+    """Redacted ingest's ratio to plain ingest over the real traces (every folder of them: trajectories a file
+    each, code and tool output, hardly a text twice), by wall-clock and by CPU. Replicated τ-bench repeats its
+    texts, which redaction reads once; a team's own logs repeat far less."""
+    folders = sorted(p for p in TRACES.iterdir() if p.is_dir())
+    print(f"real traces: {', '.join(p.name for p in folders)}", flush=True)
+    wall, cpu = alternated(folders, repeats, work)
+    return wall[1] / wall[0], cpu[1] / cpu[0]
+
+
+def alternated(paths: list[Path], repeats: int, work: Path) -> tuple[list[float], list[float]]:
+    """Median seconds and CPU seconds of plain and of redacted ingest of `paths`, run in turn `repeats` times."""
     plain, redacted = [], []
+    args = [str(p) for p in paths]
     for i in range(repeats):
-        plain.append(run_child(INGEST, str(data), str(work / f"plain{i}.duckdb"), "plain"))
-        redacted.append(run_child(INGEST, str(data), str(work / f"redacted{i}.duckdb"), "redact"))
+        plain.append(run_child(INGEST, args[0], str(work / f"plain{i}.duckdb"), "plain", *args[1:]))
+        redacted.append(run_child(INGEST, args[0], str(work / f"redacted{i}.duckdb"), "redact", *args[1:]))
         print(f"ingest {plain[-1]['seconds']:.2f} s (CPU {plain[-1]['cpu_s']:.2f} s), ingest --redact "
               f"{redacted[-1]['seconds']:.2f} s (CPU {redacted[-1]['cpu_s']:.2f} s; {redacted[-1]['findings']} "
               "findings)", flush=True)
+        for store in (work / f"plain{i}.duckdb", work / f"redacted{i}.duckdb"):
+            store.unlink()
     wall = [statistics.median(r["seconds"] for r in runs) for runs in (plain, redacted)]
     cpu = [statistics.median(r["cpu_s"] for r in runs) for runs in (plain, redacted)]
-    return size / wall[1], wall[1] / wall[0], cpu[1] / cpu[0]
+    return wall, cpu
 
 
 def main() -> None:
@@ -764,8 +785,10 @@ def main() -> None:
                                  check=True)
             print(out.stdout, end="", flush=True)
         mb_per_s, ratio, cpu_ratio = speed(args.traces, args.repeats, work)
+        real_ratio, real_cpu_ratio = speed_real(args.repeats, work)
     print(json.dumps({"mb_per_s": round(mb_per_s, 1), "ingest_ratio": round(ratio, 3),
-                      "ingest_cpu_ratio": round(cpu_ratio, 3), "recall": round(recall, 4),
+                      "ingest_cpu_ratio": round(cpu_ratio, 3), "real_ingest_ratio": round(real_ratio, 3),
+                      "real_ingest_cpu_ratio": round(real_cpu_ratio, 3), "recall": round(recall, 4),
                       "precision": round(precision, 4), "false_positives_on_real": fp_real,
                       **corpora}))
 
