@@ -248,6 +248,12 @@ parentheses; `national_phone` checks it against the plans."""
 # számla, hesap, račun, λογαριασμός, счёт/счет, рахунок.
 _IBAN_WORDS = (r"(?:(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment|rekening|"
                r"cuenta|conta|conto|rachun|[uú][cč]et|sz[aá]ml|hesap|ra[cč]un)|λογαριασμ|сч[её]т|рахун)")
+# An ABA routing number (a bank's, public): its Federal Reserve routing symbol prefix (00 government, 01-12 banks,
+# 21-32 thrifts, 61-72 electronic, 80 traveler's checks) and seven digits; the words that label it (ABA, RTN,
+# routing, Spanish `ruta`); the words for the account number beside it, the secret of a wire or ACH instruction.
+_ABA = r"(?<![0-9])(?:0[0-9]|1[0-2]|2[1-9]|3[0-2]|6[1-9]|7[0-2]|80)[0-9]{7}(?![0-9])"
+_ROUTING_WORDS = r"\b(?i:aba|rtn|routing|ruta)[^0-9\n]{0,16}?"
+_US_ACCOUNT = r"\b(?i:account|acct|a/c|cuenta)[^0-9\n*\u2022]{0,20}?(?<![A-Za-z0-9])(?P<v>[0-9]{5,17})(?![0-9])"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS); "social" as
 # Americans say it for the number ("my social is …", "social #:").
@@ -1823,6 +1829,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("iban", "IBAN", r"(?:^|[^A-Za-z0-9])(?P<v>[a-z]{2}\d{2}[a-z0-9]{11,30})(?:$|[^A-Za-z0-9])",
          trigger=r"[a-z]{2}\d{2}[a-z0-9]{11}", validator=v.iban_structured,
          description="compact IBANs in lower case anywhere, when the country's BBAN structure holds too"),
+    Rule("bank_account", "BANK_ACCOUNT", rf"{_ROUTING_WORDS}{_ABA}[^0-9]{{0,40}}?{_US_ACCOUNT}",
+         trigger=r"(?i:aba|rtn|routing|ruta)[^0-9]{0,16}[0-9]{9}", reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
+         description="US bank account numbers after their ABA routing number (`ABA 0210… account 1234…`)"),
+    Rule("bank_account", "BANK_ACCOUNT", rf"{_US_ACCOUNT}[^0-9]{{0,40}}?{_ROUTING_WORDS}{_ABA}",
+         trigger=r"(?i:aba|rtn|routing|ruta)[^0-9]{0,16}[0-9]{9}", reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
+         description="US bank account numbers before their ABA routing number (`Acct 1234…, routing 0210…`)"),
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN", rf"{_SSN_OWN}{_SSN_AFTER}",

@@ -1,0 +1,51 @@
+"""Legal practice's and real-estate closings' forms of secrets (tracegym/redact), each read by its cause: wire and
+ACH instructions, two-factor backup codes, cookie rows as browsers list them; the public format, not one corpus's
+strings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+
+def found(text: str) -> list[tuple[str, str]]:
+    return [(f.rule.name, f.value) for f in DETECTOR.find(text)]
+
+
+def aba(prefix8: str) -> str:
+    """An ABA routing number: eight digits and the 3-7-1 check digit."""
+    total = sum(int(d) * w for d, w in zip(prefix8, (3, 7, 1, 3, 7, 1, 3, 7), strict=True))
+    return prefix8 + str((10 - total % 10) % 10)
+
+
+ROUTING = aba("06100014")
+
+
+@pytest.mark.parametrize("text", [
+    f"Remit to Harbor Savings\nABA: {ROUTING}\nAccount #: 4411902873\nReference: closing 17",
+    f"Direct deposit: routing number {ROUTING}; savings acct 880021457390",
+    f"Transferencia — número de ruta {ROUTING}, número de cuenta 5530118276",
+    json.dumps({"ach": {"routingNumber": ROUTING, "accountNumber": "20917745831"}}),
+    json.dumps({"notes": json.dumps({"aba_routing": ROUTING, "account_no": "20917745831"})}),
+    f"Please wire the earnest money to acct 77310299504, RTN {ROUTING}.",
+])
+def test_an_account_number_beside_its_routing_number_is_found(text: str) -> None:
+    account = [v for name, v in found(text) if name == "bank_account"]
+    assert len(account) == 1 and account[0] in text and account[0] != ROUTING
+
+
+@pytest.mark.parametrize("text", [
+    f"Harbor Savings, ABA routing {ROUTING}",
+    f"Routing {ROUTING}; account on file ending in 57390",
+    f"RTN {ROUTING} / Acct ****7390",
+    f"RTN {ROUTING} / Acct XXXXXX7390",
+    "Account 55123409 was closed; see docket 2024-117 for routing of the motion",
+    f"aba {ROUTING[:8]}, account 123456789",
+])
+def test_a_routing_number_alone_or_a_masked_account_is_not_a_bank_account(text: str) -> None:
+    assert not [v for name, v in found(text) if name == "bank_account"]
