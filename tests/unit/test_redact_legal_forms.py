@@ -49,3 +49,25 @@ def test_an_account_number_beside_its_routing_number_is_found(text: str) -> None
 ])
 def test_a_routing_number_alone_or_a_masked_account_is_not_a_bank_account(text: str) -> None:
     assert not [v for name, v in found(text) if name == "bank_account"]
+
+
+SESSION = "Q7vK2mWx9LpR4tZs8NcY3bHd"
+
+
+@pytest.mark.parametrize("text", [
+    f"Name\tValue\tDomain\nPHPSESSID\t{SESSION}\tclient.lawfirm.test",
+    f"copied from the browser: JSESSIONID\t{SESSION}.node7\twww.closing.test\nthen logged out",
+    f"<Note><![CDATA[sessionid\t{SESSION}\tportal.escrow.test]]></Note>",
+    json.dumps({"body": f"Name\tValue\tDomain\n.ASPXAUTH\t{SESSION}{SESSION}\tefile.court.test"}),
+])
+def test_a_devtools_cookie_row_that_ends_at_its_domain_gives_its_value(text: str) -> None:
+    assert any(name == "session_cookie" and SESSION in v for name, v in found(text))
+
+
+@pytest.mark.parametrize("text", [
+    f"request_id\t{SESSION}\tapi.lawfirm.test",
+    "PHPSESSID\tshort\tclient.lawfirm.test",
+    f"PHPSESSID\t{SESSION}\tclient.lawfirm.test is where it was set",
+])
+def test_other_tab_separated_rows_are_not_devtools_cookies(text: str) -> None:
+    assert not [v for name, v in found(text) if name == "session_cookie"]

@@ -1261,6 +1261,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="session cookies in a browser devtools' cookie table as copied (name, value, domain, path, "
                      "expires, …: tab-separated, the name first), the row pasted into a line of its own or after a "
                      "note's prefix (`[log] sessionid\\t…`, a CSV cell, a table's cell)"),
+    Rule("session_cookie", "TOKEN",
+         rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}{TAB}(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}}){TAB}"
+         r"\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::\d{1,5})?(?=[\t\r\n\]<\"'\\]|$)",
+         trigger=rf"{TAB}[A-Za-z0-9%._~+/:=-]{{15}}[A-Za-z0-9%._~+/:=-]*{TAB}\.?[A-Za-z0-9-]+\.[A-Za-z0-9-]",
+         validator=v.labelled_key,
+         description="session cookies in a browser devtools' cookie table copied with its first columns only "
+                     "(name, value, domain: the row ends at the domain)"),
     Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=|-]{{15,4095}})\"$",
          trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*\\?\"[ \t]*,[ \t]*\\?\"value\\?\"|"
                  r"\\?\"name\\?\"[ \t]*:[ \t]*\\?\"[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)"
