@@ -71,3 +71,23 @@ def test_a_devtools_cookie_row_that_ends_at_its_domain_gives_its_value(text: str
 ])
 def test_other_tab_separated_rows_are_not_devtools_cookies(text: str) -> None:
     assert not [v for name, v in found(text) if name == "session_cookie"]
+
+
+@pytest.mark.parametrize(("text", "codes"), [
+    ("Backup code for the closing team's shared Google Workspace mailbox: 3918 6027", "3918 6027"),
+    ("Backup codes for the e-filing admin account of the litigation group: 4402 7715, 9063 2281",
+     "4402 7715, 9063 2281"),
+    (json.dumps({"note": "Recovery codes for the firm's document portal login (paralegal): 51c8e-a07d2"}),
+     "51c8e-a07d2"),
+])
+def test_recovery_codes_after_a_long_whose_and_a_colon_are_found(text: str, codes: str) -> None:
+    assert ("recovery_code", codes) in found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Backup codes for the shared Google Workspace intake account: regenerated on 2024-06-12",
+    "Backup code for the shared Google Workspace intake account: see ticket 4471 of the help desk",
+    "Recovery code for the paralegal laptop of the Denver office: INC-40213",
+])
+def test_a_long_whose_then_no_grouped_code_is_not_a_recovery_code(text: str) -> None:
+    assert not [v for name, v in found(text) if name == "recovery_code"]

@@ -1695,6 +1695,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
          description="recovery codes after their label and whose they are, with no `:` between (`emergency access "
                      "code for the VPN portal 4821 0937`): codes in equal groups alone"),
+    Rule("recovery_code", "SECRET",
+         rf"{_RECOVERY_WORDS}[ \t]+(?i:for|of|on|in|de|f\u00fcr|pour|para)[ \t][^\n:=]{{1,80}}?[:=][ \t]*"
+         rf"(?P<v>{_GROUPED_CODE}(?:{_RECOVERY_SEP}{_GROUPED_CODE}){{0,19}})(?![A-Za-z0-9-])",
+         trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
+         description="recovery codes after their label, a long `for …` naming whose they are, and `:` (`backup "
+                     "code for the shared mailbox of the front desk: 4821 0937`): codes in equal groups alone"),
     Rule("totp_seed", "SECRET",
          rf"{_TOTP_WORDS}[^\n:=]{{0,64}}?(?:[:=]|\b(?:is|ist|est|es|é)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
          rf"(?P<v>{_BASE32})(?![A-Za-z0-9])",
