@@ -91,3 +91,27 @@ def test_recovery_codes_after_a_long_whose_and_a_colon_are_found(text: str, code
 ])
 def test_a_long_whose_then_no_grouped_code_is_not_a_recovery_code(text: str) -> None:
     assert not [v for name, v in found(text) if name == "recovery_code"]
+
+
+def dat_row(*fields: str) -> str:
+    """A Concordance DAT load file's row: each field in the `þ` qualifier, DC4 (0x14) between fields."""
+    return "\x14".join(f"\u00fe{field}\u00fe" for field in fields)
+
+
+@pytest.mark.parametrize(("text", "address"), [
+    (dat_row("BEG0000101", "END0000104", "Custodian: R. Okonjo", "From: rosa.delgado88@mailbox.test"),
+     "rosa.delgado88@mailbox.test"),
+    (dat_row("BEG0000222", "LANDLORD CONTACT: T.NGUYEN@PROPERTYCO.TEST") + "\n" + dat_row("BEG0000223", "none"),
+     "T.NGUYEN@PROPERTYCO.TEST"),
+    (json.dumps({"row": dat_row("BEG0000301", "ivan.petrov@post.test")}), "ivan.petrov@post.test"),
+])
+def test_an_address_that_ends_a_dat_field_is_found(text: str, address: str) -> None:
+    assert ("email", address) in found(text)
+
+
+@pytest.mark.parametrize("text", [
+    dat_row("BEG0000101", "END0000104", "version 2.4@build.7 shipped"),
+    dat_row("BEG0000101", "scanner: user@localhost"),
+])
+def test_dat_fields_without_an_address_give_none(text: str) -> None:
+    assert not [v for name, v in found(text) if name == "email"]

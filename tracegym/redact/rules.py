@@ -1805,6 +1805,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "iCalendar UID (`UID:…@google.com`, `\"iCalUID\": …`) or a Google Calendar's id, nor a form "
                      "field's `placeholder` (a hint: `you@example.com`)"),
     Rule("email", "EMAIL",
+         r"(?:^|[^A-Za-z0-9._%+-])(?P<v>[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+         rf"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?)*\.[A-Za-z]{{2,24}})\u00fe(?![{_LABEL}])",
+         trigger="[A-Za-z0-9]@[A-Za-z0-9.-]+\\.[A-Za-z]+\u00fe", validator=v.email,
+         description="an e-mail address that ends a field of a Concordance DAT load file, before its closing "
+                     "`\u00fe` qualifier (a letter to the address rule's end)"),
+    Rule("email", "EMAIL",
          r"(?:^|[\s\"'>(])(?P<v>[A-Za-z0-9._%+-]{1,64}@ [A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
          r"(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})(?=$|[\s\"'<),;])",
          trigger=r"[A-Za-z0-9._%+-]@ [A-Za-z0-9]", validator=lambda s: v.email(s.replace(" ", "")),
