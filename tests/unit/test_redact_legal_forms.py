@@ -115,3 +115,24 @@ def test_an_address_that_ends_a_dat_field_is_found(text: str, address: str) -> N
 ])
 def test_dat_fields_without_an_address_give_none(text: str) -> None:
     assert not [v for name, v in found(text) if name == "email"]
+
+
+HMAC_UUID = "5b0e21c4-93fa-4d67-a8c2-7e1f30b94d58"
+
+
+@pytest.mark.parametrize("text", [
+    f"Webhook HMAC key: {HMAC_UUID}",
+    f"hmac_key = {HMAC_UUID}",
+    json.dumps({"notes": f"the HMAC key for the envelope events listener is {HMAC_UUID}"}),
+])
+def test_a_uuid_after_hmac_key_is_a_secret(text: str) -> None:
+    assert any(v == HMAC_UUID for _, v in found(text))
+
+
+@pytest.mark.parametrize("text", [
+    f"object key: {HMAC_UUID}",
+    f"Idempotency key: {HMAC_UUID}",
+    f"HMAC signature verified for envelope {HMAC_UUID}",
+])
+def test_a_uuid_after_other_keys_or_an_hmac_signature_is_an_id(text: str) -> None:
+    assert not [v for _, v in found(text) if v == HMAC_UUID]

@@ -436,14 +436,15 @@ times slower; SSN, national id and IBAN words joined took 0.065 s over τ-bench'
 # (with the compounds RE2's automaton for the joined triggers outgrows its budget: nine times slower).
 _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|{_KEY_STEMS}"
 # Words that name a credential outright, not any key: a token or a secret word, or a key word with `API` beside it
-# (`API-sleutel`, `Κλειδί API`); a UUID after them is one (Heroku API keys), after a bare key word an id.
+# (`API-sleutel`, `Κλειδί API`), or an HMAC key (a webhook's signing secret: DocuSign Connect's, Shopify's); a
+# UUID after them is one (Heroku API keys), after a bare key word an id.
 # An ending glued to a key word, as languages inflect it (Azerbaijani `açarı`, Turkish `anahtarı`, Basque `gakoa`,
 # Albanian `çelësi`): up to four letters, Latin ones beyond ASCII too.
 _INFLECTED = "[A-Za-z\u00c0-\u024f]{0,4}"
 _API_KEY_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|"
                   rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der)[ \t]+)?(?i:api)\b")
 _CRED_WORDS = (rf"{_API_KEY_WORDS}|"
-               r"(?i:[a-zåäöæøü]{0,16}token|secret)|"
+               r"(?i:[a-zåäöæøü]{0,16}token|secret|hmac[ _-]?key)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 # What stands between a key word and its value in prose: up to six words saying whose key it is ("del portal de
 # pagos", "für den Abrechnungsdienst"), then `:`, `=`, an arrow, "is", a dash, "set to", or a CJK join.
