@@ -248,6 +248,12 @@ parentheses; `national_phone` checks it against the plans."""
 # számla, hesap, račun, λογαριασμός, счёт/счет, рахунок.
 _IBAN_WORDS = (r"(?:(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer|wire|rib|payout|payment|rekening|"
                r"cuenta|conta|conto|rachun|[uú][cč]et|sz[aá]ml|hesap|ra[cč]un)|λογαριασμ|сч[её]т|рахун)")
+# An ABA routing number (a bank's, public): its Federal Reserve routing symbol prefix (00 government, 01-12 banks,
+# 21-32 thrifts, 61-72 electronic, 80 traveler's checks) and seven digits; the words that label it (ABA, RTN,
+# routing, Spanish `ruta`); the words for the account number beside it, the secret of a wire or ACH instruction.
+_ABA = r"(?<![0-9])(?:0[0-9]|1[0-2]|2[1-9]|3[0-2]|6[1-9]|7[0-2]|80)[0-9]{7}(?![0-9])"
+_ROUTING_WORDS = r"\b(?i:aba|rtn|routing|ruta)[^0-9\n]{0,16}?"
+_US_ACCOUNT = r"\b(?i:account|acct|a/c|cuenta)[^0-9\n*\u2022]{0,20}?(?<![A-Za-z0-9])(?P<v>[0-9]{5,17})(?![0-9])"
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS); "social" as
 # Americans say it for the number ("my social is …", "social #:").
@@ -430,14 +436,15 @@ times slower; SSN, national id and IBAN words joined took 0.065 s over τ-bench'
 # (with the compounds RE2's automaton for the joined triggers outgrows its budget: nine times slower).
 _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|{_KEY_STEMS}"
 # Words that name a credential outright, not any key: a token or a secret word, or a key word with `API` beside it
-# (`API-sleutel`, `Κλειδί API`); a UUID after them is one (Heroku API keys), after a bare key word an id.
+# (`API-sleutel`, `Κλειδί API`), or an HMAC key (a webhook's signing secret: DocuSign Connect's, Shopify's); a
+# UUID after them is one (Heroku API keys), after a bare key word an id.
 # An ending glued to a key word, as languages inflect it (Azerbaijani `açarı`, Turkish `anahtarı`, Basque `gakoa`,
 # Albanian `çelësi`): up to four letters, Latin ones beyond ASCII too.
 _INFLECTED = "[A-Za-z\u00c0-\u024f]{0,4}"
 _API_KEY_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|"
                   rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der)[ \t]+)?(?i:api)\b")
 _CRED_WORDS = (rf"{_API_KEY_WORDS}|"
-               r"(?i:[a-zåäöæøü]{0,16}token|secret)|"
+               r"(?i:[a-zåäöæøü]{0,16}token|secret|hmac[ _-]?key)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 # What stands between a key word and its value in prose: up to six words saying whose key it is ("del portal de
 # pagos", "für den Abrechnungsdienst"), then `:`, `=`, an arrow, "is", a dash, "set to", or a CJK join.
@@ -1250,6 +1257,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="session cookies in a browser devtools' cookie table as copied (name, value, domain, path, "
                      "expires, …: tab-separated, the name first), the row pasted into a line of its own or after a "
                      "note's prefix (`[log] sessionid\\t…`, a CSV cell, a table's cell)"),
+    Rule("session_cookie", "TOKEN",
+         rf"(?:^|[^A-Za-z0-9_.-]){_COOKIE_NAME}{TAB}(?P<v>[A-Za-z0-9%._~+/:=-]{{15,511}}){TAB}"
+         r"\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::\d{1,5})?(?=[\t\r\n\]<\"'\\]|$)",
+         trigger=rf"{TAB}[A-Za-z0-9%._~+/:=-]{{15}}[A-Za-z0-9%._~+/:=-]*{TAB}\.?[A-Za-z0-9-]+\.[A-Za-z0-9-]",
+         validator=v.labelled_key,
+         description="session cookies in a browser devtools' cookie table copied with its first columns only "
+                     "(name, value, domain: the row ends at the domain)"),
     Rule("session_cookie", "TOKEN", rf"^{_COOKIE_NAME}: \"(?P<v>[A-Za-z0-9%._~+/:=|-]{{15,4095}})\"$",
          trigger=r"(?i:sess|sid|token|auth|jwt|remember)[A-Za-z]*\\?\"[ \t]*,[ \t]*\\?\"value\\?\"|"
                  r"\\?\"name\\?\"[ \t]*:[ \t]*\\?\"[A-Za-z0-9_.-]*(?i:sess|sid|token|auth|jwt|remember)"
@@ -1677,6 +1691,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
          description="recovery codes after their label and whose they are, with no `:` between (`emergency access "
                      "code for the VPN portal 4821 0937`): codes in equal groups alone"),
+    Rule("recovery_code", "SECRET",
+         rf"{_RECOVERY_WORDS}[ \t]+(?i:for|of|on|in|de|f\u00fcr|pour|para)[ \t][^\n:=]{{1,80}}?[:=][ \t]*"
+         rf"(?P<v>{_GROUPED_CODE}(?:{_RECOVERY_SEP}{_GROUPED_CODE}){{0,19}})(?![A-Za-z0-9-])",
+         trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
+         description="recovery codes after their label, a long `for …` naming whose they are, and `:` (`backup "
+                     "code for the shared mailbox of the front desk: 4821 0937`): codes in equal groups alone"),
     Rule("totp_seed", "SECRET",
          rf"{_TOTP_WORDS}[^\n:=]{{0,64}}?(?:[:=]|\b(?:is|ist|est|es|é)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
          rf"(?P<v>{_BASE32})(?![A-Za-z0-9])",
@@ -1781,6 +1801,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "iCalendar UID (`UID:…@google.com`, `\"iCalUID\": …`) or a Google Calendar's id, nor a form "
                      "field's `placeholder` (a hint: `you@example.com`)"),
     Rule("email", "EMAIL",
+         r"(?:^|[^A-Za-z0-9._%+-])(?P<v>[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+         rf"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?)*\.[A-Za-z]{{2,24}})\u00fe(?![{_LABEL}])",
+         trigger="[A-Za-z0-9]@[A-Za-z0-9.-]+\\.[A-Za-z]+\u00fe", validator=v.email,
+         description="an e-mail address that ends a field of a Concordance DAT load file, before its closing "
+                     "`\u00fe` qualifier (a letter to the address rule's end)"),
+    Rule("email", "EMAIL",
          r"(?:^|[\s\"'>(])(?P<v>[A-Za-z0-9._%+-]{1,64}@ [A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
          r"(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})(?=$|[\s\"'<),;])",
          trigger=r"[A-Za-z0-9._%+-]@ [A-Za-z0-9]", validator=lambda s: v.email(s.replace(" ", "")),
@@ -1818,6 +1844,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("iban", "IBAN", r"(?:^|[^A-Za-z0-9])(?P<v>[a-z]{2}\d{2}[a-z0-9]{11,30})(?:$|[^A-Za-z0-9])",
          trigger=r"[a-z]{2}\d{2}[a-z0-9]{11}", validator=v.iban_structured,
          description="compact IBANs in lower case anywhere, when the country's BBAN structure holds too"),
+    Rule("bank_account", "BANK_ACCOUNT", rf"{_ROUTING_WORDS}{_ABA}[^0-9]{{0,40}}?{_US_ACCOUNT}",
+         trigger=r"(?i:aba|rtn|routing|ruta)[^0-9]{0,16}[0-9]{9}", reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
+         description="US bank account numbers after their ABA routing number (`ABA 0210… account 1234…`)"),
+    Rule("bank_account", "BANK_ACCOUNT", rf"{_US_ACCOUNT}[^0-9]{{0,40}}?{_ROUTING_WORDS}{_ABA}",
+         trigger=r"(?i:aba|rtn|routing|ruta)[^0-9]{0,16}[0-9]{9}", reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
+         description="US bank account numbers before their ABA routing number (`Acct 1234…, routing 0210…`)"),
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN", rf"{_SSN_OWN}{_SSN_AFTER}",
