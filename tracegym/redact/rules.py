@@ -646,6 +646,17 @@ _BASE32 = rf"(?:{_BASE32_GROUPS}|[A-Z2-7]{{16,128}}|[a-z2-7]{{16,128}})"
 _PAIRING_OWN = (r"(?:(?i:(?:manual[ _-]?)?pairing[ _-]?code|setup[ _-]?code|homekit(?:[ _-]?(?:setup[ _-]?)?code)?|"
                 r"matter[ _-]?code)|\bpair(?:ing)?\b)")
 _PAIRING_TRANSLATED = words.alternation(words.PAIRING)
+
+# A card's or a wallet's PIN after its label (`M-PESA PIN: …`, `UPI PIN …`, `(MPIN) …`, `PIN ya M-PESA: …`), or
+# after an Iranian card's second PIN (`رمز دوم`: the online one, 5 to 12 digits by Shetab's rules).
+_PIN_OWN = r"\b(?:(?i:[mt]-?)?PIN|Pin|pin)\b"
+_PIN_LATIN = words.alternation(words.PIN, latin=True)
+_PIN_TRANSLATED = words.alternation(words.PIN, latin=False)
+_PIN_SECOND = r"(?:رمز دوم|رمز اینترنتی)"
+_PIN_GAP = (r"(?:(?:[ \t]+[A-Za-z][A-Za-z-]{0,15}){1,2}(?:[ \t]*[:：=]|[ \t]+[-–—]|\)[ \t])|"
+            r"[ \t]+(?i:ya|wa|la|of|for|de|du|da|do|kwa)[ \t]+[A-Za-z][A-Za-z-]{0,15}[ \t]|"
+            r"\)?(?:[ \t]*[:：=]|[ \t]+[-–—]|[ \t]+(?i:is|ni|est)?))[ \t]*\\?[\"']?")
+_PIN_END = r"(?![0-9A-Za-z]|[.,/:-]\d)"
 SECOND_FACTOR_WORDS = f"{_RECOVERY_WORDS}|{_TOTP_WORDS}"
 """Labels of recovery codes and authenticator secrets, which structure ties to a value too (`id="recovery_code"`
 beside `value="…"`): not context words of table headers, whose RE2 pass they would slow."""
@@ -1992,6 +2003,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a device's setup code after its label: Matter's manual pairing code (11 or 21 digits, its "
                      "Verhoeff check digit; chip-tool's `Manual pairing code: [3497-011-2332]`, `pairing code "
                      "<node> <code>`), a HomeKit setup code (`XXX-XX-XXX`)"),
+    Rule("wallet_pin", "PASSWORD",
+         rf"(?<![A-Za-z0-9_])(?:(?:{_PIN_OWN}|{_PIN_LATIN}|{_PIN_TRANSLATED}){_PIN_GAP}(?P<v>\d{{4,6}})|"
+         rf"{_PIN_SECOND}{_PIN_GAP}(?P<w>\d{{5,12}})){_PIN_END}",
+         trigger=rf"{_PIN_OWN}|{_PIN_LATIN}", translated=f"{_PIN_TRANSLATED}|{_PIN_SECOND}",
+         validator=v.wallet_pin, reject_label=r"(?i:pin[ _-]?code|pincode)|,[ \t]*(?i:pin)\b", label_window=2,
+         description="a card's or a mobile-money wallet's PIN after its label (`M-PESA PIN: …`, `UPI PIN …`, "
+                     "`(MPIN) …`, `PIN ya M-PESA: …`, the word for PIN or for secret number in the wallets' "
+                     "languages), 4 to 6 digits; an Iranian card's second PIN, 5 to 12; not a postal PIN code "
+                     "(`Pincode 560001`, `…, PIN 110001`), not a run or one digit repeated"),
     Rule("passport", "PASSPORT",
          r"(?:^|[^A-Z0-9<])(?P<v>[A-Z0-9<]{9}\d[A-Z<]{3}\d{6}\d[MFX<]\d{6}\d[A-Z0-9<]{14}[\d<]\d)(?![A-Z0-9<])",
          trigger=r"\d[A-Z<]{3}\d{7}[MFX<]\d{7}", validator=v.mrz_line,

@@ -171,6 +171,16 @@ PAIRING: dict[str, tuple[str, ...]] = {
 }
 """A device's pairing or setup code (Matter, HomeKit), beyond the rules' English."""
 
+PIN: dict[str, tuple[str, ...]] = {
+    "fr": ("code secret", "code confidentiel"), "de": ("Geheimzahl",), "es": ("número secreto",),
+    "sw": ("namba ya siri", "nambari ya siri"), "ha": ("lambar sirri",), "am": ("የሚስጥር ቁጥር", "ሚስጥራዊ ቁጥር"),
+    "hi": ("पिन", "एमपिन", "पिन नंबर"), "bn": ("পিন", "পিন নম্বর"), "ur": ("پن کوڈ", "پن نمبر"),
+    "ar": ("الرقم السري", "الرمز السري", "رقم سري"),
+    "fa": ("رمز اول", "رمز کارت"), "he": ("קוד סודי",),
+}
+"""A card's or a mobile-money wallet's PIN: the word itself in other scripts, and the "secret number/code" that
+banks and wallets (M-Pesa, telebirr, bKash, Iranian cards' first PIN) print for it, beyond the rules' `PIN`."""
+
 SOCIAL_SECURITY: dict[str, tuple[str, ...]] = {
     "th": ("หมายเลขประกันสังคม", "เลขประกันสังคม"), "vi": ("số an sinh xã hội",), "id": ("nomor jaminan sosial",),
     "ms": ("nombor keselamatan sosial",), "ru": ("номер социального страхования",),

@@ -1,0 +1,62 @@
+"""Secrets and numbers as mobile-money, remittance and lending services print them (the forty-ninth corpus's
+causes): wallet and card PINs after their label in the wallets' languages. Values written for these tests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize(("text", "pin"), [
+    ("Customer says her M-PESA PIN: 7319", "7319"),
+    ("UPI PIN 604281", "604281"),
+    ("reset done, (MPIN) 2857", "2857"),
+    ("PIN ya M-PESA — 9162", "9162"),
+    ("(PIN ya MoMo) 3048", "3048"),
+    ("kart şifre (PIN) — 5127", "5127"),
+    ("Votre code secret : 8264", "8264"),
+    ("namba ya siri 4719", "4719"),
+    ("lambar sirri: 6082", "6082"),
+    ("यूपीआई पिन: 4085", "4085"),
+    ("एमपिन — ७३१९", "७३१९"),
+    ("(বিকাশ পিন) 38271", "38271"),
+    ("পিন নম্বর: ৫১৮৩", "৫১৮৩"),
+    ("پن کوڈ: ۲۷۴۱", "۲۷۴۱"),
+    ("الرقم السري: 9047", "9047"),
+    ("קוד סודי: 6630", "6630"),
+    ("የሚስጥር ቁጥር 2958", "2958"),
+    ("رمز دوم: 81940273", "81940273"),
+])
+def test_a_pin_after_its_label(text: str, pin: str) -> None:
+    assert _values(text) == [pin]
+
+
+def test_a_pin_inside_a_json_note() -> None:
+    text = json.dumps({"note": "telebirr PIN — 5820", "amount": 300})
+    assert _values(text) == ["5820"]
+
+
+@pytest.mark.parametrize("text", [
+    "12 MG Road, Bengaluru, PIN 560034",
+    "Pincode: 411014",
+    "PIN code 110001",
+    "PIN: 1234",
+    "PIN: 0000",
+    "PIN: ****",
+    "pin the version to 2.4.1",
+    "GPIO_PIN = 4821",
+    "the PIN expires 2025",
+    "#pin-pad-key-7",
+    "Till 426673, Paybill 888880",
+])
+def test_no_pin_without_a_pin_label_and_its_digits(text: str) -> None:
+    assert _values(text) == []
