@@ -60,3 +60,26 @@ def test_a_pin_inside_a_json_note() -> None:
 ])
 def test_no_pin_without_a_pin_label_and_its_digits(text: str) -> None:
     assert _values(text) == []
+
+
+_RZP_ID = "rzp_live_Q7wErT5yUi3oPa"
+_RZP_SECRET = "m4Nb7Vc2Xz9Lk6Jh3Gf8Ds1A"
+
+
+@pytest.mark.parametrize("text", [
+    f'client = razorpay.Client(auth=("{_RZP_ID}", "{_RZP_SECRET}"))',
+    f"key id {_RZP_ID}, secret {_RZP_SECRET}",
+    f"कुंजी {_RZP_ID} / सीक्रेट {_RZP_SECRET}",
+    json.dumps({"note": f"creds {_RZP_ID} {_RZP_SECRET}"}),
+])
+def test_a_razorpay_key_secret_beside_its_key_id(text: str) -> None:
+    assert _RZP_SECRET in _values(text)
+    assert _RZP_ID not in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    f"{_RZP_ID} order_Mx4Nc8Vb2Zq7Lp",
+    f"key {_RZP_ID}, merchantnameshownatcheckout",
+])
+def test_no_razorpay_secret_without_one(text: str) -> None:
+    assert _values(text) == []

@@ -1082,6 +1082,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?:AC|SK)[0-9a-f]{32}", validator=v.twilio_secret,
          description="Twilio auth tokens and API key secrets beside their AC/SK id (-u AC…:token, "
                      "Client(\"AC…\", \"token\"))"),
+    Rule("razorpay_secret", "SECRET",
+         r"\brzp_(?:live|test)_[A-Za-z0-9]{14}(?:\\?[\"']?[ \t,:;)/]|\\?\r?\n|\\n){1,4}"
+         r"(?:(?:(?i:key[ _-]?secret|secret)|[^\x00-\x7f]{1,16})\\?[\"']?(?:[ \t,:;=/]|\\?\r?\n|\\n){1,4})?\\?[\"']?"
+         r"(?P<v>[A-Za-z0-9]{24})(?![A-Za-z0-9])",
+         trigger=r"rzp_(?:live|test)_[A-Za-z0-9]{14}", validator=v.labelled_key,
+         description="a Razorpay key secret (24 letters and digits) beside its `rzp_live_`/`rzp_test_` key id "
+                     "(`razorpay.Client(auth=(\"rzp_…\", \"…\"))`, `key id rzp_…, secret …` in any language)"),
     Rule("twilio_sid", "API_KEY", r"\b(?:AC|SK)[0-9a-f]{32}\b", trigger=r"(?:AC|SK)[0-9a-f]{32}",
          validator=v.twilio_secret,
          description="Twilio account and API key SIDs (AC/SK + 32 hex): half of a credential pair"),
