@@ -83,3 +83,17 @@ def test_a_razorpay_key_secret_beside_its_key_id(text: str) -> None:
 ])
 def test_no_razorpay_secret_without_one(text: str) -> None:
     assert _values(text) == []
+
+
+_CREDENTIAL = ("Tz8" + "kQ2vLx9+Wm4Rb7/Nc1Ye6Hs3Pa5Ud0Gf" * 10)[:340] + "ZA=="
+
+
+def test_a_daraja_security_credential() -> None:
+    body = {"InitiatorName": "b2c_initiator", "SecurityCredential": _CREDENTIAL, "CommandID": "SalaryPayment"}
+    assert _values(json.dumps(body)) == [_CREDENTIAL]
+    assert _values(json.dumps({"message": json.dumps(body)})) == [_CREDENTIAL]
+    assert _values(f"SecurityCredential={_CREDENTIAL}") == [_CREDENTIAL]
+
+
+def test_no_security_credential_when_only_a_placeholder() -> None:
+    assert _values('{"SecurityCredential": "<ENCRYPTED_INITIATOR_PASSWORD>"}') == []

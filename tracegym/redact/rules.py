@@ -1089,6 +1089,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"rzp_(?:live|test)_[A-Za-z0-9]{14}", validator=v.labelled_key,
          description="a Razorpay key secret (24 letters and digits) beside its `rzp_live_`/`rzp_test_` key id "
                      "(`razorpay.Client(auth=(\"rzp_…\", \"…\"))`, `key id rzp_…, secret …` in any language)"),
+    Rule("security_credential", "SECRET",
+         r"\bSecurityCredential(?:\\*[\"'])?[ \t]*[:=][ \t]*(?:\\*[\"'])?(?P<v>[A-Za-z0-9+/]{64,1024}={0,2})"
+         r"(?![A-Za-z0-9+/=])",
+         trigger=r"SecurityCredential", validator=v.labelled_key,
+         description="Safaricom Daraja's `SecurityCredential` (B2C, B2B, reversal and status requests: the "
+                     "initiator's password encrypted with M-Pesa's public key, base64), in JSON escaped once or more "
+                     "too"),
     Rule("twilio_sid", "API_KEY", r"\b(?:AC|SK)[0-9a-f]{32}\b", trigger=r"(?:AC|SK)[0-9a-f]{32}",
          validator=v.twilio_secret,
          description="Twilio account and API key SIDs (AC/SK + 32 hex): half of a credential pair"),
