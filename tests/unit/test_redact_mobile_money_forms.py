@@ -97,3 +97,18 @@ def test_a_daraja_security_credential() -> None:
 
 def test_no_security_credential_when_only_a_placeholder() -> None:
     assert _values('{"SecurityCredential": "<ENCRYPTED_INITIATOR_PASSWORD>"}') == []
+
+
+@pytest.mark.parametrize(("text", "phone"), [
+    ("mobile: 923451287609", "923451287609"),
+    ("موبائل نمبر 923017764213", "923017764213"),
+    ("923128840571 (mobile)", "923128840571"),
+    ("phone: 8801819273645", "8801819273645"),
+])
+def test_a_pakistani_or_bangladeshi_number_with_its_country_code_and_no_plus(text: str, phone: str) -> None:
+    assert _values(text) == [phone]
+
+
+@pytest.mark.parametrize("text", ["mobile app build 923", "phone: 92345", "order 923451287609"])
+def test_no_country_code_number_without_a_phone_label_or_its_length(text: str) -> None:
+    assert _values(text) == []
