@@ -112,3 +112,30 @@ def test_a_pakistani_or_bangladeshi_number_with_its_country_code_and_no_plus(tex
 @pytest.mark.parametrize("text", ["mobile app build 923", "phone: 92345", "order 923451287609"])
 def test_no_country_code_number_without_a_phone_label_or_its_length(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "phone"), [
+    ("M-PESA number: 0712 845 093", "0712 845 093"),
+    ("namba ya M-PESA — 254722615038", "254722615038"),
+    ("bKash number 01819273645", "01819273645"),
+    ("নগদ নম্বর: 01557398214", "01557398214"),
+    ("Easypaisa account — 0345-7712094", "0345-7712094"),
+    ("JazzCash نمبر: 923008815274", "923008815274"),
+    ("0722615038 (M-PESA number)", "0722615038"),
+    ("0722615038 (nambari ya simu)", "0722615038"),
+    ("923451287609 (د موبایل شمېره)", "923451287609"),
+    ("nọmba ekwentị: 08031457729", "08031457729"),
+])
+def test_a_wallet_number_or_a_phone_label_in_parentheses(text: str, phone: str) -> None:
+    assert _values(text) == [phone]
+
+
+@pytest.mark.parametrize("text", [
+    "M-PESA Till 426673",
+    "Lipa na M-PESA Paybill 522533, account 7741",
+    "M-PESA receipt QKT4ZP81AB",
+    "20240101 (not a phone)",
+    "the wave number 12000",
+])
+def test_no_wallet_number_without_a_number_label(text: str) -> None:
+    assert _values(text) == []

@@ -242,6 +242,13 @@ _PHONE_HEADER_WORDS = rf"(?:{_PHONE_LATIN_FORM.replace('{table}', 'phone')}|{_PH
 _PHONE_AFTER = (r"(?:으?로|번으로)[ \t]*(?:전화|연락|문자)|(?:に|まで|へ)[ \t]*[おご]?(?:電話|連絡)|"
                 r"(?:numaras[ıi]ndan|numaradan|['’]?[dt][ae]n)[ \t]+ara|पर[ \t]+(?:कॉल|फ़ोन|फोन|संपर्क)")
 _NATIONAL_NUMBER = r"\(?\d[\d ()./-]{5,22}\d"
+# A mobile-money wallet's number: M-Pesa, bKash, Nagad, JazzCash, Easypaisa, MoMo, telebirr and their peers name
+# a wallet by its owner's phone number (`M-PESA number: …`, `Easypaisa account …`, `namba ya M-PESA …`).
+_WALLET = (r"(?i:m-?pesa|bkash|nagad|jazz ?cash|easy ?paisa|upaisa|sadapay|nayapay|momo|airtel ?money|telebirr|"
+           r"orange ?money|opay|palmpay|mtn ?money|tigo ?pesa|ecocash)|বিকাশ|নগদ")
+_WALLET_NUMBER = (rf"(?:(?<![A-Za-z])(?:{_WALLET})(?:[ \t]+(?i:number|no\.?|nr|account|a/c|wallet)|"
+                  r"[ \t]*(?:নম্বর|নাম্বার|نمبر|नंबर|नम्बर))(?![A-Za-z])|"
+                  rf"(?<![A-Za-z])(?i:namba|nambari)[ \t]+ya[ \t]+(?:{_WALLET})(?![A-Za-z]))")
 """A number as a national plan writes it, its groups apart by spaces, dots, dashes, slashes or an area code in
 parentheses; `national_phone` checks it against the plans."""
 # Words for an account in the languages IBANs are written in: rekening, cuenta, conta, conto, rachunek, účet,
@@ -1993,6 +2000,19 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a phone number in a national format with its label after it in parentheses, as notes and "
                      "remarks write one (`N (mobile no.)`, `N (téléphone)`, `N (joignable au)`, `N (मोबाइल नंबर)`); "
                      "not after a bare `(contact)` or `(number)`, which name a record or a figure of any kind"),
+    Rule("phone_national", "PHONE",
+         rf"{_WALLET_NUMBER}[ \t]*(?:[:：=][ \t]*|[-–—][ \t]*)?(?P<v>{_NATIONAL_NUMBER})(?:$|\W)|"
+         rf"(?:^|[^\w+.])(?P<w>{_NATIONAL_NUMBER})[ \t]*\({_WALLET_NUMBER}\)",
+         trigger=_WALLET, validator=v.national_phone, reject=rf"{_TOLL_FREE}",
+         description="a mobile-money wallet's number, its owner's phone number in a national format or with its "
+                     "country code (`M-PESA number: …`, `bKash number …`, `Easypaisa account …`, `namba ya M-PESA …`, "
+                     "`N (JazzCash number)`)"),
+    Rule("phone_before_word", "PHONE",
+         rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]*\((?:[^\s()\d]{{1,12}}[ \t]+){{1,2}}(?:{_PHONE_WORDS})"
+         r"(?:[ \t]+[^\s()\d]{1,12})?\)",
+         trigger=r"\d[ \t]*\([^\s\d()]", validator=v.national_phone, reject=r"\((?i:not|no|non|kein[a-z]*|pas)\b",
+         description="a phone number in a national format with its label after it in parentheses, words before "
+                     "the phone word (`N (nambari ya simu)`, `N (د موبایل شمېره)`, `N (numéro de téléphone)`)"),
     Rule("phone_grouped", "PHONE",
          r"(?:(?<=\\[nrt])|(?<![\w+./#@$%&-])(?<!\d[ .,:=-])(?<!\d[ .-]{2})(?<!\d[ .-]{3}))"
          r"(?P<v>(?:0\d{1,5}|00[1-9]\d{0,2}[ .-]\d)(?:(?:[ .-]|[ ]?[/-][ ]?)\d{2,8}){1,5}|[6-9]\d{4}[ -]\d{5})"

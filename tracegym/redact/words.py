@@ -100,7 +100,7 @@ PHONE: dict[str, tuple[str, ...]] = {
     "ps": ("تلیفون", "ټیلیفون", "ګرځنده"),
     "te": ("ఫోన్ నంబర్", "ఫోన్", "మొబైల్"), "gu": ("ફોન નંબર", "ફોન", "મોબાઇલ"), "kn": ("ಫೋನ್ ಸಂಖ್ಯೆ", "ಫೋನ್", "ಮೊಬೈಲ್", "ಕರೆ ಮಾಡಿ"),
     "ml": ("ഫോൺ നമ്പർ", "ഫോൺ", "മൊബൈൽ"), "pa": ("ਫ਼ੋਨ ਨੰਬਰ", "ਫ਼ੋਨ", "ਮੋਬਾਈਲ"), "mr": ("फोन नंबर", "मोबाईल", "भ्रमणध्वनी"),
-    "ne": ("फोन नम्बर",),
+    "ne": ("फोन नम्बर",), "ig": ("ekwentị", "nọmba ekwentị"),
 }
 """Phone, beyond the rules' own list (English, French, German, Spanish, Portuguese, Italian, Dutch, the Nordic
 languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi); "call me" as people write it before a
