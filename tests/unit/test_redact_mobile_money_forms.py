@@ -139,3 +139,19 @@ def test_a_wallet_number_or_a_phone_label_in_parentheses(text: str, phone: str) 
 ])
 def test_no_wallet_number_without_a_number_label(text: str) -> None:
     assert _values(text) == []
+
+
+_SUBSCRIPTION = "5e0a9c3f71d24b86a0f3c9e2d7b14a68"
+
+
+@pytest.mark.parametrize("text", [
+    f"MOMO_DISBURSEMENT_PRIMARY_KEY={_SUBSCRIPTION}",
+    f"APIM_SECONDARY_KEY: '{_SUBSCRIPTION}'",
+])
+def test_a_subscription_key_in_its_variable(text: str) -> None:
+    assert _values(text) == [_SUBSCRIPTION]
+
+
+@pytest.mark.parametrize("text", [f'"primary_key": "{_SUBSCRIPTION}"', "ORDERS_PRIMARY_KEY=order_id"])
+def test_no_subscription_key_for_a_record_key(text: str) -> None:
+    assert _values(text) == []

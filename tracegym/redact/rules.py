@@ -1103,6 +1103,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Safaricom Daraja's `SecurityCredential` (B2C, B2B, reversal and status requests: the "
                      "initiator's password encrypted with M-Pesa's public key, base64), in JSON escaped once or more "
                      "too"),
+    Rule("subscription_key", "API_KEY",
+         r"\b[A-Z][A-Z0-9_]{0,40}_(?:PRIMARY|SECONDARY)_KEY[ \t]*[=:][ \t]*\\?[\"']?(?P<v>[0-9a-fA-F]{32})"
+         r"(?![0-9A-Za-z])",
+         trigger=r"_(?:PRIMARY|SECONDARY)_KEY", validator=v.hex_key,
+         description="an API gateway subscription's primary or secondary key (Azure API Management's, as MTN MoMo "
+                     "issues them: 32 hex) in an environment variable (`MOMO_COLLECTION_PRIMARY_KEY=…`); a "
+                     "database's primary key is no variable of 32 hex"),
     Rule("twilio_sid", "API_KEY", r"\b(?:AC|SK)[0-9a-f]{32}\b", trigger=r"(?:AC|SK)[0-9a-f]{32}",
          validator=v.twilio_secret,
          description="Twilio account and API key SIDs (AC/SK + 32 hex): half of a credential pair"),
