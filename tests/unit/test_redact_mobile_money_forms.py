@@ -155,3 +155,17 @@ def test_a_subscription_key_in_its_variable(text: str) -> None:
 @pytest.mark.parametrize("text", [f'"primary_key": "{_SUBSCRIPTION}"', "ORDERS_PRIMARY_KEY=order_id"])
 def test_no_subscription_key_for_a_record_key(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "seed"), [
+    ("2FA setup key — k3vq m7xa pw2t hzno", "k3vq m7xa pw2t hzno"),
+    ("Authenticator secret — JBQW 4XZ3 MFRG K6TA", "JBQW 4XZ3 MFRG K6TA"),
+    ("Your key: d4tq wmzr 7kxe lpa2", "d4tq wmzr 7kxe lpa2"),
+])
+def test_a_setup_key_after_a_dash_or_the_word_key(text: str, seed: str) -> None:
+    assert _values(text) == [seed]
+
+
+@pytest.mark.parametrize("text", ["Your key: this that will work", "setup key — see the docs", "key: abcd"])
+def test_no_setup_key_in_words(text: str) -> None:
+    assert _values(text) == []

@@ -1734,6 +1734,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="an authenticator's secret under a two-factor heading (`2FA/TOTP`), on a line of its own after "
                      "the word for secret or key in any language (`• segreto: …`, `μυστικό: …`, Arabic's `المفتاح` "
                      "with its article)"),
+    Rule("totp_seed", "SECRET",
+         rf"(?:{_TOTP_WORDS}[ \t]+[-–—][ \t]+\\?[\"'`]?(?P<v>{_BASE32})|"
+         rf"(?<![A-Za-z])(?i:key)[ \t]*[:=：][ \t]*\\?[\"'`]?(?P<w>{_BASE32_GROUPS}))(?![A-Za-z0-9])",
+         trigger=rf"{_TOTP_OWN}|(?i:key)[ \t]*[:=：][ \t]*\\?[\"'`]?[a-zA-Z2-7]{{4}} [a-zA-Z2-7]{{4}} [a-zA-Z2-7]{{4}} "
+                 r"[a-zA-Z2-7]{4}",
+         translated=_TOTP_TRANSLATED, validator=v.totp_seed,
+         description="an authenticator's secret after its label and a dash (`2FA setup key — …`), or in the groups "
+                     "of four a setup page prints after the word key (`Your key: jbsw y3dp …`)"),
     Rule("recovery_code", "SECRET",
          rf"(?:{_field_fill(_RECOVERY_WORDS)}|{_typed_after(_RECOVERY_WORDS)})(?P<v>{_RECOVERY_CODE})\\?[\"'`]",
          trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
