@@ -169,3 +169,14 @@ def test_a_setup_key_after_a_dash_or_the_word_key(text: str, seed: str) -> None:
 @pytest.mark.parametrize("text", ["Your key: this that will work", "setup key — see the docs", "key: abcd"])
 def test_no_setup_key_in_words(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "پټنوم: Tq7#vLm2Rz!k",
+    "furaha sirta — Hargeisa@2019!",
+    "iphasiwedi: Durban#1987?",
+    "ጊዜያዊ የይለፍ ቃልዎ: Xk4_pQ9!wLz",
+])
+def test_a_password_after_its_label_in_pashto_somali_zulu_amharic(text: str) -> None:
+    assert len(_values(text)) == 1
+    assert _values(text)[0] in text.split(" ")[-1]

@@ -21,10 +21,11 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "el": ("συνθηματικό", "κωδικός πρόσβασης", "κωδικός"),
     "ru": ("пароль",), "ka": ("პაროლი",), "hy": ("գաղտնաբառ",), "bn": ("পাসওয়ার্ড",), "ta": ("கடவுச்சொல்",),
     "fa": ("رمز عبور", "گذرواژه", "کلمه عبور"), "ur": ("پاس ورڈ",), "sr": ("лозинка",), "mt": ("kelma sigrieta",),
-    "uk": ("пароль",), "kk": ("құпия сөз",), "uz": ("maxfiy so'z",), "am": ("የይለፍ ቃል",), "pa": ("ਪਾਸਵਰਡ",),
+    "uk": ("пароль",), "kk": ("құпия сөз",), "uz": ("maxfiy so'z",), "am": ("የይለፍ ቃል", "የይለፍ ቃልዎ"), "pa": ("ਪਾਸਵਰਡ",),
     "te": ("పాస్‌వర్డ్", "సంకేతపదం"), "gu": ("પાસવર્ડ",), "kn": ("ಪಾಸ್‌ವರ್ಡ್",), "ml": ("പാസ്‌വേഡ്",),
     "si": ("මුරපදය",), "my": ("စကားဝှက်",), "km": ("ពាក្យសម្ងាត់",), "ha": ("kalmar sirri",), "jv": ("tembung sandhi",),
     "yo": ("ọrọ igbaniwọle",), "ne": ("पासवर्ड",), "mr": ("संकेतशब्द",),
+    "ps": ("پټنوم",), "so": ("furaha sirta", "erayga sirta"), "zu": ("iphasiwedi",),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
