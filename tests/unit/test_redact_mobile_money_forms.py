@@ -180,3 +180,10 @@ def test_no_setup_key_in_words(text: str) -> None:
 def test_a_password_after_its_label_in_pashto_somali_zulu_amharic(text: str) -> None:
     assert len(_values(text)) == 1
     assert _values(text)[0] in text.split(" ")[-1]
+
+
+def test_a_gateways_integrity_salt() -> None:
+    salt = "Vq3Lw8Nz2Xk7Rm4Tp9Bs6Hd1"
+    assert _values(f"Integrity Salt: {salt}") == [salt]
+    assert _values(json.dumps({"merchant_salt": salt})) == [salt]
+    assert _values("Integrity Salt: required") == []

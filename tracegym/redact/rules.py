@@ -1110,6 +1110,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="an API gateway subscription's primary or secondary key (Azure API Management's, as MTN MoMo "
                      "issues them: 32 hex) in an environment variable (`MOMO_COLLECTION_PRIMARY_KEY=…`); a "
                      "database's primary key is no variable of 32 hex"),
+    Rule("labelled_key", "SECRET",
+         r"(?<![A-Za-z0-9])(?i:integrity|merchant)[ _-]?(?i:salt)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
+         r"(?P<v>[A-Za-z0-9]{16,128})(?![A-Za-z0-9])",
+         trigger=r"(?i:integrity|merchant)[ _-]?(?i:salt)", validator=v.labelled_key,
+         description="a payment gateway's hashing secret that its docs call a salt: JazzCash's `Integrity Salt` "
+                     "(the HMAC key of `pp_SecureHash`), PayU's merchant salt"),
     Rule("twilio_sid", "API_KEY", r"\b(?:AC|SK)[0-9a-f]{32}\b", trigger=r"(?:AC|SK)[0-9a-f]{32}",
          validator=v.twilio_secret,
          description="Twilio account and API key SIDs (AC/SK + 32 hex): half of a credential pair"),
