@@ -187,3 +187,30 @@ def test_a_gateways_integrity_salt() -> None:
     assert _values(f"Integrity Salt: {salt}") == [salt]
     assert _values(json.dumps({"merchant_salt": salt})) == [salt]
     assert _values("Integrity Salt: required") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Teudat Zehut: 314159260", "314159260"),
+    ('| ת"ז | 314159260 |', "314159260"),
+    ("Emirates ID 784-1987-0271828-3", "784-1987-0271828-3"),
+    ("رقم الهوية الإماراتية: 784198702718283", "784198702718283"),
+    ("Iqama No.: 2490153380", "2490153380"),
+    ("رقم الهوية الوطنية: ١٠٥٧٧٢١٥٦٣", "١٠٥٧٧٢١٥٦٣"),
+    ("کد ملی: 007-359184-1", "007-359184-1"),
+    ("national code ۰۰۷۳۵۹۱۸۴۱", "۰۰۷۳۵۹۱۸۴۱"),
+    ("আধার নম্বর: 2345 6789 0124", "2345 6789 0124"),
+    ("inombolo kamazisi: 8001015009087", "8001015009087"),
+])
+def test_an_id_of_israel_the_uae_saudi_arabia_iran_and_labels_in_more_languages(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "Teudat Zehut: 314159261",
+    "Emirates ID 784-1987-0271828-4",
+    "Iqama No.: 3490153380",
+    "کد ملی: 0073591842",
+    "کد ملی: 1111111111",
+])
+def test_no_id_that_fails_its_check(text: str) -> None:
+    assert _values(text) == []
