@@ -418,6 +418,37 @@ def nric(value: str) -> bool:
     return table[(offset + _weighted([int(c) for c in s[1:8]], (2, 7, 6, 5, 4, 3, 2))) % 11] == s[8]
 
 
+def il_teudat_zehut(value: str) -> bool:
+    """Israel's identity number (Teudat Zehut, Population and Immigration Authority): nine digits (fewer padded
+    with zeros), the digits weighted 1, 2, 1, 2, ... with each product's digits summed, a multiple of 10 (Luhn)."""
+    d = _digits(value, 9)
+    return d is not None and _luhn(d)
+
+
+def emirates_id(value: str) -> bool:
+    """The UAE's Emirates ID number (ICP): 784 (the UAE's ISO 3166 code), the holder's birth year, seven digits and
+    a Luhn check digit, fifteen digits in all."""
+    d = _digits(value, 15)
+    return d is not None and d[:3] == [7, 8, 4] and 1900 <= int("".join(map(str, d[3:7]))) <= 2099 and _luhn(d)
+
+
+def saudi_id(value: str) -> bool:
+    """Saudi Arabia's national id (1…) or iqama, a resident's (2…) (Absher, NIC): ten digits, a Luhn check
+    digit last."""
+    d = _digits(value, 10)
+    return d is not None and d[0] in (1, 2) and _luhn(d)
+
+
+def iran_melli_code(value: str) -> bool:
+    """Iran's national code (Kart-e Melli, NOCR): ten digits, the last a check digit: the first nine weighted
+    10 down to 2, mod 11: under 2 the digit itself, else 11 minus it."""
+    d = _digits(value, 10)
+    if d is None:
+        return False
+    r = _weighted(d, (10, 9, 8, 7, 6, 5, 4, 3, 2)) % 11
+    return d[9] == (r if r < 2 else 11 - r)
+
+
 @dataclass(frozen=True)
 class NationalId:
     """One id: the words that label it, its value's shape, its check, and where it needs no label."""
@@ -454,9 +485,9 @@ IDS: tuple[NationalId, ...] = (
                rf"\d{{4}}{_D}\d{{2}}{_D}\d{{3}}|\d{{3}}{_D}\d{{3}}{_D}\d{{3}}|\d{{8,9}}", bsn, short="bsn", said="bsn",
                camel="Bsn|BSN|Burgerservicenummer",
                stems=r"(?i:burgerservice|sofinummer|citizen[ _-]service|bsn[\"']?[ \t]*[:=])|\bBSN\b|Bsn"),
-    NationalId("aadhaar", r"aadhaa?r|adhaar|uidai|आधार", r"[2-9]\d{3}[ -]?\d{4}[ -]?\d{4}", aadhaar,
+    NationalId("aadhaar", r"aadhaa?r|adhaar|uidai|आधार|আধার|ஆதார்", r"[2-9]\d{3}[ -]?\d{4}[ -]?\d{4}", aadhaar,
                camel="Aadhaa?r",
-               stems=r"(?i:aadhaar|aadhar|adhaar|uidai)|आधार"),
+               stems=r"(?i:aadhaar|aadhar|adhaar|uidai)|आधार|আধার|ஆதார்"),
     NationalId("tc_kimlik", r"t\.?[ ]?c\.?[ _-]?kimlik|tckn|t\.c\.[ ]?(?:no|numaras[ıi])|"
                r"kimlik[ _-]?(?:no|numaras[ıi])|turkish[ _-]id(?:entity)?[ _-]?(?:number|no)",
                r"[1-9]\d{10}", tc_kimlik, short=r"tc[ _-]?no|tcno|tc", camel="TcKimlik|TCKimlik|Tckn|TCKN",
@@ -480,10 +511,10 @@ IDS: tuple[NationalId, ...] = (
                bare=r"[1-8]\d{5}(?:19|20)\d{2}[01]\d[0-3]\d\d{3}[0-9X]", bare_trigger=r"\d{6}(?:19|20)\d{9}[0-9X]",
                stems=r"身份|(?i:resident[ _-]identity|chinese[ _-]id)|IdCard|SfzNo|Sfzh"),
     NationalId("south_africa_id", r"(?:sa|rsa|south[ _-]african)[ _-]id|id[ _-]?(?:number|no\b|nr\b|num\b)|"
-               r"identity[ _-](?:number|no\b)",
+               r"identity[ _-](?:number|no\b)|inombolo[ _-](?:ka|ya)mazisi",
                r"\d{6}[ ]?\d{4}[ ]?\d{2}[ ]?\d", south_africa_id, camel="IdNumber|IdNo|IDNumber|IdentityNumber",
                stems=r"(?i:id[ _-]number|id[ _-]no|id[ _-]nr|id[ _-]num|idnumber|idno|identity[ _-]number|"
-               r"identity[ _-]no|sa[ _-]id|rsa[ _-]id|african[ _-]id)"),
+               r"identity[ _-]no|sa[ _-]id|rsa[ _-]id|african[ _-]id|inombolo[ _-](?:ka|ya)mazisi)"),
     NationalId("nif_pt", r"contribuinte|n[uú]mero[ _-]de[ _-]identifica[cç][aã]o[ _-]fiscal",
                r"[1-35-9]\d{2}[ .]?\d{3}[ .]?\d{3}", nif_pt, short="nif", camel="Nif|NIF|Contribuinte",
                stems=r"(?i:contribuinte|identifica)|\bNIF\b|Nif|(?i:nif)[\"']?[ \t]*[:=]"),
@@ -557,6 +588,18 @@ IDS: tuple[NationalId, ...] = (
                r"[2-6]\d{3}[ -]?\d{5}[ -]?\d(?:[ /-]?[1-9])?", au_medicare,
                camel="MedicareNumber|MedicareNo|MedicareCardNumber|MedicareCardNo",
                stems=r"(?i:medicare[ _-]?(?:card|number|num|no|nr|#)|australian[ _-]medicare)"),
+    NationalId("il_teudat_zehut", r"teudat[ _-]?zehut|israeli[ _-]id(?:[ _-](?:number|no))?|ת(?:\\?\"|״)ז|"
+               r"תעודת[ _-]זהות", r"\d{8}-\d|\d{9}", il_teudat_zehut, camel="TeudatZehut",
+               stems=r"(?i:teudat[ _-]?zehut|israeli[ _-]id)|ת(?:\\?\"|״)ז|תעודת.זהות"),
+    NationalId("emirates_id", r"emirates[ _-]?id(?:[ _-](?:number|no))?|(?:رقم[ _-])?الهوية[ _-]الإماراتية",
+               r"784[ -]?\d{4}[ -]?\d{7}[ -]?\d", emirates_id, camel="EmiratesId|EmiratesID",
+               stems=r"(?i:emirates[ _-]?id)|الهوية.الإماراتية"),
+    NationalId("saudi_id", r"saudi[ _-](?:national[ _-])?id|iqama|(?:رقم[ _-])?(?:الهوية[ _-]الوطنية|الإقامة)",
+               r"[12]\d{9}", saudi_id, camel="Iqama|SaudiId",
+               stems=r"(?i:saudi[ _-](?:national[ _-])?id|iqama)|الهوية.الوطنية|الإقامة"),
+    NationalId("iran_melli_code", r"کد[ _-]?ملی|شماره[ _-]ملی|(?:national|melli)[ _-]code|code[ _-]melli",
+               r"\d{3}-?\d{6}-?\d", iran_melli_code, camel="MelliCode|NationalCode",
+               stems=r"کد ?ملی|شماره.ملی|(?i:national[ _-]code|melli[ _-]code|code[ _-]melli)"),
     NationalId("us_mbi", r"medicare[ _-]beneficiary[ _-]identifier|medicare[ _-]?(?:id|number|num|no|nr|#)|"
                r"us[ _-]mbi|mbi[ _-]?(?:number|num|no|nr|#)",
                r"[1-9][A-Z][0-9A-Z]\d-?[A-Z][0-9A-Z]\d-?[A-Z]{2}\d{2}", us_mbi, short="mbi",

@@ -74,6 +74,7 @@ PLANS: tuple[Plan, ...] = (
     Plan("VN", "84", ("0",), (9, 10), "235789"), Plan("TR", "90", ("0",), (10, 10), "2345"),
     Plan("IL", "972", ("0",), (8, 9), "2345789"), Plan("GR", "30", ("",), (10, 10), "26"),
     Plan("CZ", "420", ("",), (9, 9), "2345679"), Plan("QA", "974", ("",), (8, 8), "34567"),
+    Plan("PK", "92", ("0",), (9, 10), "23456789"), Plan("BD", "880", ("0",), (8, 10), _ANY),
 )
 """The plans of the countries the docs and the corpora name (NANP and Brazil's DDD grammar are read apart:
 `nanp`, `brazil`). Trunk-0 plans with open lengths (Germany, Austria, Finland) take most numbers that start

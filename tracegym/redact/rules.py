@@ -242,6 +242,13 @@ _PHONE_HEADER_WORDS = rf"(?:{_PHONE_LATIN_FORM.replace('{table}', 'phone')}|{_PH
 _PHONE_AFTER = (r"(?:으?로|번으로)[ \t]*(?:전화|연락|문자)|(?:に|まで|へ)[ \t]*[おご]?(?:電話|連絡)|"
                 r"(?:numaras[ıi]ndan|numaradan|['’]?[dt][ae]n)[ \t]+ara|पर[ \t]+(?:कॉल|फ़ोन|फोन|संपर्क)")
 _NATIONAL_NUMBER = r"\(?\d[\d ()./-]{5,22}\d"
+# A mobile-money wallet's number: M-Pesa, bKash, Nagad, JazzCash, Easypaisa, MoMo, telebirr and their peers name
+# a wallet by its owner's phone number (`M-PESA number: …`, `Easypaisa account …`, `namba ya M-PESA …`).
+_WALLET = (r"(?i:m-?pesa|bkash|nagad|jazz ?cash|easy ?paisa|upaisa|sadapay|nayapay|momo|airtel ?money|telebirr|"
+           r"orange ?money|opay|palmpay|mtn ?money|tigo ?pesa|ecocash)|বিকাশ|নগদ")
+_WALLET_NUMBER = (rf"(?:(?<![A-Za-z])(?:{_WALLET})(?:[ \t]+(?i:number|no\.?|nr|account|a/c|wallet)|"
+                  r"[ \t]*(?:নম্বর|নাম্বার|نمبر|नंबर|नम्बर))(?![A-Za-z])|"
+                  rf"(?<![A-Za-z])(?i:namba|nambari)[ \t]+ya[ \t]+(?:{_WALLET})(?![A-Za-z]))")
 """A number as a national plan writes it, its groups apart by spaces, dots, dashes, slashes or an area code in
 parentheses; `national_phone` checks it against the plans."""
 # Words for an account in the languages IBANs are written in: rekening, cuenta, conta, conto, rachunek, účet,
@@ -648,6 +655,17 @@ _BASE32 = rf"(?:{_BASE32_GROUPS}|[A-Z2-7]{{16,128}}|[a-z2-7]{{16,128}})"
 _PAIRING_OWN = (r"(?:(?i:(?:manual[ _-]?)?pairing[ _-]?code|setup[ _-]?code|homekit(?:[ _-]?(?:setup[ _-]?)?code)?|"
                 r"matter[ _-]?code)|\bpair(?:ing)?\b)")
 _PAIRING_TRANSLATED = words.alternation(words.PAIRING)
+
+# A card's or a wallet's PIN after its label (`M-PESA PIN: …`, `UPI PIN …`, `(MPIN) …`, `PIN ya M-PESA: …`), or
+# after an Iranian card's second PIN (`رمز دوم`: the online one, 5 to 12 digits by Shetab's rules).
+_PIN_OWN = r"\b(?:(?i:[mt]-?)?PIN|Pin|pin)\b"
+_PIN_LATIN = words.alternation(words.PIN, latin=True)
+_PIN_TRANSLATED = words.alternation(words.PIN, latin=False)
+_PIN_SECOND = r"(?:رمز دوم|رمز اینترنتی)"
+_PIN_GAP = (r"(?:(?:[ \t]+[A-Za-z][A-Za-z-]{0,15}){1,2}(?:[ \t]*[:：=]|[ \t]+[-–—]|\)[ \t])|"
+            r"[ \t]+(?i:ya|wa|la|of|for|de|du|da|do|kwa)[ \t]+[A-Za-z][A-Za-z-]{0,15}[ \t]|"
+            r"\)?(?:[ \t]*[:：=]|[ \t]+[-–—]|[ \t]+(?i:is|ni|est)?))[ \t]*\\?[\"']?")
+_PIN_END = r"(?![0-9A-Za-z]|[.,/:-]\d)"
 SECOND_FACTOR_WORDS = f"{_RECOVERY_WORDS}|{_TOTP_WORDS}"
 """Labels of recovery codes and authenticator secrets, which structure ties to a value too (`id="recovery_code"`
 beside `value="…"`): not context words of table headers, whose RE2 pass they would slow."""
@@ -1073,6 +1091,33 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?:AC|SK)[0-9a-f]{32}", validator=v.twilio_secret,
          description="Twilio auth tokens and API key secrets beside their AC/SK id (-u AC…:token, "
                      "Client(\"AC…\", \"token\"))"),
+    Rule("razorpay_secret", "SECRET",
+         r"\brzp_(?:live|test)_[A-Za-z0-9]{14}(?:\\?[\"']?[ \t,:;)/]|\\?\r?\n|\\n){1,4}"
+         r"(?:(?:(?i:key[ _-]?secret|secret)|[^\x00-\x7f]{1,16})\\?[\"']?(?:[ \t,:;=/]|\\?\r?\n|\\n){1,4})?\\?[\"']?"
+         r"(?P<v>[A-Za-z0-9]{24})(?![A-Za-z0-9])",
+         trigger=r"rzp_(?:live|test)_[A-Za-z0-9]{14}", validator=v.labelled_key,
+         description="a Razorpay key secret (24 letters and digits) beside its `rzp_live_`/`rzp_test_` key id "
+                     "(`razorpay.Client(auth=(\"rzp_…\", \"…\"))`, `key id rzp_…, secret …` in any language)"),
+    Rule("security_credential", "SECRET",
+         r"\bSecurityCredential(?:\\*[\"'])?[ \t]*[:=][ \t]*(?:\\*[\"'])?(?P<v>[A-Za-z0-9+/]{64,1024}={0,2})"
+         r"(?![A-Za-z0-9+/=])",
+         trigger=r"SecurityCredential", validator=v.labelled_key,
+         description="Safaricom Daraja's `SecurityCredential` (B2C, B2B, reversal and status requests: the "
+                     "initiator's password encrypted with M-Pesa's public key, base64), in JSON escaped once or more "
+                     "too"),
+    Rule("subscription_key", "API_KEY",
+         r"\b[A-Z][A-Z0-9_]{0,40}_(?:PRIMARY|SECONDARY)_KEY[ \t]*[=:][ \t]*\\?[\"']?(?P<v>[0-9a-fA-F]{32})"
+         r"(?![0-9A-Za-z])",
+         trigger=r"_(?:PRIMARY|SECONDARY)_KEY", validator=v.hex_key,
+         description="an API gateway subscription's primary or secondary key (Azure API Management's, as MTN MoMo "
+                     "issues them: 32 hex) in an environment variable (`MOMO_COLLECTION_PRIMARY_KEY=…`); a "
+                     "database's primary key is no variable of 32 hex"),
+    Rule("labelled_key", "SECRET",
+         r"(?<![A-Za-z0-9])(?i:integrity|merchant)[ _-]?(?i:salt)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
+         r"(?P<v>[A-Za-z0-9]{16,128})(?![A-Za-z0-9])",
+         trigger=r"(?i:integrity|merchant)[ _-]?(?i:salt)", validator=v.labelled_key,
+         description="a payment gateway's hashing secret that its docs call a salt: JazzCash's `Integrity Salt` "
+                     "(the HMAC key of `pp_SecureHash`), PayU's merchant salt"),
     Rule("twilio_sid", "API_KEY", r"\b(?:AC|SK)[0-9a-f]{32}\b", trigger=r"(?:AC|SK)[0-9a-f]{32}",
          validator=v.twilio_secret,
          description="Twilio account and API key SIDs (AC/SK + 32 hex): half of a credential pair"),
@@ -1710,6 +1755,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="an authenticator's secret under a two-factor heading (`2FA/TOTP`), on a line of its own after "
                      "the word for secret or key in any language (`• segreto: …`, `μυστικό: …`, Arabic's `المفتاح` "
                      "with its article)"),
+    Rule("totp_seed", "SECRET",
+         rf"(?:{_TOTP_WORDS}[ \t]+[-–—][ \t]+\\?[\"'`]?(?P<v>{_BASE32})|"
+         rf"(?<![A-Za-z])(?i:key)[ \t]*[:=：][ \t]*\\?[\"'`]?(?P<w>{_BASE32_GROUPS}))(?![A-Za-z0-9])",
+         trigger=rf"{_TOTP_OWN}|(?i:key)[ \t]*[:=：][ \t]*\\?[\"'`]?[a-zA-Z2-7]{{4}} [a-zA-Z2-7]{{4}} [a-zA-Z2-7]{{4}} "
+                 r"[a-zA-Z2-7]{4}",
+         translated=_TOTP_TRANSLATED, validator=v.totp_seed,
+         description="an authenticator's secret after its label and a dash (`2FA setup key — …`), or in the groups "
+                     "of four a setup page prints after the word key (`Your key: jbsw y3dp …`)"),
     Rule("recovery_code", "SECRET",
          rf"(?:{_field_fill(_RECOVERY_WORDS)}|{_typed_after(_RECOVERY_WORDS)})(?P<v>{_RECOVERY_CODE})\\?[\"'`]",
          trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
@@ -1995,6 +2048,19 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a phone number in a national format with its label after it in parentheses, as notes and "
                      "remarks write one (`N (mobile no.)`, `N (téléphone)`, `N (joignable au)`, `N (मोबाइल नंबर)`); "
                      "not after a bare `(contact)` or `(number)`, which name a record or a figure of any kind"),
+    Rule("phone_national", "PHONE",
+         rf"{_WALLET_NUMBER}[ \t]*(?:[:：=][ \t]*|[-–—][ \t]*)?(?P<v>{_NATIONAL_NUMBER})(?:$|\W)|"
+         rf"(?:^|[^\w+.])(?P<w>{_NATIONAL_NUMBER})[ \t]*\({_WALLET_NUMBER}\)",
+         trigger=_WALLET, validator=v.national_phone, reject=rf"{_TOLL_FREE}",
+         description="a mobile-money wallet's number, its owner's phone number in a national format or with its "
+                     "country code (`M-PESA number: …`, `bKash number …`, `Easypaisa account …`, `namba ya M-PESA …`, "
+                     "`N (JazzCash number)`)"),
+    Rule("phone_before_word", "PHONE",
+         rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]*\((?:[^\s()\d]{{1,12}}[ \t]+){{1,2}}(?:{_PHONE_WORDS})"
+         r"(?:[ \t]+[^\s()\d]{1,12})?\)",
+         trigger=r"\d[ \t]*\([^\s\d()]", validator=v.national_phone, reject=r"\((?i:not|no|non|kein[a-z]*|pas)\b",
+         description="a phone number in a national format with its label after it in parentheses, words before "
+                     "the phone word (`N (nambari ya simu)`, `N (د موبایل شمېره)`, `N (numéro de téléphone)`)"),
     Rule("phone_grouped", "PHONE",
          r"(?:(?<=\\[nrt])|(?<![\w+./#@$%&-])(?<!\d[ .,:=-])(?<!\d[ .-]{2})(?<!\d[ .-]{3}))"
          r"(?P<v>(?:0\d{1,5}|00[1-9]\d{0,2}[ .-]\d)(?:(?:[ .-]|[ ]?[/-][ ]?)\d{2,8}){1,5}|[6-9]\d{4}[ -]\d{5})"
@@ -2019,6 +2085,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a device's setup code after its label: Matter's manual pairing code (11 or 21 digits, its "
                      "Verhoeff check digit; chip-tool's `Manual pairing code: [3497-011-2332]`, `pairing code "
                      "<node> <code>`), a HomeKit setup code (`XXX-XX-XXX`)"),
+    Rule("wallet_pin", "PASSWORD",
+         rf"(?<![A-Za-z0-9_])(?:(?:{_PIN_OWN}|{_PIN_LATIN}|{_PIN_TRANSLATED}){_PIN_GAP}(?P<v>\d{{4,6}})|"
+         rf"{_PIN_SECOND}{_PIN_GAP}(?P<w>\d{{5,12}})){_PIN_END}",
+         trigger=rf"{_PIN_OWN}|{_PIN_LATIN}", translated=f"{_PIN_TRANSLATED}|{_PIN_SECOND}",
+         validator=v.wallet_pin, reject_label=r"(?i:pin[ _-]?code|pincode)|,[ \t]*(?i:pin)\b", label_window=2,
+         description="a card's or a mobile-money wallet's PIN after its label (`M-PESA PIN: …`, `UPI PIN …`, "
+                     "`(MPIN) …`, `PIN ya M-PESA: …`, the word for PIN or for secret number in the wallets' "
+                     "languages), 4 to 6 digits; an Iranian card's second PIN, 5 to 12; not a postal PIN code "
+                     "(`Pincode 560001`, `…, PIN 110001`), not a run or one digit repeated"),
     Rule("passport", "PASSPORT",
          r"(?:^|[^A-Z0-9<])(?P<v>[A-Z0-9<]{9}\d[A-Z<]{3}\d{6}\d[MFX<]\d{6}\d[A-Z0-9<]{14}[\d<]\d)(?![A-Z0-9<])",
          trigger=r"\d[A-Z<]{3}\d{7}[MFX<]\d{7}", validator=v.mrz_line,

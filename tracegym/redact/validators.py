@@ -104,6 +104,12 @@ def verhoeff(digits: list[int]) -> bool:
 _HOMEKIT_INVALID = frozenset({"12345678", "87654321", *(str(d) * 8 for d in range(10))})
 
 
+def wallet_pin(value: str) -> bool:
+    """A PIN told after its label: not one digit repeated, not a run up or down (`1111`, `1234`, `654321`: the
+    docs' placeholders and the PINs wallets refuse)."""
+    return len(set(value)) > 1 and value not in "01234567890" and value not in "09876543210"
+
+
 def pairing_code(value: str) -> bool:
     """A device's setup code: a Matter manual pairing code (11 or 21 digits, the last a Verhoeff check digit over
     the others: Matter Core Specification 5.1.4.1), or a HomeKit setup code (`XXX-XX-XXX`, none of the codes the

@@ -21,10 +21,11 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "el": ("συνθηματικό", "κωδικός πρόσβασης", "κωδικός"),
     "ru": ("пароль",), "ka": ("პაროლი",), "hy": ("գաղտնաբառ",), "bn": ("পাসওয়ার্ড",), "ta": ("கடவுச்சொல்",),
     "fa": ("رمز عبور", "گذرواژه", "کلمه عبور"), "ur": ("پاس ورڈ",), "sr": ("лозинка",), "mt": ("kelma sigrieta",),
-    "uk": ("пароль",), "kk": ("құпия сөз",), "uz": ("maxfiy so'z",), "am": ("የይለፍ ቃል",), "pa": ("ਪਾਸਵਰਡ",),
+    "uk": ("пароль",), "kk": ("құпия сөз",), "uz": ("maxfiy so'z",), "am": ("የይለፍ ቃል", "የይለፍ ቃልዎ"), "pa": ("ਪਾਸਵਰਡ",),
     "te": ("పాస్‌వర్డ్", "సంకేతపదం"), "gu": ("પાસવર્ડ",), "kn": ("ಪಾಸ್‌ವರ್ಡ್",), "ml": ("പാസ്‌വേഡ്",),
     "si": ("මුරපදය",), "my": ("စကားဝှက်",), "km": ("ពាក្យសម្ងាត់",), "ha": ("kalmar sirri",), "jv": ("tembung sandhi",),
     "yo": ("ọrọ igbaniwọle",), "ne": ("पासवर्ड",), "mr": ("संकेतशब्द",),
+    "ps": ("پټنوم",), "so": ("furaha sirta", "erayga sirta"), "zu": ("iphasiwedi",),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
@@ -100,7 +101,7 @@ PHONE: dict[str, tuple[str, ...]] = {
     "ps": ("تلیفون", "ټیلیفون", "ګرځنده"),
     "te": ("ఫోన్ నంబర్", "ఫోన్", "మొబైల్"), "gu": ("ફોન નંબર", "ફોન", "મોબાઇલ"), "kn": ("ಫೋನ್ ಸಂಖ್ಯೆ", "ಫೋನ್", "ಮೊಬೈಲ್", "ಕರೆ ಮಾಡಿ"),
     "ml": ("ഫോൺ നമ്പർ", "ഫോൺ", "മൊബൈൽ"), "pa": ("ਫ਼ੋਨ ਨੰਬਰ", "ਫ਼ੋਨ", "ਮੋਬਾਈਲ"), "mr": ("फोन नंबर", "मोबाईल", "भ्रमणध्वनी"),
-    "ne": ("फोन नम्बर",),
+    "ne": ("फोन नम्बर",), "ig": ("ekwentị", "nọmba ekwentị"),
 }
 """Phone, beyond the rules' own list (English, French, German, Spanish, Portuguese, Italian, Dutch, the Nordic
 languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi); "call me" as people write it before a
@@ -170,6 +171,16 @@ PAIRING: dict[str, tuple[str, ...]] = {
     "th": ("รหัสจับคู่",), "ar": ("رمز الإقران",), "he": ("קוד צימוד",), "hi": ("पेयरिंग कोड",),
 }
 """A device's pairing or setup code (Matter, HomeKit), beyond the rules' English."""
+
+PIN: dict[str, tuple[str, ...]] = {
+    "fr": ("code secret", "code confidentiel"), "de": ("Geheimzahl",), "es": ("número secreto",),
+    "sw": ("namba ya siri", "nambari ya siri"), "ha": ("lambar sirri",), "am": ("የሚስጥር ቁጥር", "ሚስጥራዊ ቁጥር"),
+    "hi": ("पिन", "एमपिन", "पिन नंबर"), "bn": ("পিন", "পিন নম্বর"), "ur": ("پن کوڈ", "پن نمبر"),
+    "ar": ("الرقم السري", "الرمز السري", "رقم سري"),
+    "fa": ("رمز اول", "رمز کارت"), "he": ("קוד סודי",),
+}
+"""A card's or a mobile-money wallet's PIN: the word itself in other scripts, and the "secret number/code" that
+banks and wallets (M-Pesa, telebirr, bKash, Iranian cards' first PIN) print for it, beyond the rules' `PIN`."""
 
 SOCIAL_SECURITY: dict[str, tuple[str, ...]] = {
     "th": ("หมายเลขประกันสังคม", "เลขประกันสังคม"), "vi": ("số an sinh xã hội",), "id": ("nomor jaminan sosial",),
