@@ -27,7 +27,7 @@ from tracegym.redact import validators as v
 from tracegym.redact.cells import labelled_cells
 from tracegym.redact.config import RedactConfig
 from tracegym.redact.disguise import TRIGGER, TRIGGER_ESCAPES, TRIGGER_FORMS, Normalized, normalize
-from tracegym.redact.passes import any_match, members_found, prematch, texts_of
+from tracegym.redact.passes import any_match, may_match, members_found, texts_of
 from tracegym.redact.rules import (
     BUILTIN_RULES,
     CELL_TRIGGERS,
@@ -60,7 +60,8 @@ token rule reads as a label: `OKTA_SSWS`), a recovery code's or an authenticator
 cookie's name (`PHPSESSID`, `connect.sid`), an id's name with no country (`document_number`) or a national id's
 short name inside one (`fr_nir`)."""
 PASS_THREADS = max(1, min(4, os.cpu_count() or 1))
-"""Threads that run the RE2 passes side by side: Arrow's kernels release the GIL, so each pass takes a core."""
+"""Threads that run the RE2 passes side by side. google-re2 holds the GIL while it searches, so they overlap
+little more than the Python around the searches (about 0.1-0.3 s of a redacted ingest's 2-8 s)."""
 _executors: dict[int, ThreadPoolExecutor] = {}
 POOL = pa.system_memory_pool()
 """Where redaction's Arrow arrays are allocated (distinct texts, masks, rewritten columns). Arrow's default pool
@@ -215,15 +216,16 @@ class Detector:
         """The findings of each of `new` (distinct candidates not seen before), remembered. The label-value pairs
         that structure ties together are read by the rules whose trigger matches the pair (RE2 over all the pairs at
         once): a rule none of them triggers is never compiled."""
-        per_rule = self._triggered(new)
-        disguised = any_match([t.encode() for t in new], (TRIGGER,))
+        encoded = [t.encode() for t in new]
+        per_rule = self._triggered(encoded)
+        disguised = any_match(encoded, (TRIGGER,))
         norms = [normalize(t) if hit else None for t, hit in zip(new, disguised, strict=True)]
         normal = [n for n in norms if n is not None]
-        per_rule_normal = iter(self._triggered([n.text for n in normal]))
+        per_rule_normal = iter(self._triggered([n.text.encode() for n in normal]))
         readings = [_readings(t, per_rule[j], norm, next(per_rule_normal) if norm is not None else [])
                     for j, (t, norm) in enumerate(zip(new, norms, strict=True))]
         pairs = list(dict.fromkeys(cell.read for rs in readings for r in rs for cell in r.cells))
-        rules_of = dict(zip(pairs, self._triggered(pairs), strict=True))
+        rules_of = dict(zip(pairs, self._triggered([pair.encode() for pair in pairs]), strict=True))
         done = [self._find(t, rs, rules_of) for t, rs in zip(new, readings, strict=True)]
         for t, found in zip(new, done, strict=True):
             self._remember(t, found)
@@ -235,11 +237,10 @@ class Detector:
         return any((span := _value_span(rule, m)) is not None and self._keep(rule, view[span[0]:span[1]]) is not False
                    for rule in self.swept for m in rule.regex.finditer(view))
 
-    def _triggered(self, texts: list[str]) -> list[list[Rule]]:
-        """For each text, the rules whose trigger matches it, and the sweep rules. Each group's pass reads every
-        text; a trigger of the group, only the texts the pass matched."""
-        encoded = [t.encode() for t in texts]
-        found = _threads().map(lambda ruled: members_found(encoded, *ruled), self._ruled)
+    def _triggered(self, texts: list[bytes]) -> list[list[Rule]]:
+        """For each text (UTF-8), the rules whose trigger matches it, and the sweep rules. Each group's pass reads
+        every text; a trigger of the group, only the texts the pass matched."""
+        found = _threads().map(lambda ruled: members_found(texts, *ruled), self._ruled)
         rows: list[set[int]] = [set(self._swept) for _ in texts]
         for hits in found:
             for row, trigger in hits:
@@ -272,8 +273,8 @@ class Detector:
         """Findings of a reading's rules in it (the text, or its normalized form), as spans of `text`."""
         read, view, norm = reading.read, reading.view, reading.norm
         encoded = view.encode()
-        spans = [(rule, span) for rule in reading.rules if _may_match(rule, encoded) for m in rule.regex.finditer(view)
-                 if (span := _value_span(rule, m)) is not None]
+        spans = [(rule, span) for rule in reading.rules if may_match(rule.pattern, encoded)
+                 for m in rule.regex.finditer(view) if (span := _value_span(rule, m)) is not None]
         matched = len(spans)
         spans += self._cell_spans(reading, rules_of)
         public = [span for rule, span in spans if self._public(rule, view[span[0]:span[1]])]
@@ -461,8 +462,7 @@ def _cell_word(label: str) -> bool:
 def _names(words: re.Pattern[str], label: str) -> bool:
     """Whether one of `words` stands in a label (a line's start before `:`, a column's name, a JSON key), RE2 ruling
     out most labels first: `re` tries the long list of words in many languages at every position of each."""
-    search = prematch(words.pattern)
-    return (search is None or search(label.encode()) is not None) and words.search(label) is not None
+    return may_match(words.pattern, label.encode()) and words.search(label) is not None
 
 
 def _csv_unquoted(field: re.Match[str]) -> str:
@@ -472,13 +472,6 @@ def _csv_unquoted(field: re.Match[str]) -> str:
     if '""' not in inner:
         return field.group()
     return '"' + _CSV_OPENING.sub(' "', inner).replace('""', '" ') + '"'
-
-
-def _may_match(rule: Rule, view: bytes) -> bool:
-    """False where RE2 finds that the rule's pattern cannot match (Python's `re` would scan the whole text for
-    nothing: a rule's pattern opens with a long list of labels, which `re` tries at every position)."""
-    search = prematch(rule.pattern)
-    return search is None or search(view) is not None
 
 
 def _read_on(rule: Rule, view: str, at: int) -> list[tuple[Rule, tuple[int, int]]]:

@@ -81,11 +81,18 @@ def prematch(pattern: str) -> Search | None:
         return None
 
 
+def may_match(pattern: str, text: bytes) -> bool:
+    """False only where RE2 finds that the Python `re` pattern cannot match `text` (UTF-8): `re` tries a pattern
+    that opens with a long list of labels at every position of a text, RE2 reads the text once."""
+    search = prematch(pattern)
+    return search is None or search(text) is not None
+
+
 def superset(pattern: str) -> str:
     """A Python `re` pattern (compiled with `re.ASCII`) as an RE2 pattern that matches every text it does (RE2 may
-    still refuse it: a backreference, an unknown escape). Lookarounds are dropped
-    (a zero-width condition less matches more); `{m,n}` past RE2's limit opens (`{m,}`); `$` may also stand before
-    a last line break, as in Python; `\\Z`, `\\uXXXX`, `{,n}` and `\\s` are written as RE2 writes them."""
+    still refuse it: a backreference, an unknown escape). Lookarounds are dropped (a zero-width condition less
+    matches more); `{m,n}` past RE2's limit opens (`{m,}`); `$` may also stand before a last line break, as in
+    Python; `\\Z`, `\\uXXXX`, `{,n}` and `\\s` are written as RE2 writes them."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
