@@ -181,12 +181,10 @@ _TOKEN = re.compile(r"\[ ?(?P<box>[^\s\]]{1,64}) ?\](?=[ \t]*(?:$|\\?\"|\\$))|[+
 """A value below a label: a form's box alone on its line (`[ 89320629Z ]`, its inside), a number written in groups
 (a phone number, a card) up to the line's end, or a word."""
 _LABEL_LINE_END = re.compile(r"(?:[:：]| -)[ \t]*\\?\n")
-"""What a line that `_LINE_LABEL` can match ends with, before the line below it: a cheap search over the whole text
-that spares splitting into lines the texts (most) where no line ends in `:`."""
+"""What a line that `_LINE_LABEL` can match ends with, before the line below it."""
 _LABEL_ALONE = re.compile(r"^(?:[^\n]*?\\?\"[ \t]*:[ \t]*\\?\")?[ \t]*([^\W\d_][\w.#/'’-]*(?:[ \t][\w.#/'’-]+){0,3})"
                           r"[ \t]*\\?$", re.MULTILINE)
-"""A line that is a name alone (or opens a JSON string with one): the texts with none that is a label are not split
-into lines either."""
+"""A line that is a name alone (or opens a JSON string with one)."""
 
 
 _STRING_OPENS = re.compile(r"^.*?\\?\"[ \t]*:[ \t]*\\?\"(?=[^\"\n]*$)")
@@ -205,25 +203,33 @@ def previous_line(text: str, wanted: Callable[[str], object]) -> Labelled:
     of the next. A line below that is itself a label ending in `:` holds no value (a form's labels one under the
     other)."""
     out: Labelled = []
-    lines = text.split("\n")
-    at = 0
-    for line, below in zip(lines, lines[1:], strict=False):
-        nxt = at + len(line) + 1
-        line = line.removesuffix("\\")
+    for at in _label_lines(text, wanted):
+        nxt = text.index("\n", at) + 1
+        line = text[at:nxt - 1].removesuffix("\\")
+        end = text.find("\n", nxt)
+        below = text[nxt:end if end >= 0 else None].removesuffix("\\")
         if (opening := _STRING_OPENS.match(line)) is not None:
             line = line[opening.end():]  # the label starts a JSON string whose next line holds the value
         m = _LINE_LABEL.search(line)
         group = 1 if m is not None and m.group(1) is not None else 2
-        if m is not None and wanted(m.group(group)) and not _label_alone(below.removesuffix("\\")):
+        if m is not None and wanted(m.group(group)) and not _label_alone(below):
             column = m.start(group)
-            for token in _TOKEN.finditer(below.removesuffix("\\")):
+            for token in _TOKEN.finditer(below):
                 if token.start() >= column - 2 or column == 0:
                     if token.start() <= column + 2 or column == 0:
                         value = "box" if token.group("box") is not None else 0
                         out.append((m.group(group).strip(), nxt + token.start(value), nxt + token.end(value)))
                     break
-        at = nxt
     return out
+
+
+def _label_lines(text: str, wanted: Callable[[str], object]) -> list[int]:
+    """Where each line starts that `_LINE_LABEL` may find a label in and that has a line below: one ending in `:`
+    or ` -`, or a wanted name alone. Two searches over the text spare a pass over each of its lines (code and tool
+    output hold thousands)."""
+    ends = [text.rfind("\n", 0, m.start()) + 1 for m in _LABEL_LINE_END.finditer(text)]
+    alone = [m.start() for m in _LABEL_ALONE.finditer(text) if text.startswith("\n", m.end()) and wanted(m.group(1))]
+    return sorted({*ends, *alone})
 
 
 _XML_ELEMENT = re.compile(r"<(?:[\w.-]+:)?([A-Za-z_][\w.-]{0,47})(?:[ \t][^<>]*)?>([^<>\n]{1,512})"
@@ -524,7 +530,7 @@ def labelled_values(text: str, wanted: Callable[[str], object]) -> Labelled:
         out += json_siblings(text, wanted)
     if "(" in text:
         out += sql_columns(text, wanted)
-    if "\n" in text and (_LABEL_LINE_END.search(text) or any(wanted(m.group(1)) for m in _LABEL_ALONE.finditer(text))):
+    if "\n" in text:
         out += previous_line(text, wanted)
     if "<" in text or "=>" in text or "{" in text:
         out += markup_fields(text, wanted)
