@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pytest
 
 from benchmarks import redact_fortyeighth, redact_fortyninth, redact_fortysixth
+from tracegym.redact import passes
 from tracegym.redact.detect import CELL_TRIGGERS, TRIGGER, Detector, _view
 from tracegym.redact.passes import any_match, members_found, prematch, superset
 
@@ -39,14 +40,26 @@ def test_the_passes_find_what_arrows_re2_finds(texts: list[str]) -> None:
         assert any_match(encoded, (pattern,)).tolist() == arrow, pattern[:80]
 
 
-def test_a_groups_members_are_found_where_each_matches(texts: list[str]) -> None:
-    group = next(g for g in Detector().groups if len(g) > 5)
-    encoded = [t.encode() for t in texts]
-    found = set(members_found(encoded, "|".join(f"(?:{t})" for t in group), group))
+def _members_by_arrow(texts: list[str], group: tuple[str, ...]) -> set[tuple[int, str]]:
     column = pa.array(texts, pa.large_string())
-    expected = {(row, member) for member in group
-                for row, hit in enumerate(pc.match_substring_regex(column, pattern=member).to_pylist()) if hit}
-    assert found == expected and found
+    return {(row, member) for member in group
+            for row, hit in enumerate(pc.match_substring_regex(column, pattern=member).to_pylist()) if hit}
+
+
+def test_each_groups_members_are_found_where_each_matches(texts: list[str]) -> None:
+    encoded = [t.encode() for t in texts]
+    for group in Detector().groups:
+        found = set(members_found(encoded, "|".join(f"(?:{t})" for t in group), group))
+        assert found == _members_by_arrow(texts, group), group[0][:80]
+
+
+def test_members_are_searched_alone_where_the_set_finds_none(texts: list[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A set whose automaton ran out of its budget answers no match at all: each member is then searched alone."""
+    group = next(g for g in Detector().groups if len(g) > 5)
+    monkeypatch.setattr(passes, "_which", lambda members: lambda text: None)
+    found = set(members_found([t.encode() for t in texts], "|".join(f"(?:{t})" for t in group), group))
+    assert found == _members_by_arrow(texts, group) and found
 
 
 def test_every_rules_superset_matches_wherever_its_pattern_does(texts: list[str]) -> None:

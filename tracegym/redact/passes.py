@@ -25,14 +25,29 @@ DFA_BUDGET = 64 << 20
 Search = Callable[[bytes], object]
 
 
-@functools.cache
-def compiled(pattern: str) -> Search:
-    """`pattern`'s search over UTF-8 bytes (None where it does not match), compiled once per process."""
+def _options() -> re2.Options:
     options = re2.Options()
     options.max_mem = DFA_BUDGET
     options.log_errors = False  # RE2 would write each reset of a full DFA to stderr
     options.never_capture = True  # only whether it matches is asked
-    return re2.compile(pattern.encode(), options).search
+    return options
+
+
+@functools.cache
+def compiled(pattern: str) -> Search:
+    """`pattern`'s search over UTF-8 bytes (None where it does not match), compiled once per process."""
+    return re2.compile(pattern.encode(), _options()).search
+
+
+@functools.cache
+def _which(members: tuple[str, ...]) -> Callable[[bytes], list[int] | None]:
+    """Which of `members` match a text (their indices; None for none, or where the set's automaton ran out of its
+    budget), in one pass: an RE2 set, compiled once per process."""
+    found = re2.Set.SearchSet(_options())
+    for member in members:
+        found.Add(member.encode())
+    found.Compile()
+    return found.Match
 
 
 def texts_of(column: pa.Array | pa.ChunkedArray) -> list[bytes | None]:
@@ -59,12 +74,19 @@ def any_match(texts: list[bytes | None], patterns: tuple[str, ...]) -> np.ndarra
 
 
 def members_found(texts: list[bytes], pattern: str, members: tuple[str, ...]) -> list[tuple[int, str]]:
-    """(row, member) for each of `members` (the patterns joined in `pattern`) that matches a text, read only in
-    the texts the joined pattern matches (a joined pass costs about what one of its members does)."""
-    search, alone = compiled(pattern), len(members) == 1
-    each = [(member, compiled(member)) for member in members]
-    return [(row, member) for row, text in enumerate(texts) if search(text) is not None
-            for member, found in each if alone or found(text) is not None]
+    """(row, member) for each of `members` (the patterns joined in `pattern`) that matches a text. The joined pass
+    reads every text; a set of the members, only those it matched, in one pass more (not one per member). Where the
+    set finds none of what the joined pass found, each member is searched alone."""
+    search = compiled(pattern)
+    rows = [row for row, text in enumerate(texts) if search(text) is not None]
+    if len(members) == 1:
+        return [(row, members[0]) for row in rows]
+    which = _which(members)
+    out = []
+    for row in rows:
+        hits = which(texts[row]) or [i for i, member in enumerate(members) if compiled(member)(texts[row]) is not None]
+        out += [(row, members[i]) for i in hits]
+    return out
 
 
 _CLASS_SPACE = "\\t\\n\\x0b\\f\\r "
