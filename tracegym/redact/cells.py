@@ -107,7 +107,7 @@ def labelled_cells(text: str, wanted: Callable[[str], object] = bool) -> list[tu
         text = text.translate(_BOX)
     lines = _lines(text)
     out: list[tuple[str, int, int]] = []
-    for delimiter in DELIMITERS:
+    for delimiter in (d for d in DELIMITERS if d in text):
         block: list[tuple[int, str]] = []
         for start, line in lines + [(len(text), "")]:
             if delimiter in line and not (delimiter == "|" and _RULE_LINE.fullmatch(line)):
