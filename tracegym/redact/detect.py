@@ -51,6 +51,9 @@ _CSV_QUOTED = re.compile(r'(?:^|(?<=[,;\t]))"((?:[^"\n]|"")*)"(?=[,;\t]|\r?$)', 
 """A quoted CSV field (RFC 4180 2.7: a quote inside is written `""`), as spreadsheet exports carry JSON or a
 header in one."""
 _CSV_OPENING = re.compile(r'""(?=[^,:;}\] \t\n"])')
+_CSV_ACRONYM = re.compile(r'(?<![^\W\d_])([\u05d0-\u05ea]{1,4})""(?=[\u05d0-\u05ea]{1,2}(?![^\W\d_]))')
+"""A Hebrew acronym's gershayim typed as a quote (`ת"ז`, `דו"ח`), doubled inside a CSV field: it stands inside the
+word, neither opening nor closing a string."""
 _CELL_WORD = re.compile(rf"{CONTEXT_WORDS}|{national.SAID_HEADER}", re.ASCII)
 """A column's name that labels its cells: a context word, or a national id's short name whole (`pnr`)."""
 _LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|{SECOND_FACTOR_WORDS}|^{COOKIE_NAMES}$|"
@@ -467,10 +470,12 @@ def _names(words: re.Pattern[str], label: str) -> bool:
 
 def _csv_unquoted(field: re.Match[str]) -> str:
     """A CSV field's doubled quotes read as single ones, a space beside each to keep every offset: `""key"": ""v""`
-    reads ` "key" :  "v" ` (the space before a quote that opens a string, after one that closes it)."""
+    reads ` "key" :  "v" ` (the space before a quote that opens a string, after one that closes it, before the word
+    a Hebrew acronym's quote stands in: `ת""ז` reads ` ת"ז`)."""
     inner = field.group(1)
     if '""' not in inner:
         return field.group()
+    inner = _CSV_ACRONYM.sub(lambda m: f' {m.group(1)}"', inner)  # the word whole, the space before it
     return '"' + _CSV_OPENING.sub(' "', inner).replace('""', '" ') + '"'
 
 

@@ -590,7 +590,7 @@ IDS: tuple[NationalId, ...] = (
                stems=r"(?i:medicare[ _-]?(?:card|number|num|no|nr|#)|australian[ _-]medicare)"),
     NationalId("il_teudat_zehut", r"teudat[ _-]?zehut|israeli[ _-]id(?:[ _-](?:number|no))?|ת(?:\\?\"|״)ז|"
                r"תעודת[ _-]זהות", r"\d{8}-\d|\d{9}", il_teudat_zehut, camel="TeudatZehut",
-               stems=r"(?i:teudat[ _-]?zehut|israeli[ _-]id)|ת(?:\\?\"|״)ז|תעודת.זהות"),
+               stems=r"(?i:teudat[ _-]?zehut|israeli[ _-]id)|ת(?:\\?\"|\"\"|״)ז|תעודת.זהות"),
     NationalId("emirates_id", r"emirates[ _-]?id(?:[ _-](?:number|no))?|(?:رقم[ _-])?الهوية[ _-]الإماراتية",
                r"784[ -]?\d{4}[ -]?\d{7}[ -]?\d", emirates_id, camel="EmiratesId|EmiratesID",
                stems=r"(?i:emirates[ _-]?id)|الهوية.الإماراتية"),
