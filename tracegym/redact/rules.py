@@ -1897,6 +1897,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("iban", "IBAN", r"(?:^|[^A-Za-z0-9])(?P<v>[a-z]{2}\d{2}[a-z0-9]{11,30})(?:$|[^A-Za-z0-9])",
          trigger=r"[a-z]{2}\d{2}[a-z0-9]{11}", validator=v.iban_structured,
          description="compact IBANs in lower case anywhere, when the country's BBAN structure holds too"),
+    Rule("clabe", "BANK_ACCOUNT",
+         r"(?:(?<![A-Za-z0-9])(?i:clabe)|(?<=[a-z])Clabe|CLABE)(?![a-z])[^\n0-9]{0,40}?"
+         r"(?<![0-9])(?P<v>\d{3}[ .-]?\d{3}[ .-]?\d{11}[ .-]?\d)(?![0-9]|[ .-]\d)",
+         trigger=r"(?i:clabe)[^\n0-9]{0,40}\d{3}[ .-]?\d{3}", validator=v.clabe,
+         description="a Mexican CLABE (Banxico's 18 digits, 3-7-1 weighted check digit) after the word CLABE, "
+                     "compact or grouped bank, plaza, account, check (`002 180 70012345678 9`)"),
     Rule("bank_account", "BANK_ACCOUNT", rf"{_ROUTING_WORDS}{_ABA}[^0-9]{{0,40}}?{_US_ACCOUNT}",
          trigger=r"(?i:aba|rtn|routing|ruta)[^0-9]{0,16}[0-9]{9}", reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
          description="US bank account numbers after their ABA routing number (`ABA 0210… account 1234…`)"),

@@ -1,0 +1,34 @@
+"""Payout and tax details of Latin American delivery platforms: a Mexican CLABE, a Mexican RFC and an Argentine
+CUIT/CUIL of a person, PIX keys, Mercado Pago and Conekta keys. Values written for these tests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("CLABE interbancaria del socio: 620966542870722972", "620966542870722972"),
+    ("depositar a la clabe 102 822 51239370450 6 antes del viernes", "102 822 51239370450 6"),
+    (json.dumps({"rider": 88, "clabe": "528559665425987477"}), "528559665425987477"),
+    ("cuentaClabe=620966542870722972", "620966542870722972")])
+def test_a_clabe_after_its_word(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "CLABE 620966542870722973 (un dígito de control equivocado)",
+    "CLABE: 000000000000000000 (ejemplo)",
+    "CLABE terminada en ************7229",
+    "pedido 620966542870722972 entregado"])
+def test_no_clabe_without_its_check_or_its_word(text: str) -> None:
+    assert _values(text) == []
