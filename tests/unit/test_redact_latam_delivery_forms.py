@@ -32,3 +32,22 @@ def test_a_clabe_after_its_word(text: str, value: str) -> None:
     "pedido 620966542870722972 entregado"])
 def test_no_clabe_without_its_check_or_its_word(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("RFC del socio: GOMA850317K21", "GOMA850317K21"),
+    (json.dumps({"rfc": "PELJ021129B77"}), "PELJ021129B77"),
+    ("facturar al Registro Federal de Contribuyentes PELJ021129B77", "PELJ021129B77"),
+    ("CUIT del titular: 27-31456782-5", "27-31456782-5"),
+    ("CUIL 20298765439 (repartidor)", "20298765439")])
+def test_a_person_s_rfc_or_cuit_after_its_label(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "see RFC 7231 and RFC 9110 for the semantics",
+    "RFC: GOMA850317K22",
+    "CUIT del restaurante: 30-71234567-1",
+    "CUIL: 27-31456782-4"])
+def test_no_rfc_or_cuit_of_a_company_or_a_wrong_check(text: str) -> None:
+    assert _values(text) == []
