@@ -51,3 +51,21 @@ def test_a_person_s_rfc_or_cuit_after_its_label(text: str, value: str) -> None:
     "CUIL: 27-31456782-4"])
 def test_no_rfc_or_cuit_of_a_company_or_a_wrong_check(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Chave Pix do entregador: b93ba169-e144-44ee-8f3c-30051428dfad", "b93ba169-e144-44ee-8f3c-30051428dfad"),
+    (json.dumps({"pixKey": "2ac38adf-41b0-4915-ba6d-7ff3d84ae56d"}), "2ac38adf-41b0-4915-ba6d-7ff3d84ae56d"),
+    ("chave aleatória 2ac38adf-41b0-4915-ba6d-7ff3d84ae56d", "2ac38adf-41b0-4915-ba6d-7ff3d84ae56d"),
+    ("PIX (CPF) para repasse: 41827365080", "41827365080")])
+def test_a_pix_key_after_a_pix_label(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "trace b93ba169-e144-44ee-8f3c-30051428dfad finished",
+    "pagamento via Pix: b93ba169-e144-44ee-8f3c-30051428dfad",
+    json.dumps({"pix_txid": "b93ba169-e144-44ee-8f3c-30051428dfad"}),
+    "Pix recebido, pedido 41827365081"])
+def test_no_pix_key_in_a_bare_uuid_or_a_payment_id(text: str) -> None:
+    assert _values(text) == []

@@ -696,6 +696,23 @@ _EMPLOYER_ID = r"(?:(?i:employer)[ _-]?(?i:identification|id)|\bF?EIN\b)"
 """The label of a US employer identification number (EIN, FEIN): a business's number, not a person's."""
 
 
+# A PIX key's label (Banco Central do Brasil, Manual de Uso do DICT): `Pix`, `chave Pix`, `pixKey`, and the random
+# key's own name (`chave aleatória`, EVP); not an id of a payment or a charge made by PIX (`pix_txid`, `Pix
+# payment id`, an end-to-end id), whose label names the id.
+_PIX_LABEL = (r"(?:(?<![A-Za-z0-9])(?i:pix)(?![a-z0-9])|(?<=[a-z])Pix(?![a-z])|"
+              r"(?<![A-Za-z])(?i:chave[ _-]aleat[oó]ria|random[ _-]key)(?![a-z]))")
+_PIX_NOT_KEY = (r"(?i:\bids?\b|_ids?\b|txid|e2e|end[ _-]?to[ _-]?end|transa[cç]|payment|pagamento|pago|\bqr|"
+                r"cobran|charge|order|pedido|refund|devolu)|[a-z]Ids?\b")
+# The values DICT takes for the keys it writes without punctuation: an EVP, a UUID in lower-case hex, and a CPF's
+# eleven digits (its check read); a phone's E.164 and an e-mail are found as such.
+_PIX_VALUE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d{11}"
+
+
+def _pix_key(value: str) -> bool:
+    """An EVP (the UUID's shape is the pattern's) or a CPF by its check digits."""
+    return "-" in value or national.cpf(value)
+
+
 def _national_rules() -> tuple[Rule, ...]:
     """A `national_id` rule per id of tracegym/redact/national.py after its label, each validated by the id's own
     check (the label selects it: a value after `PESEL` must pass PESEL's); and one where its shape and check alone
@@ -1903,6 +1920,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:clabe)[^\n0-9]{0,40}\d{3}[ .-]?\d{3}", validator=v.clabe,
          description="a Mexican CLABE (Banxico's 18 digits, 3-7-1 weighted check digit) after the word CLABE, "
                      "compact or grouped bank, plaza, account, check (`002 180 70012345678 9`)"),
+    Rule("pix_key", "BANK_ACCOUNT",
+         rf"{_PIX_LABEL}[^\n]{{0,30}}?(?<![0-9A-Za-z-])(?P<v>{_PIX_VALUE})(?![0-9A-Za-z-])",
+         trigger=r"(?i:pix|chave[ _-]aleat|random[ _-]key)[^\n]{0,40}(?:[0-9a-f]{8}-[0-9a-f]{4}-|\d{11})",
+         validator=_pix_key, reject_label=_PIX_NOT_KEY, label_window=16,
+         description="a PIX key after a PIX label (DICT: an EVP, a random UUID the Banco Central assigns, or a "
+                     "CPF's eleven digits, its check read); never a bare UUID, nor a PIX payment's or charge's id"),
     Rule("bank_account", "BANK_ACCOUNT", rf"{_ROUTING_WORDS}{_ABA}[^0-9]{{0,40}}?{_US_ACCOUNT}",
          trigger=r"(?i:aba|rtn|routing|ruta)[^0-9]{0,16}[0-9]{9}", reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
          description="US bank account numbers after their ABA routing number (`ABA 0210… account 1234…`)"),
