@@ -69,3 +69,22 @@ def test_a_pix_key_after_a_pix_label(text: str, value: str) -> None:
     "Pix recebido, pedido 41827365081"])
 def test_no_pix_key_in_a_bare_uuid_or_a_payment_id(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("mp = mercadopago.SDK('APP_USR-7316402958173346-091521-3c9e1f07a4b28d56e0f9a1b3c7d2e846-582017364')",
+     "APP_USR-7316402958173346-091521-3c9e1f07a4b28d56e0f9a1b3c7d2e846-582017364"),
+    ("sandbox: TEST-4402918376650123-110304-9af0c2d1e7b3846a5c0d9e2f1a7b8c34-1130942",
+     "TEST-4402918376650123-110304-9af0c2d1e7b3846a5c0d9e2f1a7b8c34-1130942"),
+    ("la llave de Conekta es key_Rw4TzQ8mPx2LkV9bNc7Hd3", "key_Rw4TzQ8mPx2LkV9bNc7Hd3"),
+    ("key_Yb6Nq3Tz9WmK2xPv8Lr5Cs1Df4Gh", "key_Yb6Nq3Tz9WmK2xPv8Lr5Cs1Df4Gh")])
+def test_mercado_pago_and_conekta_keys_anywhere(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "APP_USR-0000000000000000-000000-00000000000000000000000000000000-000000000",
+    "self.key_generatorForTheModelOutputs = None",
+    "cache key_9f2c4e1a7b3d8f60c5e2a1d4 hit"])
+def test_no_provider_key_in_placeholders_or_names(text: str) -> None:
+    assert _values(text) == []

@@ -1050,6 +1050,16 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"AQE[A-Za-z0-9+/]{20}",
          description="Adyen API keys (AQE…, two base64 parts and a last part of any printable characters, `-` "
                      "between; a `<` in the last part too, not one that opens a closing tag `</`)"),
+    Rule("mercadopago_token", "TOKEN",
+         r"(?<![A-Za-z0-9_-])(?P<v>(?:APP_USR|TEST)-\d{16}-\d{6}-[0-9a-f]{32}-\d{6,12})(?![A-Za-z0-9_-])",
+         trigger=r"(?:APP_USR|TEST)-\d{16}-\d{6}-", validator=lambda s: len(set(s.split("-")[3])) > 6,
+         description="Mercado Pago access tokens (`APP_USR-` or `TEST-`, the app id's 16 digits, a date stamp of "
+                     "6, 32 hex, the user id), anywhere; not a placeholder's repeated hex"),
+    Rule("conekta_key", "API_KEY", r"(?<![A-Za-z0-9_.-])(?P<v>key_[A-Za-z0-9]{20,32})(?![A-Za-z0-9_-])",
+         trigger=r"key_[A-Za-z0-9]{20}",
+         validator=lambda s: re.search(r"[A-Z]", s[4:]) is not None and v.provider_token(s),
+         description="Conekta private and public API keys (`key_` + 20-32 base62), anywhere: random with capitals, "
+                     "not an identifier's words (`key_generatorForTheModel`) nor a digest's hex"),
     Rule("braintree_token", "TOKEN", r"\baccess_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}",
          trigger=r"access_token\$", description="Braintree (PayPal) access tokens, access_token$production$…$…"),
     Rule("twitch_token", "TOKEN", r"\boauth:[a-z0-9]{30}\b", trigger=r"oauth:[a-z0-9]{30}",
