@@ -88,3 +88,14 @@ def test_mercado_pago_and_conekta_keys_anywhere(text: str, value: str) -> None:
     "cache key_9f2c4e1a7b3d8f60c5e2a1d4 hit"])
 def test_no_provider_key_in_placeholders_or_names(text: str) -> None:
     assert _values(text) == []
+
+
+def test_a_whatsapp_message_id_is_no_token() -> None:
+    message = {"from": "5215512345678", "id": "wamid.Qk3xZ9_vT2mL8pWc-4RnY7bHs1JdF6gE0aUoKiN5", "type": "text"}
+    assert _values(json.dumps({"messages": [message]})) == []
+    assert _values("delivered wamid.HBgNNTIxNTU4OTk0NDMyMRUCABEYEjQ4QjVGRTlGMzM2QUIzMzFGRAA=") == []
+
+
+def test_a_prefixed_token_beside_it_is_still_read() -> None:
+    token = "dop_v1_7f3kQ9zLm2Xp8Rt4Vb6Nw1Yc5Hd0Jg3Ks9Ae2Uf7"
+    assert _values(f"deploy with {token}") == [token]

@@ -880,6 +880,9 @@ _DIGEST_PREFIXES = frozenset({"sha", "md", "git", "commit", "rev", "revision", "
 """Words before a hex run that make it a digest, or an object's id as services issue them (OpenAI's
 `req_<32 hex>` request ids, MLflow's `tr-<32 hex>` traces)."""
 _TOKEN_HEAD = re.compile(r"(?:[a-z]{2,10}|[A-Z]{2,10})(?:[._-](?:[a-z]{2,10}|v\d{1,2}))*[._-]")
+_ID_HEADS = frozenset({"wamid."})
+"""Prefixes of an object's id whatever its body: the WhatsApp Business (Cloud API) message id, `wamid.` + base64
+of the message's key, which webhooks and message logs carry and which grants nothing."""
 _WORDLIKE = re.compile(r"[a-z]{5,}")
 
 
@@ -890,7 +893,7 @@ def prefixed_token(value: str) -> bool:
     (`req_`), a UUID behind an object's name (`req_<uuid>`), words joined by `-`/`_`, nor a camelCase
     identifier."""
     head = _TOKEN_HEAD.match(value)
-    if head is None:
+    if head is None or head.group().lower() in _ID_HEADS:
         return False
     body = value[head.end():]
     if len(body) < 32 or _UUID.fullmatch(body) or not re.search(r"\d", body) or not re.search(r"[A-Za-z]", body):
