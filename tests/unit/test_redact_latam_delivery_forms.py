@@ -99,3 +99,22 @@ def test_a_whatsapp_message_id_is_no_token() -> None:
 def test_a_prefixed_token_beside_it_is_still_read() -> None:
     token = "dop_v1_7f3kQ9zLm2Xp8Rt4Vb6Nw1Yc5Hd0Jg3Ks9Ae2Uf7"
     assert _values(f"deploy with {token}") == [token]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("móbil: 654 218 930", "654 218 930"),
+    ("mugikorra 688 140 257", "688 140 257"),
+    ("telefonoa: 94 412 36 70", "94 412 36 70"),
+    ("pumbyry: (21) 98765-4310", "(21) 98765-4310"),
+    ("cel 55 4180 2976", "55 4180 2976"),
+    ("contacto: 22 318 4075", "22 318 4075")])
+def test_a_phone_after_a_galician_basque_guarani_or_short_spanish_word(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "Cel: 100 000 zł do końca roku",
+    "contacto 48213 (registro del CRM)",
+    "mugikorra 2024"])
+def test_no_phone_after_those_words_without_a_number(text: str) -> None:
+    assert _values(text) == []

@@ -67,7 +67,9 @@ TOKEN: dict[str, tuple[str, ...]] = {
 
 PHONE: dict[str, tuple[str, ...]] = {
     "pt": ("telemóvel", "telemovel", "me liga", "ligue para", "me chamar no", "me chama no", "chamar no zap", "zap"),
-    "ca": ("telèfon", "mòbil", "truca'm al", "truqueu-me al"), "hu": ("telefonszám", "mobilszám", "hívjon", "hívj"),
+    "ca": ("telèfon", "mòbil", "truca'm al", "truqueu-me al"), "gl": ("móbil", "mobil"),
+    "es": ("cel", "celu", "contacto"), "eu": ("mugikorra", "telefonoa", "telefono zenbakia"), "gn": ("pumbyry",),
+    "hu": ("telefonszám", "mobilszám", "hívjon", "hívj"),
     "fi": ("puhelin", "puhelinnumero", "matkapuhelin", "soita"),
     "ro": ("sunați", "sunati", "telefon mobil", "sunați-mă la"), "no": ("ring meg",), "da": ("ring til mig",),
     "ms": ("nombor telefon", "hubungi saya di", "telefon bimbit"), "id": ("nomor telepon", "ponsel"),
