@@ -118,3 +118,11 @@ def test_a_phone_after_a_galician_basque_guarani_or_short_spanish_word(text: str
     "mugikorra 2024"])
 def test_no_phone_after_those_words_without_a_number(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("contato ((31) 98812-4407)", "(31) 98812-4407"),
+    ("telefone ((41) 3322-1908) comercial", "(41) 3322-1908"),
+    ("teléfono ((81) 8340-2271)", "(81) 8340-2271")])
+def test_a_parenthesised_area_inside_parentheses_after_a_phone_word(text: str, value: str) -> None:
+    assert _values(text) == [value]
