@@ -126,3 +126,17 @@ def test_no_phone_after_those_words_without_a_number(text: str) -> None:
     ("teléfono ((81) 8340-2271)", "(81) 8340-2271")])
 def test_a_parenthesised_area_inside_parentheses_after_a_phone_word(text: str, value: str) -> None:
     assert _values(text) == [value]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("fono: (+56 9) 6123-4578", "(+56 9) 6123-4578"),
+    ("celular ((+56 9) 8450-3317)", "(+56 9) 8450-3317"),
+    ("oficina (+52 55) 5280 1946", "(+52 55) 5280 1946"),
+    ("(+34) 622 410 387", "(+34) 622 410 387")])
+def test_a_country_code_in_parentheses(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", ["footnote (+1) 2024", "score (+3) 12-7", "(+56 9) only"])
+def test_no_phone_in_a_short_signed_figure(text: str) -> None:
+    assert _values(text) == []

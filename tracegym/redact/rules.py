@@ -2033,6 +2033,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:$|[^\w.]|\.(?:$|\D))",
          trigger=r"\+[1-9]", validator=lambda s: 8 <= len(v.digits_of(s)) <= 15,
          description="phone numbers in international format (+country code)"),
+    Rule("phone", "PHONE",
+         r"(?:^|[^\w+.])(?P<v>\(\+[1-9]\d{0,2}(?: \d{1,4})?\)[ -]?\d{2,5}(?:[ .-]\d{2,5}){0,3})"
+         r"(?:$|[^\w.]|\.(?:$|\D))",
+         trigger=r"\(\+[1-9]\d{0,2}(?: \d{1,4})?\)[ -]?\d{2}",
+         validator=lambda s: 8 <= len(v.digits_of(s)) <= 15,
+         description="phone numbers with the country code (and a mobile or area prefix) in parentheses, as Chile, "
+                     "Mexico and Spain write them: (+56 9) 6123-4567, (+52 55) 1234 5678, (+34) 612 345 678"),
     Rule("phone_nanp", "PHONE",
          r"(?:^|[^\w.-])(?P<v>\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|(?:1[.-])?\d{3}[.-]\d{3}[.-]\d{4})"
          r"(?:$|[^\w.-]|\.(?:$|\D))",
