@@ -140,3 +140,8 @@ def test_a_country_code_in_parentheses(text: str, value: str) -> None:
 @pytest.mark.parametrize("text", ["footnote (+1) 2024", "score (+3) 12-7", "(+56 9) only"])
 def test_no_phone_in_a_short_signed_figure(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize("text", ["customer service phone (888) 555-0190", "phone: (800) 555-0134, Mon-Fri"])
+def test_a_toll_free_number_in_its_area_parentheses_stays(text: str) -> None:
+    assert _values(text) == []

@@ -2051,7 +2051,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="numbers in ITU-T E.123 national notation, the area code in parentheses: (020) 7946 0321, "
                      "(07) 3123 4567, (11) 91234-5678, a German subscriber number whole: (030) 2072513"),
     Rule("phone_national", "PHONE",
-         rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}\(?"
+         rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}(?:\((?=[(+]))?"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}\(?[+(]?\d", validator=v.national_phone,
          reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_TOLL_FREE}", reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$",
