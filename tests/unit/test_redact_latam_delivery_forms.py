@@ -145,3 +145,16 @@ def test_no_phone_in_a_short_signed_figure(text: str) -> None:
 @pytest.mark.parametrize("text", ["customer service phone (888) 555-0190", "phone: (800) 555-0134, Mon-Fri"])
 def test_a_toll_free_number_in_its_area_parentheses_stays(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("semente 2FA: KQ4ZR7WXNB2MLPC6", "KQ4ZR7WXNB2MLPC6"),
+    ("llavor 2FA = N3TQ6WZPLX4RMB7K", "N3TQ6WZPLX4RMB7K"),
+    ("semilla TOTP: R5VXM2QKTZ7NPWB4", "R5VXM2QKTZ7NPWB4")])
+def test_an_authenticator_seed_after_the_word_seed_and_its_factor(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", ["semente 2FA: MORANGOS", "semilla de chía, 2 FA 30 gramos"])
+def test_no_seed_in_words(text: str) -> None:
+    assert _values(text) == []

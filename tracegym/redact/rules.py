@@ -636,14 +636,15 @@ _RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\
 # The words for an authenticator's shared secret on a two-factor setup page ("Can't scan? Enter this setup key"),
 # the exchanges' "Backup Key" (Binance's, KuCoin's: the seed to write down, which restores the authenticator); the
 # second factor's name after the word for key where languages put it there (`Clave 2FA`, `clé de secours 2FA`,
-# `chave TOTP`) or glued to it in a compound (`2FA-Schlüssel`, `TOTP-sleutel`, `MFA-nyckel`).
+# `chave TOTP`; the seed's word too, Portuguese `semente 2FA`, Spanish `semilla TOTP`, Catalan `llavor 2FA`) or glued
+# to it in a compound (`2FA-Schlüssel`, `TOTP-sleutel`, `MFA-nyckel`).
 _TOTP_OWN = (r"(?:(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authenticator)[ ._-]?(?:secret|seed|key)|"
                r"\btotp\b|shared[ _-]?secret|manual[ _-]?(?:entry[ _-]?)?key|einrichtungsschl(?:ü|ue)ssel|"
                r"(?:can['’]?t|cannot|unable[ _-]to)[ _-]scan|backup[ _-]?key|"
                r"cl[eé] (?:secr[eè]te|de configuration)|clave (?:secreta|de configuraci[oó]n)|"
                r"chave (?:secreta|de configura[cç][aã]o)|chiave (?:segreta|di configurazione)|"
-               r"(?:cl[eé]|clave|chave|chiave)(?: (?:secr[eè]te|secreta|segreta|de secours|de respaldo|"
-               r"de seguran[cç]a|di riserva))? (?:2fa|a2f|mfa|totp|otp)\b|"
+               r"(?:cl[eé]|clave|chave|chiave|llave|semente|semilla|llavor)(?: (?:secr[eè]te|secreta|segreta|"
+               r"de secours|de respaldo|de seguran[cç]a|di riserva))? (?:2fa|a2f|mfa|totp|otp)\b|"
                r"(?:2fa|mfa|totp|otp)[ _-]?(?:schl(?:ü|ue)ssel|sleutel|nyckel|n[oø]gle|n[oø]kkel)))")
 _TOTP_TRANSLATED = words.alternation(words.SETUP_KEY)
 _TOTP_WORDS = f"(?:{_TOTP_OWN}|{_TOTP_TRANSLATED})"
