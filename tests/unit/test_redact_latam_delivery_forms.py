@@ -158,3 +158,17 @@ def test_an_authenticator_seed_after_the_word_seed_and_its_factor(text: str, val
 @pytest.mark.parametrize("text", ["semente 2FA: MORANGOS", "semilla de chía, 2 FA 30 gramos"])
 def test_no_seed_in_words(text: str) -> None:
     assert _values(text) == []
+
+
+def test_no_card_inside_an_nfce_access_key() -> None:
+    key = "3526 0912 4787 7893 2879 2170 6500 1000 0012 3456 7891"
+    assert _values(f"Chave de acesso NFC-e: {key}") == []
+    assert _values(f"DANFE NFC-e\n{key}\nConsulte pela chave de acesso") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("paid with 4787 7893 2879 2170", "4787 7893 2879 2170"),
+    ("tarjeta 4421 8096 7929 0814 vence 04/28 cvv 123", "4421 8096 7929 0814"),
+    ("4003 3907 5793 8349", "4003 3907 5793 8349")])
+def test_a_card_in_groups_of_four_still_read(text: str, value: str) -> None:
+    assert _values(text) == [value]

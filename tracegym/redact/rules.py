@@ -1996,10 +1996,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="UK National Insurance numbers printed in their pairs (AB 12 34 56 C) anywhere"),
     *_national_rules(),
     Rule("card", "CARD",
-         rf"(?:{_PRODUCT_CODE}|^|[^A-Za-z0-9_.+/-])(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^A-Za-z0-9_]|[._](?:$|\D))",
+         rf"(?:{_PRODUCT_CODE}|^|[^A-Za-z0-9_.+/-])(?<!\d\d\d\d )(?P<v>\d(?:{_CSEP}?\d){{11,18}})"
+         r"(?! \d{4} \d{4}(?!\d))(?:$|[^A-Za-z0-9_]|[._](?:$|\D))",
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number, reject=rf"^{_PRODUCT_CODE}",
          description="payment card numbers (issuer ranges and lengths, Luhn); not a product code after its "
-                     "label (EAN, GTIN, UPC, ISBN)"),
+                     "label (EAN, GTIN, UPC, ISBN), nor a window of a longer run of groups of four (a Brazilian "
+                     "NFC-e's 44-digit access key as a receipt prints it: a group before, or two after)"),
     Rule("card", "CARD",
          r"(?:%B|;|(?:^|[^0-9A-F])(?:5A|57)[ \t]*(?:[0-9A-F]{2}[ \t]+)?)(?P<v>\d{12,19})"
          r"(?:F?(?:$|[^\dA-F])|[=D^]\d{4})",
