@@ -172,3 +172,15 @@ def test_no_card_inside_an_nfce_access_key() -> None:
     ("4003 3907 5793 8349", "4003 3907 5793 8349")])
 def test_a_card_in_groups_of_four_still_read(text: str, value: str) -> None:
     assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "E-mail: tu@ejemplo.com", "escreva para seu.nome@exemplo.com.br", "correo (ej. tu.correo@ejemplo.com)"])
+def test_no_email_in_a_spanish_or_portuguese_hint(text: str) -> None:
+    assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("correo: lucia.paz@ejemplo.com", "lucia.paz@ejemplo.com"), ("e-mail: tu@correo.mx", "tu@correo.mx")])
+def test_an_address_at_those_domains_or_of_that_name_still_read(text: str, value: str) -> None:
+    assert _values(text) == [value]

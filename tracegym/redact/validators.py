@@ -805,10 +805,13 @@ _LOCAL_DOMAINS = frozenset({"localhost", "localdomain"})
 _CALENDAR_ID = re.compile(r"(?i)@(?:group\.v|group|import)\.calendar\.google\.com$")
 """A Google Calendar's id (`…#holiday@group.v.calendar.google.com`, a secondary calendar's `…@group.calendar…`):
 a calendar's name in the API, not a mailbox."""
-_HINT_ADDRESS = re.compile(r"(?i)(?:you|your[._-]?(?:name|e-?mail|address)?)@(?:[\w-]+\.)*"
-                           r"example(?:\.(?:com|org|net))?$")
+_HINT_ADDRESS = re.compile(r"(?i)(?:you|your[._-]?(?:name|e-?mail|address)?|tu(?:[._-]?(?:nombre|correo|e-?mail))?|"
+                           r"seu(?:[._-]?(?:nome|e-?mail))?|voce)@(?:[\w-]+\.)*"
+                           r"(?:example|ejemplo|exemplo)(?:\.(?:com|org|net)(?:\.[a-z]{2})?)?$")
 """A form's or a doc's hint (`you@example.com`, `your.name@example.org`): `you`/`your…` at a domain RFC 2606
-reserves for examples. Any other address there (`jane.doe@`, `user@example.com`) is still taken: tests plant them."""
+reserves for examples; in Spanish and Portuguese `tu@ejemplo.com`, `seu.nome@exemplo.com.br`, the word for
+example as the domain. Any other address there (`jane.doe@`, `user@example.com`, `ana@ejemplo.com`) is still taken:
+tests plant them."""
 
 
 def email(value: str) -> bool:
