@@ -184,3 +184,12 @@ def test_no_email_in_a_spanish_or_portuguese_hint(text: str) -> None:
     ("correo: lucia.paz@ejemplo.com", "lucia.paz@ejemplo.com"), ("e-mail: tu@correo.mx", "tu@correo.mx")])
 def test_an_address_at_those_domains_or_of_that_name_still_read(text: str, value: str) -> None:
     assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", ["telefone: (00) 00000-0000", "celular (11) 99999-9999", "tel. 55 0000 0000"])
+def test_no_phone_in_a_form_s_mask(text: str) -> None:
+    assert _values(text) == []
+
+
+def test_a_phone_with_repeated_digits_still_read() -> None:
+    assert _values("celular (11) 98888-8881") == ["(11) 98888-8881"]

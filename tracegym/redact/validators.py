@@ -499,6 +499,13 @@ def _nanp_read(value: str) -> str:
     return number
 
 
+def _phone_mask(value: str) -> bool:
+    """A form's mask or a placeholder for a phone: one digit throughout after the first group (`(00) 00000-0000`,
+    `(11) 99999-9999`, `+55 00 00000-0000`)."""
+    rest = "".join(re.findall(r"\d+", value.lstrip("+"))[1:])
+    return len(rest) >= 6 and len(set(rest)) == 1
+
+
 def national_phone(value: str) -> bool | int:
     """A phone number in a national format after a word like phone, tel or Handy: a number of one of the
     national numbering plans (tracegym/redact/phones.py), or an international one (+CC, 00CC). A match that runs
@@ -507,7 +514,7 @@ def national_phone(value: str) -> bool | int:
     is any prefix of it (a card number after "número")."""
     if len(set(re.findall(r"\D+", value.lstrip("+(")))) == 1 and len(digits_of(value)) > 15:
         return False
-    if _CALENDAR_DATE.match(value):
+    if _CALENDAR_DATE.match(value) or _phone_mask(value):
         return False
     groups = list(re.finditer(r"\d+", value))
     for n in range(len(groups), 0, -1):
@@ -558,9 +565,11 @@ def nanp_written(value: str) -> bool:
 def area_code_phone(value: str) -> bool:
     """E.123 national notation, the area code in parentheses: a trunk 0 in them (UK, Germany, France, Australia,
     India) and 9-12 digits in all (a German subscriber number in one run too), or Brazil's two-digit DDD with a
-    mobile or landline number in groups."""
+    mobile or landline number in groups; not a form's mask."""
     area = value[1:value.index(")")]
     number = digits_of(value)
+    if _phone_mask(value):
+        return False
     if area.startswith("0"):
         return 9 <= len(number) <= 12
     return len(area) == 2 and phones.brazil(number) and not re.search(r"\d{6}", value[value.index(")"):])
