@@ -193,3 +193,14 @@ def test_no_phone_in_a_form_s_mask(text: str) -> None:
 
 def test_a_phone_with_repeated_digits_still_read() -> None:
     assert _values("celular (11) 98888-8881") == ["(11) 98888-8881"]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("document d'identitat: Y4213906K", "Y4213906K"), ("Document d'identitat 47382915V", "47382915V")])
+def test_a_dni_or_nie_after_the_catalan_word(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", ["document d'identitat: 47382915A", "identitat visual del restaurant 2024"])
+def test_no_dni_after_it_without_the_check_letter(text: str) -> None:
+    assert _values(text) == []

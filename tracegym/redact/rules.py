@@ -296,7 +296,7 @@ _NATID_SHORT = r"(?i:nino|dni|nif|nie|sin|nas)"
 _NATID_WORDS = (r"(?:(?:\b|_)(?:NINO|DNI|NIF|NIE|SIN|NAS)(?:\b|_)|"
                 rf"(?:\b|_){_NATID_SHORT}(?:_|[\])\"'`\\]{{0,3}}[ \t]*[:=])|"
                 r"(?i:(?:\b|_)ni[ _-]?(?:number|num|no|nr)(?:\b|_)|national[ _-]?insurance|social[ _-]?insurance|"
-                r"assurance[ _-]?sociale|yswiriant[ _-]gwladol|n\.i\.[ef]\.|documento|identidad))")
+                r"assurance[ _-]?sociale|yswiriant[ _-]gwladol|n\.i\.[ef]\.|documento|identidad|identitat))")
 def _both_cases(pattern: str) -> str:
     """A pattern with its non-ASCII letters in both cases (`[uú]` as `[uúÚ]`, `ø` as `[øØ]`): rules compile with
     re.ASCII, under which `(?i)` folds ASCII letters alone, and a label is written in capitals too (`Rol Único
