@@ -204,3 +204,15 @@ def test_a_dni_or_nie_after_the_catalan_word(text: str, value: str) -> None:
 @pytest.mark.parametrize("text", ["document d'identitat: 47382915A", "identitat visual del restaurant 2024"])
 def test_no_dni_after_it_without_the_check_letter(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Llave privada de la tienda: 5e0c9a7f31d84b26a1f4c83e9b7d2a60", "5e0c9a7f31d84b26a1f4c83e9b7d2a60"),
+    ("llave secreta -> 8D41F0B2C97E35A64B1E0D9C72F3A58E", "8D41F0B2C97E35A64B1E0D9C72F3A58E")])
+def test_a_key_after_the_spanish_word_llave(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", ["cerrar la llave de paso antes de las 18:30", "falta una llave en la línea 42"])
+def test_no_key_after_llave_in_ordinary_text(text: str) -> None:
+    assert _values(text) == []

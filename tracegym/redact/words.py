@@ -47,8 +47,9 @@ SECRET: dict[str, tuple[str, ...]] = {
 """Secret and secret key, beyond English's."""
 
 KEY: dict[str, tuple[str, ...]] = {
-    "ro": ("cheie",), "hu": ("kulcs",), "fi": ("avain",), "da": ("nøgle",), "ca": ("clau",), "tl": ("susi",),
-    "ms": ("kunci",), "sw": ("ufunguo",), "uk": ("ключ",), "cs": ("klíč",), "sk": ("kľúč",), "lt": ("raktas",),
+    "ro": ("cheie",), "hu": ("kulcs",), "fi": ("avain",), "da": ("nøgle",), "ca": ("clau",), "es": ("llave",),
+    "tl": ("susi",), "ms": ("kunci",), "sw": ("ufunguo",), "uk": ("ключ",), "cs": ("klíč",), "sk": ("kľúč",),
+    "lt": ("raktas",),
     "el": ("κλειδί",), "th": ("กุญแจ", "คีย์"), "bn": ("চাবি", "কী"), "fa": ("کلید",), "he": ("מפתח",), "hi": ("कुंजी",),
     "hr": ("ključ",), "sr": ("кључ",), "bg": ("ключ",), "mk": ("клуч",), "et": ("võti", "võtme"), "lv": ("atslēga",),
     "is": ("lykill",), "ga": ("eochair",), "mt": ("ċavetta",), "sq": ("çelës", "çelësi"), "cy": ("allwedd",),
@@ -57,7 +58,7 @@ KEY: dict[str, tuple[str, ...]] = {
     "my": ("သော့",), "km": ("កូនសោ",), "ha": ("maɓalli",), "zh": ("金鑰", "密鑰", "秘鑰", "金钥"),
 }
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
-anahtar, jeton, khóa, مفتاح, 키, キー)."""
+anahtar, jeton, khóa, مفتاح, 키, キー); Spanish says llave as often as clave."""
 
 TOKEN: dict[str, tuple[str, ...]] = {
     "el": ("διακριτικό",), "he": ("אסימון",), "tr": ("belirteç", "belirteci"), "zh": ("令牌", "權杖"),
