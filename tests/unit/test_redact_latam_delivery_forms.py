@@ -216,3 +216,17 @@ def test_a_key_after_the_spanish_word_llave(text: str, value: str) -> None:
 @pytest.mark.parametrize("text", ["cerrar la llave de paso antes de las 18:30", "falta una llave en la línea 42"])
 def test_no_key_after_llave_in_ordinary_text(text: str) -> None:
     assert _values(text) == []
+
+
+_ADYEN = "AQEsTk8vRq2wXn5Lp9Dz3Hc7Mf1Yb4Gj6Ue0Ai8Ko2Sr5Vt7Nx==-Pq4Zm8Lw2Rk6Tj0Ys3Hb9Fc5Dn1Gv7Xe==-"
+
+
+@pytest.mark.parametrize("tail", ["q7T]x!Lm2#Rw9^Zp", "Bv]4Kp$8w;Nz3"])
+def test_an_adyen_key_with_a_bracket_inside_its_last_part(tail: str) -> None:
+    key = _ADYEN + tail
+    assert _values(json.dumps({"memo": f"API key: {key}"})) == [key]
+
+
+def test_an_adyen_key_ends_before_the_bracket_closing_its_list() -> None:
+    key = _ADYEN + "q7TxLm2Rw9Zp"
+    assert _values(json.dumps({"keys": [key]})) == [key]

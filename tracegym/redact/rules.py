@@ -1047,10 +1047,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "Authress service client keys (`sc_….….acc_….…`); random, not placeholders nor words"),
     Rule("adyen_key", "API_KEY",
          r"\bAQE[A-Za-z0-9+/]{20,200}={0,2}-[A-Za-z0-9+/]{20,200}={0,2}-"
-         r"(?:[^\s\"'`\\<\]]|<[^/\s\"'`\\<\]]){4,32}",
+         r"(?:[^\s\"'`\\<\]]|<[^/\s\"'`\\<\]]|\](?=[^\s\"'`\\,}\])])){4,32}",
          trigger=r"AQE[A-Za-z0-9+/]{20}",
          description="Adyen API keys (AQE…, two base64 parts and a last part of any printable characters, `-` "
-                     "between; a `<` in the last part too, not one that opens a closing tag `</`)"),
+                     "between; a `<` in the last part too, not one that opens a closing tag `</`; a `]` with more "
+                     "of the key after it, not one that closes a list or a Markdown link's text)"),
     Rule("mercadopago_token", "TOKEN",
          r"(?<![A-Za-z0-9_-])(?P<v>(?:APP_USR|TEST)-\d{16}-\d{6}-[0-9a-f]{32}-\d{6,12})(?![A-Za-z0-9_-])",
          trigger=r"(?:APP_USR|TEST)-\d{16}-\d{6}-", validator=lambda s: len(set(s.split("-")[3])) > 6,
