@@ -230,3 +230,16 @@ def test_an_adyen_key_with_a_bracket_inside_its_last_part(tail: str) -> None:
 def test_an_adyen_key_ends_before_the_bracket_closing_its_list() -> None:
     key = _ADYEN + "q7TxLm2Rw9Zp"
     assert _values(json.dumps({"keys": [key]})) == [key]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("yaykuna simi: Qm7#rTk2!vLp", "Qm7#rTk2!vLp"),
+    ("Ñe'ẽñemi: mandio-pira-kesu41", "mandio-pira-kesu41"),
+    ("ñeʼẽñemi=Sopa.paraguaya88", "Sopa.paraguaya88")])
+def test_a_password_after_the_quechua_or_guarani_word(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", ["yaykuna simita qillqay", "ñe'ẽñemi ndoikói"])
+def test_no_password_after_those_words_in_a_sentence(text: str) -> None:
+    assert _values(text) == []

@@ -26,6 +26,7 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "si": ("මුරපදය",), "my": ("စကားဝှက်",), "km": ("ពាក្យសម្ងាត់",), "ha": ("kalmar sirri",), "jv": ("tembung sandhi",),
     "yo": ("ọrọ igbaniwọle",), "ne": ("पासवर्ड",), "mr": ("संकेतशब्द",),
     "ps": ("پټنوم",), "so": ("furaha sirta", "erayga sirta"), "zu": ("iphasiwedi",),
+    "qu": ("yaykuna simi",), "gn": ("ñe'ẽñemi", "ñeʼẽñemi", "ñe’ẽñemi"),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
