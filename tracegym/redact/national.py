@@ -449,6 +449,33 @@ def iran_melli_code(value: str) -> bool:
     return d[9] == (r if r < 2 else 11 - r)
 
 
+_RFC_CHARS = "0123456789ABCDEFGHIJKLMN&OPQRSTUVWXYZ Ñ"
+
+
+def mx_rfc(value: str) -> bool:
+    """Mexico's RFC of a person (SAT, persona física): four letters, YYMMDD (a valid date), two homoclave
+    characters and a check character: the twelve before it weighted 13..2 mod 11, 11 minus it, 10 written A and a
+    remainder of 0 written 0. A company's (three letters) is printed on its invoices and is left alone."""
+    s = value.replace(" ", "").replace("-", "").upper()
+    if len(s) != 13 or not s[4:10].isdigit() or not all(c in _RFC_CHARS for c in s) or not s[:4].isalpha():
+        return False
+    if not _date(2000 + int(s[4:6]), int(s[6:8]), int(s[8:10])):
+        return False
+    r = sum(_RFC_CHARS.index(c) * (13 - i) for i, c in enumerate(s[:12])) % 11
+    return s[12] == ("0" if r == 0 else "A" if r == 1 else str(11 - r))
+
+
+def ar_cuit(value: str) -> bool:
+    """Argentina's CUIT / CUIL of a person (AFIP, RG 10/97): type 20, 23, 24 or 27, the DNI's eight digits and a
+    check digit: 11 - (the ten weighted 5432765432 mod 11), 11 read as 0 (10 is never issued). A company's types
+    (30, 33, 34) are printed on every receipt and are left alone."""
+    d = _digits(value, 11)
+    if d is None or d[0] * 10 + d[1] not in (20, 23, 24, 27):
+        return False
+    check = 11 - _weighted(d, (5, 4, 3, 2, 7, 6, 5, 4, 3, 2)) % 11
+    return check != 10 and d[10] == check % 11
+
+
 @dataclass(frozen=True)
 class NationalId:
     """One id: the words that label it, its value's shape, its check, and where it needs no label."""
@@ -606,6 +633,12 @@ IDS: tuple[NationalId, ...] = (
                camel="Mbi|MBI|MedicareId|MedicareID|MedicareNumber",
                stems=r"(?i:medicare[ _-]?(?:id|number|num|no|nr|#|beneficiary)|us[ _-]mbi|mbi[\"']?[ \t]*[:=])|"
                r"\bMBI\b|Mbi"),
+    NationalId("mx_rfc", r"registro[ _-]federal[ _-]de[ _-]contribuyentes",
+               r"[A-Za-zÑñ&]{4}[ -]?\d{6}[ -]?[0-9A-Za-z]{3}", mx_rfc, short="rfc", camel="Rfc|RFC",
+               stems=r"(?i:registro[ _-]federal)|\bRFC\b|Rfc|(?i:rfc)[\"']?[ \t]*[:=]"),
+    NationalId("ar_cuit", r"cuit|cuil|clave[ _-][uú]nica[ _-]de[ _-]identificaci[oó]n[ _-](?:tributaria|laboral)",
+               r"2[0347][ .-]?\d{8}[ .-]?\d", ar_cuit, camel="Cuit|CUIT|Cuil|CUIL",
+               stems=r"(?i:cuit|cuil|clave[ _-][uú]nica[ _-]de[ _-]identificaci)"),
 )
 
 _GENERIC_NAMES = (r"national[ _-]?id(?:entity)?(?:[ _-]?(?:number|no|nr|card))?|"

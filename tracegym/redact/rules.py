@@ -296,7 +296,7 @@ _NATID_SHORT = r"(?i:nino|dni|nif|nie|sin|nas)"
 _NATID_WORDS = (r"(?:(?:\b|_)(?:NINO|DNI|NIF|NIE|SIN|NAS)(?:\b|_)|"
                 rf"(?:\b|_){_NATID_SHORT}(?:_|[\])\"'`\\]{{0,3}}[ \t]*[:=])|"
                 r"(?i:(?:\b|_)ni[ _-]?(?:number|num|no|nr)(?:\b|_)|national[ _-]?insurance|social[ _-]?insurance|"
-                r"assurance[ _-]?sociale|yswiriant[ _-]gwladol|n\.i\.[ef]\.|documento|identidad))")
+                r"assurance[ _-]?sociale|yswiriant[ _-]gwladol|n\.i\.[ef]\.|documento|identidad|identitat))")
 def _both_cases(pattern: str) -> str:
     """A pattern with its non-ASCII letters in both cases (`[uú]` as `[uúÚ]`, `ø` as `[øØ]`): rules compile with
     re.ASCII, under which `(?i)` folds ASCII letters alone, and a label is written in capitals too (`Rol Único
@@ -636,14 +636,15 @@ _RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\
 # The words for an authenticator's shared secret on a two-factor setup page ("Can't scan? Enter this setup key"),
 # the exchanges' "Backup Key" (Binance's, KuCoin's: the seed to write down, which restores the authenticator); the
 # second factor's name after the word for key where languages put it there (`Clave 2FA`, `clé de secours 2FA`,
-# `chave TOTP`) or glued to it in a compound (`2FA-Schlüssel`, `TOTP-sleutel`, `MFA-nyckel`).
+# `chave TOTP`; the seed's word too, Portuguese `semente 2FA`, Spanish `semilla TOTP`, Catalan `llavor 2FA`) or glued
+# to it in a compound (`2FA-Schlüssel`, `TOTP-sleutel`, `MFA-nyckel`).
 _TOTP_OWN = (r"(?:(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authenticator)[ ._-]?(?:secret|seed|key)|"
                r"\btotp\b|shared[ _-]?secret|manual[ _-]?(?:entry[ _-]?)?key|einrichtungsschl(?:ü|ue)ssel|"
                r"(?:can['’]?t|cannot|unable[ _-]to)[ _-]scan|backup[ _-]?key|"
                r"cl[eé] (?:secr[eè]te|de configuration)|clave (?:secreta|de configuraci[oó]n)|"
                r"chave (?:secreta|de configura[cç][aã]o)|chiave (?:segreta|di configurazione)|"
-               r"(?:cl[eé]|clave|chave|chiave)(?: (?:secr[eè]te|secreta|segreta|de secours|de respaldo|"
-               r"de seguran[cç]a|di riserva))? (?:2fa|a2f|mfa|totp|otp)\b|"
+               r"(?:cl[eé]|clave|chave|chiave|llave|semente|semilla|llavor)(?: (?:secr[eè]te|secreta|segreta|"
+               r"de secours|de respaldo|de seguran[cç]a|di riserva))? (?:2fa|a2f|mfa|totp|otp)\b|"
                r"(?:2fa|mfa|totp|otp)[ _-]?(?:schl(?:ü|ue)ssel|sleutel|nyckel|n[oø]gle|n[oø]kkel)))")
 _TOTP_TRANSLATED = words.alternation(words.SETUP_KEY)
 _TOTP_WORDS = f"(?:{_TOTP_OWN}|{_TOTP_TRANSLATED})"
@@ -694,6 +695,23 @@ _WIFI_OF = r"(?i:du|de|del|della|di|des|da|do|für|f[oö]r|voor|van|het|til|for|
 
 _EMPLOYER_ID = r"(?:(?i:employer)[ _-]?(?i:identification|id)|\bF?EIN\b)"
 """The label of a US employer identification number (EIN, FEIN): a business's number, not a person's."""
+
+
+# A PIX key's label (Banco Central do Brasil, Manual de Uso do DICT): `Pix`, `chave Pix`, `pixKey`, and the random
+# key's own name (`chave aleatória`, EVP); not an id of a payment or a charge made by PIX (`pix_txid`, `Pix
+# payment id`, an end-to-end id), whose label names the id.
+_PIX_LABEL = (r"(?:(?<![A-Za-z0-9])(?i:pix)(?![a-z0-9])|(?<=[a-z])Pix(?![a-z])|"
+              r"(?<![A-Za-z])(?i:chave[ _-]aleat[oó]ria|random[ _-]key)(?![a-z]))")
+_PIX_NOT_KEY = (r"(?i:\bids?\b|_ids?\b|txid|e2e|end[ _-]?to[ _-]?end|transa[cç]|payment|pagamento|pago|\bqr|"
+                r"cobran|charge|order|pedido|refund|devolu)|[a-z]Ids?\b")
+# The values DICT takes for the keys it writes without punctuation: an EVP, a UUID in lower-case hex, and a CPF's
+# eleven digits (its check read); a phone's E.164 and an e-mail are found as such.
+_PIX_VALUE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d{11}"
+
+
+def _pix_key(value: str) -> bool:
+    """An EVP (the UUID's shape is the pattern's) or a CPF by its check digits."""
+    return "-" in value or national.cpf(value)
 
 
 def _national_rules() -> tuple[Rule, ...]:
@@ -1029,10 +1047,21 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "Authress service client keys (`sc_….….acc_….…`); random, not placeholders nor words"),
     Rule("adyen_key", "API_KEY",
          r"\bAQE[A-Za-z0-9+/]{20,200}={0,2}-[A-Za-z0-9+/]{20,200}={0,2}-"
-         r"(?:[^\s\"'`\\<\]]|<[^/\s\"'`\\<\]]){4,32}",
+         r"(?:[^\s\"'`\\<\]]|<[^/\s\"'`\\<\]]|\](?=[^\s\"'`\\,}\])])){4,32}",
          trigger=r"AQE[A-Za-z0-9+/]{20}",
          description="Adyen API keys (AQE…, two base64 parts and a last part of any printable characters, `-` "
-                     "between; a `<` in the last part too, not one that opens a closing tag `</`)"),
+                     "between; a `<` in the last part too, not one that opens a closing tag `</`; a `]` with more "
+                     "of the key after it, not one that closes a list or a Markdown link's text)"),
+    Rule("mercadopago_token", "TOKEN",
+         r"(?<![A-Za-z0-9_-])(?P<v>(?:APP_USR|TEST)-\d{16}-\d{6}-[0-9a-f]{32}-\d{6,12})(?![A-Za-z0-9_-])",
+         trigger=r"(?:APP_USR|TEST)-\d{16}-\d{6}-", validator=lambda s: len(set(s.split("-")[3])) > 6,
+         description="Mercado Pago access tokens (`APP_USR-` or `TEST-`, the app id's 16 digits, a date stamp of "
+                     "6, 32 hex, the user id), anywhere; not a placeholder's repeated hex"),
+    Rule("conekta_key", "API_KEY", r"(?<![A-Za-z0-9_.-])(?P<v>key_[A-Za-z0-9]{20,32})(?![A-Za-z0-9_-])",
+         trigger=r"key_[A-Za-z0-9]{20}",
+         validator=lambda s: re.search(r"[A-Z]", s[4:]) is not None and v.provider_token(s),
+         description="Conekta private and public API keys (`key_` + 20-32 base62), anywhere: random with capitals, "
+                     "not an identifier's words (`key_generatorForTheModel`) nor a digest's hex"),
     Rule("braintree_token", "TOKEN", r"\baccess_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}",
          trigger=r"access_token\$", description="Braintree (PayPal) access tokens, access_token$production$…$…"),
     Rule("twitch_token", "TOKEN", r"\boauth:[a-z0-9]{30}\b", trigger=r"oauth:[a-z0-9]{30}",
@@ -1897,6 +1926,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("iban", "IBAN", r"(?:^|[^A-Za-z0-9])(?P<v>[a-z]{2}\d{2}[a-z0-9]{11,30})(?:$|[^A-Za-z0-9])",
          trigger=r"[a-z]{2}\d{2}[a-z0-9]{11}", validator=v.iban_structured,
          description="compact IBANs in lower case anywhere, when the country's BBAN structure holds too"),
+    Rule("clabe", "BANK_ACCOUNT",
+         r"(?:(?<![A-Za-z0-9])(?i:clabe)|(?<=[a-z])Clabe|CLABE)(?![a-z])[^\n0-9]{0,40}?"
+         r"(?<![0-9])(?P<v>\d{3}[ .-]?\d{3}[ .-]?\d{11}[ .-]?\d)(?![0-9]|[ .-]\d)",
+         trigger=r"(?i:clabe)[^\n0-9]{0,40}\d{3}[ .-]?\d{3}", validator=v.clabe,
+         description="a Mexican CLABE (Banxico's 18 digits, 3-7-1 weighted check digit) after the word CLABE, "
+                     "compact or grouped bank, plaza, account, check (`002 180 70012345678 9`)"),
+    Rule("pix_key", "BANK_ACCOUNT",
+         rf"{_PIX_LABEL}[^\n]{{0,30}}?(?<![0-9A-Za-z-])(?P<v>{_PIX_VALUE})(?![0-9A-Za-z-])",
+         trigger=r"(?i:pix|chave[ _-]aleat|random[ _-]key)[^\n]{0,40}(?:[0-9a-f]{8}-[0-9a-f]{4}-|\d{11})",
+         validator=_pix_key, reject_label=_PIX_NOT_KEY, label_window=16,
+         description="a PIX key after a PIX label (DICT: an EVP, a random UUID the Banco Central assigns, or a "
+                     "CPF's eleven digits, its check read); never a bare UUID, nor a PIX payment's or charge's id"),
     Rule("bank_account", "BANK_ACCOUNT", rf"{_ROUTING_WORDS}{_ABA}[^0-9]{{0,40}}?{_US_ACCOUNT}",
          trigger=r"(?i:aba|rtn|routing|ruta)[^0-9]{0,16}[0-9]{9}", reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
          description="US bank account numbers after their ABA routing number (`ABA 0210… account 1234…`)"),
@@ -1956,10 +1997,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="UK National Insurance numbers printed in their pairs (AB 12 34 56 C) anywhere"),
     *_national_rules(),
     Rule("card", "CARD",
-         rf"(?:{_PRODUCT_CODE}|^|[^A-Za-z0-9_.+/-])(?P<v>\d(?:{_CSEP}?\d){{11,18}})(?:$|[^A-Za-z0-9_]|[._](?:$|\D))",
+         rf"(?:{_PRODUCT_CODE}|^|[^A-Za-z0-9_.+/-])(?<!\d\d\d\d )(?P<v>\d(?:{_CSEP}?\d){{11,18}})"
+         r"(?! \d{4} \d{4}(?!\d))(?:$|[^A-Za-z0-9_]|[._](?:$|\D))",
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number, reject=rf"^{_PRODUCT_CODE}",
          description="payment card numbers (issuer ranges and lengths, Luhn); not a product code after its "
-                     "label (EAN, GTIN, UPC, ISBN)"),
+                     "label (EAN, GTIN, UPC, ISBN), nor a window of a longer run of groups of four (a Brazilian "
+                     "NFC-e's 44-digit access key as a receipt prints it: a group before, or two after)"),
     Rule("card", "CARD",
          r"(?:%B|;|(?:^|[^0-9A-F])(?:5A|57)[ \t]*(?:[0-9A-F]{2}[ \t]+)?)(?P<v>\d{12,19})"
          r"(?:F?(?:$|[^\dA-F])|[=D^]\d{4})",
@@ -1994,6 +2037,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:$|[^\w.]|\.(?:$|\D))",
          trigger=r"\+[1-9]", validator=lambda s: 8 <= len(v.digits_of(s)) <= 15,
          description="phone numbers in international format (+country code)"),
+    Rule("phone", "PHONE",
+         r"(?:^|[^\w+.])(?P<v>\(\+[1-9]\d{0,2}(?: \d{1,4})?\)[ -]?\d{2,5}(?:[ .-]\d{2,5}){0,3})"
+         r"(?:$|[^\w.]|\.(?:$|\D))",
+         trigger=r"\(\+[1-9]\d{0,2}(?: \d{1,4})?\)[ -]?\d{2}",
+         validator=lambda s: 8 <= len(v.digits_of(s)) <= 15,
+         description="phone numbers with the country code (and a mobile or area prefix) in parentheses, as Chile, "
+                     "Mexico and Spain write them: (+56 9) 6123-4567, (+52 55) 1234 5678, (+34) 612 345 678"),
     Rule("phone_nanp", "PHONE",
          r"(?:^|[^\w.-])(?P<v>\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|(?:1[.-])?\d{3}[.-]\d{3}[.-]\d{4})"
          r"(?:$|[^\w.-]|\.(?:$|\D))",
@@ -2005,9 +2055,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="numbers in ITU-T E.123 national notation, the area code in parentheses: (020) 7946 0321, "
                      "(07) 3123 4567, (11) 91234-5678, a German subscriber number whole: (030) 2072513"),
     Rule("phone_national", "PHONE",
-         rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}"
+         rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}(?:\((?=[(+]))?"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
-         trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}[+(]?\d", validator=v.national_phone,
+         trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}\(?[+(]?\d", validator=v.national_phone,
          reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_TOLL_FREE}", reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$",
          label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "

@@ -276,6 +276,17 @@ def iban_structured(value: str) -> bool | int:
     return kept if shape.fullmatch(code[4:IBAN_LENGTHS[code[:2]]]) else False
 
 
+def clabe(value: str) -> bool:
+    """Mexico's CLABE (Banxico, Clave Bancaria Estandarizada): eighteen digits, bank (3), plaza (3), account (11)
+    and a check digit: the seventeen weighted 3, 7, 1 repeating, each product mod 10, summed; 10 minus the sum's
+    last digit, mod 10."""
+    digits = [int(c) for c in value if c.isdigit()]
+    if len(digits) != 18 or len(set(digits)) < 3:
+        return False
+    total = sum(d * w % 10 for d, w in zip(digits[:17], (3, 7, 1) * 6, strict=False))
+    return digits[17] == (10 - total % 10) % 10
+
+
 def _mod97(code: str) -> bool:
     moved = code[4:] + code[:4]
     return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
@@ -488,6 +499,13 @@ def _nanp_read(value: str) -> str:
     return number
 
 
+def _phone_mask(value: str) -> bool:
+    """A form's mask or a placeholder for a phone: one digit throughout after the first group (`(00) 00000-0000`,
+    `(11) 99999-9999`, `+55 00 00000-0000`)."""
+    rest = "".join(re.findall(r"\d+", value.lstrip("+"))[1:])
+    return len(rest) >= 6 and len(set(rest)) == 1
+
+
 def national_phone(value: str) -> bool | int:
     """A phone number in a national format after a word like phone, tel or Handy: a number of one of the
     national numbering plans (tracegym/redact/phones.py), or an international one (+CC, 00CC). A match that runs
@@ -496,7 +514,7 @@ def national_phone(value: str) -> bool | int:
     is any prefix of it (a card number after "número")."""
     if len(set(re.findall(r"\D+", value.lstrip("+(")))) == 1 and len(digits_of(value)) > 15:
         return False
-    if _CALENDAR_DATE.match(value):
+    if _CALENDAR_DATE.match(value) or _phone_mask(value):
         return False
     groups = list(re.finditer(r"\d+", value))
     for n in range(len(groups), 0, -1):
@@ -547,9 +565,11 @@ def nanp_written(value: str) -> bool:
 def area_code_phone(value: str) -> bool:
     """E.123 national notation, the area code in parentheses: a trunk 0 in them (UK, Germany, France, Australia,
     India) and 9-12 digits in all (a German subscriber number in one run too), or Brazil's two-digit DDD with a
-    mobile or landline number in groups."""
+    mobile or landline number in groups; not a form's mask."""
     area = value[1:value.index(")")]
     number = digits_of(value)
+    if _phone_mask(value):
+        return False
     if area.startswith("0"):
         return 9 <= len(number) <= 12
     return len(area) == 2 and phones.brazil(number) and not re.search(r"\d{6}", value[value.index(")"):])
@@ -794,10 +814,13 @@ _LOCAL_DOMAINS = frozenset({"localhost", "localdomain"})
 _CALENDAR_ID = re.compile(r"(?i)@(?:group\.v|group|import)\.calendar\.google\.com$")
 """A Google Calendar's id (`…#holiday@group.v.calendar.google.com`, a secondary calendar's `…@group.calendar…`):
 a calendar's name in the API, not a mailbox."""
-_HINT_ADDRESS = re.compile(r"(?i)(?:you|your[._-]?(?:name|e-?mail|address)?)@(?:[\w-]+\.)*"
-                           r"example(?:\.(?:com|org|net))?$")
+_HINT_ADDRESS = re.compile(r"(?i)(?:you|your[._-]?(?:name|e-?mail|address)?|tu(?:[._-]?(?:nombre|correo|e-?mail))?|"
+                           r"seu(?:[._-]?(?:nome|e-?mail))?|voce)@(?:[\w-]+\.)*"
+                           r"(?:example|ejemplo|exemplo)(?:\.(?:com|org|net)(?:\.[a-z]{2})?)?$")
 """A form's or a doc's hint (`you@example.com`, `your.name@example.org`): `you`/`your…` at a domain RFC 2606
-reserves for examples. Any other address there (`jane.doe@`, `user@example.com`) is still taken: tests plant them."""
+reserves for examples; in Spanish and Portuguese `tu@ejemplo.com`, `seu.nome@exemplo.com.br`, the word for
+example as the domain. Any other address there (`jane.doe@`, `user@example.com`, `ana@ejemplo.com`) is still taken:
+tests plant them."""
 
 
 def email(value: str) -> bool:
@@ -869,6 +892,9 @@ _DIGEST_PREFIXES = frozenset({"sha", "md", "git", "commit", "rev", "revision", "
 """Words before a hex run that make it a digest, or an object's id as services issue them (OpenAI's
 `req_<32 hex>` request ids, MLflow's `tr-<32 hex>` traces)."""
 _TOKEN_HEAD = re.compile(r"(?:[a-z]{2,10}|[A-Z]{2,10})(?:[._-](?:[a-z]{2,10}|v\d{1,2}))*[._-]")
+_ID_HEADS = frozenset({"wamid."})
+"""Prefixes of an object's id whatever its body: the WhatsApp Business (Cloud API) message id, `wamid.` + base64
+of the message's key, which webhooks and message logs carry and which grants nothing."""
 _WORDLIKE = re.compile(r"[a-z]{5,}")
 
 
@@ -879,7 +905,7 @@ def prefixed_token(value: str) -> bool:
     (`req_`), a UUID behind an object's name (`req_<uuid>`), words joined by `-`/`_`, nor a camelCase
     identifier."""
     head = _TOKEN_HEAD.match(value)
-    if head is None:
+    if head is None or head.group().lower() in _ID_HEADS:
         return False
     body = value[head.end():]
     if len(body) < 32 or _UUID.fullmatch(body) or not re.search(r"\d", body) or not re.search(r"[A-Za-z]", body):

@@ -26,6 +26,7 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "si": ("මුරපදය",), "my": ("စကားဝှက်",), "km": ("ពាក្យសម្ងាត់",), "ha": ("kalmar sirri",), "jv": ("tembung sandhi",),
     "yo": ("ọrọ igbaniwọle",), "ne": ("पासवर्ड",), "mr": ("संकेतशब्द",),
     "ps": ("پټنوم",), "so": ("furaha sirta", "erayga sirta"), "zu": ("iphasiwedi",),
+    "qu": ("yaykuna simi",), "gn": ("ñe'ẽñemi", "ñeʼẽñemi", "ñe’ẽñemi"),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
@@ -47,8 +48,9 @@ SECRET: dict[str, tuple[str, ...]] = {
 """Secret and secret key, beyond English's."""
 
 KEY: dict[str, tuple[str, ...]] = {
-    "ro": ("cheie",), "hu": ("kulcs",), "fi": ("avain",), "da": ("nøgle",), "ca": ("clau",), "tl": ("susi",),
-    "ms": ("kunci",), "sw": ("ufunguo",), "uk": ("ключ",), "cs": ("klíč",), "sk": ("kľúč",), "lt": ("raktas",),
+    "ro": ("cheie",), "hu": ("kulcs",), "fi": ("avain",), "da": ("nøgle",), "ca": ("clau",), "es": ("llave",),
+    "tl": ("susi",), "ms": ("kunci",), "sw": ("ufunguo",), "uk": ("ключ",), "cs": ("klíč",), "sk": ("kľúč",),
+    "lt": ("raktas",),
     "el": ("κλειδί",), "th": ("กุญแจ", "คีย์"), "bn": ("চাবি", "কী"), "fa": ("کلید",), "he": ("מפתח",), "hi": ("कुंजी",),
     "hr": ("ključ",), "sr": ("кључ",), "bg": ("ключ",), "mk": ("клуч",), "et": ("võti", "võtme"), "lv": ("atslēga",),
     "is": ("lykill",), "ga": ("eochair",), "mt": ("ċavetta",), "sq": ("çelës", "çelësi"), "cy": ("allwedd",),
@@ -57,7 +59,7 @@ KEY: dict[str, tuple[str, ...]] = {
     "my": ("သော့",), "km": ("កូនសោ",), "ha": ("maɓalli",), "zh": ("金鑰", "密鑰", "秘鑰", "金钥"),
 }
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
-anahtar, jeton, khóa, مفتاح, 키, キー)."""
+anahtar, jeton, khóa, مفتاح, 키, キー); Spanish says llave as often as clave."""
 
 TOKEN: dict[str, tuple[str, ...]] = {
     "el": ("διακριτικό",), "he": ("אסימון",), "tr": ("belirteç", "belirteci"), "zh": ("令牌", "權杖"),
@@ -67,7 +69,9 @@ TOKEN: dict[str, tuple[str, ...]] = {
 
 PHONE: dict[str, tuple[str, ...]] = {
     "pt": ("telemóvel", "telemovel", "me liga", "ligue para", "me chamar no", "me chama no", "chamar no zap", "zap"),
-    "ca": ("telèfon", "mòbil", "truca'm al", "truqueu-me al"), "hu": ("telefonszám", "mobilszám", "hívjon", "hívj"),
+    "ca": ("telèfon", "mòbil", "truca'm al", "truqueu-me al"), "gl": ("móbil", "mobil"),
+    "es": ("cel", "celu", "contacto"), "eu": ("mugikorra", "telefonoa", "telefono zenbakia"), "gn": ("pumbyry",),
+    "hu": ("telefonszám", "mobilszám", "hívjon", "hívj"),
     "fi": ("puhelin", "puhelinnumero", "matkapuhelin", "soita"),
     "ro": ("sunați", "sunati", "telefon mobil", "sunați-mă la"), "no": ("ring meg",), "da": ("ring til mig",),
     "ms": ("nombor telefon", "hubungi saya di", "telefon bimbit"), "id": ("nomor telepon", "ponsel"),
