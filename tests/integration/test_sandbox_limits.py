@@ -186,7 +186,9 @@ def test_killed_at_wall_time(sandbox: Sandbox, workspace: Path) -> None:
 
 
 def test_killed_at_cpu_time(sandbox: Sandbox, workspace: Path) -> None:
-    result = sandbox.run("while :; do :; done", workspace, QUICK.model_copy(update={"cpu_seconds": 1}))
+    # A hang guard only: on a loaded machine a second of CPU can take more than QUICK's ten of wall-clock.
+    limits = QUICK.model_copy(update={"cpu_seconds": 1, "wall_seconds": 300})
+    result = sandbox.run("while :; do :; done", workspace, limits)
     assert result.killed == "cpu_time"
     assert not result.timed_out
 
