@@ -137,9 +137,16 @@ RECOVERY: dict[str, tuple[str, ...]] = {
     "nl": ("back-upcodes", "back-upcode", "reservecodes", "reservecode", "herstelcode"),
     "da": ("backupkoder", "backupkode", "reservekoder", "reservekode"),
     "no": ("gjenopprettingskoder", "reservekoder", "reservekode"), "sv": ("reservkod",),
+    "bg": ("резервен код", "резервни кодове", "код за възстановяване"),
+    "lv": ("rezerves kods", "rezerves kodi", "atkopšanas kods"),
+    "lt": ("atsarginis kodas", "atsarginiai kodai", "atkūrimo kodas"),
+    "et": ("varukood", "varukoodid", "taastekood"),
+    "ka": ("სარეზერვო კოდი", "სარეზერვო კოდები", "აღდგენის კოდი"),
+    "hy": ("պահուստային կոդ", "վերականգնման կոդ"),
 }
 """Recovery or backup codes of a two-factor sign-in, beyond the rules' own list (English, German, French, Spanish,
-Portuguese, Italian, Dutch, Polish, the Nordic languages, Turkish, Russian, Czech, Japanese, Chinese, Korean); one
+Portuguese, Italian, Dutch, Polish, the Nordic languages, Turkish, Russian, Czech, Japanese, Chinese, Korean); the
+Baltic, Bulgarian, Georgian and Armenian words as Google's and GitHub's localised pages print them; one
 code in the singular too, as a message that hands a user one writes it (`Reservkod`, `קוד גיבוי`, Google's
 Chinese `备用验证码`)."""
 

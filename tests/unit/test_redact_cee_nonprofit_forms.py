@@ -1,0 +1,37 @@
+"""Secrets and ids as nonprofits, clubs and event organisers in Central and Eastern Europe and Central Asia write
+them (the fifty-first corpus's causes): two-factor recovery codes under Baltic, Bulgarian, Georgian and Armenian
+labels. Values written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("Rezerves kodi: 3c8e1-f04a2", "3c8e1-f04a2"),
+    ("Резервни кодове: 5102 7736", "5102 7736"),
+    ("резервен код - 7h2k-pq4m", "7h2k-pq4m"),
+    ("Atsarginiai kodai: 90b1d-4e7ca", "90b1d-4e7ca"),
+    ("VARUKOOD: 6631 0482", "6631 0482"),
+    ("Taastekood: r5tw-8kxa", "r5tw-8kxa"),
+    ("სარეზერვო კოდები: 2f9c4-a7b01", "2f9c4-a7b01"),
+    ("Պահուստային կոդ: 4418 9027", "4418 9027")])
+def test_a_recovery_code_under_a_regional_label(text: str, code: str) -> None:
+    assert code in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Rezerves kods: nav",
+    "Varukood: 2024-05-17",
+    "Резервен код: 0000 0000",
+    "Atsarginis kodas yra jūsų paskyroje"])
+def test_a_regional_recovery_label_without_a_code_is_left(text: str) -> None:
+    assert _values(text) == []
