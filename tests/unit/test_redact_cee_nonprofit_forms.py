@@ -35,3 +35,24 @@ def test_a_recovery_code_under_a_regional_label(text: str, code: str) -> None:
     "Atsarginis kodas yra jūsų paskyroje"])
 def test_a_regional_recovery_label_without_a_code_is_left(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ('resp = requests.post(api, auth=("kasjer", "Morwa2021!"), json=body)', "Morwa2021!"),
+    ("client = httpx.Client(auth = ('sync', 'pR7#vLx2Qe'))", "pR7#vLx2Qe"),
+    ('{"cell": "requests.get(u, auth=(\\"bot\\", \\"Łąka_7fKp2\\"))"}', "Łąka_7fKp2"),
+    ("session.auth = HTTPBasicAuth('sklep', 'Topola.Brzoza88')", "Topola.Brzoza88"),
+    ('aiohttp.BasicAuth("crm", "Dnipro_xqvRTz")', "Dnipro_xqvRTz")])
+def test_the_password_of_a_python_clients_credentials(text: str, secret: str) -> None:
+    assert secret in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    "requests.get(url, auth=(user, password))",
+    'requests.get(url, auth=("user", "password"))',
+    'requests.get(url, auth=("api", "apiToken"))',
+    'requests.get(url, auth=("api", "${API_PASSWORD}"))',
+    'requests.get(url, auth=("api", ""))',
+    "HTTPBasicAuth(settings.USER, settings.PASSWORD)"])
+def test_python_credentials_that_are_code_or_placeholders_are_left(text: str) -> None:
+    assert _values(text) == []

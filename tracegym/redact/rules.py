@@ -1225,6 +1225,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:basic[_ -]?auth)", validator=v.basic_credentials,
          description="basic credentials under a name that says so (fastlane match's "
                      "`MATCH_GIT_BASIC_AUTHORIZATION=…`, `basic_auth: …`): base64 of user:password"),
+    Rule("basic_auth", "TOKEN",
+         r"(?:\bauth[ \t]*=[ \t]*\(|\b(?:HTTPBasicAuth|HTTPDigestAuth|BasicAuth|DigestAuth)\()[ \t]*"
+         r"\\?[\"'][^\"'\\\s]{1,64}\\?[\"'][ \t]*,[ \t]*\\?[\"'](?P<v>[^\"'\\\s]{4,128})\\?[\"'][ \t]*\)",
+         trigger=r"\bauth[ \t]*=[ \t]*\(|(?:Basic|Digest)Auth\(",
+         validator=lambda s: v.password(s) or v.connection_password(s) and not re.search(r"(?i:token|key)", s),
+         description="the password of a Python HTTP client's basic or digest credentials, written as literals: "
+                     "requests' and httpx's `auth=(\"user\", \"password\")` tuple, `HTTPBasicAuth(\"user\", "
+                     "\"password\")`, aiohttp's `BasicAuth(…)`; a literal there, so an identifier's shape "
+                     "passes too (`Altai_qkzRVT`), as in a connection string's password field"),
     Rule("http_auth", "TOKEN",
          rf"(?:(?i:(?:proxy-)?authorization){_HEADER_AFTER}[A-Za-z][A-Za-z0-9_.-]{{1,30}}[ \t]+|{_AUTH_BLOCK})"
          rf"(?P<v>{_TOKEN68}(?:,[ \t]?{_TOKEN68})*)(?:$|[^A-Za-z0-9._~+/=-])",
