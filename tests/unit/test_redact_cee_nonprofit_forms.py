@@ -56,3 +56,41 @@ def test_the_password_of_a_python_clients_credentials(text: str, secret: str) ->
     "HTTPBasicAuth(settings.USER, settings.PASSWORD)"])
 def test_python_credentials_that_are_code_or_placeholders_are_left(text: str) -> None:
     assert _values(text) == []
+
+
+_CRC = "7e0b4d91a2c5f368"
+_MD5_KEY = "0c9e2b7a41d85f36e1a0b4c7d29f8e53"
+
+
+@pytest.mark.parametrize("text", [
+    f"Klucz do CRC: {_CRC}",
+    f"klucz CRC = {_CRC}",
+    f"P24_CRC={_CRC}",
+    f'PRZELEWY24_CRC_KEY="{_CRC}"',
+    f'{{"crc_key": "{_CRC}", "merchant_id": 41020}}',
+    f"CRC key: {_CRC.upper()}"])
+def test_a_przelewy24_crc_key_under_its_names(text: str) -> None:
+    assert _CRC in _values(text) or _CRC.upper() in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    f"Drugi klucz (MD5): {_MD5_KEY}",
+    f"Second key (MD5): {_MD5_KEY.upper()}",
+    f"Druhý klíč (MD5): {_MD5_KEY}",
+    f"PAYU_SECOND_KEY={_MD5_KEY}",
+    f'{{"second_key": "{_MD5_KEY}"}}'])
+def test_a_payu_second_key_under_its_names(text: str) -> None:
+    assert _MD5_KEY in _values(text) or _MD5_KEY.upper() in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    f"crc: {_CRC}",
+    f"CRC-64: {_CRC}",
+    "P24_CRC=0000000000000000",
+    "P24_CRC=abababab12121212",
+    f"checksum (MD5): {_MD5_KEY}",
+    f"md5: {_MD5_KEY}",
+    "Second key (MD5): ffffffffffffffffffffffffffffffff",
+    f"second half of the key: {_CRC}"])
+def test_checksums_and_placeholders_beside_gateway_words_are_left(text: str) -> None:
+    assert _values(text) == []

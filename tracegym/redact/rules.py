@@ -1118,6 +1118,20 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:integrity|merchant)[ _-]?(?i:salt)", validator=v.labelled_key,
          description="a payment gateway's hashing secret that its docs call a salt: JazzCash's `Integrity Salt` "
                      "(the HMAC key of `pp_SecureHash`), PayU's merchant salt"),
+    Rule("labelled_key", "SECRET",
+         r"(?:^|[^A-Za-z0-9])(?i:(?:p24|przelewy24)[_ -]?crc(?:[_ -]?key)?|klucz[ \t]+(?:do[ \t]+)?crc|"
+         r"crc[ _-]?(?:key|klucz))\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?P<v>[0-9A-Fa-f]{16})(?![0-9A-Za-z])",
+         trigger=r"(?i:p24[_ -]?crc|przelewy24[_ -]?crc|klucz[ \t]+(?:do[ \t]+)?crc|crc[ _-]?(?:key|klucz))",
+         validator=v.crc_key,
+         description="Przelewy24's CRC key (16 hex: the salt of a transaction's `sign`) under the names its panel "
+                     "and plugins give it (`Klucz do CRC`, `CRC key`, `P24_CRC`); a bare `crc:` is a checksum's"),
+    Rule("labelled_key", "SECRET",
+         r"(?:^|[^A-Za-z0-9])(?i:second|drugi|druh[\u00fdy])[ _-]?(?i:key|klucz|kl[\u00edi][\u010dc])"
+         r"(?:[ \t]*\((?i:md5)\))?\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?P<v>[0-9a-f]{32}|[0-9A-F]{32})(?![0-9A-Za-z])",
+         trigger=r"(?i:second[ _-]?key|drugi[ _-]?klucz|druh[ýy][ _-]?kl)", validator=v.hex_key,
+         description="PayU's second key (32 hex: the MD5 signature key of its notifications), as its panel labels "
+                     "it (`Second key (MD5)`, `Drugi klucz (MD5)`, `Druhý klíč (MD5)`) and configs name it "
+                     "(`second_key`)"),
     Rule("twilio_sid", "API_KEY", r"\b(?:AC|SK)[0-9a-f]{32}\b", trigger=r"(?:AC|SK)[0-9a-f]{32}",
          validator=v.twilio_secret,
          description="Twilio account and API key SIDs (AC/SK + 32 hex): half of a credential pair"),

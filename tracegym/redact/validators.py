@@ -371,6 +371,14 @@ def _random_hex(value: str) -> bool:
         and bool(re.search(r"[a-fA-F]", value) and re.search(r"\d", value)) and entropy(value) >= 3.0
 
 
+def crc_key(value: str) -> bool:
+    """Przelewy24's CRC key (the salt of its SHA-384 `sign`): 16 hex digits, one case, letters and digits mixed,
+    seven distinct or more (a placeholder repeats a few: `0000…`, `abcdabcd…`); 16 random digits fall under
+    `_random_hex`'s entropy one time in ten."""
+    return bool(re.fullmatch(r"[0-9a-f]{16}|[0-9A-F]{16}", value)) and bool(re.search(r"[a-fA-F]", value)) \
+        and bool(re.search(r"\d", value)) and len(set(value)) >= 7
+
+
 def short_hex_secret(value: str) -> bool:
     """A hex secret of 24-31 digits after a name ending in secret (Plaid's 30): one case, letters and digits
     mixed, random-looking."""
