@@ -94,3 +94,38 @@ def test_a_payu_second_key_under_its_names(text: str) -> None:
     f"second half of the key: {_CRC}"])
 def test_checksums_and_placeholders_beside_gateway_words_are_left(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Rodné číslo: 855612/0012", "855612/0012"),
+    ("RČ: 0362151230", "0362151230"),
+    ("ЕГН на дарителя 7511020015", "7511020015"),
+    ('{"egn": "0345151231"}', "0345151231"),
+    ("JMBG: 0101990710008", "0101990710008"),
+    ("матични број 1703985780123", "1703985780123"),
+    ("CNP: 1800101221144", "1800101221144"),
+    ("Codul numeric personal al voluntarului: 6030717401233", "6030717401233"),
+    ("РНОКПП 3012345670", "3012345670"),
+    ("ІПН: 2918364018", "2918364018"),
+    ("ИИН: 900101300017", "900101300017"),
+    ("ЖСН 050812501232", "050812501232"),
+    ("Asmens kodas: 49207150125", "49207150125"),
+    ("isikukood 51003040224", "51003040224")])
+def test_a_regional_national_id_after_its_label(text: str, value: str) -> None:
+    assert value in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Rodné číslo: 855612/0013",  # the whole not a multiple of 11
+    "ЕГН 7511020016",  # a wrong check digit
+    "ЕГН 7582020010",  # month 82: no century (its check digit right)
+    "JMBG: 3202990710000",  # 32 February (its check digit right)
+    "Matični broj: 17039857",  # a company's registration number, eight digits
+    "CNP: 1800101501143",  # no county 50 (its check digit right)
+    "РНОКПП 9012345675",  # days from 1899 past 2036 (its check right)
+    "ИИН: 900101700012",  # no century digit 7 (its check right)
+    "Isikukood: 91003040228",  # no century digit 9 (its check right)
+    "order 8556120012 shipped",
+    "invoice 1800101221144"])
+def test_regional_id_shapes_that_fail_their_check_or_lack_a_label_are_left(text: str) -> None:
+    assert _values(text) == []
