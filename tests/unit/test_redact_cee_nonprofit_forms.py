@@ -1,6 +1,8 @@
 """Secrets and ids as nonprofits, clubs and event organisers in Central and Eastern Europe and Central Asia write
 them (the fifty-first corpus's causes): two-factor recovery codes under Baltic, Bulgarian, Georgian and Armenian
-labels. Values written for these tests."""
+labels, a Python client's basic credentials, Przelewy24's and PayU's signing keys, the region's national ids after
+their labels, Kazakh and Mongolian words for key, authenticator secrets after `Klíč 2FA`. Values written for these
+tests."""
 
 from __future__ import annotations
 
@@ -128,4 +130,19 @@ def test_a_regional_national_id_after_its_label(text: str, value: str) -> None:
     "order 8556120012 shipped",
     "invoice 1800101221144"])
 def test_regional_id_shapes_that_fail_their_check_or_lack_a_label_are_left(text: str) -> None:
+    assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("API кілті: 5b1e7c2a-90d3-4f6e-8a1b-2c3d4e5f6a7b", "5b1e7c2a-90d3-4f6e-8a1b-2c3d4e5f6a7b"),
+    ("Төлем жүйесінің кілті: 0a7e3b9c1d2f4e5a6b7c8d9e0f1a2b3c4d5e6f70", "0a7e3b9c1d2f4e5a6b7c8d9e0f1a2b3c4d5e6f70"),
+    ("API түлхүүр: 9f8e7d6c5b4a39281706f5e4d3c2b1a0f9e8d7c6", "9f8e7d6c5b4a39281706f5e4d3c2b1a0f9e8d7c6")])
+def test_a_key_under_a_kazakh_or_mongolian_word_for_key(text: str, key: str) -> None:
+    assert key in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    "кілті жоқ",
+    "API түлхүүр: шинэчлэгдсэн"])
+def test_central_asian_key_words_without_a_secret_are_left(text: str) -> None:
     assert _values(text) == []
