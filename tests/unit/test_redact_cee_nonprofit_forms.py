@@ -141,8 +141,19 @@ def test_a_key_under_a_kazakh_or_mongolian_word_for_key(text: str, key: str) -> 
     assert key in _values(text)
 
 
+@pytest.mark.parametrize(("text", "seed"), [
+    ("Klíč 2FA: QK4XW7ZP2MRT5NVA", "QK4XW7ZP2MRT5NVA"),
+    ("Секрет 2FA: JBSWY3DPEHPK3PXPQK4XW7ZP2MRT5NVA", "JBSWY3DPEHPK3PXPQK4XW7ZP2MRT5NVA"),
+    ("KLUCZ TOTP = MZXW6YTBOI4TQMRZ", "MZXW6YTBOI4TQMRZ"),
+    ("ключ 2FA: ob2g k3lm 7qrs tuv4", "ob2g k3lm 7qrs tuv4")])
+def test_an_authenticator_secret_after_a_slavic_word_for_key_and_2fa(text: str, seed: str) -> None:
+    assert seed in _values(text)
+
+
 @pytest.mark.parametrize("text", [
+    "ключ 2FA не задан",
+    "Klíč 2FA: ZAPNUTO",
     "кілті жоқ",
     "API түлхүүр: шинэчлэгдсэн"])
-def test_central_asian_key_words_without_a_secret_are_left(text: str) -> None:
+def test_slavic_and_central_asian_key_words_without_a_secret_are_left(text: str) -> None:
     assert _values(text) == []

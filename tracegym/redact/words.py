@@ -153,19 +153,24 @@ code in the singular too, as a message that hands a user one writes it (`Reservk
 Chinese `备用验证码`)."""
 
 SETUP_KEY: dict[str, tuple[str, ...]] = {
-    "el": ("κλειδί ρύθμισης", "μυστικό κλειδί"), "uk": ("ключ налаштування", "секретний ключ"),
-    "ru": ("ключ настройки", "секретный ключ"), "nl": ("instellingssleutel", "geheime sleutel"),
-    "pl": ("klucz konfiguracji", "klucz konfiguracyjny", "tajny klucz"), "tr": ("kurulum anahtarı", "gizli anahtar"),
+    "el": ("κλειδί ρύθμισης", "μυστικό κλειδί"),
+    "uk": ("ключ налаштування", "секретний ключ", "секрет 2FA", "ключ 2FA", "секрет TOTP"),
+    "ru": ("ключ настройки", "секретный ключ", "секрет 2FA", "ключ 2FA", "секрет TOTP"),
+    "nl": ("instellingssleutel", "geheime sleutel"),
+    "pl": ("klucz konfiguracji", "klucz konfiguracyjny", "tajny klucz", "klucz 2FA", "klucz TOTP"),
+    "tr": ("kurulum anahtarı", "gizli anahtar"),
     "vi": ("khóa thiết lập", "khóa bí mật"), "id": ("kunci penyiapan", "kunci rahasia"), "ms": ("kunci persediaan",),
     "th": ("คีย์การตั้งค่า", "คีย์ลับ"), "ja": ("セットアップキー", "シークレットキー"), "zh": ("设置密钥", "設定金鑰"),
-    "ko": ("설정 키", "비밀 키"), "cs": ("klíč pro nastavení", "tajný klíč"),
+    "ko": ("설정 키", "비밀 키"), "cs": ("klíč pro nastavení", "tajný klíč", "klíč 2FA", "klíč TOTP"),
     "hu": ("beállítási kulcs", "titkos kulcs"),
     "ro": ("cheie de configurare", "cheie secretă"), "he": ("מפתח הגדרה",), "ar": ("مفتاح الإعداد",),
     "hi": ("सेटअप कुंजी",), "sv": ("inställningsnyckel",), "da": ("opsætningsnøgle",), "no": ("oppsettsnøkkel",),
     "fi": ("asetusavain",),
+    "sk": ("kľúč 2FA", "kľúč TOTP"), "bg": ("ключ 2FA", "тайна 2FA"),
 }
 """An authenticator's setup key (the secret an app is given by hand), beyond the rules' English, German, French,
-Spanish, Portuguese and Italian."""
+Spanish, Portuguese and Italian; and the word for key or secret before the second factor's name (`Klíč 2FA`,
+`Секрет 2FA`), as the Slavic languages put it."""
 
 PAIRING: dict[str, tuple[str, ...]] = {
     "de": ("Kopplungscode", "Einrichtungscode"), "fr": ("code d'appairage", "code de couplage"),
