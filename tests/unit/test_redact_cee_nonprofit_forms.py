@@ -157,3 +157,20 @@ def test_an_authenticator_secret_after_a_slavic_word_for_key_and_2fa(text: str, 
     "API түлхүүр: шинэчлэгдсэн"])
 def test_slavic_and_central_asian_key_words_without_a_secret_are_left(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "password"), [
+    ("Az új jelszava: Hold_9kTq2w", "Hold_9kTq2w"),
+    ('{"msg": "A jelszavad: Tavasz.Rigó71"}', "Tavasz.Rigó71"),
+    ("Нууц үг: Хангай2019!", "Хангай2019!"),
+    ("НУУЦ ҮГ = xR4#mVq8Lp", "xR4#mVq8Lp")])
+def test_a_password_after_hungarian_possessive_or_mongolian_labels(text: str, password: str) -> None:
+    assert password in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    "A jelszava megváltozott.",
+    "jelszava: nincs",
+    "Нууц үг солих"])
+def test_hungarian_and_mongolian_password_words_without_one_are_left(text: str) -> None:
+    assert _values(text) == []

@@ -26,10 +26,12 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "si": ("මුරපදය",), "my": ("စကားဝှက်",), "km": ("ពាក្យសម្ងាត់",), "ha": ("kalmar sirri",), "jv": ("tembung sandhi",),
     "yo": ("ọrọ igbaniwọle",), "ne": ("पासवर्ड",), "mr": ("संकेतशब्द",),
     "ps": ("پټنوم",), "so": ("furaha sirta", "erayga sirta"), "zu": ("iphasiwedi",),
+    "hu": ("jelszava", "jelszavad", "jelszavát"), "mn": ("нууц үг",),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
-Japanese, Chinese): with this table the 24 official languages of the EU and the ~40 most written (CLDR)."""
+Japanese, Chinese): with this table the 24 official languages of the EU and the ~40 most written (CLDR); and
+Hungarian's possessive forms (`jelszava`: your password, as a site's message writes it), which its `jelszó` misses."""
 
 SECRET: dict[str, tuple[str, ...]] = {
     "pt": ("segredo", "chave secreta"), "es": ("secreto", "clave secreta"), "it": ("segreto",),
