@@ -174,3 +174,21 @@ def test_a_password_after_hungarian_possessive_or_mongolian_labels(text: str, pa
     "Нууц үг солих"])
 def test_hungarian_and_mongolian_password_words_without_one_are_left(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ('{"secret": "Łabędź2018#"}', "Łabędź2018#"),
+    ("client secret: Ёлка_2021!", "Ёлка_2021!"),
+    ('{"note": "{\\"secret\\": \\"Ügyfél77$\\"}"}', "Ügyfél77$")])
+def test_a_short_secret_with_letters_beyond_ascii_after_a_credential_word(text: str, secret: str) -> None:
+    assert secret in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    "secret: Überraschung!",
+    "Token: «Привет2024»",
+    "token: Straße—2024!",
+    "the secret: Ölpreis steigt",
+    "secret: ünnep"])
+def test_words_beyond_ascii_after_a_credential_word_are_left(text: str) -> None:
+    assert _values(text) == []

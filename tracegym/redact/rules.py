@@ -1851,6 +1851,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "Niebieski138&`, `API key: Tmp-6Fj0-4579&`, a JSON key's quoted value in text: `\"secret\": "
                      "\"…\"`): both cases, a digit and a symbol"),
     Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
+         r"(?P<v>(?=[^\s\"'`\\<]{0,63}[^\x00-\x7f])[^\s\"'`\\<]{8,64})(?:$|[\s\"'`\\<])",
+         trigger=_KEY_PROSE_TRIGGER, validator=v.short_secret_any_script, reject_label=_HEX_NOT_KEY,
+         description="a short secret with letters beyond ASCII after a word that names a credential (`secret: "
+                     "Ąžuolas1986%`, `\"secret\": \"Chór2013?\"`), as the rule above reads an ASCII one"),
+    Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})"
          rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,2}}"
          rf"[ \t]+{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{24,256}})"

@@ -739,6 +739,15 @@ def short_secret(value: str) -> bool:
         and not _path_or_code(value) and password(value)
 
 
+def short_secret_any_script(value: str) -> bool:
+    """A short secret by `short_secret`'s reading whose letters are not all ASCII (`Ąžuolas1986%`, `Chór2013?`:
+    passwords people choose in their own language), each such letter read as an ASCII one of its case; no
+    punctuation beyond ASCII (quotes, dashes and ellipses of prose)."""
+    if not any(ord(c) > 127 for c in value) or any(ord(c) > 127 and not c.isalpha() for c in value):
+        return False
+    return short_secret("".join(c if ord(c) < 128 else "A" if c.isupper() else "a" for c in value))
+
+
 _PASSPHRASE = re.compile(r"[A-Za-z]{3,12}(?:[-.][A-Za-z]{3,12}){2,6}[-.]?\d{1,4}")
 _STRONG_SYMBOL = re.compile(r"[!#$%&*+=?@^|~]")
 _FIELDS = re.compile(r"(?:^|[&;?])[A-Za-z_][\w.-]*=")
