@@ -10,7 +10,8 @@ a codice fiscale's shape (its month letter included) 2.4%, a CURP's shape 0.018%
 Chinese id 0.003% (a province, a date from 1900, MOD 11-2); shapes that random text, ids and figures hardly take.
 After a label, random digits of the id's length: BSN 9.0%, NHS 9.1%, Aadhaar 8.0%, NIF (PT) 8.0%, PESEL 1.8%,
 Korean RRN 1.4%, T.C. Kimlik 0.92%, personnummer 0.74%, Steuer-ID 0.35%, Belgian number 0.34%, kennitala 0.21%,
-fødselsnummer 0.13%, South African id 0.10%: the label carries the rest.
+fødselsnummer 0.13%, South African id 0.10%, RNOKPP 4.9%, rodné číslo 1.5%, EGN 1.1%, JMBG 0.38%, the Baltic
+codes 0.30%, IIN 0.22%, CNP 0.19%: the label carries the rest.
 """
 
 from __future__ import annotations
@@ -77,6 +78,114 @@ def pesel(value: str) -> bool:
     month = d[2] * 10 + d[3]
     century = {0: 1900, 1: 1900, 2: 2000, 3: 2000, 4: 2100, 5: 2100, 6: 2200, 7: 2200, 8: 1800, 9: 1800}[d[2]]
     return _date(century + d[0] * 10 + d[1], month % 20, d[4] * 10 + d[5])
+
+
+def _number(d: list[int], start: int, n: int) -> int:
+    """The number the digits from `start` spell, `n` of them."""
+    return int("".join(map(str, d[start:start + n])))
+
+
+def rodne_cislo(value: str) -> bool:
+    """Czechia's and Slovakia's rodné číslo (zákon 133/2000 Sb.; Slovak zákon 301/1995 Z.z.), ten digits as issued
+    from 1954: YYMMDD (a woman's month + 50, + 20 more from 2004 when a day's numbers ran out), a serial and a check
+    digit that makes the whole a multiple of 11 (or 0 where the first nine leave 10, as until 1985)."""
+    d = _digits(value, 10)
+    if d is None:
+        return False
+    whole = _number(d, 0, 10)
+    if whole % 11 and not (_number(d, 0, 9) % 11 == 10 and d[9] == 0):
+        return False
+    yy, month = _number(d, 0, 2), _number(d, 2, 2) % 50
+    return _date((1900 if yy >= 54 else 2000) + yy, month - 20 if month > 20 else month, _number(d, 4, 2))
+
+
+def egn(value: str) -> bool:
+    """Bulgaria's ЕГН, единен граждански номер (Закон за гражданската регистрация, чл. 20-21): YYMMDD (the month
+    + 20 for the 1800s, + 40 for the 2000s), a region's serial, a check digit: weights 2,4,8,5,10,9,7,3,6 mod 11
+    (10 gives 0)."""
+    d = _digits(value, 10)
+    if d is None or d[9] != _weighted(d, (2, 4, 8, 5, 10, 9, 7, 3, 6)) % 11 % 10:
+        return False
+    month = _number(d, 2, 2)
+    century = {0: 1900, 20: 1800, 40: 2000}.get(month // 20 * 20 if month % 20 else -1)
+    return century is not None and _date(century + _number(d, 0, 2), month % 20, _number(d, 4, 2))
+
+
+def jmbg(value: str) -> bool:
+    """The former Yugoslavia's JMBG / ЈМБГ, EMŠO in Slovenia, ЕМБГ in North Macedonia (Zakon o jedinstvenom
+    matičnom broju građana, 1976): DDMMYYY (the year's last three digits), a region, a serial, and
+    11 - (weights 7,6,5,4,3,2,7,6,5,4,3,2 mod 11), 10 and 11 giving 0."""
+    d = _digits(value, 13)
+    if d is None:
+        return False
+    k = 11 - _weighted(d, (7, 6, 5, 4, 3, 2, 7, 6, 5, 4, 3, 2)) % 11
+    yyy = _number(d, 4, 3)
+    return d[12] == (0 if k > 9 else k) and _date((1000 if yyy >= 800 else 2000) + yyy, _number(d, 2, 2),
+                                                  _number(d, 0, 2))
+
+
+_CNP_CENTURY = {1: 1900, 2: 1900, 3: 1800, 4: 1800, 5: 2000, 6: 2000}
+_CNP_COUNTIES = frozenset([*range(1, 49), 51, 52, 70, 80, 81, 82, 83])
+"""The counties' codes (SIRUTA's order: 40-48 Bucharest and its sectors, 51-52 the two counties made in 1981) and
+the codes for residents (70) and the undetermined (80-83)."""
+
+
+def cnp(value: str) -> bool:
+    """Romania's CNP, codul numeric personal (Legea 119/1996; HG 1375/2006): sex and century (1-2 1900s, 3-4 1800s,
+    5-6 2000s, 7-9 residents), YYMMDD, a county's code, a serial, a check digit: weights 2,7,9,1,4,6,3,5,8,2,7,9
+    mod 11 (10 gives 1)."""
+    d = _digits(value, 13)
+    if d is None or d[0] == 0 or _number(d, 7, 2) not in _CNP_COUNTIES:
+        return False
+    r = _weighted(d, (2, 7, 9, 1, 4, 6, 3, 5, 8, 2, 7, 9)) % 11
+    if d[12] != (1 if r == 10 else r):
+        return False
+    yy, month, day = _number(d, 1, 2), _number(d, 3, 2), _number(d, 5, 2)
+    centuries = (_CNP_CENTURY[d[0]],) if d[0] in _CNP_CENTURY else (1900, 2000)
+    return any(_date(c + yy, month, day) for c in centuries)
+
+
+def rnokpp(value: str) -> bool:
+    """Ukraine's РНОКПП, the taxpayer's registration number (ІПН; Податковий кодекс, ст. 70; ДПС): the birth date
+    as days from 31 December 1899 (five digits: up to 2036), a serial, a check digit: weights -1,5,7,9,4,6,10,5,7,
+    mod 11, mod 10."""
+    d = _digits(value, 10)
+    return d is not None and d[0] <= 4 and _number(d, 0, 5) > 0 \
+        and d[9] == _weighted(d, (-1, 5, 7, 9, 4, 6, 10, 5, 7)) % 11 % 10
+
+
+def _mod11_twice(d: list[int], first: tuple[int, ...], second: tuple[int, ...]) -> int:
+    """A check digit over `first`'s weights mod 11, or where that leaves 10 over `second`'s (10 again: 10)."""
+    r = _weighted(d, first) % 11
+    return _weighted(d, second) % 11 if r == 10 else r
+
+
+_IIN_CENTURY = {1: 1800, 2: 1800, 3: 1900, 4: 1900, 5: 2000, 6: 2000}
+
+
+def iin(value: str) -> bool:
+    """Kazakhstan's ИИН / ЖСН, the individual identification number (Закон «О национальных реестрах
+    идентификационных номеров», 2007): YYMMDD, the century and sex (1-2 1800s, 3-4 1900s, 5-6 2000s), a serial, a
+    check digit over weights 1..11 mod 11, or where that gives 10 over 3..11,1,2 (10 again: never issued)."""
+    d = _digits(value, 12)
+    if d is None or d[6] not in _IIN_CENTURY:
+        return False
+    check = _mod11_twice(d, tuple(range(1, 12)), (3, 4, 5, 6, 7, 8, 9, 10, 11, 1, 2))
+    return check == d[11] and _date(_IIN_CENTURY[d[6]] + _number(d, 0, 2), _number(d, 2, 2), _number(d, 4, 2))
+
+
+_BALTIC_CENTURY = {1: 1800, 2: 1800, 3: 1900, 4: 1900, 5: 2000, 6: 2000, 7: 2100, 8: 2100}
+
+
+def baltic_personal_code(value: str) -> bool:
+    """Estonia's isikukood (EVS 585:2007) and Lithuania's asmens kodas (LST 1185): the century and sex (1-2 1800s,
+    3-4 1900s, 5-6 2000s), YYMMDD, a serial, a check digit over weights 1..9,1 mod 11, or where that gives 10 over
+    3..9,1,2,3 (10 again gives 0)."""
+    d = _digits(value, 11)
+    if d is None or d[0] not in _BALTIC_CENTURY:
+        return False
+    check = _mod11_twice(d, (1, 2, 3, 4, 5, 6, 7, 8, 9, 1), (3, 4, 5, 6, 7, 8, 9, 1, 2, 3)) % 10
+    return check == d[10] and _date(_BALTIC_CENTURY[d[0]] + _number(d, 1, 2), _number(d, 3, 2), _number(d, 5, 2))
 
 
 def bsn(value: str) -> bool:
@@ -508,6 +617,28 @@ IDS: tuple[NationalId, ...] = (
                stems=r"(?i:cpf|cadastro[ _-]de[ _-]pessoa)"),
     NationalId("pesel", r"pesel", r"\d{11}", pesel, camel="Pesel|PESEL",
                stems=r"(?i:pesel)"),
+    NationalId("cz_rodne_cislo", r"rodn[eé][ _-]?[cč][ií]sl[oa]|rodn[eé]ho[ _-][cč][ií]sla|r\.[ ]?[cč]\.|"
+               r"birth[ _-]number", r"\d{6}[ ]?/?[ ]?\d{4}", rodne_cislo, short="rč", camel="RodneCislo",
+               stems=r"(?i:rodn[eé]|birth[ _-]number)|r\.[ ]?[čc]\.|R\.[ ]?Č\.|RČ|Rč|(?i:rč)[\"']?[ \t]*[:=]"),
+    NationalId("bg_egn", r"единен[ _-]граждански[ _-]номер|edinen[ _-]grazhdanski[ _-]nomer", r"\d{10}", egn,
+               short="егн|egn", camel="Egn|EGN",
+               stems=r"(?i:единен[ _-]граждански|edinen[ _-]grazhdanski|egn[\"']?[ \t]*[:=])|ЕГН|\bEGN\b|Egn"),
+    NationalId("jmbg", r"jmbg|јмбг|ембг|em[sš]o|mati[cč]ni[ _-]broj(?:[ _-]gra[dđ]ana)?|матични[ _-]број|"
+               r"jedinstveni[ _-]mati[cč]ni[ _-]broj", r"\d{13}", jmbg, camel="Jmbg|JMBG|Emso|EMSO",
+               stems=r"(?i:jmbg|јмбг|ембг|em[sš]o|mati[cč]ni[ _-]broj|матични[ _-]број)|ЈМБГ|ЕМБГ"),
+    NationalId("ro_cnp", r"cod(?:ul)?[ _-]numeric[ _-]personal", r"[1-9]\d{12}", cnp, short="cnp", camel="Cnp|CNP",
+               stems=r"(?i:numeric[ _-]personal|cnp[\"']?[ \t]*[:=])|\bCNP\b|Cnp"),
+    NationalId("ua_rnokpp", r"рнокпп|ідентифікаційн(?:ий|ого)[ _-](?:код|номер)|"
+               r"реєстраційн(?:ий|ого)[ _-]номер(?:а)?[ _-]облікової[ _-]картки|rnokpp", r"[0-4]\d{9}", rnokpp,
+               short="іпн", camel="Rnokpp|RNOKPP|Ipn",
+               stems=r"(?i:рнокпп|ідентифікаційн|реєстраційн|rnokpp|іпн[\"']?[ \t]*[:=])|РНОКПП|Рнокпп|ІПН"),
+    NationalId("kz_iin", r"индивидуальн(?:ый|ого)[ _-]идентификационн(?:ый|ого)[ _-]номер(?:а)?|"
+               r"жеке[ _-]сәйкестендіру[ _-]нөмірі", r"\d{12}", iin, short="иин|жсн|iin", camel="Iin|IIN",
+               stems=r"(?i:идентификационн|сәйкестендіру|иин[\"']?[ \t]*[:=]|жсн[\"']?[ \t]*[:=]|"
+               r"iin[\"']?[ \t]*[:=])|ИИН|ЖСН|\bIIN\b"),
+    NationalId("baltic_personal_code", r"asmens[ _-]kod(?:as|o|ą|ui)|a\.[ ]?k\.|isikukood(?:i|iga|ile)?",
+               r"[1-8]\d{10}", baltic_personal_code, camel="AsmensKodas|Isikukood",
+               stems=r"(?i:asmens[ _-]kod|isikukood|a\.[ ]?k\.)"),
     NationalId("bsn", r"burger[ _-]?service[ _-]?nummer|sofi[ _-]?nummer|citizen[ _-]service[ _-]number",
                rf"\d{{4}}{_D}\d{{2}}{_D}\d{{3}}|\d{{3}}{_D}\d{{3}}{_D}\d{{3}}|\d{{8,9}}", bsn, short="bsn", said="bsn",
                camel="Bsn|BSN|Burgerservicenummer",

@@ -1147,6 +1147,20 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:integrity|merchant)[ _-]?(?i:salt)", validator=v.labelled_key,
          description="a payment gateway's hashing secret that its docs call a salt: JazzCash's `Integrity Salt` "
                      "(the HMAC key of `pp_SecureHash`), PayU's merchant salt"),
+    Rule("labelled_key", "SECRET",
+         r"(?:^|[^A-Za-z0-9])(?i:(?:p24|przelewy24)[_ -]?crc(?:[_ -]?key)?|klucz[ \t]+(?:do[ \t]+)?crc|"
+         r"crc[ _-]?(?:key|klucz))\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?P<v>[0-9A-Fa-f]{16})(?![0-9A-Za-z])",
+         trigger=r"(?i:p24[_ -]?crc|przelewy24[_ -]?crc|klucz[ \t]+(?:do[ \t]+)?crc|crc[ _-]?(?:key|klucz))",
+         validator=v.crc_key,
+         description="Przelewy24's CRC key (16 hex: the salt of a transaction's `sign`) under the names its panel "
+                     "and plugins give it (`Klucz do CRC`, `CRC key`, `P24_CRC`); a bare `crc:` is a checksum's"),
+    Rule("labelled_key", "SECRET",
+         r"(?:^|[^A-Za-z0-9])(?i:second|drugi|druh[\u00fdy])[ _-]?(?i:key|klucz|kl[\u00edi][\u010dc])"
+         r"(?:[ \t]*\((?i:md5)\))?\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?P<v>[0-9a-f]{32}|[0-9A-F]{32})(?![0-9A-Za-z])",
+         trigger=r"(?i:second[ _-]?key|drugi[ _-]?klucz|druh[ýy][ _-]?kl)", validator=v.hex_key,
+         description="PayU's second key (32 hex: the MD5 signature key of its notifications), as its panel labels "
+                     "it (`Second key (MD5)`, `Drugi klucz (MD5)`, `Druhý klíč (MD5)`) and configs name it "
+                     "(`second_key`)"),
     Rule("twilio_sid", "API_KEY", r"\b(?:AC|SK)[0-9a-f]{32}\b", trigger=r"(?:AC|SK)[0-9a-f]{32}",
          validator=v.twilio_secret,
          description="Twilio account and API key SIDs (AC/SK + 32 hex): half of a credential pair"),
@@ -1254,6 +1268,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=r"(?i:basic[_ -]?auth)", validator=v.basic_credentials,
          description="basic credentials under a name that says so (fastlane match's "
                      "`MATCH_GIT_BASIC_AUTHORIZATION=…`, `basic_auth: …`): base64 of user:password"),
+    Rule("basic_auth", "TOKEN",
+         r"(?:\bauth[ \t]*=[ \t]*\(|\b(?:HTTPBasicAuth|HTTPDigestAuth|BasicAuth|DigestAuth)\()[ \t]*"
+         r"\\?[\"'][^\"'\\\s]{1,64}\\?[\"'][ \t]*,[ \t]*\\?[\"'](?P<v>[^\"'\\\s]{4,128})\\?[\"'][ \t]*\)",
+         trigger=r"\bauth[ \t]*=[ \t]*\(|(?:Basic|Digest)Auth\(",
+         validator=lambda s: v.password(s) or v.connection_password(s) and not re.search(r"(?i:token|key)", s),
+         description="the password of a Python HTTP client's basic or digest credentials, written as literals: "
+                     "requests' and httpx's `auth=(\"user\", \"password\")` tuple, `HTTPBasicAuth(\"user\", "
+                     "\"password\")`, aiohttp's `BasicAuth(…)`; a literal there, so an identifier's shape "
+                     "passes too (`Altai_qkzRVT`), as in a connection string's password field"),
     Rule("http_auth", "TOKEN",
          rf"(?:(?i:(?:proxy-)?authorization){_HEADER_AFTER}[A-Za-z][A-Za-z0-9_.-]{{1,30}}[ \t]+|{_AUTH_BLOCK})"
          rf"(?P<v>{_TOKEN68}(?:,[ \t]?{_TOKEN68})*)(?:$|[^A-Za-z0-9._~+/=-])",
@@ -1856,6 +1879,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a short secret a person chose or was handed, after a word that names a credential (`token: "
                      "Niebieski138&`, `API key: Tmp-6Fj0-4579&`, a JSON key's quoted value in text: `\"secret\": "
                      "\"…\"`): both cases, a digit and a symbol"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
+         r"(?P<v>(?=[^\s\"'`\\<]{0,63}[^\x00-\x7f])[^\s\"'`\\<]{8,64})(?:$|[\s\"'`\\<])",
+         trigger=_KEY_PROSE_TRIGGER, validator=v.short_secret_any_script, reject_label=_HEX_NOT_KEY,
+         description="a short secret with letters beyond ASCII after a word that names a credential (`secret: "
+                     "Ąžuolas1986%`, `\"secret\": \"Chór2013?\"`), as the rule above reads an ASCII one"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:[A-Za-z]{{1,20}}[ \t_-])?(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS})"
          rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,2}}"

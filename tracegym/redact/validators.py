@@ -382,6 +382,14 @@ def _random_hex(value: str) -> bool:
         and bool(re.search(r"[a-fA-F]", value) and re.search(r"\d", value)) and entropy(value) >= 3.0
 
 
+def crc_key(value: str) -> bool:
+    """Przelewy24's CRC key (the salt of its SHA-384 `sign`): 16 hex digits, one case, letters and digits mixed,
+    seven distinct or more (a placeholder repeats a few: `0000…`, `abcdabcd…`); 16 random digits fall under
+    `_random_hex`'s entropy one time in ten."""
+    return bool(re.fullmatch(r"[0-9a-f]{16}|[0-9A-F]{16}", value)) and bool(re.search(r"[a-fA-F]", value)) \
+        and bool(re.search(r"\d", value)) and len(set(value)) >= 7
+
+
 def short_hex_secret(value: str) -> bool:
     """A hex secret of 24-31 digits after a name ending in secret (Plaid's 30): one case, letters and digits
     mixed, random-looking."""
@@ -749,6 +757,15 @@ def short_secret(value: str) -> bool:
         return False
     return "://" not in value and not value.startswith(("$", "{", "%(")) and not _MASK_RUN.search(value) \
         and not _path_or_code(value) and password(value)
+
+
+def short_secret_any_script(value: str) -> bool:
+    """A short secret by `short_secret`'s reading whose letters are not all ASCII (`Ąžuolas1986%`, `Chór2013?`:
+    passwords people choose in their own language), each such letter read as an ASCII one of its case; no
+    punctuation beyond ASCII (quotes, dashes and ellipses of prose)."""
+    if not any(ord(c) > 127 for c in value) or any(ord(c) > 127 and not c.isalpha() for c in value):
+        return False
+    return short_secret("".join(c if ord(c) < 128 else "A" if c.isupper() else "a" for c in value))
 
 
 _PASSPHRASE = re.compile(r"[A-Za-z]{3,12}(?:[-.][A-Za-z]{3,12}){2,6}[-.]?\d{1,4}")

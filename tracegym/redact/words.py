@@ -27,10 +27,12 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "yo": ("ọrọ igbaniwọle",), "ne": ("पासवर्ड",), "mr": ("संकेतशब्द",),
     "ps": ("پټنوم",), "so": ("furaha sirta", "erayga sirta"), "zu": ("iphasiwedi",),
     "qu": ("yaykuna simi",), "gn": ("ñe'ẽñemi", "ñeʼẽñemi", "ñe’ẽñemi"),
+    "hu": ("jelszava", "jelszavad", "jelszavát"), "mn": ("нууц үг",),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
-Japanese, Chinese): with this table the 24 official languages of the EU and the ~40 most written (CLDR)."""
+Japanese, Chinese): with this table the 24 official languages of the EU and the ~40 most written (CLDR); and
+Hungarian's possessive forms (`jelszava`: your password, as a site's message writes it), which its `jelszó` misses."""
 
 SECRET: dict[str, tuple[str, ...]] = {
     "pt": ("segredo", "chave secreta"), "es": ("secreto", "clave secreta"), "it": ("segreto",),
@@ -54,9 +56,11 @@ KEY: dict[str, tuple[str, ...]] = {
     "el": ("κλειδί",), "th": ("กุญแจ", "คีย์"), "bn": ("চাবি", "কী"), "fa": ("کلید",), "he": ("מפתח",), "hi": ("कुंजी",),
     "hr": ("ključ",), "sr": ("кључ",), "bg": ("ключ",), "mk": ("клуч",), "et": ("võti", "võtme"), "lv": ("atslēga",),
     "is": ("lykill",), "ga": ("eochair",), "mt": ("ċavetta",), "sq": ("çelës", "çelësi"), "cy": ("allwedd",),
-    "eu": ("gakoa", "gako"), "az": ("açar",), "uz": ("kalit",), "kk": ("кілт",), "ka": ("გასაღები",), "hy": ("բանալի",),
+    "eu": ("gakoa", "gako"), "az": ("açar",), "uz": ("kalit",), "kk": ("кілт", "кілті"), "ka": ("გასაღები",),
+    "hy": ("բանալի",),
     "ta": ("சாவி", "விசை"), "te": ("కీ",), "mr": ("किल्ली",), "ne": ("कुञ्जी",), "si": ("යතුර",), "am": ("ቁልፍ",),
     "my": ("သော့",), "km": ("កូនសោ",), "ha": ("maɓalli",), "zh": ("金鑰", "密鑰", "秘鑰", "金钥"),
+    "mn": ("түлхүүр",),
 }
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
 anahtar, jeton, khóa, مفتاح, 키, キー); Spanish says llave as often as clave."""
@@ -141,26 +145,38 @@ RECOVERY: dict[str, tuple[str, ...]] = {
     "nl": ("back-upcodes", "back-upcode", "reservecodes", "reservecode", "herstelcode"),
     "da": ("backupkoder", "backupkode", "reservekoder", "reservekode"),
     "no": ("gjenopprettingskoder", "reservekoder", "reservekode"), "sv": ("reservkod",),
+    "bg": ("резервен код", "резервни кодове", "код за възстановяване"),
+    "lv": ("rezerves kods", "rezerves kodi", "atkopšanas kods"),
+    "lt": ("atsarginis kodas", "atsarginiai kodai", "atkūrimo kodas"),
+    "et": ("varukood", "varukoodid", "taastekood"),
+    "ka": ("სარეზერვო კოდი", "სარეზერვო კოდები", "აღდგენის კოდი"),
+    "hy": ("պահուստային կոդ", "վերականգնման կոդ"),
 }
 """Recovery or backup codes of a two-factor sign-in, beyond the rules' own list (English, German, French, Spanish,
-Portuguese, Italian, Dutch, Polish, the Nordic languages, Turkish, Russian, Czech, Japanese, Chinese, Korean); one
+Portuguese, Italian, Dutch, Polish, the Nordic languages, Turkish, Russian, Czech, Japanese, Chinese, Korean); the
+Baltic, Bulgarian, Georgian and Armenian words as Google's and GitHub's localised pages print them; one
 code in the singular too, as a message that hands a user one writes it (`Reservkod`, `קוד גיבוי`, Google's
 Chinese `备用验证码`)."""
 
 SETUP_KEY: dict[str, tuple[str, ...]] = {
-    "el": ("κλειδί ρύθμισης", "μυστικό κλειδί"), "uk": ("ключ налаштування", "секретний ключ"),
-    "ru": ("ключ настройки", "секретный ключ"), "nl": ("instellingssleutel", "geheime sleutel"),
-    "pl": ("klucz konfiguracji", "klucz konfiguracyjny", "tajny klucz"), "tr": ("kurulum anahtarı", "gizli anahtar"),
+    "el": ("κλειδί ρύθμισης", "μυστικό κλειδί"),
+    "uk": ("ключ налаштування", "секретний ключ", "секрет 2FA", "ключ 2FA", "секрет TOTP"),
+    "ru": ("ключ настройки", "секретный ключ", "секрет 2FA", "ключ 2FA", "секрет TOTP"),
+    "nl": ("instellingssleutel", "geheime sleutel"),
+    "pl": ("klucz konfiguracji", "klucz konfiguracyjny", "tajny klucz", "klucz 2FA", "klucz TOTP"),
+    "tr": ("kurulum anahtarı", "gizli anahtar"),
     "vi": ("khóa thiết lập", "khóa bí mật"), "id": ("kunci penyiapan", "kunci rahasia"), "ms": ("kunci persediaan",),
     "th": ("คีย์การตั้งค่า", "คีย์ลับ"), "ja": ("セットアップキー", "シークレットキー"), "zh": ("设置密钥", "設定金鑰"),
-    "ko": ("설정 키", "비밀 키"), "cs": ("klíč pro nastavení", "tajný klíč"),
+    "ko": ("설정 키", "비밀 키"), "cs": ("klíč pro nastavení", "tajný klíč", "klíč 2FA", "klíč TOTP"),
     "hu": ("beállítási kulcs", "titkos kulcs"),
     "ro": ("cheie de configurare", "cheie secretă"), "he": ("מפתח הגדרה",), "ar": ("مفتاح الإعداد",),
     "hi": ("सेटअप कुंजी",), "sv": ("inställningsnyckel",), "da": ("opsætningsnøgle",), "no": ("oppsettsnøkkel",),
     "fi": ("asetusavain",),
+    "sk": ("kľúč 2FA", "kľúč TOTP"), "bg": ("ключ 2FA", "тайна 2FA"),
 }
 """An authenticator's setup key (the secret an app is given by hand), beyond the rules' English, German, French,
-Spanish, Portuguese and Italian."""
+Spanish, Portuguese and Italian; and the word for key or secret before the second factor's name (`Klíč 2FA`,
+`Секрет 2FA`), as the Slavic languages put it."""
 
 PAIRING: dict[str, tuple[str, ...]] = {
     "de": ("Kopplungscode", "Einrichtungscode"), "fr": ("code d'appairage", "code de couplage"),
