@@ -152,14 +152,27 @@ class Detector:
         self._allowed = re.compile("|".join(f"(?:{p})" for p in config.allow.patterns)) if config.allow.patterns \
             else None
 
-    def candidates(self, column: pa.Array | pa.ChunkedArray) -> pa.Array:
-        """A boolean mask: true where some rule's trigger matches, or a table's header names a context word
-        (passes of their own: joined with the triggers they make RE2's automaton five times slower); null stays
-        false."""
-        passes = self.prefilters + CELL_TRIGGERS
-        groups = [passes[i::PASS_THREADS] for i in range(PASS_THREADS)]
-        texts = texts_of(column)
-        return pa.array(np.logical_or.reduce(list(_threads().map(lambda g: any_match(texts, g), groups))))
+    def _scan(self, texts: list[bytes | None]) -> tuple[list[bool], list[list[Rule]]]:
+        """For each text (UTF-8; None for null): whether it is a candidate, and the rules its triggers set off, with
+        the sweep rules. A candidate is a text where some group's trigger matches, or a table's header names a
+        context word (passes of their own: joined with the triggers they make RE2's automaton five times slower).
+        Each group's joined pass reads every text once, and its set which of its triggers match there
+        (`members_found`); the header passes read the texts no group matched."""
+        found = _threads().map(lambda joined, group: members_found(texts, joined, group), self.prefilters, self.groups)
+        candidate = [False] * len(texts)
+        rows: list[set[int]] = [set(self._swept) for _ in texts]
+        for hits in found:
+            for row, trigger in hits:
+                candidate[row] = True
+                rows[row].update(self._rules_of.get(trigger, ()))
+        rest = [row for row, (text, hit) in enumerate(zip(texts, candidate, strict=True)) if not hit and text]
+        if rest:
+            left = [texts[row] for row in rest]
+            parts = [CELL_TRIGGERS[i::PASS_THREADS] for i in range(PASS_THREADS)]
+            headed = np.logical_or.reduce(list(_threads().map(lambda part: any_match(left, part), parts)))
+            for row in np.flatnonzero(headed):
+                candidate[rest[row]] = True
+        return candidate, [[self.rules[i] for i in sorted(row)] for row in rows]
 
     def find_column(self, column: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, str, list[Finding]]]:
         """(row, text, findings) for the rows of a string column where something was found, in row order."""
@@ -203,24 +216,28 @@ class Detector:
             fresh = pa.array([t for t, k in zip(texts, known, strict=True) if k is None], pa.large_string())
             if not len(fresh):
                 return hits  # no RE2 pass at all: each would compile its pattern first (about 1 ms)
-        mask = self.candidates(fresh)
-        rest = [t for t in pc.filter(fresh, pc.invert(mask), memory_pool=POOL).to_pylist() if t is not None]
+        texts = fresh.to_pylist()
+        encoded = texts_of(fresh)
+        candidate, triggered = self._scan(encoded)
+        rest = [t for t, hit in zip(texts, candidate, strict=True) if not hit and t is not None]
         hit = [self._sweep_hit(t) for t in rest]
         swept = [t for t, h in zip(rest, hit, strict=True) if h]
         if self.cache is not None:
             for t, h in zip(rest, hit, strict=True):
                 if not h:
                     self._remember(t, [])
-        picked = pc.filter(fresh, mask, memory_pool=POOL).to_pylist() + swept
-        found = self._read(picked) if picked else []
-        return hits + [(t, f) for t, f in zip(picked, found, strict=True) if f]
+        picked = [row for row, hit in enumerate(candidate) if hit]
+        new = [texts[row] for row in picked] + swept
+        sweeps = [self.rules[i] for i in self._swept]
+        found = self._read(new, [encoded[row] for row in picked] + [t.encode() for t in swept],
+                           [triggered[row] for row in picked] + [sweeps] * len(swept)) if new else []
+        return hits + [(t, f) for t, f in zip(new, found, strict=True) if f]
 
-    def _read(self, new: list[str]) -> list[list[Finding]]:
-        """The findings of each of `new` (distinct candidates not seen before), remembered. The label-value pairs
-        that structure ties together are read by the rules whose trigger matches the pair (RE2 over all the pairs at
-        once): a rule none of them triggers is never compiled."""
-        encoded = [t.encode() for t in new]
-        per_rule = self._triggered(encoded)
+    def _read(self, new: list[str], encoded: list[bytes], per_rule: list[list[Rule]]) -> list[list[Finding]]:
+        """The findings of each of `new` (distinct candidates not seen before; `encoded`, their UTF-8; `per_rule`,
+        the rules their triggers set off), remembered. The label-value pairs that structure ties together are read
+        by the rules whose trigger matches the pair (RE2 over all the pairs at once): a rule none of them triggers is
+        never compiled."""
         disguised = any_match(encoded, (TRIGGER,))
         norms = [normalize(t) if hit else None for t, hit in zip(new, disguised, strict=True)]
         normal = [n for n in norms if n is not None]

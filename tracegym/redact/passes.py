@@ -78,18 +78,18 @@ def any_match(texts: list[bytes | None], patterns: tuple[str, ...]) -> np.ndarra
     return hit
 
 
-def members_found(texts: list[bytes], pattern: str, members: tuple[str, ...]) -> list[tuple[int, str]]:
-    """(row, member) for each of `members` (the patterns joined in `pattern`) that matches a text. The joined pass
-    reads every text; a set of the members, only those it matched, in one pass more (not one per member). Where the
-    set finds none of what the joined pass found, each member is searched alone."""
+def members_found(texts: list[bytes | None], pattern: str, members: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(row, member) for each of `members` (the patterns joined in `pattern`) that matches a text (None, a null,
+    matches none). The joined pass reads every text; a set of the members, only those it matched, in one pass more
+    (not one per member). Where the set finds none of what the joined pass found, each member is searched alone."""
     search = compiled(pattern)
-    rows = [row for row, text in enumerate(texts) if search(text)]
+    rows = [(row, text) for row, text in enumerate(texts) if text is not None and search(text)]
     if len(members) == 1:
-        return [(row, members[0]) for row in rows]
+        return [(row, members[0]) for row, _ in rows]
     which = _which(members)
     out = []
-    for row in rows:
-        hits = which(texts[row]) or [i for i, member in enumerate(members) if compiled(member)(texts[row])]
+    for row, text in rows:
+        hits = which(text) or [i for i, member in enumerate(members) if compiled(member)(text)]
         out += [(row, members[i]) for i in hits]
     return out
 
