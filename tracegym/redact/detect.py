@@ -63,8 +63,9 @@ token rule reads as a label: `OKTA_SSWS`), a recovery code's or an authenticator
 cookie's name (`PHPSESSID`, `connect.sid`), an id's name with no country (`document_number`) or a national id's
 short name inside one (`fr_nir`)."""
 PASS_THREADS = max(1, min(4, os.cpu_count() or 1))
-"""Threads that run the RE2 passes side by side. google-re2 holds the GIL while it searches, so they overlap
-little more than the Python around the searches (about 0.1-0.3 s of a redacted ingest's 2-8 s)."""
+"""Threads that run the RE2 passes side by side. RE2's match lets go of the GIL while it reads a text, but over a
+batch of short texts the Python around each call holds it most of the time: they gain 0.1-0.3 s of a redacted
+ingest's 2-8 s."""
 _executors: dict[int, ThreadPoolExecutor] = {}
 POOL = pa.system_memory_pool()
 """Where redaction's Arrow arrays are allocated (distinct texts, masks, rewritten columns). Arrow's default pool
