@@ -192,3 +192,21 @@ def test_a_short_secret_with_letters_beyond_ascii_after_a_credential_word(text: 
     "secret: ünnep"])
 def test_words_beyond_ascii_after_a_credential_word_are_left(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    (":61:240305C120,00NTRFNONREF\n:86:166^00PRZELEW PRZYCHODZACY^20Klucz API: "
+     "9f41c2e07ab35d8861f0c4e2b7a9d3150e6c8f24", "9f41c2e07ab35d8861f0c4e2b7a9d3150e6c8f24"),
+    (":86:051~00PRZELEW~20API key: 9f41c2e07ab35d8861f0c4e2b7a9d3150e6c8f24~30DE",
+     "9f41c2e07ab35d8861f0c4e2b7a9d3150e6c8f24"),
+    (":86:166?00GUTSCHRIFT?20Spende Chor?21Kennwort: Qv7!mZ2#rT8p", "Qv7!mZ2#rT8p"),
+])
+def test_a_value_after_a_bank_statements_subfield_code(text: str, value: str) -> None:
+    """MT940's field 86 writes a subfield's code straight before its text (`^20Klucz API: …`): no word starts
+    there for the label until the code reads as blanks, and the next code ends the value."""
+    assert _values(text) == [value]
+
+
+def test_a_bank_statements_subfield_codes_are_no_values() -> None:
+    assert _values(":61:240305C120,00NTRFNONREF\n:86:166?00GUTSCHRIFT?10931?20Mitgliedsbeitrag 2024?30"
+                   "37040044?32Chor Harmonie e.V.") == []

@@ -83,6 +83,11 @@ _SPACE_OR_QUOTE = re.compile(r"[\s\"{}]")
 """What keeps a labelled value from being read quoted, whole: words apart, a quote, braces (a template, a
 `flag{…}`: Django's and the other generators' secret alphabets hold no braces)."""
 _BOLD_COLON = re.compile(r"(?<=[:：])(?:\*\*|__)|(?:\*\*|__)(?=[ \t]*[:：])")
+_MT940_INFO = re.compile(r"^:86:[^\n]*(?:\n(?!:\d{2}[A-Z]?:|-)[^\n]*)*", re.MULTILINE)
+"""A bank statement's (SWIFT MT940) information to the account owner, field 86 with its continuation lines."""
+_MT940_SUBFIELD = re.compile(r"[?^~][0-6]\d")
+"""A structured field 86's subfield code (`?20` purpose, `?32` name: the German banks' layout; `^20` or `~20` in the
+Polish and others'), written straight before the subfield's text."""
 _GRID_GAP = re.compile(r"[ \t]{2,}")
 """A gap between a grid's cells (a DataFrame's repr, fixed-width output) inside a value a rule rejected: the
 figures of one cell run into the next (`482913  5274.6183.0192.4756` read as one number from `482913`), so the
@@ -444,12 +449,14 @@ def _view(read: str) -> str:
     """A text as the rules read it, every offset kept. Inside JSON text a line break is `\\n`: matched as a
     backslash and a real line break, so a value right after it starts a word as it does after a line break. A CSV
     field's doubled quotes read as single ones; Markdown's bold around a label's colon reads as spaces
-    (`**Key:** …`)."""
+    (`**Key:** …`), and so do a bank statement's subfield codes (`^20Klucz API: …`)."""
     view = _JSON_BREAK.sub("\\\n", read) if "\\" in read else read
     if '""' in view:
         view = _CSV_QUOTED.sub(_csv_unquoted, view)
     if "**" in view or "__" in view:
         view = _BOLD_COLON.sub(lambda m: " " * len(m.group()), view)
+    if ":86:" in view:
+        view = _MT940_INFO.sub(lambda m: _MT940_SUBFIELD.sub("   ", m.group()), view)
     return view
 
 
