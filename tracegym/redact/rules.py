@@ -1794,6 +1794,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
          description="recovery codes after their label, a long `for …` naming whose they are, and `:` (`backup "
                      "code for the shared mailbox of the front desk: 4821 0937`): codes in equal groups alone"),
+    Rule("recovery_code", "SECRET",
+         rf"{_RECOVERY_WORDS}[^\n:=.!?]{{0,40}}?\b(?i:sent|gave|shared|typed|entered|pasted|texted|forwarded|"
+         r"read out)(?:[ \t]+(?i:it|them|him|her|over))?(?:[ \t]+(?i:to)[ \t]+(?i:them|him|her))?[ \t]+\\?[\"']?"
+         rf"(?P<v>{_RECOVERY_CODE}(?:{_RECOVERY_SEP}{_RECOVERY_CODE}){{0,19}})(?![A-Za-z0-9-])",
+         trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
+         description="recovery codes a victim reports handing over, after their label and a verb of giving (`they "
+                     "asked for my backup code, I sent …`, `gave them the recovery codes …`)"),
     Rule("totp_seed", "SECRET",
          rf"{_TOTP_WORDS}[^\n:=]{{0,64}}?(?:[:=]|\b(?:is|ist|est|es|é)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
          rf"(?P<v>{_BASE32})(?![A-Za-z0-9])",

@@ -1,0 +1,35 @@
+"""Forms a trust & safety desk holds: recovery codes a victim reports handing over, Persona's API keys, e-mail
+addresses spelt out to slip past a chat filter, and passport numbers after French and Turkish labels. Values written
+for these tests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("he said he was from support and wanted my backup code, so I sent 4821 0937", "4821 0937"),
+    ("they asked for the recovery codes and I gave them 7a3c1-e90f2", "7a3c1-e90f2"),
+    ("pidió mi código de recuperación, I typed k8w2-zq5m into his form", "k8w2-zq5m"),
+    (json.dumps({"body": "the caller wanted my Wiederherstellungscode, I shared p4v9tq2xm7hd"}), "p4v9tq2xm7hd"),
+    ("someone DMed me for my backup code and I read out WQ4T-7ZK2-M9PD", "WQ4T-7ZK2-M9PD")])
+def test_a_recovery_code_handed_over(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "I set up backup codes and sent the report on 2024-05-01",
+    "the recovery codes were sent to ticket INC-40213",
+    "backup code requests: I sent them to the queue"])
+def test_no_recovery_code_where_nothing_handed_over_is_one(text: str) -> None:
+    assert _values(text) == []
