@@ -33,3 +33,14 @@ def test_a_recovery_code_handed_over(text: str, value: str) -> None:
     "backup code requests: I sent them to the queue"])
 def test_no_recovery_code_where_nothing_handed_over_is_one(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize("key", ["persona_production_3f2b8c1e-9a4d-4e7f-b1c2-5d6e7f8a9b0c",
+                                 "persona_sandbox_0c9b8a7f-6e5d-4c3b-a2f1-e0d9c8b7a6f5"])
+def test_a_persona_key_anywhere(key: str) -> None:
+    assert _values(f"persona key = {key}") == [key]
+    assert _values(f"rotated {key} after the leak") == [key]
+
+
+def test_no_persona_key_in_a_name_without_its_uuid() -> None:
+    assert _values("see persona_production_inquiries and persona_sandbox_setup docs") == []
