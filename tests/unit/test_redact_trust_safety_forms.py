@@ -44,3 +44,21 @@ def test_a_persona_key_anywhere(key: str) -> None:
 
 def test_no_persona_key_in_a_name_without_its_uuid() -> None:
     assert _values("see persona_production_inquiries and persona_sandbox_setup docs") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("can't post it here so: dana.k7 at gmail dot com", "dana.k7 at gmail dot com"),
+    ("hit me up → rosa_m at yahoo dot co dot uk", "rosa_m at yahoo dot co dot uk"),
+    ("piotrek at wp dot pl, bo filtr blokuje", "piotrek at wp dot pl"),
+    ("write to h.weber at web dot de instead", "h.weber at web dot de")])
+def test_an_address_spelt_past_a_filter(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "message me at gmail dot com or whatever",
+    "look at this dot com bubble all over again",
+    "we stayed at home dot then left",
+    "the tooltip sits at outlook's toolbar dot icon"])
+def test_no_address_in_prose_with_at_and_dot(text: str) -> None:
+    assert _values(text) == []

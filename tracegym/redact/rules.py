@@ -537,6 +537,11 @@ _SPOKEN_DOMAIN = (rf"[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?"
                   rf"(?:(?:{_DOT_MARKED}|{_DOT_SPOKEN})[A-Za-z0-9-]{{1,63}}){{0,3}}?(?:{_DOT_MARKED}|{_DOT_SPOKEN})")
 _SPOKEN_TLD = r"(?i:com|org|net|edu|gov|info|biz|io|ai|app|dev|[a-z]{2})"
 _EMAIL_WORDS = r"(?i:e-?mail|mail|correo|courriel|e-?posta|endere[cç]o)"
+# The large webmail providers' domain names: `name at gmail dot com` with no word for e-mail before it is how users
+# spell an address to get it past a chat filter (prose puts no provider's name between `at` and `dot`).
+_WEBMAIL = (r"(?i:g(?:oogle)?mail|yahoo|ymail|outlook|hotmail|msn|aol|icloud|proton(?:mail)?|gmx|web|"
+            r"t-online|freenet|mail|yandex|rambler|ukr|rediffmail|naver|daum|hanmail|qq|163|126|sina|libero|"
+            r"virgilio|wp|onet|interia|uol|bol|laposte|wanadoo|seznam|tutanota|zoho|fastmail)")
 
 # The field a contact centre or a telephony API stores a caller's number in: Automatic Number Identification (`ani`,
 # `ANI`, `aniNumber`), caller id, calling or from number (the dialled `dnis` is the business's own line).
@@ -1950,6 +1955,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="e-mail addresses as a transcript writes them spoken, after a word for e-mail: `my email is j "
                      "w e i s s at outlook dot com` (letters spelled out; `dot`, `underscore`, `plus`; `arroba`, "
                      "`punto`, `ponto`, `Punkt`, `point`)"),
+    Rule("email_spoken", "EMAIL",
+         r"(?:^|[^\w.+-])(?P<v>(?!(?i:me|us|him|her|them|you|it|is|are|was|be)\b)[A-Za-z0-9][A-Za-z0-9_+-]{0,40}"
+         rf"(?:\.[A-Za-z0-9_+-]{{1,40}}){{0,4}}{_AT_SPOKEN}{_WEBMAIL}(?:{_DOT_SPOKEN}[A-Za-z]{{2,3}}){{1,2}})"
+         r"(?:$|[^\w-])",
+         trigger=rf"(?i:[a-z0-9] (?:at|arroba) {_WEBMAIL} (?:dot|punto|ponto|punkt|point) [a-z])",
+         description="an address spelt to slip past a chat filter with no word for e-mail before it: a handle, "
+                     "`at`, a large webmail provider's name and `dot` (`kim_88 at yahoo dot co dot uk`); not `meet "
+                     "me at …`"),
     Rule("iban", "IBAN",
          rf"(?:\b|(?<=\?\d\d))(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
