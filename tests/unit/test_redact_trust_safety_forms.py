@@ -62,3 +62,19 @@ def test_an_address_spelt_past_a_filter(text: str, value: str) -> None:
     "the tooltip sits at outlook's toolbar dot icon"])
 def test_no_address_in_prose_with_at_and_dot(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("N° de passeport QK4058213 (vérifié)", "QK4058213"),
+    ("nº de pasaporte XD7731902", "XD7731902"),
+    ("pasaport no U48120937, kimlik doğrulandı", "U48120937"),
+    ("Pasaport numarası: TR5093317", "TR5093317")])
+def test_a_passport_number_after_french_spanish_and_turkish_labels(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "pasaport notes REVIEWED by the desk",
+    "N° de passeport manquant"])
+def test_no_passport_number_after_the_label_alone(text: str) -> None:
+    assert _values(text) == []

@@ -2210,10 +2210,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("passport", "PASSPORT",
          r"(?:\b(?i:passport)[ _-]?(?i:no\.?|number|num|nr\.?|#)|\b(?i:passport)\\?[\"']?(?=[ \t]*[:=])|"
          r"(?i:reisepass[ _-]?(?:nummer|nr\.?)|num[eé]ro[ _-]de[ _-]passeport|"
-         r"n[uú]mero[ _-]de[ _-]pas(?:aporte|saporte)|numero[ _-]di[ _-]passaporto|paspoort[ _-]?nummer|passnummer))"
+         r"n[uú]mero[ _-]de[ _-]pas(?:aporte|saporte)|numero[ _-]di[ _-]passaporto|paspoort[ _-]?nummer|passnummer|"
+         r"n[°º][ \t]?de[ \t]pas(?:seport|aporte|saporte)|\bpasaport(?:[ \t]?no\.?|[ \t]numaras[ıi])))"
          r"\\?[\"']?[ \t]*[:=#]?[ \t]*\\?[\"']?"
          r"(?P<v>[A-Z0-9]{6,9})(?![A-Za-z0-9])",
-         trigger=r"(?i:passport|reisepass|passeport|pasaporte|passaporte|passaporto|paspoort|passnummer)",
+         trigger=r"(?i:passport|reisepass|passeport|pasaport|passaporte|passaporto|paspoort|passnummer)",
          validator=lambda s: any(c.isdigit() for c in s) and len(set(s)) > 2,
          description="a passport's number after its label (`Passport No. …`, `passport_number: …`, "
                      "`Reisepassnummer`, `numéro de passeport`): 6-9 capitals and digits, a digit among them"),
