@@ -78,3 +78,15 @@ def test_a_passport_number_after_french_spanish_and_turkish_labels(text: str, va
     "N° de passeport manquant"])
 def test_no_passport_number_after_the_label_alone(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Si necesitas hablar: Teléfono de la Esperanza 717 903 717",
+    "TELEFONO AZZURRO 02 5550 1234 (24h)",
+    "Telefon Zaufania: 22 484 88 01"])
+def test_no_phone_national_for_a_helpline_named_after_the_phone(text: str) -> None:
+    assert [f.rule.name for f in DETECTOR.find(text)].count("phone_national") == 0
+
+
+def test_a_person_s_phone_after_a_helpline_s_name() -> None:
+    assert _values("contacted Telefon Zaufania, my Telefon: 512 340 876") == ["512 340 876"]

@@ -511,6 +511,11 @@ _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking
 # some plan reads its digits as one (`0800…` is a fixed line in Sweden's).
 _TOLL_FREE = (r"(?i:\b(?:num\xe9ro vert|numero vert|freephone|toll[- ]?free|geb\xfchrenfrei|n[u\xfa]mero gratuito|"
               r"num\xe9ro gratuit)\b)")
+# Helplines whose name opens with the word for telephone, so that the phone word is no label of a person's number:
+# Spain's Teléfono de la Esperanza, Italy's Telefono Amico, Telefono Azzurro and Telefono Rosa, Poland's Telefon
+# Zaufania, the Telefonseelsorge of Germany and Austria.
+_NAMED_HELPLINE = (r"^[_\d]?(?i:tel[eéÉ]fono de la esperanza|telefono (?:amico|azzurro|rosa)|telefon zaufania|"
+                   r"telefonseelsorge)[^\w\n]{0,4}\d")
 # What a number grouped like a phone's is when a word right before it names something else: a document's,
 # an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), or
 # the groups of an IBAN before it.
@@ -2111,10 +2116,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}(?:\((?=[(+]))?"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}\(?[+(]?\d", validator=v.national_phone,
-         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_TOLL_FREE}", reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$",
-         label_window=64,
+         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_TOLL_FREE}|{_NAMED_HELPLINE}",
+         reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$", label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
-                     "Handy, celular, my number"),
+                     "Handy, celular, my number; not a helpline's whose name opens with the phone word"),
     Rule("phone_national", "PHONE",
          rf"(?i:\bmsisdn|\b(?:destination|source)_addr|\bcall(?:ing|ed)-station-id|{_CALLER_FIELD})"
          r"\\?[\"']?[ \t]*[=:][ \t]*\\?[\"']?"
