@@ -90,3 +90,16 @@ def test_no_phone_national_for_a_helpline_named_after_the_phone(text: str) -> No
 
 def test_a_person_s_phone_after_a_helpline_s_name() -> None:
     assert _values("contacted Telefon Zaufania, my Telefon: 512 340 876") == ["512 340 876"]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("key: Sonnenblümchen48$", "Sonnenblümchen48$"),
+    ("mi clave es Añoranza#2031", "Añoranza#2031"),
+    ("ｋｅｙ： Ｆｒüｈｌｉｎｇ５５？", "Ｆｒüｈｌｉｎｇ５５？")])
+def test_a_generated_password_with_latin_1_letters(text: str, value: str) -> None:
+    assert value in _values(text)
+
+
+@pytest.mark.parametrize("text", ["Größe 10$ pro Stück", "Ärger#1 im Büro", "café-crème à 4€"])
+def test_no_generated_password_in_accented_prose(text: str) -> None:
+    assert [f.rule.name for f in DETECTOR.find(text)].count("generated_password") == 0

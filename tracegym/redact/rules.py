@@ -477,9 +477,10 @@ _NOT_A_KEY = (rf"(?:{_HEX_NOT_KEY}|\b(?i:id|uuid|guid|ksuid|ulid|version|build|i
               r"nonce)\b|[a-z_]Id\b|_id\b|[?&]state=$|"
               r"[a-z0-9]ID\b)[^\n]{0,24}$|(?:[A-Za-z0-9+/=]{40}|-----)[ \t]*\\?\r?\n[ \t]*$|\w\{$|"
               r"\$[0-9A-Za-z]{1,3}\$(?:[^\s$]{1,64}\$){0,3}$")
-# What generated passwords are written with: letters, digits and the symbols their alphabets use; not quotes, a
-# backslash, brackets, `=`, `:`, `,`, `;`, `|` or `^` (what ends a value in every carrier around one).
-_GENERATED = r"!#-&*+\-./0-9?@A-Z_a-z~"
+# What generated passwords are written with: letters, digits and the symbols their alphabets use, and the Latin-1
+# letters people's own passwords hold (`Kirschblüte02$`); not quotes, a backslash, brackets, `=`, `:`, `,`, `;`,
+# `|` or `^` (what ends a value in every carrier around one).
+_GENERATED = r"!#-&*+\-./0-9?@A-Z_a-z~À-ÖØ-öø-ÿ"
 
 # A URL's scheme and `//` (RFC 3986): what follows up to an `@` is the authority's userinfo, a user name (a Sentry
 # DSN's public key), not an e-mail address (RFC 5322), which `mailto:` writes without `//`.
