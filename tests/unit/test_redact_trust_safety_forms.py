@@ -103,3 +103,15 @@ def test_a_generated_password_with_latin_1_letters(text: str, value: str) -> Non
 @pytest.mark.parametrize("text", ["Größe 10$ pro Stück", "Ärger#1 im Büro", "café-crème à 4€"])
 def test_no_generated_password_in_accented_prose(text: str) -> None:
     assert [f.rule.name for f in DETECTOR.find(text)].count("generated_password") == 0
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("連絡先はkenji.sato7@example.jpです", "kenji.sato7@example.jp"),
+    ("이메일은hana+work@example.kr입니다", "hana+work@example.kr"),
+    ("请发到 wang.lei@example.cn。谢谢", "wang.lei@example.cn")])
+def test_an_address_cjk_text_runs_on_into(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_no_address_for_an_image_density_before_cjk_text() -> None:
+    assert _values("ロゴはicon@2x.pngです") == []

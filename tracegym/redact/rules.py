@@ -543,6 +543,9 @@ _SPOKEN_DOMAIN = (rf"[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?"
                   rf"(?:(?:{_DOT_MARKED}|{_DOT_SPOKEN})[A-Za-z0-9-]{{1,63}}){{0,3}}?(?:{_DOT_MARKED}|{_DOT_SPOKEN})")
 _SPOKEN_TLD = r"(?i:com|org|net|edu|gov|info|biz|io|ai|app|dev|[a-z]{2})"
 _EMAIL_WORDS = r"(?i:e-?mail|mail|correo|courriel|e-?posta|endere[cç]o)"
+# What Japanese, Chinese and Korean text runs on into an address with: kana, the CJK ideographs, Hangul syllables,
+# the ideographic comma and full stop.
+_CJK_GLUED = "\u3001\u3002\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
 # The large webmail providers' domain names: `name at gmail dot com` with no word for e-mail before it is how users
 # spell an address to get it past a chat filter (prose puts no provider's name between `at` and `dot`).
 _WEBMAIL = (r"(?i:g(?:oogle)?mail|yahoo|ymail|outlook|hotmail|msn|aol|icloud|proton(?:mail)?|gmx|web|"
@@ -1939,6 +1942,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger="[A-Za-z0-9]@[A-Za-z0-9.-]+\\.[A-Za-z]+\u00fe", validator=v.email,
          description="an e-mail address that ends a field of a Concordance DAT load file, before its closing "
                      "`\u00fe` qualifier (a letter to the address rule's end)"),
+    Rule("email", "EMAIL",
+         r"(?:^|[^A-Za-z0-9._%+-])(?P<v>[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+         rf"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?)*\.[A-Za-z]{{2,24}})(?=[{_CJK_GLUED}])",
+         trigger=f"[A-Za-z0-9]@[A-Za-z0-9.-]+\\.[A-Za-z]+[{_CJK_GLUED}]", validator=v.email,
+         description="an ASCII e-mail address that Japanese, Chinese or Korean text runs on into with no space "
+                     "(`メールはname@example.comです`), whose letters the internationalised address would take in"),
     Rule("email", "EMAIL",
          r"(?:^|[\s\"'>(])(?P<v>[A-Za-z0-9._%+-]{1,64}@ [A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
          r"(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})(?=$|[\s\"'<),;])",
