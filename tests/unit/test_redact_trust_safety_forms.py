@@ -115,3 +115,8 @@ def test_an_address_cjk_text_runs_on_into(text: str, value: str) -> None:
 
 def test_no_address_for_an_image_density_before_cjk_text() -> None:
     assert _values("ロゴはicon@2x.pngです") == []
+
+
+def test_an_authenticator_secret_after_the_japanese_setup_key() -> None:
+    assert _values("設定キー: m4xq 7rtd kw2p zn5c") == ["m4xq 7rtd kw2p zn5c"]
+    assert _values("設定キーを入力してください") == []
