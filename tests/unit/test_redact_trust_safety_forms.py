@@ -120,3 +120,8 @@ def test_no_address_for_an_image_density_before_cjk_text() -> None:
 def test_an_authenticator_secret_after_the_japanese_setup_key() -> None:
     assert _values("設定キー: m4xq 7rtd kw2p zn5c") == ["m4xq 7rtd kw2p zn5c"]
     assert _values("設定キーを入力してください") == []
+
+
+def test_a_key_after_the_swahili_key_of_the_api() -> None:
+    assert _values("Ufunguo wa API: 9c4e1a7b3f82d605") == ["9c4e1a7b3f82d605"]
+    assert _values("Ufunguo wa API unapatikana kwenye dashibodi") == []
