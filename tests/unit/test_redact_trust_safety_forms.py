@@ -122,6 +122,18 @@ def test_an_authenticator_secret_after_the_japanese_setup_key() -> None:
     assert _values("設定キーを入力してください") == []
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("clave secreta de AWS: /Qm7vT2kLp9Rx4Wz8Nb3Hc6Jd1Fg5Ys0Ue+Ka2Mi", "/Qm7vT2kLp9Rx4Wz8Nb3Hc6Jd1Fg5Ys0Ue+Ka2Mi"),
+    ("chave de acesso secreta = Zk3/9QvLm+Rt8pWx2Yb7Nc4Hd6Fj1Gs5Ka0Ue/Ti", "Zk3/9QvLm+Rt8pWx2Yb7Nc4Hd6Fj1Gs5Ka0Ue/Ti"),
+    ("clé d'accès secrète : Hy8/Vt3Qp6Lm2Rw9Xz4Kb7Nc1Dj5Fg0Sa+Ue3Wi8O", "Hy8/Vt3Qp6Lm2Rw9Xz4Kb7Nc1Dj5Fg0Sa+Ue3Wi8O")])
+def test_an_aws_secret_after_a_romance_label(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_no_aws_secret_after_a_romance_label_on_prose() -> None:
+    assert _values("la clave secreta de AWS: guárdala en un gestor de secretos") == []
+
+
 def test_a_key_after_the_swahili_key_of_the_api() -> None:
     assert _values("Ufunguo wa API: 9c4e1a7b3f82d605") == ["9c4e1a7b3f82d605"]
     assert _values("Ufunguo wa API unapatikana kwenye dashibodi") == []

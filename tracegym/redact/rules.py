@@ -459,6 +459,10 @@ _KEY_PROSE_AFTER = (rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
                     rf"(?:{_ARROW}|[ \t]*[:=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|{_CJK_JOIN})")
 _KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
                       r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은|[「『〔】\]])")
+# The secret access key as AWS's Spanish, Portuguese, Italian and French pages name it (`clave de acceso secreta`,
+# `chave de acesso secreta`, `chiave di accesso segreta`, `clé d'accès secrète`), or short (`clave secreta de AWS`).
+_AWS_SECRET_ROMANCE = (r"(?i:(?:clave|chave|chiave|cl[eé])[ _-](?:(?:de|di|d')[ _-]?(?:acceso|acesso|accesso|acc[eè]s)"
+                       r"[ _-])?(?:secreta|segreta|secr[eè]te)(?:[ \t]+(?:de|da|do|di|d')[ \t]*aws)?)")
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 """A random UUID (RFC 9562's version 4, its variant bits 10) as Python's `uuid4()` writes it: lower case."""
@@ -1233,13 +1237,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Zoom Team Chat's incoming-webhook URLs (integrations.zoom.us/chat/webhooks/incomingwebhook/"
                      "<endpoint>: the endpoint, 22 characters, shorter than webhook_path reads)"),
     Rule("aws_secret_key", "SECRET",
-         r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
+         rf"(?:(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|{_AWS_SECRET_ROMANCE})"
          rf"(?:\\?[\"'`]?\]?\s*(?::=|[:=,|])\s*{_OPEN}|[ \t]+(?:(?i:is)[ \t]+)?{_OPEN})|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|(?:\\?\r?\n|\\n)(?:[ \t]{0,4}>){0,4}){1,6}\\?[\"']?|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}[^\n]{0,40}?[^A-Za-z0-9/+])"
          r"(?P<v>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
-         trigger=r"(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|AKIA|ASIA", validator=v.aws_secret,
-         description="AWS secret access keys after their label or beside an AKIA/ASIA key id"),
+         trigger=rf"(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|AKIA|ASIA|{_AWS_SECRET_ROMANCE}",
+         validator=v.aws_secret,
+         description="AWS secret access keys after their label (in English, or as AWS's Spanish, Portuguese, "
+                     "Italian and French pages name it) or beside an AKIA/ASIA key id"),
     Rule("connection_string_key", "SECRET",
          r"(?:(?i:account[_ ]?key|shared[_ ]?access[_ ]?key|access[_ ]?key)[ \t]*=[ \t]*)"
          r"(?P<v>[A-Za-z0-9+/%]{20,}={0,2})",
