@@ -137,3 +137,15 @@ def test_no_aws_secret_after_a_romance_label_on_prose() -> None:
 def test_a_key_after_the_swahili_key_of_the_api() -> None:
     assert _values("Ufunguo wa API: 9c4e1a7b3f82d605") == ["9c4e1a7b3f82d605"]
     assert _values("Ufunguo wa API unapatikana kwenye dashibodi") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("# Tq8$wLmz3Pk\nLOG_LEVEL=info", "Tq8$wLmz3Pk"),
+    ("- Rv5@nJc2Xe9", "Rv5@nJc2Xe9"),
+    ("#1 Hw4?bKs7Dq", "Hw4?bKs7Dq")])
+def test_a_generated_password_after_a_lone_symbol(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_no_generated_password_in_a_hashtag_or_heading() -> None:
+    assert _values("## Release v2.1 #Tag1 notes") == []

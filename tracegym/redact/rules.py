@@ -2256,7 +2256,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "type (`call_…`), words run together, base64 of text or of a certificate or an image, nor "
                      "after a digest's or an id's name"),
     Rule("generated_password", "PASSWORD",
-         rf"(?:^|[^{_GENERATED}])(?P<v>[{_GENERATED}]{{0,63}}[!#$%?@~][{_GENERATED}]{{0,63}})(?:$|[^{_GENERATED}])",
+         rf"(?<![{_GENERATED}])(?P<v>[{_GENERATED}]{{0,63}}[!#$%?@~][{_GENERATED}]{{0,63}})(?![{_GENERATED}])",
          validator=v.generated_password, reject_label=_NOT_A_KEY, label_window=80, sweep=True,
          description="a password no label names, as generators and password policies make them: 8-64 "
                      "characters of both cases, digits and a symbol (`!#$%?@~`); not a path, a URL, an address, "
