@@ -449,7 +449,7 @@ _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ss
 # Albanian `çelësi`): up to four letters, Latin ones beyond ASCII too.
 _INFLECTED = "[A-Za-z\u00c0-\u024f]{0,4}"
 _API_KEY_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|"
-                  rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der)[ \t]+)?(?i:api)\b")
+                  rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der|wa)[ \t]+)?(?i:api)\b")
 _CRED_WORDS = (rf"{_API_KEY_WORDS}|"
                r"(?i:[a-zåäöæøü]{0,16}token|secret|hmac[ _-]?key)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
@@ -459,6 +459,10 @@ _KEY_PROSE_AFTER = (rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
                     rf"(?:{_ARROW}|[ \t]*[:=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|{_CJK_JOIN})")
 _KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
                       r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은|[「『〔】\]])")
+# The secret access key as AWS's Spanish, Portuguese, Italian and French pages name it (`clave de acceso secreta`,
+# `chave de acesso secreta`, `chiave di accesso segreta`, `clé d'accès secrète`), or short (`clave secreta de AWS`).
+_AWS_SECRET_ROMANCE = (r"(?i:(?:clave|chave|chiave|cl[eé])[ _-](?:(?:de|di|d')[ _-]?(?:acceso|acesso|accesso|acc[eè]s)"
+                       r"[ _-])?(?:secreta|segreta|secr[eè]te)(?:[ \t]+(?:de|da|do|di|d')[ \t]*aws)?)")
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 """A random UUID (RFC 9562's version 4, its variant bits 10) as Python's `uuid4()` writes it: lower case."""
@@ -477,9 +481,10 @@ _NOT_A_KEY = (rf"(?:{_HEX_NOT_KEY}|\b(?i:id|uuid|guid|ksuid|ulid|version|build|i
               r"nonce)\b|[a-z_]Id\b|_id\b|[?&]state=$|"
               r"[a-z0-9]ID\b)[^\n]{0,24}$|(?:[A-Za-z0-9+/=]{40}|-----)[ \t]*\\?\r?\n[ \t]*$|\w\{$|"
               r"\$[0-9A-Za-z]{1,3}\$(?:[^\s$]{1,64}\$){0,3}$")
-# What generated passwords are written with: letters, digits and the symbols their alphabets use; not quotes, a
-# backslash, brackets, `=`, `:`, `,`, `;`, `|` or `^` (what ends a value in every carrier around one).
-_GENERATED = r"!#-&*+\-./0-9?@A-Z_a-z~"
+# What generated passwords are written with: letters, digits and the symbols their alphabets use, and the Latin-1
+# letters people's own passwords hold (`Kirschblüte02$`); not quotes, a backslash, brackets, `=`, `:`, `,`, `;`,
+# `|` or `^` (what ends a value in every carrier around one).
+_GENERATED = r"!#-&*+\-./0-9?@A-Z_a-z~À-ÖØ-öø-ÿ"
 
 # A URL's scheme and `//` (RFC 3986): what follows up to an `@` is the authority's userinfo, a user name (a Sentry
 # DSN's public key), not an e-mail address (RFC 5322), which `mailto:` writes without `//`.
@@ -511,6 +516,11 @@ _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking
 # some plan reads its digits as one (`0800…` is a fixed line in Sweden's).
 _TOLL_FREE = (r"(?i:\b(?:num\xe9ro vert|numero vert|freephone|toll[- ]?free|geb\xfchrenfrei|n[u\xfa]mero gratuito|"
               r"num\xe9ro gratuit)\b)")
+# Helplines whose name opens with the word for telephone, so that the phone word is no label of a person's number:
+# Spain's Teléfono de la Esperanza, Italy's Telefono Amico, Telefono Azzurro and Telefono Rosa, Poland's Telefon
+# Zaufania, the Telefonseelsorge of Germany and Austria.
+_NAMED_HELPLINE = (r"^[_\d]?(?i:tel[eéÉ]fono de la esperanza|telefono (?:amico|azzurro|rosa)|telefon zaufania|"
+                   r"telefonseelsorge)[^\w\n]{0,4}\d")
 # What a number grouped like a phone's is when a word right before it names something else: a document's,
 # an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), or
 # the groups of an IBAN before it.
@@ -537,6 +547,14 @@ _SPOKEN_DOMAIN = (rf"[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?"
                   rf"(?:(?:{_DOT_MARKED}|{_DOT_SPOKEN})[A-Za-z0-9-]{{1,63}}){{0,3}}?(?:{_DOT_MARKED}|{_DOT_SPOKEN})")
 _SPOKEN_TLD = r"(?i:com|org|net|edu|gov|info|biz|io|ai|app|dev|[a-z]{2})"
 _EMAIL_WORDS = r"(?i:e-?mail|mail|correo|courriel|e-?posta|endere[cç]o)"
+# What Japanese, Chinese and Korean text runs on into an address with: kana, the CJK ideographs, Hangul syllables,
+# the ideographic comma and full stop.
+_CJK_GLUED = "\u3001\u3002\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+# The large webmail providers' domain names: `name at gmail dot com` with no word for e-mail before it is how users
+# spell an address to get it past a chat filter (prose puts no provider's name between `at` and `dot`).
+_WEBMAIL = (r"(?i:g(?:oogle)?mail|yahoo|ymail|outlook|hotmail|msn|aol|icloud|proton(?:mail)?|gmx|web|"
+            r"t-online|freenet|mail|yandex|rambler|ukr|rediffmail|naver|daum|hanmail|qq|163|126|sina|libero|"
+            r"virgilio|wp|onet|interia|uol|bol|laposte|wanadoo|seznam|tutanota|zoho|fastmail)")
 
 # The field a contact centre or a telephony API stores a caller's number in: Automatic Number Identification (`ani`,
 # `ANI`, `aniNumber`), caller id, calling or from number (the dialled `dnis` is the business's own line).
@@ -956,6 +974,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?<![A-Za-z0-9_-])(?:access|processor)-(?:production|development|sandbox)-{_UUID}(?![0-9A-Za-z])",
          trigger=r"(?:access|processor)-(?:production|development|sandbox)-",
          description="Plaid access and processor tokens (`access-production-<uuid>`, `processor-sandbox-<uuid>`)"),
+    Rule("persona_key", "API_KEY",
+         rf"(?<![A-Za-z0-9_-])persona_(?:production|sandbox)_{_UUID}(?![0-9A-Za-z])",
+         trigger=r"persona_(?:production|sandbox)_",
+         description="Persona API keys (`persona_production_<uuid>`, `persona_sandbox_<uuid>`), anywhere"),
     Rule("aws_session_token", "TOKEN",
          r"(?<![A-Za-z0-9+/])(?:FwoGZXIvYXdz|IQoJb3JpZ2luX2Vj)[A-Za-z0-9+/]{80,4096}={0,2}",
          trigger=r"FwoGZXIvYXdz|IQoJb3JpZ2luX2Vj",
@@ -1215,13 +1237,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Zoom Team Chat's incoming-webhook URLs (integrations.zoom.us/chat/webhooks/incomingwebhook/"
                      "<endpoint>: the endpoint, 22 characters, shorter than webhook_path reads)"),
     Rule("aws_secret_key", "SECRET",
-         r"(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)"
+         rf"(?:(?:(?i:aws)?[_ .-]?(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|{_AWS_SECRET_ROMANCE})"
          rf"(?:\\?[\"'`]?\]?\s*(?::=|[:=,|])\s*{_OPEN}|[ \t]+(?:(?i:is)[ \t]+)?{_OPEN})|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}(?:\\?[\"']?[ \t,:;|/=]|(?:\\?\r?\n|\\n)(?:[ \t]{0,4}>){0,4}){1,6}\\?[\"']?|"
          r"(?:AKIA|ASIA)[A-Z0-9]{16}[^\n]{0,40}?[^A-Za-z0-9/+])"
          r"(?P<v>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
-         trigger=r"(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|AKIA|ASIA", validator=v.aws_secret,
-         description="AWS secret access keys after their label or beside an AKIA/ASIA key id"),
+         trigger=rf"(?i:secret)[_ .-]?(?i:access)?[_ .-]?(?i:key)|AKIA|ASIA|{_AWS_SECRET_ROMANCE}",
+         validator=v.aws_secret,
+         description="AWS secret access keys after their label (in English, or as AWS's Spanish, Portuguese, "
+                     "Italian and French pages name it) or beside an AKIA/ASIA key id"),
     Rule("connection_string_key", "SECRET",
          r"(?:(?i:account[_ ]?key|shared[_ ]?access[_ ]?key|access[_ ]?key)[ \t]*=[ \t]*)"
          r"(?P<v>[A-Za-z0-9+/%]{20,}={0,2})",
@@ -1794,6 +1818,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
          description="recovery codes after their label, a long `for …` naming whose they are, and `:` (`backup "
                      "code for the shared mailbox of the front desk: 4821 0937`): codes in equal groups alone"),
+    Rule("recovery_code", "SECRET",
+         rf"{_RECOVERY_WORDS}[^\n:=.!?]{{0,40}}?\b(?i:sent|gave|shared|typed|entered|pasted|texted|forwarded|"
+         r"read out)(?:[ \t]+(?i:it|them|him|her|over))?(?:[ \t]+(?i:to)[ \t]+(?i:them|him|her))?[ \t]+\\?[\"']?"
+         rf"(?P<v>{_RECOVERY_CODE}(?:{_RECOVERY_SEP}{_RECOVERY_CODE}){{0,19}})(?![A-Za-z0-9-])",
+         trigger=_RECOVERY_OWN, translated=_RECOVERY_TRANSLATED, validator=v.recovery_codes,
+         description="recovery codes a victim reports handing over, after their label and a verb of giving (`they "
+                     "asked for my backup code, I sent …`, `gave them the recovery codes …`)"),
     Rule("totp_seed", "SECRET",
          rf"{_TOTP_WORDS}[^\n:=]{{0,64}}?(?:[:=]|\b(?:is|ist|est|es|é)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
          rf"(?P<v>{_BASE32})(?![A-Za-z0-9])",
@@ -1918,6 +1949,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="an e-mail address that ends a field of a Concordance DAT load file, before its closing "
                      "`\u00fe` qualifier (a letter to the address rule's end)"),
     Rule("email", "EMAIL",
+         r"(?:^|[^A-Za-z0-9._%+-])(?P<v>[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+         rf"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?)*\.[A-Za-z]{{2,24}})(?=[{_CJK_GLUED}])",
+         trigger=f"[A-Za-z0-9]@[A-Za-z0-9.-]+\\.[A-Za-z]+[{_CJK_GLUED}]", validator=v.email,
+         description="an ASCII e-mail address that Japanese, Chinese or Korean text runs on into with no space "
+                     "(`メールはname@example.comです`), whose letters the internationalised address would take in"),
+    Rule("email", "EMAIL",
          r"(?:^|[\s\"'>(])(?P<v>[A-Za-z0-9._%+-]{1,64}@ [A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
          r"(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})(?=$|[\s\"'<),;])",
          trigger=r"[A-Za-z0-9._%+-]@ [A-Za-z0-9]", validator=lambda s: v.email(s.replace(" ", "")),
@@ -1939,6 +1976,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="e-mail addresses as a transcript writes them spoken, after a word for e-mail: `my email is j "
                      "w e i s s at outlook dot com` (letters spelled out; `dot`, `underscore`, `plus`; `arroba`, "
                      "`punto`, `ponto`, `Punkt`, `point`)"),
+    Rule("email_spoken", "EMAIL",
+         r"(?:^|[^\w.+-])(?P<v>(?!(?i:me|us|him|her|them|you|it|is|are|was|be)\b)[A-Za-z0-9][A-Za-z0-9_+-]{0,40}"
+         rf"(?:\.[A-Za-z0-9_+-]{{1,40}}){{0,4}}{_AT_SPOKEN}{_WEBMAIL}(?:{_DOT_SPOKEN}[A-Za-z]{{2,3}}){{1,2}})"
+         r"(?:$|[^\w-])",
+         trigger=rf"(?i:[a-z0-9] (?:at|arroba) {_WEBMAIL} (?:dot|punto|ponto|punkt|point) [a-z])",
+         description="an address spelt to slip past a chat filter with no word for e-mail before it: a handle, "
+                     "`at`, a large webmail provider's name and `dot` (`kim_88 at yahoo dot co dot uk`); not `meet "
+                     "me at …`"),
     Rule("iban", "IBAN",
          rf"(?:\b|(?<=\?\d\d))(?P<v>[A-Z]{{2}}\d{{2}}{_GAP}?(?:[A-Z0-9]{{4}}{_GAP}?){{2,7}}[A-Z0-9]{{1,4}})\b",
          trigger=rf"[A-Z]{{2}}\d{{2}}{_GAP}?[A-Z0-9]{{4}}", validator=v.iban,
@@ -2087,10 +2132,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}(?:\((?=[(+]))?"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}\(?[+(]?\d", validator=v.national_phone,
-         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_TOLL_FREE}", reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$",
-         label_window=64,
+         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_TOLL_FREE}|{_NAMED_HELPLINE}",
+         reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$", label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
-                     "Handy, celular, my number"),
+                     "Handy, celular, my number; not a helpline's whose name opens with the phone word"),
     Rule("phone_national", "PHONE",
          rf"(?i:\bmsisdn|\b(?:destination|source)_addr|\bcall(?:ing|ed)-station-id|{_CALLER_FIELD})"
          r"\\?[\"']?[ \t]*[=:][ \t]*\\?[\"']?"
@@ -2186,10 +2231,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("passport", "PASSPORT",
          r"(?:\b(?i:passport)[ _-]?(?i:no\.?|number|num|nr\.?|#)|\b(?i:passport)\\?[\"']?(?=[ \t]*[:=])|"
          r"(?i:reisepass[ _-]?(?:nummer|nr\.?)|num[eé]ro[ _-]de[ _-]passeport|"
-         r"n[uú]mero[ _-]de[ _-]pas(?:aporte|saporte)|numero[ _-]di[ _-]passaporto|paspoort[ _-]?nummer|passnummer))"
+         r"n[uú]mero[ _-]de[ _-]pas(?:aporte|saporte)|numero[ _-]di[ _-]passaporto|paspoort[ _-]?nummer|passnummer|"
+         r"n[°º][ \t]?de[ \t]pas(?:seport|aporte|saporte)|\bpasaport(?:[ \t]?no\.?|[ \t]numaras[ıi])))"
          r"\\?[\"']?[ \t]*[:=#]?[ \t]*\\?[\"']?"
          r"(?P<v>[A-Z0-9]{6,9})(?![A-Za-z0-9])",
-         trigger=r"(?i:passport|reisepass|passeport|pasaporte|passaporte|passaporto|paspoort|passnummer)",
+         trigger=r"(?i:passport|reisepass|passeport|pasaport|passaporte|passaporto|paspoort|passnummer)",
          validator=lambda s: any(c.isdigit() for c in s) and len(set(s)) > 2,
          description="a passport's number after its label (`Passport No. …`, `passport_number: …`, "
                      "`Reisepassnummer`, `numéro de passeport`): 6-9 capitals and digits, a digit among them"),
@@ -2210,7 +2256,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "type (`call_…`), words run together, base64 of text or of a certificate or an image, nor "
                      "after a digest's or an id's name"),
     Rule("generated_password", "PASSWORD",
-         rf"(?:^|[^{_GENERATED}])(?P<v>[{_GENERATED}]{{0,63}}[!#$%?@~][{_GENERATED}]{{0,63}})(?:$|[^{_GENERATED}])",
+         rf"(?<![{_GENERATED}])(?P<v>[{_GENERATED}]{{0,63}}[!#$%?@~][{_GENERATED}]{{0,63}})(?![{_GENERATED}])",
          validator=v.generated_password, reject_label=_NOT_A_KEY, label_window=80, sweep=True,
          description="a password no label names, as generators and password policies make them: 8-64 "
                      "characters of both cases, digits and a symbol (`!#$%?@~`); not a path, a URL, an address, "
