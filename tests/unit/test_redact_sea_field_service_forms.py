@@ -1,0 +1,73 @@
+"""Field service, construction and facilities forms of Southeast Asia and Oceania: the region's identity and tax
+numbers after their labels (Thailand, Malaysia, Indonesia, Vietnam, New Zealand, Singapore in Chinese), each by its
+public check or layout. Values written for these tests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("เลขประจำตัวประชาชน: 3-1006-00123-45-0", "3-1006-00123-45-0"),
+    ("ช่างเทคนิค เลขบัตรประชาชน 5710200987652 ผ่านการอบรมแล้ว", "5710200987652"),
+    ("Thai ID no. 3100600123450 (site induction)", "3100600123450"),
+    ("No. MyKad: 850612-10-5431", "850612-10-5431"),
+    ("Technician IC no.: 850612105431", "850612105431"),
+    (json.dumps({"kad_pengenalan": "850612-10-5431"}), "850612-10-5431"),
+    ("NIK: 3171065208950003", "3171065208950003"),
+    ("Nomor Induk Kependudukan 3171061208950003 sudah diverifikasi", "3171061208950003"),
+    ("NPWP: 09.123.456.7-415.000", "09.123.456.7-415.000"),
+    ("No. NPWP pribadi 076543214208000", "076543214208000"),
+    ("Số CCCD: 079192004567", "079192004567"),
+    ("Căn cước công dân 079192004567, đã kiểm tra", "079192004567"),
+    ("Mã số thuế cá nhân: 0102345677", "0102345677"),
+    ("MST=0314567897", "0314567897"),
+    ("IRD number: 49-123-450", "49-123-450"),
+    ("IRD no.=135792462", "135792462"),
+    ("身份证号 S1234567D, induction done", "S1234567D")])
+def test_a_regional_id_after_its_label(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_a_regional_id_under_its_column_header() -> None:
+    table = "| Technician | 身份证号 |\n|---|---|\n| Ahmad | S1234567D |\n"
+    assert _values(table) == ["S1234567D"]
+
+
+@pytest.mark.parametrize("text", [
+    "เลขประจำตัวประชาชน: 3-1006-00123-45-1",
+    "Thai ID no. 9100600123450",
+    "No. MyKad: 851312-10-5431",
+    "IC no.: 850612-17-5431",
+    "IC no. 74HC595 on the relay board",
+    "NIK: 2071061208950003",
+    "NIK: 3171063508950003",
+    "NPWP: 09.123.456.8-415.000",
+    "Số CCCD: 079592004567",
+    "Số CCCD: 005192004567",
+    "Mã số thuế: 0102345678",
+    "cutover at 10:00 MST 2026-03-01, ticket 4411223344",
+    "IRD number: 49-123-451",
+    "IRD number: 160-000-008",
+    "身份证号 S1234567A"])
+def test_no_regional_id_without_its_check(text: str) -> None:
+    assert _values(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "work order 3100600123450 closed",
+    "asset tag 850612105431 relabelled",
+    "meter reading 3171065208950003 kWh",
+    "PO 0102345677 approved"])
+def test_no_regional_id_without_its_label(text: str) -> None:
+    assert _values(text) == []
