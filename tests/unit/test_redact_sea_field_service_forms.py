@@ -71,3 +71,27 @@ def test_no_regional_id_without_its_check(text: str) -> None:
     "PO 0102345677 approved"])
 def test_no_regional_id_without_its_label(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Remit to BSB: 062-000  Account: 1234 5678", "1234 5678"),
+    ("supplier bank — BSB 083 004, acc no. 512345678", "512345678"),
+    ("BSB 033-100 / Acct 654321 (Westpac)", "654321"),
+    ("Pay into BSB 012-003 account 2345 6789 1, ref PO-4432", "2345 6789 1"),
+    ("Số tài khoản Úc: BSB 063-010, tài khoản 10456789", "10456789"),
+    ("Account 98765432, BSB 062-692", "98765432"),
+    (json.dumps({"payee": "Coastal HVAC", "bank": "BSB 732-011 account number 40123456"}), "40123456")])
+def test_an_australian_account_number_beside_its_bsb(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "BSB 062-000 (CBA Sydney branch)",
+    "BSB 062-000 account ending 5678",
+    "BSB 062-000 account ****5678",
+    "BSB 062-000, account 1111111",
+    "BSB 062-000 account 12",
+    "account 40123456 on hold pending review",
+    "site account 40123456, job 062-000"])
+def test_no_australian_account_without_its_bsb_or_digits(text: str) -> None:
+    assert _values(text) == []

@@ -261,6 +261,12 @@ _IBAN_WORDS = (r"(?:(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer
 _ABA = r"(?<![0-9])(?:0[0-9]|1[0-2]|2[1-9]|3[0-2]|6[1-9]|7[0-2]|80)[0-9]{7}(?![0-9])"
 _ROUTING_WORDS = r"\b(?i:aba|rtn|routing|ruta)[^0-9\n]{0,16}?"
 _US_ACCOUNT = r"\b(?i:account|acct|a/c|cuenta)[^0-9\n*\u2022]{0,20}?(?<![A-Za-z0-9])(?P<v>[0-9]{5,17})(?![0-9])"
+# An Australian BSB (APCA's Bank-State-Branch number, a branch's and public: six digits, printed 3-3) after its
+# label, and the account number beside it (BECS: up to nine digits; compact or in groups of three or four), after
+# an account's word in English or Vietnamese (`tài khoản`): the secret of a direct credit.
+_BSB = r"\b(?i:bsb)(?:[ _-]?(?i:number|no\.?|#))?[^0-9A-Za-z\n]{0,6}(?<![0-9])[0-9]{3}[ -]?[0-9]{3}(?![0-9])"
+_AU_ACCOUNT = (r"(?:\b(?i:account|acct|acc|a/c)\b|t[aà]i[ ]kho[aả]n)[^0-9\n*\u2022]{0,20}?(?<![A-Za-z0-9])"
+               r"(?P<v>[0-9]{5,9}|[0-9]{2,4}(?:[ -][0-9]{1,4}){1,2})(?![0-9]|[ -][0-9])")
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS); "social" as
 # Americans say it for the number ("my social is …", "social #:").
@@ -1973,6 +1979,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("bank_account", "BANK_ACCOUNT", rf"{_US_ACCOUNT}[^0-9]{{0,40}}?{_ROUTING_WORDS}{_ABA}",
          trigger=r"(?i:aba|rtn|routing|ruta)[^0-9]{0,16}[0-9]{9}", reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
          description="US bank account numbers before their ABA routing number (`Acct 1234…, routing 0210…`)"),
+    Rule("bank_account", "BANK_ACCOUNT", rf"{_BSB}[^0-9]{{0,40}}?{_AU_ACCOUNT}",
+         trigger=r"(?i:bsb)[^0-9]{0,16}[0-9]{3}[ -]?[0-9]{3}", validator=v.au_account,
+         reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
+         description="Australian bank account numbers after their BSB (`BSB 062-000, account 1234 5678`)"),
+    Rule("bank_account", "BANK_ACCOUNT", rf"{_AU_ACCOUNT}[^0-9]{{0,40}}?{_BSB}",
+         trigger=r"(?i:bsb)[^0-9]{0,16}[0-9]{3}[ -]?[0-9]{3}", validator=v.au_account,
+         reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
+         description="Australian bank account numbers before their BSB (`Acct 12345678, BSB 062-000`)"),
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN", rf"{_SSN_OWN}{_SSN_AFTER}",

@@ -287,6 +287,13 @@ def clabe(value: str) -> bool:
     return digits[17] == (10 - total % 10) % 10
 
 
+def au_account(value: str) -> bool:
+    """An Australian account number beside its BSB (BECS: up to nine digits; five or more as banks issue them), not
+    one digit repeated (a form's filler)."""
+    digits = [c for c in value if c.isdigit()]
+    return 5 <= len(digits) <= 9 and len(set(digits)) > 1
+
+
 def _mod97(code: str) -> bool:
     moved = code[4:] + code[:4]
     return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
