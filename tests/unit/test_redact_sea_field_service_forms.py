@@ -95,3 +95,15 @@ def test_an_australian_account_number_beside_its_bsb(text: str, value: str) -> N
     "site account 40123456, job 062-000"])
 def test_no_australian_account_without_its_bsb_or_digits(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps({"audit_id": "audit_5e0c2a7b9d14f3a6c8b7e1d02f9a4c6b", "status": "complete"}),
+    json.dumps({"template_id": "template_a3f9c1e07b5d42e8964c0d1b7e2f3a58", "name": "Chiller PM"})])
+def test_no_token_in_an_inspection_s_or_a_template_s_id(text: str) -> None:
+    assert _values(text) == []
+
+
+def test_a_hex_token_behind_an_issuer_s_prefix_is_still_one() -> None:
+    token = "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"
+    assert _values(f"rotated the admin token {token} today") == [token]
