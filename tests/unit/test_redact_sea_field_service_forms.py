@@ -107,3 +107,13 @@ def test_no_token_in_an_inspection_s_or_a_template_s_id(text: str) -> None:
 def test_a_hex_token_behind_an_issuer_s_prefix_is_still_one() -> None:
     token = "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"
     assert _values(f"rotated the admin token {token} today") == [token]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("e-mel: siti.aminah [at] penang-mep [dot] com [dot] my", "siti.aminah [at] penang-mep [dot] com [dot] my"),
+    ("อีเมล: somsak.k [at] hvac-th [dot] co [dot] th\n", "somsak.k [at] hvac-th [dot] co [dot] th"),
+    ("write to kiri [at] mail [dot] example [dot] org [dot] nz today",
+     "kiri [at] mail [dot] example [dot] org [dot] nz"),
+    ("contact hana.lee [at] example [dot] com. Then call", "hana.lee [at] example [dot] com")])
+def test_an_obfuscated_email_under_a_second_level_domain(text: str, value: str) -> None:
+    assert _values(text) == [value]

@@ -540,7 +540,7 @@ _AT_SPOKEN = r"[ ]{1,3}(?i:at|arroba)[ ]{1,3}"
 _DOT_MARKED = r"(?:[ ]?(?:\[(?i:dot)\]|\((?i:dot)\)|\{(?i:dot)\})[ ]?|\.)"
 _DOT_SPOKEN = r"[ ]{1,3}(?i:dot|punto|ponto|punkt|point)[ ]{1,3}"
 _SPOKEN_DOMAIN = (rf"[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?"
-                  rf"(?:(?:{_DOT_MARKED}|{_DOT_SPOKEN})[A-Za-z0-9-]{{1,63}}){{0,3}}?(?:{_DOT_MARKED}|{_DOT_SPOKEN})")
+                  rf"(?:(?:{_DOT_MARKED}|{_DOT_SPOKEN})[A-Za-z0-9-]{{1,63}}){{0,3}}(?:{_DOT_MARKED}|{_DOT_SPOKEN})")
 _SPOKEN_TLD = r"(?i:com|org|net|edu|gov|info|biz|io|ai|app|dev|[a-z]{2})"
 _EMAIL_WORDS = r"(?i:e-?mail|mail|correo|courriel|e-?posta|endere[cç]o)"
 
