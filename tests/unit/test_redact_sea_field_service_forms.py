@@ -117,3 +117,8 @@ def test_a_hex_token_behind_an_issuer_s_prefix_is_still_one() -> None:
     ("contact hana.lee [at] example [dot] com. Then call", "hana.lee [at] example [dot] com")])
 def test_an_obfuscated_email_under_a_second_level_domain(text: str, value: str) -> None:
     assert _values(text) == [value]
+
+
+def test_an_ird_number_needs_its_own_label() -> None:
+    assert _values("IRD number 74939188") == ["74939188"]
+    assert _values(json.dumps({"document_number": 74939188, "version": 2})) == []

@@ -694,6 +694,9 @@ class NationalId:
     bare: str = ""
     """The value's shape where it is found with no label (empty: never)."""
     bare_trigger: str = ""
+    generic: bool = True
+    """Whether a label that names no country (`document_number`) reads the value by this check too: not where
+    the check passes a short figure too often (New Zealand's IRD: eight digits, 1 in 11)."""
 
 
 _D = r"[ .-]?"  # between a number's groups: a space, a dot or a dash
@@ -879,7 +882,7 @@ IDS: tuple[NationalId, ...] = (
                r"\d{10}", vn_mst, short="mst", camel="Mst|MST|MaSoThue",
                stems=r"(?i:m[aã][ _-]s[oố][ _-]thu[eế]|mst[\"']?[ \t]*[:=])|M[AÃ][ _-]S[OỐ][ _-]THU|\bMST\b|Mst"),
     NationalId("nz_ird", r"ird[ _-]?(?:number|num|no|#)|inland[ _-]revenue[ _-](?:department[ _-])?number",
-               r"\d{2,3}[ -]?\d{3}[ -]?\d{3}", nz_ird, short="ird", camel="Ird|IRD|IrdNumber|IRDNumber",
+               r"\d{2,3}[ -]?\d{3}[ -]?\d{3}", nz_ird, short="ird", camel="Ird|IRD|IrdNumber|IRDNumber", generic=False,
                stems=r"(?i:ird[ _-]?(?:number|num|no|#)|inland[ _-]revenue|ird[\"']?[ \t]*[:=])|\bIRD\b|Ird"),
 )
 
@@ -915,5 +918,5 @@ def any_id(value: str) -> bool:
     """Whether the value passes some id's check (and validators.national_id's: NINO, DNI/NIE, SIN). Random digits
     pass at 9 digits 24% (BSN, Portugal's NIF, ...), 10 10%, 11 4.7%, 12 8.2%, 13 1.5% (20,000 drawn each): after a
     label that says an identity number, the check only keeps figures of another kind out."""
-    return any(n.check(value) for n in IDS) or national_id(value)
+    return any(n.check(value) for n in IDS if n.generic) or national_id(value)
 
