@@ -122,3 +122,15 @@ def test_an_obfuscated_email_under_a_second_level_domain(text: str, value: str) 
 def test_an_ird_number_needs_its_own_label() -> None:
     assert _values("IRD number 74939188") == ["74939188"]
     assert _values(json.dumps({"document_number": 74939188, "version": 2})) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Mã bí mật 2FA: HXDMVJECJJWSRB3H", "HXDMVJECJJWSRB3H"),
+    ("รหัสลับ 2FA: HXDMVJECJJWSRB3HI4ZVAYX2LBQGA3XK\n", "HXDMVJECJJWSRB3HI4ZVAYX2LBQGA3XK"),
+    ("[uplink]\nmã bí mật TOTP = HXDMVJECJJWSRB3H\n", "HXDMVJECJJWSRB3H")])
+def test_an_authenticator_secret_after_the_word_for_secret_and_2fa(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_no_authenticator_secret_in_a_2fa_word_without_base32() -> None:
+    assert _values("Mã bí mật 2FA: đã gửi qua SMS") == []
