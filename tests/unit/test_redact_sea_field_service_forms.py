@@ -134,3 +134,23 @@ def test_an_authenticator_secret_after_the_word_for_secret_and_2fa(text: str, va
 
 def test_no_authenticator_secret_in_a_2fa_word_without_base32() -> None:
     assert _values("Mã bí mật 2FA: đã gửi qua SMS") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("telpon 6281298765432 / WO-5521", "6281298765432"),
+    ("mohon hubungi 6285612345678 sebelum jam 5", "6285612345678"),
+    ("Tech on site — nomor WA 6281398765432 (after 5pm)", "6281398765432"),
+    ("Supervisor H/P: 6234 5678", "6234 5678"),
+    ("| Name | H/P |\n|---|---|\n| Mei Lin | 6789 2345 |\n", "6789 2345"),
+    ("give us a bell on 0421987654", "0421987654"),
+    ("namba bilong fon 0421987654 / WO-7781", "0421987654")])
+def test_a_phone_after_the_region_s_words_for_it(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "Motor H/P: 7.5 at 1450 rpm",
+    "telp 12345",
+    "hubungi tim gudang untuk WO-5521"])
+def test_no_phone_after_those_words_without_a_number(text: str) -> None:
+    assert _values(text) == []

@@ -205,7 +205,7 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"rufnummer|erreichbar unter|portable|"
                      r"num[eé]ro|appelez-moi|ph|my number|alternat(?:e|ive)[ _-]number|"
                      r"r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
-                     r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|hp|telef[oóô]nic[oa]s?|"
+                     r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|hp|h/p|telef[oóô]nic[oa]s?|"
                      r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
                      r"(?:m'|me )r?appeler(?: au)?|r?appel(?:ez|le|er)(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|"
                      r"(?:ri)?chiamarmi|"

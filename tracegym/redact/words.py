@@ -78,7 +78,8 @@ PHONE: dict[str, tuple[str, ...]] = {
     "hu": ("telefonszám", "mobilszám", "hívjon", "hívj"),
     "fi": ("puhelin", "puhelinnumero", "matkapuhelin", "soita"),
     "ro": ("sunați", "sunati", "telefon mobil", "sunați-mă la"), "no": ("ring meg",), "da": ("ring til mig",),
-    "ms": ("nombor telefon", "hubungi saya di", "telefon bimbit"), "id": ("nomor telepon", "ponsel"),
+    "ms": ("nombor telefon", "hubungi saya di", "telefon bimbit"),
+    "id": ("nomor telepon", "ponsel", "telpon", "telp", "hubungi", "nomor WA"),
     "sw": ("namba ya simu", "simu", "nipigie kwa", "nipigie simu"),
     "tl": ("telepono", "tawagan mo ako sa", "tawagan ako sa", "cellphone"),
     "lt": ("mobilusis", "mobilaus", "skambinkite", "paskambinkite"),
@@ -110,6 +111,7 @@ PHONE: dict[str, tuple[str, ...]] = {
     "te": ("ఫోన్ నంబర్", "ఫోన్", "మొబైల్"), "gu": ("ફોન નંબર", "ફોન", "મોબાઇલ"), "kn": ("ಫೋನ್ ಸಂಖ್ಯೆ", "ಫೋನ್", "ಮೊಬೈಲ್", "ಕರೆ ಮಾಡಿ"),
     "ml": ("ഫോൺ നമ്പർ", "ഫോൺ", "മൊബൈൽ"), "pa": ("ਫ਼ੋਨ ਨੰਬਰ", "ਫ਼ੋਨ", "ਮੋਬਾਈਲ"), "mr": ("फोन नंबर", "मोबाईल", "भ्रमणध्वनी"),
     "ne": ("फोन नम्बर",), "ig": ("ekwentị", "nọmba ekwentị"),
+    "tpi": ("namba bilong fon", "fon namba"), "en": ("give us a bell on", "give me a bell on"),
 }
 """Phone, beyond the rules' own list (English, French, German, Spanish, Portuguese, Italian, Dutch, the Nordic
 languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi); "call me" as people write it before a
