@@ -154,3 +154,20 @@ def test_a_phone_after_the_region_s_words_for_it(text: str, value: str) -> None:
     "hubungi tim gudang untuk WO-5521"])
 def test_no_phone_after_those_words_without_a_number(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("API ကီး - 7c41d9e2a05b38f6c9e1d47a2b8f03c5", "7c41d9e2a05b38f6c9e1d47a2b8f03c5"),
+    ("Te kī API: 7c41d9e2a05b38f6c9e1d47a2b8f03c5", "7c41d9e2a05b38f6c9e1d47a2b8f03c5"),
+    ("ລະຫັດ API: 7c41d9e2a05b38f6c9e1d47a2b8f03c57c41d9e2a05b38f6c9e1d47a2b8f03c5",
+     "7c41d9e2a05b38f6c9e1d47a2b8f03c57c41d9e2a05b38f6c9e1d47a2b8f03c5")])
+def test_an_api_key_after_the_region_s_word_for_key(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "he kī tēnei mō te whare",
+    "ລະຫັດ API ແມ່ນຫຍັງ?",
+    "API ကီး - see the vault"])
+def test_no_api_key_after_those_words_without_a_key(text: str) -> None:
+    assert _values(text) == []

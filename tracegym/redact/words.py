@@ -59,7 +59,8 @@ KEY: dict[str, tuple[str, ...]] = {
     "eu": ("gakoa", "gako"), "az": ("açar",), "uz": ("kalit",), "kk": ("кілт", "кілті"), "ka": ("გასაღები",),
     "hy": ("բանալի",),
     "ta": ("சாவி", "விசை"), "te": ("కీ",), "mr": ("किल्ली",), "ne": ("कुञ्जी",), "si": ("යතුර",), "am": ("ቁልፍ",),
-    "my": ("သော့",), "km": ("កូនសោ",), "ha": ("maɓalli",), "zh": ("金鑰", "密鑰", "秘鑰", "金钥"),
+    "my": ("သော့", "ကီး"), "km": ("កូនសោ",), "ha": ("maɓalli",), "zh": ("金鑰", "密鑰", "秘鑰", "金钥"),
+    "mi": ("kī",), "lo": ("ກະແຈ", "ລະຫັດ API"),
     "mn": ("түлхүүр",),
 }
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
