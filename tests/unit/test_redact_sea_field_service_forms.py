@@ -171,3 +171,20 @@ def test_an_api_key_after_the_region_s_word_for_key(text: str, value: str) -> No
     "API ကီး - see the vault"])
 def test_no_api_key_after_those_words_without_a_key(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Description:\nsnmp:\n  version: 2c\n  community: Tq8vLr2Xm9Wd\n", "Tq8vLr2Xm9Wd"),
+    ("[[inputs.snmp]]\n  agents = [\"udp://10.20.0.5:161\"]\n  version = 2\n  community = \"k8Rt#2vLq9Pz\"\n",
+     "k8Rt#2vLq9Pz"),
+    (json.dumps({"config": "snmp:\n  version: 2c\n  community: ~Hb3!qZx7Lw\n"}), "~Hb3!qZx7Lw")])
+def test_an_snmp_community_under_an_snmp_block(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "snmp:\n  version: 2c\n  community: public\n",
+    "snmp traps go to the NOC\nthe community board: meeting at 5\n",
+    "snmp:\n  community: ${SNMP_COMMUNITY}\n"])
+def test_no_snmp_community_that_is_a_default_or_no_key(text: str) -> None:
+    assert _values(text) == []

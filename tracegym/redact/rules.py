@@ -790,6 +790,10 @@ _SNMP_KEY = (r"\bset[ \t]+snmp[ \t]+community[ \t]+|"
              r"\bsnmp(?:walk|get|getnext|bulkwalk|bulkget|set|table|trap|inform|status|df|netstat|delta)\b"
              r"[^\n|;&]{0,160}?[ \t]-[cA][ \t]*|"
              r"[ \t]-x[ \t]+(?:DES|AES\w{0,8})[ \t]+-X[ \t]*")
+# A `community` key in a block or section an SNMP name heads: a YAML `snmp:` block (Home Assistant's, an IoT
+# gateway's), a TOML or INI section (Telegraf's `[[inputs.snmp]]`, `[snmp]`), up to eight lines below it.
+_SNMP_SECTION = (r"(?:^|[^\w-])(?i:snmp)[\w.-]{0,24}(?:\]\]?|[ \t]*:)?[ \t]*(?:\\?\r?\n|\\n)"
+                 r"(?:[^\n\\]{0,160}(?:\\?\r?\n|\\n)){0,8}?[ \t]*(?i:community)\\?[\"']?[ \t]*[:=][ \t]*")
 # A label that names an SNMP community in prose or a key (`SNMP community (RO): …`, `community string = …`,
 # `snmp_community:`), up to 40 characters (whose it is) before its `:` or `=`.
 _SNMP_LABEL = (r"(?i:snmp[ _-]?(?:v[12]c?[ _-]?)?(?:(?:ro|rw|read|write)[ _-]?)?community|community[ _-]?string|"
@@ -1634,6 +1638,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.snmp_secret,
          description="an SNMP community after a label that names one (`SNMP community (RO) for the RTUs: …`, "
                      "`community string = …`, `snmp_community:`)"),
+    Rule("snmp_secret", "SECRET", rf"{_SNMP_SECTION}{_CONF_VALUE}",
+         trigger=r"(?i:snmp)[\w.-]{0,24}(?:\]\]?|[ \t]*:)?[ \t]*(?:\r?\n|\\n)", validator=v.snmp_secret,
+         description="an SNMP community as a `community` key under a block or section an SNMP name heads (a YAML "
+                     "`snmp:` block, Telegraf's `[[inputs.snmp]]`)"),
     Rule("sim_key", "SECRET",
          rf"\bupdate[ \t]+aud[23]g[ \t]+[\w-]{{3,12}}[ \t]+(?:ki|k)[ \t]+(?P<v>{_HEX32})(?![0-9A-Za-z])|"
          rf"\bsecurity{_KQ}[ \t]*:[ \t]*\{{[ \t]*(?:\\?\r?\n[ \t]*|\\n[ \t]*)?{_KQ}k{_KQ}[ \t]*:[ \t]*{_KQ}"
