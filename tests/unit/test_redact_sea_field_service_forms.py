@@ -143,7 +143,9 @@ def test_no_authenticator_secret_in_a_2fa_word_without_base32() -> None:
     ("Supervisor H/P: 6234 5678", "6234 5678"),
     ("| Name | H/P |\n|---|---|\n| Mei Lin | 6789 2345 |\n", "6789 2345"),
     ("give us a bell on 0421987654", "0421987654"),
-    ("namba bilong fon 0421987654 / WO-7781", "0421987654")])
+    ("namba bilong fon 0421987654 / WO-7781", "0421987654"),
+    ("Rosa tawagan sa 09181234567", "09181234567"),
+    ("Notes: Lito tawagi sa 09261234567", "09261234567")])
 def test_a_phone_after_the_region_s_words_for_it(text: str, value: str) -> None:
     assert _values(text) == [value]
 
@@ -151,7 +153,8 @@ def test_a_phone_after_the_region_s_words_for_it(text: str, value: str) -> None:
 @pytest.mark.parametrize("text", [
     "Motor H/P: 7.5 at 1450 rpm",
     "telp 12345",
-    "hubungi tim gudang untuk WO-5521"])
+    "hubungi tim gudang untuk WO-5521",
+    "tawagi sa opisina bukas"])
 def test_no_phone_after_those_words_without_a_number(text: str) -> None:
     assert _values(text) == []
 
