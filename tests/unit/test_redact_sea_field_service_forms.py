@@ -191,3 +191,14 @@ def test_an_snmp_community_under_an_snmp_block(text: str, value: str) -> None:
     "snmp:\n  community: ${SNMP_COMMUNITY}\n"])
 def test_no_snmp_community_that_is_a_default_or_no_key(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("ពាក្យសម្ងាត់៖ q&T=r7&wZ&kP", "q&T=r7&wZ&kP"),
+    ("API key៖ 7c41d9e2a05b38f6c9e1d47a2b8f03c5", "7c41d9e2a05b38f6c9e1d47a2b8f03c5")])
+def test_a_secret_after_the_khmer_colon(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_no_password_after_the_khmer_colon_in_words() -> None:
+    assert _values("ពាក្យសម្ងាត់៖ សូមសួរប្រធាន") == []

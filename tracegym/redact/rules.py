@@ -75,7 +75,7 @@ _ARROW = r"[ \t]*(?:->|=>|→|⇒|⟶|➜|➔|:=|<-)[ \t]*"
 # (`密钥为：…`, `キーは…`, `키는 …`), an opening corner or tortoise-shell bracket (`secret「…」`, `は『…』`, `〔…〕`),
 # a closing lenticular bracket after a bracketed label (`【API Key】…`), a square one with a space after it (`[API 키]
 # …`: not a selector's `[name="passwd"]` closing before code), a fullwidth colon.
-_CJK_JOIN = r"[ \t]*(?:(?:是|为|為|は|는|은)[ \t]*[:：]?|(?:是|为|為|は)?[「『〔]|】|\][ \t]|：)[ \t]*"
+_CJK_JOIN = r"[ \t]*(?:(?:是|为|為|は|는|은)[ \t]*[:：]?|(?:是|为|為|は)?[「『〔]|】|\][ \t]|[：៖])[ \t]*"
 # What a label may say of whose key it is before its `:` or "is": "API key for the prod workspace is …", "the token of
 # the ops bot: …" (up to 40 characters, no `:` or `=` among them).
 _WHOSE = r"(?:[ \t]+(?i:for|of|on|in|de|für|pour|para)[ \t][^\n:=]{1,40}?)"
@@ -95,7 +95,7 @@ _DASH = r"[ \t]+[-–—][ \t]+"
 # bob", "van root", "του deploy", "של tanaka", "für den SFTP-Zugang der Kasse"), then `:` or the language's "is"; or
 # a particle glued to the label in Chinese, Japanese and Korean (`密码是`, `パスワードは`, `비밀번호는`).
 _PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}){{0,6}}?"
-             rf"(?:[ \t]*[:：][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH})|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
+             rf"(?:[ \t]*[:：៖][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH})|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
 # What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`); a quote then `'`, a Python repr inside JSON text
 # (Sentry's frame `vars`: `"api_key": "'…'"`).
