@@ -585,6 +585,93 @@ def ar_cuit(value: str) -> bool:
     return check != 10 and d[10] == check % 11
 
 
+def th_id(value: str) -> bool:
+    """Thailand's citizen id (เลขประจำตัวประชาชน; Department of Provincial Administration): thirteen digits, the
+    first a person's category 0-8, the last (11 - (the twelve weighted 13..2 mod 11)) mod 10; printed 1-4-5-2-1."""
+    d = _digits(value, 13)
+    return d is not None and d[0] <= 8 and d[12] == (11 - _weighted(d, tuple(range(13, 1, -1))) % 11) % 10
+
+
+# JPN's place-of-birth codes: the states (01-16, again 21-59), and the foreign countries (60-68, 71-72, 74-79,
+# 82-93, 98-99).
+_MYKAD_PLACES = frozenset([*range(1, 17), *range(21, 69), 71, 72, *range(74, 80), *range(82, 94), 98, 99])
+
+
+def my_mykad(value: str) -> bool:
+    """Malaysia's MyKad number (No. K/P; Jabatan Pendaftaran Negara): the birth date YYMMDD, a place-of-birth code,
+    four digits (the last odd for a man). No check digit: a valid date and a code JPN issues."""
+    d = _digits(value, 12)
+    if d is None or _number(d, 6, 2) not in _MYKAD_PLACES:
+        return False
+    year, month, day = _number(d, 0, 2), _number(d, 2, 2), _number(d, 4, 2)
+    return _date(1900 + year, month, day) or _date(2000 + year, month, day)
+
+
+# BPS / Kemendagri province codes (Permendagri 72/2019, the Papuan provinces of 2022 too).
+_NIK_PROVINCES = frozenset([*range(11, 20), 21, *range(31, 37), 51, 52, 53, *range(61, 66), *range(71, 77), 81, 82,
+                            *range(91, 98)])
+
+
+def id_nik(value: str) -> bool:
+    """Indonesia's NIK (Nomor Induk Kependudukan; UU 24/2013, Permendagri 72/2019): province, regency and district
+    codes, the birth date DDMMYY (a woman's day + 40), a four-digit serial from 0001. No check digit: a province's
+    code, codes from 01, a valid date."""
+    d = _digits(value, 16)
+    if d is None or _number(d, 0, 2) not in _NIK_PROVINCES or not _number(d, 2, 2) or not _number(d, 4, 2):
+        return False
+    day, month, year = _number(d, 6, 2), _number(d, 8, 2), _number(d, 10, 2)
+    day -= 40 if day > 40 else 0
+    return _number(d, 12, 4) > 0 and (_date(1900 + year, month, day) or _date(2000 + year, month, day))
+
+
+def id_npwp(value: str) -> bool:
+    """Indonesia's NPWP (Nomor Pokok Wajib Pajak; DJP): a taxpayer type, a six-digit serial, a Luhn check digit
+    over those eight, a tax office and a branch (three digits each); printed 99.999.999.9-999.999."""
+    d = _digits(value, 15)
+    return d is not None and _luhn(d[:9])
+
+
+# The province codes of the CCCD (Thông tư 07/2016/TT-BCA, annex): the 63 provinces and cities.
+_VN_PROVINCES = frozenset([1, 2, 4, 6, 8, 10, 11, 12, 14, 15, 17, 19, 20, 22, 24, 25, 26, 27, 30, 31, 33, 34, 35, 36,
+                           37, 38, 40, 42, 44, 45, 46, 48, 49, 51, 52, 54, 56, 58, 60, 62, 64, 66, 67, 68, 70, 72, 74,
+                           75, 77, 79, 80, 82, 83, 84, 86, 87, 89, 91, 92, 93, 94, 95, 96])
+
+
+def vn_cccd(value: str) -> bool:
+    """Vietnam's citizen identity card number (Căn cước công dân; Thông tư 07/2016/TT-BCA): a province's code of
+    three digits, a century-and-sex digit (0-1 born in the 1900s, 2-3 in the 2000s), the birth year's two digits,
+    six random digits. No check digit: a province's code and a birth year not in the future."""
+    d = _digits(value, 12)
+    if d is None or _number(d, 0, 3) not in _VN_PROVINCES or d[3] > 3:
+        return False
+    return 1900 + 100 * (d[3] // 2) + _number(d, 4, 2) <= datetime.date.today().year
+
+
+def vn_mst(value: str) -> bool:
+    """Vietnam's tax code (mã số thuế; Thông tư 105/2020/TT-BTC): ten digits, the tenth 10 - (the nine weighted
+    31, 29, 23, 19, 17, 13, 7, 5, 3 mod 11); a remainder of 0 is never issued."""
+    d = _digits(value, 10)
+    if d is None:
+        return False
+    r = _weighted(d, (31, 29, 23, 19, 17, 13, 7, 5, 3)) % 11
+    return r != 0 and d[9] == 10 - r
+
+
+def nz_ird(value: str) -> bool:
+    """New Zealand's IRD number (Inland Revenue, "Resident Withholding Tax ... IRD number validation"): eight or
+    nine digits from 10,000,000 to 150,000,000, the last a check digit: the eight before weighted 3, 2, 7, 6, 5,
+    4, 3, 2, 11 - (the sum mod 11), 0 for 11; for a 10 the weights 7, 4, 3, 2, 5, 2, 7, 6, a second 10 invalid."""
+    s = _compact(value)
+    d = _digits(s.zfill(9), 9) if len(s) in (8, 9) else None
+    if d is None or not 10_000_000 <= _number(d, 0, 9) <= 150_000_000:
+        return False
+    for weights in ((3, 2, 7, 6, 5, 4, 3, 2), (7, 4, 3, 2, 5, 2, 7, 6)):
+        check = -_weighted(d, weights) % 11
+        if check != 10:
+            return d[8] == check
+    return False
+
+
 @dataclass(frozen=True)
 class NationalId:
     """One id: the words that label it, its value's shape, its check, and where it needs no label."""
@@ -607,6 +694,9 @@ class NationalId:
     bare: str = ""
     """The value's shape where it is found with no label (empty: never)."""
     bare_trigger: str = ""
+    generic: bool = True
+    """Whether a label that names no country (`document_number`) reads the value by this check too: not where
+    the check passes a short figure too often (New Zealand's IRD: eight digits, 1 in 11)."""
 
 
 _D = r"[ .-]?"  # between a number's groups: a space, a dot or a dash
@@ -733,9 +823,10 @@ IDS: tuple[NationalId, ...] = (
                r"(?:[ _-]card)?(?:[ _-](?:number|no))?",
                r"[A-Za-z]{1,2}\d{6}[ ]?(?:\([0-9Aa]\)|[0-9Aa])", hkid, camel="Hkid|HKID",
                stems=r"身[份分]證|(?i:hkid|hong[ _-]kong[ _-]id)|Hkid"),
-    NationalId("nric", r"nric(?:[ _/-]?fin)?(?:[ _-]?(?:no|number))?|singapore[ _-](?:ic|nric|identity[ _-]card)",
+    NationalId("nric", r"nric(?:[ _/-]?fin)?(?:[ _-]?(?:no|number))?|singapore[ _-](?:ic|nric|identity[ _-]card)|"
+               r"身份证(?:号码?)?",
                r"[STFGMstfgm]\d{7}[A-Za-z]", nric, short="fin", camel="Nric|NRIC",
-               stems=r"(?i:nric|singapore[ _-]i)|\bFIN\b|(?i:fin)[\"']?[ \t]*[:=]"),
+               stems=r"(?i:nric|singapore[ _-]i)|\bFIN\b|(?i:fin)[\"']?[ \t]*[:=]|身份证"),
     NationalId("de_kvnr", r"kranken[ _-]?versicherten[ _-]?(?:nummer|nr\.?)|versicherten[ _-]?(?:nummer|nr\.?)|"
                r"kranken[ _-]?versicherungs[ _-]?nummer|kvnr|kvid(?:[ _-]?10)?|german[ _-]health[ _-]insurance[ _-]"
                r"(?:number|id)",
@@ -770,6 +861,29 @@ IDS: tuple[NationalId, ...] = (
     NationalId("ar_cuit", r"cuit|cuil|clave[ _-][uú]nica[ _-]de[ _-]identificaci[oó]n[ _-](?:tributaria|laboral)",
                r"2[0347][ .-]?\d{8}[ .-]?\d", ar_cuit, camel="Cuit|CUIT|Cuil|CUIL",
                stems=r"(?i:cuit|cuil|clave[ _-][uú]nica[ _-]de[ _-]identificaci)"),
+    NationalId("th_id", r"เลข(?:ประจำตัว|บัตร)ประชาชน|บัตรประชาชน|thai[ _-](?:national[ _-]|citizen[ _-])?id"
+               r"(?:[ _-]?(?:card|number|no))?",
+               r"[0-8][ -]?\d{4}[ -]?\d{5}[ -]?\d{2}[ -]?\d", th_id, camel="ThaiId|ThaiID",
+               stems=r"ประชาชน|(?i:thai[ _-](?:national[ _-]|citizen[ _-])?id)|ThaiI[dD]"),
+    NationalId("my_mykad", r"mykad|kad[ _-]pengenalan|no\.?[ ]?k/p|k/p[ _-]?no|ic[ _-]?(?:no|number)|"
+               r"身份证(?:号码?)?",
+               r"\d{6}-?\d{2}-?\d{4}", my_mykad, camel="MyKad|Mykad|IcNo|ICNo",
+               stems=r"(?i:mykad|kad[ _-]pengenalan|k/p|\bic[ _-]?n)|身份证|IcNo|ICNo"),
+    NationalId("id_nik", r"nomor[ _-]induk[ _-]kependudukan|(?:no|nomor)\.?[ ]?ktp|nik[ _-]ktp", r"\d{16}", id_nik,
+               short="nik|ktp", camel="Nik|NIK|NoKtp",
+               stems=r"(?i:induk[ _-]kependudukan|ktp|nik[\"']?[ \t]*[:=])|\bNIK\b|Nik"),
+    NationalId("id_npwp", r"npwp|nomor[ _-]pokok[ _-]wajib[ _-]pajak",
+               r"\d{2}\.?\d{3}\.?\d{3}\.?\d[-.]?\d{3}\.?\d{3}", id_npwp, camel="Npwp|NPWP",
+               stems=r"(?i:npwp|pokok[ _-]wajib[ _-]pajak)"),
+    NationalId("vn_cccd", r"cccd|c[aă]n[ _-]c[uư][oớ]c(?:[ _-]c[oô]ng[ _-]d[aâ]n)?|s[oố][ _-]cccd",
+               r"\d{12}", vn_cccd, camel="Cccd|CCCD",
+               stems=r"(?i:cccd|c[aă]n[ _-]c[uư][oớ]c)|C[AĂ]N[ _-]C[UƯ][OỚ]C"),
+    NationalId("vn_mst", r"m[aã][ _-]s[oố][ _-]thu[eế](?:[ _-]c[aá][ _-]nh[aâ]n)?",
+               r"\d{10}", vn_mst, short="mst", camel="Mst|MST|MaSoThue",
+               stems=r"(?i:m[aã][ _-]s[oố][ _-]thu[eế]|mst[\"']?[ \t]*[:=])|M[AÃ][ _-]S[OỐ][ _-]THU|\bMST\b|Mst"),
+    NationalId("nz_ird", r"ird[ _-]?(?:number|num|no|#)|inland[ _-]revenue[ _-](?:department[ _-])?number",
+               r"\d{2,3}[ -]?\d{3}[ -]?\d{3}", nz_ird, short="ird", camel="Ird|IRD|IrdNumber|IRDNumber", generic=False,
+               stems=r"(?i:ird[ _-]?(?:number|num|no|#)|inland[ _-]revenue|ird[\"']?[ \t]*[:=])|\bIRD\b|Ird"),
 )
 
 _GENERIC_NAMES = (r"national[ _-]?id(?:entity)?(?:[ _-]?(?:number|no|nr|card))?|"
@@ -804,5 +918,5 @@ def any_id(value: str) -> bool:
     """Whether the value passes some id's check (and validators.national_id's: NINO, DNI/NIE, SIN). Random digits
     pass at 9 digits 24% (BSN, Portugal's NIF, ...), 10 10%, 11 4.7%, 12 8.2%, 13 1.5% (20,000 drawn each): after a
     label that says an identity number, the check only keeps figures of another kind out."""
-    return any(n.check(value) for n in IDS) or national_id(value)
+    return any(n.check(value) for n in IDS if n.generic) or national_id(value)
 

@@ -75,7 +75,7 @@ _ARROW = r"[ \t]*(?:->|=>|→|⇒|⟶|➜|➔|:=|<-)[ \t]*"
 # (`密钥为：…`, `キーは…`, `키는 …`), an opening corner or tortoise-shell bracket (`secret「…」`, `は『…』`, `〔…〕`),
 # a closing lenticular bracket after a bracketed label (`【API Key】…`), a square one with a space after it (`[API 키]
 # …`: not a selector's `[name="passwd"]` closing before code), a fullwidth colon.
-_CJK_JOIN = r"[ \t]*(?:(?:是|为|為|は|는|은)[ \t]*[:：]?|(?:是|为|為|は)?[「『〔]|】|\][ \t]|：)[ \t]*"
+_CJK_JOIN = r"[ \t]*(?:(?:是|为|為|は|는|은)[ \t]*[:：]?|(?:是|为|為|は)?[「『〔]|】|\][ \t]|[：៖])[ \t]*"
 # What a label may say of whose key it is before its `:` or "is": "API key for the prod workspace is …", "the token of
 # the ops bot: …" (up to 40 characters, no `:` or `=` among them).
 _WHOSE = r"(?:[ \t]+(?i:for|of|on|in|de|für|pour|para)[ \t][^\n:=]{1,40}?)"
@@ -95,7 +95,7 @@ _DASH = r"[ \t]+[-–—][ \t]+"
 # bob", "van root", "του deploy", "של tanaka", "für den SFTP-Zugang der Kasse"), then `:` or the language's "is"; or
 # a particle glued to the label in Chinese, Japanese and Korean (`密码是`, `パスワードは`, `비밀번호는`).
 _PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}){{0,6}}?"
-             rf"(?:[ \t]*[:：][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH})|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
+             rf"(?:[ \t]*[:：៖][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH})|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
 # What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`); a quote then `'`, a Python repr inside JSON text
 # (Sentry's frame `vars`: `"api_key": "'…'"`).
@@ -205,7 +205,7 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"rufnummer|erreichbar unter|portable|"
                      r"num[eé]ro|appelez-moi|ph|my number|alternat(?:e|ive)[ _-]number|"
                      r"r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
-                     r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|hp|telef[oóô]nic[oa]s?|"
+                     r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|hp|h/p|telef[oóô]nic[oa]s?|"
                      r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
                      r"(?:m'|me )r?appeler(?: au)?|r?appel(?:ez|le|er)(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|"
                      r"(?:ri)?chiamarmi|"
@@ -261,6 +261,12 @@ _IBAN_WORDS = (r"(?:(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer
 _ABA = r"(?<![0-9])(?:0[0-9]|1[0-2]|2[1-9]|3[0-2]|6[1-9]|7[0-2]|80)[0-9]{7}(?![0-9])"
 _ROUTING_WORDS = r"\b(?i:aba|rtn|routing|ruta)[^0-9\n]{0,16}?"
 _US_ACCOUNT = r"\b(?i:account|acct|a/c|cuenta)[^0-9\n*\u2022]{0,20}?(?<![A-Za-z0-9])(?P<v>[0-9]{5,17})(?![0-9])"
+# An Australian BSB (APCA's Bank-State-Branch number, a branch's and public: six digits, printed 3-3) after its
+# label, and the account number beside it (BECS: up to nine digits; compact or in groups of three or four), after
+# an account's word in English or Vietnamese (`tài khoản`): the secret of a direct credit.
+_BSB = r"\b(?i:bsb)(?:[ _-]?(?i:number|no\.?|#))?[^0-9A-Za-z\n]{0,6}(?<![0-9])[0-9]{3}[ -]?[0-9]{3}(?![0-9])"
+_AU_ACCOUNT = (r"(?:\b(?i:account|acct|acc|a/c)\b|t[aà]i[ ]kho[aả]n)[^0-9\n*\u2022]{0,20}?(?<![A-Za-z0-9])"
+               r"(?P<v>[0-9]{5,9}|[0-9]{2,4}(?:[ -][0-9]{1,4}){1,2})(?![0-9]|[ -][0-9])")
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS); "social" as
 # Americans say it for the number ("my social is …", "social #:").
@@ -544,7 +550,7 @@ _AT_SPOKEN = r"[ ]{1,3}(?i:at|arroba)[ ]{1,3}"
 _DOT_MARKED = r"(?:[ ]?(?:\[(?i:dot)\]|\((?i:dot)\)|\{(?i:dot)\})[ ]?|\.)"
 _DOT_SPOKEN = r"[ ]{1,3}(?i:dot|punto|ponto|punkt|point)[ ]{1,3}"
 _SPOKEN_DOMAIN = (rf"[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?"
-                  rf"(?:(?:{_DOT_MARKED}|{_DOT_SPOKEN})[A-Za-z0-9-]{{1,63}}){{0,3}}?(?:{_DOT_MARKED}|{_DOT_SPOKEN})")
+                  rf"(?:(?:{_DOT_MARKED}|{_DOT_SPOKEN})[A-Za-z0-9-]{{1,63}}){{0,3}}(?:{_DOT_MARKED}|{_DOT_SPOKEN})")
 _SPOKEN_TLD = r"(?i:com|org|net|edu|gov|info|biz|io|ai|app|dev|[a-z]{2})"
 _EMAIL_WORDS = r"(?i:e-?mail|mail|correo|courriel|e-?posta|endere[cç]o)"
 # What Japanese, Chinese and Korean text runs on into an address with: kana, the CJK ideographs, Hangul syllables,
@@ -802,6 +808,10 @@ _SNMP_KEY = (r"\bset[ \t]+snmp[ \t]+community[ \t]+|"
              r"\bsnmp(?:walk|get|getnext|bulkwalk|bulkget|set|table|trap|inform|status|df|netstat|delta)\b"
              r"[^\n|;&]{0,160}?[ \t]-[cA][ \t]*|"
              r"[ \t]-x[ \t]+(?:DES|AES\w{0,8})[ \t]+-X[ \t]*")
+# A `community` key in a block or section an SNMP name heads: a YAML `snmp:` block (Home Assistant's, an IoT
+# gateway's), a TOML or INI section (Telegraf's `[[inputs.snmp]]`, `[snmp]`), up to eight lines below it.
+_SNMP_SECTION = (r"(?:^|[^\w-])(?i:snmp)[\w.-]{0,24}(?:\]\]?|[ \t]*:)?[ \t]*(?:\\?\r?\n|\\n)"
+                 r"(?:[^\n\\]{0,160}(?:\\?\r?\n|\\n)){0,8}?[ \t]*(?i:community)\\?[\"']?[ \t]*[:=][ \t]*")
 # A label that names an SNMP community in prose or a key (`SNMP community (RO): …`, `community string = …`,
 # `snmp_community:`), up to 40 characters (whose it is) before its `:` or `=`.
 _SNMP_LABEL = (r"(?i:snmp[ _-]?(?:v[12]c?[ _-]?)?(?:(?:ro|rw|read|write)[ _-]?)?community|community[ _-]?string|"
@@ -1652,6 +1662,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.snmp_secret,
          description="an SNMP community after a label that names one (`SNMP community (RO) for the RTUs: …`, "
                      "`community string = …`, `snmp_community:`)"),
+    Rule("snmp_secret", "SECRET", rf"{_SNMP_SECTION}{_CONF_VALUE}",
+         trigger=r"(?i:snmp)[\w.-]{0,24}(?:\]\]?|[ \t]*:)?[ \t]*(?:\r?\n|\\n)", validator=v.snmp_secret,
+         description="an SNMP community as a `community` key under a block or section an SNMP name heads (a YAML "
+                     "`snmp:` block, Telegraf's `[[inputs.snmp]]`)"),
     Rule("sim_key", "SECRET",
          rf"\bupdate[ \t]+aud[23]g[ \t]+[\w-]{{3,12}}[ \t]+(?:ki|k)[ \t]+(?P<v>{_HEX32})(?![0-9A-Za-z])|"
          rf"\bsecurity{_KQ}[ \t]*:[ \t]*\{{[ \t]*(?:\\?\r?\n[ \t]*|\\n[ \t]*)?{_KQ}k{_KQ}[ \t]*:[ \t]*{_KQ}"
@@ -2018,6 +2032,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("bank_account", "BANK_ACCOUNT", rf"{_US_ACCOUNT}[^0-9]{{0,40}}?{_ROUTING_WORDS}{_ABA}",
          trigger=r"(?i:aba|rtn|routing|ruta)[^0-9]{0,16}[0-9]{9}", reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
          description="US bank account numbers before their ABA routing number (`Acct 1234…, routing 0210…`)"),
+    Rule("bank_account", "BANK_ACCOUNT", rf"{_BSB}[^0-9]{{0,40}}?{_AU_ACCOUNT}",
+         trigger=r"(?i:bsb)[^0-9]{0,16}[0-9]{3}[ -]?[0-9]{3}", validator=v.au_account,
+         reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
+         description="Australian bank account numbers after their BSB (`BSB 062-000, account 1234 5678`)"),
+    Rule("bank_account", "BANK_ACCOUNT", rf"{_AU_ACCOUNT}[^0-9]{{0,40}}?{_BSB}",
+         trigger=r"(?i:bsb)[^0-9]{0,16}[0-9]{3}[ -]?[0-9]{3}", validator=v.au_account,
+         reject=r"(?i:\bending\b|\blast[ -]?(?:4|four)\b)",
+         description="Australian bank account numbers before their BSB (`Acct 12345678, BSB 062-000`)"),
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
     Rule("ssn", "SSN", rf"{_SSN_OWN}{_SSN_AFTER}",

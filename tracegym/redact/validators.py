@@ -287,6 +287,13 @@ def clabe(value: str) -> bool:
     return digits[17] == (10 - total % 10) % 10
 
 
+def au_account(value: str) -> bool:
+    """An Australian account number beside its BSB (BECS: up to nine digits; five or more as banks issue them), not
+    one digit repeated (a form's filler)."""
+    digits = [c for c in value if c.isdigit()]
+    return 5 <= len(digits) <= 9 and len(set(digits)) > 1
+
+
 def _mod97(code: str) -> bool:
     moved = code[4:] + code[:4]
     return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
@@ -905,9 +912,11 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 # Prefixes that name a digest, a revision or a build, not an issuer: `sha-…`, `git-…`, `commit_…` hold hashes.
 _DIGEST_PREFIXES = frozenset({"sha", "md", "git", "commit", "rev", "revision", "hash", "digest", "blake", "etag",
                               "build", "checksum", "crc", "integrity", "cache", "hmac", "fingerprint",
-                              "req", "request", "tr", "trace", "span", "run", "evt", "event", "msg", "job"})
+                              "req", "request", "tr", "trace", "span", "run", "evt", "event", "msg", "job",
+                              "audit", "template"})
 """Words before a hex run that make it a digest, or an object's id as services issue them (OpenAI's
-`req_<32 hex>` request ids, MLflow's `tr-<32 hex>` traces)."""
+`req_<32 hex>` request ids, MLflow's `tr-<32 hex>` traces, SafetyCulture's `audit_<32 hex>` inspections and
+`template_<32 hex>` templates)."""
 _TOKEN_HEAD = re.compile(r"(?:[a-z]{2,10}|[A-Z]{2,10})(?:[._-](?:[a-z]{2,10}|v\d{1,2}))*[._-]")
 _ID_HEADS = frozenset({"wamid."})
 """Prefixes of an object's id whatever its body: the WhatsApp Business (Cloud API) message id, `wamid.` + base64

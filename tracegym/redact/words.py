@@ -59,7 +59,8 @@ KEY: dict[str, tuple[str, ...]] = {
     "eu": ("gakoa", "gako"), "az": ("açar",), "uz": ("kalit",), "kk": ("кілт", "кілті"), "ka": ("გასაღები",),
     "hy": ("բանալի",),
     "ta": ("சாவி", "விசை"), "te": ("కీ",), "mr": ("किल्ली",), "ne": ("कुञ्जी",), "si": ("යතුර",), "am": ("ቁልፍ",),
-    "my": ("သော့",), "km": ("កូនសោ",), "ha": ("maɓalli",), "zh": ("金鑰", "密鑰", "秘鑰", "金钥"),
+    "my": ("သော့", "ကီး"), "km": ("កូនសោ",), "ha": ("maɓalli",), "zh": ("金鑰", "密鑰", "秘鑰", "金钥"),
+    "mi": ("kī",), "lo": ("ກະແຈ", "ລະຫັດ API"),
     "mn": ("түлхүүр",),
 }
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
@@ -78,9 +79,11 @@ PHONE: dict[str, tuple[str, ...]] = {
     "hu": ("telefonszám", "mobilszám", "hívjon", "hívj"),
     "fi": ("puhelin", "puhelinnumero", "matkapuhelin", "soita"),
     "ro": ("sunați", "sunati", "telefon mobil", "sunați-mă la"), "no": ("ring meg",), "da": ("ring til mig",),
-    "ms": ("nombor telefon", "hubungi saya di", "telefon bimbit"), "id": ("nomor telepon", "ponsel"),
+    "ms": ("nombor telefon", "hubungi saya di", "telefon bimbit"),
+    "id": ("nomor telepon", "ponsel", "telpon", "telp", "hubungi", "nomor WA"),
     "sw": ("namba ya simu", "simu", "nipigie kwa", "nipigie simu"),
-    "tl": ("telepono", "tawagan mo ako sa", "tawagan ako sa", "cellphone"),
+    "tl": ("telepono", "tawagan mo ako sa", "tawagan ako sa", "tawagan sa", "cellphone"),
+    "ceb": ("tawagi ko sa", "tawagi sa"),
     "lt": ("mobilusis", "mobilaus", "skambinkite", "paskambinkite"),
     "lv": ("mobilais", "zvaniet man", "tālrunis", "tālruņa", "tālruņa numurs", "tālr"),
     "hr": ("mobitel", "broj telefona", "nazovite me na"), "sl": ("telefonska številka", "pokličite me na", "mobitel"),
@@ -110,6 +113,7 @@ PHONE: dict[str, tuple[str, ...]] = {
     "te": ("ఫోన్ నంబర్", "ఫోన్", "మొబైల్"), "gu": ("ફોન નંબર", "ફોન", "મોબાઇલ"), "kn": ("ಫೋನ್ ಸಂಖ್ಯೆ", "ಫೋನ್", "ಮೊಬೈಲ್", "ಕರೆ ಮಾಡಿ"),
     "ml": ("ഫോൺ നമ്പർ", "ഫോൺ", "മൊബൈൽ"), "pa": ("ਫ਼ੋਨ ਨੰਬਰ", "ਫ਼ੋਨ", "ਮੋਬਾਈਲ"), "mr": ("फोन नंबर", "मोबाईल", "भ्रमणध्वनी"),
     "ne": ("फोन नम्बर",), "ig": ("ekwentị", "nọmba ekwentị"),
+    "tpi": ("namba bilong fon", "fon namba"), "en": ("give us a bell on", "give me a bell on"),
 }
 """Phone, beyond the rules' own list (English, French, German, Spanish, Portuguese, Italian, Dutch, the Nordic
 languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi); "call me" as people write it before a
@@ -165,8 +169,9 @@ SETUP_KEY: dict[str, tuple[str, ...]] = {
     "nl": ("instellingssleutel", "geheime sleutel"),
     "pl": ("klucz konfiguracji", "klucz konfiguracyjny", "tajny klucz", "klucz 2FA", "klucz TOTP"),
     "tr": ("kurulum anahtarı", "gizli anahtar"),
-    "vi": ("khóa thiết lập", "khóa bí mật"), "id": ("kunci penyiapan", "kunci rahasia"), "ms": ("kunci persediaan",),
-    "th": ("คีย์การตั้งค่า", "คีย์ลับ"), "ja": ("セットアップキー", "設定キー", "シークレットキー"),
+    "vi": ("khóa thiết lập", "khóa bí mật", "mã bí mật 2FA", "mã bí mật TOTP"),
+    "id": ("kunci penyiapan", "kunci rahasia"), "ms": ("kunci persediaan",),
+    "th": ("คีย์การตั้งค่า", "คีย์ลับ", "รหัสลับ 2FA", "รหัสลับ TOTP"), "ja": ("セットアップキー", "設定キー", "シークレットキー"),
     "zh": ("设置密钥", "設定金鑰"),
     "ko": ("설정 키", "비밀 키"), "cs": ("klíč pro nastavení", "tajný klíč", "klíč 2FA", "klíč TOTP"),
     "hu": ("beállítási kulcs", "titkos kulcs"),
