@@ -260,12 +260,14 @@ _IBAN_WORDS = (r"(?:(?i:iban|konto|compte|account|acct|bank|sepa|refund|transfer
 # routing, Spanish `ruta`); the words for the account number beside it, the secret of a wire or ACH instruction.
 _ABA = r"(?<![0-9])(?:0[0-9]|1[0-2]|2[1-9]|3[0-2]|6[1-9]|7[0-2]|80)[0-9]{7}(?![0-9])"
 _ROUTING_WORDS = r"\b(?i:aba|rtn|routing|ruta)[^0-9\n]{0,16}?"
-_US_ACCOUNT = r"\b(?i:account|acct|a/c|cuenta)[^0-9\n*\u2022]{0,20}?(?<![A-Za-z0-9])(?P<v>[0-9]{5,17})(?![0-9])"
+_TO_ACCOUNT = r"[^0-9\n*\u2022]{0,20}?(?<![A-Za-z0-9])"
+"""From an account's word to its number: no digit, line break or mask between (`account ending ****1234` is none)."""
+_US_ACCOUNT = rf"\b(?i:account|acct|a/c|cuenta){_TO_ACCOUNT}(?P<v>[0-9]{{5,17}})(?![0-9])"
 # An Australian BSB (APCA's Bank-State-Branch number, a branch's and public: six digits, printed 3-3) after its
 # label, and the account number beside it (BECS: up to nine digits; compact or in groups of three or four), after
 # an account's word in English or Vietnamese (`tài khoản`): the secret of a direct credit.
 _BSB = r"\b(?i:bsb)(?:[ _-]?(?i:number|no\.?|#))?[^0-9A-Za-z\n]{0,6}(?<![0-9])[0-9]{3}[ -]?[0-9]{3}(?![0-9])"
-_AU_ACCOUNT = (r"(?:\b(?i:account|acct|acc|a/c)\b|t[aà]i[ ]kho[aả]n)[^0-9\n*\u2022]{0,20}?(?<![A-Za-z0-9])"
+_AU_ACCOUNT = (rf"(?:\b(?i:account|acct|acc|a/c)\b|t[aà]i[ ]kho[aả]n){_TO_ACCOUNT}"
                r"(?P<v>[0-9]{5,9}|[0-9]{2,4}(?:[ -][0-9]{1,4}){1,2})(?![0-9]|[ -][0-9])")
 # Labels of a US SSN: SSN (also inside names: user_ssn, customerSsn), SS#, SS number, social security (number),
 # and TIN / tax id / taxpayer id, as an SSN is the individual's taxpayer identification number (IRS); "social" as
