@@ -450,6 +450,10 @@ times slower; SSN, national id and IBAN words joined took 0.065 s over τ-bench'
 # `åtkomsttoken`, `Zugriffstoken`, `adgangsnøgle`); their triggers, which need no word boundary, the stems alone
 # (with the compounds RE2's automaton for the joined triggers outgrows its budget: nine times slower).
 _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|{_KEY_STEMS}"
+# A word for key in a language other than English (`clave`, `Schlüssel`, `ключ`), glued ones too (`toegangssleutel`).
+_KEY_WORDS_ABROAD = (r"(?i:[a-zåäöæøü]{3,16}(?:sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|"
+                     r"(?i:cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|anahtar[ıi]?|"
+                     r"kh[oó]a)|khóa|مفتاح|키|キー|" + words.alternation(words.KEY))
 # Words that name a credential outright, not any key: a token or a secret word, or a key word with `API` beside it
 # (`API-sleutel`, `Κλειδί API`), or an HMAC key (a webhook's signing secret: DocuSign Connect's, Shopify's); a
 # UUID after them is one (Heroku API keys), after a bare key word an id.
@@ -1926,6 +1930,24 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a short secret a person chose or was handed, after a word that names a credential (`token: "
                      "Niebieski138&`, `API key: Tmp-6Fj0-4579&`, a JSON key's quoted value in text: `\"secret\": "
                      "\"…\"`): both cases, a digit and a symbol"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
+         r"(?P<v>[A-Za-z0-9]{10,15})(?![A-Za-z0-9+/_.=-])",
+         trigger=_KEY_PROSE_TRIGGER, validator=v.short_random, reject_label=_HEX_NOT_KEY,
+         description="a short random key after a word that names a credential (`token => jk31aJzWrqgM`, `API key: "
+                     "…`): 10-15 letters and digits of both cases, no words"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_KEY_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
+         r"(?P<v>[!#-&(-;=?-\[\]-~]{8,64})(?:$|[\s\"'`\\<])",
+         trigger=_KEY_PROSE_TRIGGER, validator=v.generated_password, reject_label=_HEX_NOT_KEY,
+         description="a generated password after a bare word for key (`key: 0?bT6rMI=Z?G=gYp`): read whole, as "
+                     "`generated_password` reads one with no label (the label lets it run past `=`)"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_KEY_WORDS_ABROAD}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
+         r"(?P<v>[^\s\"'`\\<]{8,64})(?:$|[\s\"'`\\<])",
+         trigger=_KEY_PROSE_TRIGGER, validator=v.keyed_password, reject_label=_HEX_NOT_KEY,
+         description="a password after a word for key in a language other than English (`clave: Volga7904*`, "
+                     "`ключ: Kirschblüte+Sakura+Volga20`): a passphrase, or a short secret with a symbol"),
     Rule("secret_prose", "SECRET",
          rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
          r"(?P<v>(?=[^\s\"'`\\<]{0,63}[^\x00-\x7f])[^\s\"'`\\<]{8,64})(?:$|[\s\"'`\\<])",

@@ -759,11 +759,26 @@ _MASK_RUN = re.compile(r"[*•]{3}|[xX]{4}|\.{3}")
 def short_secret(value: str) -> bool:
     """A secret a person chose or was handed, after a word that names a credential (`token: Niebieski138&`,
     `secret: Tmp-Zsrt-6823-`): 8 to 64 characters holding lower and upper case, a digit and a symbol, and a
-    password by `password`'s reading; not a path, a URL or a reference."""
+    password by `password`'s reading; not a path, a URL, a reference or a dotted name (a passphrase of dotted words
+    is no name)."""
     if not 8 <= len(value) <= 64 or not all(re.search(c, value) for c in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]")):
         return False
-    return "://" not in value and not value.startswith(("$", "{", "%(")) and not _MASK_RUN.search(value) \
-        and not _path_or_code(value) and password(value)
+    if "://" in value or value.startswith(("$", "{", "%(")) or _MASK_RUN.search(value):
+        return False
+    return (_dotted_passphrase(value) or not _path_or_code(value)) and password(value)
+
+
+_DOTTED_PASSPHRASE = re.compile(r"[A-Za-z]{4,12}(?:\.[A-Za-z]{4,12}){1,4}\d{1,4}")
+_CODE_PARTS = frozenset({"token", "secret", "key", "password", "pass", "pwd", "auth", "api", "config", "settings",
+                         "env", "self", "this", "process", "props", "state", "options", "credentials", "request"})
+
+
+def _dotted_passphrase(value: str) -> bool:
+    """Words joined by dots, a capital in them and a number after the last (`velebit.Svetlo06`,
+    `Koala.Sakura.Cielo7`): after a word that names a credential, a passphrase, where it would read as a dotted
+    name elsewhere; not one whose parts name code (`auth.Token2`, `self.Secret1`)."""
+    return _DOTTED_PASSPHRASE.fullmatch(value) is not None and re.search(r"[A-Z]", value) is not None \
+        and not _CODE_PARTS & {part.rstrip("0123456789").lower() for part in value.split(".")}
 
 
 def short_secret_any_script(value: str) -> bool:
@@ -798,6 +813,46 @@ def near_password(value: str) -> bool:
         return True
     letters = re.sub(r"[^A-Za-z]", "", value)
     return len(letters) >= 6 and not _humps_are_words(letters) and not _TYPED_ID.fullmatch(value)
+
+
+_PASSPHRASE_WORDS = re.compile(r"[A-Za-z]{3,12}(?:[-.+_][A-Za-z]{3,12}){2,6}[-.+_]?\d{1,4}")
+_NAME_PARTS = re.compile(r"[a-z0-9]+(?:[._][a-z0-9]+)+")
+"""Lower-case words joined by dots or underscores: a file's or a setting's name (`config.yaml.bak2`), where a
+passphrase joined so capitalises a word."""
+_REFERENCE_NUMBER = re.compile(r"(?i:order|invoice|inv|ticket|case|issue|bug|task|job|item|po|pr|ref|req|request|"
+                               r"booking|reservation|res|room|unit|apt|suite|user|customer|cust|account|acct|no|nr|"
+                               r"id|row|pk|sk)[#№]\w")
+"""An order's, a ticket's or a row's number behind its name (`Order#2024-11`, `INV#88`), a composite key's
+(DynamoDB's `USER#alice42`): where a password (`Summer#2024`) has a word of its own."""
+_SHORTCUT = re.compile(r"(?i:ctrl|control|strg|shift|umschalt|alt|altgr|option|opt|cmd|command|meta|super|win|fn)"
+                       r"[+-]")
+"""A keyboard shortcut's first key (`Ctrl+Shift+F5`, `Strg+Umschalt+T1`): what a key's name holds, not a password."""
+
+
+def keyed_password(value: str) -> bool:
+    """A password after a word for key in a language other than English (`clave: Volga7904*`, `ключ: Lune9582*`,
+    `Schlüssel: Drache.Bambu.Cielo80`), where a key given in a message is one to a door or an account: a passphrase
+    of three words or more and a number, or a short secret by `short_secret`'s reading with a symbol people and
+    generators add (`*`, `!`, `+`, `?`); letters beyond ASCII read as ASCII ones of their case, no punctuation beyond
+    ASCII; not a keyboard shortcut, a file's name or a reference number."""
+    if any(ord(c) > 127 and not c.isalpha() for c in value):
+        return False
+    folded = "".join(c if ord(c) < 128 else "A" if c.isupper() else "a" for c in value)
+    if _SHORTCUT.match(folded) or _NAME_PARTS.fullmatch(folded) or _REFERENCE_NUMBER.match(folded):
+        return False
+    if _PASSPHRASE_WORDS.fullmatch(folded):
+        return password(folded)
+    return short_secret(folded) and _STRONG_SYMBOL.search(folded) is not None
+
+
+def short_random(value: str) -> bool:
+    """A short random key after a word that names a credential (`token => jk31aJzWrqgM`): 10 to 15 letters and
+    digits, both cases and a digit, hardly a character twice, and humps that are no words (`MyToken2024`,
+    `Release2Beta` are names)."""
+    if not 10 <= len(value) <= 15 or not all(re.search(c, value) for c in (r"[a-z]", r"[A-Z]", r"\d")):
+        return False
+    letters = re.sub(r"[^A-Za-z]", "", value)
+    return len(letters) >= 5 and len(set(value)) >= 0.75 * len(value) and not _humps_are_words(letters)
 
 
 def symbol_password(value: str) -> bool:
@@ -899,8 +954,8 @@ def birth_date(value: str) -> bool:
 
 def prose_secret(value: str) -> bool:
     """A key after a word for one in prose: a hex key, or a random string of letters and digits."""
-    if _UUID.fullmatch(value) or len(_SNAKE_WORD.findall(value)) >= 2:
-        return False  # a UUID, or a name of words with an id in it (foo_bar_id_1c3b3088_uniq)
+    if _UUID.fullmatch(value) or len(_SNAKE_WORD.findall(value)) >= 2 or _SHORTCUT.match(value):
+        return False  # a UUID, a name of words with an id in it (foo_bar_id_1c3b3088_uniq), a keyboard shortcut
     return hex_key(value) or high_entropy_secret(value) or len(value) >= 24 and hex_key(value * 2) \
         and entropy(value) >= 3.5  # a shorter hex secret (Plaid's 30): random, after a word for a key
 
@@ -1093,8 +1148,8 @@ _PERCENT_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 def generated_password(value: str) -> bool:
     """A password with no label to name it, as generators and people's policies make them: 8-64 characters of
     upper case, lower case, digits and a symbol (`!#$%?@~`), random-looking; not a path or a URL, a mail address
-    or a shell prompt's `user@host`, a file's anchor (`utils.py#L45`), a cell (`Sheet2!A1`) or a JOSE parameter's
-    name (`x5t#S256`), URL-encoded text
+    or a shell prompt's `user@host`, a file's anchor (`utils.py#L45`), a cell (`Sheet2!A1`), a JOSE parameter's
+    name (`x5t#S256`), a reference number (`Order#2024-11`), URL-encoded text
     (`Hello%20World1`), markup (`**Step1!**`, `#Tag1`) or words joined by underscores or dashes
     (`p3rl_6_iz_BETTER!!1`, a test's parameters `cols6-at$-include6-None`)."""
     classes = (r"[a-z]", r"[A-Z]", r"\d", _GENERATOR_SYMBOL.pattern)
@@ -1103,7 +1158,8 @@ def generated_password(value: str) -> bool:
     if value[0] in "!#$%*@~/&." or value[-1] in "*#~/" or value.count("/") > 1 or value.count("_") > 1 \
             or value.count("-") > 2:
         return False
-    if _USER_AT_HOST.fullmatch(value) or re.search(r"@[\w-]+\.[\w-]", value) or _ANCHOR.search(value):
+    if _USER_AT_HOST.fullmatch(value) or re.search(r"@[\w-]+\.[\w-]", value) or _ANCHOR.search(value) \
+            or _REFERENCE_NUMBER.match(value):
         return False
     if "%" in value and _url_encoded(value):
         return False
