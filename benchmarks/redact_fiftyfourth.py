@@ -178,14 +178,18 @@ JSON_HEADS = ("pm", "ota", "listing", "gateway", "lock", "tool")
 TEXT_HEADS = ("whatsapp", "sms", "email", "contract", "statement", "log", "reply")
 
 
-def text_doc(rng: random.Random, head: str, line: str) -> str:
+def text_doc(rng: random.Random, head: str, line: str, sender_address: bool = True) -> str:
+    """`line` in a text carrier of kind `head`. An e-mail's From names its sender by address, or (for the near
+    misses, which must hold no e-mail address) by the desk's name only."""
     if head == "whatsapp":
         return f"[{rng.randint(1, 28):02d}/03/2026, {rng.randint(7, 23)}:{rng.randint(0, 59):02d}] " \
                f"{rng.choice(['Guest', 'ضيف', 'Misafir', 'Host'])}: {line}"
     if head == "sms":
         return f"SMS {rng.randint(7, 23)}:{rng.randint(0, 59):02d} — {line}"
     if head == "email":
-        return (f"From: leasing@{rng.choice(COMPANIES)}.com\nSubject: {rng.choice(['Tenancy renewal', 'Work order', 'Owner statement', 'Re: check-in'])} "
+        company = rng.choice(COMPANIES)
+        sender = f"leasing@{company}.com" if sender_address else f"Leasing desk ({company})"
+        return (f"From: {sender}\nSubject: {rng.choice(['Tenancy renewal', 'Work order', 'Owner statement', 'Re: check-in'])} "
                 f"{unit(rng)}\n\n{rng.choice(['Hello,', 'مرحبا،', 'Merhaba,', 'Bonjour,'])}\n{line}\n\n"
                 f"{rng.choice(['Regards', 'مع التحية', 'Saygılarımızla', 'Cordialement'])}")
     if head == "contract":
@@ -1278,4 +1282,4 @@ def generate_negatives() -> Iterator[tuple[str, str]]:
             elif i % 7 == 1:
                 yield sort, f"{env_key(key)}={value}" if " " not in value else f'{env_key(key)}="{value}"'
             else:
-                yield sort, text_doc(rng, rng.choice(TEXT_HEADS), f"{label}: {value}")
+                yield sort, text_doc(rng, rng.choice(TEXT_HEADS), f"{label}: {value}", sender_address=False)
