@@ -10,6 +10,7 @@ results, JSON), `contract` (Ejari/Ejar tenancy contracts as PDF-extracted text),
 text), `whatsapp` and `sms` (guest threads), `email`, `csv` (exports), `env` and `yaml` (the agent's integration
 configs), `log` (service logs), `cli` (commands and their output), `http` (request headers), `reply` (the agent's
 own replies), `pem` (key files) and `bare` (a phone number with no context word, the only use of that head).
+The near misses travel in the same carriers, save that their e-mails name the sending desk without an address.
 The style (the tail) names how the value is written: `intl`, `national`, `spaced`, `compact`, `arabic_indic`,
 `persian_digits`, `fullwidth`, `zero_width`, `urlencoded`, `json_u`, `lower`, `upper`, ...
 
