@@ -292,7 +292,9 @@ def phone_uk(rng):
     if style == "london":
         return style, f"020 {rng.choice('378')}{d(rng, 3)} {d(rng, 4)}"
     if style == "oxbridge":
-        return style, f"{rng.choice(('01865', '01223', '0131'))} {nz(rng)}{d(rng, 5)}"
+        if rng.random() < 0.3:
+            return style, f"0131 {nz(rng)}{d(rng, 2)} {d(rng, 4)}"
+        return style, f"{rng.choice(('01865', '01223'))} {nz(rng)}{d(rng, 5)}"
     return style, f"+44 (0)20 {rng.choice('378')}{d(rng, 3)} {d(rng, 4)}"
 
 
@@ -381,7 +383,8 @@ def phone_no(rng):
         return style, f"+47 {m[:3]} {m[3:5]} {m[5:]}"
     if style == "compact":
         return style, f"+47{m}"
-    l = rng.choice("257") + d(rng, 7)
+    l = rng.choice(("21", "22", "23", "32", "33", "35", "37", "38", "51", "52", "55", "56", "57", "61", "62", "69",
+                    "70", "71", "73", "75", "77")) + d(rng, 6)
     return style, " ".join(l[i:i + 2] for i in range(0, 8, 2))
 
 
@@ -399,6 +402,8 @@ def phone_dk(rng):
 def phone_is(rng):
     style = rng.choice(("mobile", "intl", "landline", "dash"))
     m = rng.choice("678") + d(rng, 6)
+    if m.startswith("80"):  # 800-809 is freephone, not mobile
+        m = "82" + m[2:]
     if style == "landline":
         m = "5" + d(rng, 6)
     return style, {"mobile": f"{m[:3]} {m[3:]}", "intl": f"+354 {m[:3]} {m[3:]}", "landline": f"{m[:3]} {m[3:]}",
@@ -409,6 +414,8 @@ def phone_ee(rng):
     style = rng.choice(("mobile", "mobile7", "intl", "landline", "intlcompact"))
     m8, m7 = "5" + d(rng, 7), "5" + d(rng, 6)
     land = rng.choice("67") + d(rng, 6)
+    if land[0] == "7":  # Tartu's geographic 73x-74x
+        land = "7" + "34"[int(land[1]) % 2] + land[2:]
     return style, {"mobile": f"{m8[:4]} {m8[4:]}", "mobile7": f"{m7[:3]} {m7[3:]}", "intl": f"+372 {m8[:4]} {m8[4:]}",
                    "landline": f"{land[:3]} {land[3:]}", "intlcompact": f"+372{m8}"}[style]
 
@@ -805,6 +812,12 @@ def kind_conn(rng):
     return make("connection_string", style, pw, rng, lang, "connection string", s)
 
 
+def uuid4(h: str) -> str:
+    """A random UUID (RFC 9562, version 4) from 32 drawn hex digits: the version nibble set to 4, the variant's
+    top bits to 10."""
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{HEX[8 | int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
+
+
 LABELLED = (
     ("Moodle web service token", lambda r: pick(r, HEX, 32)),
     ("Canvas developer token", lambda r: f"{r.randint(1000, 29999)}~{pick(r, ALNUM, 64)}"),
@@ -814,10 +827,10 @@ LABELLED = (
     ("Zotero API key", lambda r: pick(r, ALNUM, 24)),
     ("Figshare personal token", lambda r: pick(r, HEX, 128)),
     ("Zenodo access token", lambda r: pick(r, ALNUM, 60)),
-    ("Dataverse API token", lambda r: "-".join(pick(r, HEX, n) for n in (8, 4, 4, 4, 12))),
+    ("Dataverse API token", lambda r: uuid4(pick(r, HEX, 32))),
     ("Alma API key", lambda r: "l7xx" + pick(r, HEX, 32)),
     ("Brightspace app key", lambda r: pick(r, URLSAFE, 22)),
-    ("Panopto API key", lambda r: "-".join(pick(r, HEX, n) for n in (8, 4, 4, 4, 12))),
+    ("Panopto API key", lambda r: uuid4(pick(r, HEX, 32))),
     ("Weights & Biases API key", lambda r: pick(r, HEX, 40)),
 )
 LOCAL_LABEL = {"fi": "{p} -rajapinnan {w}", "sv": "{p} {w}", "nb": "{p} {w}", "nn": "{p} {w}", "da": "{p} {w}",
@@ -850,9 +863,10 @@ def disguise(rng, value: str) -> tuple[str, str]:
     if style == "fullwidth":
         return style, "".join(FW.get(c, c) for c in value)
     if style == "urlenc":
-        if rng.random() < 0.5:
+        quoted = urllib.parse.quote(value, safe="")
+        if quoted == value or rng.random() < 0.5:
             return style, "".join(f"%{ord(c):02X}" for c in value)
-        return style, urllib.parse.quote(value, safe="")
+        return style, quoted
     return style, "".join(f"\\u{ord(c):04x}" if i % 2 == 0 or rng.random() < 0.5 else c
                           for i, c in enumerate(value))
 
@@ -1051,7 +1065,7 @@ def kind_oauth(rng):
     elif r == 3:
         t, style = crc_token(rng, "gho_"), "github"
     else:
-        t, style = "-".join(pick(rng, HEX, n) for n in (8, 4, 4, 4, 12)), "orcid"
+        t, style = uuid4(pick(rng, HEX, 32)), "orcid"
     c = rng.random()
     if c < 0.3:
         return Case("oauth_token", f"header/{style}", t, f"GET /v3.0/works HTTP/1.1\nAuthorization: Bearer {t}", False)
@@ -1227,6 +1241,11 @@ def rf_reference(ref: str) -> str:
     return f"RF{98 - int(ref + '271500') % 97:02d}{ref}"
 
 
+def se_ocr(base: str) -> str:
+    """A Swedish OCR reference (Bankgirot): the base and its Luhn digit."""
+    return base + luhn_digit(base)
+
+
 def y_tunnus(rng) -> str:
     while True:
         s = d(rng, 7)
@@ -1310,7 +1329,7 @@ def neg_lines(rng) -> dict[str, callable]:
                                              f"RT #{rng.randint(100000, 9999999)} merged")),
         "invoice_number": lambda: rng.choice((
             f"Lasku {rng.randint(2024, 2026)}-{d(rng, 5)}, viitenumero {fi_reference(nz(rng) + d(rng, 8))}",
-            f"Faktura nr {d(rng, 9)}, OCR-referens {fi_reference(nz(rng) + d(rng, 10))}",
+            f"Faktura nr {d(rng, 9)}, OCR-referens {se_ocr(nz(rng) + d(rng, 9))}",
             f"Invoice INV-{d(rng, 7)}, creditor reference {rf_reference(pick(rng, string.digits, 10))}",
             f"Factuur {rng.randint(2024, 2026)}/{d(rng, 6)} betaald")),
         "slurm_job": lambda: (f"JobId={rng.randint(1000000, 99999999)} JobName=train_{pick(rng, string.ascii_lowercase, 5)} "
@@ -1376,7 +1395,7 @@ def neg_lines(rng) -> dict[str, callable]:
                                         f"https://api.datacite.org/dois?client-id=csc.{pick(rng, string.ascii_lowercase, 5)}")),
         "saml_radius": lambda: rng.choice((f"SAML AuthnRequest ID=_{pick(rng, HEX, 40)} to https://idp.{rng.choice(UNIS)}/idp/shibboleth",
                                            f"radiusd: Access-Accept realm={rng.choice(UNIS)} NAS=wlc-{rng.randint(1, 9)} Called-Station-Id=eduroam",
-                                           f"shibd: new session index _{pick(rng, HEX, 32)}, attributes released: eduPersonAffiliation=student")),
+                                           f"shibd: attributes released to https://sp.{rng.choice(UNIS)}/shibboleth: eduPersonAffiliation=student")),
     }
 
 
