@@ -4,7 +4,8 @@ support sees them.
 
 It was written from the formats' public specifications by someone who read neither the detection rules
 (tracegym/redact/, their tests, docs/redaction.md) nor the other corpora (benchmarks/redact_*.py); only the shared
-generators of benchmarks/corpus_formats.py and the scoring interface of benchmarks/redact.py were read.
+generators of benchmarks/corpus_formats.py and the scoring interface of benchmarks/redact.py were read. It holds
+51 kinds of PER_KIND values each (41 in the target, 10 national ids outside it) and 690 near misses over 23 sorts.
 
 Carriers (the `form` head, before the slash): `log` (a student information system's sync log: Ladok, FS/StudieWeb,
 Peppi, ÕIS, Osiris), `email` (grant and HR administration mail), `ticket` (TOPdesk and Jira Service Management),
