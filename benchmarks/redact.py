@@ -266,12 +266,18 @@
    (benchmarks/redact_fiftythird.py: field service, construction and facilities in Southeast Asia and Oceania, IoT
    gateway configs, BSB accounts, the region's phone numbers, labels in Thai, Khmer, Lao and Burmese scripts)
    corpora, scored alike: `fiftysecond_…` and `fiftythird_recall_by_kind` and `…_false_positives`.
+58-59. The fifty-fourth (benchmarks/redact_fiftyfourth.py: real estate, property management and short-term rentals
+   in the Gulf, Turkey and North Africa, OTA and payment callbacks, tenancy contracts, the region's phone numbers,
+   labels in Arabic, Turkish, Farsi and Hebrew) and the fifty-fifth (benchmarks/redact_fiftyfifth.py: universities
+   and research in the Nordics, the Baltics and the Low Countries, student records, LMS and LTI traffic, Slurm and
+   research-data configs, the region's phone numbers and national ids) corpora, scored alike: `fiftyfourth_…` and
+   `fiftyfifth_recall_by_kind` and `…_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 57 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 59 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "real_ingest_ratio", "real_ingest_cpu_ratio" (the same over the real
@@ -307,8 +313,9 @@ traces, all four folders: texts hardly repeat there), "recall", "precision", "fa
 "fortyseventh_recall_by_kind", "fortyseventh_false_positives", "fortyeighth_recall_by_kind",
 "fortyeighth_false_positives", "fortyninth_recall_by_kind", "fortyninth_false_positives", "fiftieth_recall_by_kind",
 "fiftieth_false_positives", "fiftyfirst_recall_by_kind", "fiftyfirst_false_positives", "fiftysecond_recall_by_kind",
-"fiftysecond_false_positives", "fiftythird_recall_by_kind", "fiftythird_false_positives"} (with --corpora-only, the
-last hundred and six).
+"fiftysecond_false_positives", "fiftythird_recall_by_kind", "fiftythird_false_positives", "fiftyfourth_recall_by_kind",
+"fiftyfourth_false_positives", "fiftyfifth_recall_by_kind", "fiftyfifth_false_positives"} (with --corpora-only, the
+last hundred and ten).
 """
 
 from __future__ import annotations
@@ -337,7 +344,9 @@ import redact_eleventh  # noqa: E402
 import redact_fifteenth  # noqa: E402
 import redact_fifth  # noqa: E402
 import redact_fiftieth  # noqa: E402
+import redact_fiftyfifth  # noqa: E402
 import redact_fiftyfirst  # noqa: E402
+import redact_fiftyfourth  # noqa: E402
 import redact_fiftysecond  # noqa: E402
 import redact_fiftythird  # noqa: E402
 import redact_fortieth  # noqa: E402
@@ -620,7 +629,8 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("fortythird", redact_fortythird), ("fortyfourth", redact_fortyfourth), ("fortyfifth", redact_fortyfifth),
     ("fortysixth", redact_fortysixth), ("fortyseventh", redact_fortyseventh), ("fortyeighth", redact_fortyeighth),
     ("fortyninth", redact_fortyninth), ("fiftieth", redact_fiftieth), ("fiftyfirst", redact_fiftyfirst),
-    ("fiftysecond", redact_fiftysecond), ("fiftythird", redact_fiftythird))
+    ("fiftysecond", redact_fiftysecond), ("fiftythird", redact_fiftythird), ("fiftyfourth", redact_fiftyfourth),
+    ("fiftyfifth", redact_fiftyfifth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
@@ -756,7 +766,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to fifty-third corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to fifty-fifth corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
