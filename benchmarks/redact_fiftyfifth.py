@@ -74,8 +74,21 @@ import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from benchmarks.corpus_formats import (B62, b64url, bban, crc_token, der_int, der_seq, digits, group,
-                                       group_card, iban_check, iban_ok, luhn_digit, openssh_ed25519_blob, pick)
+from benchmarks.corpus_formats import (
+    b64url,
+    bban,
+    crc_token,
+    der_int,
+    der_seq,
+    digits,
+    group,
+    group_card,
+    iban_check,
+    iban_ok,
+    luhn_digit,
+    openssh_ed25519_blob,
+    pick,
+)
 
 SEED = 55
 PER_KIND = 100
@@ -170,7 +183,8 @@ THANKS = {"fi": "Kiitos", "sv": "Tack", "nb": "Takk", "nn": "Takk", "da": "Tak",
           "fr": "Merci d'avance", "de": "Viele Grüße", "se": "Giitu", "en": "Thanks"}
 ABOUT = {"fi": "Opiskelijan tiedot päivitetty", "sv": "Studentens uppgifter uppdaterade",
          "nb": "Studentopplysninger oppdatert", "nn": "Studentopplysningar oppdaterte",
-         "da": "Studieoplysninger opdateret", "is": "Upplýsingar nemanda uppfærðar", "et": "Üliõpilase andmed uuendatud",
+         "da": "Studieoplysninger opdateret", "is": "Upplýsingar nemanda uppfærðar",
+         "et": "Üliõpilase andmed uuendatud",
          "lv": "Studenta dati atjaunināti", "lt": "Studento duomenys atnaujinti", "nl": "Studentgegevens bijgewerkt",
          "vls": "Studentengegevens aangepast", "fr": "Données de l'étudiant mises à jour",
          "de": "Studierendendaten aktualisiert", "se": "Studeantta dieđut ođasmahttojuvvon",
@@ -236,7 +250,8 @@ def wrap(rng: random.Random, lang: str, label: str, value: str, carrier: str | N
     elif carrier == "csv":
         text = f"record_id;field;value\n{rng.randint(10000, 99999)};{label};{value}"
     elif carrier == "pdf":
-        text = f"{about.upper()}\n\n{label} .......... {value}\n\n{rng.choice(('Allekirjoitus', 'Underskrift', 'Signature', 'Handtekening'))}: ______"
+        text = (f"{about.upper()}\n\n{label} .......... {value}\n\n"
+                f"{rng.choice(('Allekirjoitus', 'Underskrift', 'Signature', 'Handtekening'))}: ______")
     elif carrier == "reply":
         text = f"Agent: {about}. {label.capitalize()}: {value}. {t}!"
     elif carrier == "webhook":
@@ -537,11 +552,11 @@ def id_no(rng):
         y, m, dd = birth(rng, 1950, 2007)
         ind = rng.randint(0, 499) if y < 2000 else rng.randint(500, 999)
         ds = [int(c) for c in f"{dd:02d}{m:02d}{y % 100:02d}{ind:03d}"]
-        k1 = 11 - sum(a * b for a, b in zip(ds, (3, 7, 6, 1, 8, 9, 4, 5, 2))) % 11
+        k1 = 11 - sum(a * b for a, b in zip(ds, (3, 7, 6, 1, 8, 9, 4, 5, 2), strict=False)) % 11
         k1 = 0 if k1 == 11 else k1
         if k1 == 10:
             continue
-        k2 = 11 - sum(a * b for a, b in zip(ds + [k1], (5, 4, 3, 2, 7, 6, 5, 4, 3, 2))) % 11
+        k2 = 11 - sum(a * b for a, b in zip(ds + [k1], (5, 4, 3, 2, 7, 6, 5, 4, 3, 2), strict=False)) % 11
         k2 = 0 if k2 == 11 else k2
         if k2 == 10:
             continue
@@ -553,7 +568,7 @@ def id_dk(rng):
     while True:
         y, m, dd = birth(rng, 1960, 1999)
         s = f"{dd:02d}{m:02d}{y % 100:02d}{rng.randint(0, 3)}{d(rng, 3)}"
-        if sum(int(c) * w for c, w in zip(s, (4, 3, 2, 7, 6, 5, 4, 3, 2, 1))) % 11 == 0:
+        if sum(int(c) * w for c, w in zip(s, (4, 3, 2, 7, 6, 5, 4, 3, 2, 1), strict=False)) % 11 == 0:
             return ("dash", f"{s[:6]}-{s[6:]}") if rng.random() < 0.7 else ("compact", s)
 
 
@@ -561,7 +576,7 @@ def id_is(rng):
     while True:
         y, m, dd = birth(rng)
         s = f"{dd:02d}{m:02d}{y % 100:02d}{rng.randint(20, 99)}"
-        r = sum(int(c) * w for c, w in zip(s, (3, 2, 7, 6, 5, 4, 3, 2))) % 11
+        r = sum(int(c) * w for c, w in zip(s, (3, 2, 7, 6, 5, 4, 3, 2), strict=False)) % 11
         c = 0 if r == 0 else 11 - r
         if c == 10:
             continue
@@ -570,9 +585,9 @@ def id_is(rng):
 
 
 def baltic_check(ds: str) -> int:
-    c = sum(int(x) * w for x, w in zip(ds, (1, 2, 3, 4, 5, 6, 7, 8, 9, 1))) % 11
+    c = sum(int(x) * w for x, w in zip(ds, (1, 2, 3, 4, 5, 6, 7, 8, 9, 1), strict=False)) % 11
     if c == 10:
-        c = sum(int(x) * w for x, w in zip(ds, (3, 4, 5, 6, 7, 8, 9, 1, 2, 3))) % 11
+        c = sum(int(x) * w for x, w in zip(ds, (3, 4, 5, 6, 7, 8, 9, 1, 2, 3), strict=False)) % 11
         c = 0 if c == 10 else c
     return c
 
@@ -592,7 +607,7 @@ def id_lv(rng):
     while True:
         y, m, dd = birth(rng)
         s = f"{dd:02d}{m:02d}{y % 100:02d}{1 if y < 2000 else 2}{d(rng, 3)}"
-        c = (1101 - sum(int(x) * w for x, w in zip(s, (1, 6, 3, 7, 9, 10, 5, 8, 4, 2)))) % 11
+        c = (1101 - sum(int(x) * w for x, w in zip(s, (1, 6, 3, 7, 9, 10, 5, 8, 4, 2), strict=False))) % 11
         if c == 10:
             continue
         s += str(c)
@@ -602,7 +617,7 @@ def id_lv(rng):
 def id_nl(rng):
     while True:
         s = rng.choice("123456") + d(rng, 7)
-        c = sum(int(x) * w for x, w in zip(s, (9, 8, 7, 6, 5, 4, 3, 2))) % 11
+        c = sum(int(x) * w for x, w in zip(s, (9, 8, 7, 6, 5, 4, 3, 2), strict=False)) % 11
         if c == 10:
             continue
         s += str(c)
@@ -896,7 +911,8 @@ def kind_disguised(rng):
     if style == "urlenc":
         text = f"GET /api/sync?{label.replace(' ', '_')}={dv}&term=2026S HTTP/1.1"
         return Case("disguised", f"log/{style}", dv, text, False)
-    c = make("disguised", style, dv, rng, lang, f"{label} ({word(rng, 'password' if src in ('password', 'conn') else 'key', lang)})")
+    c = make("disguised", style, dv, rng, lang,
+             f"{label} ({word(rng, 'password' if src in ('password', 'conn') else 'key', lang)})")
     return c
 
 
@@ -919,7 +935,8 @@ def email_addr(rng) -> tuple[str, str]:
     if style == "intl":
         return style, f"{first.lower()}.{last.lower()}@{uni}"
     if style == "idn":
-        return style, f"{ascii_first.lower()}@{rng.choice(('háskóli.is', 'yliopisto-åbo.fi', 'høgskole.no', 'universitāte.lv'))}"
+        return style, (f"{ascii_first.lower()}@"
+                       f"{rng.choice(('háskóli.is', 'yliopisto-åbo.fi', 'høgskole.no', 'universitāte.lv'))}")
     if style == "urlenc":
         return style, f"{ascii_first.lower()}.{ascii_last.lower()}%40{uni}"
     if style == "jsonesc":
@@ -993,7 +1010,7 @@ def kind_card(rng):
 def nl_account(rng) -> str:
     while True:
         s = d(rng, 10)
-        if s[0] != "0" and sum(int(c) * w for c, w in zip(s, range(10, 0, -1))) % 11 == 0:
+        if s[0] != "0" and sum(int(c) * w for c, w in zip(s, range(10, 0, -1), strict=False)) % 11 == 0:
             return s
 
 
@@ -1005,7 +1022,7 @@ def iban(rng) -> tuple[str, str]:
     elif cc == "NO":
         while True:
             part = d(rng, 10)
-            r = sum(int(c) * w for c, w in zip(part, (5, 4, 3, 2, 7, 6, 5, 4, 3, 2))) % 11
+            r = sum(int(c) * w for c, w in zip(part, (5, 4, 3, 2, 7, 6, 5, 4, 3, 2), strict=False)) % 11
             k = 0 if r == 0 else 11 - r
             if k != 10:
                 b = part + str(k)
@@ -1139,7 +1156,7 @@ def kind_private_key(rng):
     if r < 0.35:
         return Case("private_key", f"pem/{style}", secret, f"$ cat ~/.ssh/id_{style}\n{block}\n", False)
     if r < 0.55:
-        text = f"deploy:\n  variables:\n    SSH_PRIVATE_KEY: |\n" + "\n".join("      " + l for l in block.split("\n"))
+        text = "deploy:\n  variables:\n    SSH_PRIVATE_KEY: |\n" + "\n".join("      " + l for l in block.split("\n"))
         return Case("private_key", f"gitlabci/{style}", secret.replace("\n", "\n      "),
                     text, False)
     lang = rng.choice(LANGS)
@@ -1234,7 +1251,7 @@ def generate() -> Iterator[Case]:
 # ---- near misses ----------------------------------------------------------------------------------------------
 
 def fi_reference(base: str) -> str:
-    s = sum(int(c) * w for c, w in zip(reversed(base), (7, 3, 1) * 10))
+    s = sum(int(c) * w for c, w in zip(reversed(base), (7, 3, 1) * 10, strict=False))
     return base + str((10 - s % 10) % 10)
 
 
@@ -1250,7 +1267,7 @@ def se_ocr(base: str) -> str:
 def y_tunnus(rng) -> str:
     while True:
         s = d(rng, 7)
-        r = sum(int(c) * w for c, w in zip(s, (7, 9, 10, 5, 8, 4, 2))) % 11
+        r = sum(int(c) * w for c, w in zip(s, (7, 9, 10, 5, 8, 4, 2), strict=False)) % 11
         if r != 1:
             return f"{s}-{0 if r == 0 else 11 - r}"
 
@@ -1263,7 +1280,7 @@ def se_orgnr(rng) -> str:
 def no_orgnr(rng) -> str:
     while True:
         s = rng.choice("89") + d(rng, 7)
-        r = sum(int(c) * w for c, w in zip(s, (3, 2, 7, 6, 5, 4, 3, 2))) % 11
+        r = sum(int(c) * w for c, w in zip(s, (3, 2, 7, 6, 5, 4, 3, 2), strict=False)) % 11
         k = 0 if r == 0 else 11 - r
         if k != 10:
             return f"{s[:3]} {s[3:6]} {s[6:]}{k}"
@@ -1272,15 +1289,15 @@ def no_orgnr(rng) -> str:
 def dk_cvr(rng) -> str:
     while True:
         s = nz(rng) + d(rng, 7)
-        if sum(int(c) * w for c, w in zip(s, (2, 7, 6, 5, 4, 3, 2, 1))) % 11 == 0:
+        if sum(int(c) * w for c, w in zip(s, (2, 7, 6, 5, 4, 3, 2, 1), strict=False)) % 11 == 0:
             return s
 
 
 def ee_regcode(rng) -> str:
     s = "1" + d(rng, 6)
-    c = sum(int(x) * w for x, w in zip(s, (1, 2, 3, 4, 5, 6, 7))) % 11
+    c = sum(int(x) * w for x, w in zip(s, (1, 2, 3, 4, 5, 6, 7), strict=False)) % 11
     if c == 10:
-        c = sum(int(x) * w for x, w in zip(s, (3, 4, 5, 6, 7, 8, 9))) % 11
+        c = sum(int(x) * w for x, w in zip(s, (3, 4, 5, 6, 7, 8, 9), strict=False)) % 11
         c = 0 if c == 10 else c
     return s + str(c)
 
@@ -1322,7 +1339,8 @@ def neg_lines(rng) -> dict[str, callable]:
         "course_code": lambda: rng.choice((f"Ilmoittautuminen kurssille TIEA{rng.randint(1000, 9999)} avattu",
                                            f"Kursen DA{rng.randint(1000, 9999)} har {rng.randint(10, 300)} platser",
                                            f"Emne IN{rng.randint(1000, 5999)} eksamen {rng.randint(1, 28)}.05.",
-                                           f"Vak {rng.randint(10, 99)}{pick(rng, string.ascii_uppercase, 2)}{rng.randint(100, 999)} ingeschreven",
+                                           f"Vak {rng.randint(10, 99)}{pick(rng, string.ascii_uppercase, 2)}"
+                                           f"{rng.randint(100, 999)} ingeschreven",
                                            f"Kursus NDAB{d(rng, 5)}U gentaget")),
         "ticket_number": lambda: rng.choice((f"incident I {rng.randint(2401, 2612)} {rng.randint(100, 9999)} closed",
                                              f"Jira SD-{rng.randint(100, 99999)} resolved",
@@ -1333,48 +1351,60 @@ def neg_lines(rng) -> dict[str, callable]:
             f"Faktura nr {d(rng, 9)}, OCR-referens {se_ocr(nz(rng) + d(rng, 9))}",
             f"Invoice INV-{d(rng, 7)}, creditor reference {rf_reference(pick(rng, string.digits, 10))}",
             f"Factuur {rng.randint(2024, 2026)}/{d(rng, 6)} betaald")),
-        "slurm_job": lambda: (f"JobId={rng.randint(1000000, 99999999)} JobName=train_{pick(rng, string.ascii_lowercase, 5)} "
+        "slurm_job": lambda: (f"JobId={rng.randint(1000000, 99999999)} "
+                              f"JobName=train_{pick(rng, string.ascii_lowercase, 5)} "
                               f"Partition={rng.choice(('gpu', 'small', 'large', 'hugemem'))} "
                               f"NodeList=g{rng.randint(1000, 6999)} State=COMPLETED ExitCode=0:0"),
         "git_hash": lambda: rng.choice((f"commit {pick(rng, HEX, 40)} (HEAD -> main)",
                                         f"pipeline #{rng.randint(100000, 9999999)} for {pick(rng, HEX, 8)} passed",
                                         f"Merge {pick(rng, HEX, 7)} into {pick(rng, HEX, 7)}")),
-        "digest": lambda: rng.choice((f"outs:\n- md5: {pick(rng, HEX, 32)}\n  size: {rng.randint(1000, 10 ** 9)}\n  path: data/raw",
+        "digest": lambda: rng.choice((f"outs:\n- md5: {pick(rng, HEX, 32)}\n"
+                                      f"  size: {rng.randint(1000, 10 ** 9)}\n  path: data/raw",
                                       f"image sha256:{pick(rng, HEX, 64)} pulled",
                                       f"sha512sum {pick(rng, HEX, 128)}  dataset.tar.zst")),
         "uuid": lambda: rng.choice((f"Ladok kurstillfälle uid {uuid(rng)}", f"X-Request-Id: {uuid(rng)}",
                                     f"traceparent: 00-{pick(rng, HEX, 32)}-{pick(rng, HEX, 16)}-01",
                                     f"canvas assignment {uuid(rng)} published")),
         "doi": lambda: rng.choice((f"https://doi.org/10.5281/zenodo.{rng.randint(1000000, 15000000)}",
-                                   f"DataCite DOI 10.{rng.choice(('23729', '5878', '18710', '48550'))}/{pick(rng, LOWALNUM, 4)}-{pick(rng, LOWALNUM, 4)} registered",
+                                   f"DataCite DOI 10.{rng.choice(('23729', '5878', '18710', '48550'))}/"
+                                   f"{pick(rng, LOWALNUM, 4)}-{pick(rng, LOWALNUM, 4)} registered",
                                    f"doi:10.1038/s41586-0{rng.randint(20, 26)}-{d(rng, 5)}-{rng.randint(0, 9)}")),
         "grant_number": lambda: rng.choice((f"Horizon Europe grant agreement No {rng.randint(101000000, 101199999)}",
                                             f"Research Council of Finland decision {rng.randint(300000, 369999)}",
                                             f"Vetenskapsrådet dnr {rng.randint(2019, 2026)}-{d(rng, 5)}",
                                             f"NWO dossiernummer VI.Veni.{rng.randint(200, 232)}.{d(rng, 3)}")),
-        "version": lambda: rng.choice((f"Moodle {rng.randint(3, 4)}.{rng.randint(0, 5)}.{rng.randint(0, 9)}+ (Build: 2026{rng.randint(1, 12):02d}{rng.randint(10, 28)})",
+        "version": lambda: rng.choice((f"Moodle {rng.randint(3, 4)}.{rng.randint(0, 5)}.{rng.randint(0, 9)}+ "
+                                       f"(Build: 2026{rng.randint(1, 12):02d}{rng.randint(10, 28)})",
                                        f"slurm {rng.randint(22, 25)}.{rng.choice(('05', '11'))}.{rng.randint(0, 9)}",
-                                       f"python {rng.choice(('3.10', '3.11', '3.12'))}.{rng.randint(0, 14)}, dvc {rng.randint(2, 3)}.{rng.randint(0, 60)}.{rng.randint(0, 9)}",
+                                       f"python {rng.choice(('3.10', '3.11', '3.12'))}.{rng.randint(0, 14)}, "
+                                       f"dvc {rng.randint(2, 3)}.{rng.randint(0, 60)}.{rng.randint(0, 9)}",
                                        f"Shibboleth SP {rng.randint(3, 3)}.{rng.randint(0, 4)}.{rng.randint(0, 9)}")),
-        "timestamp": lambda: rng.choice((f"tentti ma {rng.randint(1, 28)}.{rng.randint(1, 12)}.2026 klo {rng.randint(8, 17)}.15",
-                                         f"sista anmälningsdag {rng.randint(2025, 2026)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+        "timestamp": lambda: rng.choice((f"tentti ma {rng.randint(1, 28)}.{rng.randint(1, 12)}.2026 "
+                                         f"klo {rng.randint(8, 17)}.15",
+                                         f"sista anmälningsdag {rng.randint(2025, 2026)}-"
+                                         f"{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
                                          f"epoch {rng.randint(1700000000, 1800000000)} / {ts(rng)}")),
-        "coordinates": lambda: f"field station {rng.uniform(54, 70):.5f}° N, {rng.uniform(4, 30):.5f}° E, elev {rng.randint(2, 900)} m",
+        "coordinates": lambda: (f"field station {rng.uniform(54, 70):.5f}° N, {rng.uniform(4, 30):.5f}° E, "
+                                f"elev {rng.randint(2, 900)} m"),
         "measurement": lambda: rng.choice((f"OD600 {rng.uniform(0.1, 2):.3f}, pH {rng.uniform(5, 8):.2f}",
-                                           f"MaxRSS {rng.randint(100, 99999)}K, elapsed 0{rng.randint(1, 9)}:{rng.randint(10, 59)}:{rng.randint(10, 59)}",
-                                           f"CO2 {rng.randint(380, 450)}.{rng.randint(0, 9)} ppm at {rng.uniform(-20, 25):.1f} °C")),
+                                           f"MaxRSS {rng.randint(100, 99999)}K, "
+                                           f"elapsed 0{rng.randint(1, 9)}:{rng.randint(10, 59)}:{rng.randint(10, 59)}",
+                                           f"CO2 {rng.randint(380, 450)}.{rng.randint(0, 9)} ppm "
+                                           f"at {rng.uniform(-20, 25):.1f} °C")),
         "public_phone": lambda: rng.choice(("hätänumero 112", "Vårdguiden 1177 (kortnummer)",
-                                            f"maksuton palvelunumero 0800 {rng.randint(100, 999)} {rng.randint(100, 999)} (toll-free)",
+                                            f"maksuton palvelunumero 0800 {rng.randint(100, 999)} "
+                                            f"{rng.randint(100, 999)} (toll-free)",
                                             f"gratis nummer 0800-{rng.randint(1000, 9999)} (servicenummer)",
                                             f"grønt nummer 800 {rng.randint(10, 99)} {rng.randint(100, 999)} (gratis)",
-                                            "116 117 päivystysapu (short code)", f"short code {rng.randint(1000, 9999)} SMS")),
+                                            "116 117 päivystysapu (short code)",
+                                            f"short code {rng.randint(1000, 9999)} SMS")),
         "company_reg": lambda: rng.choice((f"Y-tunnus {y_tunnus(rng)}", f"organisationsnummer {se_orgnr(rng)}",
                                            f"organisasjonsnummer {no_orgnr(rng)}", f"CVR-nr. {dk_cvr(rng)}",
                                            f"registrikood {ee_regcode(rng)}", f"ondernemingsnummer {be_kbo(rng)}")),
         "card_invalid": lambda: luhn_bad(rng),
         "iban_invalid": lambda: iban_bad(rng),
         "masked": lambda: rng.choice((f"card ****{d(rng, 4)} charged", f"IBAN FI** **** **** **{d(rng, 2)} {d(rng, 2)}",
-                                      f"token sk-...{pick(rng, ALNUM, 4)} rotated", f"salasana: ********",
+                                      f"token sk-...{pick(rng, ALNUM, 4)} rotated", "salasana: ********",
                                       f"puh. +358 40 *** **{d(rng, 2)}")),
         "placeholder": lambda: rng.choice(("MOODLE_DBPASS=${MOODLE_DBPASS}", "password: <your-password>",
                                            "api_key: xxxx-xxxx-xxxx", "wachtwoord: {{ vault_osiris_password }}",
@@ -1384,19 +1414,25 @@ def neg_lines(rng) -> dict[str, callable]:
                                            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
                                            "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
                                            "RFC 6238 test seed GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ",
-                                           "jwt.io sample eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")),
+                                           "jwt.io sample eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+                                           "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ."
+                                           "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")),
         "code_identifier": lambda: rng.choice((".ladok-student-card__header { color: #00558c; }",
                                                "def validate_password_policy(min_length: int = 12) -> bool:",
                                                "const PASSWORD_FIELD_ID = 'edit-pass-confirm';",
                                                "class StudentPhoneNumberSerializer(serializers.ModelSerializer):",
-                                               f"getApiKeyFromVault(secretPath) // {pick(rng, string.ascii_lowercase, 8)}")),
+                                               "getApiKeyFromVault(secretPath) // "
+                                               f"{pick(rng, string.ascii_lowercase, 8)}")),
         "path_url": lambda: rng.choice((f"/scratch/project_{rng.randint(2000000, 2009999)}/data/raw/run_{d(rng, 3)}",
                                         f"https://www.{rng.choice(UNIS)}/opiskelu/hakeminen",
                                         f"s3://lab-dvc-cache/files/md5/{pick(rng, HEX, 2)}/{pick(rng, HEX, 30)}",
-                                        f"https://api.datacite.org/dois?client-id=csc.{pick(rng, string.ascii_lowercase, 5)}")),
+                                        "https://api.datacite.org/dois?client-id=csc."
+                                        f"{pick(rng, string.ascii_lowercase, 5)}")),
         "saml_radius": lambda: rng.choice((f"SAML AuthnRequest ID=_{pick(rng, HEX, 40)} to https://idp.{rng.choice(UNIS)}/idp/shibboleth",
-                                           f"radiusd: Access-Accept realm={rng.choice(UNIS)} NAS=wlc-{rng.randint(1, 9)} Called-Station-Id=eduroam",
-                                           f"shibd: attributes released to https://sp.{rng.choice(UNIS)}/shibboleth: eduPersonAffiliation=student")),
+                                           f"radiusd: Access-Accept realm={rng.choice(UNIS)} "
+                                           f"NAS=wlc-{rng.randint(1, 9)} Called-Station-Id=eduroam",
+                                           f"shibd: attributes released to https://sp.{rng.choice(UNIS)}/shibboleth: "
+                                           "eduPersonAffiliation=student")),
     }
 
 

@@ -72,8 +72,24 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from corpus_formats import (B62, b64url, bban, crc_token, der, der_int, der_seq, digits, group, group_card,
-                            iban_check, iban_ok, luhn_digit, luhn_ok, openssh_ed25519_blob, pick)
+from benchmarks.corpus_formats import (
+    B62,
+    b64url,
+    bban,
+    crc_token,
+    der,
+    der_int,
+    der_seq,
+    digits,
+    group,
+    group_card,
+    iban_check,
+    iban_ok,
+    luhn_digit,
+    luhn_ok,
+    openssh_ed25519_blob,
+    pick,
+)
 
 SEED = 54
 PER_KIND = 100
@@ -158,8 +174,8 @@ def json_doc(rng: random.Random, head: str, key: str, value: str) -> dict:
     if head == "ota":
         return {"event": rng.choice(["reservation.created", "reservation.updated", "message.received"]),
                 "channel": rng.choice(["airbnb", "booking.com", "vrbo"]), "listing_id": digits(rng, 9),
-                "reservation": {"confirmation_code": booking(rng), "check_in": "2026-04-12", "nights": rng.randint(1, 9),
-                                "guest": {key: value}}}
+                "reservation": {"confirmation_code": booking(rng), "check_in": "2026-04-12",
+                                "nights": rng.randint(1, 9), "guest": {key: value}}}
     if head == "listing":
         return {"listing_id": f"{rng.choice(['BY', 'PF', 'SH', 'AV'])}-{digits(rng, 8)}",
                 "city": rng.choice(CITIES), "bedrooms": rng.randint(0, 5), "size_sqm": rng.randint(35, 420),
@@ -190,7 +206,8 @@ def text_doc(rng: random.Random, head: str, line: str, sender_address: bool = Tr
     if head == "email":
         company = rng.choice(COMPANIES)
         sender = f"leasing@{company}.com" if sender_address else f"Leasing desk ({company})"
-        return (f"From: {sender}\nSubject: {rng.choice(['Tenancy renewal', 'Work order', 'Owner statement', 'Re: check-in'])} "
+        return (f"From: {sender}\nSubject: "
+                f"{rng.choice(['Tenancy renewal', 'Work order', 'Owner statement', 'Re: check-in'])} "
                 f"{unit(rng)}\n\n{rng.choice(['Hello,', 'مرحبا،', 'Merhaba,', 'Bonjour,'])}\n{line}\n\n"
                 f"{rng.choice(['Regards', 'مع التحية', 'Saygılarımızla', 'Cordialement'])}")
     if head == "contract":
@@ -220,10 +237,12 @@ def carry(rng: random.Random, i: int, v: Value, heads: tuple[str, ...] = TEXT_HE
         head = rng.choice(["env", "yaml", "csv"])
         if head == "env":
             val = v.value if all(c not in v.value for c in " #'\"$`\\") else "'" + v.value + "'"
-            return f"env/{v.style}", f"# {rng.choice(COMPANIES)} integration\n{env_key(v.key)}={val}\nREGION=me-central-1", False
+            return f"env/{v.style}", (f"# {rng.choice(COMPANIES)} integration\n{env_key(v.key)}={val}\n"
+                                      "REGION=me-central-1"), False
         if head == "yaml":
             return f"yaml/{v.style}", (f"integrations:\n  {rng.choice(['hostaway', 'paytabs', 'yardi', 'guesty'])}:\n"
-                                       f"    enabled: true\n    {v.key}: {json.dumps(v.value, ensure_ascii=False)}\n"), False
+                                       f"    enabled: true\n"
+                                       f"    {v.key}: {json.dumps(v.value, ensure_ascii=False)}\n"), False
         return f"csv/{v.style}", f"unit,{v.key},updated\n{unit(rng)},{v.value},2026-03-0{rng.randint(1, 9)}", False
     head = rng.choice(heads)
     return f"{head}/{v.style}", text_doc(rng, head, f"{v.label}: {v.value}" if ":" not in v.label[-2:] else
@@ -478,7 +497,8 @@ def gen_aws() -> Iterator[Case]:
             yield case("aws_secret", "tool/sts_json", sec, json.dumps(doc, indent=2), True)
         elif m == 1:
             yield case("aws_secret", "yaml/credentials_file",
-                       sec, f"[pm-backups]\naws_access_key_id = {kid}\naws_secret_access_key = {sec}\nregion = me-central-1", False)
+                       sec, f"[pm-backups]\naws_access_key_id = {kid}\naws_secret_access_key = {sec}\n"
+                            "region = me-central-1", False)
         elif m == 2:
             line = rng.choice([f"keys for the listing-photos bucket: {kid} / {sec}",
                                f"S3 {kid}:{sec}",
@@ -503,7 +523,8 @@ def webhook(rng: random.Random) -> tuple[str, str, str]:
     r = rng.randrange(7)
     if r == 0:
         tok = pick(rng, string.ascii_letters + string.digits, 24)
-        return "slack", f"https://hooks.slack.com/services/T{pick(rng, UPPER_ALNUM, 10)}/B{pick(rng, UPPER_ALNUM, 10)}/{tok}", tok
+        return "slack", (f"https://hooks.slack.com/services/T{pick(rng, UPPER_ALNUM, 10)}"
+                         f"/B{pick(rng, UPPER_ALNUM, 10)}/{tok}"), tok
     if r == 1:
         tok = pick(rng, URLSAFE, 68)
         return "discord", f"https://discord.com/api/webhooks/{rng.randint(10**17, 10**19 - 1)}/{tok}", tok
@@ -514,7 +535,8 @@ def webhook(rng: random.Random) -> tuple[str, str, str]:
                          f"/IncomingWebhook/{tok}/{g[2]}"), tok
     if r == 3:
         tok = pick(rng, URLSAFE, 35)
-        return "telegram", f"https://api.telegram.org/bot{rng.randint(10**9, 8 * 10**9)}:AA{tok}/sendMessage", "AA" + tok
+        return "telegram", (f"https://api.telegram.org/bot{rng.randint(10**9, 8 * 10**9)}:AA{tok}"
+                            "/sendMessage"), "AA" + tok
     if r == 4:
         tok = pick(rng, URLSAFE, 43) + "%3D"
         return "google_chat", (f"https://chat.googleapis.com/v1/spaces/AAAA{pick(rng, URLSAFE, 7)}/messages?key=AIzaSy"
@@ -572,7 +594,8 @@ def gen_conn() -> Iterator[Case]:
         elif r == 1:
             s, sec = f"mysql://yardi_sync:{pw}@{host}:3306/property", pw
         elif r == 2:
-            s, sec = f"mongodb+srv://listings:{pw}@cluster0.{pick(rng, LOWER_ALNUM, 5)}.mongodb.net/bayut?retryWrites=true", pw
+            s, sec = (f"mongodb+srv://listings:{pw}@cluster0.{pick(rng, LOWER_ALNUM, 5)}.mongodb.net"
+                      "/bayut?retryWrites=true"), pw
         elif r == 3:
             s, sec = f"redis://default:{pw}@{host}:6379/0", pw
         elif r == 4:
@@ -657,14 +680,16 @@ def gen_disguised() -> Iterator[Case]:
     for i in range(PER_KIND):
         src = i % 5
         if src == 0:
-            raw, key, label = password(rng), "password", rng.choice(["Password", "كلمة المرور", "Şifre", "Mot de passe"])
+            raw, key, label = password(rng), "password", rng.choice(["Password", "كلمة المرور", "Şifre",
+                                                                      "Mot de passe"])
         elif src == 1:
             raw, key, label = aws_pair(rng)[1], "aws_secret_access_key", "AWS secret access key"
         elif src == 2:
             raw, key, label = "whsec_" + pick(rng, B62, 32), "stripe_webhook_secret", "Stripe signing secret"
         elif src == 3:
             plat = rng.choice(PLATFORMS)
-            raw, key, label = platform_key(rng, plat), f"{plat.lower().replace(' ', '_')}_secret", f"{plat} {rng.choice(KEY_LABELS)}"
+            raw, key, label = (platform_key(rng, plat), f"{plat.lower().replace(' ', '_')}_secret",
+                               f"{plat} {rng.choice(KEY_LABELS)}")
         else:
             raw, key, label = "sk_live_" + pick(rng, B62, 24), "stripe_secret_key", "Stripe secret key"
         how = (i // 5) % 4
@@ -811,7 +836,8 @@ def jwt(rng: random.Random) -> str:
     head = b64url(json.dumps({"alg": alg, "typ": "JWT"}, separators=(",", ":")).encode())
     now = 1767225600 + rng.randint(0, 20_000_000)
     claims = {"sub": f"tenant_{digits(rng, 6)}", "iat": now, "exp": now + 3600,
-              "iss": f"https://auth.{rng.choice(COMPANIES)}.com", "scope": rng.choice(["leases:read", "owner", "guest"])}
+              "iss": f"https://auth.{rng.choice(COMPANIES)}.com",
+              "scope": rng.choice(["leases:read", "owner", "guest"])}
     body = b64url(json.dumps(claims, separators=(",", ":")).encode())
     sig = b64url(rng.randbytes(32 if alg == "HS256" else 64 if alg == "ES256" else 256))
     return f"{head}.{body}.{sig}"
@@ -840,7 +866,8 @@ def oauth_token(rng: random.Random, i: int) -> tuple[str, str]:
         return "google_refresh", "1//0" + pick(rng, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 1) \
             + pick(rng, URLSAFE, 98)
     if m == 2:
-        return "meta", "EAA" + pick(rng, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 1) + pick(rng, string.ascii_letters + string.digits, 180)
+        return "meta", "EAA" + pick(rng, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 1) \
+            + pick(rng, string.ascii_letters + string.digits, 180)
     if m == 3:
         return "github", crc_token(rng, "gho_")
     if m == 4:
@@ -888,7 +915,8 @@ def gen_cookie() -> Iterator[Case]:
             name = "laravel_session"
             val = base64.b64encode(json.dumps({"iv": base64.b64encode(rng.randbytes(16)).decode(),
                                                "value": base64.b64encode(rng.randbytes(48)).decode(),
-                                               "mac": pick(rng, HEX, 64), "tag": ""}, separators=(",", ":")).encode()).decode()
+                                               "mac": pick(rng, HEX, 64), "tag": ""},
+                                              separators=(",", ":")).encode()).decode()
             val = val.replace("=", "%3D")
         elif m == 3:
             name, val = "ASP.NET_SessionId", pick(rng, "abcdefghijklmnopqrstuvwxyz012345", 24)
@@ -995,7 +1023,8 @@ PROVIDERS = {
     "twilio_key": lambda r: "SK" + pick(r, HEX, 32),
     "mailgun_key": lambda r: "key-" + pick(r, HEX, 32),
     "github_token": lambda r: crc_token(r, rng_choice(r, ["ghp_", "gho_", "ghs_"])),
-    "slack_token": lambda r: f"xoxb-{r.randint(10**10, 10**13)}-{r.randint(10**10, 10**13)}-{pick(r, string.ascii_letters + string.digits, 24)}",
+    "slack_token": lambda r: (f"xoxb-{r.randint(10**10, 10**13)}-{r.randint(10**10, 10**13)}-"
+                              f"{pick(r, string.ascii_letters + string.digits, 24)}"),
 }
 PROVIDER_KEYS = {"stripe_key": ("STRIPE_SECRET_KEY", "Stripe"), "sendgrid_key": ("SENDGRID_API_KEY", "SendGrid"),
                  "google_api_key": ("GOOGLE_MAPS_API_KEY", "Google Maps"), "openai_key": ("OPENAI_API_KEY", "OpenAI"),
@@ -1141,7 +1170,8 @@ def bad_iban(rng: random.Random) -> str:
 EXAMPLES = ["AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
             "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
             "sk_test_4eC39HqLyjWDarjtT1zdp7dc", "pk_test_TYooMQauvdEDq54NiTphI7jx",
-            "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", "whsec_...", "SG.xxxxxxxxxxxxxxxxxxxxxx.yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy",
+            "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", "whsec_...",
+            "SG.xxxxxxxxxxxxxxxxxxxxxx.yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy",
             "AIzaSyDummyKeyForDocsOnly_xxxxxxxxxxxx", "postgres://user:password@localhost:5432/mydb",
             "mongodb+srv://<username>:<password>@cluster0.example.mongodb.net/"]
 PLACEHOLDERS = ["<your-api-key>", "${STRIPE_SECRET_KEY}", "xxxx-xxxx-xxxx", "********", "<SERVER_KEY>",
@@ -1167,7 +1197,8 @@ def near_miss(rng: random.Random, sort: str) -> tuple[str, str, str]:
             rng.choice(["Invoice", "رقم الفاتورة", "Fatura no", "Facture n°"])
     if sort == "trace_id":
         return "traceparent", rng.choice([f"00-{pick(rng, HEX, 32)}-{pick(rng, HEX, 16)}-01",
-                                          f"req_{pick(rng, B62, 14)}", f"Root=1-{pick(rng, HEX, 8)}-{pick(rng, HEX, 24)}"]), \
+                                          f"req_{pick(rng, B62, 14)}",
+                                          f"Root=1-{pick(rng, HEX, 8)}-{pick(rng, HEX, 24)}"]), \
             rng.choice(["trace", "request id", "X-Request-Id"])
     if sort == "digest":
         data = rng.randbytes(16)
@@ -1180,12 +1211,14 @@ def near_miss(rng: random.Random, sort: str) -> tuple[str, str, str]:
     if sort == "version":
         return "version", rng.choice([f"v{rng.randint(1, 9)}.{rng.randint(0, 40)}.{rng.randint(0, 99)}",
                                       f"{rng.randint(1, 9)}.{rng.randint(100, 300)}.0.{rng.randint(1000, 9999)}",
-                                      "2024-06-20", f"firmware {rng.randint(1, 6)}.{rng.randint(0, 9)}.{digits(rng, 4)}"]), \
+                                      "2024-06-20",
+                                      f"firmware {rng.randint(1, 6)}.{rng.randint(0, 9)}.{digits(rng, 4)}"]), \
             rng.choice(["app version", "API version", "Sürüm", "الإصدار"])
     if sort == "timestamp":
         return "ts", rng.choice([stamp(rng), str(1767225600 + rng.randint(0, 30_000_000)),
                                  str(1767225600000 + rng.randint(0, 30_000_000_000)),
-                                 f"{rng.randint(1, 28):02d}/{rng.randint(1, 12):02d}/2026 {rng.randint(10, 23)}:{rng.randint(10, 59)}"]), \
+                                 f"{rng.randint(1, 28):02d}/{rng.randint(1, 12):02d}/2026 "
+                                 f"{rng.randint(10, 23)}:{rng.randint(10, 59)}"]), \
             rng.choice(["updated_at", "check-in", "تاريخ الدخول", "Giriş tarihi"])
     if sort == "coordinates":
         lat, lon = rng.choice([(25.08, 55.14), (24.71, 46.67), (25.29, 51.53), (41.04, 29.01), (30.04, 31.24),
@@ -1199,12 +1232,14 @@ def near_miss(rng: random.Random, sort: str) -> tuple[str, str, str]:
             rng.choice(["Size", "المساحة", "Brüt alan", "Surface", "Meter reading"])
     if sort == "toll_free":
         return "support_line", rng.choice([f"800 {digits(rng, 4)}", f"8001{digits(rng, 3)}", f"800 {digits(rng, 7)}",
-                                           f"1-800-{digits(rng, 3)}-{digits(rng, 4)}", f"0800 {digits(rng, 3)} {digits(rng, 4)}",
+                                           f"1-800-{digits(rng, 3)}-{digits(rng, 4)}",
+                                           f"0800 {digits(rng, 3)} {digits(rng, 4)}",
                                            f"444 {digits(rng, 1)} {digits(rng, 3)}", f"9200 {digits(rng, 5)}"]), \
             rng.choice(["Toll-free customer service", "الرقم المجاني لخدمة العملاء", "Ücretsiz çağrı merkezi",
                         "Numéro vert", "Unified call centre number"])
     if sort == "short_code":
-        return "sms_short_code", rng.choice([digits(rng, 4), f"{rng.randint(1000, 9999)}", f"{rng.randint(100, 999)}"]), \
+        return "sms_short_code", rng.choice([digits(rng, 4), f"{rng.randint(1000, 9999)}",
+                                             f"{rng.randint(100, 999)}"]), \
             rng.choice(["Send STOP to short code", "أرسل إلى الرقم المختصر", "Kısa numara", "Code court SMS"])
     if sort == "company_tax_id":
         return "tax_id", rng.choice([f"VKN {vkn(rng)}", f"SIREN {siren(rng)}", vkn(rng)]), \
@@ -1237,11 +1272,14 @@ def near_miss(rng: random.Random, sort: str) -> tuple[str, str, str]:
             rng.choice(["css class", "function", "handler", "component"])
     if sort == "path_url":
         return "url", rng.choice([f"https://www.bayut.com/property/details-{digits(rng, 7)}.html",
-                                  f"https://www.propertyfinder.ae/en/plp/rent/apartment-for-rent-dubai-{digits(rng, 8)}.html",
+                                  "https://www.propertyfinder.ae/en/plp/rent/apartment-for-rent-dubai-"
+                                  f"{digits(rng, 8)}.html",
                                   f"https://www.sahibinden.com/ilan/emlak-konut-kiralik-{digits(rng, 10)}/detay",
                                   f"/var/lib/guesty/exports/2026-0{rng.randint(1, 9)}/owners.csv",
-                                  f"s3://{rng.choice(COMPANIES)}-media/listings/{digits(rng, 6)}/IMG_{digits(rng, 4)}.jpg",
-                                  "https://api.paytabs.com/payment/request", "https://www.airbnb.com/rooms/" + digits(rng, 8)]), \
+                                  f"s3://{rng.choice(COMPANIES)}-media/listings/{digits(rng, 6)}"
+                                  f"/IMG_{digits(rng, 4)}.jpg",
+                                  "https://api.paytabs.com/payment/request",
+                                  "https://www.airbnb.com/rooms/" + digits(rng, 8)]), \
             rng.choice(["link", "الرابط", "Bağlantı", "Lien", "path"])
     if sort == "listing_id":
         return "listing_id", rng.choice([f"İlan No: {rng.randint(10**9, 2 * 10**9)}", f"PF-{digits(rng, 7)}",
@@ -1254,13 +1292,16 @@ def near_miss(rng: random.Random, sort: str) -> tuple[str, str, str]:
                                      f"FAL license {rng.randint(1100000000, 1199999999)}"]), \
             rng.choice(["Permit", "رقم التصريح", "Ruhsat no", "Numéro de permis"])
     if sort == "amount":
-        return "amount", rng.choice([f"AED {rng.randint(20, 400) * 500:,}.00", f"₺{rng.randint(10, 90)}.{rng.randint(100, 999)},00",
-                                     f"{rng.randint(1, 99)} {rng.randint(100, 999)},00 MAD", f"SAR {rng.randint(1000, 99999):,}",
+        return "amount", rng.choice([f"AED {rng.randint(20, 400) * 500:,}.00",
+                                     f"₺{rng.randint(10, 90)}.{rng.randint(100, 999)},00",
+                                     f"{rng.randint(1, 99)} {rng.randint(100, 999)},00 MAD",
+                                     f"SAR {rng.randint(1000, 99999):,}",
                                      f"EGP {rng.randint(1000, 99999):,}.50"]), \
             rng.choice(["Rent due", "الإيجار المستحق", "Kira bedeli", "Loyer"])
     # payment references
     return "payment_ref", rng.choice([f"TST{digits(rng, 13)}", f"pay_{pick(rng, LOWER_ALNUM, 26)}",
-                                      f"Fawry ref {digits(rng, 9)}", f"iyz-{digits(rng, 8)}", f"cmi-order-{digits(rng, 7)}"]), \
+                                      f"Fawry ref {digits(rng, 9)}", f"iyz-{digits(rng, 8)}",
+                                      f"cmi-order-{digits(rng, 7)}"]), \
         rng.choice(["Payment reference", "مرجع الدفع", "Ödeme referansı", "Référence de paiement"])
 
 
