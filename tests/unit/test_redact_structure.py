@@ -130,6 +130,18 @@ def test_html_character_references_in_emails_are_normalised(text: str) -> None:
     assert [(f.rule.name, f.key) for f in found] == [("email", "mara.ostrow@example.org")]
 
 
+@pytest.mark.parametrize(("text", "secret"), [
+    ("<tr><td>Password</td><td>Kv8#mw&amp;Tz2!q</td></tr>", "Kv8#mw&amp;Tz2!q"),      # a page's table: `&` escaped
+    ("<pre>DB_PASSWORD=Lr4&lt;9xQ&gt;wZ7</pre>", "Lr4&lt;9xQ&gt;wZ7"),
+    ("SSN 536\u202f22\u202f8719 on file", "536\u202f22\u202f8719"),                  # narrow no-break spaces
+    ("tél. 06\u202f71\u202f82\u202f93\u202f04", "06\u202f71\u202f82\u202f93\u202f04"),
+    ("write to mara.ostrow\ufe6bexample.org", "mara.ostrow\ufe6bexample.org")])       # a small commercial at
+def test_named_references_narrow_spaces_and_small_forms_are_normalised(text: str, secret: str) -> None:
+    found = DETECTOR.find(text)
+    at = text.index(secret)
+    assert any(f.start <= at and at + len(secret) <= f.end for f in found), (text, _rules(text))
+
+
 @pytest.mark.parametrize("unit", ["wg-quick@wg0.service", "serial-getty@ttyS0.service", "backup@daily.timer",
                                   "sshd@3-10.0.0.2:22.socket", "container@web.target", "ceph-osd@12.mount"])
 def test_systemd_unit_instance_names_are_not_emails(unit: str) -> None:

@@ -3,7 +3,8 @@
 Values arrive disguised in ways that break a pattern but not a reader: a zero-width or bidi control character
 or a no-break space pasted inside a key, full-width forms (`ｓｋ－ｐｒｏｊ－…`, NFKC folds them), an e-mail
 percent-encoded in a URL (`jane%40example.com`), JSON-escaped inside text (`jane\\u0040example.com`, also behind an
-escaped backslash) or written as an HTML character reference (`jane&#64;example.com`, `&#x40;`), or in a
+escaped backslash) or written as an HTML character reference (`jane&#64;example.com`, `&#x40;`, XML's five named
+ones: a password's `&` in a page as `&amp;`), or in a
 quoted-printable mail body (RFC 2045 6.7: `anna=40example.com`, `password=3DSecret`, a value cut by a soft line
 break `=` at a line's end).
 Documents and speech reach a log in forms of their own: a chunker's or a parser's marker line between a label and
@@ -25,8 +26,11 @@ from dataclasses import dataclass
 # Unicode format characters that render as nothing: soft hyphen, zero-width space/joiners, LRM/RLM, the bidi
 # embeddings, overrides and isolates, word joiner and invisible operators, BOM.
 _INVISIBLE = "\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-# Compatibility forms NFKC folds to ASCII: full-width ASCII, the ideographic space, no-break and sized spaces.
-_WIDE = "\uff01-\uff5e\u3000\u00a0\u2000-\u200a"
+# Compatibility forms NFKC folds to ASCII: full-width ASCII, the ideographic space, no-break and sized spaces (the
+# narrow no-break space French typography puts between a number's groups, `06\u202f71\u202f82`), and the small form
+# variants of ASCII's punctuation (`jane﹫example.com`).
+_WIDE = ("\uff01-\uff5e\u3000\u00a0\u2000-\u200a\u202f\u205f"
+         "\ufe50\ufe52\ufe54-\ufe57\ufe59-\ufe5c\ufe5f-\ufe66\ufe68-\ufe6b")
 # Decimal digits of the other scripts (Arabic-Indic `٠٥٠`, Persian `۰۹۱۲`, Devanagari `९८`, Thai, Bengali ...): a number
 # written in them is the same number. NFKC leaves them; each folds to its ASCII digit.
 _DIGITS = "".join(f"{chr(c)}-{chr(c + 9)}" for c in range(0x80, 0x1FBF0)
@@ -57,7 +61,8 @@ _SPOKEN_WORD = _SPOKEN_DIGIT[:-1] + "|double|triple)"
 _SPOKEN = re.compile(rf"(?i)\b(?:(?:double|triple)[ ])?{_SPOKEN_DIGIT}"
                      rf"(?:[ ,-]{{1,2}}(?:(?:double|triple)[ ])?{_SPOKEN_DIGIT}){{5,}}\b")
 TRIGGER_ESCAPES = (f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|"
-                   r"&#(?:[0-9]{2,5}|[xX][0-9A-Fa-f]{2,4});|(?i:quoted-printable)|=3D|=(?:\\?\r)?\n|=(?:\\r)?\\n")
+                   r"&#(?:[0-9]{2,5}|[xX][0-9A-Fa-f]{2,4});|&(?:amp|lt|gt|quot|apos);|(?i:quoted-printable)|=3D|"
+                   r"=(?:\\?\r)?\n|=(?:\\r)?\\n")
 """What a text must hold to need decoding: invisible and wide characters, escapes (RE2 and Python syntax alike)."""
 TRIGGER_FORMS = (f"[{_DIGITS}]|(?:--|==|\\*\\*|#|\\[|<!--)[ \t]*(?i:chunk|page)|\n[ \t]*(?i:page)[ \t]+\\d|\f|"
                  r"(?:\n|\\n)\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|(?:\x1b|\\u001[bB])_bk;t=|"
@@ -68,7 +73,8 @@ automaton slower)."""
 TRIGGER = f"{TRIGGER_ESCAPES}|{TRIGGER_FORMS}"
 """What a text must hold to need normalizing."""
 _PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|[{_DIGITS}]+|(?:%[0-9A-Fa-f]{{2}})+|"
-                    f"(?:\\\\{{1,16}}u[0-9A-Fa-f]{{4}})+|(?:&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});)+")
+                    f"(?:\\\\{{1,16}}u[0-9A-Fa-f]{{4}})+|(?:&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});|"
+                    f"&(?:amp|lt|gt|quot|apos);)+")
 _OTHER_DIGIT = re.compile(f"[{_DIGITS}]")
 _ESCAPE = re.compile(r"\\{1,16}u([0-9A-Fa-f]{4})")
 """An escape, its backslash doubled for each level of JSON it sits in: bounded (16), as `\\\\+` would read a long run
@@ -190,7 +196,7 @@ def _decoded(piece: str) -> str | None:
             return None  # a lone surrogate: leave the escapes as they are
         return _fold(raw)
     if piece[0] == "&":
-        return _fold(html.unescape(piece))  # numeric character references: `jane&#64;example.com`
+        return _fold(html.unescape(piece))  # `jane&#64;example.com`, a password's `&amp;` in a page's table
     if _OTHER_DIGIT.match(piece):
         return "".join(str(unicodedata.decimal(ch)) for ch in piece)
     return _fold(piece)
