@@ -92,7 +92,9 @@ PHONE: dict[str, tuple[str, ...]] = {
     "uk": ("телефон", "мобільний", "номер телефону"), "ru": ("мобильный", "моб", "звоните", "позвоните", "по номеру"),
     "bg": ("телефонен номер", "мобилен", "тел", "обадете ми се на"),
     "he": ("טלפון", "נייד", "להתקשר אליי", "התקשרו אליי"),
-    "fa": ("شماره تلفن", "تلفن", "موبایل"), "ar": ("اتصل بي",), "ur": ("فون نمبر", "فون", "موبائل"),
+    "fa": ("شماره تلفن", "تلفن", "موبایل", "شماره تماس", "واتساپ"),
+    "ar": ("اتصل بي", "موبايل", "نقال", "واتساب", "واتس اب", "رقم الواتس", "رقم التواصل", "نومرو", "jawal", "jawwal"),
+    "ur": ("فون نمبر", "فون", "موبائل"),
     "bn": ("ফোন নম্বর", "ফোন", "মোবাইল", "আমাকে কল করুন"),
     "ta": ("தொலைபேசி", "கைபேசி", "மொபைல்", "அழைக்கவும்", "அழையுங்கள்"),
     "hi": ("कॉल करें", "कॉल करो", "संपर्क करें", "संपर्क"), "th": ("โทร", "มือถือ"),
@@ -100,7 +102,8 @@ PHONE: dict[str, tuple[str, ...]] = {
     "is": ("sími", "símanúmer", "farsími", "hringdu í", "hringið í"),
     "sk": ("telefón", "zavolajte mi na", "zavolaj mi na"),
     "sr": ("мобилни", "телефон", "позовите ме на", "mobilni", "pozovite me na"),
-    "tr": ("cep", "cep telefonu", "arayın", "beni ara"), "mt": ("mowbajl", "ċempel", "numru tat-telefon"),
+    "tr": ("cep", "cep telefonu", "arayın", "beni ara", "iletişim numarası", "İletişim numarası"),
+    "mt": ("mowbajl", "ċempel", "numru tat-telefon"),
     "ga": ("fón", "guthán", "uimhir fóin", "gutháin", "ghutháin", "uimhir ghutháin", "fón póca"),
     "pl": ("zadzwoń do mnie", "zadzwonić pod", "zadzwonić na", "dzwońcie na", "dzwoń na", "dzwonić na",
            "kontakt telefoniczny", "telefon komórkowy"), "cy": ("ffôn", "rhif ffôn", "ffôn symudol", "ffoniwch fi"),
@@ -119,7 +122,10 @@ PHONE: dict[str, tuple[str, ...]] = {
 languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi); "call me" as people write it before a
 number (`hívjon`, `soita`, `звоните по номеру`, `ring meg på`, `me liga no`). Words of scripts without spaces
 between a word's stem and its endings or articles are stems (`ტელეფონ` for `ტელეფონის`, `հեռախոս` for
-`հեռախոսահամարն`); inflected Latin forms are listed (`wayata`, `ghutháin`)."""
+`հեռախոսահամարն`); inflected Latin forms are listed (`wayata`, `ghutháin`). Arabic as the Gulf, Egypt and the
+Maghreb write it: `نقال` and `موبايل` (mobile), `واتساب` (WhatsApp), `رقم التواصل` (contact number), darija's
+`نومرو` (numéro), and Saudi `جوال` in Latin letters as forms and APIs name a field (`jawal`); Farsi's `شماره تماس`
+(contact number); Turkish `iletişim numarası`, its dotted capital written too (Python's `upper` gives `I`)."""
 
 IS: dict[str, tuple[str, ...]] = {
     "fi": ("on",), "ms": ("ialah", "adalah"), "sw": ("ni",), "ro": ("este",), "ca": ("és",), "tl": ("ay",),

@@ -1,0 +1,43 @@
+"""Property and tenancy records of the Gulf, Turkey and North Africa: phone numbers after the region's words for them
+(Gulf and Egyptian Arabic, Maghrebi darija, Farsi, Turkish, the Saudi `jawal` in Latin letters), in other scripts'
+digits behind a JSON or URL escape, with a Gulf or Maghreb country code and no `+`; the identity numbers of the
+region after their labels; and what is none of those after the same words (a contact record's other fields, a call
+centre's line, a permit's number, a company's tax number, placeholders). Values written for these tests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+def _read(text: str) -> list[str]:
+    """The values found, as read (an escaped value's normal form)."""
+    return [f.key for f in DETECTOR.find(text)]
+
+
+# ---- the region's phone words ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("واتساب: 6012 3487", "6012 3487"),
+    ("نقال: 5061-2234", "5061-2234"),
+    ("موبايل: 0111 234 5678", "0111 234 5678"),
+    ("رقم التواصل: 0553187724", "0553187724"),
+    ("رقم الواتس 0127 445 3310", "0127 445 3310"),
+    ("نومرو: 98 431 207", "98 431 207"),
+    ("شماره تماس: 3398 1402", "3398 1402"),
+    ("İletişim numarası: 05324182790", "05324182790"),
+    ("Jawal: 0547221903", "0547221903"),
+    (json.dumps({"jawal": "0547221903"}), "0547221903"),
+    (json.dumps({"واتساب": "9741 2250"}, ensure_ascii=False), "9741 2250"),
+])
+def test_a_phone_number_after_the_regions_word_for_one(text: str, value: str) -> None:
+    assert _values(text) == [value]
