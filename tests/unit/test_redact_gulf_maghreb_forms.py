@@ -7,6 +7,7 @@ centre's line, a permit's number, a company's tax number, placeholders). Values 
 from __future__ import annotations
 
 import json
+import urllib.parse
 
 import pytest
 
@@ -41,3 +42,15 @@ def _read(text: str) -> list[str]:
 ])
 def test_a_phone_number_after_the_regions_word_for_one(text: str, value: str) -> None:
     assert _values(text) == [value]
+
+
+# ---- other scripts' digits behind an escape --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "read"), [
+    (json.dumps({"mobile": "٠٥٥٢٣٤٨٧١٠"}), "0552348710"),
+    (json.dumps({"phone": "۰۹۱۲ ۳۴۵ ۶۷۱۸"}), "0912 345 6718"),
+    (json.dumps({"jawal": "+٩٦٦٥٥٢٣٤٨٧١٠"}), "+966552348710"),
+    ("GET /owners?tel=" + urllib.parse.quote("٠٥٥٢٣٤٨٧١٠") + " HTTP/1.1", "0552348710"),
+])
+def test_arabic_indic_and_persian_digits_escaped_in_json_or_a_url_read_as_digits(text: str, read: str) -> None:
+    assert _read(text) == [read]
