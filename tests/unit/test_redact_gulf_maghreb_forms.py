@@ -54,3 +54,16 @@ def test_a_phone_number_after_the_regions_word_for_one(text: str, value: str) ->
 ])
 def test_arabic_indic_and_persian_digits_escaped_in_json_or_a_url_read_as_digits(text: str, read: str) -> None:
     assert _read(text) == [read]
+
+
+# ---- the Gulf's and the Maghreb's plans ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Tel: 973 1729 3456", "973 1729 3456"),
+    ("Tel: 216 98 431 207", "216 98 431 207"),
+    ("Tél: 212 661 234 578", "212 661 234 578"),
+    ("phone: 96560123487", "96560123487"),
+    ("mobile: 96899123874", "96899123874"),
+])
+def test_a_number_with_a_gulf_or_maghreb_country_code_and_no_plus(text: str, value: str) -> None:
+    assert _values(text) == [value]
