@@ -67,3 +67,24 @@ def test_arabic_indic_and_persian_digits_escaped_in_json_or_a_url_read_as_digits
 ])
 def test_a_number_with_a_gulf_or_maghreb_country_code_and_no_plus(text: str, value: str) -> None:
     assert _values(text) == [value]
+
+
+# ---- a contact record's other fields, a call centre's line, a permit's number ----------------------------------------
+
+@pytest.mark.parametrize("text", [
+    json.dumps({"contact": {"ts": "1767312000"}}),
+    json.dumps({"contact": {"tax_id": "VKN 1234567890"}}),
+    json.dumps({"contact": {"helpdesk_line": "800 1234567"}}),
+    "Unified call centre number: 9200 12345",
+    "Call center: 800 1234567",
+    "هاتف مركز الاتصال: 800 1234567",
+    "Numéro de permis: licence 1198765432",
+    "Telefon ruhsatı 4471 2281",
+])
+def test_no_phone_number_where_the_words_name_something_else(text: str) -> None:
+    assert _values(text) == []
+
+
+def test_a_contact_object_opening_with_a_phone_key_keeps_its_number() -> None:
+    assert _values(json.dumps({"contact": {"mobile": "0551234870"}})) == ["0551234870"]
+    assert _values(json.dumps({"contact": {"mobile_no": "0551234870", "ts": "1767312000"}})) == ["0551234870"]

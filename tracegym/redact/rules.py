@@ -521,13 +521,20 @@ _CONTACT_RECORD = r"^[_\d]?(?:(?i:contacts?)|संपर्क)[ \t]+[1-9]\d{4,
 # The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281",
 # a return's `RMA-2025-…`, an SSN read back on a call).
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|rma|ssn|"
-               r"social security|commande|bestellung|factura|rechnung)\b)")
+               r"social security|commande|bestellung|factura|rechnung|permit|permis|licen[cs]e|lizenz|ruhsat\w*)\b)")
+# A contact record as a JSON object whose first key names another field (`"contact": {"ts": "…"}`, `{"tax_id": …}`):
+# the number is that field's, not a phone number's; a key that is a phone word itself (`{"mobile": …}`) keeps it.
+_CONTACT_OBJECT = (r'^[_\d]?(?i:contacts?)\\?"[ \t]*:[ \t]*\{[ \t]*\\?"'
+                   r'(?![^"\\]*?(?:{words}))[^"\\]+\\?"[ \t]*:').replace("{words}", _PHONE_WORDS)
 
 # A number's name that says it is free to call, a business's line (`Numéro Vert`, ARCEP's name for France's
-# 0800-0805; `Freephone`, `toll-free`, `gebührenfrei`, `número gratuito`): the number is none of a person's, though
-# some plan reads its digits as one (`0800…` is a fixed line in Sweden's).
+# 0800-0805; `Freephone`, `toll-free`, `gebührenfrei`, `número gratuito`), or a call centre's (`call centre number`,
+# Turkish `çağrı merkezi`, Arabic `مركز الاتصال`, the Gulf's `الرقم الموحد`, unified number, and `الرقم المجاني`,
+# free number): the number is none of a person's, though some plan reads its digits as one (`0800…` is a fixed
+# line in Sweden's, `800 …` a Mexican number).
 _TOLL_FREE = (r"(?i:\b(?:num\xe9ro vert|numero vert|freephone|toll[- ]?free|geb\xfchrenfrei|n[u\xfa]mero gratuito|"
-              r"num\xe9ro gratuit)\b)")
+              r"num\xe9ro gratuit|call[ _-]?cent(?:re|er)s?|[cçÇ]a[gğ]r[ıi] merkezi)\b)|"
+              r"مركز الاتصال|الرقم الموحد|الرقم المجاني")
 # Helplines whose name opens with the word for telephone, so that the phone word is no label of a person's number:
 # Spain's Teléfono de la Esperanza, Italy's Telefono Amico, Telefono Azzurro and Telefono Rosa, Poland's Telefon
 # Zaufania, the Telefonseelsorge of Germany and Austria.
@@ -2178,7 +2185,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}(?:\((?=[(+]))?"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}\(?[+(]?\d", validator=v.national_phone,
-         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_TOLL_FREE}|{_NAMED_HELPLINE}",
+         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_CONTACT_OBJECT}|{_TOLL_FREE}|{_NAMED_HELPLINE}",
          reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$", label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number; not a helpline's whose name opens with the phone word"),
