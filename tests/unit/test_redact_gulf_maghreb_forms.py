@@ -88,3 +88,18 @@ def test_no_phone_number_where_the_words_name_something_else(text: str) -> None:
 def test_a_contact_object_opening_with_a_phone_key_keeps_its_number() -> None:
     assert _values(json.dumps({"contact": {"mobile": "0551234870"}})) == ["0551234870"]
     assert _values(json.dumps({"contact": {"mobile_no": "0551234870", "ts": "1767312000"}})) == ["0551234870"]
+
+
+# ---- a company's tax number after a tax label ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    json.dumps({"tax_id": "SIREN 732829320"}),
+    "Tax ID: EIN 536824417",
+    "tax id (VAT) 536824417",
+])
+def test_no_ssn_where_a_companys_tax_scheme_is_named_before_the_number(text: str) -> None:
+    assert _values(text) == []
+
+
+def test_an_ssn_after_a_tax_id_label_is_still_found() -> None:
+    assert _values("tax id: 536-82-4417") == ["536-82-4417"]

@@ -285,6 +285,9 @@ _SSN_TRANSLATED = words.alternation(words.SOCIAL_SECURITY)
 """The translation table's words for it: a rule of their own, not a column header's (RE2's header pass would outgrow
 its automaton: 0.17 -> 9.5 s over the real traces' strings; in the English rule's pattern Python's `re` tries them at
 every position, doubling its time over τ-bench)."""
+# The name of a business's tax or registration number between a tax label and the number (`tax_id: SIREN …`, `Tax
+# ID: EIN …`, `VKN …`, `VAT …`): the number is that scheme's, a company's, whatever SSN rules its digits pass.
+_OTHER_TAX_NUMBER = r"(?i:\b(?:siren|siret|vkn|vergi|ein|fein|vat|tva|ust-?idnr)\b)[^\d\n]{0,6}\d[^\n]*$"
 # An IRS form's name between the label and the number (`SSN/TIN (W-9) =`, `SSN for the 1099-K:`): the form that
 # asks for it, whose digits are no part of it.
 _TAX_FORM = r"(?<![A-Za-z0-9-])(?:W-[2489](?:BEN(?:-E)?|ECI)?|1099(?:-[A-Z]{1,4})?|1040(?:-[A-Z]{1,2})?)(?![A-Za-z0-9])"
@@ -2073,7 +2076,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Australian bank account numbers before their BSB (`Acct 12345678, BSB 062-000`)"),
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
-    Rule("ssn", "SSN", rf"{_SSN_OWN}{_SSN_AFTER}",
+    Rule("ssn", "SSN", rf"{_SSN_OWN}{_SSN_AFTER}", reject=_OTHER_TAX_NUMBER,
          trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|soc\.?[ _-]?sec|social[ \t]+(?:is|was|as)|"
                  r"social[ \t]*[:#=]|tin|tax|insured['’]?s[ \t]+i\.?d|"
                  r"taxpayer|sozialversicherung|"
