@@ -103,3 +103,27 @@ def test_no_ssn_where_a_companys_tax_scheme_is_named_before_the_number(text: str
 
 def test_an_ssn_after_a_tax_id_label_is_still_found() -> None:
     assert _values("tax id: 536-82-4417") == ["536-82-4417"]
+
+
+# ---- placeholders, masks and documented keys -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "Password: changeme-in-prod",
+    "password: placeholder-for-prod",
+    "Password: xxxx-xxxx-xxxx",
+    "Password: 0000-0000-0000",
+    "SENDGRID_API_KEY=SG." + "a" * 22 + "." + "b" * 43,
+    "Stripe docs: sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+])
+def test_placeholders_masks_and_documented_keys_are_no_secrets(text: str) -> None:
+    assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Password: correct-horse-battery", "correct-horse-battery"),
+    ("Password: x7Kq-x7Kq-x7Kq", "x7Kq-x7Kq-x7Kq"),
+    ("SENDGRID_API_KEY=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",
+     "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"),
+])
+def test_passwords_and_keys_beside_those_are_still_found(text: str, value: str) -> None:
+    assert value in _values(text)
