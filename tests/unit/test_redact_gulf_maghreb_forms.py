@@ -127,3 +127,31 @@ def test_placeholders_masks_and_documented_keys_are_no_secrets(text: str) -> Non
 ])
 def test_passwords_and_keys_beside_those_are_still_found(text: str, value: str) -> None:
     assert value in _values(text)
+
+
+# ---- the region's identity numbers -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("EID: 784-1985-3127645-3", "784-1985-3127645-3"),
+    ("ایمرٹس آئی ڈی: 784200170462137", "784200170462137"),
+    ("ת.ז. 031284474", "031284474"),
+    ("هوية: 1098765439", "1098765439"),
+    (json.dumps({"iqama": "38104726540"}), "38104726540"),
+    (json.dumps({"kimlik_no": "2305174688"}), "2305174688"),
+    ("IQAMA=784-2001-7046213-7", "784-2001-7046213-7"),
+    ("unit,national_id,updated\nB-12,315297069,2026-03-04", "315297069"),
+    ("unit,national_id,updated\nC-7,52019384732,2026-03-04", "52019384732"),
+])
+def test_a_regional_id_after_its_label_or_a_label_that_names_no_country(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "EID: 784-1985-3127645-4",
+    "Eid Mubarak 2026, office closed 30/03",
+    "ת.ז. 031284475",
+    json.dumps({"iqama": "38104726541"}),
+    "unit,national_id,updated\nB-12,315297068,2026-03-04",
+])
+def test_a_regional_id_whose_check_fails_is_none(text: str) -> None:
+    assert _values(text) == []

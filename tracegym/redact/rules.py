@@ -348,9 +348,10 @@ def _natid_trigger(n: national.NationalId) -> str:
 
 
 _NATID_CONTEXT = rf"(?:{_NATID_WORDS}|(?:\b|_){_NATID_SHORT}(?:\b|_))"
-# The label stems of the national ids of tracegym/redact/national.py, as a column's header names them: a group of
-# context words of its own (joined with the others, the header's RE2 pass is four times slower).
-_NATIONAL_STEMS = "(?:" + "|".join(n.stems for n in national.IDS) + ")"
+# The label stems of the national ids of tracegym/redact/national.py, and the labels that name no id's country
+# (`national_id`, `id_number`), as a column's header names them: a group of context words of its own (joined with
+# the others, the header's RE2 pass is four times slower).
+_NATIONAL_STEMS = "(?:" + "|".join([n.stems for n in national.IDS] + [national.GENERIC_STEMS]) + ")"
 # Their values: a NINO (two prefix letters, HMRC's rules on each, six digits in pairs, a suffix A-D), a DNI (eight
 # digits and a letter) or an NIE (X, Y or Z, seven digits, a letter), a SIN (nine digits in threes).
 _NINO_PREFIX = r"[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"

@@ -240,7 +240,7 @@ ID_NUMBER: dict[str, tuple[str, ...]] = {
     "id": ("nomor identitas", "nomor dokumen"), "th": ("เลขประจำตัว", "หมายเลขเอกสาร"),
     "el": ("αριθμός ταυτότητας", "αριθμός εγγράφου"), "ro": ("număr de identificare", "numărul documentului"),
     "cs": ("číslo dokladu",), "sv": ("identitetsnummer",), "fi": ("tunnistenumero",), "he": ("מספר זהות",),
-    "ar": ("رقم الهوية",), "hi": ("पहचान संख्या",),
+    "ar": ("رقم الهوية", "هوية"), "hi": ("पहचान संख्या",),
 }
 """An identity or document number that says no country (read by every id's check), beyond English."""
 
