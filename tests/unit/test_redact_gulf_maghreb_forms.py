@@ -155,3 +155,21 @@ def test_a_regional_id_after_its_label_or_a_label_that_names_no_country(text: st
 ])
 def test_a_regional_id_whose_check_fails_is_none(text: str) -> None:
     assert _values(text) == []
+
+
+# ---- the region's words for a password, a Wi-Fi code and a two-step sign-in's key ---------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Tamam — الباسورد: k3@vRT^p.Zx9", "k3@vRT^p.Zx9"),
+    ("پسورد: k3@vRT^p.Zx9", "k3@vRT^p.Zx9"),
+    ("Code Wi-Fi : Gate26-vLmqpr", "Gate26-vLmqpr"),
+    ("código del wifi: Gate26-vLmqpr", "Gate26-vLmqpr"),
+    ("کلید احراز هویت دومرحله\u200cای: jbsw y3dp ehpk 3pxp", "jbsw y3dp ehpk 3pxp"),
+    ("İki adımlı doğrulama anahtarı: jbsw y3dp ehpk 3pxp", "jbsw y3dp ehpk 3pxp"),
+])
+def test_a_password_or_a_setup_key_after_the_regions_word_for_it(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_a_wifi_code_too_short_for_a_passphrase_is_none() -> None:
+    assert _values("Code Wi-Fi : 1234") == []

@@ -730,7 +730,7 @@ _KRB_ENCTYPE = (r"aes(?:128|256)-cts-hmac-sha1-96|aes128-cts-hmac-sha256-128|aes
 # A Wi-Fi network's key: the network's word (Wi-Fi, WLAN) and a word for a key or a password, either first
 # (`WLAN-Passwort`, `clé Wi-Fi`, `סיסמת Wi-Fi`: Hebrew's construct form of סיסמה), words like `of the` between.
 _WIFI = r"(?i:wi[ _-]?fi|wlan)"
-_WIFI_KEY = rf"(?:{_PW}|{_KEY_STEMS}|סיסמת|(?i:psk))"
+_WIFI_KEY = rf"(?:{_PW}|{_KEY_STEMS}|סיסמת|(?i:psk|code|c[oó]digo|codice))"
 _WIFI_OF = r"(?i:du|de|del|della|di|des|da|do|für|f[oö]r|voor|van|het|til|for|the|of|la|le|el|das|den|die)"
 
 

@@ -20,7 +20,8 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "ms": ("kata laluan",), "az": ("şifrə",), "bg": ("парола",), "mk": ("лозинка",),
     "el": ("συνθηματικό", "κωδικός πρόσβασης", "κωδικός"),
     "ru": ("пароль",), "ka": ("პაროლი",), "hy": ("գաղտնաբառ",), "bn": ("পাসওয়ার্ড",), "ta": ("கடவுச்சொல்",),
-    "fa": ("رمز عبور", "گذرواژه", "کلمه عبور"), "ur": ("پاس ورڈ",), "sr": ("лозинка",), "mt": ("kelma sigrieta",),
+    "fa": ("رمز عبور", "گذرواژه", "کلمه عبور", "پسورد"), "ar": ("باسورد",), "ur": ("پاس ورڈ",), "sr": ("лозинка",),
+    "mt": ("kelma sigrieta",),
     "uk": ("пароль",), "kk": ("құпия сөз",), "uz": ("maxfiy so'z",), "am": ("የይለፍ ቃል", "የይለፍ ቃልዎ"), "pa": ("ਪਾਸਵਰਡ",),
     "te": ("పాస్‌వర్డ్", "సంకేతపదం"), "gu": ("પાસવર્ડ",), "kn": ("ಪಾಸ್‌ವರ್ಡ್",), "ml": ("പാസ്‌വേഡ്",),
     "si": ("මුරපදය",), "my": ("စကားဝှက်",), "km": ("ពាក្យសម្ងាត់",), "ha": ("kalmar sirri",), "jv": ("tembung sandhi",),
@@ -31,8 +32,9 @@ PASSWORD: dict[str, tuple[str, ...]] = {
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
-Japanese, Chinese): with this table the 24 official languages of the EU and the ~40 most written (CLDR); and
-Hungarian's possessive forms (`jelszava`: your password, as a site's message writes it), which its `jelszó` misses."""
+Japanese, Chinese): with this table the 24 official languages of the EU and the ~40 most written (CLDR);
+Hungarian's possessive forms (`jelszava`: your password, as a site's message writes it), which its `jelszó` misses;
+and the English word as Arabic and Farsi speakers borrow it (`الباسورد`, `پسورد`)."""
 
 SECRET: dict[str, tuple[str, ...]] = {
     "pt": ("segredo", "chave secreta"), "es": ("secreto", "clave secreta"), "it": ("segreto",),
@@ -174,7 +176,7 @@ SETUP_KEY: dict[str, tuple[str, ...]] = {
     "ru": ("ключ настройки", "секретный ключ", "секрет 2FA", "ключ 2FA", "секрет TOTP"),
     "nl": ("instellingssleutel", "geheime sleutel"),
     "pl": ("klucz konfiguracji", "klucz konfiguracyjny", "tajny klucz", "klucz 2FA", "klucz TOTP"),
-    "tr": ("kurulum anahtarı", "gizli anahtar"),
+    "tr": ("kurulum anahtarı", "gizli anahtar", "doğrulama anahtarı"),
     "vi": ("khóa thiết lập", "khóa bí mật", "mã bí mật 2FA", "mã bí mật TOTP"),
     "id": ("kunci penyiapan", "kunci rahasia"), "ms": ("kunci persediaan",),
     "th": ("คีย์การตั้งค่า", "คีย์ลับ", "รหัสลับ 2FA", "รหัสลับ TOTP"), "ja": ("セットアップキー", "設定キー", "シークレットキー"),
@@ -182,13 +184,15 @@ SETUP_KEY: dict[str, tuple[str, ...]] = {
     "ko": ("설정 키", "비밀 키"), "cs": ("klíč pro nastavení", "tajný klíč", "klíč 2FA", "klíč TOTP"),
     "hu": ("beállítási kulcs", "titkos kulcs"),
     "ro": ("cheie de configurare", "cheie secretă"), "he": ("מפתח הגדרה",), "ar": ("مفتاح الإعداد",),
+    "fa": ("کلید احراز هویت",),
     "hi": ("सेटअप कुंजी",), "sv": ("inställningsnyckel",), "da": ("opsætningsnøgle",), "no": ("oppsettsnøkkel",),
     "fi": ("asetusavain",),
     "sk": ("kľúč 2FA", "kľúč TOTP"), "bg": ("ключ 2FA", "тайна 2FA"),
 }
 """An authenticator's setup key (the secret an app is given by hand), beyond the rules' English, German, French,
 Spanish, Portuguese and Italian; and the word for key or secret before the second factor's name (`Klíč 2FA`,
-`Секрет 2FA`), as the Slavic languages put it."""
+`Секрет 2FA`), as the Slavic languages put it; the authentication or verification key of a two-step sign-in
+(Farsi `کلید احراز هویت دومرحله‌ای`, Turkish `iki adımlı doğrulama anahtarı`)."""
 
 PAIRING: dict[str, tuple[str, ...]] = {
     "de": ("Kopplungscode", "Einrichtungscode"), "fr": ("code d'appairage", "code de couplage"),
