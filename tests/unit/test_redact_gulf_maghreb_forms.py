@@ -173,3 +173,18 @@ def test_a_password_or_a_setup_key_after_the_regions_word_for_it(text: str, valu
 
 def test_a_wifi_code_too_short_for_a_passphrase_is_none() -> None:
     assert _values("Code Wi-Fi : 1234") == []
+
+
+# ---- a password column named as an export names it ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("unit,db_pass,updated\nA-12,k3@vRT^p.Zx9,2026-03-05", "k3@vRT^p.Zx9"),
+    ("smtp_pass;host\nk3@vRT^p.Zx9;mail.example.net", "k3@vRT^p.Zx9"),
+    ("| unit | portal.pass |\n|---|---|\n| B-3 | k3@vRT^p.Zx9 |", "k3@vRT^p.Zx9"),
+])
+def test_a_password_under_a_column_whose_name_ends_in_pass(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_a_column_named_bypass_is_no_password_column() -> None:
+    assert _values("unit,bypass,updated\nA-1,Kx9mPq2vL7,2026-03-05") == []

@@ -54,8 +54,9 @@ _CSV_OPENING = re.compile(r'""(?=[^,:;}\] \t\n"])')
 _CSV_ACRONYM = re.compile(r'(?<![^\W\d_])([\u05d0-\u05ea]{1,4})""(?=[\u05d0-\u05ea]{1,2}(?![^\W\d_]))')
 """A Hebrew acronym's gershayim typed as a quote (`ת"ז`, `דו"ח`), doubled inside a CSV field: it stands inside the
 word, neither opening nor closing a string."""
-_CELL_WORD = re.compile(rf"{CONTEXT_WORDS}|{national.SAID_HEADER}", re.ASCII)
-"""A column's name that labels its cells: a context word, or a national id's short name whole (`pnr`)."""
+_CELL_WORD = re.compile(rf"{CONTEXT_WORDS}|{national.SAID_HEADER}|[_.-](?i:pass)$", re.ASCII)
+"""A column's name that labels its cells: a context word, a national id's short name whole (`pnr`), or a name ending
+in `pass` after a separator, as the password rule reads a label (`smtp_pass`, `yardi_db_pass`)."""
 _LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|{SECOND_FACTOR_WORDS}|^{COOKIE_NAMES}$|"
                          rf"{national.GENERIC_WORDS}|{national.SHORT_PARTS}", re.ASCII)
 """A label that structure ties to a value: a context word, `pass` ending a name (`smtp_pass`), `okta` (which the Okta

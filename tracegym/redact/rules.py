@@ -443,8 +443,10 @@ def _cell_trigger(cw: str) -> str:
 CELL_TRIGGERS = tuple(_cell_trigger(group) for group in (
     _PHONE_HEADER_WORDS, _SSN_OWN, _NATID_CONTEXT, _IBAN_WORDS, rf"(?:(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
     *_CONTEXT_GROUPS[2:])) + (
-    rf"[,;\t|│┆][ \t\"'`]*(?i:{national.SAID_NAMES})[ \t\"'`]*(?:[,;\t|│┆]|\\?\r?\n|\\n)",)
-"""A text that may hold a table with such a column (one headed by a national id's short name whole: `| pnr |`), a value
+    rf"[,;\t|│┆][ \t\"'`]*(?i:{national.SAID_NAMES})[ \t\"'`]*(?:[,;\t|│┆]|\\?\r?\n|\\n)",
+    r"(?:^|\n|[,;\t|│┆])[ \t\"'`]*[A-Za-z0-9]{1,40}[_.-](?i:pass)[ \t\"'`]*(?:[,;\t|│┆]|\\?\r?\n|\\n)")
+"""A text that may hold a table with such a column (one headed by a national id's short name whole: `| pnr |`, or by
+a name ending in `pass`, as an export names a password column: `smtp_pass`, `db_pass`), a value
 its structure marks sensitive, a dump's `["name"]=>` (PHP), a quoted label and a quoted value after it (Redis's `"HSET"
 key "field" "value"`), a label ending a quoted string at the end of its line (a Terraform plan's `name =
 "/prod/DB_PASSWORD"`, its `value` below), or a label ending its line with the value below (RE2 and Python syntax alike):
