@@ -54,8 +54,9 @@ _CSV_OPENING = re.compile(r'""(?=[^,:;}\] \t\n"])')
 _CSV_ACRONYM = re.compile(r'(?<![^\W\d_])([\u05d0-\u05ea]{1,4})""(?=[\u05d0-\u05ea]{1,2}(?![^\W\d_]))')
 """A Hebrew acronym's gershayim typed as a quote (`ת"ז`, `דו"ח`), doubled inside a CSV field: it stands inside the
 word, neither opening nor closing a string."""
-_CELL_WORD = re.compile(rf"{CONTEXT_WORDS}|{national.SAID_HEADER}", re.ASCII)
-"""A column's name that labels its cells: a context word, or a national id's short name whole (`pnr`)."""
+_CELL_WORD = re.compile(rf"{CONTEXT_WORDS}|{national.SAID_HEADER}|[_.-](?i:pass)$", re.ASCII)
+"""A column's name that labels its cells: a context word, a national id's short name whole (`pnr`), or a name ending
+in `pass` after a separator, as the password rule reads a label (`smtp_pass`, `yardi_db_pass`)."""
 _LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|{SECOND_FACTOR_WORDS}|^{COOKIE_NAMES}$|"
                          rf"{national.GENERIC_WORDS}|{national.SHORT_PARTS}", re.ASCII)
 """A label that structure ties to a value: a context word, `pass` ending a name (`smtp_pass`), `okta` (which the Okta
@@ -94,9 +95,11 @@ figures of one cell run into the next (`482913  5274.6183.0192.4756` read as one
 rule reads on from the cell after the gap, as if the value stood alone."""
 _KEY_LABELS = frozenset({"API_KEY", "TOKEN", "SECRET"})
 _FILLER_LABELS = _KEY_LABELS | {"WEBHOOK"}
-_FILLER = re.compile(r"[A-Z]?(?:0{4,}|X{4,}|x{4,})(?:[/._-][A-Z]?(?:0{4,}|X{4,}|x{4,}))*")
+_FILLER = re.compile(r"[A-Z]?(?:0{4,}|X{4,}|x{4,})(?:[/._-][A-Z]?(?:0{4,}|X{4,}|x{4,}))*|"
+                     r"[A-Za-z]{1,4}[._-](?P<c>[A-Za-z0-9])(?P=c){3,}(?:[._-](?P<d>[A-Za-z0-9])(?P=d){3,})+")
 """A documented placeholder of a key or a webhook: each part a run of zeros or X, after one capital at most
-(Slack's `T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX` in its own docs): no issuer's secret looks like that."""
+(Slack's `T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX` in its own docs), or the issuer's prefix and then parts each
+one character repeated (SendGrid's `SG.xxxx….yyyy…`): no issuer's secret looks like that."""
 _PUBLIC_VALUE = re.compile(r"(?i:pk)[._-]|[A-Za-z]*_?(?i:publishable)[._-]|.*(?:EXAMPLE|EXAMPLEKEY)$|"
                            r"(?:live|test)_[A-Z0-9]{32}$|age1[02-9ac-hj-np-z]{58}$")
 """A credential-shaped value that is no secret: a publishable key (`pk_live_…`, Mapbox `pk.…`, `pk-lf-…`,
@@ -340,11 +343,12 @@ class Detector:
 
     def _public(self, rule: Rule, value: str) -> bool:
         """Whether a match is a value known to be no secret: the allow-list's, a publishable or documented example
-        key, a documented placeholder of zeros and X, a providers' sandbox card number."""
+        key, a documented placeholder of zeros and X, a providers' sandbox card number or documented secret key."""
         return value in self._allowed_values or self._allowed is not None and bool(self._allowed.fullmatch(value)) \
             or rule.label in _KEY_LABELS and _PUBLIC_VALUE.match(value) is not None \
             or rule.label in _FILLER_LABELS and _FILLER.fullmatch(value) is not None \
-            or rule.label == "CARD" and v.digits_of(value) in v.PUBLISHED_TEST_CARDS
+            or rule.label == "CARD" and v.digits_of(value) in v.PUBLISHED_TEST_CARDS \
+            or value in v.PUBLISHED_EXAMPLE_KEYS
 
     def _keep(self, rule: Rule, value: str) -> bool | int:
         """False to drop a match, True to keep it, or the length of the prefix to keep."""

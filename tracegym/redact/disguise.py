@@ -212,4 +212,9 @@ def _quoted_printable(piece: str) -> str | None:
 
 
 def _fold(text: str) -> str:
-    return unicodedata.normalize("NFKC", _DROP.sub("", text))
+    """A decoded piece as read: invisible characters dropped, NFKC, and other scripts' digits as ASCII ones (an
+    escape can hide them: `\\u0660\\u0665…` in JSON written with `ensure_ascii`, `%D9%A0…` in a URL)."""
+    folded = unicodedata.normalize("NFKC", _DROP.sub("", text))
+    if _OTHER_DIGIT.search(folded):
+        folded = _OTHER_DIGIT.sub(lambda m: str(unicodedata.decimal(m.group())), folded)
+    return folded

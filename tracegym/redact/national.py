@@ -837,12 +837,13 @@ IDS: tuple[NationalId, ...] = (
                r"[2-6]\d{3}[ -]?\d{5}[ -]?\d(?:[ /-]?[1-9])?", au_medicare,
                camel="MedicareNumber|MedicareNo|MedicareCardNumber|MedicareCardNo",
                stems=r"(?i:medicare[ _-]?(?:card|number|num|no|nr|#)|australian[ _-]medicare)"),
-    NationalId("il_teudat_zehut", r"teudat[ _-]?zehut|israeli[ _-]id(?:[ _-](?:number|no))?|ת(?:\\?\"|״)ז|"
+    NationalId("il_teudat_zehut", r"teudat[ _-]?zehut|israeli[ _-]id(?:[ _-](?:number|no))?|ת(?:\\?\"|״|\.)ז\.?|"
                r"תעודת[ _-]זהות", r"\d{8}-\d|\d{9}", il_teudat_zehut, camel="TeudatZehut",
-               stems=r"(?i:teudat[ _-]?zehut|israeli[ _-]id)|ת(?:\\?\"|\"\"|״)ז|תעודת.זהות"),
-    NationalId("emirates_id", r"emirates[ _-]?id(?:[ _-](?:number|no))?|(?:رقم[ _-])?الهوية[ _-]الإماراتية",
-               r"784[ -]?\d{4}[ -]?\d{7}[ -]?\d", emirates_id, camel="EmiratesId|EmiratesID",
-               stems=r"(?i:emirates[ _-]?id)|الهوية.الإماراتية"),
+               stems=r"(?i:teudat[ _-]?zehut|israeli[ _-]id)|ת(?:\\?\"|\"\"|״|\.)ז|תעודת.זהות"),
+    NationalId("emirates_id", r"emirates[ _-]?id(?:[ _-](?:number|no))?|(?:رقم[ _-])?الهوية[ _-]الإماراتية|"
+               r"ایمرٹس[ _-]آئی[ _-]ڈی",
+               r"784[ -]?\d{4}[ -]?\d{7}[ -]?\d", emirates_id, short="eid", camel="EmiratesId|EmiratesID",
+               stems=r"(?i:emirates[ _-]?id)|الهوية.الإماراتية|ایمرٹس.آئی.ڈی|\bEID\b"),
     NationalId("saudi_id", r"saudi[ _-](?:national[ _-])?id|iqama|(?:رقم[ _-])?(?:الهوية[ _-]الوطنية|الإقامة)",
                r"[12]\d{9}", saudi_id, camel="Iqama|SaudiId",
                stems=r"(?i:saudi[ _-](?:national[ _-])?id|iqama)|الهوية.الوطنية|الإقامة"),
@@ -886,7 +887,7 @@ IDS: tuple[NationalId, ...] = (
                stems=r"(?i:ird[ _-]?(?:number|num|no|#)|inland[ _-]revenue|ird[\"']?[ \t]*[:=])|\bIRD\b|Ird"),
 )
 
-_GENERIC_NAMES = (r"national[ _-]?id(?:entity)?(?:[ _-]?(?:number|no|nr|card))?|"
+_GENERIC_NAMES = (r"national[ _-]?id(?:entity)?(?:[ _-]?(?:number|no|nr|card))?|iqama|kimlik[ _-]?no|"
                   r"identity[ _-]?(?:card[ _-]?)?(?:number|no)|document[ _-]?(?:number|no|nr|num)|"
                   r"identification[ _-]?(?:number|no)|"
                   r"personal[ _-]?(?:id|identity|identification)[ _-]?(?:number|no|code)?")

@@ -75,10 +75,17 @@ PLANS: tuple[Plan, ...] = (
     Plan("IL", "972", ("0",), (8, 9), "2345789"), Plan("GR", "30", ("",), (10, 10), "26"),
     Plan("CZ", "420", ("",), (9, 9), "2345679"), Plan("QA", "974", ("",), (8, 8), "34567"),
     Plan("PK", "92", ("0",), (9, 10), "23456789"), Plan("BD", "880", ("0",), (8, 10), _ANY),
+    Plan("KW", "965", ("",), (8, 8), "2569"), Plan("BH", "973", ("",), (8, 8), "1367"),
+    Plan("OM", "968", ("",), (8, 8), "279"), Plan("TN", "216", ("",), (8, 8), "234579"),
+    Plan("MA", "212", ("0",), (9, 9), "567"), Plan("DZ", "213", ("0",), (8, 9), "234567"),
 )
 """The plans of the countries the docs and the corpora name (NANP and Brazil's DDD grammar are read apart:
 `nanp`, `brazil`). Trunk-0 plans with open lengths (Germany, Austria, Finland) take most numbers that start
-with 0; the closed plans are what tell an 8-digit Danish number from an id."""
+with 0; the closed plans are what tell an 8-digit Danish number from an id. The Gulf's closed eight-digit plans
+(CRA Qatar, CITRA Kuwait, TRA Bahrain, TRA Oman: mobiles 3, 5, 6, 7, 9 and fixed lines 1, 2, 4 by country), Tunisia's
+(INT: mobiles 2, 4, 5, 9, fixed 3 and 7), Morocco's (ANRT: trunk 0, nine digits, fixed 5, mobiles 6 and 7) and
+Algeria's (ARPCE: trunk 0, fixed lines of eight digits 2-4, mobiles of nine 5-7) read a number written with its
+country code and no `+` (`973 1729 3456`)."""
 _BY_CODE = {p.code: [q for q in PLANS if q.code == p.code] for p in PLANS}
 
 

@@ -285,6 +285,9 @@ _SSN_TRANSLATED = words.alternation(words.SOCIAL_SECURITY)
 """The translation table's words for it: a rule of their own, not a column header's (RE2's header pass would outgrow
 its automaton: 0.17 -> 9.5 s over the real traces' strings; in the English rule's pattern Python's `re` tries them at
 every position, doubling its time over τ-bench)."""
+# The name of a business's tax or registration number between a tax label and the number (`tax_id: SIREN …`, `Tax
+# ID: EIN …`, `VKN …`, `VAT …`): the number is that scheme's, a company's, whatever SSN rules its digits pass.
+_OTHER_TAX_NUMBER = r"(?i:\b(?:siren|siret|vkn|vergi|ein|fein|vat|tva|ust-?idnr)\b)[^\d\n]{0,6}\d[^\n]*$"
 # An IRS form's name between the label and the number (`SSN/TIN (W-9) =`, `SSN for the 1099-K:`): the form that
 # asks for it, whose digits are no part of it.
 _TAX_FORM = r"(?<![A-Za-z0-9-])(?:W-[2489](?:BEN(?:-E)?|ECI)?|1099(?:-[A-Z]{1,4})?|1040(?:-[A-Z]{1,2})?)(?![A-Za-z0-9])"
@@ -345,9 +348,10 @@ def _natid_trigger(n: national.NationalId) -> str:
 
 
 _NATID_CONTEXT = rf"(?:{_NATID_WORDS}|(?:\b|_){_NATID_SHORT}(?:\b|_))"
-# The label stems of the national ids of tracegym/redact/national.py, as a column's header names them: a group of
-# context words of its own (joined with the others, the header's RE2 pass is four times slower).
-_NATIONAL_STEMS = "(?:" + "|".join(n.stems for n in national.IDS) + ")"
+# The label stems of the national ids of tracegym/redact/national.py, and the labels that name no id's country
+# (`national_id`, `id_number`), as a column's header names them: a group of context words of its own (joined with
+# the others, the header's RE2 pass is four times slower).
+_NATIONAL_STEMS = "(?:" + "|".join([n.stems for n in national.IDS] + [national.GENERIC_STEMS]) + ")"
 # Their values: a NINO (two prefix letters, HMRC's rules on each, six digits in pairs, a suffix A-D), a DNI (eight
 # digits and a letter) or an NIE (X, Y or Z, seven digits, a letter), a SIN (nine digits in threes).
 _NINO_PREFIX = r"[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
@@ -439,8 +443,10 @@ def _cell_trigger(cw: str) -> str:
 CELL_TRIGGERS = tuple(_cell_trigger(group) for group in (
     _PHONE_HEADER_WORDS, _SSN_OWN, _NATID_CONTEXT, _IBAN_WORDS, rf"(?:(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
     *_CONTEXT_GROUPS[2:])) + (
-    rf"[,;\t|│┆][ \t\"'`]*(?i:{national.SAID_NAMES})[ \t\"'`]*(?:[,;\t|│┆]|\\?\r?\n|\\n)",)
-"""A text that may hold a table with such a column (one headed by a national id's short name whole: `| pnr |`), a value
+    rf"[,;\t|│┆][ \t\"'`]*(?i:{national.SAID_NAMES})[ \t\"'`]*(?:[,;\t|│┆]|\\?\r?\n|\\n)",
+    r"(?:^|\n|[,;\t|│┆])[ \t\"'`]*[A-Za-z0-9]{1,40}[_.-](?i:pass)[ \t\"'`]*(?:[,;\t|│┆]|\\?\r?\n|\\n)")
+"""A text that may hold a table with such a column (one headed by a national id's short name whole: `| pnr |`, or by
+a name ending in `pass`, as an export names a password column: `smtp_pass`, `db_pass`), a value
 its structure marks sensitive, a dump's `["name"]=>` (PHP), a quoted label and a quoted value after it (Redis's `"HSET"
 key "field" "value"`), a label ending a quoted string at the end of its line (a Terraform plan's `name =
 "/prod/DB_PASSWORD"`, its `value` below), or a label ending its line with the value below (RE2 and Python syntax alike):
@@ -521,13 +527,20 @@ _CONTACT_RECORD = r"^[_\d]?(?:(?i:contacts?)|संपर्क)[ \t]+[1-9]\d{4,
 # The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281",
 # a return's `RMA-2025-…`, an SSN read back on a call).
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|rma|ssn|"
-               r"social security|commande|bestellung|factura|rechnung)\b)")
+               r"social security|commande|bestellung|factura|rechnung|permit|permis|licen[cs]e|lizenz|ruhsat\w*)\b)")
+# A contact record as a JSON object whose first key names another field (`"contact": {"ts": "…"}`, `{"tax_id": …}`):
+# the number is that field's, not a phone number's; a key that is a phone word itself (`{"mobile": …}`) keeps it.
+_CONTACT_OBJECT = (r'^[_\d]?(?i:contacts?)\\?"[ \t]*:[ \t]*\{[ \t]*\\?"'
+                   r'(?![^"\\]*?(?:{words}))[^"\\]+\\?"[ \t]*:').replace("{words}", _PHONE_WORDS)
 
 # A number's name that says it is free to call, a business's line (`Numéro Vert`, ARCEP's name for France's
-# 0800-0805; `Freephone`, `toll-free`, `gebührenfrei`, `número gratuito`): the number is none of a person's, though
-# some plan reads its digits as one (`0800…` is a fixed line in Sweden's).
+# 0800-0805; `Freephone`, `toll-free`, `gebührenfrei`, `número gratuito`), or a call centre's (`call centre number`,
+# Turkish `çağrı merkezi`, Arabic `مركز الاتصال`, the Gulf's `الرقم الموحد`, unified number, and `الرقم المجاني`,
+# free number): the number is none of a person's, though some plan reads its digits as one (`0800…` is a fixed
+# line in Sweden's, `800 …` a Mexican number).
 _TOLL_FREE = (r"(?i:\b(?:num\xe9ro vert|numero vert|freephone|toll[- ]?free|geb\xfchrenfrei|n[u\xfa]mero gratuito|"
-              r"num\xe9ro gratuit)\b)")
+              r"num\xe9ro gratuit|call[ _-]?cent(?:re|er)s?|[cçÇ]a[gğ]r[ıi] merkezi)\b)|"
+              r"مركز الاتصال|الرقم الموحد|الرقم المجاني")
 # Helplines whose name opens with the word for telephone, so that the phone word is no label of a person's number:
 # Spain's Teléfono de la Esperanza, Italy's Telefono Amico, Telefono Azzurro and Telefono Rosa, Poland's Telefon
 # Zaufania, the Telefonseelsorge of Germany and Austria.
@@ -719,7 +732,7 @@ _KRB_ENCTYPE = (r"aes(?:128|256)-cts-hmac-sha1-96|aes128-cts-hmac-sha256-128|aes
 # A Wi-Fi network's key: the network's word (Wi-Fi, WLAN) and a word for a key or a password, either first
 # (`WLAN-Passwort`, `clé Wi-Fi`, `סיסמת Wi-Fi`: Hebrew's construct form of סיסמה), words like `of the` between.
 _WIFI = r"(?i:wi[ _-]?fi|wlan)"
-_WIFI_KEY = rf"(?:{_PW}|{_KEY_STEMS}|סיסמת|(?i:psk))"
+_WIFI_KEY = rf"(?:{_PW}|{_KEY_STEMS}|סיסמת|(?i:psk|code|c[oó]digo|codice))"
 _WIFI_OF = r"(?i:du|de|del|della|di|des|da|do|für|f[oö]r|voor|van|het|til|for|the|of|la|le|el|das|den|die)"
 
 
@@ -2066,7 +2079,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="Australian bank account numbers before their BSB (`Acct 12345678, BSB 062-000`)"),
     Rule("ssn", "SSN", r"(?:^|[^\w.-])(?P<v>\d{3}-\d{2}-\d{4})(?:$|[^\w-]|\.(?:$|\D))",
          trigger=r"\d{3}-\d{2}-\d{4}", validator=v.ssn, description="US Social Security numbers, 123-45-6789"),
-    Rule("ssn", "SSN", rf"{_SSN_OWN}{_SSN_AFTER}",
+    Rule("ssn", "SSN", rf"{_SSN_OWN}{_SSN_AFTER}", reject=_OTHER_TAX_NUMBER,
          trigger=r"(?i:ssn|ss#|ss[ _-]?n|social[ _-]?sec|soc\.?[ _-]?sec|social[ \t]+(?:is|was|as)|"
                  r"social[ \t]*[:#=]|tin|tax|insured['’]?s[ \t]+i\.?d|"
                  r"taxpayer|sozialversicherung|"
@@ -2178,7 +2191,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}(?:\((?=[(+]))?"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}\(?[+(]?\d", validator=v.national_phone,
-         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_TOLL_FREE}|{_NAMED_HELPLINE}",
+         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_CONTACT_OBJECT}|{_TOLL_FREE}|{_NAMED_HELPLINE}",
          reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$", label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number; not a helpline's whose name opens with the phone word"),

@@ -56,6 +56,11 @@ PUBLISHED_TEST_CARDS = frozenset("""
 Worldpay's testing docs, by line): no person's card, and what coding agents' traces quote when they build a
 checkout, so redacting them would hide nothing and break the tasks made from those traces."""
 
+PUBLISHED_EXAMPLE_KEYS = frozenset({"sk_test_4eC39HqLyjWDarjtT1zdp7dc", "sk_test_BQokikJOvBiI2HlWgH4olfQ2"})
+"""Secret keys a provider prints in its own documentation for every reader to copy: Stripe's API reference's test
+key (its code samples, `sk_test_4eC39…`, and the one its docs printed before, `sk_test_BQoki…`). Published, as the
+sandbox cards above: no account's secret, so redacting them hides nothing and makes quoted docs noisy."""
+
 
 # Issuer prefixes (IIN ranges) and the lengths each issues: a Luhn-valid run of digits that no issuer uses is
 # more likely an id or a timestamp than a card.
@@ -610,6 +615,10 @@ def _plan_number(value: str) -> bool:
 _CODE_VALUE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\)?)?|None|null|true|false|undefined|\*+|x+|\.+")
 _PLACEHOLDER_WORDS = {"password", "passwd", "secret", "changeme", "example", "your_password", "yourpassword",
                       "xxxxxx", "redacted", "hidden", "required", "optional", "string"}
+_PLACEHOLDER_PARTS = frozenset({"changeme", "changeit", "replaceme", "placeholder", "example", "redacted"})
+"""Words that only ever stand in for a password, found as one part of a phrase joined by `-`, `_` or `.`
+(`changeme-in-vault`, `replaceme_later`): the phrase is a note to set one, not a password."""
+_MASK_SEPARATORS = re.compile(r"[-_ ./]")
 
 
 # What stands in for a password without being one: a variable or template reference ($DB_PASSWORD, ${PW},
@@ -661,8 +670,12 @@ def password(value: str) -> bool:
     bare = value.strip("'\"")
     if not _ALNUM.search(bare):
         return False  # punctuation: the label ended a JSON string (`"Password: "}, {`)
-    if len(bare) < 4 or bare.lower() in _PLACEHOLDER_WORDS or _REFERENCE.fullmatch(bare) or len(set(bare)) == 1:
-        return False  # a mask (0000, ****) is one character repeated
+    if len(bare) < 4 or bare.lower() in _PLACEHOLDER_WORDS or _REFERENCE.fullmatch(bare) \
+            or len(set(_MASK_SEPARATORS.sub("", bare))) == 1:
+        return False  # a mask (0000, ****, xxxx-xxxx-xxxx) is one character repeated, in groups or not
+    parts = re.split(r"[-_.]", bare.lower())
+    if len(parts) > 1 and all(p.isalpha() for p in parts) and not _PLACEHOLDER_PARTS.isdisjoint(parts):
+        return False  # a placeholder phrase: `changeme-in-vault`
     if re.fullmatch(r"[\[(][A-Za-z][A-Za-z _.-]{0,30}[\])]", bare):
         return False  # a mask written in brackets: [REDACTED], [MASKED], (hidden)
     if _CODE_VALUE.fullmatch(bare.rstrip(".,")) and not re.search(r"\d", bare) and not _random_letters(bare):

@@ -20,7 +20,8 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "ms": ("kata laluan",), "az": ("şifrə",), "bg": ("парола",), "mk": ("лозинка",),
     "el": ("συνθηματικό", "κωδικός πρόσβασης", "κωδικός"),
     "ru": ("пароль",), "ka": ("პაროლი",), "hy": ("գաղտնաբառ",), "bn": ("পাসওয়ার্ড",), "ta": ("கடவுச்சொல்",),
-    "fa": ("رمز عبور", "گذرواژه", "کلمه عبور"), "ur": ("پاس ورڈ",), "sr": ("лозинка",), "mt": ("kelma sigrieta",),
+    "fa": ("رمز عبور", "گذرواژه", "کلمه عبور", "پسورد"), "ar": ("باسورد",), "ur": ("پاس ورڈ",), "sr": ("лозинка",),
+    "mt": ("kelma sigrieta",),
     "uk": ("пароль",), "kk": ("құпия сөз",), "uz": ("maxfiy so'z",), "am": ("የይለፍ ቃል", "የይለፍ ቃልዎ"), "pa": ("ਪਾਸਵਰਡ",),
     "te": ("పాస్‌వర్డ్", "సంకేతపదం"), "gu": ("પાસવર્ડ",), "kn": ("ಪಾಸ್‌ವರ್ಡ್",), "ml": ("പാസ്‌വേഡ്",),
     "si": ("මුරපදය",), "my": ("စကားဝှက်",), "km": ("ពាក្យសម្ងាត់",), "ha": ("kalmar sirri",), "jv": ("tembung sandhi",),
@@ -31,8 +32,9 @@ PASSWORD: dict[str, tuple[str, ...]] = {
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
-Japanese, Chinese): with this table the 24 official languages of the EU and the ~40 most written (CLDR); and
-Hungarian's possessive forms (`jelszava`: your password, as a site's message writes it), which its `jelszó` misses."""
+Japanese, Chinese): with this table the 24 official languages of the EU and the ~40 most written (CLDR);
+Hungarian's possessive forms (`jelszava`: your password, as a site's message writes it), which its `jelszó` misses;
+and the English word as Arabic and Farsi speakers borrow it (`الباسورد`, `پسورد`)."""
 
 SECRET: dict[str, tuple[str, ...]] = {
     "pt": ("segredo", "chave secreta"), "es": ("secreto", "clave secreta"), "it": ("segreto",),
@@ -92,7 +94,9 @@ PHONE: dict[str, tuple[str, ...]] = {
     "uk": ("телефон", "мобільний", "номер телефону"), "ru": ("мобильный", "моб", "звоните", "позвоните", "по номеру"),
     "bg": ("телефонен номер", "мобилен", "тел", "обадете ми се на"),
     "he": ("טלפון", "נייד", "להתקשר אליי", "התקשרו אליי"),
-    "fa": ("شماره تلفن", "تلفن", "موبایل"), "ar": ("اتصل بي",), "ur": ("فون نمبر", "فون", "موبائل"),
+    "fa": ("شماره تلفن", "تلفن", "موبایل", "شماره تماس", "واتساپ"),
+    "ar": ("اتصل بي", "موبايل", "نقال", "واتساب", "واتس اب", "رقم الواتس", "رقم التواصل", "نومرو", "jawal", "jawwal"),
+    "ur": ("فون نمبر", "فون", "موبائل"),
     "bn": ("ফোন নম্বর", "ফোন", "মোবাইল", "আমাকে কল করুন"),
     "ta": ("தொலைபேசி", "கைபேசி", "மொபைல்", "அழைக்கவும்", "அழையுங்கள்"),
     "hi": ("कॉल करें", "कॉल करो", "संपर्क करें", "संपर्क"), "th": ("โทร", "มือถือ"),
@@ -100,7 +104,8 @@ PHONE: dict[str, tuple[str, ...]] = {
     "is": ("sími", "símanúmer", "farsími", "hringdu í", "hringið í"),
     "sk": ("telefón", "zavolajte mi na", "zavolaj mi na"),
     "sr": ("мобилни", "телефон", "позовите ме на", "mobilni", "pozovite me na"),
-    "tr": ("cep", "cep telefonu", "arayın", "beni ara"), "mt": ("mowbajl", "ċempel", "numru tat-telefon"),
+    "tr": ("cep", "cep telefonu", "arayın", "beni ara", "iletişim numarası", "İletişim numarası"),
+    "mt": ("mowbajl", "ċempel", "numru tat-telefon"),
     "ga": ("fón", "guthán", "uimhir fóin", "gutháin", "ghutháin", "uimhir ghutháin", "fón póca"),
     "pl": ("zadzwoń do mnie", "zadzwonić pod", "zadzwonić na", "dzwońcie na", "dzwoń na", "dzwonić na",
            "kontakt telefoniczny", "telefon komórkowy"), "cy": ("ffôn", "rhif ffôn", "ffôn symudol", "ffoniwch fi"),
@@ -119,7 +124,10 @@ PHONE: dict[str, tuple[str, ...]] = {
 languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi); "call me" as people write it before a
 number (`hívjon`, `soita`, `звоните по номеру`, `ring meg på`, `me liga no`). Words of scripts without spaces
 between a word's stem and its endings or articles are stems (`ტელეფონ` for `ტელეფონის`, `հեռախոս` for
-`հեռախոսահամարն`); inflected Latin forms are listed (`wayata`, `ghutháin`)."""
+`հեռախոսահամարն`); inflected Latin forms are listed (`wayata`, `ghutháin`). Arabic as the Gulf, Egypt and the
+Maghreb write it: `نقال` and `موبايل` (mobile), `واتساب` (WhatsApp), `رقم التواصل` (contact number), darija's
+`نومرو` (numéro), and Saudi `جوال` in Latin letters as forms and APIs name a field (`jawal`); Farsi's `شماره تماس`
+(contact number); Turkish `iletişim numarası`, its dotted capital written too (Python's `upper` gives `I`)."""
 
 IS: dict[str, tuple[str, ...]] = {
     "fi": ("on",), "ms": ("ialah", "adalah"), "sw": ("ni",), "ro": ("este",), "ca": ("és",), "tl": ("ay",),
@@ -168,7 +176,7 @@ SETUP_KEY: dict[str, tuple[str, ...]] = {
     "ru": ("ключ настройки", "секретный ключ", "секрет 2FA", "ключ 2FA", "секрет TOTP"),
     "nl": ("instellingssleutel", "geheime sleutel"),
     "pl": ("klucz konfiguracji", "klucz konfiguracyjny", "tajny klucz", "klucz 2FA", "klucz TOTP"),
-    "tr": ("kurulum anahtarı", "gizli anahtar"),
+    "tr": ("kurulum anahtarı", "gizli anahtar", "doğrulama anahtarı"),
     "vi": ("khóa thiết lập", "khóa bí mật", "mã bí mật 2FA", "mã bí mật TOTP"),
     "id": ("kunci penyiapan", "kunci rahasia"), "ms": ("kunci persediaan",),
     "th": ("คีย์การตั้งค่า", "คีย์ลับ", "รหัสลับ 2FA", "รหัสลับ TOTP"), "ja": ("セットアップキー", "設定キー", "シークレットキー"),
@@ -176,13 +184,15 @@ SETUP_KEY: dict[str, tuple[str, ...]] = {
     "ko": ("설정 키", "비밀 키"), "cs": ("klíč pro nastavení", "tajný klíč", "klíč 2FA", "klíč TOTP"),
     "hu": ("beállítási kulcs", "titkos kulcs"),
     "ro": ("cheie de configurare", "cheie secretă"), "he": ("מפתח הגדרה",), "ar": ("مفتاح الإعداد",),
+    "fa": ("کلید احراز هویت",),
     "hi": ("सेटअप कुंजी",), "sv": ("inställningsnyckel",), "da": ("opsætningsnøgle",), "no": ("oppsettsnøkkel",),
     "fi": ("asetusavain",),
     "sk": ("kľúč 2FA", "kľúč TOTP"), "bg": ("ключ 2FA", "тайна 2FA"),
 }
 """An authenticator's setup key (the secret an app is given by hand), beyond the rules' English, German, French,
 Spanish, Portuguese and Italian; and the word for key or secret before the second factor's name (`Klíč 2FA`,
-`Секрет 2FA`), as the Slavic languages put it."""
+`Секрет 2FA`), as the Slavic languages put it; the authentication or verification key of a two-step sign-in
+(Farsi `کلید احراز هویت دومرحله‌ای`, Turkish `iki adımlı doğrulama anahtarı`)."""
 
 PAIRING: dict[str, tuple[str, ...]] = {
     "de": ("Kopplungscode", "Einrichtungscode"), "fr": ("code d'appairage", "code de couplage"),
@@ -234,7 +244,7 @@ ID_NUMBER: dict[str, tuple[str, ...]] = {
     "id": ("nomor identitas", "nomor dokumen"), "th": ("เลขประจำตัว", "หมายเลขเอกสาร"),
     "el": ("αριθμός ταυτότητας", "αριθμός εγγράφου"), "ro": ("număr de identificare", "numărul documentului"),
     "cs": ("číslo dokladu",), "sv": ("identitetsnummer",), "fi": ("tunnistenumero",), "he": ("מספר זהות",),
-    "ar": ("رقم الهوية",), "hi": ("पहचान संख्या",),
+    "ar": ("رقم الهوية", "هوية"), "hi": ("पहचान संख्या",),
 }
 """An identity or document number that says no country (read by every id's check), beyond English."""
 
