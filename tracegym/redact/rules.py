@@ -525,14 +525,28 @@ _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking
 
 # A number's name that says it is free to call, a business's line (`Numéro Vert`, ARCEP's name for France's
 # 0800-0805; `Freephone`, `toll-free`, `gebührenfrei`, `número gratuito`): the number is none of a person's, though
-# some plan reads its digits as one (`0800…` is a fixed line in Sweden's).
+# some plan reads its digits as one (`0800…` is a fixed line in Sweden's). The Nordic, Baltic and Dutch names: the
+# "green number" of Norway, Denmark and Sweden (`grønt nummer`, `grönt nummer`), a free number (`gratisnummer`,
+# `gratis nummer`, Finnish `maksuton numero`, Estonian `tasuta number`, Latvian `bezmaksas numurs`, Lithuanian
+# `nemokamas numeris`, Icelandic `gjaldfrjálst númer`, German `kostenlose Nummer`) and Finland's `palvelunumero`
+# (a service number, as Traficom names 0800/0700/0600).
+_FREE_NUMBER = (r"gr[\xf8\xf6o]nt[ -]?nummer|gratis[ -]?(?:nummer|number|numero)|maksuton|palvelunumero|"
+                r"tasuta[ -]?(?:number|telefon)|bezmaksas|nemokam(?:as|o)|gjaldfrj\xe1ls\w*|"
+                r"kostenlose?[ -]?(?:nummer|rufnummer|hotline)|kostenfrei\w*|avgiftsfri(?:tt)?")
 _TOLL_FREE = (r"(?i:\b(?:num\xe9ro vert|numero vert|freephone|toll[- ]?free|geb\xfchrenfrei|n[u\xfa]mero gratuito|"
-              r"num\xe9ro gratuit)\b)")
+              rf"num\xe9ro gratuit|{_FREE_NUMBER})\b)")
 # Helplines whose name opens with the word for telephone, so that the phone word is no label of a person's number:
 # Spain's Teléfono de la Esperanza, Italy's Telefono Amico, Telefono Azzurro and Telefono Rosa, Poland's Telefon
 # Zaufania, the Telefonseelsorge of Germany and Austria.
 _NAMED_HELPLINE = (r"^[_\d]?(?i:tel[eéÉ]fono de la esperanza|telefono (?:amico|azzurro|rosa)|telefon zaufania|"
                    r"telefonseelsorge)[^\w\n]{0,4}\d")
+# A company's number in a business register, which Belgium's KBO/BCE writes grouped as a phone number is
+# (`0xxx.xxx.xxx`) and its neighbours write in groups too: `ondernemingsnummer`, `numéro d'entreprise`,
+# `Unternehmensnummer`, KBO, BCE, the VAT number (BTW, TVA, VAT), Denmark's CVR, Norway's and Sweden's
+# `organisasjonsnummer`/`organisationsnummer` (`org.nr`), Finland's Y-tunnus, Estonia's `registrikood`.
+_COMPANY_NUMBER = (r"ondernemingsnummer|(?:num\xe9ro|numero|n\xb0)[ ]d['\u2019]entreprise|unternehmensnummer|kbo|bce|btw|tva|vat|cvr|cvr-nr|y-tunnus|"
+                   r"org\.?[ -]?nr|organisa[st]jonsnummer|organisationsnummer|registrikood|"
+                   r"registreerimiskood")
 # What a number grouped like a phone's is when a word right before it names something else: a document's,
 # an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), or
 # the groups of an IBAN before it.
@@ -540,7 +554,7 @@ _NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|part|
                 r"meter|z\xe4hler\w*|compteur|contador|account|acct|konto|iban|invoice|rechnung|factur\w*|order|"
                 r"bestell\w*|commande|pedido|po|sku|ean|isbn|doi|ref\w*|id|case|ticket|tracking|confirmation|"
                 r"booking|reservation|room|version|build|freephone|toll[- ]?free|helpline|hotline|"
-                r"num\xe9ro vert|servicenummer|geb\xfchrenfrei)\b|#)[^\n\d\w]{0,6}|"
+                rf"num\xe9ro vert|servicenummer|geb\xfchrenfrei|{_FREE_NUMBER}|{_COMPANY_NUMBER})\b|#)[^\n\d\w]{{0,6}}|"
                 r"[A-Z]{2}\d{2}(?: [A-Z0-9]{4})+ )$")
 
 # An e-mail address written out: a local part (letters spelled one by one, words joined by `dot`, `underscore`,
@@ -2178,10 +2192,18 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}(?:\((?=[(+]))?"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}\(?[+(]?\d", validator=v.national_phone,
-         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_TOLL_FREE}|{_NAMED_HELPLINE}",
-         reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$", label_window=64,
+         reject=rf"{_ID_BETWEEN}|(?i:\b(?:{_COMPANY_NUMBER})\b)|{_CONTACT_RECORD}|{_TOLL_FREE}|{_NAMED_HELPLINE}",
+         reject_label=rf"\b10\.\d{{4,9}}/\S*$|[A-Za-z]/$|{_TOLL_FREE}[^\d\n]{{0,24}}$", label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
-                     "Handy, celular, my number; not a helpline's whose name opens with the phone word"),
+                     "Handy, celular, my number; not a helpline's whose name opens with the phone word, nor a number "
+                     "whose name says it is free to call before the phone word (`gratis nummer …`)"),
+    Rule("phone_national", "PHONE",
+         r"(?:^|[^\w.])[sS]\.\\?[\"']?[ \t]*[:;=]?[ \t]*(?:\.{3,}[ \t]*)?\\?[\"']?"
+         r"(?P<v>(?!80)[4-8]\d{2}[ -]\d{4})(?![\w-]|[ .]\d)",
+         trigger=r"[sS]\.[^\n\d]{0,14}[4-8]\d\d[ -]\d{4}",
+         description="an Icelandic number after `s.` (sími, as Icelanders abbreviate it in signatures and forms): "
+                     "seven digits as Iceland's plan writes them, three and four (geographic 4xx-5xx, mobile "
+                     "6xx-8xx; not the free-of-charge 80x)"),
     Rule("phone_national", "PHONE",
          rf"(?i:\bmsisdn|\b(?:destination|source)_addr|\bcall(?:ing|ed)-station-id|{_CALLER_FIELD})"
          r"\\?[\"']?[ \t]*[=:][ \t]*\\?[\"']?"

@@ -566,7 +566,7 @@ def subscriber_number(value: str) -> bool | int:
     if value.lstrip("(").startswith("0") or not value.isdigit() and not value.startswith("+"):
         return national_phone(value)
     number = digits_of(value)
-    return phones.international(number) or phones.national(number)
+    return phones.international(number) or phones.national(number, grouped=False)
 
 
 def nanp_written(value: str) -> bool:
@@ -599,7 +599,8 @@ def _plan_number(value: str) -> bool:
     if value.startswith("0xx"):
         return phones.brazil(number[1:])  # Anatel's notation for the carrier code a caller picks: 0xx + DDD
     head = re.match(r"([1-9]\d{0,2})[ .-]", value)  # a country code without `+`, a separator after it
-    if phones.national(number) or head is not None and phones.with_country_code(head.group(1), number):
+    if phones.national(number, grouped=not value.isdigit()) \
+            or head is not None and phones.with_country_code(head.group(1), number):
         return True
     # Compact with its country code and no `+` (`919876543210`, `6281234567890`: how databases, CRMs and
     # messaging APIs store numbers): a country code of the table whose plan reads the rest.

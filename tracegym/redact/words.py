@@ -97,6 +97,7 @@ PHONE: dict[str, tuple[str, ...]] = {
     "ta": ("தொலைபேசி", "கைபேசி", "மொபைல்", "அழைக்கவும்", "அழையுங்கள்"),
     "hi": ("कॉल करें", "कॉल करो", "संपर्क करें", "संपर्क"), "th": ("โทร", "มือถือ"),
     "zh": ("电话", "手机", "電話"), "et": ("mobiil", "telefoninumber", "helista mulle", "helistage mulle"),
+    "se": ("telefovdna", "mobiila", "mátketelefovdna"),
     "is": ("sími", "símanúmer", "farsími", "hringdu í", "hringið í"),
     "sk": ("telefón", "zavolajte mi na", "zavolaj mi na"),
     "sr": ("мобилни", "телефон", "позовите ме на", "mobilni", "pozovite me na"),

@@ -1,0 +1,79 @@
+"""Secrets and personal data as universities and research in the Nordics, the Baltics and the Low Countries hold
+them (the fifty-fifth corpus's causes): Iceland's and Estonia's seven-digit numbers, the closed plans' service
+ranges, Northern Sami words, the names of free numbers and company numbers in these languages, the groups after an
+IBAN's head, jwt.io's sample token. Values written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracegym.redact.detect import Detector
+
+DETECTOR = Detector()
+
+
+def _values(text: str) -> list[str]:
+    return [f.value for f in DETECTOR.find(text)]
+
+
+def _rules(text: str) -> list[str]:
+    return [f.rule.name for f in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("sími: 421 7788", "421 7788"),  # Iceland, geographic (Reykjanes)
+    ("farsími 694-2210", "694-2210"),  # Iceland, mobile
+    ('{"sími": "862 0147"}', "862 0147"),
+    ("telefon: 627 3391", "627 3391"),  # Estonia, Tallinn geographic
+    ("mobiil 512 4470", "512 4470"),  # Estonia, a seven-digit mobile
+    ("tel. 736 0924", "736 0924")])  # Estonia, Tartu geographic
+def test_seven_digit_numbers_of_iceland_and_estonia_after_a_phone_word(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "telefon: 800 33 221",  # Norway's free-of-charge range (Nkom)
+    "tlf. 80 20 30 40",  # Denmark's 80
+    "sími 800 4455",  # Iceland's freephone
+    "telefon 800 1234",  # Estonia's
+    "sími 912 3456"])  # no plan of the table opens a seven-digit number with 9
+def test_service_numbers_of_the_closed_plans_are_no_person_s(text: str) -> None:
+    assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("telefovdna: 412 34 567", "412 34 567"),
+    ("mobiila 924 81 350", "924 81 350")])
+def test_northern_sami_phone_words(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "maksuton palvelunumero 0800 412 733",
+    "gratis nummer 0800-2231 (klantenservice)",
+    "grønt nummer 800 41 515",
+    "grönt nummer 020-12 34 56",
+    "ondernemingsnummer 0403.170.701",
+    "numéro d'entreprise 0403.170.701"])
+def test_free_numbers_and_company_numbers_named_as_such(text: str) -> None:
+    assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("s. 587 2240", "587 2240"),
+    ("Kveðja, Jón. S.: 699-1873", "699-1873"),
+    ('{"s.": "771 0452"}', "771 0452")])
+def test_icelandic_numbers_after_the_abbreviation_for_simi(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "s. 800 1234",  # Iceland's free-of-charge range
+    "se s. 412-418",  # pages
+    "s. 587 22401"])  # more digits than the plan's seven
+def test_the_abbreviation_for_simi_needs_iceland_s_shape(text: str) -> None:
+    assert _values(text) == []
+
+@pytest.mark.parametrize("text", ["sími 4217788", "telefon 6273391", "tel. 7352013"])
+def test_seven_digits_in_one_run_are_no_number_of_the_grouped_plans(text: str) -> None:
+    assert _values(text) == []
