@@ -77,3 +77,21 @@ def test_the_abbreviation_for_simi_needs_iceland_s_shape(text: str) -> None:
 @pytest.mark.parametrize("text", ["sími 4217788", "telefon 6273391", "tel. 7352013"])
 def test_seven_digits_in_one_run_are_no_number_of_the_grouped_plans(text: str) -> None:
     assert _values(text) == []
+
+
+def test_the_groups_after_an_iban_head_are_no_card() -> None:
+    assert "card" not in _rules("IBAN check failed: LT12 4571 6203 8815 2908")
+    assert _values("card 4571 6203 8815 2908") == ["4571 6203 8815 2908"]
+
+
+_HEAD = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI0NzExIiwibmFtZSI6IkthcmkgTm9yZG1hbm4iLCJpYXQiOjE3MDAwMDAwMDB9"
+
+
+def test_a_jwt_signed_with_the_debugger_s_published_secret_is_a_sample() -> None:
+    sample = f"{_HEAD}.z6nyi_N8iPePYcrd-DbY4xWRE-yzihnGUQHMGbmHTPU"  # HS256, `your-256-bit-secret`
+    sample512 = ("eyJhbGciOiJIUzUxMiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI0NzExIiwibmFtZSI6IkthcmkgTm9yZG1hbm4iLCJpYXQiOjE3M"
+                 "DAwMDAwMDB9.7RM0Y6SPBABNPQZ1H2frd4IgFDkS_6bg0LBXGOJBwPur7ijrzBfvxa7LcQMtPgmEQQz1QAV81YmnRgJy4iuxkA")
+    signed = f"{_HEAD}.KbCUYcTZrJwTwthBb5whFsQRtnOdoLaMj_e44Hp88ZU"  # another secret
+    assert "jwt" not in _rules(f"README: try {sample}")
+    assert "jwt" not in _rules(f"README: try {sample512}")
+    assert _values(f"Authorization: Bearer {signed}") == [signed]

@@ -1292,7 +1292,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "service id and the secret id, each id a random UUID, joined by `-` as Notify writes them; the "
                      "secret the last UUID"),
     Rule("jwt", "JWT", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", trigger=r"eyJ",
-         description="JSON Web Tokens"),
+         validator=v.not_sample_jwt,
+         description="JSON Web Tokens; not a documentation sample, signed with the debugger's published default "
+                     "secret (jwt.io's `your-256-bit-secret`)"),
     Rule("api_token", "TOKEN",
          r"(?:^|[^A-Za-z0-9_.+/=-])(?P<v>(?:[a-z]{2,10}|[A-Z]{2,10})(?:[._-](?:[a-z]{2,10}|v\d{1,2}))*[._-]"
          r"[A-Za-z0-9_-]{32,512}(?:\.[A-Za-z0-9_-]{16,86})?)(?:$|[^A-Za-z0-9_+/=.-]|\.(?:$|[^A-Za-z0-9]))",
@@ -2131,12 +2133,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="UK National Insurance numbers printed in their pairs (AB 12 34 56 C) anywhere"),
     *_national_rules(),
     Rule("card", "CARD",
-         rf"(?:{_PRODUCT_CODE}|^|[^A-Za-z0-9_.+/-])(?<!\d\d\d\d )(?P<v>\d(?:{_CSEP}?\d){{11,18}})"
+         rf"(?:{_PRODUCT_CODE}|^|[^A-Za-z0-9_.+/-])(?<!\d\d\d\d )(?<![A-Z]{{2}}\d\d )(?P<v>\d(?:{_CSEP}?\d){{11,18}})"
          r"(?! \d{4} \d{4}(?!\d))(?:$|[^A-Za-z0-9_]|[._](?:$|\D))",
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number, reject=rf"^{_PRODUCT_CODE}",
          description="payment card numbers (issuer ranges and lengths, Luhn); not a product code after its "
                      "label (EAN, GTIN, UPC, ISBN), nor a window of a longer run of groups of four (a Brazilian "
-                     "NFC-e's 44-digit access key as a receipt prints it: a group before, or two after)"),
+                     "NFC-e's 44-digit access key as a receipt prints it: a group before, or two after), nor the "
+                     "groups after an IBAN's head (`LT34 …`: its country code and check digits, the rest its BBAN)"),
     Rule("card", "CARD",
          r"(?:%B|;|(?:^|[^0-9A-F])(?:5A|57)[ \t]*(?:[0-9A-F]{2}[ \t]+)?)(?P<v>\d{12,19})"
          r"(?:F?(?:$|[^\dA-F])|[=D^]\d{4})",
