@@ -95,3 +95,14 @@ def test_a_jwt_signed_with_the_debugger_s_published_secret_is_a_sample() -> None
     assert "jwt" not in _rules(f"README: try {sample}")
     assert "jwt" not in _rules(f"README: try {sample512}")
     assert _values(f"Authorization: Bearer {signed}") == [signed]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("db password (salasana) Rk7wQm2ZtLp9xVb4", "Rk7wQm2ZtLp9xVb4"),
+    ("admin password (mot de passe) Hq3vNz8TkW5mYd2s", "Hq3vNz8TkW5mYd2s"),
+    ("PASSWORD .......... Tn6pXc4RwK9mLq2z", "Tn6pXc4RwK9mLq2z"),
+    ("beassansátni: guolli-várri-jávri27", "guolli-várri-jávri27"),
+    ("PEPPI_DBPASS=tammi-koivu-kuusi58", "tammi-koivu-kuusi58"),
+    ("mc alias set archive https://s3.lab.example.org svc-archive 'kuusi-tammi-lumi44'", "kuusi-tammi-lumi44")])
+def test_password_forms_of_nordic_forms_and_tools(text: str, value: str) -> None:
+    assert _values(text) == [value]

@@ -60,8 +60,8 @@ _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|k
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass);
 # `auth` ending a name after a separator or a hump (redis_auth, REDIS_AUTH, redisAuth: Redis's AUTH password); `pw`
 # ending a lower-case name (OpenLDAP's `rootpw`, pfSense's `ldap_bindpw`); a PHP property ending in `pass`
-# (Moodle's `$CFG->dbpass`).
-_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b)|[a-z]pw\b|->(?i:[a-z]{{0,12}}pass)\b)"
+# (Moodle's `$CFG->dbpass`), and the same short names as env keys write them (`MOODLE_DBPASS`, `APP_SMTPPASS`).
+_PW_LABEL = rf"(?:{_PW}|[_.-](?i:(?:db|sql|smtp|ldap|bind|admin|root)?pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b)|[a-z]pw\b|->(?i:[a-z]{{0,12}}pass)\b)"
 # What may close a label before its `:` or `=`: a quote (JSON keys, SQL's backticks around a column name: `` `smtp_pass`
 # = '…' ``), then a bracket or a parenthesis (`['API_KEY']`, a name in prose: "token set (JIRA_API_TOKEN): …").
 _CLOSE = r"\\?[\"'`]?[\])]?"
@@ -91,11 +91,17 @@ _PW_AFTER = (rf"{_CLOSE}(?:{_ARROW}|[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
              rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|{_CJK_JOIN})")
 # A dash between a label and its value, as notes, chat and signatures write it (`Password - X`, `Client Secret – X`).
 _DASH = r"[ \t]+[-–—][ \t]+"
+# A form's dot leader between a label and its value, as text extracted from a PDF form keeps it (`Password
+# .......... X`, `API key ........ X`).
+_LEADER = r"[ \t]+\.{3,}[ \t]+|[ \t]*…+[ \t]+"
+# A label's gloss in parentheses after it, its translation in a bilingual form or message (`db password (salasana)
+# X`, `API key (nøkkel) X`).
+_GLOSS = r"(?:[ \t]+\([^\d()\n]{2,24}\))"
 # A password in prose: its label, inflected (`lösenordet`, `şifresi`), up to six words saying whose it is ("for
 # bob", "van root", "του deploy", "של tanaka", "für den SFTP-Zugang der Kasse"), then `:` or the language's "is"; or
 # a particle glued to the label in Chinese, Japanese and Korean (`密码是`, `パスワードは`, `비밀번호는`).
 _PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}){{0,6}}?"
-             rf"(?:[ \t]*[:：៖][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH})|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
+             rf"(?:[ \t]*[:：៖][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_LEADER})|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
 # What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`); a quote then `'`, a Python repr inside JSON text
 # (Sentry's frame `vars`: `"api_key": "'…'"`).
@@ -122,7 +128,9 @@ _SYSINTERNALS = r"(?i:ps(?:exec|info|kill|list|service|shutdown|file|getsid|logl
 # `az login -p X`, lftp's `-u user,password`, mosquitto's `-P`, and Cisco IOS's `username … password 0 …` and
 # `enable secret 0 …` (type 0: clear text; type 7: a reversible encoding, the password in effect); Windows'
 # `cmdkey … /pass:X`, Sysinternals' remote tools' `-p X` (PsExec, PsInfo, PsKill, …), a Metasploit option naming
-# a password set at msfconsole's prompt (`msf6 … > set SMBPass X`, `setg PASSWORD X`, `HttpPassword`).
+# a password set at msfconsole's prompt (`msf6 … > set SMBPass X`, `setg PASSWORD X`, `HttpPassword`); the MinIO
+# client's `mc alias set ALIAS URL ACCESSKEY SECRETKEY` (and its older `mc config host add`): the fourth word the
+# secret key, the account's password.
 _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login\b[^\n|;&]{0,120}?"
              r"[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]{0,120}?[ \t]-a[ \t]+|"
              r"\bldap[a-z]{3,8}\b[^\n|;&]{0,160}?[ \t]-w[ \t]+|"
@@ -137,7 +145,9 @@ _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry
              r"(?:password|secret)[ \t]+[07][ \t]+|"
              rf"\bcmdkey\b{_WIN_GAP}{{0,200}}?[ \t]/pass:|"
              rf"\b{_SYSINTERNALS}(?:64)?(?:\.exe)?[ \t]{_WIN_GAP}{{0,160}}?[ \t]-p[ \t]+|"
-             r"\bmsf\d{0,2}\b[^\n>]{0,80}>[ \t]*setg?[ \t]+[A-Za-z]{0,20}(?i:pass(?:word)?)[ \t]+")
+             r"\bmsf\d{0,2}\b[^\n>]{0,80}>[ \t]*setg?[ \t]+[A-Za-z]{0,20}(?i:pass(?:word)?)[ \t]+|"
+             r"\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+[^\s-]\S{0,63}[ \t]+https?://\S{1,200}[ \t]+"
+             r"\\?[\"']?[^\s\"'\\]{1,128}\\?[\"']?[ \t]+")
 # A login a spraying tool reports as valid, up to its password: netexec's (crackmapexec's) line (the protocol, the
 # address, the port, the host's name, `[+]`, `domain\\user:`, a user opening with n, r or t read as after a JSON
 # escape as `_WIN_GAP` says) and kerbrute's `[+] VALID LOGIN:  user@domain:` (its tab a JSON escape too).
@@ -162,7 +172,7 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|paro
                r"暗証番号|密码|密碼|"
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
                r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|lftp|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
-               r"[a-z]pw\b|mosquitto_|\b(?:password|secret)[ \t]+[07][ \t]|"
+               r"[a-z]pw\b|mosquitto_|\b(?:password|secret)[ \t]+[07][ \t]|\bmc[ \t]+(?:alias|config)[ \t]|"
                rf"{_SYSINTERNALS}|"
                + words.alternation(words.PASSWORD))
 # A password's token standing apart from its label: a generated or chosen one (lower and upper case, a digit, a
@@ -1507,11 +1517,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose); "
                      "a quoted one whole, symbols and spaces included"),
     Rule("password", "PASSWORD",
-         rf"(?:^|[\s:\"'`>\[])[A-Za-z0-9_.-]*{_PW_LABEL}[ \t]+(?P<v>[^\s\"'`\\(){{}}\[\]<>]{{7,127}}"
+         rf"(?:^|[\s:\"'`>\[])[A-Za-z0-9_.-]*{_PW_LABEL}{_GLOSS}?(?:{_LEADER}|[ \t]+)"
+         rf"(?P<v>[^\s\"'`\\(){{}}\[\]<>]{{7,127}}"
          r"[^\s\"'`\\(){}\[\]<>,;.])(?:$|[\s\"'`\\(){}\[\]<>,;.])",
          trigger=_PW_TRIGGER, validator=v.bare_password,
          description="a password after its label and spaces alone (a SWIFT free-text field `:70:passord X`, "
-                     "fixed-width records): letters and digits, 8+ characters, not code"),
+                     "fixed-width records), its gloss in parentheses or a form's dot leader between (`db password "
+                     "(salasana) X`): letters and digits, 8+ characters, not code"),
     Rule("password", "PASSWORD",
          rf"{_PW_PROSE}{_OPEN}(?P<v>[^\s\"'`<>\\(){{}}\[\]-][^\s\"'`<>\\(){{}}\[\]{_CJK_STOP}]{{6,126}}"
          r"[^\s\"'`<>\\(){}\[\].,;:!?])",

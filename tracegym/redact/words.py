@@ -27,7 +27,7 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "yo": ("ọrọ igbaniwọle",), "ne": ("पासवर्ड",), "mr": ("संकेतशब्द",),
     "ps": ("پټنوم",), "so": ("furaha sirta", "erayga sirta"), "zu": ("iphasiwedi",),
     "qu": ("yaykuna simi",), "gn": ("ñe'ẽñemi", "ñeʼẽñemi", "ñe’ẽñemi"),
-    "hu": ("jelszava", "jelszavad", "jelszavát"), "mn": ("нууц үг",),
+    "hu": ("jelszava", "jelszavad", "jelszavát"), "mn": ("нууц үг",), "se": ("beassansátni",),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
