@@ -106,3 +106,15 @@ def test_a_jwt_signed_with_the_debugger_s_published_secret_is_a_sample() -> None
     ("mc alias set archive https://s3.lab.example.org svc-archive 'kuusi-tammi-lumi44'", "kuusi-tammi-lumi44")])
 def test_password_forms_of_nordic_forms_and_tools(text: str, value: str) -> None:
     assert _values(text) == [value]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("row;field;value\n118;salasana;Ruska-2031-kelo", "Ruska-2031-kelo"),
+    ("id,key,value\n7,wachtwoord,Polder-8812-duin", "Polder-8812-duin"),
+    ("record;attribute;value\n55;clé API Zenodo;c7e1d09b4a3f52e8b6d9a0f1e2c3b4a5", "c7e1d09b4a3f52e8b6d9a0f1e2c3b4a5")])
+def test_key_value_exports_label_the_value_cell_with_the_field_cell(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_a_key_value_export_needs_its_header() -> None:
+    assert _values("row;note;comment\n118;salasana;Ruska-2031-kelo") == []
