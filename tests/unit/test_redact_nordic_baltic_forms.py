@@ -118,3 +118,23 @@ def test_key_value_exports_label_the_value_cell_with_the_field_cell(text: str, v
 
 def test_a_key_value_export_needs_its_header() -> None:
     assert _values("row;note;comment\n118;salasana;Ruska-2031-kelo") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("2FA seed HQZK4WTPN3YB7DJM", "HQZK4WTPN3YB7DJM"),
+    ("authenticator key 4kqz wbn7 tpyh dm2x", "4kqz wbn7 tpyh dm2x"),
+    ("MFA-avain: PW7QJ3TKZB4NXHMD", "PW7QJ3TKZB4NXHMD"),
+    ("Moodle čoavdda: 9b1f3e7a2c4d6058e1a3b5c7d9f02468", "9b1f3e7a2c4d6058e1a3b5c7d9f02468")])
+def test_second_factor_seeds_and_keys_after_their_labels(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Kaltura API raktas Zq8RkT3mWp2XvN7cLd4Y", "Zq8RkT3mWp2XvN7cLd4Y"),
+    ("API-sleutel voor Zenodo Hn4TqW8zKp3VmR6cXb", "Hn4TqW8zKp3VmR6cXb")])
+def test_short_keys_right_after_api_key_words(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+def test_a_word_after_api_key_words_is_no_key() -> None:
+    assert _values("API-sleutel voor Zenodo aangevraagd door onderzoeksgroep") == []

@@ -465,21 +465,25 @@ _KEY_WORDS_ABROAD = (r"(?i:[a-zåäöæøü]{3,16}(?:sleutel|nyckel|schl[uü]sse
                      r"(?i:cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|anahtar[ıi]?|"
                      r"kh[oó]a)|khóa|مفتاح|키|キー|" + words.alternation(words.KEY))
 # Words that name a credential outright, not any key: a token or a secret word, or a key word with `API` beside it
-# (`API-sleutel`, `Κλειδί API`), or an HMAC key (a webhook's signing secret: DocuSign Connect's, Shopify's); a
-# UUID after them is one (Heroku API keys), after a bare key word an id.
+# (`API-sleutel`, `Κλειδί API`, Finnish `rajapinta-avain`/`rajapinnan avain`: the API's key), or an HMAC key (a
+# webhook's signing secret: DocuSign Connect's, Shopify's); a UUID after them is one (Heroku API keys), after a bare
+# key word an id.
 # An ending glued to a key word, as languages inflect it (Azerbaijani `açarı`, Turkish `anahtarı`, Basque `gakoa`,
 # Albanian `çelësi`): up to four letters, Latin ones beyond ASCII too.
 _INFLECTED = "[A-Za-z\u00c0-\u024f]{0,4}"
 _API_KEY_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|"
-                  rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der|wa)[ \t]+)?(?i:api)\b")
+                  rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der|wa)[ \t]+)?(?i:api)\b|"
+                  rf"(?i:rajapinta|rajapinnan)[ _-]?(?:{_KEY_WORDS})")
 _CRED_WORDS = (rf"{_API_KEY_WORDS}|"
                r"(?i:[a-zåäöæøü]{0,16}token|secret|hmac[ _-]?key)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 # What stands between a key word and its value in prose: up to six words saying whose key it is ("del portal de
-# pagos", "für den Abrechnungsdienst"), then `:`, `=`, an arrow, "is", a dash, "set to", or a CJK join.
+# pagos", "für den Abrechnungsdienst"), then `:`, `=`, an arrow, "is", a dash, "set to", a CJK join, or a form's dot
+# leader.
 _KEY_PROSE_AFTER = (rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
-                    rf"(?:{_ARROW}|[ \t]*[:=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|{_CJK_JOIN})")
+                    rf"(?:{_ARROW}|[ \t]*[:=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|{_CJK_JOIN}|{_LEADER})")
 _KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+                      r"[ \t]\.{3}|"
                       r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은|[「『〔】\]])")
 # The secret access key as AWS's Spanish, Portuguese, Italian and French pages name it (`clave de acceso secreta`,
 # `chave de acesso secreta`, `chiave di accesso segreta`, `clé d'accès secrète`), or short (`clave secreta de AWS`).
@@ -691,7 +695,8 @@ _RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\
 # the exchanges' "Backup Key" (Binance's, KuCoin's: the seed to write down, which restores the authenticator); the
 # second factor's name after the word for key where languages put it there (`Clave 2FA`, `clé de secours 2FA`,
 # `chave TOTP`; the seed's word too, Portuguese `semente 2FA`, Spanish `semilla TOTP`, Catalan `llavor 2FA`) or glued
-# to it in a compound (`2FA-Schlüssel`, `TOTP-sleutel`, `MFA-nyckel`).
+# to it in a compound (`2FA-Schlüssel`, `TOTP-sleutel`, `MFA-nyckel`, Finnish `MFA-avain`, Estonian `2FA-võti`,
+# Latvian `MFA atslēga`, Lithuanian `2FA raktas`, Icelandic `2FA lykill`).
 _TOTP_OWN = (r"(?:(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authenticator)[ ._-]?(?:secret|seed|key)|"
                r"\btotp\b|shared[ _-]?secret|manual[ _-]?(?:entry[ _-]?)?key|einrichtungsschl(?:ü|ue)ssel|"
                r"(?:can['’]?t|cannot|unable[ _-]to)[ _-]scan|backup[ _-]?key|"
@@ -699,7 +704,8 @@ _TOTP_OWN = (r"(?:(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authent
                r"chave (?:secreta|de configura[cç][aã]o)|chiave (?:segreta|di configurazione)|"
                r"(?:cl[eé]|clave|chave|chiave|llave|semente|semilla|llavor)(?: (?:secr[eè]te|secreta|segreta|"
                r"de secours|de respaldo|de seguran[cç]a|di riserva))? (?:2fa|a2f|mfa|totp|otp)\b|"
-               r"(?:2fa|mfa|totp|otp)[ _-]?(?:schl(?:ü|ue)ssel|sleutel|nyckel|n[oø]gle|n[oø]kkel)))")
+               r"(?:2fa|mfa|totp|otp)[ _-]?(?:schl(?:ü|ue)ssel|sleutel|nyckel|n[oø]gle|n[oø]kkel|avain|v[oõ]ti|"
+               r"atsl[eē]ga|raktas|lykill)))")
 _TOTP_TRANSLATED = words.alternation(words.SETUP_KEY)
 _TOTP_WORDS = f"(?:{_TOTP_OWN}|{_TOTP_TRANSLATED})"
 _TOTP_HEAD = r"(?i:\b(?:totp|2fa|mfa)\b)"
@@ -1887,12 +1893,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "the word for secret or key in any language (`• segreto: …`, `μυστικό: …`, Arabic's `المفتاح` "
                      "with its article)"),
     Rule("totp_seed", "SECRET",
-         rf"(?:{_TOTP_WORDS}[ \t]+[-–—][ \t]+\\?[\"'`]?(?P<v>{_BASE32})|"
+         rf"(?:{_TOTP_WORDS}(?:[ \t]+[-–—][ \t]+|{_LEADER}|[ \t]+)\\?[\"'`]?(?P<v>{_BASE32})|"
          rf"(?<![A-Za-z])(?i:key)[ \t]*[:=：][ \t]*\\?[\"'`]?(?P<w>{_BASE32_GROUPS}))(?![A-Za-z0-9])",
          trigger=rf"{_TOTP_OWN}|(?i:key)[ \t]*[:=：][ \t]*\\?[\"'`]?[a-zA-Z2-7]{{4}} [a-zA-Z2-7]{{4}} [a-zA-Z2-7]{{4}} "
                  r"[a-zA-Z2-7]{4}",
          translated=_TOTP_TRANSLATED, validator=v.totp_seed,
-         description="an authenticator's secret after its label and a dash (`2FA setup key — …`), or in the groups "
+         description="an authenticator's secret after its label and a dash (`2FA setup key — …`), a form's dot "
+                     "leader or spaces alone (`2FA seed JBSW…`, `authenticator key jbsw y3dp …`), or in the groups "
                      "of four a setup page prints after the word key (`Your key: jbsw y3dp …`)"),
     Rule("recovery_code", "SECRET",
          rf"(?:{_field_fill(_RECOVERY_WORDS)}|{_typed_after(_RECOVERY_WORDS)})(?P<v>{_RECOVERY_CODE})\\?[\"'`]",
@@ -1994,6 +2001,14 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "that follow the noun where modifiers do (`токен доступа …`, `chave da API …`, `token di "
                      "accesso …`); a SWIFT free-text field's `:70:secret …`; the word before it read, so that "
                      "`cache key …` is rejected"),
+    Rule("labelled_key", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_API_KEY_WORDS}){_INFLECTED}(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,2}}"
+         rf"[ \t]+{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,23}})(?:$|[^A-Za-z0-9+/_.=-])",
+         trigger=r"(?i:api)[^\n]{0,48}[ \t][A-Za-z0-9+/_.=-]{16}",
+         validator=v.prose_secret, reject_label=_HEX_NOT_KEY,
+         description="a random key of 16-23 characters right after the word for key with `API` beside it and a "
+                     "space, up to two words between (`API-sleutel voor Brightspace …`, `API raktas …`): named a "
+                     "credential outright, the rule above's shorter keys"),
     Rule("email", "EMAIL",
          f"(?:{_MSG_ID_HEADER}|{_URL_SCHEME}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"

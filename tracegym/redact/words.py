@@ -61,7 +61,7 @@ KEY: dict[str, tuple[str, ...]] = {
     "ta": ("சாவி", "விசை"), "te": ("కీ",), "mr": ("किल्ली",), "ne": ("कुञ्जी",), "si": ("යතුර",), "am": ("ቁልፍ",),
     "my": ("သော့", "ကီး"), "km": ("កូនសោ",), "ha": ("maɓalli",), "zh": ("金鑰", "密鑰", "秘鑰", "金钥"),
     "mi": ("kī",), "lo": ("ກະແຈ", "ລະຫັດ API"),
-    "mn": ("түлхүүр",),
+    "mn": ("түлхүүр",), "se": ("čoavdda",),
 }
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
 anahtar, jeton, khóa, مفتاح, 키, キー); Spanish says llave as often as clave."""
