@@ -138,3 +138,25 @@ def test_short_keys_right_after_api_key_words(text: str, value: str) -> None:
 
 def test_a_word_after_api_key_words_is_no_key() -> None:
     assert _values("API-sleutel voor Zenodo aangevraagd door onderzoeksgroep") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("CPR-nr.: 070761-4285", "070761-4285"),
+    ('{"cpr": "1302059917"}', "1302059917"),  # a seventh digit 9 and year 05: born 2005
+    ("CPR number 250348-1733", "250348-1733"),
+    ("personas kods: 120489-14572", "120489-14572"),
+    ("Latvian personal code 29029211389", "29029211389"),
+    ("persovdnanummar: 19880714-3212", "19880714-3212"),
+    ("Estonian personal code 49103152741", "49103152741"),
+    ("Nationalregisternummer: 85073003328", "85073003328")])
+def test_nordic_and_baltic_national_ids_after_their_labels(text: str, value: str) -> None:
+    assert _values(text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "CPR-nr.: 320161-4285",  # no 32nd day
+    "CPR training on 2024-05-06",
+    "personas kods: 120489-14573",  # check digit off
+    "personas kods: 120489-34572"])  # no century 3
+def test_nordic_and_baltic_national_ids_need_their_checks(text: str) -> None:
+    assert _values(text) == []
