@@ -160,3 +160,23 @@ def test_nordic_and_baltic_national_ids_after_their_labels(text: str, value: str
     "personas kods: 120489-34572"])  # no century 3
 def test_nordic_and_baltic_national_ids_need_their_checks(text: str) -> None:
     assert _values(text) == []
+
+
+_UUID_KEY = "3f9c2a71-58d4-4e0b-9a6c-1d2e7b40c5f8"
+
+
+@pytest.mark.parametrize("text", [
+    f"Panopto nøkkel {_UUID_KEY}",
+    f'{{"clé Dataverse": "{_UUID_KEY}"}}',
+    f"sleutel voor Zenodo: {_UUID_KEY}",
+    f"Kaltura nyckel .......... {_UUID_KEY}"])
+def test_a_uuid_after_a_key_word_a_service_names_is_its_key(text: str) -> None:
+    assert _values(text) == [_UUID_KEY]
+
+
+@pytest.mark.parametrize("text", [
+    f"Votre clé : {_UUID_KEY}",  # a determiner, no service
+    f"partition sleutel Orders {_UUID_KEY}",  # a key named by what it keys
+    f"Redis key {_UUID_KEY}"])  # English: a bare key word before a UUID names an id
+def test_a_uuid_after_a_bare_key_word_stays_an_id(text: str) -> None:
+    assert _values(text) == []

@@ -464,6 +464,18 @@ _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ss
 _KEY_WORDS_ABROAD = (r"(?i:[a-zåäöæøü]{3,16}(?:sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|"
                      r"(?i:cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|anahtar[ıi]?|"
                      r"kh[oó]a)|khóa|مفتاح|키|キー|" + words.alternation(words.KEY))
+# A service's key named by the service, in a language other than English: a bare word for key and a capitalised
+# name beside it (`Panopto nøkkel`, `clé Dataverse`, `sleutel voor Zenodo`, `Kaltura Schlüssel`), the name not a
+# determiner or a possessive (`Votre clé`, `Din nøkkel`). Services that issue UUIDs as API keys (Dataverse, Panopto,
+# Heroku, Mux) are named so; an id's key is named by what it keys (`partition`, `object`, `cache`: `_HEX_NOT_KEY`).
+_KEY_WORD_BARE = (r"(?:(?i:cl[eé]|clave|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|n[oø]gle)|"
+                  + words.alternation(words.KEY) + r")(?![A-Za-z\u00c0-\u024f])")
+_SERVICE_NAME = (r"(?!(?i:der|die|das|den|dem|des|ein|eine|einen|dein|deine|ihr|ihre|mein|meine|unser|unsere|"
+                 r"votre|notre|cette|une|het|een|mijn|jouw|din|ditt|min|mitt|vores|jeres|sin|det|the|your|this|"
+                 r"that|our|my|nuestra|vuestra|tua|sua|mia|nova|neue|neuer|nieuwe|ny|nya|nye|uusi)\b)"
+                 r"[A-Z][A-Za-z0-9]{2,24}")
+_NAMED_KEY = (rf"(?:{_SERVICE_NAME}[ \t]+{_KEY_WORD_BARE}|{_KEY_WORD_BARE}[ \t]+(?:(?i:voor|van|for|f[oö]r|fyrir|til|"
+              rf"de|du|d'|f[uü]r|pour|per|para)[ \t]*)?{_SERVICE_NAME})")
 # Words that name a credential outright, not any key: a token or a secret word, or a key word with `API` beside it
 # (`API-sleutel`, `Κλειδί API`, Finnish `rajapinta-avain`/`rajapinnan avain`: the API's key), or an HMAC key (a
 # webhook's signing secret: DocuSign Connect's, Shopify's); a UUID after them is one (Heroku API keys), after a bare
@@ -2009,6 +2021,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a random key of 16-23 characters right after the word for key with `API` beside it and a "
                      "space, up to two words between (`API-sleutel voor Brightspace …`, `API raktas …`): named a "
                      "credential outright, the rule above's shorter keys"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-]){_NAMED_KEY}(?:{_CLOSE}(?:[ \t]*[:=][ \t]*|{_LEADER}|{_DASH})|[ \t]+){_OPEN}"
+         rf"(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
+         trigger=rf"(?:{_KEY_STEMS})[^\n]{{0,40}}[0-9a-fA-F]{{8}}-[0-9a-fA-F]{{4}}-",
+         reject_label=_HEX_NOT_KEY, label_window=24,
+         description="a UUID after a word for key that a service's name stands beside, in a language other than "
+                     "English (`Panopto nøkkel …`, `\"clé Dataverse\": \"…\"`, `sleutel voor Zenodo: …`): a "
+                     "service's API key, as Dataverse, Panopto and Heroku issue theirs; not after a determiner "
+                     "(`Votre clé`), nor a key named by what it keys (`partition`, `object`, `cache`)"),
     Rule("email", "EMAIL",
          f"(?:{_MSG_ID_HEADER}|{_URL_SCHEME}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
