@@ -180,3 +180,12 @@ def test_a_uuid_after_a_key_word_a_service_names_is_its_key(text: str) -> None:
     f"Redis key {_UUID_KEY}"])  # English: a bare key word before a UUID names an id
 def test_a_uuid_after_a_bare_key_word_stays_an_id(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("cookie _shibsession_a1b2c3d4e5f60718293a4b5c6d7e8f90=_9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+     "_9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+    ("note: SimpleSAMLAuthToken=_3c1f0e9d8b7a69584736251403f2e1d0c9b8a7f6",
+     "_3c1f0e9d8b7a69584736251403f2e1d0c9b8a7f6")])
+def test_single_sign_on_cookies_of_the_research_federations(text: str, value: str) -> None:
+    assert _values(text) == [value]

@@ -404,9 +404,12 @@ _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jse
                 r"wp_woocommerce_session_[0-9a-f]{32}|steamLoginSecure|[A-Z][a-z]+Session|_session_id|"
                 r"[A-Za-z0-9_.]+-(?i:session-id)|"
                 r"__Secure-[13]P(?:SID(?:TS|CC)?|APISID)|S?APISID|[HS]SID|SIDCC|ESTSAUTH(?:PERSISTENT|LIGHT)?|"
-                r"\.?ASPXAUTH|\.AspNetCore\.(?:Cookies|Identity\.Application))")
+                r"\.?ASPXAUTH|\.AspNetCore\.(?:Cookies|Identity\.Application)|_shibsession_[0-9A-Za-z]{8,64}|"
+                r"SimpleSAML(?:SessionID|AuthToken))")
 # Google's sign-in cookies (`SID`, `HSID`, `SSID`, `APISID`, `SAPISID`, `__Secure-1PSID`, `__Secure-3PSIDTS`, …: its
-# cookie policy's list), Microsoft Entra's `ESTSAUTH` and ASP.NET's authentication cookies are sessions too.
+# cookie policy's list), Microsoft Entra's `ESTSAUTH` and ASP.NET's authentication cookies are sessions too; so are
+# the Shibboleth SP's `_shibsession_<hash of its application id>` and SimpleSAMLphp's `SimpleSAMLSessionID` and
+# `SimpleSAMLAuthToken`, the research and education federations' single sign-on.
 COOKIE_NAMES = _COOKIE_NAME
 """The names of session and credential cookies: a label structure gives a value (a devtools export's `"name"`)."""
 TAB = r"(?:\t|\\\r?\n|\\t)"
@@ -1387,7 +1390,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:\|\d{9,11}\|[A-Za-z0-9_+/=-]{20,128}|(?:\|{1,2}[A-Za-z0-9%._~+/:-]{1,4095}[A-Za-z0-9%_~+/=-]){1,4})?)",
          trigger=r"(?:(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*(?:\.[A-Za-z0-9]{1,16})?|"
                  r"AspNetCore\.[A-Za-z.]+|_oauth2_proxy(?:_\d)?|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|"
-                 r"steamLoginSecure)="
+                 r"steamLoginSecure|_shibsession_[0-9A-Za-z]{8,64}|SimpleSAML(?:SessionID|AuthToken))="
                  r"(?:\d{1,10}\|)?[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
