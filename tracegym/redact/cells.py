@@ -180,6 +180,33 @@ def _block(text: str, block: list[tuple[int, str]], delimiter: str, wanted: Call
             row = _cells(start, line, delimiter)
             out += [(name, s, e) for (ls, le), (s, e) in zip(row, row[1:], strict=False)
                     if s < e and (name := _label(text, (ls, le))) is not None and wanted(name)]
+    else:
+        out += _key_value_rows(text, block, delimiter, header, wanted)
+    return out
+
+
+_KEY_COLUMN = frozenset({"field", "key", "name", "attribute", "parameter", "param", "setting", "property",
+                         "variable", "item"})
+_VALUE_COLUMN = frozenset({"value", "val"})
+"""The header of a key-value export (entity-attribute-value rows: `record_id;field;value`, `key,value`,
+`name,value`): the cell under the key column names the cell under the value column, as a `|` row's label cell
+does."""
+
+
+def _key_value_rows(text: str, block: list[tuple[int, str]], delimiter: str, header: list[tuple[int, int]],
+                    wanted: Callable[[str], object]) -> list[tuple[str, int, int]]:
+    heads = [text[s:e].strip().lower() for s, e in header]
+    pair = next((i for i in range(len(heads) - 1) if heads[i] in _KEY_COLUMN and heads[i + 1] in _VALUE_COLUMN),
+                None)
+    if pair is None:
+        return []
+    out = []
+    for start, line in block[1:]:
+        row = _cells(start, line, delimiter)
+        at = pair - (len(header) - len(row) if len(row) < len(header) else 0)
+        if 0 <= at < len(row) - 1 and row[at + 1][0] < row[at + 1][1] \
+                and (name := _label(text, row[at])) is not None and wanted(name):
+            out.append((name, *row[at + 1]))
     return out
 
 

@@ -188,6 +188,36 @@ def baltic_personal_code(value: str) -> bool:
     return check == d[10] and _date(_BALTIC_CENTURY[d[0]] + _number(d, 1, 2), _number(d, 3, 2), _number(d, 5, 2))
 
 
+def cpr(value: str) -> bool:
+    """Denmark's CPR-nummer (CPR-loven; the CPR office's "Personnummeret i CPR"): DDMMYY, then four digits, the
+    first of which with the year gives the century (0-3: 1900s; 4 and 9: 2000s up to 36, else 1900s; 5-8: 2000s up
+    to 57, else 1800s). The modulus-11 check held until 2007 and is no longer issued by, so only the date is read:
+    after its label, random ten digits pass at 3.7%."""
+    d = _digits(value, 10)
+    if d is None:
+        return False
+    yy, seventh = _number(d, 4, 2), d[6]
+    if seventh <= 3:
+        century = 1900
+    elif seventh in (4, 9):
+        century = 2000 if yy <= 36 else 1900
+    else:
+        century = 2000 if yy <= 57 else 1800
+    return _date(century + yy, _number(d, 2, 2), _number(d, 0, 2))
+
+
+def latvian_personal_code(value: str) -> bool:
+    """Latvia's personas kods as issued until 2017 (Ministru kabineta noteikumi; PMLP): DDMMYY, the century (0
+    1800s, 1 1900s, 2 2000s), a serial of three digits and a check digit (1101 - the digits times 1, 6, 3, 7, 9, 10,
+    5, 8, 4, 2) mod 11."""
+    d = _digits(value, 11)
+    if d is None or d[6] > 2:
+        return False
+    if (1101 - _weighted(d, (1, 6, 3, 7, 9, 10, 5, 8, 4, 2))) % 11 != d[10]:
+        return False
+    return _date(1800 + 100 * d[6] + _number(d, 4, 2), _number(d, 2, 2), _number(d, 0, 2))
+
+
 def bsn(value: str) -> bool:
     """The Netherlands' burgerservicenummer (Wet algemene bepalingen burgerservicenummer; Logius): nine digits
     (eight with a leading zero dropped) passing the 11-proof, 9*d1 + 8*d2 + ... + 2*d8 - d9 divisible by 11."""
@@ -726,9 +756,18 @@ IDS: tuple[NationalId, ...] = (
                r"жеке[ _-]сәйкестендіру[ _-]нөмірі", r"\d{12}", iin, short="иин|жсн|iin", camel="Iin|IIN",
                stems=r"(?i:идентификационн|сәйкестендіру|иин[\"']?[ \t]*[:=]|жсн[\"']?[ \t]*[:=]|"
                r"iin[\"']?[ \t]*[:=])|ИИН|ЖСН|\bIIN\b"),
-    NationalId("baltic_personal_code", r"asmens[ _-]kod(?:as|o|ą|ui)|a\.[ ]?k\.|isikukood(?:i|iga|ile)?",
+    NationalId("baltic_personal_code", r"asmens[ _-]kod(?:as|o|ą|ui)|a\.[ ]?k\.|isikukood(?:i|iga|ile)?|"
+               r"(?:estonian|lithuanian)[ _-]personal[ _-](?:id(?:entification)?[ _-])?code",
                r"[1-8]\d{10}", baltic_personal_code, camel="AsmensKodas|Isikukood",
-               stems=r"(?i:asmens[ _-]kod|isikukood|a\.[ ]?k\.)"),
+               stems=r"(?i:asmens[ _-]kod|isikukood|a\.[ ]?k\.|estonian[ _-]personal|lithuanian[ _-]personal)"),
+    NationalId("latvian_personal_code", r"personas[ _-]kod(?:s|a|u)|p\.[ ]?k\.|"
+               r"latvian[ _-]personal[ _-](?:id(?:entification)?[ _-])?code",
+               r"\d{6}-?\d{5}", latvian_personal_code, camel="PersonasKods",
+               stems=r"(?i:personas[ _-]kod|p\.[ ]?k\.|latvian[ _-]personal)"),
+    NationalId("cpr", r"cpr[ _-]?(?:nr\.?|nummer|number|no\.?)|cpr|danish[ _-](?:personal[ _-])?id(?:[ _-]number)?",
+               r"\d{6}-?\d{4}", cpr, short="cpr", camel="Cpr|CPR|CprNr|CprNummer",
+               stems=r"(?i:cpr[ _-]?(?:nr|nummer|number|no)|danish[ _-](?:personal[ _-])?id)|\bCPR\b|"
+               r"(?i:cpr)[\"']?[ \t]*[:=]"),
     NationalId("bsn", r"burger[ _-]?service[ _-]?nummer|sofi[ _-]?nummer|citizen[ _-]service[ _-]number",
                rf"\d{{4}}{_D}\d{{2}}{_D}\d{{3}}|\d{{3}}{_D}\d{{3}}{_D}\d{{3}}|\d{{8,9}}", bsn, short="bsn", said="bsn",
                camel="Bsn|BSN|Burgerservicenummer",
@@ -740,11 +779,11 @@ IDS: tuple[NationalId, ...] = (
                r"kimlik[ _-]?(?:no|numaras[ıi])|turkish[ _-]id(?:entity)?[ _-]?(?:number|no)",
                r"[1-9]\d{10}", tc_kimlik, short=r"tc[ _-]?no|tcno|tc", camel="TcKimlik|TCKimlik|Tckn|TCKN",
                stems=r"(?i:kimlik|tckn|t\.c\.|tc[ _-]?no)|\bTC\b"),
-    NationalId("personnummer", r"person[ _-]?nummer|personnr|pers\.?[ _-]?nr|samordningsnummer|"
+    NationalId("personnummer", r"person[ _-]?nummer|personnr|pers\.?[ _-]?nr|samordningsnummer|persovdnanummar|"
                r"swedish[ _-]personal[ _-]identity[ _-]number|personal[ _-]number",
                r"(?:19|20)?\d{6}[-+ ]?\d{4}", personnummer, said=r"pnr|pers\.?nr",
                camel="Personnummer|PersonNummer",
-               stems=r"(?i:personnummer|personnr|pers\.nr|pers[ _-]nr|samordningsnummer|"
+               stems=r"(?i:personnummer|personnr|pers\.nr|pers[ _-]nr|samordningsnummer|persovdnanummar|"
                r"personal[ _-]identity[ _-]number|personal[ _-]number)"),
     NationalId("hetu", r"henkil[oö]tunnus|henkil[oö]tunnukse(?:n|si)|personbeteckning|"
                r"personal[ _-]identity[ _-]code|finnish[ _-](?:personal[ _-])?id",
@@ -801,8 +840,8 @@ IDS: tuple[NationalId, ...] = (
                r"\d{2}\.?\d{2}\.?\d{2}[-. ]?\d{3}\.?\d{2}", belgium_national_number, short="rrn|nrn",
                camel="Rijksregisternummer|Insz|INSZ|Niss|NISS",
                bare=r"\d{2}\.\d{2}\.\d{2}-\d{3}\.\d{2}", bare_trigger=r"\d{2}\.\d{2}\.\d{2}-\d{3}\.\d{2}",
-               stems=r"(?i:rijksregister|nationaal[ _-]nummer|num[eé]ro[ _-]national|registre[ _-]national|"
-               r"nationaal|national[ _-]number|insz|niss)|\bRRN\b"),
+               stems=r"(?i:rijksregister|nationalregister|nationaal[ _-]nummer|num[eé]ro[ _-]national|"
+               r"registre[ _-]national|nationaal|national[ _-]number|insz|niss)|\bRRN\b"),
     NationalId("rut", r"rol[ _-][uú]nico[ _-](?:tributario|nacional)|chilean[ _-](?:rut|id)",
                r"\d{1,2}\.?\d{3}\.?\d{3}-?[\dkK]", rut, short="rut|run", camel="Rut|RUT",
                stems=r"(?i:rol[ _-][uú]nico|chilean)|\bRUT\b|\bRUN\b|Rut|(?i:rut|run)[\"']?[ \t]*[:=]"),

@@ -88,15 +88,21 @@ def grouped_number(digits: str, first: str) -> bool:
                and _of_type(number, region, types) for region in _screened(digits, regions, service=False))
 
 
+_CLOSED_SERVICE_REGIONS = ("US", "IN", "AU", "NO", "DK", "IS", "EE", "LV")
+"""The plans whose service numbers are written with no trunk 0: NANP's `1-800`, India's and Australia's `1800`, and
+the closed plans of the Nordics and the Baltics, whose free-of-charge numbers open with 80 (Nkom's and the Danish
+Agency's `80x xx xxx`, Iceland's and Estonia's `800 xxxx`, Latvia's `80xx xxxx`) and premium ones with 90."""
+
+
 @functools.lru_cache(maxsize=65536)
 def service(digits: str) -> bool:
     """Whether `digits`, as written in a country (a trunk 0, or none: NANP's `1-800`, India's and Australia's
-    `1800`), is a toll-free, premium-rate, shared-cost or universal access number of some plan and a person's
+    `1800`, Norway's `800 xx xxx`), is a toll-free, premium-rate, shared-cost or universal access number of some plan and a person's
     number of none (`010…` is Finland's universal access and Korea's mobiles: a person's)."""
     if digits.startswith("00"):
         number = _parsed("+" + digits[2:], None)
         return number is not None and _of_type(number, None, _SERVICE)
-    regions = _trunk_regions() if digits.startswith("0") else ("US", "IN", "AU")
+    regions = _trunk_regions() if digits.startswith("0") else _CLOSED_SERVICE_REGIONS
     services = _screened(digits, regions, service=True)
     if not services:
         return False

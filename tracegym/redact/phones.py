@@ -30,6 +30,10 @@ class Plan:
     """The digits an NSN starts with."""
     international: str = ""
     """A prefix dialled after the country code from abroad only (Argentina's mobile `9`)."""
+    runs: bool = True
+    """Whether its numbers are written in one run of digits too, as well as in groups; False where the plan's NSNs
+    are as short as ids and people group them (Iceland's and Estonia's seven digits, `555 1234`): seven digits in
+    one run after a phone word are a ticket's, an extension's or a record's."""
 
     def national(self, number: str) -> bool:
         """Whether `number` (digits only) is written as this plan's national numbers are."""
@@ -78,6 +82,7 @@ PLANS: tuple[Plan, ...] = (
     Plan("KW", "965", ("",), (8, 8), "2569"), Plan("BH", "973", ("",), (8, 8), "1367"),
     Plan("OM", "968", ("",), (8, 8), "279"), Plan("TN", "216", ("",), (8, 8), "234579"),
     Plan("MA", "212", ("0",), (9, 9), "567"), Plan("DZ", "213", ("0",), (8, 9), "234567"),
+    Plan("IS", "354", ("",), (7, 7), "45678", runs=False), Plan("EE", "372", ("",), (7, 8), "345678", runs=False),
 )
 """The plans of the countries the docs and the corpora name (NANP and Brazil's DDD grammar are read apart:
 `nanp`, `brazil`). Trunk-0 plans with open lengths (Germany, Austria, Finland) take most numbers that start
@@ -85,15 +90,19 @@ with 0; the closed plans are what tell an 8-digit Danish number from an id. The 
 (CRA Qatar, CITRA Kuwait, TRA Bahrain, TRA Oman: mobiles 3, 5, 6, 7, 9 and fixed lines 1, 2, 4 by country), Tunisia's
 (INT: mobiles 2, 4, 5, 9, fixed 3 and 7), Morocco's (ANRT: trunk 0, nine digits, fixed 5, mobiles 6 and 7) and
 Algeria's (ARPCE: trunk 0, fixed lines of eight digits 2-4, mobiles of nine 5-7) read a number written with its
-country code and no `+` (`973 1729 3456`)."""
+country code and no `+` (`973 1729 3456`). Iceland's (Fjarskiptastofa) and Estonia's (TTJA) are closed plans of
+seven-digit numbers, written with no trunk: Iceland's geographic 4xx-5xx and mobile 6xx-8xx; Estonia's geographic
+3xx, 4xx, 6xx and 7xx, its mobiles 5… in seven or eight digits and 8… in eight. Their service ranges (`800 xxxx`
+free of charge) are named by `numbering.service`."""
 _BY_CODE = {p.code: [q for q in PLANS if q.code == p.code] for p in PLANS}
 
 
-def national(number: str) -> bool:
-    """Whether `number` (digits only, as written in a country: no `+`, no `00`) is a number of some plan."""
+def national(number: str, grouped: bool = True) -> bool:
+    """Whether `number` (digits only, as written in a country: no `+`, no `00`) is a number of some plan; `grouped`:
+    whether it was written in groups (the plans whose numbers are grouped alone read it only then)."""
     if len(number) == 11 and number[0] == "1" and nanp(number[1:]):
         return True  # NANP with the long-distance prefix
-    return nanp(number) or brazil(number) or any(p.national(number) for p in PLANS)
+    return nanp(number) or brazil(number) or any(p.national(number) for p in PLANS if grouped or p.runs)
 
 
 def international(number: str) -> bool:

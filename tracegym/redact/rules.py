@@ -60,8 +60,9 @@ _PW = (r"(?i:password|passwd|pass[_-]?phrase|pass[_-]?code|pwd|\bpw\b|passwort|k
 # no word boundary before it), or `pass` after a separator or in camelCase (REDIS_PASS, --redis-pass, adminPass);
 # `auth` ending a name after a separator or a hump (redis_auth, REDIS_AUTH, redisAuth: Redis's AUTH password); `pw`
 # ending a lower-case name (OpenLDAP's `rootpw`, pfSense's `ldap_bindpw`); a PHP property ending in `pass`
-# (Moodle's `$CFG->dbpass`).
-_PW_LABEL = rf"(?:{_PW}|[_.-](?i:pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b)|[a-z]pw\b|->(?i:[a-z]{{0,12}}pass)\b)"
+# (Moodle's `$CFG->dbpass`), and the same short names as env keys write them (`MOODLE_DBPASS`, `APP_SMTPPASS`).
+_PW_LABEL = (rf"(?:{_PW}|[_.-](?i:(?:db|sql|smtp|ldap|bind|admin|root)?pass|pw\b|auth\b)|[a-z0-9](?:Pass|Auth\b)|"
+             rf"[a-z]pw\b|->(?i:[a-z]{{0,12}}pass)\b)")
 # What may close a label before its `:` or `=`: a quote (JSON keys, SQL's backticks around a column name: `` `smtp_pass`
 # = '…' ``), then a bracket or a parenthesis (`['API_KEY']`, a name in prose: "token set (JIRA_API_TOKEN): …").
 _CLOSE = r"\\?[\"'`]?[\])]?"
@@ -91,11 +92,17 @@ _PW_AFTER = (rf"{_CLOSE}(?:{_ARROW}|[ \t]*(?::=|:-|[:=]>?)[ \t]*|"
              rf"[^\n:=]{{0,40}}?[ \t](?i:reset|changed|set|updated|rotated)[ \t]+to[ \t]+|>|{_CJK_JOIN})")
 # A dash between a label and its value, as notes, chat and signatures write it (`Password - X`, `Client Secret – X`).
 _DASH = r"[ \t]+[-–—][ \t]+"
+# A form's dot leader between a label and its value, as text extracted from a PDF form keeps it (`Password
+# .......... X`, `API key ........ X`).
+_LEADER = r"[ \t]+\.{3,}[ \t]+|[ \t]*…+[ \t]+"
+# A label's gloss in parentheses after it, its translation in a bilingual form or message (`db password (salasana)
+# X`, `API key (nøkkel) X`).
+_GLOSS = r"(?:[ \t]+\([^\d()\n]{2,24}\))"
 # A password in prose: its label, inflected (`lösenordet`, `şifresi`), up to six words saying whose it is ("for
 # bob", "van root", "του deploy", "של tanaka", "für den SFTP-Zugang der Kasse"), then `:` or the language's "is"; or
 # a particle glued to the label in Chinese, Japanese and Korean (`密码是`, `パスワードは`, `비밀번호는`).
 _PW_PROSE = (rf"(?:{_PW})[A-Za-z\u00c0-\u024f]{{0,4}}(?:(?:[ \t]+[^\s:=]{{1,40}}){{0,6}}?"
-             rf"(?:[ \t]*[:：៖][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH})|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
+             rf"(?:[ \t]*[:：៖][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_LEADER})|[ \t]*(?:是|为|為|は|는|은)[ \t]*)")
 # What may open a value after its label: a quote, a backtick (markdown and Slack code), an HTML tag for code or
 # emphasis (Teams and Intercom bodies, `Password: <code>…</code>`); a quote then `'`, a Python repr inside JSON text
 # (Sentry's frame `vars`: `"api_key": "'…'"`).
@@ -122,7 +129,9 @@ _SYSINTERNALS = r"(?i:ps(?:exec|info|kill|list|service|shutdown|file|getsid|logl
 # `az login -p X`, lftp's `-u user,password`, mosquitto's `-P`, and Cisco IOS's `username … password 0 …` and
 # `enable secret 0 …` (type 0: clear text; type 7: a reversible encoding, the password in effect); Windows'
 # `cmdkey … /pass:X`, Sysinternals' remote tools' `-p X` (PsExec, PsInfo, PsKill, …), a Metasploit option naming
-# a password set at msfconsole's prompt (`msf6 … > set SMBPass X`, `setg PASSWORD X`, `HttpPassword`).
+# a password set at msfconsole's prompt (`msf6 … > set SMBPass X`, `setg PASSWORD X`, `HttpPassword`); the MinIO
+# client's `mc alias set ALIAS URL ACCESSKEY SECRETKEY` (and its older `mc config host add`): the fourth word the
+# secret key, the account's password.
 _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login\b[^\n|;&]{0,120}?"
              r"[ \t]-p[ \t]+|\bredis-cli\b[^\n|;&]{0,120}?[ \t]-a[ \t]+|"
              r"\bldap[a-z]{3,8}\b[^\n|;&]{0,160}?[ \t]-w[ \t]+|"
@@ -137,7 +146,9 @@ _PW_TOOLS = (r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry
              r"(?:password|secret)[ \t]+[07][ \t]+|"
              rf"\bcmdkey\b{_WIN_GAP}{{0,200}}?[ \t]/pass:|"
              rf"\b{_SYSINTERNALS}(?:64)?(?:\.exe)?[ \t]{_WIN_GAP}{{0,160}}?[ \t]-p[ \t]+|"
-             r"\bmsf\d{0,2}\b[^\n>]{0,80}>[ \t]*setg?[ \t]+[A-Za-z]{0,20}(?i:pass(?:word)?)[ \t]+")
+             r"\bmsf\d{0,2}\b[^\n>]{0,80}>[ \t]*setg?[ \t]+[A-Za-z]{0,20}(?i:pass(?:word)?)[ \t]+|"
+             r"\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+[^\s-]\S{0,63}[ \t]+https?://\S{1,200}[ \t]+"
+             r"\\?[\"']?[^\s\"'\\]{1,128}\\?[\"']?[ \t]+")
 # A login a spraying tool reports as valid, up to its password: netexec's (crackmapexec's) line (the protocol, the
 # address, the port, the host's name, `[+]`, `domain\\user:`, a user opening with n, r or t read as after a JSON
 # escape as `_WIN_GAP` says) and kerbrute's `[+] VALID LOGIN:  user@domain:` (its tab a JSON escape too).
@@ -162,7 +173,7 @@ _PW_TRIGGER = (r"(?i:pass[^e]|mot[ _-]de[ _-]passe|pwd|\bpw\b|[_.-]pw\b|mdp|paro
                r"暗証番号|密码|密碼|"
                r"비밀번호|비번|암호|-[A-Za-z]{0,4}u[ \t]|--user|mysql|(?i:[_.-]auth\b)|[a-z0-9]Auth\b|"
                r"\blogin\b|redis-cli|\bldap[a-z]|smbclient|lftp|\bnet[ \t]+user|sqlcmd|\bbcp\b|\bmongo|(?i:identified)|"
-               r"[a-z]pw\b|mosquitto_|\b(?:password|secret)[ \t]+[07][ \t]|"
+               r"[a-z]pw\b|mosquitto_|\b(?:password|secret)[ \t]+[07][ \t]|\bmc[ \t]+(?:alias|config)[ \t]|"
                rf"{_SYSINTERNALS}|"
                + words.alternation(words.PASSWORD))
 # A password's token standing apart from its label: a generated or chosen one (lower and upper case, a digit, a
@@ -398,9 +409,12 @@ _COOKIE_NAME = (r"(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:session|sess|sid|sessionid|jse
                 r"wp_woocommerce_session_[0-9a-f]{32}|steamLoginSecure|[A-Z][a-z]+Session|_session_id|"
                 r"[A-Za-z0-9_.]+-(?i:session-id)|"
                 r"__Secure-[13]P(?:SID(?:TS|CC)?|APISID)|S?APISID|[HS]SID|SIDCC|ESTSAUTH(?:PERSISTENT|LIGHT)?|"
-                r"\.?ASPXAUTH|\.AspNetCore\.(?:Cookies|Identity\.Application))")
+                r"\.?ASPXAUTH|\.AspNetCore\.(?:Cookies|Identity\.Application)|_shibsession_[0-9A-Za-z]{8,64}|"
+                r"SimpleSAML(?:SessionID|AuthToken))")
 # Google's sign-in cookies (`SID`, `HSID`, `SSID`, `APISID`, `SAPISID`, `__Secure-1PSID`, `__Secure-3PSIDTS`, …: its
-# cookie policy's list), Microsoft Entra's `ESTSAUTH` and ASP.NET's authentication cookies are sessions too.
+# cookie policy's list), Microsoft Entra's `ESTSAUTH` and ASP.NET's authentication cookies are sessions too; so are
+# the Shibboleth SP's `_shibsession_<hash of its application id>` and SimpleSAMLphp's `SimpleSAMLSessionID` and
+# `SimpleSAMLAuthToken`, the research and education federations' single sign-on.
 COOKIE_NAMES = _COOKIE_NAME
 """The names of session and credential cookies: a label structure gives a value (a devtools export's `"name"`)."""
 TAB = r"(?:\t|\\\r?\n|\\t)"
@@ -460,22 +474,38 @@ _KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ss
 _KEY_WORDS_ABROAD = (r"(?i:[a-zåäöæøü]{3,16}(?:sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|"
                      r"(?i:cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|anahtar[ıi]?|"
                      r"kh[oó]a)|khóa|مفتاح|키|キー|" + words.alternation(words.KEY))
+# A service's key named by the service, in a language other than English: a bare word for key and a capitalised
+# name beside it (`Panopto nøkkel`, `clé Dataverse`, `sleutel voor Zenodo`, `Kaltura Schlüssel`), the name not a
+# determiner or a possessive (`Votre clé`, `Din nøkkel`). Services that issue UUIDs as API keys (Dataverse, Panopto,
+# Heroku, Mux) are named so; an id's key is named by what it keys (`partition`, `object`, `cache`: `_HEX_NOT_KEY`).
+_KEY_WORD_BARE = (r"(?:(?i:cl[eé]|clave|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|n[oø]gle)|"
+                  + words.alternation(words.KEY) + r")(?![A-Za-z\u00c0-\u024f])")
+_SERVICE_NAME = (r"(?!(?i:der|die|das|den|dem|des|ein|eine|einen|dein|deine|ihr|ihre|mein|meine|unser|unsere|"
+                 r"votre|notre|cette|une|het|een|mijn|jouw|din|ditt|min|mitt|vores|jeres|sin|det|the|your|this|"
+                 r"that|our|my|nuestra|vuestra|tua|sua|mia|nova|neue|neuer|nieuwe|ny|nya|nye|uusi)\b)"
+                 r"[A-Z][A-Za-z0-9]{2,24}")
+_NAMED_KEY = (rf"(?:{_SERVICE_NAME}[ \t]+{_KEY_WORD_BARE}|{_KEY_WORD_BARE}[ \t]+(?:(?i:voor|van|for|f[oö]r|fyrir|til|"
+              rf"de|du|d'|f[uü]r|pour|per|para)[ \t]*)?{_SERVICE_NAME})")
 # Words that name a credential outright, not any key: a token or a secret word, or a key word with `API` beside it
-# (`API-sleutel`, `Κλειδί API`), or an HMAC key (a webhook's signing secret: DocuSign Connect's, Shopify's); a
-# UUID after them is one (Heroku API keys), after a bare key word an id.
+# (`API-sleutel`, `Κλειδί API`, Finnish `rajapinta-avain`/`rajapinnan avain`: the API's key), or an HMAC key (a
+# webhook's signing secret: DocuSign Connect's, Shopify's); a UUID after them is one (Heroku API keys), after a bare
+# key word an id.
 # An ending glued to a key word, as languages inflect it (Azerbaijani `açarı`, Turkish `anahtarı`, Basque `gakoa`,
 # Albanian `çelësi`): up to four letters, Latin ones beyond ASCII too.
 _INFLECTED = "[A-Za-z\u00c0-\u024f]{0,4}"
 _API_KEY_WORDS = (rf"(?i:api)[ _-]?(?:{_KEY_WORDS})|"
-                  rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der|wa)[ \t]+)?(?i:api)\b")
+                  rf"(?:{_KEY_WORDS})[ \t_-]+(?:(?i:de|da|do|di|del|della|der|wa)[ \t]+)?(?i:api)\b|"
+                  rf"(?i:rajapinta|rajapinnan)[ _-]?(?:{_KEY_WORDS})")
 _CRED_WORDS = (rf"{_API_KEY_WORDS}|"
                r"(?i:[a-zåäöæøü]{0,16}token|secret|hmac[ _-]?key)|"
                r"토큰|トークン|シークレット|" + words.alternation(words.SECRET, words.TOKEN))
 # What stands between a key word and its value in prose: up to six words saying whose key it is ("del portal de
-# pagos", "für den Abrechnungsdienst"), then `:`, `=`, an arrow, "is", a dash, "set to", or a CJK join.
+# pagos", "für den Abrechnungsdienst"), then `:`, `=`, an arrow, "is", a dash, "set to", a CJK join, or a form's dot
+# leader.
 _KEY_PROSE_AFTER = (rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
-                    rf"(?:{_ARROW}|[ \t]*[:=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|{_CJK_JOIN})")
+                    rf"(?:{_ARROW}|[ \t]*[:=][ \t]*|[ \t]+{_IS}[ \t]*:?[ \t]+|{_DASH}|{_SET_TO}|{_CJK_JOIN}|{_LEADER})")
 _KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
+                      r"[ \t]\.{3}|"
                       r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은|[「『〔】\]])")
 # The secret access key as AWS's Spanish, Portuguese, Italian and French pages name it (`clave de acceso secreta`,
 # `chave de acesso secreta`, `chiave di accesso segreta`, `clé d'accès secrète`), or short (`clave secreta de AWS`).
@@ -537,15 +567,30 @@ _CONTACT_OBJECT = (r'^[_\d]?(?i:contacts?)\\?"[ \t]*:[ \t]*\{[ \t]*\\?"'
 # 0800-0805; `Freephone`, `toll-free`, `gebührenfrei`, `número gratuito`), or a call centre's (`call centre number`,
 # Turkish `çağrı merkezi`, Arabic `مركز الاتصال`, the Gulf's `الرقم الموحد`, unified number, and `الرقم المجاني`,
 # free number): the number is none of a person's, though some plan reads its digits as one (`0800…` is a fixed
-# line in Sweden's, `800 …` a Mexican number).
+# line in Sweden's, `800 …` a Mexican number). The Nordic, Baltic and Dutch names: the "green number" of Norway,
+# Denmark and Sweden (`grønt nummer`, `grönt nummer`), a free number (`gratisnummer`, `gratis nummer`, Finnish
+# `maksuton numero`, Estonian `tasuta number`, Latvian `bezmaksas numurs`, Lithuanian `nemokamas numeris`,
+# Icelandic `gjaldfrjálst númer`, German `kostenlose Nummer`) and Finland's `palvelunumero` (a service number, as
+# Traficom names 0800/0700/0600).
+_FREE_NUMBER = (r"gr[\xf8\xf6o]nt[ -]?nummer|gratis[ -]?(?:nummer|number|numero)|maksuton|palvelunumero|"
+                r"tasuta[ -]?(?:number|telefon)|bezmaksas|nemokam(?:as|o)|gjaldfrj\xe1ls\w*|"
+                r"kostenlose?[ -]?(?:nummer|rufnummer|hotline)|kostenfrei\w*|avgiftsfri(?:tt)?")
 _TOLL_FREE = (r"(?i:\b(?:num\xe9ro vert|numero vert|freephone|toll[- ]?free|geb\xfchrenfrei|n[u\xfa]mero gratuito|"
-              r"num\xe9ro gratuit|call[ _-]?cent(?:re|er)s?|[cçÇ]a[gğ]r[ıi] merkezi)\b)|"
+              rf"num\xe9ro gratuit|call[ _-]?cent(?:re|er)s?|[cçÇ]a[gğ]r[ıi] merkezi|{_FREE_NUMBER})\b)|"
               r"مركز الاتصال|الرقم الموحد|الرقم المجاني")
 # Helplines whose name opens with the word for telephone, so that the phone word is no label of a person's number:
 # Spain's Teléfono de la Esperanza, Italy's Telefono Amico, Telefono Azzurro and Telefono Rosa, Poland's Telefon
 # Zaufania, the Telefonseelsorge of Germany and Austria.
 _NAMED_HELPLINE = (r"^[_\d]?(?i:tel[eéÉ]fono de la esperanza|telefono (?:amico|azzurro|rosa)|telefon zaufania|"
                    r"telefonseelsorge)[^\w\n]{0,4}\d")
+# A company's number in a business register, which Belgium's KBO/BCE writes grouped as a phone number is
+# (`0xxx.xxx.xxx`) and its neighbours write in groups too: `ondernemingsnummer`, `numéro d'entreprise`,
+# `Unternehmensnummer`, KBO, BCE, the VAT number (BTW, TVA, VAT), Denmark's CVR, Norway's and Sweden's
+# `organisasjonsnummer`/`organisationsnummer` (`org.nr`), Finland's Y-tunnus, Estonia's `registrikood`.
+_COMPANY_NUMBER = (r"ondernemingsnummer|(?:num\xe9ro|numero|n\xb0)[ ]d['\u2019]entreprise|unternehmensnummer|"
+                   r"kbo|bce|btw|tva|vat|cvr|cvr-nr|y-tunnus|"
+                   r"org\.?[ -]?nr|organisa[st]jonsnummer|organisationsnummer|registrikood|"
+                   r"registreerimiskood")
 # What a number grouped like a phone's is when a word right before it names something else: a document's,
 # an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), or
 # the groups of an IBAN before it.
@@ -553,7 +598,7 @@ _NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|part|
                 r"meter|z\xe4hler\w*|compteur|contador|account|acct|konto|iban|invoice|rechnung|factur\w*|order|"
                 r"bestell\w*|commande|pedido|po|sku|ean|isbn|doi|ref\w*|id|case|ticket|tracking|confirmation|"
                 r"booking|reservation|room|version|build|freephone|toll[- ]?free|helpline|hotline|"
-                r"num\xe9ro vert|servicenummer|geb\xfchrenfrei)\b|#)[^\n\d\w]{0,6}|"
+                rf"num\xe9ro vert|servicenummer|geb\xfchrenfrei|{_FREE_NUMBER}|{_COMPANY_NUMBER})\b|#)[^\n\d\w]{{0,6}}|"
                 r"[A-Z]{2}\d{2}(?: [A-Z0-9]{4})+ )$")
 
 # An e-mail address written out: a local part (letters spelled one by one, words joined by `dot`, `underscore`,
@@ -680,7 +725,8 @@ _RECOVERY_SEP = (r"(?:\\?[\"']?[ \t]*(?:[,;|]|\r?\n|\\n)[ \t]*(?:[-*•][ \t]*|\
 # the exchanges' "Backup Key" (Binance's, KuCoin's: the seed to write down, which restores the authenticator); the
 # second factor's name after the word for key where languages put it there (`Clave 2FA`, `clé de secours 2FA`,
 # `chave TOTP`; the seed's word too, Portuguese `semente 2FA`, Spanish `semilla TOTP`, Catalan `llavor 2FA`) or glued
-# to it in a compound (`2FA-Schlüssel`, `TOTP-sleutel`, `MFA-nyckel`).
+# to it in a compound (`2FA-Schlüssel`, `TOTP-sleutel`, `MFA-nyckel`, Finnish `MFA-avain`, Estonian `2FA-võti`,
+# Latvian `MFA atslēga`, Lithuanian `2FA raktas`, Icelandic `2FA lykill`).
 _TOTP_OWN = (r"(?:(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authenticator)[ ._-]?(?:secret|seed|key)|"
                r"\btotp\b|shared[ _-]?secret|manual[ _-]?(?:entry[ _-]?)?key|einrichtungsschl(?:ü|ue)ssel|"
                r"(?:can['’]?t|cannot|unable[ _-]to)[ _-]scan|backup[ _-]?key|"
@@ -688,7 +734,8 @@ _TOTP_OWN = (r"(?:(?i:setup[ _-]?key|secret[ _-]?key|(?:totp|otp|2fa|mfa|authent
                r"chave (?:secreta|de configura[cç][aã]o)|chiave (?:segreta|di configurazione)|"
                r"(?:cl[eé]|clave|chave|chiave|llave|semente|semilla|llavor)(?: (?:secr[eè]te|secreta|segreta|"
                r"de secours|de respaldo|de seguran[cç]a|di riserva))? (?:2fa|a2f|mfa|totp|otp)\b|"
-               r"(?:2fa|mfa|totp|otp)[ _-]?(?:schl(?:ü|ue)ssel|sleutel|nyckel|n[oø]gle|n[oø]kkel)))")
+               r"(?:2fa|mfa|totp|otp)[ _-]?(?:schl(?:ü|ue)ssel|sleutel|nyckel|n[oø]gle|n[oø]kkel|avain|v[oõ]ti|"
+               r"atsl[eē]ga|raktas|lykill)))")
 _TOTP_TRANSLATED = words.alternation(words.SETUP_KEY)
 _TOTP_WORDS = f"(?:{_TOTP_OWN}|{_TOTP_TRANSLATED})"
 _TOTP_HEAD = r"(?i:\b(?:totp|2fa|mfa)\b)"
@@ -1291,7 +1338,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "service id and the secret id, each id a random UUID, joined by `-` as Notify writes them; the "
                      "secret the last UUID"),
     Rule("jwt", "JWT", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", trigger=r"eyJ",
-         description="JSON Web Tokens"),
+         validator=v.not_sample_jwt,
+         description="JSON Web Tokens; not a documentation sample, signed with the debugger's published default "
+                     "secret (jwt.io's `your-256-bit-secret`)"),
     Rule("api_token", "TOKEN",
          r"(?:^|[^A-Za-z0-9_.+/=-])(?P<v>(?:[a-z]{2,10}|[A-Z]{2,10})(?:[._-](?:[a-z]{2,10}|v\d{1,2}))*[._-]"
          r"[A-Za-z0-9_-]{32,512}(?:\.[A-Za-z0-9_-]{16,86})?)(?:$|[^A-Za-z0-9_+/=.-]|\.(?:$|[^A-Za-z0-9]))",
@@ -1356,7 +1405,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:\|\d{9,11}\|[A-Za-z0-9_+/=-]{20,128}|(?:\|{1,2}[A-Za-z0-9%._~+/:-]{1,4095}[A-Za-z0-9%_~+/=-]){1,4})?)",
          trigger=r"(?:(?i:sess|sid|token|auth|jwt|remember)[A-Za-z_-]*(?:\.[A-Za-z0-9]{1,16})?|"
                  r"AspNetCore\.[A-Za-z.]+|_oauth2_proxy(?:_\d)?|wordpress_(?:logged_in|sec)_[0-9a-f]{32}|"
-                 r"steamLoginSecure)="
+                 r"steamLoginSecure|_shibsession_[0-9A-Za-z]{8,64}|SimpleSAML(?:SessionID|AuthToken))="
                  r"(?:\d{1,10}\|)?[A-Za-z0-9%._~+/:-]{15}",
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="session and credential cookies (session=, JSESSIONID=, connect.sid=, auth_token=, "
@@ -1504,11 +1553,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="passwords after a password label (env, YAML, JSON, CLI flags, connection strings, prose); "
                      "a quoted one whole, symbols and spaces included"),
     Rule("password", "PASSWORD",
-         rf"(?:^|[\s:\"'`>\[])[A-Za-z0-9_.-]*{_PW_LABEL}[ \t]+(?P<v>[^\s\"'`\\(){{}}\[\]<>]{{7,127}}"
+         rf"(?:^|[\s:\"'`>\[])[A-Za-z0-9_.-]*{_PW_LABEL}{_GLOSS}?(?:{_LEADER}|[ \t]+)"
+         rf"(?P<v>[^\s\"'`\\(){{}}\[\]<>]{{7,127}}"
          r"[^\s\"'`\\(){}\[\]<>,;.])(?:$|[\s\"'`\\(){}\[\]<>,;.])",
          trigger=_PW_TRIGGER, validator=v.bare_password,
          description="a password after its label and spaces alone (a SWIFT free-text field `:70:passord X`, "
-                     "fixed-width records): letters and digits, 8+ characters, not code"),
+                     "fixed-width records), its gloss in parentheses or a form's dot leader between (`db password "
+                     "(salasana) X`): letters and digits, 8+ characters, not code"),
     Rule("password", "PASSWORD",
          rf"{_PW_PROSE}{_OPEN}(?P<v>[^\s\"'`<>\\(){{}}\[\]-][^\s\"'`<>\\(){{}}\[\]{_CJK_STOP}]{{6,126}}"
          r"[^\s\"'`<>\\(){}\[\].,;:!?])",
@@ -1872,12 +1923,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "the word for secret or key in any language (`• segreto: …`, `μυστικό: …`, Arabic's `المفتاح` "
                      "with its article)"),
     Rule("totp_seed", "SECRET",
-         rf"(?:{_TOTP_WORDS}[ \t]+[-–—][ \t]+\\?[\"'`]?(?P<v>{_BASE32})|"
+         rf"(?:{_TOTP_WORDS}(?:[ \t]+[-–—][ \t]+|{_LEADER}|[ \t]+)\\?[\"'`]?(?P<v>{_BASE32})|"
          rf"(?<![A-Za-z])(?i:key)[ \t]*[:=：][ \t]*\\?[\"'`]?(?P<w>{_BASE32_GROUPS}))(?![A-Za-z0-9])",
          trigger=rf"{_TOTP_OWN}|(?i:key)[ \t]*[:=：][ \t]*\\?[\"'`]?[a-zA-Z2-7]{{4}} [a-zA-Z2-7]{{4}} [a-zA-Z2-7]{{4}} "
                  r"[a-zA-Z2-7]{4}",
          translated=_TOTP_TRANSLATED, validator=v.totp_seed,
-         description="an authenticator's secret after its label and a dash (`2FA setup key — …`), or in the groups "
+         description="an authenticator's secret after its label and a dash (`2FA setup key — …`), a form's dot "
+                     "leader or spaces alone (`2FA seed JBSW…`, `authenticator key jbsw y3dp …`), or in the groups "
                      "of four a setup page prints after the word key (`Your key: jbsw y3dp …`)"),
     Rule("recovery_code", "SECRET",
          rf"(?:{_field_fill(_RECOVERY_WORDS)}|{_typed_after(_RECOVERY_WORDS)})(?P<v>{_RECOVERY_CODE})\\?[\"'`]",
@@ -1979,6 +2031,23 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "that follow the noun where modifiers do (`токен доступа …`, `chave da API …`, `token di "
                      "accesso …`); a SWIFT free-text field's `:70:secret …`; the word before it read, so that "
                      "`cache key …` is rejected"),
+    Rule("labelled_key", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-])(?:{_API_KEY_WORDS}){_INFLECTED}(?:[ \t]+[^\s\d:=][^\s:=]{{0,14}}){{0,2}}"
+         rf"[ \t]+{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,23}})(?:$|[^A-Za-z0-9+/_.=-])",
+         trigger=r"(?i:api)[^\n]{0,48}[ \t][A-Za-z0-9+/_.=-]{16}",
+         validator=v.prose_secret, reject_label=_HEX_NOT_KEY,
+         description="a random key of 16-23 characters right after the word for key with `API` beside it and a "
+                     "space, up to two words between (`API-sleutel voor Brightspace …`, `API raktas …`): named a "
+                     "credential outright, the rule above's shorter keys"),
+    Rule("secret_prose", "SECRET",
+         rf"(?:^|[^A-Za-z0-9_.-]){_NAMED_KEY}(?:{_CLOSE}(?:[ \t]*[:=][ \t]*|{_LEADER}|{_DASH})|[ \t]+){_OPEN}"
+         rf"(?P<v>{_UUID})(?:$|[^0-9A-Za-z-])",
+         trigger=rf"(?:{_KEY_STEMS})[^\n]{{0,40}}[0-9a-fA-F]{{8}}-[0-9a-fA-F]{{4}}-",
+         reject_label=_HEX_NOT_KEY, label_window=24,
+         description="a UUID after a word for key that a service's name stands beside, in a language other than "
+                     "English (`Panopto nøkkel …`, `\"clé Dataverse\": \"…\"`, `sleutel voor Zenodo: …`): a "
+                     "service's API key, as Dataverse, Panopto and Heroku issue theirs; not after a determiner "
+                     "(`Votre clé`), nor a key named by what it keys (`partition`, `object`, `cache`)"),
     Rule("email", "EMAIL",
          f"(?:{_MSG_ID_HEADER}|{_URL_SCHEME}|^|[^{_LABEL}._%+-])(?P<v>[{_LABEL}._%+-]{{1,64}}@[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?"
          f"(?:\\.[{_LABEL}](?:[{_LABEL}-]{{0,61}}[{_LABEL}])?)*\\.(?:[A-Za-z]{{2,24}}|[{_INTL}]{{2,24}}))"
@@ -2130,12 +2199,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="UK National Insurance numbers printed in their pairs (AB 12 34 56 C) anywhere"),
     *_national_rules(),
     Rule("card", "CARD",
-         rf"(?:{_PRODUCT_CODE}|^|[^A-Za-z0-9_.+/-])(?<!\d\d\d\d )(?P<v>\d(?:{_CSEP}?\d){{11,18}})"
+         rf"(?:{_PRODUCT_CODE}|^|[^A-Za-z0-9_.+/-])(?<!\d\d\d\d )(?<![A-Z]{{2}}\d\d )(?P<v>\d(?:{_CSEP}?\d){{11,18}})"
          r"(?! \d{4} \d{4}(?!\d))(?:$|[^A-Za-z0-9_]|[._](?:$|\D))",
          trigger=rf"\d(?:{_CSEP}?\d){{11}}", validator=v.card_number, reject=rf"^{_PRODUCT_CODE}",
          description="payment card numbers (issuer ranges and lengths, Luhn); not a product code after its "
                      "label (EAN, GTIN, UPC, ISBN), nor a window of a longer run of groups of four (a Brazilian "
-                     "NFC-e's 44-digit access key as a receipt prints it: a group before, or two after)"),
+                     "NFC-e's 44-digit access key as a receipt prints it: a group before, or two after), nor the "
+                     "groups after an IBAN's head (`LT34 …`: its country code and check digits, the rest its BBAN)"),
     Rule("card", "CARD",
          r"(?:%B|;|(?:^|[^0-9A-F])(?:5A|57)[ \t]*(?:[0-9A-F]{2}[ \t]+)?)(?P<v>\d{12,19})"
          r"(?:F?(?:$|[^\dA-F])|[=D^]\d{4})",
@@ -2191,10 +2261,19 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          rf"(?:(?:\b|[_\d]){_PHONE_LATIN}|{_PHONE_CAMEL}|{_PHONE_CJK})[^\d\n+(]{{0,24}}{_QUALIFIER}(?:\((?=[(+]))?"
          rf"(?P<v>(?:\+|00|0xx)?{_NATIONAL_NUMBER})(?:$|\W)",
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}\(?[+(]?\d", validator=v.national_phone,
-         reject=rf"{_ID_BETWEEN}|{_CONTACT_RECORD}|{_CONTACT_OBJECT}|{_TOLL_FREE}|{_NAMED_HELPLINE}",
-         reject_label=r"\b10\.\d{4,9}/\S*$|[A-Za-z]/$", label_window=64,
+         reject=rf"{_ID_BETWEEN}|(?i:\b(?:{_COMPANY_NUMBER})\b)|{_CONTACT_RECORD}|{_CONTACT_OBJECT}|{_TOLL_FREE}|"
+                rf"{_NAMED_HELPLINE}",
+         reject_label=rf"\b10\.\d{{4,9}}/\S*$|[A-Za-z]/$|{_TOLL_FREE}[^\d\n]{{0,24}}$", label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
-                     "Handy, celular, my number; not a helpline's whose name opens with the phone word"),
+                     "Handy, celular, my number; not a helpline's whose name opens with the phone word, nor a number "
+                     "whose name says it is free to call before the phone word (`gratis nummer …`)"),
+    Rule("phone_national", "PHONE",
+         r"(?:^|[^\w.])[sS]\.\\?[\"']?[ \t]*[:;=]?[ \t]*(?:\.{3,}[ \t]*)?\\?[\"']?"
+         r"(?P<v>(?!80)[4-8]\d{2}[ -]\d{4})(?![\w-]|[ .]\d)",
+         trigger=r"[sS]\.[^\n\d]{0,14}[4-8]\d\d[ -]\d{4}",
+         description="an Icelandic number after `s.` (sími, as Icelanders abbreviate it in signatures and forms): "
+                     "seven digits as Iceland's plan writes them, three and four (geographic 4xx-5xx, mobile "
+                     "6xx-8xx; not the free-of-charge 80x)"),
     Rule("phone_national", "PHONE",
          rf"(?i:\bmsisdn|\b(?:destination|source)_addr|\bcall(?:ing|ed)-station-id|{_CALLER_FIELD})"
          r"\\?[\"']?[ \t]*[=:][ \t]*\\?[\"']?"

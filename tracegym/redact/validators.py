@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import ipaddress
 import math
 import re
@@ -304,6 +305,29 @@ def _mod97(code: str) -> bool:
     return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
 
 
+_SAMPLE_JWT_SECRETS = {"HS256": (hashlib.sha256, b"your-256-bit-secret"), "HS384": (hashlib.sha384, b"your-384-bit-secret"),
+                       "HS512": (hashlib.sha512, b"your-512-bit-secret")}
+"""The secrets jwt.io's debugger signs its sample tokens with, as it prints them (one per HMAC algorithm)."""
+
+
+def not_sample_jwt(value: str) -> bool:
+    """A JWT that is not a documentation sample: one whose HMAC signature the secret jwt.io's debugger publishes for
+    its algorithm checks is a sample (`eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6…`,
+    copied into READMEs and tutorials): anyone can forge it, it guards nothing and names no one."""
+    head, _, rest = value.partition(".")
+    payload, _, signature = rest.partition(".")
+    try:
+        header = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)).decode()
+    except (binascii.Error, ValueError):
+        return True
+    algorithm = re.search(r'"alg"\s*:\s*"(HS\d{3})"', header)
+    if algorithm is None or algorithm.group(1) not in _SAMPLE_JWT_SECRETS:
+        return True
+    digest, secret = _SAMPLE_JWT_SECRETS[algorithm.group(1)]
+    mac = hmac.new(secret, f"{head}.{payload}".encode(), digest).digest()
+    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode() != signature
+
+
 def entropy(value: str) -> float:
     """Shannon entropy in bits per character."""
     counts = Counter(value)
@@ -571,7 +595,7 @@ def subscriber_number(value: str) -> bool | int:
     if value.lstrip("(").startswith("0") or not value.isdigit() and not value.startswith("+"):
         return national_phone(value)
     number = digits_of(value)
-    return phones.international(number) or phones.national(number)
+    return phones.international(number) or phones.national(number, grouped=False)
 
 
 def nanp_written(value: str) -> bool:
@@ -604,7 +628,8 @@ def _plan_number(value: str) -> bool:
     if value.startswith("0xx"):
         return phones.brazil(number[1:])  # Anatel's notation for the carrier code a caller picks: 0xx + DDD
     head = re.match(r"([1-9]\d{0,2})[ .-]", value)  # a country code without `+`, a separator after it
-    if phones.national(number) or head is not None and phones.with_country_code(head.group(1), number):
+    if phones.national(number, grouped=not value.isdigit()) \
+            or head is not None and phones.with_country_code(head.group(1), number):
         return True
     # Compact with its country code and no `+` (`919876543210`, `6281234567890`: how databases, CRMs and
     # messaging APIs store numbers): a country code of the table whose plan reads the rest.

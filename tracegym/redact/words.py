@@ -28,7 +28,7 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "yo": ("ọrọ igbaniwọle",), "ne": ("पासवर्ड",), "mr": ("संकेतशब्द",),
     "ps": ("پټنوم",), "so": ("furaha sirta", "erayga sirta"), "zu": ("iphasiwedi",),
     "qu": ("yaykuna simi",), "gn": ("ñe'ẽñemi", "ñeʼẽñemi", "ñe’ẽñemi"),
-    "hu": ("jelszava", "jelszavad", "jelszavát"), "mn": ("нууц үг",),
+    "hu": ("jelszava", "jelszavad", "jelszavát"), "mn": ("нууц үг",), "se": ("beassansátni",),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
@@ -63,7 +63,7 @@ KEY: dict[str, tuple[str, ...]] = {
     "ta": ("சாவி", "விசை"), "te": ("కీ",), "mr": ("किल्ली",), "ne": ("कुञ्जी",), "si": ("යතුර",), "am": ("ቁልፍ",),
     "my": ("သော့", "ကီး"), "km": ("កូនសោ",), "ha": ("maɓalli",), "zh": ("金鑰", "密鑰", "秘鑰", "金钥"),
     "mi": ("kī",), "lo": ("ກະແຈ", "ລະຫັດ API"),
-    "mn": ("түлхүүр",),
+    "mn": ("түлхүүр",), "se": ("čoavdda",),
 }
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
 anahtar, jeton, khóa, مفتاح, 키, キー); Spanish says llave as often as clave."""
@@ -101,6 +101,7 @@ PHONE: dict[str, tuple[str, ...]] = {
     "ta": ("தொலைபேசி", "கைபேசி", "மொபைல்", "அழைக்கவும்", "அழையுங்கள்"),
     "hi": ("कॉल करें", "कॉल करो", "संपर्क करें", "संपर्क"), "th": ("โทร", "มือถือ"),
     "zh": ("电话", "手机", "電話"), "et": ("mobiil", "telefoninumber", "helista mulle", "helistage mulle"),
+    "se": ("telefovdna", "mobiila", "mátketelefovdna"),
     "is": ("sími", "símanúmer", "farsími", "hringdu í", "hringið í"),
     "sk": ("telefón", "zavolajte mi na", "zavolaj mi na"),
     "sr": ("мобилни", "телефон", "позовите ме на", "mobilni", "pozovite me na"),
