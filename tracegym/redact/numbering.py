@@ -97,8 +97,8 @@ Agency's `80x xx xxx`, Iceland's and Estonia's `800 xxxx`, Latvia's `80xx xxxx`)
 @functools.lru_cache(maxsize=65536)
 def service(digits: str) -> bool:
     """Whether `digits`, as written in a country (a trunk 0, or none: NANP's `1-800`, India's and Australia's
-    `1800`, Norway's `800 xx xxx`), is a toll-free, premium-rate, shared-cost or universal access number of some plan and a person's
-    number of none (`010…` is Finland's universal access and Korea's mobiles: a person's)."""
+    `1800`, Norway's `800 xx xxx`), is a toll-free, premium-rate, shared-cost or universal access number of some
+    plan and a person's number of none (`010…` is Finland's universal access and Korea's mobiles: a person's)."""
     if digits.startswith("00"):
         number = _parsed("+" + digits[2:], None)
         return number is not None and _of_type(number, None, _SERVICE)

@@ -305,7 +305,8 @@ def _mod97(code: str) -> bool:
     return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
 
 
-_SAMPLE_JWT_SECRETS = {"HS256": (hashlib.sha256, b"your-256-bit-secret"), "HS384": (hashlib.sha384, b"your-384-bit-secret"),
+_SAMPLE_JWT_SECRETS = {"HS256": (hashlib.sha256, b"your-256-bit-secret"),
+                       "HS384": (hashlib.sha384, b"your-384-bit-secret"),
                        "HS512": (hashlib.sha512, b"your-512-bit-secret")}
 """The secrets jwt.io's debugger signs its sample tokens with, as it prints them (one per HMAC algorithm)."""
 
