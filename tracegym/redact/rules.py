@@ -507,6 +507,14 @@ _KEY_PROSE_AFTER = (rf"(?:[ \t]+[^\s\d:=][^\s:=]{{0,24}}){{0,6}}?{_CLOSE}"
 _KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜➔]|->|<-|[ \t]{_IS}[ \t]|[ \t][-–—][ \t]|"
                       r"[ \t]\.{3}|"
                       r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은|[「『〔】\]])")
+
+
+def _in_prose(words: str) -> str:
+    """A label of `words` in prose, an ending glued to it (`_INFLECTED`), what stands between it and its value
+    (`_KEY_PROSE_AFTER`) and a quote or a tag that may open the value."""
+    return rf"(?:^|[^A-Za-z0-9_.-])(?:{words}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
+
+
 # The secret access key as AWS's Spanish, Portuguese, Italian and French pages name it (`clave de acceso secreta`,
 # `chave de acesso secreta`, `chiave di accesso segreta`, `clé d'accès secrète`), or short (`clave secreta de AWS`).
 _AWS_SECRET_ROMANCE = (r"(?i:(?:clave|chave|chiave|cl[eé])[ _-](?:(?:de|di|d')[ _-]?(?:acceso|acesso|accesso|acc[eè]s)"
@@ -1962,8 +1970,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="an authenticator's 32-character secret as setup pages print it, eight lower-case groups of "
                      "four, standing alone (a digit 2-7 in two groups or more)"),
     Rule("labelled_key", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_API_KEY_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
-         r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})(?![A-Za-z0-9+/_.=-])",
+         _in_prose(_API_KEY_WORDS) + r"(?P<v>[A-Za-z0-9+/_.=-]{16,256})(?![A-Za-z0-9+/_.=-])",
          trigger=_KEY_PROSE_TRIGGER, validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="a key after the word for key with `API` beside it in other languages (`Clé API :`, "
                      "`Chave da API:`, `مفتاح API:`, `APIキー:`): named a credential outright, as `API key:` is, "
@@ -1989,33 +1996,28 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`το διακριτικό πρόσβασης είναι …`); the word before read, so that `trace token is …` is "
                      "rejected"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
-         r"(?P<v>[!#-&(-;=?-\[\]-~]{8,64})(?:$|[\s\"'`\\<])",
+         _in_prose(_CRED_WORDS) + r"(?P<v>[!#-&(-;=?-\[\]-~]{8,64})(?:$|[\s\"'`\\<])",
          trigger=_KEY_PROSE_TRIGGER, validator=v.short_secret, reject_label=_HEX_NOT_KEY,
          description="a short secret a person chose or was handed, after a word that names a credential (`token: "
                      "Niebieski138&`, `API key: Tmp-6Fj0-4579&`, a JSON key's quoted value in text: `\"secret\": "
                      "\"…\"`): both cases, a digit and a symbol"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
-         r"(?P<v>[A-Za-z0-9]{10,15})(?![A-Za-z0-9+/_.=-])",
+         _in_prose(_CRED_WORDS) + r"(?P<v>[A-Za-z0-9]{10,15})(?![A-Za-z0-9+/_.=-])",
          trigger=_KEY_PROSE_TRIGGER, validator=v.short_random, reject_label=_HEX_NOT_KEY,
          description="a short random key after a word that names a credential (`token => jk31aJzWrqgM`, `API key: "
                      "…`): 10-15 letters and digits of both cases, no words"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_KEY_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
-         r"(?P<v>[!#-&(-;=?-\[\]-~]{8,64})(?:$|[\s\"'`\\<])",
+         _in_prose(_KEY_WORDS) + r"(?P<v>[!#-&(-;=?-\[\]-~]{8,64})(?:$|[\s\"'`\\<])",
          trigger=_KEY_PROSE_TRIGGER, validator=v.generated_password, reject_label=_HEX_NOT_KEY,
          description="a generated password after a bare word for key (`key: 0?bT6rMI=Z?G=gYp`): read whole, as "
                      "`generated_password` reads one with no label (the label lets it run past `=`)"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_KEY_WORDS_ABROAD}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
-         r"(?P<v>[^\s\"'`\\<]{8,64})(?:$|[\s\"'`\\<])",
+         _in_prose(_KEY_WORDS_ABROAD) + r"(?P<v>[^\s\"'`\\<]{8,64})(?:$|[\s\"'`\\<])",
          trigger=_KEY_PROSE_TRIGGER, validator=v.keyed_password, reject_label=_HEX_NOT_KEY,
          description="a password after a word for key in a language other than English (`clave: Volga7904*`, "
                      "`ключ: Kirschblüte+Sakura+Volga20`): a passphrase, or a short secret with a symbol"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:{_CRED_WORDS}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
-         r"(?P<v>(?=[^\s\"'`\\<]{0,63}[^\x00-\x7f])[^\s\"'`\\<]{8,64})(?:$|[\s\"'`\\<])",
+         _in_prose(_CRED_WORDS) + r"(?P<v>(?=[^\s\"'`\\<]{0,63}[^\x00-\x7f])[^\s\"'`\\<]{8,64})(?:$|[\s\"'`\\<])",
          trigger=_KEY_PROSE_TRIGGER, validator=v.short_secret_any_script, reject_label=_HEX_NOT_KEY,
          description="a short secret with letters beyond ASCII after a word that names a credential (`secret: "
                      "Ąžuolas1986%`, `\"secret\": \"Chór2013?\"`), as the rule above reads an ASCII one"),
