@@ -79,13 +79,18 @@ def test_no_session_cookie_in_words_after_the_name(text: str) -> None:
 @pytest.mark.parametrize(("text", "value"), [
     ("vendor onboarding: SSN/TIN (W-9) = 512739046", "512739046"),
     ("SSN for the 1099-K: 512-73-9046", "512-73-9046"),
-    ("payroll SSN (W-4) 512 73 9046", "512 73 9046")])
+    ("payroll SSN (W-4) 512 73 9046", "512 73 9046"),
+    ("Us ssn (w-9): 512739046", "512739046"),  # the form's name as people type it
+    ("ssn (w9) 512739046", "512739046"),
+    ("ssn for the 1099-misc: 512739046", "512739046")])
 def test_an_ssn_behind_the_form_that_asks_for_it(text: str, value: str) -> None:
     assert _values(text) == [value]
 
 
-def test_no_ssn_in_a_form_name_and_a_year() -> None:
-    assert _values("SSN section of the W-9 revised 2024, page 3") == []
+@pytest.mark.parametrize("text", ["SSN section of the W-9 revised 2024, page 3",
+                                  "ssn section of the w9 revised 2024, page 3"])
+def test_no_ssn_in_a_form_name_and_a_year(text: str) -> None:
+    assert _values(text) == []
 
 
 def test_a_setup_key_of_letters_alone() -> None:

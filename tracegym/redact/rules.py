@@ -299,9 +299,10 @@ every position, doubling its time over τ-bench)."""
 # The name of a business's tax or registration number between a tax label and the number (`tax_id: SIREN …`, `Tax
 # ID: EIN …`, `VKN …`, `VAT …`): the number is that scheme's, a company's, whatever SSN rules its digits pass.
 _OTHER_TAX_NUMBER = r"(?i:\b(?:siren|siret|vkn|vergi|ein|fein|vat|tva|ust-?idnr)\b)[^\d\n]{0,6}\d[^\n]*$"
-# An IRS form's name between the label and the number (`SSN/TIN (W-9) =`, `SSN for the 1099-K:`): the form that
-# asks for it, whose digits are no part of it.
-_TAX_FORM = r"(?<![A-Za-z0-9-])(?:W-[2489](?:BEN(?:-E)?|ECI)?|1099(?:-[A-Z]{1,4})?|1040(?:-[A-Z]{1,2})?)(?![A-Za-z0-9])"
+# An IRS form's name between the label and the number (`SSN/TIN (W-9) =`, `SSN for the 1099-K:`, as people type
+# them too: `ssn (w-9):`, `w9`): the form that asks for it, whose digits are no part of it.
+_TAX_FORM = (r"(?<![A-Za-z0-9-])(?i:W-?[2489](?:BEN(?:-E)?|ECI)?|1099(?:-[A-Z]{1,4})?|1040(?:-[A-Z]{1,2})?)"
+             r"(?![A-Za-z0-9])")
 _SSN_AFTER = (rf"[^\d\n]{{0,30}}(?:{_TAX_FORM}[^\d\n]{{0,30}})?(?:(?:\r?\n|\\n)[^\d\n]{{0,40}})?"
               rf"(?P<v>\d{{3}}{_DSEP}?\d{{2}}{_DSEP}?\d{{4}})(?:$|\D)")
 # Labels of a US ITIN (the IRS's taxpayer number for those who cannot get an SSN, issued on a W-7): `ITIN` in
