@@ -197,9 +197,7 @@ def _decoded(piece: str) -> str | None:
         return _fold(raw)
     if piece[0] == "&":
         return _fold(html.unescape(piece))  # `jane&#64;example.com`, a password's `&amp;` in a page's table
-    if _OTHER_DIGIT.match(piece):
-        return "".join(str(unicodedata.decimal(ch)) for ch in piece)
-    return _fold(piece)
+    return _fold(piece)  # invisible characters, compatibility forms, other scripts' digits
 
 
 def _quoted_printable(piece: str) -> str | None:
@@ -212,9 +210,7 @@ def _quoted_printable(piece: str) -> str | None:
 
 
 def _fold(text: str) -> str:
-    """A decoded piece as read: invisible characters dropped, NFKC, and other scripts' digits as ASCII ones (an
-    escape can hide them: `\\u0660\\u0665…` in JSON written with `ensure_ascii`, `%D9%A0…` in a URL)."""
+    """A piece as read: invisible characters dropped, NFKC, and other scripts' digits as ASCII ones (written so, or
+    hidden by an escape: `\\u0660\\u0665…` in JSON written with `ensure_ascii`, `%D9%A0…` in a URL)."""
     folded = unicodedata.normalize("NFKC", _DROP.sub("", text))
-    if _OTHER_DIGIT.search(folded):
-        folded = _OTHER_DIGIT.sub(lambda m: str(unicodedata.decimal(m.group())), folded)
-    return folded
+    return _OTHER_DIGIT.sub(lambda m: str(unicodedata.decimal(m.group())), folded)

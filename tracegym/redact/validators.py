@@ -824,9 +824,16 @@ def short_secret_any_script(value: str) -> bool:
     """A short secret by `short_secret`'s reading whose letters are not all ASCII (`Ąžuolas1986%`, `Chór2013?`:
     passwords people choose in their own language), each such letter read as an ASCII one of its case; no
     punctuation beyond ASCII (quotes, dashes and ellipses of prose)."""
-    if not any(ord(c) > 127 for c in value) or any(ord(c) > 127 and not c.isalpha() for c in value):
-        return False
-    return short_secret("".join(c if ord(c) < 128 else "A" if c.isupper() else "a" for c in value))
+    folded = _ascii_letters(value)
+    return folded is not None and folded != value and short_secret(folded)
+
+
+def _ascii_letters(value: str) -> str | None:
+    """`value` with each letter beyond ASCII read as an ASCII one of its case (`Ąžuolas` as `Aauolas`); None where
+    it holds punctuation beyond ASCII (quotes, dashes and ellipses of prose)."""
+    if any(ord(c) > 127 and not c.isalpha() for c in value):
+        return None
+    return "".join(c if ord(c) < 128 else "A" if c.isupper() else "a" for c in value)
 
 
 _PASSPHRASE = re.compile(r"[A-Za-z]{3,12}(?:[-.][A-Za-z]{3,12}){2,6}[-.]?\d{1,4}")
@@ -874,10 +881,8 @@ def keyed_password(value: str) -> bool:
     of three words or more and a number, or a short secret by `short_secret`'s reading with a symbol people and
     generators add (`*`, `!`, `+`, `?`); letters beyond ASCII read as ASCII ones of their case, no punctuation beyond
     ASCII; not a keyboard shortcut, a file's name or a reference number."""
-    if any(ord(c) > 127 and not c.isalpha() for c in value):
-        return False
-    folded = "".join(c if ord(c) < 128 else "A" if c.isupper() else "a" for c in value)
-    if _SHORTCUT.match(folded) or _NAME_PARTS.fullmatch(folded) or _REFERENCE_NUMBER.match(folded):
+    folded = _ascii_letters(value)
+    if folded is None or _SHORTCUT.match(folded) or _NAME_PARTS.fullmatch(folded) or _REFERENCE_NUMBER.match(folded):
         return False
     if _PASSPHRASE_WORDS.fullmatch(folded):
         return password(folded)
