@@ -6,17 +6,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import unicodedata
 from collections import Counter
-from pathlib import Path
 
+from benchmarks import redact_fiftyfourth as corpus
 from benchmarks.corpus_formats import crc_ok, iban_ok, luhn_ok
-
-# The corpus imports its shared generators as `corpus_formats`, from benchmarks/ on the path (as the judge runs it:
-# PYTHONPATH=.:benchmarks), not as `benchmarks.corpus_formats`.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from benchmarks import redact_fiftyfourth as corpus  # noqa: E402
 
 REGION_PHONES = {kind for kind, _cc in corpus.REGION_PHONES}
 ISSUE_PHONES = {kind for kind, _cc in corpus.ISSUE_PHONES}
