@@ -142,6 +142,28 @@ def test_named_references_narrow_spaces_and_small_forms_are_normalised(text: str
     assert any(f.start <= at and at + len(secret) <= f.end for f in found), (text, _rules(text))
 
 
+@pytest.mark.parametrize(("text", "secret"), [
+    ("write to tomas.vrba&commat;seznam&period;cz", "tomas.vrba&commat;seznam&period;cz"),  # HTML5's named ones
+    ("<td>DB_PASSWORD</td><td>Hq7&excl;vR2&num;mW9</td>", "Hq7&excl;vR2&num;mW9"),
+    ("Tél&nbsp;: 06&nbsp;48&nbsp;27&nbsp;15&nbsp;90", "06&nbsp;48&nbsp;27&nbsp;15&nbsp;90"),
+    ("GET /unsubscribe?next=%2Fok%3Fu%3Dnoor.haddad%2540outlook.com", "noor.haddad%2540outlook.com"),  # twice encoded
+    ("b'owner=ines.moreau\\x40laposte.net'", "ines.moreau\\x40laposte.net"),  # a bytes repr's escape
+    ('{"log": "contact: ren\\\\xc3\\\\xa9.dubois\\\\x40orange.fr"}', "ren\\\\xc3\\\\xa9.dubois\\\\x40orange.fr")])
+def test_named_references_double_encoding_and_byte_escapes_are_read(text: str, secret: str) -> None:
+    found = DETECTOR.find(text)
+    at = text.index(secret)
+    assert any(f.start <= at and at + len(secret) <= f.end for f in found), (text, _rules(text))
+
+
+@pytest.mark.parametrize("text", [
+    "\\x1b[31mERROR\\x1b[0m retry 3 of 5",  # a terminal colour's escapes
+    "pattern = re.compile(r'[\\x20-\\x7e]+')",
+    "progress 100%25 done, see &lt;docs&gt; &amp; &nbsp; notes",
+    "raw bytes b'\\xff\\xfe\\x00\\x41' in the header"])
+def test_escapes_that_hide_no_value_find_nothing(text: str) -> None:
+    assert DETECTOR.find(text) == [], _rules(text)
+
+
 @pytest.mark.parametrize("unit", ["wg-quick@wg0.service", "serial-getty@ttyS0.service", "backup@daily.timer",
                                   "sshd@3-10.0.0.2:22.socket", "container@web.target", "ceph-osd@12.mount"])
 def test_systemd_unit_instance_names_are_not_emails(unit: str) -> None:

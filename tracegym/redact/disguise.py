@@ -2,9 +2,11 @@
 
 Values arrive disguised in ways that break a pattern but not a reader: a zero-width or bidi control character
 or a no-break space pasted inside a key, full-width forms (`ｓｋ－ｐｒｏｊ－…`, NFKC folds them), an e-mail
-percent-encoded in a URL (`jane%40example.com`), JSON-escaped inside text (`jane\\u0040example.com`, also behind an
-escaped backslash) or written as an HTML character reference (`jane&#64;example.com`, `&#x40;`, XML's five named
-ones: a password's `&` in a page as `&amp;`), or in a
+percent-encoded in a URL (`jane%40example.com`, twice over where a URL went into another: `jane%2540example.com`),
+JSON-escaped inside text (`jane\\u0040example.com`, also behind an escaped backslash), a byte escape of a C, Python
+or JavaScript string (`jane\\x40example.com`, UTF-8 bytes as `\\xc3\\xa9`), written as an HTML character reference
+(`jane&#64;example.com`, `&#x40;`, the named ones of ASCII's punctuation and the no-break space: a password's `&` in
+a page as `&amp;`, `jane&commat;example.com`, a phone's groups joined by `&nbsp;`), or in a
 quoted-printable mail body (RFC 2045 6.7: `anna=40example.com`, `password=3DSecret`, a value cut by a soft line
 break `=` at a line's end).
 Documents and speech reach a log in forms of their own: a chunker's or a parser's marker line between a label and
@@ -19,8 +21,10 @@ from __future__ import annotations
 
 import bisect
 import html
+import html.entities
 import re
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass
 
 # Unicode format characters that render as nothing: soft hyphen, zero-width space/joiners, LRM/RLM, the bidi
@@ -60,8 +64,16 @@ _SPOKEN_DIGIT = "(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + 
 _SPOKEN_WORD = _SPOKEN_DIGIT[:-1] + "|double|triple)"
 _SPOKEN = re.compile(rf"(?i)\b(?:(?:double|triple)[ ])?{_SPOKEN_DIGIT}"
                      rf"(?:[ ,-]{{1,2}}(?:(?:double|triple)[ ])?{_SPOKEN_DIGIT}){{5,}}\b")
-TRIGGER_ESCAPES = (f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|"
-                   r"&#(?:[0-9]{2,5}|[xX][0-9A-Fa-f]{2,4});|&(?:amp|lt|gt|quot|apos);|(?i:quoted-printable)|=3D|"
+# HTML's named references that stand for ASCII's punctuation or the no-break space (`&commat;`, `&period;`, `&nbsp;`,
+# XML's five), from the standard's table: a page or an anti-scraping filter writes a value's punctuation so.
+_NAMED = "|".join(sorted((name[:-1] for name, char in html.entities.html5.items() if name.endswith(";")
+                          and (char == "\u00a0" or len(char) == 1 and "!" <= char <= "~" and not char.isalnum())),
+                         key=len, reverse=True))
+# A byte escape of printable ASCII or of a UTF-8 sequence's bytes (`\x40`, `\xc3\xa9`); not a control character's
+# (`\x1b[31m`, a terminal colour a log prints), which hides no value.
+_BYTE = "x[2-9a-fA-F][0-9A-Fa-f]"
+TRIGGER_ESCAPES = (f"[{_INVISIBLE}{_WIDE}]|%[0-9A-Fa-f]{{2}}|\\\\u[0-9A-Fa-f]{{4}}|\\\\{_BYTE}|"
+                   f"&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});|&(?:{_NAMED});|(?i:quoted-printable)|=3D|"
                    r"=(?:\\?\r)?\n|=(?:\\r)?\\n")
 """What a text must hold to need decoding: invisible and wide characters, escapes (RE2 and Python syntax alike)."""
 TRIGGER_FORMS = (f"[{_DIGITS}]|(?:--|==|\\*\\*|#|\\[|<!--)[ \t]*(?i:chunk|page)|\n[ \t]*(?i:page)[ \t]+\\d|\f|"
@@ -72,13 +84,15 @@ spoken digits (the detector's prefilter runs it in a pass apart from the escapes
 automaton slower)."""
 TRIGGER = f"{TRIGGER_ESCAPES}|{TRIGGER_FORMS}"
 """What a text must hold to need normalizing."""
-_PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|[{_DIGITS}]+|(?:%[0-9A-Fa-f]{{2}})+|"
-                    f"(?:\\\\{{1,16}}u[0-9A-Fa-f]{{4}})+|(?:&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});|"
-                    f"&(?:amp|lt|gt|quot|apos);)+")
+_PIECE = re.compile(f"[{_INVISIBLE}]+|[{_WIDE}]+|[{_DIGITS}]+|(?:%(?:25){{0,3}}[0-9A-Fa-f]{{2}})+|"
+                    f"(?:\\\\{{1,16}}u[0-9A-Fa-f]{{4}})+|(?:\\\\{{1,16}}{_BYTE})+|"
+                    f"(?:&#(?:[0-9]{{2,5}}|[xX][0-9A-Fa-f]{{2,4}});|&(?:{_NAMED});)+")
 _OTHER_DIGIT = re.compile(f"[{_DIGITS}]")
 _ESCAPE = re.compile(r"\\{1,16}u([0-9A-Fa-f]{4})")
 """An escape, its backslash doubled for each level of JSON it sits in: bounded (16), as `\\\\+` would read a long run
 of backslashes again from each of them (quadratic)."""
+_BYTE_ESCAPE = re.compile(r"\\{1,16}x([0-9A-Fa-f]{2})")
+_PERCENT = re.compile("%[0-9A-Fa-f]{2}")
 _QP_PIECE = re.compile(r"(?:=[0-9A-F]{2}|=(?:\\?\r)?\n|=(?:\\r)?\\n)+")
 """A run of quoted-printable escapes (`=XX`, upper-case hex as RFC 2045 writes them) and soft line breaks (`=` ending
 a line; `=\\n` inside JSON text)."""
@@ -183,11 +197,12 @@ def _spoken(piece: str) -> str | None:
 
 def _decoded(piece: str) -> str | None:
     if piece[0] == "%":
+        return _percent_decoded(piece)
+    if _BYTE_ESCAPE.match(piece):
         try:
-            raw = bytes.fromhex(piece.replace("%", "")).decode("utf-8")
+            return _fold(bytes(int(h, 16) for h in _BYTE_ESCAPE.findall(piece)).decode("utf-8"))
         except UnicodeDecodeError:
-            return None
-        return _fold(raw)
+            return None  # not UTF-8: a binary value's bytes, nothing to read
     if piece[0] == "\\":
         units = [int(h, 16) for h in _ESCAPE.findall(piece)]
         try:
@@ -198,6 +213,18 @@ def _decoded(piece: str) -> str | None:
     if piece[0] == "&":
         return _fold(html.unescape(piece))  # `jane&#64;example.com`, a password's `&amp;` in a page's table
     return _fold(piece)  # invisible characters, compatibility forms, other scripts' digits
+
+
+def _percent_decoded(piece: str) -> str | None:
+    """A run of percent-encoded UTF-8 decoded, as many times as it was encoded (`%2540` is `%40`, then `@`)."""
+    for _ in range(4):
+        try:
+            piece = urllib.parse.unquote(piece, errors="strict")
+        except UnicodeDecodeError:
+            return None
+        if not _PERCENT.search(piece):
+            break
+    return _fold(piece)
 
 
 def _quoted_printable(piece: str) -> str | None:
