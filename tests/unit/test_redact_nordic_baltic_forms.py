@@ -169,7 +169,10 @@ _UUID_KEY = "3f9c2a71-58d4-4e0b-9a6c-1d2e7b40c5f8"
     f"Panopto nøkkel {_UUID_KEY}",
     f'{{"clé Dataverse": "{_UUID_KEY}"}}',
     f"sleutel voor Zenodo: {_UUID_KEY}",
-    f"Kaltura nyckel .......... {_UUID_KEY}"])
+    f"Kaltura nyckel .......... {_UUID_KEY}",
+    f"Heroku anahtarı: {_UUID_KEY}",  # every word for key the rules list, Turkish and Vietnamese too
+    f"khóa Dataverse: {_UUID_KEY}",
+    f"claves de Mux: {_UUID_KEY}"])
 def test_a_uuid_after_a_key_word_a_service_names_is_its_key(text: str) -> None:
     assert _values(text) == [_UUID_KEY]
 

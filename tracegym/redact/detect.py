@@ -34,6 +34,7 @@ from tracegym.redact.rules import (
     CONTEXT_WORDS,
     COOKIE_NAMES,
     OWN_PASS,
+    PASS_ENDING,
     SECOND_FACTOR_WORDS,
     WORD_TRIGGERED,
     Rule,
@@ -54,7 +55,7 @@ _CSV_OPENING = re.compile(r'""(?=[^,:;}\] \t\n"])')
 _CSV_ACRONYM = re.compile(r'(?<![^\W\d_])([\u05d0-\u05ea]{1,4})""(?=[\u05d0-\u05ea]{1,2}(?![^\W\d_]))')
 """A Hebrew acronym's gershayim typed as a quote (`ת"ז`, `דו"ח`), doubled inside a CSV field: it stands inside the
 word, neither opening nor closing a string."""
-_CELL_WORD = re.compile(rf"{CONTEXT_WORDS}|{national.SAID_HEADER}|[_.-](?i:pass)$", re.ASCII)
+_CELL_WORD = re.compile(rf"{CONTEXT_WORDS}|{national.SAID_HEADER}|{PASS_ENDING}$", re.ASCII)
 """A column's name that labels its cells: a context word, a national id's short name whole (`pnr`), or a name ending
 in `pass` after a separator, as the password rule reads a label (`smtp_pass`, `yardi_db_pass`)."""
 _LABEL_WORD = re.compile(rf"{CONTEXT_WORDS}|(?i:pass|okta)|{SECOND_FACTOR_WORDS}|^{COOKIE_NAMES}$|"

@@ -424,8 +424,12 @@ as a backslash and a line break)."""
 # Words for a key or a secret in prose, in the languages customers write ("la clé :", "unser Token ist").
 # Turkish anahtar, French jeton, Vietnamese khóa, Arabic مفتاح / رمز, Korean 키 / 토큰 too; and the words of the
 # translation table (tracegym/redact/words.py) for secret, key and token.
-_KEY_STEMS = (r"(?i:key|token|secret|cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|"
-              r"anahtar[ıi]?|jeton|kh[oó]a)|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット|"
+_KEY_ABROAD = r"cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|anahtar[ıi]?|kh[oó]a"
+"""The words for key in other languages that the rules list beside the translation table's (`words.KEY`), in any
+case."""
+_KEY_GLUED = r"sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel"
+"""The words for key that a Germanic compound glues to the word before them (`toegangssleutel`, `adgangsnøgle`)."""
+_KEY_STEMS = (rf"(?i:key|token|secret|jeton|{_KEY_ABROAD})|khóa|مفتاح|الرمز|رمز|키|토큰|キー|トークン|シークレット|"
               + words.alternation(words.SECRET, words.KEY, words.TOKEN))
 # The words that name a fleet fuel card (ISO/IEC 7812-1 major industry identifier 7, petroleum) in the languages of
 # the fuel and fleet-card networks: fuel card, fleet card, Tankkarte, carte carburant, tarjeta de combustible, carta
@@ -448,6 +452,10 @@ CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
 """The words that give a value its meaning when they name its column (`phone_number`, `| API key |`)."""
 
 
+PASS_ENDING = r"[_.-](?i:pass)"
+"""The end of a name that an export gives a password column (`smtp_pass`, `db_pass`): `pass` after a separator."""
+
+
 def _cell_trigger(cw: str) -> str:
     return (rf"[,;\t|│┆][ \t\"'`]*{cw}|{cw}[^\n,;\t|│┆]{{0,40}}[,;\t|│┆]|"
             r"\"sensitive\\?\"[ \t]*:[ \t]*true|\"concealed\\?\"[ \t]*:|"
@@ -459,7 +467,7 @@ CELL_TRIGGERS = tuple(_cell_trigger(group) for group in (
     _PHONE_HEADER_WORDS, _SSN_OWN, _NATID_CONTEXT, _IBAN_WORDS, rf"(?:(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
     *_CONTEXT_GROUPS[2:])) + (
     rf"[,;\t|│┆][ \t\"'`]*(?i:{national.SAID_NAMES})[ \t\"'`]*(?:[,;\t|│┆]|\\?\r?\n|\\n)",
-    r"(?:^|\n|[,;\t|│┆])[ \t\"'`]*[A-Za-z0-9]{1,40}[_.-](?i:pass)[ \t\"'`]*(?:[,;\t|│┆]|\\?\r?\n|\\n)")
+    rf"(?:^|\n|[,;\t|│┆])[ \t\"'`]*[A-Za-z0-9]{{1,40}}{PASS_ENDING}[ \t\"'`]*(?:[,;\t|│┆]|\\?\r?\n|\\n)")
 """A text that may hold a table with such a column (one headed by a national id's short name whole: `| pnr |`, or by
 a name ending in `pass`, as an export names a password column: `smtp_pass`, `db_pass`), a value
 its structure marks sensitive, a dump's `["name"]=>` (PHP), a quoted label and a quoted value after it (Redis's `"HSET"
@@ -470,17 +478,15 @@ times slower; SSN, national id and IBAN words joined took 0.065 s over τ-bench'
 # The rules read a Germanic compound too, a token or key word glued to the word before it (`toegangstoken`,
 # `åtkomsttoken`, `Zugriffstoken`, `adgangsnøgle`); their triggers, which need no word boundary, the stems alone
 # (with the compounds RE2's automaton for the joined triggers outgrows its budget: nine times slower).
-_KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|{_KEY_STEMS}"
+_KEY_WORDS = rf"(?i:[a-zåäöæøü]{{3,16}}(?:token|{_KEY_GLUED}))|{_KEY_STEMS}"
 # A word for key in a language other than English (`clave`, `Schlüssel`, `ключ`), glued ones too (`toegangssleutel`).
-_KEY_WORDS_ABROAD = (r"(?i:[a-zåäöæøü]{3,16}(?:sleutel|nyckel|schl[uü]ssel|n[oø]gle|n[oø]kkel))|"
-                     r"(?i:cl[eé]|claves?|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|anahtar[ıi]?|"
-                     r"kh[oó]a)|khóa|مفتاح|키|キー|" + words.alternation(words.KEY))
+_KEY_WORDS_ABROAD = (rf"(?i:[a-zåäöæøü]{{3,16}}(?:{_KEY_GLUED}))|(?i:{_KEY_ABROAD})|khóa|مفتاح|키|キー|"
+                     + words.alternation(words.KEY))
 # A service's key named by the service, in a language other than English: a bare word for key and a capitalised
 # name beside it (`Panopto nøkkel`, `clé Dataverse`, `sleutel voor Zenodo`, `Kaltura Schlüssel`), the name not a
 # determiner or a possessive (`Votre clé`, `Din nøkkel`). Services that issue UUIDs as API keys (Dataverse, Panopto,
 # Heroku, Mux) are named so; an id's key is named by what it keys (`partition`, `object`, `cache`: `_HEX_NOT_KEY`).
-_KEY_WORD_BARE = (r"(?:(?i:cl[eé]|clave|chiave|schl[uü]ssel|sleutel|nyckel|klucz|chave|n[oø]kkel|n[oø]gle)|"
-                  + words.alternation(words.KEY) + r")(?![A-Za-z\u00c0-\u024f])")
+_KEY_WORD_BARE = rf"(?:(?i:{_KEY_ABROAD})|" + words.alternation(words.KEY) + r")(?![A-Za-z\u00c0-\u024f])"
 _SERVICE_NAME = (r"(?!(?i:der|die|das|den|dem|des|ein|eine|einen|dein|deine|ihr|ihre|mein|meine|unser|unsere|"
                  r"votre|notre|cette|une|het|een|mijn|jouw|din|ditt|min|mitt|vores|jeres|sin|det|the|your|this|"
                  r"that|our|my|nuestra|vuestra|tua|sua|mia|nova|neue|neuer|nieuwe|ny|nya|nye|uusi)\b)"

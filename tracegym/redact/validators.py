@@ -836,7 +836,12 @@ def _ascii_letters(value: str) -> str | None:
     return "".join(c if ord(c) < 128 else "A" if c.isupper() else "a" for c in value)
 
 
-_PASSPHRASE = re.compile(r"[A-Za-z]{3,12}(?:[-.][A-Za-z]{3,12}){2,6}[-.]?\d{1,4}")
+def _words_and_number(joins: str) -> re.Pattern[str]:
+    """Three to seven words joined by one of `joins`, then a number (`harbor-copper-ember-65`)."""
+    return re.compile(rf"[A-Za-z]{{3,12}}(?:[{joins}][A-Za-z]{{3,12}}){{2,6}}[{joins}]?\d{{1,4}}")
+
+
+_PASSPHRASE = _words_and_number("-.")
 _STRONG_SYMBOL = re.compile(r"[!#$%&*+=?@^|~]")
 _FIELDS = re.compile(r"(?:^|[&;?])[A-Za-z_][\w.-]*=")
 """A query's or a form's fields (`bob&password=…&client_id=…`): the value is one of them, not the run."""
@@ -861,7 +866,8 @@ def near_password(value: str) -> bool:
     return len(letters) >= 6 and not _humps_are_words(letters) and not _TYPED_ID.fullmatch(value)
 
 
-_PASSPHRASE_WORDS = re.compile(r"[A-Za-z]{3,12}(?:[-.+_][A-Za-z]{3,12}){2,6}[-.+_]?\d{1,4}")
+_PASSPHRASE_WORDS = _words_and_number("-.+_")
+"""A passphrase as people join its words after a word for key (`Kirschblüte+Sakura+Volga20`), `+` and `_` too."""
 _NAME_PARTS = re.compile(r"[a-z0-9]+(?:[._][a-z0-9]+)+")
 """Lower-case words joined by dots or underscores: a file's or a setting's name (`config.yaml.bak2`), where a
 passphrase joined so capitalises a word."""
