@@ -114,6 +114,7 @@ def test_an_ssn_after_a_tax_id_label_is_still_found() -> None:
     "Password: 0000-0000-0000",
     "SENDGRID_API_KEY=SG." + "a" * 22 + "." + "b" * 43,
     "Stripe docs: sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+    "mc alias set play https://play.min.io Q3AM3UQ867SPQQA43P2F zuf+tfteSlswRu7BJ86wekitnifILbZam1KYY3TG",
 ])
 def test_placeholders_masks_and_documented_keys_are_no_secrets(text: str) -> None:
     assert _values(text) == []

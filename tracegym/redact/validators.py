@@ -57,10 +57,13 @@ PUBLISHED_TEST_CARDS = frozenset("""
 Worldpay's testing docs, by line): no person's card, and what coding agents' traces quote when they build a
 checkout, so redacting them would hide nothing and break the tasks made from those traces."""
 
-PUBLISHED_EXAMPLE_KEYS = frozenset({"sk_test_4eC39HqLyjWDarjtT1zdp7dc", "sk_test_BQokikJOvBiI2HlWgH4olfQ2"})
+PUBLISHED_EXAMPLE_KEYS = frozenset({"sk_test_4eC39HqLyjWDarjtT1zdp7dc", "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+                                    "zuf+tfteSlswRu7BJ86wekitnifILbZam1KYY3TG"})
 """Secret keys a provider prints in its own documentation for every reader to copy: Stripe's API reference's test
-key (its code samples, `sk_test_4eC39…`, and the one its docs printed before, `sk_test_BQoki…`). Published, as the
-sandbox cards above: no account's secret, so redacting them hides nothing and makes quoted docs noisy."""
+key (its code samples, `sk_test_4eC39…`, and the one its docs printed before, `sk_test_BQoki…`), MinIO's secret key
+for its public playground `play.min.io` (its client's docs: `mc alias set play … Q3AM3UQ867SPQQA43P2F zuf+…`).
+Published, as the sandbox cards above: no account's secret, so redacting them hides nothing and makes quoted docs
+noisy."""
 
 
 # Issuer prefixes (IIN ranges) and the lengths each issues: a Luhn-valid run of digits that no issuer uses is
