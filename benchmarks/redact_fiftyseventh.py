@@ -43,10 +43,11 @@ drawn integers: not a working key) and OpenSSH `openssh-key-v1` Ed25519 (PROTOCO
 not derived). TOTP seeds: RFC 4226/6238 base32 secrets and Google Authenticator's `otpauth://` URI. API keys as
 their docs show them: Paystack `sk_live_`/`sk_test_` + 40 hex, Flutterwave `FLWSECK-`/`FLWSECK_TEST-` + 32 hex +
 `-X`, Twilio API key secrets and auth tokens (32 characters, beside an `SK`/`AC` SID), OpenAI `sk-proj-`, Google
-`AIza` + 35, GitHub `ghp_`/`github_pat_` (CRC32 checksum), SendGrid `SG.` + 22 + `.` + 43. Labelled keys of the
-domain's platforms that publish no prefix: Daraja consumer key/secret and passkey, MTN MoMo subscription keys and
-API keys (32 hex), Africa's Talking API keys (64 hex), KoboToolbox and CommCare API tokens (40 hex), ODK Central
-app-user tokens (64 base62), Infobip API keys (32 hex, `-`, a UUID), Orange Money client secrets.
+`AIza` + 35, GitHub `ghp_` (CRC32 checksum) and `github_pat_11`, SendGrid `SG.` + 22 + `.` + 43. Labelled keys
+of the domain's platforms that publish no prefix: Daraja consumer key/secret and passkey, MTN MoMo subscription keys
+and API keys (32 hex), Africa's Talking API keys (the 64 hex characters of its older dashboard keys), KoboToolbox
+and CommCare API tokens (40 hex), ODK Central app-user tokens (64 characters of letters, digits, `!` and `$`),
+Infobip API keys (32 hex, `-`, a UUID), Orange Money client secrets.
 
 National ids (outside the target, `OUTSIDE_TARGET`): the South African ID number (YYMMDD SSSS C A Z, the Luhn check
 of the Department of Home Affairs' layout), the Kenyan KRA PIN (an individual's `A` + nine digits + a letter: the
@@ -75,6 +76,10 @@ and measurements; toll-free numbers and USSD and SMS short codes named as such; 
 SIREN numbers with their check digits; Luhn-invalid card-like numbers; IBANs with wrong check digits; masked
 values; placeholders; the vendors' documented example keys; publishable (public) keys; code identifiers; paths and
 URLs without credentials; USSD session ids. None holds a person's data or a secret.
+
+Counts: 45 kinds of 100 values (40 target kinds: the issue's 16, jwt, oauth_token, session_cookie, private_key,
+totp_seed, seven providers' API keys and twelve region phones; 5 national ids outside the target), about a third
+carried as JSON; 702 near misses over 27 sorts of 26.
 """
 
 from __future__ import annotations
