@@ -13,8 +13,8 @@ result, JSON), `nested` (a JSON body that holds another JSON document as a strin
 threads), `email`, `csv` (a PMS or ticketing export), `log` (a service's log line), `access` (a ski-pass gate or
 door-lock log), `xml` (FatturaPA, SII, SAF-T or a NeTEx/SIRI fragment), `qrbill` (a Swiss QR-bill payload),
 `helpdesk` (a ticket), `chat` (a Teams or Slack message), `reply` (the agent's own reply), `env`, `yaml`, `cli` (a
-shell command), `code` (a source line), `ini` (a credentials file), `url` (a request line), `pem` (a key file).
-A form is `carrier/style`; the style is how the value is written (`intl`, `national`, `compact`, `upper`, `lower`,
+shell command), `code` (a source line), `ini` (a credentials file), `url` (a request line or URL), `html` (a mail
+link in a page), `pem` (a key file). A form is `carrier/style`; the style is how the value is written (`intl`, `national`, `compact`, `upper`, `lower`,
 `space`, `dash`, `zw`, `fullwidth`, `urlenc`, `uescape`, ...). No case is of form `bare/...`: every phone number has
 a context word.
 
@@ -389,9 +389,9 @@ def phone_uk(rng: random.Random, i: int) -> tuple[str, str]:
         return style, {"national": "0" + n[:4] + " " + n[4:], "intl": "+44 " + n[:4] + " " + n[4:],
                        "e164": "+44" + n, "intl_paren": "+44 (0)" + n[:4] + " " + n[4:]}[style]
     area = rng.choice(["20", "161", "131", "117", "113"])
-    local = nz(rng, 10 - len(area))
-    while local.startswith(("7946", "496", "946")):
-        local = nz(rng, 10 - len(area))
+    local = (rng.choice("378") + d(rng, 7)) if area == "20" else nz(rng, 10 - len(area))
+    while local.startswith(("7946", "496")):
+        local = (rng.choice("378") + d(rng, 7)) if area == "20" else nz(rng, 10 - len(area))
     if area == "20":
         return "landline", "020 " + local[:4] + " " + local[4:]
     return "landline", "0" + area + " " + local[:3] + " " + local[3:]
@@ -1519,8 +1519,8 @@ def si_ddv(rng: random.Random) -> str:
     while True:
         s = str(rng.randint(1, 9)) + d(rng, 6)
         c = 11 - sum(int(x) * w for x, w in zip(s, range(8, 1, -1), strict=True)) % 11
-        if c != 10:
-            return "SI" + s + ("0" if c == 11 else str(c))
+        if c != 11:
+            return "SI" + s + ("0" if c == 10 else str(c))
 
 
 def qr_reference(rng: random.Random) -> str:
