@@ -14,9 +14,9 @@ threads), `email`, `csv` (a PMS or ticketing export), `log` (a service's log lin
 door-lock log), `xml` (FatturaPA, SII, SAF-T or a NeTEx/SIRI fragment), `qrbill` (a Swiss QR-bill payload),
 `helpdesk` (a ticket), `chat` (a Teams or Slack message), `reply` (the agent's own reply), `env`, `yaml`, `cli` (a
 shell command), `code` (a source line), `ini` (a credentials file), `url` (a request line or URL), `html` (a mail
-link in a page), `pem` (a key file). A form is `carrier/style`; the style is how the value is written (`intl`, `national`, `compact`, `upper`, `lower`,
-`space`, `dash`, `zw`, `fullwidth`, `urlenc`, `uescape`, ...). No case is of form `bare/...`: every phone number has
-a context word.
+link in a page), `pem` (a key file). A form is `carrier/style`; the style is how the value is written (`intl`,
+`national`, `compact`, `upper`, `lower`, `space`, `dash`, `zw`, `fullwidth`, `urlenc`, `uescape`, ...). No case is of
+form `bare/...`: every phone number has a context word.
 
 Formats and their sources: cards by ISO/IEC 7812 (IIN ranges of Visa, Mastercard 51-55 and 2221-2720, Amex 34/37,
 Discover 6011; Luhn check, ISO/IEC 7812-1 annex B); IBANs by ISO 13616 and the SWIFT IBAN registry (BBAN structures
