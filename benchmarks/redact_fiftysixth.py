@@ -26,8 +26,9 @@ Spanish CCC's two control digits (weights 1,2,4,8,5,10,9,7,3,6, mod 11) and the 
 (ISO 7064 MOD 97-10); the other BBANs' inner checks are not computed. Phone numbers by the national numbering plans
 (ITU-T E.164 country codes; AGCOM for Italy, CNMC for Spain, ANACOM for Portugal, EETT for Greece, MCA for Malta,
 OCECPR for Cyprus, HAKOM for Croatia, AKOS for Slovenia, OFCOM/BAKOM for Switzerland, RTR for Austria, AK for
-Liechtenstein; NANP, Ofcom, ARCEP, BNetzA and TRAI for the target's five); Ofcom's and NANP's fiction ranges are
-avoided. US SSNs by the SSA's rules (no area 000, 666 or 9xx, no group 00, no serial 0000). AWS keys as AWS's IAM
+Liechtenstein; NANP, Ofcom, ARCEP, BNetzA and TRAI for the target's five), drawn in the allocated blocks (London 020
+3/7/8, no 0590-0596 overseas numbers among the French, Indian landlines 2-7 ...); Ofcom's and NANP's fiction ranges
+are avoided. US SSNs by the SSA's rules (no area 000, 666 or 9xx, no group 00, no serial 0000). AWS keys as AWS's IAM
 documentation shows them (AKIA/ASIA and 16 base32 characters; a 40-character secret); Slack, Discord, Microsoft
 Teams (Office 365 connector and Power Automate workflow), Google Chat, Telegram Bot API, Mattermost, Rocket.Chat,
 Make and Zapier webhooks as their docs print them; Stripe `whsec_` signing secrets; JWTs by RFC 7519/7515; TOTP seeds
@@ -319,7 +320,7 @@ def phone_cy(rng: random.Random, i: int) -> tuple[str, str]:
 
 def phone_hr(rng: random.Random, i: int) -> tuple[str, str]:
     if i % 3 != 2:
-        n = "9" + rng.choice("125789") + d(rng, 7)
+        n = "9" + rng.choice("12589") + d(rng, 7)
         style = ["intl", "national", "slash"][i % 3]
         return style, {"intl": "+385 " + spaced(n, (2, 3, 4)), "national": "0" + spaced(n, (2, 3, 4)),
                        "slash": "0" + n[:2] + "/" + n[2:]}[style]
@@ -336,7 +337,7 @@ def phone_si(rng: random.Random, i: int) -> tuple[str, str]:
         return style, {"intl": "+386 " + spaced(n, (2, 3, 3)), "national": "0" + spaced(n, (2, 3, 3)),
                        "compact": "0" + n}[style]
     area = rng.choice(["1", "4", "5", "2"])
-    n = area + nz(rng, 7)
+    n = area + str(rng.randint(2, 8)) + d(rng, 6)
     return "landline", "0" + area + " " + spaced(n[1:], (3, 2, 2))
 
 
@@ -361,7 +362,8 @@ def phone_at(rng: random.Random, i: int) -> tuple[str, str]:
 
 
 def phone_li(rng: random.Random, i: int) -> tuple[str, str]:
-    n = rng.choice(["23", "26", "37", "38", "39", "78", "79", "66"]) + d(rng, 5)
+    pre = rng.choice(["23", "78", "79", "73", "77", "370", "375", "380", "384", "390", "392", "260"])
+    n = pre + d(rng, 7 - len(pre))
     style = ["intl", "intl00", "compact_intl", "national"][i % 4]
     return style, {"intl": "+423 " + spaced(n, (3, 2, 2)), "intl00": "00423 " + spaced(n, (3, 2, 2)),
                    "compact_intl": "+423" + n, "national": spaced(n, (3, 2, 2))}[style]
@@ -380,6 +382,10 @@ def phone_us_ca(rng: random.Random, i: int) -> tuple[str, str]:
                    "one_dash": f"1-{area}-{exch}-{line}", "e164": f"+1{area}{exch}{line}"}[style]
 
 
+UK_LOCAL = {"20": "378", "161": "2345678", "131": "2345678", "117": "2349", "113": "23458"}
+"""The first digits of local numbers Ofcom has allocated under each geographic code used here."""
+
+
 def phone_uk(rng: random.Random, i: int) -> tuple[str, str]:
     if i % 3 != 2:
         n = "7" + rng.choice("45789") + d(rng, 8)
@@ -389,9 +395,9 @@ def phone_uk(rng: random.Random, i: int) -> tuple[str, str]:
         return style, {"national": "0" + n[:4] + " " + n[4:], "intl": "+44 " + n[:4] + " " + n[4:],
                        "e164": "+44" + n, "intl_paren": "+44 (0)" + n[:4] + " " + n[4:]}[style]
     area = rng.choice(["20", "161", "131", "117", "113"])
-    local = (rng.choice("378") + d(rng, 7)) if area == "20" else nz(rng, 10 - len(area))
+    local = rng.choice(UK_LOCAL[area]) + d(rng, 9 - len(area))
     while local.startswith(("7946", "496")):
-        local = (rng.choice("378") + d(rng, 7)) if area == "20" else nz(rng, 10 - len(area))
+        local = rng.choice(UK_LOCAL[area]) + d(rng, 9 - len(area))
     if area == "20":
         return "landline", "020 " + local[:4] + " " + local[4:]
     return "landline", "0" + area + " " + local[:3] + " " + local[3:]
@@ -400,8 +406,10 @@ def phone_uk(rng: random.Random, i: int) -> tuple[str, str]:
 def phone_fr(rng: random.Random, i: int) -> tuple[str, str]:
     if i % 3 == 2:
         n = rng.choice("12345") + nz(rng, 8)
+        while n.startswith("59"):  # 0590, 0594, 0596: the overseas departments
+            n = rng.choice("12345") + nz(rng, 8)
     else:
-        n = "6" + d(rng, 8) if i % 4 else "7" + rng.choice("345678") + d(rng, 7)
+        n = "6" + rng.choice("01245678") + d(rng, 7) if i % 4 else "7" + rng.choice("345678") + d(rng, 7)
     style = ["national", "intl", "compact", "dot", "intl_compact"][i % 5]
     return style, {"national": "0" + spaced(n, (1, 2, 2, 2, 2)), "intl": "+33 " + spaced(n, (1, 2, 2, 2, 2)),
                    "compact": "0" + n, "dot": "0" + spaced(n, (1, 2, 2, 2, 2), "."), "intl_compact": "+33" + n}[style]
@@ -426,7 +434,7 @@ def phone_in(rng: random.Random, i: int) -> tuple[str, str]:
         return style, {"intl": "+91 " + n[:5] + " " + n[5:], "national": n[:5] + " " + n[5:], "compact": n,
                        "intl_dash": "+91-" + n, "zero": "0" + n[:5] + " " + n[5:]}[style]
     area = rng.choice(["11", "22", "80", "44", "33"])
-    n = nz(rng, 8)
+    n = str(rng.randint(2, 7)) + d(rng, 7)
     return "landline", "0" + area + " " + n[:4] + " " + n[4:]
 
 
