@@ -3,13 +3,16 @@ and the Andes, as an agent that runs remittance payouts, loan origination and co
 cruise bookings and customer support by WhatsApp sees them. It was written from the formats' public
 specifications by someone who read neither the detection rules nor the other corpora.
 
-Carriers (the `form` head): `env` and `yaml` configs of the agent's integrations, `cli` command lines, `json`
-bodies (remittance and payout callbacks, Mambu/Musoni-style loan and savings records, KYC vendor responses, resort
-PMS and cruise booking records, OTA webhooks, token responses, HAR captures), `log` lines, `whatsapp` and `sms`
-threads, `call` centre transcripts, `email` messages (some HTML), `csv` exports, `pdf` text of loan contracts and
-receipts, `xml` e-invoices (Costa Rica's Hacienda, Guatemala's FEL, Peru's SUNAT UBL, Ecuador's SRI),
-`ticket` helpdesk tickets, `tool` results and `reply` texts of the agent, `http` headers; `bare` is a phone
-number with no context word.
+Carriers (the `form` head): `env`, `ini` and `yaml` configs of the agent's integrations, `cli` command lines,
+`json` bodies (integration configs, token responses and the agent's own tool results), `remit` remittance and
+payout callbacks, `kyc` vendor responses, `pms` resort PMS and cruise booking records, `ota` OTA webhooks, `har`
+captures, `http` requests and responses, `url` links, `log` lines, `whatsapp` and `sms` threads, `call` centre
+transcripts, `email` messages (some HTML), `csv` exports, `pdf` text of loan contracts and receipts, `xml`
+e-invoice parties and `einvoice` JSON invoices (Costa Rica's Hacienda, Guatemala's FEL, Peru's SUNAT, Ecuador's
+SRI), `ticket` helpdesk tickets, `file` PEM files; `bare` is a phone number with no context word. The style (the
+form's tail) is the value's print form (`intl`, `dash`, `spaced`, `compact`, `lower` ...), its provider or
+framework (`slack`, `mambu`, `django` ...) or, for `disguised`, the kind it hides and the disguise
+(`password/zerowidth`).
 
 Formats and their sources: NANP numbers (NANPA: area code and exchange NXX with N = 2-9, no N11, 555 left out),
 area codes 876 and 658 (Jamaica), 868 (Trinidad and Tobago), 809/829/849 (Dominican Republic), 787/939 (Puerto
@@ -52,15 +55,18 @@ lines); the disguised form as written (zero-width characters, full-width forms, 
 escapes or HTML character references included).
 
 Languages: Spanish (Caribbean, Central American, Andean), Caribbean English, Jamaican Patois, Haitian Creole,
-French, Dutch and Papiamento, Quechua, Aymara, Guaraní, K'iche', Garifuna and Portuguese context words.
+French, Dutch, Papiamento and Portuguese carriers; a few phone context words in Quechua (`telefono yupay`,
+`telefonoy`), Aymara, Guaraní (`che pumbyry`) and K'iche', loanword-based. Garifuna is not written: its writer
+knew no phone or key word of it to write.
 
-Near misses (`generate_negatives`): booking and PNR locators, remittance tracking numbers (MTCN-style), loan and
-savings account numbers of the domain's own systems, e-invoice numbers and access keys, request and trace ids,
-UUIDs, digests, versions, timestamps and dates, coordinates, measurements, public toll-free and short-code numbers
-named as such, company registration numbers with their check digits, Luhn-invalid card-like numbers, IBANs with a
-wrong check, masked values, placeholders, the vendors' documented example keys, CSS and code identifiers, paths
-and URLs without credentials, bank codes (BIC), cabin, folio and room numbers, amounts and exchange rates, ticket
-numbers: none holds a secret or personal data.
+Near misses (`generate_negatives`, 28 of each of 25 sorts): booking and PNR locators, remittance tracking numbers
+(MTCN-style), loan and savings account numbers of the domain's own systems, e-invoice numbers and access keys
+(a FEL authorization's series and number as SAT derives them from its UUID), request and trace ids, UUIDs and
+Mambu-style encoded keys, digests, versions, timestamps and dates, coordinates, measurements, public toll-free and
+short-code numbers named as such, company registration numbers with their check digits, Luhn-invalid card-like
+numbers, IBANs with a wrong check, masked values, placeholders, the vendors' documented example keys, CSS and code
+identifiers, paths and URLs without credentials, bank codes (BIC), cabin, folio and room numbers, amounts and
+exchange rates, ticket numbers: none holds a secret or personal data.
 """
 
 from __future__ import annotations
@@ -1214,6 +1220,14 @@ def invalid_iban(rng: random.Random) -> str:
                        J({"iban": value, "valid": False, "error": "checksum"})])
 
 
+def fel_authorization(auth: str) -> str:
+    """A Guatemalan FEL authorization as SAT's certifiers print it: the UUID, its first 8 hex digits as the series
+    and the next 8 read as a decimal number."""
+    hexes = auth.replace("-", "")
+    return (f"<dte:NumeroAutorizacion Serie=\"{hexes[:8]}\" Numero=\"{int(hexes[8:16], 16)}\">{auth}"
+            f"</dte:NumeroAutorizacion>")
+
+
 NEGATIVES: dict[str, Callable[[random.Random], str]] = {
     "booking_ref": lambda r: r.choice([
         f"Localizador {pick(r, string.ascii_uppercase, 6)} - vuelo CM{r.randint(100, 999)} PTY-SJO",
@@ -1232,8 +1246,7 @@ NEGATIVES: dict[str, Callable[[random.Random], str]] = {
         J({"savingsAccount": {"id": ref(r, "SAV", 7), "branchKey": f"AG{r.randint(1, 30):02d}"}})]),
     "einvoice_number": lambda r: r.choice([
         f"<cbc:ID>F{r.randint(1, 9):03d}-{digits(r, 8)}</cbc:ID>",
-        f"<dte:NumeroAutorizacion Serie=\"{pick(r, HEX.upper(), 8)}\" Numero=\"{r.randint(10**8, 4 * 10**9)}\">"
-        f"{uuid_s(r).upper()}</dte:NumeroAutorizacion>",
+        fel_authorization(uuid_s(r).upper()),
         f"Consecutivo FE: 001{r.randint(1, 99):05d}01{digits(r, 10)}"]),
     "request_id": lambda r: r.choice([
         f"x-request-id: req_{pick(r, LOWER_ALNUM, 24)}",
