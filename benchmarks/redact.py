@@ -278,12 +278,15 @@
    programmes in Sub-Saharan Africa, field data collection, USSD and SMS gateways, mobile-money callbacks, the
    region's phone numbers and ids) corpora, scored alike: `fiftysixth_…` and `fiftyseventh_recall_by_kind` and
    `…_false_positives`.
+62. The fifty-eighth (benchmarks/redact_fiftyeighth.py: remittances, microfinance and tourism in the Caribbean,
+   Central America and the Andes, payout callbacks, loan records, e-invoices, the region's phone numbers and ids)
+   corpus, scored alike: `fiftyeighth_recall_by_kind` and `fiftyeighth_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 61 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 62 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "real_ingest_ratio", "real_ingest_cpu_ratio" (the same over the real
@@ -321,8 +324,8 @@ traces, all four folders: texts hardly repeat there), "recall", "precision", "fa
 "fiftieth_false_positives", "fiftyfirst_recall_by_kind", "fiftyfirst_false_positives", "fiftysecond_recall_by_kind",
 "fiftysecond_false_positives", "fiftythird_recall_by_kind", "fiftythird_false_positives", "fiftyfourth_recall_by_kind",
 "fiftyfourth_false_positives", "fiftyfifth_recall_by_kind", "fiftyfifth_false_positives", "fiftysixth_recall_by_kind",
-"fiftysixth_false_positives", "fiftyseventh_recall_by_kind", "fiftyseventh_false_positives"} (with --corpora-only,
-the last hundred and fourteen).
+"fiftysixth_false_positives", "fiftyseventh_recall_by_kind", "fiftyseventh_false_positives",
+"fiftyeighth_recall_by_kind", "fiftyeighth_false_positives"} (with --corpora-only, the last hundred and sixteen).
 """
 
 from __future__ import annotations
@@ -351,6 +354,7 @@ import redact_eleventh  # noqa: E402
 import redact_fifteenth  # noqa: E402
 import redact_fifth  # noqa: E402
 import redact_fiftieth  # noqa: E402
+import redact_fiftyeighth  # noqa: E402
 import redact_fiftyfifth  # noqa: E402
 import redact_fiftyfirst  # noqa: E402
 import redact_fiftyfourth  # noqa: E402
@@ -639,7 +643,8 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("fortysixth", redact_fortysixth), ("fortyseventh", redact_fortyseventh), ("fortyeighth", redact_fortyeighth),
     ("fortyninth", redact_fortyninth), ("fiftieth", redact_fiftieth), ("fiftyfirst", redact_fiftyfirst),
     ("fiftysecond", redact_fiftysecond), ("fiftythird", redact_fiftythird), ("fiftyfourth", redact_fiftyfourth),
-    ("fiftyfifth", redact_fiftyfifth), ("fiftysixth", redact_fiftysixth), ("fiftyseventh", redact_fiftyseventh))
+    ("fiftyfifth", redact_fiftyfifth), ("fiftysixth", redact_fiftysixth), ("fiftyseventh", redact_fiftyseventh),
+    ("fiftyeighth", redact_fiftyeighth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
@@ -775,7 +780,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to fifty-seventh corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to fifty-eighth corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
