@@ -31,3 +31,32 @@ def test_a_number_with_its_country_code_and_no_plus(number: str) -> None:
 @pytest.mark.parametrize("number", ["2332458133071", "25677291463", "2376772145831", "22507084132961"])
 def test_no_number_whose_length_is_not_its_plan(number: str) -> None:
     assert _values(f"phone: {number}") == []
+
+
+# ---- a wallet named alone before its owner's number ----
+
+@pytest.mark.parametrize(("text", "number"), [
+    ("MoMo : 677 21 45 83", "677 21 45 83"),
+    ("Wave 77 184 52 03", "77 184 52 03"),
+    ("Wave ........ 76 218 40 95", "76 218 40 95"),
+    ("Orange Money 0708413296", "0708413296"),
+    ("Airtel Money: 260977512846", "260977512846"),
+    ("M-Pesa namba 0754308216", "0754308216"),
+])
+def test_a_wallet_named_alone_before_a_mobile_number(text: str, number: str) -> None:
+    assert _values(text) == [number]
+
+
+@pytest.mark.parametrize(("label", "number"), [("MoMo", "0244581330"), ("Orange Money", "2250708413296"),
+                                               ("M-Pesa number", "0712845093")])
+def test_a_wallet_naming_a_sibling_json_value(label: str, number: str) -> None:
+    text = json.dumps({"attributes": [{"attribute": "kLq2mPz8RtW", "displayName": label, "value": number}]})
+    assert _values(text) == [number]
+
+
+@pytest.mark.parametrize("text", [
+    "Wave 2024-2025 rollout", "MoMo 25000 XAF", "M-Pesa 20240315", "Orange Money 12345678",
+    "the wave 2 cohort 4711 2025",
+])
+def test_no_wallet_number_that_is_no_mobile(text: str) -> None:
+    assert _values(text) == []

@@ -254,10 +254,12 @@ _PHONE_AFTER = (r"(?:으?로|번으로)[ \t]*(?:전화|연락|문자)|(?:に|ま
                 r"(?:numaras[ıi]ndan|numaradan|['’]?[dt][ae]n)[ \t]+ara|पर[ \t]+(?:कॉल|फ़ोन|फोन|संपर्क)")
 _NATIONAL_NUMBER = r"\(?\d[\d ()./-]{5,22}\d"
 # A mobile-money wallet's number: M-Pesa, bKash, Nagad, JazzCash, Easypaisa, MoMo, telebirr and their peers name
-# a wallet by its owner's phone number (`M-PESA number: …`, `Easypaisa account …`, `namba ya M-PESA …`).
+# a wallet by its owner's phone number (`M-PESA number: …`, `Easypaisa account …`, `namba ya M-PESA …`, Swahili's
+# `M-Pesa namba …`); Wave (Senegal's and Côte d'Ivoire's) by its capitalized name, a common word's otherwise.
 _WALLET = (r"(?i:m-?pesa|bkash|nagad|jazz ?cash|easy ?paisa|upaisa|sadapay|nayapay|momo|airtel ?money|telebirr|"
-           r"orange ?money|opay|palmpay|mtn ?money|tigo ?pesa|ecocash)|বিকাশ|নগদ")
-_WALLET_NUMBER = (rf"(?:(?<![A-Za-z])(?:{_WALLET})(?:[ \t]+(?i:number|no\.?|nr|account|a/c|wallet)|"
+           r"orange ?money|opay|palmpay|mtn ?money|tigo ?pesa|ecocash)|Wave|বিকাশ|নগদ")
+_WALLET_WORD = r"(?i:number|no\.?|nr|account|a/c|wallet|namba|nambari)"
+_WALLET_NUMBER = (rf"(?:(?<![A-Za-z])(?:{_WALLET})(?:[ \t]+{_WALLET_WORD}|"
                   r"[ \t]*(?:নম্বর|নাম্বার|نمبر|नंबर|नम्बर))(?![A-Za-z])|"
                   rf"(?<![A-Za-z])(?i:namba|nambari)[ \t]+ya[ \t]+(?:{_WALLET})(?![A-Za-z]))")
 """A number as a national plan writes it, its groups apart by spaces, dots, dashes, slashes or an area code in
@@ -445,7 +447,8 @@ _OCPP_IS = r"\\?\"[ \t]*:[ \t]*"
 _OCPP_SECRET = r"(?:[A-Za-z]*(?:Password|Secret)|AuthorizationKey)"
 # The last groups: a SIM's `Ki` and `OPc`, which name a key column too (a SIM vendor's batch file: `ICCID,IMSI,KI,…`),
 # case-sensitive; a fuel card's words (a `fuel_card` column).
-_CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_OWN}|{_NATID_CONTEXT}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
+_CONTEXT_GROUPS = (rf"(?:{_PHONE_WORDS}|(?<![A-Za-z])(?:{_WALLET})(?![a-z]))",
+                   rf"(?:{_SSN_OWN}|{_NATID_CONTEXT}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
                    _PW, _KEY_STEMS, _NATIONAL_STEMS, r"\b(?:Ki|KI|OPc|OPC)\b",
                    _FUEL_CARD)
 CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
@@ -2326,6 +2329,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a mobile-money wallet's number, its owner's phone number in a national format or with its "
                      "country code (`M-PESA number: …`, `bKash number …`, `Easypaisa account …`, `namba ya M-PESA …`, "
                      "`N (JazzCash number)`)"),
+    Rule("phone_national", "PHONE",
+         rf"(?<![A-Za-z])(?:{_WALLET})(?:[ \t]+{_WALLET_WORD})?\\?[\"']?[ \t]*(?:[:：=]|[-–—]|\.{{2,}})?[ \t]*"
+         rf"\\?[\"']?(?P<v>{_NATIONAL_NUMBER})(?:$|\W)",
+         trigger=_WALLET, validator=v.wallet_phone, reject=rf"{_TOLL_FREE}",
+         description="a mobile-money wallet's number after the wallet's name alone, or as a form's label or a "
+                     "JSON field names it (`MoMo : 677 50 05 55`, `Wave 77 123 45 67`, `\"M-Pesa number\": "
+                     "\"0712…\"`): a mobile number of a country the wallets run in"),
     Rule("phone_before_word", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]*\((?:[^\s()\d]{{1,12}}[ \t]+){{1,2}}(?:{_PHONE_WORDS})"
          r"(?:[ \t]+[^\s()\d]{1,12})?\)",
