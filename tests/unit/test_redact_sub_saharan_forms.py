@@ -60,3 +60,14 @@ def test_a_wallet_naming_a_sibling_json_value(label: str, number: str) -> None:
 ])
 def test_no_wallet_number_that_is_no_mobile(text: str) -> None:
     assert _values(text) == []
+
+
+# ---- the phone words of Luganda and Xhosa ----
+
+@pytest.mark.parametrize(("text", "number"), [
+    ("Yogera ku essimu 0772914630", "0772914630"),
+    ("ennamba y'essimu: 0701458236", "0701458236"),
+    ("inombolo yefowuni 0821234567", "0821234567"),
+])
+def test_a_phone_word_of_luganda_or_xhosa(text: str, number: str) -> None:
+    assert _values(text) == [number]

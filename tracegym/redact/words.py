@@ -113,6 +113,7 @@ PHONE: dict[str, tuple[str, ...]] = {
     "af": ("selfoon", "foon", "bel my"),
     "ha": ("waya", "wayar", "wayata", "lambar waya", "lambar wayata", "kira ni"),
     "yo": ("fóònù", "foonu", "nọ́mbà fóònù", "pè mí"), "zu": ("ucingo", "yocingo", "iselula", "ifoni", "ngishayele"),
+    "xh": ("ifowuni", "yefowuni", "umnxeba"), "lg": ("essimu", "ssimu"),
     "am": ("ስልክ", "ሞባይል"), "ka": ("ტელეფონ", "მობილურ"), "hy": ("հեռախոս", "բջջային"),
     "mn": ("утас", "утсаар"), "kk": ("ұялы",), "si": ("දුරකථන", "ජංගම"), "km": ("ទូរស័ព្ទ",), "my": ("ဖုန်း",),
     "ps": ("تلیفون", "ټیلیفون", "ګرځنده"),
