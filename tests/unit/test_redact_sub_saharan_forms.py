@@ -1,6 +1,7 @@
 """Numbers and secrets as Sub-Saharan agriculture and health programmes write them (the fifty-seventh corpus's
 causes): MSISDNs with the country code and no `+`, wallets named alone before their owner's number, the phone
-words of Luganda and Xhosa. Values written for these tests."""
+words of Luganda and Xhosa, the labels of passwords, keys, tokens and setup keys in Igbo, Wolof, Yoruba,
+Kinyarwanda, Swahili and French. Values written for these tests."""
 
 from __future__ import annotations
 
@@ -71,3 +72,34 @@ def test_no_wallet_number_that_is_no_mobile(text: str) -> None:
 ])
 def test_a_phone_word_of_luganda_or_xhosa(text: str, number: str) -> None:
     assert _values(text) == [number]
+
+
+# ---- a password's, a key's, a token's and a setup key's label in the programmes' languages ----
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("okwuntughe: Ofe&8812owerri", "Ofe&8812owerri"),
+    ("[04/02/2025, 06:44] Field officer: okwuntughe ube-ri-kola-mmiri71", "ube-ri-kola-mmiri71"),
+    ("baatu jàll: #vT9kLm-3QpRz7Wx!ae", "#vT9kLm-3QpRz7Wx!ae"),
+    ("kọkọrọ aṣírí: 4f0c1e9a7b2d38e65a1c0f9b7d3e2a18", "4f0c1e9a7b2d38e65a1c0f9b7d3e2a18"),
+    ("kọkọrọ aṣírí ........ 4f0c1e9a7b2d38e65a1c0f9b7d3e2a18c0ffee12", "4f0c1e9a7b2d38e65a1c0f9b7d3e2a18c0ffee12"),
+    ("urufunguzo rw'ibanga: 9b3e71c04fa28d56e1b7c93a0d4f2e86", "9b3e71c04fa28d56e1b7c93a0d4f2e86"),
+    ("tokeni ya kufikia Q7mZ2pLx9RtV4kNc8WbJ3fHs6Yd1", "Q7mZ2pLx9RtV4kNc8WbJ3fHs6Yd1"),
+    ('clé_secrète = "4f0c1e9a7b2d38e65a1c0f9b7d3e2a18-1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"',
+     "4f0c1e9a7b2d38e65a1c0f9b7d3e2a18-1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"),
+])
+def test_a_secret_after_its_label_in_igbo_wolof_yoruba_kinyarwanda_swahili_french(text: str, secret: str) -> None:
+    assert _values(text) == [secret]
+
+
+@pytest.mark.parametrize(("text", "seed"), [
+    ("ufunguo wa 2FA: JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"),
+    ("ufunguo wa 2FA NB2W45DFOIZA4R3L", "NB2W45DFOIZA4R3L"),
+    ("ufunguo wa 2FA: mfrg gzdf mztw q2lk", "mfrg gzdf mztw q2lk"),
+])
+def test_a_setup_key_after_the_swahili_words_for_a_2fa_key(text: str, seed: str) -> None:
+    assert _values(text) == [seed]
+
+
+@pytest.mark.parametrize("text", ["okwuntughe: ${DB_PASSWORD}", "kọkọrọ aṣírí: <your-key>", "ibanga ryacu"])
+def test_no_secret_after_those_labels_without_a_value(text: str) -> None:
+    assert _values(text) == []
