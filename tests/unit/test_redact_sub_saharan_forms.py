@@ -1,7 +1,8 @@
 """Numbers and secrets as Sub-Saharan agriculture and health programmes write them (the fifty-seventh corpus's
 causes): MSISDNs with the country code and no `+`, wallets named alone before their owner's number, the phone
 words of Luganda and Xhosa, the labels of passwords, keys, tokens and setup keys in Igbo, Wolof, Yoruba,
-Kinyarwanda, Swahili and French. Values written for these tests."""
+Kinyarwanda, Swahili and French; and what is none of them: Flutterwave's public keys, Africa's Talking's object
+ids, a line named toll-free, a role whose name opens with a word for key. Values written for these tests."""
 
 from __future__ import annotations
 
@@ -103,3 +104,21 @@ def test_a_setup_key_after_the_swahili_words_for_a_2fa_key(text: str, seed: str)
 @pytest.mark.parametrize("text", ["okwuntughe: ${DB_PASSWORD}", "kọkọrọ aṣírí: <your-key>", "ibanga ryacu"])
 def test_no_secret_after_those_labels_without_a_value(text: str) -> None:
     assert _values(text) == []
+
+
+# ---- what is no secret and no person's number ----
+
+@pytest.mark.parametrize("text", [
+    '{"public_key": "FLWPUBK-3f9a0c7e21b84d56a0e9c3b7f1d2e4a8-X"}',
+    "FLW_PUBLIC_KEY=FLWPUBK_TEST-3f9a0c7e21b84d56a0e9c3b7f1d2e4a8-X",
+    "2025-06-01T08:00:00Z USSD sessionId=ATUid_7c1e9a40b3f25d86e0a4c7b19f3d2e58 serviceCode=*384*21# text=1*2",
+    "session,phoneNumber\nATUid_7c1e9a40b3f25d86e0a4c7b19f3d2e58,+254711223344",
+    "messageId=ATXid_0b8e4f71c2a95d36e7f0a1c4b9d82e53 status=Success",
+])
+def test_no_secret_in_a_public_key_or_an_africas_talking_id(text: str) -> None:
+    assert [f for f in DETECTOR.find(text) if f.rule.label != "PHONE"] == []
+
+
+def test_a_flutterwave_secret_key_is_still_one() -> None:
+    key = "FLWSECK-3f9a0c7e21b84d56a0e9c3b7f1d2e4a8-X"
+    assert _values(f"FLW_SECRET_KEY={key}") == [key]
