@@ -122,3 +122,11 @@ def test_no_secret_in_a_public_key_or_an_africas_talking_id(text: str) -> None:
 def test_a_flutterwave_secret_key_is_still_one() -> None:
     key = "FLWSECK-3f9a0c7e21b84d56a0e9c3b7f1d2e4a8-X"
     assert _values(f"FLW_SECRET_KEY={key}") == [key]
+
+
+@pytest.mark.parametrize("text", [
+    "site,helpline\nNakuru,toll-free line 0800 721 455\n",
+    '{"helpline": "freephone number 0800 721 455"}',
+])
+def test_no_phone_in_a_line_named_free_to_call(text: str) -> None:
+    assert _values(text) == []

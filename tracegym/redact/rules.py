@@ -610,13 +610,14 @@ _COMPANY_NUMBER = (r"ondernemingsnummer|(?:num\xe9ro|numero|n\xb0)[ ]d['\u2019]e
                    r"org\.?[ -]?nr|organisa[st]jonsnummer|organisationsnummer|registrikood|"
                    r"registreerimiskood")
 # What a number grouped like a phone's is when a word right before it names something else: a document's,
-# an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), or
-# the groups of an IBAN before it.
+# an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), a
+# line named free to call (`toll-free line`, `freephone number`), or the groups of an IBAN before it.
 _NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|part|batch|lot|charge|qty|quantity|range|"
                 r"meter|z\xe4hler\w*|compteur|contador|account|acct|konto|iban|invoice|rechnung|factur\w*|order|"
                 r"bestell\w*|commande|pedido|po|sku|ean|isbn|doi|ref\w*|id|case|ticket|tracking|confirmation|"
                 r"booking|reservation|room|version|build|freephone|toll[- ]?free|helpline|hotline|"
-                rf"num\xe9ro vert|servicenummer|geb\xfchrenfrei|{_FREE_NUMBER}|{_COMPANY_NUMBER})\b|#)[^\n\d\w]{{0,6}}|"
+                rf"num\xe9ro vert|servicenummer|geb\xfchrenfrei|{_FREE_NUMBER}|{_COMPANY_NUMBER})\b|"
+                rf"\b(?i:freephone|toll[- ]?free)[ \t]+(?i:line|number|no)\b|#)[^\n\d\w]{{0,6}}|"
                 r"[A-Z]{2}\d{2}(?: [A-Z0-9]{4})+ )$")
 
 # An e-mail address written out: a local part (letters spelled one by one, words joined by `dot`, `underscore`,
