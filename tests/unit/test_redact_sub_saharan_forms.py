@@ -130,3 +130,15 @@ def test_a_flutterwave_secret_key_is_still_one() -> None:
 ])
 def test_no_phone_in_a_line_named_free_to_call(text: str) -> None:
     assert _values(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "[11/03/2025, 10:02] Warehouse clerk: MpesaReceiptNumber=T_5182730469 ResultCode=0",
+    "Cooperative secretary: Xk29fLq8ZpT3mWv7RnB4cY6hJd1s",
+])
+def test_no_key_after_a_role_whose_name_opens_with_a_word_for_key(text: str) -> None:
+    assert _values(text) == []
+
+
+def test_a_key_after_the_french_plural_is_still_one() -> None:
+    assert _values("les clés : Xk29fLq8ZpT3mWv7RnB4cY6hJd1s") == ["Xk29fLq8ZpT3mWv7RnB4cY6hJd1s"]

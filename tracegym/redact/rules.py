@@ -519,10 +519,16 @@ _KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜
                       r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은|[「『〔】\]])")
 
 
+_NOT_KEY_WORD = r"(?!(?i:cle(?:rk|ar|ver|rgy)|secretar(?:y|ies|iat)|keynote)(?![A-Za-z]))"
+"""English words that open with a word for key or secret and an ending `_INFLECTED` reads (`cl[eé]` + `rk`, `secret`
++ `ary`): a role or an adjective before a colon (`Warehouse clerk: …`, `Cooperative secretary: …`), no key's label."""
+
+
 def _in_prose(words: str) -> str:
     """A label of `words` in prose, an ending glued to it (`_INFLECTED`), what stands between it and its value
-    (`_KEY_PROSE_AFTER`) and a quote or a tag that may open the value."""
-    return rf"(?:^|[^A-Za-z0-9_.-])(?:{words}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
+    (`_KEY_PROSE_AFTER`) and a quote or a tag that may open the value; not an English word that opens with one
+    (`_NOT_KEY_WORD`)."""
+    return rf"(?:^|[^A-Za-z0-9_.-]){_NOT_KEY_WORD}(?:{words}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
 
 
 # The secret access key as AWS's Spanish, Portuguese, Italian and French pages name it (`clave de acceso secreta`,
@@ -1987,7 +1993,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`Chave da API:`, `مفتاح API:`, `APIキー:`): named a credential outright, as `API key:` is, "
                      "so read as `API key:`'s value is (hex keys and upper-case ones too)"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?{_NOT_KEY_WORD}(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
          rf"{_KEY_PROSE_AFTER}"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
          trigger=_KEY_PROSE_TRIGGER,
