@@ -102,12 +102,15 @@ _FILLER = re.compile(r"[A-Z]?(?:0{4,}|X{4,}|x{4,})(?:[/._-][A-Z]?(?:0{4,}|X{4,}|
 (Slack's `T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX` in its own docs), or the issuer's prefix and then parts each
 one character repeated (SendGrid's `SG.xxxx….yyyy…`): no issuer's secret looks like that."""
 _PUBLIC_VALUE = re.compile(r"(?i:pk)[._-]|[A-Za-z]*_?(?i:publishable)[._-]|.*(?:EXAMPLE|EXAMPLEKEY)$|"
-                           r"(?:live|test)_[A-Z0-9]{32}$|age1[02-9ac-hj-np-z]{58}$")
+                           r"(?:live|test)_[A-Z0-9]{32}$|age1[02-9ac-hj-np-z]{58}$|FLWPUBK(?:_TEST)?-|"
+                           r"AT[UXP]id_[0-9a-f]{32}$")
 """A credential-shaped value that is no secret: a publishable key (`pk_live_…`, Mapbox `pk.…`, `pk-lf-…`,
-`sb_publishable_…`, Adyen's client keys `live_`/`test_` + 32: the issuers' convention for keys meant to ship in web
-pages and apps), an age recipient (`age1…`: a public key, as `age-keygen` prints it after "public key:") or a
-vendor's documented example (`AKIAIOSFODNN7EXAMPLE`, `…EXAMPLEKEY` in AWS's docs: published, so redacting them
-hides nothing and makes documentation in traces noisy)."""
+`sb_publishable_…`, Adyen's client keys `live_`/`test_` + 32, Flutterwave's `FLWPUBK-…-X` beside its `FLWSECK-`
+secret: the issuers' convention for keys meant to ship in web pages and apps), an Africa's Talking object id
+(`ATUid_` a USSD session's, `ATXid_` an SMS's, `ATPid_` a payment's: 32 hex its callbacks name an object by, which
+sign nothing in; the API key is what authenticates), an age recipient (`age1…`: a public key, as `age-keygen`
+prints it after "public key:") or a vendor's documented example (`AKIAIOSFODNN7EXAMPLE`, `…EXAMPLEKEY` in AWS's docs:
+published, so redacting them hides nothing and makes documentation in traces noisy)."""
 """A rule's value: group `v`, or `w`/`x` in the alternatives of a rule that writes its value in several forms."""
 
 

@@ -112,6 +112,29 @@ def service(digits: str) -> bool:
     return any(t in _SERVICE for t in readings) and not any(t in _PERSONAL for t in readings)
 
 
+MOBILE_MONEY_REGIONS = ("KE", "TZ", "UG", "RW", "BI", "CD", "CG", "ET", "SO", "GH", "NG", "CI", "SN", "ML", "BF",
+                        "BJ", "TG", "NE", "GN", "SL", "LR", "GM", "CM", "GA", "TD", "CF", "ZM", "ZW", "MW", "MZ",
+                        "LS", "MG", "EG", "BD", "PK")
+"""Where the wallets that the rules name run (M-Pesa, MTN MoMo, Airtel Money, Orange Money, Wave, telebirr, EcoCash,
+Tigo Pesa, OPay, PalmPay; bKash and Nagad; JazzCash and Easypaisa): the markets of the GSMA's State of the Industry
+Report on Mobile Money, Sub-Saharan Africa's, Egypt's, Bangladesh's and Pakistan's."""
+
+
+@functools.lru_cache(maxsize=65536)
+def wallet_number(digits: str) -> bool:
+    """Whether `digits` is a mobile number of a country where mobile money runs, as written there (its trunk 0, or
+    none in a closed plan: Senegal's `77…`, Cameroon's `6…`) or with its country code first and no `+` (the MSISDN
+    the wallets' APIs store and call back with): a wallet is named by its owner's phone number, a mobile's."""
+    if digits.startswith("00"):
+        digits = digits[2:]
+    number = _parsed("+" + digits, None)
+    if number is not None and _of_type(number, None, _MOBILE) \
+            and phonenumbers.region_code_for_number(number) in MOBILE_MONEY_REGIONS:
+        return True
+    return any((number := _parsed(digits, region)) is not None and _of_type(number, region, _MOBILE)
+               for region in _screened(digits, MOBILE_MONEY_REGIONS, service=False))
+
+
 def _parsed(digits: str, region: str | None) -> phonenumbers.PhoneNumber | None:
     try:
         return phonenumbers.parse(digits, region)

@@ -83,6 +83,11 @@ PLANS: tuple[Plan, ...] = (
     Plan("OM", "968", ("",), (8, 8), "279"), Plan("TN", "216", ("",), (8, 8), "234579"),
     Plan("MA", "212", ("0",), (9, 9), "567"), Plan("DZ", "213", ("0",), (8, 9), "234567"),
     Plan("IS", "354", ("",), (7, 7), "45678", runs=False), Plan("EE", "372", ("",), (7, 8), "345678", runs=False),
+    Plan("GH", "233", ("0",), (9, 9), "235"), Plan("UG", "256", ("0",), (9, 9), "2347"),
+    Plan("TZ", "255", ("0",), (9, 9), "2467"), Plan("RW", "250", ("0",), (9, 9), "27"),
+    Plan("ET", "251", ("0",), (9, 9), "12345789"), Plan("ZM", "260", ("0",), (9, 9), "25679"),
+    Plan("SN", "221", ("",), (9, 9), "37"), Plan("CI", "225", ("",), (10, 10), "02"),
+    Plan("CM", "237", ("",), (9, 9), "26"),
 )
 """The plans of the countries the docs and the corpora name (NANP and Brazil's DDD grammar are read apart:
 `nanp`, `brazil`). Trunk-0 plans with open lengths (Germany, Austria, Finland) take most numbers that start
@@ -93,7 +98,13 @@ Algeria's (ARPCE: trunk 0, fixed lines of eight digits 2-4, mobiles of nine 5-7)
 country code and no `+` (`973 1729 3456`). Iceland's (Fjarskiptastofa) and Estonia's (TTJA) are closed plans of
 seven-digit numbers, written with no trunk: Iceland's geographic 4xx-5xx and mobile 6xx-8xx; Estonia's geographic
 3xx, 4xx, 6xx and 7xx, its mobiles 5… in seven or eight digits and 8… in eight. Their service ranges (`800 xxxx`
-free of charge) are named by `numbering.service`."""
+free of charge) are named by `numbering.service`. Sub-Saharan Africa's plans read the MSISDN that M-Pesa, MTN MoMo,
+Airtel Money and the SMS gateways store and call back with, the country code and no `+` (`233244123456`): trunk 0
+and nine digits in Ghana (NCA: fixed 3, mobiles 2 and 5), Uganda (UCC: fixed 2-4, mobiles 7), Tanzania (TCRA:
+fixed 2, VoIP 41, mobiles 6-7), Rwanda (RURA: fixed 2, mobiles 7), Ethiopia (ECA: fixed 11-58, mobiles 7-9) and
+Zambia (ZICTA: fixed 21, VoIP 63, mobiles 5, 7, 9); closed plans of nine digits in Senegal (ARTP: fixed 3, mobiles
+7) and Cameroon (ART: fixed 2, mobiles 6), and Côte d'Ivoire's of ten (ARTCI, since 2021: mobiles 01, 05, 07,
+fixed 2x)."""
 _BY_CODE = {p.code: [q for q in PLANS if q.code == p.code] for p in PLANS}
 
 

@@ -254,10 +254,12 @@ _PHONE_AFTER = (r"(?:으?로|번으로)[ \t]*(?:전화|연락|문자)|(?:に|ま
                 r"(?:numaras[ıi]ndan|numaradan|['’]?[dt][ae]n)[ \t]+ara|पर[ \t]+(?:कॉल|फ़ोन|फोन|संपर्क)")
 _NATIONAL_NUMBER = r"\(?\d[\d ()./-]{5,22}\d"
 # A mobile-money wallet's number: M-Pesa, bKash, Nagad, JazzCash, Easypaisa, MoMo, telebirr and their peers name
-# a wallet by its owner's phone number (`M-PESA number: …`, `Easypaisa account …`, `namba ya M-PESA …`).
+# a wallet by its owner's phone number (`M-PESA number: …`, `Easypaisa account …`, `namba ya M-PESA …`, Swahili's
+# `M-Pesa namba …`); Wave (Senegal's and Côte d'Ivoire's) by its capitalized name, a common word's otherwise.
 _WALLET = (r"(?i:m-?pesa|bkash|nagad|jazz ?cash|easy ?paisa|upaisa|sadapay|nayapay|momo|airtel ?money|telebirr|"
-           r"orange ?money|opay|palmpay|mtn ?money|tigo ?pesa|ecocash)|বিকাশ|নগদ")
-_WALLET_NUMBER = (rf"(?:(?<![A-Za-z])(?:{_WALLET})(?:[ \t]+(?i:number|no\.?|nr|account|a/c|wallet)|"
+           r"orange ?money|opay|palmpay|mtn ?money|tigo ?pesa|ecocash)|Wave|বিকাশ|নগদ")
+_WALLET_WORD = r"(?i:number|no\.?|nr|account|a/c|wallet|namba|nambari)"
+_WALLET_NUMBER = (rf"(?:(?<![A-Za-z])(?:{_WALLET})(?:[ \t]+{_WALLET_WORD}|"
                   r"[ \t]*(?:নম্বর|নাম্বার|نمبر|नंबर|नम्बर))(?![A-Za-z])|"
                   rf"(?<![A-Za-z])(?i:namba|nambari)[ \t]+ya[ \t]+(?:{_WALLET})(?![A-Za-z]))")
 """A number as a national plan writes it, its groups apart by spaces, dots, dashes, slashes or an area code in
@@ -445,7 +447,8 @@ _OCPP_IS = r"\\?\"[ \t]*:[ \t]*"
 _OCPP_SECRET = r"(?:[A-Za-z]*(?:Password|Secret)|AuthorizationKey)"
 # The last groups: a SIM's `Ki` and `OPc`, which name a key column too (a SIM vendor's batch file: `ICCID,IMSI,KI,…`),
 # case-sensitive; a fuel card's words (a `fuel_card` column).
-_CONTEXT_GROUPS = (_PHONE_WORDS, rf"(?:{_SSN_OWN}|{_NATID_CONTEXT}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
+_CONTEXT_GROUPS = (rf"(?:{_PHONE_WORDS}|(?<![A-Za-z])(?:{_WALLET})(?![a-z]))",
+                   rf"(?:{_SSN_OWN}|{_NATID_CONTEXT}|{_IBAN_WORDS}|(?i:{_SECRET_WORDS})|{_KEY_LABELS})",
                    _PW, _KEY_STEMS, _NATIONAL_STEMS, r"\b(?:Ki|KI|OPc|OPC)\b",
                    _FUEL_CARD)
 CONTEXT_WORDS = "(?:" + "|".join(_CONTEXT_GROUPS) + ")"
@@ -516,10 +519,16 @@ _KEY_PROSE_TRIGGER = (rf"(?:{_KEY_STEMS})(?:[^\n:=]{{0,64}}(?:[:：=→⇒⟶➜
                       r"[ \t](?i:to|equals|was)[ \t])|是|为|為|は|는|은|[「『〔】\]])")
 
 
+_NOT_KEY_WORD = r"(?!(?i:cle(?:rk|ar|ver|rgy)|secretar(?:y|ies|iat)|keynote)(?![A-Za-z]))"
+"""English words that open with a word for key or secret and an ending `_INFLECTED` reads (`cl[eé]` + `rk`, `secret`
++ `ary`): a role or an adjective before a colon (`Warehouse clerk: …`, `Cooperative secretary: …`), no key's label."""
+
+
 def _in_prose(words: str) -> str:
     """A label of `words` in prose, an ending glued to it (`_INFLECTED`), what stands between it and its value
-    (`_KEY_PROSE_AFTER`) and a quote or a tag that may open the value."""
-    return rf"(?:^|[^A-Za-z0-9_.-])(?:{words}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
+    (`_KEY_PROSE_AFTER`) and a quote or a tag that may open the value; not an English word that opens with one
+    (`_NOT_KEY_WORD`)."""
+    return rf"(?:^|[^A-Za-z0-9_.-]){_NOT_KEY_WORD}(?:{words}){_INFLECTED}{_KEY_PROSE_AFTER}{_OPEN}"
 
 
 # The secret access key as AWS's Spanish, Portuguese, Italian and French pages name it (`clave de acceso secreta`,
@@ -607,13 +616,14 @@ _COMPANY_NUMBER = (r"ondernemingsnummer|(?:num\xe9ro|numero|n\xb0)[ ]d['\u2019]e
                    r"org\.?[ -]?nr|organisa[st]jonsnummer|organisationsnummer|registrikood|"
                    r"registreerimiskood")
 # What a number grouped like a phone's is when a word right before it names something else: a document's,
-# an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), or
-# the groups of an IBAN before it.
+# an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), a
+# line named free to call (`toll-free line`, `freephone number`), or the groups of an IBAN before it.
 _NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|part|batch|lot|charge|qty|quantity|range|"
                 r"meter|z\xe4hler\w*|compteur|contador|account|acct|konto|iban|invoice|rechnung|factur\w*|order|"
                 r"bestell\w*|commande|pedido|po|sku|ean|isbn|doi|ref\w*|id|case|ticket|tracking|confirmation|"
                 r"booking|reservation|room|version|build|freephone|toll[- ]?free|helpline|hotline|"
-                rf"num\xe9ro vert|servicenummer|geb\xfchrenfrei|{_FREE_NUMBER}|{_COMPANY_NUMBER})\b|#)[^\n\d\w]{{0,6}}|"
+                rf"num\xe9ro vert|servicenummer|geb\xfchrenfrei|{_FREE_NUMBER}|{_COMPANY_NUMBER})\b|"
+                rf"\b(?i:freephone|toll[- ]?free)[ \t]+(?i:line|number|no)\b|#)[^\n\d\w]{{0,6}}|"
                 r"[A-Z]{2}\d{2}(?: [A-Z0-9]{4})+ )$")
 
 # An e-mail address written out: a local part (letters spelled one by one, words joined by `dot`, `underscore`,
@@ -1983,7 +1993,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "`Chave da API:`, `مفتاح API:`, `APIキー:`): named a credential outright, as `API key:` is, "
                      "so read as `API key:`'s value is (hex keys and upper-case ones too)"),
     Rule("secret_prose", "SECRET",
-         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
+         rf"(?:^|[^A-Za-z0-9_.-])(?:(?i:api)[ _-]?)?{_NOT_KEY_WORD}(?:{_KEY_WORDS}){_INFLECTED}(?:[_-](?i:api))?"
          rf"{_KEY_PROSE_AFTER}"
          rf"{_OPEN}(?P<v>[A-Za-z0-9+/_.=-]{{16,256}})",
          trigger=_KEY_PROSE_TRIGGER,
@@ -2326,6 +2336,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="a mobile-money wallet's number, its owner's phone number in a national format or with its "
                      "country code (`M-PESA number: …`, `bKash number …`, `Easypaisa account …`, `namba ya M-PESA …`, "
                      "`N (JazzCash number)`)"),
+    Rule("phone_national", "PHONE",
+         rf"(?<![A-Za-z])(?:{_WALLET})(?:[ \t]+{_WALLET_WORD})?\\?[\"']?[ \t]*(?:[:：=]|[-–—]|\.{{2,}})?[ \t]*"
+         rf"\\?[\"']?(?P<v>{_NATIONAL_NUMBER})(?:$|\W)",
+         trigger=_WALLET, validator=v.wallet_phone, reject=rf"{_TOLL_FREE}",
+         description="a mobile-money wallet's number after the wallet's name alone, or as a form's label or a "
+                     "JSON field names it (`MoMo : 677 50 05 55`, `Wave 77 123 45 67`, `\"M-Pesa number\": "
+                     "\"0712…\"`): a mobile number of a country the wallets run in"),
     Rule("phone_before_word", "PHONE",
          rf"(?:^|[^\w+.])(?P<v>{_NATIONAL_NUMBER})[ \t]*\((?:[^\s()\d]{{1,12}}[ \t]+){{1,2}}(?:{_PHONE_WORDS})"
          r"(?:[ \t]+[^\s()\d]{1,12})?\)",

@@ -574,6 +574,17 @@ def national_phone(value: str) -> bool | int:
     return False
 
 
+def wallet_phone(value: str) -> bool | int:
+    """A mobile-money wallet's number after the wallet's name alone (`MoMo : 677 50 05 55`, `Wave 77 123 45 67`,
+    `Orange Money 2250707123456`): a number `national_phone` reads that is a mobile of a country the wallets run
+    in (`numbering.wallet_number`), as a wallet is its owner's mobile number; a year range or an amount after the
+    name is none."""
+    found = national_phone(value)
+    if not found:
+        return False
+    return found if numbering.wallet_number(digits_of(value if found is True else value[:found])) else False
+
+
 _SSN_GROUPS = re.compile(r"\d{3}-\d{2}-\d{4}")
 _NOT_DIGIT = re.compile(r"\D")
 

@@ -26,7 +26,8 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "te": ("పాస్‌వర్డ్", "సంకేతపదం"), "gu": ("પાસવર્ડ",), "kn": ("ಪಾಸ್‌ವರ್ಡ್",), "ml": ("പാസ്‌വേഡ്",),
     "si": ("මුරපදය",), "my": ("စကားဝှက်",), "km": ("ពាក្យសម្ងាត់",), "ha": ("kalmar sirri",), "jv": ("tembung sandhi",),
     "yo": ("ọrọ igbaniwọle",), "ne": ("पासवर्ड",), "mr": ("संकेतशब्द",),
-    "ps": ("پټنوم",), "so": ("furaha sirta", "erayga sirta"), "zu": ("iphasiwedi",),
+    "ps": ("پټنوم",), "so": ("furaha sirta", "erayga sirta"), "zu": ("iphasiwedi",), "ig": ("okwuntughe",),
+    "wo": ("baatu jàll",),
     "qu": ("yaykuna simi",), "gn": ("ñe'ẽñemi", "ñeʼẽñemi", "ñe’ẽñemi"),
     "hu": ("jelszava", "jelszavad", "jelszavát"), "mn": ("нууц үг",), "se": ("beassansátni",),
 }
@@ -37,7 +38,8 @@ Hungarian's possessive forms (`jelszava`: your password, as a site's message wri
 and the English word as Arabic and Farsi speakers borrow it (`الباسورد`, `پسورد`)."""
 
 SECRET: dict[str, tuple[str, ...]] = {
-    "pt": ("segredo", "chave secreta"), "es": ("secreto", "clave secreta"), "it": ("segreto",),
+    "fr": ("clé secrète", "clef secrète"), "pt": ("segredo", "chave secreta"), "es": ("secreto", "clave secreta"),
+    "it": ("segreto",),
     "ca": ("clau secreta",), "ro": ("cheie secretă",), "hu": ("titok", "titkos kulcs"),
     "fi": ("salaisuus", "salainen avain"), "da": ("hemmelighed",), "no": ("hemmelighet",), "sv": ("hemlighet",),
     "nl": ("geheim",), "de": ("geheimnis",), "pl": ("sekret", "tajny klucz"), "cs": ("tajemství",),
@@ -48,6 +50,7 @@ SECRET: dict[str, tuple[str, ...]] = {
     "sr": ("тајна", "тајни кључ"), "sl": ("skrivnost",), "sk": ("tajomstvo",), "bg": ("тайна",), "et": ("saladus",),
     "lv": ("noslēpums",), "lt": ("paslaptis",), "is": ("leyndarmál",), "ga": ("rún",), "mt": ("sigriet",),
     "sq": ("sekret",), "ar": ("سر",), "ur": ("خفیہ",), "eu": ("sekretua", "gako sekretua"), "gl": ("chave secreta",),
+    "yo": ("kọkọrọ aṣírí", "kokoro asiri", "aṣírí"), "rw": ("urufunguzo rw'ibanga", "ibanga"),
 }
 """Secret and secret key, beyond English's."""
 
@@ -71,6 +74,7 @@ anahtar, jeton, khóa, مفتاح, 키, キー); Spanish says llave as often as 
 TOKEN: dict[str, tuple[str, ...]] = {
     "el": ("διακριτικό",), "he": ("אסימון",), "tr": ("belirteç", "belirteci"), "zh": ("令牌", "權杖"),
     "vi": ("mã truy cập", "mã thông báo"), "ru": ("токен",), "fa": ("توکن",), "hi": ("टोकन",), "th": ("โทเค็น",),
+    "sw": ("tokeni",),
 }
 """Token (an access token), beyond the words English, Korean and Japanese share with it (token, 토큰, トークン)."""
 
@@ -113,6 +117,7 @@ PHONE: dict[str, tuple[str, ...]] = {
     "af": ("selfoon", "foon", "bel my"),
     "ha": ("waya", "wayar", "wayata", "lambar waya", "lambar wayata", "kira ni"),
     "yo": ("fóònù", "foonu", "nọ́mbà fóònù", "pè mí"), "zu": ("ucingo", "yocingo", "iselula", "ifoni", "ngishayele"),
+    "xh": ("ifowuni", "yefowuni", "umnxeba"), "lg": ("essimu", "ssimu"),
     "am": ("ስልክ", "ሞባይል"), "ka": ("ტელეფონ", "მობილურ"), "hy": ("հեռախոս", "բջջային"),
     "mn": ("утас", "утсаар"), "kk": ("ұялы",), "si": ("දුරකථන", "ජංගම"), "km": ("ទូរស័ព្ទ",), "my": ("ဖုန်း",),
     "ps": ("تلیفون", "ټیلیفون", "ګرځنده"),
@@ -189,6 +194,7 @@ SETUP_KEY: dict[str, tuple[str, ...]] = {
     "hi": ("सेटअप कुंजी",), "sv": ("inställningsnyckel",), "da": ("opsætningsnøgle",), "no": ("oppsettsnøkkel",),
     "fi": ("asetusavain",),
     "sk": ("kľúč 2FA", "kľúč TOTP"), "bg": ("ключ 2FA", "тайна 2FA"),
+    "sw": ("ufunguo wa 2FA", "ufunguo wa TOTP", "siri ya 2FA"),
 }
 """An authenticator's setup key (the secret an app is given by hand), beyond the rules' English, German, French,
 Spanish, Portuguese and Italian; and the word for key or secret before the second factor's name (`Klíč 2FA`,
