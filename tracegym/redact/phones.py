@@ -83,6 +83,10 @@ PLANS: tuple[Plan, ...] = (
     Plan("OM", "968", ("",), (8, 8), "279"), Plan("TN", "216", ("",), (8, 8), "234579"),
     Plan("MA", "212", ("0",), (9, 9), "567"), Plan("DZ", "213", ("0",), (8, 9), "234567"),
     Plan("IS", "354", ("",), (7, 7), "45678", runs=False), Plan("EE", "372", ("",), (7, 8), "345678", runs=False),
+    Plan("HT", "509", ("",), (8, 8), "234"), Plan("GT", "502", ("",), (8, 8), "234567"),
+    Plan("HN", "504", ("",), (8, 8), "23789"), Plan("SV", "503", ("",), (8, 8), "267"),
+    Plan("NI", "505", ("",), (8, 8), "2578"), Plan("CR", "506", ("",), (8, 8), "245678"),
+    Plan("PA", "507", ("",), (7, 8), "234567", runs=False), Plan("BO", "591", ("",), (8, 8), "234567"),
 )
 """The plans of the countries the docs and the corpora name (NANP and Brazil's DDD grammar are read apart:
 `nanp`, `brazil`). Trunk-0 plans with open lengths (Germany, Austria, Finland) take most numbers that start
@@ -93,7 +97,12 @@ Algeria's (ARPCE: trunk 0, fixed lines of eight digits 2-4, mobiles of nine 5-7)
 country code and no `+` (`973 1729 3456`). Iceland's (Fjarskiptastofa) and Estonia's (TTJA) are closed plans of
 seven-digit numbers, written with no trunk: Iceland's geographic 4xx-5xx and mobile 6xx-8xx; Estonia's geographic
 3xx, 4xx, 6xx and 7xx, its mobiles 5… in seven or eight digits and 8… in eight. Their service ranges (`800 xxxx`
-free of charge) are named by `numbering.service`."""
+free of charge) are named by `numbering.service`. Central America's, Haiti's and Bolivia's are closed plans of
+eight digits (CONATEL Haiti: fixed 2, mobiles 3 and 4; SIT Guatemala: fixed 2, 6, 7, mobiles 3-5; CONATEL Honduras:
+fixed 2, mobiles 3, 7-9; SIGET El Salvador: fixed 2, mobiles 6 and 7; TELCOR Nicaragua: fixed 2, mobiles 5, 7, 8;
+SUTEL Costa Rica: fixed 2 and 4, mobiles 5-8; ATT Bolivia: fixed 2-4 with the area, mobiles 6 and 7), Panama's
+(ASEP) of seven-digit fixed lines 2-5 and 7 and eight-digit mobiles 6…, grouped (`255-4552`); they read a number written
+after its country code in parentheses (`(509) 3412-5678`), as the region writes the code it dials from abroad."""
 _BY_CODE = {p.code: [q for q in PLANS if q.code == p.code] for p in PLANS}
 
 

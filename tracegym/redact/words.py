@@ -29,6 +29,7 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "ps": ("پټنوم",), "so": ("furaha sirta", "erayga sirta"), "zu": ("iphasiwedi",),
     "qu": ("yaykuna simi",), "gn": ("ñe'ẽñemi", "ñeʼẽñemi", "ñe’ẽñemi"),
     "hu": ("jelszava", "jelszavad", "jelszavát"), "mn": ("нууц үг",), "se": ("beassansátni",),
+    "ht": ("modpas",), "pap": ("kontraseña",),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
@@ -48,6 +49,7 @@ SECRET: dict[str, tuple[str, ...]] = {
     "sr": ("тајна", "тајни кључ"), "sl": ("skrivnost",), "sk": ("tajomstvo",), "bg": ("тайна",), "et": ("saladus",),
     "lv": ("noslēpums",), "lt": ("paslaptis",), "is": ("leyndarmál",), "ga": ("rún",), "mt": ("sigriet",),
     "sq": ("sekret",), "ar": ("سر",), "ur": ("خفیہ",), "eu": ("sekretua", "gako sekretua"), "gl": ("chave secreta",),
+    "ht": ("kle sekrè", "kòd sekrè"),
 }
 """Secret and secret key, beyond English's."""
 
@@ -77,7 +79,8 @@ TOKEN: dict[str, tuple[str, ...]] = {
 PHONE: dict[str, tuple[str, ...]] = {
     "pt": ("telemóvel", "telemovel", "me liga", "ligue para", "me chamar no", "me chama no", "chamar no zap", "zap"),
     "ca": ("telèfon", "mòbil", "truca'm al", "truqueu-me al"), "gl": ("móbil", "mobil"),
-    "es": ("cel", "celu", "contacto"), "eu": ("mugikorra", "telefonoa", "telefono zenbakia"), "gn": ("pumbyry",),
+    "es": ("cel", "celu", "contacto", "llamar al"), "ht": ("rele m nan", "rele m sou"),
+    "ay": ("jawsañataki",), "eu": ("mugikorra", "telefonoa", "telefono zenbakia"), "gn": ("pumbyry",),
     "hu": ("telefonszám", "mobilszám", "hívjon", "hívj"),
     "fi": ("puhelin", "puhelinnumero", "matkapuhelin", "soita"),
     "ro": ("sunați", "sunati", "telefon mobil", "sunați-mă la"), "no": ("ring meg",), "da": ("ring til mig",),
@@ -189,6 +192,7 @@ SETUP_KEY: dict[str, tuple[str, ...]] = {
     "hi": ("सेटअप कुंजी",), "sv": ("inställningsnyckel",), "da": ("opsætningsnøgle",), "no": ("oppsettsnøkkel",),
     "fi": ("asetusavain",),
     "sk": ("kľúč 2FA", "kľúč TOTP"), "bg": ("ключ 2FA", "тайна 2FA"),
+    "ht": ("kòd sekrè 2FA", "kle sekrè 2FA", "kòd sekrè TOTP"),
 }
 """An authenticator's setup key (the secret an app is given by hand), beyond the rules' English, German, French,
 Spanish, Portuguese and Italian; and the word for key or secret before the second factor's name (`Klíč 2FA`,
