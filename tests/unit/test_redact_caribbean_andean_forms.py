@@ -4,7 +4,8 @@ phone and password, a country code in parentheses before a closed eight-digit pl
 fixed lines, an authenticator's secret on a log line that names the second factor, Kushki's private merchant id, a
 session cookie in a browser tool's JSON record, Mailgun's keys; and what looks like them without being one: a money
 transfer's control number, an e-invoice's `Numero=` attribute, Mambu's `encodedKey`, a template's
-`USER:PASSWORD@HOST`. Values written for these tests."""
+`USER:PASSWORD@HOST`; the region's national ids after their labels, by their published checks (not a company's
+RUC or NIT, public). Values written for these tests."""
 
 from __future__ import annotations
 
@@ -110,3 +111,27 @@ def test_what_only_looks_like_a_phone_a_key_or_a_password_is_left(text: str) -> 
 def test_a_phone_attribute_of_an_xml_element_is_still_read() -> None:
     assert "8812-4470" in _values('<cliente nombre="Ana" telefono="8812-4470"/>')
     assert "8812-4470" in _values('<Telefono numero="8812-4470"/>')
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Cédula de identidad y electoral 001-1234567-3, declara recibir", "001-1234567-3"),  # JCE: Luhn
+    ("mi cédula de ciudadanía es 1710034065, para el envío", "1710034065"),  # Ecuador: mod 10
+    ("INFO kyc.match RUC=1710034065001 result=APPROVED", "1710034065001"),  # Ecuador: the cédula and 001
+    ("mi DNI es 12345678-E, para el envío", "12345678-E"),  # RENIEC's check character
+    ("<IdReceptor tipo=\"RUC\">10123456781</IdReceptor>", "10123456781"),  # SUNAT: 10, the DNI, mod 11
+    ("con NIT 52.398.114-9 declara", "52.398.114-9"),  # DIAN: prime weights
+    ("Ticket #2231: cédula de identidad 1-0852-0413 aparece como duplicada", "1-0852-0413"),  # TSE: its shape
+    ("solicitud,nombre,cui,monto\nSOL-100200,Ana Tzul,1234 56789 0101,900.00", "1234 56789 0101"),  # RENAP
+    ('{"receptor": {"tipoDocumento": "NIT", "numero": "576937-K"}}', "576937-K")])  # SAT: mod 11, K for 10
+def test_a_regional_id_after_its_label_by_its_check(text: str, value: str) -> None:
+    assert value in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Cédula de identidad y electoral 001-1234567-4",  # Luhn fails
+    "RUC 20123456786 (razón social: Hoteles del Sur S.A.C.)",  # a company's RUC: public
+    "NIT empresa 860.123.456-1",  # a company's NIT (nine digits from 800.000.000): public
+    '{"emisor": {"nit": "900123456-8"}}',
+    "CUI 1234 56788 0101"])  # RENAP's check fails
+def test_a_regional_id_label_with_a_failing_or_public_value_is_left(text: str) -> None:
+    assert _values(text) == []
