@@ -702,6 +702,105 @@ def nz_ird(value: str) -> bool:
     return False
 
 
+def do_cedula(value: str) -> bool:
+    """The Dominican Republic's cédula de identidad y electoral (Junta Central Electoral): a three-digit
+    municipality, seven digits and a check digit by Luhn's weights 1, 2."""
+    d = _digits(value, 11)
+    return d is not None and _luhn(d)
+
+
+def ec_cedula(value: str) -> bool:
+    """Ecuador's cédula (Registro Civil): a province 01-24 (30: born abroad), a third digit under 6, six digits and
+    a mod-10 check with weights 2, 1 (a product over 9 less 9)."""
+    d = _digits(value, 10)
+    if d is None or not (1 <= d[0] * 10 + d[1] <= 24 or d[0] * 10 + d[1] == 30) or d[2] > 5:
+        return False
+    total = sum(p - 9 if p > 9 else p for p in (x * (2 - i % 2) for i, x in enumerate(d[:9])))
+    return (10 - total % 10) % 10 == d[9]
+
+
+def ec_ruc(value: str) -> bool:
+    """Ecuador's RUC of a natural person (SRI): the holder's cédula and the establishment `001`."""
+    s = _compact(value)
+    return len(s) == 13 and s.endswith("001") and ec_cedula(s[:10])
+
+
+_PE_DNI_DIGITS = "67890112345"
+_PE_DNI_LETTERS = "KABCDEFGHIJ"
+
+
+def pe_dni(value: str) -> bool:
+    """Peru's DNI (RENIEC): eight digits, with the check character its card prints after them perhaps (weights 3,
+    2, 7, 6, 5, 4, 3, 2; 11 less the sum mod 11, written as a digit or a letter); eight digits alone have no check:
+    only a label that names the DNI makes them one."""
+    s = _compact(value)
+    d = _digits(s[:8], 8)
+    if d is None or len(s) not in (8, 9):
+        return False
+    if len(s) == 8:
+        return True
+    key = 11 - _weighted(d, (3, 2, 7, 6, 5, 4, 3, 2)) % 11
+    key = 0 if key == 11 else key
+    return s[8] in (_PE_DNI_DIGITS[key], _PE_DNI_LETTERS[key])
+
+
+def pe_ruc(value: str) -> bool:
+    """Peru's RUC of a person (SUNAT): 10 (then the DNI), 15 or 17 (no DNI: born abroad, or before it), eight digits
+    and a mod-11 check with weights 5, 4, 3, 2, 7, 6, 5, 4, 3, 2 (11 less the sum mod 11; 10 written 0, 11 written
+    1); not a company's, 20 first (a business's number, public)."""
+    d = _digits(value, 11)
+    if d is None or d[0] * 10 + d[1] not in (10, 15, 17):
+        return False
+    r = 11 - _weighted(d, (5, 4, 3, 2, 7, 6, 5, 4, 3, 2)) % 11
+    return d[10] == r % 10
+
+
+_CO_NIT_WEIGHTS = (3, 7, 13, 17, 19, 23, 29, 37, 41, 43, 47, 53, 59, 67, 71)
+
+
+def co_nit(value: str) -> bool:
+    """Colombia's NIT (DIAN): up to fifteen digits and a check digit after a dash, by mod 11 with the weights 3, 7,
+    13, 17, 19, 23, 29, 37, 41, 43 ... from the right (a remainder of 0 or 1 is the check, else 11 less it); a
+    person's, the cédula's number: not a company's, nine digits from 800.000.000 up (a business's, public)."""
+    if "-" not in value:
+        return False
+    s = _compact(value)
+    if not s.isdigit() or not 7 <= len(s) <= 16 or len(set(s)) < 2 or len(s) == 10 and s[0] in "89":
+        return False
+    r = sum(int(c) * w for c, w in zip(reversed(s[:-1]), _CO_NIT_WEIGHTS, strict=False)) % 11
+    return int(s[-1]) == (r if r < 2 else 11 - r)
+
+
+def cr_cedula(value: str) -> bool:
+    """Costa Rica's cédula de identidad (TSE): a province 1-9, a volume (tomo) and an entry (asiento) of four
+    digits each, none of them zero; it carries no check digit: only its label makes it one."""
+    d = _digits(value, 9)
+    return d is not None and d[0] != 0 and _number(d, 1, 4) > 0 and _number(d, 5, 4) > 0
+
+
+_GT_MUNICIPALITIES = (17, 8, 16, 16, 14, 14, 19, 8, 24, 21, 9, 30, 32, 21, 8, 17, 14, 5, 11, 11, 7, 17)
+
+
+def gt_cui(value: str) -> bool:
+    """Guatemala's CUI, the DPI's number (RENAP): eight digits, a check by mod 11 with the weights 2-9, and the
+    department (01-22) and one of its municipalities of the birth's registration."""
+    d = _digits(value, 13)
+    if d is None or _weighted(d, (2, 3, 4, 5, 6, 7, 8, 9)) % 11 != d[8]:
+        return False
+    department, municipality = _number(d, 9, 2), _number(d, 11, 2)
+    return 1 <= department <= 22 and 1 <= municipality <= _GT_MUNICIPALITIES[department - 1]
+
+
+def gt_nit(value: str) -> bool:
+    """Guatemala's NIT (SAT): digits and a check after a dash, by mod 11 with the weights 2, 3, ... from the right
+    (11 less the sum mod 11, mod 11; 10 written K)."""
+    body, _, check = value.upper().rpartition("-")
+    if not body.isdigit() or not 4 <= len(body) <= 12 or len(check) != 1 or len(set(body)) < 2:
+        return False
+    r = (11 - sum(int(c) * (i + 2) for i, c in enumerate(reversed(body))) % 11) % 11
+    return check == ("K" if r == 10 else str(r))
+
+
 @dataclass(frozen=True)
 class NationalId:
     """One id: the words that label it, its value's shape, its check, and where it needs no label."""
@@ -730,6 +829,16 @@ class NationalId:
 
 
 _D = r"[ .-]?"  # between a number's groups: a space, a dot or a dash
+# The labels of the Andes', Central America's and the Dominican Republic's ids: a cédula (de identidad, de
+# ciudadanía, y electoral: `C.I.` in Ecuador), a RUC (Ecuador's SRI, Peru's SUNAT), a NIT (Colombia's DIAN,
+# Guatemala's SAT; `Nit.` as Colombian forms abbreviate it). Several ids share one: each reads its value by its check.
+_CEDULA = (r"c[eé]dula(?:[ _-]de[ _-](?:identidad(?:[ _-]y[ _-]electoral)?|ciudadan[ií]a))?|"
+           r"c\.[ ]?i\.|c[eé]d\.")
+_CEDULA_STEMS = r"(?i:c[eé]dula|c\.[ ]?i\.|c[eé]d\.)|C[EÉ]DULA|Cédula"
+_RUC = r"registro[ _-][uú]nico[ _-]de[ _-]contribuyentes?"
+_RUC_STEMS = r"(?i:registro[ _-][uú]nico[ _-]de[ _-]contribuyente|ruc[\"']?[ \t]*[:=])|\bRUC\b"
+_NIT = r"n[uú]mero[ _-]de[ _-]identificaci[oó]n[ _-]tributaria|nit\.?"
+_NIT_STEMS = r"(?i:identificaci[oó]n[ _-]tributaria|\bnit\b)"
 IDS: tuple[NationalId, ...] = (
     NationalId("cpf", r"cpf|cadastro[ _-]de[ _-]pessoas?[ _-]f[ií]sicas?", r"\d{3}\.?\d{3}\.?\d{3}[-.]?\d{2}", cpf,
                camel="Cpf|CPF",
@@ -924,6 +1033,21 @@ IDS: tuple[NationalId, ...] = (
     NationalId("nz_ird", r"ird[ _-]?(?:number|num|no|#)|inland[ _-]revenue[ _-](?:department[ _-])?number",
                r"\d{2,3}[ -]?\d{3}[ -]?\d{3}", nz_ird, short="ird", camel="Ird|IRD|IrdNumber|IRDNumber", generic=False,
                stems=r"(?i:ird[ _-]?(?:number|num|no|#)|inland[ _-]revenue|ird[\"']?[ \t]*[:=])|\bIRD\b|Ird"),
+    NationalId("do_cedula", _CEDULA, r"\d{3}-?\d{7}-?\d", do_cedula, generic=False, stems=_CEDULA_STEMS),
+    NationalId("ec_cedula", _CEDULA, r"\d{9}-?\d", ec_cedula, generic=False, stems=_CEDULA_STEMS),
+    NationalId("cr_cedula", _CEDULA, r"[1-9]-?\d{4}-?\d{4}", cr_cedula, generic=False, stems=_CEDULA_STEMS),
+    NationalId("ec_ruc", _RUC, r"\d{13}", ec_ruc, short="ruc", said="ruc", generic=False, stems=_RUC_STEMS),
+    NationalId("pe_ruc", _RUC, r"1[057]\d{9}", pe_ruc, short="ruc", said="ruc", generic=False, stems=_RUC_STEMS),
+    NationalId("pe_dni", r"documento[ _-]nacional[ _-]de[ _-]identidad|d\.[ ]?n\.[ ]?i\.?",
+               r"\d{8}(?:-[0-9A-Ka-k])?", pe_dni, short="dni", generic=False,
+               stems=r"(?i:documento[ _-]nacional[ _-]de[ _-]identidad|d\.[ ]?n\.[ ]?i|dni[\"']?[ \t]*[:=])|\bDNI\b"),
+    NationalId("co_nit", _NIT, r"\d{1,3}(?:\.\d{3}){2,4}-\d|\d{6,15}-\d", co_nit, short="nit", generic=False,
+               stems=_NIT_STEMS),
+    NationalId("gt_nit", _NIT, r"\d{4,12}-[0-9Kk]", gt_nit, short="nit", generic=False, stems=_NIT_STEMS),
+    NationalId("gt_cui", r"c[oó]digo[ _-][uú]nico[ _-]de[ _-]identificaci[oó]n", r"\d{4} ?\d{5} ?\d{4}", gt_cui,
+               short="cui|dpi", said="cui",
+               stems=r"(?i:c[oó]digo[ _-][uú]nico[ _-]de[ _-]identificaci|cui[\"']?[ \t]*[:=]|dpi[\"']?[ \t]*[:=])|"
+               r"\bCUI\b|\bDPI\b"),
 )
 
 _GENERIC_NAMES = (r"national[ _-]?id(?:entity)?(?:[ _-]?(?:number|no|nr|card))?|iqama|kimlik[ _-]?no|"

@@ -88,6 +88,10 @@ PLANS: tuple[Plan, ...] = (
     Plan("ET", "251", ("0",), (9, 9), "12345789"), Plan("ZM", "260", ("0",), (9, 9), "25679"),
     Plan("SN", "221", ("",), (9, 9), "37"), Plan("CI", "225", ("",), (10, 10), "02"),
     Plan("CM", "237", ("",), (9, 9), "26"),
+    Plan("HT", "509", ("",), (8, 8), "234"), Plan("GT", "502", ("",), (8, 8), "234567"),
+    Plan("HN", "504", ("",), (8, 8), "23789"), Plan("SV", "503", ("",), (8, 8), "267"),
+    Plan("NI", "505", ("",), (8, 8), "2578"), Plan("CR", "506", ("",), (8, 8), "245678"),
+    Plan("PA", "507", ("",), (7, 8), "234567", runs=False), Plan("BO", "591", ("",), (8, 8), "234567"),
 )
 """The plans of the countries the docs and the corpora name (NANP and Brazil's DDD grammar are read apart:
 `nanp`, `brazil`). Trunk-0 plans with open lengths (Germany, Austria, Finland) take most numbers that start
@@ -100,11 +104,16 @@ seven-digit numbers, written with no trunk: Iceland's geographic 4xx-5xx and mob
 3xx, 4xx, 6xx and 7xx, its mobiles 5… in seven or eight digits and 8… in eight. Their service ranges (`800 xxxx`
 free of charge) are named by `numbering.service`. Sub-Saharan Africa's plans read the MSISDN that M-Pesa, MTN MoMo,
 Airtel Money and the SMS gateways store and call back with, the country code and no `+` (`233244123456`): trunk 0
-and nine digits in Ghana (NCA: fixed 3, mobiles 2 and 5), Uganda (UCC: fixed 2-4, mobiles 7), Tanzania (TCRA:
-fixed 2, VoIP 41, mobiles 6-7), Rwanda (RURA: fixed 2, mobiles 7), Ethiopia (ECA: fixed 11-58, mobiles 7-9) and
-Zambia (ZICTA: fixed 21, VoIP 63, mobiles 5, 7, 9); closed plans of nine digits in Senegal (ARTP: fixed 3, mobiles
-7) and Cameroon (ART: fixed 2, mobiles 6), and Côte d'Ivoire's of ten (ARTCI, since 2021: mobiles 01, 05, 07,
-fixed 2x)."""
+and nine digits in Ghana (NCA: fixed 3, mobiles 2 and 5), Uganda (UCC: fixed 2-4, mobiles 7), Tanzania (TCRA: fixed
+2, VoIP 41, mobiles 6-7), Rwanda (RURA: fixed 2, mobiles 7), Ethiopia (ECA: fixed 11-58, mobiles 7-9) and Zambia
+(ZICTA: fixed 21, VoIP 63, mobiles 5, 7, 9); closed plans of nine digits in Senegal (ARTP: fixed 3, mobiles 7) and
+Cameroon (ART: fixed 2, mobiles 6), and Côte d'Ivoire's of ten (ARTCI, since 2021: mobiles 01, 05, 07, fixed 2x).
+Central America's, Haiti's and Bolivia's are closed plans of eight digits (CONATEL Haiti: fixed 2, mobiles 3 and 4;
+SIT Guatemala: fixed 2, 6, 7, mobiles 3-5; CONATEL Honduras: fixed 2, mobiles 3, 7-9; SIGET El Salvador: fixed 2,
+mobiles 6 and 7; TELCOR Nicaragua: fixed 2, mobiles 5, 7, 8; SUTEL Costa Rica: fixed 2 and 4, mobiles 5-8; ATT
+Bolivia: fixed 2-4 with the area, mobiles 6 and 7), Panama's (ASEP) of seven-digit fixed lines 2-5 and 7 and
+eight-digit mobiles 6…, grouped (`255-4552`); they read a number written after its country code in parentheses
+(`(509) 3412-5678`), as the region writes the code it dials from abroad."""
 _BY_CODE = {p.code: [q for q in PLANS if q.code == p.code] for p in PLANS}
 
 

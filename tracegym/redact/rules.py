@@ -41,10 +41,12 @@ _SECRET_WORDS = (r"(?:api[_ -]?key|apikey|secret[_ -]?key|access[_ -]?key|privat
 # holds, as Keycloak's credential table, Terraform's Secret Manager and AWS's `SecretString` name it)
 # Labels that name a key outright, as people write them ("API Key:", "Client Secret =", x-api-key); a live stream's
 # key (`stream_key`, "Stream key": whoever holds it broadcasts on the channel, Mux's a UUID); Agora's App
-# Certificate (`appCertificate`, 32 hex: the secret its RTC and RTM tokens are signed with).
+# Certificate (`appCertificate`, 32 hex: the secret its RTC and RTM tokens are signed with). A payment gateway's
+# private credential, which Kushki names an id (`Private-Merchant-Id`: the key its API calls are made with, beside
+# the public one) and Spanish-speaking integrators a private credential (`credencial privada`).
 _KEY_LABELS = (r"(?i:api[_ -]?(?:key|token)|api[_ -]?(?:key[_ -]?)?secret|secret[_ -]?key|access[_ -]?token|"
                r"client[_ -]?secret|auth[_ -]?token|private[_ -]?key|x-auth-token|stream[_ -]?key|"
-               r"app[_ -]?certificate)")
+               r"app[_ -]?certificate|private[_ -]?merchant[_ -]?id|credencial(?:es)?[_ -]privada)")
 # The word in English and as German, French, Spanish, Portuguese and Dutch forms and logs write it.
 # Also the short forms people write (pw, ww for wachtwoord, 비번), Vietnamese (mật khẩu), the words joined as
 # identifiers spell them (mot_de_passe, mat_khau, CLAVE_DE_ACCESO), Turkish's possessives (şifrem, şifreniz) and
@@ -206,7 +208,8 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # in _PHONE_CJK. "Call me" as French, Italian and Portuguese write it (`rappelez-moi`, `me joindre au`,
 # `richiamare`, `ligar-me`), German's formal `Rufen Sie mich`, and a field's index after the word (SAP's
 # `TELF1`, a contacts export's `Phone 1`); plural, as a list of them is named (`phones`, `phoneNumbers`). "Alternate
-# number", the second phone forms ask for beside the registered one (India's KYC and bank forms). "Can be reached
+# number", the second phone forms ask for beside the registered one (India's KYC and bank forms); Haitian Creole's
+# `telefòn` (`nimewo telefòn`), a form's header too. "Can be reached
 # on", the passive of "reach me"; a person's number (`the driver's number`, `her number`): English says "claim
 # number", not "the claim's number", so a possessive before "number" names a person's.
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
@@ -216,7 +219,7 @@ _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cel
                      r"rufnummer|erreichbar unter|portable|"
                      r"num[eé]ro|appelez-moi|ph|my number|alternat(?:e|ive)[ _-]number|"
                      r"r[uü]ckruf|anruf|celular|fone|contato|tel[eé]fono|m[oó]vil|"
-                     r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telefon[a-z]{0,2}|telepon|hp|h/p|telef[oóô]nic[oa]s?|"
+                     r"cellulare|tlf|tfno|telf|fisso|telefoon|mobiel|mobil|kom[oó]rk[a-z]{0,2}|kom|telef[oò]n[a-z]{0,2}|telepon|hp|h/p|telef[oóô]nic[oa]s?|"
                      r"numer[a-z]{0,2}|nummer|n[uú]mero|ll[aá]m[ae]me(?: al)?|chiamar(?:mi|e)(?: al)?|chiamami|"
                      r"(?:m'|me )r?appeler(?: au)?|r?appel(?:ez|le|er)(?:-moi)?(?: au)?|(?:me|nous) joindre(?: au)?|"
                      r"(?:ri)?chiamarmi|"
@@ -540,8 +543,9 @@ _UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 """A random UUID (RFC 9562's version 4, its variant bits 10) as Python's `uuid4()` writes it: lower case."""
 # A name that labels a hex key: it ends in key, token or secret (DD_API_KEY, twilio_token, webhook_secret).
 _HEX_LABEL = r"(?i:[a-z0-9_.-]{0,64}(?:key|token|secret))"
-# Names whose hex value is a digest or an id, not a key.
+# Names whose hex value is a digest or an id, not a key; Mambu's `encodedKey`, the 32-hex id of each of its entities.
 _HEX_NOT_KEY = (r"(?i:public|cache|idempot|primary|foreign|partition|sort|object|dedup|row|hash|checksum|etag|"
+                r"encoded[_ -]?key|"
                 r"commit|sha|md5|digest|fingerprint|nonce|request|trace|span|correlation|(?:page|next)[_-]?token|cursor)")
 # What a random-looking value that stands alone is when it is no secret, read before it: a digest (a certificate's
 # thumbprint, JOSE's `x5t`/`x5t#S256`), an id, a file or
@@ -615,12 +619,21 @@ _COMPANY_NUMBER = (r"ondernemingsnummer|(?:num\xe9ro|numero|n\xb0)[ ]d['\u2019]e
                    r"kbo|bce|btw|tva|vat|cvr|cvr-nr|y-tunnus|"
                    r"org\.?[ -]?nr|organisa[st]jonsnummer|organisationsnummer|registrikood|"
                    r"registreerimiskood")
+# A remittance's tracking number right before a number: Western Union's Money Transfer Control Number (MTCN, ten
+# digits written 3-3-4 like a NANP number), a tracking or control number in English and Spanish.
+_TRACKING_NUMBER = (r"\b(?i:mtcn|tracking|control|seguimiento|rastreo|remesa|remittance)"
+                    r"(?:[ _-]?(?i:no|nr|num(?:ber)?|n[uú]mero|#))?[^\n\d\w]{0,4}$")
+# A bare number attribute of an XML element whose name is no phone's: the element says what the number is (Guatemala's
+# FEL `<dte:NumeroAutorizacion Serie="…" Numero="…">`, an invoice's `<Factura numero="…">`), not a phone word.
+_NUMBER_ATTRIBUTE = (r"<(?![\w.:-]*(?i:tel|phone|fono|m[oó]vil|cel|fax|contact))[\w.:-]+"
+                     r"(?:[ \t]+[\w.:-]+=\\?\"[^\"<>\n]*\\?\")*[ \t]+"
+                     r"(?i:n[uú]mero|numer[a-z]{0,2}|number|nummer|num|no|nr)=\\?\"$")
 # What a number grouped like a phone's is when a word right before it names something else: a document's,
 # an article's, a batch's or a meter's number, a quantity or a range (in English, German, French and Spanish), a
 # line named free to call (`toll-free line`, `freephone number`), or the groups of an IBAN before it.
 _NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|part|batch|lot|charge|qty|quantity|range|"
                 r"meter|z\xe4hler\w*|compteur|contador|account|acct|konto|iban|invoice|rechnung|factur\w*|order|"
-                r"bestell\w*|commande|pedido|po|sku|ean|isbn|doi|ref\w*|id|case|ticket|tracking|confirmation|"
+                r"bestell\w*|commande|pedido|po|sku|ean|isbn|doi|ref\w*|id|case|ticket|tracking|mtcn|confirmation|"
                 r"booking|reservation|room|version|build|freephone|toll[- ]?free|helpline|hotline|"
                 rf"num\xe9ro vert|servicenummer|geb\xfchrenfrei|{_FREE_NUMBER}|{_COMPANY_NUMBER})\b|"
                 rf"\b(?i:freephone|toll[- ]?free)[ \t]+(?i:line|number|no)\b|#)[^\n\d\w]{{0,6}}|"
@@ -959,12 +972,12 @@ _PROVIDER_TOKENS = (
     r"t1\.[A-Za-z0-9_-]{50,300}={0,2}\.[A-Za-z0-9_-]{86}={0,2}|x(?:keysib|smtpsib)-[0-9a-f]{64}-[A-Za-z0-9]{16}|"
     r"dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}|LTAI[A-Za-z0-9]{12,20}|"
     r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\."
-    r"[A-Za-z0-9+/_=-]{30,120}")
+    r"[A-Za-z0-9+/_=-]{30,120}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}")
 _PROVIDER_TRIGGER = (
     r"ops_eyJ|eyJrIjoi|cmVmdGtuOjAxOj|CLOJARS_|EZ[AT]K[A-Za-z0-9]{54}|FLWSECK|fo1_|fm(?:1[ar]|2)_|"
     r"[ps]at\.[A-Za-z0-9_-]{22}\.|api_org_|s-s4t2|API-[A-Z0-9]{26}|sha256~|pnu_|rdme_|sm_[aps]at_|A{20}|"
     r"t1\.[A-Za-z0-9_-]{50}|x(?:keysib|smtpsib)-|dnkey-|LTAI[A-Za-z0-9]{12}|"
-    r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-]")
+    r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-]|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}")
 
 # A DLMS/COSEM client's command line as Gurux's examples print it: the system title (`-T` and 16 hex) or the
 # security level (`-C AuthenticationEncryption`) names the line one, and so does a second key flag (`-A <key> -B
@@ -1167,7 +1180,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "(`sm_pat_`, `sm_aat_`, `sm_sat_` + 16), X's app bearer tokens (20-22 `A`s, URL-escaped "
                      "base64), Yandex Cloud IAM tokens (`t1.` … `.` + 86), Brevo (`xkeysib-`, `xsmtpsib-` + 64 hex "
                      "`-` 16), Defined Networking (`dnkey-` + 26 `-` 52), Alibaba Cloud key ids (`LTAI` + 12-20), "
-                     "Authress service client keys (`sc_….….acc_….…`); random, not placeholders nor words"),
+                     "Authress service client keys (`sc_….….acc_….…`), Mailgun's private API keys (32 hex `-` 8 "
+                     "`-` 8, lower case); random, not placeholders nor words"),
     Rule("adyen_key", "API_KEY",
          r"\bAQE[A-Za-z0-9+/]{20,200}={0,2}-[A-Za-z0-9+/]{20,200}={0,2}-"
          r"(?:[^\s\"'`\\<\]]|<[^/\s\"'`\\<\]]|\](?=[^\s\"'`\\,}\])])){4,32}",
@@ -1438,7 +1452,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "oauth2-proxy's `|timestamp|signature` after it, and Steam's `id||token` as decoded"),
     Rule("session_cookie", "TOKEN",
          rf"(?:(?:^|[^A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?i:cookies?)\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"']?|"
-         rf"(?i:cookies)[ \t]*=[ \t]*\{{[^{{}}]{{0,200}}?\\?[\"']{_COOKIE_NAME}\\?[\"'][ \t]*:[ \t]*\\?[\"'])"
+         rf"(?i:cookies)(?:\\?[\"'][^{{}}\n]{{0,40}}?[:=]|[ \t]*=)[ \t]*\{{[^{{}}]{{0,200}}?"
+         rf"\\?[\"']{_COOKIE_NAME}\\?[\"'][ \t]*:[ \t]*\\?[\"'])"
          r"(?P<v>[A-Za-z0-9%._~+/:-]{14,4095}[A-Za-z0-9%_~+/-]={0,2})(?![A-Za-z0-9%._~+/:=-])",
          trigger=r"(?i:cookie|sess|sid|token|auth|jwt|remember)[A-Za-z_-]*\\?[\"']?\]?[ \t]*[:=][ \t]*\\?[\"']?"
                  r"[A-Za-z0-9%._~+/:-]{15}|(?i:cookie)\\?[\"']?[ \t]*[:=][^\n]{0,200}?=[^\s;=\"'\\]{15}|"
@@ -1447,7 +1462,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          validator=v.labelled_key, reject_label=_HEX_NOT_KEY,
          description="a session cookie under a key that says cookie or its name in a `cookies=` dict, as config "
                      "and code keep them (`SESSION_COOKIE=…`, `session_cookie = \"…\"`, `\"sessionCookie\": …`, "
-                     "`cookies={\"session\": …}`)"),
+                     "`cookies={\"session\": …}`), or in the object a JSON record that says cookies holds (a browser "
+                     "tool's `{\"browser\": \"cookies\", \"items\": {\"sessionid\": …}}`)"),
     Rule("session_cookie", "TOKEN",
          r"(?i:\bsession[ _-]?cookie)[ \t]*:?[ \t]*\\?[\"'`]?[A-Za-z0-9_.-]{1,64}="
          r"(?P<v>[A-Za-z0-9%._~+/:-]{14,4095}[A-Za-z0-9%_~+/=-])(?![A-Za-z0-9%._~+/:=-])",
@@ -1935,11 +1951,11 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="recovery codes a victim reports handing over, after their label and a verb of giving (`they "
                      "asked for my backup code, I sent …`, `gave them the recovery codes …`)"),
     Rule("totp_seed", "SECRET",
-         rf"{_TOTP_WORDS}[^\n:=]{{0,64}}?(?:[:=]|\b(?:is|ist|est|es|é)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
+         rf"{_TOTP_WORDS}[^\n:=]{{0,64}}?(?:[:=]|\b(?:is|ist|est|es|é|se)\b)[ \t]*(?:\r?\n|\\n)?[ \t]*\\?[\"'`]?"
          rf"(?P<v>{_BASE32})(?![A-Za-z0-9])",
          trigger=_TOTP_OWN, translated=_TOTP_TRANSLATED, validator=v.totp_seed,
-         description="an authenticator's shared secret after its label, printed in groups of four (Google's "
-                     "`jbsw y3dp …`, one case)"),
+         description="an authenticator's shared secret after its label and `:` or \"is\" (Haitian Creole's `se`: "
+                     "`kòd sekrè 2FA a se …`), printed in groups of four (Google's `jbsw y3dp …`, one case)"),
     Rule("totp_seed", "SECRET",
          rf"{_TOTP_HEAD}(?:[^\n]{{0,160}}\r?\n){{0,3}}?[^\n]{{0,200}}?(?:\r?\n|\\n)(?:\s|\\n)*(?:[-*•][ \t]*)?"
          rf"(?:ال)?(?:{_KEY_STEMS})[^\n:=]{{0,24}}?[ \t]*[:=：][ \t]*\\?[\"'`]?(?P<v>{_BASE32})(?![A-Za-z0-9])",
@@ -1947,6 +1963,12 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          description="an authenticator's secret under a two-factor heading (`2FA/TOTP`), on a line of its own after "
                      "the word for secret or key in any language (`• segreto: …`, `μυστικό: …`, Arabic's `المفتاح` "
                      "with its article)"),
+    Rule("totp_seed", "SECRET",
+         rf"{_TOTP_HEAD}[^\n]{{0,80}}?(?<![A-Za-z])(?i:secret|seed)[ \t]*[:=][ \t]*\\?[\"'`]?(?P<v>{_BASE32})"
+         r"(?![A-Za-z0-9])",
+         trigger=_TOTP_HEAD, validator=v.totp_seed,
+         description="an authenticator's secret on a log line that names the second factor, as `secret=` or "
+                     "`seed:` after it (`2fa enrolled user=… secret=…`)"),
     Rule("totp_seed", "SECRET",
          rf"(?:{_TOTP_WORDS}(?:[ \t]+[-–—][ \t]+|{_LEADER}|[ \t]+)\\?[\"'`]?(?P<v>{_BASE32})|"
          rf"(?<![A-Za-z])(?i:key)[ \t]*[:=：][ \t]*\\?[\"'`]?(?P<w>{_BASE32_GROUPS}))(?![A-Za-z0-9])",
@@ -2270,7 +2292,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          r"(?:^|[^\w.-])(?P<v>\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|(?:1[.-])?\d{3}[.-]\d{3}[.-]\d{4})"
          r"(?:$|[^\w.-]|\.(?:$|\D))",
          trigger=r"\d{3}[.-]\d{3}[.-]\d{4}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}", validator=v.nanp_written,
-         description="North American numbers, (555) 123-4567, 1-555-123-4567"),
+         reject_label=_TRACKING_NUMBER, label_window=40,
+         description="North American numbers, (555) 123-4567, 1-555-123-4567; not a money transfer's control "
+                     "number, which Western Union writes 3-3-4 (`MTCN 250-446-2009`)"),
     Rule("phone_area", "PHONE",
          r"(?:^|[^\w.(-])(?P<v>\(0?\d{1,4}\) ?\d{2,8}(?:[ -]\d{2,5}){0,2})(?:$|[^\w.-]|\.(?:$|\D))",
          trigger=r"\(0?\d{1,4}\) ?\d{2,5}", validator=v.area_code_phone,
@@ -2282,10 +2306,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
          trigger=rf"{_PHONE_WORDS}[^\d\n+(]{{0,24}}{_QUALIFIER}\(?[+(]?\d", validator=v.national_phone,
          reject=rf"{_ID_BETWEEN}|(?i:\b(?:{_COMPANY_NUMBER})\b)|{_CONTACT_RECORD}|{_CONTACT_OBJECT}|{_TOLL_FREE}|"
                 rf"{_NAMED_HELPLINE}",
-         reject_label=rf"\b10\.\d{{4,9}}/\S*$|[A-Za-z]/$|{_TOLL_FREE}[^\d\n]{{0,24}}$", label_window=64,
+         reject_label=rf"\b10\.\d{{4,9}}/\S*$|[A-Za-z]/?$|{_TOLL_FREE}[^\d\n]{{0,24}}$|{_NUMBER_ATTRIBUTE}",
+         label_window=64,
          description="phone numbers in national formats (US/CA, UK, FR, DE, IN, AU, BR) after phone, tel, mobile, "
                      "Handy, celular, my number; not a helpline's whose name opens with the phone word, nor a number "
-                     "whose name says it is free to call before the phone word (`gratis nummer …`)"),
+                     "whose name says it is free to call before the phone word (`gratis nummer …`), nor digits glued "
+                     "to the letters of an id's prefix (`número de seguimiento RM…`), nor an XML element's bare "
+                     "`Numero=` attribute (`<dte:NumeroAutorizacion Serie=… Numero=…>`: the element names it)"),
     Rule("phone_national", "PHONE",
          r"(?:^|[^\w.])[sS]\.\\?[\"']?[ \t]*[:;=]?[ \t]*(?:\.{3,}[ \t]*)?\\?[\"']?"
          r"(?P<v>(?!80)[4-8]\d{2}[ -]\d{4})(?![\w-]|[ .]\d)",

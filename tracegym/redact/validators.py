@@ -624,13 +624,17 @@ def nanp_written(value: str) -> bool:
 def area_code_phone(value: str) -> bool:
     """E.123 national notation, the area code in parentheses: a trunk 0 in them (UK, Germany, France, Australia,
     India) and 9-12 digits in all (a German subscriber number in one run too), or Brazil's two-digit DDD with a
-    mobile or landline number in groups; not a form's mask."""
+    mobile or landline number in groups; or a three-digit country code in parentheses, as the Caribbean and Central
+    America write the code they dial from abroad (`(509) 3412-5678`, `(505) 2274-9188`), and a number of its plan;
+    not a form's mask."""
     area = value[1:value.index(")")]
     number = digits_of(value)
     if _phone_mask(value):
         return False
     if area.startswith("0"):
         return 9 <= len(number) <= 12
+    if len(area) == 3 and phones.with_country_code(area, number):
+        return True
     return len(area) == 2 and phones.brazil(number) and not re.search(r"\d{6}", value[value.index(")"):])
 
 
@@ -642,9 +646,10 @@ def _plan_number(value: str) -> bool:
         return phones.international(number[2:])
     if value.startswith("0xx"):
         return phones.brazil(number[1:])  # Anatel's notation for the carrier code a caller picks: 0xx + DDD
-    head = re.match(r"([1-9]\d{0,2})[ .-]", value)  # a country code without `+`, a separator after it
+    # a country code without `+`, a separator after it, or in parentheses (`(509) 3412-5678`)
+    head = re.match(r"\(([1-9]\d{0,2})\)[ .-]?|([1-9]\d{0,2})[ .-]", value)
     if phones.national(number, grouped=not value.isdigit()) \
-            or head is not None and phones.with_country_code(head.group(1), number):
+            or head is not None and phones.with_country_code(head.group(1) or head.group(2), number):
         return True
     # Compact with its country code and no `+` (`919876543210`, `6281234567890`: how databases, CRMs and
     # messaging APIs store numbers): a country code of the table whose plan reads the rest.
@@ -977,8 +982,9 @@ def email(value: str) -> bool:
 
 def url_password(value: str) -> bool:
     """The password of `scheme://user:password@host`; not a placeholder, nor a port and the rest of a JDBC URL
-    (`sqlserver://host:1433;user=…;password=a%40b`, whose decoded `@` is inside the password)."""
-    return value not in ("*", "***", "password", "pass") and not re.match(r"\d{1,5}[;/?#]", value)
+    (`sqlserver://host:1433;user=…;password=a%40b`, whose decoded `@` is inside the password). A placeholder in any
+    case: a template's `USER:PASSWORD@HOST` is written in capitals."""
+    return value.lower() not in ("*", "***", "password", "pass") and not re.match(r"\d{1,5}[;/?#]", value)
 
 
 def public_ip(value: str) -> bool:

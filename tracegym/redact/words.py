@@ -30,6 +30,7 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "wo": ("baatu jàll",),
     "qu": ("yaykuna simi",), "gn": ("ñe'ẽñemi", "ñeʼẽñemi", "ñe’ẽñemi"),
     "hu": ("jelszava", "jelszavad", "jelszavát"), "mn": ("нууц үг",), "se": ("beassansátni",),
+    "ht": ("modpas",), "pap": ("kontraseña",),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
@@ -51,6 +52,7 @@ SECRET: dict[str, tuple[str, ...]] = {
     "lv": ("noslēpums",), "lt": ("paslaptis",), "is": ("leyndarmál",), "ga": ("rún",), "mt": ("sigriet",),
     "sq": ("sekret",), "ar": ("سر",), "ur": ("خفیہ",), "eu": ("sekretua", "gako sekretua"), "gl": ("chave secreta",),
     "yo": ("kọkọrọ aṣírí", "kokoro asiri", "aṣírí"), "rw": ("urufunguzo rw'ibanga", "ibanga"),
+    "ht": ("kle sekrè", "kòd sekrè"),
 }
 """Secret and secret key, beyond English's."""
 
@@ -81,7 +83,8 @@ TOKEN: dict[str, tuple[str, ...]] = {
 PHONE: dict[str, tuple[str, ...]] = {
     "pt": ("telemóvel", "telemovel", "me liga", "ligue para", "me chamar no", "me chama no", "chamar no zap", "zap"),
     "ca": ("telèfon", "mòbil", "truca'm al", "truqueu-me al"), "gl": ("móbil", "mobil"),
-    "es": ("cel", "celu", "contacto"), "eu": ("mugikorra", "telefonoa", "telefono zenbakia"), "gn": ("pumbyry",),
+    "es": ("cel", "celu", "contacto", "llamar al"), "ht": ("rele m nan", "rele m sou"),
+    "ay": ("jawsañataki",), "eu": ("mugikorra", "telefonoa", "telefono zenbakia"), "gn": ("pumbyry",),
     "hu": ("telefonszám", "mobilszám", "hívjon", "hívj"),
     "fi": ("puhelin", "puhelinnumero", "matkapuhelin", "soita"),
     "ro": ("sunați", "sunati", "telefon mobil", "sunați-mă la"), "no": ("ring meg",), "da": ("ring til mig",),
@@ -195,6 +198,7 @@ SETUP_KEY: dict[str, tuple[str, ...]] = {
     "fi": ("asetusavain",),
     "sk": ("kľúč 2FA", "kľúč TOTP"), "bg": ("ключ 2FA", "тайна 2FA"),
     "sw": ("ufunguo wa 2FA", "ufunguo wa TOTP", "siri ya 2FA"),
+    "ht": ("kòd sekrè 2FA", "kle sekrè 2FA", "kòd sekrè TOTP"),
 }
 """An authenticator's setup key (the secret an app is given by hand), beyond the rules' English, German, French,
 Spanish, Portuguese and Italian; and the word for key or secret before the second factor's name (`Klíč 2FA`,
