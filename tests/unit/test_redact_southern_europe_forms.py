@@ -17,6 +17,38 @@ def _values(text: str) -> list[str]:
     return [f.value for f in DETECTOR.find(text)]
 
 
+@pytest.mark.parametrize(("text", "number"), [
+    ("Στοιχεία επικοινωνίας - τηλ. 2310 457812", "2310 457812"),
+    ("Τηλ.: 26610 21473", "26610 21473"),
+    ("ΤΗΛ 2109 334512", "2109 334512"),
+    ("κράτηση 4/8, τηλ. 694 812 3307", "694 812 3307"),
+    ("τηλ. 6971234508", "6971234508"),
+    ("τηλ. 0030 6945512873", "0030 6945512873")])
+def test_a_greek_number_after_the_abbreviation_for_telephone(text: str, number: str) -> None:
+    assert number in _values(text)
+
+
+@pytest.mark.parametrize(("text", "number"), [
+    ("Gast erreichbar, Natel: 079 412 56 83", "079 412 56 83"),
+    ("Natel 776 12 40", "776 12 40"),
+    ("Mobil: 232 18 07", "232 18 07"),
+    ("Telefon 392 44 61", "392 44 61")])
+def test_a_swiss_mobile_word_and_liechtensteins_seven_digits(text: str, number: str) -> None:
+    assert number in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Mobil: 150 48 20",
+    "Tel. 438 24 1"])
+def test_seven_digits_no_plan_holds_are_left(text: str) -> None:
+    assert _values(text) == []
+
+
+def test_a_key_under_a_romansh_label() -> None:
+    key = "7F3A09C2D15E4B88A06C31F9E2B7D4C0-A91E5520B7C34F6D8E0A1B2C3D4E5F60"
+    assert key in _values('{"integration": "Protel", "credentials": {"Clav API": "%s"}}' % key)
+
+
 @pytest.mark.parametrize("text", [
     "Prenotazione confermata, numero di conferma 372915604 (Hotel Miramare)",
     "Reserva confirmada, número de confirmación 615 204 337",

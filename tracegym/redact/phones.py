@@ -83,6 +83,7 @@ PLANS: tuple[Plan, ...] = (
     Plan("OM", "968", ("",), (8, 8), "279"), Plan("TN", "216", ("",), (8, 8), "234579"),
     Plan("MA", "212", ("0",), (9, 9), "567"), Plan("DZ", "213", ("0",), (8, 9), "234567"),
     Plan("IS", "354", ("",), (7, 7), "45678", runs=False), Plan("EE", "372", ("",), (7, 8), "345678", runs=False),
+    Plan("LI", "423", ("",), (7, 7), "237", runs=False), Plan("LI", "423", ("",), (9, 9), "6"),
 )
 """The plans of the countries the docs and the corpora name (NANP and Brazil's DDD grammar are read apart:
 `nanp`, `brazil`). Trunk-0 plans with open lengths (Germany, Austria, Finland) take most numbers that start
@@ -93,7 +94,9 @@ Algeria's (ARPCE: trunk 0, fixed lines of eight digits 2-4, mobiles of nine 5-7)
 country code and no `+` (`973 1729 3456`). Iceland's (Fjarskiptastofa) and Estonia's (TTJA) are closed plans of
 seven-digit numbers, written with no trunk: Iceland's geographic 4xx-5xx and mobile 6xx-8xx; Estonia's geographic
 3xx, 4xx, 6xx and 7xx, its mobiles 5… in seven or eight digits and 8… in eight. Their service ranges (`800 xxxx`
-free of charge) are named by `numbering.service`."""
+free of charge) are named by `numbering.service`. Liechtenstein's (Amt für Kommunikation) is closed too, with no
+trunk: seven digits, fixed lines 2xx and 3xx and mobiles 7xx, written in Swiss groups (`738 24 84`), and mobiles of
+nine digits 6xx."""
 _BY_CODE = {p.code: [q for q in PLANS if q.code == p.code] for p in PLANS}
 
 
