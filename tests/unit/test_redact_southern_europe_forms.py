@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tracegym.redact import national
 from tracegym.redact.detect import Detector
 
 DETECTOR = Detector()
@@ -79,3 +80,43 @@ def test_four_numbers_named_a_version_are_no_address(text: str) -> None:
 
 def test_an_address_after_other_words_is_still_one() -> None:
     assert "93.184.216.34" in _values("guest wifi login from 93.184.216.34 at 02:14")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("AHV-Nr. 756.9217.0804.56", "756.9217.0804.56"),
+    ("n° AVS : 756.3390.1472.89", "756.3390.1472.89"),
+    ('{"ahvNumber": "756.4805.3312.62"}', "756.4805.3312.62"),
+    ("Ospite 756.9217.0804.56 registrato", "756.9217.0804.56"),
+    ("ΑΜΚΑ: 21047812348", "21047812348"),
+    ('{"amka": "05118623452"}', "05118623452"),
+    ("OIB: 69435151530", "69435151530"),
+    ("<oib>94577403194</oib>", "94577403194"),
+    ("SV-Nummer: 1237 010180", "1237 010180"),
+    ('{"svNr": "2457 150972"}', "2457 150972"),
+    ("Cartão de Cidadão n.º 31415926 5 AB0", "31415926 5 AB0"),
+    ('{"documentNumber": "12345678 0 ZZ0"}', "12345678 0 ZZ0"),
+    ("Kaixo, hona hemen datuak - NAN: 45127809S", "45127809S"),
+    ("Nortasun Agiri Nazionala 45127809S", "45127809S")])
+def test_southern_european_ids_after_their_labels(text: str, value: str) -> None:
+    assert value in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    "AHV-Nr. 756.9217.0804.57",
+    "ΑΜΚΑ: 21047812349",
+    "OIB: 69435151531",
+    "Cartão de Cidadão n.º 12345678 0 ZZ8",
+    "ref 69435151530",
+    "NAN: 45127809T",
+    "loss NaN: 45127809S",
+    "Bestellung 94577403194 versandt"])
+def test_ids_failing_their_check_or_without_a_label_are_left(text: str) -> None:
+    assert _values(text) == []
+
+
+def test_the_checks_by_their_published_rules() -> None:
+    assert national.ahv("7569217080456") and not national.ahv("7559217080456")
+    assert national.amka("21047812348") and not national.amka("32137812348")
+    assert national.oib("69435151530") and not national.oib("69435151531")
+    assert national.svnr_at("1237 010180") and not national.svnr_at("0237 010180")
+    assert national.cc_pt("31415926 5 AB0") and not national.cc_pt("31415926 5 AB1")

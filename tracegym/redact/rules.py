@@ -311,15 +311,17 @@ _ITIN_WORDS = (r"(?:\bITIN\b|\b(?i:itin)(?:[ _-]?(?i:number|num|no|nr)\b|\\?[\"'
                r"(?i:individual[ _-]taxpayer[ _-]id(?:entification)?))")
 # Labels of national ids with a public check: the UK's National Insurance number (NINO, NI number), Canada's Social
 # Insurance Number (SIN; NAS, numéro d'assurance sociale), the NINO's Welsh name on HMRC's Welsh forms (rhif Yswiriant
-# Gwladol), Spain's DNI/NIF and NIE (documento nacional de identidad, or `documento` alone).
+# Gwladol), Spain's DNI/NIF and NIE (documento nacional de identidad, or `documento` alone), the DNI's Basque name
+# (Nortasun Agiri Nazionala, `NAN:` as a form's label: in capitals with its colon, as `NaN` is no label).
 # The short names in capitals, or in any case as a key (`"sin":`, `nino=`, `"spanish_id_(dni)":`, `dni_number`): in
 # prose they are words too (Spanish "sin", German "nie", Polish "dni"). As a column's header or a label alone, a
 # short name in any case gives its value the label (_NATID_CONTEXT), which the rule then reads as `sin: …`.
 _NATID_SHORT = r"(?i:nino|dni|nif|nie|sin|nas)"
-_NATID_WORDS = (r"(?:(?:\b|_)(?:NINO|DNI|NIF|NIE|SIN|NAS)(?:\b|_)|"
+_NATID_WORDS = (r"(?:(?:\b|_)(?:NINO|DNI|NIF|NIE|SIN|NAS)(?:\b|_)|\bNAN[ \t]*:|"
                 rf"(?:\b|_){_NATID_SHORT}(?:_|[\])\"'`\\]{{0,3}}[ \t]*[:=])|"
                 r"(?i:(?:\b|_)ni[ _-]?(?:number|num|no|nr)(?:\b|_)|national[ _-]?insurance|social[ _-]?insurance|"
-                r"assurance[ _-]?sociale|yswiriant[ _-]gwladol|n\.i\.[ef]\.|documento|identidad|identitat))")
+                r"assurance[ _-]?sociale|yswiriant[ _-]gwladol|n\.i\.[ef]\.|documento|identidad|identitat|"
+                r"nortasun[ _-]agiri))")
 def _both_cases(pattern: str) -> str:
     """A pattern with its non-ASCII letters in both cases (`[uú]` as `[uúÚ]`, `ø` as `[øØ]`): rules compile with
     re.ASCII, under which `(?i)` folds ASCII letters alone, and a label is written in capitals too (`Rol Único
