@@ -306,6 +306,64 @@ def nif_pt(value: str) -> bool:
     return d[8] == (0 if r >= 10 else r)
 
 
+def ahv(value: str) -> bool:
+    """Switzerland's AHV/AVS number, the AHVN13 (AHVG art. 50c; ZAS/CdC): 756 (Switzerland's ISO 3166 code), nine
+    digits and an EAN-13 check digit (GS1: the twelve weighted 1, 3, 1, 3, ... from the left, 10 - the sum mod 10,
+    mod 10); printed 756.xxxx.xxxx.xx."""
+    d = _digits(value, 13)
+    return d is not None and d[:3] == [7, 5, 6] and (10 - _weighted(d, (1, 3) * 6) % 10) % 10 == d[12]
+
+
+def amka(value: str) -> bool:
+    """Greece's AMKA, the social security registration number (Ν. 2972/2001 art. 21; ΗΔΙΚΑ): the birth date
+    DDMMYY, four digits and a Luhn check digit over the eleven."""
+    d = _digits(value, 11)
+    if d is None or not _luhn(d):
+        return False
+    day, month, year = _number(d, 0, 2), _number(d, 2, 2), _number(d, 4, 2)
+    return _date(1900 + year, month, day) or _date(2000 + year, month, day)
+
+
+def oib(value: str) -> bool:
+    """Croatia's OIB, the personal identification number (Zakon o osobnom identifikacijskom broju, NN 60/08; Porezna
+    uprava): ten random digits and an ISO 7064 MOD 11,10 check digit. Random digits pass at 1 in 10: only after its
+    label."""
+    d = _digits(value, 11)
+    if d is None:
+        return False
+    product = 10
+    for x in d[:10]:
+        product = ((x + product) % 10 or 10) * 2 % 11
+    return (11 - product) % 10 == d[10]
+
+
+def svnr_at(value: str) -> bool:
+    """Austria's Sozialversicherungsnummer (Dachverband der Sozialversicherungsträger): a serial of three digits
+    (the first not 0), a check digit and the birth date DDMMYY (a month over 12 where the date is unknown); the check
+    the serial's and the date's digits weighted 3, 7, 9 and 5, 8, 4, 2, 1, 6 mod 11 (10 is never issued)."""
+    d = _digits(value, 10)
+    if d is None or d[0] == 0 or d[3] != _weighted(d, (3, 7, 9, 0, 5, 8, 4, 2, 1, 6)) % 11:
+        return False
+    return 1 <= _number(d, 4, 2) <= 31 and 1 <= _number(d, 6, 2) <= 14
+
+
+def cc_pt(value: str) -> bool:
+    """Portugal's Cartão de Cidadão document number (AMA, "Validação de Número de Documento do Cartão de
+    Cidadão"): the civil identification number's eight digits and its check digit, two letters and a version
+    digit; the twelve characters read as 0-35 (A = 10), every second from the right doubled (less 9 where that
+    passes 9), the sum a multiple of 10."""
+    s = _compact(value)
+    if len(s) != 12 or not s[:9].isdigit() or not s[9:11].isalpha() or not s[11].isdigit() or len(set(s[:8])) < 2:
+        return False
+    total = 0
+    for i, c in enumerate(reversed(s)):
+        x = int(c, 36)
+        if i % 2:
+            x = x * 2 - 9 if x * 2 > 9 else x * 2
+        total += x
+    return total % 10 == 0
+
+
 def nhs_number(value: str) -> bool:
     """The UK's NHS number (NHS Data Dictionary, "NHS Number"): ten digits, the last 11 - (d1..d9 weighted 10..2
     mod 11), 11 read as 0 and 10 never issued."""
@@ -855,6 +913,25 @@ IDS: tuple[NationalId, ...] = (
     NationalId("jmbg", r"jmbg|јмбг|ембг|em[sš]o|mati[cč]ni[ _-]broj(?:[ _-]gra[dđ]ana)?|матични[ _-]број|"
                r"jedinstveni[ _-]mati[cč]ni[ _-]broj", r"\d{13}", jmbg, camel="Jmbg|JMBG|Emso|EMSO",
                stems=r"(?i:jmbg|јмбг|ембг|em[sš]o|mati[cč]ni[ _-]broj|матични[ _-]број)|ЈМБГ|ЕМБГ"),
+    NationalId("ahv", r"ahv(?:n13)?(?:[ _-]?(?:nr\.?|nummer|number|no\.?))?|avs|num[eé]ro[ _-]avs|"
+               r"n[°.][ ]?avs|nr\.[ ]?avs|swiss[ _-]social[ _-]security(?:[ _-]number)?",
+               r"756[ .]?\d{4}[ .]?\d{4}[ .]?\d{2}", ahv, camel="Ahv|AHV|Avs|AVS|AhvNumber|AhvNr",
+               bare=r"756\.\d{4}\.\d{4}\.\d{2}", bare_trigger=r"756\.\d{4}\.\d{4}\.\d{2}",
+               stems=r"(?i:ahv|avs[\"']?[ \t]*[:=]|n[°.][ ]?avs|nr\.[ ]?avs|num[eé]ro[ _-]avs|swiss[ _-]social)|"
+               r"\bAVS\b|Ahv|Avs"),
+    NationalId("amka", r"amka|αμκα|α\.μ\.κ\.α\.?|αριθμ[οό]ς[ _-]μητρ[ωώ]ου[ _-]κοινωνικ[ηή]ς[ _-]ασφ[αά]λισης",
+               r"[0-3]\d[01]\d{8}", amka, camel="Amka|AMKA",
+               stems=r"(?i:amka)|ΑΜΚΑ|αμκα|Αμκα|Α\.Μ\.Κ\.Α|μητρώου[ _-]κοινωνικής|ΜΗΤΡΩΟΥ[ _-]ΚΟΙΝΩΝΙΚΗΣ"),
+    NationalId("oib", r"oib|osobn[a-z]{1,2}[ _-]identifikacijsk[a-z]{1,2}[ _-]broj", r"\d{11}", oib,
+               camel="Oib|OIB", generic=False,
+               stems=r"(?i:oib|osobn[a-z]{1,2}[ _-]identifikacijsk)"),
+    NationalId("svnr_at", r"sozialversicherungs[ _-]?(?:nummer|nr\.?)|sv[ _-](?:nummer|nr\.?)|svnr|"
+               r"austrian[ _-]social[ _-]security(?:[ _-]number)?",
+               r"[1-9]\d{3}[ ]?\d{6}", svnr_at, camel="SvNr|Svnr|SVNR|SvNummer",
+               stems=r"(?i:sozialversicherungs|sv[ _-]nummer|sv[ _-]nr|svnr|austrian[ _-]social)|SvNr"),
+    NationalId("cc_pt", r"cart[aã]o[ _-]de[ _-]cidad[aã]o|portuguese[ _-]citizen[ _-]card",
+               r"\d{8}[ ]?\d[ ]?[A-Za-z]{2}\d", cc_pt, camel="CartaoCidadao|CartaoDeCidadao",
+               stems=r"(?i:cart[aã]o[ _-]de[ _-]cidad|portuguese[ _-]citizen)"),
     NationalId("ro_cnp", r"cod(?:ul)?[ _-]numeric[ _-]personal", r"[1-9]\d{12}", cnp, short="cnp", camel="Cnp|CNP",
                stems=r"(?i:numeric[ _-]personal|cnp[\"']?[ \t]*[:=])|\bCNP\b|Cnp"),
     NationalId("ua_rnokpp", r"рнокпп|ідентифікаційн(?:ий|ого)[ _-](?:код|номер)|"
@@ -1064,10 +1141,11 @@ GENERIC_WORDS = (rf"(?:(?<![A-Za-z0-9])(?i:{_GENERIC_NAMES})|(?<![A-Za-z0-9_])(?
 is read by every id's check. `id number` alone, not another thing's (`order id no`)."""
 GENERIC_STEMS = rf"(?i:{_GENERIC_NAMES}|{_ID_NUMBER})"
 """The English ones, as RE2's prefilter reads them (no lookbehind); the translated ones are the rule's `translated`."""
-GENERIC_VALUE = (r"(?:\d[\d .+-]{4,22}[A-Za-z]?[\d .+-]{0,8}[0-9A-Za-z]|[XYZ]-?\d{7}-?[A-Z]|"
-                 r"[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D])")
+GENERIC_VALUE = (r"(?:\d{8} ?\d ?[A-Z]{2}\d(?![A-Za-z0-9])|\d[\d .+-]{4,22}[A-Za-z]?[\d .+-]{0,8}[0-9A-Za-z]|"
+                 r"[XYZ]-?\d{7}-?[A-Z]|[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D])")
 """Digits in groups apart by spaces, dots, dashes or `+`, a letter perhaps inside (HETU's century sign) and a
-check letter perhaps last (HETU's, a DNI's); or a Spanish NIE (`X5672272N`) or a UK NINO (`QQ 12 34 56 C`)."""
+check letter perhaps last (HETU's, a DNI's); or a Spanish NIE (`X5672272N`), a UK NINO (`QQ 12 34 56 C`) or a
+Portuguese Cartão de Cidadão's document number (`12345678 9 ZZ4`, first: its digits alone are a BSN's shape)."""
 _SHORT_NAMES = "|".join(dict.fromkeys(name for n in IDS for name in (n.short, n.said) if name))
 SHORT_PARTS = rf"(?i:(?:^|_)(?:{_SHORT_NAMES})(?:_|$))"
 """The short names as parts of an identifier (`fr_nir`, `se_pnr`, `user_cf`): a label structure ties to its value."""

@@ -92,6 +92,7 @@ PLANS: tuple[Plan, ...] = (
     Plan("HN", "504", ("",), (8, 8), "23789"), Plan("SV", "503", ("",), (8, 8), "267"),
     Plan("NI", "505", ("",), (8, 8), "2578"), Plan("CR", "506", ("",), (8, 8), "245678"),
     Plan("PA", "507", ("",), (7, 8), "234567", runs=False), Plan("BO", "591", ("",), (8, 8), "234567"),
+    Plan("LI", "423", ("",), (7, 7), "237", runs=False), Plan("LI", "423", ("",), (9, 9), "6"),
 )
 """The plans of the countries the docs and the corpora name (NANP and Brazil's DDD grammar are read apart:
 `nanp`, `brazil`). Trunk-0 plans with open lengths (Germany, Austria, Finland) take most numbers that start
@@ -113,7 +114,9 @@ SIT Guatemala: fixed 2, 6, 7, mobiles 3-5; CONATEL Honduras: fixed 2, mobiles 3,
 mobiles 6 and 7; TELCOR Nicaragua: fixed 2, mobiles 5, 7, 8; SUTEL Costa Rica: fixed 2 and 4, mobiles 5-8; ATT
 Bolivia: fixed 2-4 with the area, mobiles 6 and 7), Panama's (ASEP) of seven-digit fixed lines 2-5 and 7 and
 eight-digit mobiles 6…, grouped (`255-4552`); they read a number written after its country code in parentheses
-(`(509) 3412-5678`), as the region writes the code it dials from abroad."""
+(`(509) 3412-5678`), as the region writes the code it dials from abroad. Liechtenstein's (Amt für Kommunikation) is
+closed too, with no trunk: seven digits, fixed lines 2xx and 3xx and mobiles 7xx, written in Swiss groups
+(`738 24 84`), and mobiles of nine digits 6xx."""
 _BY_CODE = {p.code: [q for q in PLANS if q.code == p.code] for p in PLANS}
 
 

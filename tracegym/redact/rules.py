@@ -316,15 +316,17 @@ _ITIN_WORDS = (r"(?:\bITIN\b|\b(?i:itin)(?:[ _-]?(?i:number|num|no|nr)\b|\\?[\"'
                r"(?i:individual[ _-]taxpayer[ _-]id(?:entification)?))")
 # Labels of national ids with a public check: the UK's National Insurance number (NINO, NI number), Canada's Social
 # Insurance Number (SIN; NAS, numéro d'assurance sociale), the NINO's Welsh name on HMRC's Welsh forms (rhif Yswiriant
-# Gwladol), Spain's DNI/NIF and NIE (documento nacional de identidad, or `documento` alone).
+# Gwladol), Spain's DNI/NIF and NIE (documento nacional de identidad, or `documento` alone), the DNI's Basque name
+# (Nortasun Agiri Nazionala, `NAN:` as a form's label: in capitals with its colon, as `NaN` is no label).
 # The short names in capitals, or in any case as a key (`"sin":`, `nino=`, `"spanish_id_(dni)":`, `dni_number`): in
 # prose they are words too (Spanish "sin", German "nie", Polish "dni"). As a column's header or a label alone, a
 # short name in any case gives its value the label (_NATID_CONTEXT), which the rule then reads as `sin: …`.
 _NATID_SHORT = r"(?i:nino|dni|nif|nie|sin|nas)"
-_NATID_WORDS = (r"(?:(?:\b|_)(?:NINO|DNI|NIF|NIE|SIN|NAS)(?:\b|_)|"
+_NATID_WORDS = (r"(?:(?:\b|_)(?:NINO|DNI|NIF|NIE|SIN|NAS)(?:\b|_)|\bNAN[ \t]*:|"
                 rf"(?:\b|_){_NATID_SHORT}(?:_|[\])\"'`\\]{{0,3}}[ \t]*[:=])|"
                 r"(?i:(?:\b|_)ni[ _-]?(?:number|num|no|nr)(?:\b|_)|national[ _-]?insurance|social[ _-]?insurance|"
-                r"assurance[ _-]?sociale|yswiriant[ _-]gwladol|n\.i\.[ef]\.|documento|identidad|identitat))")
+                r"assurance[ _-]?sociale|yswiriant[ _-]gwladol|n\.i\.[ef]\.|documento|identidad|identitat|"
+                r"nortasun[ _-]agiri))")
 def _both_cases(pattern: str) -> str:
     """A pattern with its non-ASCII letters in both cases (`[uú]` as `[uúÚ]`, `ø` as `[øØ]`): rules compile with
     re.ASCII, under which `(?i)` folds ASCII letters alone, and a label is written in capitals too (`Rol Único
@@ -583,9 +585,13 @@ _PRODUCT_CODE = r"(?i:\b(?:ean|gtin|upc|isbn|jan)(?:[ _-]?(?:8|10|12|13|14|a|e))
 # prefix (`contact 07429 877640`: no record id opens with 0). Hindi's संपर्क (contact) the same.
 _CONTACT_RECORD = r"^[_\d]?(?:(?i:contacts?)|संपर्क)[ \t]+[1-9]\d{4,}\W?$"
 # The name of an id between a phone word and a number: the number is that id ("call back later, ticket 4471 2281",
-# a return's `RMA-2025-…`, an SSN read back on a call).
+# a return's `RMA-2025-…`, an SSN read back on a call); a booking's confirmation number, as a hotel's or a channel's
+# message names it after the word for number (`numero di conferma`, `número de confirmación`, `número de
+# confirmação`, `Bestätigungsnummer`, `numero di prenotazione`, `número de reserva`).
 _ID_BETWEEN = (r"(?i:\b(?:ticket|order|invoice|case|booking|reservation|tracking|ref|reference|id|rma|ssn|"
-               r"social security|commande|bestellung|factura|rechnung|permit|permis|licen[cs]e|lizenz|ruhsat\w*)\b)")
+               r"social security|commande|bestellung|factura|rechnung|permit|permis|licen[cs]e|lizenz|ruhsat\w*|"
+               r"confirmation|conferma|confirmaci[oó]n|confirma[cç][aã]o|best[aä]tigung(?:snummer)?|prenotazione|"
+               r"reserva|buchung(?:snummer)?)\b)")
 # A contact record as a JSON object whose first key names another field (`"contact": {"ts": "…"}`, `{"tax_id": …}`):
 # the number is that field's, not a phone number's; a key that is a phone word itself (`{"mobile": …}`) keeps it.
 _CONTACT_OBJECT = (r'^[_\d]?(?i:contacts?)\\?"[ \t]*:[ \t]*\{[ \t]*\\?"'
@@ -599,10 +605,15 @@ _CONTACT_OBJECT = (r'^[_\d]?(?i:contacts?)\\?"[ \t]*:[ \t]*\{[ \t]*\\?"'
 # Denmark and Sweden (`grønt nummer`, `grönt nummer`), a free number (`gratisnummer`, `gratis nummer`, Finnish
 # `maksuton numero`, Estonian `tasuta number`, Latvian `bezmaksas numurs`, Lithuanian `nemokamas numeris`,
 # Icelandic `gjaldfrjálst númer`, German `kostenlose Nummer`) and Finland's `palvelunumero` (a service number, as
-# Traficom names 0800/0700/0600).
+# Traficom names 0800/0700/0600). Southern Europe's: the free number of Croatian, Serbian and Bosnian
+# (`besplatni telefon`, `besplatan broj`) and Slovenian (`brezplačna številka`), Italy's `numero verde` (AGCOM's
+# name for its 800 and 803 numbers) and Portugal's `linha verde`, and a free line in Spanish and Portuguese (`línea
+# gratuita`, `linha gratuita`).
 _FREE_NUMBER = (r"gr[\xf8\xf6o]nt[ -]?nummer|gratis[ -]?(?:nummer|number|numero)|maksuton|palvelunumero|"
                 r"tasuta[ -]?(?:number|telefon)|bezmaksas|nemokam(?:as|o)|gjaldfrj\xe1ls\w*|"
-                r"kostenlose?[ -]?(?:nummer|rufnummer|hotline)|kostenfrei\w*|avgiftsfri(?:tt)?")
+                r"kostenlose?[ -]?(?:nummer|rufnummer|hotline)|kostenfrei\w*|avgiftsfri(?:tt)?|"
+                r"besplat(?:an|n[a-z]{0,3})|brezpla[c\u010d]n[a-z]{0,3}|n[u\xfa]mero verde|linha verde|"
+                r"l[i\xed]nea gratuita|linha gratuita")
 _TOLL_FREE = (r"(?i:\b(?:num\xe9ro vert|numero vert|freephone|toll[- ]?free|geb\xfchrenfrei|n[u\xfa]mero gratuito|"
               rf"num\xe9ro gratuit|call[ _-]?cent(?:re|er)s?|[cçÇ]a[gğ]r[ıi] merkezi|{_FREE_NUMBER})\b)|"
               r"مركز الاتصال|الرقم الموحد|الرقم المجاني")
@@ -638,6 +649,11 @@ _NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|part|
                 rf"num\xe9ro vert|servicenummer|geb\xfchrenfrei|{_FREE_NUMBER}|{_COMPANY_NUMBER})\b|"
                 rf"\b(?i:freephone|toll[- ]?free)[ \t]+(?i:line|number|no)\b|#)[^\n\d\w]{{0,6}}|"
                 r"[A-Z]{2}\d{2}(?: [A-Z0-9]{4})+ )$")
+
+# A word that names a version, a build or a release right before four dotted numbers (`version 5.6.30.53`, `Build:
+# 6.7.24.7`, `versione`, `versión`, `versão`, `verzija`, `Firmware`): a product's version, whatever octets they make.
+_VERSION_LABEL = (r"\b(?i:version|versione|versi[o\xf3]n|vers[a\xe3]o|verzij[aeu]|build|release|firmware|fw|rev)"
+                  r"[ \t]*[:=#]?[ \t]*$")
 
 # An e-mail address written out: a local part (letters spelled one by one, words joined by `dot`, `underscore`,
 # `plus`...), an `at` in brackets or a spaced `@`, or a spoken one, and a domain whose dots are words or marked.
@@ -2387,8 +2403,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "06 71 82 93 04), 00 and a country code (0033 6 86 45 17 34), India's mobiles in two fives; a "
                      "person's numbers, not toll-free or premium-rate ones"),
     Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))",
-         trigger=r"\d\.\d{1,3}\.\d{1,3}\.\d", validator=v.public_ip,
-         description="public IPv4 addresses (not private, loopback or reserved; not version numbers)"),
+         trigger=r"\d\.\d{1,3}\.\d{1,3}\.\d", validator=v.public_ip, reject_label=_VERSION_LABEL, label_window=24,
+         description="public IPv4 addresses (not private, loopback or reserved; not version numbers, nor four "
+                     "numbers a word right before names a version: `OPERA PMS version 5.6.30.53`)"),
     Rule("ipv6", "IP", r"(?:^|[^\w:.])(?P<v>[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?:$|[^\w:])",
          trigger=r"[0-9A-Fa-f]:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]|[0-9A-Fa-f]::[0-9A-Fa-f]|"
                  r"[0-9A-Fa-f]:[0-9A-Fa-f]{1,4}::",

@@ -68,10 +68,11 @@ KEY: dict[str, tuple[str, ...]] = {
     "ta": ("சாவி", "விசை"), "te": ("కీ",), "mr": ("किल्ली",), "ne": ("कुञ्जी",), "si": ("යතුර",), "am": ("ቁልፍ",),
     "my": ("သော့", "ကီး"), "km": ("កូនសោ",), "ha": ("maɓalli",), "zh": ("金鑰", "密鑰", "秘鑰", "金钥"),
     "mi": ("kī",), "lo": ("ກະແຈ", "ລະຫັດ API"),
-    "mn": ("түлхүүр",), "se": ("čoavdda",),
+    "mn": ("түлхүүр",), "se": ("čoavdda",), "rm": ("clav",),
 }
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
-anahtar, jeton, khóa, مفتاح, 키, キー); Spanish says llave as often as clave."""
+anahtar, jeton, khóa, مفتاح, 키, キー); Spanish says llave as often as clave; Romansh (Rumantsch Grischun) clav
+(`Clav API`)."""
 
 TOKEN: dict[str, tuple[str, ...]] = {
     "el": ("διακριτικό",), "he": ("אסימון",), "tr": ("belirteç", "belirteci"), "zh": ("令牌", "權杖"),
@@ -97,7 +98,7 @@ PHONE: dict[str, tuple[str, ...]] = {
     "lv": ("mobilais", "zvaniet man", "tālrunis", "tālruņa", "tālruņa numurs", "tālr"),
     "hr": ("mobitel", "broj telefona", "nazovite me na"), "sl": ("telefonska številka", "pokličite me na", "mobitel"),
     "cs": ("telefonní číslo", "zavolejte mi", "mobil"),
-    "el": ("τηλέφωνο", "κινητό", "καλέστε με", "τηλεφωνήστε μου"),
+    "el": ("τηλέφωνο", "κινητό", "καλέστε με", "τηλεφωνήστε μου", "τηλ"),
     "uk": ("телефон", "мобільний", "номер телефону"), "ru": ("мобильный", "моб", "звоните", "позвоните", "по номеру"),
     "bg": ("телефонен номер", "мобилен", "тел", "обадете ми се на"),
     "he": ("טלפון", "נייד", "להתקשר אליי", "התקשרו אליי"),
@@ -128,6 +129,7 @@ PHONE: dict[str, tuple[str, ...]] = {
     "ml": ("ഫോൺ നമ്പർ", "ഫോൺ", "മൊബൈൽ"), "pa": ("ਫ਼ੋਨ ਨੰਬਰ", "ਫ਼ੋਨ", "ਮੋਬਾਈਲ"), "mr": ("फोन नंबर", "मोबाईल", "भ्रमणध्वनी"),
     "ne": ("फोन नम्बर",), "ig": ("ekwentị", "nọmba ekwentị"),
     "tpi": ("namba bilong fon", "fon namba"), "en": ("give us a bell on", "give me a bell on"),
+    "gsw": ("natel",),
 }
 """Phone, beyond the rules' own list (English, French, German, Spanish, Portuguese, Italian, Dutch, the Nordic
 languages, Polish, Turkish, Vietnamese, Japanese, Korean, Arabic, Thai, Hindi); "call me" as people write it before a
@@ -136,7 +138,9 @@ between a word's stem and its endings or articles are stems (`ტელეფო
 `հեռախոսահամարն`); inflected Latin forms are listed (`wayata`, `ghutháin`). Arabic as the Gulf, Egypt and the
 Maghreb write it: `نقال` and `موبايل` (mobile), `واتساب` (WhatsApp), `رقم التواصل` (contact number), darija's
 `نومرو` (numéro), and Saudi `جوال` in Latin letters as forms and APIs name a field (`jawal`); Farsi's `شماره تماس`
-(contact number); Turkish `iletişim numarası`, its dotted capital written too (Python's `upper` gives `I`)."""
+(contact number); Turkish `iletişim numarası`, its dotted capital written too (Python's `upper` gives `I`). Greek's
+abbreviation `τηλ.` (`Τηλ.:`, as `Tel.` in a letterhead or signature), a stem like the other scripts' before an
+ending; Swiss German's `Natel`, a mobile phone in Switzerland and Liechtenstein (Swisscom's name, then everyone's)."""
 
 IS: dict[str, tuple[str, ...]] = {
     "fi": ("on",), "ms": ("ialah", "adalah"), "sw": ("ni",), "ro": ("este",), "ca": ("és",), "tl": ("ay",),
