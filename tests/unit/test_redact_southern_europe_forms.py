@@ -73,13 +73,16 @@ def test_a_free_line_named_before_the_phone_word_is_left(text: str) -> None:
     "OPERA PMS version 5.6.31.88",
     "Suite8 versione 8.14.22.71",
     "firmware: 6.2.40.113",
-    "Build 7.5.36.209"])
+    "Build 7.5.36.209",
+    "Protel Air 4.12.80.3 build 2231",  # a build number after them
+    "WinPMS 12.1.40.7 (Build 5520)"])
 def test_four_numbers_named_a_version_are_no_address(text: str) -> None:
     assert _values(text) == []
 
 
 def test_an_address_after_other_words_is_still_one() -> None:
     assert "93.184.216.34" in _values("guest wifi login from 93.184.216.34 at 02:14")
+    assert "93.184.216.34" in _values("blocked 93.184.216.34, rebuild 2 queued")
 
 
 @pytest.mark.parametrize(("text", "value"), [

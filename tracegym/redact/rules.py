@@ -654,6 +654,9 @@ _NOT_A_PHONE = (r"(?:(?:\b(?i:no|nr|num|serial|seri\w*|article|artikel|art|part|
 # 6.7.24.7`, `versione`, `versión`, `versão`, `verzija`, `Firmware`): a product's version, whatever octets they make.
 _VERSION_LABEL = (r"\b(?i:version|versione|versi[o\xf3]n|vers[a\xe3]o|verzij[aeu]|build|release|firmware|fw|rev)"
                   r"[ \t]*[:=#]?[ \t]*$")
+_BUILD_AFTER = r"\b(?i:build|rev|revision)[ \t]*[:#]?[ \t]*\d"
+"""A build's or a revision's number right after four dotted numbers (`5.6.24.1 build 9156`, `(Build 7601)`): they
+are a version too."""
 
 # An e-mail address written out: a local part (letters spelled one by one, words joined by `dot`, `underscore`,
 # `plus`...), an `at` in brackets or a spaced `@`, or a spoken one, and a domain whose dots are words or marked.
@@ -2402,10 +2405,13 @@ BUILTIN_RULES: tuple[Rule, ...] = (
                      "metadata): a trunk 0 and the national format's first group (0176 7009 2866, 0141-330 7834, "
                      "06 71 82 93 04), 00 and a country code (0033 6 86 45 17 34), India's mobiles in two fives; a "
                      "person's numbers, not toll-free or premium-rate ones"),
-    Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))",
+    Rule("ipv4", "IP", rf"(?:^|[^\w.])(?P<v>{_OCTET}(?:\.{_OCTET}){{3}})(?:$|[^\w.]|\.(?:$|[^\w]))"
+         rf"(?:[ \t]*[(,]?[ \t]*{_BUILD_AFTER})?",
          trigger=r"\d\.\d{1,3}\.\d{1,3}\.\d", validator=v.public_ip, reject_label=_VERSION_LABEL, label_window=24,
+         reject=_BUILD_AFTER,
          description="public IPv4 addresses (not private, loopback or reserved; not version numbers, nor four "
-                     "numbers a word right before names a version: `OPERA PMS version 5.6.30.53`)"),
+                     "numbers a word right before or a build number right after names a version: `OPERA PMS "
+                     "version 5.6.30.53`, `Opera PMS 5.6.24.1 build 9156`)"),
     Rule("ipv6", "IP", r"(?:^|[^\w:.])(?P<v>[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?:$|[^\w:])",
          trigger=r"[0-9A-Fa-f]:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]|[0-9A-Fa-f]::[0-9A-Fa-f]|"
                  r"[0-9A-Fa-f]:[0-9A-Fa-f]{1,4}::",
