@@ -111,6 +111,7 @@ def test_what_only_looks_like_a_phone_a_key_or_a_password_is_left(text: str) -> 
 def test_a_phone_attribute_of_an_xml_element_is_still_read() -> None:
     assert "8812-4470" in _values('<cliente nombre="Ana" telefono="8812-4470"/>')
     assert "8812-4470" in _values('<Telefono numero="8812-4470"/>')
+    assert "0612487730" in _values('<call number="0612487730" duration="41" type="2" />')  # a call log's
 
 
 @pytest.mark.parametrize(("text", "value"), [

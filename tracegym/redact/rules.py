@@ -635,8 +635,9 @@ _COMPANY_NUMBER = (r"ondernemingsnummer|(?:num\xe9ro|numero|n\xb0)[ ]d['\u2019]e
 _TRACKING_NUMBER = (r"\b(?i:mtcn|tracking|control|seguimiento|rastreo|remesa|remittance)"
                     r"(?:[ _-]?(?i:no|nr|num(?:ber)?|n[uú]mero|#))?[^\n\d\w]{0,4}$")
 # A bare number attribute of an XML element whose name is no phone's: the element says what the number is (Guatemala's
-# FEL `<dte:NumeroAutorizacion Serie="…" Numero="…">`, an invoice's `<Factura numero="…">`), not a phone word.
-_NUMBER_ATTRIBUTE = (r"<(?![\w.:-]*(?i:tel|phone|fono|m[oó]vil|cel|fax|contact))[\w.:-]+"
+# FEL `<dte:NumeroAutorizacion Serie="…" Numero="…">`, an invoice's `<Factura numero="…">`), not a phone word. A
+# call's, a message's or a dial's element names a phone (Android's call-log backup, `<call number="…" …>`).
+_NUMBER_ATTRIBUTE = (r"<(?![\w.:-]*(?i:tel|phone|fono|m[oó]vil|cel|fax|contact|call|sms|mms|dial|caller|sip))[\w.:-]+"
                      r"(?:[ \t]+[\w.:-]+=\\?\"[^\"<>\n]*\\?\")*[ \t]+"
                      r"(?i:n[uú]mero|numer[a-z]{0,2}|number|nummer|num|no|nr)=\\?\"$")
 # What a number grouped like a phone's is when a word right before it names something else: a document's,
