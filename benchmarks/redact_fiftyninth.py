@@ -153,7 +153,7 @@ def wrap_text(rng: random.Random, carrier: str, line: str) -> str:
     if carrier == "log":
         return f"{_stamp(rng)}Z INFO pcs-{port.lower().replace(' ', '-')} berth-sync: {line}"
     if carrier == "email":
-        return (f"From: ops@portsdesk.example.org\nSubject: Port call {vessel} at {port}\n\n"
+        return (f"From: Port operations desk (shared mailbox)\nSubject: Port call {vessel} at {port}\n\n"
                 f"Bula vinaka team,\n\n{line}\n\nVinaka,\nOps desk")
     if carrier == "chat":
         return f"[{rng.randint(1, 28)}/11/26, {rng.randint(6, 21)}:{rng.randint(10, 59)}] Relief Ops {port}: {line}"
@@ -402,6 +402,8 @@ def ph_in(rng: random.Random) -> tuple[str, str]:
 def ph_fj(rng: random.Random) -> tuple[str, str]:
     n = rng.choice([f"{rng.choice('789')}{_d(rng, 2)} {_d(rng, 4)}", f"33{_d(rng, 1)} {_d(rng, 4)}",
                     f"66{_d(rng, 1)} {_d(rng, 4)}"])
+    if n.startswith("91"):  # 91x holds Fiji's short codes (911 emergency), not subscriber numbers
+        n = "92" + n[2:]
     return rng.choice([("nat", n), ("intl", f"+679 {n}")])
 
 
