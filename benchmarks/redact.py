@@ -281,12 +281,16 @@
 62. The fifty-eighth (benchmarks/redact_fiftyeighth.py: remittances, microfinance and tourism in the Caribbean,
    Central America and the Andes, payout callbacks, loan records, e-invoices, the region's phone numbers and ids)
    corpus, scored alike: `fiftyeighth_recall_by_kind` and `fiftyeighth_false_positives`.
+63. The fifty-ninth (benchmarks/redact_fiftyninth.py: ports, shipping, fisheries and disaster relief in the Pacific
+   Islands and South Asia's island and mountain states, vessel and crew records, catch logs, relief registrations
+   and cash transfers, the region's phone numbers and ids) corpus, scored alike: `fiftyninth_recall_by_kind` and
+   `fiftyninth_false_positives`.
 6. With --compare PYTHON (an interpreter with detect-secrets and presidio-analyzer installed), the same
    corpus strings go through detect-secrets' plugins and presidio's pattern recognizers (no spaCy model) too:
    recall per kind at the detector level, beside ours, and MB/s.
 
     python benchmarks/redact.py --traces 5000 --repeats 3 [--compare /path/to/venv/bin/python]
-    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 62 alone
+    python benchmarks/redact.py --corpora-only        # 4, 5, 7 to 63 alone
 
 The last line is one JSON object: {"mb_per_s", "ingest_ratio", "ingest_cpu_ratio" (by the ingest processes' CPU,
 all threads: steadier on a busy machine), "real_ingest_ratio", "real_ingest_cpu_ratio" (the same over the real
@@ -325,7 +329,8 @@ traces, all four folders: texts hardly repeat there), "recall", "precision", "fa
 "fiftysecond_false_positives", "fiftythird_recall_by_kind", "fiftythird_false_positives", "fiftyfourth_recall_by_kind",
 "fiftyfourth_false_positives", "fiftyfifth_recall_by_kind", "fiftyfifth_false_positives", "fiftysixth_recall_by_kind",
 "fiftysixth_false_positives", "fiftyseventh_recall_by_kind", "fiftyseventh_false_positives",
-"fiftyeighth_recall_by_kind", "fiftyeighth_false_positives"} (with --corpora-only, the last hundred and sixteen).
+"fiftyeighth_recall_by_kind", "fiftyeighth_false_positives", "fiftyninth_recall_by_kind",
+"fiftyninth_false_positives"} (with --corpora-only, the last hundred and eighteen).
 """
 
 from __future__ import annotations
@@ -358,6 +363,7 @@ import redact_fiftyeighth  # noqa: E402
 import redact_fiftyfifth  # noqa: E402
 import redact_fiftyfirst  # noqa: E402
 import redact_fiftyfourth  # noqa: E402
+import redact_fiftyninth  # noqa: E402
 import redact_fiftysecond  # noqa: E402
 import redact_fiftyseventh  # noqa: E402
 import redact_fiftysixth  # noqa: E402
@@ -644,7 +650,7 @@ JUDGED: tuple[tuple[str, ModuleType], ...] = (
     ("fortyninth", redact_fortyninth), ("fiftieth", redact_fiftieth), ("fiftyfirst", redact_fiftyfirst),
     ("fiftysecond", redact_fiftysecond), ("fiftythird", redact_fiftythird), ("fiftyfourth", redact_fiftyfourth),
     ("fiftyfifth", redact_fiftyfifth), ("fiftysixth", redact_fiftysixth), ("fiftyseventh", redact_fiftyseventh),
-    ("fiftyeighth", redact_fiftyeighth))
+    ("fiftyeighth", redact_fiftyeighth), ("fiftyninth", redact_fiftyninth))
 """The corpora judged alike, in order: recall by kind and near misses flagged; from the eighth on, also the recall
 of the issue's kinds."""
 
@@ -780,7 +786,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None,
                         help="a Python with detect-secrets and presidio-analyzer: compare them on the same corpus")
     parser.add_argument("--corpora-only", action="store_true",
-                        help="only the written, held-out, fresh, unseen and fifth to fifty-eighth corpora (no "
+                        help="only the written, held-out, fresh, unseen and fifth to fifty-ninth corpora (no "
                              "planted corpus, real traces or speed)")
     parser.add_argument("--misses", metavar="KIND", default=None,
                         help="only print the held-out corpus's missed cases of KIND (e.g. phone_fr), as carried")
