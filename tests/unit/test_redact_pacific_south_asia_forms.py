@@ -52,3 +52,21 @@ def test_seven_digits_that_are_no_maldivian_number(text: str) -> None:
     ('{"remarks": "paswod: Nausori.41reef"}', "Nausori.41reef")])
 def test_a_key_or_password_after_a_regional_label(text: str, secret: str) -> None:
     assert secret in _values(text)
+
+
+@pytest.mark.parametrize(("text", "nic"), [
+    ("NIC no: 786512345V", "786512345V"),  # old: 1978, day 651 (a woman's: 151 + 500)
+    ("applicant NIC number 933451207x, verified", "933451207x"),
+    ('{"nic_no": "198824503318"}', "198824503318"),  # new: 1988, day 245, 0, serial
+    ("ජාතික හැඳුනුම්පත අංකය: 200156704421", "200156704421")])
+def test_a_sri_lanka_nic_after_its_label(text: str, nic: str) -> None:
+    assert nic in _values(text)
+
+
+@pytest.mark.parametrize("text", [
+    "NIC no: 783992345V",  # day 399: no day of the year, a man's (1-366) or a woman's (501-866)
+    "NIC no: 198824513318",  # no 0 after the day
+    "NIC eth0 rx_bytes 198824503318 packets",  # a network card's counter: NIC names no number
+    "ref 786512345V"])  # no label
+def test_what_is_no_sri_lanka_nic(text: str) -> None:
+    assert _values(text) == []
