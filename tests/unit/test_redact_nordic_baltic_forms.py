@@ -36,7 +36,7 @@ def test_seven_digit_numbers_of_iceland_and_estonia_after_a_phone_word(text: str
     "tlf. 80 20 30 40",  # Denmark's 80
     "sími 800 4455",  # Iceland's freephone
     "telefon 800 1234",  # Estonia's
-    "sími 912 3456"])  # no plan of the table opens a seven-digit number with 9
+    "sími 112 3456"])  # no plan of the table opens a seven-digit number with 1 (9: the Maldives' mobiles)
 def test_service_numbers_of_the_closed_plans_are_no_person_s(text: str) -> None:
     assert _values(text) == []
 

@@ -395,6 +395,21 @@ def kennitala(value: str) -> bool:
     return _date(year, d[2] * 10 + d[3], day - 40 if day > 40 else day)
 
 
+def lk_nic(value: str) -> bool:
+    """Sri Lanka's national identity card number (Department for Registration of Persons): the old one, a
+    two-digit birth year, the day of the year (500 added for a woman), a serial of four digits and `V` or `X`; the
+    new one (since 2016), the four-digit year, the day, a `0` and a serial of four digits. The Department publishes
+    no check: the day of the year and the century are what is read."""
+    s = _compact(value)
+    if len(s) == 10 and s[:9].isdigit() and s[9] in "VX":
+        day = int(s[2:5])
+    elif len(s) == 12 and s.isdigit() and s[:2] in ("19", "20") and s[7] == "0":
+        day = int(s[4:7])
+    else:
+        return False
+    return len(set(s[:9])) > 1 and (1 <= day <= 366 or 501 <= day <= 866)
+
+
 def nir(value: str) -> bool:
     """France's NIR, the numéro de sécurité sociale (INSEE; Décret 82-103): sex (1, 2; 3, 4, 7, 8 provisional),
     YY, MM (01-12, 20-42 or 50-99 when unknown), the département (2A and 2B for Corsica), commune, order, and a
@@ -996,6 +1011,10 @@ IDS: tuple[NationalId, ...] = (
                stems=r"(?i:nhs|chi[ _-]number)"),
     NationalId("tfn", r"tax[ _-]file[ _-](?:number|no)", r"\d{3}[ -]?\d{3}[ -]?\d{3}", tfn, short="tfn",
                camel="Tfn|TFN|TaxFileNumber", stems=r"(?i:tax[ _-]file[ _-]n)|\bTFN\b|(?i:tfn)[\"']?[ \t]*[:=]"),
+    NationalId("lk_nic", r"ජාතික[ _-]හැඳුනුම්පත|sri[ _-]lankan?[ _-](?:nic|national[ _-]identity[ _-]card)|"
+               r"nic[ _-]?(?:no|number|num|nr)|nic[ ]අංකය", r"\d{9}[VvXx]|\d{12}", lk_nic,
+               camel="NicNo|NicNumber|NICNo", generic=False,
+               stems=r"ජාතික[ _-]හැඳුනුම්පත|(?i:sri[ _-]lankan?[ _-]n|nic[ _-]?(?:no|number|num|nr))|(?i:nic)[ ]අංකය"),
     NationalId("kennitala", r"kennitala|kennit[oö]lu|icelandic[ _-]id|kt\.", r"\d{6}-?\d{4}", kennitala,
                short=r"kt\.?", camel="Kennitala",
                stems=r"(?i:kennit|icelandic[ _-]id|kt[\"']?[ \t]*[:=]|\bkt\.)|\bKT\b"),

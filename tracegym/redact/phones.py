@@ -34,9 +34,15 @@ class Plan:
     """Whether its numbers are written in one run of digits too, as well as in groups; False where the plan's NSNs
     are as short as ids and people group them (Iceland's and Estonia's seven digits, `555 1234`): seven digits in
     one run after a phone word are a ticket's, an extension's or a record's."""
+    groups: tuple[int, ...] = ()
+    """The sizes of the groups its numbers are written in, where the plan's grouping is all that tells them from
+    another plan's short numbers or an id's groups (the Maldives' `964-3318`, not `96-43318`); empty: any."""
 
-    def national(self, number: str) -> bool:
-        """Whether `number` (digits only) is written as this plan's national numbers are."""
+    def national(self, number: str, groups: tuple[int, ...] = ()) -> bool:
+        """Whether `number` (digits only, written in groups of the sizes `groups` where known) is written as this
+        plan's national numbers are."""
+        if self.groups and groups != self.groups:
+            return False
         return any(number.startswith(t) and self._nsn(number[len(t):]) for t in self.trunks)
 
     def from_abroad(self, number: str) -> bool:
@@ -93,6 +99,7 @@ PLANS: tuple[Plan, ...] = (
     Plan("NI", "505", ("",), (8, 8), "2578"), Plan("CR", "506", ("",), (8, 8), "245678"),
     Plan("PA", "507", ("",), (7, 8), "234567", runs=False), Plan("BO", "591", ("",), (8, 8), "234567"),
     Plan("LI", "423", ("",), (7, 7), "237", runs=False), Plan("LI", "423", ("",), (9, 9), "6"),
+    Plan("MV", "960", ("",), (7, 7), "3679", runs=False, groups=(3, 4)),
 )
 """The plans of the countries the docs and the corpora name (NANP and Brazil's DDD grammar are read apart:
 `nanp`, `brazil`). Trunk-0 plans with open lengths (Germany, Austria, Finland) take most numbers that start
@@ -116,16 +123,19 @@ Bolivia: fixed 2-4 with the area, mobiles 6 and 7), Panama's (ASEP) of seven-dig
 eight-digit mobiles 6…, grouped (`255-4552`); they read a number written after its country code in parentheses
 (`(509) 3412-5678`), as the region writes the code it dials from abroad. Liechtenstein's (Amt für Kommunikation) is
 closed too, with no trunk: seven digits, fixed lines 2xx and 3xx and mobiles 7xx, written in Swiss groups
-(`738 24 84`), and mobiles of nine digits 6xx."""
+(`738 24 84`), and mobiles of nine digits 6xx. The Maldives' (CA Maldives) is closed too, with no trunk: seven
+digits, fixed lines 3xx and 6xx and mobiles 7xx and 9xx, read only as written there, 3-4 (`964-3318`): seven
+digits opening with 9 in other groups are no plan's."""
 _BY_CODE = {p.code: [q for q in PLANS if q.code == p.code] for p in PLANS}
 
 
-def national(number: str, grouped: bool = True) -> bool:
+def national(number: str, grouped: bool = True, groups: tuple[int, ...] = ()) -> bool:
     """Whether `number` (digits only, as written in a country: no `+`, no `00`) is a number of some plan; `grouped`:
-    whether it was written in groups (the plans whose numbers are grouped alone read it only then)."""
+    whether it was written in groups (the plans whose numbers are grouped alone read it only then); `groups`: the
+    sizes of those groups (the plans that name their grouping read it only in that one)."""
     if len(number) == 11 and number[0] == "1" and nanp(number[1:]):
         return True  # NANP with the long-distance prefix
-    return nanp(number) or brazil(number) or any(p.national(number) for p in PLANS if grouped or p.runs)
+    return nanp(number) or brazil(number) or any(p.national(number, groups) for p in PLANS if grouped or p.runs)
 
 
 def international(number: str) -> bool:

@@ -214,7 +214,7 @@ _CSEP = rf"(?:{_DSEP}|[_+]|\\?\r?\n|\\n)"  # between a card's groups; `_`, `+` (
 # number", not "the claim's number", so a possessive before "number" names a person's.
 _PHONE_LATIN_FORM = (r"(?i:telephone|t[eé]l[eé]phone|phone|t[eé]l|mobile?|cell(?:phone)?|call(?: me)?|whats ?app|sms|"
                      r"text me|reach me|(?:ring|text)(?: me| (?:him|her|them|the (?:guest|driver|client|customer)))|"
-                     r"direct (?:line|dial)|mob|fax|contact|handy|festnetz|landline|"
+                     r"direct (?:line|dial)|viber|mob|fax|contact|handy|festnetz|landline|"
                      r"fixe|fijo|fixo|telefone?|"
                      r"rufnummer|erreichbar unter|portable|"
                      r"num[eé]ro|appelez-moi|ph|my number|alternat(?:e|ive)[ _-]number|"

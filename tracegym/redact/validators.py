@@ -648,7 +648,8 @@ def _plan_number(value: str) -> bool:
         return phones.brazil(number[1:])  # Anatel's notation for the carrier code a caller picks: 0xx + DDD
     # a country code without `+`, a separator after it, or in parentheses (`(509) 3412-5678`)
     head = re.match(r"\(([1-9]\d{0,2})\)[ .-]?|([1-9]\d{0,2})[ .-]", value)
-    if phones.national(number, grouped=not value.isdigit()) \
+    groups = tuple(len(g) for g in re.findall(r"\d+", value))
+    if phones.national(number, grouped=not value.isdigit(), groups=groups) \
             or head is not None and phones.with_country_code(head.group(1) or head.group(2), number):
         return True
     # Compact with its country code and no `+` (`919876543210`, `6281234567890`: how databases, CRMs and

@@ -30,7 +30,7 @@ PASSWORD: dict[str, tuple[str, ...]] = {
     "wo": ("baatu jàll",),
     "qu": ("yaykuna simi",), "gn": ("ñe'ẽñemi", "ñeʼẽñemi", "ñe’ẽñemi"),
     "hu": ("jelszava", "jelszavad", "jelszavát"), "mn": ("нууц үг",), "se": ("beassansátni",),
-    "ht": ("modpas",), "pap": ("kontraseña",),
+    "ht": ("modpas",), "pap": ("kontraseña",), "bi": ("paswod",),
 }
 """Password, in languages beyond the rules' own list (English, German, French, Spanish, Portuguese, Dutch, Italian,
 the Nordic and Slavic languages, Turkish, Indonesian, Arabic, Vietnamese, Korean, Hebrew, Greek, Hindi, Thai,
@@ -67,7 +67,7 @@ KEY: dict[str, tuple[str, ...]] = {
     "hy": ("բանալի",),
     "ta": ("சாவி", "விசை"), "te": ("కీ",), "mr": ("किल्ली",), "ne": ("कुञ्जी",), "si": ("යතුර",), "am": ("ቁልፍ",),
     "my": ("သော့", "ကီး"), "km": ("កូនសោ",), "ha": ("maɓalli",), "zh": ("金鑰", "密鑰", "秘鑰", "金钥"),
-    "mi": ("kī",), "lo": ("ກະແຈ", "ລະຫັດ API"),
+    "mi": ("kī",), "lo": ("ກະແຈ", "ລະຫັດ API"), "tpi": ("ki bilong",), "dv": ("ކީ",),
     "mn": ("түлхүүр",), "se": ("čoavdda",), "rm": ("clav",),
 }
 """Key, beyond the rules' own list (key, clé, clave, chiave, Schlüssel, sleutel, nyckel, klucz, chave, nøkkel,
@@ -128,7 +128,8 @@ PHONE: dict[str, tuple[str, ...]] = {
     "te": ("ఫోన్ నంబర్", "ఫోన్", "మొబైల్"), "gu": ("ફોન નંબર", "ફોન", "મોબાઇલ"), "kn": ("ಫೋನ್ ಸಂಖ್ಯೆ", "ಫೋನ್", "ಮೊಬೈಲ್", "ಕರೆ ಮಾಡಿ"),
     "ml": ("ഫോൺ നമ്പർ", "ഫോൺ", "മൊബൈൽ"), "pa": ("ਫ਼ੋਨ ਨੰਬਰ", "ਫ਼ੋਨ", "ਮੋਬਾਈਲ"), "mr": ("फोन नंबर", "मोबाईल", "भ्रमणध्वनी"),
     "ne": ("फोन नम्बर",), "ig": ("ekwentị", "nọmba ekwentị"),
-    "tpi": ("namba bilong fon", "fon namba"), "en": ("give us a bell on", "give me a bell on"),
+    "tpi": ("namba bilong fon", "fon namba"), "bi": ("namba blong fon",), "fj": ("naba ni talevoni", "talevoni"),
+    "dz": ("ཁ་པར",), "dv": ("ފޯނު",), "en": ("give us a bell on", "give me a bell on"),
     "gsw": ("natel",),
 }
 """Phone, beyond the rules' own list (English, French, German, Spanish, Portuguese, Italian, Dutch, the Nordic
