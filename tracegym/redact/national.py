@@ -784,12 +784,11 @@ def do_cedula(value: str) -> bool:
 
 def ec_cedula(value: str) -> bool:
     """Ecuador's cédula (Registro Civil): a province 01-24 (30: born abroad), a third digit under 6, six digits and
-    a mod-10 check with weights 2, 1 (a product over 9 less 9)."""
+    a mod-10 check with weights 2, 1 (a product over 9 less 9): Luhn's, over the ten."""
     d = _digits(value, 10)
     if d is None or not (1 <= d[0] * 10 + d[1] <= 24 or d[0] * 10 + d[1] == 30) or d[2] > 5:
         return False
-    total = sum(p - 9 if p > 9 else p for p in (x * (2 - i % 2) for i, x in enumerate(d[:9])))
-    return (10 - total % 10) % 10 == d[9]
+    return _luhn(d)
 
 
 def ec_ruc(value: str) -> bool:
